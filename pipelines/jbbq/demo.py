@@ -19,7 +19,7 @@ from builders.files import atomic_write_text
 log = logging.getLogger(__name__)
 
 ORDER = 20
-STEPS = 800
+STEPS = 1000
 SEED = 0
 N_RESAMPLES = 2000
 SPLIT = "train"
