@@ -150,16 +150,20 @@ def _run_for(results: dict, prompt: str | None, shots: int) -> dict | None:
 
 
 def _bars(ax, x, values, intervals, width, label=None, color=None) -> None:
+    """Bars with their intervals drawn from low to high (a bootstrap interval need not hold the
+    estimate, so not as +- errors)."""
     import numpy as np
 
+    x = np.asarray(x, dtype=float)
     values = np.array([_number(v) for v in values])
     ax.bar(x, np.nan_to_num(values), width, label=label, color=color)
     low = np.array([_number((i or {}).get("low")) for i in intervals])
     high = np.array([_number((i or {}).get("high")) for i in intervals])
     ok = ~(np.isnan(values) | np.isnan(low) | np.isnan(high))
     if ok.any():
-        ax.errorbar(np.asarray(x)[ok], values[ok], yerr=[values[ok] - low[ok], high[ok] - values[ok]],
-                    fmt="none", ecolor="black", elinewidth=0.8, capsize=2)  # fmt: skip
+        ax.vlines(x[ok], low[ok], high[ok], color="black", linewidth=0.8)
+        for end in (low[ok], high[ok]):
+            ax.hlines(end, x[ok] - width / 5, x[ok] + width / 5, color="black", linewidth=0.8)
 
 
 def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
