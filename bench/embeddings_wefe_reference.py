@@ -1,10 +1,12 @@
 """WEFE's side of the agreement check; runs inside bench/.venv-wefe, not the project venv.
 
 Reads the queries and vectors the driver (bench/embeddings_wefe_agreement.py) wrote,
-scores them with wefe's WEAT and RNSB, and writes the numbers as JSON. Our RNSB's
-target sets X (negative class) and Y are WEFE's attribute sets [Y, X] (WEFE labels
-its first attribute set +1 and reports the probability of its second, -1), and our
-attribute sets are WEFE's target sets.
+scores them with wefe's WEAT and RNSB, and writes the numbers as JSON. RNSB runs in
+both orientations: the WEAT query as it is (WEFE trains on the attribute sets A, B and
+scores the target words: our train_on="attribute_sets"), and the query with targets and
+attributes exchanged (trained on X, Y, the attribute words scored: our
+train_on="target_sets"). WEFE labels its first attribute set +1 and reports the
+probability of its second (-1), as our module reports the second training set's.
 """
 
 import json
@@ -29,25 +31,29 @@ def main(source: str, target: str) -> None:
         (x_name, x), (y_name, y) = test["target_sets"].items()
         (a_name, a), (b_name, b) = test["attribute_sets"].items()
         weat = WEAT().run_query(Query([x, y], [a, b], [x_name, y_name], [a_name, b_name]), model)
-        rnsb_query = Query([a, b], [y, x], [a_name, b_name], [y_name, x_name])
+        queries = {
+            "attribute_sets": Query([x, y], [a, b], [x_name, y_name], [a_name, b_name]),
+            "target_sets": Query([a, b], [x, y], [a_name, b_name], [x_name, y_name]),
+        }
         rnsb = {}
-        for name, params in data["estimators"].items():
-            for label, holdout, seed in [("no_holdout", False, None)] + [
-                (f"holdout_seed{seed}", True, seed) for seed in data["seeds"]
-            ]:
-                out = RNSB().run_query(
-                    rnsb_query,
-                    model,
-                    estimator=LogisticRegression,
-                    estimator_params=dict(params),
-                    n_iterations=1,
-                    random_state=seed,
-                    holdout=holdout,
-                )
-                rnsb[f"{name}_{label}"] = {
-                    "kl": float(out["rnsb"]),
-                    "probabilities": {w: float(p) for w, p in out["negative_sentiment_probabilities"].items()},
-                }
+        for orientation, rnsb_query in queries.items():
+            for name, params in data["estimators"].items():
+                for label, holdout, seed in [("no_holdout", False, None)] + [
+                    (f"holdout_seed{seed}", True, seed) for seed in data["seeds"]
+                ]:
+                    out = RNSB().run_query(
+                        rnsb_query,
+                        model,
+                        estimator=LogisticRegression,
+                        estimator_params=dict(params),
+                        n_iterations=1,
+                        random_state=seed,
+                        holdout=holdout,
+                    )
+                    rnsb[f"{orientation}/{name}_{label}"] = {
+                        "kl": float(out["rnsb"]),
+                        "probabilities": {w: float(p) for w, p in out["negative_sentiment_probabilities"].items()},
+                    }
         results.append(
             {
                 "test_id": test["test_id"],

@@ -27,12 +27,13 @@ import numpy as np
 def _pairs(datasets_root: Path | None, limit: int | None) -> tuple[list[str], list[str], str]:
     """The evaluation pairs: the built dataset, else lexicon x templates (no build needed)."""
     from pipelines.common import repo_root
-    from pipelines.nli.evaluation import DATASET, load_evaluation_rows
+    from pipelines.nli.evaluation import DATASET, evaluation_config, load_evaluation_rows
 
     folder = (datasets_root or repo_root() / "datasets") / DATASET
     if (folder / "README.md").is_file():
-        rows = load_evaluation_rows(folder)
-        premises, hypotheses, source = list(rows["premise"]), list(rows["hypothesis"]), str(folder)
+        config = evaluation_config(folder)
+        rows = load_evaluation_rows(folder, config=config)
+        premises, hypotheses, source = list(rows["premise"]), list(rows["hypothesis"]), f"{folder} ({config})"
     else:
         from builders.nli_gender_bias.lexicon import GENDER_WORDS, load_occupations, load_templates
 

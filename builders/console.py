@@ -9,8 +9,13 @@ times its stages with ``stage`` and wraps long loops in ``progress``.
 - ``-v``: DEBUG lines from this project and INFO from libraries, and
   ``datasets``' own progress bars.
 
-Progress bars are drawn only when standard error is a terminal, so logs written
+Progress bars are drawn only when the console is a terminal, so logs written
 to files or CI consoles hold lines, not bar fragments.
+
+``add_log_file`` copies every record (DEBUG and up, libraries included) into a
+file; ``capture`` sends everything a block writes -- prints, library handlers,
+warnings, child processes, C extensions -- into a log file while the console
+keeps this project's stage lines (how ``bias-hub demo`` stays quiet).
 """
 
 from __future__ import annotations
@@ -19,21 +24,27 @@ import logging
 import os
 import shlex
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-__all__ = ["add_log_file", "command_line", "configure", "progress", "progress_enabled", "stage", "verbosity"]
+__all__ = ["add_log_file", "capture", "command_line", "configure", "progress", "progress_enabled", "remove_log_file", "stage", "verbosity"]
 
 T = TypeVar("T")
 OWN = ("builders", "pipelines", "bench")
 LIBRARIES = ("transformers", "datasets", "evaluate", "huggingface_hub", "accelerate", "httpx", "openai", "deepl")
+# Libraries whose DEBUG lines are bookkeeping (lock taken/released, file opened, font scores):
+# half of a log file if let through, so a captured block keeps them at INFO.
+BOOKKEEPING = ("filelock", "fsspec", "matplotlib")
 _FORMAT = "%(message)s"
 _FILE_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
-_state = {"verbosity": 0}
+# verbosity: from configure; console: the stream console lines go to while ``capture`` holds
+# standard error (None = whatever sys.stderr is).
+_state: dict = {"verbosity": 0, "console": None}
 
 
 def configure(verbosity: int = 0) -> None:
@@ -84,12 +95,17 @@ def verbosity() -> int:
     return _state["verbosity"]
 
 
+def console_stream():
+    """Where console lines and bars go: standard error, or the terminal ``capture`` kept aside."""
+    return _state["console"] or sys.stderr
+
+
 class _StderrHandler(logging.StreamHandler):
     """Writes to whatever ``sys.stderr`` is at the time (test capture swaps it)."""
 
     @property
     def stream(self):  # noqa: D102
-        return sys.stderr
+        return console_stream()
 
     @stream.setter
     def stream(self, value) -> None:
@@ -107,21 +123,48 @@ def _console_handler() -> logging.Handler:
     return _HANDLER[0]
 
 
+class _OncePerRecord(logging.Filter):
+    """A handler attached at several levels of the logger tree sees a propagating record once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: logging.LogRecord | None = None
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        with self._lock:
+            if record is self._last:
+                return False
+            self._last = record
+            return True
+
+
+def _log_targets() -> list[logging.Logger]:
+    # The root catches libraries not named in LIBRARIES; the named ones and our own may not
+    # propagate (transformers turns propagation off), so they get the handler directly.
+    return [logging.getLogger(), *(logging.getLogger(name) for name in (*OWN, *LIBRARIES))]
+
+
 def add_log_file(path: str | os.PathLike[str]) -> logging.Handler:
-    """Also write everything (DEBUG and up, libraries included) to ``path``; returns the handler."""
+    """Also write everything (DEBUG and up, libraries included) to ``path``; returns the handler.
+
+    "Everything" is every record that passes its logger's level: ``capture`` lowers the
+    libraries' levels to DEBUG for its block; otherwise they keep what ``configure`` set.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setLevel(logging.DEBUG)
     handler.setFormatter(logging.Formatter(_FILE_FORMAT))
-    for name in (*OWN, *LIBRARIES):
-        logging.getLogger(name).addHandler(handler)
+    handler.addFilter(_OncePerRecord())
+    for logger in _log_targets():
+        logger.addHandler(handler)
     return handler
 
 
 def remove_log_file(handler: logging.Handler) -> None:
-    for name in (*OWN, *LIBRARIES):
-        logging.getLogger(name).removeHandler(handler)
+    for logger in _log_targets():
+        logger.removeHandler(handler)
     handler.close()
 
 
@@ -136,9 +179,96 @@ def command_line(argv: list[str] | None = None) -> str:
     return shlex.join(["bias-hub", *args])
 
 
+class _ConsoleFilter(logging.Filter):
+    """While ``capture`` holds: only warnings, plus the lines of the loggers it keeps."""
+
+    def __init__(self, keep: tuple[str, ...]) -> None:
+        super().__init__()
+        self.keep = keep
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.WARNING or _state["verbosity"] > 0:
+            return True
+        return any(record.name == name or record.name.startswith(name + ".") for name in self.keep)
+
+
+@contextmanager
+def capture(path: str | os.PathLike[str], keep: tuple[str, ...] = ()) -> Iterator[Path]:
+    """Send everything the block writes to the log file ``path`` (replaced), not to the console.
+
+    The file gets every log record at DEBUG, libraries included (``BOOKKEEPING`` ones from
+    INFO), and standard output and error at the file-descriptor level, so prints, library
+    handlers, warnings, C extensions and child processes land there too. The console keeps
+    warnings and errors, the lines of the loggers named in ``keep`` (all lines under ``-v``),
+    and progress bars on a terminal.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    log_fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o666)
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    # Console lines keep going where standard error went, unless sys.stderr is not descriptor
+    # 2 at all (a test's in-memory capture), which the redirection below leaves alone anyway.
+    console = None
+    if _fileno(sys.stderr) == 2:
+        console = open(os.dup(saved[2]), "w", buffering=1, encoding="utf-8", errors="replace")
+    previous_console = _state["console"]
+    console_filter = _ConsoleFilter(keep)
+    handler = _console_handler()
+    libraries = {name: logging.getLogger(name) for name in (*LIBRARIES, *BOOKKEEPING)}
+    stashed = {name: (lib.level, list(lib.handlers)) for name, lib in libraries.items()}
+    root = logging.getLogger()
+    root_level = root.level
+    try:
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        _state["console"] = console or previous_console
+        handler.addFilter(console_filter)
+        # The libraries' own stderr handlers would copy their records into the file a second
+        # time, without time stamps: they step aside while the file handler has them.
+        for name, lib in libraries.items():
+            for own in stashed[name][1]:
+                if not isinstance(own, logging.FileHandler):
+                    lib.removeHandler(own)
+            lib.setLevel(logging.INFO if name in BOOKKEEPING else logging.DEBUG)
+        root.setLevel(logging.DEBUG)
+        file_handler = add_log_file(path)
+        try:
+            yield path
+        finally:
+            remove_log_file(file_handler)
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(log_fd)
+        handler.removeFilter(console_filter)
+        _state["console"] = previous_console
+        if console is not None:
+            console.close()
+        root.setLevel(root_level)
+        for name, lib in libraries.items():
+            level, handlers = stashed[name]
+            lib.setLevel(level)
+            for own in handlers:
+                if own not in lib.handlers:
+                    lib.addHandler(own)
+
+
+def _fileno(stream) -> int | None:
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def progress_enabled() -> bool:
     """Bars only on a terminal, and not under ``-q``."""
-    return _state["verbosity"] >= 0 and sys.stderr.isatty()
+    stream = console_stream()
+    return _state["verbosity"] >= 0 and hasattr(stream, "isatty") and stream.isatty()
 
 
 def progress(iterable: Iterable[T], desc: str = "", total: int | None = None, unit: str = "it",
@@ -146,7 +276,7 @@ def progress(iterable: Iterable[T], desc: str = "", total: int | None = None, un
     """``iterable`` with a tqdm bar when bars are on (``enabled`` lets a caller turn it off)."""
     from tqdm.auto import tqdm
 
-    return iter(tqdm(iterable, desc=desc, total=total, unit=unit, leave=False,
+    return iter(tqdm(iterable, desc=desc, total=total, unit=unit, leave=False, file=console_stream(),
                      disable=not (enabled and progress_enabled())))  # fmt: skip
 
 

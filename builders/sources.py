@@ -14,10 +14,11 @@ and returns the first that works. Downloads are cached under
 error, never a fallback. When nothing works the error lists every place tried
 and why it failed.
 
-Canonical copies on GitHub could not be fetched when this table was written (no
+Most canonical copies on GitHub could not be fetched when this table was written (no
 network but the package registries), so their sha256 is unknown: such a URL is
 "trust on first use" -- the first download's sha256 is written beside the cache
-and checked on every later use.
+and checked on every later use. URLs pinned to a commit whose files we could read
+(the NLI gender-bias release) carry their sha256.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = [
     "ResolvedSource",
     "Source",
     "SourceError",
+    "SourceUnavailable",
     "SOURCES",
     "cache_dir",
     "resolve",
@@ -49,6 +51,10 @@ __all__ = [
 
 class SourceError(RuntimeError):
     """An upstream file could not be resolved or failed its checksum."""
+
+
+class SourceUnavailable(SourceError):
+    """No declared location of an upstream file could be reached (its checksum never failed)."""
 
 
 @dataclass(frozen=True)
@@ -194,17 +200,70 @@ _register(
     )
 )
 
-_NLI_BASE = (
-    "https://raw.githubusercontent.com/panatchakorn-a/bias-eval-nli-considering-all-labels/"
-    "main/ja_v1.1/bias-eval-set_v1.1/untokenized/"
-)
-for _subset in ("1-prostereo", "2-antistereo", "3-nonstereo"):
+# Thakur et al.'s name lists (github.com/himansh005/data_debias, MIT), pinned at commit
+# e3dcfed5 (2023-03-24); the study added "typical names" from this data to its gender words.
+_DATA_DEBIAS = "https://raw.githubusercontent.com/himansh005/data_debias/e3dcfed57c7ac4c662ec7358b56c00dfb8f5d326/data/"
+for _file, _sha, _what in (
+    ("male_names.txt", "1f6cde8720aa513db1ba81e4a38ead42051c856eeb466d1e03e006800257cae2", "931 male first names, one a line"),
+    ("female_names.txt", "434aec08324e5c3772b9616bf941faea674b0e37bce4017f577d228d006abfe2", "1,155 female first names, one a line"),
+    ("names_pairs_1000_scaled.json", "0958017994eb585dde16dd577d4f230c8ceb1a343abeb7c0f4e8a7f8778c9ad5",
+     "1,000 [male, female] first-name pairs (JSON)"),
+):  # fmt: skip
     _register(
         Source(
-            name=f"nli_authors_{_subset.split('-', 1)[1]}",
+            name="data_debias_" + _file.split(".")[0].removesuffix("_1000_scaled"),
+            license="MIT (data_debias, Thakur et al. 2023)",
+            description=f"Thakur et al.'s {_what}.",
+            urls=(_DATA_DEBIAS + _file,),
+            url_sha256={_DATA_DEBIAS + _file: _sha},
+        )
+    )
+
+# The NLI gender-bias evaluation sets as Anantaprayoon et al. released them (ja_v1.1), pinned to
+# commit 4d57afe of their repository: every folder of ``bias-eval-set_v1.1`` with its own file
+# names. The sha256 values were computed from the files of that commit.
+NLI_RELEASE_REPOSITORY = "panatchakorn-a/bias-eval-nli-considering-all-labels"
+NLI_RELEASE_COMMIT = "4d57afe81db25011b4c515ab1575115c3cfb1765"
+NLI_RELEASE_EVAL_FOLDER = "ja_v1.1/bias-eval-set_v1.1"
+_NLI_RELEASE_BASE = (
+    f"https://raw.githubusercontent.com/{NLI_RELEASE_REPOSITORY}/{NLI_RELEASE_COMMIT}/{NLI_RELEASE_EVAL_FOLDER}/"
+)
+# (folder, file stem without "_v1.1.json") -> sha256
+_NLI_RELEASE_FILES = {
+    ("untokenized", "1-prostereo"): "ec57752fdc6db7993ba9f00f0460c1489e0ac2879db0aa4e46bc5cf8dd052860",
+    ("untokenized", "2-antistereo"): "3bb6bb4d43d711061b8f7c61ac8f6b563dca049b6e65a53ccf978eb0a5200760",
+    ("untokenized", "3-nonstereo"): "7fd24e0fef10bdfabb24c0406d3fc68e112adb0e84c8b201728fe39a497b1704",
+    ("untokenized", "4-all"): "f40a04f4aa5e4ee20b31f92a25ca019f7c2760ee70f8241c2f4fe731ad05d98e",
+    ("downsamp", "1-prostereo-downsamp"): "3187e93923337afcb0517e28b55b31f3d1b33d4b7c3bfd5dc8333c02bafcd80d",
+    ("downsamp", "2-antistereo-downsamp"): "55d8a984a5b619740c441864a814ba7ecd5add6bb5884637d5fa55dbefc80cb9",
+    ("downsamp", "3-nonstereo-downsamp"): "d6609e2fa5b85b82018eb6afce9964c4e9c8722f7773cad5edcbe7cf989c5a58",
+    ("downsamp", "4-all-downsamp"): "aff62078f5f31f871fc9f7bc918e39fc9b766a790a88cbd153cad08d22ea5f9f",
+    ("tokenized", "1-prostereo-tok"): "c5f28df04136c817319b2976c0a89eb372a7c88482cf20b492c6307ea21918a2",
+    ("tokenized", "2-antistereo-tok"): "2ccc2b3cdae4c6774c1ff4e7780e08234f5971135bf8f909ac11704c9661b8cd",
+    ("tokenized", "3-nonstereo-tok"): "0a1f1053e8c77e87427bfd251e171a2e54ede2f623fb202dcda1eacf96eda98c",
+    ("tokenized", "4-all-tok"): "719f9a92c1bdc2a110e19b65a07bbec01bdd0ce81a3c3f73e70e90860ec5a87d",
+    ("downsamp-tokenized", "1-prostereo-downsamp-tok"): "f3ac1dc96431a21a651df0358f792535b4e6322a7534bf28489887021be8c0fd",
+    ("downsamp-tokenized", "2-antistereo-downsamp-tok"): "5e157298dbfd4b19b31b048dfbf373720d20ce915802ca4a7b7ab764e60be8f1",
+    ("downsamp-tokenized", "3-nonstereo-downsamp-tok"): "ecfc90daa08489aecadc6f3c054a63431e1d1a98557bde35f0fe3289be901748",
+    ("downsamp-tokenized", "4-all-downsamp-tok"): "d21859ce77c1ac0a9e68586b203c4bb3d98f96341ab47be4ac6e1ab7cccf8e21",
+}  # fmt: skip
+
+
+def nli_release_source_name(folder: str, stem: str) -> str:
+    """``("downsamp", "1-prostereo-downsamp")`` -> ``"nli_release_downsamp_1-prostereo-downsamp"``."""
+    return f"nli_release_{folder}_{stem}"
+
+
+for (_folder, _stem), _sha in _NLI_RELEASE_FILES.items():
+    _url = f"{_NLI_RELEASE_BASE}{_folder}/{_stem}_v1.1.json"
+    _register(
+        Source(
+            name=nli_release_source_name(_folder, _stem),
             license="MIT (Anantaprayoon et al., bias-eval-nli-considering-all-labels)",
-            description=f"The NLI gender-bias authors' released {_subset} evaluation set (JSON lines).",
-            urls=(f"{_NLI_BASE}{_subset}_v1.1.json",),
+            description=f"NLI gender-bias evaluation set ja_v1.1, {_folder}/{_stem}_v1.1.json "
+            f"(JSON lines), {NLI_RELEASE_REPOSITORY} @ {NLI_RELEASE_COMMIT[:7]}.",
+            urls=(_url,),
+            url_sha256={_url: _sha},
         )
     )
 
@@ -238,6 +297,31 @@ for _category in (
             license="CC BY 4.0 (BBQ, Parrish et al. 2022)",
             description=f"BBQ questions of the category {_category} (JSON lines).",
             urls=(f"{_BBQ_BASE}{_category}.jsonl",),
+        )
+    )
+
+
+# WinoBias (Zhao et al. 2018) in the CoNLL-2012 format its authors evaluate with, from
+# github.com/uclanlp/corefBias at commit 0bce984 (the files last changed 2020-04-08).
+_WINOBIAS_BASE = "https://raw.githubusercontent.com/uclanlp/corefBias/master/WinoBias/wino/data/conll_format/"
+for _split, _type, _condition, _sha in (
+    ("dev", 1, "pro", "21b5ca0cfb6acbb138ff37ea5deefd03783f8b7e65e296ead081d70cec9900c1"),
+    ("dev", 1, "anti", "5c9565b41c546d04172190b92009a7a02375183c9232522fdaf195b27bee45a4"),
+    ("dev", 2, "pro", "8f96017dee3a1cfeda74da3b2e8b7c794f48680f21d83ae4118d0f1e22692ea0"),
+    ("dev", 2, "anti", "022c18ce9fa07161b24daa6d79465190f127fde5c15e796778b12d950966fb03"),
+    ("test", 1, "pro", "419c0f4ecff4c6b1d81f0ce646e8ce1ebff9bde4729295064049ed9f97ad25d1"),
+    ("test", 1, "anti", "68a7f4f0f055f5cddeed3b0a07a572fded2b2077c1afd2bb596c02e5fe0c9476"),
+    ("test", 2, "pro", "7720dee1432dc6a3d6077c442ddea37c63773e80f4f75c79b27e00087f88d574"),
+    ("test", 2, "anti", "c9a6b66d60ce6a008f0d8cb619786042454abc6e9502d134cf88352aed7da57b"),
+):
+    _url = f"{_WINOBIAS_BASE}{_split}_type{_type}_{_condition}_stereotype.v4_auto_conll"
+    _register(
+        Source(
+            name=f"winobias_{_split}_type{_type}_{_condition}",
+            license="MIT (corefBias, UCLA NLP)",
+            description=f"WinoBias type {_type} {_condition}-stereotypical {_split} sentences (CoNLL-2012 format).",
+            urls=(_url,),
+            url_sha256={_url: _sha},
         )
     )
 
@@ -372,7 +456,7 @@ def resolve(
                 f"{source.package.requirement} (file {source.package.member}): "
                 f"{type(err).__name__}: {err}"
             )
-    raise SourceError(
+    raise SourceUnavailable(
         f"source {name!r} ({source.description}) could not be resolved. Tried:\n  - "
         + "\n  - ".join(tried or ["no location is declared"])
         + "\nGive a local copy with --source PATH."

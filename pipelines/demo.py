@@ -2,8 +2,21 @@
 
 Each part that has a demo provides ``pipelines/<part>/demo.py`` with an integer
 ``ORDER`` and ``run_demo(out_dir: Path) -> dict``; the dict is a summary
-(``title``, ``summary`` Markdown, ``report`` path relative to the demo folder)
-that the combined report links. Parts run in ``ORDER``.
+(``title``, ``summary`` Markdown, ``report`` path relative to the part's folder,
+and optionally ``stages``: ``[{"stage": name, "seconds": s}]``, the part's own
+timed steps) that the combined report shows. Parts run in ``ORDER``, each into
+``<out>/<part>/``, a folder the part writes whole.
+
+The console gets one line per part and per stage a part reports, with its time.
+Everything else a part writes -- its log lines at DEBUG, the libraries', prints,
+warnings, child processes -- goes to ``<out>/logs/<part>.log``; the driver's own
+lines go to ``<out>/logs/demo.log`` as well.
+
+``<out>/demo.json`` records what each part folder holds (summary, times, when it
+ran, whether it failed). The index is written from it after every part, so it
+always describes the folders as they are: ``--only`` re-runs some parts and keeps
+the others, labelled with the run they came from; a full run replaces every part
+and removes the folders and logs of parts the demo no longer has.
 """
 
 from __future__ import annotations
@@ -11,12 +24,25 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import json
+import logging
 import pkgutil
+import shutil
 import time
+from datetime import datetime
 from pathlib import Path
 from types import ModuleType
 
 import pipelines
+from builders import console
+from builders.files import ensure_writable_folder, write_json
+
+__all__ = ["demo", "demo_parts", "parse_prior_stage", "register", "run"]
+
+log = logging.getLogger(__name__)
+MANIFEST = "demo.json"
+LOGS = "logs"
+DEMO_LOG = "demo.log"
 
 
 def demo_parts() -> list[ModuleType]:
@@ -28,31 +54,183 @@ def demo_parts() -> list[ModuleType]:
     return sorted(parts, key=lambda module: (module.ORDER, module.__name__))
 
 
-def run(args: argparse.Namespace) -> None:
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    chosen = set(args.only or [])
-    summaries = []
-    for module in demo_parts():
-        part = module.__name__.split(".")[1]
-        if chosen and part not in chosen:
-            continue
-        print(f"\n=== demo: {part} ===", flush=True)
-        started = time.perf_counter()
-        summary = module.run_demo(out / part)
-        summary.setdefault("title", part)
-        summary["part"] = part
-        summary["seconds"] = round(time.perf_counter() - started, 1)
-        summaries.append(summary)
-        print(f"=== {part} done in {summary['seconds']} s ===", flush=True)
+def _part_name(module: ModuleType) -> str:
+    return module.__name__.split(".")[1]
+
+
+def parse_prior_stage(text: str) -> dict:
+    """``NAME=SECONDS`` (a stage run before the demo, e.g. ``setup=95.2``) as a breakdown row."""
+    name, sep, seconds = text.partition("=")
+    try:
+        value = float(seconds)
+    except ValueError:
+        value = -1.0
+    if not sep or not name.strip() or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=SECONDS, e.g. setup=95.2")
+    return {"stage": name.strip(), "seconds": round(value, 1)}
+
+
+def _now(timespec: str = "seconds") -> str:
+    return datetime.now().isoformat(timespec=timespec)
+
+
+def _startup_seconds() -> float | None:
+    """Seconds since this process started: the interpreter and the imports before the first part."""
+    try:
+        import psutil  # a dependency of accelerate
+    except ImportError:
+        return None
+    return round(max(0.0, time.time() - psutil.Process().create_time()), 1)
+
+
+def _load_manifest(out: Path) -> dict:
+    path = out / MANIFEST
+    if not path.is_file():
+        return {"parts": {}, "prior_stages": []}
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON ({err}); delete it to start the demo folder afresh") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("parts"), dict):
+        raise ValueError(f"{path}: expected an object with a 'parts' object; delete it to start afresh")
+    manifest.setdefault("prior_stages", [])
+    return manifest
+
+
+def _stages(part: str, summary: dict) -> list[dict]:
+    stages = summary.get("stages", [])
+    valid = isinstance(stages, list) and all(
+        isinstance(s, dict) and isinstance(s.get("stage"), str)
+        and isinstance(s.get("seconds"), (int, float)) and not isinstance(s.get("seconds"), bool)
+        for s in stages
+    )  # fmt: skip
+    if not valid:
+        raise ValueError(f"demo part {part}: 'stages' must be a list of {{'stage': name, 'seconds': number}}, "
+                         f"got {stages!r}")  # fmt: skip
+    return [{"stage": s["stage"], "seconds": round(float(s["seconds"]), 1)} for s in stages]
+
+
+def _run_part(module: ModuleType, out: Path, run_started: str, demo_log: logging.Handler, title: str) -> dict:
+    """Run one part with its output captured in its log; return its manifest entry."""
+    part = _part_name(module)
+    log_name = f"{LOGS}/{part}.log"
+    entry: dict = {"part": part, "title": title, "run": run_started, "log": log_name}
+    started = time.perf_counter()
+    # The demo's own log holds the driver's lines; the part's lines go to the part's log only.
+    demo_log.setLevel(logging.CRITICAL + 1)
+    try:
+        with console.capture(out / log_name):
+            try:
+                summary = module.run_demo(out / part)
+                if not isinstance(summary, dict):
+                    raise TypeError(f"demo part {part}: run_demo returned {type(summary).__name__}, expected a dict")
+                entry["stages"] = _stages(part, summary)
+            except Exception:
+                # The traceback goes to the part's log (and the console under -v); the console
+                # gets the one line below.
+                logging.getLogger(module.__name__).debug("demo part %s failed", part, exc_info=True)
+                raise
+    except Exception as err:  # one failed part still leaves the others and a true index
+        entry.update(status="failed", error=f"{type(err).__name__}: {err}".strip())
+    else:
+        entry.update(
+            status="ok", title=summary.get("title", part), summary=summary.get("summary", ""),
+            report=summary.get("report"),
+        )  # fmt: skip
+    finally:
+        demo_log.setLevel(logging.DEBUG)
+    entry["seconds"] = round(time.perf_counter() - started, 1)
+    entry["finished"] = _now()
+    if entry["status"] == "ok":
+        log.info("%s: %.1f s", part, entry["seconds"])
+        for stage in entry["stages"]:
+            log.info("  %s: %.1f s", stage["stage"], stage["seconds"])
+    else:
+        log.error("%s: failed after %.1f s: %s (see %s)", part, entry["seconds"], entry["error"], out / log_name)
+    return entry
+
+
+def _write(out: Path, manifest: dict, order: list[str]) -> Path:
     from pipelines.report_index import write_index
 
-    index = write_index(out, summaries)
-    print(f"\nCombined report: {index}")
+    entries = [manifest["parts"][part] for part in order if part in manifest["parts"]]
+    index = write_index(out, entries, prior_stages=manifest["prior_stages"], run=manifest.get("run"))
+    write_json(out / MANIFEST, manifest)
+    return index
+
+
+def _remove_stale(out: Path, manifest: dict, known: list[str], full_run: bool) -> None:
+    """On a full run, the folders of parts the demo no longer has; logs no entry refers to."""
+    if full_run:
+        for part in [p for p in manifest["parts"] if p not in known]:
+            shutil.rmtree(out / part, ignore_errors=True)
+            del manifest["parts"][part]
+            log.debug("removed %s (no longer a demo part)", out / part)
+    keep = {DEMO_LOG, *(Path(entry["log"]).name for entry in manifest["parts"].values() if entry.get("log"))}
+    for path in (out / LOGS).glob("*.log"):
+        if path.name not in keep:
+            path.unlink()
+
+
+def demo(out: str | Path, only: list[str] | None = None, prior_stages: list[dict] | None = None) -> Path:
+    """Run the demo parts (all, or those in ``only``) into ``out``; return ``index.md``.
+
+    ``prior_stages`` are stages that ran before the demo (``make demo`` passes the setup and
+    dataset-build times) for the index's breakdown; without them the last ones given are kept.
+    Raises ``RuntimeError`` naming the parts that failed, after the others have run.
+    """
+    out = ensure_writable_folder(out, "--out")
+    modules = {_part_name(module): module for module in demo_parts()}
+    unknown = sorted(set(only or []) - set(modules))
+    if unknown:
+        raise ValueError(f"--only: unknown part(s) {', '.join(unknown)}; expected some of: {', '.join(modules)}")
+    chosen = [part for part in modules if not only or part in only]
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = _load_manifest(out)
+    # Entries whose folder is gone describe nothing; those of parts the demo no longer has stay
+    # recorded (not shown) until a full run removes their folders.
+    manifest["parts"] = {p: e for p, e in manifest["parts"].items() if (out / p).is_dir()}
+    for part in modules:
+        if part not in chosen and part not in manifest["parts"] and (out / part).is_dir():
+            log.warning("%s is not in the index (no record of its run): run the whole demo to refresh it", out / part)
+    run_started = _now("microseconds")  # also tells this run's entries from earlier ones
+    if prior_stages:
+        manifest["prior_stages"] = [{**stage, "run": run_started} for stage in prior_stages]
+    manifest["run"] = {"started": run_started, "parts": chosen, "startup_seconds": _startup_seconds()}
+    (out / LOGS).mkdir(exist_ok=True)
+    (out / LOGS / DEMO_LOG).unlink(missing_ok=True)
+    demo_log = console.add_log_file(out / LOGS / DEMO_LOG)
+    started = time.perf_counter() - (manifest["run"]["startup_seconds"] or 0.0)
+    try:
+        log.info("demo: %s -> %s (full logs in %s)", ", ".join(chosen), out, out / LOGS)
+        for part in chosen:
+            title = manifest["parts"].get(part, {}).get("title", part)  # a failed run keeps the last title
+            manifest["parts"][part] = _run_part(modules[part], out, run_started, demo_log, title)
+            manifest["run"]["seconds"] = round(time.perf_counter() - started, 1)
+            index = _write(out, manifest, list(modules))
+        _remove_stale(out, manifest, list(modules), full_run=not only)
+        manifest["run"]["seconds"] = round(time.perf_counter() - started, 1)
+        index = _write(out, manifest, list(modules))
+        log.info("demo: %.1f s; report: %s", manifest["run"]["seconds"], index.with_suffix(".html"))
+    finally:
+        console.remove_log_file(demo_log)
+    failed = [part for part in chosen if manifest["parts"][part]["status"] == "failed"]
+    if failed:
+        raise RuntimeError(f"demo: {', '.join(failed)} failed; see {out / LOGS}/<part>.log")
+    return index
+
+
+def run(args: argparse.Namespace) -> None:
+    demo(args.out, args.only, args.prior_stage)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("demo", help="run every part on the embedded defaults")
     parser.add_argument("--out", default="reports/demo", help="output folder")
-    parser.add_argument("--only", nargs="*", metavar="PART", help="run only these parts")
+    parser.add_argument("--only", nargs="*", metavar="PART", help="run only these parts (the others are kept)")
+    parser.add_argument(
+        "--prior-stage", action="append", type=parse_prior_stage, metavar="NAME=SECONDS",
+        help="a stage that ran before the demo, for the index's time breakdown (make demo passes "
+        "setup and datasets)",
+    )  # fmt: skip
     parser.set_defaults(func=run)

@@ -1,8 +1,10 @@
 """The combined demo report: ``index.md`` linking every part that ran, and ``index.html``.
 
-The HTML page renders each part's summary tables, shows every PNG figure the
-part wrote (embedded as base64, so the page stands alone), and folds in the
-part's full report with its links and images pointing into the part's folder.
+Both start with the time per stage (the stages before the demo, each part and
+the steps it reports). The HTML page renders each part's summary tables, shows
+every PNG figure the part wrote (embedded as base64, so the page stands alone),
+and folds in the part's full report with its links and images pointing into the
+part's folder. A part whose last run failed shows the error and its log instead.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from builders.files import atomic_write_text
 
-__all__ = ["write_index", "render_markdown", "index_html"]
+__all__ = ["index_html", "render_markdown", "stage_table", "write_index"]
 
 INTRO = (
     "Every part below ran on the embedded defaults (`make demo`). Models in the demo are "
@@ -38,18 +40,75 @@ code { background: #f4f4f4; padding: 0 0.2rem; }
 """.strip()
 
 
-def _index_markdown(summaries: list[dict]) -> str:
-    lines = ["# bias-hub demo report", "", INTRO, ""]
-    for summary in summaries:
-        lines.append(f"## {summary['title']}")
+def _when(entry: dict, run: dict | None) -> str:
+    if run and entry.get("run") == run.get("started"):
+        return "this run"
+    finished = entry.get("finished")
+    return f"run of {finished.replace('T', ' ')}" if finished else "an earlier run"
+
+
+def stage_table(entries: list[dict], prior_stages: list[dict] | None = None, run: dict | None = None) -> str:
+    """Markdown table of seconds per stage: before the demo, each part, the steps a part reports.
+
+    ``run`` (this run's ``started``, ``seconds``, ``parts``, ``startup_seconds``) adds the start-up,
+    the run's wall time, and the total with the stages before it when they were given for it.
+    """
+    this_run = (run or {}).get("started")
+    rows = []
+    for stage in prior_stages or []:
+        when = "before this run" if this_run and stage.get("run") == this_run else (
+            f"before the run of {stage['run'][:19].replace('T', ' ')}" if stage.get("run") else "before the demo")
+        rows.append([stage["stage"], f"{stage['seconds']:.1f}", when])
+    if run and run.get("startup_seconds") is not None:
+        rows.append(["start-up (interpreter, library imports)", f"{run['startup_seconds']:.1f}", "this run"])
+    for entry in entries:
+        failed = " (failed)" if entry.get("status") == "failed" else ""
+        rows.append([f"{entry['part']}{failed}", f"{entry['seconds']:.1f}", _when(entry, run)])
+        rows += [[f"{entry['part']}: {stage['stage']}", f"{stage['seconds']:.1f}", ""]
+                 for stage in entry.get("stages", [])]  # fmt: skip
+    if run and run.get("seconds") is not None:
+        rows.append([f"this run, wall ({', '.join(run.get('parts', []))})", f"{run['seconds']:.1f}", ""])
+        before = [s["seconds"] for s in prior_stages or [] if this_run and s.get("run") == this_run]
+        if before:
+            rows.append(["total with the stages before it", f"{sum(before) + run['seconds']:.1f}", ""])
+    lines = ["| stage | seconds | ran |", "|---|---:|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _footer(entry: dict, run: dict | None) -> str:
+    footer = f"Ran in {entry['seconds']} s"
+    if entry.get("run") or entry.get("finished"):
+        footer += f" ({_when(entry, run)})"
+    if entry.get("log"):
+        footer += f"; log: [{entry['log']}]({entry['log']})"
+    return f"_{footer}._"
+
+
+def _failure(entry: dict, run: dict | None) -> str:
+    return (
+        f"**Failed** ({_when(entry, run)}, after {entry['seconds']} s): `{entry.get('error', 'unknown error')}`. "
+        f"See the log, [{entry.get('log')}]({entry.get('log')}). Files left in `{entry['part']}/` by an "
+        "earlier run are not shown here."
+    )
+
+
+def _index_markdown(entries: list[dict], prior_stages: list[dict] | None, run: dict | None) -> str:
+    lines = ["# bias-hub demo report", "", INTRO, "", "## Time per stage", "",
+             stage_table(entries, prior_stages, run), ""]  # fmt: skip
+    for entry in entries:
+        lines.append(f"## {entry['title']}")
         lines.append("")
-        if summary.get("report"):
-            lines.append(f"Full report: [{summary['report']}]({summary['part']}/{summary['report']})")
+        if entry.get("status") == "failed":
+            lines += [_failure(entry, run), ""]
+            continue
+        if entry.get("report"):
+            lines.append(f"Full report: [{entry['report']}]({entry['part']}/{entry['report']})")
             lines.append("")
-        if summary.get("summary"):
-            lines.append(summary["summary"].strip())
+        if entry.get("summary"):
+            lines.append(entry["summary"].strip())
             lines.append("")
-        lines.append(f"_Ran in {summary['seconds']} s._")
+        lines.append(_footer(entry, run))
         lines.append("")
     return "\n".join(lines)
 
@@ -91,32 +150,37 @@ def _figures(part_dir: Path, out_dir: Path) -> str:
     return "\n".join(figures)
 
 
-def index_html(out_dir: Path, summaries: list[dict]) -> str:
-    """The whole page: intro, then per part its tables, figures and folded full report."""
+def index_html(out_dir: Path, entries: list[dict], prior_stages: list[dict] | None = None,
+               run: dict | None = None) -> str:  # fmt: skip
+    """The whole page: intro, time per stage, then per part its tables, figures and folded full report."""
     toc = "".join(
-        f'<li><a href="#{html.escape(s["part"])}">{html.escape(s["title"])}</a></li>' for s in summaries
+        f'<li><a href="#{html.escape(s["part"])}">{html.escape(s["title"])}</a></li>' for s in entries
     )
     sections = []
-    for summary in summaries:
-        part = summary["part"]
-        body = [f'<section id="{html.escape(part)}">', f"<h2>{html.escape(summary['title'])}</h2>"]
-        if summary.get("summary"):
-            body.append(render_markdown(summary["summary"], base=part))
+    for entry in entries:
+        part = entry["part"]
+        body = [f'<section id="{html.escape(part)}">', f"<h2>{html.escape(entry['title'])}</h2>"]
+        if entry.get("status") == "failed":
+            body += [render_markdown(_failure(entry, run)), "</section>"]
+            sections.append("\n".join(body))
+            continue
+        if entry.get("summary"):
+            body.append(render_markdown(entry["summary"], base=part))
         figures = _figures(out_dir / part, out_dir)
         if figures:
             body.append(f'<div class="figures">\n{figures}\n</div>')
-        report = out_dir / part / summary["report"] if summary.get("report") else None
+        report = out_dir / part / entry["report"] if entry.get("report") else None
         if report is not None and report.is_file():
-            link = html.escape(f"{part}/{summary['report']}")
+            link = html.escape(f"{part}/{entry['report']}")
             body.append(
-                f'<details><summary>Full report (<a href="{link}">{html.escape(summary["report"])}</a>)'
+                f'<details><summary>Full report (<a href="{link}">{html.escape(entry["report"])}</a>)'
                 "</summary>\n"
                 + render_markdown(
                     report.read_text(encoding="utf-8"), base=Path(link).parent.as_posix(), shift_headings=2
                 )
                 + "</details>"
             )
-        body.append(f"<p><em>Ran in {html.escape(str(summary['seconds']))} s.</em></p>")
+        body.append(render_markdown(_footer(entry, run)))
         body.append("</section>")
         sections.append("\n".join(body))
     return (
@@ -124,13 +188,22 @@ def index_html(out_dir: Path, summaries: list[dict]) -> str:
         "<title>bias-hub demo report</title>\n"
         f"<style>\n{STYLE}\n</style>\n</head>\n<body>\n"
         "<h1>bias-hub demo report</h1>\n"
-        f"{render_markdown(INTRO)}\n<ul>{toc}</ul>\n" + "\n".join(sections) + "\n</body>\n</html>\n"
+        f"{render_markdown(INTRO)}\n<ul>{toc}</ul>\n"
+        f"<h2>Time per stage</h2>\n{render_markdown(stage_table(entries, prior_stages, run))}\n"
+        + "\n".join(sections) + "\n</body>\n</html>\n"
     )
 
 
-def write_index(out_dir: Path, summaries: list[dict]) -> Path:
-    """Write ``index.md`` and ``index.html`` into ``out_dir``; return the Markdown one."""
+def write_index(out_dir: Path, entries: list[dict], prior_stages: list[dict] | None = None,
+                run: dict | None = None) -> Path:  # fmt: skip
+    """Write ``index.md`` and ``index.html`` into ``out_dir``; return the Markdown one.
+
+    ``entries``: one per part, in order (``part``, ``title``, ``seconds``, and ``summary``,
+    ``report``, ``stages``, ``status``, ``error``, ``run``, ``finished``, ``log`` where known);
+    ``prior_stages``: ``{"stage", "seconds"}`` rows that ran before the demo; ``run``: this
+    run's ``started``, ``seconds`` and ``parts``.
+    """
     out_dir = Path(out_dir)
-    index = atomic_write_text(out_dir / "index.md", _index_markdown(summaries))
-    atomic_write_text(out_dir / "index.html", index_html(out_dir, summaries))
+    index = atomic_write_text(out_dir / "index.md", _index_markdown(entries, prior_stages, run))
+    atomic_write_text(out_dir / "index.html", index_html(out_dir, entries, prior_stages, run))
     return index

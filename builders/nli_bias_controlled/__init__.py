@@ -1,7 +1,8 @@
 """Bias-controlled Japanese NLI training sets, one config per bias rate r = 0.0 .. 1.0.
 
 ``build(out_root, ...)`` writes ``<out_root>/nli_bias_controlled``; ``bias-hub build
-nli_bias_controlled`` is its command-line form.
+nli_bias_controlled`` is its command-line form. Built from the project lexicon by default, or
+from the authors' release (``ja_v1.1/bias-controlled-set_v1.1``) with ``authors_dir``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ def build(
     out_root: str | os.PathLike[str],
     *,
     authors_dir: str | os.PathLike[str] | None = None,
+    train_on_dev: bool = False,
     occupations_per_type: int = 10,
     templates_per_occupation: int = 50,
     templates: str | os.PathLike[str] | None = None,
@@ -30,8 +32,14 @@ def build(
 
     Options:
 
-    - ``authors_dir``: a folder holding the authors' released ``{train,dev}_r-K.json`` files
-      (bias-controlled-set_v1.1); without it the sets are built from the project lexicon;
+    - ``authors_dir``: your copy of the authors' release as shipped:
+      ``bias-controlled-set_v1.1`` (its ``untokenized`` folder is read), one of its folders, or
+      a folder above it (``ja_v1.1``, a checkout of their repository); ``train/train_r-K.json``,
+      ``dev/dev_r-K.json`` and ``test/test_{bias,nonbias}.json`` are read. Without it the sets
+      are built from the project lexicon;
+    - ``train_on_dev``: with ``authors_dir``, train on ``dev/dev_r-K.json`` (the ``train`` split
+      of each rate's config holds the dev pairs), for copies without the large train files; the
+      card records which files were the training data;
     - ``occupations_per_type``: occupations per type (default 10);
     - ``templates_per_occupation``: training templates per occupation, each giving a female
       and a male pair (default 50);
@@ -41,10 +49,12 @@ def build(
     import datasets
 
     from builders.hub_folder import write_dataset_folder
-    from builders.nli_bias_controlled.card import METADATA, card_sections
+    from builders.nli_bias_controlled.card import card_sections, metadata
     from builders.nli_bias_controlled.rows import config_name, features
 
-    sets, facts = _sets(authors_dir, occupations_per_type, templates_per_occupation, templates, seed)
+    if train_on_dev and not authors_dir:
+        raise ValueError("--train-on-dev needs --authors-dir (the authors' dev files are what it trains on)")
+    sets, tests, facts = _sets(authors_dir, train_on_dev, occupations_per_type, templates_per_occupation, templates, seed)
     feats = features()
     configs = {
         config_name(rate): {
@@ -52,27 +62,37 @@ def build(
         }
         for rate, splits in sets.items()
     }
+    for name, rows in tests.items():
+        configs[name] = {"test": datasets.Dataset.from_list(rows, features=feats)}
     target = Path(out_root) / NAME
-    write_dataset_folder(target, configs, METADATA, card_sections(sets, facts, configs), default_config="r0.5")
-    logger.info("wrote %s (%d configs)", target, len(configs))
+    write_dataset_folder(
+        target, configs, metadata(facts), card_sections(sets, tests, facts, configs), default_config="r0.5"
+    )
+    logger.info("wrote %s (%d configs; training data: %s)", target, len(configs), facts["training_data"])
     return target
 
 
 def _sets(
     authors_dir: str | os.PathLike[str] | None,
+    train_on_dev: bool,
     occupations_per_type: int,
     templates_per_occupation: int,
     templates: str | os.PathLike[str] | None,
     seed: int,
-) -> tuple[dict[float, dict[str, list[dict]]], dict]:
-    """``({rate: {split: rows}}, facts for the card)`` from the lexicon or the authors' files."""
+) -> tuple[dict[float, dict[str, list[dict]]], dict[str, list[dict]], dict]:
+    """``({rate: {split: rows}}, {test config: rows}, facts for the card)``."""
     from builders.nli_bias_controlled import rows
 
     if authors_dir:
-        return rows.read_authors_files(authors_dir), {
-            "source_section": f"The authors' released files in `{authors_dir}` (Anantaprayoon et al., "
-            "`ja_v1.1/bias-controlled-set_v1.1`, MIT).",
-            "command": f"bias-hub build nli_bias_controlled --authors-dir {authors_dir}",
+        from builders.nli_bias_controlled.release import read_release
+
+        release = read_release(authors_dir, train_on_dev)
+        flag = " --train-on-dev" if train_on_dev else ""
+        return release.sets, release.tests, {
+            "origin": "release",
+            "release": release,
+            "training_data": release.training_data,
+            "command": f"bias-hub build nli_bias_controlled --authors-dir {authors_dir}{flag}",
         }
     from builders.nli_gender_bias.lexicon import load_occupations, load_templates
 
@@ -83,10 +103,10 @@ def _sets(
         rate: {"train": rows.build_rows(selected, training, rate, templates_per_occupation, seed)}
         for rate in rows.RATES
     }
-    return sets, {
-        "source_section": "The project lexicon (`builders/nli_gender_bias/occupations.tsv`, typed by "
-        "Bolukbasi et al.'s professions scores) and the project's training templates "
-        f"(`builders/nli_bias_controlled/templates.tsv`, {len(training)} templates).",
+    return sets, {}, {
+        "origin": "generated",
+        "training_data": "generated: the project lexicon x builders/nli_bias_controlled/templates.tsv",
+        "templates": len(training),
         "command": "bias-hub build nli_bias_controlled",
         "selected": selected,
     }

@@ -13,8 +13,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--authors-dir",
         default=None,
-        help="folder holding the authors' released bias-controlled-set_v1.1 files "
-        "({train,dev}_r-K.json); without it the sets are built from the project lexicon",
+        help="your copy of the authors' bias-controlled-set_v1.1 as shipped (train/train_r-K.json, "
+        "dev/dev_r-K.json, test/test_{bias,nonbias}.json; its untokenized/ folder is read); "
+        "without it the sets are built from the project lexicon",
+    )
+    parser.add_argument(
+        "--train-on-dev",
+        action="store_true",
+        help="with --authors-dir: train on dev/dev_r-K.json, for copies without the large train files "
+        "(recorded in the card)",
     )
     parser.add_argument("--occupations-per-type", type=int, default=10, help="occupations per type (default 10)")
     parser.add_argument(
@@ -31,6 +38,7 @@ def run(args: argparse.Namespace) -> None:
     build(
         args.out_root,
         authors_dir=args.authors_dir,
+        train_on_dev=args.train_on_dev,
         occupations_per_type=args.occupations_per_type,
         templates_per_occupation=args.templates_per_occupation,
         templates=args.templates,

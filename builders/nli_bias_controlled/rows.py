@@ -236,64 +236,9 @@ def build_rows(
     return rows
 
 
-_AUTHORS_FILE = re.compile(r"(train|dev)_r-(\d+)\.json")
+def read_authors_files(directory: str | Path, train_on_dev: bool = False) -> dict[float, dict[str, list[dict]]]:
+    """``{rate: {"train": rows, ...}}`` from the authors' release under ``directory``
+    (see ``builders.nli_bias_controlled.release.read_release``)."""
+    from builders.nli_bias_controlled.release import read_release
 
-
-def read_authors_files(directory: str | Path) -> dict[float, dict[str, list[dict]]]:
-    """Read the authors' released ``{train,dev}_r-K.json`` files (JSON lines).
-
-    Returns ``{rate: {"train": rows, "validation": rows}}`` with rows in this module's
-    schema; the occupation fields are empty because the release does not carry them.
-    """
-    from builders.sources import read_json_lines
-
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise ValueError(f"--authors-dir {directory} is not a directory")
-    files = sorted(p for p in directory.rglob("*.json") if _AUTHORS_FILE.fullmatch(p.name))
-    if not files:
-        raise ValueError(
-            f"--authors-dir {directory}: no files named train_r-K.json or dev_r-K.json "
-            "(K = 0..10) were found under it"
-        )
-    sets: dict[float, dict[str, list[dict]]] = {}
-    for path in files:
-        match = _AUTHORS_FILE.fullmatch(path.name)
-        assert match is not None
-        part, k = match.group(1), int(match.group(2))
-        if k > 10:
-            raise ValueError(f"{path}: K must lie in 0..10, got {k}")
-        rate = k / 10
-        split = "train" if part == "train" else "validation"
-        if split in sets.get(rate, {}):
-            raise ValueError(f"{path}: a second file for {part} at r = {rate} (first one elsewhere)")
-        rows = []
-        for number, raw in enumerate(read_json_lines(path), start=1):
-            missing = {"sentence1", "sentence2", "label"} - set(raw)
-            if missing:
-                raise ValueError(f"{path}, row {number}: missing field(s) {sorted(missing)}")
-            label = str(raw["label"]).strip().lower()
-            if label not in LABELS:
-                raise ValueError(f"{path}, row {number}: label {raw['label']!r} is not one of {LABELS}")
-            rows.append(
-                {
-                    "id": f"{part}-r{k}-{number}",
-                    "premise": raw["sentence1"],
-                    "hypothesis": raw["sentence2"],
-                    "label": label,
-                    "occupation": "",
-                    "occupation_en": "",
-                    "occupation_type": "",
-                    "hypothesis_gender": "",
-                    "template_id": "",
-                    "labelling": "",
-                    "bias_rate": rate,
-                }
-            )
-        if not rows:
-            raise ValueError(f"{path}: the file holds no rows")
-        sets.setdefault(rate, {})[split] = rows
-    without_train = [rate for rate, splits in sets.items() if "train" not in splits]
-    if without_train:
-        raise ValueError(f"--authors-dir {directory}: no train_r-K.json for r = {sorted(without_train)}")
-    return dict(sorted(sets.items()))
+    return read_release(directory, train_on_dev).sets

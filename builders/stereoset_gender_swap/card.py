@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from textwrap import indent
+
 from builders.card import CardMetadata, CardSections
 from builders.sources import ResolvedSource
-from builders.stereoset_gender_swap.pairs import SENTENCE_FIELDS, PairBuild
+from builders.stereoset_gender_swap.lexicon import NO_COUNTERPART, SETS, Lexicon
+from builders.stereoset_gender_swap.pairs import PairBuild
 from builders.stereoset_gender_swap.swap import REJECTIONS
 from builders.text import markdown_table
 
@@ -33,19 +36,46 @@ def card_metadata() -> CardMetadata:
     )
 
 
+def _word_counts(lexicon: Lexicon) -> str:
+    counts = {kind: [0, 0] for kind in SETS}
+    for male, female, kind in lexicon.pairs:
+        counts[kind][0] += male != NO_COUNTERPART
+        counts[kind][1] += female != NO_COUNTERPART
+    rows = [[kind, m, f] for kind, (m, f) in counts.items()]
+    if lexicon.names is not None:
+        rows.append(["first names (Thakur et al.)", len(lexicon.names.male), len(lexicon.names.female)])
+    return markdown_table(["gender words", "male", "female"], rows)
+
+
+def _names_text(lexicon: Lexicon, names_note: str | None) -> str:
+    if lexicon.names is None:
+        return f"first names: {names_note}."
+    names = lexicon.names
+    files = "\n".join(
+        f"     - `{p['location']}` (origin: {p['origin']}, sha256 `{p['sha256']}`)" for p in names.provenance
+    )
+    return f"""first names from Thakur et al.'s data (github.com/himansh005/data_debias, MIT):
+{files}
+
+     A name is a gender word only when capitalised (not in all capitals); its gender is its
+     side in `names_pairs_1000_scaled.json`, else the one list that holds it.
+     {len(names.ambiguous)} names listed for both genders are no gender word; {len(names.excluded)} names that
+     StereoSet uses as places or common words (`not_names.txt`: Jordan, Sierra Leone, June,
+     Don't, ...) are ignored. The rule swap turns a name into its partner in the pairs file
+     ({len(names.counterpart) // 2} pairs); a name without a partner cannot be swapped by rule."""
+
+
 def card_sections(
     builds: dict[str, PairBuild],
     source: ResolvedSource,
-    n_candidates: int,
+    lexicon: Lexicon,
     *,
-    include_contexts: bool,
-    keep_unlisted: bool,
+    names_note: str | None,
     llm: object | None,
     instance: dict,
 ) -> CardSections:
     config_rows = [[name, len(b.rows), b.considered] for name, b in builds.items()]
-    reasons = list(REJECTIONS)
-    reject_rows = [[reason, REJECTIONS[reason]] + [b.rejected.get(reason, 0) for b in builds.values()] for reason in reasons]
+    reject_rows = [[reason, REJECTIONS[reason]] + [b.rejected.get(reason, 0) for b in builds.values()] for reason in REJECTIONS]
     by_type = []
     for name, build in builds.items():
         counts: dict[str, int] = {}
@@ -56,46 +86,64 @@ def card_sections(
     for name, build in builds.items():
         male = sum(row["original_gender"] == "male" for row in build.rows)
         by_origin.append([name, male, len(build.rows) - male])
-    fields = ", ".join(("context",) * bool(include_contexts) + SENTENCE_FIELDS)
+    by_set = [[name] + [b.word_sets.get(kind, 0) for kind in (*SETS, "name")] for name, b in builds.items()]
+    contexts = builds["contexts"]
+    paper_rows = [
+        ["context sentences of the intersentence items", "2,123", contexts.considered],
+        ["sentences swapped (study: per gender, duplicates removed)", "2,399 (LLM swap)",
+         contexts.considered - sum(contexts.rejected.get(r, 0) for r in ("no_gender_word", "mixed_gender", "no_counterpart"))],
+        ["pairs after the clean-up (forms differ only in gender words)", "2,111", len(contexts.rows)],
+        ["the same, counting sentences without a gender word as identical pairs", "",
+         len(contexts.rows) + len(contexts.ungendered)],
+    ]  # fmt: skip
     llm_line = (
         f"The `llm` config asked `{llm.model}` at `{llm.base_url}` with the study's instruction "
-        f"(「{llm.instruction}」) followed by the sentence; {llm.requests_sent} requests were sent "
+        f"(「{llm.instruction}」) followed by each context sentence; {llm.requests_sent} requests were sent "
         "in this build, the rest came from the reply cache."
         if llm is not None
         else "No `llm` config in this build (it needs an endpoint: `--llm-base-url` / `--llm-model`)."
     )
-    unlisted = (
-        "Pairs holding a gendered word outside the lexicon were kept (`--keep-unlisted`)."
-        if keep_unlisted
-        else "Pairs holding a gendered word outside the lexicon (`other_gendered_words.txt`: guy, "
-        "wives, queen, ...) are rejected: the swap leaves such a word as it is."
-    )
     provenance = source.provenance()
-    first_config = next(iter(builds))
     return CardSections(
         summary="""Sentences of StereoSet's intersentence task, each in a **male form** and a **female
-form** that differ only in gender words (he/she, his/her, man/woman, ...). They let one
-ask whether a model treats the same sentence differently when only the gender changes:
-how much each word attends to the gender words, and how natural a causal LM finds each
-form (perplexity). The pairs follow a study of BERT's attention to gender words, which
-swapped StereoSet sentences with an LLM, cleaned them up, and kept 2,111 pairs from
-2,399 sentences; this build's own counts are below.""",
+form** that differ only in gender words (he/she, his/her, man/woman, first names, ...). They
+let one ask whether a model treats the same sentence differently when only the gender
+changes: how much each word attends to the gender words, and how natural a causal LM finds
+each form (perplexity). The default config `contexts` holds the sentences a study of BERT's
+attention to gender words swapped: the 2,123 context sentences of the intersentence items,
+of which it kept 2,111 per gender after its clean-up; `continuations` holds the three
+continuation sentences of the same items. This build's own counts are below.""",
         instance=instance,
-        instance_note=f"The first row of `{first_config}`:",
-        fields=f"""- `id`: `<config>-<number>`.
+        instance_note="The first row of `contexts`:",
+        fields="""- `id`: `<config>-<number>`.
 - `source_id`: `<row>:<field>`: the row number in the StereoSet file and the field the
-  sentence came from (`stereotype`, `anti-stereotype`, `unrelated`{", `context`" if include_contexts else ""}).
+  sentence came from (`context`, or `stereotype`, `anti-stereotype`, `unrelated`).
 - `bias_type`, `target`: the StereoSet item's domain and target term.
-- `label`: the field the sentence came from (StereoSet's gold label of the sentence).
+- `label`: the field the sentence came from (for a continuation, StereoSet's gold label).
 - `original_gender`: which form is StereoSet's own sentence (the other is the swap).
 - `male_sentence`, `female_sentence`: the two forms.
 - `gender_words`: one entry per gender word: its word index (words split as BERT's basic
   tokenizer splits them: letters/digits runs, each other character alone), the male and
   female word, and their character spans `[start, end)` in each sentence.
-- `swap_method`: `rule`, `rule_with_names` or `llm`.""",
+- `swap_method`: the config that built the row (`contexts`, `continuations`: rule; `llm`).""",
         splits=f"""One split, `test`, per config:
 
 {markdown_table(["config", "pairs", "sentences considered"], config_rows)}
+
+Against the study (§3.1, §4.1), for the default config `contexts`:
+
+{markdown_table(["count", "study", "this build"], paper_rows)}
+
+The study swapped with gpt-3.5-turbo and kept a pair when its forms differ only in gender
+words. It does not say what became of sentences without a gender word; an unchanged
+sentence passes that filter as an identical pair, and counting those (last row) comes close
+to the study's 2,111, so its count most likely includes them. Such a pair has no gender
+word to attend to and no perplexity gap, so this dataset leaves it out (rejection
+`no_gender_word`). The `llm` config follows the study's swapping method.
+
+Pairs by the sets their gender words come from (a pair may count in several):
+
+{markdown_table(["config", *SETS, "first name"], by_set)}
 
 Pairs by StereoSet domain:
 
@@ -106,35 +154,46 @@ Which form is the original:
 {markdown_table(["config", "male original", "female original"], by_origin)}""",
         source=f"""StereoSet's dev split (Nadeem et al., 2021), CC BY-SA 4.0:
 `{provenance["location"]}` (origin: {provenance["origin"]}, sha256 `{provenance["sha256"]}`).
-All intersentence items of every domain; their fields {fields}: {n_candidates} sentences.""",
+All intersentence items of every domain: their context sentences (`contexts`) and their
+stereotype, anti-stereotype and unrelated continuations (`continuations`).""",
         command="bias-hub build stereoset_gender_swap",
         construction=f"""Code: `builders/stereoset_gender_swap/`.
 
-1. Clean-up of each sentence (as in the study): *ma'am* -> *madam*, first letter
+1. Clean-up of each sentence (as in the study, §4.1): *ma'am* -> *madam*, first letter
    capitalised, final period added.
-2. Gender words come from `builders/stereoset_gender_swap/lexicon.tsv`: the study's 30
-   male and 30 female words paired by position, with *niece* and *nephew* put on their
-   correct sides (the study's appendix swaps them); `--with-names` adds paired first names.
+2. Gender words, as in the study (§4.1):
+   - `study`: its appendix's 30 male and 30 female words, paired by position, with *niece*
+     and *nephew* put on their correct sides (the appendix swaps them);
+   - `judged`: words this project judged gendered in StereoSet's sentences (the study added
+     the words its authors judged gendered in its data): *guy*, *king*/*queen*, *wives*,
+     *policeman*, ... (`lexicon.tsv`); a word whose other-gender form is also the generic
+     word (*actress*) has no counterpart;
+   - {_names_text(lexicon, names_note)}
+
+{indent(_word_counts(lexicon), "   ")}
+
    A sentence with no gender word, or with words of both genders, is not swapped.
-3. Swapping. `rule`: every gender word becomes its counterpart, capitalisation kept,
-   every other character unchanged; *her* becomes *his* before a noun and *him* otherwise,
-   *his* becomes *her* or *hers* likewise, decided from the next word (a heuristic: it
-   errs on "her" before an adverb). {llm_line}
-4. Filter: a pair is kept only if the two forms have the same words except gender words,
-   each turned into one of its counterparts, and the swapped form holds no word of the
-   original gender. Duplicated pairs are dropped. {unlisted}
+3. Swapping. `contexts`, `continuations`: every gender word becomes its counterpart,
+   capitalisation kept, every other character unchanged; *her* becomes *his* before a noun
+   and *him* otherwise, *his* becomes *her* or *hers* likewise, decided from the next word
+   (a heuristic: it errs on "her" before an adverb). {llm_line}
+4. Filter (the study's): a pair is kept only if the two forms have the same words except
+   gender words, each turned into one of its counterparts (a first name into any first name
+   of the other gender), and the swapped form holds no word of the original gender.
+   Duplicated pairs are dropped.
 
 Rejections (counts from this build):
 
-{markdown_table(["reason", "meaning"] + list(builds), reject_rows)}""",
-        considerations="""The pairs treat gender as binary and equate it with a closed list of English words; they
-say nothing about non-binary people. Swapping keeps the rest of the sentence, so a pair
-may become implausible ("She shaved his beard" is filtered as mixed, but "She grew a
-beard" is kept). StereoSet's sentences carry the stereotypes they were written to test;
-the data describes those stereotypes, it does not endorse them. Gender words differ in
-frequency (he vs she), which confounds perplexity comparisons; the `bias-hub stereoset`
-pipeline reports a frequency-matched view.""",
-        licensing="""CC BY-SA 4.0, as StereoSet. The lexicon and the code are the bias-hub project's
-(lexicon: CC0-1.0).""",
+{markdown_table(["reason", "meaning", *builds], reject_rows)}""",
+        considerations="""The pairs treat gender as binary and equate it with closed lists of English words and
+first names; they say nothing about non-binary people. A first name's gender is a
+population statistic, not a fact about a person. Swapping keeps the rest of the sentence,
+so a pair may become implausible ("She grew a beard" is kept). StereoSet's sentences carry
+the stereotypes they were written to test; the data describes those stereotypes, it does
+not endorse them. Gender words differ in frequency (he vs she, one name vs another), which
+confounds perplexity comparisons; the `bias-hub stereoset` pipeline reports a
+frequency-matched view.""",
+        licensing="""CC BY-SA 4.0, as StereoSet. The first names are Thakur et al.'s (MIT). The lexicon, the
+name exclusions and the code are the bias-hub project's (lexicon: CC0-1.0).""",
         citation=_CITATION,
     )

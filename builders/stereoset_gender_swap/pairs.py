@@ -9,16 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from builders.console import progress as progress_bar
-from builders.stereoset_gender_swap.lexicon import (
-    Lexicon,
-    load_other_gendered_words,
-    normalise_key,
-    split_words,
-)
+from builders.stereoset_gender_swap.lexicon import Lexicon
 from builders.stereoset_gender_swap.swap import check_pair, normalise_sentence, sentence_gender
 
 __all__ = [
-    "SENTENCE_FIELDS",
+    "CONTINUATION_FIELDS",
+    "SENTENCES",
     "Candidate",
     "PairBuild",
     "build_pairs",
@@ -27,8 +23,10 @@ __all__ = [
     "reply_sentence",
 ]
 
-# The sentences of an intersentence item that are swapped, in this order.
-SENTENCE_FIELDS = ("stereotype", "anti-stereotype", "unrelated")
+# The continuation sentences of an intersentence item, in this order.
+CONTINUATION_FIELDS = ("stereotype", "anti-stereotype", "unrelated")
+# Which sentences of the intersentence items a config swaps: the study swapped the contexts.
+SENTENCES = {"contexts": ("context",), "continuations": CONTINUATION_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -46,6 +44,11 @@ class PairBuild:
     rejected: Counter = field(default_factory=Counter)
     considered: int = 0
     examples: dict[str, list[str]] = field(default_factory=dict)
+    # kept pairs by the sets their gender words come from ("study", "judged", "name")
+    word_sets: Counter = field(default_factory=Counter)
+    # distinct sentences without a gender word: the study's LLM swap could leave such a
+    # sentence unchanged, and its filter would pass the identical pair
+    ungendered: set[str] = field(default_factory=set)
 
     def reject(self, reason: str, text: str) -> None:
         self.rejected[reason] += 1
@@ -76,14 +79,16 @@ def read_stereoset(path: Path) -> list[dict]:
     return read_json_lines(path)
 
 
-def candidates_from_stereoset(rows: list[dict], include_contexts: bool = False) -> list[Candidate]:
-    """The intersentence sentences (all domains), each with its row and field as ``source_id``."""
+def candidates_from_stereoset(rows: list[dict], sentences: str = "contexts") -> list[Candidate]:
+    """The intersentence items' ``sentences`` (see ``SENTENCES``; all domains), each with its
+    row and field as ``source_id``."""
+    if sentences not in SENTENCES:
+        raise ValueError(f"sentences must be one of {', '.join(SENTENCES)}, got {sentences!r}")
     found = []
     for number, row in enumerate(rows):
         if row.get("type") != "intersentence":
             continue
-        fields = (("context",) if include_contexts else ()) + SENTENCE_FIELDS
-        for name in fields:
+        for name in SENTENCES[sentences]:
             text = row.get(name)
             if not isinstance(text, str):
                 raise ValueError(f"StereoSet row {number}: field {name!r} is missing or not text")
@@ -106,17 +111,12 @@ def reply_sentence(reply: str) -> str:
 def build_pairs(
     candidates: Iterable[Candidate],
     lexicon: Lexicon,
-    swapper: Callable[[str], str],
+    swapper: Callable[[str], str | None],
     swap_method: str,
     progress: bool = True,
-    other_gendered: frozenset[str] | None = None,
 ) -> PairBuild:
-    """Swap, clean and filter; ``swapper`` maps a (normalised) sentence to its swap.
-
-    ``other_gendered``: gendered words outside the lexicon that disqualify a pair
-    (default: ``other_gendered_words.txt``; an empty set switches the check off).
-    """
-    other_gendered = load_other_gendered_words() if other_gendered is None else other_gendered
+    """Swap, clean and filter; ``swapper`` maps a (normalised) sentence to its swap, or to
+    None when it cannot swap a gender word (no counterpart)."""
     build = PairBuild()
     seen: set[tuple[str, str]] = set()
     candidates = list(candidates)
@@ -126,23 +126,26 @@ def build_pairs(
         gender = sentence_gender(original, lexicon)
         if gender is None:
             build.reject("no_gender_word", original)
+            build.ungendered.add(original)
             continue
         if gender == "mixed":
             build.reject("mixed_gender", original)
             continue
-        swapped = normalise_sentence(reply_sentence(swapper(original)))
+        reply = swapper(original)
+        if reply is None:
+            build.reject("no_counterpart", original)
+            continue
+        swapped = normalise_sentence(reply_sentence(reply))
         reason, positions = check_pair(original, swapped, lexicon)
         if reason is not None:
             build.reject(reason, f"{original} -> {swapped}")
-            continue
-        if any(normalise_key(w.text) in other_gendered for w in split_words(f"{original} {swapped}")):
-            build.reject("unlisted_gendered_word", f"{original} -> {swapped}")
             continue
         male, female = (original, swapped) if gender == "male" else (swapped, original)
         if (male, female) in seen:
             build.reject("duplicate", original)
             continue
         seen.add((male, female))
+        build.word_sets.update({lexicon.word_set(p["original"]) for p in positions})
         side = {"male": "original", "female": "swapped"} if gender == "male" else {"male": "swapped", "female": "original"}
         words = [
             {

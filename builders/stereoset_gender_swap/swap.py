@@ -1,7 +1,8 @@
 """The rule-based gender swapper and the study's clean-up of swapped pairs.
 
 ``swap_rule`` replaces every gender word by its counterpart and leaves every
-other character of the sentence as it was. Two words are ambiguous in the
+other character of the sentence as it was (None when a gender word has no
+counterpart: actress, or a first name the name pairs do not pair). Two words are ambiguous in the
 female-to-male direction and one in the other: *her* is *his* before a noun and
 *him* otherwise; *his* is *her* before a noun and *hers* otherwise. Without a
 part-of-speech tagger, "before a noun" is decided from the next word: the end
@@ -11,7 +12,9 @@ quickly"), which the tests record.
 
 ``check_pair`` is the filter the study applied to every pair, whatever swapped
 it: the two forms must differ only in gender words, each turned into one of its
-counterparts, and the swapped form must contain no word of the original gender.
+counterparts (a first name may become any first name of the other gender, as an
+LLM swap does: "Beth" -> "Bart"), and the swapped form must contain no word of the
+original gender.
 """
 
 from __future__ import annotations
@@ -24,13 +27,13 @@ __all__ = ["swap_rule", "normalise_sentence", "sentence_gender", "check_pair", "
 
 # Why a sentence or a pair is rejected; the build counts each.
 REJECTIONS = {
-    "no_gender_word": "the sentence contains no word of the lexicon",
+    "no_gender_word": "the sentence contains no gender word (lexicon word or first name)",
     "mixed_gender": "the sentence holds male and female words, so neither form is all-male or all-female",
+    "no_counterpart": "a gender word has no counterpart to swap to by rule (actress, an unpaired first name)",
     "empty_reply": "the swapper returned nothing",
     "unchanged": "the swapped sentence equals the original",
     "differs_beyond_gender_words": "the two forms differ in a word that is not a gender word turned into its counterpart",
     "incomplete_swap": "the swapped form still holds a word of the original gender",
-    "unlisted_gendered_word": "a form holds a gendered word outside the lexicon (guy, wives, ...), left unswapped",
     "duplicate": "the same male/female pair was already kept",
 }
 
@@ -69,7 +72,7 @@ def _next_word(words: list[Word], index: int) -> Word | None:
     return words[index + 1] if index + 1 < len(words) else None
 
 
-def _counterpart(words: list[Word], index: int, lexicon: Lexicon) -> str:
+def _counterpart(words: list[Word], index: int, lexicon: Lexicon) -> str | None:
     key = normalise_key(words[index].text)
     following = _next_word(words, index)
     pronoun_reading = following is None or following.is_punctuation
@@ -78,19 +81,23 @@ def _counterpart(words: list[Word], index: int, lexicon: Lexicon) -> str:
         return "him" if pronoun_reading or next_key in _OBJECT_CONTEXT else "his"
     if key == "his":
         return "hers" if pronoun_reading or next_key in _INDEPENDENT_CONTEXT else "her"
-    return lexicon.male.get(key) or lexicon.female[key]
+    return lexicon.counterpart(words[index].text)
 
 
-def swap_rule(text: str, lexicon: Lexicon) -> str:
-    """The sentence with every gender word replaced by its counterpart (case kept)."""
+def swap_rule(text: str, lexicon: Lexicon) -> str | None:
+    """The sentence with every gender word replaced by its counterpart (case kept), or
+    None when a gender word has no counterpart."""
     words = split_words(text)
     pieces = []
     last = 0
     for index, word in enumerate(words):
         if lexicon.gender_of(word.text) is None:
             continue
+        counterpart = _counterpart(words, index, lexicon)
+        if counterpart is None:
+            return None
         pieces.append(text[last : word.start])
-        pieces.append(_match_case(word.text, _counterpart(words, index, lexicon)))
+        pieces.append(_match_case(word.text, counterpart))
         last = word.end
     pieces.append(text[last:])
     return "".join(pieces)
@@ -140,7 +147,10 @@ def check_pair(original: str, swapped: str, lexicon: Lexicon) -> tuple[str | Non
         new_key = normalise_key(new.text)
         if new_key == normalise_key(old.text):
             return "incomplete_swap", []
-        if new_key not in lexicon.counterparts(normalise_key(old.text)):
+        renamed = lexicon.is_name(old.text) and lexicon.is_name(new.text)
+        if new_key not in lexicon.counterparts(old.text) and not (
+            renamed and lexicon.gender_of(new.text) not in (None, old_gender)
+        ):
             return "differs_beyond_gender_words", []
         positions.append(
             {

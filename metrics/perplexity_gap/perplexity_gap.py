@@ -18,6 +18,11 @@ of each pair, the measurement also averages the gap over the pairs each word occ
 of `metrics/gender_attention_gap`) it correlates the two over the words they share
 (Pearson and Spearman, with two-sided p-values).
 
+`pair_assignment="first"` follows the study this module was written for (§4.2): words
+take pairs in order (by `word_order`, else by `word_scores`, largest first), each pair
+is used by the first word that contains it and by no later word, and a word's gap is the
+mean over the pairs it took. The default, "all", counts every pair for every word in it.
+
 With `confidence_level`, the mean gap, the median gap and the share of pairs whose male
 form has the higher perplexity get bootstrap confidence intervals, resampling pairs.
 """
@@ -31,7 +36,13 @@ Args:
         normalisation, whitespace trimming and lower-casing (as gender_attention_gap does).
     word_scores (`dict` of `str` to `float`, optional): a score per word to correlate
         with the words' perplexity gaps; needs `pair_words`.
-    min_pairs (`int`, default 1): a word is reported only if it occurs in this many pairs.
+    min_pairs (`int`, default 1): a word is reported only if it has this many pairs.
+    pair_assignment (`str`, default "all"): "all": a word's gap averages every pair it
+        occurs in; "first": each pair is used only by the first word, in the order words
+        take pairs, that occurs in it (needs `pair_words`, and `word_order` or `word_scores`).
+    word_order (`list` of `str`, optional): with "first", the order words take pairs in;
+        default: the words of `word_scores`, largest score first. Words missing from the
+        order take no pair.
     confidence_level (`float`, optional): e.g. 0.95 for 95 % bootstrap intervals; None
         (default) computes none.
     n_resamples (`int`, default 2000): bootstrap resamples.
@@ -42,13 +53,18 @@ Returns:
     male_higher_rate (`float`): share of pairs whose male form has the higher perplexity.
     wilcoxon_pvalue (`float`): two-sided Wilcoxon signed-rank test of the log-perplexity
         differences (NaN with fewer than two non-zero differences).
-    words, word_perplexity_gap, word_pair_count: per word, when `pair_words` is given.
+    words, word_perplexity_gap, word_pair_count, word_pairs: per word, when `pair_words`
+        is given: sorted by word ("all") or in the order words took pairs ("first");
+        word_pairs holds the indices of the pairs each word's gap averages.
     correlation: when `word_scores` is given, `{"n_words", "pearson", "pearson_pvalue",
         "spearman", "spearman_pvalue"}` (NaN with fewer than three shared words).
     confidence_intervals (`dict`, with `confidence_level`): for "mean_gap", "median_gap"
         and "male_higher_rate" {"low", "high", "confidence_level", "method" ("BCa", or
         "percentile": always for the median, whose jackknife is not consistent),
-        "n_resamples", "unit" ("pairs"), "n_units", "reason"}.
+        "n_resamples", "unit" ("pairs"), "n_units", "reason"}; for
+        "word_perplexity_gap[i]" (unit "pairs": the word's own pairs resampled; none
+        below 2 pairs); for "correlation_pearson" and "correlation_spearman" (unit
+        "words": each word's score and gap drawn together).
 Examples:
     >>> import evaluate
     >>> metric = evaluate.load("metrics/perplexity_gap")
@@ -66,6 +82,19 @@ Examples:
     {'is': 1.5, 'kind': 5.0, 'tall': -1.0}
     >>> round(result["correlation"]["spearman"], 3)
     1.0
+
+    The study's rule: "kind" (score 1.0) takes the second pair, "is" (0.5) then only the
+    first, "tall" (-0.25) the third; every pair is used once.
+
+    >>> result = metric.compute(
+    ...     male_perplexities=[10.0, 20.0, 30.0],
+    ...     female_perplexities=[12.0, 15.0, 30.0],
+    ...     pair_words=[["is", "tall"], ["is", "kind"], ["tall"]],
+    ...     word_scores={"is": 0.5, "tall": -0.25, "kind": 1.0},
+    ...     pair_assignment="first",
+    ... )
+    >>> result["words"], result["word_perplexity_gap"], result["word_pairs"]
+    (['kind', 'is', 'tall'], [5.0, -2.0, 0.0], [[1], [0], [2]])
     >>> result = metric.compute(
     ...     male_perplexities=[10.0, 20.0, 30.0, 41.0],
     ...     female_perplexities=[12.0, 15.0, 30.0, 40.0],
@@ -321,9 +350,13 @@ def _gap_intervals(gaps: np.ndarray, options: dict) -> dict:
     return {"mean_gap": mean, "median_gap": median, "male_higher_rate": rate}
 
 
-def _per_word(gaps, pair_words, min_pairs):
-    if len(pair_words) != len(gaps):
-        raise ValueError(f"pair_words has {len(pair_words)} entries, expected one per pair ({len(gaps)})")
+_ASSIGNMENTS = ("all", "first")
+
+
+def _incidence(pair_words, n_pairs):
+    """(pair index, word code) per distinct word of each pair, and the vocabulary (sorted)."""
+    if len(pair_words) != n_pairs:
+        raise ValueError(f"pair_words has {len(pair_words)} entries, expected one per pair ({n_pairs})")
     pair_index = []
     flat = []
     for number, words in enumerate(pair_words):
@@ -331,19 +364,112 @@ def _per_word(gaps, pair_words, min_pairs):
             raise ValueError(f"pair_words[{number}] must be a list of words, got {type(words).__name__}")
         if not all(isinstance(word, str) and _normalise(word) for word in words):
             raise ValueError(f"pair_words[{number}] must hold non-empty strings, got {list(words)!r}")
-        unique = {_normalise(word).lower() for word in words}
+        unique = sorted({_normalise(word).lower() for word in words})
         flat.extend(unique)
         pair_index.extend([number] * len(unique))
     if not flat:
-        return np.array([], dtype=str), np.array([]), np.array([], dtype=int)
-    vocabulary, index = np.unique(np.asarray(flat, dtype=str), return_inverse=True)
-    counts = np.bincount(index, minlength=len(vocabulary))
-    sums = np.bincount(index, weights=gaps[np.asarray(pair_index)], minlength=len(vocabulary))
-    keep = counts >= min_pairs
-    return vocabulary[keep], sums[keep] / counts[keep], counts[keep]
+        return np.array([], dtype=int), np.array([], dtype=int), np.array([], dtype=str)
+    vocabulary, code = np.unique(np.asarray(flat, dtype=str), return_inverse=True)
+    return np.asarray(pair_index), code, vocabulary
 
 
-def _correlation(words, word_gaps, word_scores):
+def _word_rank(vocabulary, word_order, word_scores):
+    """Each vocabulary word's place in the order words take pairs (len(order) = never)."""
+    if word_order is None:
+        if word_scores is None:
+            raise ValueError('pair_assignment="first" needs word_order or word_scores (the order words take pairs in)')
+        ranked = sorted(word_scores.items(), key=lambda item: -float(item[1]))
+        word_order = [word for word, _ in ranked]
+    if isinstance(word_order, (str, bytes, dict)) or not all(isinstance(w, str) and _normalise(w) for w in word_order):
+        raise ValueError("word_order must be a list of non-empty words")
+    order = [_normalise(word).lower() for word in word_order]
+    rank = {}
+    for place, word in enumerate(order):
+        rank.setdefault(word, place)
+    return np.array([rank.get(word, len(order)) for word in vocabulary]), len(order)
+
+
+def _per_word(gaps, pair_words, min_pairs, assignment="all", word_order=None, word_scores=None):
+    """Per reported word: its gap, its pairs' indices. ``first``: each pair goes to the word
+    of the order that contains it and comes first; other words of the pair do not use it."""
+    pair_index, code, vocabulary = _incidence(pair_words, len(gaps))
+    if assignment == "first":
+        rank, never = _word_rank(vocabulary, word_order, word_scores)
+        taken = np.full(len(gaps), -1)
+        if code.size:
+            ranks = rank[code]
+            # per pair, the incidence of least rank: sort by (pair, rank) and keep each pair's first
+            chosen = np.lexsort((ranks, pair_index))
+            first = chosen[np.r_[True, pair_index[chosen][1:] != pair_index[chosen][:-1]]]
+            first = first[ranks[first] < never]
+            taken[pair_index[first]] = code[first]
+        keep = taken >= 0
+        pair_index, code = np.flatnonzero(keep), taken[keep]
+    counts = np.bincount(code, minlength=len(vocabulary))
+    reported = np.flatnonzero(counts >= min_pairs)
+    if assignment == "first":
+        reported = reported[np.argsort(rank[reported], kind="stable")]
+    order = np.argsort(code, kind="stable")
+    members = np.split(pair_index[order], np.cumsum(counts)[:-1]) if vocabulary.size else []
+    word_pairs = [members[w] for w in reported]
+    word_gaps = np.array([gaps[p].mean() for p in word_pairs])
+    return vocabulary[reported], word_gaps, counts[reported], word_pairs
+
+
+def _word_gap_intervals(gaps, word_pairs, word_gaps, options) -> list[dict]:
+    """Per word, resampling that word's pairs (each word's pairs a sample of its own)."""
+    varying = [w for w, pairs in enumerate(word_pairs) if len(pairs) >= 2]
+    intervals = [
+        _no_interval(options, "pairs", len(pairs), f"needs at least 2 pairs, has {len(pairs)}") for pairs in word_pairs
+    ]
+    if not varying:
+        return intervals
+    samples = [gaps[word_pairs[w]] for w in varying]
+
+    def statistic(*drawn, axis=-1):
+        return np.stack([sample.mean(axis=axis) for sample in drawn])
+
+    def jackknife():
+        return [([place], ((sample.sum() - sample) / (sample.size - 1))[None]) for place, sample in enumerate(samples)]
+
+    for w, interval in zip(varying, _bootstrap(samples, statistic, word_gaps[varying], options, "pairs", jackknife), strict=True):
+        intervals[w] = {**interval, "n_units": len(word_pairs[w])}
+    return intervals
+
+
+def _pearson_rows(x, y):
+    """Pearson's r along the last axis (NaN where either side is constant)."""
+    x = x - x.mean(axis=-1, keepdims=True)
+    y = y - y.mean(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (x * y).sum(-1) / np.sqrt((x * x).sum(-1) * (y * y).sum(-1))
+
+
+def _correlation_intervals(x, y, options) -> dict:
+    """Pearson and Spearman, resampling words (each word's (score, gap) pair drawn together)."""
+
+    def statistic(drawn, axis=-1):
+        xs, ys = x[drawn], y[drawn]
+        return np.stack([_pearson_rows(xs, ys), _pearson_rows(stats.rankdata(xs, axis=-1), stats.rankdata(ys, axis=-1))])
+
+    def left_out(values):
+        """Row i: ``values`` without unit i, and their average ranks (dropping a unit lowers the
+        rank of every larger value by 1 and of every tie by 1/2: no re-ranking needed)."""
+        keep = ~np.eye(values.size, dtype=bool)
+        shift = (values[None] > values[:, None]) + 0.5 * (values[None] == values[:, None])
+        ranks = stats.rankdata(values)[None] - shift
+        return np.broadcast_to(values, keep.shape)[keep].reshape(values.size, -1), ranks[keep].reshape(values.size, -1)
+
+    def jackknife():
+        (xs, x_ranks), (ys, y_ranks) = left_out(x), left_out(y)
+        return [np.stack([_pearson_rows(xs, ys), _pearson_rows(x_ranks, y_ranks)])]
+
+    observed = statistic(np.arange(x.size))
+    pearson, spearman = _bootstrap([np.arange(x.size)], statistic, observed, options, "words", jackknife)
+    return {"correlation_pearson": pearson, "correlation_spearman": spearman}
+
+
+def _correlation(words, word_gaps, word_scores, options=None):
     lookup = {_normalise(str(word)).lower(): float(score) for word, score in word_scores.items()}
     shared = np.array([word in lookup for word in words], dtype=bool)
     x = np.array([lookup[word] for word in words[shared]], dtype=float)
@@ -351,15 +477,23 @@ def _correlation(words, word_gaps, word_scores):
     result = {"n_words": int(shared.sum())}
     if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         nan = float("nan")
-        return result | {"pearson": nan, "pearson_pvalue": nan, "spearman": nan, "spearman_pvalue": nan}
+        result |= {"pearson": nan, "pearson_pvalue": nan, "spearman": nan, "spearman_pvalue": nan}
+        if options is not None:
+            reason = "the correlation needs at least 3 words whose scores and gaps both vary"
+            result["intervals"] = {key: _no_interval(options, "words", int(x.size), reason)
+                                   for key in ("correlation_pearson", "correlation_spearman")}  # fmt: skip
+        return result
     pearson = stats.pearsonr(x, y)
     spearman = stats.spearmanr(x, y)
-    return result | {
+    result |= {
         "pearson": float(pearson.statistic),
         "pearson_pvalue": float(pearson.pvalue),
         "spearman": float(spearman.statistic),
         "spearman_pvalue": float(spearman.pvalue),
     }
+    if options is not None:
+        result["intervals"] = _correlation_intervals(x, y, options)
+    return result
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -390,12 +524,20 @@ class PerplexityGap(_DirectCompute, evaluate.Measurement):
         pair_words=None,
         word_scores=None,
         min_pairs=1,
+        pair_assignment="all",
+        word_order=None,
         confidence_level=None,
         n_resamples=2000,
         seed=0,
     ):
         if isinstance(min_pairs, bool) or not isinstance(min_pairs, (int, np.integer)) or min_pairs < 1:
             raise ValueError(f"min_pairs must be a positive integer, got {min_pairs!r}")
+        if pair_assignment not in _ASSIGNMENTS:
+            raise ValueError(f"pair_assignment must be one of {list(_ASSIGNMENTS)}, got {pair_assignment!r}")
+        if word_order is not None and pair_assignment != "first":
+            raise ValueError('word_order is the order words take pairs in: it needs pair_assignment="first"')
+        if word_scores is not None and not isinstance(word_scores, dict):
+            raise ValueError(f"word_scores must be a dict of word to score, got {type(word_scores).__name__}")
         options = _uncertainty(confidence_level, n_resamples, seed)
         male = _check_perplexities(male_perplexities, "male_perplexities")
         female = _check_perplexities(female_perplexities, "female_perplexities")
@@ -420,15 +562,24 @@ class PerplexityGap(_DirectCompute, evaluate.Measurement):
             result["confidence_intervals"] = _gap_intervals(gaps, options)
         if word_scores is not None and pair_words is None:
             raise ValueError("word_scores needs pair_words (the words of each pair)")
+        if pair_assignment == "first" and pair_words is None:
+            raise ValueError('pair_assignment="first" needs pair_words (the words of each pair)')
         if pair_words is not None:
-            words, word_gaps, counts = _per_word(gaps, pair_words, min_pairs)
+            words, word_gaps, counts, word_pairs = _per_word(
+                gaps, pair_words, min_pairs, pair_assignment, word_order, word_scores
+            )
             result |= {
                 "words": words.tolist(),
                 "word_perplexity_gap": word_gaps.tolist(),
                 "word_pair_count": counts.tolist(),
+                "word_pairs": [pairs.tolist() for pairs in word_pairs],
             }
+            if options is not None:
+                for i, interval in enumerate(_word_gap_intervals(gaps, word_pairs, word_gaps, options)):
+                    result["confidence_intervals"][f"word_perplexity_gap[{i}]"] = interval
             if word_scores is not None:
-                if not isinstance(word_scores, dict):
-                    raise ValueError(f"word_scores must be a dict of word to score, got {type(word_scores).__name__}")
-                result["correlation"] = _correlation(words, word_gaps, word_scores)
+                correlation = _correlation(words, word_gaps, word_scores, options)
+                if options is not None:
+                    result["confidence_intervals"] |= correlation.pop("intervals")
+                result["correlation"] = correlation
         return result

@@ -12,23 +12,38 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 _DESCRIPTION = """\
-RNSB (Sweeney and Najafian, 2019), in the form the intrinsic-vs-extrinsic
-study (Goldfarb-Tarrant et al., 2021) and WEFE use it: a logistic regression
-is trained on the vectors of two target sets, X as the negative class and Y as
-the positive class; every attribute word is then given its probability of
-belonging to X; these probabilities, normalised to sum to one, form a
-distribution P, and the score is the Kullback-Leibler divergence KL(P || U)
-from the uniform distribution U over the attribute words. 0 means every
-attribute word is equally X-like; larger means some words lean towards X far
-more than others. KL cannot say which way a word leans, so the score does not
-distinguish stereotypical from anti-stereotypical bias.
+RNSB (Sweeney and Najafian, 2019) as a word-set metric: a logistic regression is
+trained to separate two word sets, every word of the other sets is given its
+probability of belonging to the second training set, these probabilities,
+normalised to sum to one, form a distribution P, and the score is the
+Kullback-Leibler divergence KL(P || U) from the uniform distribution U over the
+scored words. 0 means every scored word leans the same way; larger means some lean
+towards the second training set far more than others. KL cannot say which way a
+word leans, so the score does not distinguish stereotypical from
+anti-stereotypical bias.
 
-Each iteration holds out a stratified 20% of the training words (the same
-split scikit-learn's `train_test_split(..., stratify=labels, random_state=seed)`
-draws, so results can be compared with WEFE run with the same seed) and uses
-seed + i; divergences and probabilities are averaged over iterations. The regularised log-loss is minimised
-to a gradient norm of `tol` (Newton trust-region), so the classifier is the unique
-optimum scikit-learn's lbfgs solver approaches.
+Which sets train the classifier is the argument `train_on`, because the two
+descriptions in use differ when the query is a WEAT test (X, Y; A, B):
+
+- "target_sets" (default): trained on the two target sets, X as the negative and Y as
+  the positive class; the attribute words (one or more sets) are scored with P(Y | w).
+  This is RNSB as the RNSB-vs-WinoBias study (Kato and Miyao) describes it in its
+  section 2.1.2.
+- "attribute_sets": trained on the two attribute sets; the target words (one or more
+  sets) are scored with P(B | w), B the second attribute set. This is what WEFE's
+  `RNSB.run_query` computes (its first attribute set labelled +1, the second -1, the
+  probability of -1 reported; WEFE 0.3.2 to 1.0.1) and Sweeney and Najafian's
+  original (classifier on sentiment words, identity terms scored).
+
+Either way the reported probability is that of the second training set, so
+train_on="target_sets" equals WEFE run on the query with targets and attributes
+exchanged.
+
+Each iteration holds out a stratified 20% of the training words (the split
+scikit-learn's `train_test_split(..., stratify=labels, random_state=seed + i)` draws
+for WEFE's labels, so results can be compared with WEFE run with the same seed) and
+seeds the classifier with seed + i; divergences and probabilities are averaged over
+iterations.
 
 All word-embedding modules of this project (weat, rnsb) take the same input:
 the named target sets, the named attribute sets, and the vectors of their
@@ -40,14 +55,17 @@ _KWARGS_DESCRIPTION = """
 Args:
     words (`list` of `str`): the words whose vectors are given, one per row of `vectors`.
     vectors (`list` of `list` of `float`): one vector per word, all of one dimension, finite.
-    target_sets (`dict[str, list[str]]`): exactly two named target sets: X (negative
-        class) then Y (positive class); the classifier is trained on them.
-    attribute_sets (`dict[str, list[str]]`): one or more named attribute sets; all their
-        words (in order, set after set) are classified. A word may appear once among the
-        target sets and once among the attribute sets.
+    target_sets (`dict[str, list[str]]`): named target sets; exactly two (X then Y) with
+        train_on="target_sets", one or more with train_on="attribute_sets".
+    attribute_sets (`dict[str, list[str]]`): named attribute sets; one or more with
+        train_on="target_sets", exactly two (A then B) with train_on="attribute_sets".
+        A word may appear once among the target sets and once among the attribute sets.
+    train_on (`str`, default "target_sets"): "target_sets" (X negative, Y positive;
+        attribute words scored, as the study's section 2.1.2) or "attribute_sets" (A
+        labelled +1, B -1; target words scored, as WEFE's RNSB).
     iterations (`int`, default 10): classifiers trained (seeds seed .. seed + iterations - 1).
     seed (`int`, default 0): seeds the splits, the classifiers and the bootstrap.
-    holdout (`bool`, default True): hold out a stratified `test_size` share of the target
+    holdout (`bool`, default True): hold out a stratified `test_size` share of the training
         words (accuracy is measured on it); False trains on all and reports training accuracy.
     test_size (`float`, default 0.2).
     solver (`str`, default "liblinear"), C (`float`, default 1.0), tol (`float`, default
@@ -64,17 +82,20 @@ Returns:
     score (`float`): the KL divergence (mean over iterations), in nats.
     score_name (`str`): "kl_divergence".
     kl_divergence (`float`), kl_per_iteration (`list[float]`),
-    probabilities (`dict[str, float]`): mean P(X | word) per attribute word,
+    train_on (`str`), trained_on (`list[str]`): the two training sets' names,
+    probability_of (`str`): the set whose probability is reported (the second trained on),
+    probabilities (`dict[str, float]`): mean P(probability_of | word) per scored word,
     distribution (`dict[str, float]`): those probabilities normalised to sum to 1,
     classifier_accuracy (`float`): mean accuracy on the held-out (or training) words.
     words_used (`dict[str, list[str]]`) and oov (`dict[str, list[str]]`): per set.
     confidence_intervals (`dict`, with `confidence_level`): {"kl_divergence": {"low",
         "high", "confidence_level", "method" ("BCa" or "percentile"), "n_resamples",
-        "unit" ("words"), "n_units", "reason"}}.
+        "unit" ("words"), "n_units", "reason"}}: the scored words of each scored set are
+        resampled, the trained classifiers kept.
 
 Examples:
     Attribute word "a" lies with X, "b" with Y, "c" on the mirror axis between them
-    (the data are symmetric, so the boundary is that axis and P(X | c) = 0.5):
+    (the data are symmetric, so the boundary is that axis and P(Y | c) = 0.5):
 
     >>> import evaluate
     >>> metric = evaluate.load("metrics/rnsb")
@@ -85,12 +106,24 @@ Examples:
     ...     attribute_sets={"A": ["a", "b", "c"]},
     ...     holdout=False, iterations=1,
     ... )
-    >>> result["probabilities"]["a"] > 0.5 > result["probabilities"]["b"]
-    True
+    >>> result["probability_of"], result["probabilities"]["a"] < 0.5 < result["probabilities"]["b"]
+    ('Y', True)
     >>> round(result["probabilities"]["c"], 6)
     0.5
     >>> result["score"] > 0, result["classifier_accuracy"]
     (True, 1.0)
+
+    The other orientation trains on the attribute sets and scores the target words:
+
+    >>> result = metric.compute(
+    ...     words=["x1", "x2", "y1", "y2", "a", "b"],
+    ...     vectors=[[-2, 1], [-1, -1], [2, 1], [1, -1], [-3, 0], [3, 0]],
+    ...     target_sets={"X": ["x1", "x2"], "Y": ["y1", "y2"]},
+    ...     attribute_sets={"A": ["a"], "B": ["b"]},
+    ...     train_on="attribute_sets", holdout=False, iterations=1,
+    ... )
+    >>> result["trained_on"], sorted(result["probabilities"])
+    (['A', 'B'], ['x1', 'x2', 'y1', 'y2'])
     >>> result = metric.compute(
     ...     words=["x1", "x2", "y1", "y2", "a", "b", "c"],
     ...     vectors=[[-2, 1], [-1, -1], [2, 1], [1, -1], [-3, 0], [3, 0], [0, 0.5]],
@@ -111,12 +144,12 @@ _CITATION = """\
   pages={1662--1667},
   year={2019}
 }
-@inproceedings{goldfarb-tarrant-etal-2021-intrinsic,
-  title={Intrinsic Bias Metrics Do Not Correlate with Application Bias},
-  author={Goldfarb-Tarrant, Seraphina and Marchant, Rebecca and Mu{\\~n}oz S{\\'a}nchez, Ricardo and Pandya, Mugdha and Lopez, Adam},
-  booktitle={Proceedings of ACL-IJCNLP 2021},
-  pages={1926--1940},
-  year={2021}
+@inproceedings{badilla2020wefe,
+  title={WEFE: The Word Embeddings Fairness Evaluation Framework},
+  author={Badilla, Pablo and Bravo-Marquez, Felipe and P{\\'e}rez, Jorge},
+  booktitle={Proceedings of IJCAI 2020},
+  pages={430--436},
+  year={2020}
 }
 """
 
@@ -367,6 +400,9 @@ def _lookup(sets: dict, argument: str, index: dict, max_oov_share: float) -> tup
     return rows, oov
 
 
+_ORIENTATIONS = ("target_sets", "attribute_sets")
+
+
 def _stratified_holdout(labels: np.ndarray, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Train/test masks of scikit-learn's stratified split (WEFE's, for the same seed)."""
     n = labels.shape[0]
@@ -388,9 +424,9 @@ def _kl_from_uniform(probabilities: np.ndarray) -> np.ndarray:
 
 
 def _divergence_interval(probabilities: np.ndarray, set_sizes: list, observed: float, options: dict) -> dict:
-    """The divergence's interval, resampling each attribute set's words (classifiers fixed).
+    """The divergence's interval, resampling each scored set's words (classifiers fixed).
 
-    ``probabilities``: iterations x classified words (set after set).
+    ``probabilities``: iterations x scored words (set after set).
     """
     offsets = np.cumsum([0, *set_sizes[:-1]])
     samples = [np.arange(size) for size in set_sizes]
@@ -424,6 +460,7 @@ class Rnsb(_DirectCompute, evaluate.Metric):
         vectors=None,
         target_sets=None,
         attribute_sets=None,
+        train_on: str = "target_sets",
         iterations: int = 10,
         seed: int = 0,
         holdout: bool = True,
@@ -438,8 +475,11 @@ class Rnsb(_DirectCompute, evaluate.Metric):
         n_resamples: int = 2000,
     ) -> dict:
         options = _uncertainty(confidence_level, n_resamples, seed)
-        targets = _named_sets(target_sets, "target_sets", 2)
-        attributes = _named_sets(attribute_sets, "attribute_sets", None)
+        if train_on not in _ORIENTATIONS:
+            raise ValueError(f"train_on must be one of {_ORIENTATIONS}, got {train_on!r}")
+        on_targets = train_on == "target_sets"
+        targets = _named_sets(target_sets, "target_sets", 2 if on_targets else None)
+        attributes = _named_sets(attribute_sets, "attribute_sets", None if on_targets else 2)
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations must be a positive int, got {iterations!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
@@ -453,11 +493,14 @@ class Rnsb(_DirectCompute, evaluate.Metric):
         index, matrix = _vector_table(words, vectors, allow_zero=True)
         target_rows, target_oov = _lookup(targets, "target_sets", index, max_oov_share)
         attribute_rows, attribute_oov = _lookup(attributes, "attribute_sets", index, max_oov_share)
-        x_rows, y_rows = target_rows.values()
-        features = matrix[x_rows + y_rows]
-        labels = np.repeat([0, 1], [len(x_rows), len(y_rows)])  # 0 = X (negative class)
-        classified_rows = [row for rows in attribute_rows.values() for row in rows]
-        classified = matrix[classified_rows]
+        training, scored = (target_rows, attribute_rows) if on_targets else (attribute_rows, target_rows)
+        (first_name, first_rows), (second_name, second_rows) = training.items()
+        features = matrix[first_rows + second_rows]
+        # The second set is class 0 and the first class 1, as WEFE's labels (-1, +1) sort:
+        # the stratified split then draws the same words as WEFE's for the same seed.
+        labels = np.repeat([1, 0], [len(first_rows), len(second_rows)])
+        scored_rows = [row for rows in scored.values() for row in rows]
+        classified = matrix[scored_rows]
 
         kls, probabilities, accuracies = [], [], []
         for iteration in range(iterations):
@@ -474,26 +517,29 @@ class Rnsb(_DirectCompute, evaluate.Metric):
             except ValueError as err:
                 raise ValueError(f"the classifier (solver={solver!r}) cannot be fitted: {err}") from None
             accuracies.append(float(classifier.score(features[test], labels[test])))
-            p_x = classifier.predict_proba(classified)[:, list(classifier.classes_).index(0)]
-            kls.append(float(_kl_from_uniform(p_x)))
-            probabilities.append(p_x)
+            p_second = classifier.predict_proba(classified)[:, list(classifier.classes_).index(0)]
+            kls.append(float(_kl_from_uniform(p_second)))
+            probabilities.append(p_second)
 
         mean_p = np.mean(probabilities, axis=0)
         used = {name: [words[row] for row in rows] for name, rows in {**target_rows, **attribute_rows}.items()}
-        classified_words = [words[row] for row in classified_rows]
+        scored_words = [words[row] for row in scored_rows]
         result = {
             "score": float(np.mean(kls)),
             "score_name": "kl_divergence",
             "kl_divergence": float(np.mean(kls)),
             "kl_per_iteration": kls,
-            "probabilities": dict(zip(classified_words, mean_p.tolist(), strict=True)),
-            "distribution": dict(zip(classified_words, (mean_p / mean_p.sum()).tolist(), strict=True)),
+            "train_on": train_on,
+            "trained_on": [first_name, second_name],
+            "probability_of": second_name,
+            "probabilities": dict(zip(scored_words, mean_p.tolist(), strict=True)),
+            "distribution": dict(zip(scored_words, (mean_p / mean_p.sum()).tolist(), strict=True)),
             "classifier_accuracy": float(np.mean(accuracies)),
             "words_used": used,
             "oov": {**target_oov, **attribute_oov},
         }
         if options is not None:
-            sizes = [len(rows) for rows in attribute_rows.values()]
+            sizes = [len(rows) for rows in scored.values()]
             interval = _divergence_interval(np.array(probabilities), sizes, result["kl_divergence"], options)
             result["confidence_intervals"] = {"kl_divergence": interval}
         return result

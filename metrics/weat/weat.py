@@ -37,9 +37,21 @@ the effect size divides by a zero spread: it is None and so is the p-value (ever
 partition ties), with the reason in `undefined`. A word may appear only once among the
 target sets and once among the attribute sets.
 
-With `confidence_level`, the effect size gets a bootstrap confidence interval that
-resamples the members of each of the four word sets independently (the sets are
-samples of the concepts they stand for).
+The statistic is the "WEAT value" c(X, A) + c(Y, B) - c(X, B) - c(Y, A) with
+c(T, A) = sum_{t in T} (1/|A|) sum_{a in A} cos(t, a) that the RNSB-vs-WinoBias study
+(Kato and Miyao) correlates; it grows with the number of target words, the effect size
+does not.
+
+The p-value is Caliskan et al.'s: partitions of X u Y into two sets of the original
+sizes, each word used once. WEFE's sampled p-value (`WEAT.run_query(...,
+calculate_p_value=True)`) draws |X u Y| words from X u Y *with replacement* and splits
+the draw, so its X_i and Y_i may repeat words and need not be a partition: it estimates
+the share of such draws that beat the observed statistic, a different quantity from
+this permutation p-value, and the two do not converge to each other.
+
+With `confidence_level`, the effect size and the statistic get bootstrap confidence
+intervals that resample the members of each of the four word sets independently (the
+sets are samples of the concepts they stand for).
 
 All word-embedding modules of this project (weat, rnsb) take the same input:
 the named target sets, the named attribute sets, and the vectors of their
@@ -77,15 +89,16 @@ Args:
 Returns:
     score (`float` or None): the effect size (the headline number; positive: X~A, Y~B).
     score_name (`str`): "effect_size".
-    effect_size (`float` or None), statistic (`float`), p_value (`float` or None): exact:
+    effect_size (`float` or None); statistic (`float`): sum_X s - sum_Y s, the WEAT value
+        c(X, A) + c(Y, B) - c(X, B) - c(Y, A); p_value (`float` or None): exact:
         k / n_partitions; sampled: (k + 1) / (n_partitions + 1), k partitions counted as
         more extreme. None where undefined.
     p_value_method (`str` or None): "exact" or "sampled"; n_partitions (`int`): partitions
         evaluated.
     undefined (`dict[str, str]`): why a score is None ({} normally).
-    confidence_intervals (`dict`, with `confidence_level`): {"effect_size": {"low", "high",
-        "confidence_level", "method" ("BCa" or "percentile"), "n_resamples", "unit"
-        ("words"), "n_units", "reason"}}.
+    confidence_intervals (`dict`, with `confidence_level`): for "effect_size" and
+        "statistic" {"low", "high", "confidence_level", "method" ("BCa" or "percentile"),
+        "n_resamples", "unit" ("words"), "n_units", "reason"}.
     associations (`dict[str, float]`): s(w, A, B) for every target word used.
     words_used (`dict[str, list[str]]`) and oov (`dict[str, list[str]]`): per set.
 
@@ -96,7 +109,9 @@ Examples:
     partition's statistic is 2 * sum_{X_i} s; the 6 partitions' X_i give
     {x1, x2}: 3.360 (observed), {x1, y2}: 0.222, {x1, y1} and {x2, y2}: 0,
     {x2, y1}: -0.222, {y1, y2}: -3.360. None is larger than the observed one, so p = 0/6;
-    with p_value_ties="include" the observed one counts, p = 1/6:
+    with p_value_ties="include" the observed one counts, p = 1/6. The statistic is
+    c(X, A) + c(Y, B) - c(X, B) - c(Y, A) = (0.9950 + 0.9806) + (0.9806 + 0.9950)
+    - (0.0995 + 0.1961) - (0.1961 + 0.0995) = 3.360:
 
     >>> import evaluate
     >>> metric = evaluate.load("metrics/weat")
@@ -106,8 +121,10 @@ Examples:
     ...     target_sets={"X": ["x1", "x2"], "Y": ["y1", "y2"]},
     ...     attribute_sets={"A": ["a"], "B": ["b"]},
     ... )
-    >>> round(result["effect_size"], 3), result["p_value"], result["p_value_method"]
-    (1.996, 0.0, 'exact')
+    >>> round(result["effect_size"], 3), round(result["statistic"], 3)
+    (1.996, 3.36)
+    >>> result["p_value"], result["p_value_method"]
+    (0.0, 'exact')
     >>> result = metric.compute(
     ...     words=["x1", "x2", "y1", "y2", "a", "b"],
     ...     vectors=[[1, 0.1], [1, 0.2], [0.1, 1], [0.2, 1], [1, 0], [0, 1]],
@@ -410,9 +427,9 @@ def _partition_sums(associations: np.ndarray, n_first: int, exact_max: int, perm
     return associations[chosen].sum(axis=1), "sampled"
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-def _effect_size_interval(cosines: np.ndarray, n_x: int, n_a: int, std_ddof: int, observed: float, options: dict):
-    """The effect size's interval, resampling the members of X, Y, A and B independently.
+def _intervals(cosines: np.ndarray, n_x: int, n_a: int, std_ddof: int, observed: list, options: dict) -> list:
+    """Intervals of the effect size and the statistic, resampling the members of X, Y, A and
+    B independently (each resample keeps the four sets' sizes).
 
     ``cosines``: target words (X then Y) x attribute words (A then B).
     """
@@ -428,11 +445,12 @@ def _effect_size_interval(cosines: np.ndarray, n_x: int, n_a: int, std_ddof: int
         spread = np.concatenate([s_x, s_y], axis=-1).std(axis=-1, ddof=std_ddof)
         with np.errstate(divide="ignore", invalid="ignore"):
             effect = (s_x.mean(axis=-1) - s_y.mean(axis=-1)) / np.where(spread > _FLAT, spread, np.nan)
-        return effect[None]
+        return np.stack([effect, s_x.sum(axis=-1) - s_y.sum(axis=-1)])
 
-    return _bootstrap(samples, statistic, [observed], options, "words", lambda: _leave_one_out(samples, statistic))[0]
+    return _bootstrap(samples, statistic, observed, options, "words", lambda: _leave_one_out(samples, statistic))
 
 
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Weat(_DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
@@ -539,8 +557,7 @@ class Weat(_DirectCompute, evaluate.Metric):
             "undefined": undefined,
         }
         if options is not None:
-            observed = np.nan if effect_size is None else effect_size
-            result["confidence_intervals"] = {
-                "effect_size": _effect_size_interval(cosines, n_x, len(a_rows), std_ddof, observed, options)
-            }
+            observed = [np.nan if effect_size is None else effect_size, float(statistic)]
+            effect, total = _intervals(cosines, n_x, len(a_rows), std_ddof, observed, options)
+            result["confidence_intervals"] = {"effect_size": effect, "statistic": total}
         return result

@@ -200,12 +200,21 @@ def load_model(name: str, kind: str, options: ModelOptions | None = None, flag: 
         # sdpa (the default) returns no attention weights.
         kwargs["attn_implementation"] = "eager"
     auto = getattr(transformers, spec.auto_class)
+    # transformers prints its own loading report (missing / unexpected weights) as a warning;
+    # the weights that matter are checked below, the rest (a pooler an encoder never uses,
+    # the head of another task) is noise on the console; the DEBUG line below records it.
+    verbosity = transformers.logging.get_verbosity()
+    if verbosity > transformers.logging.DEBUG:
+        transformers.logging.set_verbosity_error()
     try:
         model, info = auto.from_pretrained(name, output_loading_info=True, **kwargs)
     except OSError as err:
         raise _hub_error(name, flag, err) from None
     except ValueError as err:
         raise ValueError(f"{flag} {name}: cannot be loaded as {spec.description} ({err})") from None
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+    log.debug("loading %s: missing %s, unexpected %s", name, info.get("missing_keys"), info.get("unexpected_keys"))
     new = [key for key in info.get("missing_keys", []) if not any(part in key for part in spec.unused)]
     if new and not options.allow_new_head:
         raise ValueError(

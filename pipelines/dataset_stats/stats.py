@@ -25,11 +25,18 @@ def dataset_statistics(root: Path) -> dict[str, dict[str, dict[str, int]]]:
 
 
 def statistics_markdown(stats: dict[str, dict[str, dict[str, int]]]) -> str:
-    lines = ["| dataset | config | split | rows |", "|---|---|---|---:|"]
+    """One row per dataset and config, one column of row counts per split (``–``: no such split)."""
+    usual = ("train", "validation", "dev", "test")  # in reading order; other splits follow by name
+    splits = {split for configs in stats.values() for counts in configs.values() for split in counts}
+    columns = [s for s in usual if s in splits] + sorted(splits - set(usual))
+    lines = [
+        "| dataset | config | " + " | ".join(columns) + " | total |",
+        "|---|---|" + "---:|" * (len(columns) + 1),
+    ]
     for name, configs in stats.items():
-        for config, splits in configs.items():
-            for split, rows in splits.items():
-                lines.append(f"| {name} | {config} | {split} | {rows:,} |")
+        for config, counts in configs.items():
+            cells = [f"{counts[s]:,}" if s in counts else "–" for s in columns]
+            lines.append(f"| {name} | {config} | " + " | ".join(cells) + f" | {sum(counts.values()):,} |")
     if len(lines) == 2:
         return "No dataset folder has been built yet (run `make datasets`)."
     return "\n".join(lines)

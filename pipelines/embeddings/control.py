@@ -1,5 +1,10 @@
 """Embeddings with more and less bias: ATTRACT-REPEL specialisation and vocabulary expansion.
 
+``attract_repel``, ``bias_constraints`` and ``expand_sets`` serve both families: the
+study's (``family.py``: per set pair, with dataset balancing, from a corpus) and this
+project's strength variant (``family_members``, ``make_family``: one embedding specialised
+at several strengths on every test's constraints merged, no corpus needed).
+
 As in the intrinsic-vs-extrinsic study: for target sets X, Y and attribute sets
 A, B, the stereotypical pairs are X x A and Y x B, the anti-stereotypical
 pairs X x B and Y x A. To *reduce* bias the stereotypical pairs are pushed
@@ -196,7 +201,8 @@ def _attract_repel(torch, vectors, attract, repel, config, name) -> WordVectors:
 
 
 def family_members(strengths: Sequence[float] = (0.05, 0.1, 0.25, 1.0), expand: int = 3) -> list[FamilyMember]:
-    """The original; reduce and amplify at each strength; and both fully, with expansion (if expand > 0)."""
+    """This project's variant: the original; reduce and amplify at each strength; and both
+    fully, with expansion (if expand > 0)."""
     members = [FamilyMember("original")]
     for direction in ("reduce", "amplify"):
         for strength in strengths:

@@ -1,12 +1,14 @@
 """Correlating bias scores across embeddings: Pearson (linear) next to Spearman (rank).
 
 Input: a table with one row per embedding and one column per score (our WEAT
-and RNSB scores, or extrinsic scores such as a WinoBias gap that a user
-supplies). Output: for every pair of columns, Pearson's r and Spearman's rho
-with their p-values, and scatter plots. Reporting both matters: a few extreme
-members can make a rank correlation look strong while the linear relation is
-weak (or the reverse), which is how earlier rank-based findings and the
-intrinsic-vs-extrinsic study's Pearson results came to disagree.
+and RNSB scores, or extrinsic scores such as the WinoBias gaps). Output: for
+every pair of columns, Pearson's r and Spearman's rho with their p-values (Holm's
+correction over the table beside them), bootstrap confidence intervals that
+resample the embeddings (the members are the sample; `scipy.stats.bootstrap`,
+paired, BCa where defined), and scatter plots. Reporting both correlations matters:
+a few extreme members can make a rank correlation look strong while the linear
+relation is weak (or the reverse), which is how earlier rank-based findings
+(Badilla et al.) and the RNSB-vs-WinoBias study's Pearson results came to disagree.
 """
 
 from __future__ import annotations
@@ -23,7 +25,20 @@ from scipy import stats
 
 from builders.text import fmt
 
-__all__ = ["read_score_table", "correlation_table", "correlation_markdown", "scatter_figure"]
+__all__ = [
+    "correlation_markdown",
+    "correlation_table",
+    "holm",
+    "read_score_table",
+    "scatter_figure",
+    "table2_markdown",
+    "table2_pairs",
+]
+
+EXTRINSIC = ("winobias_type1_precision_gap", "winobias_type1_recall_gap",
+             "winobias_type2_precision_gap", "winobias_type2_recall_gap")  # fmt: skip
+# The direct scores of Table 2, in its row order: the study's WEAT value, then RNSB.
+DIRECT = ("weat_", "rnsb_attributes_", "rnsb_targets_", "weat_effect_size_")
 
 
 def read_score_table(path: str | Path) -> tuple[list[str], dict[str, dict[str, float]]]:
@@ -71,10 +86,67 @@ def _pair(table: dict[str, dict[str, float]], x: str, y: str) -> tuple[np.ndarra
     return np.array([table[n][x] for n in names]), np.array([table[n][y] for n in names])
 
 
+def _pearson(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    x = x - x.mean(axis=axis, keepdims=True)
+    y = y - y.mean(axis=axis, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (x * y).sum(axis=axis) / np.sqrt((x * x).sum(axis=axis) * (y * y).sum(axis=axis))
+
+
+def _spearman(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return _pearson(stats.rankdata(x, axis=axis), stats.rankdata(y, axis=axis), axis=axis)
+
+
+def correlation_interval(a: np.ndarray, b: np.ndarray, kind: str, confidence_level: float, n_resamples: int,
+                         seed: int) -> dict:  # fmt: skip
+    """Bootstrap interval of Pearson's r or Spearman's rho, resampling the embeddings
+    (pairs of scores kept together); BCa where defined, else percentile."""
+    import warnings
+
+    function = _pearson if kind == "pearson" else _spearman
+    interval = {"low": None, "high": None, "confidence_level": confidence_level, "method": None,
+                "n_resamples": n_resamples, "unit": "embeddings", "n_units": int(a.size), "reason": None}  # fmt: skip
+    for method in ("BCa", "percentile"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = stats.bootstrap((a, b), function, paired=True, vectorized=True, n_resamples=n_resamples,
+                                     confidence_level=confidence_level, method=method,
+                                     rng=np.random.default_rng(seed))  # fmt: skip
+        undefined = int(np.isnan(result.bootstrap_distribution).sum())
+        if undefined:
+            interval["reason"] = (f"undefined in {undefined} of {n_resamples} resamples "
+                                  "(a resample whose scores are all equal)")  # fmt: skip
+            return interval
+        low, high = result.confidence_interval
+        if np.isfinite(low) and np.isfinite(high):
+            interval.update(low=float(low), high=float(high), method=method)
+            return interval
+    interval["reason"] = "the bootstrap distribution is degenerate"
+    return interval
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjusted p-values (family-wise error), None kept where p is None."""
+    present = [(p, i) for i, p in enumerate(p_values) if p is not None]
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(sorted(present)):
+        running = max(running, min(1.0, (len(present) - rank) * p))
+        adjusted[i] = running
+    return adjusted
+
+
 def correlation_table(
-    columns: Sequence[str], table: dict[str, dict[str, float]], pairs: Sequence[tuple[str, str]] | None = None
+    columns: Sequence[str],
+    table: dict[str, dict[str, float]],
+    pairs: Sequence[tuple[str, str]] | None = None,
+    confidence_level: float | None = None,
+    n_resamples: int = 2000,
+    seed: int = 0,
 ) -> list[dict]:
-    """Pearson and Spearman (with p-values) for each pair of columns (all pairs by default)."""
+    """Pearson and Spearman (with p-values, Holm-adjusted p-values over the rows and, with
+    ``confidence_level``, bootstrap intervals over embeddings) for each pair of columns
+    (all pairs by default)."""
     unknown = [c for pair in pairs or [] for c in pair if c not in columns]
     if unknown:
         raise ValueError(f"--pairs: unknown columns {unknown}; the table has {list(columns)}")
@@ -96,25 +168,86 @@ def correlation_table(
         )
         # "disagree": one of the two is significant at 0.05 and the other is not.
         row["disagree"] = bool((row["pearson_p"] < 0.05) != (row["spearman_p"] < 0.05))
+        if confidence_level:
+            row["pearson_ci"] = correlation_interval(a, b, "pearson", confidence_level, n_resamples, seed)
+            row["spearman_ci"] = correlation_interval(a, b, "spearman", confidence_level, n_resamples, seed)
         rows.append(row)
+    for key in ("pearson", "spearman"):
+        for row, adjusted in zip(rows, holm([row.get(f"{key}_p") for row in rows]), strict=True):
+            row[f"{key}_p_holm"] = adjusted
     return rows
+
+
+def table2_pairs(columns: Sequence[str]) -> list[tuple[str, str]]:
+    """Every direct score column (WEAT value, RNSB both ways, WEAT effect size) against
+    every WinoBias gap column: the pairs of the study's Table 2."""
+    extrinsic = [c for c in columns if c.startswith("winobias_")]
+    direct = [c for c in columns if c.startswith(("weat_", "rnsb_"))]
+    return [(x, y) for x in direct for y in extrinsic]
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return fmt(value, digits, missing="n/a")
 
 
+def _with_interval(value: float | None, interval: dict | None, digits: int = 2) -> str:
+    text = _fmt(value, digits)
+    if interval and interval.get("low") is not None:
+        text += f" [{_fmt(interval['low'], digits)}, {_fmt(interval['high'], digits)}]"
+    return text
+
+
 def correlation_markdown(rows: Sequence[dict]) -> str:
     lines = [
-        "| x | y | n | Pearson r | p | Spearman ρ | p | linear vs rank |",
-        "|---|---|---|---|---|---|---|---|",
+        "| x | y | n | Pearson r [CI] | p | p (Holm) | Spearman ρ [CI] | p | p (Holm) | linear vs rank |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         verdict = "n/a" if row["disagree"] is None else ("disagree" if row["disagree"] else "agree")
         lines.append(
-            f"| {row['x']} | {row['y']} | {row['n']} | {_fmt(row['pearson_r'])} | {_fmt(row['pearson_p'])} | "
-            f"{_fmt(row['spearman_rho'])} | {_fmt(row['spearman_p'])} | {verdict} |"
+            f"| {row['x']} | {row['y']} | {row['n']} | {_with_interval(row['pearson_r'], row.get('pearson_ci'))} | "
+            f"{_fmt(row['pearson_p'])} | {_fmt(row.get('pearson_p_holm'))} | "
+            f"{_with_interval(row['spearman_rho'], row.get('spearman_ci'))} | {_fmt(row['spearman_p'])} | "
+            f"{_fmt(row.get('spearman_p_holm'))} | {verdict} |"
         )
+    return "\n".join(lines)
+
+
+_DIRECT_NAMES = {"weat_": "WEAT (value)", "rnsb_attributes_": "RNSB (on A, B)", "rnsb_targets_": "RNSB (on X, Y)",
+                 "weat_effect_size_": "WEAT (effect size)"}  # fmt: skip
+
+
+def _direct_kind(column: str) -> tuple[str, str] | None:
+    for prefix in sorted(_DIRECT_NAMES, key=len, reverse=True):
+        if column.startswith(prefix):
+            return prefix, column[len(prefix) :]
+    return None
+
+
+def table2_markdown(rows: Sequence[dict], alpha: float = 0.05) -> str:
+    """The study's Table 2 layout: rows test x direct score, columns Type 1/2 precision and
+    recall gaps; Pearson r [bootstrap interval], * where Holm's adjusted p < alpha."""
+    cells: dict[tuple[str, str], dict[str, dict]] = {}
+    for row in rows:
+        kind = _direct_kind(row["x"])
+        if kind is None or row["y"] not in EXTRINSIC:
+            continue
+        cells.setdefault((kind[1], kind[0]), {})[row["y"]] = row
+    if not cells:
+        return ""
+    order = {prefix: i for i, prefix in enumerate(DIRECT)}
+    lines = ["| test | direct score | Type 1 Pre. diff | Type 1 Rec. diff | Type 2 Pre. diff | Type 2 Rec. diff |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for test, prefix in sorted(cells, key=lambda key: (key[0], order[key[1]])):
+        values = []
+        for column in EXTRINSIC:
+            row = cells[test, prefix].get(column)
+            if row is None:
+                values.append("")
+                continue
+            mark = "*" if row.get("pearson_p_holm") is not None and row["pearson_p_holm"] < alpha else ""
+            values.append(_with_interval(row["pearson_r"], row.get("pearson_ci")) + mark)
+        lines.append(f"| {test} | {_DIRECT_NAMES[prefix]} | " + " | ".join(values) + " |")
     return "\n".join(lines)
 
 

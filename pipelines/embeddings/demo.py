@@ -1,4 +1,9 @@
-"""Demo part: WEAT 6/7/8 and RNSB on the GoogleNews subset, a bias-controlled family, WEAT vs RNSB."""
+"""Demo part: WEAT 6/7/8 and RNSB (both orientations) on the GoogleNews subset with intervals,
+bias-hub's ATTRACT-REPEL strength family, WEAT vs RNSB across it; Japanese WEAT on chiVe.
+
+The study's own 17-member family needs a corpus to train Word2Vec on (``embeddings
+control --corpus``) and its WinoBias correlation a coreference model per member; neither
+fits a one-minute offline demo."""
 
 from __future__ import annotations
 
@@ -38,7 +43,7 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
         names_note = f"- Why the WEAT 6 variant: the original WEAT 6 (first names) cannot be scored here -- {err}"
     with RunFolder(out_dir) as out:
         japanese = japanese_section(out.sub("chive"), datasets_root, options)
-        written = report.write_family(out, rows, family, config, vectors, extra=f"{names_note}\n\n{japanese}")
+        written = report.write_family(out, rows, family, config, vectors, settings, extra=f"{names_note}\n\n{japanese}")
     base = [row for row in rows if row["embedding"] == "original"]
     summary = "\n\n".join(
         [

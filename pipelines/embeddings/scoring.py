@@ -1,7 +1,10 @@
 """Score embeddings with the WEAT and RNSB modules on the WEAT word sets, as a user would.
 
 Word sets come from ``datasets.load_dataset("<root>/weat_word_sets", config)``
-and scores from ``evaluate.load("<repo>/metrics/<name>")``. Each test becomes a
+and scores from ``evaluate.load("<repo>/metrics/<name>")``: WEAT once per test (its
+statistic, the RNSB-vs-WinoBias study's WEAT value, first; the effect size second), RNSB
+once per classifier orientation (trained on the attribute sets as WEFE does, on the
+target sets as the study's section 2.1.2 reads), each with its interval. Each test becomes a
 query (named target sets X, Y and attribute sets A, B); the words of the query
 that the embedding lacks are reported per set, a word missing in its own form
 may be found in lower case (``lowercase_fallback``), and target sets left
@@ -128,6 +131,12 @@ def shared_rows(inputs: dict) -> list[list[str]]:
     return [group for group in groups.values() if len(group) > 1]
 
 
+RNSB_TRAIN_ON = ("attribute_sets", "target_sets")
+# Column prefix per RNSB orientation: the classifier trained on the attribute sets (WEFE's
+# RNSB, which the study ran) or on the target sets (the study's section 2.1.2 text).
+RNSB_COLUMNS = {"attribute_sets": "rnsb_attributes", "target_sets": "rnsb_targets"}
+
+
 def score(
     vectors: WordVectors,
     queries: Sequence[Query],
@@ -137,13 +146,19 @@ def score(
     lowercase_fallback: bool = True,
     modules: dict | None = None,
     metrics_root: str | Path | None = None,
+    rnsb_train_on: Sequence[str] = RNSB_TRAIN_ON,
 ) -> list[dict]:
-    """One row per (query, metric): the module's result plus which embedding and test it is."""
+    """One row per (query, module call): WEAT once, RNSB once per orientation in ``rnsb_train_on``."""
     unknown = [name for name in metrics if name not in METRICS]
     if unknown:
         raise ValueError(f"--metrics: unknown {unknown}; choose from {METRICS}")
+    wrong = [name for name in rnsb_train_on if name not in RNSB_TRAIN_ON]
+    if wrong or (not rnsb_train_on and "rnsb" in metrics):
+        raise ValueError(f"--rnsb-train-on: choose one or both of {RNSB_TRAIN_ON}, got {list(rnsb_train_on)}")
     modules = modules if modules is not None else {name: load_metric(name, metrics_root) for name in metrics}
     options = {"weat": dict(weat_options or {}), "rnsb": dict(rnsb_options or {})}
+    calls = [(name, None) for name in metrics if name == "weat"]
+    calls += [("rnsb", train_on) for train_on in rnsb_train_on if "rnsb" in metrics]
     rows = []
     limit = min(options[name].get("max_oov_share", 0.2) for name in metrics)
     for query in queries:
@@ -152,35 +167,66 @@ def score(
         except ValueError as err:
             raise ValueError(f"{vectors.name}, {query.test_id}: {err}") from err
         shared = shared_rows(inputs)
-        for name in metrics:
+        for name, train_on in calls:
+            extra = {} if train_on is None else {"train_on": train_on}
             try:
                 result = modules[name].compute(
-                    **inputs, target_sets=prepared.target_sets, attribute_sets=prepared.attribute_sets, **options[name]
-                )
+                    **inputs, target_sets=prepared.target_sets, attribute_sets=prepared.attribute_sets,
+                    **options[name], **extra,
+                )  # fmt: skip
             except ValueError as err:
-                raise ValueError(f"{vectors.name}, {query.test_id}, {name}: {err}") from err
+                where = name if train_on is None else f"{name} (train_on={train_on})"
+                raise ValueError(f"{vectors.name}, {query.test_id}, {where}: {err}") from err
             rows.append(
                 {
                     "embedding": vectors.name,
                     "test_id": query.test_id,
                     "metric": name,
-                    "score": result["score"],
-                    "score_name": result["score_name"],
+                    "train_on": train_on,
                     "p_value": result.get("p_value"),
                     "notes": prepared.notes + ([f"words sharing one vector: {shared}"] if shared else []),
+                    "values": row_values(name, train_on, query.test_id, result),
                     "result": result,
                 }
             )
     return rows
 
 
+def row_values(metric: str, train_on: str | None, test_id: str, result: dict) -> list[dict]:
+    """The score columns one module result gives: WEAT's value (the study's c(X,A) + c(Y,B)
+    - c(X,B) - c(Y,A), first) and effect size; RNSB's divergence; each with its interval."""
+    intervals = result.get("confidence_intervals", {})
+    if metric == "weat":
+        return [
+            {"column": f"weat_{test_id}", "name": "WEAT value", "value": result["statistic"],
+             "interval": intervals.get("statistic")},
+            {"column": f"weat_effect_size_{test_id}", "name": "WEAT effect size", "value": result["effect_size"],
+             "interval": intervals.get("effect_size")},
+        ]  # fmt: skip
+    trained = "A, B" if train_on == "attribute_sets" else "X, Y"
+    return [{"column": f"{RNSB_COLUMNS[train_on]}_{test_id}", "name": f"RNSB trained on {trained}",
+             "value": result["kl_divergence"], "interval": intervals.get("kl_divergence")}]  # fmt: skip
+
+
 def wide_table(rows: Sequence[dict]) -> tuple[list[str], dict[str, dict[str, float]]]:
-    """{embedding: {"<metric>_<test>": score}} and the column order."""
+    """{embedding: {column: value}} and the column order (a column per test and score)."""
     columns: list[str] = []
     table: dict[str, dict[str, float]] = {}
     for row in rows:
-        column = f"{row['metric']}_{row['test_id']}"
-        if column not in columns:
-            columns.append(column)
-        table.setdefault(row["embedding"], {})[column] = row["score"]
+        for item in row["values"]:
+            if item["column"] not in columns:
+                columns.append(item["column"])
+            if item["value"] is not None:
+                table.setdefault(row["embedding"], {})[item["column"]] = item["value"]
     return columns, table
+
+
+def interval_table(rows: Sequence[dict]) -> dict[str, dict[str, list[float]]]:
+    """{embedding: {column: [low, high]}} where an interval was computed and defined."""
+    table: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        for item in row["values"]:
+            interval = item["interval"]
+            if interval and interval["low"] is not None:
+                table.setdefault(row["embedding"], {})[item["column"]] = [interval["low"], interval["high"]]
+    return table

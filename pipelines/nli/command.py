@@ -58,7 +58,9 @@ def _evaluate(inner: argparse._SubParsersAction) -> None:
         dataset_help="the evaluation sets: a dataset folder or a name under --datasets-root (default: nli_gender_bias)",
         out_default="reports/nli",
     )  # fmt: skip
-    evaluate.add_argument("--config", default="all", help="dataset config (default: all three sets)")
+    evaluate.add_argument("--config", default=None,
+                          help="dataset config (default: the release's `all`, or `generated_all` when the folder "
+                          "was built without the release)")  # fmt: skip
     evaluate.add_argument("--batch-size", type=int, default=64, help="(default: %(default)s)")
     evaluate.add_argument("--max-length", type=int, default=128, help="(default: %(default)s)")
     evaluate.add_argument("--label-map", default=None,

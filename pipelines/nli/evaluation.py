@@ -52,7 +52,8 @@ TOP_OCCUPATIONS = 5
 class Settings(RunSettings):
     """``nli evaluate``'s settings; ``seed`` draws the ``limit`` sample."""
 
-    config: str = "all"
+    # None: the release's `all` where the folder has it, else `generated_all`.
+    config: str | None = None
     batch_size: int = 64
     max_length: int = 128
     # MODEL_LABEL=entailment,... for models whose label names are not NLI names.
@@ -61,10 +62,22 @@ class Settings(RunSettings):
     limit: int | None = None
 
 
+def evaluation_config(folder: str | Path, config: str | None = None, suffix: str = "") -> str:
+    """``config``, or by default the release's ``all`` (+ ``suffix``, e.g. ``_downsampled``)
+    where the folder has it and the generated sets' ``generated_all`` otherwise (an offline build)."""
+    if config:
+        return config
+    from builders.card import read_card_yaml
+
+    configs = {entry["config_name"] for entry in read_card_yaml(folder).get("configs", [])}
+    return f"all{suffix}" if f"all{suffix}" in configs else "generated_all"
+
+
 def load_evaluation_rows(dataset: str | Path | None = None, datasets_root: str | Path | None = None,
-                         config: str = "all"):  # fmt: skip
-    """The evaluation pairs as a ``datasets.Dataset`` (config ``all``: the three subsets in one)."""
-    return load_dataset_split(dataset_folder(dataset or DATASET, datasets_root), config, "test")
+                         config: str | None = None):  # fmt: skip
+    """The evaluation pairs as a ``datasets.Dataset`` (the three subsets in one; see ``evaluation_config``)."""
+    folder = dataset_folder(dataset or DATASET, datasets_root)
+    return load_dataset_split(folder, evaluation_config(folder, config), "test")
 
 
 def score_predictions(metric, predictions: np.ndarray, subsets: Sequence[str],
@@ -250,7 +263,8 @@ def run(model: str | Sequence[str], dataset: str | Path | None, out_dir: Path, s
             torch.set_num_threads(settings.threads)
         with stage("load the evaluation set") as step:
             source = dataset_folder(dataset or DATASET, settings.datasets_root)
-            rows = load_dataset_split(source, settings.config, "test")
+            config = evaluation_config(source, settings.config)
+            rows = load_dataset_split(source, config, "test")
             if settings.limit:
                 rows = rows.shuffle(seed=settings.seed).select(range(min(settings.limit, len(rows))))
             metric = load_metric(DATASET, settings.metrics_root)
@@ -260,7 +274,7 @@ def run(model: str | Sequence[str], dataset: str | Path | None, out_dir: Path, s
             with stage(f"evaluate {name}"):
                 evaluated[name] = evaluate_model(name, rows, metric, settings, label_map)
         with stage("write the report"):
-            results = write_report(folder, evaluated, rows, source.name, settings.config)
+            results = write_report(folder, evaluated, rows, source.name, config)
     log.info("%s", comparison_markdown({name: item["result"] for name, item in evaluated.items()}))
     log.info("report: %s", Path(out_dir) / "report.md")
     return results

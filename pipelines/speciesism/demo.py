@@ -12,10 +12,13 @@ ORDER = 40
 NOTE = (
     "**Plumbing only.** The models here are tiny BERTs created and trained for a few seconds "
     "by the demo on template sentences with a planted bias (farmed animals described as "
-    "objects are mostly followed by food-processing words, and their neutral sentence by "
-    "negative words). The tables show that the pipeline recovers what was planted; they say nothing "
-    "about any real model. Run `bias-hub speciesism --model bert-large-cased --model "
-    "roberta-large` for real numbers."
+    "objects are mostly followed by food-processing words, described as persons mostly by "
+    "words used of people, and their neutral sentence by negative words). The tables, in the "
+    "layout of the paper's Tables 1-4, show that the pipeline recovers what was planted in the "
+    "paper's direction: food-processing words drop when the object form changes to the human "
+    "form, words used of people drop the other way. They say nothing about any real model. "
+    "`bias-hub speciesism --preset paper` runs the paper's models (bert-large-uncased and "
+    "roberta-large) with its settings."
 )
 
 

@@ -8,10 +8,12 @@ mask stands for a word-initial token (``Ġdried``), as RoBERTa's own mask token 
 
 Subwords. One mask predicts one vocabulary item, so the distribution is over
 tokens, not words. All |V| items count for the chance level 1/|V| (|V| = the
-size of the model's output layer), as in the study. The tables list only
-*word-like* items: not special tokens, not word-internal pieces (WordPiece
-``##x``; for byte-level BPE and SentencePiece in English, pieces without the
-word-start marker ``Ġ``/``▁``, which would glue onto the word before the mask),
+size of the model's output layer), as in the study. With ``--tokens raw`` every
+item may be listed, as the study's tables list them (``token_strings`` gives the
+token as the model spells it, ``ĠMarried``). With ``--tokens words`` (the default)
+the tables list only *word-like* items: not special tokens, not word-internal pieces
+(WordPiece ``##x``; for byte-level BPE and SentencePiece in English, pieces without
+the word-start marker ``Ġ``/``▁``, which would glue onto the word before the mask),
 and containing at least one letter. A word that the tokenizer splits into
 several pieces can therefore appear only through its first piece, shown as
 that piece. Where a name must itself be predicted (Kurita's association, the
@@ -138,17 +140,23 @@ def mask_probabilities(
     return np.concatenate(out, axis=0)
 
 
+def token_strings(lm: MaskedLM) -> list[str]:
+    """Every output item as the tokenizer spells it (``ĠMarried``, ``##s``, ``[CLS]``); rows of
+    the output layer beyond the tokenizer's vocabulary are ``<unused:N>``."""
+    size = lm.vocabulary_size
+    pieces = lm.tokenizer.convert_ids_to_tokens(list(range(min(size, len(lm.tokenizer)))))
+    pieces = [piece if isinstance(piece, str) else str(piece) for piece in pieces]
+    return pieces + [f"<unused:{i}>" for i in range(len(pieces), size)]
+
+
 def vocabulary_view(lm: MaskedLM, language: str = "en") -> tuple[list[str], np.ndarray]:
     """Readable strings for every output item, and which items are word-like (see module doc)."""
     tokenizer = lm.tokenizer
-    size = lm.vocabulary_size
-    pieces = tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))
-    pieces += [f"<unused:{i}>" for i in range(len(pieces), size)]
+    pieces = token_strings(lm)
     special = set(tokenizer.all_special_tokens)
     start_marker = _word_start_marker(tokenizer)
-    words, word_like = [], np.zeros(size, dtype=bool)
+    words, word_like = [], np.zeros(len(pieces), dtype=bool)
     for index, piece in enumerate(pieces):
-        piece = piece if isinstance(piece, str) else str(piece)
         continuation = piece.startswith("##")
         if start_marker is not None and language == "en":
             continuation = continuation or not piece.startswith(start_marker)

@@ -1,44 +1,69 @@
-"""The speciesism report: the study's tables in Markdown, and the negative-share chart."""
+"""The speciesism report: the study's tables in Markdown, with intervals, and the negative-share chart."""
 
 from __future__ import annotations
 
 from builders.text import markdown_table as _table
 
+# Per direction of the study's tables: (start form, end form, heading).
 DIRECTIONS = {
-    "human_to_object": (
-        "human",
-        "object",
-        "Words that gain most when the animal is described as an object",
-    ),
     "object_to_human": (
         "object",
         "human",
-        "Words that gain most when the animal is described as a person",
+        "Object form → human form (as the paper's Tables 1 and 3): words "
+        "above chance in the object form whose probability drops when the animal is described "
+        "as a person, most negative change rate first",
+    ),
+    "human_to_object": (
+        "human",
+        "object",
+        "Human form → object form (as the paper's Tables 2 and 4): words "
+        "above chance in the human form whose probability drops when the animal is described "
+        "as an object, most negative change rate first",
     ),
 }
 
 
+def with_interval(value: float, interval: dict | None, spec: str) -> str:
+    """``-0.9976 [-0.9981, -0.9969]``; the value alone where no interval was asked for, and
+    ``[n/a]`` where the bootstrap could not give one (the reason is listed under the table)."""
+    text = format(value, spec)
+    if interval is None:
+        return text
+    if interval["low"] is None:
+        return f"{text} [n/a]"
+    return f"{text} [{format(interval['low'], spec)}, {format(interval['high'], spec)}]"
+
+
+def _reasons(intervals: list[dict | None]) -> str:
+    reasons = sorted({i["reason"] for i in intervals if i is not None and i["reason"]})
+    return "".join(f"\n\n_n/a: {reason}._" for reason in reasons)
+
+
 def change_rate_markdown(table: dict, limit: int | None = None) -> str:
+    """The study's two tables in its layout: word, probability in the object form, probability
+    in the human form; then the change rate (with its interval when there is one)."""
+    intervals = table.get("confidence_intervals")
     parts = []
-    for key, (start, end, title) in DIRECTIONS.items():
+    for key, (start, _end, title) in DIRECTIONS.items():
         entries = table[key][:limit] if limit else table[key]
-        parts.append(f"**{title}** (change rate from {start} form to {end} form)\n")
-        parts.append(
-            _table(
-                ["rank", "word", f"P({start})", f"P({end})", "change rate"],
-                [
-                    [
-                        i + 1,
-                        e["word"],
-                        f"{e['p_start']:.2e}",
-                        f"{e['p_end']:.2e}",
-                        f"{e['change_rate']:+.2f}",
-                    ]
-                    for i, e in enumerate(entries)
-                ],
+        raw = any("token" in entry for entry in entries)
+        level = next(iter(intervals.values()))["confidence_level"] if intervals else None
+        rate = "change rate" + (f" [{level:.0%} CI]" if level else "")
+        rows, shown = [], []
+        for i, entry in enumerate(entries):
+            p_object, p_human = (
+                (entry["p_start"], entry["p_end"]) if start == "object" else (entry["p_end"], entry["p_start"])
             )
+            interval = intervals.get(f"{key}[{i}]") if intervals else None
+            shown.append(interval)
+            rows.append([entry["word"], *([f"`{entry['token']}`"] if raw else []),
+                         f"{p_object:.8f}", f"{p_human:.8f}", with_interval(entry["change_rate"], interval, "+.4f")])  # fmt: skip
+        parts.append(f"**{title}.**\n")
+        parts.append(
+            _table(["word", *(["token"] if raw else []), "P(object form)", "P(human form)", rate], rows)
+            + _reasons(shown)
             if entries
-            else "_No word-like item is above chance in the starting form._"
+            else f"_No item above chance in the {start} form drops in the other form._"
         )
         parts.append("")
     return "\n".join(parts)
@@ -47,13 +72,48 @@ def change_rate_markdown(table: dict, limit: int | None = None) -> str:
 def negative_share_markdown(results: dict) -> str:
     models = results["models"]
     animals = sorted({a for m in models for a in m["sentiment"]["negative_share"]})
+
+    def cell(model: dict, key: str, value: float | None) -> str:
+        if value is None:
+            return "-"
+        intervals = model["sentiment"].get("confidence_intervals")
+        return with_interval(value, intervals.get(key) if intervals else None, ".2f")
+
     return _table(
         ["animal", *[m["label"] for m in models]],
         [
-            [a, *[f"{m['sentiment']['negative_share'].get(a, float('nan')):.2f}" for m in models]]
+            [a, *[cell(m, f"negative_share.{a}", m["sentiment"]["negative_share"].get(a)) for m in models]]
             for a in animals
         ]
-        + [["**all**", *[f"{m['sentiment']['overall_negative_share']:.2f}" for m in models]]],
+        + [["**all**", *[cell(m, "overall_negative_share", m["sentiment"]["overall_negative_share"]) for m in models]]],
+    )
+
+
+def comparisons_markdown(results: dict) -> str:
+    """Pairs of models: B - A of each negative share, its interval and Holm-adjusted p-value."""
+    level = results["confidence_level"]
+    rows, reasons = [], []
+    for comparison in results["comparisons"]:
+        for key, score in comparison["scores"].items():
+            name = "**all**" if key == "overall_negative_share" else key.removeprefix("negative_share.")
+            interval = comparison["confidence_intervals"].get(key)
+            reasons.append(interval)
+            if score["p_value"] is None:
+                p_text = f"n/a ({score['reason']})"
+            else:
+                mark = " *" if score["significant"] else ""
+                p_text = f"{score['p_value']:.3f} / {score['p_holm']:.3f}{mark}"
+            rows.append([f"{comparison['a']} → {comparison['b']}", name, f"{score['a']:.2f}", f"{score['b']:.2f}",
+                         with_interval(score["difference"], interval, "+.2f"), p_text])  # fmt: skip
+    n_tests = sum(score.get("p_holm") is not None for c in results["comparisons"] for score in c["scores"].values())
+    return (
+        _table(["A → B", "animal", "A", "B", f"B − A [{level:.0%} CI]", "p / p (Holm)"], rows)
+        + _reasons(reasons)
+        + f"\n\nPaired on matched fills (the i-th fill of the same sentence). p: two-sided paired "
+        "permutation test (A and B swapped within a unit; exact when every swap fits in the "
+        "resamples). Units: per animal the matched fills, over all animals the sentences (one per "
+        f"animal: with 6 the smallest p is 2/64). Holm's correction over the {n_tests} tests of "
+        f"this table; * = significant at {1 - level:.2g} after it."
     )
 
 
@@ -61,19 +121,21 @@ def association_markdown(association: dict | None) -> str:
     if not association:
         return "_Association not computed._"
     by_group = association["by_group"]
+    intervals = association.get("confidence_intervals")
     rows = []
     for direction in DIRECTIONS:
         cells = []
         for form in ("human", "object"):
             entry = by_group.get(f"{form}|{direction}")
-            cells.append(f"{entry['mean']:+.3f} (n={entry['n']})" if entry else "-")
+            interval = intervals.get(f"by_group.{form}|{direction}.mean") if intervals else None
+            cells.append(f"{with_interval(entry['mean'], interval, '+.3f')} (n={entry['n']})" if entry else "-")
         rows.append([direction.replace("_to_", " → "), *cells])
     words = ", ".join(
         f"{a['word']} ({a['direction'].replace('_to_', ' → ')})" for a in association["attributes"]
     )
     return (
         _table(
-            ["words taken from the direction", "human-form templates", "object-form templates"],
+            ["words taken from the table", "human-form templates", "object-form templates"],
             rows,
         )
         + f"\n\nWords: {words}."
@@ -81,7 +143,7 @@ def association_markdown(association: dict | None) -> str:
 
 
 def chart_figure(results: dict):
-    """Grouped bars: share of negative fills per animal (x) and model (colour)."""
+    """Grouped bars: share of negative fills per animal (x) and model (colour), with error bars."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -94,32 +156,88 @@ def chart_figure(results: dict):
     fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(animals) + 2), 4))
     x = np.arange(len(animals))
     for i, model in enumerate(models):
-        shares = [model["sentiment"]["negative_share"].get(a, np.nan) for a in animals]
-        ax.bar(x + (i - (len(models) - 1) / 2) * width, shares, width, label=model["label"])
+        shares = np.array([model["sentiment"]["negative_share"].get(a, np.nan) for a in animals])
+        intervals = model["sentiment"].get("confidence_intervals") or {}
+        errors = np.zeros((2, len(animals)))
+        for j, animal in enumerate(animals):
+            interval = intervals.get(f"negative_share.{animal}")
+            if interval and interval["low"] is not None:
+                errors[:, j] = shares[j] - interval["low"], interval["high"] - shares[j]
+        ax.bar(x + (i - (len(models) - 1) / 2) * width, shares, width, label=model["label"],
+               yerr=errors if intervals else None, capsize=3)  # fmt: skip
     ax.set_xticks(x, animals, rotation=30, ha="right")
     ax.set_ylim(0, 1)
     ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
     ax.set_ylabel("share of negative fills")
-    ax.set_title(f"Top fills judged negative ({results['sentiment_backend']})")
+    level = results.get("confidence_level")
+    bars = f"; bars: {level:.0%} intervals, fills resampled" if level else ""
+    ax.set_title(f"Top fills judged negative ({results['sentiment_backend']}{bars})", fontsize=10)
     ax.legend(fontsize=8)
     return fig
+
+
+def _settings_lines(results: dict) -> list[str]:
+    lines = [
+        f"Language: `{results['language']}`; animal groups: {', '.join(results['groups'])}"
+        + (f"; animals: {', '.join(results['animals'])}" if results["animals"] else "")
+        + f"; vocabulary items: `{results['tokens']}`; sentiment backend: `{results['sentiment_backend']}`.",
+        "",
+    ]
+    if results["preset"]:
+        departures = results["departures_from_preset"]
+        lines += [
+            f"Preset `{results['preset']}` (the paper's settings)"
+            + (
+                "; this run departs from it in: "
+                + "; ".join(f"{name} {d['run']!r} (paper: {d['preset']!r})" for name, d in departures.items())
+                if departures
+                else "; no setting departs from it."
+            ),
+            "",
+        ]
+    return lines
+
+
+def _intervals_lines(results: dict) -> list[str]:
+    level = results["confidence_level"]
+    if not level:
+        return ["Intervals: off (`--confidence-level none`).", ""]
+    return [
+        f"Intervals: {level:.0%} bootstrap intervals ({results['n_resamples']} resamples, seed "
+        f"{results['seed']}; BCa where defined, else percentile). Units: a change rate resamples "
+        "the **templates** within each form (a template's sentences share its wording across the "
+        "animals, so they are one unit; the animals themselves are fixed). The study's English set "
+        "has 2 human-form and 6 object-form templates, so every human-form mean is resampled from 2 "
+        "units: the interval spans what those 2 templates allow and is a rough lower bound on the "
+        "uncertainty, not a calibrated one; the listed words are also the extremes the data picked, "
+        "which the intervals do not undo. A negative share per animal resamples that animal's fills "
+        "(all from its one sentence, so it says how much the share rests on single fills, not what "
+        "another wording would give); the share over all animals resamples the sentences (one per "
+        "animal). The association resamples (sentence, word) pairs.",
+        "",
+    ]
 
 
 def report_markdown(results: dict, note: str = "") -> str:
     lines = ["# Speciesism in masked language models", ""]
     if note:
         lines += [note, ""]
+    lines += _settings_lines(results)
     lines += [
-        f"Language: `{results['language']}`; animal groups: {', '.join(results['groups'])}"
-        + (f"; animals: {', '.join(results['animals'])}" if results["animals"] else "")
-        + f"; sentiment backend: `{results['sentiment_backend']}`.",
-        "",
         "Change rate = (B - A) / A, where A is a word's mean probability at the mask in the "
-        "starting form and B in the other form; only words above chance (A > 1/|V|) in the "
-        "starting form are ranked, and only word-like vocabulary items are listed "
-        "(see `pipelines/speciesism/fill_mask.py`).",
+        "starting form and B in the other form. As in the paper's Tables 1-4, each table lists the "
+        "items above chance (A > 1/|V|) in the starting form whose probability drops, most negative "
+        "change rate first, with the probability in the object form and in the human form. "
+        + (
+            "All vocabulary items are ranked, as the paper's tables list them (`--tokens raw`)."
+            if results["tokens"] == "raw"
+            else "Only whole-word vocabulary items are listed (`--tokens words`; "
+            "see `pipelines/speciesism/fill_mask.py`); chance counts the whole vocabulary."
+        )
+        + " The largest gains, which the paper did not print, are in `results.json` under `gains`.",
         "",
     ]
+    lines += _intervals_lines(results)
     for model in results["models"]:
         lines += [f"## {model['label']}", "", f"Model: `{model['model']}`.", ""]
         lines += [
@@ -128,12 +246,20 @@ def report_markdown(results: dict, note: str = "") -> str:
             "",
         ]
         for group, table in model["change_rate"].items():
-            lines += [f"### Change rate, {group} animals", "", change_rate_markdown(table)]
+            templates = table["n_templates"]
+            lines += [
+                f"### Change rates, {group} animals",
+                "",
+                f"{table['n_rows']['object']} object-form and {table['n_rows']['human']} human-form "
+                f"sentences ({templates['object']} and {templates['human']} templates).",
+                "",
+                change_rate_markdown(table),
+            ]
         lines += [
             f"### Association (Kurita et al.), {model['association_group']} animals",
             "",
-            "Mean log(p_target / p_prior) of the animal names with the top words of each "
-            "direction, in human-form and object-form templates.",
+            "Mean log(p_target / p_prior) of the animal names with the first words of each "
+            "table, in human-form and object-form templates.",
             "",
             association_markdown(model["association"]),
             "",
@@ -142,7 +268,8 @@ def report_markdown(results: dict, note: str = "") -> str:
         lines += [
             "### Sentiment of the top fills",
             "",
-            f"Fills of the neutral template, judged in `{model['sentiment']['sentence'].format(fill='<fill>')}`.",
+            f"The top {len(fills) // max(len(model['sentiment']['n']), 1)} fills of the neutral "
+            f"template, each judged in `{model['sentiment']['sentence'].format(fill='<fill>')}`.",
             "",
             _table(
                 ["animal", "fills (label)"],
@@ -166,6 +293,8 @@ def report_markdown(results: dict, note: str = "") -> str:
         f"![negative share per animal]({results['chart']})",
         "",
     ]
+    if results["comparisons"]:
+        lines += ["## Comparing the models' negative shares", "", comparisons_markdown(results), ""]
     if results["warnings"]:
         lines += ["## Warnings", ""]
         lines += [f"- {text}: {count}" for text, count in results["warnings"].items()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import logging
 import re
 from collections import Counter
@@ -20,6 +22,7 @@ from pipelines.speciesism.fill_mask import (
     load_masked_lm,
     mask_probabilities,
     name_pieces,
+    token_strings,
     vocabulary_view,
     with_mask,
 )
@@ -29,36 +32,112 @@ DATASET = "speciesism_templates"
 CONFIGS = {"en": ("probability", "sentiment"), "ja": ("probability_ja", "sentiment_ja")}
 # The fill is judged in a sentence about a person, so the animal's name does not sway the classifier.
 PERSON_SENTENCE = {"en": "A person is {fill}.", "ja": "その人は{fill}。"}
+# The study's tables in its order: Table 1 (3 for BERT) starts from the object form,
+# Table 2 (4) from the human form; each lists the words whose probability drops.
+DIRECTIONS = ("object_to_human", "human_to_object")
+# Which vocabulary items the tables and the sentiment fills may list: whole-word tokens
+# (this project's filter) or every item as the model has it (the study's tables).
+TOKENS = ("words", "raw")
+# The study's settings (Takeshita, Rzepka and Araki 2022). A preset fills the settings
+# left unset (model, tokens, sentiment backend); any other setting that differs from
+# it is reported as a departure from the paper.
+PAPER_MODELS = ("bert-large-uncased", "roberta-large")
+PRESETS = {
+    "paper": {
+        "model": PAPER_MODELS,
+        "tokens": "raw",
+        "sentiment_backend": "google-cloud",
+        "language": "en",
+        "groups": ("study",),
+        "animals": (),
+        "top_k": 15,
+        "sentiment_top_k": 10,
+    }
+}
 
 
 @dataclass(kw_only=True)
 class Settings(RunSettings):
     """``bias-hub speciesism``'s own settings (the shared ones come from ``RunSettings``)."""
 
+    preset: str | None = None
     language: str = "en"
     groups: tuple[str, ...] = ("study",)
     animals: tuple[str, ...] = ()
     top_k: int = 15
+    # None: the preset's choice, else "words".
+    tokens: str | None = None
     sentiment_top_k: int = 10
     association_words: int = 5
     sentiment_backend: str | None = None
     batch_size: int = 32
+    # Bootstrap intervals of the change rates (templates resampled within each form), the
+    # negative shares and the association; None turns them off. The seed is ``seed``.
+    confidence_level: float | None = 0.95
+    n_resamples: int = 2000
     # A paragraph put at the top of report.md (the demo says what its tiny models can show).
     report_note: str = ""
     # Counted while running, reported under Warnings; not a setting.
     warnings: Counter = field(default_factory=Counter, init=False)
 
 
+def apply_preset(settings: Settings, models: Sequence[str]) -> tuple[Settings, list[str], dict]:
+    """The settings and models a run uses, and where they depart from its preset.
+
+    Returns (settings with ``tokens`` resolved, models, ``{setting: {"preset": value,
+    "run": value}}``); without a preset there are no departures.
+    """
+    models = list(models)
+    if settings.preset is None:
+        return dataclasses.replace(settings, tokens=settings.tokens or "words"), models, {}
+    if settings.preset not in PRESETS:
+        raise ValueError(f"--preset {settings.preset!r}: expected one of {sorted(PRESETS)}")
+    preset = PRESETS[settings.preset]
+    models = models or list(preset["model"])
+    resolved = dataclasses.replace(
+        settings,
+        tokens=settings.tokens or preset["tokens"],
+        sentiment_backend=settings.sentiment_backend or preset["sentiment_backend"],
+    )
+    chosen = {name: getattr(resolved, name) for name in preset if name != "model"}
+    chosen = {name: tuple(value) if isinstance(value, list) else value for name, value in chosen.items()}
+    chosen["model"] = tuple(models)
+    departures = {
+        name: {"preset": list(value) if isinstance(value, tuple) else value,
+               "run": list(chosen[name]) if isinstance(chosen[name], tuple) else chosen[name]}
+        for name, value in preset.items()
+        if chosen[name] != value
+    }  # fmt: skip
+    return resolved, models, departures
+
+
+def interval_options(settings: Settings) -> dict:
+    """The bootstrap arguments of the metric module, or none when intervals are off."""
+    if settings.confidence_level is None:
+        return {}
+    return {"confidence_level": settings.confidence_level, "n_resamples": settings.n_resamples, "seed": settings.seed}
+
+
 def _check(settings: Settings, models: Sequence[str]) -> None:
     if not models:
-        raise ValueError("--model: give at least one masked language model id or path")
+        raise ValueError(
+            "--model: give at least one masked language model id or path (or --preset paper "
+            f"for the paper's {' and '.join(PAPER_MODELS)})"
+        )
     if settings.language not in CONFIGS:
         raise ValueError(f"--language {settings.language!r}: expected one of {sorted(CONFIGS)}")
+    if settings.tokens not in TOKENS:
+        raise ValueError(f"--tokens {settings.tokens!r}: expected one of {list(TOKENS)}")
     for name in ("top_k", "sentiment_top_k", "batch_size"):
         if getattr(settings, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')}: expected a positive integer")
     if settings.association_words < 0:
         raise ValueError("--association-words: expected an integer >= 0")
+    level = settings.confidence_level
+    if level is not None and not 0 < level < 1:
+        raise ValueError(f"--confidence-level {level!r}: expected a number between 0 and 1 (such as 0.95), or none")
+    if settings.n_resamples < 100:
+        raise ValueError(f"--n-resamples {settings.n_resamples}: expected at least 100")
 
 
 def load_rows(settings: Settings, folder: Path, config: str) -> list[dict]:
@@ -103,8 +182,9 @@ def _split_on_name(text: str, name: str, language: str) -> tuple[str, str]:
     return text[: found[0].start()], text[found[0].end() :]
 
 
-def change_rate_tables(settings: Settings, metric, probs, rows, words, word_like) -> dict:
-    """The study's tables: per animal group, the top words in both directions."""
+def change_rate_tables(settings: Settings, metric, probs, rows, words, candidates) -> dict:
+    """The study's tables per animal group: in each direction, the words above chance in
+    the starting form whose probability drops most (and, apart, the largest gains)."""
     tables = {}
     groups = sorted({row["animal_group"] for row in rows}, key=lambda g: (g != "study", g))
     for group in groups:
@@ -113,9 +193,16 @@ def change_rate_tables(settings: Settings, metric, probs, rows, words, word_like
             probabilities=probs[keep],
             forms=[rows[i]["form"] for i in keep],
             vocabulary=words,
-            candidates=word_like.tolist(),
+            candidates=None if candidates is None else candidates.tolist(),
             top_k=settings.top_k,
+            # The unit of the intervals: a template's sentences share its wording across animals.
+            templates=[rows[i]["template_id"] for i in keep],
+            **interval_options(settings),
         )
+        tables[group]["n_templates"] = {
+            form: len({rows[i]["template_id"] for i in keep if rows[i]["form"] == form})
+            for form in ("human", "object")
+        }
     return tables
 
 
@@ -125,11 +212,11 @@ def associations(settings: Settings, lm: MaskedLM, rows: list[dict], table: dict
         return None
     attributes = [
         (direction, entry["word"])
-        for direction in ("human_to_object", "object_to_human")
+        for direction in DIRECTIONS
         for entry in table[direction][: settings.association_words]
     ]
     if not attributes:
-        settings.warnings["association skipped: no word above chance in either form"] += 1
+        settings.warnings["association skipped: no listed word in either table"] += 1
         return None
     mask = lm.mask_token
     target_texts, targets, prior_texts, prior_targets, groups = [], [], [], [], []
@@ -165,28 +252,28 @@ def associations(settings: Settings, lm: MaskedLM, rows: list[dict], table: dict
         target_probabilities=np.clip(p_target, 1e-45, 1.0).tolist(),
         prior_probabilities=np.clip(p_prior, 1e-45, 1.0).tolist(),
         groups=groups,
+        **interval_options(settings),
     )
     result["attributes"] = [{"direction": d, "word": w} for d, w in attributes]
     del result["association"]
     return result
 
 
-def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, word_like) -> dict:
-    """Top fills of the neutral template, judged in a sentence about a person."""
+def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, candidates) -> dict:
+    """The top fills of "A <NAME> is <MASK>.", each judged in "A person is <fill>.", and the
+    share judged negative per animal."""
     rows = load_rows(settings, folder, CONFIGS[settings.language][1])
     texts = [with_mask(row["text"], lm.mask_token) for row in rows]
     probs = mask_probabilities(lm, texts, settings.batch_size, "sentiment fills" if settings.progress else None)
-    candidates = np.flatnonzero(word_like)
-    fills, animals = [], []
+    allowed = np.arange(probs.shape[1]) if candidates is None else np.flatnonzero(candidates)
+    fills = []
     for row, dist in zip(rows, probs, strict=True):
-        order = candidates[np.argsort(-dist[candidates], kind="stable")][: settings.sentiment_top_k]
+        order = allowed[np.argsort(-dist[allowed], kind="stable")][: settings.sentiment_top_k]
         if len(order) < settings.sentiment_top_k:
             settings.warnings["fewer word-like fills than --sentiment-top-k"] += 1
         for index in order:
-            fills.append(
-                {"animal": row["animal"], "fill": words[index], "probability": float(dist[index])}
-            )
-            animals.append(row["animal"])
+            fills.append({"animal": row["animal"], "sentence": row["id"], "fill": words[index],
+                          "probability": float(dist[index])})  # fmt: skip
     if not fills:
         raise ValueError(
             f"--model {lm.model_id}: no word-like fill to judge; the sentiment result is empty"
@@ -199,13 +286,77 @@ def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, wo
         )
     for fill, (label, score) in zip(fills, judged, strict=True):
         fill["label"], fill["score"] = label, float(score)
-    result = load_metric(settings, "negative_share").compute(
-        animals=animals, labels=[fill["label"] for fill in fills]
-    )
+    metric = load_metric(settings, "negative_share")
+    animals, labels = [fill["animal"] for fill in fills], [fill["label"] for fill in fills]
+    result = metric.compute(animals=animals, labels=labels)
+    options = interval_options(settings)
+    if options:
+        # Over all animals the unit is the sentence, so the fills of one sentence move
+        # together; per animal it is the fill (all of an animal's fills come from its one
+        # sentence), resampled within that animal alone.
+        sentences = [fill["sentence"] for fill in fills]
+        intervals = {"overall_negative_share": metric.compute(
+            animals=animals, labels=labels, templates=sentences, **options
+        )["confidence_intervals"]["overall_negative_share"]}  # fmt: skip
+        for animal in result["negative_share"]:
+            mine = [label for label, other in zip(labels, animals, strict=True) if other == animal]
+            alone = metric.compute(animals=[animal] * len(mine), labels=mine, **options)
+            intervals[f"negative_share.{animal}"] = alone["confidence_intervals"]["overall_negative_share"]
+        result["confidence_intervals"] = intervals
     result["fills"] = fills
     result["backend"] = backend.name
     result["sentence"] = template
     return result
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given (Holm 1979)."""
+    order = np.argsort(p_values, kind="stable")
+    adjusted, running = np.empty(len(order)), 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(order) - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted.tolist()
+
+
+def compare_models(settings: Settings, models: list[dict]) -> list[dict]:
+    """Every pair of models: the difference of their negative shares on matched fills (the
+    i-th fill of the same sentence), with paired intervals and permutation p-values, Holm-
+    corrected over every comparison of the run."""
+    options = interval_options(settings)
+    if len(models) < 2 or not options:
+        return []
+    metric = load_metric(settings, "negative_share_paired")
+    comparisons = []
+    for first, second in itertools.combinations(models, 2):
+        by_sentence = [{}, {}]
+        for side, model in zip(by_sentence, (first, second), strict=True):
+            for fill in model["sentiment"]["fills"]:
+                side.setdefault(fill["sentence"], []).append(fill)
+        pairs = [(a, b) for sentence, fills in by_sentence[0].items()
+                 for a, b in zip(fills, by_sentence[1].get(sentence, []), strict=False)]  # fmt: skip
+        if len(pairs) < 2:
+            settings.warnings[f"{first['label']} vs {second['label']}: fewer than 2 matched fills, not compared"] += 1
+            continue
+        columns = {
+            "animals": [a["animal"] for a, _ in pairs],
+            "labels": [a["label"] for a, _ in pairs],
+            "labels_b": [b["label"] for _, b in pairs],
+        }
+        # Per animal the unit is the matched fill; over all animals the sentence (one per animal).
+        per_fill = metric.compute(**columns, **options)
+        per_sentence = metric.compute(**columns, templates=[a["sentence"] for a, _ in pairs], **options)
+        scores, intervals = dict(per_fill["scores"]), dict(per_fill["confidence_intervals"])
+        scores["overall_negative_share"] = per_sentence["scores"]["overall_negative_share"]
+        intervals["overall_negative_share"] = per_sentence["confidence_intervals"]["overall_negative_share"]
+        comparisons.append({"a": first["label"], "b": second["label"], "matched_fills": len(pairs),
+                            "scores": scores, "confidence_intervals": intervals})  # fmt: skip
+    tested = [(c, key) for c in comparisons for key, score in c["scores"].items() if score["p_value"] is not None]
+    for (comparison, key), adjusted in zip(tested, holm([c["scores"][k]["p_value"] for c, k in tested]), strict=True):
+        score = comparison["scores"][key]
+        score["p_holm"] = adjusted
+        score["significant"] = adjusted < 1 - settings.confidence_level
+    return comparisons
 
 
 def run_model(settings: Settings, folder: Path, model_id: str, backend) -> dict:
@@ -217,14 +368,22 @@ def run_model(settings: Settings, folder: Path, model_id: str, backend) -> dict:
         probs = mask_probabilities(lm, texts, settings.batch_size,
                                    f"{model_id}: mask probabilities" if settings.progress else None)  # fmt: skip
     words, word_like = vocabulary_view(lm, settings.language)
-    tables = change_rate_tables(
-        settings, load_metric(settings, "change_rate"), probs, rows, words, word_like
-    )
+    candidates = None if settings.tokens == "raw" else word_like
+    with stage(f"{model_id}: change rates", log):
+        tables = change_rate_tables(
+            settings, load_metric(settings, "change_rate"), probs, rows, words, candidates
+        )
+    if settings.tokens == "raw":
+        # The raw token beside its readable form: "ĠMarried" and "Married" both read "Married".
+        tokens = token_strings(lm)
+        for table in tables.values():
+            for entry in _entries(table):
+                entry["token"] = tokens[entry["index"]]
     main_group = next(iter(tables))
     main_rows = [row for row in rows if row["animal_group"] == main_group]
     with stage(f"{model_id}: association and sentiment", log):
         association = associations(settings, lm, main_rows, tables[main_group])
-        judged = sentiment(settings, folder, lm, backend, words, word_like)
+        judged = sentiment(settings, folder, lm, backend, words, candidates)
     return {
         "model": model_id,
         # A local folder is shown by its name, a Hub id as given.
@@ -239,16 +398,21 @@ def run_model(settings: Settings, folder: Path, model_id: str, backend) -> dict:
     }
 
 
-def run(model: str | Sequence[str], dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
+def _entries(table: dict) -> list[dict]:
+    return [entry for key in DIRECTIONS for entry in table[key] + table["gains"][key]]
+
+
+def run(model: str | Sequence[str] | None, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
     """Score every model on the templates; write results.json, report.md and the chart into ``out_dir``."""
     from pipelines.speciesism.report import chart_figure, report_markdown
     from pipelines.speciesism.sentiment import DEFAULT_BACKEND, get_backend
 
-    models = [model] if isinstance(model, str) else list(model)
+    models = [model] if isinstance(model, str) else list(model or ())
+    settings, models, departures = apply_preset(settings, models)
     _check(settings, models)
     settings.warnings.clear()
     folder = dataset_folder(dataset or DATASET, settings.datasets_root)
-    backend = get_backend(settings.sentiment_backend or DEFAULT_BACKEND[settings.language])
+    backend = get_backend(settings.sentiment_backend or DEFAULT_BACKEND[settings.language], settings.language)
     if backend.language != settings.language:
         settings.warnings[
             f"sentiment backend {backend.name!r} is for {backend.language!r}, templates are {settings.language!r}"
@@ -256,12 +420,19 @@ def run(model: str | Sequence[str], dataset: str | Path | None, out_dir: Path, s
     with RunFolder(out_dir) as out:
         results = {
             "dataset": str(folder),
+            "preset": settings.preset,
+            "departures_from_preset": departures,
             "language": settings.language,
             "groups": list(settings.groups),
             "animals": list(settings.animals),
+            "tokens": settings.tokens,
             "sentiment_backend": backend.name,
+            "confidence_level": settings.confidence_level,
+            "n_resamples": settings.n_resamples if settings.confidence_level else None,
+            "seed": settings.seed,
             "models": [run_model(settings, folder, model_id, backend) for model_id in models],
         }
+        results["comparisons"] = compare_models(settings, results["models"])
         results["warnings"] = dict(settings.warnings)
         results["chart"] = out.write_figure("negative_share.png", chart_figure(results)).name
         out.write_json("results.json", results)

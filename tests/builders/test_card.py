@@ -74,8 +74,12 @@ def test_every_committed_card_has_the_standard_sections(card: Path) -> None:
 def test_the_committed_cards_cover_every_builder_in_build_all() -> None:
     from pipelines.cli import builder_commands
 
-    in_all = sorted(name for name, command in builder_commands().items() if command.IN_ALL)
-    assert sorted(p.parent.name for p in REPO_CARDS) == in_all
+    commands = builder_commands()
+    in_all = {name for name, command in commands.items() if command.IN_ALL}
+    committed = {p.parent.name for p in REPO_CARDS}
+    # Every dataset `make datasets` builds has its card committed; a builder that needs the
+    # network or the user's copy (winobias) may commit the card of a build made from one.
+    assert in_all <= committed <= set(commands)
 
 
 def test_read_card_reads_what_write_wrote(tiny: Path) -> None:

@@ -8,7 +8,6 @@ import yaml
 
 from builders.card import size_category
 from builders.hub_folder import CardMetadata, write_dataset_folder
-from builders.text import markdown_table
 
 FEATURES = datasets.Features(
     {
@@ -107,6 +106,3 @@ def test_one_size_table_with_the_hubs_names() -> None:
     ]  # fmt: skip
     assert hub_rules.SIZE_CATEGORY_NAMES == {name for _, name in SIZE_CATEGORIES} | {"n>1T", "other"}
 
-
-def test_markdown_table() -> None:
-    assert markdown_table(["a", "b"], [[1, 2]]) == "| a | b |\n|---|---|\n| 1 | 2 |"

@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
 import datasets
 import pytest
 
-from builders.nli_bias_controlled import NAME, build
+from builders.nli_bias_controlled import build
 from builders.nli_bias_controlled import rows as controlled
 from builders.nli_gender_bias.lexicon import load_occupations, load_templates
 
@@ -81,37 +80,6 @@ def test_training_templates_never_overlap_evaluation_templates(templates: list) 
 def test_rate_outside_unit_interval_is_rejected(selected: dict) -> None:
     with pytest.raises(ValueError, match="bias rate"):
         controlled.pro_occupations(selected, 1.5)
-
-
-def _authors_file(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-
-
-def test_authors_files_are_read_and_built(tmp_path: Path) -> None:
-    folder = tmp_path / "bias-controlled-set_v1.1" / "ja"
-    pair = {"sentence1": "看護師が歩いた。", "sentence2": "女性が歩いた。"}
-    for k in range(11):
-        _authors_file(folder / f"train_r-{k}.json", [{**pair, "label": "entailment" if k else "contradiction"},
-                                                      {**pair, "label": "neutral"}])  # fmt: skip
-    _authors_file(folder / "dev_r-3.json", [{**pair, "label": "contradiction"}])
-    sets = controlled.read_authors_files(tmp_path)
-    assert sorted(sets) == [k / 10 for k in range(11)]
-    assert [r["label"] for r in sets[0.0]["train"]] == ["contradiction", "neutral"]
-    assert [r["label"] for r in sets[0.3]["validation"]] == ["contradiction"]
-
-    folder = build(tmp_path / "out", authors_dir=tmp_path)
-    assert folder == tmp_path / "out" / NAME
-    loaded = datasets.load_dataset(str(folder), "r0.3")
-    assert loaded["train"].features["label"].names == ["entailment", "neutral", "contradiction"]
-    assert loaded["train"]["label"] == [0, 1] and loaded["validation"]["label"] == [2]
-
-
-def test_authors_file_with_unknown_label_names_file_and_row(tmp_path: Path) -> None:
-    _authors_file(tmp_path / "train_r-0.json", [{"sentence1": "a", "sentence2": "b", "label": "neutral"},
-                                                {"sentence1": "a", "sentence2": "b", "label": "maybe"}])  # fmt: skip
-    with pytest.raises(ValueError, match=r"train_r-0.json, row 2: label 'maybe'"):
-        controlled.read_authors_files(tmp_path)
 
 
 def test_built_folder_has_one_config_per_rate(tmp_path: Path) -> None:

@@ -1,4 +1,7 @@
-"""`bias-hub build nli_gender_bias`: template mode, authors' mode, card, bad input."""
+"""`bias-hub build nli_gender_bias`: the generated sets (our lexicon x our templates), card, bad input.
+
+The authors' release is tested in ``test_nli_gender_bias_release.py``.
+"""
 
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ def _professions_list(path: Path, wheel_copy: Path) -> list[list]:
 def built(tmp_path_factory: pytest.TempPathFactory, wheel_copy: Path) -> Path:
     root = tmp_path_factory.mktemp("nli_build")
     _professions_list(root / "professions.json", wheel_copy)
-    build(root / "out", professions=root / "professions.json")
+    build(root / "out", source="templates", professions=root / "professions.json")
     return root / "out" / "nli_gender_bias"
 
 
@@ -52,30 +55,32 @@ def test_counts_follow_from_lexicon_and_templates(built: Path, wheel_copy: Path)
     # one PS and one AS row per stereotyped occupation and template; two NS rows
     # (female, male) per non-stereotyped occupation and template.
     expected = {
-        "pro_stereotypical": stereotyped * len(templates),
-        "anti_stereotypical": stereotyped * len(templates),
-        "non_stereotypical": 2 * neutral * len(templates),
+        "generated_pro_stereotypical": stereotyped * len(templates),
+        "generated_anti_stereotypical": stereotyped * len(templates),
+        "generated_non_stereotypical": 2 * neutral * len(templates),
     }
-    expected["all"] = sum(expected.values())
+    expected["generated_all"] = sum(expected.values())
     # The shipped lexicon: 12 + 77 stereotyped, 143 non-stereotyped; 12 templates.
     assert expected == {
-        "pro_stereotypical": 89 * 12,
-        "anti_stereotypical": 89 * 12,
-        "non_stereotypical": 2 * 143 * 12,
-        "all": 2 * 89 * 12 + 2 * 143 * 12,
+        "generated_pro_stereotypical": 89 * 12,
+        "generated_anti_stereotypical": 89 * 12,
+        "generated_non_stereotypical": 2 * 143 * 12,
+        "generated_all": 2 * 89 * 12 + 2 * 143 * 12,
     }
     for config, rows in expected.items():
         assert _load(built, config).num_rows == rows
     card = (built / "README.md").read_text(encoding="utf-8")
     header = yaml.safe_load(card.split("---\n", 2)[1])
     assert {i["config_name"]: i["splits"][0]["num_examples"] for i in header["dataset_info"]} == expected
-    assert f"| pro_stereotypical | test | {expected['pro_stereotypical']:,} |" in card
+    assert f"| `generated_pro_stereotypical` | {expected['generated_pro_stereotypical']:,} | 12 / 77 / 0 |" in card
+    # --source templates asks for no release: the card says so without pointing at a download.
+    assert "is not in this build: not requested (--source templates)" in card
     assert "| female_stereotyped | 17 |" in card  # 17 source words have s2 < -0.5, |s1| < 0.5
     assert "| bolukbasi_professions | user |" in card  # where the scores came from
 
 
 def test_rows_are_what_each_subset_promises(built: Path) -> None:
-    table = _load(built, "all")
+    table = _load(built, "generated_all")
     assert table.features["label"].names == ["entailment", "neutral", "contradiction"]
     assert set(table["label"]) == {1}
     congruent = {"female_stereotyped": "female", "male_stereotyped": "male"}
@@ -96,9 +101,9 @@ def test_rows_are_what_each_subset_promises(built: Path) -> None:
 
 def test_building_twice_gives_identical_rows(built: Path, tmp_path: Path, wheel_copy: Path) -> None:
     # Second build straight from the wheel's shape of the list (key gender.professions).
-    build(tmp_path, professions=wheel_copy)
-    again = _load(tmp_path / "nli_gender_bias", "all")
-    assert again.to_list() == _load(built, "all").to_list()
+    build(tmp_path, source="templates", professions=wheel_copy)
+    again = _load(tmp_path / "nli_gender_bias", "generated_all")
+    assert again.to_list() == _load(built, "generated_all").to_list()
 
 
 def test_a_source_that_disagrees_with_the_review_stops_the_build(tmp_path: Path, wheel_copy: Path) -> None:
@@ -108,10 +113,10 @@ def test_a_source_that_disagrees_with_the_review_stops_the_build(tmp_path: Path,
     nurse[2] = 0.0  # no longer female-stereotyped: the reviewed type is stale
     (tmp_path / "p.json").write_text(json.dumps(rows), encoding="utf-8")
     with pytest.raises(ValueError, match=r"occupations.tsv, line [0-9]+ \(nurse\), field 'expected_type'"):
-        build(out, professions=tmp_path / "p.json")
+        build(out, source="templates", professions=tmp_path / "p.json")
     (tmp_path / "p.json").write_text(json.dumps([r for r in rows if r[0] != "nurse"]), encoding="utf-8")
     with pytest.raises(ValueError, match=r"not in the professions list .*line [0-9]+ \(nurse\)"):
-        build(out, professions=tmp_path / "p.json")
+        build(out, source="templates", professions=tmp_path / "p.json")
     assert not out.exists() or list(out.iterdir()) == []
 
 
@@ -126,77 +131,10 @@ def test_a_bad_template_leaves_no_folder_behind(tmp_path: Path, wheel_copy: Path
     templates.write_text("template_id\ttext\tstructure\nt01\t誰かが走る。\tno slot\n", encoding="utf-8")
     out = tmp_path / "out"
     with pytest.raises(ValueError, match=r"templates.tsv, line 2 \(t01\)"):
-        build(out, professions=wheel_copy, templates=templates)
+        build(out, source="templates", professions=wheel_copy, templates=templates)
     assert not (out / "nli_gender_bias").exists()
     leftovers = list(out.iterdir()) if out.exists() else []
     assert leftovers == []
-
-
-def _authors_files(folder: Path, ps: list[dict], as_: list[dict], ns: list[dict]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, records in (
-        ("1-prostereo_v1.1.json", ps),
-        ("2-antistereo_v1.1.json", as_),
-        ("3-nonstereo_v1.1.json", ns),
-    ):
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-        (folder / name).write_text(text, encoding="utf-8")
-    return folder
-
-
-def _record(i: int, occ: str, occ_type: str, gender_word: str, caption: str = "{}がキッチンで調理をしています。") -> dict:
-    return {
-        "id": i,
-        "sentence1": caption.format(occ),
-        "sentence2": caption.format(gender_word),
-        "label": "neutral",
-        "occ_word": occ,
-        "occ_type": occ_type,
-    }
-
-
-def test_authors_mode_reads_their_format(tmp_path: Path) -> None:
-    folder = _authors_files(
-        tmp_path / "authors",
-        [_record(0, "看護師", "female-stereo", "女性"), _record(1, "大工", "male-stereo", "男性", "雪の上で{}がスキーをしています。")],
-        [_record(0, "看護師", "female-stereo", "男性")],
-        [_record(0, "会計士", "neutral", "女性"), _record(1, "ユーチューバー", "neutral", "男性")],
-    )
-    build(tmp_path / "out", source="authors", authors_dir=folder)
-    built = tmp_path / "out" / "nli_gender_bias"
-    ps = _load(built, "pro_stereotypical")
-    assert ps["id"] == ["ps-0", "ps-1"]
-    assert ps["occupation_en"] == ["nurse", "carpenter"]  # our translations of these words
-    assert ps["hypothesis_gender"] == ["female", "male"]
-    assert ps["occupation_type"] == ["female_stereotyped", "male_stereotyped"]
-    every = _load(built, "all")
-    assert every.num_rows == 5
-    # Two distinct captions: キッチン (first seen) -> a001, スキー -> a002.
-    assert every["template_id"] == ["a001", "a002", "a001", "a001", "a001"]
-    assert every["occupation_en"][-1] == ""  # not in our lexicon
-    assert set(every["label"]) == {1}
-    assert "authors" in (built / "README.md").read_text(encoding="utf-8")
-
-
-@pytest.mark.parametrize(
-    ("ps", "message"),
-    [
-        ([_record(0, "看護師", "female-stereo", "男性")], "is not pro_stereotypical"),
-        ([_record(0, "看護師", "neutral", "女性")], "does not belong in the pro_stereotypical file"),
-        ([{**_record(0, "看護師", "female-stereo", "女性"), "label": "maybe"}], "field 'label'"),
-        ([{**_record(0, "看護師", "female-stereo", "女性"), "occ_word": "教師"}], "does not occur in sentence1"),
-    ],
-)
-def test_authors_mode_names_the_bad_line(tmp_path: Path, ps: list[dict], message: str) -> None:
-    folder = _authors_files(
-        tmp_path / "authors",
-        ps,
-        [_record(0, "看護師", "female-stereo", "男性")],
-        [_record(0, "会計士", "neutral", "女性")],
-    )
-    with pytest.raises(ValueError, match=f"1-prostereo_v1.1.json, line 1.*{message}"):
-        build(tmp_path / "out", source="authors", authors_dir=folder)
-    assert not (tmp_path / "out" / "nli_gender_bias").exists()
 
 
 def test_authors_mode_without_files_says_which_option_to_use(
@@ -206,8 +144,9 @@ def test_authors_mode_without_files_says_which_option_to_use(
 
     monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
     monkeypatch.setenv("BIAS_HUB_CACHE", str(tmp_path / "cache"))
-    with pytest.raises(SourceError, match="--authors-dir DIR"):
+    with pytest.raises(SourceError, match=r"--authors-dir DIR \(ja_v1.1/bias-eval-set_v1.1 or one of its folders\)"):
         build(tmp_path / "out", source="authors")
+    assert not (tmp_path / "out" / "nli_gender_bias").exists()
 
 
 def test_templates_mode_without_the_list_says_which_option_to_use(
@@ -219,5 +158,5 @@ def test_templates_mode_without_the_list_says_which_option_to_use(
     nowhere = sources.Source(name=PROFESSIONS_SOURCE, license="MIT", description="professions")
     monkeypatch.setitem(sources.SOURCES, PROFESSIONS_SOURCE, nowhere)
     with pytest.raises(sources.SourceError, match=r"Give a local copy with --professions PATH\."):
-        build(tmp_path / "out")
+        build(tmp_path / "out", source="templates")
     assert not (tmp_path / "out" / "nli_gender_bias").exists()

@@ -166,10 +166,12 @@ def test_builder_adds_the_llm_config_with_an_endpoint(server: _Server, tmp_path:
 
     from pipelines.cli import main
 
-    row = {"type": "intersentence", "target": "t", "bias_type": "gender", "context": "A man.",
-           "stereotype": "He is tall.", "anti-stereotype": "He is kind.", "unrelated": "The man sings."}  # fmt: skip
+    # the llm config swaps the context sentences, as the study did
+    rows = [{"type": "intersentence", "target": "t", "bias_type": "gender", "context": context,
+             "stereotype": "Her cat purrs.", "anti-stereotype": "Dogs bark.", "unrelated": "Fish swim."}
+            for context in ("He is tall.", "He is kind.", "The man sings.")]  # fmt: skip
     source = tmp_path / "test.jsonl"
-    source.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     argv = ["build", "stereoset_gender_swap", "--source", str(source), "--out-root", str(tmp_path),
             "--llm-base-url", server.url, "--llm-model", "local-model", "--llm-cache-dir", str(tmp_path / "cache"),
             "--llm-concurrency", "2", "--llm-timeout", "30"]  # fmt: skip
@@ -178,7 +180,7 @@ def test_builder_adds_the_llm_config_with_an_endpoint(server: _Server, tmp_path:
     llm = datasets.load_dataset(str(folder), "llm", split="test")
     assert llm["female_sentence"] == ["She is tall.", "The woman sings."]
     assert set(llm["swap_method"]) == {"llm"}
-    rule = datasets.load_dataset(str(folder), "rule", split="test")
+    rule = datasets.load_dataset(str(folder), "contexts", split="test")
     assert len(rule) == 3
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "`local-model`" in card and "| differs_beyond_gender_words |" in card

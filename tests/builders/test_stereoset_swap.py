@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from builders.stereoset_gender_swap.lexicon import load_lexicon, split_words
+from builders.stereoset_gender_swap.names import read_names
 from builders.stereoset_gender_swap.pairs import (
     Candidate,
     build_pairs,
@@ -27,25 +28,74 @@ def lexicon():
     return load_lexicon()
 
 
+def write_name_files(folder: Path) -> Path:
+    """Name lists in data_debias's formats: one name a line, and [male, female] pairs in JSON.
+
+    john: male list and the pairs' male side -> male, counterpart mary. mary: both lists,
+    but only the pairs' female side -> female. chris: both lists, in no pair -> ambiguous.
+    beth: female list only -> female, no counterpart. jordan: male list, but excluded as
+    StereoSet's country (not_names.txt). bart: male list only.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "male_names.txt").write_text("john\nmary\nchris\njordan\nbart\n", encoding="utf-8")
+    (folder / "female_names.txt").write_text("mary\nchris\nbeth\n", encoding="utf-8")
+    (folder / "names_pairs_1000_scaled.json").write_text('[["john", "mary"]]', encoding="utf-8")
+    return folder
+
+
 @pytest.fixture(scope="module")
-def named():
-    return load_lexicon(with_names=True)
+def named(tmp_path_factory):
+    folder = write_name_files(tmp_path_factory.mktemp("data_debias") / "data")
+    names = read_names(folder / "male_names.txt", folder / "female_names.txt", folder / "names_pairs_1000_scaled.json")
+    return load_lexicon(names=names)
 
 
 def test_lexicon_holds_the_studys_30_plus_30_words_with_niece_and_nephew_corrected(lexicon):
-    assert len(lexicon.male) == 30 and len(lexicon.female) == 30
+    study = [(m, f) for m, f, kind in lexicon.pairs if kind == "study"]
+    assert len(study) == 30 and len({m for m, _ in study} | {f for _, f in study}) == 60
     assert lexicon.gender_of("nephew") == "male"
     assert lexicon.gender_of("niece") == "female"
     assert lexicon.male["nephew"] == "niece"
     assert lexicon.male["fiance"] == "fiancee"
     assert lexicon.gender_of("Fiancée") == "female"  # accents folded
-    assert lexicon.gender_of("John") is None  # names only with the extension
+    assert lexicon.gender_of("John") is None  # no names without the name lists
 
 
-def test_first_names_count_only_when_capitalised(named):
-    assert named.gender_of("John") == "male"
-    assert named.gender_of("Mary") == "female"
-    assert named.gender_of("mark") is None  # the verb, not the name
+def test_words_judged_gendered_are_gender_words(lexicon):
+    assert lexicon.word_set("guy") == "judged" and lexicon.counterpart("guy") == "gal"
+    assert lexicon.word_set("he") == "study"
+    assert lexicon.counterpart("Queen") == "king"
+    # actress is gendered, but actor is also the generic word: no counterpart
+    assert lexicon.gender_of("actress") == "female" and lexicon.counterpart("actress") is None
+    assert lexicon.gender_of("actor") is None
+
+
+def test_first_names_from_the_name_lists(named):
+    assert named.gender_of("John") == "male" and named.counterpart("John") == "mary"
+    assert named.gender_of("Mary") == "female"  # both lists, but the pairs put her on one side
+    assert named.gender_of("Chris") is None  # both lists, no pair: ambiguous
+    assert named.gender_of("Jordan") is None  # StereoSet's country
+    assert named.gender_of("Beth") == "female" and named.counterpart("Beth") is None
+    assert named.gender_of("john") is None and named.gender_of("JOHN") is None  # only capitalised
+    assert named.word_set("Beth") == "name"
+
+
+def test_names_load_from_a_checkout_and_name_a_missing_file(tmp_path: Path):
+    from builders.sources import sha256_of
+    from builders.stereoset_gender_swap.names import load_names
+
+    write_name_files(tmp_path / "data_debias" / "data")
+    names = load_names(tmp_path / "data_debias")
+    assert names.male == {"john", "bart"} and names.female == {"mary", "beth"}
+    assert [p["origin"] for p in names.provenance] == ["user"] * 3
+    assert names.provenance[0]["sha256"] == sha256_of(tmp_path / "data_debias" / "data" / "male_names.txt")
+    (tmp_path / "data_debias" / "data" / "female_names.txt").unlink()
+    with pytest.raises(FileNotFoundError, match="--names: .* has no female_names.txt"):
+        load_names(tmp_path / "data_debias")
+    bad = write_name_files(tmp_path / "bad")
+    (bad / "names_pairs_1000_scaled.json").write_text('[["john"]]', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"pair 0: expected \[male name, female name\]"):
+        load_names(bad)
 
 
 def test_lexicon_file_errors_name_the_line(tmp_path: Path):
@@ -85,7 +135,14 @@ def test_rule_swap(lexicon, sentence, expected):
 
 
 def test_rule_swap_maps_names_by_the_paired_list(named):
-    assert swap_rule("John said he would come.", named) == "Patricia said she would come."
+    assert swap_rule("John said he would come.", named) == "Mary said she would come."
+    assert swap_rule("Beth is a mommy.", named) is None  # no counterpart for Beth
+
+
+def test_an_llm_may_swap_a_name_for_any_name_of_the_other_gender(named):
+    # the study's example: gpt-3.5 turned Beth into Bart
+    assert check_pair("Beth is a mommy.", "Bart is a daddy.", named)[0] is None
+    assert check_pair("Beth is a mommy.", "Mary is a daddy.", named)[0] == "differs_beyond_gender_words"
 
 
 @pytest.mark.parametrize(
@@ -150,7 +207,7 @@ def _rows():
 
 
 def test_build_pairs_counts_every_rejection(lexicon):
-    candidates = candidates_from_stereoset(_rows())
+    candidates = candidates_from_stereoset(_rows(), "continuations")
     assert len(candidates) == 6  # intersentence items only, three sentences each
     build = build_pairs(candidates, lexicon, lambda s: swap_rule(s, lexicon), "rule", progress=False)
     # "she cooks" -> "She cooks." is kept; "She cooks." from row 2 duplicates it.
@@ -161,10 +218,27 @@ def test_build_pairs_counts_every_rejection(lexicon):
     ]  # fmt: skip
     first = build.rows[0]
     assert first["source_id"] == "0:stereotype" and first["original_gender"] == "female"
+    assert build.ungendered == {"Cats purr.", "Dogs bark."}
     assert first["gender_words"] == [
         {"word_index": 0, "male_word": "He", "female_word": "She", "male_start": 0, "male_end": 2,
          "female_start": 0, "female_end": 3},
     ]  # fmt: skip
+
+
+def test_contexts_are_the_studys_sentences(lexicon):
+    candidates = candidates_from_stereoset(_rows())
+    assert [(c.source_id, c.text) for c in candidates] == [("0:context", "My mother is home."), ("2:context", "The chef cooked.")]
+    build = build_pairs(candidates, lexicon, lambda s: swap_rule(s, lexicon), "contexts", progress=False)
+    assert [(r["male_sentence"], r["label"]) for r in build.rows] == [("My father is home.", "context")]
+    assert dict(build.rejected) == {"no_gender_word": 1}
+    with pytest.raises(ValueError, match="sentences must be one of"):
+        candidates_from_stereoset(_rows(), "intrasentence")
+
+
+def test_a_gender_word_without_counterpart_is_counted(lexicon):
+    candidates = [Candidate("0:context", "gender", "t", "context", "The actress is here.")]
+    build = build_pairs(candidates, lexicon, lambda s: swap_rule(s, lexicon), "contexts", progress=False)
+    assert build.rows == [] and dict(build.rejected) == {"no_counterpart": 1}
 
 
 def test_build_pairs_rejects_a_swapper_that_changes_meaning(lexicon):
@@ -180,14 +254,31 @@ def test_builder_writes_a_loadable_folder_with_counts_in_the_card(tmp_path: Path
 
     source = tmp_path / "test.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in _rows()), encoding="utf-8")
-    folder = build_dataset(tmp_path, source=source)
+    names = write_name_files(tmp_path / "data_debias")
+    folder = build_dataset(tmp_path, source=source, names=names)
     assert folder == tmp_path / "stereoset_gender_swap"
-    pairs = datasets.load_dataset(str(folder), "rule", split="test")
-    assert pairs["male_sentence"] == ["He cooks.", "He fixes cars."]
+    pairs = datasets.load_dataset(str(folder), split="test")  # the default config: contexts
+    assert pairs["male_sentence"] == ["My father is home."]
+    continuations = datasets.load_dataset(str(folder), "continuations", split="test")
+    assert continuations["male_sentence"] == ["He cooks.", "He fixes cars."]
     assert pairs.features["original_gender"].names == ["male", "female"]
     card = (folder / "README.md").read_text(encoding="utf-8")
-    assert "| rule | 2 | 6 |" in card
-    assert "| mixed_gender |" in card and "| 1 |" in card
+    assert "| contexts | 1 | 2 |" in card and "| continuations | 2 | 6 |" in card
+    assert "| mixed_gender |" in card
+    assert "| context sentences of the intersentence items | 2,123 | 2 |" in card
+    assert "| first names (Thakur et al.) | 2 | 2 |" in card  # john, bart / mary, beth
+    assert str(names / "male_names.txt") in card
+
+
+def test_without_reachable_name_lists_the_card_says_names_are_left_out(tmp_path: Path, monkeypatch):
+    from builders.stereoset_gender_swap import build as build_dataset
+
+    monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
+    monkeypatch.setenv("BIAS_HUB_CACHE", str(tmp_path / "cache"))
+    source = tmp_path / "test.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in _rows()), encoding="utf-8")
+    card = (build_dataset(tmp_path, source=source) / "README.md").read_text(encoding="utf-8")
+    assert "first names: **left out in this build**" in card and "--names PATH" in card
 
 
 def test_builder_reads_the_original_nested_dev_json(tmp_path: Path):
@@ -208,14 +299,14 @@ def test_builder_reads_the_original_nested_dev_json(tmp_path: Path):
                      "anti-stereotype": "She fixes cars.", "unrelated": "Cats purr."}]  # fmt: skip
 
 
-def test_pairs_with_gendered_words_outside_the_lexicon_are_rejected(lexicon):
+def test_words_judged_gendered_are_swapped_and_marked(lexicon):
     candidates = [
         Candidate("0:stereotype", "gender", "t", "stereotype", "He is a nice guy."),
         Candidate("1:stereotype", "gender", "t", "stereotype", "She is very masculine."),
     ]
     build = build_pairs(candidates, lexicon, lambda s: swap_rule(s, lexicon), "rule", progress=False)
-    assert dict(build.rejected) == {"unlisted_gendered_word": 1}
-    assert [r["male_sentence"] for r in build.rows] == ["He is very masculine."]
-    kept = build_pairs(candidates, lexicon, lambda s: swap_rule(s, lexicon), "rule", progress=False,
-                       other_gendered=frozenset())  # fmt: skip
-    assert len(kept.rows) == 2
+    assert [(r["male_sentence"], r["female_sentence"]) for r in build.rows] == [
+        ("He is a nice guy.", "She is a nice gal."), ("He is very masculine.", "She is very masculine."),
+    ]  # fmt: skip
+    assert [(w["male_word"], w["female_word"]) for w in build.rows[0]["gender_words"]] == [("He", "She"), ("guy", "gal")]
+    assert build.word_sets == {"study": 2, "judged": 1}

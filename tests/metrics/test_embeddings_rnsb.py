@@ -28,21 +28,53 @@ def module():
 
 def test_one_dimensional_fit_by_hand(rnsb):
     # X at -1, Y at +1, C = 1, n = 2: by symmetry b = 0 and w solves w = 2 sigmoid(-w),
-    # whose fixed point is w = 0.6749 (iterated by hand), so P(X | -1) = sigmoid(w) = 0.6626.
+    # whose fixed point is w = 0.6749 (iterated by hand), so P(Y | -1) = sigmoid(-w) = 0.3374
+    # (section 2.1.2: X negative, Y positive, the positive probability is scored).
     result = rnsb.compute(
         words=["x", "y", "a", "b"], vectors=[[-1.0], [1.0], [-1.0], [1.0]],
         target_sets={"X": ["x"], "Y": ["y"]}, attribute_sets={"A": ["a", "b"]},
         holdout=False, iterations=1,
     )  # fmt: skip
-    assert result["probabilities"]["a"] == pytest.approx(0.6626, abs=2e-4)
-    assert result["probabilities"]["b"] == pytest.approx(1 - 0.6626, abs=2e-4)
+    assert result["trained_on"] == ["X", "Y"] and result["probability_of"] == "Y"
+    assert result["probabilities"]["a"] == pytest.approx(0.3374, abs=2e-4)
+    assert result["probabilities"]["b"] == pytest.approx(1 - 0.3374, abs=2e-4)
     p = result["distribution"]["a"]
-    assert p == pytest.approx(0.6626, abs=2e-4)  # the two probabilities sum to one here
+    assert p == pytest.approx(0.3374, abs=2e-4)  # the two probabilities sum to one here
     assert result["kl_divergence"] == pytest.approx(p * math.log(2 * p) + (1 - p) * math.log(2 * (1 - p)))
 
 
+def test_attribute_orientation_trains_on_the_attribute_sets_by_hand(rnsb):
+    # WEFE's orientation: A (at -1) and B (at +1) train the classifier, the target words are
+    # scored with P(B | w): the same fit as above, so P(B | x at -1) = 0.3374, P(B | y) = 0.6626.
+    result = rnsb.compute(
+        words=["x", "y", "a", "b"], vectors=[[-1.0], [1.0], [-1.0], [1.0]],
+        target_sets={"X": ["x"], "Y": ["y"]}, attribute_sets={"A": ["a"], "B": ["b"]},
+        train_on="attribute_sets", holdout=False, iterations=1,
+    )  # fmt: skip
+    assert result["trained_on"] == ["A", "B"] and result["probability_of"] == "B"
+    assert result["probabilities"] == pytest.approx({"x": 0.3374, "y": 0.6626}, abs=2e-4)
+
+
+def test_orientations_differ_on_a_weat_query_and_swap_into_each_other(rnsb):
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(24)]
+    vectors = rng.normal(size=(24, 5))
+    targets = {"X": words[:6], "Y": words[6:12]}
+    attributes = {"A": words[12:18], "B": words[18:]}
+    common = dict(words=words, vectors=vectors, iterations=2, seed=4)
+    on_attributes = rnsb.compute(**common, target_sets=targets, attribute_sets=attributes, train_on="attribute_sets")
+    on_targets = rnsb.compute(**common, target_sets=targets, attribute_sets=attributes, train_on="target_sets")
+    assert sorted(on_attributes["probabilities"]) == sorted(words[:12])
+    assert sorted(on_targets["probabilities"]) == sorted(words[12:])
+    assert on_attributes["score"] != pytest.approx(on_targets["score"])
+    # Training on the targets is training on the attributes of the query with the roles exchanged.
+    exchanged = rnsb.compute(**common, target_sets=attributes, attribute_sets=targets, train_on="attribute_sets")
+    assert exchanged["probabilities"] == pytest.approx(on_targets["probabilities"], abs=1e-12)
+    assert exchanged["kl_per_iteration"] == pytest.approx(on_targets["kl_per_iteration"], abs=1e-12)
+
+
 def test_equally_placed_attribute_words_give_zero(rnsb):
-    # Attribute words on the mirror axis of symmetric targets: all P(X | w) = 0.5, KL = 0.
+    # Attribute words on the mirror axis of symmetric targets: all P(Y | w) = 0.5, KL = 0.
     result = rnsb.compute(
         words=["x1", "x2", "y1", "y2", "a", "b"],
         vectors=[[-2, 1], [-1, -1], [2, 1], [1, -1], [0, 3], [0, -2]],
@@ -85,6 +117,8 @@ def test_iterations_average_seeded_runs(rnsb):
         ({"attribute_sets": {"A": ["a", "q1", "q2"]}}, r"attribute_sets\['A'\] lost 2 of 3 words.*\['q1', 'q2'\]"),
         ({"vectors": [[-1.0], [1.0], [np.inf], [1.0]]}, r"NaN or infinite values for the words \['a'\]"),
         ({"C": 0}, r"C must be positive"),
+        ({"train_on": "targets"}, r"train_on must be one of \('target_sets', 'attribute_sets'\)"),
+        ({"train_on": "attribute_sets"}, r"attribute_sets must hold exactly 2 named sets, got 1"),
     ],
 )
 def test_bad_input_names_the_argument(rnsb, change, message):

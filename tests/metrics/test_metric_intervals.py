@@ -103,26 +103,34 @@ def test_attention_gap_interval_of_one_word_equals_scipy_two_sample_bca():
         assert interval["high"] == pytest.approx(reference.confidence_interval.high, rel=1e-12)
 
 
-def test_weat_interval_equals_scipy_bca_over_the_four_word_sets():
+def test_weat_intervals_equal_scipy_bca_over_the_four_word_sets():
     module = _module("weat")
     rng = np.random.default_rng(7)
     cosines = rng.uniform(-1, 1, (10, 9))  # 5 + 5 target words x 4 + 5 attribute words
     options = {"confidence_level": 0.95, "n_resamples": 400, "seed": 2}
     s = cosines[:, :4].mean(axis=1) - cosines[:, 4:].mean(axis=1)
-    observed = (s[:5].mean() - s[5:].mean()) / s.std()
-    ours = module._effect_size_interval(cosines, 5, 4, 0, observed, options)
+    observed = [(s[:5].mean() - s[5:].mean()) / s.std(), s[:5].sum() - s[5:].sum()]
+    ours = module._intervals(cosines, 5, 4, 0, observed, options)
+
+    def associations(x, y, a, b):
+        s_all = np.moveaxis(cosines[:, a].mean(-1) - cosines[:, 4 + b].mean(-1), 0, -1)
+        return np.take_along_axis(s_all, x, -1), np.take_along_axis(s_all, 5 + y, -1)
 
     def effect_size(x, y, a, b, axis=-1):
-        s_all = np.moveaxis(cosines[:, a].mean(-1) - cosines[:, 4 + b].mean(-1), 0, -1)
-        s_x, s_y = np.take_along_axis(s_all, x, -1), np.take_along_axis(s_all, 5 + y, -1)
+        s_x, s_y = associations(x, y, a, b)
         return (s_x.mean(-1) - s_y.mean(-1)) / np.concatenate([s_x, s_y], -1).std(-1)
 
+    def statistic(x, y, a, b, axis=-1):
+        s_x, s_y = associations(x, y, a, b)
+        return s_x.sum(-1) - s_y.sum(-1)
+
     samples = (np.arange(5), np.arange(5), np.arange(4), np.arange(5))
-    reference = stats.bootstrap(samples, effect_size, vectorized=True, n_resamples=400, batch=2_000_000 // 19,
-                                method="BCa", rng=np.random.default_rng(2))  # fmt: skip
-    assert ours["method"] == "BCa" and ours["unit"] == "words" and ours["n_units"] == 19
-    assert ours["low"] == pytest.approx(reference.confidence_interval.low, rel=1e-10)
-    assert ours["high"] == pytest.approx(reference.confidence_interval.high, rel=1e-10)
+    for interval, function in zip(ours, (effect_size, statistic), strict=True):
+        reference = stats.bootstrap(samples, function, vectorized=True, n_resamples=400, batch=2_000_000 // 19,
+                                    method="BCa", rng=np.random.default_rng(2))  # fmt: skip
+        assert interval["method"] == "BCa" and interval["unit"] == "words" and interval["n_units"] == 19
+        assert interval["low"] == pytest.approx(reference.confidence_interval.low, rel=1e-10)
+        assert interval["high"] == pytest.approx(reference.confidence_interval.high, rel=1e-10)
 
 
 def test_degenerate_distribution_falls_back_to_percentile(bbq):

@@ -32,17 +32,37 @@ def test_change_rate_by_hand(change):
     # Above chance in the human form: kind and big (0.375); in the object form: dried only
     # (big sits exactly at chance, 0.25, and chance is a strict bound).
     assert result["n_above_chance"] == {"human": 2, "object": 1}
+    # The study's tables list drops, most negative first. From the human form:
+    # kind (0.125 - 0.375) / 0.375 = -2/3, then big (0.25 - 0.375) / 0.375 = -1/3.
     human_to_object = [(r["word"], r["change_rate"]) for r in result["human_to_object"]]
-    # big: (0.25 - 0.375) / 0.375 = -1/3; kind: (0.125 - 0.375) / 0.375 = -2/3
-    assert [w for w, _ in human_to_object] == ["big", "kind"]
-    assert human_to_object[0][1] == pytest.approx(-1 / 3)
-    assert human_to_object[1][1] == pytest.approx(-2 / 3)
+    assert [w for w, _ in human_to_object] == ["kind", "big"]
+    assert human_to_object[0][1] == pytest.approx(-2 / 3)
+    assert human_to_object[1][1] == pytest.approx(-1 / 3)
     # dried: (0.125 - 0.5) / 0.5 = -0.75
     (entry,) = result["object_to_human"]
     assert entry["word"] == "dried"
     assert entry["change_rate"] == pytest.approx(-0.75)
     assert entry["p_start"] == pytest.approx(0.5)
     assert entry["p_end"] == pytest.approx(0.125)
+    # Nothing above chance in either starting form rises.
+    assert result["gains"] == {"human_to_object": [], "object_to_human": []}
+
+
+def test_gains_are_listed_apart_from_the_drops(change):
+    # Human mean [0.45, 0.3, 0.05, 0.2], object mean [0.1, 0.4, 0.3, 0.2], chance 1/4.
+    # From the human form: kind 0.45 -> 0.1 drops (-7/9), big 0.3 -> 0.4 rises (+1/3).
+    # From the object form: dried 0.3 -> 0.05 (-5/6) and big 0.4 -> 0.3 (-1/4) drop.
+    result = change.compute(
+        probabilities=[[0.45, 0.3, 0.05, 0.2], [0.1, 0.4, 0.3, 0.2]],
+        forms=["human", "object"],
+        vocabulary=WORDS,
+    )
+    assert [(r["word"], r["change_rate"]) for r in result["human_to_object"]] == [("kind", pytest.approx(-7 / 9))]
+    assert [(r["word"], r["change_rate"]) for r in result["object_to_human"]] == [
+        ("dried", pytest.approx(-5 / 6)), ("big", pytest.approx(-1 / 4)),
+    ]  # fmt: skip
+    assert [(r["word"], r["change_rate"]) for r in result["gains"]["human_to_object"]] == [("big", pytest.approx(1 / 3))]
+    assert result["gains"]["object_to_human"] == []
 
 
 def test_candidates_and_top_k(change):
@@ -50,10 +70,11 @@ def test_candidates_and_top_k(change):
         probabilities=HUMAN + OBJECT,
         forms=["human", "human", "object"],
         vocabulary=WORDS,
-        candidates=[True, False, True, True],
+        candidates=[False, True, True, True],
         top_k=1,
     )
-    assert [r["word"] for r in result["human_to_object"]] == ["kind"]
+    # kind would come first (-2/3) but may not be listed; big (-1/3) is next.
+    assert [r["word"] for r in result["human_to_object"]] == ["big"]
 
 
 def test_other_form_names(change):
@@ -117,3 +138,50 @@ def test_negative_share_by_hand():
     assert result["overall_negative_share"] == 0.5
     with pytest.raises(ValueError, match="labels: unknown label"):
         share.compute(animals=["pig"], labels=["bad"])
+
+
+def test_template_intervals_resample_templates_within_each_form(change):
+    # 2 human-form templates and 3 object-form templates, 2 animals each. Resampled
+    # together, 5 templates would leave out both human ones in (3/5)^5 = 8 % of the
+    # resamples (the rates then undefined); within each form every resample keeps both forms.
+    human = [[0.6, 0.2, 0.2], [0.5, 0.3, 0.2], [0.7, 0.2, 0.1], [0.6, 0.3, 0.1]]
+    object_ = [[0.2, 0.2, 0.6], [0.1, 0.3, 0.6], [0.2, 0.1, 0.7], [0.3, 0.2, 0.5], [0.2, 0.2, 0.6], [0.1, 0.4, 0.5]]
+    templates = ["h1", "h1", "h2", "h2", "o1", "o1", "o2", "o2", "o3", "o3"]
+    result = change.compute(
+        probabilities=human + object_, forms=["human"] * 4 + ["object"] * 6, vocabulary=["kind", "big", "dried"],
+        templates=templates, confidence_level=0.9, n_resamples=500,
+    )  # fmt: skip
+    interval = result["confidence_intervals"]["human_to_object[0]"]
+    assert result["human_to_object"][0]["word"] == "kind"
+    assert interval["unit"] == "templates" and interval["n_units"] == 5
+    assert interval["reason"] is None
+    # kind's rate in any resample lies between its most extreme template pairs:
+    # human means per template 0.55 / 0.65, object 0.15 / 0.25 / 0.2.
+    assert (0.15 - 0.65) / 0.65 <= interval["low"] <= interval["high"] <= (0.25 - 0.55) / 0.55
+
+
+def test_paired_negative_shares_by_hand():
+    paired = evaluate.load(METRIC, "negative_share_paired")
+    # Matched fills of two animals. pig: A 1 of 3 negative, B 3 of 3; dog: A 1 of 2, B 0 of 2.
+    result = paired.compute(
+        animals=["pig", "pig", "pig", "dog", "dog"],
+        labels=["negative", "neutral", "positive", "negative", "neutral"],
+        labels_b=["negative", "negative", "negative", "neutral", "neutral"],
+        n_resamples=1000,
+    )
+    scores = result["scores"]
+    assert scores["negative_share.pig"]["difference"] == pytest.approx(3 / 3 - 1 / 3)
+    assert scores["negative_share.dog"]["difference"] == pytest.approx(0 / 2 - 1 / 2)
+    assert scores["overall_negative_share"]["difference"] == pytest.approx(3 / 5 - 2 / 5)
+    # Exact test over 2^5 = 32 swaps. Fills that differ: pig 2 and 3 (B negative) and dog 1
+    # (A negative); each swap moves the overall difference by 2/5. Observed +1/5 = (2 - 1)/5;
+    # |D| >= 1/5 in every arrangement (3 moving fills give D in {±1/5, ±3/5}): p = 1.
+    assert scores["overall_negative_share"]["p_value"] == pytest.approx(1.0)
+    assert scores["overall_negative_share"]["p_value_method"] == "exact"
+    # pig alone: D = (k_B - k_A)/3 over its 2 moving fills, |D| >= 2/3 in 2 of 4: p = 0.5
+    assert scores["negative_share.pig"]["p_value"] == pytest.approx(0.5)
+    assert result["n"] == {"dog": 2, "pig": 3}
+    with pytest.raises(ValueError, match="labels_b: expected 5 labels"):
+        paired.compute(animals=["pig"] * 5, labels=["negative"] * 5, labels_b=["negative"] * 4)
+    with pytest.raises(ValueError, match="at least 2 fills"):
+        paired.compute(animals=["pig"], labels=["negative"], labels_b=["neutral"])

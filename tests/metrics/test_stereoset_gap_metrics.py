@@ -111,3 +111,72 @@ def test_perplexity_gap_rejects_bad_input(perplexity_gap, kwargs, message):
     inputs = {"male_perplexities": [1.0, 2.0], "female_perplexities": [1.0, 2.0]} | kwargs
     with pytest.raises(ValueError, match=message):
         perplexity_gap.compute(**inputs)
+
+
+def test_pairs_taken_without_duplication_by_hand(perplexity_gap):
+    # Gaps per pair: -2, 5, 0, 20, 3. Order (largest score first): tall, is, kind, a.
+    # tall takes pairs 0 and 2 (gaps -2, 0 -> -1); is: pair 0 is taken, takes 1 (5);
+    # kind: 1 is taken, takes 3 (20); a: its only pair 3 is taken -> no pair, not reported.
+    # Pair 4 holds only "b", which is in no order: it is used by no word.
+    result = perplexity_gap.compute(
+        male_perplexities=[10.0, 20.0, 30.0, 40.0, 8.0],
+        female_perplexities=[12.0, 15.0, 30.0, 20.0, 5.0],
+        pair_words=[["is", "tall"], ["is", "kind"], ["Tall"], ["kind", "a"], ["b"]],
+        word_scores={"is": 0.5, "tall": 0.9, "kind": -1.0, "a": -2.0},
+        pair_assignment="first",
+    )
+    assert result["words"] == ["tall", "is", "kind"]
+    assert result["word_perplexity_gap"] == pytest.approx([-1.0, 5.0, 20.0])
+    assert result["word_pair_count"] == [2, 1, 1]
+    assert result["word_pairs"] == [[0, 2], [1], [3]]
+    # the same pairs in an explicit order, "kind" first: kind takes 1 and 3 (12.5), is 0 (-2), tall 2 (0)
+    ordered = perplexity_gap.compute(
+        male_perplexities=[10.0, 20.0, 30.0, 40.0, 8.0],
+        female_perplexities=[12.0, 15.0, 30.0, 20.0, 5.0],
+        pair_words=[["is", "tall"], ["is", "kind"], ["Tall"], ["kind", "a"], ["b"]],
+        pair_assignment="first", word_order=["kind", "is", "tall"],
+    )  # fmt: skip
+    assert ordered["words"] == ["kind", "is", "tall"]
+    assert ordered["word_perplexity_gap"] == pytest.approx([12.5, -2.0, 0.0])
+    # the default, "all": every pair counts for each of its words: is (-2 + 5) / 2
+    every = perplexity_gap.compute(
+        male_perplexities=[10.0, 20.0, 30.0, 40.0, 8.0],
+        female_perplexities=[12.0, 15.0, 30.0, 20.0, 5.0],
+        pair_words=[["is", "tall"], ["is", "kind"], ["Tall"], ["kind", "a"], ["b"]],
+    )
+    assert dict(zip(every["words"], every["word_perplexity_gap"], strict=True))["is"] == pytest.approx(1.5)
+
+
+def test_word_and_correlation_intervals(perplexity_gap):
+    # Word "x" has pairs with gaps 1, 2, 3, 4: its mean 2.5 lies inside its interval, which
+    # stays within the smallest and largest gap; "y" has one pair: no interval.
+    words = [["x"], ["x"], ["x"], ["x"], ["y"]] + [[f"w{i}"] for i in range(8)]
+    female = [10.0] * 13
+    male = [11.0, 12.0, 13.0, 14.0, 10.5] + [10.0 + i for i in range(1, 9)]
+    scores = {"x": 0.0, "y": 0.1} | {f"w{i}": float(i) for i in range(8)}
+    result = perplexity_gap.compute(male_perplexities=male, female_perplexities=female, pair_words=words,
+                                    word_scores=scores, confidence_level=0.9, n_resamples=500)  # fmt: skip
+    place = result["words"].index("x")
+    interval = result["confidence_intervals"][f"word_perplexity_gap[{place}]"]
+    assert interval["unit"] == "pairs" and interval["n_units"] == 4
+    assert 1.0 <= interval["low"] < 2.5 < interval["high"] <= 4.0
+    lonely = result["confidence_intervals"][f"word_perplexity_gap[{result['words'].index('y')}]"]
+    assert lonely["low"] is None and lonely["reason"] == "needs at least 2 pairs, has 1"
+    spearman = result["confidence_intervals"]["correlation_spearman"]
+    assert spearman["unit"] == "words" and spearman["n_units"] == 10
+    assert spearman["low"] <= result["correlation"]["spearman"] <= spearman["high"] <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"pair_assignment": "once"}, "pair_assignment must be one of"),
+        ({"pair_assignment": "first"}, "needs pair_words"),
+        ({"pair_assignment": "first", "pair_words": [["a"], ["b"]]}, "needs word_order or word_scores"),
+        ({"word_order": ["a"], "pair_words": [["a"], ["b"]]}, 'needs pair_assignment="first"'),
+    ],
+)
+def test_pair_assignment_rejects_bad_input(perplexity_gap, kwargs, message):
+    inputs = {"male_perplexities": [1.0, 2.0], "female_perplexities": [1.0, 2.0]} | kwargs
+    with pytest.raises(ValueError, match=message):
+        perplexity_gap.compute(**inputs)

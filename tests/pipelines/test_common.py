@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from transformers import (
     GPT2LMHeadModel,
 )
 
-from pipelines.common import RunFolder, command_line, load_model, resolve_device, resolve_dtype
+from pipelines.common import command_line, load_model, resolve_device, resolve_dtype
 from pipelines.common.models import ModelOptions, check_model_name
 
 BERT = BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
@@ -106,59 +105,9 @@ def test_device_and_dtype_flags() -> None:
         resolve_dtype("garbage")
 
 
-def test_run_folder_is_swapped_in_whole_with_a_manifest(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    out.mkdir()
-    (out / "manifest.json").write_text("{}")
-    (out / "predictions_1.jsonl").write_text("from an older run with more models\n")
-    with RunFolder(out) as run:
-        run.write_json("results.json", {"score": 0.5})
-        run.write_text("report.md", "# report\n")
-        assert not (out / "results.json").exists()  # nothing visible before the commit
-    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "report.md", "results.json"]
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert [entry["path"] for entry in manifest["files"]] == ["report.md", "results.json"]
-    assert manifest["files"][0]["bytes"] == len("# report\n")
-    assert "torch" in manifest["versions"]
-
-
-def test_failed_run_keeps_the_previous_folder(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    with RunFolder(out) as run:
-        run.write_text("report.md", "first\n")
-    with pytest.raises(RuntimeError, match="model failed"), RunFolder(out) as run:
-        run.write_text("report.md", "second, never finished\n")
-        raise RuntimeError("model failed")
-    assert (out / "report.md").read_text() == "first\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
-
-
-def test_run_file_names_stay_inside(tmp_path: Path) -> None:
-    run = RunFolder(tmp_path / "run")
-    with pytest.raises(ValueError, match="expected a relative path inside the run folder"):
-        run.path("../escape.txt")
-    run.abort()
-
-
 def test_command_line_hides_the_token() -> None:
     assert command_line(["nli", "evaluate", "--token", "hf_secret", "--model", "m"]) == "bias-hub nli evaluate --token '***' --model m"
     assert "hf_secret" not in command_line(["--token=hf_secret"])
-
-
-def test_a_folder_of_other_work_is_never_replaced(tmp_path: Path) -> None:
-    (tmp_path / "thesis.tex").write_text("months of work")
-    with pytest.raises(ValueError, match=r"exists, is not empty and is not a bias-hub run folder"):
-        RunFolder(tmp_path)
-    assert (tmp_path / "thesis.tex").read_text() == "months of work"
-
-
-def test_subfolder_views_write_into_the_same_run(tmp_path: Path) -> None:
-    with RunFolder(tmp_path / "run") as run:
-        run.sub("chive").write_text("report.md", "ja\n")
-        run.write_text("report.md", "en\n")
-    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert [entry["path"] for entry in manifest["files"]] == ["chive/report.md", "report.md"]
-    assert (tmp_path / "run" / "chive" / "report.md").read_text() == "ja\n"
 
 
 def test_a_rebuilt_dataset_folder_is_read_anew(tmp_path: Path) -> None:

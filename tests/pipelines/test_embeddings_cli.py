@@ -29,17 +29,47 @@ def setup(tmp_path_factory) -> dict:
     return {"root": root, "datasets": str(root / "datasets"), "vectors": str(root / "vectors.txt")}
 
 
+def _weat_value_by_hand(vectors_path: str, datasets_root: str, test_id: str) -> float:
+    """c(X,A) + c(Y,B) - c(X,B) - c(Y,A), c(T,A) = sum_t mean_a cos(t, a), from the text file."""
+    lines = Path(vectors_path).read_text(encoding="utf-8").splitlines()[1:]
+    table = {line.split(" ")[0]: np.array(line.split(" ")[1:], dtype=float) for line in lines}
+    row = next(r for r in datasets.load_dataset(str(Path(datasets_root) / "weat_word_sets"), "en", split="test")
+               if r["test_id"] == test_id)  # fmt: skip
+    x, y, a, b = (row[f"{role}_words"] for role in ROLES)
+
+    def c(targets, attributes):
+        cos = [[table[t] @ table[w] / np.linalg.norm(table[t]) / np.linalg.norm(table[w]) for w in attributes]
+               for t in targets]  # fmt: skip
+        return float(np.sum(np.mean(cos, axis=1)))
+
+    return c(x, a) + c(y, b) - c(x, b) - c(y, a)
+
+
 def test_score_writes_results_for_every_test_and_metric(setup):
     out = setup["root"] / "score"
     code = main(["embeddings", "score", "--vectors", setup["vectors"], "--tests", *TESTS, "--rnsb-iterations", "2",
-                 "--datasets-root", setup["datasets"], "--out", str(out)])  # fmt: skip
+                 "--n-resamples", "200", "--datasets-root", setup["datasets"], "--out", str(out)])  # fmt: skip
     assert code == 0
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    assert [(r["test_id"], r["metric"]) for r in rows] == [(t, m) for t in TESTS for m in ("weat", "rnsb")]
+    calls = [(r["test_id"], r["metric"], r["train_on"]) for r in rows]
+    assert calls == [(t, m, o) for t in TESTS for m, o in
+                     [("weat", None), ("rnsb", "attribute_sets"), ("rnsb", "target_sets")]]  # fmt: skip
     assert rows[0]["result"]["p_value_method"] == "exact"  # 8 + 8 words: 12,870 partitions
+    assert rows[1]["result"]["trained_on"] == ["Career", "Family"]  # WEAT 6 variant: attributes career/family
+    assert rows[2]["result"]["trained_on"] == ["Male terms", "Female terms"]
     scores = json.loads((out / "scores.json").read_text())
-    assert scores["columns"] == ["weat_weat6_gender_terms", "rnsb_weat6_gender_terms", "weat_weat7", "rnsb_weat7"]
-    assert "| weat7 | weat (effect_size) |" in (out / "report.md").read_text()
+    assert scores["columns"] == [f"{c}_{t}" for t in TESTS
+                                 for c in ("weat", "weat_effect_size", "rnsb_attributes", "rnsb_targets")]  # fmt: skip
+    # The default WEAT column is the study's value, computed here from the vectors file by hand.
+    by_hand = _weat_value_by_hand(setup["vectors"], setup["datasets"], "weat7")
+    assert scores["table"]["vectors"]["weat_weat7"] == pytest.approx(by_hand, abs=1e-4)
+    header = (out / "scores.csv").read_text().splitlines()[0]
+    assert header.startswith("embedding,weat_weat6_gender_terms,weat_effect_size_weat6_gender_terms,")
+    low, high = scores["intervals"]["vectors"]["weat_weat7"]
+    assert low <= by_hand <= high
+    report = (out / "report.md").read_text()
+    assert "| weat7 | WEAT value |" in report and "95% bootstrap intervals" in report
+    assert f"| vectors | weat7 | WEAT value | {by_hand:.3f} [" in report
 
 
 def test_missing_words_are_refused_with_names(setup, tmp_path, capsys):
@@ -57,7 +87,8 @@ def test_missing_words_are_refused_with_names(setup, tmp_path, capsys):
 def test_control_scores_a_family_and_correlates(setup):
     out = setup["root"] / "control"
     code = main(["embeddings", "control", "--vectors", setup["vectors"], "--tests", *TESTS, "--epochs", "2",
-                 "--rnsb-iterations", "1", "--datasets-root", setup["datasets"], "--out", str(out)])  # fmt: skip
+                 "--rnsb-iterations", "1", "--n-resamples", "200", "--datasets-root", setup["datasets"],
+                 "--out", str(out)])  # fmt: skip
     assert code == 0
     scores = json.loads((out / "scores.json").read_text())
     assert len(scores["table"]) == 11 and len(scores["members"]) == 11
@@ -66,16 +97,27 @@ def test_control_scores_a_family_and_correlates(setup):
     assert table["amplify-1"]["weat_weat6_gender_terms"] > table["original"]["weat_weat6_gender_terms"]
     assert table["reduce-1"]["weat_weat6_gender_terms"] < table["original"]["weat_weat6_gender_terms"]
     correlations = json.loads((out / "correlations.json").read_text())
-    assert {(r["x"], r["y"]) for r in correlations} >= {("weat_weat7", "rnsb_weat7"), ("abs_weat_weat7", "rnsb_weat7")}
-    assert (out / "scatter.png").stat().st_size > 1000 and "Table 3 analogue" in (out / "report.md").read_text()
+    assert {(r["x"], r["y"]) for r in correlations} >= {
+        ("weat_weat7", "rnsb_attributes_weat7"), ("weat_weat7", "rnsb_targets_weat7"),
+        ("abs_weat_weat7", "rnsb_attributes_weat7"), ("weat_effect_size_weat7", "rnsb_attributes_weat7"),
+    }  # fmt: skip
+    first = correlations[0]
+    assert first["pearson_ci"]["unit"] == "embeddings" and first["pearson_ci"]["n_units"] == 11
+    assert first["pearson_ci"]["low"] <= first["pearson_r"] <= first["pearson_ci"]["high"]
+    report = (out / "report.md").read_text()
+    assert (out / "scatter.png").stat().st_size > 1000 and "Table 3 analogue" in report
+    assert "this project's variant" in report
 
     extrinsic = setup["root"] / "winobias.csv"
     extrinsic.write_text("embedding,winobias_gap\n" + "\n".join(f"{name},{i * 0.01}" for i, name in enumerate(table)) + "\n")
     joined = setup["root"] / "joined"
     assert main(["embeddings", "correlate", "--scores", str(out / "scores.json"), str(extrinsic),
-                 "--pairs", "weat_weat7:winobias_gap", "rnsb_weat7:winobias_gap", "--out", str(joined)]) == 0  # fmt: skip
+                 "--pairs", "weat_weat7:winobias_gap", "rnsb_attributes_weat7:winobias_gap", "--n-resamples", "200",
+                 "--out", str(joined)]) == 0  # fmt: skip
     rows = json.loads((joined / "correlations.json").read_text())
-    assert [(r["x"], r["y"], r["n"]) for r in rows] == [("weat_weat7", "winobias_gap", 11), ("rnsb_weat7", "winobias_gap", 11)]
+    assert [(r["x"], r["y"], r["n"]) for r in rows] == [
+        ("weat_weat7", "winobias_gap", 11), ("rnsb_attributes_weat7", "winobias_gap", 11),
+    ]  # fmt: skip
 
 
 def test_oov_share_is_judged_before_balancing():
@@ -91,13 +133,3 @@ def test_oov_share_is_judged_before_balancing():
     assert prepared.target_sets == {"X": ["x1", "x4"], "Y": ["y1", "y2", "y3", "y4"]}
     assert prepared.notes == ["balanced 'X' by dropping ['x2', 'x3']"]
     assert inputs["words"] == ["x1", "x2", "x3", "y1", "a", "b"]
-
-
-def test_failed_correlate_leaves_no_files(setup, tmp_path, capsys):
-    # Issue 15: a correlate that exits 2 used to leave correlations.json ("[]") and a header-only table.
-    lonely = tmp_path / "lonely.csv"
-    lonely.write_text("embedding,weat\ne1,0.1\n", encoding="utf-8")
-    out = tmp_path / "correlation"
-    assert main(["embeddings", "correlate", "--scores", str(lonely), "--out", str(out)]) == 2
-    assert "no pair of columns has two embeddings" in capsys.readouterr().err
-    assert not out.exists() and list(tmp_path.iterdir()) == [lonely]

@@ -48,3 +48,50 @@ def test_reading_and_merging_user_tables(tmp_path):
         read_score_table(tmp_path / "bad.csv")
     with pytest.raises(ValueError, match="--pairs: unknown columns"):
         correlation_table(columns, merged, [("weat", "nope")])
+
+
+def test_holm_adjustment_by_hand():
+    from pipelines.embeddings.correlate import holm
+
+    # Sorted 0.01, 0.03, 0.04 of m = 3: 3 x 0.01 = 0.03, max(0.03, 2 x 0.03) = 0.06,
+    # max(0.06, 1 x 0.04) = 0.06; a missing p-value stays missing and does not count.
+    assert holm([0.01, 0.04, 0.03, None]) == pytest.approx([0.03, 0.06, 0.06, None])
+    assert holm([0.6, 0.9]) == pytest.approx([1.0, 1.0])
+
+
+def test_bootstrap_interval_over_embeddings():
+    from pipelines.embeddings.correlate import correlation_interval
+
+    xs = [1.0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+    ys = [2.0, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11]
+    rows = correlation_table(["x", "y"], table(xs, ys), confidence_level=0.9, n_resamples=500, seed=1)
+    interval = rows[0]["pearson_ci"]
+    assert interval["method"] == "BCa" and interval["n_units"] == 12 and interval["unit"] == "embeddings"
+    assert interval["low"] < rows[0]["pearson_r"] < interval["high"] <= 1.0
+    again = correlation_table(["x", "y"], table(xs, ys), confidence_level=0.9, n_resamples=500, seed=1)
+    assert again[0]["pearson_ci"] == interval and again[0]["spearman_ci"] == rows[0]["spearman_ci"]
+    # Four embeddings: 4 of the 4^4 index draws are constant, so with 500 resamples some
+    # correlation is undefined and the interval says so instead of guessing.
+    import numpy as np
+
+    small = correlation_interval(np.array([1.0, 2, 3, 4]), np.array([1.0, 3, 2, 4]), "pearson", 0.9, 500, 0)
+    assert small["low"] is None and "undefined in" in small["reason"]
+
+
+def test_table2_layout_marks_holm_significant_cells():
+    from pipelines.embeddings.correlate import table2_markdown, table2_pairs
+
+    columns = ["weat_weat7", "rnsb_attributes_weat7", "winobias_type1_precision_gap", "winobias_type2_recall_gap"]
+    assert table2_pairs(columns) == [
+        ("weat_weat7", "winobias_type1_precision_gap"), ("weat_weat7", "winobias_type2_recall_gap"),
+        ("rnsb_attributes_weat7", "winobias_type1_precision_gap"),
+        ("rnsb_attributes_weat7", "winobias_type2_recall_gap"),
+    ]  # fmt: skip
+    rows = [
+        {"x": "weat_weat7", "y": "winobias_type1_precision_gap", "pearson_r": 0.25, "pearson_p_holm": 0.01},
+        {"x": "rnsb_attributes_weat7", "y": "winobias_type2_recall_gap", "pearson_r": -0.64, "pearson_p_holm": 0.2,
+         "pearson_ci": {"low": -0.9, "high": -0.1}},
+    ]  # fmt: skip
+    lines = table2_markdown(rows).splitlines()
+    assert lines[2] == "| weat7 | WEAT (value) | 0.25* |  |  |  |"
+    assert lines[3] == "| weat7 | RNSB (on A, B) |  |  |  | -0.64 [-0.90, -0.10] |"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from pipelines.report_index import render_markdown, write_index
+from pipelines.report_index import render_markdown, stage_table, write_index
 
 # A 1x1 transparent PNG.
 PNG = base64.b64decode(
@@ -63,3 +63,47 @@ def test_render_markdown_keeps_absolute_links() -> None:
     assert 'href="https://example.org/x"' in html
     assert 'href="#top"' in html
     assert 'href="part/c.md"' in html
+
+
+def test_index_shows_the_time_per_stage_and_which_run_each_part_came_from(tmp_path: Path) -> None:
+    (tmp_path / "nli").mkdir()
+    (tmp_path / "jbbq").mkdir()
+    (tmp_path / "jbbq" / "old_figure.png").write_bytes(PNG)
+    entries = [
+        {"part": "nli", "title": "NLI", "summary": "s follows r.", "seconds": 300.04, "status": "ok",
+         "stages": [{"stage": "base model", "seconds": 40.0}, {"stage": "seed 0", "seconds": 80.5}],
+         "run": "2026-11-23T10:00:00", "finished": "2026-11-23T10:05:00", "log": "logs/nli.log"},
+        {"part": "jbbq", "title": "JBBQ", "status": "failed", "error": "ValueError: no rows", "seconds": 2.0,
+         "run": "2026-11-22T09:00:00", "finished": "2026-11-22T09:00:02", "log": "logs/jbbq.log"},
+    ]  # fmt: skip
+    run = {"started": "2026-11-23T10:00:00", "seconds": 311.5, "parts": ["nli"], "startup_seconds": 9.4}
+    prior = [{"stage": "setup", "seconds": 60.0, "run": "2026-11-23T10:00:00"},
+             {"stage": "datasets", "seconds": 30.5, "run": "2026-11-23T10:00:00"}]  # fmt: skip
+    assert stage_table(entries, prior, run).splitlines() == [
+        "| stage | seconds | ran |",
+        "|---|---:|---|",
+        "| setup | 60.0 | before this run |",
+        "| datasets | 30.5 | before this run |",
+        "| start-up (interpreter, library imports) | 9.4 | this run |",
+        "| nli | 300.0 | this run |",
+        "| nli: base model | 40.0 |  |",
+        "| nli: seed 0 | 80.5 |  |",
+        "| jbbq (failed) | 2.0 | run of 2026-11-22 09:00:02 |",
+        "| this run, wall (nli) | 311.5 |  |",
+        "| total with the stages before it | 402.0 |  |",  # 60 + 30.5 + 311.5
+    ]
+    # Stages given for an earlier run are labelled with it, and no total is made from them.
+    earlier = [{"stage": "setup", "seconds": 60.0, "run": "2026-11-22T09:00:00.123456"}]
+    table = stage_table(entries, earlier, run)
+    assert "| setup | 60.0 | before the run of 2026-11-22 09:00:00 |" in table and "total" not in table
+
+    markdown = write_index(tmp_path, entries, prior, run).read_text(encoding="utf-8")
+    assert markdown.index("## Time per stage") < markdown.index("## NLI")
+    assert "_Ran in 300.04 s (this run); log: [logs/nli.log](logs/nli.log)._" in markdown
+    assert ("**Failed** (run of 2026-11-22 09:00:02, after 2.0 s): `ValueError: no rows`. "
+            "See the log, [logs/jbbq.log](logs/jbbq.log).") in markdown  # fmt: skip
+    page = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "<td>nli: base model</td>" in page
+    # A failed part shows its error, not what an earlier run left in its folder.
+    jbbq = page.split('<section id="jbbq">')[1]
+    assert "<figure>" not in jbbq and '<a href="logs/jbbq.log">' in jbbq

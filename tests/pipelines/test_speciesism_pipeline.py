@@ -11,7 +11,7 @@ import pytest
 
 from pipelines.common import ModelOptions
 from pipelines.speciesism import sentiment as sentiment_module
-from pipelines.speciesism.fill_mask import MaskedLM, name_pieces, vocabulary_view
+from pipelines.speciesism.fill_mask import MaskedLM, name_pieces, token_strings, vocabulary_view
 from pipelines.speciesism.run import Settings, run
 
 
@@ -81,12 +81,41 @@ def test_english_run_writes_tables_chart_and_results(english_run):
     }  # 2 animals x (2 human + 6 object templates)
     chance = 1 / model["vocabulary_size"]
     for entry in study["human_to_object"] + study["object_to_human"]:
-        assert entry["p_start"] > chance
+        # The paper's tables: above chance in the starting form, and dropping.
+        assert entry["p_start"] > chance and entry["p_end"] < entry["p_start"]
         # pieces, punctuation, numbers and special tokens never reach the tables
         assert entry["word"] not in {"##s", "##ed", ",", ".", "1", "[MASK]", "[PAD]", "ster"}
+    for entry in study["gains"]["human_to_object"]:
+        assert entry["p_start"] > chance and entry["p_end"] > entry["p_start"]
     report = (out / "report.md").read_text()
-    assert "Words that gain most when the animal is described as an object" in report
-    assert "Words that gain most when the animal is described as a person" in report
+    assert "Object form → human form (as the paper's Tables 1 and 3)" in report
+    assert "Human form → object form (as the paper's Tables 2 and 4)" in report
+    # The paper's layout: word, probability in the object form, in the human form.
+    assert "| word | P(object form) | P(human form) | change rate [95% CI] |" in report
+
+
+def test_english_run_has_template_intervals(english_run):
+    results, out = english_run
+    study = results["models"][0]["change_rate"]["study"]
+    assert study["n_templates"] == {"human": 2, "object": 6}
+    intervals = study["confidence_intervals"]
+    for key in ("object_to_human", "human_to_object"):
+        assert study[key]
+        for i in range(len(study[key])):
+            interval = intervals[f"{key}[{i}]"]
+            # Whole templates resampled within each form: 2 + 6 units.
+            assert interval["unit"] == "templates" and interval["n_units"] == 8
+            assert interval["confidence_level"] == 0.95
+            if interval["low"] is not None:
+                assert interval["low"] <= interval["high"]
+    sentiment = results["models"][0]["sentiment"]
+    overall = sentiment["confidence_intervals"]["overall_negative_share"]
+    # The fills of one sentence move together: 4 animals, one sentence each.
+    assert overall["n_units"] == 4
+    pig = sentiment["confidence_intervals"]["negative_share.pig"]
+    assert pig["unit"] == "fills" and pig["n_units"] == 3
+    report = (out / "report.md").read_text()
+    assert "resamples the **templates** within each form" in report
 
 
 def test_english_sentiment_counts_three_fills_per_animal(english_run):
@@ -143,6 +172,7 @@ def test_vocabulary_view_keeps_only_word_starts_for_bpe():
     model = SimpleNamespace(get_output_embeddings=lambda: SimpleNamespace(weight=weight))
     lm = MaskedLM("fake", model, _FakeTokenizer(), "cpu")
     words, word_like = vocabulary_view(lm, "en")
+    assert token_strings(lm)[3] == "Ġdried" and token_strings(lm)[10] == "<unused:10>"
     assert len(words) == 11 and words[3] == "dried"
     assert [w for w, keep in zip(words, word_like, strict=True) if keep] == [
         "dried",
@@ -216,7 +246,7 @@ def test_japanese_run_with_lexicon(
     monkeypatch.setitem(
         sentiment_module.BACKENDS,
         "ja-lexicon",
-        lambda: sentiment_module.JapaneseLexiconBackend(*ja_lexicon),
+        lambda language: sentiment_module.JapaneseLexiconBackend(*ja_lexicon),
     )
     settings = Settings(
         language="ja", animals=("pig", "dog"), sentiment_top_k=4, association_words=1,
@@ -305,6 +335,43 @@ def test_bpe_model_lists_only_word_start_tokens(tmp_path, tiny_bpe, tiny_en, dat
         token = lm.tokenizer.convert_ids_to_tokens(entry["index"])
         assert token.startswith("Ġ") and vocab[token] == entry["index"]
         assert entry["word"] == token[1:]
+    # Two models: their negative shares compared on matched fills (2 animals x 3 fills).
+    (comparison,) = results["comparisons"]
+    assert (comparison["a"], comparison["b"], comparison["matched_fills"]) == ("model", tiny_en.name, 6)
+    shares = {m["label"]: m["sentiment"]["negative_share"] for m in results["models"]}
+    pig = comparison["scores"]["negative_share.pig"]
+    assert pig["difference"] == pytest.approx(shares[tiny_en.name]["pig"] - shares["model"]["pig"])
+    assert comparison["confidence_intervals"]["overall_negative_share"]["n_units"] == 2  # sentences
+    for score in comparison["scores"].values():
+        if score["p_value"] is not None:
+            assert score["p_value"] <= score["p_holm"] <= 1
+    assert "## Comparing the models' negative shares" in (tmp_path / "report.md").read_text()
+
+
+def test_raw_tokens_list_every_item_beside_the_word_filter(tmp_path, tiny_bpe, datasets_root):
+    from pipelines.speciesism.fill_mask import load_masked_lm
+
+    lm = load_masked_lm(str(tiny_bpe), ModelOptions(device="cpu"))
+    _, word_like = vocabulary_view(lm, "en")
+    listed = {}
+    for tokens in ("raw", "words"):
+        settings = Settings(
+            animals=("pig",), tokens=tokens, top_k=1000, sentiment_top_k=3, association_words=0,
+            confidence_level=None, datasets_root=datasets_root, device="cpu", progress=False,
+        )  # fmt: skip
+        results = run(str(tiny_bpe), None, tmp_path / tokens, settings)
+        assert results["tokens"] == tokens
+        listed[tokens] = results["models"][0]["change_rate"]["study"]
+    for key in ("object_to_human", "human_to_object"):
+        raw = listed["raw"][key]
+        # Raw: every vocabulary item may be listed, shown with the token the model has.
+        for entry in raw:
+            assert entry["token"] == lm.tokenizer.convert_ids_to_tokens(entry["index"])
+        # The word filter lists exactly the word-like items of the raw table, in its order.
+        assert [e["index"] for e in listed["words"][key]] == [e["index"] for e in raw if word_like[e["index"]]]
+    assert any(not word_like[e["index"]] for e in listed["raw"]["object_to_human"] + listed["raw"]["human_to_object"])
+    report = (tmp_path / "raw" / "report.md").read_text()
+    assert "| word | token | P(object form) | P(human form) | change rate |" in report
 
 
 def test_piece_probabilities_multiply_and_unscored_masks_are_skipped(tiny_en):
@@ -342,3 +409,78 @@ def test_missing_model_is_a_clear_error(tmp_path, datasets_root, capsys):
     error = capsys.readouterr().err
     # One line naming the path, not a chain of tracebacks ending in a Hub id error.
     assert error.strip() == f"bias-hub: error: --model {missing}: no such model folder (and not a Hub id of the form ORG/NAME)"
+
+
+def test_preset_paper_fills_what_is_unset_and_reports_departures():
+    from pipelines.speciesism.run import apply_preset
+
+    settings, models, departures = apply_preset(Settings(preset="paper"), [])
+    assert models == ["bert-large-uncased", "roberta-large"]  # the paper's §3 models
+    assert (settings.tokens, settings.sentiment_backend) == ("raw", "google-cloud")
+    assert (settings.language, settings.groups, settings.top_k, settings.sentiment_top_k) == ("en", ("study",), 15, 10)
+    assert departures == {}
+    settings, models, departures = apply_preset(
+        Settings(preset="paper", top_k=5, tokens="words", sentiment_backend="vader", groups=["study"]),
+        ["roberta-large"],
+    )
+    assert models == ["roberta-large"] and settings.tokens == "words"
+    assert departures == {
+        "model": {"preset": ["bert-large-uncased", "roberta-large"], "run": ["roberta-large"]},
+        "tokens": {"preset": "raw", "run": "words"},
+        "sentiment_backend": {"preset": "google-cloud", "run": "vader"},
+        "top_k": {"preset": 15, "run": 5},
+    }
+    # Without a preset the project's defaults: whole-word tokens, no departures.
+    settings, models, departures = apply_preset(Settings(), ["m"])
+    assert (settings.tokens, models, departures) == ("words", ["m"], {})
+    with pytest.raises(ValueError, match="--preset 'book'"):
+        apply_preset(Settings(preset="book"), [])
+
+
+def test_no_model_and_no_preset_is_a_clear_error(tmp_path, datasets_root):
+    with pytest.raises(ValueError, match="--model: give at least one .* --preset paper"):
+        run(None, None, tmp_path / "out", Settings(datasets_root=datasets_root))
+
+
+def test_holm_by_hand():
+    from pipelines.speciesism.run import holm
+
+    # sorted 0.01, 0.03, 0.04 -> 3 x 0.01 = 0.03, 2 x 0.03 = 0.06, max(0.06, 1 x 0.04) = 0.06
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+
+
+def test_confidence_level_flag():
+    import argparse
+
+    from pipelines.speciesism.command import confidence_level
+
+    assert confidence_level("0.9") == 0.9
+    assert confidence_level("none") is None and confidence_level("0") is None
+    with pytest.raises(argparse.ArgumentTypeError, match="between 0 and 1"):
+        confidence_level("95")
+
+
+@pytest.mark.slow
+def test_demo_model_plants_a_bias_the_tables_recover_in_the_papers_direction(tmp_path, datasets_root):
+    """The demo's tiny model, trained as the demo trains it: farmed animals described as
+    objects are followed by food words 3 times in 4 (by person words otherwise), described
+    as persons by person words 3 times in 4. Each planted word then has about 0.75/8 of the
+    mass in its own form and 0.25/8 in the other: a change rate near -2/3 from its own form.
+    So the paper's Table 1 direction (object -> human, drops) must list the food words and
+    Table 2's (human -> object) the person words."""
+    from pipelines.speciesism.tiny_model import FARMED, WORDS, make_tiny_masked_lm
+
+    model = make_tiny_masked_lm(tmp_path / "tiny", _templates(datasets_root, "en"), "en")
+    settings = Settings(
+        animals=FARMED, top_k=8, sentiment_top_k=3, association_words=0, confidence_level=None,
+        datasets_root=datasets_root, device="cpu", progress=False,
+    )  # fmt: skip
+    study = run(str(model), None, tmp_path / "out", settings)["models"][0]["change_rate"]["study"]
+    food, person = set(WORDS["en"]["object"]), set(WORDS["en"]["human"])
+    object_to_human = [e["word"] for e in study["object_to_human"]]
+    human_to_object = [e["word"] for e in study["human_to_object"]]
+    assert set(object_to_human[:5]) <= food, object_to_human
+    assert set(human_to_object[:5]) <= person, human_to_object
+    for entry in study["object_to_human"][:5] + study["human_to_object"][:5]:
+        assert -0.9 < entry["change_rate"] < -0.3

@@ -128,15 +128,16 @@ def test_perplexity_matches_the_models_own_loss(tiny_models):
 
 
 def _stereoset_rows() -> list[dict]:
+    # the contexts are the study's sentences (the default config); the continuations another config
     sentences = [
-        ("He is tall.", "She cooks.", "The man sings."),
-        ("His dad is tall.", "Her mom cooks, and she sings.", "The woman is tall."),
-        ("He and his dad sing.", "She is tall and sings.", "The man cooks."),
+        ("He is tall.", "He is tall.", "She cooks.", "The man sings."),
+        ("Her mom cooks, and she sings.", "His dad is tall.", "Her mom cooks, and she sings.", "The woman is tall."),
+        ("The man cooks.", "He and his dad sing.", "She is tall and sings.", "The man cooks."),
     ]
     return [
-        {"type": "intersentence", "target": "t", "bias_type": "gender", "context": "x.",
+        {"type": "intersentence", "target": "t", "bias_type": "gender", "context": context,
          "stereotype": a, "anti-stereotype": b, "unrelated": c}
-        for a, b, c in sentences
+        for context, a, b, c in sentences
     ]  # fmt: skip
 
 
@@ -147,17 +148,18 @@ def built_root(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("stereoset_datasets")
     source = root / "test.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in _stereoset_rows()), encoding="utf-8")
-    assert main(["build", "stereoset_gender_swap", "--source", str(source), "--out-root", str(root)]) == 0
+    assert main(["build", "stereoset_gender_swap", "--source", str(source), "--out-root", str(root), "--no-names"]) == 0
     return root
 
 
-def test_stereoset_attention_command_writes_the_report(tiny_models, built_root, tmp_path):
+@pytest.mark.parametrize(("level", "expected"), [("token", {"is", "tall", "cook", "sing", "##s"}), ("word", {"is", "tall", "cooks", "sings"})])
+def test_stereoset_attention_command_writes_the_report(tiny_models, built_root, tmp_path, level, expected):
     from pipelines.cli import main
 
     out = tmp_path / "report"
     argv = ["stereoset", "attention", "--model", str(tiny_models["bert"]), "--lm", str(tiny_models["gpt"]),
-            "--datasets-root", str(built_root), "--out", str(out), "--min-count", "1", "--device", "cpu",
-            "--batch-size", "4", "--top-k", "3"]  # fmt: skip
+            "--datasets-root", str(built_root), "--out", str(out), "--device", "cpu", "--config", "continuations",
+            "--batch-size", "4", "--top-k", "3", "--level", level, "--n-resamples", "200"]  # fmt: skip
     assert main(argv) == 0
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert results["counts"]["pairs_used"] == 9 and results["counts"]["pairs_aligned"] == 9
@@ -165,12 +167,19 @@ def test_stereoset_attention_command_writes_the_report(tiny_models, built_root, 
     # Uniform last-layer attention is the same in both forms: every attention gap is 0
     # unless the forms differ in length (they never do here: he/she, his/her are one piece).
     assert results["attention"]["attention_gap"] == pytest.approx([0.0] * results["attention"]["n_words"])
-    assert {"is", "tall", "cooks", "sings"} <= set(results["attention"]["words"])
-    assert (out / "plot.png").stat().st_size > 0
+    assert expected <= set(results["attention"]["words"])
+    assert not {".", "[cls]", "[sep]"} & set(results["attention"]["words"])  # periods and special tokens left out
+    assert results["settings"]["min_count"] == 1 and results["preset"] is None
+    assert (out / "plot.png").stat().st_size > 0 and (out / "figure2.png").stat().st_size > 0
     report = (out / "report.md").read_text(encoding="utf-8")
-    assert "frequency-matched" in report
+    assert "frequency-matched" in report and "Figure 2" in report and "95% bootstrap intervals" in report
+    # every pair goes to exactly one word (no duplication), and every word's pairs hold it
+    words = [json.loads(line) for line in (out / "words.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [row["word"] for row in words] == results["attention"]["words"]
+    assert sum(row["n_pairs"] for row in words) == results["perplexity"]["pairs_used_by_a_word"] == 9
     top = [json.loads(line) for line in (out / "top_words.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert top and all(row["pairs"] for row in top)
+    assert top and all(row["word"].removeprefix("##") in " ".join(p["male_sentence"].lower() for p in row["pairs"])
+                       for row in top if row["pairs"])  # fmt: skip
 
 
 def test_stereoset_attention_names_a_missing_config(tiny_models, built_root, tmp_path, capsys):
@@ -223,10 +232,10 @@ def test_demo_runs_on_a_stand_in_encoder(tiny_models, built_root, tmp_path, monk
     from pipelines.stereoset import demo
 
     monkeypatch.setattr(model_wheels, "model_path", lambda name: tiny_models["bert"])
-    summary = demo.run_demo(tmp_path / "demo", datasets_root=built_root, max_pairs=5)
+    summary = demo.run_demo(tmp_path / "demo", datasets_root=built_root, max_pairs=2)
     assert summary["report"] == "report.md"
     report = (tmp_path / "demo" / "report.md").read_text(encoding="utf-8")
-    assert "plumbing only" in report and "Subsampled: 5 of 9 pairs" in report
+    assert "plumbing only" in report and "Subsampled: 2 of 3 pairs" in report
     assert (tmp_path / "demo" / "plot.png").is_file()
 
 
@@ -313,24 +322,35 @@ def test_scripted_attention_picks_the_layer_and_heads(tiny_models):
         assert result.mass[1:] == pytest.approx([mass, 0.0], rel=1e-5), (layer, heads)
 
 
-def test_stereoset_attention_gaps_from_hand_made_attention(tiny_models, tmp_path, monkeypatch):
+@pytest.fixture
+def scripted_run(tiny_models, tmp_path, monkeypatch):
+    """Runs the command on three context pairs with the ScriptedEncoder's attentions."""
     from pipelines.cli import main
-    from pipelines.stereoset import study
+    from pipelines.stereoset import run
 
     root = tmp_path / "datasets"
     source = tmp_path / "test.jsonl"
-    row = {"type": "intersentence", "target": "t", "bias_type": "gender", "context": "x.",
-           "stereotype": "He cooks.", "anti-stereotype": "Her mom is tall.", "unrelated": "The man sings."}  # fmt: skip
-    source.write_text(json.dumps(row) + "\n", encoding="utf-8")
-    assert main(["build", "stereoset_gender_swap", "--source", str(source), "--out-root", str(root)]) == 0
+    rows = [{"type": "intersentence", "target": "t", "bias_type": "gender", "context": context,
+             "stereotype": "Cats purr.", "anti-stereotype": "Her cat naps.", "unrelated": "Dogs bark."}
+            for context in ("He cooks.", "Her mom is tall.", "The man sings.")]  # fmt: skip
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert main(["build", "stereoset_gender_swap", "--source", str(source), "--out-root", str(root), "--no-names"]) == 0
     _, tokenizer = _load(tiny_models["bert"])
     lm, lm_tokenizer = _load(tiny_models["gpt"], causal=True)
-    monkeypatch.setattr(study, "load_models", lambda model, settings: (ScriptedEncoder(tokenizer), tokenizer, lm, lm_tokenizer))
-    out = tmp_path / "report"
-    argv = ["stereoset", "attention", "--model", "scripted", "--lm", "tiny-gpt", "--datasets-root", str(root),
-            "--out", str(out), "--min-count", "1", "--batch-size", "2", "--top-k", "5"]  # fmt: skip
-    assert main(argv) == 0
-    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    monkeypatch.setattr(run, "load_models", lambda model, settings: (ScriptedEncoder(tokenizer), tokenizer, lm, lm_tokenizer))
+
+    def command(*flags: str) -> tuple[dict, Path]:
+        out = tmp_path / "report"
+        argv = ["stereoset", "attention", "--model", "scripted", "--lm", "tiny-gpt", "--datasets-root", str(root),
+                "--out", str(out), "--batch-size", "2", "--top-k", "5", "--n-resamples", "200", *flags]  # fmt: skip
+        assert main(argv) == 0
+        return json.loads((out / "results.json").read_text(encoding="utf-8")), out
+
+    return command
+
+
+def test_stereoset_attention_gaps_from_hand_made_attention(scripted_run):
+    results, out = scripted_run("--level", "word")
     assert results["counts"]["pairs_aligned"] == 3
     # Last layer, heads averaged: a query piece of scale 1 gives each male piece
     # (0.4 + 0.2) / 2 = 0.3 and each female piece (0.2 + 0.1) / 2 = 0.15.
@@ -354,3 +374,56 @@ def test_stereoset_attention_gaps_from_hand_made_attention(tiny_models, tmp_path
     assert top["cooks"]["female_mean"] == pytest.approx(0.1125, rel=1e-5)
     assert top["is"]["male_mean"] == pytest.approx(0.6, rel=1e-5)
     assert top["is"]["female_mean"] == pytest.approx(0.3, rel=1e-5)
+
+
+def test_stereoset_token_level_and_pairs_without_duplication_from_hand_made_attention(scripted_run):
+    results, out = scripted_run()  # the study's defaults: tokens, periods out, pairs taken once
+    # Each BERT token is its own item. With the shares above (male piece 0.3, female 0.15 for a
+    # query of scale 1; "##s" has scale 0.5):
+    #   "He cooks."        cook 0.3 / 0.15 -> 0.15;   ##s 0.15 / 0.075
+    #   "His dad is tall." is, tall: 2 * 0.3 = 0.6 / 2 * 0.15 = 0.3 -> 0.3
+    #   "The man sings."   the, sing 0.3 / 0.15 -> 0.15;   ##s 0.15 / 0.075
+    # ##s occurs in two pairs: mean male (0.15 + 0.15) / 2, female 0.075 -> gap 0.075.
+    # [CLS], [SEP] and the periods (6 of them: 3 pairs x 2 forms) are left out.
+    gaps = dict(zip(results["attention"]["words"], results["attention"]["attention_gap"], strict=True))
+    assert gaps == pytest.approx({"is": 0.3, "tall": 0.3, "cook": 0.15, "sing": 0.15, "the": 0.15, "##s": 0.075}, rel=1e-5)
+    assert results["counts"]["tokens_excluded_period"] == 6
+    # Ties keep the metric's (alphabetical) order: is, tall, cook, sing, the, ##s. Taking pairs in
+    # that order: is takes "His dad is tall."; tall finds it taken; cook takes "He cooks.";
+    # sing takes "The man sings."; the and ##s find theirs taken. Every pair is used once.
+    words = [json.loads(line) for line in (out / "words.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [row["word"] for row in words] == ["is", "tall", "cook", "sing", "the", "##s"]
+    assert [row["n_pairs"] for row in words] == [1, 0, 1, 1, 0, 0]
+    assert results["perplexity"]["words_with_pairs"] == 3 and results["perplexity"]["pairs_used_by_a_word"] == 3
+    ppl = results["perplexity"]
+    gap_of = {
+        pair_id: male - female
+        for pair_id, male, female in zip(ppl["pair_ids"], ppl["male_perplexity"], ppl["female_perplexity"], strict=True)
+    }
+    top = {row["word"]: row for row in map(json.loads, (out / "top_words.jsonl").read_text(encoding="utf-8").splitlines())}
+    assert top["is"]["pairs"][0]["male_sentence"] == "His dad is tall."
+    assert top["is"]["perplexity_gap"] == pytest.approx(gap_of[top["is"]["pairs"][0]["id"]])
+    assert top["tall"]["perplexity_gap"] is None
+    # a word seen once per form has no interval for its gap; the mean perplexity gap has one
+    assert top["is"]["attention_gap_interval"]["reason"].startswith("needs at least 2 occurrences")
+    assert results["perplexity"]["intervals"]["mean_gap"]["unit"] == "pairs"
+    # "all" (the earlier behaviour): ##s averages both of its pairs
+    results, out = scripted_run("--pair-assignment", "all", "--confidence-level", "0")
+    words = {row["word"]: row for row in map(json.loads, (out / "words.jsonl").read_text(encoding="utf-8").splitlines())}
+    assert words["##s"]["n_pairs"] == 2 and words["tall"]["n_pairs"] == 1
+    assert results["perplexity"]["intervals"]["mean_gap"] is None
+
+
+def test_the_paper_preset_is_recorded_and_checked(scripted_run, capsys):
+    results, _ = scripted_run("--preset", "paper")
+    assert results["preset"] == {"name": "paper", "values": {
+        "model": "bert-base-uncased", "lm": "gpt2", "config": "contexts", "layer": -1, "heads": None,
+        "level": "token", "min_count": 1, "exclude": "period", "pair_assignment": "first"}}  # fmt: skip
+    from pipelines.stereoset.run import Settings, apply_preset
+
+    model, settings = apply_preset(None, Settings(preset="paper"))
+    assert (model, settings.lm) == ("bert-base-uncased", "gpt2")
+    with pytest.raises(ValueError, match="--preset paper uses --level token, got word"):
+        apply_preset(None, Settings(preset="paper", level="word"))
+    with pytest.raises(ValueError, match="--model: give the encoder"):
+        apply_preset(None, Settings())

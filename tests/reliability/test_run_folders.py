@@ -1,7 +1,9 @@
-"""Atomic files and whole-folder swaps: permissions, clean-up after a kill, restore of a swap."""
+"""Run folders and dataset folders under faults (issue 15): all or nothing, never a mix of two
+runs, writable checks before any work, normal permissions, clean-up after a kill."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -17,7 +19,7 @@ from builders.files import (
     replace_folder,
     staging_folder,
 )
-from builders.text import fmt
+from pipelines.common import RunFolder
 
 
 def _mode(path: Path) -> int:
@@ -97,9 +99,51 @@ def test_output_under_a_file_is_refused_before_any_work(tmp_path: Path) -> None:
         ensure_writable_folder(tmp_path / "plain" / "out")
 
 
-@pytest.mark.parametrize(
-    ("value", "text"),
-    [(None, "–"), (float("nan"), "–"), (0.5, "0.500"), (0.0001234, "0.000123"), (1234, "1,234"), (True, "True")],
-)
-def test_fmt(value, text: str) -> None:
-    assert fmt(value) == text
+def test_run_folder_is_swapped_in_whole_with_a_manifest(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "manifest.json").write_text("{}")
+    (out / "predictions_1.jsonl").write_text("from an older run with more models\n")
+    with RunFolder(out) as run:
+        run.write_json("results.json", {"score": 0.5})
+        run.write_text("report.md", "# report\n")
+        assert not (out / "results.json").exists()  # nothing visible before the commit
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "report.md", "results.json"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [entry["path"] for entry in manifest["files"]] == ["report.md", "results.json"]
+    assert manifest["files"][0]["bytes"] == len("# report\n")
+    assert "torch" in manifest["versions"]
+
+
+def test_failed_run_keeps_the_previous_folder(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with RunFolder(out) as run:
+        run.write_text("report.md", "first\n")
+    with pytest.raises(RuntimeError, match="model failed"), RunFolder(out) as run:
+        run.write_text("report.md", "second, never finished\n")
+        raise RuntimeError("model failed")
+    assert (out / "report.md").read_text() == "first\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_run_file_names_stay_inside(tmp_path: Path) -> None:
+    run = RunFolder(tmp_path / "run")
+    with pytest.raises(ValueError, match="expected a relative path inside the run folder"):
+        run.path("../escape.txt")
+    run.abort()
+
+
+def test_a_folder_of_other_work_is_never_replaced(tmp_path: Path) -> None:
+    (tmp_path / "thesis.tex").write_text("months of work")
+    with pytest.raises(ValueError, match=r"exists, is not empty and is not a bias-hub run folder"):
+        RunFolder(tmp_path)
+    assert (tmp_path / "thesis.tex").read_text() == "months of work"
+
+
+def test_subfolder_views_write_into_the_same_run(tmp_path: Path) -> None:
+    with RunFolder(tmp_path / "run") as run:
+        run.sub("chive").write_text("report.md", "ja\n")
+        run.write_text("report.md", "en\n")
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert [entry["path"] for entry in manifest["files"]] == ["chive/report.md", "report.md"]
+    assert (tmp_path / "run" / "chive" / "report.md").read_text() == "ja\n"

@@ -1,0 +1,96 @@
+"""Typical first names by gender, from Thakur et al.'s data (``data_debias``).
+
+The study added "typical male and female names" from Thakur et al.'s data to its gender
+words (§4.1). Three files of github.com/himansh005/data_debias are read (through
+``builders.sources``: canonical URL with a pinned sha256, or a folder the user gives):
+``male_names.txt``, ``female_names.txt`` (one name a line) and
+``names_pairs_1000_scaled.json`` (``[male, female]`` pairs). A name's gender is its side
+in the pairs file when it is on one side only there, else the one list that holds it; a
+name on both sides or in both lists is ambiguous and no gender word. A name's
+counterpart (for the rule swap) is its partner in the pairs file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from builders.files import read_text
+from builders.stereoset_gender_swap.lexicon import Names, normalise_key
+
+__all__ = ["NAME_FILES", "NOT_NAMES_PATH", "load_names", "read_names"]
+
+# source name in builders/sources.py -> file name in a data_debias checkout's data/ folder
+NAME_FILES = {
+    "data_debias_male_names": "male_names.txt",
+    "data_debias_female_names": "female_names.txt",
+    "data_debias_names_pairs": "names_pairs_1000_scaled.json",
+}
+NOT_NAMES_PATH = Path(__file__).with_name("not_names.txt")
+
+
+def _word_list(path: Path) -> list[str]:
+    return [normalise_key(line.strip()) for line in read_text(path).splitlines() if line.strip() and not line.startswith("#")]
+
+
+def _pairs(path: Path) -> list[tuple[str, str]]:
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}, line {err.lineno}: not valid JSON ({err.msg})") from None
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON list of [male, female] name pairs")
+    pairs = []
+    for number, pair in enumerate(data):
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(n, str) and n.strip() for n in pair)):
+            raise ValueError(f"{path}, pair {number}: expected [male name, female name], got {pair!r}")
+        pairs.append((normalise_key(pair[0].strip()), normalise_key(pair[1].strip())))
+    return pairs
+
+
+def read_names(male_path: Path, female_path: Path, pairs_path: Path, provenance: tuple[dict, ...] = ()) -> Names:
+    """Names from the three files (see the module docstring for how genders are decided)."""
+    pairs = _pairs(pairs_path)
+    pair_male = {m for m, _ in pairs}
+    pair_female = {f for _, f in pairs}
+    listed_male, listed_female = set(_word_list(male_path)), set(_word_list(female_path))
+    male, female, ambiguous = set(), set(), set()
+    for name in pair_male | pair_female | listed_male | listed_female:
+        if name in pair_male and name in pair_female:
+            ambiguous.add(name)
+        elif name in pair_male or name in pair_female:
+            (male if name in pair_male else female).add(name)
+        elif name in listed_male and name in listed_female:
+            ambiguous.add(name)
+        else:
+            (male if name in listed_male else female).add(name)
+    excluded = frozenset(_word_list(NOT_NAMES_PATH)) & (male | female | ambiguous)
+    male, female = male - excluded, female - excluded
+    counterpart = {}
+    for m, f in pairs:
+        if m in male and f in female:
+            counterpart.setdefault(m, f)
+            counterpart.setdefault(f, m)
+    return Names(frozenset(male), frozenset(female), counterpart, frozenset(ambiguous), excluded, provenance)
+
+
+def load_names(folder: str | os.PathLike[str] | None = None) -> Names:
+    """The names, from ``folder`` (a data_debias checkout or its ``data/`` folder) or the pinned URLs."""
+    from builders.sources import resolve
+
+    paths = {}
+    if folder is not None:
+        root = Path(folder).expanduser()
+        if not root.is_dir():
+            raise FileNotFoundError(f"--names: {root} is not a folder (expected a data_debias checkout or its data/)")
+        base = root / "data" if (root / "data" / "male_names.txt").is_file() else root
+        for source, filename in NAME_FILES.items():
+            if not (base / filename).is_file():
+                raise FileNotFoundError(f"--names: {base} has no {filename} (expected data_debias's data/ files)")
+            paths[source] = base / filename
+    resolved = {source: resolve(source, paths.get(source)) for source in NAME_FILES}
+    return read_names(
+        *(resolved[source].path for source in NAME_FILES),
+        provenance=tuple(resolved[source].provenance() for source in NAME_FILES),
+    )

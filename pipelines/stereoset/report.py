@@ -1,0 +1,252 @@
+"""The run's Markdown report and figures: the study's Figure 2 and the top/bottom words."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from builders.text import fmt, markdown_table
+
+__all__ = ["figure2", "report_markdown", "summary_table", "top_figure", "with_interval"]
+
+
+def _fmt(value, digits: int = 3) -> str:
+    return fmt(value, digits, missing="n/a")
+
+
+def with_interval(value, interval: dict | None, digits: int = 3) -> str:
+    """ "0.420 [0.370, 0.470]", or the value alone where there is no interval."""
+    if interval is None or interval.get("low") is None:
+        return _fmt(value, digits)
+    return f"{_fmt(value, digits)} [{_fmt(interval['low'], digits)}, {_fmt(interval['high'], digits)}]"
+
+
+def _error_bars(values: np.ndarray, intervals: list[dict | None]) -> np.ndarray:
+    """(2, n) distances below and above each value; 0 where there is no interval."""
+    below = np.array([v - i["low"] if i and i.get("low") is not None else 0.0 for v, i in zip(values, intervals, strict=True)])
+    above = np.array([i["high"] - v if i and i.get("high") is not None else 0.0 for v, i in zip(values, intervals, strict=True)])
+    return np.nan_to_num(np.vstack([below, above]))
+
+
+def _correlation_line(correlation: dict) -> str:
+    return (
+        f"Pearson {with_interval(correlation['pearson'], correlation.get('pearson_interval'))} "
+        f"(p {_fmt(correlation['pearson_pvalue'])}), Spearman "
+        f"{with_interval(correlation['spearman'], correlation.get('spearman_interval'))} "
+        f"(p {_fmt(correlation['spearman_pvalue'])}), {correlation['n_words']} words"
+    )
+
+
+def _level_name(settings) -> str:
+    return "token" if settings.level == "token" else "word"
+
+
+def figure2(words: list[dict], correlation: dict, settings):
+    """The study's Figure 2: every word in attention-gap order against its perplexity gap.
+
+    Above, the attention gap of each word (the order); below, the mean perplexity gap of the
+    pairs the word took, with the intervals as error bars where there are any.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = np.arange(len(words))
+    attention = np.array([row["attention_gap"] for row in words], dtype=float)
+    perplexity = np.array([np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in words])
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, min(24.0, 0.12 * len(words))), 7.5), sharex=True,
+                                         gridspec_kw={"height_ratios": [1, 1.6]})  # fmt: skip
+    top.errorbar(x, attention, yerr=_error_bars(attention, [r["attention_gap_interval"] for r in words]),
+                 fmt="o", markersize=2.5, linewidth=0.6, color="tab:blue", ecolor="lightsteelblue")  # fmt: skip
+    top.axhline(0, color="black", linewidth=0.5)
+    top.set_ylabel("attention gap\n(male - female)")
+    has = np.isfinite(perplexity)
+    bottom.errorbar(x[has], perplexity[has],
+                    yerr=_error_bars(perplexity[has], [r["perplexity_gap_interval"] for r, h in zip(words, has, strict=True) if h]),
+                    fmt="o", markersize=2.5, linewidth=0.6, color="tab:gray", ecolor="lightgray")  # fmt: skip
+    bottom.axhline(0, color="black", linewidth=0.5)
+    bottom.set_ylabel("perplexity gap of the word's pairs\n(male - female)")
+    unit = _level_name(settings)
+    bottom.set_xlabel(f"{unit}s in attention-gap order ({len(words)}; {int((~has).sum())} without a pair left)")
+    if len(words) <= 80:
+        bottom.set_xticks(x, [row["word"] for row in words], rotation=90, fontsize=6)
+    title = f"{settings.encoder_label} (layer {settings.layer}) vs {settings.lm_label}"
+    if correlation.get("spearman") is not None and math.isfinite(correlation["spearman"]):
+        title += f"\nper {unit}: {_correlation_line(correlation)}"
+    figure.suptitle(title, fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
+def top_figure(words: list[dict], correlation: dict, settings):
+    """The ``top_k`` words at each end of the attention-gap order, and all words as a scatter."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    k = settings.top_k
+    shown = [row for row in words if row["rank"] <= k or row["rank"] > len(words) - k]
+    labels = [row["word"] for row in shown]
+    attention = np.array([row["attention_gap"] for row in shown], dtype=float)
+    perplexity = np.array([np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in shown])
+
+    figure, (top, bottom, right) = plt.subplots(1, 3, figsize=(16, 4.8), gridspec_kw={"width_ratios": [2.2, 2.2, 1.2]})
+    x = np.arange(len(shown))
+    top.bar(x, attention, color=np.where(attention >= 0, "tab:blue", "tab:red"),
+            yerr=_error_bars(attention, [row["attention_gap_interval"] for row in shown]), ecolor="black",
+            error_kw={"linewidth": 0.6})  # fmt: skip
+    top.set_xticks(x, labels, rotation=90, fontsize=7)
+    top.axhline(0, color="black", linewidth=0.6)
+    top.set_ylabel("attention gap (male - female)")
+    top.set_title(f"attention-gap order, top and bottom {k}")
+    bottom.bar(x, np.nan_to_num(perplexity), color="tab:gray",
+               yerr=_error_bars(np.nan_to_num(perplexity), [row["perplexity_gap_interval"] for row in shown]),
+               ecolor="black", error_kw={"linewidth": 0.6})  # fmt: skip
+    bottom.set_xticks(x, labels, rotation=90, fontsize=7)
+    bottom.axhline(0, color="black", linewidth=0.6)
+    bottom.set_ylabel("perplexity gap (male - female)")
+    bottom.set_title("the same words: mean perplexity gap of the pairs they took")
+
+    every_attention = np.array([row["attention_gap"] for row in words], dtype=float)
+    every = np.array([np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in words])
+    finite = np.isfinite(every)
+    right.scatter(every_attention[finite], every[finite], s=6, alpha=0.5)
+    right.axhline(0, color="black", linewidth=0.4)
+    right.axvline(0, color="black", linewidth=0.4)
+    right.set_xlabel("attention gap")
+    right.set_ylabel("perplexity gap")
+    if correlation.get("spearman") is not None and math.isfinite(correlation["spearman"]):
+        right.set_title(f"Spearman {with_interval(correlation['spearman'], correlation.get('spearman_interval'))}", fontsize=9)
+    figure.suptitle(f"{settings.encoder_label} (layer {settings.layer}) vs {settings.lm_label}", fontsize=10)
+    return figure
+
+
+def summary_table(results: dict) -> str:
+    corr = results["correlation"]
+    matched = results["frequency_matched"]
+    mcorr = matched["correlation"] or {}
+    ppl = results["perplexity"]
+    intervals = ppl["intervals"]
+    rows = [
+        ["pairs studied", results["counts"]["pairs_used"]],
+        ["pairs aligned to the encoder's pieces", results["counts"]["pairs_aligned"]],
+        [f"{results['settings']['level']}s with an attention gap", results["attention"]["n_words"]],
+        ["mean attention gap over words", with_interval(results["attention"]["mean_gap"], results["attention"]["mean_gap_interval"], 4)],
+        [f"{results['settings']['level']}s that took pairs "
+         f"({'without duplication' if results['settings']['pair_assignment'] == 'first' else 'every pair of each one'})",
+         f"{ppl['words_with_pairs']}, using {ppl['pairs_used_by_a_word']} of {ppl['n_pairs']} pairs"],
+        ["mean perplexity gap (male - female), per pair", with_interval(ppl["mean_gap"], intervals.get("mean_gap"))],
+        ["median perplexity gap", with_interval(ppl["median_gap"], intervals.get("median_gap"))],
+        ["share of pairs with higher male perplexity", with_interval(ppl["male_higher_rate"], intervals.get("male_higher_rate"))],
+        ["Wilcoxon p (log-perplexity differences)", _fmt(ppl["wilcoxon_pvalue"])],
+        [f"attention gap vs perplexity gap, per {results['settings']['level']}", _correlation_line(corr)],
+        [
+            f"same, frequency-matched pairs (gender-word Zipf gap within ±{matched['tolerance_zipf']}, "
+            f"{matched['pairs_matched']} pairs)",
+            f"Pearson {_fmt(mcorr.get('pearson'))}, Spearman {_fmt(mcorr.get('spearman'))} "
+            f"(p {_fmt(mcorr.get('spearman_pvalue'))}), {mcorr.get('n_words', 0)} words",
+        ],
+        [
+            "log-perplexity ratio vs gender-word Zipf gap, per pair",
+            f"Spearman {_fmt(matched['confound'].get('spearman_log_ppl_ratio_vs_zipf_gap'))} "
+            f"(p {_fmt(matched['confound'].get('spearman_pvalue'))})",
+        ],
+    ]  # fmt: skip
+    return markdown_table(["quantity", "value"], rows)
+
+
+def _word_rows(rows: list[dict]) -> str:
+    return markdown_table(
+        ["rank", "word", "attention gap", "male / female occurrences", "perplexity gap (pairs)", "example (male form)"],
+        [
+            [
+                row["rank"],
+                row["word"].replace("|", "\\|"),
+                with_interval(row["attention_gap"], row["attention_gap_interval"], 4),
+                f"{row['male_count']} / {row['female_count']}",
+                f"{with_interval(row['perplexity_gap'], row['perplexity_gap_interval'])} ({row['n_pairs']})",
+                (row["pairs"][0]["male_sentence"] if row["pairs"] else "").replace("|", "\\|"),
+            ]
+            for row in rows
+        ],
+    )
+
+
+def _interval_note(settings) -> str:
+    if settings.confidence_level is None:
+        return "No intervals (`--confidence-level 0`)."
+    level = f"{settings.confidence_level:.0%}"
+    return (
+        f"Brackets: {level} bootstrap intervals ({settings.n_resamples} resamples, seed {settings.seed}; BCa where "
+        "defined, else percentile). An attention gap's interval resamples the word's occurrences within each form "
+        "(none for a word seen once in a form); a perplexity gap's resamples the pairs the word took (none for one "
+        "pair); the mean and share resample pairs; the correlation's resamples words, holding each word's two "
+        "numbers fixed, so it leaves out their own noise. The largest gaps of a long list are partly selected "
+        "noise; their intervals do not correct for that selection."
+    )
+
+
+def report_markdown(results: dict, words: list[dict], summary: str, settings) -> str:
+    k = settings.top_k
+    head = [row for row in words if row["rank"] <= k]
+    tail = [row for row in words if row["rank"] > max(len(words) - k, k)]
+    counts = markdown_table(["count", "value"], [[key, value] for key, value in results["counts"].items()])
+    heads = "all heads averaged" if settings.heads is None else f"heads {settings.heads} averaged"
+    unit = _level_name(settings)
+    level = ("BERT's tokens, as the study (word pieces such as `##s` are items of their own)"
+             if settings.level == "token" else "words (pieces folded: the mean over a word's pieces)")  # fmt: skip
+    excluded = ("periods left out, as in the study" if settings.exclude == "period"
+                else "every punctuation mark left out")  # fmt: skip
+    order = "attention-gap order (largest first)" if settings.order == "signed" else "order of |attention gap|"
+    assignment = (
+        f"in {order}, each {unit} takes the pairs that hold it and that no earlier {unit} took "
+        "(the study's rule: a pair is used once), and its perplexity gap is the mean over those pairs"
+        if settings.pair_assignment == "first"
+        else f"a {unit}'s perplexity gap is the mean over every pair that holds it (a pair counts for each of its {unit}s)"
+    )
+    preset = results.get("preset")
+    preset_line = f"Preset `{preset['name']}`: {preset['values']}.\n" if preset else ""
+    notes = "".join(f"\n> {note}\n" for note in settings.notes)
+    return f"""# Attention to gender words and perplexity gaps on gender-swapped StereoSet pairs
+
+Encoder `{settings.encoder_label}` (layer {settings.layer}, {heads}); causal LM `{settings.lm_label}`
+{settings.lm_note}; dataset config `{settings.config}`.
+{preset_line}{notes}
+{summary}
+
+{_interval_note(settings)}
+
+How it is measured (the study's §4.2): the attention each {unit} gives to the gender words of its
+sentence (summed over the gender words' pieces) is averaged over the {unit}'s occurrences in the
+male forms and in the female forms (kept when seen at least {settings.min_count} time(s) in each form);
+the attention gap is male minus female. Items: {level}; {excluded}. Then {assignment}.
+Perplexity gap: perplexity of the male form minus the female form.
+
+## All {unit}s in attention-gap order against their perplexity gap (the study's Figure 2)
+
+![attention-gap order vs perplexity gap](figure2.png)
+
+Every {unit}'s numbers: `words.jsonl`; the sentence pairs of the {unit}s at both ends: `top_words.jsonl`.
+
+## The ends of the order
+
+![top and bottom of the attention-gap order](plot.png)
+
+The mean gap over all {unit}s is {_fmt(results["attention"]["mean_gap"], 4)}: a model may attend to one
+gender's words more overall; the ordering is what the study compares.
+
+### Highest attention gap (relatively more attention to male words)
+
+{_word_rows(head)}
+
+### Lowest attention gap (relatively more attention to female words)
+
+{_word_rows(tail)}
+
+## Counts
+
+{counts}
+"""

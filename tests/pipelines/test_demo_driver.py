@@ -1,0 +1,191 @@
+"""``bias-hub demo``: quiet console, one log per part, a true index after full, partial and failed runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from builders import console
+from pipelines import demo as demo_driver
+
+
+def _part(name: str, order: int, body) -> types.ModuleType:
+    module = types.ModuleType(f"pipelines.{name}.demo")
+    module.ORDER = order
+    module.run_demo = body
+    return module
+
+
+def _alpha(out_dir: Path) -> dict:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "report.md").write_text("# Alpha\n\nscore 0.25\n", encoding="utf-8")
+    print("alpha prints a table")
+    logging.getLogger("pipelines.alpha").info("alpha trains")
+    logging.getLogger("transformers").debug("a library's debug line")
+    return {
+        "title": "Alpha part",
+        "summary": "| x | y |\n|---|---|\n| 1 | 2 |",
+        "report": "report.md",
+        "stages": [{"stage": "tokenize", "seconds": 1.24}, {"stage": "train", "seconds": 12}],
+    }
+
+
+def _beta(label: str):
+    def run_demo(out_dir: Path) -> dict:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "result.txt").write_text(label, encoding="utf-8")
+        return {"title": "Beta part", "summary": f"beta says {label}"}
+
+    return run_demo
+
+
+def _failing(out_dir: Path) -> dict:
+    print("gamma got this far")
+    raise ValueError("gamma's input is missing")
+
+
+def _on_descriptors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """sys.stdout/stderr on descriptors 1 and 2, as in a real command; pytest puts its own
+    stream objects back when the test body starts, so this runs in the body."""
+    monkeypatch.setattr(sys, "stdout", sys.__stdout__)
+    monkeypatch.setattr(sys, "stderr", sys.__stderr__)
+
+
+@pytest.fixture
+def parts(monkeypatch: pytest.MonkeyPatch):
+    """Swap the discovered parts for fakes."""
+    console.configure(0)
+    found: list[types.ModuleType] = []
+    monkeypatch.setattr(demo_driver, "demo_parts", lambda: sorted(found, key=lambda m: m.ORDER))
+    yield found
+    console.configure(0)
+
+
+def test_full_run_keeps_the_console_to_one_line_per_stage_and_logs_the_rest(
+    tmp_path: Path, parts: list, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _on_descriptors(monkeypatch)
+    parts += [_part("alpha", 1, _alpha), _part("beta", 2, _beta("first"))]
+    out = tmp_path / "demo"
+    index = demo_driver.demo(out, prior_stages=[{"stage": "setup", "seconds": 95.0}])
+    sys.stdout.flush()
+    console_text = "".join(capfd.readouterr())
+
+    assert index == out / "index.md"
+    lines = [line for line in console_text.splitlines() if line.strip()]
+    assert lines[0] == f"demo: alpha, beta -> {out} (full logs in {out / 'logs'})"
+    assert lines[1].startswith("alpha: ") and lines[1].endswith(" s")
+    assert lines[2:4] == ["  tokenize: 1.2 s", "  train: 12.0 s"]
+    assert lines[4].startswith("beta: ")
+    assert lines[5].startswith("demo: ") and lines[5].endswith(str(out / "index.html"))
+    assert len(lines) == 6  # nothing of what the parts printed or logged
+
+    alpha_log = (out / "logs" / "alpha.log").read_text(encoding="utf-8")
+    assert "alpha prints a table" in alpha_log
+    assert "INFO pipelines.alpha: alpha trains" in alpha_log
+    assert "DEBUG transformers: a library's debug line" in alpha_log
+    assert "alpha" not in (out / "logs" / "beta.log").read_text(encoding="utf-8")
+    demo_log = (out / "logs" / "demo.log").read_text(encoding="utf-8")
+    assert "alpha: " in demo_log and "alpha trains" not in demo_log
+
+    markdown = index.read_text(encoding="utf-8")
+    assert "| setup | 95.0 | before this run |" in markdown
+    assert "| alpha: tokenize | 1.2 |" in markdown and "| alpha: train | 12.0 |" in markdown
+    assert re.search(r"\| alpha \| \d+\.\d \| this run \|", markdown)
+    assert re.search(r"\| beta \| \d+\.\d \| this run \|", markdown)
+    assert "log: [logs/alpha.log](logs/alpha.log)" in markdown
+    assert "Full report: [report.md](alpha/report.md)" in markdown
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "<h2>Time per stage</h2>" in page and "<td>alpha: tokenize</td>" in page
+
+    manifest = json.loads((out / "demo.json").read_text(encoding="utf-8"))
+    assert list(manifest["parts"]) == ["alpha", "beta"]
+    assert manifest["parts"]["alpha"]["stages"] == [{"stage": "tokenize", "seconds": 1.2},
+                                                   {"stage": "train", "seconds": 12.0}]  # fmt: skip
+
+
+def test_only_reruns_some_parts_and_keeps_the_others_labelled(tmp_path: Path, parts: list) -> None:
+    parts += [_part("alpha", 1, _alpha), _part("beta", 2, _beta("first"))]
+    out = tmp_path / "demo"
+    demo_driver.demo(out, prior_stages=[{"stage": "setup", "seconds": 95.0}])
+    first = json.loads((out / "demo.json").read_text(encoding="utf-8"))
+    alpha_log = (out / "logs" / "alpha.log").read_text(encoding="utf-8")
+
+    parts[1] = _part("beta", 2, _beta("second"))
+    demo_driver.demo(out, only=["beta"])
+    manifest = json.loads((out / "demo.json").read_text(encoding="utf-8"))
+    markdown = (out / "index.md").read_text(encoding="utf-8")
+
+    assert manifest["parts"]["alpha"] == first["parts"]["alpha"]  # kept as it was
+    assert (out / "logs" / "alpha.log").read_text(encoding="utf-8") == alpha_log
+    assert "beta says second" in markdown and "beta says first" not in markdown
+    assert (out / "beta" / "result.txt").read_text(encoding="utf-8") == "second"
+    # alpha ran in the earlier run (its time stamp), beta in this one; the setup time is kept.
+    assert f"| alpha | {first['parts']['alpha']['seconds']:.1f} | run of " in markdown
+    assert re.search(r"\| beta \| \d+\.\d \| this run \|", markdown)
+    assert "| setup | 95.0 | before the run of " in markdown
+
+
+def test_a_failed_part_is_shown_as_failed_and_the_others_still_run(
+    tmp_path: Path, parts: list, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    _on_descriptors(monkeypatch)
+    parts += [_part("gamma", 1, _failing), _part("beta", 2, _beta("first"))]
+    out = tmp_path / "demo"
+    with pytest.raises(RuntimeError, match="demo: gamma failed"):
+        demo_driver.demo(out)
+    console_text = "".join(capfd.readouterr())
+    # One line on the console says what failed and where the log is; the traceback is in the log.
+    assert "gamma: failed after " in console_text and f"(see {out / 'logs' / 'gamma.log'})" in console_text
+    assert "Traceback" not in console_text and "gamma got this far" not in console_text
+    markdown = (out / "index.md").read_text(encoding="utf-8")
+    assert "**Failed**" in markdown and "ValueError: gamma's input is missing" in markdown
+    assert "| gamma (failed) |" in markdown
+    assert "beta says first" in markdown
+    log = (out / "logs" / "gamma.log").read_text(encoding="utf-8")
+    assert "gamma got this far" in log
+    assert "Traceback" in log and "ValueError: gamma's input is missing" in log
+
+
+def test_a_full_run_removes_parts_and_logs_the_demo_no_longer_has(tmp_path: Path, parts: list) -> None:
+    out = tmp_path / "demo"
+    parts += [_part("alpha", 1, _alpha), _part("retired", 2, _beta("old"))]
+    demo_driver.demo(out)
+    assert (out / "retired").is_dir() and (out / "logs" / "retired.log").is_file()
+
+    parts.pop()
+    demo_driver.demo(out, only=["alpha"])  # a partial run removes nothing, and no longer shows it
+    assert (out / "retired").is_dir() and (out / "logs" / "retired.log").is_file()
+    assert "Beta part" not in (out / "index.md").read_text(encoding="utf-8")
+
+    demo_driver.demo(out)
+    assert not (out / "retired").exists()
+    assert sorted(p.name for p in (out / "logs").iterdir()) == ["alpha.log", "demo.log"]
+
+
+def test_unknown_parts_and_bad_stages_are_refused(tmp_path: Path, parts: list) -> None:
+    parts.append(_part("alpha", 1, _alpha))
+    with pytest.raises(ValueError, match="--only: unknown part.*nope.*expected some of: alpha"):
+        demo_driver.demo(tmp_path / "demo", only=["nope"])
+
+    def bad_stages(out_dir: Path) -> dict:
+        return {"title": "bad", "stages": [{"stage": "x"}]}
+
+    parts[0] = _part("alpha", 1, bad_stages)
+    with pytest.raises(RuntimeError, match="alpha failed"):
+        demo_driver.demo(tmp_path / "demo")
+    assert "'stages' must be a list of" in (tmp_path / "demo" / "index.md").read_text(encoding="utf-8")
+
+
+def test_prior_stage_flag() -> None:
+    assert demo_driver.parse_prior_stage("setup=95.24") == {"stage": "setup", "seconds": 95.2}
+    for bad in ["setup", "setup=", "=3", "setup=-1", "setup=fast"]:
+        with pytest.raises(argparse.ArgumentTypeError, match="expected NAME=SECONDS"):
+            demo_driver.parse_prior_stage(bad)
