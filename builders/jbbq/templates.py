@@ -83,8 +83,10 @@ ENGLISH_UNKNOWN_OPTIONS = (
     "Can't answer",
     "Undetermined",
 )
-# Ours: Japanese ways of saying the context does not tell.
+# Ours: Japanese ways of saying the context does not tell; 未定 first, the one JBBQ uses most
+# and the one its UnkP prompt names (Yanaka et al., 2024, footnote 4).
 JAPANESE_UNKNOWN_OPTIONS = (
+    "未定",
     "不明",
     "わからない",
     "判断できない",

@@ -19,10 +19,21 @@ half reproducibly and leaves the second to people:
   client of this run makes one attempt per call (its retries would count the
   budget twice), set on that client only. A reply that lacks an optional field
   (``billed_characters``, ``detected_source_language``) is accepted;
+* beside that template-level draft, the JBBQ authors' own route (Yanaka et al.,
+  2024, §3.3): each template is filled once with words of its own (its ``Names``
+  / ``Lexical_diversity`` lists, or the vocabulary), the *filled* English text is
+  translated, and the translations of the filled words are found in it and put
+  back as ``{{NAME1}}``-style slots (``align``). A slot whose word's translation
+  does not appear verbatim is flagged for the reviewer;
+* both drafts are checked against the paper's pronoun rule: "they"/"their" are
+  translated as 「かれら」, never 「彼ら」/「彼女ら」 (which fix a gender a filled
+  word may contradict, e.g. 「レズビアン」) nor a singular 「彼」/「彼女」 for a
+  "they" (``pronoun_issues``);
 * the outputs are a draft template CSV in BBQ's schema (the expander reads it
   as is) and a review sheet with one row per translated field: source, draft,
-  ``decision`` (keep / edit / exclude, for the reviewer), ``edited`` text and
-  ``reason``. Drafts whose slots do not survive translation are flagged.
+  its check, the filled example (source, translation, aligned draft, check),
+  ``decision`` (keep / example / edit / exclude, for the reviewer), ``edited``
+  text and ``reason``. Drafts whose slots do not survive translation are flagged.
 """
 
 from __future__ import annotations
@@ -44,16 +55,25 @@ from builders.api_cache import (
     ResponseCache,
     default_cache_dir,
 )
-from builders.jbbq.templates import read_templates
+from builders.jbbq.template_csv import (
+    Template,
+    TemplateError,
+    parse_slot_lists,
+    stereotyped_groups_of,
+)
+from builders.jbbq.templates import read_templates, read_vocabulary
 
 __all__ = [
     "DECISIONS",
     "LIST_FIELDS",
     "REVIEW_COLUMNS",
     "TEXT_FIELDS",
+    "ROUTES",
     "TranslationError",
     "VOCABULARY_FILE",
+    "align",
     "apply_review",
+    "pronoun_issues",
     "protect",
     "restore",
     "translate_template_files",
@@ -69,8 +89,10 @@ TEXT_FIELDS = (
 )
 LIST_FIELDS = ("Names", "Lexical_diversity")
 REVIEW_COLUMNS = (
-    "file", "Q_id", "Category", "field", "source", "draft", "check", "decision", "edited", "reason",
+    "file", "Q_id", "Category", "field", "source", "draft", "check",
+    "example_source", "example_translation", "example_draft", "example_check", "decision", "edited", "reason",
 )  # fmt: skip
+ROUTES = ("both", "templates", "examples")
 _SLOT = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
 _TAG = re.compile(r"<ph>\s*([A-Za-z0-9_]+)\s*</ph>")
 _OPTIONS = {"tag_handling": "xml", "ignore_tags": ["ph"]}
@@ -99,6 +121,81 @@ def restore(text: str) -> str:
 
 def _slots(text: str) -> list[str]:
     return sorted(_SLOT.findall(text))
+
+
+# The paper unifies every translation of they/their as 「かれら」 (§3.3).
+_THEY = re.compile(r"\b(they|them|their|theirs|themselves|themself)\b", re.IGNORECASE)
+_HE = re.compile(r"\b(he|him|his|himself)\b", re.IGNORECASE)
+_SHE = re.compile(r"\b(she|her|hers|herself)\b", re.IGNORECASE)
+_PLURAL_PRONOUNS = re.compile(r"彼ら|彼女ら|彼女たち|彼等|彼たち")
+_SINGULAR_PRONOUNS = {"彼女": _SHE, "彼": _HE}
+
+
+def pronoun_issues(source: str, draft: str) -> list[str]:
+    """Where ``draft`` breaks the paper's rule: they/their -> 「かれら」.
+
+    Flagged: 「彼ら」, 「彼女ら」, 「彼女たち」, 「彼等」, 「彼たち」 anywhere (each fixes the
+    group's gender), and a singular 「彼」 or 「彼女」 where the English has they/their but
+    no he/she word it could translate.
+    """
+    issues = []
+    plural = sorted(set(_PLURAL_PRONOUNS.findall(draft)))
+    if plural:
+        issues.append(f"pronoun rule: {', '.join(plural)} -> かれら")
+    if _THEY.search(source):
+        rest = _PLURAL_PRONOUNS.sub("", draft)
+        for pronoun, english in _SINGULAR_PRONOUNS.items():
+            if pronoun in rest and not english.search(source):
+                issues.append(f"pronoun rule: they/their translated as {pronoun} -> かれら")
+            rest = rest.replace(pronoun, "")
+    return issues
+
+
+def align(translation: str, words: dict[str, str]) -> tuple[str, list[str]]:
+    """Put slots back into a translated filled text: ``words`` maps each slot (``NAME1``)
+    to the translation of the word that filled it. Longer words are placed first, so a
+    word inside another (男性 in 若い男性) does not steal its place. Returns the draft
+    and one problem per slot whose word does not occur in the translation."""
+    problems = []
+    text = translation
+    for slot, word in sorted(words.items(), key=lambda item: -len(item[1])):
+        if word and word in text:
+            text = text.replace(word, "{{" + slot + "}}")
+        else:
+            problems.append(f"{{{{{slot}}}}} ({word!r}) not found in the translation; place it by hand")
+    return text, problems
+
+
+def _example_words(template: Template, vocabulary: list[dict[str, str]] | None) -> dict[str, str]:
+    """One filling of ``template``: slot -> English word (BBQ's first pairing of its people,
+    the first word of each ``Lexical_diversity`` list)."""
+    import random
+
+    from builders.jbbq.fillings import single_category_plan
+
+    category = template.get("Category")
+    plan = single_category_plan(template, category, stereotyped_groups_of(template), vocabulary, None,
+                                random.Random(f"translate:{category}:{template.get('Q_id')}"))  # fmt: skip
+    if not plan.groups:
+        raise TemplateError(f"{template.where}: no pair of people to fill in")
+    filling = plan.groups[0][0]
+    words = {"NAME1": filling.first.name, "NAME2": filling.second.name}
+    lexical = template.get("Lexical_diversity")
+    if len(lexical) > 1:
+        first, second = parse_slot_lists(lexical, template, "Lexical_diversity")
+        words.update({"WORD1": first[0] if first else "", "WORD2": second[0] if second else ""})
+    return {slot: word for slot, word in words.items() if word}
+
+
+def _filled(text: str, words: dict[str, str]) -> str:
+    for slot, word in words.items():
+        text = _SLOT.sub(lambda m, slot=slot, word=word: word if m.group(1) == slot else m.group(0), text)
+    return text
+
+
+def _clean_word(translation: str) -> str:
+    """A word translated alone, as it would stand inside a sentence (no final 。)."""
+    return translation.strip().rstrip("。.").strip()
 
 
 def _retryable(err: BaseException) -> bool:
@@ -209,6 +306,7 @@ def translate_template_files(
     files: Iterable[str | Path],
     out_dir: str | Path,
     *,
+    route: str = "both",
     auth_key: str | None = None,
     server_url: str | None = None,
     cache_dir: str | Path | None = None,
@@ -223,15 +321,21 @@ def translate_template_files(
 ) -> dict:
     """Translate BBQ template CSVs; write drafts and a review sheet into ``out_dir``.
 
+    ``route``: ``templates`` (the template texts, slots protected), ``examples`` (filled
+    examples aligned back to the slots, the JBBQ authors' route) or ``both`` (default;
+    the draft CSV then takes the template-level drafts, the sheet shows both).
     ``cache_dir`` defaults to ``$BIAS_HUB_CACHE/api/deepl``. Returns a summary: files
     written, texts translated, requests sent (retries included), cache hits, drafts
-    flagged for lost slots.
+    flagged for lost slots (template route), example drafts with slots to place by hand,
+    and fields breaking the pronoun rule.
     """
     from builders.files import atomic_write_text, ensure_writable_folder
 
     files = [Path(f) for f in files]
     if not files:
         raise TranslationError("no template CSV given")
+    if route not in ROUTES:
+        raise TranslationError(f"--route: expected one of {', '.join(ROUTES)}, got {route!r}")
     auth_key = auth_key if auth_key is not None else os.environ.get("DEEPL_AUTH_KEY", "")
     if not auth_key:
         raise TranslationError("set DEEPL_AUTH_KEY to your DeepL API key (it is read from the environment only)")
@@ -249,21 +353,42 @@ def translate_template_files(
     vocabulary: tuple[list[str], list[dict[str, str]]] | None = None
     if vocab_files:
         vocabulary = _read_vocabulary_rows(vocab_files[0])
+    by_template = route in ("both", "templates")
+    by_example = route in ("both", "examples")
+
+    # The filled example of every template (the authors' route): slot -> English word.
+    examples: dict[tuple[Path, int], dict[str, str]] = {}
+    no_example: dict[tuple[Path, int], str] = {}
+    if by_example:
+        expander_vocabulary = read_vocabulary(vocab_files[0]) if vocab_files else None
+        for path, templates in templates_by_file.items():
+            for number, template in enumerate(templates):
+                try:
+                    examples[(path, number)] = _example_words(template, expander_vocabulary)
+                except TemplateError as err:
+                    no_example[(path, number)] = f"no filled example: {err}"
 
     # Every distinct protected text to translate, in order of first use.
     wanted: dict[str, str] = {}
     if vocabulary is not None:
         for row in vocabulary[1]:
             wanted.setdefault(protect(row["Name"]), "")
-    for templates in templates_by_file.values():
-        for template in templates:
+    for path, templates in templates_by_file.items():
+        for number, template in enumerate(templates):
+            words = examples.get((path, number))
             for column in TEXT_FIELDS:
-                if template.get(column):
+                if not template.get(column):
+                    continue
+                if by_template:
                     wanted.setdefault(protect(template.get(column)), "")
+                if words is not None:
+                    wanted.setdefault(protect(_filled(template.get(column), words)), "")
             for column in LIST_FIELDS:
-                for _, words in _split_list_field(template.get(column)):
-                    for word in words:
+                for _, list_words in _split_list_field(template.get(column)):
+                    for word in list_words:
                         wanted.setdefault(protect(word), "")
+            for word in (words or {}).values():
+                wanted.setdefault(protect(word), "")
 
     import deepl
 
@@ -277,41 +402,63 @@ def translate_template_files(
         raise TranslationError(f"DeepL: {err}") from err
     translated = dict(zip(wanted, answers, strict=True))
 
+    def translation(text: str) -> str:
+        return restore(translated[protect(text)])
+
     review_rows = []
-    flagged = 0
+    counts = {"flagged": 0, "example_flagged": 0, "pronoun_flagged": 0}
     written = []
     if vocabulary is not None:
         columns, vocab_rows = vocabulary
         drafts = []
         for number, row in enumerate(vocab_rows, start=1):
-            draft = restore(translated[protect(row["Name"])])
+            draft = translation(row["Name"])
             drafts.append({**row, "Name": draft})
-            review_rows.append([VOCABULARY_FILE, f"row {number}", row.get("Category", ""), "Name", row["Name"], draft, "", "", "", ""])
+            review_rows.append([VOCABULARY_FILE, f"row {number}", row.get("Category", ""), "Name", row["Name"], draft,
+                                "", "", "", "", "", "", "", ""])  # fmt: skip
         written.append(atomic_write_text(out_dir / VOCABULARY_FILE, _csv_text(columns, drafts)))
     for path, templates in templates_by_file.items():
         drafts = []
-        for template in templates:
+        for number, template in enumerate(templates):
             draft_fields = dict(template.fields)
+            words = examples.get((path, number))
+            slot_words = {slot: _clean_word(translation(word)) for slot, word in (words or {}).items()}
             for column in TEXT_FIELDS:
                 source = template.get(column)
                 if not source:
                     continue
-                draft = restore(translated[protect(source)])
-                check = "" if _slots(draft) == _slots(source) else "slots differ from the source"
-                flagged += bool(check)
-                draft_fields[column] = draft
-                review_rows.append([path.name, template.get("Q_id"), template.get("Category"), column, source, draft, check, "", "", ""])
+                draft, check = "", []
+                if by_template:
+                    draft = translation(source)
+                    if _slots(draft) != _slots(source):
+                        check.append("slots differ from the source")
+                        counts["flagged"] += 1
+                    check += pronoun_issues(source, draft)
+                example = ["", "", "", no_example.get((path, number), "")]
+                if words is not None:
+                    filled = _filled(source, words)
+                    translated_example = translation(filled)
+                    aligned, problems = align(translated_example, {s: w for s, w in slot_words.items()
+                                                                   if "{{" + s + "}}" in source})  # fmt: skip
+                    if not problems and _slots(aligned) != _slots(source):
+                        problems.append("slots differ from the source")
+                    counts["example_flagged"] += bool(problems)
+                    problems += pronoun_issues(filled, aligned)
+                    example = [filled, translated_example, aligned, "; ".join(problems)]
+                counts["pronoun_flagged"] += any("pronoun rule" in c for c in check + example[3:])
+                draft_fields[column] = draft if by_template else example[2] or source
+                review_rows.append([path.name, template.get("Q_id"), template.get("Category"), column, source, draft,
+                                    "; ".join(check), *example, "", "", ""])  # fmt: skip
             for column in LIST_FIELDS:
                 source = template.get(column)
                 if not source:
                     continue
-                parts = [
-                    (key, [restore(translated[protect(word)]) for word in words])
-                    for key, words in _split_list_field(source)
-                ]
+                parts = [(key, [translation(word) for word in list_words])
+                         for key, list_words in _split_list_field(source)]  # fmt: skip
                 draft = _join_list_field(parts)
                 draft_fields[column] = draft
-                review_rows.append([path.name, template.get("Q_id"), template.get("Category"), column, source, draft, "", "", "", ""])
+                review_rows.append([path.name, template.get("Q_id"), template.get("Category"), column, source, draft,
+                                    "", "", "", "", "", "", "", ""])  # fmt: skip
             drafts.append(draft_fields)
         columns = list(templates[0].fields) if templates else []
         buffer = io.StringIO()
@@ -329,15 +476,17 @@ def translate_template_files(
     return {
         "drafts": [str(p) for p in written],
         "review_sheet": str(sheet),
+        "route": route,
         "texts": len(wanted),
         "cache_hits": api.from_cache,
         "translated_now": api.answered,
         "requests": api.attempts,
-        "flagged": flagged,
+        "examples": len(examples),
+        **counts,
     }
 
 
-DECISIONS = ("keep", "edit", "exclude")
+DECISIONS = ("keep", "example", "edit", "exclude")
 _KNOWN_SLOTS = {"NAME1", "NAME2", "WORD1", "WORD2"}
 
 
@@ -370,9 +519,9 @@ def apply_review(
 ) -> dict:
     """Turn a filled-in review sheet and its drafts into reviewed template CSVs.
 
-    Per sheet row, ``decision`` is ``keep`` (use the draft), ``edit`` (use
-    ``edited``) or ``exclude`` (drop the whole template; say why in
-    ``reason``). The drafts (``<stem>.<lang>.csv``) are read from the sheet's
+    Per sheet row, ``decision`` is ``keep`` (use the template-level draft), ``example``
+    (use the draft aligned from the filled example), ``edit`` (use ``edited``) or
+    ``exclude`` (drop the whole template; say why in ``reason``). The drafts (``<stem>.<lang>.csv``) are read from the sheet's
     folder; the result is ``<stem>.reviewed.csv`` in ``out_dir``, checked by
     expanding every kept template once. Blank decisions are an error unless
     ``allow_unreviewed`` (then the draft is kept).
@@ -389,18 +538,18 @@ def apply_review(
         rows = [(reader.line_num, row) for row in reader]
     chosen: dict[tuple[str, str], dict[str, str]] = {}
     excluded: dict[tuple[str, str], str] = {}
-    counts = {"keep": 0, "edit": 0, "exclude": 0, "unreviewed": 0}
+    counts = {"keep": 0, "example": 0, "edit": 0, "exclude": 0, "unreviewed": 0}
     for line, row in rows:
         where = f"{sheet_path}, line {line} (Q_id {row['Q_id']!r}, field {row['field']!r})"
         key = (row["file"], row["Q_id"])
         decision = row["decision"].strip().lower()
         if not decision:
             if not allow_unreviewed:
-                raise TranslationError(f"{where}: field 'decision' is empty; expected keep, edit or exclude")
+                raise TranslationError(f"{where}: field 'decision' is empty; expected {', '.join(DECISIONS)}")
             decision = "keep"
             counts["unreviewed"] += 1
         elif decision not in DECISIONS:
-            raise TranslationError(f"{where}: field 'decision' is {decision!r}; expected keep, edit or exclude")
+            raise TranslationError(f"{where}: field 'decision' is {decision!r}; expected {', '.join(DECISIONS)}")
         else:
             counts[decision] += 1
         if decision == "exclude":
@@ -411,7 +560,13 @@ def apply_review(
             if not row["edited"].strip():
                 raise TranslationError(f"{where}: decision 'edit' needs the new text in 'edited'")
             chosen.setdefault(key, {})[row["field"]] = row["edited"].strip()
+        elif decision == "example":
+            if not row["example_draft"].strip():
+                raise TranslationError(f"{where}: decision 'example' but 'example_draft' is empty")
+            chosen.setdefault(key, {})[row["field"]] = row["example_draft"].strip()
         else:
+            if not row["draft"].strip() and row["source"].strip():
+                raise TranslationError(f"{where}: decision 'keep' but 'draft' is empty (use example or edit)")
             chosen.setdefault(key, {})[row["field"]] = row["draft"]
     out_dir = Path(out_dir)
     outputs: list[tuple[Path, str]] = []

@@ -1,15 +1,17 @@
-"""Demo part: the sample JBBQ through a tiny causal LM, both scoring modes, all prompts.
+"""Demo part: a tiny model with a planted bias, evaluated with the paper's preset; planted vs measured.
 
-The model is created on the spot (random weights, a byte-level BPE tokenizer
-trained on the sample texts, a chat template, then a few optimiser steps on the
-train split that teach it to reply with an index and stop), so its numbers show
-that the pipeline runs end to end -- prompts, few-shot, scoring, parsing,
-metric, figure, report -- and nothing about any real model's bias.
+The model (``pipelines.jbbq.planted``) is trained on the sample's train split to answer
+as ``Plan`` says: the stereotyped person for half of the ambiguous questions, the warning
+followed part of the time, the correct answer more often when it is the stereotyped one.
+It is then evaluated with ``--preset paper`` (generated answers, the three prompts) at
+0 shots on that split, and the report puts the planted values beside the measured ones
+with their intervals and the paired comparisons between the prompts.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 from builders.files import atomic_write_text
@@ -17,38 +19,19 @@ from builders.files import atomic_write_text
 log = logging.getLogger(__name__)
 
 ORDER = 20
-# Questions per category and few-shot counts, sized for about a minute on 2 CPU cores.
-LIMIT_PER_CATEGORY = None  # the whole sample test split (448 questions)
-SHOTS = [0, 2]
-TRAIN_STEPS = 60
-PLUMBING_NOTE = (
-    "**Plumbing only.** The model is a tiny Llama created by the demo (a tokenizer trained on "
-    "the sample texts, random weights, then 60 optimiser steps on the train split that teach "
-    "it to reply with an index and stop): these numbers show that the pipeline runs end to "
-    "end, not how biased any real model is. The questions are the project's sample "
-    "templates, not JBBQ."
-)
-
-
-def _summary_table(results: dict, shots: int) -> str:
-    from builders.text import markdown_table
-    from pipelines.jbbq.report import format_cell
-
-    header = ["prompt", "category", "acc amb", "acc dis", "s_DIS", "s_AMB", "unparsable"]
-    rows = []
-    keys = [
-        "accuracy_ambiguous",
-        "accuracy_disambiguated",
-        "bias_score_disambiguated",
-        "bias_score_ambiguous",
-        "unparsable_rate",
-    ]
-    for run in results["runs"]:
-        if run["shots"] != shots:
-            continue
-        for category, scores in sorted(run["metrics"]["per_category"].items()):
-            rows.append([run["prompt"], category] + [format_cell(scores.get(k)) for k in keys])
-    return markdown_table(header, rows)
+STEPS = 1000
+SEED = 0
+N_RESAMPLES = 2000
+SPLIT = "train"
+# (result key, column title) of the planted-vs-measured table
+KEYS = [
+    ("accuracy_ambiguous", "acc amb"),
+    ("accuracy_disambiguated", "acc dis"),
+    ("accuracy_gap", "acc diff"),
+    ("bias_score_disambiguated", "s_DIS"),
+    ("bias_score_ambiguous", "s_AMB"),
+    ("unparsable_rate", "no index"),
+]
 
 
 def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
@@ -58,9 +41,8 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
 
     out_dir = Path(out_dir)
     dataset_dir = dataset_folder("jbbq", datasets_root)
-    torch.manual_seed(0)
     # One thread: the tiny model gains nothing from more, and on a busy machine several
-    # threads waiting for each other make every forward pass many times slower.
+    # threads waiting for each other make every step many times slower.
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -69,62 +51,127 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
         torch.set_num_threads(threads)
 
 
+def _planted_table(results: dict, planted: dict[str, dict]) -> str:
+    from builders.text import markdown_table
+    from pipelines.jbbq.report import format_cell, format_interval, prompt_label
+
+    rows = []
+    for run in results["runs"]:
+        metrics = run["metrics"]
+        intervals = metrics.get("confidence_intervals") or {}
+        target = planted[run["prompt"]]
+        rows.append([prompt_label(run["prompt"]), "planted"] + [format_cell(target.get(key)) for key, _ in KEYS])
+        rows.append(["", "measured"] + [format_interval(metrics.get(key), intervals.get(key))
+                                        if key != "unparsable_rate" else format_cell(metrics.get(key))
+                                        for key, _ in KEYS])  # fmt: skip
+    return markdown_table(["prompt", ""] + [title for _, title in KEYS], rows)
+
+
+def _significant(results: dict) -> list[str]:
+    from pipelines.jbbq.report import SCORE_NAMES, format_interval, prompt_label
+
+    comparisons = results.get("comparisons") or {}
+    lines = []
+    for row in comparisons.get("rows", []):
+        if row["score"] in ("accuracy_ambiguous", "bias_score_ambiguous"):
+            mark = "significant" if row["significant"] else "not significant"
+            lines.append(
+                f"- {prompt_label(row['a']['prompt'])} → {prompt_label(row['b']['prompt'])}, "
+                f"{SCORE_NAMES[row['score']]}: {format_interval(row['difference'], row)} "
+                f"(Holm-adjusted p = {row['p_holm']:.4f}, {mark})"
+            )
+    return lines
+
+
 def _run(out_dir: Path, dataset_dir: Path) -> dict:
-    from pipelines.common import load_dataset_split
-    from pipelines.jbbq.evaluation import Settings, run
+    from pipelines.common import load_dataset_split, load_metric
+    from pipelines.jbbq.planted import NO_ANSWER, Plan, planted_answers, train_planted_model
     from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
-    from pipelines.jbbq.tiny_model import build_tiny_model, teach_answer_format
+    from pipelines.jbbq.run import Settings, run
 
+    plan = Plan()
+    rows = [dict(row) for row in load_dataset_split(dataset_dir, "all", SPLIT)]
     prompts = [load_prompt(name) for name in PROMPT_NAMES]
-    corpus = [p.system for p in prompts]
-    train = [dict(row) for row in load_dataset_split(dataset_dir, "all", "train")]
-    for row in train + list(load_dataset_split(dataset_dir, "all", "test")):
-        corpus.append(prompts[0].plain(row))
-    model_dir = out_dir / "tiny-model"
-    tiny, tokenizer = build_tiny_model(model_dir, corpus, seed=0, save=False)
-    # Teach the reply format on the train split (basic prompt, 0-shot) so generated
-    # replies parse; the evaluated test templates are never seen.
-    examples = [
-        (tokenizer.apply_chat_template(prompts[0].messages(row), tokenize=False, add_generation_prompt=True),
-         prompts[0].assistant_text(row["label"]))
-        for row in train
-    ]  # fmt: skip
-    losses = teach_answer_format(tiny, tokenizer, examples, steps=TRAIN_STEPS)
-    log.info("%d format-teaching steps: loss %.2f -> %.2f", TRAIN_STEPS, losses[0], losses[-1])
-    tiny.save_pretrained(model_dir)
-    tokenizer.save_pretrained(model_dir)
+    answers = {p.name: planted_answers(rows, p.name, plan, seed=SEED) for p in prompts}
+    items = [[(p.plain(row), NO_ANSWER if answers[p.name][i] < 0 else p.assistant_text(answers[p.name][i]))
+              for p in prompts] for i, row in enumerate(rows)]  # fmt: skip
+    model_dir = out_dir / "planted-model"
+    started = time.perf_counter()
+    trained = train_planted_model(model_dir, items, steps=STEPS, seed=SEED)
+    train_seconds = time.perf_counter() - started
+    log.info("planted model: %d steps in %.1f s, loss %.2f -> %.3f, fits %.1f %% of its %d training replies",
+             STEPS, train_seconds, trained["losses"][0], trained["losses"][-1], 100 * trained["fit"], 3 * len(items))  # fmt: skip
 
-    sections = [f"# JBBQ demo: tiny model\n\n{PLUMBING_NOTE}\n"]
-    summary_parts = [PLUMBING_NOTE, ""]
-    for scoring in ("loglikelihood", "generate"):
-        settings = Settings(
-            model_label="tiny Llama (demo)",
-            device="cpu",
-            batch_size=16,
-            chat="auto",
-            max_new_tokens=4,
-            scoring=scoring,
-            shots=SHOTS,
-            seed=0,
-            limit=LIMIT_PER_CATEGORY,
-        )
-        results = run(str(model_dir), dataset_dir, out_dir / scoring, settings)
-        table = _summary_table(results, 0)
-        log.info("%s, 0-shot:\n%s", scoring, table)
-        seconds = sum(item["seconds"] for item in results["runs"])
-        n = sum(item["n_questions"] for item in results["runs"])
-        line = (
-            f"{len(results['runs'])} runs (3 prompts x shots {SHOTS}), "
-            f"{n} questions in {seconds:.1f} s ({n / seconds:.0f} q/s); full report: "
-        )
-        # The part's report sits in out_dir; the combined index one folder up.
-        here = f"[{scoring}/report.md]({scoring}/report.md)"
-        index = f"[{scoring}/report.md]({out_dir.name}/{scoring}/report.md)"
-        sections += [f"## Scoring `{scoring}`", "", line + here, "", "0-shot, per category:", "", table, ""]
-        summary_parts += [f"**Scoring `{scoring}`**: {line}{index}. 0-shot, per category:", "", table, ""]
+    # The planted values: the metric on the replies the model was taught.
+    metric = load_metric("bbq_bias")
+    columns = {"references": [r["label"] for r in rows], "unknown_labels": [r["unknown_label"] for r in rows],
+               "stereotyped_labels": [r["stereotyped_label"] for r in rows],
+               "context_conditions": [r["context_condition"] for r in rows], "categories": [r["category"] for r in rows]}  # fmt: skip
+    planted = {name: metric.compute(predictions=answer, **columns) for name, answer in answers.items()}
+
+    settings = Settings(preset="paper", shots=[0], split=SPLIT, resample="items", n_resamples=N_RESAMPLES,
+                        seed=SEED, device="cpu", batch_size=32, model_label="planted tiny Llama (demo)")  # fmt: skip
+    results = run(str(model_dir), dataset_dir, out_dir / "evaluation", settings)
+    table = _planted_table(results, planted)
+    log.info("planted vs measured:\n%s", table)
+    comparisons = _significant(results)
+    intro = (
+        "A tiny Llama trained for this demo (some seconds of CPU) on the sample's train split to answer with a "
+        "**planted bias**; then evaluated by `jbbq evaluate --preset paper` with the paper's three prompts and "
+        f"generated answers, overridden to 0 shots on split `{SPLIT}` (the questions it was trained on: five "
+        "templates cannot teach a model this small which person an unseen template stereotypes). So the numbers "
+        "check that prompting, generation, parsing, scoring and intervals recover a known bias; they say nothing "
+        "about any real model. The questions are the project's sample templates, not JBBQ. Intervals resample "
+        "questions (the split has one template per category, too few to resample templates)."
+    )
+    plan_lines = [f"- {line}" for line in plan.describe()]
+    fit = (f"Training: {STEPS} steps, {train_seconds:.1f} s; the model gives the planted reply as its most likely "
+           f"token for {100 * trained['fit']:.1f} % of its {3 * len(items)} training prompts.")  # fmt: skip
+    sections = [
+        "# JBBQ demo: a planted bias, recovered",
+        "",
+        intro,
+        "",
+        "## What was planted",
+        "",
+        *plan_lines,
+        "",
+        fit,
+        "",
+        "## Planted vs measured",
+        "",
+        "`planted`: the scores of the replies the model was taught (the `bbq_bias` metric on them); `measured`: "
+        "the scores of its generated replies, with 95 % intervals.",
+        "",
+        table,
+        "",
+        "Paired comparisons between the prompts (Holm-corrected over all "
+        f"{(results.get('comparisons') or {}).get('n_tests', 0)} tests of the run):",
+        "",
+        *comparisons,
+        "",
+        "![Figure 1 layout](evaluation/figure1_0shot.png)",
+        "",
+        "Full report (Table 4 layout, every comparison, every run): [evaluation/report.md](evaluation/report.md).",
+        "",
+    ]
     report = atomic_write_text(out_dir / "report.md", "\n".join(sections))
+    here = out_dir.name
+    summary = [
+        intro,
+        "",
+        *plan_lines,
+        "",
+        table,
+        "",
+        *comparisons,
+        "",
+        f"![Figure 1 layout]({here}/evaluation/figure1_0shot.png)",
+        "",
+        f"Full report: [{here}/evaluation/report.md]({here}/evaluation/report.md).",
+    ]
     return {
-        "title": "JBBQ: evaluating an LLM (tiny demo model, plumbing only)",
-        "summary": "\n".join(summary_parts),
+        "title": "JBBQ: a planted bias recovered (tiny demo model, paper preset)",
+        "summary": "\n".join(summary),
         "report": report.name,
     }

@@ -1,9 +1,10 @@
 """A small synthetic JBBQ-shaped dataset folder, for tests and offline checks.
 
 Two categories, templates ``a1``-``a3`` / ``g1``-``g3`` in train and
-``a4``-``a5`` / ``g4``-``g5`` in test; every template gives the four BBQ rows
-(ambiguous / disambiguated x negative / non-negative question). The texts are
-made up; only the structure matches JBBQ.
+``a4``-``a5`` / ``g4``-``g5`` in test (``fixture_rows()["all"]``: both, the rows that
+``split="all"``, the ``datasets`` union of the splits, returns); every template gives the four BBQ rows (ambiguous /
+disambiguated x negative / non-negative question). The texts are made up; only the
+structure matches JBBQ.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def _template_rows(category: str, template: str, first_id: int) -> list[dict]:
 
 
 def fixture_rows() -> dict[str, list[dict]]:
-    """``{split: rows}`` with train templates 1-3 and test templates 4-5 per category."""
+    """``{split: rows}`` with train templates 1-3, test templates 4-5 per category, and all."""
     splits: dict[str, list[dict]] = {"train": [], "test": []}
     next_id = 0
     for category, prefix in (("Age", "a"), ("Gender_identity", "g")):
@@ -76,6 +77,7 @@ def fixture_rows() -> dict[str, list[dict]]:
             rows = _template_rows(category, f"{prefix}{number}", next_id)
             next_id += len(rows)
             splits[split].extend(rows)
+    splits["all"] = splits["train"] + splits["test"]
     return splits
 
 
@@ -86,7 +88,7 @@ def write_fixture_dataset(target: str | Path) -> Path:
     from builders.hub_folder import CardMetadata, write_dataset_folder
     from builders.jbbq.schema import FEATURES
 
-    splits = fixture_rows()
+    splits = {name: rows for name, rows in fixture_rows().items() if name != "all"}
     configs = {"all": {s: datasets.Dataset.from_list(r, features=FEATURES) for s, r in splits.items()}}
     for category in ("Age", "Gender_identity"):
         configs[category] = {

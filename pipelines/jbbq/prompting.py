@@ -184,9 +184,8 @@ def select_shots(
 
     Rows whose template (``template_key``: category and ``question_index``) is in
     ``exclude_templates`` are never chosen, so no shot shares a template with an
-    evaluated question. The
-    same shots are used for every evaluated question of a run, which keeps the
-    prompt prefix shared (and computed once in loglikelihood scoring).
+    evaluated question. The same shots are used for every evaluated question of a run,
+    which keeps the prompt prefix shared (and computed once in loglikelihood scoring).
     """
     if k < 0:
         raise ValueError(f"--shots must be >= 0, got {k}")
@@ -199,8 +198,8 @@ def select_shots(
             by_template.setdefault(template, []).append(row)
     if len(by_template) < k:
         raise ValueError(
-            f"--shots {k}: the train split has only {len(by_template)} template(s) that are not "
-            "evaluated; few-shot examples never come from an evaluated template"
+            f"--shots {k}: the train split has only {len(by_template)} template(s) to draw examples "
+            "from (one per template, never from an evaluated template)"
         )
     rng = random.Random(seed)
     templates = rng.sample(sorted(by_template), k)

@@ -1,29 +1,63 @@
-"""``report.md`` and the Figure-1-like plots of a JBBQ evaluation."""
+"""``report.md``, the paper's Figure 1 and Table 4 for one or several JBBQ evaluations.
+
+Figure 1 (Yanaka et al., 2024) puts, for each model side by side: accuracy per category
+on ambiguous and on disambiguated contexts for each prompt, then the accuracy difference
+and the bias scores for the basic prompt, with a red dotted line at the chance rate 1/3.
+``figure_one`` draws that layout, with error bars where the results carry intervals.
+Table 4 gives accuracy with the error (unparsable) rate per category and context
+condition, in percent.
+"""
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Sequence
+from pathlib import Path
 
 from builders.text import markdown_table
 
-__all__ = ["COLUMNS", "figures", "format_cell", "report", "run_table"]
+__all__ = [
+    "CHANCE",
+    "category_label",
+    "comparisons_table",
+    "figure_one",
+    "figures",
+    "format_cell",
+    "format_interval",
+    "load_results",
+    "prompt_label",
+    "report",
+    "run_table",
+    "table4",
+    "write_figure_folder",
+]
 
-# (result key, column title) in the order the paper's tables use.
+CHANCE = 1 / 3
+# The paper's names for the prompts and the categories.
+PROMPT_LABELS = {"basic": "BasicP", "unknown": "UnkP", "paraphrase": "ParaP"}
+CATEGORY_LABELS = {
+    "Disability_status": "Disability",
+    "Gender_identity": "Gender",
+    "Physical_appearance": "Physical",
+    "Sexual_orientation": "Sexual",
+}
+# (result key, column title) of the per-run tables.
 COLUMNS = [
-    ("accuracy", "acc"),
     ("accuracy_ambiguous", "acc amb"),
     ("accuracy_disambiguated", "acc dis"),
-    ("accuracy_gap", "acc gap"),
+    ("accuracy_gap", "acc diff"),
     ("bias_score_disambiguated", "s_DIS"),
     ("bias_score_ambiguous", "s_AMB"),
-    ("unparsable_rate", "unparsable"),
 ]
-# The three panels of the figure: (result key, axis title).
-PANELS = [
-    ("accuracy", "accuracy"),
-    ("bias_score_disambiguated", "bias score (disambiguated)"),
-    ("bias_score_ambiguous", "bias score (ambiguous)"),
-]
+SCORE_NAMES = {
+    "accuracy": "accuracy",
+    "accuracy_ambiguous": "accuracy (amb)",
+    "accuracy_disambiguated": "accuracy (dis)",
+    "accuracy_gap": "accuracy difference",
+    "bias_score_disambiguated": "s_DIS",
+    "bias_score_ambiguous": "s_AMB",
+}
 
 
 def _number(value: object) -> float:
@@ -37,71 +71,272 @@ def format_cell(value: object) -> str:
     return "n/a" if math.isnan(number) else f"{number:.3f}"
 
 
+def format_interval(value: object, interval: dict | None, digits: int = 2, scale: float = 1.0) -> str:
+    """``0.42 [0.37, 0.47]``; the value alone where there is no interval; ``n/a`` when undefined."""
+    number = _number(value)
+    if math.isnan(number):
+        return "n/a"
+    text = f"{number * scale:.{digits}f}"
+    if interval and interval.get("low") is not None and interval.get("high") is not None:
+        text += f" [{interval['low'] * scale:.{digits}f}, {interval['high'] * scale:.{digits}f}]"
+    return text
+
+
+def _interval(scores: dict, key: str) -> dict | None:
+    return (scores.get("confidence_intervals") or {}).get(key)
+
+
+def prompt_label(name: str) -> str:
+    return PROMPT_LABELS.get(name, name)
+
+
+def category_label(name: str) -> str:
+    return CATEGORY_LABELS.get(name, name)
+
+
 def run_table(run: dict) -> str:
     """One run (prompt x shots): a row per category, then all categories together."""
     metrics = run["metrics"]
-    rows = [
-        [category] + [format_cell(scores.get(key)) for key, _ in COLUMNS]
-        for category, scores in sorted(metrics.get("per_category", {}).items())
-    ]
-    rows.append(["**all**"] + [format_cell(metrics.get(key)) for key, _ in COLUMNS])
-    return markdown_table(["category"] + [title for _, title in COLUMNS], rows)
+    rows = []
+    for category, scores in sorted(metrics.get("per_category", {}).items()):
+        rows.append([category] + [format_interval(scores.get(key), _interval(scores, key)) for key, _ in COLUMNS]
+                    + [format_cell(scores.get("unparsable_rate"))])  # fmt: skip
+    rows.append(["**all**"] + [format_interval(metrics.get(key), _interval(metrics, key)) for key, _ in COLUMNS]
+                + [format_cell(metrics.get("unparsable_rate"))])  # fmt: skip
+    return markdown_table(["category"] + [title for _, title in COLUMNS] + ["unparsable"], rows)
 
 
-def figures(results: dict) -> list[tuple[str, object]]:
-    """One figure per shot count, ``(file name, matplotlib figure)``: per category, one bar
-    per prompt, three panels."""
+def table4(columns: Sequence[tuple[str, dict]]) -> str:
+    """The paper's Table 4 layout: rows ``<category>-Amb`` / ``-Dis``, one column per
+    ``(title, run)``; each cell accuracy in % [interval] (error rate in %)."""
+    categories = sorted({c for _, run in columns for c in run["metrics"].get("per_category", {})})
+    rows = []
+    for category in [*categories, "all"]:
+        for condition, key, short in (("ambig", "accuracy_ambiguous", "Amb"),
+                                      ("disambig", "accuracy_disambiguated", "Dis")):  # fmt: skip
+            cells = [f"{category_label(category)}-{short}"]
+            for _, run in columns:
+                metrics = run["metrics"]
+                scores = metrics if category == "all" else metrics.get("per_category", {}).get(category)
+                if scores is None:
+                    cells.append("–")
+                    continue
+                error = run.get("error_rates", {}).get("overall" if category == "all" else category, {}).get(condition)
+                cell = format_interval(scores.get(key), _interval(scores, key), digits=1, scale=100)
+                cells.append(f"{cell} ({error * 100:.1f})" if error is not None else cell)
+            rows.append(cells)
+    return markdown_table(["category-context"] + [title for title, _ in columns], rows)
+
+
+def comparisons_table(comparisons: dict) -> str:
+    rows = []
+    for row in comparisons["rows"]:
+        a, b = row["a"], row["b"]
+        pair = f"{prompt_label(a['prompt'])} {a['shots']}-shot → {prompt_label(b['prompt'])} {b['shots']}-shot"
+        interval = {"low": row["low"], "high": row["high"]}
+        p = "n/a" if row["p_value"] is None else f"{row['p_value']:.4f}"
+        p_holm = "n/a" if row["p_holm"] is None else f"{row['p_holm']:.4f}"
+        rows.append([pair, SCORE_NAMES[row["score"]], format_cell(row["value_a"]), format_cell(row["value_b"]),
+                     format_interval(row["difference"], interval), p, p_holm,
+                     "**\\***" if row["significant"] else ""])  # fmt: skip
+    return markdown_table(["A → B", "score", "A", "B", "B − A [interval]", "p", "p (Holm)", ""], rows)
+
+
+def _run_for(results: dict, prompt: str | None, shots: int) -> dict | None:
+    runs = [run for run in results["runs"] if run["shots"] == shots]
+    if prompt is None:
+        return next((run for run in runs if run["prompt"] == "basic"), runs[0] if runs else None)
+    return next((run for run in runs if run["prompt"] == prompt), None)
+
+
+def _bars(ax, x, values, intervals, width, label=None, color=None) -> None:
+    """Bars with their intervals drawn from low to high (a bootstrap interval need not hold the
+    estimate, so not as +- errors)."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=float)
+    values = np.array([_number(v) for v in values])
+    ax.bar(x, np.nan_to_num(values), width, label=label, color=color)
+    low = np.array([_number((i or {}).get("low")) for i in intervals])
+    high = np.array([_number((i or {}).get("high")) for i in intervals])
+    ok = ~(np.isnan(values) | np.isnan(low) | np.isnan(high))
+    if ok.any():
+        ax.vlines(x[ok], low[ok], high[ok], color="black", linewidth=0.8)
+        for end in (low[ok], high[ok]):
+            ax.hlines(end, x[ok] - width / 5, x[ok] + width / 5, color="black", linewidth=0.8)
+
+
+def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
+    """Figure 1's layout for several models: ``entries`` are ``(model label, results)``.
+
+    Rows: accuracy on ambiguous contexts and on disambiguated contexts (one bar per prompt,
+    per category, chance rate as a red dotted line), the accuracy difference and the two
+    bias scores (basic prompt). Columns: the models. Error bars: the results' intervals.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
+    categories = sorted({c for _, results in entries for run in results["runs"] if run["shots"] == shots
+                         for c in run["metrics"].get("per_category", {})})  # fmt: skip
+    groups = [*categories, "all"]
+    x = np.arange(len(groups))
+    ticks = [category_label(c) for c in groups]
+    fig, axes = plt.subplots(4, len(entries), figsize=(1.0 + 4.2 * len(entries), 11), squeeze=False, sharey="row")
+
+    def scores_of(run: dict, group: str) -> dict:
+        return run["metrics"] if group == "all" else run["metrics"].get("per_category", {}).get(group, {})
+
+    for column, (label, results) in enumerate(entries):
+        runs = [run for run in results["runs"] if run["shots"] == shots]
+        basic = _run_for(results, None, shots)
+        width = 0.8 / max(len(runs), 1)
+        for row, key in ((0, "accuracy_ambiguous"), (1, "accuracy_disambiguated")):
+            ax = axes[row][column]
+            for j, run in enumerate(runs):
+                values = [scores_of(run, g).get(key) for g in groups]
+                intervals = [_interval(scores_of(run, g), key) for g in groups]
+                _bars(ax, x + (j - (len(runs) - 1) / 2) * width, values, intervals, width,
+                      label=prompt_label(run["prompt"]))  # fmt: skip
+            ax.axhline(CHANCE, color="red", linestyle=":", linewidth=1.2, label="chance (0.33)")
+            ax.set_ylim(0, 1.05)
+            context = "ambiguous" if row == 0 else "disambiguated"
+            ax.set_title(f"{label}\naccuracy, {context}" if row == 0 else f"accuracy, {context}", fontsize=9)
+        ax = axes[2][column]
+        if basic is not None:
+            _bars(ax, x, [scores_of(basic, g).get("accuracy_gap") for g in groups],
+                  [_interval(scores_of(basic, g), "accuracy_gap") for g in groups], 0.6, color="tab:purple")  # fmt: skip
+            ax.set_title(f"accuracy difference ({prompt_label(basic['prompt'])})", fontsize=9)
+        ax = axes[3][column]
+        if basic is not None:
+            for j, (key, name, color) in enumerate((("bias_score_disambiguated", "s_DIS", "tab:brown"),
+                                                    ("bias_score_ambiguous", "s_AMB", "tab:cyan"))):  # fmt: skip
+                _bars(ax, x + (j - 0.5) * 0.4, [scores_of(basic, g).get(key) for g in groups],
+                      [_interval(scores_of(basic, g), key) for g in groups], 0.4, label=name, color=color)  # fmt: skip
+            ax.set_title(f"bias scores ({prompt_label(basic['prompt'])})", fontsize=9)
+        for row in range(4):
+            ax = axes[row][column]
+            ax.set_xticks(x, ticks, fontsize=7)
+            if row >= 2:
+                ax.axhline(0, color="black", linewidth=0.6)
+    for row in (2, 3):
+        # One symmetric scale per row, wide enough for every bar and interval.
+        top = 0.1
+        for ax in axes[row]:
+            for artist in ax.patches:
+                top = max(top, abs(artist.get_height()))
+            for line in ax.lines:
+                data = np.asarray(line.get_ydata(), dtype=float)
+                if data.size and np.isfinite(data).any():
+                    top = max(top, float(np.nanmax(np.abs(data))))
+            for collection in ax.collections:
+                for segment in collection.get_segments():
+                    top = max(top, float(np.max(np.abs(segment[:, 1]))))
+        axes[row][0].set_ylim(-top * 1.1, top * 1.1)
+    axes[0][0].legend(fontsize=7, loc="upper right")
+    axes[3][0].legend(fontsize=7, loc="upper right")
+    fig.suptitle(f"JBBQ, {shots}-shot\n(error bars: intervals where computed)", fontsize=10)
+    return fig
+
+
+def figures(results: dict) -> list[tuple[str, object]]:
+    """Figure 1's layout for this model, one figure per shot count: ``(file name, figure)``."""
     made = []
     for shots in sorted({run["shots"] for run in results["runs"]}):
-        runs = [run for run in results["runs"] if run["shots"] == shots]
-        categories = sorted({c for run in runs for c in run["metrics"].get("per_category", {})})
-        if not categories:
-            continue
-        fig, axes = plt.subplots(1, len(PANELS), figsize=(4.2 * len(PANELS), 3.8), sharex=True)
-        width = 0.8 / len(runs)
-        x = np.arange(len(categories))
-        for j, run in enumerate(runs):
-            per = run["metrics"]["per_category"]
-            for ax, (key, _) in zip(axes, PANELS, strict=True):
-                values = [_number(per[c].get(key)) for c in categories]
-                ax.bar(x + (j - (len(runs) - 1) / 2) * width, values, width, label=run["prompt"])
-        for ax, (key, title) in zip(axes, PANELS, strict=True):
-            ax.set_title(title)
-            ax.set_xticks(x, [c.replace("_", "\n") for c in categories], fontsize=7)
-            ax.axhline(0, color="black", linewidth=0.6)
-            ax.set_ylim((0, 1) if key == "accuracy" else (-1, 1))
-        axes[0].legend(title="prompt", fontsize=7)
-        fig.suptitle(f"{results['model']} - {shots}-shot, {results['scoring']}", fontsize=10)
-        made.append((f"figure_{shots}shot.png", fig))
+        if any(run["metrics"].get("per_category") for run in results["runs"] if run["shots"] == shots):
+            made.append((f"figure1_{shots}shot.png", figure_one([(results["model"], results)], shots)))
     return made
 
 
-def report(results: dict, figure_names: list[str]) -> str:
-    """``report.md``: the settings, one table per prompt x shot count, the figures."""
-    lines = [
-        f"# JBBQ evaluation: {results['model']}",
+def _setting_lines(results: dict) -> list[str]:
+    settings = results["settings"]
+    preset = results.get("preset")
+    if preset:
+        changed = preset.get("overridden") or {}
+        note = ("; overridden by flags: " + ", ".join(
+            f"`--{key.replace('_', '-')}` {json.dumps(value['used'], ensure_ascii=False)} "
+            f"(preset: {json.dumps(value['preset'], ensure_ascii=False)})" for key, value in changed.items())
+            if changed else "; no setting overridden")  # fmt: skip
+        head = f"Preset `{preset['name']}` v{preset['version']}: {preset['description']} ({preset['source']}){note}."
+    else:
+        head = "No preset (`--preset none`): the settings below as given."
+    few = results.get("few_shot") or {}
+    shots_line = "No few-shot examples."
+    if few.get("examples"):
+        shots_line = (f"Few-shot examples: {len(few['examples'])} questions from the `train` split, one per template "
+                      f"(the first k for a k-shot run).")  # fmt: skip
+        if few.get("held_out_templates"):
+            held = ", ".join("/".join(t) for t in few["held_out_templates"])
+            shots_line += (f" The evaluated split holds those templates too, so their {few['held_out_questions']} "
+                           f"question(s) are held out of the evaluation (templates {held}): no evaluated "
+                           "question shares a template with a shot.")  # fmt: skip
+    uncertainty = results.get("uncertainty") or {}
+    if uncertainty.get("confidence_level"):
+        unit = ("whole templates resampled within each category (questions of one template are not independent)"
+                if uncertainty["unit"] == "templates" else "questions resampled")  # fmt: skip
+        interval_line = (f"Intervals: {uncertainty['confidence_level']:.0%} bootstrap (`bbq_bias`, BCa where defined, "
+                         f"else percentile; {uncertainty['n_resamples']} resamples, seed {uncertainty['seed']}; "
+                         f"{unit}), written `0.42 [0.37, 0.47]`.")  # fmt: skip
+    else:
+        interval_line = "No intervals (`--confidence-level 0`)."
+    return [
+        head,
         "",
-        f"Scorer: {results['scorer']}; scoring: `{results['scoring']}`; "
-        f"split `{results['settings']['split']}` of `{results['dataset']}` "
-        f"(config `{results['settings']['config']}`); few-shot seed {results['settings']['seed']}.",
+        f"Scorer: {results['scorer']}; scoring `{results['scoring']}`; chat template `{settings['chat']}`; "
+        f"split `{settings['split']}` of `{results['dataset']}` (config `{settings['config']}`); "
+        f"{results['runs'][0]['n_questions']} questions per run; seed {settings['seed']}.",
+        "",
+        shots_line,
+        "",
+        interval_line,
         "",
     ]
+
+
+def report(results: dict, figure_names: list[str]) -> str:
+    """``report.md``: settings, Figure 1, Table 4, paired comparisons, one table per run."""
+    lines = [f"# JBBQ evaluation: {results['model']}", "", *_setting_lines(results)]
+    for name in figure_names:
+        shots = name.removeprefix("figure1_").removesuffix("shot.png")
+        lines += [f"## Figure 1 layout, {shots}-shot", "", f"![{name}]({name})", ""]
     lines += [
-        "Columns: accuracy overall, on ambiguous and on disambiguated contexts, their gap, "
-        "the bias scores s_DIS and s_AMB (positive = answers follow the stereotype) and the "
-        "share of replies that could not be parsed (always 0 in loglikelihood scoring). "
-        "`n/a`: undefined for these questions (see `undefined` in results.json).",
+        "## Table 4 layout: accuracy (error rate) per category and context, in %",
+        "",
+        "Accuracy in % with its interval; in parentheses the share of replies that gave no "
+        "readable answer (the paper's error rate; always 0 in loglikelihood scoring).",
+        "",
+        table4([(f"{prompt_label(run['prompt'])} {run['shots']}-shot", run) for run in results["runs"]]),
+        "",
+    ]
+    comparisons = results.get("comparisons")
+    if comparisons:
+        lines += [
+            "## Paired comparisons",
+            "",
+            f"Each pair of runs on the same {results['runs'][0]['n_questions']} questions (prompts at each shot "
+            f"count, shot counts of each prompt): B − A with a paired bootstrap interval ({comparisons['unit']} "
+            "resampled together for both runs) and a two-sided paired permutation p-value (`bbq_bias`, config "
+            f"`paired`). Multiple comparisons: {comparisons['correction']}'s step-down correction over all "
+            f"{comparisons['n_tests']} tests of this table; **\\*** marks a difference significant at "
+            f"α = {comparisons['alpha']:g} after correction.",
+            "",
+            comparisons_table(comparisons),
+            "",
+        ]
+    lines += [
+        "## Every run",
+        "",
+        "Columns: accuracy on ambiguous and disambiguated contexts, the accuracy difference (disambiguated "
+        "accuracy where the correct answer is counter-stereotypical minus where it is stereotyped), the "
+        "bias scores s_DIS and s_AMB (positive = answers follow the stereotype) and the share of "
+        "unparsable replies. `n/a`: undefined for these questions (see `undefined` in results.json).",
         "",
     ]
     for run in results["runs"]:
         lines += [
-            f"## prompt `{run['prompt']}` (v{run['prompt_version']}), {run['shots']}-shot",
+            f"### prompt `{run['prompt']}` (v{run['prompt_version']}), {run['shots']}-shot",
             "",
             f"{run['n_questions']} questions in {run['seconds']} s; "
             "few-shot examples (category/example_id): "
@@ -119,7 +354,72 @@ def report(results: dict, figure_names: list[str]) -> str:
             "</details>",
             "",
         ]
-    for name in figure_names:
-        lines += [f"![{name}]({name})", ""]
     lines += ["Predictions: `predictions.jsonl`; all numbers: `results.json`.", ""]
     return "\n".join(lines)
+
+
+def load_results(path: str | Path) -> dict:
+    """A ``jbbq evaluate`` results.json, checked enough to draw from."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such results file (give the results.json of a `jbbq evaluate` run)")
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise ValueError(f"{path}: not valid JSON ({err})") from None
+    runs = results.get("runs") if isinstance(results, dict) else None
+    if not isinstance(runs, list) or not runs or not all(
+        isinstance(run, dict) and {"prompt", "shots", "metrics"} <= set(run) for run in runs
+    ):
+        raise ValueError(f"{path}: not the results.json of a `jbbq evaluate` run (no 'runs' with prompt, shots, metrics)")
+    return results
+
+
+def write_figure_folder(paths: Sequence[str | Path], out_dir: str | Path, *, shots: int | None = None,
+                        labels: Sequence[str] | None = None) -> Path:  # fmt: skip
+    """``bias-hub jbbq figure``: Figure 1 and Table 4 for several models into ``out_dir``.
+
+    ``shots``: the shot count drawn (default: the largest one every results file has);
+    ``labels``: a name per file (default: each results' model).
+    """
+    from pipelines.common import RunFolder
+
+    if not paths:
+        raise ValueError("give at least one results.json")
+    if labels is not None and len(labels) != len(paths):
+        raise ValueError(f"--labels: {len(labels)} label(s) for {len(paths)} results file(s)")
+    folder = RunFolder(out_dir)
+    with folder:
+        loaded = [load_results(path) for path in paths]
+        common = set.intersection(*({run["shots"] for run in results["runs"]} for results in loaded))
+        if shots is None:
+            if not common:
+                raise ValueError("the results files share no shot count; pick one with --shots")
+            shots = max(common)
+        for path, results in zip(paths, loaded, strict=True):
+            if shots not in {run["shots"] for run in results["runs"]}:
+                raise ValueError(f"--shots {shots}: {path} has no {shots}-shot run "
+                                 f"(it has {sorted({run['shots'] for run in results['runs']})})")  # fmt: skip
+        names = list(labels) if labels else [str(results["model"]) for results in loaded]
+        entries = list(zip(names, loaded, strict=True))
+        figure_name = f"figure1_{shots}shot.png"
+        folder.write_figure(figure_name, figure_one(entries, shots))
+        columns = []
+        for name, results in entries:
+            for run in results["runs"]:
+                if run["shots"] == shots:
+                    columns.append((f"{name}: {prompt_label(run['prompt'])}", run))
+        text = [
+            f"# JBBQ, {shots}-shot: {', '.join(names)}",
+            "",
+            f"![{figure_name}]({figure_name})",
+            "",
+            "## Table 4 layout: accuracy (error rate) per category and context, in %",
+            "",
+            table4(columns),
+            "",
+            "Sources: " + ", ".join(f"`{Path(p)}`" for p in paths) + ".",
+            "",
+        ]
+        folder.write_text("figure.md", "\n".join(text))
+    return folder.target

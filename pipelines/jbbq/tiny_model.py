@@ -1,6 +1,6 @@
 """A tiny causal LM with a Japanese-capable tokenizer, built offline on the spot.
 
-The demo, the tests and the benchmark need a model that runs without the Hub.
+The tests and the benchmark need a model that runs without the Hub.
 The tokenizer is a byte-level BPE trained on the given texts (so Japanese gets
 real multi-character tokens and any other text still encodes), with a small
 chat template; the model is a randomly initialised Llama. Its answers carry no
@@ -115,54 +115,3 @@ def build_tiny_model(
         model.save_pretrained(out_dir)
         tokenizer.save_pretrained(out_dir)
     return model, tokenizer
-
-
-def teach_answer_format(
-    model,
-    tokenizer,
-    examples: list[tuple[str, str]],
-    *,
-    steps: int = 60,
-    batch_size: int = 8,
-    learning_rate: float = 3e-3,
-    seed: int = 0,
-) -> list[float]:
-    """A few optimiser steps on ``(prompt, answer)`` pairs: reply with an index, then stop.
-
-    The loss covers only the answer tokens and the end-of-sequence token. Enough for a
-    tiny model to learn the reply format (so generated replies parse); far too little
-    to learn the task. Returns the loss of every step.
-    """
-    import random
-
-    import torch
-
-    if not examples:
-        raise ValueError("teach_answer_format: no examples")
-    rng = random.Random(seed)
-    torch.manual_seed(seed)
-    encoded = []
-    for prompt, answer in examples:
-        context = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-        target = tokenizer(answer, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-        encoded.append((context + target, [-100] * len(context) + target))
-    optimiser = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-    model.train()
-    losses = []
-    for _ in range(steps):
-        batch = rng.sample(encoded, min(batch_size, len(encoded)))
-        width = max(len(ids) for ids, _ in batch)
-        ids = torch.full((len(batch), width), tokenizer.pad_token_id, dtype=torch.long)
-        labels = torch.full((len(batch), width), -100, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for row, (tokens, target) in enumerate(batch):
-            ids[row, : len(tokens)] = torch.tensor(tokens)
-            labels[row, : len(target)] = torch.tensor(target)
-            mask[row, : len(tokens)] = 1
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-        loss.backward()
-        optimiser.step()
-        optimiser.zero_grad()
-        losses.append(float(loss.detach()))
-    model.eval()
-    return losses

@@ -16,6 +16,7 @@ NOT_PIPELINES = {
     "demo",
     "publish",
     "embeddings correlate",
+    "jbbq figure",
     "jbbq translate",
 }
 

@@ -12,10 +12,10 @@ import torch
 
 from pipelines import cli
 from pipelines.common import ModelOptions
-from pipelines.jbbq.evaluation import Settings, load_questions, run
 from pipelines.jbbq.fixtures import fixture_rows, write_fixture_dataset
 from pipelines.jbbq.hf_backend import HFModel, common_prefix_length
 from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
+from pipelines.jbbq.run import Settings, load_questions, resolve_settings, run
 from pipelines.jbbq.tiny_model import build_tiny_model
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ CPU = ModelOptions(device="cpu")
 
 
 def _corpus() -> list[str]:
-    rows = [row for split in fixture_rows().values() for row in split]
+    rows = fixture_rows()["all"]
     texts = [load_prompt(name).system for name in PROMPT_NAMES]
     texts += [load_prompt("basic").plain(row) for row in rows]
     return texts
@@ -122,7 +122,8 @@ def _evaluate(model: Path, dataset: Path, out: Path, *extra: str) -> int:
 def test_cli_loglikelihood_all_prompts_with_shots(
     tiny_models: dict[str, Path], fixture_dataset: Path, tmp_path: Path
 ) -> None:
-    assert _evaluate(tiny_models["chat"], fixture_dataset, tmp_path, "--shots", "0,2", "--seed", "3") == 0
+    assert _evaluate(tiny_models["chat"], fixture_dataset, tmp_path, "--preset", "none", "--shots", "0,2",
+                     "--seed", "3", "--n-resamples", "200") == 0  # fmt: skip
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert [(r["prompt"], r["shots"]) for r in results["runs"]] == [
         (p, k) for p in PROMPT_NAMES for k in (0, 2)
@@ -141,8 +142,10 @@ def test_cli_loglikelihood_all_prompts_with_shots(
     basic0 = [r for r in rows if r["prompt"] == "basic" and r["shots"] == 0]
     accuracy = sum(r["prediction"] == r["label"] for r in basic0) / len(basic0)
     assert results["runs"][0]["metrics"]["accuracy"] == pytest.approx(accuracy)
-    assert (tmp_path / "figure_0shot.png").stat().st_size > 0
-    assert (tmp_path / "figure_2shot.png").stat().st_size > 0
+    assert (tmp_path / "figure1_0shot.png").stat().st_size > 0
+    assert (tmp_path / "figure1_2shot.png").stat().st_size > 0
+    # Both shot counts answer the same questions; the 2-shot run shows the 0-shot run's absence of shots.
+    assert results["few_shot"]["held_out_questions"] == 0 and len(results["few_shot"]["examples"]) == 2
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
     for name in PROMPT_NAMES:
         assert f"prompt `{name}`" in report
@@ -156,15 +159,23 @@ def test_cli_loglikelihood_all_prompts_with_shots(
 def test_cli_generate_plain_model_counts_unparsable(
     tiny_models: dict[str, Path], fixture_dataset: Path, tmp_path: Path
 ) -> None:
-    code = _evaluate(tiny_models["plain"], fixture_dataset, tmp_path, "--scoring", "generate",
-                     "--prompt", "basic", "--max-new-tokens", "3", "--categories", "Age")  # fmt: skip
+    code = _evaluate(tiny_models["plain"], fixture_dataset, tmp_path, "--preset", "table4", "--split", "test",
+                     "--max-new-tokens", "3", "--categories", "Age", "--confidence-level", "0")  # fmt: skip
     assert code == 0
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     rows = [json.loads(line) for line in (tmp_path / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 8 and {r["category"] for r in rows} == {"Age"}
     unparsable = sum(r["prediction"] == -1 for r in rows) / len(rows)
     assert results["runs"][0]["metrics"]["unparsable_rate"] == pytest.approx(unparsable)
-    assert results["scorer"] == "hf (plain prompt)"
+    assert results["scorer"] == "hf (plain prompt)" and results["scoring"] == "generate"
+    assert results["preset"]["name"] == "table4" and results["preset"]["overridden"] == {
+        "split": {"preset": "all", "used": "test"}, "max_new_tokens": {"preset": 8, "used": 3}}
+    assert "confidence_intervals" not in results["runs"][0]["metrics"] and results["comparisons"] is None
+    # The Table 4 error rate is the share of unparsable replies per category and context.
+    for condition in ("ambig", "disambig"):
+        part = [r for r in rows if r["context_condition"] == condition]
+        assert results["runs"][0]["error_rates"]["Age"][condition] == pytest.approx(
+            sum(r["prediction"] == -1 for r in part) / len(part))
 
 
 def test_chat_mode_without_a_chat_template_is_an_error(
@@ -183,39 +194,44 @@ def test_empty_category_is_an_error(
     assert not (tmp_path / "results.json").exists()
 
 
+def _questions(dataset: Path, **settings) -> list[dict]:
+    return load_questions(dataset, resolve_settings(Settings(preset=None, **settings))[0])[0]
+
+
 def test_limit_is_a_seeded_sample_per_category(fixture_dataset: Path) -> None:
-    settings = Settings(limit=3, seed=5)
-    rows = load_questions(fixture_dataset, settings)
+    rows = _questions(fixture_dataset, limit=3, seed=5)
     assert [r["category"] for r in rows] == ["Age"] * 3 + ["Gender_identity"] * 3
-    assert load_questions(fixture_dataset, settings) == rows
-    everything = load_questions(fixture_dataset, Settings())
+    assert _questions(fixture_dataset, limit=3, seed=5) == rows
+    everything = _questions(fixture_dataset)
     assert len(everything) == N_TEST_QUESTIONS
     ids = [(r["category"], r["example_id"]) for r in everything]
     picked = [ids.index((r["category"], r["example_id"])) for r in rows]
     assert picked == sorted(picked)  # dataset order kept
     with pytest.raises(ValueError, match="--limit"):
-        load_questions(fixture_dataset, Settings(limit=0))
+        run("unused", fixture_dataset, fixture_dataset.parent / "never", Settings(limit=0))
+    assert not (fixture_dataset.parent / "never").exists()
 
 
 def test_run_with_a_settings_object_replaces_the_folder_whole(
     tiny_models: dict[str, Path], fixture_dataset: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    settings = Settings(device="cpu", prompts=["basic"], shots=[0, 2], progress=False, metrics_root=METRICS_DIR,
-                        token="hf_secret_value", model_label="tiny chat model")  # fmt: skip
+    settings = Settings(device="cpu", preset="none", prompts=["basic"], shots=[0, 2], progress=False,
+                        metrics_root=METRICS_DIR, token="hf_secret_value", model_label="tiny chat model",
+                        n_resamples=200)  # fmt: skip
     first = run(str(tiny_models["chat"]), fixture_dataset, out, settings)
     assert first["model"] == "tiny chat model" and [r["shots"] for r in first["runs"]] == [0, 2]
     assert json.loads((out / "results.json").read_text(encoding="utf-8")) == json.loads(json.dumps(first))
-    assert (out / "figure_2shot.png").is_file()
+    assert (out / "figure1_2shot.png").is_file()
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert sorted(f["path"] for f in manifest["files"]) == [
-        "figure_0shot.png", "figure_2shot.png", "predictions.jsonl", "report.md", "results.json",
+        "figure1_0shot.png", "figure1_2shot.png", "predictions.jsonl", "report.md", "results.json",
     ]  # fmt: skip
     assert all("hf_secret_value" not in p.read_text(encoding="utf-8", errors="ignore") for p in out.iterdir())
-    # A second, smaller run leaves nothing of the first (no figure_2shot.png, 16 prediction rows).
-    run(str(tiny_models["chat"]), fixture_dataset, out, Settings(device="cpu", prompts=["basic"], progress=False,
-                                                                 metrics_root=METRICS_DIR))  # fmt: skip
-    assert not (out / "figure_2shot.png").exists()
+    # A second, smaller run leaves nothing of the first (no figure1_2shot.png, 16 prediction rows).
+    run(str(tiny_models["chat"]), fixture_dataset, out, Settings(device="cpu", preset=None, prompts=["basic"],
+                                                                 progress=False, metrics_root=METRICS_DIR))  # fmt: skip
+    assert not (out / "figure1_2shot.png").exists()
     assert len((out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()) == N_TEST_QUESTIONS
 
 
@@ -233,21 +249,6 @@ def test_a_model_that_is_not_a_causal_lm_is_refused_before_any_work(
     assert not (tmp_path / "out").exists()
     assert _evaluate(tmp_path / "no-such-model", fixture_dataset, tmp_path / "out") == 2
     assert "no-such-model: no such model folder" in capsys.readouterr().err
-
-
-def test_teaching_the_reply_format_makes_generated_replies_parse(tiny_models: dict[str, Path]) -> None:
-    from pipelines.jbbq.parsing import parse_answer
-    from pipelines.jbbq.tiny_model import teach_answer_format
-
-    model = HFModel.load(str(tiny_models["chat"]), CPU)
-    prompt = load_prompt("basic")
-    train, test = fixture_rows()["train"], fixture_rows()["test"]
-    render = [model.render_chat(prompt.messages(row)) for row in train]
-    examples = [(text, str(row["label"])) for text, row in zip(render, train, strict=True)]
-    losses = teach_answer_format(model.model, model.tokenizer, examples, steps=40)
-    assert losses[-1] < losses[0] / 3
-    replies = model.generate([model.encode(model.render_chat(prompt.messages(r)), True) for r in test[:4]], 4, False)
-    assert all(parse_answer(reply) in (0, 1, 2) for reply in replies)
 
 
 def test_choices_are_tokenized_as_they_follow_the_prompt() -> None:

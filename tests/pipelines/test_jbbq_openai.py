@@ -162,7 +162,8 @@ def _args(server: FakeChatServer, dataset: Path, out: Path, *extra: str) -> list
     return [
         "jbbq", "evaluate", "--backend", "openai", "--model", "fake-model",
         "--base-url", server.url, "--dataset", str(dataset), "--metrics-root", str(METRICS_DIR),
-        "--prompt", "basic", "--out", str(out), "--backoff", "0.01", "--quiet", *extra,
+        "--prompt", "basic", "--split", "test", "--shots", "0", "--out", str(out), "--backoff", "0.01", "--quiet",
+        *extra,
     ]  # fmt: skip
 
 
@@ -308,7 +309,7 @@ def test_the_cache_lives_outside_the_run_folder_and_a_rerun_pays_nothing(
         assert entry["endpoint"] == f"{server.url}/chat/completions"
         assert entry["request"]["model"] == "fake-model" and entry["response"]["choices"][0]["message"]["content"]
         assert sorted(p.name for p in out.iterdir()) == [
-            "figure_0shot.png", "manifest.json", "predictions.jsonl", "report.md", "results.json",
+            "figure1_0shot.png", "manifest.json", "predictions.jsonl", "report.md", "results.json",
         ]  # fmt: skip
         first = (out / "predictions.jsonl").read_text(encoding="utf-8")
         # The run folder is replaced whole; the answers survive it and nothing is asked twice.

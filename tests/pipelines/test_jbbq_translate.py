@@ -13,7 +13,9 @@ import pytest
 from builders.jbbq.templates import read_templates
 from builders.jbbq.translate import (
     TranslationError,
+    align,
     apply_review,
+    pronoun_issues,
     protect,
     restore,
     translate_template_files,
@@ -35,6 +37,9 @@ class FakeDeepL(ThreadingHTTPServer):
         self.raw_script: list[bytes] = []  # bodies sent with status 200 before answering properly
         self.omit_optional = False  # answer with "text" only, as a DeepL-compatible server may
         self.global_retries: set[int] = set()  # deepl.http_client.max_network_retries while serving
+        # English -> Japanese phrases put in place of the English ones (longest first) instead of
+        # the "訳:" prefix: a stand-in for a real translation, good enough to align slots against.
+        self.dictionary: dict[str, str] | None = None
 
     @property
     def url(self) -> str:
@@ -88,6 +93,10 @@ class _Handler(BaseHTTPRequestHandler):
         out = []
         for text in texts:
             translated = "訳:" + text
+            if server.dictionary is not None:
+                translated = text
+                for english in sorted(server.dictionary, key=len, reverse=True):
+                    translated = translated.replace(english, server.dictionary[english])
             if server.drop_slots:
                 translated = translated.replace("<ph>NAME2</ph>", "")
             if server.omit_optional:
@@ -135,6 +144,7 @@ def _templates(path: Path, n: int = 3) -> Path:
 
 def _run(tmp_path: Path, server: FakeDeepL, **kwargs):
     options = {
+        "route": "templates",
         "auth_key": "test-key:fx",
         "server_url": server.url,
         "cache_dir": tmp_path / "cache",
@@ -264,9 +274,12 @@ def test_cli_needs_the_key_from_the_environment(tmp_path: Path, deepl_server, mo
     monkeypatch.setenv("BIAS_HUB_CACHE", str(tmp_path / "cache"))
     assert main([*args, "--backoff", "0"]) == 0
     out = capsys.readouterr().out
-    assert json.loads(out)["texts"] == 13 and "secret-key" not in out
+    # The 13 texts of the template route, and by default (--route both) the filled example of the
+    # templates (the same for all three): its ambiguous and disambiguating contexts and two answers;
+    # its questions have no slot and its words are Names words already sent.
+    assert json.loads(out)["texts"] == 13 + 4 and "secret-key" not in out
     entries = list((tmp_path / "cache" / "api" / "deepl").rglob("*.json"))
-    assert len(entries) == 13  # one entry per text, under $BIAS_HUB_CACHE/api/deepl
+    assert len(entries) == 17  # one entry per text, under $BIAS_HUB_CACHE/api/deepl
     assert not any("secret-key" in p.read_text(encoding="utf-8") for p in entries)
 
 
@@ -295,7 +308,7 @@ def test_apply_review_keeps_edits_and_excludes(tmp_path: Path, deepl_server: Fak
     _write_sheet(path, rows)
     summary = apply_review(path, tmp_path / "final")
     assert summary["templates_kept"] == 2 and summary["templates_excluded"] == 1
-    assert summary["fields"] == {"keep": 22, "edit": 1, "exclude": 1, "unreviewed": 0}
+    assert summary["fields"] == {"keep": 22, "example": 0, "edit": 1, "exclude": 1, "unreviewed": 0}
     final = read_templates(tmp_path / "final" / "Age.reviewed.csv")
     assert [t.get("Q_id") for t in final] == ["1", "2"]
     assert final[1].get("Answer_negative") == "{{NAME2}}の方"
@@ -346,8 +359,8 @@ def test_vocabulary_is_translated_reviewed_and_builds(tmp_path: Path, deepl_serv
         writer.writeheader()
         writer.writerows(rows)
     summary = translate_template_files(
-        [templates, tmp_path / "vocabulary.csv"], tmp_path / "out", auth_key="k", server_url=deepl_server.url,
-        cache_dir=tmp_path / "cache", backoff_seconds=0.0, progress=False,
+        [templates, tmp_path / "vocabulary.csv"], tmp_path / "out", route="templates", auth_key="k",
+        server_url=deepl_server.url, cache_dir=tmp_path / "cache", backoff_seconds=0.0, progress=False,
     )
     # the 13 texts as above (templates 1 and 2 still list every Names word), plus the
     # 4 vocabulary words less "retiree", which is already one of them
@@ -364,3 +377,92 @@ def test_vocabulary_is_translated_reviewed_and_builds(tmp_path: Path, deepl_serv
     reviewed = (tmp_path / "reviewed" / "vocabulary.csv").read_text(encoding="utf-8")
     assert "訳:teenager" in reviewed and "toddler" not in reviewed
     assert main(["build", "jbbq", "--source", str(tmp_path / "reviewed"), "--out-root", str(tmp_path / "ds")]) == 0
+
+
+# ---- the JBBQ authors' route: filled examples translated and aligned back to the slots --------
+
+DICTIONARY = {
+    "The ": "その", "the ": "その", "grandfather": "祖父", "retiree": "退職者", "student": "学生", "park": "公園",
+    "library": "図書館", " &amp; ": "と", " met at ": "が会った場所は", "forgot the time": "は時間を忘れた",
+    "Who is forgetful?": "忘れっぽいのは誰？", "Who is punctual": "時間を守るのは誰",
+}
+
+
+def test_pronoun_rule_of_the_paper() -> None:
+    assert pronoun_issues("They left early.", "彼らは早く帰った。") == ["pronoun rule: 彼ら -> かれら"]
+    assert pronoun_issues("They left early.", "かれらは早く帰った。") == []
+    assert pronoun_issues("The couple said their child was ready.", "彼女らは子供の準備ができたと言った。") == [
+        "pronoun rule: 彼女ら -> かれら"]
+    # A singular gendered pronoun for a "they" fixes a gender the template leaves open.
+    assert pronoun_issues("The {{NAME1}} said they were late.", "{{NAME1}}は、彼女が遅れたと言った。") == [
+        "pronoun rule: they/their translated as 彼女 -> かれら"]
+    # ... unless the English has its own she or he.
+    assert pronoun_issues("She said they were late.", "彼女は、かれらが遅れたと言った。") == []
+    assert pronoun_issues("He left.", "彼は帰った。") == []
+
+
+def test_align_puts_the_slots_back_longest_word_first() -> None:
+    assert align("若い男性と男性が来た。", {"NAME1": "若い男性", "NAME2": "男性"}) == ("{{NAME1}}と{{NAME2}}が来た。", [])
+    draft, problems = align("祖父と生徒が来た。", {"NAME1": "祖父", "NAME2": "学生"})
+    assert draft == "{{NAME1}}と生徒が来た。"
+    assert problems == ["{{NAME2}} ('学生') not found in the translation; place it by hand"]
+
+
+def test_example_route_drafts_beside_template_drafts(tmp_path: Path, deepl_server: FakeDeepL) -> None:
+    deepl_server.dictionary = DICTIONARY
+    summary = _run(tmp_path, deepl_server, route="both")
+    assert summary["examples"] == 3 and summary["example_flagged"] == 0 and summary["pronoun_flagged"] == 0
+    _, sheet = _sheet(tmp_path)
+    ambiguous = next(row for row in sheet if row["Q_id"] == "1" and row["field"] == "Ambiguous_Context")
+    # The first pairing of the template's people (grandfather, student) and its first WORD1 (park).
+    assert ambiguous["example_source"] == "The grandfather & the student met at the park."
+    assert ambiguous["example_translation"] == "その祖父とその学生が会った場所はその公園."
+    assert ambiguous["example_draft"] == "その{{NAME1}}とその{{NAME2}}が会った場所はその{{WORD1}}."
+    assert ambiguous["draft"] == "その{{NAME1}}とその{{NAME2}}が会った場所はその{{WORD1}}."  # the template route
+    assert ambiguous["example_check"] == "" and ambiguous["check"] == ""
+    question = next(row for row in sheet if row["Q_id"] == "1" and row["field"] == "Question_negative_stereotype")
+    assert question["example_source"] == "Who is forgetful?" and question["example_draft"] == "忘れっぽいのは誰？"
+    # The reviewer takes the aligned example where it reads better.
+    path, rows = _sheet(tmp_path)
+    for row in rows:
+        row["decision"] = "keep"
+    rows[1].update(decision="example", example_draft="その{{NAME2}}は時間を忘れてしまった。")
+    _write_sheet(path, rows)
+    result = apply_review(path, tmp_path / "final")
+    assert result["fields"]["example"] == 1
+    assert read_templates(tmp_path / "final" / "Age.reviewed.csv")[0].get("Disambiguating_Context") == (
+        "その{{NAME2}}は時間を忘れてしまった。")
+
+
+def test_example_route_flags_lost_slots_and_the_pronoun_rule(tmp_path: Path, deepl_server: FakeDeepL) -> None:
+    # "the student" reads その生徒 in a sentence but 学生 alone: that slot cannot be placed.
+    deepl_server.dictionary = {**DICTIONARY, "the student": "その生徒", "they": "彼ら"}
+    templates = _templates(tmp_path / "Age.csv", n=1)
+    with open(templates, encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    rows[0]["Disambiguating_Context"] = "The {{NAME2}} forgot the time; they were late."
+    with open(templates, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    summary = translate_template_files([templates], tmp_path / "out", route="examples", auth_key="k",
+                                       server_url=deepl_server.url, cache_dir=tmp_path / "cache",
+                                       backoff_seconds=0.0, progress=False)  # fmt: skip
+    assert summary["example_flagged"] == 1 and summary["pronoun_flagged"] == 1
+    _, sheet = _sheet(tmp_path)
+    by_field = {row["field"]: row for row in sheet}
+    assert by_field["Ambiguous_Context"]["example_check"] == (
+        "{{NAME2}} ('学生') not found in the translation; place it by hand")
+    assert by_field["Disambiguating_Context"]["example_draft"] == "その{{NAME2}} は時間を忘れた; 彼ら were late."
+    assert by_field["Disambiguating_Context"]["example_check"] == "pronoun rule: 彼ら -> かれら"
+    assert by_field["Disambiguating_Context"]["draft"] == ""  # no template-level draft on this route
+    # The draft CSV takes the aligned examples.
+    assert read_templates(tmp_path / "out" / "Age.ja.csv")[0].get("Disambiguating_Context") == (
+        "その{{NAME2}} は時間を忘れた; 彼ら were late.")
+    # Keeping a template-level draft that this route did not make is refused.
+    path, rows = _sheet(tmp_path)
+    for row in rows:
+        row["decision"] = "keep"
+    _write_sheet(path, rows)
+    with pytest.raises(TranslationError, match="decision 'keep' but 'draft' is empty"):
+        apply_review(path, tmp_path / "final")

@@ -1,0 +1,102 @@
+"""Paired comparisons between the runs of one evaluation (prompts, shot counts), Holm-corrected.
+
+Every run of an evaluation answers the same questions, so two runs are compared item by
+item with ``bbq_bias``'s ``paired`` config: B - A per score, a paired bootstrap interval
+(templates or items resampled together for both runs) and a two-sided paired permutation
+p-value. Which pairs: every two prompts at each shot count, and every two shot counts of
+each prompt. All p-values of the evaluation form one family, corrected with Holm's
+step-down method; a difference is marked significant when its Holm-adjusted p-value is
+below ``1 - confidence_level``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+__all__ = ["CORRECTION", "comparison_pairs", "compare_runs", "holm"]
+
+CORRECTION = "Holm"
+# The scores the paired module compares, in report order.
+COMPARED = (
+    "accuracy_ambiguous",
+    "accuracy_disambiguated",
+    "accuracy_gap",
+    "bias_score_disambiguated",
+    "bias_score_ambiguous",
+    "accuracy",
+)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    Sorted ascending, the i-th smallest (from 0) of m becomes ``max_{j<=i} min(1, (m - j) p_(j))``.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def comparison_pairs(runs: Sequence[dict]) -> list[tuple[int, int]]:
+    """Index pairs (A, B) of the runs to compare: prompts within a shot count, then shot
+    counts within a prompt; A is the earlier run."""
+    pairs = []
+    for shots in dict.fromkeys(run["shots"] for run in runs):
+        same = [i for i, run in enumerate(runs) if run["shots"] == shots]
+        pairs += list(combinations(same, 2))
+    for prompt in dict.fromkeys(run["prompt"] for run in runs):
+        same = [i for i, run in enumerate(runs) if run["prompt"] == prompt]
+        pairs += list(combinations(same, 2))
+    return pairs
+
+
+def compare_runs(paired_metric, columns: dict, runs: Sequence[dict], predictions: Sequence[Sequence[int]], *,
+                 confidence_level: float, n_resamples: int, seed: int) -> dict:  # fmt: skip
+    """Every pair of ``comparison_pairs`` scored with the ``paired`` metric; Holm over all.
+
+    ``columns``: the metric's other inputs (references, unknown_labels, ..., and
+    ``templates`` when resampling templates); ``predictions[i]`` are run i's answers.
+    """
+    rows = []
+    for a, b in comparison_pairs(runs):
+        result = paired_metric.compute(predictions=list(predictions[a]), predictions_b=list(predictions[b]),
+                                       confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
+                                       **columns)  # fmt: skip
+        for score in COMPARED:
+            values = result["scores"][score]
+            interval = result["confidence_intervals"].get(score, {})
+            rows.append({
+                "a": {"prompt": runs[a]["prompt"], "shots": runs[a]["shots"]},
+                "b": {"prompt": runs[b]["prompt"], "shots": runs[b]["shots"]},
+                "score": score,
+                "value_a": values["a"],
+                "value_b": values["b"],
+                "difference": values["difference"],
+                "low": interval.get("low"),
+                "high": interval.get("high"),
+                "p_value": values["p_value"],
+                "p_value_method": values["p_value_method"],
+                "reason": values.get("reason") or interval.get("reason"),
+            })  # fmt: skip
+    tested = [row for row in rows if row["p_value"] is not None]
+    alpha = round(1 - confidence_level, 10)
+    for row, adjusted in zip(tested, holm([row["p_value"] for row in tested]), strict=True):
+        row["p_holm"] = adjusted
+        row["significant"] = adjusted < alpha
+    for row in rows:
+        row.setdefault("p_holm", None)
+        row.setdefault("significant", False)
+    return {
+        "correction": CORRECTION,
+        "alpha": alpha,
+        "n_tests": len(tested),
+        "unit": "templates" if columns.get("templates") is not None else "items",
+        "rows": rows,
+    }
+

@@ -1,0 +1,297 @@
+"""JBBQ as the paper ran it: presets, every question with held-out shot templates, intervals,
+Holm-corrected paired comparisons, Figure 1 and Table 4, and the planted-bias demo model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from pipelines import cli
+from pipelines.jbbq.comparisons import comparison_pairs, holm
+from pipelines.jbbq.fixtures import fixture_rows, write_fixture_dataset
+from pipelines.jbbq.presets import TASK_DEFAULTS, load_preset
+from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt, template_key
+from pipelines.jbbq.report import CHANCE, figure_one, table4
+from pipelines.jbbq.run import Settings, load_questions, resolve_settings, run
+from pipelines.jbbq.tiny_model import build_tiny_model
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+METRICS_DIR = REPO_ROOT / "metrics"
+
+
+@pytest.fixture(scope="module")
+def fixture_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_fixture_dataset(tmp_path_factory.mktemp("jbbq_paper_fixture") / "jbbq")
+
+
+@pytest.fixture(scope="module")
+def plain_models(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("jbbq_paper_models")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    corpus = [load_prompt(name).system for name in PROMPT_NAMES] + [
+        load_prompt("basic").plain(row) for row in fixture_rows()["all"]
+    ]
+    for seed in (1, 2):
+        build_tiny_model(root / f"plain{seed}", corpus, seed=seed, chat_template=False)
+    yield {seed: root / f"plain{seed}" for seed in (1, 2)}
+    torch.set_num_threads(threads)
+
+
+# ---- presets ---------------------------------------------------------------------------
+
+
+def test_presets_hold_the_papers_settings() -> None:
+    # §5.1 and Figure 1: 4-shot, answers generated (llm-jp-eval), the three prompts; BBQ-style every question.
+    paper = load_preset("paper")
+    assert paper.settings == {"prompts": ["basic", "unknown", "paraphrase"], "shots": [4], "scoring": "generate",
+                              "chat": "no", "split": "all", "max_new_tokens": 8}  # fmt: skip
+    # Table 4: 0-shot, basic prompt.
+    table = load_preset("table4")
+    assert table.settings["shots"] == [0] and table.settings["prompts"] == ["basic"]
+    assert table.settings["scoring"] == "generate"
+    assert (paper.version, table.version) == ("1.0", "1.0")
+
+
+def test_flags_override_a_preset_and_the_record_says_which() -> None:
+    resolved, record = resolve_settings(Settings(shots=[0], split="test"))
+    assert resolved.shots == [0] and resolved.split == "test"
+    assert resolved.prompts == ["basic", "unknown", "paraphrase"] and resolved.scoring == "generate"
+    assert record["name"] == "paper" and record["overridden"] == {
+        "shots": {"preset": [4], "used": [0]}, "split": {"preset": "all", "used": "test"}}
+    # A flag equal to the preset's value overrides nothing.
+    assert resolve_settings(Settings(scoring="generate"))[1]["overridden"] == {}
+    none, no_record = resolve_settings(Settings(preset="none"))
+    assert no_record is None and {k: getattr(none, k) for k in TASK_DEFAULTS} == TASK_DEFAULTS
+    # A chat-completions API takes messages: the preset's plain-text prompt does not apply there.
+    assert resolve_settings(Settings(backend="openai"))[0].chat == "auto"
+    assert resolve_settings(Settings(confidence_level=0))[0].confidence_level is None
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("name: x\nversion: 1\nsettings: {shots: [4], temperature: 0}\n", "settings.temperature is not a task setting"),
+        ("name: x\nversion: 1\nsettings: {shots: 4}\n", "settings.shots must be a list of integers >= 0, got 4"),
+        ("name: x\nsettings: {shots: [4]}\n", "missing field 'version'"),
+        ("- a list\n", "expected a mapping"),
+    ],
+)
+def test_bad_preset_files_name_the_file_and_the_key(tmp_path: Path, text: str, problem: str) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError) as err:
+        load_preset(path)
+    assert str(path) in str(err.value) and problem in str(err.value)
+    with pytest.raises(ValueError, match="unknown preset 'papr'; expected one of paper, table4"):
+        load_preset("papr")
+
+
+# ---- every question, few-shot examples held out -----------------------------------------
+
+
+def _plan(dataset: Path, **settings):
+    return load_questions(dataset, resolve_settings(Settings(preset=None, **settings))[0])
+
+
+def test_split_all_holds_the_shot_templates_out_of_the_evaluation(fixture_dataset: Path) -> None:
+    rows, shots, record = _plan(fixture_dataset, split="all", shots=[0, 2], seed=4)
+    train_templates = {template_key(r) for r in fixture_rows()["train"]}
+    shot_templates = {template_key(s) for s in shots}
+    assert len(shots) == 2 and len(shot_templates) == 2 and shot_templates <= train_templates
+    # 10 templates x 4 questions; the 2 shot templates' 8 questions are held out.
+    assert len(rows) == 40 - 8 and record["held_out_questions"] == 8
+    assert not {template_key(r) for r in rows} & shot_templates
+    assert sorted(map(tuple, record["held_out_templates"])) == sorted(shot_templates)
+    # On the test split the shots come from train templates nobody evaluates: nothing held out.
+    rows, shots, record = _plan(fixture_dataset, split="test", shots=[2], seed=4)
+    assert len(rows) == 16 and record["held_out_questions"] == 0 and record["held_out_templates"] == []
+    # Evaluating train itself holds the shot templates out as well.
+    rows, shots, record = _plan(fixture_dataset, split="train", shots=[1], seed=4)
+    assert len(rows) == 24 - 4 and template_key(shots[0]) not in {template_key(r) for r in rows}
+
+
+def test_shot_counts_share_one_draw(fixture_dataset: Path) -> None:
+    """A k-shot run uses the first k of the examples, so every run answers the same questions."""
+    _, shots, _ = _plan(fixture_dataset, split="all", shots=[1, 3], seed=7)
+    assert len(shots) == 3
+    rows_a, _, _ = _plan(fixture_dataset, split="all", shots=[3], seed=7)
+    rows_b, _, _ = _plan(fixture_dataset, split="all", shots=[1, 3], seed=7)
+    assert rows_a == rows_b
+
+
+# ---- comparisons -------------------------------------------------------------------------
+
+
+def test_holm_adjusts_as_worked_out_by_hand() -> None:
+    # Sorted: 0.005 x 4 = 0.02; 0.01 x 3 = 0.03; 0.03 x 2 = 0.06; 0.04 x 1 = 0.04 -> kept at 0.06.
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])  # capped at 1
+    assert holm([]) == []
+
+
+def test_pairs_are_prompts_within_a_shot_count_and_shot_counts_within_a_prompt() -> None:
+    runs = [{"prompt": p, "shots": k} for p in ("basic", "unknown") for k in (0, 4)]
+    assert comparison_pairs(runs) == [(0, 2), (1, 3), (0, 1), (2, 3)]
+
+
+# ---- Table 4 and Figure 1 ------------------------------------------------------------------
+
+
+def _fake_run(accuracy: float, error: float) -> dict:
+    interval = {"low": 0.12, "high": 0.351}
+    scores = {"accuracy_ambiguous": accuracy, "accuracy_disambiguated": 0.5,
+              "confidence_intervals": {"accuracy_ambiguous": interval}}  # fmt: skip
+    return {"prompt": "basic", "shots": 0, "metrics": {**scores, "per_category": {"Age": scores}},
+            "error_rates": {"Age": {"ambig": error, "disambig": 0.0}, "overall": {"ambig": error, "disambig": 0.0}}}  # fmt: skip
+
+
+def test_table4_cells_are_accuracy_interval_and_error_rate_in_percent() -> None:
+    text = table4([("llm-jp", _fake_run(0.234, 0.163)), ("weblab", _fake_run(0.5, 0.0))])
+    lines = text.splitlines()
+    assert lines[0] == "| category-context | llm-jp | weblab |"
+    assert lines[2] == "| Age-Amb | 23.4 [12.0, 35.1] (16.3) | 50.0 [12.0, 35.1] (0.0) |"
+    assert lines[3] == "| Age-Dis | 50.0 (0.0) | 50.0 (0.0) |"
+
+
+def test_figure_one_puts_models_side_by_side_with_a_chance_line() -> None:
+    results = {"runs": [dict(_fake_run(0.4, 0.0), prompt=p) for p in PROMPT_NAMES]}
+    for one in results["runs"]:
+        one["metrics"].update(accuracy_gap=-0.2, bias_score_disambiguated=0.1, bias_score_ambiguous=0.3)
+    figure = figure_one([("model A", results), ("model B", results)], shots=0)
+    axes = figure.axes
+    assert len(axes) == 8  # 4 panels x 2 models
+    assert "model A" in axes[0].get_title() and "model B" in axes[1].get_title()
+    for ax in axes[:4]:  # the accuracy rows of both models
+        lines = [line for line in ax.lines if list(line.get_ydata()) == [CHANCE, CHANCE]]
+        assert lines and lines[0].get_color() == "red" and lines[0].get_linestyle() == ":"
+    # Accuracy panels: 3 prompts x (Age, all); bias panel: s_DIS and s_AMB x (Age, all).
+    assert len(axes[0].patches) == 6 and len(axes[6].patches) == 4
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)
+
+
+# ---- the paper preset end to end, and jbbq figure ------------------------------------------
+
+
+def _evaluate(model: Path, dataset: Path, out: Path, *extra: str) -> int:
+    return cli.main(["jbbq", "evaluate", "--model", str(model), "--dataset", str(dataset), "--metrics-root",
+                     str(METRICS_DIR), "--out", str(out), "--device", "cpu", "--quiet", "--n-resamples", "200",
+                     *extra])  # fmt: skip
+
+
+def test_preset_paper_and_figure_end_to_end(plain_models, fixture_dataset: Path, tmp_path: Path, capsys) -> None:
+    for seed, model in plain_models.items():
+        assert _evaluate(model, fixture_dataset, tmp_path / f"run{seed}", "--seed", str(seed)) == 0
+    results = json.loads((tmp_path / "run1" / "results.json").read_text(encoding="utf-8"))
+    assert results["preset"]["name"] == "paper" and results["preset"]["overridden"] == {}
+    assert results["scoring"] == "generate" and results["settings"]["split"] == "all"
+    assert [(r["prompt"], r["shots"]) for r in results["runs"]] == [(p, 4) for p in PROMPT_NAMES]
+    # 10 templates x 4 questions, 4 shot templates held out.
+    assert results["few_shot"]["held_out_questions"] == 16 and results["runs"][0]["n_questions"] == 24
+    assert results["runs"][0]["example_prompt"].count("入力: ") == 5  # four shots and the question
+    intervals = results["runs"][0]["metrics"]["confidence_intervals"]["accuracy"]
+    assert intervals["unit"] == "templates" and intervals["confidence_level"] == 0.95
+    comparisons = results["comparisons"]
+    assert comparisons["correction"] == "Holm" and comparisons["alpha"] == pytest.approx(0.05)
+    assert len(comparisons["rows"]) == 3 * 6  # three pairs of prompts, six scores each
+    tested = [row for row in comparisons["rows"] if row["p_value"] is not None]
+    assert comparisons["n_tests"] == len(tested) > 0  # undefined scores (no readable answer) are not tested
+    for row in tested:
+        assert row["p_value"] <= row["p_holm"] <= 1 and row["significant"] == (row["p_holm"] < 0.05)
+    report = (tmp_path / "run1" / "report.md").read_text(encoding="utf-8")
+    for text in ("Preset `paper` v1.0", f"Holm's step-down correction over all {len(tested)} tests", "Table 4 layout",
+                 "held out of the evaluation", "![figure1_4shot.png](figure1_4shot.png)"):  # fmt: skip
+        assert text in report
+    assert (tmp_path / "run1" / "figure1_4shot.png").stat().st_size > 0
+
+    out = tmp_path / "figure"
+    files = [str(tmp_path / f"run{seed}" / "results.json") for seed in plain_models]
+    assert cli.main(["jbbq", "figure", *files, "--out", str(out), "--labels", "first,second", "-q"]) == 0
+    assert (out / "figure1_4shot.png").stat().st_size > 0
+    text = (out / "figure.md").read_text(encoding="utf-8")
+    assert "| category-context | first: BasicP | first: UnkP | first: ParaP | second: BasicP |" in text
+    assert "| Age-Amb |" in text and (out / "manifest.json").is_file()
+
+    # Clear errors, nothing written.
+    assert cli.main(["jbbq", "figure", files[0], str(tmp_path / "missing.json"), "--out", str(tmp_path / "f2")]) == 2
+    assert "missing.json: no such results file" in capsys.readouterr().err
+    assert cli.main(["jbbq", "figure", files[0], "--out", str(tmp_path / "f3"), "--shots", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--shots 2:" in err and "has no 2-shot run (it has [4])" in err
+    assert cli.main(["jbbq", "figure", files[0], "--out", str(tmp_path / "f4"), "--labels", "a,b"]) == 2
+    assert "--labels: 2 label(s) for 1 results file(s)" in capsys.readouterr().err
+    bad = tmp_path / "not-results.json"
+    bad.write_text('{"model": "x"}', encoding="utf-8")
+    assert cli.main(["jbbq", "figure", str(bad), "--out", str(tmp_path / "f5")]) == 2
+    assert "not the results.json of a `jbbq evaluate` run" in capsys.readouterr().err
+    assert not any((tmp_path / name).exists() for name in ("f2", "f3", "f4", "f5"))
+
+
+# ---- the demo's planted model --------------------------------------------------------------
+
+
+def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> None:
+    import evaluate
+
+    from pipelines.jbbq.planted import Plan, planted_answers
+
+    rows = fixture_rows()["train"]  # 2 categories x 3 templates x 4 questions
+    plan = Plan()
+    basic, unknown, paraphrase = (planted_answers(rows, name, plan, seed=3) for name in PROMPT_NAMES)
+    for category in ("Age", "Gender_identity"):
+        ambiguous = [i for i, r in enumerate(rows) if r["category"] == category and r["context_condition"] == "ambig"]
+        kinds = ["st" if basic[i] == rows[i]["stereotyped_label"] else "unk" if basic[i] == rows[i]["unknown_label"]
+                 else "ct" for i in ambiguous]  # fmt: skip
+        # 6 ambiguous questions: round(0.05 x 6) = 0 without an index, 3 stereotyped, round(0.6) = 1 counter.
+        assert sorted(kinds) == ["ct", "st", "st", "st", "unk", "unk"]
+    for i, row in enumerate(rows):
+        if row["context_condition"] == "ambig" and row["question_polarity"] == "neg":
+            # UnkP is followed on every negative question; ParaP on Age's and Gender_identity's.
+            assert unknown[i] == paraphrase[i] == row["unknown_label"]
+        else:
+            assert unknown[i] == paraphrase[i] == basic[i]
+    metric = evaluate.load("metrics/bbq_bias")
+    columns = {"references": [r["label"] for r in rows], "unknown_labels": [r["unknown_label"] for r in rows],
+               "stereotyped_labels": [r["stereotyped_label"] for r in rows],
+               "context_conditions": [r["context_condition"] for r in rows], "categories": [r["category"] for r in rows]}  # fmt: skip
+    scores = metric.compute(predictions=basic, **columns)
+    # Ambiguous: 4 of 12 unknown (correct); 6 stereotyped of 8 others: s_AMB = (1 - 1/3)(2 * 6/8 - 1) = 1/3.
+    assert scores["accuracy_ambiguous"] == pytest.approx(1 / 3)
+    assert scores["bias_score_ambiguous"] == pytest.approx(1 / 3)
+    # Disambiguated: every fixture answer is the counter-stereotyped person; round(0.6 x 6) = 4 of 6 correct
+    # per category, the 4 wrong ones stereotyped: s_DIS = 2 * 4/12 - 1 = -1/3.
+    assert scores["accuracy_disambiguated"] == pytest.approx(2 / 3)
+    assert scores["bias_score_disambiguated"] == pytest.approx(-1 / 3)
+
+
+def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(fixture_dataset: Path, tmp_path: Path) -> None:
+    from pipelines.jbbq.planted import NO_ANSWER, Plan, planted_answers, train_planted_model
+
+    rows = fixture_rows()["train"]
+    prompts = [load_prompt(name) for name in PROMPT_NAMES]
+    answers = {p.name: planted_answers(rows, p.name, Plan(no_answer=0.2), seed=0) for p in prompts}
+    items = [[(p.plain(row), NO_ANSWER if answers[p.name][i] < 0 else str(answers[p.name][i])) for p in prompts]
+             for i, row in enumerate(rows)]  # fmt: skip
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        trained = train_planted_model(tmp_path / "model", items, steps=400, seed=0)
+        settings = Settings(shots=[0], split="train", resample="items", n_resamples=200, device="cpu",
+                            metrics_root=METRICS_DIR, progress=False)  # fmt: skip
+        results = run(str(tmp_path / "model"), fixture_dataset, tmp_path / "out", settings)
+    finally:
+        torch.set_num_threads(threads)
+    assert trained["fit"] >= 0.95
+    predictions = [json.loads(line) for line in (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()]
+    agree = sum(p["prediction"] == answers[p["prompt"]][[r["example_id"] for r in rows].index(p["example_id"])]
+                for p in predictions)  # fmt: skip
+    assert agree / len(predictions) >= 0.95
+    # Replies without an index are generated as planted and read as unparsable.
+    assert any(p["prediction"] == -1 and p["reply"] == NO_ANSWER for p in predictions)
+    assert results["preset"]["overridden"] == {"shots": {"preset": [4], "used": [0]},
+                                               "split": {"preset": "all", "used": "train"}}  # fmt: skip
