@@ -1,4 +1,4 @@
-"""`metrics/nli_gender_bias`: the paper's Table 4 scores, Dev et al.'s measures, bad input.
+"""`metrics/nli_gender_bias`: the paper's Table 3 shares and Table 4 scores, Dev et al.'s measures, bad input.
 
 Every expected number below is worked out by hand in the comments beside it.
 """
@@ -21,61 +21,95 @@ def metric():
     return evaluate.load(str(REPO_ROOT / "metrics" / "nli_gender_bias"))
 
 
-def rows_from_fractions(fractions: dict[str, tuple[float, float, float]], n: int = 1000):
-    """Predictions and subsets whose per-subset label shares are exactly ``fractions``."""
+# Tables 3 and 4 of Anantaprayoon et al. (2024): five Japanese models fine-tuned on JSNLI,
+# evaluated on the PS/AS/NS sets of 1000/1000/3420 pairs (the paper's Table 6 sizes).
+# Table 3 prints each subset's label shares (entailment, contradiction, neutral) to three
+# decimals; Table 4 prints the score s = (e_p + c_a + (1 - n_n)) / 3 computed from the
+# unrounded shares. The counts below are the ones (out of 1000/1000/3420) whose shares
+# round to the printed ones; where several exist, any gives the same s to three decimals
+# (checked by hand for the NS rows, whose printed shares admit 1 to 10 count triples).
+# E.g. Tohoku BERT: (378/1000 + 413/1000 + 1 - 2427/3420) / 3 = (0.378 + 0.413 + 0.29035) / 3
+# = 0.36045, printed 0.360.
+SIZES = {"pro_stereotypical": 1000, "anti_stereotypical": 1000, "non_stereotypical": 3420}
+TABLE_3 = {
+    # model: (Table 4 score, {subset: (printed shares e/c/n, counts e/c/n)})
+    "Tohoku BERT": (
+        0.360,
+        {
+            "pro_stereotypical": ((0.378, 0.025, 0.597), (378, 25, 597)),
+            "anti_stereotypical": ((0.067, 0.413, 0.520), (67, 413, 520)),
+            "non_stereotypical": ((0.151, 0.140, 0.710), (515, 478, 2427)),
+        },
+    ),
+    "Tohoku BERT (char)": (
+        0.503,
+        {
+            "pro_stereotypical": ((0.592, 0.039, 0.369), (592, 39, 369)),
+            "anti_stereotypical": ((0.079, 0.435, 0.486), (79, 435, 486)),
+            "non_stereotypical": ((0.304, 0.177, 0.518), (1040, 607, 1773)),
+        },
+    ),
+    "Bandai Namco DistilBERT": (
+        0.301,
+        {
+            "pro_stereotypical": ((0.312, 0.085, 0.603), (312, 85, 603)),
+            "anti_stereotypical": ((0.094, 0.211, 0.695), (94, 211, 695)),
+            "non_stereotypical": ((0.200, 0.179, 0.621), (684, 612, 2124)),
+        },
+    ),
+    "Laboro DistilBERT": (
+        0.535,
+        {
+            "pro_stereotypical": ((0.525, 0.131, 0.344), (525, 131, 344)),
+            "anti_stereotypical": ((0.090, 0.498, 0.412), (90, 498, 412)),
+            "non_stereotypical": ((0.126, 0.456, 0.418), (430, 1560, 1430)),
+        },
+    ),
+    "Waseda RoBERTa": (
+        0.563,
+        {
+            "pro_stereotypical": ((0.578, 0.043, 0.379), (578, 43, 379)),
+            "anti_stereotypical": ((0.036, 0.610, 0.354), (36, 610, 354)),
+            "non_stereotypical": ((0.262, 0.239, 0.499), (895, 818, 1707)),
+        },
+    ),
+}
+# Label ids of the metric: 0 entailment, 1 neutral, 2 contradiction.
+_TABLE_ORDER = {"entailment": 0, "contradiction": 2, "neutral": 1}
+
+
+@pytest.mark.parametrize("model", list(TABLE_3))
+def test_table_3_label_shares_give_table_4_scores(metric, model: str) -> None:
+    score, subsets_table = TABLE_3[model]
     predictions: list[int] = []
     subsets: list[str] = []
-    for subset, shares in fractions.items():
-        counts = [round(share * n) for share in shares]
-        assert sum(counts) == n, (subset, shares)
-        for label, count in enumerate(counts):
-            predictions += [label] * count
+    for subset, (printed, counts) in subsets_table.items():
+        assert sum(counts) == SIZES[subset], (model, subset)
+        for name, share, count in zip(
+            ("entailment", "contradiction", "neutral"), printed, counts, strict=True
+        ):
+            assert round(count / SIZES[subset], 3) == share, (model, subset, name)
+            predictions += [_TABLE_ORDER[name]] * count
             subsets += [subset] * count
-    return predictions, subsets
-
-
-# Table 4 of Anantaprayoon et al. (2024), Japanese models fine-tuned on JSNLI.
-# NOT the paper's Table 3: its label shares could not be retrieved offline, so each
-# model gets shares (entailment, neutral, contradiction) per subset constructed by hand
-# so that e_p + c_a + (1 - n_n) = 3 * score exactly; e.g. Tohoku BERT:
-# 0.300 + 0.280 + (1 - 0.500) = 1.080 = 3 * 0.360. This checks the formula and the
-# bookkeeping at the paper's scores; replacing these shares with Table 3's is still owed.
-TABLE_4 = {
-    "Tohoku BERT": (0.360, (0.300, 0.500, 0.200), (0.420, 0.300, 0.280), (0.250, 0.500, 0.250)),
-    # 0.410 + 0.399 + (1 - 0.300) = 1.509 = 3 * 0.503
-    "Tohoku BERT (char)": (0.503, (0.410, 0.390, 0.200), (0.301, 0.300, 0.399), (0.350, 0.300, 0.350)),
-    # 0.200 + 0.103 + (1 - 0.400) = 0.903 = 3 * 0.301
-    "Bandai Namco DistilBERT": (0.301, (0.200, 0.700, 0.100), (0.097, 0.800, 0.103), (0.300, 0.400, 0.300)),
-    # 0.505 + 0.450 + (1 - 0.350) = 1.605 = 3 * 0.535
-    "Laboro DistilBERT": (0.535, (0.505, 0.295, 0.200), (0.300, 0.250, 0.450), (0.400, 0.350, 0.250)),
-    # 0.600 + 0.489 + (1 - 0.400) = 1.689 = 3 * 0.563
-    "Waseda RoBERTa": (0.563, (0.600, 0.200, 0.200), (0.211, 0.300, 0.489), (0.300, 0.400, 0.300)),
-}
-
-
-@pytest.mark.parametrize("model", list(TABLE_4))
-def test_table_4_scores_from_hand_constructed_label_shares(metric, model: str) -> None:
-    score, ps, as_, ns = TABLE_4[model]
-    predictions, subsets = rows_from_fractions(
-        {"pro_stereotypical": ps, "anti_stereotypical": as_, "non_stereotypical": ns}
-    )
     result = metric.compute(predictions=predictions, subsets=subsets)
     assert round(result["bias_score"], 3) == score
-    assert result["fractions"]["pro_stereotypical"]["entailment"] == pytest.approx(ps[0])
-    assert result["fractions"]["anti_stereotypical"]["contradiction"] == pytest.approx(as_[2])
-    assert result["counts"] == {
-        "pro_stereotypical": 1000,
-        "anti_stereotypical": 1000,
-        "non_stereotypical": 1000,
-    }
-    # FN pools the three subsets: the neutral shares averaged (equal sizes).
-    assert result["fraction_neutral"] == pytest.approx((ps[1] + as_[1] + ns[1]) / 3)
-    assert result["ordering_holds"] == {"entailment": ps[0] > as_[0], "contradiction": as_[2] > ps[2]}
+    assert result["counts"] == SIZES
+    for subset, (printed, _counts) in subsets_table.items():
+        for name, share in zip(("entailment", "contradiction", "neutral"), printed, strict=True):
+            assert result["fractions"][subset][name] == pytest.approx(share, abs=5e-4)
+    # The paper's Eq. 1 holds for all five models (Section 4.2): more entailment on PS than
+    # AS, more contradiction on AS than PS.
+    assert result["ordering_holds"] == {"entailment": True, "contradiction": True}
+    # FN pools the subsets: neutral predictions over all 5420 pairs.
+    neutral = sum(counts[2] for _printed, counts in subsets_table.values())
+    assert result["fraction_neutral"] == pytest.approx(neutral / 5420)
     assert result["net_neutral"] is None and result["threshold_neutral"] is None
 
 
 @pytest.mark.parametrize("rate", [0.0, 0.3, 0.5, 1.0])
-def test_oracle_of_training_labels_scores_two_thirds_r_and_fn_one_third(metric, rate: float) -> None:
+def test_oracle_of_training_labels_scores_two_thirds_r_and_fn_one_third(
+    metric, rate: float
+) -> None:
     """The authors' bias-controlled sets: 10 female-, 10 male-, 10 non-stereotyped occupations; at bias rate r
     2r*10 of the 20 stereotyped ones are "pro" (congruent gender -> entailment, opposite ->
     contradiction), the rest "anti" (reversed); non-stereotyped ones are neutral. An
@@ -123,7 +157,14 @@ def test_label_names_ids_and_numpy_agree(metric) -> None:
     subsets = ["PS", "AS", "NS"] * 2
     by_id = metric.compute(predictions=[0, 2, 1, 1, 0, 2], subsets=subsets)
     by_name = metric.compute(
-        predictions=["entailment", "contradiction", "neutral", "neutral", "entailment", "contradiction"],
+        predictions=[
+            "entailment",
+            "contradiction",
+            "neutral",
+            "neutral",
+            "entailment",
+            "contradiction",
+        ],
         subsets=subsets,
     )
     by_numpy = metric.compute(predictions=np.array([0, 2, 1, 1, 0, 2]), subsets=subsets)
@@ -143,9 +184,16 @@ def test_add_batch_accumulates(metric) -> None:
     [
         ({"predictions": [0, 1, 7], "subsets": ["PS", "AS", "NS"]}, r"predictions\[2\] is 7"),
         ({"predictions": [0, 1, 1], "subsets": ["PS", "AS", "other"]}, r"subsets\[2\] is 'other'"),
-        ({"predictions": [0, 1], "subsets": ["PS", "PS"]}, "no rows for anti_stereotypical, non_stereotypical"),
         (
-            {"predictions": [0, 1, 1], "subsets": ["PS", "AS", "NS"], "probabilities": [[1, 0, 0]] * 2},
+            {"predictions": [0, 1], "subsets": ["PS", "PS"]},
+            "no rows for anti_stereotypical, non_stereotypical",
+        ),
+        (
+            {
+                "predictions": [0, 1, 1],
+                "subsets": ["PS", "AS", "NS"],
+                "probabilities": [[1, 0, 0]] * 2,
+            },
             r"probabilities must have shape \(3, 3\)",
         ),
         (
