@@ -6,12 +6,13 @@ same random predictions; the ratio is loop time / vectorised time.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from pipelines.common import import_metric_module
 
 METRIC = Path(__file__).resolve().parents[1] / "metrics" / "nli_gender_bias" / "nli_gender_bias.py"
 SUBSETS = ("pro_stereotypical", "anti_stereotypical", "non_stereotypical")
@@ -26,9 +27,7 @@ def _loop_score(predictions: list[int], subsets: list[str]) -> float:
 
 
 def main(rows: int = 1_000_000) -> None:
-    spec = importlib.util.spec_from_file_location("nli_gender_bias_metric", METRIC)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = import_metric_module(METRIC.parent)
     metric = module.NliGenderBias()
     rng = np.random.default_rng(0)
     predictions = rng.integers(0, 3, rows).tolist()

@@ -9,11 +9,12 @@ RoBERTa's (50,265) vocabularies. Run: `python -m bench.speciesism_change_rate`.
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from pathlib import Path
 
 import numpy as np
+
+from pipelines.common import import_metric_module
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "metrics" / "speciesism_bias"
@@ -31,9 +32,7 @@ def _best(fn, repeat: int = 3) -> float:
 def main() -> None:
     import evaluate
 
-    spec = importlib.util.spec_from_file_location("speciesism_bias", MODULE / "speciesism_bias.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = import_metric_module(MODULE)
     metric = evaluate.load(str(MODULE))
     rng = np.random.default_rng(0)
     print(f"{'rows':>5} {'|V|':>7} {'numpy s':>9} {'evaluate s':>11} {'ratio':>7}")

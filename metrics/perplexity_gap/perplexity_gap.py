@@ -1,13 +1,21 @@
 """Perplexity of the male form minus the female form, per pair and per word."""
 
-import inspect
-import unicodedata
-import warnings
-
 import datasets
 import evaluate
 import numpy as np
-from scipy import special, stats
+from scipy import stats
+
+from .bias_hub_common import (
+    _bootstrap,
+    _column,
+    _DirectCompute,
+    _no_interval,
+    _normalise,
+    _numbers,
+    _refuse,
+    _sum_intervals,
+    _uncertainty,
+)
 
 _DESCRIPTION = """\
 For sentence pairs that differ only in gender words, a causal language model gives each
@@ -116,221 +124,6 @@ _CITATION = """\
 """
 
 
-class _DirectCompute:
-    """``compute`` straight to ``_compute`` when evaluate's Arrow cache would add nothing.
-
-    evaluate encodes every value through ``datasets`` features before ``_compute`` sees it
-    (97 % of the time at 10^6 rows) and casts what it can on the way (1.7 -> 1, True -> 1).
-    With one process and nothing stored by ``add``/``add_batch`` that round trip only copies
-    the inputs, so they go to ``_compute`` as given; otherwise evaluate gathers the stored
-    batches as usual. Rows are checked before evaluate stores them, and arguments the module
-    does not take are refused by name.
-    """
-
-    def _compute_function(self):
-        return self._compute
-
-    def _arguments(self) -> tuple[set, list]:
-        parameters = inspect.signature(self._compute_function()).parameters.values()
-        named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-        required = [p.name for p in named if p.default is p.empty]
-        return set(self._feature_names()) | {p.name for p in named}, required
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Compute the scores from the rows given here and any added before."""
-        given = {"predictions": predictions, "references": references, **kwargs}
-        given = {name: value for name, value in given.items() if value is not None}
-        accepted, required = self._arguments()
-        unknown = sorted(set(given) - accepted)
-        if unknown:
-            raise ValueError(f"{self.name}: unknown argument(s) {unknown}; it takes {sorted(accepted)}")
-        if self.num_process > 1 or self.writer is not None:
-            return super().compute(predictions=predictions, references=references, **kwargs)
-        missing = [name for name in required if name not in given]
-        if missing:
-            raise ValueError(f"{self.name}: missing argument(s) {missing}")
-        return self._compute(**given)
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Store a batch of rows for a later ``compute``; the rows are checked first."""
-        batch = {"predictions": predictions, "references": references, **kwargs}
-        batch = {name: value for name, value in batch.items() if value is not None}
-        self._check_rows(batch)
-        if batch and all(len(column) == 0 for column in batch.values()):
-            return
-        super().add_batch(predictions=predictions, references=references, **kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Store one row for a later ``compute``; it is checked first."""
-        row = {"predictions": prediction, "references": reference, **kwargs}
-        self._check_rows({name: [value] for name, value in row.items() if value is not None})
-        super().add(prediction=prediction, reference=reference, **kwargs)
-def _column(values, argument: str):
-    """One value per row: a list, a tuple or a 1-d array (never a dict, a string or a scalar)."""
-    if values is None:
-        raise ValueError(f"{argument} is required")
-    if isinstance(values, (list, tuple)):
-        return values
-    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
-        raise ValueError(f"{argument} must be a list with one value per row, got {type(values).__name__}")
-    array = np.asarray(values)
-    if array.ndim != 1:
-        raise ValueError(f"{argument} must be a list with one value per row, got shape {array.shape}")
-    return array
-def _refuse(bad, argument: str, values, expected: str) -> None:
-    """ValueError naming the first flagged row of ``argument`` and what it should be."""
-    rows = np.flatnonzero(bad)
-    if rows.size:
-        row = int(rows[0])
-        value = values[row].item() if isinstance(values[row], np.generic) else values[row]
-        raise ValueError(f"{argument}[{row}] is {value!r}; expected {expected}")
-def _normalise(text: str) -> str:
-    """The one spelling of a name: Unicode NFKC, no surrounding or repeated whitespace."""
-    return " ".join(unicodedata.normalize("NFKC", text).split())
-def _numbers(values, argument: str) -> np.ndarray:
-    """Finite numbers, one per row (a bool, a string, None or NaN is refused with its row)."""
-    column = _column(values, argument)
-    items = column.tolist() if isinstance(column, np.ndarray) else column
-    numeric = (int, float, np.integer, np.floating)
-    if isinstance(column, np.ndarray) and column.dtype.kind in "iuf":
-        array = column.astype(np.float64)
-    else:
-        kinds = set(map(type, items))
-        if not all(issubclass(kind, numeric) and not issubclass(kind, (bool, np.bool_)) for kind in kinds):
-            _refuse(
-                [isinstance(v, (bool, np.bool_)) or not isinstance(v, numeric) for v in items],
-                argument, items, "a number",
-            )  # fmt: skip
-        array = np.asarray(items, dtype=np.float64)
-    _refuse(~np.isfinite(array), argument, items, "a finite number")
-    return array
-def _uncertainty(confidence_level, n_resamples, seed) -> dict | None:
-    """The bootstrap settings, checked; None when no interval is asked for."""
-    if confidence_level is None:
-        return None
-    if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)) or not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be a number between 0 and 1 (such as 0.95) or None, got {confidence_level!r}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 100:
-        raise ValueError(f"n_resamples must be an integer of at least 100, got {n_resamples!r}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ValueError(f"seed must be an integer or None, got {seed!r}")
-    return {"confidence_level": float(confidence_level), "n_resamples": int(n_resamples), "seed": seed}
-def _seeded(function, seed) -> dict:
-    """The generator argument of a scipy resampling function: ``rng`` from scipy 1.15,
-    ``random_state`` in the older releases a numpy < 2 Space may run."""
-    name = "rng" if "rng" in inspect.signature(function).parameters else "random_state"
-    return {name: np.random.default_rng(seed)}
-def _no_interval(options: dict, unit: str, n_units: int, reason: str) -> dict:
-    return {
-        "low": None, "high": None, "confidence_level": options["confidence_level"], "method": None,
-        "n_resamples": options["n_resamples"], "unit": unit, "n_units": n_units, "reason": reason,
-    }  # fmt: skip
-def _bca_levels(distribution: np.ndarray, observed: np.ndarray, jackknife: list, alpha: float) -> np.ndarray:
-    """BCa's two quantile levels per score (Efron and Tibshirani 1993, 14.3; the formulas of
-    scipy.stats.bootstrap), NaN where BCa is undefined.
-
-    ``jackknife``: per sample, its leave-one-out scores, an array (scores, n_units) or a pair
-    (indices of the scores it moves, their values); scores a sample does not move add nothing.
-    The module computes them: scipy's own jackknife re-evaluates the statistic on n
-    resamples of n - 1 units (3 s for 10^4 items, minutes for 10^5).
-    """
-    share = ((distribution < observed[:, None]).sum(-1) + (distribution <= observed[:, None]).sum(-1))
-    bias = special.ndtri(share / (2 * distribution.shape[-1]))
-    cubes, squares = np.zeros(len(observed)), np.zeros(len(observed))
-    for entry in jackknife:
-        moved, values = entry if isinstance(entry, tuple) else (slice(None), entry)
-        n = values.shape[-1]
-        spread = (n - 1) * (values.mean(axis=-1, keepdims=True) - values)
-        cubes[moved] += (spread**3).sum(axis=-1) / n**3
-        squares[moved] += (spread**2).sum(axis=-1) / n**2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        acceleration = cubes / (6 * squares**1.5)
-        z = special.ndtri(alpha)
-        levels = np.stack(
-            [special.ndtr(bias + (bias + q) / (1 - acceleration * (bias + q))) for q in (z, -z)], axis=-1
-        )
-    levels[~(np.isfinite(bias) & np.isfinite(acceleration))] = np.nan
-    return levels
-def _bootstrap(samples: list, statistic, observed, options: dict, unit: str, jackknife=None) -> list[dict]:
-    """One interval per score, from scipy.stats.bootstrap resampling each sample's units.
-
-    ``samples``: 1-d arrays, resampled independently (strata keep their sizes);
-    ``statistic(*resampled, axis=-1)`` -> (scores, resamples), NaN where a score is undefined;
-    ``observed``: the point estimates; ``jackknife()`` -> per sample a (scores, n_units) array
-    of leave-one-out values for BCa, or None where the jackknife is not consistent (a median):
-    the interval is then the percentile one, as it is wherever BCa is undefined.
-    """
-    observed = np.asarray(observed, dtype=np.float64).reshape(-1)
-    sizes = [len(sample) for sample in samples]
-    n_units = sum(sizes)
-    if min(sizes) < 2:
-        reason = f"resampling needs at least 2 {unit} in each stratum, got {sizes}"
-        return [
-            _no_interval(options, unit, n_units, "the score itself is undefined" if np.isnan(score) else reason)
-            for score in observed
-        ]
-    level, count = options["confidence_level"], options["n_resamples"]
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        result = stats.bootstrap(
-            tuple(samples), statistic, n_resamples=count, batch=max(1, 2_000_000 // n_units), vectorized=True,
-            method="percentile", confidence_level=level, **_seeded(stats.bootstrap, options["seed"]),
-        )  # fmt: skip
-    distribution = np.asarray(result.bootstrap_distribution, dtype=np.float64).reshape(len(observed), -1)
-    alpha = (1 - level) / 2
-    levels = np.tile([alpha, 1 - alpha], (len(observed), 1))
-    bca = np.zeros(len(observed), dtype=bool)
-    if jackknife is not None:
-        corrected = _bca_levels(distribution, observed, jackknife(), alpha)
-        bca = np.isfinite(corrected).all(axis=1) & (corrected > 0).all(axis=1) & (corrected < 1).all(axis=1)
-        levels[bca] = corrected[bca]
-    intervals = []
-    for score, values, chosen, corrected in zip(observed, distribution, levels, bca, strict=True):
-        undefined = int(np.isnan(values).sum())
-        if np.isnan(score):
-            intervals.append(_no_interval(options, unit, n_units, "the score itself is undefined"))
-        elif undefined:
-            reason = f"the score is undefined in {undefined} of {count} resamples (too few {unit})"
-            intervals.append(_no_interval(options, unit, n_units, reason))
-        else:
-            low, high = np.quantile(values, chosen)
-            intervals.append(
-                {
-                    "low": float(low), "high": float(high), "confidence_level": level,
-                    "method": "BCa" if corrected else "percentile", "n_resamples": count,
-                    "unit": unit, "n_units": n_units, "reason": None,
-                }
-            )  # fmt: skip
-    return intervals
-def _draw_counts(rows: np.ndarray, n: int) -> np.ndarray:
-    """How often each of n units occurs in each resample (rows: resamples x draws of indices)."""
-    rows = np.atleast_2d(rows)
-    offsets = n * np.arange(rows.shape[0])[:, None]
-    return np.bincount((rows + offsets).ravel(), minlength=rows.shape[0] * n).reshape(rows.shape[0], n)
-def _sum_intervals(strata: list, score, options: dict, unit: str) -> list[dict]:
-    """Intervals for scores that are functions of column totals over units (shares, ratios, means).
-
-    ``strata``: per stratum an (n_units, k) array, one row per unit (an item, or the summed
-    items of one template); ``score(totals)`` maps (k, ...) totals to (scores, ...), NaN where
-    undefined. A resample is a count per unit times the unit rows; a unit left out is the
-    total minus its row.
-    """
-    totals = sum(units.sum(axis=0) for units in strata)
-
-    def statistic(*drawn, axis=-1):
-        resampled = sum(_draw_counts(rows, len(units)) @ units for units, rows in zip(strata, drawn, strict=True))
-        return score(resampled.T)
-
-    def jackknife():
-        return [score((totals - units).T) for units in strata]
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        observed = score(totals)
-    samples = [np.arange(len(units)) for units in strata]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _bootstrap(samples, statistic, observed, options, unit, jackknife)
-
-
 def _check_perplexities(values, name):
     array = _numbers(values, name)
     _refuse(array <= 0, name, _column(values, name), "a finite positive perplexity")
@@ -346,7 +139,13 @@ def _gap_intervals(gaps: np.ndarray, options: dict) -> dict:
     units = np.stack([gaps, gaps > 0, np.ones_like(gaps)], axis=1)
     mean, rate = _sum_intervals([units], _mean_and_rate, options, "pairs")
     # the median's jackknife is not consistent, so no BCa for it: percentile
-    (median,) = _bootstrap([gaps], lambda drawn, axis=-1: np.median(drawn, axis=axis)[None], [np.median(gaps)], options, "pairs")
+    (median,) = _bootstrap(
+        [gaps],
+        lambda drawn, axis=-1: np.median(drawn, axis=axis)[None],
+        [np.median(gaps)],
+        options,
+        "pairs",
+    )
     return {"mean_gap": mean, "median_gap": median, "male_higher_rate": rate}
 
 
@@ -356,14 +155,20 @@ _ASSIGNMENTS = ("all", "first")
 def _incidence(pair_words, n_pairs):
     """(pair index, word code) per distinct word of each pair, and the vocabulary (sorted)."""
     if len(pair_words) != n_pairs:
-        raise ValueError(f"pair_words has {len(pair_words)} entries, expected one per pair ({n_pairs})")
+        raise ValueError(
+            f"pair_words has {len(pair_words)} entries, expected one per pair ({n_pairs})"
+        )
     pair_index = []
     flat = []
     for number, words in enumerate(pair_words):
         if not isinstance(words, (list, tuple, np.ndarray)):
-            raise ValueError(f"pair_words[{number}] must be a list of words, got {type(words).__name__}")
+            raise ValueError(
+                f"pair_words[{number}] must be a list of words, got {type(words).__name__}"
+            )
         if not all(isinstance(word, str) and _normalise(word) for word in words):
-            raise ValueError(f"pair_words[{number}] must hold non-empty strings, got {list(words)!r}")
+            raise ValueError(
+                f"pair_words[{number}] must hold non-empty strings, got {list(words)!r}"
+            )
         unique = sorted({_normalise(word).lower() for word in words})
         flat.extend(unique)
         pair_index.extend([number] * len(unique))
@@ -377,10 +182,14 @@ def _word_rank(vocabulary, word_order, word_scores):
     """Each vocabulary word's place in the order words take pairs (len(order) = never)."""
     if word_order is None:
         if word_scores is None:
-            raise ValueError('pair_assignment="first" needs word_order or word_scores (the order words take pairs in)')
+            raise ValueError(
+                'pair_assignment="first" needs word_order or word_scores (the order words take pairs in)'
+            )
         ranked = sorted(word_scores.items(), key=lambda item: -float(item[1]))
         word_order = [word for word, _ in ranked]
-    if isinstance(word_order, (str, bytes, dict)) or not all(isinstance(w, str) and _normalise(w) for w in word_order):
+    if isinstance(word_order, (str, bytes, dict)) or not all(
+        isinstance(w, str) and _normalise(w) for w in word_order
+    ):
         raise ValueError("word_order must be a list of non-empty words")
     order = [_normalise(word).lower() for word in word_order]
     rank = {}
@@ -420,7 +229,8 @@ def _word_gap_intervals(gaps, word_pairs, word_gaps, options) -> list[dict]:
     """Per word, resampling that word's pairs (each word's pairs a sample of its own)."""
     varying = [w for w, pairs in enumerate(word_pairs) if len(pairs) >= 2]
     intervals = [
-        _no_interval(options, "pairs", len(pairs), f"needs at least 2 pairs, has {len(pairs)}") for pairs in word_pairs
+        _no_interval(options, "pairs", len(pairs), f"needs at least 2 pairs, has {len(pairs)}")
+        for pairs in word_pairs
     ]
     if not varying:
         return intervals
@@ -430,9 +240,16 @@ def _word_gap_intervals(gaps, word_pairs, word_gaps, options) -> list[dict]:
         return np.stack([sample.mean(axis=axis) for sample in drawn])
 
     def jackknife():
-        return [([place], ((sample.sum() - sample) / (sample.size - 1))[None]) for place, sample in enumerate(samples)]
+        return [
+            ([place], ((sample.sum() - sample) / (sample.size - 1))[None])
+            for place, sample in enumerate(samples)
+        ]
 
-    for w, interval in zip(varying, _bootstrap(samples, statistic, word_gaps[varying], options, "pairs", jackknife), strict=True):
+    for w, interval in zip(
+        varying,
+        _bootstrap(samples, statistic, word_gaps[varying], options, "pairs", jackknife),
+        strict=True,
+    ):
         intervals[w] = {**interval, "n_units": len(word_pairs[w])}
     return intervals
 
@@ -450,7 +267,12 @@ def _correlation_intervals(x, y, options) -> dict:
 
     def statistic(drawn, axis=-1):
         xs, ys = x[drawn], y[drawn]
-        return np.stack([_pearson_rows(xs, ys), _pearson_rows(stats.rankdata(xs, axis=-1), stats.rankdata(ys, axis=-1))])
+        return np.stack(
+            [
+                _pearson_rows(xs, ys),
+                _pearson_rows(stats.rankdata(xs, axis=-1), stats.rankdata(ys, axis=-1)),
+            ]
+        )
 
     def left_out(values):
         """Row i: ``values`` without unit i, and their average ranks (dropping a unit lowers the
@@ -458,14 +280,18 @@ def _correlation_intervals(x, y, options) -> dict:
         keep = ~np.eye(values.size, dtype=bool)
         shift = (values[None] > values[:, None]) + 0.5 * (values[None] == values[:, None])
         ranks = stats.rankdata(values)[None] - shift
-        return np.broadcast_to(values, keep.shape)[keep].reshape(values.size, -1), ranks[keep].reshape(values.size, -1)
+        return np.broadcast_to(values, keep.shape)[keep].reshape(values.size, -1), ranks[
+            keep
+        ].reshape(values.size, -1)
 
     def jackknife():
         (xs, x_ranks), (ys, y_ranks) = left_out(x), left_out(y)
         return [np.stack([_pearson_rows(xs, ys), _pearson_rows(x_ranks, y_ranks)])]
 
     observed = statistic(np.arange(x.size))
-    pearson, spearman = _bootstrap([np.arange(x.size)], statistic, observed, options, "words", jackknife)
+    pearson, spearman = _bootstrap(
+        [np.arange(x.size)], statistic, observed, options, "words", jackknife
+    )
     return {"correlation_pearson": pearson, "correlation_spearman": spearman}
 
 
@@ -530,14 +356,24 @@ class PerplexityGap(_DirectCompute, evaluate.Measurement):
         n_resamples=2000,
         seed=0,
     ):
-        if isinstance(min_pairs, bool) or not isinstance(min_pairs, (int, np.integer)) or min_pairs < 1:
+        if (
+            isinstance(min_pairs, bool)
+            or not isinstance(min_pairs, (int, np.integer))
+            or min_pairs < 1
+        ):
             raise ValueError(f"min_pairs must be a positive integer, got {min_pairs!r}")
         if pair_assignment not in _ASSIGNMENTS:
-            raise ValueError(f"pair_assignment must be one of {list(_ASSIGNMENTS)}, got {pair_assignment!r}")
+            raise ValueError(
+                f"pair_assignment must be one of {list(_ASSIGNMENTS)}, got {pair_assignment!r}"
+            )
         if word_order is not None and pair_assignment != "first":
-            raise ValueError('word_order is the order words take pairs in: it needs pair_assignment="first"')
+            raise ValueError(
+                'word_order is the order words take pairs in: it needs pair_assignment="first"'
+            )
         if word_scores is not None and not isinstance(word_scores, dict):
-            raise ValueError(f"word_scores must be a dict of word to score, got {type(word_scores).__name__}")
+            raise ValueError(
+                f"word_scores must be a dict of word to score, got {type(word_scores).__name__}"
+            )
         options = _uncertainty(confidence_level, n_resamples, seed)
         male = _check_perplexities(male_perplexities, "male_perplexities")
         female = _check_perplexities(female_perplexities, "female_perplexities")
@@ -550,7 +386,9 @@ class PerplexityGap(_DirectCompute, evaluate.Measurement):
         gaps = male - female
         log_diff = np.log(male) - np.log(female)
         nonzero = np.count_nonzero(log_diff)
-        wilcoxon = float(stats.wilcoxon(log_diff[log_diff != 0]).pvalue) if nonzero >= 2 else float("nan")
+        wilcoxon = (
+            float(stats.wilcoxon(log_diff[log_diff != 0]).pvalue) if nonzero >= 2 else float("nan")
+        )
         result = {
             "perplexity_gap": gaps.tolist(),
             "mean_gap": float(gaps.mean()),
@@ -575,7 +413,9 @@ class PerplexityGap(_DirectCompute, evaluate.Measurement):
                 "word_pairs": [pairs.tolist() for pairs in word_pairs],
             }
             if options is not None:
-                for i, interval in enumerate(_word_gap_intervals(gaps, word_pairs, word_gaps, options)):
+                for i, interval in enumerate(
+                    _word_gap_intervals(gaps, word_pairs, word_gaps, options)
+                ):
                     result["confidence_intervals"][f"word_perplexity_gap[{i}]"] = interval
             if word_scores is not None:
                 correlation = _correlation(words, word_gaps, word_scores, options)

@@ -1,15 +1,23 @@
 """Relative Negative Sentiment Bias (RNSB) as a word-set metric: KL divergence from uniform."""
 
-import inspect
 import math
-import warnings
 
 import datasets
 import evaluate
 import numpy as np
-from scipy import special, stats
+from scipy import special
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
+
+from .bias_hub_common import (
+    _bootstrap,
+    _DirectCompute,
+    _leave_one_out,
+    _lookup,
+    _named_sets,
+    _uncertainty,
+    _vector_table,
+)
 
 _DESCRIPTION = """\
 RNSB (Sweeney and Najafian, 2019) as a word-set metric: a logistic regression is
@@ -154,261 +162,19 @@ _CITATION = """\
 """
 
 
-class _DirectCompute:
-    """``compute`` straight to ``_compute`` when evaluate's Arrow cache would add nothing.
-
-    evaluate encodes every value through ``datasets`` features before ``_compute`` sees it
-    (97 % of the time at 10^6 rows) and casts what it can on the way (1.7 -> 1, True -> 1).
-    With one process and nothing stored by ``add``/``add_batch`` that round trip only copies
-    the inputs, so they go to ``_compute`` as given; otherwise evaluate gathers the stored
-    batches as usual. Rows are checked before evaluate stores them, and arguments the module
-    does not take are refused by name.
-    """
-
-    def _compute_function(self):
-        return self._compute
-
-    def _arguments(self) -> tuple[set, list]:
-        parameters = inspect.signature(self._compute_function()).parameters.values()
-        named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-        required = [p.name for p in named if p.default is p.empty]
-        return set(self._feature_names()) | {p.name for p in named}, required
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Compute the scores from the rows given here and any added before."""
-        given = {"predictions": predictions, "references": references, **kwargs}
-        given = {name: value for name, value in given.items() if value is not None}
-        accepted, required = self._arguments()
-        unknown = sorted(set(given) - accepted)
-        if unknown:
-            raise ValueError(f"{self.name}: unknown argument(s) {unknown}; it takes {sorted(accepted)}")
-        if self.num_process > 1 or self.writer is not None:
-            return super().compute(predictions=predictions, references=references, **kwargs)
-        missing = [name for name in required if name not in given]
-        if missing:
-            raise ValueError(f"{self.name}: missing argument(s) {missing}")
-        return self._compute(**given)
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Store a batch of rows for a later ``compute``; the rows are checked first."""
-        batch = {"predictions": predictions, "references": references, **kwargs}
-        batch = {name: value for name, value in batch.items() if value is not None}
-        self._check_rows(batch)
-        if batch and all(len(column) == 0 for column in batch.values()):
-            return
-        super().add_batch(predictions=predictions, references=references, **kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Store one row for a later ``compute``; it is checked first."""
-        row = {"predictions": prediction, "references": reference, **kwargs}
-        self._check_rows({name: [value] for name, value in row.items() if value is not None})
-        super().add(prediction=prediction, reference=reference, **kwargs)
-def _column(values, argument: str):
-    """One value per row: a list, a tuple or a 1-d array (never a dict, a string or a scalar)."""
-    if values is None:
-        raise ValueError(f"{argument} is required")
-    if isinstance(values, (list, tuple)):
-        return values
-    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
-        raise ValueError(f"{argument} must be a list with one value per row, got {type(values).__name__}")
-    array = np.asarray(values)
-    if array.ndim != 1:
-        raise ValueError(f"{argument} must be a list with one value per row, got shape {array.shape}")
-    return array
-def _refuse(bad, argument: str, values, expected: str) -> None:
-    """ValueError naming the first flagged row of ``argument`` and what it should be."""
-    rows = np.flatnonzero(bad)
-    if rows.size:
-        row = int(rows[0])
-        value = values[row].item() if isinstance(values[row], np.generic) else values[row]
-        raise ValueError(f"{argument}[{row}] is {value!r}; expected {expected}")
-def _uncertainty(confidence_level, n_resamples, seed) -> dict | None:
-    """The bootstrap settings, checked; None when no interval is asked for."""
-    if confidence_level is None:
-        return None
-    if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)) or not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be a number between 0 and 1 (such as 0.95) or None, got {confidence_level!r}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 100:
-        raise ValueError(f"n_resamples must be an integer of at least 100, got {n_resamples!r}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ValueError(f"seed must be an integer or None, got {seed!r}")
-    return {"confidence_level": float(confidence_level), "n_resamples": int(n_resamples), "seed": seed}
-def _seeded(function, seed) -> dict:
-    """The generator argument of a scipy resampling function: ``rng`` from scipy 1.15,
-    ``random_state`` in the older releases a numpy < 2 Space may run."""
-    name = "rng" if "rng" in inspect.signature(function).parameters else "random_state"
-    return {name: np.random.default_rng(seed)}
-def _no_interval(options: dict, unit: str, n_units: int, reason: str) -> dict:
-    return {
-        "low": None, "high": None, "confidence_level": options["confidence_level"], "method": None,
-        "n_resamples": options["n_resamples"], "unit": unit, "n_units": n_units, "reason": reason,
-    }  # fmt: skip
-def _bca_levels(distribution: np.ndarray, observed: np.ndarray, jackknife: list, alpha: float) -> np.ndarray:
-    """BCa's two quantile levels per score (Efron and Tibshirani 1993, 14.3; the formulas of
-    scipy.stats.bootstrap), NaN where BCa is undefined.
-
-    ``jackknife``: per sample, its leave-one-out scores, an array (scores, n_units) or a pair
-    (indices of the scores it moves, their values); scores a sample does not move add nothing.
-    The module computes them: scipy's own jackknife re-evaluates the statistic on n
-    resamples of n - 1 units (3 s for 10^4 items, minutes for 10^5).
-    """
-    share = ((distribution < observed[:, None]).sum(-1) + (distribution <= observed[:, None]).sum(-1))
-    bias = special.ndtri(share / (2 * distribution.shape[-1]))
-    cubes, squares = np.zeros(len(observed)), np.zeros(len(observed))
-    for entry in jackknife:
-        moved, values = entry if isinstance(entry, tuple) else (slice(None), entry)
-        n = values.shape[-1]
-        spread = (n - 1) * (values.mean(axis=-1, keepdims=True) - values)
-        cubes[moved] += (spread**3).sum(axis=-1) / n**3
-        squares[moved] += (spread**2).sum(axis=-1) / n**2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        acceleration = cubes / (6 * squares**1.5)
-        z = special.ndtri(alpha)
-        levels = np.stack(
-            [special.ndtr(bias + (bias + q) / (1 - acceleration * (bias + q))) for q in (z, -z)], axis=-1
-        )
-    levels[~(np.isfinite(bias) & np.isfinite(acceleration))] = np.nan
-    return levels
-def _leave_one_out(samples: list, statistic) -> list:
-    """Per sample, the statistic with each of its units left out in turn (for small samples:
-    n evaluations of n - 1 units, as scipy does)."""
-    values = []
-    for j, sample in enumerate(samples):
-        n = len(sample)
-        kept = np.array([np.delete(sample, i) for i in range(n)])
-        others = [np.broadcast_to(s, (n, len(s))) for s in samples]
-        others[j] = kept
-        values.append(np.asarray(statistic(*others, axis=-1), dtype=np.float64).reshape(-1, n))
-    return values
-def _bootstrap(samples: list, statistic, observed, options: dict, unit: str, jackknife=None) -> list[dict]:
-    """One interval per score, from scipy.stats.bootstrap resampling each sample's units.
-
-    ``samples``: 1-d arrays, resampled independently (strata keep their sizes);
-    ``statistic(*resampled, axis=-1)`` -> (scores, resamples), NaN where a score is undefined;
-    ``observed``: the point estimates; ``jackknife()`` -> per sample a (scores, n_units) array
-    of leave-one-out values for BCa, or None where the jackknife is not consistent (a median):
-    the interval is then the percentile one, as it is wherever BCa is undefined.
-    """
-    observed = np.asarray(observed, dtype=np.float64).reshape(-1)
-    sizes = [len(sample) for sample in samples]
-    n_units = sum(sizes)
-    if min(sizes) < 2:
-        reason = f"resampling needs at least 2 {unit} in each stratum, got {sizes}"
-        return [
-            _no_interval(options, unit, n_units, "the score itself is undefined" if np.isnan(score) else reason)
-            for score in observed
-        ]
-    level, count = options["confidence_level"], options["n_resamples"]
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        result = stats.bootstrap(
-            tuple(samples), statistic, n_resamples=count, batch=max(1, 2_000_000 // n_units), vectorized=True,
-            method="percentile", confidence_level=level, **_seeded(stats.bootstrap, options["seed"]),
-        )  # fmt: skip
-    distribution = np.asarray(result.bootstrap_distribution, dtype=np.float64).reshape(len(observed), -1)
-    alpha = (1 - level) / 2
-    levels = np.tile([alpha, 1 - alpha], (len(observed), 1))
-    bca = np.zeros(len(observed), dtype=bool)
-    if jackknife is not None:
-        corrected = _bca_levels(distribution, observed, jackknife(), alpha)
-        bca = np.isfinite(corrected).all(axis=1) & (corrected > 0).all(axis=1) & (corrected < 1).all(axis=1)
-        levels[bca] = corrected[bca]
-    intervals = []
-    for score, values, chosen, corrected in zip(observed, distribution, levels, bca, strict=True):
-        undefined = int(np.isnan(values).sum())
-        if np.isnan(score):
-            intervals.append(_no_interval(options, unit, n_units, "the score itself is undefined"))
-        elif undefined:
-            reason = f"the score is undefined in {undefined} of {count} resamples (too few {unit})"
-            intervals.append(_no_interval(options, unit, n_units, reason))
-        else:
-            low, high = np.quantile(values, chosen)
-            intervals.append(
-                {
-                    "low": float(low), "high": float(high), "confidence_level": level,
-                    "method": "BCa" if corrected else "percentile", "n_resamples": count,
-                    "unit": unit, "n_units": n_units, "reason": None,
-                }
-            )  # fmt: skip
-    return intervals
-def _named_sets(value, argument: str, count: int | None) -> dict:
-    """Named word sets ({name: [words]}): each non-empty, no word twice among them."""
-    if not isinstance(value, dict):
-        raise ValueError(f"{argument} must be a dict of set name -> list of words, got {type(value).__name__}")
-    if (count is not None and len(value) != count) or not value:
-        expected = f"exactly {count}" if count is not None else "at least one"
-        raise ValueError(f"{argument} must hold {expected} named sets, got {len(value)}: {list(value)}")
-    sets, seen = {}, {}
-    for name, words in value.items():
-        if isinstance(words, (str, dict)) or not hasattr(words, "__iter__"):
-            raise ValueError(f"{argument}[{name!r}] must be a list of words, got {words!r}")
-        words = list(words)
-        if not words:
-            raise ValueError(f"{argument}[{name!r}] is empty")
-        for word in words:
-            if not isinstance(word, str):
-                raise ValueError(f"{argument}[{name!r}] holds {word!r}; expected words (strings)")
-            if word in seen:
-                where = "twice" if seen[word] == str(name) else f"and in {argument}[{seen[word]!r}]"
-                raise ValueError(f"{argument}[{name!r}] lists {word!r} {where}; a word may appear once")
-            seen[word] = str(name)
-        sets[str(name)] = [str(word) for word in words]
-    return sets
-def _vector_table(words, vectors, allow_zero: bool) -> tuple[dict, np.ndarray]:
-    """{word: its first row} and the vectors as a float matrix, checked."""
-    if words is None or vectors is None:
-        raise ValueError("words and vectors are required (the vectors of the sets' words)")
-    words = _column(words, "words")
-    words = words.tolist() if isinstance(words, np.ndarray) else list(words)
-    _refuse([not isinstance(word, str) for word in words], "words", words, "a word (a string)")
-    if not words:
-        raise ValueError("words is empty: there are no vectors to look the sets' words up in")
-    if isinstance(vectors, (dict, str)):
-        raise ValueError(f"vectors must be rows of numbers, got {type(vectors).__name__}")
-    try:
-        matrix = np.asarray(vectors, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"vectors must be rows of numbers of one dimension ({err})") from None
-    if matrix.ndim != 2 or matrix.shape[0] != len(words):
-        rows = matrix.shape[0] if matrix.ndim else 0
-        raise ValueError(
-            f"words ({len(words)}) and vectors ({rows}) need one row per word, all of one dimension; "
-            f"got vectors of shape {matrix.shape}"
-        )
-    bad = ~np.isfinite(matrix).all(axis=1)
-    if bad.any():
-        raise ValueError(f"vectors hold NaN or infinite values for the words {[w for w, b in zip(words, bad, strict=True) if b]}")
-    zero = ~np.any(matrix, axis=1)
-    if zero.any() and not allow_zero:
-        raise ValueError(f"vectors are all zero (no direction) for the words {[w for w, z in zip(words, zero, strict=True) if z]}")
-    index = {}
-    for row, word in enumerate(words):
-        index.setdefault(word, row)
-    return index, matrix
-def _lookup(sets: dict, argument: str, index: dict, max_oov_share: float) -> tuple[dict, dict]:
-    """Each set's rows in the vector table and its words that have none (OOV)."""
-    rows, oov = {}, {}
-    for name, words in sets.items():
-        missing = [word for word in words if word not in index]
-        if len(missing) / len(words) > max_oov_share:
-            raise ValueError(
-                f"{argument}[{name!r}] lost {len(missing)} of {len(words)} words to the vocabulary "
-                f"(more than max_oov_share={max_oov_share}): {missing}"
-            )
-        rows[name] = [index[word] for word in words if word in index]
-        oov[name] = missing
-    return rows, oov
-
-
 _ORIENTATIONS = ("target_sets", "attribute_sets")
 
 
-def _stratified_holdout(labels: np.ndarray, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _stratified_holdout(
+    labels: np.ndarray, test_size: float, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Train/test masks of scikit-learn's stratified split (WEFE's, for the same seed)."""
     n = labels.shape[0]
     n_test = math.ceil(test_size * n)
     if n - n_test < 2 or n_test < 2:
-        raise ValueError(f"test_size={test_size} leaves {n - n_test} training and {n_test} held-out words; need 2 each")
+        raise ValueError(
+            f"test_size={test_size} leaves {n - n_test} training and {n_test} held-out words; need 2 each"
+        )
     train_rows, test_rows = train_test_split(
         np.arange(n), test_size=test_size, stratify=labels, shuffle=True, random_state=seed
     )
@@ -423,7 +189,9 @@ def _kl_from_uniform(probabilities: np.ndarray) -> np.ndarray:
     return special.rel_entr(distribution, 1.0 / distribution.shape[-1]).sum(axis=-1)
 
 
-def _divergence_interval(probabilities: np.ndarray, set_sizes: list, observed: float, options: dict) -> dict:
+def _divergence_interval(
+    probabilities: np.ndarray, set_sizes: list, observed: float, options: dict
+) -> dict:
     """The divergence's interval, resampling each scored set's words (classifiers fixed).
 
     ``probabilities``: iterations x scored words (set after set).
@@ -432,10 +200,14 @@ def _divergence_interval(probabilities: np.ndarray, set_sizes: list, observed: f
     samples = [np.arange(size) for size in set_sizes]
 
     def statistic(*drawn, axis=-1):
-        columns = np.concatenate([offset + rows for offset, rows in zip(offsets, drawn, strict=True)], axis=-1)
+        columns = np.concatenate(
+            [offset + rows for offset, rows in zip(offsets, drawn, strict=True)], axis=-1
+        )
         return _kl_from_uniform(probabilities[:, columns]).mean(axis=0)[None]
 
-    return _bootstrap(samples, statistic, [observed], options, "words", lambda: _leave_one_out(samples, statistic))[0]
+    return _bootstrap(
+        samples, statistic, [observed], options, "words", lambda: _leave_one_out(samples, statistic)
+    )[0]
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -446,9 +218,15 @@ class Rnsb(_DirectCompute, evaluate.Metric):
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features(
-                {"words": datasets.Value("string"), "vectors": datasets.Sequence(datasets.Value("float64"))}
+                {
+                    "words": datasets.Value("string"),
+                    "vectors": datasets.Sequence(datasets.Value("float64")),
+                }
             ),
-            reference_urls=["https://aclanthology.org/P19-1162/", "https://aclanthology.org/2021.acl-long.150/"],
+            reference_urls=[
+                "https://aclanthology.org/P19-1162/",
+                "https://aclanthology.org/2021.acl-long.150/",
+            ],
         )
 
     def _check_rows(self, columns: dict) -> None:
@@ -493,7 +271,9 @@ class Rnsb(_DirectCompute, evaluate.Metric):
         index, matrix = _vector_table(words, vectors, allow_zero=True)
         target_rows, target_oov = _lookup(targets, "target_sets", index, max_oov_share)
         attribute_rows, attribute_oov = _lookup(attributes, "attribute_sets", index, max_oov_share)
-        training, scored = (target_rows, attribute_rows) if on_targets else (attribute_rows, target_rows)
+        training, scored = (
+            (target_rows, attribute_rows) if on_targets else (attribute_rows, target_rows)
+        )
         (first_name, first_rows), (second_name, second_rows) = training.items()
         features = matrix[first_rows + second_rows]
         # The second set is class 0 and the first class 1, as WEFE's labels (-1, +1) sort:
@@ -515,14 +295,19 @@ class Rnsb(_DirectCompute, evaluate.Metric):
             try:
                 classifier.fit(features[train], labels[train])
             except ValueError as err:
-                raise ValueError(f"the classifier (solver={solver!r}) cannot be fitted: {err}") from None
+                raise ValueError(
+                    f"the classifier (solver={solver!r}) cannot be fitted: {err}"
+                ) from None
             accuracies.append(float(classifier.score(features[test], labels[test])))
             p_second = classifier.predict_proba(classified)[:, list(classifier.classes_).index(0)]
             kls.append(float(_kl_from_uniform(p_second)))
             probabilities.append(p_second)
 
         mean_p = np.mean(probabilities, axis=0)
-        used = {name: [words[row] for row in rows] for name, rows in {**target_rows, **attribute_rows}.items()}
+        used = {
+            name: [words[row] for row in rows]
+            for name, rows in {**target_rows, **attribute_rows}.items()
+        }
         scored_words = [words[row] for row in scored_rows]
         result = {
             "score": float(np.mean(kls)),
@@ -540,6 +325,8 @@ class Rnsb(_DirectCompute, evaluate.Metric):
         }
         if options is not None:
             sizes = [len(rows) for rows in scored.values()]
-            interval = _divergence_interval(np.array(probabilities), sizes, result["kl_divergence"], options)
+            interval = _divergence_interval(
+                np.array(probabilities), sizes, result["kl_divergence"], options
+            )
             result["confidence_intervals"] = {"kl_divergence": interval}
         return result

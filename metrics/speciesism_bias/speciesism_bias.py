@@ -2,14 +2,23 @@
 human-form and object-form templates, Kurita et al.'s log-probability
 association, and the share of negative fills per animal."""
 
-import inspect
-import unicodedata
-import warnings
-
 import datasets
 import evaluate
 import numpy as np
-from scipy import special, stats
+
+from .bias_hub_common import (
+    _cluster_codes,
+    _cluster_sums,
+    _column,
+    _DirectCompute,
+    _names,
+    _normalise,
+    _numbers,
+    _paired_comparison,
+    _refuse,
+    _sum_intervals,
+    _uncertainty,
+)
 
 _DESCRIPTION = """
 Three scores for speciesist bias in masked language models, one per config, and a
@@ -193,330 +202,6 @@ _FEATURES = {
 }
 
 
-class _DirectCompute:
-    """``compute`` straight to ``_compute`` when evaluate's Arrow cache would add nothing.
-
-    evaluate encodes every value through ``datasets`` features before ``_compute`` sees it
-    (97 % of the time at 10^6 rows) and casts what it can on the way (1.7 -> 1, True -> 1).
-    With one process and nothing stored by ``add``/``add_batch`` that round trip only copies
-    the inputs, so they go to ``_compute`` as given; otherwise evaluate gathers the stored
-    batches as usual. Rows are checked before evaluate stores them, and arguments the module
-    does not take are refused by name.
-    """
-
-    def _compute_function(self):
-        return self._compute
-
-    def _arguments(self) -> tuple[set, list]:
-        parameters = inspect.signature(self._compute_function()).parameters.values()
-        named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-        required = [p.name for p in named if p.default is p.empty]
-        return set(self._feature_names()) | {p.name for p in named}, required
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Compute the scores from the rows given here and any added before."""
-        given = {"predictions": predictions, "references": references, **kwargs}
-        given = {name: value for name, value in given.items() if value is not None}
-        accepted, required = self._arguments()
-        unknown = sorted(set(given) - accepted)
-        if unknown:
-            raise ValueError(f"{self.name}: unknown argument(s) {unknown}; it takes {sorted(accepted)}")
-        if self.num_process > 1 or self.writer is not None:
-            return super().compute(predictions=predictions, references=references, **kwargs)
-        missing = [name for name in required if name not in given]
-        if missing:
-            raise ValueError(f"{self.name}: missing argument(s) {missing}")
-        return self._compute(**given)
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Store a batch of rows for a later ``compute``; the rows are checked first."""
-        batch = {"predictions": predictions, "references": references, **kwargs}
-        batch = {name: value for name, value in batch.items() if value is not None}
-        self._check_rows(batch)
-        if batch and all(len(column) == 0 for column in batch.values()):
-            return
-        super().add_batch(predictions=predictions, references=references, **kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Store one row for a later ``compute``; it is checked first."""
-        row = {"predictions": prediction, "references": reference, **kwargs}
-        self._check_rows({name: [value] for name, value in row.items() if value is not None})
-        super().add(prediction=prediction, reference=reference, **kwargs)
-def _column(values, argument: str):
-    """One value per row: a list, a tuple or a 1-d array (never a dict, a string or a scalar)."""
-    if values is None:
-        raise ValueError(f"{argument} is required")
-    if isinstance(values, (list, tuple)):
-        return values
-    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
-        raise ValueError(f"{argument} must be a list with one value per row, got {type(values).__name__}")
-    array = np.asarray(values)
-    if array.ndim != 1:
-        raise ValueError(f"{argument} must be a list with one value per row, got shape {array.shape}")
-    return array
-def _refuse(bad, argument: str, values, expected: str) -> None:
-    """ValueError naming the first flagged row of ``argument`` and what it should be."""
-    rows = np.flatnonzero(bad)
-    if rows.size:
-        row = int(rows[0])
-        value = values[row].item() if isinstance(values[row], np.generic) else values[row]
-        raise ValueError(f"{argument}[{row}] is {value!r}; expected {expected}")
-def _normalise(text: str) -> str:
-    """The one spelling of a name: Unicode NFKC, no surrounding or repeated whitespace."""
-    return " ".join(unicodedata.normalize("NFKC", text).split())
-_NOT_A_LABEL = -(2**62)
-def _label_code(value, names: dict) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        return _NOT_A_LABEL
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
-        return int(value)
-    if isinstance(value, str):
-        return names.get(_normalise(value).casefold(), _NOT_A_LABEL)
-    return _NOT_A_LABEL
-def _names(values, argument: str, vocabulary: dict | None = None) -> tuple[np.ndarray, list]:
-    """Codes of a column of names and the names they stand for, each name normalised.
-
-    Without ``vocabulary`` every non-empty string is a name (in sorted order); with one (a
-    name's normalised lower-case spelling -> its code) only those are accepted.
-    """
-    column = _column(values, argument)
-    items = column.tolist() if isinstance(column, np.ndarray) else column
-    expected = f"one of {sorted(vocabulary)}" if vocabulary else "a non-empty string"
-    try:
-        distinct = list(dict.fromkeys(items))
-    except TypeError:
-        distinct = None
-    if distinct is None or not all(isinstance(v, str) and _normalise(v) for v in distinct):
-        _refuse([not (isinstance(v, str) and _normalise(v)) for v in items], argument, items, expected)
-    if vocabulary is None:
-        names = sorted({_normalise(v) for v in distinct})
-        position = {name: code for code, name in enumerate(names)}
-        code_of = {v: position[_normalise(v)] for v in distinct}
-    else:
-        names = None
-        code_of = {v: vocabulary.get(_normalise(v).casefold(), -1) for v in distinct}
-        if min(code_of.values(), default=0) < 0:
-            _refuse([code_of[v] < 0 for v in items], argument, items, expected)
-    return np.fromiter(map(code_of.__getitem__, items), dtype=np.int64, count=len(items)), names
-def _numbers(values, argument: str) -> np.ndarray:
-    """Finite numbers, one per row (a bool, a string, None or NaN is refused with its row)."""
-    column = _column(values, argument)
-    items = column.tolist() if isinstance(column, np.ndarray) else column
-    numeric = (int, float, np.integer, np.floating)
-    if isinstance(column, np.ndarray) and column.dtype.kind in "iuf":
-        array = column.astype(np.float64)
-    else:
-        kinds = set(map(type, items))
-        if not all(issubclass(kind, numeric) and not issubclass(kind, (bool, np.bool_)) for kind in kinds):
-            _refuse(
-                [isinstance(v, (bool, np.bool_)) or not isinstance(v, numeric) for v in items],
-                argument, items, "a number",
-            )  # fmt: skip
-        array = np.asarray(items, dtype=np.float64)
-    _refuse(~np.isfinite(array), argument, items, "a finite number")
-    return array
-def _cluster_codes(values, argument: str, n_rows: int) -> np.ndarray:
-    """One code per row for ids (whole numbers or strings) that group rows into clusters."""
-    column = _column(values, argument)
-    if len(column) != n_rows:
-        raise ValueError(f"{argument} has {len(column)} entries, expected one per row ({n_rows})")
-    items = column.tolist() if isinstance(column, np.ndarray) else column
-    ids = [
-        _label_code(v, {}) if not isinstance(v, str) else (_normalise(v) or _NOT_A_LABEL)
-        for v in items
-    ]  # fmt: skip
-    _refuse([i == _NOT_A_LABEL for i in ids], argument, items, "a template id (an integer or a string)")
-    position: dict = {}
-    return np.fromiter((position.setdefault(i, len(position)) for i in ids), dtype=np.int64, count=n_rows)
-def _cluster_sums(units: np.ndarray, clusters: np.ndarray) -> np.ndarray:
-    """The unit rows summed per cluster (resampling clusters keeps their rows together)."""
-    _, codes = np.unique(clusters, return_inverse=True)
-    size = int(codes.max()) + 1 if codes.size else 0
-    return np.stack([np.bincount(codes, weights=column, minlength=size) for column in units.T], axis=1)
-def _uncertainty(confidence_level, n_resamples, seed) -> dict | None:
-    """The bootstrap settings, checked; None when no interval is asked for."""
-    if confidence_level is None:
-        return None
-    if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)) or not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be a number between 0 and 1 (such as 0.95) or None, got {confidence_level!r}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 100:
-        raise ValueError(f"n_resamples must be an integer of at least 100, got {n_resamples!r}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ValueError(f"seed must be an integer or None, got {seed!r}")
-    return {"confidence_level": float(confidence_level), "n_resamples": int(n_resamples), "seed": seed}
-def _seeded(function, seed) -> dict:
-    """The generator argument of a scipy resampling function: ``rng`` from scipy 1.15,
-    ``random_state`` in the older releases a numpy < 2 Space may run."""
-    name = "rng" if "rng" in inspect.signature(function).parameters else "random_state"
-    return {name: np.random.default_rng(seed)}
-def _no_interval(options: dict, unit: str, n_units: int, reason: str) -> dict:
-    return {
-        "low": None, "high": None, "confidence_level": options["confidence_level"], "method": None,
-        "n_resamples": options["n_resamples"], "unit": unit, "n_units": n_units, "reason": reason,
-    }  # fmt: skip
-def _bca_levels(distribution: np.ndarray, observed: np.ndarray, jackknife: list, alpha: float) -> np.ndarray:
-    """BCa's two quantile levels per score (Efron and Tibshirani 1993, 14.3; the formulas of
-    scipy.stats.bootstrap), NaN where BCa is undefined.
-
-    ``jackknife``: per sample, its leave-one-out scores, an array (scores, n_units) or a pair
-    (indices of the scores it moves, their values); scores a sample does not move add nothing.
-    The module computes them: scipy's own jackknife re-evaluates the statistic on n
-    resamples of n - 1 units (3 s for 10^4 items, minutes for 10^5).
-    """
-    share = ((distribution < observed[:, None]).sum(-1) + (distribution <= observed[:, None]).sum(-1))
-    bias = special.ndtri(share / (2 * distribution.shape[-1]))
-    cubes, squares = np.zeros(len(observed)), np.zeros(len(observed))
-    for entry in jackknife:
-        moved, values = entry if isinstance(entry, tuple) else (slice(None), entry)
-        n = values.shape[-1]
-        spread = (n - 1) * (values.mean(axis=-1, keepdims=True) - values)
-        cubes[moved] += (spread**3).sum(axis=-1) / n**3
-        squares[moved] += (spread**2).sum(axis=-1) / n**2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        acceleration = cubes / (6 * squares**1.5)
-        z = special.ndtri(alpha)
-        levels = np.stack(
-            [special.ndtr(bias + (bias + q) / (1 - acceleration * (bias + q))) for q in (z, -z)], axis=-1
-        )
-    levels[~(np.isfinite(bias) & np.isfinite(acceleration))] = np.nan
-    return levels
-def _bootstrap(samples: list, statistic, observed, options: dict, unit: str, jackknife=None) -> list[dict]:
-    """One interval per score, from scipy.stats.bootstrap resampling each sample's units.
-
-    ``samples``: 1-d arrays, resampled independently (strata keep their sizes);
-    ``statistic(*resampled, axis=-1)`` -> (scores, resamples), NaN where a score is undefined;
-    ``observed``: the point estimates; ``jackknife()`` -> per sample a (scores, n_units) array
-    of leave-one-out values for BCa, or None where the jackknife is not consistent (a median):
-    the interval is then the percentile one, as it is wherever BCa is undefined.
-    """
-    observed = np.asarray(observed, dtype=np.float64).reshape(-1)
-    sizes = [len(sample) for sample in samples]
-    n_units = sum(sizes)
-    if min(sizes) < 2:
-        reason = f"resampling needs at least 2 {unit} in each stratum, got {sizes}"
-        return [
-            _no_interval(options, unit, n_units, "the score itself is undefined" if np.isnan(score) else reason)
-            for score in observed
-        ]
-    level, count = options["confidence_level"], options["n_resamples"]
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        result = stats.bootstrap(
-            tuple(samples), statistic, n_resamples=count, batch=max(1, 2_000_000 // n_units), vectorized=True,
-            method="percentile", confidence_level=level, **_seeded(stats.bootstrap, options["seed"]),
-        )  # fmt: skip
-    distribution = np.asarray(result.bootstrap_distribution, dtype=np.float64).reshape(len(observed), -1)
-    alpha = (1 - level) / 2
-    levels = np.tile([alpha, 1 - alpha], (len(observed), 1))
-    bca = np.zeros(len(observed), dtype=bool)
-    if jackknife is not None:
-        corrected = _bca_levels(distribution, observed, jackknife(), alpha)
-        bca = np.isfinite(corrected).all(axis=1) & (corrected > 0).all(axis=1) & (corrected < 1).all(axis=1)
-        levels[bca] = corrected[bca]
-    intervals = []
-    for score, values, chosen, corrected in zip(observed, distribution, levels, bca, strict=True):
-        undefined = int(np.isnan(values).sum())
-        if np.isnan(score):
-            intervals.append(_no_interval(options, unit, n_units, "the score itself is undefined"))
-        elif undefined:
-            reason = f"the score is undefined in {undefined} of {count} resamples (too few {unit})"
-            intervals.append(_no_interval(options, unit, n_units, reason))
-        else:
-            low, high = np.quantile(values, chosen)
-            intervals.append(
-                {
-                    "low": float(low), "high": float(high), "confidence_level": level,
-                    "method": "BCa" if corrected else "percentile", "n_resamples": count,
-                    "unit": unit, "n_units": n_units, "reason": None,
-                }
-            )  # fmt: skip
-    return intervals
-def _draw_counts(rows: np.ndarray, n: int) -> np.ndarray:
-    """How often each of n units occurs in each resample (rows: resamples x draws of indices)."""
-    rows = np.atleast_2d(rows)
-    offsets = n * np.arange(rows.shape[0])[:, None]
-    return np.bincount((rows + offsets).ravel(), minlength=rows.shape[0] * n).reshape(rows.shape[0], n)
-def _sum_intervals(strata: list, score, options: dict, unit: str) -> list[dict]:
-    """Intervals for scores that are functions of column totals over units (shares, ratios, means).
-
-    ``strata``: per stratum an (n_units, k) array, one row per unit (an item, or the summed
-    items of one template); ``score(totals)`` maps (k, ...) totals to (scores, ...), NaN where
-    undefined. A resample is a count per unit times the unit rows; a unit left out is the
-    total minus its row.
-    """
-    totals = sum(units.sum(axis=0) for units in strata)
-
-    def statistic(*drawn, axis=-1):
-        resampled = sum(_draw_counts(rows, len(units)) @ units for units, rows in zip(strata, drawn, strict=True))
-        return score(resampled.T)
-
-    def jackknife():
-        return [score((totals - units).T) for units in strata]
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        observed = score(totals)
-    samples = [np.arange(len(units)) for units in strata]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _bootstrap(samples, statistic, observed, options, unit, jackknife)
-
-
-def _paired_comparison(strata_a: list, strata_b: list, score, keys: list, options: dict, unit: str) -> dict:
-    """B - A per score on the same units: a paired bootstrap interval (both sets resampled
-    together) and a two-sided paired permutation test (each unit's A and B swapped at random;
-    scipy.stats.permutation_test, permutation_type="samples"); exact when 2^units <= n_resamples.
-    """
-    width = strata_a[0].shape[1]
-    totals_a = sum(units.sum(axis=0) for units in strata_a)
-    totals_b = sum(units.sum(axis=0) for units in strata_b)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scores_a, scores_b = score(totals_a), score(totals_b)
-
-    def difference(totals):
-        return score(totals[width:]) - score(totals[:width])
-
-    joined = [np.hstack([a, b]) for a, b in zip(strata_a, strata_b, strict=True)]
-    intervals = _sum_intervals(joined, difference, options, unit)
-
-    change = np.vstack(strata_b) - np.vstack(strata_a)
-    n = len(change)
-
-    def swapped(rows_a, rows_b, axis=-1):
-        # rows_a holds, per observation i, i (kept) or n + i (A and B swapped)
-        rows = np.atleast_2d(rows_a)
-        flips = np.zeros(rows.shape)
-        np.put_along_axis(flips, rows % n, (rows >= n).astype(np.float64), axis=1)
-        moved = flips @ change
-        differences = score((totals_b - moved).T) - score((totals_a + moved).T)
-        # scores on the last axis: scipy compares the null distribution (permutations, scores)
-        # with the observed (scores,)
-        return differences[:, 0] if np.ndim(rows_a) == 1 else differences.T
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        test = stats.permutation_test(
-            (np.arange(n), np.arange(n) + n), swapped, permutation_type="samples", vectorized=True,
-            n_resamples=options["n_resamples"], alternative="two-sided",
-            **_seeded(stats.permutation_test, options["seed"]),
-        )  # fmt: skip
-    exact = 2**n <= options["n_resamples"]
-    null = np.asarray(test.null_distribution).reshape(-1, len(keys))
-    result = {}
-    for i, key in enumerate(keys):
-        a, b = float(scores_a[i]), float(scores_b[i])
-        entry = {"a": a, "b": b, "difference": b - a, "p_value": None,
-                 "p_value_method": "exact" if exact else "sampled", "n_permutations": len(null), "reason": None}  # fmt: skip
-        if np.isnan(a) or np.isnan(b):
-            entry.update(difference=None, reason="the score is undefined for " + ("A" if np.isnan(a) else "B"))
-            entry["a"], entry["b"] = (None if np.isnan(a) else a), (None if np.isnan(b) else b)
-        elif np.isnan(null[:, i]).any():
-            entry["reason"] = f"the difference is undefined in {int(np.isnan(null[:, i]).sum())} permutations"
-        else:
-            entry["p_value"] = float(np.atleast_1d(test.pvalue)[i])
-        result[key] = entry
-    return {"scores": result, "confidence_intervals": dict(zip(keys, intervals, strict=True)), "n_units": n}
-
-
 def _choice(values, argument: str, allowed: list, what: str) -> np.ndarray:
     """Codes of a column whose names must be among ``allowed`` (compared normalised, in any case)."""
     codes, names = _names(values, argument)
@@ -525,17 +210,23 @@ def _choice(values, argument: str, allowed: list, what: str) -> np.ndarray:
     if (mapped < 0).any():
         unknown = [name for name, code in zip(names, mapped, strict=True) if code < 0]
         row = int(np.flatnonzero(mapped[codes] < 0)[0])
-        raise ValueError(f"{argument}: unknown {what}(s) {unknown} (first at row {row}); expected one of {allowed}")
+        raise ValueError(
+            f"{argument}: unknown {what}(s) {unknown} (first at row {row}); expected one of {allowed}"
+        )
     return mapped[codes]
 
 
 def _probability_rows(probabilities) -> np.ndarray:
     if isinstance(probabilities, (dict, str)):
-        raise ValueError(f"probabilities: expected rows of probabilities, got {type(probabilities).__name__}")
+        raise ValueError(
+            f"probabilities: expected rows of probabilities, got {type(probabilities).__name__}"
+        )
     try:
         matrix = np.asarray(probabilities, dtype=np.float64)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"probabilities: expected rows of numbers of equal length ({err})") from None
+        raise ValueError(
+            f"probabilities: expected rows of numbers of equal length ({err})"
+        ) from None
     if matrix.ndim != 2 or matrix.shape[1] == 0:
         raise ValueError(
             f"probabilities: expected rows of equal, non-zero length; got shape {matrix.shape}"
@@ -595,17 +286,23 @@ def _ranked(rates, start, end, vocabulary, eligible, top_k, drops):
     ]
 
 
-def _strata(units: np.ndarray, clusters: np.ndarray | None, stratum: np.ndarray | None, unit: str) -> tuple[list, str]:
+def _strata(
+    units: np.ndarray, clusters: np.ndarray | None, stratum: np.ndarray | None, unit: str
+) -> tuple[list, str]:
     """Whole templates when given, else the rows; within their stratum (a form) when one is
     given and, for templates, every template lies in one stratum (a template's form is fixed)."""
     if stratum is None:
-        return ([units], unit) if clusters is None else ([_cluster_sums(units, clusters)], "templates")
+        return (
+            ([units], unit) if clusters is None else ([_cluster_sums(units, clusters)], "templates")
+        )
     codes = np.unique(stratum)
     if clusters is None:
         return [units[stratum == code] for code in codes], unit
     if len(np.unique(np.stack([clusters, stratum]), axis=1).T) != len(np.unique(clusters)):
         return [_cluster_sums(units, clusters)], "templates"
-    return [_cluster_sums(units[stratum == code], clusters[stratum == code]) for code in codes], "templates"
+    return [
+        _cluster_sums(units[stratum == code], clusters[stratum == code]) for code in codes
+    ], "templates"
 
 
 def _rate_intervals(matrix, forms, items, keys, backwards, clusters, options) -> dict:
@@ -615,7 +312,9 @@ def _rate_intervals(matrix, forms, items, keys, backwards, clusters, options) ->
     is_from = (forms == 0).astype(np.float64)
     is_to = (forms == 1).astype(np.float64)
     picked = matrix[:, items]
-    units = np.hstack([is_from[:, None], is_to[:, None], picked * is_from[:, None], picked * is_to[:, None]])
+    units = np.hstack(
+        [is_from[:, None], is_to[:, None], picked * is_from[:, None], picked * is_to[:, None]]
+    )
     size = items.size
     backward = np.asarray(backwards, dtype=bool)
 
@@ -707,13 +406,23 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
             flags = _column(candidates, "candidates")
             if len(flags) != size:
                 raise ValueError(f"candidates: expected {size} booleans; got shape ({len(flags)},)")
-            _refuse([not isinstance(f, (bool, np.bool_)) for f in flags], "candidates", flags, "True or False")
+            _refuse(
+                [not isinstance(f, (bool, np.bool_)) for f in flags],
+                "candidates",
+                flags,
+                "True or False",
+            )
             eligible = np.asarray(flags, dtype=bool)
         labels = _choice(forms, "forms", [from_form, to_form], "form")
-        clusters = None if templates is None else _cluster_codes(templates, "templates", labels.size)
+        clusters = (
+            None if templates is None else _cluster_codes(templates, "templates", labels.size)
+        )
         counts = {from_form: int((labels == 0).sum()), to_form: int((labels == 1).sum())}
         forward, backward = f"{from_form}_to_{to_form}", f"{to_form}_to_{from_form}"
-        directions = {forward: (rate_ft, mean_from, mean_to), backward: (rate_tf, mean_to, mean_from)}
+        directions = {
+            forward: (rate_ft, mean_from, mean_to),
+            backward: (rate_tf, mean_to, mean_from),
+        }
         result = {
             "vocabulary_size": size,
             "chance": chance,
@@ -741,7 +450,9 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
                         backwards.append(name == backward)
             matrix = _probability_rows(probabilities)
             result["confidence_intervals"] = (
-                _rate_intervals(matrix, labels, listed, keys, backwards, clusters, options) if listed else {}
+                _rate_intervals(matrix, labels, listed, keys, backwards, clusters, options)
+                if listed
+                else {}
             )
         return result
 
@@ -764,7 +475,12 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
                 f"prior_probabilities: expected {target.size} values, one per pair; got {prior.size}"
             )
         for name, values in (("target_probabilities", target), ("prior_probabilities", prior)):
-            _refuse((values <= 0) | (values > 1), name, values, "a probability in (0, 1]; every value must lie in (0, 1]")
+            _refuse(
+                (values <= 0) | (values > 1),
+                name,
+                values,
+                "a probability in (0, 1]; every value must lie in (0, 1]",
+            )
         association = np.log(target) - np.log(prior)
         result = {
             "association": association.tolist(),
@@ -789,10 +505,14 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
 
             def score(totals):
                 overall = totals[0::2].sum(axis=0) / totals[1::2].sum(axis=0)
-                return np.concatenate([overall[None], totals[0::2] / totals[1::2]] if names else [overall[None]])
+                return np.concatenate(
+                    [overall[None], totals[0::2] / totals[1::2]] if names else [overall[None]]
+                )
 
             keys = ["mean_association"] + [f"by_group.{g}.mean" for g in names]
-            result["confidence_intervals"] = dict(zip(keys, _sum_intervals([units], score, options, "pairs"), strict=True))
+            result["confidence_intervals"] = dict(
+                zip(keys, _sum_intervals([units], score, options, "pairs"), strict=True)
+            )
         return result
 
     def _compute_negative_share(
@@ -818,7 +538,9 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
         if options is not None:
             keys = ["overall_negative_share"] + [f"negative_share.{a}" for a in names]
             strata, unit = _strata(_share_units(index, label, len(names)), clusters, None, "fills")
-            result["confidence_intervals"] = dict(zip(keys, _sum_intervals(strata, _shares, options, unit), strict=True))
+            result["confidence_intervals"] = dict(
+                zip(keys, _sum_intervals(strata, _shares, options, unit), strict=True)
+            )
         return result
 
     def _compute_negative_share_paired(
@@ -833,19 +555,26 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
     ):
         options = _uncertainty(confidence_level, n_resamples, seed)
         if options is None:
-            raise ValueError("confidence_level: the paired comparison reports intervals; give a level such as 0.95")
+            raise ValueError(
+                "confidence_level: the paired comparison reports intervals; give a level such as 0.95"
+            )
         index, names, label_a, clusters = _judged_rows(animals, labels, templates)
         if len(_column(labels_b, "labels_b")) != index.size:
-            raise ValueError(f"labels_b: expected {index.size} labels, one per fill of labels; got {len(labels_b)}")
+            raise ValueError(
+                f"labels_b: expected {index.size} labels, one per fill of labels; got {len(labels_b)}"
+            )
         label_b = _choice(labels_b, "labels_b", list(_LABELS), "label")
         keys = ["overall_negative_share"] + [f"negative_share.{a}" for a in names]
         (strata_a, unit), (strata_b, _) = (
-            _strata(_share_units(index, label, len(names)), clusters, None, "fills") for label in (label_a, label_b)
+            _strata(_share_units(index, label, len(names)), clusters, None, "fills")
+            for label in (label_a, label_b)
         )
         if sum(len(units) for units in strata_a) < 2:
             raise ValueError(f"animals: a paired comparison needs at least 2 {unit} to swap; got 1")
         result = _paired_comparison(strata_a, strata_b, _shares, keys, options, unit)
-        result["n"] = {a: int(n) for a, n in zip(names, np.bincount(index, minlength=len(names)), strict=True)}
+        result["n"] = {
+            a: int(n) for a, n in zip(names, np.bincount(index, minlength=len(names)), strict=True)
+        }
         return result
 
 

@@ -1,14 +1,18 @@
 """WinoBias gap: pro-stereotypical minus anti-stereotypical coreference precision and recall."""
 
-import inspect
-import unicodedata
-import warnings
-
 import datasets
 import evaluate
 import numpy as np
-from scipy import special, stats
 from scipy.optimize import linear_sum_assignment
+
+from .bias_hub_common import (
+    _column,
+    _DirectCompute,
+    _no_interval,
+    _normalise,
+    _sum_intervals,
+    _uncertainty,
+)
 
 _DESCRIPTION = """\
 WinoBias (Zhao et al., 2018) scores a coreference system on sentences where
@@ -107,208 +111,12 @@ _CONDITION_CODES = {name: code for code, name in enumerate(CONDITIONS)}
 _TOTALS = 11
 
 
-class _DirectCompute:
-    """``compute`` straight to ``_compute`` when evaluate's Arrow cache would add nothing.
-
-    evaluate encodes every value through ``datasets`` features before ``_compute`` sees it
-    (97 % of the time at 10^6 rows) and casts what it can on the way (1.7 -> 1, True -> 1).
-    With one process and nothing stored by ``add``/``add_batch`` that round trip only copies
-    the inputs, so they go to ``_compute`` as given; otherwise evaluate gathers the stored
-    batches as usual. Rows are checked before evaluate stores them, and arguments the module
-    does not take are refused by name.
-    """
-
-    def _compute_function(self):
-        return self._compute
-
-    def _arguments(self) -> tuple[set, list]:
-        parameters = inspect.signature(self._compute_function()).parameters.values()
-        named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-        required = [p.name for p in named if p.default is p.empty]
-        return set(self._feature_names()) | {p.name for p in named}, required
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Compute the scores from the rows given here and any added before."""
-        given = {"predictions": predictions, "references": references, **kwargs}
-        given = {name: value for name, value in given.items() if value is not None}
-        accepted, required = self._arguments()
-        unknown = sorted(set(given) - accepted)
-        if unknown:
-            raise ValueError(f"{self.name}: unknown argument(s) {unknown}; it takes {sorted(accepted)}")
-        if self.num_process > 1 or self.writer is not None:
-            return super().compute(predictions=predictions, references=references, **kwargs)
-        missing = [name for name in required if name not in given]
-        if missing:
-            raise ValueError(f"{self.name}: missing argument(s) {missing}")
-        return self._compute(**given)
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Store a batch of rows for a later ``compute``; the rows are checked first."""
-        batch = {"predictions": predictions, "references": references, **kwargs}
-        batch = {name: value for name, value in batch.items() if value is not None}
-        self._check_rows(batch)
-        if batch and all(len(column) == 0 for column in batch.values()):
-            return
-        super().add_batch(predictions=predictions, references=references, **kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Store one row for a later ``compute``; it is checked first."""
-        row = {"predictions": prediction, "references": reference, **kwargs}
-        self._check_rows({name: [value] for name, value in row.items() if value is not None})
-        super().add(prediction=prediction, reference=reference, **kwargs)
-def _column(values, argument: str):
-    """One value per row: a list, a tuple or a 1-d array (never a dict, a string or a scalar)."""
-    if values is None:
-        raise ValueError(f"{argument} is required")
-    if isinstance(values, (list, tuple)):
-        return values
-    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
-        raise ValueError(f"{argument} must be a list with one value per row, got {type(values).__name__}")
-    array = np.asarray(values)
-    if array.ndim != 1:
-        raise ValueError(f"{argument} must be a list with one value per row, got shape {array.shape}")
-    return array
-def _refuse(bad, argument: str, values, expected: str) -> None:
-    """ValueError naming the first flagged row of ``argument`` and what it should be."""
-    rows = np.flatnonzero(bad)
-    if rows.size:
-        row = int(rows[0])
-        value = values[row].item() if isinstance(values[row], np.generic) else values[row]
-        raise ValueError(f"{argument}[{row}] is {value!r}; expected {expected}")
-def _normalise(text: str) -> str:
-    """The one spelling of a name: Unicode NFKC, no surrounding or repeated whitespace."""
-    return " ".join(unicodedata.normalize("NFKC", text).split())
-def _uncertainty(confidence_level, n_resamples, seed) -> dict | None:
-    """The bootstrap settings, checked; None when no interval is asked for."""
-    if confidence_level is None:
-        return None
-    if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)) or not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be a number between 0 and 1 (such as 0.95) or None, got {confidence_level!r}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 100:
-        raise ValueError(f"n_resamples must be an integer of at least 100, got {n_resamples!r}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ValueError(f"seed must be an integer or None, got {seed!r}")
-    return {"confidence_level": float(confidence_level), "n_resamples": int(n_resamples), "seed": seed}
-def _seeded(function, seed) -> dict:
-    """The generator argument of a scipy resampling function: ``rng`` from scipy 1.15,
-    ``random_state`` in the older releases a numpy < 2 Space may run."""
-    name = "rng" if "rng" in inspect.signature(function).parameters else "random_state"
-    return {name: np.random.default_rng(seed)}
-def _no_interval(options: dict, unit: str, n_units: int, reason: str) -> dict:
-    return {
-        "low": None, "high": None, "confidence_level": options["confidence_level"], "method": None,
-        "n_resamples": options["n_resamples"], "unit": unit, "n_units": n_units, "reason": reason,
-    }  # fmt: skip
-def _bca_levels(distribution: np.ndarray, observed: np.ndarray, jackknife: list, alpha: float) -> np.ndarray:
-    """BCa's two quantile levels per score (Efron and Tibshirani 1993, 14.3; the formulas of
-    scipy.stats.bootstrap), NaN where BCa is undefined.
-
-    ``jackknife``: per sample, its leave-one-out scores, an array (scores, n_units) or a pair
-    (indices of the scores it moves, their values); scores a sample does not move add nothing.
-    The module computes them: scipy's own jackknife re-evaluates the statistic on n
-    resamples of n - 1 units (3 s for 10^4 items, minutes for 10^5).
-    """
-    share = ((distribution < observed[:, None]).sum(-1) + (distribution <= observed[:, None]).sum(-1))
-    bias = special.ndtri(share / (2 * distribution.shape[-1]))
-    cubes, squares = np.zeros(len(observed)), np.zeros(len(observed))
-    for entry in jackknife:
-        moved, values = entry if isinstance(entry, tuple) else (slice(None), entry)
-        n = values.shape[-1]
-        spread = (n - 1) * (values.mean(axis=-1, keepdims=True) - values)
-        cubes[moved] += (spread**3).sum(axis=-1) / n**3
-        squares[moved] += (spread**2).sum(axis=-1) / n**2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        acceleration = cubes / (6 * squares**1.5)
-        z = special.ndtri(alpha)
-        levels = np.stack(
-            [special.ndtr(bias + (bias + q) / (1 - acceleration * (bias + q))) for q in (z, -z)], axis=-1
-        )
-    levels[~(np.isfinite(bias) & np.isfinite(acceleration))] = np.nan
-    return levels
-def _bootstrap(samples: list, statistic, observed, options: dict, unit: str, jackknife=None) -> list[dict]:
-    """One interval per score, from scipy.stats.bootstrap resampling each sample's units.
-
-    ``samples``: 1-d arrays, resampled independently (strata keep their sizes);
-    ``statistic(*resampled, axis=-1)`` -> (scores, resamples), NaN where a score is undefined;
-    ``observed``: the point estimates; ``jackknife()`` -> per sample a (scores, n_units) array
-    of leave-one-out values for BCa, or None where the jackknife is not consistent (a median):
-    the interval is then the percentile one, as it is wherever BCa is undefined.
-    """
-    observed = np.asarray(observed, dtype=np.float64).reshape(-1)
-    sizes = [len(sample) for sample in samples]
-    n_units = sum(sizes)
-    if min(sizes) < 2:
-        reason = f"resampling needs at least 2 {unit} in each stratum, got {sizes}"
-        return [
-            _no_interval(options, unit, n_units, "the score itself is undefined" if np.isnan(score) else reason)
-            for score in observed
-        ]
-    level, count = options["confidence_level"], options["n_resamples"]
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        result = stats.bootstrap(
-            tuple(samples), statistic, n_resamples=count, batch=max(1, 2_000_000 // n_units), vectorized=True,
-            method="percentile", confidence_level=level, **_seeded(stats.bootstrap, options["seed"]),
-        )  # fmt: skip
-    distribution = np.asarray(result.bootstrap_distribution, dtype=np.float64).reshape(len(observed), -1)
-    alpha = (1 - level) / 2
-    levels = np.tile([alpha, 1 - alpha], (len(observed), 1))
-    bca = np.zeros(len(observed), dtype=bool)
-    if jackknife is not None:
-        corrected = _bca_levels(distribution, observed, jackknife(), alpha)
-        bca = np.isfinite(corrected).all(axis=1) & (corrected > 0).all(axis=1) & (corrected < 1).all(axis=1)
-        levels[bca] = corrected[bca]
-    intervals = []
-    for score, values, chosen, corrected in zip(observed, distribution, levels, bca, strict=True):
-        undefined = int(np.isnan(values).sum())
-        if np.isnan(score):
-            intervals.append(_no_interval(options, unit, n_units, "the score itself is undefined"))
-        elif undefined:
-            reason = f"the score is undefined in {undefined} of {count} resamples (too few {unit})"
-            intervals.append(_no_interval(options, unit, n_units, reason))
-        else:
-            low, high = np.quantile(values, chosen)
-            intervals.append(
-                {
-                    "low": float(low), "high": float(high), "confidence_level": level,
-                    "method": "BCa" if corrected else "percentile", "n_resamples": count,
-                    "unit": unit, "n_units": n_units, "reason": None,
-                }
-            )  # fmt: skip
-    return intervals
-def _draw_counts(rows: np.ndarray, n: int) -> np.ndarray:
-    """How often each of n units occurs in each resample (rows: resamples x draws of indices)."""
-    rows = np.atleast_2d(rows)
-    offsets = n * np.arange(rows.shape[0])[:, None]
-    return np.bincount((rows + offsets).ravel(), minlength=rows.shape[0] * n).reshape(rows.shape[0], n)
-def _sum_intervals(strata: list, score, options: dict, unit: str) -> list[dict]:
-    """Intervals for scores that are functions of column totals over units (shares, ratios, means).
-
-    ``strata``: per stratum an (n_units, k) array, one row per unit (an item, or the summed
-    items of one template); ``score(totals)`` maps (k, ...) totals to (scores, ...), NaN where
-    undefined. A resample is a count per unit times the unit rows; a unit left out is the
-    total minus its row.
-    """
-    totals = sum(units.sum(axis=0) for units in strata)
-
-    def statistic(*drawn, axis=-1):
-        resampled = sum(_draw_counts(rows, len(units)) @ units for units, rows in zip(strata, drawn, strict=True))
-        return score(resampled.T)
-
-    def jackknife():
-        return [score((totals - units).T) for units in strata]
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        observed = score(totals)
-    samples = [np.arange(len(units)) for units in strata]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _bootstrap(samples, statistic, observed, options, unit, jackknife)
-
-
 def _whole(value) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return False
-    return isinstance(value, (int, np.integer)) or (isinstance(value, (float, np.floating)) and float(value).is_integer())
+    return isinstance(value, (int, np.integer)) or (
+        isinstance(value, (float, np.floating)) and float(value).is_integer()
+    )
 
 
 def _clusters(document, argument: str, number: int) -> list[frozenset]:
@@ -322,10 +130,14 @@ def _clusters(document, argument: str, number: int) -> list[frozenset]:
         for mention in cluster:
             mention = list(mention)
             if len(mention) != 2 or not all(_whole(bound) for bound in mention):
-                raise ValueError(f"{argument}[{number}]: a mention must be [start, end] (whole numbers), got {mention}")
+                raise ValueError(
+                    f"{argument}[{number}]: a mention must be [start, end] (whole numbers), got {mention}"
+                )
             start, end = int(mention[0]), int(mention[1])
             if start < 0 or end < start:
-                raise ValueError(f"{argument}[{number}]: mention {mention} must have 0 <= start <= end")
+                raise ValueError(
+                    f"{argument}[{number}]: mention {mention} must have 0 <= start <= end"
+                )
             mentions.append((start, end))
         if mentions:
             clusters.append(frozenset(mentions))
@@ -354,7 +166,9 @@ def _muc(key: list[frozenset], response: list[frozenset]) -> tuple[float, float]
 
 
 def _overlaps(key: list[frozenset], response: list[frozenset]) -> np.ndarray:
-    return np.array([[len(k & r) for r in response] for k in key], dtype=float).reshape(len(key), len(response))
+    return np.array([[len(k & r) for r in response] for k in key], dtype=float).reshape(
+        len(key), len(response)
+    )
 
 
 def _b_cubed(key: list[frozenset], response: list[frozenset]) -> tuple[float, float]:
@@ -411,7 +225,9 @@ def _gaps(totals: np.ndarray) -> np.ndarray:
         scores = _metric_scores(t)
         precision = sum(scores[name]["precision"] for name in METRICS) / len(METRICS)
         recall = sum(scores[name]["recall"] for name in METRICS) / len(METRICS)
-        f1 = sum(_f1(scores[name]["precision"], scores[name]["recall"]) for name in METRICS) / len(METRICS)
+        f1 = sum(_f1(scores[name]["precision"], scores[name]["recall"]) for name in METRICS) / len(
+            METRICS
+        )
         means.append((f1, precision, recall))
     return np.stack([pro - anti for pro, anti in zip(*means, strict=True)])
 
@@ -455,12 +271,23 @@ def _from_scores(scores) -> dict:
         for name in METRICS:
             values = scores[which].get(name) if isinstance(scores[which], dict) else None
             if not isinstance(values, dict) or not {"precision", "recall"} <= set(values):
-                raise ValueError(f"scores[{which!r}][{name!r}] must be a dict with precision and recall")
+                raise ValueError(
+                    f"scores[{which!r}][{name!r}] must be a dict with precision and recall"
+                )
             for field in ("precision", "recall"):
                 value = values[field]
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-                    raise ValueError(f"scores[{which!r}][{name!r}][{field!r}] must be in [0, 1], got {value!r}")
-            per_metric[name] = {"precision": float(values["precision"]), "recall": float(values["recall"])}
+                if (
+                    isinstance(value, bool)
+                    or not isinstance(value, (int, float))
+                    or not 0 <= value <= 1
+                ):
+                    raise ValueError(
+                        f"scores[{which!r}][{name!r}][{field!r}] must be in [0, 1], got {value!r}"
+                    )
+            per_metric[name] = {
+                "precision": float(values["precision"]),
+                "recall": float(values["recall"]),
+            }
         results[which] = _summary(per_metric)
     return results
 
@@ -476,9 +303,16 @@ class WinobiasGap(_DirectCompute, evaluate.Metric):
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features(
-                {"predictions": _MENTION, "references": _MENTION, "condition": datasets.Value("string")}
+                {
+                    "predictions": _MENTION,
+                    "references": _MENTION,
+                    "condition": datasets.Value("string"),
+                }
             ),
-            reference_urls=["https://aclanthology.org/N18-2003/", "https://aclanthology.org/2021.acl-long.150/"],
+            reference_urls=[
+                "https://aclanthology.org/N18-2003/",
+                "https://aclanthology.org/2021.acl-long.150/",
+            ],
         )
 
     def _check_rows(self, columns: dict) -> None:
@@ -502,11 +336,16 @@ class WinobiasGap(_DirectCompute, evaluate.Metric):
         options = _uncertainty(confidence_level, n_resamples, seed)
         if scores is not None:
             if predictions or references or condition:
-                raise ValueError("give either scores= or predictions/references/condition, not both")
+                raise ValueError(
+                    "give either scores= or predictions/references/condition, not both"
+                )
             results, counts = _from_scores(scores), dict.fromkeys(CONDITIONS, 0)
         else:
             codes, totals = _document_totals(predictions, references, condition)
-            results = {which: _summary(_metric_scores(totals[codes == code].sum(axis=0))) for code, which in enumerate(CONDITIONS)}
+            results = {
+                which: _summary(_metric_scores(totals[codes == code].sum(axis=0)))
+                for code, which in enumerate(CONDITIONS)
+            }
             counts = {which: int((codes == code).sum()) for code, which in enumerate(CONDITIONS)}
         pro, anti = results["pro"], results["anti"]
         gaps = {f"{field}_gap": pro[field] - anti[field] for field in ("precision", "recall", "f1")}
@@ -526,7 +365,9 @@ class WinobiasGap(_DirectCompute, evaluate.Metric):
             else:
                 units = np.zeros((len(codes), 2 * _TOTALS))
                 for code in range(2):
-                    units[codes == code, code * _TOTALS : (code + 1) * _TOTALS] = totals[codes == code]
+                    units[codes == code, code * _TOTALS : (code + 1) * _TOTALS] = totals[
+                        codes == code
+                    ]
                 strata = [units[codes == code] for code in range(2)]
                 intervals = _sum_intervals(strata, _gaps, options, "documents")
             result["confidence_intervals"] = dict(zip(keys, intervals, strict=True))

@@ -24,6 +24,7 @@ from pipelines.common.models import (
 )
 from pipelines.common.paths import (
     dataset_folder,
+    import_metric_module,
     load_dataset_split,
     load_metric,
     metric_folder,
@@ -43,6 +44,7 @@ __all__ = [
     "command_line",
     "dataset_folder",
     "load_dataset_split",
+    "import_metric_module",
     "load_metric",
     "load_model",
     "load_tokenizer",

@@ -7,7 +7,14 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["dataset_folder", "load_dataset_split", "load_metric", "metric_folder", "repo_root"]
+__all__ = [
+    "dataset_folder",
+    "import_metric_module",
+    "load_dataset_split",
+    "load_metric",
+    "metric_folder",
+    "repo_root",
+]
 
 
 def repo_root() -> Path:
@@ -19,7 +26,9 @@ def _root(root: str | os.PathLike[str] | None, default: str) -> Path:
     return Path(root) if root else repo_root() / default
 
 
-def dataset_folder(dataset: str | os.PathLike[str], datasets_root: str | os.PathLike[str] | None = None) -> Path:
+def dataset_folder(
+    dataset: str | os.PathLike[str], datasets_root: str | os.PathLike[str] | None = None
+) -> Path:
     """A built dataset folder: ``dataset`` as a folder path, or a name under ``datasets_root``.
 
     Raises ``FileNotFoundError`` saying how to build it when the folder holds no card.
@@ -64,7 +73,9 @@ def load_dataset_split(folder: str | os.PathLike[str], config: str, split: str |
 
     folder = Path(folder)
     try:
-        return datasets.load_dataset(str(folder), config, split=split, cache_dir=str(_cache_dir(folder)))
+        return datasets.load_dataset(
+            str(folder), config, split=split, cache_dir=str(_cache_dir(folder))
+        )
     except ValueError as err:
         raise ValueError(f"dataset {folder}: config {config!r}, split {split!r}: {err}") from None
 
@@ -79,8 +90,29 @@ def metric_folder(name: str, metrics_root: str | os.PathLike[str] | None = None)
     return folder
 
 
-def load_metric(name: str, metrics_root: str | os.PathLike[str] | None = None, config_name: str | None = None):
+def load_metric(
+    name: str, metrics_root: str | os.PathLike[str] | None = None, config_name: str | None = None
+):
     """``evaluate.load("<metrics_root>/<name>")``, exactly as a user would."""
     import evaluate
 
     return evaluate.load(str(metric_folder(name, metrics_root)), config_name)
+
+
+def import_metric_module(folder: str | os.PathLike[str]):
+    """The Python module of a metric folder, imported as a package so its same-folder imports
+    (``from .bias_hub_common import ...``) resolve as they do under ``evaluate.load``: for
+    tests and benchmarks that call a module's functions directly."""
+    import importlib
+    import sys
+    import types
+
+    folder = Path(folder).resolve()
+    if not (folder / f"{folder.name}.py").is_file():
+        raise FileNotFoundError(f"{folder}: no metric module {folder.name}.py in it")
+    package = f"_bias_hub_metric_{folder.name}"
+    if package not in sys.modules:
+        module = types.ModuleType(package)
+        module.__path__ = [str(folder)]
+        sys.modules[package] = module
+    return importlib.import_module(f"{package}.{folder.name}")

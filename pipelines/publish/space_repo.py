@@ -57,6 +57,8 @@ class CheckedMetric:
     card: SpaceCard | None = None
     yaml_header: dict = field(default_factory=dict)
     imports: list[str] = field(default_factory=list)
+    # Same-folder files the module imports (``from .x import``), which evaluate copies beside it.
+    local_files: list[Path] = field(default_factory=list)
     module_type: str = "metric"
     problems: list[str] = field(default_factory=list)
 
@@ -88,6 +90,10 @@ def _top_level_imports(tree: ast.Module) -> list[str]:
     return sorted(n for n in names if n not in sys.stdlib_module_names and n != "__future__")
 
 
+def _local_imports(tree: ast.Module) -> list[str]:
+    return sorted({node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module})
+
+
 def _module_type(tree: ast.Module) -> str | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
@@ -108,7 +114,15 @@ def check_metric_module(folder: Path) -> CheckedMetric:
         problems.append(f"{checked.module_file}: does not parse ({err})")
         tree = None
     if tree is not None:
-        checked.imports = _top_level_imports(tree)
+        imports = set(_top_level_imports(tree))
+        for name in _local_imports(tree):
+            local = folder / f"{name}.py"
+            if not local.is_file():
+                problems.append(f"{checked.module_file}: imports .{name}, but {local} is missing")
+                continue
+            checked.local_files.append(local)
+            imports.update(_top_level_imports(ast.parse(local.read_text(encoding="utf-8"), filename=str(local))))
+        checked.imports = sorted(imports)
         module_type = _module_type(tree)
         if module_type is None:
             problems.append(
@@ -209,6 +223,8 @@ def plan_metric(checked: CheckedMetric, namespace: str, private: bool) -> RepoPl
         problems=list(checked.problems),
     )
     plan.files.append(PlannedFile(checked.module_file.name, source=checked.module_file))
+    for local in checked.local_files:  # a link in the checkout; the file itself on the Hub
+        plan.files.append(PlannedFile(local.name, content=local.read_bytes()))
     if (checked.folder / "README.md").is_file() and not checked.problems:
         plan.files.append(PlannedFile("README.md", content=space_card(checked)))
     plan.files.append(PlannedFile("app.py", content=app_source(repo_id)))

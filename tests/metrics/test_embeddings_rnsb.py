@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
 import evaluate
 import numpy as np
 import pytest
+
+from pipelines.common import import_metric_module
 
 METRIC = Path(__file__).resolve().parents[2] / "metrics" / "rnsb"
 
@@ -20,10 +21,7 @@ def rnsb():
 
 @pytest.fixture(scope="module")
 def module():
-    spec = importlib.util.spec_from_file_location("rnsb_module", METRIC / "rnsb.py")
-    loaded = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(loaded)
-    return loaded
+    return import_metric_module(METRIC)
 
 
 def test_one_dimensional_fit_by_hand(rnsb):
@@ -40,7 +38,9 @@ def test_one_dimensional_fit_by_hand(rnsb):
     assert result["probabilities"]["b"] == pytest.approx(1 - 0.3374, abs=2e-4)
     p = result["distribution"]["a"]
     assert p == pytest.approx(0.3374, abs=2e-4)  # the two probabilities sum to one here
-    assert result["kl_divergence"] == pytest.approx(p * math.log(2 * p) + (1 - p) * math.log(2 * (1 - p)))
+    assert result["kl_divergence"] == pytest.approx(
+        p * math.log(2 * p) + (1 - p) * math.log(2 * (1 - p))
+    )
 
 
 def test_attribute_orientation_trains_on_the_attribute_sets_by_hand(rnsb):
@@ -62,13 +62,19 @@ def test_orientations_differ_on_a_weat_query_and_swap_into_each_other(rnsb):
     targets = {"X": words[:6], "Y": words[6:12]}
     attributes = {"A": words[12:18], "B": words[18:]}
     common = dict(words=words, vectors=vectors, iterations=2, seed=4)
-    on_attributes = rnsb.compute(**common, target_sets=targets, attribute_sets=attributes, train_on="attribute_sets")
-    on_targets = rnsb.compute(**common, target_sets=targets, attribute_sets=attributes, train_on="target_sets")
+    on_attributes = rnsb.compute(
+        **common, target_sets=targets, attribute_sets=attributes, train_on="attribute_sets"
+    )
+    on_targets = rnsb.compute(
+        **common, target_sets=targets, attribute_sets=attributes, train_on="target_sets"
+    )
     assert sorted(on_attributes["probabilities"]) == sorted(words[:12])
     assert sorted(on_targets["probabilities"]) == sorted(words[12:])
     assert on_attributes["score"] != pytest.approx(on_targets["score"])
     # Training on the targets is training on the attributes of the query with the roles exchanged.
-    exchanged = rnsb.compute(**common, target_sets=attributes, attribute_sets=targets, train_on="attribute_sets")
+    exchanged = rnsb.compute(
+        **common, target_sets=attributes, attribute_sets=targets, train_on="attribute_sets"
+    )
     assert exchanged["probabilities"] == pytest.approx(on_targets["probabilities"], abs=1e-12)
     assert exchanged["kl_per_iteration"] == pytest.approx(on_targets["kl_per_iteration"], abs=1e-12)
 
@@ -114,8 +120,14 @@ def test_iterations_average_seeded_runs(rnsb):
     [
         ({"target_sets": {"X": ["x"]}}, r"target_sets must hold exactly 2"),
         ({"attribute_sets": {}}, r"attribute_sets must hold at least one"),
-        ({"attribute_sets": {"A": ["a", "q1", "q2"]}}, r"attribute_sets\['A'\] lost 2 of 3 words.*\['q1', 'q2'\]"),
-        ({"vectors": [[-1.0], [1.0], [np.inf], [1.0]]}, r"NaN or infinite values for the words \['a'\]"),
+        (
+            {"attribute_sets": {"A": ["a", "q1", "q2"]}},
+            r"attribute_sets\['A'\] lost 2 of 3 words.*\['q1', 'q2'\]",
+        ),
+        (
+            {"vectors": [[-1.0], [1.0], [np.inf], [1.0]]},
+            r"NaN or infinite values for the words \['a'\]",
+        ),
         ({"C": 0}, r"C must be positive"),
         ({"train_on": "targets"}, r"train_on must be one of \('target_sets', 'attribute_sets'\)"),
         ({"train_on": "attribute_sets"}, r"attribute_sets must hold exactly 2 named sets, got 1"),

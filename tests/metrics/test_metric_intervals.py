@@ -6,7 +6,6 @@ scipy.stats.bootstrap's own; the paired permutation p-values against counts by h
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import evaluate
@@ -14,15 +13,23 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from pipelines.common import import_metric_module
+
 METRICS = Path(__file__).resolve().parents[2] / "metrics"
-INTERVAL_KEYS = {"low", "high", "confidence_level", "method", "n_resamples", "unit", "n_units", "reason"}
+INTERVAL_KEYS = {
+    "low",
+    "high",
+    "confidence_level",
+    "method",
+    "n_resamples",
+    "unit",
+    "n_units",
+    "reason",
+}
 
 
 def _module(name: str):
-    spec = importlib.util.spec_from_file_location(f"{name}_for_intervals", METRICS / name / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_metric_module(METRICS / name)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +63,12 @@ def test_bca_of_a_ratio_equals_scipy_bca():
     numerator = (rng.random(300) < 0.3).astype(float)
     denominator = np.maximum(numerator, (rng.random(300) < 0.6).astype(float))
     options = {"confidence_level": 0.9, "n_resamples": 999, "seed": 11}
-    (ours,) = module._sum_intervals([np.stack([numerator, denominator], axis=1)], lambda t: (t[0] / t[1])[None], options, "items")
+    (ours,) = module._sum_intervals(
+        [np.stack([numerator, denominator], axis=1)],
+        lambda t: (t[0] / t[1])[None],
+        options,
+        "items",
+    )
     reference = stats.bootstrap(
         (numerator, denominator), lambda a, b, axis=-1: a.sum(axis) / b.sum(axis), paired=True, vectorized=True,
         n_resamples=999, batch=2_000_000 // 300, confidence_level=0.9, method="BCa", rng=np.random.default_rng(11),
@@ -75,7 +87,9 @@ def test_bca_with_strata_equals_scipy_multi_sample_bca():
     strata = [np.stack([first, np.ones(40), np.zeros(40), np.zeros(40)], axis=1),
               np.stack([np.zeros(60), np.zeros(60), second, np.ones(60)], axis=1)]  # fmt: skip
     options = {"confidence_level": 0.95, "n_resamples": 500, "seed": 5}
-    (ours,) = module._sum_intervals(strata, lambda t: ((t[0] / t[1]) / (t[2] / t[3]))[None], options, "items")
+    (ours,) = module._sum_intervals(
+        strata, lambda t: ((t[0] / t[1]) / (t[2] / t[3]))[None], options, "items"
+    )
     reference = stats.bootstrap(
         (first, second), lambda a, b, axis=-1: a.mean(axis) / b.mean(axis), vectorized=True, n_resamples=500,
         batch=2_000_000 // 100, method="BCa", rng=np.random.default_rng(5),
@@ -98,7 +112,11 @@ def test_attention_gap_interval_of_one_word_equals_scipy_two_sample_bca():
         batch=2_000_000 // 55, method="BCa", rng=np.random.default_rng(8),
     )  # fmt: skip
     for interval in (gap, mean_gap):  # one word: the mean gap is its gap
-        assert interval["method"] == "BCa" and interval["unit"] == "occurrences" and interval["n_units"] == 55
+        assert (
+            interval["method"] == "BCa"
+            and interval["unit"] == "occurrences"
+            and interval["n_units"] == 55
+        )
         assert interval["low"] == pytest.approx(reference.confidence_interval.low, rel=1e-12)
         assert interval["high"] == pytest.approx(reference.confidence_interval.high, rel=1e-12)
 
@@ -128,7 +146,11 @@ def test_weat_intervals_equal_scipy_bca_over_the_four_word_sets():
     for interval, function in zip(ours, (effect_size, statistic), strict=True):
         reference = stats.bootstrap(samples, function, vectorized=True, n_resamples=400, batch=2_000_000 // 19,
                                     method="BCa", rng=np.random.default_rng(2))  # fmt: skip
-        assert interval["method"] == "BCa" and interval["unit"] == "words" and interval["n_units"] == 19
+        assert (
+            interval["method"] == "BCa"
+            and interval["unit"] == "words"
+            and interval["n_units"] == 19
+        )
         assert interval["low"] == pytest.approx(reference.confidence_interval.low, rel=1e-10)
         assert interval["high"] == pytest.approx(reference.confidence_interval.high, rel=1e-10)
 
@@ -160,7 +182,13 @@ def test_nli_bias_score_interval_covers_the_truth_95_percent_of_the_time(nli):
         for subset, p in shares.items():
             predictions += rng.choice(3, size=150, p=p).tolist()
             subsets += [subset] * 150
-        result = nli.compute(predictions=predictions, subsets=subsets, confidence_level=0.95, n_resamples=1000, seed=seed)
+        result = nli.compute(
+            predictions=predictions,
+            subsets=subsets,
+            confidence_level=0.95,
+            n_resamples=1000,
+            seed=seed,
+        )
         interval = result["confidence_intervals"]["bias_score"]
         assert interval["method"] == "BCa"
         return interval["low"] <= truth <= interval["high"]
@@ -209,7 +237,9 @@ def test_resampling_templates_widens_intervals_only_when_items_of_a_template_agr
     for _ in range(20):
         rows, templates = _templated_items(rng, correlated)
         by_item = bbq.compute(**rows, confidence_level=0.95, n_resamples=1000)
-        by_template = bbq.compute(**rows, templates=templates, confidence_level=0.95, n_resamples=1000)
+        by_template = bbq.compute(
+            **rows, templates=templates, confidence_level=0.95, n_resamples=1000
+        )
         item = by_item["confidence_intervals"]["bias_score_disambiguated"]
         template = by_template["confidence_intervals"]["bias_score_disambiguated"]
         assert (item["unit"], item["n_units"]) == ("items", 400)
@@ -253,13 +283,20 @@ def test_undefined_score_has_no_interval_and_says_why(bbq):
 def test_score_undefined_in_some_resamples_has_no_interval(bbq):
     # One ambiguous item of five answered non-unknown: a resample without it leaves s_AMB undefined.
     rows = _bbq_rows([0, 2, 2, 2, 2], [0, 0, 0, 0, 0], conditions=["ambig"] * 5, references=[2] * 5)
-    interval = bbq.compute(**rows, confidence_level=0.95)["confidence_intervals"]["bias_score_ambiguous"]
+    interval = bbq.compute(**rows, confidence_level=0.95)["confidence_intervals"][
+        "bias_score_ambiguous"
+    ]
     assert interval["low"] is None
-    assert interval["reason"].startswith("the score is undefined in ") and "resamples (too few items)" in interval["reason"]
+    assert (
+        interval["reason"].startswith("the score is undefined in ")
+        and "resamples (too few items)" in interval["reason"]
+    )
 
 
 def test_nli_subset_with_one_row_cannot_be_resampled(nli):
-    result = nli.compute(predictions=[0, 1, 2, 1], subsets=["PS", "AS", "NS", "NS"], confidence_level=0.95)
+    result = nli.compute(
+        predictions=[0, 1, 2, 1], subsets=["PS", "AS", "NS", "NS"], confidence_level=0.95
+    )
     assert result["confidence_intervals"]["bias_score"]["reason"] == (
         "resampling needs at least 2 items in each stratum, got [1, 1, 2]"
     )
@@ -309,7 +346,9 @@ def test_paired_nli_by_hand():
     # difference by 1/6; only the unswapped pattern of 2^6 reaches 1: two-sided p = 2/64.
     paired = evaluate.load(str(METRICS / "nli_gender_bias"), "paired")
     result = paired.compute(
-        predictions=[1] * 6, predictions_b=[0, 0, 2, 2, 0, 2], subsets=["PS", "PS", "AS", "AS", "NS", "NS"]
+        predictions=[1] * 6,
+        predictions_b=[0, 0, 2, 2, 0, 2],
+        subsets=["PS", "PS", "AS", "AS", "NS", "NS"],
     )
     for key in ("bias_score", "fraction_neutral"):
         assert result["scores"][key]["p_value"] == pytest.approx(2 / 64)

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import doctest
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from pipelines.common import import_metric_module
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted(p for p in (REPO_ROOT / "metrics").glob("*/*.py") if p.stem == p.parent.name)
 
 
 def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"metric_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_metric_module(path.parent)
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])

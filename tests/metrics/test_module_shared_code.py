@@ -1,36 +1,31 @@
-"""Each metric module is published alone (one Hub Space), so helpers several modules need
-are copied into each: the copies must stay identical, and a module may import only the
-libraries its requirements.txt lists (never builders or pipelines)."""
+"""Each metric module is published alone (one Hub Space), and the helpers all modules share
+live once, in ``metrics/_common/bias_hub_common.py``: each module folder links to it and
+imports it relatively, which ``evaluate`` resolves by copying the file beside the module.
+A module and that file may import only the libraries the module's requirements.txt lists."""
 
 from __future__ import annotations
 
 import ast
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 METRICS = Path(__file__).resolve().parents[2] / "metrics"
+COMMON = METRICS / "_common" / "bias_hub_common.py"
 MODULES = sorted(p for p in METRICS.glob("*/*.py") if p.stem == p.parent.name)
-# The helpers that live in several modules; a module holds the ones it uses.
-SHARED = (
-    "_DirectCompute", "_column", "_refuse", "_normalise", "_NOT_A_LABEL", "_label_code", "_labels", "_names",
-    "_numbers", "_cluster_codes", "_cluster_sums", "_uncertainty", "_seeded", "_no_interval", "_bca_levels",
-    "_leave_one_out", "_bootstrap", "_draw_counts", "_sum_intervals", "_paired_comparison", "_named_sets",
-    "_vector_table", "_lookup",
-)  # fmt: skip
 DISTRIBUTIONS = {"sklearn": "scikit-learn"}
 
 
-def _definitions(path: Path) -> dict[str, str]:
-    text = path.read_text(encoding="utf-8")
-    found = {}
-    for node in ast.parse(text).body:
+def _definitions(path: Path) -> set[str]:
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            found[node.name] = ast.get_source_segment(text, node)
+            names.add(node.name)
         elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            found[node.targets[0].id] = ast.get_source_segment(text, node)
-    return found
+            names.add(node.targets[0].id)
+    return names
 
 
 def _imports(path: Path) -> set[str]:
@@ -38,24 +33,32 @@ def _imports(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module.split(".")[0])
     return {name for name in names if name not in sys.stdlib_module_names}
 
 
-@pytest.mark.parametrize("name", SHARED)
-def test_shared_helper_copies_are_identical(name):
-    copies = {path.stem: _definitions(path).get(name) for path in MODULES}
-    copies = {module: source for module, source in copies.items() if source is not None}
-    assert copies, f"{name} is in no module"
-    first = next(iter(copies.values()))
-    differing = [module for module, source in copies.items() if source != first]
-    assert not differing, f"{name} differs in {differing} from {next(iter(copies))}"
+def test_there_are_modules_to_check():
+    assert len(MODULES) == 8, [p.stem for p in MODULES]
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
+def test_the_shared_file_is_a_link_to_the_one_copy(path):
+    link = path.parent / "bias_hub_common.py"
+    assert link.is_symlink(), f"{link} should link to {COMMON}"
+    assert os.readlink(link) == "../_common/bias_hub_common.py"
+    assert link.resolve() == COMMON.resolve()
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
+def test_no_module_redefines_a_shared_helper(path):
+    redefined = _definitions(path) & _definitions(COMMON)
+    assert not redefined, f"{path.name} redefines {sorted(redefined)}; import them from .bias_hub_common"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
 def test_module_imports_only_what_its_requirements_list(path):
-    imports = _imports(path)
+    imports = _imports(path) | _imports(COMMON)
     assert not imports & {"builders", "pipelines", "bench", "tests"}
     assert imports <= {"datasets", "evaluate", "numpy", "scipy", "sklearn"}, imports
     listed = {
@@ -66,9 +69,13 @@ def test_module_imports_only_what_its_requirements_list(path):
     assert {DISTRIBUTIONS.get(name, name) for name in imports} <= listed, (imports, listed)
 
 
-@pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
+@pytest.mark.parametrize("path", [*MODULES, COMMON], ids=[*(p.stem for p in MODULES), "common"])
 def test_one_import_per_line(path):
-    # evaluate's dependency check reads "import a, b" as one module named "a, b".
-    for line in path.read_text(encoding="utf-8").splitlines():
+    # evaluate's dependency check reads "import a, b" as one module named "a, b", and finds a
+    # same-folder import only on an unindented "from .name import" line.
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for line in lines:
         if line.startswith("import "):
             assert "," not in line, line
+    if path != COMMON:
+        assert "from .bias_hub_common import (" in lines

@@ -23,6 +23,7 @@ from pipelines.publish.space_repo import (
     GRADIO_SDK_VERSION,
     check_metric_module,
     discover_metric_modules,
+    plan_metric,
     space_card,
 )
 
@@ -142,6 +143,26 @@ def test_every_real_module_becomes_a_space_on_the_projects_gradio() -> None:
         assert card.data.title == (checked.yaml_header.get("title") or folder.name.replace("_", " ").title())
         assert card.text.strip() == checked.card.text.strip()
         assert not (folder / "app.py").exists(), "publish writes the Space's app.py; a copy here goes stale"
+
+
+def test_a_space_carries_the_shared_helpers_as_a_file_and_their_imports() -> None:
+    # Each real module imports .bias_hub_common (a link in the checkout); the Space gets the
+    # file's bytes under that name, and its scipy import in requirements.txt.
+    common = (REPO_METRICS[0].parent / "_common" / "bias_hub_common.py").read_bytes()
+    for folder in REPO_METRICS:
+        checked = check_metric_module(folder)
+        plan = plan_metric(checked, "bias-hub", private=False)
+        planned = {file.path_in_repo: file for file in plan.files}
+        assert planned["bias_hub_common.py"].content == common, folder.name
+        assert "scipy" in planned["requirements.txt"].content.decode().split(), folder.name
+
+
+def test_a_missing_same_folder_import_is_named(tmp_path: Path) -> None:
+    folder = make_metric_module(tmp_path)
+    module = folder / f"{folder.name}.py"
+    module.write_text("from .helpers import thing\n" + module.read_text(encoding="utf-8"), encoding="utf-8")
+    problems = check_metric_module(folder).problems
+    assert any("imports .helpers" in problem and "helpers.py is missing" in problem for problem in problems), problems
 
 
 def test_a_module_cards_sdk_pin_does_not_override_the_projects(tmp_path: Path) -> None:

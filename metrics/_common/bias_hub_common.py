@@ -1,0 +1,561 @@
+"""Helpers every bias-hub metric module shares: input checks, the direct compute path and
+bootstrap intervals.
+
+Each module is published alone (one Hub Space) and ``evaluate`` copies a module's same-folder
+imports with it, so each module folder holds this file as a link to
+``metrics/_common/bias_hub_common.py`` (the one copy we edit) and the publisher uploads the
+file itself. Only libraries every module's requirements.txt lists are imported here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import unicodedata
+import warnings
+
+import numpy as np
+from scipy import special, stats
+
+
+class _DirectCompute:
+    """``compute`` straight to ``_compute`` when evaluate's Arrow cache would add nothing.
+
+    evaluate encodes every value through ``datasets`` features before ``_compute`` sees it
+    (97 % of the time at 10^6 rows) and casts what it can on the way (1.7 -> 1, True -> 1).
+    With one process and nothing stored by ``add``/``add_batch`` that round trip only copies
+    the inputs, so they go to ``_compute`` as given; otherwise evaluate gathers the stored
+    batches as usual. Rows are checked before evaluate stores them, and arguments the module
+    does not take are refused by name.
+    """
+
+    def _compute_function(self):
+        return self._compute
+
+    def _arguments(self) -> tuple[set, list]:
+        parameters = inspect.signature(self._compute_function()).parameters.values()
+        named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        required = [p.name for p in named if p.default is p.empty]
+        return set(self._feature_names()) | {p.name for p in named}, required
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Compute the scores from the rows given here and any added before."""
+        given = {"predictions": predictions, "references": references, **kwargs}
+        given = {name: value for name, value in given.items() if value is not None}
+        accepted, required = self._arguments()
+        unknown = sorted(set(given) - accepted)
+        if unknown:
+            raise ValueError(
+                f"{self.name}: unknown argument(s) {unknown}; it takes {sorted(accepted)}"
+            )
+        if self.num_process > 1 or self.writer is not None:
+            return super().compute(predictions=predictions, references=references, **kwargs)
+        missing = [name for name in required if name not in given]
+        if missing:
+            raise ValueError(f"{self.name}: missing argument(s) {missing}")
+        return self._compute(**given)
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Store a batch of rows for a later ``compute``; the rows are checked first."""
+        batch = {"predictions": predictions, "references": references, **kwargs}
+        batch = {name: value for name, value in batch.items() if value is not None}
+        self._check_rows(batch)
+        if batch and all(len(column) == 0 for column in batch.values()):
+            return
+        super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Store one row for a later ``compute``; it is checked first."""
+        row = {"predictions": prediction, "references": reference, **kwargs}
+        self._check_rows({name: [value] for name, value in row.items() if value is not None})
+        super().add(prediction=prediction, reference=reference, **kwargs)
+
+
+def _column(values, argument: str):
+    """One value per row: a list, a tuple or a 1-d array (never a dict, a string or a scalar)."""
+    if values is None:
+        raise ValueError(f"{argument} is required")
+    if isinstance(values, (list, tuple)):
+        return values
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
+        raise ValueError(
+            f"{argument} must be a list with one value per row, got {type(values).__name__}"
+        )
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(
+            f"{argument} must be a list with one value per row, got shape {array.shape}"
+        )
+    return array
+
+
+def _refuse(bad, argument: str, values, expected: str) -> None:
+    """ValueError naming the first flagged row of ``argument`` and what it should be."""
+    rows = np.flatnonzero(bad)
+    if rows.size:
+        row = int(rows[0])
+        value = values[row].item() if isinstance(values[row], np.generic) else values[row]
+        raise ValueError(f"{argument}[{row}] is {value!r}; expected {expected}")
+
+
+def _normalise(text: str) -> str:
+    """The one spelling of a name: Unicode NFKC, no surrounding or repeated whitespace."""
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+_NOT_A_LABEL = -(2**62)
+
+
+def _label_code(value, names: dict) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return _NOT_A_LABEL
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
+        return int(value)
+    if isinstance(value, str):
+        return names.get(_normalise(value).casefold(), _NOT_A_LABEL)
+    return _NOT_A_LABEL
+
+
+def _labels(values, argument: str, low: int, high: int, names: dict | None = None) -> np.ndarray:
+    """Integer labels from ids (whole numbers) or names; a float with a fraction, a bool, NaN,
+    None or a dict is refused with its row.
+
+    ``names`` maps a name's normalised lower-case spelling to its id.
+    """
+    column = _column(values, argument)
+    names = names or {}
+    expected = f"an integer from {low} to {high}" + (f" or one of {sorted(names)}" if names else "")
+    if isinstance(column, np.ndarray) and column.dtype.kind in "iu":
+        codes = column.astype(np.int64)
+    elif isinstance(column, np.ndarray) and column.dtype.kind == "f":
+        _refuse(~np.isfinite(column) | (column != np.round(column)), argument, column, expected)
+        codes = column.astype(np.int64)
+    else:
+        items = column.tolist() if isinstance(column, np.ndarray) else column
+        kinds = set(map(type, items))
+        if kinds <= {int}:
+            codes = np.array(items, dtype=np.int64)
+        elif kinds <= {str}:
+            code_of = {v: _label_code(v, names) for v in dict.fromkeys(items)}
+            codes = np.fromiter(map(code_of.__getitem__, items), dtype=np.int64, count=len(items))
+        else:
+            codes = np.fromiter(
+                (_label_code(v, names) for v in items), dtype=np.int64, count=len(items)
+            )
+    _refuse((codes < low) | (codes > high), argument, column, expected)
+    return codes
+
+
+def _names(values, argument: str, vocabulary: dict | None = None) -> tuple[np.ndarray, list]:
+    """Codes of a column of names and the names they stand for, each name normalised.
+
+    Without ``vocabulary`` every non-empty string is a name (in sorted order); with one (a
+    name's normalised lower-case spelling -> its code) only those are accepted.
+    """
+    column = _column(values, argument)
+    items = column.tolist() if isinstance(column, np.ndarray) else column
+    expected = f"one of {sorted(vocabulary)}" if vocabulary else "a non-empty string"
+    try:
+        distinct = list(dict.fromkeys(items))
+    except TypeError:
+        distinct = None
+    if distinct is None or not all(isinstance(v, str) and _normalise(v) for v in distinct):
+        _refuse(
+            [not (isinstance(v, str) and _normalise(v)) for v in items], argument, items, expected
+        )
+    if vocabulary is None:
+        names = sorted({_normalise(v) for v in distinct})
+        position = {name: code for code, name in enumerate(names)}
+        code_of = {v: position[_normalise(v)] for v in distinct}
+    else:
+        names = None
+        code_of = {v: vocabulary.get(_normalise(v).casefold(), -1) for v in distinct}
+        if min(code_of.values(), default=0) < 0:
+            _refuse([code_of[v] < 0 for v in items], argument, items, expected)
+    return np.fromiter(map(code_of.__getitem__, items), dtype=np.int64, count=len(items)), names
+
+
+def _cluster_codes(values, argument: str, n_rows: int) -> np.ndarray:
+    """One code per row for ids (whole numbers or strings) that group rows into clusters."""
+    column = _column(values, argument)
+    if len(column) != n_rows:
+        raise ValueError(f"{argument} has {len(column)} entries, expected one per row ({n_rows})")
+    items = column.tolist() if isinstance(column, np.ndarray) else column
+    ids = [
+        _label_code(v, {}) if not isinstance(v, str) else (_normalise(v) or _NOT_A_LABEL)
+        for v in items
+    ]  # fmt: skip
+    _refuse(
+        [i == _NOT_A_LABEL for i in ids], argument, items, "a template id (an integer or a string)"
+    )
+    position: dict = {}
+    return np.fromiter(
+        (position.setdefault(i, len(position)) for i in ids), dtype=np.int64, count=n_rows
+    )
+
+
+def _cluster_sums(units: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+    """The unit rows summed per cluster (resampling clusters keeps their rows together)."""
+    _, codes = np.unique(clusters, return_inverse=True)
+    size = int(codes.max()) + 1 if codes.size else 0
+    return np.stack(
+        [np.bincount(codes, weights=column, minlength=size) for column in units.T], axis=1
+    )
+
+
+def _uncertainty(confidence_level, n_resamples, seed) -> dict | None:
+    """The bootstrap settings, checked; None when no interval is asked for."""
+    if confidence_level is None:
+        return None
+    if (
+        isinstance(confidence_level, bool)
+        or not isinstance(confidence_level, (int, float))
+        or not 0 < confidence_level < 1
+    ):
+        raise ValueError(
+            f"confidence_level must be a number between 0 and 1 (such as 0.95) or None, got {confidence_level!r}"
+        )
+    if (
+        isinstance(n_resamples, bool)
+        or not isinstance(n_resamples, (int, np.integer))
+        or n_resamples < 100
+    ):
+        raise ValueError(f"n_resamples must be an integer of at least 100, got {n_resamples!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise ValueError(f"seed must be an integer or None, got {seed!r}")
+    return {
+        "confidence_level": float(confidence_level),
+        "n_resamples": int(n_resamples),
+        "seed": seed,
+    }
+
+
+def _seeded(function, seed) -> dict:
+    """The generator argument of a scipy resampling function: ``rng`` from scipy 1.15,
+    ``random_state`` in the older releases a numpy < 2 Space may run."""
+    name = "rng" if "rng" in inspect.signature(function).parameters else "random_state"
+    return {name: np.random.default_rng(seed)}
+
+
+def _no_interval(options: dict, unit: str, n_units: int, reason: str) -> dict:
+    return {
+        "low": None, "high": None, "confidence_level": options["confidence_level"], "method": None,
+        "n_resamples": options["n_resamples"], "unit": unit, "n_units": n_units, "reason": reason,
+    }  # fmt: skip
+
+
+def _bca_levels(
+    distribution: np.ndarray, observed: np.ndarray, jackknife: list, alpha: float
+) -> np.ndarray:
+    """BCa's two quantile levels per score (Efron and Tibshirani 1993, 14.3; the formulas of
+    scipy.stats.bootstrap), NaN where BCa is undefined.
+
+    ``jackknife``: per sample, its leave-one-out scores, an array (scores, n_units) or a pair
+    (indices of the scores it moves, their values); scores a sample does not move add nothing.
+    The module computes them: scipy's own jackknife re-evaluates the statistic on n
+    resamples of n - 1 units (3 s for 10^4 items, minutes for 10^5).
+    """
+    share = (distribution < observed[:, None]).sum(-1) + (distribution <= observed[:, None]).sum(-1)
+    bias = special.ndtri(share / (2 * distribution.shape[-1]))
+    cubes, squares = np.zeros(len(observed)), np.zeros(len(observed))
+    for entry in jackknife:
+        moved, values = entry if isinstance(entry, tuple) else (slice(None), entry)
+        n = values.shape[-1]
+        spread = (n - 1) * (values.mean(axis=-1, keepdims=True) - values)
+        cubes[moved] += (spread**3).sum(axis=-1) / n**3
+        squares[moved] += (spread**2).sum(axis=-1) / n**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        acceleration = cubes / (6 * squares**1.5)
+        z = special.ndtri(alpha)
+        levels = np.stack(
+            [special.ndtr(bias + (bias + q) / (1 - acceleration * (bias + q))) for q in (z, -z)],
+            axis=-1,
+        )
+    levels[~(np.isfinite(bias) & np.isfinite(acceleration))] = np.nan
+    return levels
+
+
+def _bootstrap(
+    samples: list, statistic, observed, options: dict, unit: str, jackknife=None
+) -> list[dict]:
+    """One interval per score, from scipy.stats.bootstrap resampling each sample's units.
+
+    ``samples``: 1-d arrays, resampled independently (strata keep their sizes);
+    ``statistic(*resampled, axis=-1)`` -> (scores, resamples), NaN where a score is undefined;
+    ``observed``: the point estimates; ``jackknife()`` -> per sample a (scores, n_units) array
+    of leave-one-out values for BCa, or None where the jackknife is not consistent (a median):
+    the interval is then the percentile one, as it is wherever BCa is undefined.
+    """
+    observed = np.asarray(observed, dtype=np.float64).reshape(-1)
+    sizes = [len(sample) for sample in samples]
+    n_units = sum(sizes)
+    if min(sizes) < 2:
+        reason = f"resampling needs at least 2 {unit} in each stratum, got {sizes}"
+        return [
+            _no_interval(
+                options,
+                unit,
+                n_units,
+                "the score itself is undefined" if np.isnan(score) else reason,
+            )
+            for score in observed
+        ]
+    level, count = options["confidence_level"], options["n_resamples"]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        result = stats.bootstrap(
+            tuple(samples), statistic, n_resamples=count, batch=max(1, 2_000_000 // n_units), vectorized=True,
+            method="percentile", confidence_level=level, **_seeded(stats.bootstrap, options["seed"]),
+        )  # fmt: skip
+    distribution = np.asarray(result.bootstrap_distribution, dtype=np.float64).reshape(
+        len(observed), -1
+    )
+    alpha = (1 - level) / 2
+    levels = np.tile([alpha, 1 - alpha], (len(observed), 1))
+    bca = np.zeros(len(observed), dtype=bool)
+    if jackknife is not None:
+        corrected = _bca_levels(distribution, observed, jackknife(), alpha)
+        bca = (
+            np.isfinite(corrected).all(axis=1)
+            & (corrected > 0).all(axis=1)
+            & (corrected < 1).all(axis=1)
+        )
+        levels[bca] = corrected[bca]
+    intervals = []
+    for score, values, chosen, corrected in zip(observed, distribution, levels, bca, strict=True):
+        undefined = int(np.isnan(values).sum())
+        if np.isnan(score):
+            intervals.append(_no_interval(options, unit, n_units, "the score itself is undefined"))
+        elif undefined:
+            reason = f"the score is undefined in {undefined} of {count} resamples (too few {unit})"
+            intervals.append(_no_interval(options, unit, n_units, reason))
+        else:
+            low, high = np.quantile(values, chosen)
+            intervals.append(
+                {
+                    "low": float(low), "high": float(high), "confidence_level": level,
+                    "method": "BCa" if corrected else "percentile", "n_resamples": count,
+                    "unit": unit, "n_units": n_units, "reason": None,
+                }
+            )  # fmt: skip
+    return intervals
+
+
+def _draw_counts(rows: np.ndarray, n: int) -> np.ndarray:
+    """How often each of n units occurs in each resample (rows: resamples x draws of indices)."""
+    rows = np.atleast_2d(rows)
+    offsets = n * np.arange(rows.shape[0])[:, None]
+    return np.bincount((rows + offsets).ravel(), minlength=rows.shape[0] * n).reshape(
+        rows.shape[0], n
+    )
+
+
+def _sum_intervals(strata: list, score, options: dict, unit: str) -> list[dict]:
+    """Intervals for scores that are functions of column totals over units (shares, ratios, means).
+
+    ``strata``: per stratum an (n_units, k) array, one row per unit (an item, or the summed
+    items of one template); ``score(totals)`` maps (k, ...) totals to (scores, ...), NaN where
+    undefined. A resample is a count per unit times the unit rows; a unit left out is the
+    total minus its row.
+    """
+    totals = sum(units.sum(axis=0) for units in strata)
+
+    def statistic(*drawn, axis=-1):
+        resampled = sum(
+            _draw_counts(rows, len(units)) @ units
+            for units, rows in zip(strata, drawn, strict=True)
+        )
+        return score(resampled.T)
+
+    def jackknife():
+        return [score((totals - units).T) for units in strata]
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        observed = score(totals)
+    samples = [np.arange(len(units)) for units in strata]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _bootstrap(samples, statistic, observed, options, unit, jackknife)
+
+
+def _paired_comparison(
+    strata_a: list, strata_b: list, score, keys: list, options: dict, unit: str
+) -> dict:
+    """B - A per score on the same units: a paired bootstrap interval (both sets resampled
+    together) and a two-sided paired permutation test (each unit's A and B swapped at random;
+    scipy.stats.permutation_test, permutation_type="samples"); exact when 2^units <= n_resamples.
+    """
+    width = strata_a[0].shape[1]
+    totals_a = sum(units.sum(axis=0) for units in strata_a)
+    totals_b = sum(units.sum(axis=0) for units in strata_b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores_a, scores_b = score(totals_a), score(totals_b)
+
+    def difference(totals):
+        return score(totals[width:]) - score(totals[:width])
+
+    joined = [np.hstack([a, b]) for a, b in zip(strata_a, strata_b, strict=True)]
+    intervals = _sum_intervals(joined, difference, options, unit)
+
+    change = np.vstack(strata_b) - np.vstack(strata_a)
+    n = len(change)
+
+    def swapped(rows_a, rows_b, axis=-1):
+        # rows_a holds, per observation i, i (kept) or n + i (A and B swapped)
+        rows = np.atleast_2d(rows_a)
+        flips = np.zeros(rows.shape)
+        np.put_along_axis(flips, rows % n, (rows >= n).astype(np.float64), axis=1)
+        moved = flips @ change
+        differences = score((totals_b - moved).T) - score((totals_a + moved).T)
+        # scores on the last axis: scipy compares the null distribution (permutations, scores)
+        # with the observed (scores,)
+        return differences[:, 0] if np.ndim(rows_a) == 1 else differences.T
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        test = stats.permutation_test(
+            (np.arange(n), np.arange(n) + n), swapped, permutation_type="samples", vectorized=True,
+            n_resamples=options["n_resamples"], alternative="two-sided",
+            **_seeded(stats.permutation_test, options["seed"]),
+        )  # fmt: skip
+    exact = 2**n <= options["n_resamples"]
+    null = np.asarray(test.null_distribution).reshape(-1, len(keys))
+    result = {}
+    for i, key in enumerate(keys):
+        a, b = float(scores_a[i]), float(scores_b[i])
+        entry = {"a": a, "b": b, "difference": b - a, "p_value": None,
+                 "p_value_method": "exact" if exact else "sampled", "n_permutations": len(null), "reason": None}  # fmt: skip
+        if np.isnan(a) or np.isnan(b):
+            entry.update(
+                difference=None,
+                reason="the score is undefined for " + ("A" if np.isnan(a) else "B"),
+            )
+            entry["a"], entry["b"] = (None if np.isnan(a) else a), (None if np.isnan(b) else b)
+        elif np.isnan(null[:, i]).any():
+            entry["reason"] = (
+                f"the difference is undefined in {int(np.isnan(null[:, i]).sum())} permutations"
+            )
+        else:
+            entry["p_value"] = float(np.atleast_1d(test.pvalue)[i])
+        result[key] = entry
+    return {
+        "scores": result,
+        "confidence_intervals": dict(zip(keys, intervals, strict=True)),
+        "n_units": n,
+    }
+
+
+def _numbers(values, argument: str) -> np.ndarray:
+    """Finite numbers, one per row (a bool, a string, None or NaN is refused with its row)."""
+    column = _column(values, argument)
+    items = column.tolist() if isinstance(column, np.ndarray) else column
+    numeric = (int, float, np.integer, np.floating)
+    if isinstance(column, np.ndarray) and column.dtype.kind in "iuf":
+        array = column.astype(np.float64)
+    else:
+        kinds = set(map(type, items))
+        if not all(
+            issubclass(kind, numeric) and not issubclass(kind, (bool, np.bool_)) for kind in kinds
+        ):
+            _refuse(
+                [isinstance(v, (bool, np.bool_)) or not isinstance(v, numeric) for v in items],
+                argument, items, "a number",
+            )  # fmt: skip
+        array = np.asarray(items, dtype=np.float64)
+    _refuse(~np.isfinite(array), argument, items, "a finite number")
+    return array
+
+
+def _leave_one_out(samples: list, statistic) -> list:
+    """Per sample, the statistic with each of its units left out in turn (for small samples:
+    n evaluations of n - 1 units, as scipy does)."""
+    values = []
+    for j, sample in enumerate(samples):
+        n = len(sample)
+        kept = np.array([np.delete(sample, i) for i in range(n)])
+        others = [np.broadcast_to(s, (n, len(s))) for s in samples]
+        others[j] = kept
+        values.append(np.asarray(statistic(*others, axis=-1), dtype=np.float64).reshape(-1, n))
+    return values
+
+
+def _named_sets(value, argument: str, count: int | None) -> dict:
+    """Named word sets ({name: [words]}): each non-empty, no word twice among them."""
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"{argument} must be a dict of set name -> list of words, got {type(value).__name__}"
+        )
+    if (count is not None and len(value) != count) or not value:
+        expected = f"exactly {count}" if count is not None else "at least one"
+        raise ValueError(
+            f"{argument} must hold {expected} named sets, got {len(value)}: {list(value)}"
+        )
+    sets, seen = {}, {}
+    for name, words in value.items():
+        if isinstance(words, (str, dict)) or not hasattr(words, "__iter__"):
+            raise ValueError(f"{argument}[{name!r}] must be a list of words, got {words!r}")
+        words = list(words)
+        if not words:
+            raise ValueError(f"{argument}[{name!r}] is empty")
+        for word in words:
+            if not isinstance(word, str):
+                raise ValueError(f"{argument}[{name!r}] holds {word!r}; expected words (strings)")
+            if word in seen:
+                where = "twice" if seen[word] == str(name) else f"and in {argument}[{seen[word]!r}]"
+                raise ValueError(
+                    f"{argument}[{name!r}] lists {word!r} {where}; a word may appear once"
+                )
+            seen[word] = str(name)
+        sets[str(name)] = [str(word) for word in words]
+    return sets
+
+
+def _vector_table(words, vectors, allow_zero: bool) -> tuple[dict, np.ndarray]:
+    """{word: its first row} and the vectors as a float matrix, checked."""
+    if words is None or vectors is None:
+        raise ValueError("words and vectors are required (the vectors of the sets' words)")
+    words = _column(words, "words")
+    words = words.tolist() if isinstance(words, np.ndarray) else list(words)
+    _refuse([not isinstance(word, str) for word in words], "words", words, "a word (a string)")
+    if not words:
+        raise ValueError("words is empty: there are no vectors to look the sets' words up in")
+    if isinstance(vectors, (dict, str)):
+        raise ValueError(f"vectors must be rows of numbers, got {type(vectors).__name__}")
+    try:
+        matrix = np.asarray(vectors, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"vectors must be rows of numbers of one dimension ({err})") from None
+    if matrix.ndim != 2 or matrix.shape[0] != len(words):
+        rows = matrix.shape[0] if matrix.ndim else 0
+        raise ValueError(
+            f"words ({len(words)}) and vectors ({rows}) need one row per word, all of one dimension; "
+            f"got vectors of shape {matrix.shape}"
+        )
+    bad = ~np.isfinite(matrix).all(axis=1)
+    if bad.any():
+        raise ValueError(
+            f"vectors hold NaN or infinite values for the words {[w for w, b in zip(words, bad, strict=True) if b]}"
+        )
+    zero = ~np.any(matrix, axis=1)
+    if zero.any() and not allow_zero:
+        raise ValueError(
+            f"vectors are all zero (no direction) for the words {[w for w, z in zip(words, zero, strict=True) if z]}"
+        )
+    index = {}
+    for row, word in enumerate(words):
+        index.setdefault(word, row)
+    return index, matrix
+
+
+def _lookup(sets: dict, argument: str, index: dict, max_oov_share: float) -> tuple[dict, dict]:
+    """Each set's rows in the vector table and its words that have none (OOV)."""
+    rows, oov = {}, {}
+    for name, words in sets.items():
+        missing = [word for word in words if word not in index]
+        if len(missing) / len(words) > max_oov_share:
+            raise ValueError(
+                f"{argument}[{name!r}] lost {len(missing)} of {len(words)} words to the vocabulary "
+                f"(more than max_oov_share={max_oov_share}): {missing}"
+            )
+        rows[name] = [index[word] for word in words if word in index]
+        oov[name] = missing
+    return rows, oov
