@@ -17,9 +17,10 @@ import pytest
 from builders.hub_folder import CardMetadata, write_dataset_folder
 from pipelines import cli
 from pipelines.common import ModelOptions, RunFolder, load_model
-from pipelines.nli import evaluation, meta
+from pipelines.nli import meta, report
 from pipelines.nli.evaluation import load_evaluation_rows, occupation_breakdown
-from pipelines.nli.train import checkpoint_folder
+from pipelines.nli.run import EvaluateSettings, MetaSettings, run_evaluate
+from pipelines.nli.training import checkpoint_folder
 
 REPO = Path(__file__).resolve().parents[2]
 SUBSETS = ("pro_stereotypical", "anti_stereotypical", "non_stereotypical")
@@ -280,7 +281,7 @@ def test_meta_evaluation_runs_per_seed_and_rate(tiny_model: Path, fixture_root: 
     evaluation = evaluation.select(meta.downsample_evaluation(evaluation, occupations, per_subset=3))
     # The fixture holds 4 pairs per set (2 occupations or genders x 2 templates): 3 drawn from each.
     assert len(evaluation) == 9 and sorted(set(evaluation["subset"])) == sorted(SUBSETS)
-    settings = meta.Settings(rates=rates, seeds=[0, 1], epochs=1, learning_rate=1e-3, batch_size=4,
+    settings = MetaSettings(rates=rates, seeds=[0, 1], epochs=1, learning_rate=1e-3, batch_size=4,
                              base_rate=0.5, base_epochs=1, reinitialize=True, progress=False, max_length=32)  # fmt: skip
     summary = meta.run_meta_evaluation(str(tiny_model), training, evaluation, settings)
     assert len(summary["runs"]) == 6
@@ -288,14 +289,14 @@ def test_meta_evaluation_runs_per_seed_and_rate(tiny_model: Path, fixture_root: 
     assert summary["spearman_bias_score"]["n"] <= 2
     out = tmp_path / "meta"
     with RunFolder(out) as folder:
-        meta.write_meta_report(folder, summary, "fixture")
+        report.write_meta(folder, summary, "fixture")
     assert "Spearman(r, s)" in (out / "report.md").read_text() and (out / "scores_vs_rate.png").is_file()
 
 
 def test_token_dropout_replaces_only_ordinary_tokens(tiny_model: Path) -> None:
     from transformers import AutoTokenizer
 
-    from pipelines.nli.train import _collator
+    from pipelines.nli.training import _collator
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_model))
     features = [dict(tokenizer("看護師が公園を歩いている。", "女性が公園を歩いている。")), dict(tokenizer("医者が走った。", "女性"))]
@@ -364,17 +365,17 @@ def test_a_second_evaluation_replaces_the_whole_run_folder(tiny_model: Path, fix
 def test_a_failed_evaluation_leaves_the_previous_run_folder(tiny_model: Path, fixture_root: Path, tmp_path: Path,
                                                             repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     out = tmp_path / "report"
-    settings = evaluation.Settings(datasets_root=fixture_root / "datasets", batch_size=4, progress=False, device="cpu")
-    evaluation.run([str(tiny_model)], None, out, settings)
+    settings = EvaluateSettings(datasets_root=fixture_root / "datasets", batch_size=4, progress=False, device="cpu")
+    run_evaluate([str(tiny_model)], None, out, settings)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
 
     def broken(results: dict):
         raise RuntimeError("figure failed")
 
     # results.json and the predictions are written before the figure.
-    monkeypatch.setattr(evaluation, "plot_label_fractions", broken)
+    monkeypatch.setattr(report, "plot_label_fractions", broken)
     with pytest.raises(RuntimeError, match="figure failed"):
-        evaluation.run([str(tiny_model)], None, out, dataclasses.replace(settings, limit=5))
+        run_evaluate([str(tiny_model)], None, out, dataclasses.replace(settings, limit=5))
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
 
