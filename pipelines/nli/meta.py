@@ -30,6 +30,7 @@ from pipelines.common import (
     load_dataset_split,
     load_metric,
     load_tokenizer,
+    metric_folder,
 )
 from pipelines.nli.labels import LABELS
 
@@ -438,7 +439,10 @@ def run_meta_evaluation(model_id: str, training: dict[float, object], evaluation
         raise ValueError(f"--rates: a correlation needs at least three bias rates, got {rates}")
     if settings.base_rate is not None and settings.base_rate not in training:
         raise ValueError(f"--base-rate {settings.base_rate} has no training set (loaded: {sorted(training)})")
-    metric = load_metric(DATASET, settings.metrics_root)
+    # Loaded when the first model is done, so that loading overlaps the workers' training; a
+    # missing module folder still fails here, before any training.
+    metric_folder(DATASET, settings.metrics_root)
+    metrics: dict = {}
     subsets = list(evaluation["subset"])
     level = settings.confidence_level
     runs, train_log, predictions = [], [], {}
@@ -450,7 +454,9 @@ def run_meta_evaluation(model_id: str, training: dict[float, object], evaluation
             return
         probabilities = outcome["probabilities"]
         labels = probabilities.argmax(axis=1)
-        result = score_predictions(metric, labels, subsets, probabilities, confidence_level=level,
+        if not metrics:
+            metrics["score"] = load_metric(DATASET, settings.metrics_root)
+        result = score_predictions(metrics["score"], labels, subsets, probabilities, confidence_level=level,
                                    n_resamples=settings.n_resamples if level else None,
                                    seed=settings.seed if level else None)  # fmt: skip
         predictions[(outcome["seed"], outcome["rate"])] = labels
@@ -508,7 +514,8 @@ def recorded_settings(settings) -> dict:
 
 
 def _mean_interval(values: np.ndarray, level: float | None) -> dict:
-    """Mean over seeds with a t interval (seeds are the unit); None below two seeds."""
+    """Mean of per-seed correlations with a t interval (seeds are the unit; none below two
+    seeds), cut to [-1, 1] where a correlation lies (with few seeds the t interval is wide)."""
     from scipy import stats
 
     values = values[np.isfinite(values)]
@@ -517,7 +524,8 @@ def _mean_interval(values: np.ndarray, level: float | None) -> dict:
              "n": int(values.size), "low": None, "high": None}  # fmt: skip
     if level and values.size > 1 and entry["sd"] > 0:
         low, high = stats.t.interval(level, values.size - 1, loc=entry["mean"], scale=entry["sd"] / np.sqrt(values.size))
-        entry.update(low=float(low), high=float(high), confidence_level=level, method="t over seeds")
+        entry.update(low=max(float(low), -1.0), high=min(float(high), 1.0), confidence_level=level,
+                     method="t over seeds, cut to [-1, 1]")
     return entry
 
 
