@@ -1,21 +1,37 @@
-"""NLI training data from anywhere: a Hub id, a dataset folder, or JSON lines / CSV / Parquet files.
+"""NLI training data from anywhere: a Hub id, a dataset folder, JSNLI as distributed, or JSON
+lines / CSV / Parquet files.
 
 Whatever the source, ``prepare_nli_columns`` returns a dataset with exactly the columns
 ``premise``, ``hypothesis`` and ``label`` (0 = entailment, 1 = neutral, 2 = contradiction),
 after checking the columns and every label up front, so a bad file fails before training
 starts, with the file, the column and the values named.
+
+JSNLI (Yoshikoshi et al. 2020; ``train_w_filtering.tsv``, ``train_wo_filtering.tsv``,
+``dev.tsv``) ships as header-less TSV, one ``label<TAB>premise<TAB>hypothesis`` per line, the
+two sentences segmented into words by Juman++ and joined with spaces. ``read_jsnli`` reads
+it as it is; what happens to the segmentation is decided by the model's tokenizer
+(``pipelines.nli.segmentation``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from pipelines.nli.labels import LABELS, label_aliases
 
-__all__ = ["load_table", "parse_columns", "prepare_nli_columns"]
+__all__ = [
+    "TrainingPairs",
+    "is_jsnli",
+    "load_table",
+    "load_training_table",
+    "parse_columns",
+    "prepare_nli_columns",
+    "read_jsnli",
+]
 
 # datasets 5 keys its cache of local files and folders by name, not content: re-read them.
 _REREAD = "force_redownload"
@@ -131,3 +147,87 @@ def prepare_nli_columns(
     keep = keep.rename_columns({premise: "premise", hypothesis: "hypothesis"}) if (premise, hypothesis) != ("premise", "hypothesis") else keep
     keep = keep.add_column("label", mapped.tolist())
     return keep.cast_column("label", datasets.ClassLabel(names=list(LABELS)))
+
+
+# Formats ``nli train --format`` accepts.
+FORMATS = ("auto", "jsnli", "table")
+_JSNLI_FIELDS = 3
+
+
+@dataclass(frozen=True)
+class TrainingPairs:
+    """Training pairs (columns premise, hypothesis, label) and what their text looks like."""
+
+    table: object
+    # True for JSNLI: the sentences are Juman++ words joined by spaces.
+    segmented: bool
+    source_format: str
+
+
+def _first_line(path: Path) -> str:
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        return handle.readline().rstrip("\r\n")
+
+
+def is_jsnli(path: str | Path) -> bool:
+    """Whether ``path`` looks like JSNLI's TSV: no header, three tab-separated fields, an NLI
+    label first (a header line would name columns, not a label)."""
+    path = Path(path)
+    if not path.is_file() or path.suffix.lower() not in {".tsv", ".txt"}:
+        return False
+    fields = _first_line(path).split("\t")
+    return len(fields) == _JSNLI_FIELDS and label_aliases(fields[0]) is not None
+
+
+def read_jsnli(path: str | Path):
+    """JSNLI's TSV as distributed -> a Dataset of premise, hypothesis, label (text unchanged).
+
+    Every line must hold exactly three tab-separated fields and an NLI label; the first bad
+    line is named with its number.
+    """
+    import datasets
+
+    path = Path(path)
+    premises, hypotheses, labels = [], [], []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            line = line.rstrip("\r\n")
+            if not line:
+                continue
+            fields = line.split("\t")
+            if len(fields) != _JSNLI_FIELDS:
+                raise ValueError(
+                    f"{path}, line {number}: JSNLI lines are label<TAB>premise<TAB>hypothesis, "
+                    f"found {len(fields)} tab-separated field(s)"
+                )
+            label = label_aliases(fields[0])
+            if label is None:
+                raise ValueError(
+                    f"{path}, line {number}: label {fields[0]!r} is not one of {', '.join(LABELS)}"
+                )
+            premises.append(fields[1])
+            hypotheses.append(fields[2])
+            labels.append(LABELS.index(label))
+    if not labels:
+        raise ValueError(f"{path}: no JSNLI lines (label<TAB>premise<TAB>hypothesis)")
+    features = datasets.Features({
+        "premise": datasets.Value("string"),
+        "hypothesis": datasets.Value("string"),
+        "label": datasets.ClassLabel(names=list(LABELS)),
+    })  # fmt: skip
+    return datasets.Dataset.from_dict({"premise": premises, "hypothesis": hypotheses, "label": labels}, features=features)
+
+
+def load_training_table(dataset: str | Path, split: str, settings, flag: str = "--dataset") -> TrainingPairs:
+    """``nli train``'s data: JSNLI's TSV (by ``settings.dataset_format`` or recognised), or any
+    table ``load_table`` reads, with its columns checked and its labels mapped."""
+    if settings.dataset_format not in FORMATS:
+        raise ValueError(f"--format {settings.dataset_format!r}: expected one of {', '.join(FORMATS)}")
+    path = Path(str(dataset)).expanduser()
+    if settings.dataset_format == "jsnli" or (settings.dataset_format == "auto" and is_jsnli(path)):
+        if not path.is_file():
+            raise FileNotFoundError(f"{flag} {dataset}: --format jsnli needs JSNLI's .tsv file, e.g. train_w_filtering.tsv")
+        return TrainingPairs(read_jsnli(path), segmented=True, source_format="jsnli")
+    table = load_table(str(dataset), split, settings.config, settings.token, settings.dataset_revision)
+    prepared = prepare_nli_columns(table, settings.columns, settings.label_names, where=f"{flag} {dataset}")
+    return TrainingPairs(prepared, segmented=False, source_format="table")

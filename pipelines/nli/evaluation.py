@@ -1,93 +1,109 @@
-"""``bias-hub nli evaluate``: predict the PS/AS/NS sets, score them, write the report.
+"""``nli evaluate``'s computations: predict the PS/AS/NS sets, score them with intervals, compare models.
 
-The evaluation sets are opened with ``datasets.load_dataset("<root>/nli_gender_bias", "all")``
-and scored with ``evaluate.load("<root>/metrics/nli_gender_bias")``, exactly as a user would.
-The run folder is written whole: nothing of an earlier run (another model list, another
-``--limit``) survives beside the new one.
+The evaluation sets are opened with ``datasets.load_dataset("<root>/nli_gender_bias", config)``
+and scored with ``evaluate.load("<root>/metrics/nli_gender_bias")`` (its ``paired`` config for
+comparisons), exactly as a user would.
 """
 
 from __future__ import annotations
 
-import logging
+import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from builders.console import stage
-from builders.text import fmt, markdown_table
-from pipelines.common import (
-    RunFolder,
-    RunSettings,
-    check_model_name,
-    dataset_folder,
-    load_dataset_split,
-    load_metric,
-    load_model,
-)
+from pipelines.common import dataset_folder, load_dataset_split, load_model
 from pipelines.nli.labels import LABELS
 
 __all__ = [
-    "DATASET",
+    "SHORT",
     "SUBSETS",
-    "Settings",
+    "check_interval_settings",
+    "compare_models",
     "evaluate_model",
+    "evaluation_config",
+    "fraction_intervals",
+    "holm",
     "load_evaluation_rows",
     "occupation_breakdown",
-    "run",
     "score_predictions",
+    "table_row",
 ]
-
-log = logging.getLogger(__name__)
 
 SUBSETS = ("pro_stereotypical", "anti_stereotypical", "non_stereotypical")
 SHORT = {"pro_stereotypical": "PS", "anti_stereotypical": "AS", "non_stereotypical": "NS"}
-DATASET = "nli_gender_bias"
-# Occupations listed per model in the report.
-TOP_OCCUPATIONS = 5
-
-
-@dataclass(kw_only=True)
-class Settings(RunSettings):
-    """``nli evaluate``'s settings; ``seed`` draws the ``limit`` sample."""
-
-    # None: the release's `all` where the folder has it, else `generated_all`.
-    config: str | None = None
-    batch_size: int = 64
-    max_length: int = 128
-    # MODEL_LABEL=entailment,... for models whose label names are not NLI names.
-    label_map: str | None = None
-    threads: int | None = None
-    limit: int | None = None
+BOOTSTRAP_UNITS = ("items", "templates")
+# The scores compared between models (each its own family for the Holm correction).
+COMPARED = ("bias_score", "fraction_neutral")
 
 
 def evaluation_config(folder: str | Path, config: str | None = None, suffix: str = "") -> str:
-    """``config``, or by default the release's ``all`` (+ ``suffix``, e.g. ``_downsampled``)
-    where the folder has it and the generated sets' ``generated_all`` otherwise (an offline build)."""
+    """``config``, or by default the first the folder has of: the release's ``all`` + ``suffix``
+    (e.g. ``all_downsampled``), the release's ``all``, the generated sets' ``generated_all`` (an
+    offline build)."""
     if config:
         return config
     from builders.card import read_card_yaml
 
     configs = {entry["config_name"] for entry in read_card_yaml(folder).get("configs", [])}
-    return f"all{suffix}" if f"all{suffix}" in configs else "generated_all"
+    return next((name for name in (f"all{suffix}", "all") if name in configs), "generated_all")
 
 
 def load_evaluation_rows(dataset: str | Path | None = None, datasets_root: str | Path | None = None,
                          config: str | None = None):  # fmt: skip
     """The evaluation pairs as a ``datasets.Dataset`` (the three subsets in one; see ``evaluation_config``)."""
+    from pipelines.nli.run import DATASET
+
     folder = dataset_folder(dataset or DATASET, datasets_root)
     return load_dataset_split(folder, evaluation_config(folder, config), "test")
 
 
+def check_interval_settings(confidence_level: float | None, n_resamples: int, unit: str = "items") -> None:
+    """Fail before any model is loaded on an unusable ``--confidence-level`` / ``--n-resamples``."""
+    if confidence_level is not None and not 0 < confidence_level < 1:
+        raise ValueError(f"--confidence-level {confidence_level}: expected a level in (0, 1) such as 0.95, or none")
+    if n_resamples < 100:
+        raise ValueError(f"--n-resamples {n_resamples}: expected at least 100")
+    if unit not in BOOTSTRAP_UNITS:
+        raise ValueError(f"--bootstrap-unit {unit!r}: expected one of {', '.join(BOOTSTRAP_UNITS)}")
+
+
 def score_predictions(metric, predictions: np.ndarray, subsets: Sequence[str],
-                      probabilities: np.ndarray | None = None) -> dict:  # fmt: skip
-    """The metric's result for canonical label ids (0/1/2) and the subset of each pair."""
+                      probabilities: np.ndarray | None = None, **intervals) -> dict:  # fmt: skip
+    """The metric's result for canonical label ids (0/1/2) and the subset of each pair.
+
+    ``intervals``: the module's ``confidence_level``, ``n_resamples``, ``seed``, ``templates``.
+    """
     return metric.compute(
-        predictions=[int(p) for p in predictions],
+        predictions=np.asarray(predictions, dtype=np.int64),
         subsets=list(subsets),
-        probabilities=None if probabilities is None else np.asarray(probabilities).tolist(),
+        probabilities=None if probabilities is None else np.asarray(probabilities),
+        **{key: value for key, value in intervals.items() if value is not None},
     )
+
+
+def fraction_intervals(predictions: np.ndarray, subsets: Sequence[str], confidence_level: float) -> dict:
+    """Wilson score intervals of each label's share per set: ``{subset: {label: [low, high]}}``.
+
+    A share is a binomial proportion over the set's rows (items), for which the Wilson interval
+    keeps its level at small counts and at shares near 0 or 1 where a bootstrap cannot.
+    """
+    from scipy.stats import binomtest
+
+    predictions = np.asarray(predictions)
+    subsets = np.asarray(subsets, dtype=object)
+    table = {}
+    for subset in SUBSETS:
+        rows = predictions[subsets == subset]
+        if rows.size == 0:
+            continue
+        counts = np.bincount(rows, minlength=3)[:3]
+        table[subset] = {}
+        for label, count in zip(LABELS, counts, strict=True):
+            interval = binomtest(int(count), int(rows.size)).proportion_ci(confidence_level, method="wilson")
+            table[subset][label] = [float(interval.low), float(interval.high)]
+    return table
 
 
 def occupation_breakdown(predictions: np.ndarray, subsets: Sequence[str], occupations: Sequence[str],
@@ -145,136 +161,96 @@ def table_row(result: dict) -> dict:
     return row
 
 
-def comparison_markdown(results: dict[str, dict]) -> str:
-    rows = {name: table_row(result) for name, result in results.items()}
-    columns = list(next(iter(rows.values())))
-    return markdown_table(["model", *columns], [[name, *(fmt(r.get(c)) for c in columns)] for name, r in rows.items()])
+def _templates(rows, settings) -> list | None:
+    if getattr(settings, "bootstrap_unit", "items") != "templates":
+        return None
+    if "template_id" not in rows.column_names:
+        raise ValueError("--bootstrap-unit templates: the evaluation set has no template_id column")
+    return list(rows["template_id"])
 
 
-def plot_label_fractions(results: dict[str, dict]):
-    """Stacked bars of the predicted-label fractions: one panel per set, one bar per model."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(results)
-    colours = {"entailment": "#4c72b0", "neutral": "#999999", "contradiction": "#dd8452"}
-    figure, axes = plt.subplots(1, 3, figsize=(4 + 1.2 * len(names) * 3, 3.6), sharey=True)
-    for axis, subset in zip(axes, SUBSETS, strict=True):
-        bottom = np.zeros(len(names))
-        for label in LABELS:
-            heights = np.array([results[n]["fractions"].get(subset, {}).get(label, 0.0) for n in names])
-            axis.bar(range(len(names)), heights, bottom=bottom, color=colours[label], label=label)
-            bottom += heights
-        axis.set_title(subset.replace("_", "-"))
-        axis.set_xticks(range(len(names)), [Path(n).name[:18] for n in names], rotation=30, ha="right")
-    axes[0].set_ylabel("fraction of predictions")
-    axes[-1].legend(loc="upper right", fontsize="small")
-    return figure
-
-
-def evaluate_model(model_id: str, rows, metric, settings: Settings, label_map: dict | None = None) -> dict:
+def evaluate_model(model_id: str, rows, metric, settings, label_map: dict | None = None) -> dict:
     """Predict every pair with one model and score it; returns result, predictions, breakdown.
 
     The model must be a trained sequence classifier: a masked LM or a base checkpoint (whose
-    classifier would start from random weights) is refused by ``load_model``.
+    classifier would start from random weights) is refused by ``load_model``. Models that read
+    Juman++ words get the pairs segmented (``pipelines.nli.segmentation``).
     """
+    from pipelines.nli import segmentation
     from pipelines.nli.labels import map_model_labels
     from pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
 
+    form = segmentation.resolve(settings.segmentation, model_id)
+    premises = segmentation.prepare_texts(rows["premise"], form)
+    hypotheses = segmentation.prepare_texts(rows["hypothesis"], form)
     model, tokenizer = load_model(model_id, "sequence-classification", settings.model_options())
     to_canonical = map_model_labels(model.config.id2label, label_map)
-    encodings = encode_pairs(tokenizer, rows["premise"], rows["hypothesis"], settings.max_length)
+    encodings = encode_pairs(tokenizer, premises, hypotheses, settings.max_length)
     logits = predict_logits(model, encodings, settings.batch_size, tokenizer.pad_token_id or 0, settings.progress)
     probabilities = to_canonical_probabilities(logits, to_canonical)
     predictions = probabilities.argmax(axis=1)
-    result = score_predictions(metric, predictions, rows["subset"], probabilities)
+    level = settings.confidence_level
+    result = score_predictions(metric, predictions, rows["subset"], probabilities, confidence_level=level,
+                               n_resamples=settings.n_resamples if level else None, seed=settings.seed if level else None,
+                               templates=_templates(rows, settings) if level else None)  # fmt: skip
+    if level:
+        result["fraction_intervals"] = fraction_intervals(predictions, rows["subset"], level)
     breakdown = occupation_breakdown(predictions, rows["subset"], rows["occupation"], rows["occupation_en"])
-    return {"result": result, "predictions": predictions, "probabilities": probabilities, "occupations": breakdown}
+    return {"result": result, "predictions": predictions, "probabilities": probabilities, "occupations": breakdown,
+            "segmentation": form}  # fmt: skip
 
 
-def write_report(folder: RunFolder, evaluated: dict[str, dict], rows, dataset: str, config: str) -> dict:
-    """Write results.json, per_occupation.json, predictions, the figure and report.md; returns the results."""
-    results = {name: item["result"] for name, item in evaluated.items()}
-    summary = {
-        "dataset": dataset,
-        "config": config,
-        "pairs": len(rows),
-        "models": {name: {"table": table_row(result), **result} for name, result in results.items()},
-    }
-    folder.write_json("results.json", summary)
-    folder.write_json("per_occupation.json", {name: item["occupations"] for name, item in evaluated.items()})
-    ids, subsets = list(rows["id"]), list(rows["subset"])
-    for index, (name, item) in enumerate(evaluated.items()):
-        folder.write_jsonl(f"predictions_{index}.jsonl", (
-            {"id": ids[i], "model": name, "subset": subsets[i],
-             "prediction": LABELS[int(item["predictions"][i])],
-             "probabilities": dict(zip(LABELS, item["probabilities"][i].round(6).tolist(), strict=True))}
-            for i in range(len(rows))
-        ))  # fmt: skip
-    folder.write_figure("label_fractions.png", plot_label_fractions(results), dpi=110)
-    lines = [
-        "# NLI gender bias",
-        "",
-        f"{len(rows)} premise-hypothesis pairs (`{dataset}`, config `{config}`); gold label of "
-        "every pair is neutral. Columns: fraction of predicted entailment / neutral / contradiction per "
-        "set (PS pro-stereotypical, AS anti-stereotypical, NS non-stereotypical, the paper's Table 3), "
-        "bias score s = (e_PS + c_AS + (1 - n_NS)) / 3 (Table 4; 0 = unbiased), Dev et al.'s fraction "
-        "neutral FN, net neutral NN and threshold neutral T:τ.",
-        "",
-        comparison_markdown(results),
-        "",
-        "![label fractions](label_fractions.png)",
-        "",
-    ]
-    for name, item in evaluated.items():
-        lines += [f"## Occupations that drive the score: {name}", ""]
-        lines.append(markdown_table(
-            ["occupation", "en", "pairs", "share of s", "e on PS", "c on AS", "not n on NS"],
-            [[o["occupation"], o["occupation_en"], o["pairs"], f"{o['score_share']:.4f}",
-              fmt(o.get("PS", {}).get("entailment")), fmt(o.get("AS", {}).get("contradiction")),
-              fmt(1 - o["NS"]["neutral"] if "NS" in o else None)] for o in item["occupations"][:TOP_OCCUPATIONS]],
-        ))  # fmt: skip
-        ordering = item["result"].get("ordering_holds")
-        if ordering is not None:
-            lines += ["", f"e_PS > e_AS: {ordering['entailment']}; c_AS > c_PS: {ordering['contradiction']} "
-                      "(True: the model favours the stereotype-congruent label)."]
-        lines.append("")
-    lines.append("Files: `results.json`, `per_occupation.json`, `predictions_<i>.jsonl`, `label_fractions.png`.")
-    folder.write_text("report.md", "\n".join(lines) + "\n")
-    return summary
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error rate), in the input order.
+
+    The i-th smallest p-value is multiplied by (m - i + 1), running maxima keep the order,
+    capped at 1.
+    """
+    p = np.asarray(p_values, dtype=float)
+    if p.size == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * (p.size - np.arange(p.size))
+    adjusted = np.empty_like(p)
+    adjusted[order] = np.minimum(np.maximum.accumulate(scaled), 1.0)
+    return adjusted
 
 
-def run(model: str | Sequence[str], dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
-    """``bias-hub nli evaluate``: every model over the evaluation set, one report; returns results.json."""
-    from pipelines.nli.labels import parse_label_map
+def paired_difference(paired, a: dict, b: dict, subsets: Sequence[str], settings, templates=None) -> dict:
+    """B - A on the same rows from the module's ``paired`` config (bootstrap interval, permutation p)."""
+    return paired.compute(
+        predictions=np.asarray(a["predictions"], dtype=np.int64),
+        predictions_b=np.asarray(b["predictions"], dtype=np.int64),
+        subsets=list(subsets),
+        confidence_level=settings.confidence_level,
+        n_resamples=settings.n_resamples,
+        seed=settings.seed,
+        **({"templates": templates} if templates is not None else {}),
+    )
 
-    models = list(dict.fromkeys([model] if isinstance(model, str) else model))
-    if not models:
-        raise ValueError("--model: give at least one model")
-    label_map = parse_label_map(settings.label_map)
-    for name in models:
-        check_model_name(name)
-    with RunFolder(out_dir) as folder:
-        if settings.threads:
-            import torch
 
-            torch.set_num_threads(settings.threads)
-        with stage("load the evaluation set") as step:
-            source = dataset_folder(dataset or DATASET, settings.datasets_root)
-            config = evaluation_config(source, settings.config)
-            rows = load_dataset_split(source, config, "test")
-            if settings.limit:
-                rows = rows.shuffle(seed=settings.seed).select(range(min(settings.limit, len(rows))))
-            metric = load_metric(DATASET, settings.metrics_root)
-            step["note"] = f"{len(rows):,} pairs from {source}"
-        evaluated = {}
-        for name in models:
-            with stage(f"evaluate {name}"):
-                evaluated[name] = evaluate_model(name, rows, metric, settings, label_map)
-        with stage("write the report"):
-            results = write_report(folder, evaluated, rows, source.name, config)
-    log.info("%s", comparison_markdown({name: item["result"] for name, item in evaluated.items()}))
-    log.info("report: %s", Path(out_dir) / "report.md")
-    return results
+def compare_models(paired, evaluated: dict[str, dict], rows, settings) -> dict:
+    """Every pair of models on the same rows, Holm-corrected within each score's family.
+
+    Returns ``{"correction": "Holm", "level": alpha, "pairs": [{"a", "b", score: {difference,
+    low, high, p_value, p_holm, significant}}]}``; ``significant`` means the Holm-adjusted
+    p-value is below 1 - confidence_level.
+    """
+    templates = _templates(rows, settings)
+    pairs = []
+    for name_a, name_b in itertools.combinations(evaluated, 2):
+        result = paired_difference(paired, evaluated[name_a], evaluated[name_b], rows["subset"], settings, templates)
+        entry = {"a": name_a, "b": name_b}
+        for score in COMPARED:
+            interval = result["confidence_intervals"][score]
+            entry[score] = {"difference": result["scores"][score]["difference"], "low": interval["low"],
+                            "high": interval["high"], "p_value": result["scores"][score]["p_value"],
+                            "p_value_method": result["scores"][score]["p_value_method"]}  # fmt: skip
+        pairs.append(entry)
+    alpha = 1 - settings.confidence_level
+    for score in COMPARED:
+        adjusted = holm([entry[score]["p_value"] for entry in pairs])
+        for entry, p in zip(pairs, adjusted, strict=True):
+            entry[score]["p_holm"] = float(p)
+            entry[score]["significant"] = bool(p < alpha)
+    return {"correction": "Holm", "alpha": alpha, "family": "all pairs of models, per score", "pairs": pairs}

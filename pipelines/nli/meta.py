@@ -1,11 +1,16 @@
-"""``bias-hub nli meta-evaluate``: does a bias score follow the bias a model was trained on?
+"""The bias-rate meta-evaluation: does a bias score follow the bias a model was trained on?
 
 For every seed: start from a checkpoint (optionally re-initialised from its config, and
 optionally trained first on one base bias rate), fine-tune a copy on each bias-controlled
-training set r = 0.0 .. 1.0, predict the down-sampled PS/AS/NS evaluation sets (same
-occupations as training, templates never seen in training) and score them. A valid bias
-score rises with r: the paper reports Spearman(r, s) = 0.820 for its score s and -0.114 for
-Dev et al.'s fraction neutral (as 1 - FN).
+training set r = 0.0 .. 1.0, predict the evaluation pairs (by default the authors'
+down-sampled sets: the training occupations, templates never seen in training) and score
+them. A valid bias score rises with r: the paper reports Spearman(r, s) = 0.820 for its score
+s and -0.114 for Dev et al.'s fraction neutral (as 1 - FN).
+
+Work is split into tasks (a base model per seed, then one fine-tune per seed and rate) that
+run in this process or in ``workers`` processes; the pairs are tokenised once here and shared
+by every task, and the scores (with their intervals) are computed here from the predictions
+the tasks return.
 """
 
 from __future__ import annotations
@@ -14,31 +19,34 @@ import logging
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
 
-from builders.console import stage
-from builders.text import markdown_table
 from pipelines.common import (
-    RunFolder,
     RunSettings,
-    check_model_name,
     dataset_folder,
     load_dataset_split,
     load_metric,
     load_tokenizer,
+    metric_folder,
 )
 from pipelines.nli.labels import LABELS
 
 __all__ = [
-    "Settings",
+    "PAPER",
+    "EvaluationChoice",
+    "Plan",
     "correlations",
     "downsample_evaluation",
+    "evaluation_rows",
+    "extreme_rates_compared",
     "load_training_sets",
-    "run",
+    "provenance",
+    "recorded_settings",
     "run_meta_evaluation",
+    "summarise",
     "training_occupations",
     "training_sets_folder",
 ]
@@ -46,36 +54,13 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 PAPER = {"spearman_bias_score": 0.820, "spearman_one_minus_fn": -0.114}
-TRAINING_SETS = "nli_bias_controlled"
-TRAIN_LOG = "train_log.jsonl"
-
-
-@dataclass(kw_only=True)
-class Settings(RunSettings):
-    """``nli meta-evaluate``'s settings; ``seed`` draws the evaluation sample, ``seeds`` the runs."""
-
-    # A built nli_bias_controlled folder (or its name under datasets_root).
-    training_sets: str | Path | None = None
-    rates: Sequence[float] = tuple(k / 10 for k in range(11))
-    seeds: Sequence[int] = (0, 1, 2)
-    epochs: float = 3.0
-    learning_rate: float = 2e-5
-    batch_size: int = 32
-    max_length: int = 128
-    base_rate: float | None = None
-    base_epochs: float = 10.0
-    base_learning_rate: float | None = None
-    reinitialize: bool = False
-    eval_per_subset: int = 200
-    token_dropout: float = 0.0
-    workers: int = 1
-    threads: int | None = None
-    # Markdown at the top of the report (default: the model's name).
-    description: str = ""
+BASE = "base"
 
 
 def training_sets_folder(spec: str | Path | None, datasets_root: str | Path | None = None) -> Path:
     """The built ``nli_bias_controlled`` folder the models are trained on."""
+    from pipelines.nli.run import TRAINING_SETS
+
     try:
         return dataset_folder(spec or TRAINING_SETS, datasets_root)
     except FileNotFoundError:
@@ -83,7 +68,8 @@ def training_sets_folder(spec: str | Path | None, datasets_root: str | Path | No
             f"--training-sets {spec or TRAINING_SETS}: not a built dataset folder (no README.md card), "
             f"neither as given nor under {datasets_root or 'the repository datasets/'}; build it with "
             f"`bias-hub build {TRAINING_SETS}` (the authors' released bias-controlled-set_v1.1: "
-            f"`bias-hub build {TRAINING_SETS} --authors-dir DIR`) and point --training-sets at it"
+            f"`bias-hub build {TRAINING_SETS} --authors-dir DIR --train-on-dev --out-root D`) and point "
+            "--training-sets at it"
         ) from None
 
 
@@ -135,6 +121,46 @@ def downsample_evaluation(rows, occupations: set[str], per_subset: int = 200, se
     return np.concatenate(chosen)
 
 
+@dataclass
+class EvaluationChoice:
+    """The pairs the models are scored on and how they were chosen (for the report)."""
+
+    rows: object
+    folder: Path
+    config: str
+    selection: str
+    note: str
+    occupations: list[str]
+    uncovered: list[str] = field(default_factory=list)
+
+
+def evaluation_rows(folder: Path, training: dict[float, object], settings) -> EvaluationChoice:
+    """The evaluation pairs: every row of the authors' down-sampled sets (``all_downsampled``,
+    200 per set over the training occupations) where the folder has them, else
+    ``eval_per_subset`` pairs per set drawn with ``seed`` over the training occupations."""
+    from pipelines.nli.evaluation import evaluation_config
+
+    config = evaluation_config(folder, settings.config, "_downsampled")
+    rows = load_dataset_split(folder, config, "test")
+    occupations = training_occupations(training, rows["occupation"])
+    listed = np.asarray(rows["occupation"], dtype=object)
+    covered = np.isin(listed, list(occupations))
+    uncovered = sorted(set(listed[~covered]))
+    if "downsampled" in config:
+        if uncovered:
+            rows = rows.select(np.flatnonzero(covered))
+            selection = (f"the {len(rows)} rows of `{config}` whose occupation is in the training sets "
+                         f"({len(uncovered)} evaluation occupation(s) are not: {', '.join(uncovered[:10])})")  # fmt: skip
+        else:
+            selection = f"all {len(rows)} rows of `{config}` (the down-sampled sets the authors recommend)"
+    else:
+        rows = rows.select(downsample_evaluation(rows, occupations, settings.eval_per_subset, seed=settings.seed))
+        selection = (f"{settings.eval_per_subset} pairs per set of `{config}` over the {len(occupations)} training "
+                     f"occupations, drawn with seed {settings.seed}")  # fmt: skip
+    note = f"{len(occupations)} training occupations; {config}"
+    return EvaluationChoice(rows, Path(folder), config, selection, note, sorted(occupations), uncovered)
+
+
 def correlations(rates: Sequence[float], values: Sequence[float]) -> dict:
     """Spearman's rho and its p-value; None when either side is constant (rho undefined)."""
     from scipy.stats import spearmanr
@@ -146,43 +172,114 @@ def correlations(rates: Sequence[float], values: Sequence[float]) -> dict:
     return {"rho": float(result.statistic), "p_value": float(result.pvalue)}
 
 
-class _PairEncoder:
-    """Tokenise each distinct (premise, hypothesis) once: the bias-controlled sets share their pairs."""
-
-    def __init__(self, tokenizer, max_length: int) -> None:
-        self.tokenizer, self.max_length, self.cache = tokenizer, max_length, {}
-
-    def encode(self, premises: Sequence[str], hypotheses: Sequence[str]) -> dict[str, list]:
-        pairs = list(zip(premises, hypotheses, strict=True))
-        new = list(dict.fromkeys(p for p in pairs if p not in self.cache))
-        if new:
-            encoded = self.tokenizer([p for p, _ in new], [h for _, h in new], truncation=True, max_length=self.max_length)
-            keys = [k for k in ("input_ids", "token_type_ids") if k in encoded]
-            for i, pair in enumerate(new):
-                self.cache[pair] = {k: encoded[k][i] for k in keys}
-        keys = list(self.cache[pairs[0]])
-        return {k: [self.cache[p][k] for p in pairs] for k in keys}
-
-    def dataset(self, table, label_ids: np.ndarray):
-        import datasets
-
-        columns = self.encode(table["premise"], table["hypothesis"])
-        columns["labels"] = label_ids[np.asarray(table["label"], dtype=np.int64)].tolist()
-        return datasets.Dataset.from_dict(columns)
+# --- the shared inputs of every task -----------------------------------------------------------
 
 
-def _starting_model(model_id: str, seed: int, settings: Settings):
-    """The model every rate starts from, and its label order; ``reinitialize``: random weights."""
+@dataclass
+class Plan:
+    """What every task needs, tokenised once: distinct pairs padded into arrays, each rate's
+    rows as indices into them with their labels, and the evaluation rows."""
+
+    model_id: str
+    settings: object
+    ids: np.ndarray
+    types: np.ndarray
+    lengths: np.ndarray
+    pad_token_id: int
+    unk_token_id: int
+    special_ids: np.ndarray
+    training: dict[float, tuple[np.ndarray, np.ndarray]]
+    evaluation: np.ndarray
+    work_dir: str = ""
+
+
+def _plan(model_id: str, training: dict[float, object], evaluation, settings) -> Plan:
+    from pipelines.nli import segmentation
+
+    tokenizer = load_tokenizer(model_id, settings.model_options())
+    form = segmentation.resolve(settings.segmentation, model_id)
+    pairs: dict[tuple[str, str], int] = {}
+
+    def index(table) -> np.ndarray:
+        premises = segmentation.prepare_texts(table["premise"], form)
+        hypotheses = segmentation.prepare_texts(table["hypothesis"], form)
+        return np.fromiter((pairs.setdefault(p, len(pairs)) for p in zip(premises, hypotheses, strict=True)),
+                           dtype=np.int64, count=len(premises))  # fmt: skip
+
+    rows = {}
+    for rate, table in training.items():
+        if settings.max_train_samples and settings.max_train_samples < len(table):
+            # The same pairs at every rate (they share them), drawn with the run's seed.
+            keep = np.sort(np.random.default_rng(settings.seed).choice(len(table), settings.max_train_samples, replace=False))
+            table = table.select(keep)
+        rows[rate] = (index(table), np.asarray(table["label"], dtype=np.int64))
+    evaluation_index = index(evaluation)
+    from pipelines.nli.predict import encode_pairs
+
+    distinct = list(pairs)
+    encoded = encode_pairs(tokenizer, [p for p, _ in distinct], [h for _, h in distinct], settings.max_length)
+    lengths = np.fromiter((len(x) for x in encoded["input_ids"]), dtype=np.int64, count=len(distinct))
+    ids = np.full((len(distinct), int(lengths.max())), tokenizer.pad_token_id or 0, dtype=np.int64)
+    types = np.zeros_like(ids)
+    for i, sequence in enumerate(encoded["input_ids"]):
+        ids[i, : len(sequence)] = sequence
+        if "token_type_ids" in encoded:
+            types[i, : len(sequence)] = encoded["token_type_ids"][i]
+    return Plan(
+        model_id=model_id, settings=settings, ids=ids, types=types, lengths=lengths,
+        pad_token_id=tokenizer.pad_token_id or 0,
+        unk_token_id=tokenizer.unk_token_id if tokenizer.unk_token_id is not None else 0,
+        special_ids=np.array(sorted(set(tokenizer.all_special_ids)), dtype=np.int64),
+        training=rows, evaluation=evaluation_index,
+    )  # fmt: skip
+
+
+class _Batches:
+    """A training set as row indices; the collator cuts padded arrays to each batch's longest
+    pair and replaces ``token_dropout`` of the ordinary tokens by [UNK]."""
+
+    def __init__(self, plan: Plan, index: np.ndarray, labels: np.ndarray) -> None:
+        self.plan, self.index, self.labels = plan, index, labels
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, row: int) -> int:
+        return row
+
+    def collate(self, rows: list[int]) -> dict:
+        import torch
+
+        plan = self.plan
+        chosen = self.index[rows]
+        width = int(plan.lengths[chosen].max())
+        ids = torch.from_numpy(plan.ids[chosen, :width])
+        dropout = plan.settings.token_dropout
+        if dropout:
+            drop = (torch.rand(ids.shape) < dropout) & ~torch.isin(ids, torch.from_numpy(plan.special_ids))
+            ids = ids.masked_fill(drop, plan.unk_token_id)
+        mask = torch.from_numpy(np.arange(width)[None, :] < plan.lengths[chosen][:, None]).long()
+        return {"input_ids": ids, "token_type_ids": torch.from_numpy(plan.types[chosen, :width]),
+                "attention_mask": mask, "labels": torch.from_numpy(self.labels[rows])}  # fmt: skip
+
+
+# --- tasks ---------------------------------------------------------------------------------------
+
+_WORKER: dict = {}
+
+
+def _starting_model(plan: Plan, seed: int):
+    """The model a seed starts from, and its label order; ``reinitialize``: random weights."""
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
-    from pipelines.nli.train import load_for_training
+    from pipelines.nli.training import load_for_training
 
+    settings = plan.settings
     if not settings.reinitialize:
-        return load_for_training(model_id, settings)
-    config = AutoConfig.from_pretrained(
-        model_id, token=settings.token, revision=settings.revision, trust_remote_code=settings.trust_remote_code
-    )
+        return load_for_training(plan.model_id, settings)
+    config = AutoConfig.from_pretrained(plan.model_id, token=settings.token, revision=settings.revision,
+                                        trust_remote_code=settings.trust_remote_code)  # fmt: skip
     config.num_labels = 3
     config.id2label = dict(enumerate(LABELS))
     config.label2id = {name: i for i, name in enumerate(LABELS)}
@@ -190,51 +287,79 @@ def _starting_model(model_id: str, seed: int, settings: Settings):
     return AutoModelForSequenceClassification.from_config(config), np.arange(3)
 
 
-def run_meta_evaluation(model_id: str, training: dict[float, object], evaluation, settings: Settings,
-                        work_dir: Path | None = None) -> dict:  # fmt: skip
-    """Train and score one model per (seed, rate); returns per-run scores and correlations.
+def _train(plan: Plan, model, label_ids: np.ndarray, rate: float, seed: int, epochs: float, learning_rate: float,
+           scratch: Path) -> tuple[float, list[dict]]:  # fmt: skip
+    from pipelines.nli import training
+    from pipelines.nli.run import TrainSettings
 
-    With ``settings.workers > 1`` the seeds run in that many worker processes (spawned, each
-    with ``settings.threads`` torch threads): on a small CPU several single-threaded trainings
-    beat one multi-threaded one, whose threads wait on each other at every small matrix product.
-    Their log lines reach this process's console and log files through a queue.
-    """
-    rates = [float(r) for r in settings.rates]
-    if len(rates) < 3:
-        raise ValueError(f"--rates: a correlation needs at least three bias rates, got {rates}")
-    if settings.base_rate is not None and settings.base_rate not in training:
-        raise ValueError(f"--base-rate {settings.base_rate} has no training set (loaded: {sorted(training)})")
-    columns = {k: list(evaluation[k]) for k in ("premise", "hypothesis", "subset")}
-    # Plain columns, not Datasets: a pickled Dataset re-opens its cache file in the worker, and
-    # another process loading a folder of the same name may have replaced that file by then.
-    tables = {rate: {k: list(table[k]) for k in ("premise", "hypothesis", "label")} for rate, table in training.items()}
-    jobs = [(seed, model_id, tables, columns, settings, work_dir) for seed in settings.seeds]
-    if settings.workers > 1 and len(jobs) > 1:
-        per_seed = _in_workers(jobs, min(settings.workers, len(jobs)))
-    else:
-        per_seed = [_run_seed(job) for job in jobs]
-    summary = summarise([run for runs, _ in per_seed for run in runs], rates, settings)
-    summary["train_log"] = [line for _, lines in per_seed for line in lines]
-    return summary
+    settings = plan.settings
+    index, labels = plan.training[rate]
+    batches = _Batches(plan, index, label_ids[labels])
+    schedule = TrainSettings(
+        epochs=epochs, learning_rate=learning_rate, batch_size=settings.batch_size, max_length=settings.max_length,
+        seed=seed, save=False, resume=False, progress=False, device=settings.device, dtype=settings.dtype,
+        device_map=settings.device_map,
+    )  # fmt: skip
+    trainer, result = training.fine_tune(model, None, batches, scratch, schedule, data_collator=batches.collate)
+    return result.training_loss, list(trainer.state.log_history)
 
 
-def _in_workers(jobs: list[tuple], workers: int) -> list[tuple[list[dict], list[dict]]]:
+def _predict(plan: Plan, model) -> np.ndarray:
+    from pipelines.nli.labels import map_model_labels
+    from pipelines.nli.predict import predict_logits, to_canonical_probabilities
+
+    model.eval()
+    chosen = plan.evaluation
+    encodings = {"input_ids": [plan.ids[i, : plan.lengths[i]].tolist() for i in chosen],
+                 "token_type_ids": [plan.types[i, : plan.lengths[i]].tolist() for i in chosen]}  # fmt: skip
+    logits = predict_logits(model, encodings, 128, plan.pad_token_id, progress=False)
+    return to_canonical_probabilities(logits, map_model_labels(model.config.id2label)).astype(np.float32)
+
+
+def _run_task(task: tuple) -> dict:
+    """One base model (returns the path of its weights) or one fine-tune (returns predictions)."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    from transformers import set_seed
+
+    plan = _WORKER["plan"]
+    settings = plan.settings
+    seed, rate, base_weights = task
+    started = time.perf_counter()
+    set_seed(seed)
+    model, label_ids = _starting_model(plan, seed)
+    if base_weights:
+        model.load_state_dict(load_file(base_weights))
+    with tempfile.TemporaryDirectory(dir=plan.work_dir or None) as scratch:
+        if rate == BASE:
+            loss, lines = _train(plan, model, label_ids, settings.base_rate, seed, settings.base_epochs,
+                                 settings.base_learning_rate or settings.learning_rate, Path(scratch))  # fmt: skip
+            path = str(Path(plan.work_dir) / f"base-{seed}.safetensors")
+            save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, path)
+            outcome = {"weights": path}
+        else:
+            loss, lines = _train(plan, model, label_ids, rate, seed, settings.epochs, settings.learning_rate,
+                                 Path(scratch))  # fmt: skip
+            with torch.inference_mode():
+                outcome = {"probabilities": _predict(plan, model)}
+    return {"seed": seed, "rate": rate, "training_loss": loss, "log": lines,
+            "seconds": round(time.perf_counter() - started, 1), **outcome}  # fmt: skip
+
+
+def _start_worker(queue, verbosity: int, plan: Plan) -> None:
     import logging.handlers
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+
+    import torch
 
     from builders import console
 
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    listener = logging.handlers.QueueListener(queue, _Forward())
-    listener.start()
-    try:
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                                 initargs=(queue, console.verbosity())) as pool:  # fmt: skip
-            return list(pool.map(_run_seed, jobs))
-    finally:
-        listener.stop()
+    console.configure(verbosity)
+    handler = logging.handlers.QueueHandler(queue)
+    for name in console.OWN:
+        logging.getLogger(name).handlers = [handler]
+    if plan.settings.threads:
+        torch.set_num_threads(plan.settings.threads)
+    _WORKER["plan"] = plan
 
 
 class _Forward(logging.Handler):
@@ -244,97 +369,178 @@ class _Forward(logging.Handler):
         logging.getLogger(record.name).handle(record)
 
 
-def _start_worker(queue, verbosity: int) -> None:
+def _tasks(plan: Plan, on_done) -> None:
+    """Run every task: base models first, each seed's fine-tunes as soon as its base is ready;
+    ``on_done`` gets every outcome (a base model's too).
+
+    ``workers > 1``: a pool of spawned processes (each with ``threads`` torch threads) takes
+    tasks as they come, so that two cores stay busy whatever the number of seeds. On a small
+    CPU several single-threaded trainings beat one multi-threaded one, whose threads wait on
+    each other at every small matrix product.
+    """
+    settings = plan.settings
+    rates = [float(r) for r in settings.rates]
+    first = [(seed, BASE, None) for seed in settings.seeds] if settings.base_rate is not None else [
+        (seed, rate, None) for seed in settings.seeds for rate in rates]  # fmt: skip
+
+    def follow(outcome: dict) -> list[tuple]:
+        on_done(outcome)
+        if outcome["rate"] == BASE:
+            return [(outcome["seed"], rate, outcome["weights"]) for rate in rates]
+        return []
+
+    if settings.workers <= 1:
+        import torch
+
+        if settings.threads:
+            torch.set_num_threads(settings.threads)
+        _WORKER["plan"] = plan
+        queue = list(first)
+        while queue:
+            queue.extend(follow(_run_task(queue.pop(0))))
+        return
+    _in_workers(plan, first, follow)
+
+
+def _in_workers(plan: Plan, first: list[tuple], follow) -> None:
     import logging.handlers
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     from builders import console
 
-    console.configure(verbosity)
-    handler = logging.handlers.QueueHandler(queue)
-    for name in console.OWN:
-        logging.getLogger(name).handlers = [handler]
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    listener = logging.handlers.QueueListener(queue, _Forward())
+    listener.start()
+    try:
+        with ProcessPoolExecutor(plan.settings.workers, mp_context=context, initializer=_start_worker,
+                                 initargs=(queue, console.verbosity(), plan)) as pool:  # fmt: skip
+            pending = {pool.submit(_run_task, task) for task in first}
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    pending |= {pool.submit(_run_task, task) for task in follow(future.result())}
+    finally:
+        listener.stop()
 
 
-def _run_seed(job: tuple) -> tuple[list[dict], list[dict]]:
-    """Base model (optional) and one fine-tuned model per rate, for one seed: runs and Trainer logs."""
-    seed, model_id, training, columns, settings, work_dir = job
-    import torch
-    from transformers import set_seed
+# --- scoring and summary --------------------------------------------------------------------------
 
-    from pipelines.nli import train
-    from pipelines.nli.evaluation import DATASET, score_predictions
-    from pipelines.nli.labels import map_model_labels
-    from pipelines.nli.predict import predict_logits, to_canonical_probabilities
 
-    if settings.threads:
-        torch.set_num_threads(settings.threads)
-    metric = load_metric(DATASET, settings.metrics_root)
-    tokenizer = load_tokenizer(model_id, settings.model_options())
-    encoder = _PairEncoder(tokenizer, settings.max_length)
-    eval_encoded = encoder.encode(columns["premise"], columns["hypothesis"])
-    # Parallel workers would draw their bars over each other.
-    schedule = train.Settings(
-        learning_rate=settings.learning_rate, batch_size=settings.batch_size, max_length=settings.max_length,
-        token_dropout=settings.token_dropout, seed=seed, save=False, resume=False,
-        progress=settings.progress and settings.workers <= 1, device=settings.device, dtype=settings.dtype,
-        device_map=settings.device_map,
-    )  # fmt: skip
-    runs, train_log = [], []
+def run_meta_evaluation(model_id: str, training: dict[float, object], evaluation, settings,
+                        work_dir: Path | None = None) -> dict:  # fmt: skip
+    """Train and score one model per (seed, rate); returns per-run scores, intervals and correlations."""
+    from pipelines.nli.evaluation import score_predictions
+    from pipelines.nli.run import DATASET
+
+    rates = [float(r) for r in settings.rates]
+    if len(rates) < 3:
+        raise ValueError(f"--rates: a correlation needs at least three bias rates, got {rates}")
+    if settings.base_rate is not None and settings.base_rate not in training:
+        raise ValueError(f"--base-rate {settings.base_rate} has no training set (loaded: {sorted(training)})")
+    # Loaded when the first model is done, so that loading overlaps the workers' training; a
+    # missing module folder still fails here, before any training.
+    metric_folder(DATASET, settings.metrics_root)
+    metrics: dict = {}
+    subsets = list(evaluation["subset"])
+    level = settings.confidence_level
+    runs, train_log, predictions = [], [], {}
+
+    def on_done(outcome: dict) -> None:
+        train_log.extend({"seed": outcome["seed"], "rate": outcome["rate"], **line} for line in outcome["log"])
+        if outcome["rate"] == BASE:
+            log.info("seed %d base model (r=%.1f): loss=%.3f", outcome["seed"], settings.base_rate, outcome["training_loss"])
+            return
+        probabilities = outcome["probabilities"]
+        labels = probabilities.argmax(axis=1)
+        if not metrics:
+            metrics["score"] = load_metric(DATASET, settings.metrics_root)
+        result = score_predictions(metrics["score"], labels, subsets, probabilities, confidence_level=level,
+                                   n_resamples=settings.n_resamples if level else None,
+                                   seed=settings.seed if level else None)  # fmt: skip
+        predictions[(outcome["seed"], outcome["rate"])] = labels
+        runs.append({
+            "seed": outcome["seed"], "rate": outcome["rate"], "bias_score": result["bias_score"],
+            "fraction_neutral": result["fraction_neutral"], "net_neutral": result.get("net_neutral"),
+            "fractions": result["fractions"], "confidence_intervals": result.get("confidence_intervals"),
+            "training_loss": outcome["training_loss"], "seconds": outcome["seconds"],
+        })  # fmt: skip
+        log.info("seed %d r=%.1f: s=%.3f FN=%.3f loss=%.3f", outcome["seed"], outcome["rate"],
+                 result["bias_score"], result["fraction_neutral"], outcome["training_loss"])  # fmt: skip
+
     with tempfile.TemporaryDirectory(dir=work_dir) as scratch:
-        set_seed(seed)
-        model, label_ids = _starting_model(model_id, seed, settings)
-        to_canonical = map_model_labels(model.config.id2label)
-        started = time.perf_counter()
-        if settings.base_rate is not None:
-            log.info("seed %d: base model on r = %s", seed, settings.base_rate)
-            base = replace(schedule, epochs=settings.base_epochs,
-                           learning_rate=settings.base_learning_rate or settings.learning_rate)  # fmt: skip
-            trainer, _ = train.fine_tune(model, tokenizer, encoder.dataset(training[settings.base_rate], label_ids),
-                                         Path(scratch) / f"base-{seed}", base)  # fmt: skip
-            train_log += [{"seed": seed, "rate": "base", **line} for line in trainer.state.log_history]
-        start_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        base_seconds = time.perf_counter() - started
-        for rate in (float(r) for r in settings.rates):
-            started = time.perf_counter()
-            model.load_state_dict(start_state)
-            trainer, trained = train.fine_tune(model, tokenizer, encoder.dataset(training[rate], label_ids),
-                                               Path(scratch) / f"r{rate}-{seed}", replace(schedule, epochs=settings.epochs))  # fmt: skip
-            train_log += [{"seed": seed, "rate": rate, **line} for line in trainer.state.log_history]
-            model.eval()
-            logits = predict_logits(model, eval_encoded, 128, tokenizer.pad_token_id or 0, progress=False)
-            probabilities = to_canonical_probabilities(logits, to_canonical)
-            result = score_predictions(metric, probabilities.argmax(axis=1), columns["subset"], probabilities)
-            runs.append({
-                "seed": seed, "rate": rate, "bias_score": result["bias_score"],
-                "fraction_neutral": result["fraction_neutral"], "net_neutral": result.get("net_neutral"),
-                "fractions": result["fractions"], "training_loss": trained.training_loss,
-                "seconds": round(time.perf_counter() - started, 1),
-            })  # fmt: skip
-            log.info("seed %d r=%.1f: s=%.3f FN=%.3f loss=%.3f", seed, rate, result["bias_score"],
-                     result["fraction_neutral"], trained.training_loss)  # fmt: skip
-        runs[0]["base_seconds"] = round(base_seconds, 1)
-    return runs, train_log
+        plan = _plan(model_id, training, evaluation, settings)
+        plan.work_dir = scratch
+        _tasks(plan, on_done)
+    runs.sort(key=lambda run: (list(settings.seeds).index(run["seed"]), run["rate"]))
+    summary = summarise(runs, rates, settings)
+    if level:
+        summary["paired"] = extreme_rates_compared(predictions, subsets, rates, settings)
+    summary["train_log"] = train_log
+    return summary
 
 
-def recorded_settings(settings: Settings) -> dict:
+def extreme_rates_compared(predictions: dict, subsets: list[str], rates: list[float], settings) -> dict:
+    """Per seed, the lowest-rate model against the highest-rate one on the same pairs (paired
+    bootstrap interval and permutation p-value of s_high - s_low), Holm-corrected over seeds."""
+    from pipelines.nli.evaluation import holm
+    from pipelines.nli.run import DATASET
+
+    paired = load_metric(DATASET, settings.metrics_root, "paired")
+    low, high = min(rates), max(rates)
+    entries = []
+    for seed in settings.seeds:
+        result = paired.compute(predictions=predictions[(seed, low)], predictions_b=predictions[(seed, high)],
+                                subsets=subsets, confidence_level=settings.confidence_level,
+                                n_resamples=settings.n_resamples, seed=settings.seed)  # fmt: skip
+        score = result["scores"]["bias_score"]
+        interval = result["confidence_intervals"]["bias_score"]
+        entries.append({"seed": seed, "a": f"r = {low}", "b": f"r = {high}", "difference": score["difference"],
+                        "low": interval["low"], "high": interval["high"], "p_value": score["p_value"],
+                        "p_value_method": score["p_value_method"]})  # fmt: skip
+    alpha = 1 - settings.confidence_level
+    for entry, adjusted in zip(entries, holm([e["p_value"] for e in entries]), strict=True):
+        entry["p_holm"] = float(adjusted)
+        entry["significant"] = bool(adjusted < alpha)
+    return {"score": "bias_score", "correction": "Holm", "family": "one comparison per seed", "alpha": alpha,
+            "comparisons": entries}  # fmt: skip
+
+
+def recorded_settings(settings) -> dict:
     """The meta-evaluation's own settings, for results.json (the shared ones are in the manifest)."""
     shared = {item.name for item in fields(RunSettings)} | {"description"}
     return {item.name: getattr(settings, item.name) for item in fields(settings) if item.name not in shared}
 
 
-def summarise(runs: list[dict], rates: list[float], settings: Settings) -> dict:
+def _mean_interval(values: np.ndarray, level: float | None) -> dict:
+    """Mean of per-seed correlations with a t interval (seeds are the unit; none below two
+    seeds), cut to [-1, 1] where a correlation lies (with few seeds the t interval is wide)."""
+    from scipy import stats
+
+    values = values[np.isfinite(values)]
+    entry = {"mean": float(values.mean()) if values.size else None,
+             "sd": float(values.std(ddof=1)) if values.size > 1 else (0.0 if values.size else None),
+             "n": int(values.size), "low": None, "high": None}  # fmt: skip
+    if level and values.size > 1 and entry["sd"] > 0:
+        low, high = stats.t.interval(level, values.size - 1, loc=entry["mean"], scale=entry["sd"] / np.sqrt(values.size))
+        entry.update(low=max(float(low), -1.0), high=min(float(high), 1.0), confidence_level=level,
+                     method="t over seeds, cut to [-1, 1]")
+    return entry
+
+
+def summarise(runs: list[dict], rates: list[float], settings) -> dict:
     """Per-seed and seed-averaged Spearman correlations of s and 1 - FN with r."""
     seeds = list(dict.fromkeys(run["seed"] for run in runs))
-    score = np.array([[next(x["bias_score"] for x in runs if x["seed"] == s and x["rate"] == r) for r in rates] for s in seeds])
-    one_minus_fn = 1 - np.array([[next(x["fraction_neutral"] for x in runs if x["seed"] == s and x["rate"] == r) for r in rates] for s in seeds])
+    at = {(run["seed"], run["rate"]): run for run in runs}
+    score = np.array([[at[(s, r)]["bias_score"] for r in rates] for s in seeds])
+    one_minus_fn = 1 - np.array([[at[(s, r)]["fraction_neutral"] for r in rates] for s in seeds])
     per_seed = [{"seed": s, "bias_score": correlations(rates, score[i]), "one_minus_fn": correlations(rates, one_minus_fn[i])}
                 for i, s in enumerate(seeds)]  # fmt: skip
 
     def spread(key: str) -> dict:
-        values = np.array([p[key]["rho"] for p in per_seed if p[key]["rho"] is not None], dtype=float)
-        if values.size == 0:
-            return {"mean": None, "sd": None, "n": 0}
-        return {"mean": float(values.mean()), "sd": float(values.std(ddof=1)) if values.size > 1 else 0.0, "n": int(values.size)}
+        values = np.array([p[key]["rho"] if p[key]["rho"] is not None else np.nan for p in per_seed], dtype=float)
+        return _mean_interval(values, settings.confidence_level)
 
     return {
         "settings": recorded_settings(settings),
@@ -353,120 +559,44 @@ def summarise(runs: list[dict], rates: list[float], settings: Settings) -> dict:
     }
 
 
-def plot_scores(summary: dict):
-    import matplotlib
+def _card_provenance(folder: Path) -> dict | None:
+    from builders.card import read_card_yaml
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rates = np.array(summary["rates"])
-    seeds = sorted({run["seed"] for run in summary["runs"]})
-    figure, axis = plt.subplots(figsize=(5.5, 3.8))
-    for key, label, colour in (("bias_score", "bias score s", "#c44e52"), ("fraction_neutral", "1 - FN", "#4c72b0")):
-        values = np.array([[next(x[key] for x in summary["runs"] if x["seed"] == s and x["rate"] == r)
-                            for r in rates] for s in seeds])  # fmt: skip
-        if key == "fraction_neutral":
-            values = 1 - values
-        sd = values.std(axis=0, ddof=1) if len(seeds) > 1 else np.zeros(len(rates))
-        axis.errorbar(rates, values.mean(axis=0), yerr=sd, marker="o", capsize=3, label=label, color=colour)
-    axis.plot(rates, 2 * rates / 3, linestyle="--", color="#888888", label="oracle s = 2r/3")
-    axis.set_xlabel("bias rate r of the training set")
-    axis.set_ylabel("score (mean ± sd over seeds)")
-    axis.set_ylim(-0.02, 1.02)
-    axis.legend()
-    axis.grid(alpha=0.3)
-    return figure
+    return read_card_yaml(folder).get("bias_hub_provenance")
 
 
-def _rho(entry: dict) -> str:
-    if entry.get("rho") is None:
-        return "undefined (constant)"
-    return f"{entry['rho']:.3f} (p = {entry['p_value']:.2g})"
+def provenance(model: str, training_folder: Path, training: dict[float, object], chosen: EvaluationChoice,
+               settings) -> dict:  # fmt: skip
+    """What the models were trained and evaluated on, with what, for results.json and the report."""
+    from builders.nli_bias_controlled.rows import config_name
+    from pipelines.common import package_versions
+    from pipelines.nli.scratch import read_record
 
+    subsets = list(chosen.rows["subset"])
+    return {
+        "model": {"name": model, "reinitialize": settings.reinitialize, "created_by": read_record(model)},
+        "training": {
+            "folder": str(Path(training_folder).resolve()),
+            "configs": {str(rate): config_name(rate) for rate in training},
+            "split": "train",
+            "rows": {str(rate): len(table) for rate, table in training.items()},
+            "rows_used": settings.max_train_samples,
+            "card": _card_provenance(training_folder),
+        },
+        "evaluation": {
+            "folder": str(chosen.folder.resolve()),
+            "config": chosen.config,
+            "selection": chosen.selection,
+            "rows": len(chosen.rows),
+            "per_subset": {subset: subsets.count(subset) for subset in dict.fromkeys(subsets)},
+            "occupations": len(chosen.occupations),
+            "not_in_training": chosen.uncovered,
+            "card": _card_provenance(chosen.folder),
+        },
+        "seeds": list(settings.seeds),
+        "versions": package_versions((
+            "bias-hub", "torch", "transformers", "datasets", "evaluate", "numpy", "scipy", "tokenizers",
+            "accelerate", "fugashi", "unidic-lite",
+        )),  # fmt: skip
+    }
 
-def summary_markdown(summary: dict) -> str:
-    rates = summary["rates"]
-    seeds = sorted({run["seed"] for run in summary["runs"]})
-    rows = []
-    for rate in rates:
-        at = [x for x in summary["runs"] if x["rate"] == rate]
-        s = np.array([x["bias_score"] for x in at])
-        fn = np.array([x["fraction_neutral"] for x in at])
-        e_ps = np.array([x["fractions"]["pro_stereotypical"]["entailment"] for x in at])
-        c_as = np.array([x["fractions"]["anti_stereotypical"]["contradiction"] for x in at])
-        n_ns = np.array([x["fractions"]["non_stereotypical"]["neutral"] for x in at])
-        rows.append([f"{rate:.1f}", f"{s.mean():.3f} ± {s.std():.3f}", f"{1 - fn.mean():.3f} ± {fn.std():.3f}",
-                     f"{e_ps.mean():.3f}", f"{c_as.mean():.3f}", f"{n_ns.mean():.3f}"])  # fmt: skip
-    table = markdown_table(["r", "s", "1 − FN", "e_PS", "c_AS", "n_NS"], rows)
-    lines = [table, "", markdown_table(
-        ["correlation with r", f"mean ± sd over {len(seeds)} seeds", "seed-mean curve (p)", "paper"],
-        [["Spearman(r, s)", _spread(summary["spearman_bias_score"]),
-          _rho(summary["seed_mean_curve"]["spearman_bias_score"]), f"{PAPER['spearman_bias_score']:.3f}"],
-         ["Spearman(r, 1 − FN)", _spread(summary["spearman_one_minus_fn"]),
-          _rho(summary["seed_mean_curve"]["spearman_one_minus_fn"]), f"{PAPER['spearman_one_minus_fn']:.3f}"]],
-    )]  # fmt: skip
-    per_seed = ", ".join(f"seed {p['seed']}: s {_rho(p['bias_score'])}; 1 − FN {_rho(p['one_minus_fn'])}" for p in summary["per_seed"])
-    lines += ["", f"Per seed: {per_seed}."]
-    return "\n".join(lines)
-
-
-def _spread(entry: dict) -> str:
-    if entry["mean"] is None:
-        return "undefined"
-    return f"{entry['mean']:.3f} ± {entry['sd']:.3f} (n = {entry['n']})"
-
-
-def write_meta_report(folder: RunFolder, summary: dict, preface: str = "") -> dict:
-    """results.json, train_log.jsonl (Trainer's loss lines), the figure and report.md; returns the results."""
-    results = {key: value for key, value in summary.items() if key != "train_log"}
-    folder.write_json("results.json", results)
-    folder.write_jsonl(TRAIN_LOG, summary.get("train_log", []))
-    folder.write_figure("scores_vs_rate.png", plot_scores(summary), dpi=110)
-    settings = summary["settings"]
-    text = "\n".join([
-        "# Bias-rate meta-evaluation",
-        "",
-        preface.strip(),
-        "",
-        f"One model per bias rate r and seed (seeds {list(settings['seeds'])}), fine-tuned for "
-        f"{settings['epochs']} epoch(s) at learning rate {settings['learning_rate']}"
-        + (f", each starting from a base model trained for {settings['base_epochs']} epoch(s) on r = {settings['base_rate']}"
-           if settings["base_rate"] is not None else "")
-        + f"; evaluated on {settings['eval_per_subset']} pairs per set (PS/AS/NS, gold neutral, templates unseen in training). "
-        "Table: mean over seeds (± sd).",
-        "",
-        summary_markdown(summary),
-        "",
-        "![scores against r](scores_vs_rate.png)",
-        "",
-    ])  # fmt: skip
-    folder.write_text("report.md", text)
-    return results
-
-
-def run(model: str, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
-    """``bias-hub nli meta-evaluate``: ``dataset`` is the evaluation set (default nli_gender_bias),
-    ``settings.training_sets`` the bias-controlled training sets; returns results.json."""
-    from pipelines.nli.evaluation import load_evaluation_rows
-
-    rates = [float(r) for r in settings.rates]
-    if any(not 0 <= r <= 1 for r in rates):
-        raise ValueError(f"--rates must lie in [0, 1], got {rates}")
-    check_model_name(model)
-    with RunFolder(out_dir) as folder:
-        with stage("load the training and evaluation sets") as step:
-            source = training_sets_folder(settings.training_sets, settings.datasets_root)
-            needed = sorted(set(rates) | ({settings.base_rate} if settings.base_rate is not None else set()))
-            training = load_training_sets(source, needed)
-            evaluation = load_evaluation_rows(dataset, settings.datasets_root)
-            occupations = training_occupations(training, evaluation["occupation"])
-            evaluation = evaluation.select(downsample_evaluation(evaluation, occupations, settings.eval_per_subset,
-                                                                 seed=settings.seed))  # fmt: skip
-            step["note"] = f"{len(occupations)} occupations, {len(evaluation)} evaluation pairs"
-        runs = len(settings.seeds) * len(rates)
-        with stage(f"train and score {runs} models ({len(settings.seeds)} seeds x {len(rates)} rates)"):
-            summary = run_meta_evaluation(model, training, evaluation, settings)
-        results = write_meta_report(folder, summary, settings.description or f"Model: `{model}`.")
-    log.info("%s", summary_markdown(results))
-    log.info("report: %s", Path(out_dir) / "report.md")
-    return results

@@ -18,6 +18,7 @@ NOT_PIPELINES = {
     "embeddings correlate",
     "jbbq figure",
     "jbbq translate",
+    "nli init-model",
 }
 
 

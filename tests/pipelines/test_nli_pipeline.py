@@ -17,9 +17,10 @@ import pytest
 from builders.hub_folder import CardMetadata, write_dataset_folder
 from pipelines import cli
 from pipelines.common import ModelOptions, RunFolder, load_model
-from pipelines.nli import evaluation, meta
+from pipelines.nli import meta, report
 from pipelines.nli.evaluation import load_evaluation_rows, occupation_breakdown
-from pipelines.nli.train import checkpoint_folder
+from pipelines.nli.run import EvaluateSettings, MetaSettings, run_evaluate
+from pipelines.nli.training import checkpoint_folder
 
 REPO = Path(__file__).resolve().parents[2]
 SUBSETS = ("pro_stereotypical", "anti_stereotypical", "non_stereotypical")
@@ -280,7 +281,7 @@ def test_meta_evaluation_runs_per_seed_and_rate(tiny_model: Path, fixture_root: 
     evaluation = evaluation.select(meta.downsample_evaluation(evaluation, occupations, per_subset=3))
     # The fixture holds 4 pairs per set (2 occupations or genders x 2 templates): 3 drawn from each.
     assert len(evaluation) == 9 and sorted(set(evaluation["subset"])) == sorted(SUBSETS)
-    settings = meta.Settings(rates=rates, seeds=[0, 1], epochs=1, learning_rate=1e-3, batch_size=4,
+    settings = MetaSettings(rates=rates, seeds=[0, 1], epochs=1, learning_rate=1e-3, batch_size=4,
                              base_rate=0.5, base_epochs=1, reinitialize=True, progress=False, max_length=32)  # fmt: skip
     summary = meta.run_meta_evaluation(str(tiny_model), training, evaluation, settings)
     assert len(summary["runs"]) == 6
@@ -288,14 +289,14 @@ def test_meta_evaluation_runs_per_seed_and_rate(tiny_model: Path, fixture_root: 
     assert summary["spearman_bias_score"]["n"] <= 2
     out = tmp_path / "meta"
     with RunFolder(out) as folder:
-        meta.write_meta_report(folder, summary, "fixture")
+        report.write_meta(folder, summary, "fixture")
     assert "Spearman(r, s)" in (out / "report.md").read_text() and (out / "scores_vs_rate.png").is_file()
 
 
 def test_token_dropout_replaces_only_ordinary_tokens(tiny_model: Path) -> None:
     from transformers import AutoTokenizer
 
-    from pipelines.nli.train import _collator
+    from pipelines.nli.training import _collator
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_model))
     features = [dict(tokenizer("看護師が公園を歩いている。", "女性が公園を歩いている。")), dict(tokenizer("医者が走った。", "女性"))]
@@ -364,17 +365,17 @@ def test_a_second_evaluation_replaces_the_whole_run_folder(tiny_model: Path, fix
 def test_a_failed_evaluation_leaves_the_previous_run_folder(tiny_model: Path, fixture_root: Path, tmp_path: Path,
                                                             repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     out = tmp_path / "report"
-    settings = evaluation.Settings(datasets_root=fixture_root / "datasets", batch_size=4, progress=False, device="cpu")
-    evaluation.run([str(tiny_model)], None, out, settings)
+    settings = EvaluateSettings(datasets_root=fixture_root / "datasets", batch_size=4, progress=False, device="cpu")
+    run_evaluate([str(tiny_model)], None, out, settings)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
 
     def broken(results: dict):
         raise RuntimeError("figure failed")
 
     # results.json and the predictions are written before the figure.
-    monkeypatch.setattr(evaluation, "plot_label_fractions", broken)
+    monkeypatch.setattr(report, "plot_label_fractions", broken)
     with pytest.raises(RuntimeError, match="figure failed"):
-        evaluation.run([str(tiny_model)], None, out, dataclasses.replace(settings, limit=5))
+        run_evaluate([str(tiny_model)], None, out, dataclasses.replace(settings, limit=5))
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
 
@@ -464,3 +465,119 @@ def test_meta_evaluate_reads_the_authors_sets_once_built(tiny_model: Path, fixtu
     # One Trainer summary line per trained model: a base model and three rates per seed.
     trained = Counter((line["seed"], line["rate"]) for line in logged if "train_loss" in line)
     assert trained == Counter([(s, "base") for s in (0, 1)] + [(s, r) for s in (0, 1) for r in (0.0, 0.5, 1.0)])
+
+
+def test_holm_by_hand() -> None:
+    from pipelines.nli.evaluation import holm
+
+    # Sorted: 0.01 x 3 = 0.03, 0.03 x 2 = 0.06, 0.04 x 1 = 0.04 -> running maximum 0.03, 0.06, 0.06.
+    np.testing.assert_allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+    np.testing.assert_allclose(holm([0.5, 0.9]), [1.0, 1.0])
+
+
+def test_evaluate_shows_intervals_and_holm_corrected_comparisons(tiny_model: Path, fixture_root: Path,
+                                                                tmp_path: Path) -> None:  # fmt: skip
+    other = _copy_model(tiny_model, tmp_path / "other-model")
+    out = tmp_path / "report"
+    common = ["--out", str(out), "--datasets-root", str(fixture_root / "datasets"), "--batch-size", "4", "--n-resamples", "200"]
+    assert cli.main(["nli", "evaluate", "--model", str(tiny_model), str(other), *common]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["confidence_level"] == 0.95
+    model = results["models"][str(tiny_model)]
+    interval = model["confidence_intervals"]["bias_score"]
+    assert interval["confidence_level"] == 0.95 and interval["low"] <= interval["high"]
+    # Wilson intervals of each label share: 4 pairs per set.
+    low, high = model["fraction_intervals"]["pro_stereotypical"]["entailment"]
+    assert 0 <= low <= model["fractions"]["pro_stereotypical"]["entailment"] <= high <= 1
+    # Two copies of one model answer alike: B - A is 0 on every pair and nothing is significant.
+    comparisons = results["comparisons"]
+    assert comparisons["correction"] == "Holm" and len(comparisons["pairs"]) == 1
+    pair = comparisons["pairs"][0]
+    assert pair["bias_score"]["difference"] == 0 and pair["bias_score"]["significant"] is False
+    report_text = (out / "report.md").read_text()
+    s = model["bias_score"]
+    assert f"{s:.3f} [{interval['low']:.3f}, {interval['high']:.3f}]" in report_text
+    assert "## Paired comparisons" in report_text and "Holm-corrected" in report_text
+    # --confidence-level none: bare values, no comparisons.
+    assert cli.main(["nli", "evaluate", "--model", str(tiny_model), str(other), *common, "--confidence-level", "none"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["comparisons"] is None and "confidence_intervals" not in results["models"][str(tiny_model)]
+    assert "Paired comparisons: off" in (out / "report.md").read_text()
+
+
+def test_an_unusable_confidence_level_fails_before_any_model_loads(tiny_model: Path, fixture_root: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    code = cli.main(["nli", "evaluate", "--model", str(tiny_model), "--out", str(tmp_path / "r"),
+                     "--datasets-root", str(fixture_root / "datasets"), "--confidence-level", "95"])  # fmt: skip
+    assert code == 2
+    assert "--confidence-level 95.0: expected a level in (0, 1) such as 0.95, or none" in capsys.readouterr().err
+
+
+def _training_folder(where: Path, rates=(0.0, 0.5, 1.0)) -> Path:
+    from builders.nli_bias_controlled.rows import TrainingTemplate, build_rows, features
+    from builders.nli_gender_bias.lexicon import Occupation
+
+    selected = {kind: [Occupation(en, ja, kind, 0.0, 0.0)] for ja, (en, kind) in OCCUPATIONS.items()}
+    templates = [TrainingTemplate("a", "{subject}が本を読んだ。"), TrainingTemplate("b", "朝に{subject}が走った。")]
+    configs = {f"r{r:.1f}": {"train": datasets.Dataset.from_list(build_rows(selected, templates, r, 2), features=features())}
+               for r in rates}  # fmt: skip
+    write_dataset_folder(where, configs, CardMetadata("fixture", "mit", ["ja"], ["text-classification"]), "# fixture")
+    return where
+
+
+def test_init_model_writes_a_classifier_with_the_training_vocabulary(tmp_path: Path) -> None:
+    training = _training_folder(tmp_path / "nli_bias_controlled")
+    out = tmp_path / "scratch-model"
+    assert cli.main(["nli", "init-model", "--out", str(out), "--training-sets", str(training), "--size", "mini"]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
+    assert (config["hidden_size"], config["num_hidden_layers"]) == (64, 2)
+    vocabulary = (out / "vocab.txt").read_text(encoding="utf-8").split()
+    # Every training sentence reads without [UNK]; characters never seen in training do not.
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(out))
+    assert "[UNK]" not in tokenizer.tokenize("朝に看護師が走った。") + tokenizer.tokenize("会計士が本を読んだ。")
+    assert tokenizer.tokenize("鰻") == ["[UNK]"]
+    record = json.loads((out / "init_model.json").read_text())
+    assert record["size"] == "mini" and record["vocabulary"] == len(vocabulary) == config["vocab_size"]
+    # 3 occupations x 2 templates x 2 hypothesis genders.
+    assert record["training_pairs"] == 12
+
+
+def test_meta_evaluate_uses_the_downsampled_sets_and_records_its_sources(tmp_path: Path) -> None:
+    root = tmp_path / "datasets"
+    training = _training_folder(root / "nli_bias_controlled")
+    model = tmp_path / "from-init"
+    assert cli.main(["nli", "init-model", "--out", str(model), "--datasets-root", str(root), "--size", "mini"]) == 0
+    # An evaluation folder as the release: `all` and the authors' `all_downsampled` (here 2 pairs per set).
+    features = datasets.Features({
+        **{k: datasets.Value("string") for k in ("id", "premise", "hypothesis", "occupation", "occupation_en",
+                                                 "occupation_type", "hypothesis_gender", "template_id", "subset")},
+        "label": datasets.ClassLabel(names=["entailment", "neutral", "contradiction"]),
+    })  # fmt: skip
+    rows = _evaluation_rows()
+    chosen = [r for subset in SUBSETS for r in [x for x in rows if x["subset"] == subset][:2]]
+    configs = {"all": {"test": datasets.Dataset.from_list(rows, features=features)},
+               "all_downsampled": {"test": datasets.Dataset.from_list(chosen, features=features)}}  # fmt: skip
+    write_dataset_folder(root / "nli_gender_bias", configs, CardMetadata("fixture", "mit", ["ja"], ["text-classification"]), "# f")
+    out = tmp_path / "meta"
+    code = cli.main(["nli", "meta-evaluate", "--model", str(model), "--datasets-root", str(root), "--rates", "0", "0.5", "1",
+                     "--seeds", "0", "1", "--epochs", "1", "--learning-rate", "1e-3", "--reinitialize", "--batch-size", "4",
+                     "--n-resamples", "200", "--target-spearman", "0.8", "--out", str(out)])  # fmt: skip
+    assert code == 0
+    results = json.loads((out / "results.json").read_text())
+    provenance = results["provenance"]
+    assert provenance["evaluation"]["config"] == "all_downsampled"
+    assert provenance["evaluation"]["per_subset"] == {subset: 2 for subset in SUBSETS}
+    assert provenance["training"]["folder"] == str(training.resolve())
+    assert provenance["training"]["configs"] == {"0.0": "r0.0", "0.5": "r0.5", "1.0": "r1.0"}
+    assert provenance["model"]["created_by"]["size"] == "mini" and provenance["seeds"] == [0, 1]
+    assert {"torch", "transformers", "datasets"} <= set(provenance["versions"])
+    # Per seed, r = 0 against r = 1 on the same pairs, Holm over the two seeds.
+    paired = results["paired"]
+    assert paired["correction"] == "Holm" and [c["seed"] for c in paired["comparisons"]] == [0, 1]
+    report_text = (out / "report.md").read_text()
+    assert "config `all_downsampled`" in report_text and "Versions:" in report_text
+    assert "Criterion mean Spearman(r, s) ≥ 0.8:" in report_text
+    assert "## The lowest against the highest rate" in report_text

@@ -1,70 +1,27 @@
-"""``bias-hub nli train``: fine-tune a sequence classifier on NLI with ``transformers.Trainer``.
+"""Fine-tuning a sequence classifier on NLI with ``transformers.Trainer`` (``nli train`` and
+the meta-evaluation's per-rate models).
 
-Defaults are the paper's (Anantaprayoon et al.): 5 epochs, learning rate 2e-5, batch 32,
-maximum length 128. Checkpoints go to ``<out>.checkpoints/`` beside the model folder, one
-per epoch, and the same command resumes from the last one; the model folder ``--out``
-itself appears only when training has finished, written whole. Several GPUs:
-``accelerate launch -m pipelines.cli nli train ...`` (Trainer picks the processes up by itself).
+Checkpoints go to ``<out>.checkpoints/`` beside the model folder, one per epoch, and training
+resumes from the last one. Several GPUs: ``accelerate launch -m pipelines.cli nli train ...``
+(Trainer picks the processes up by itself).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from builders.console import progress_enabled, stage
-from builders.files import ensure_writable_folder
-from pipelines.common import (
-    RunFolder,
-    RunSettings,
-    check_model_name,
-    load_model,
-    load_tokenizer,
-    resolve_device,
-    resolve_dtype,
-)
+from builders.console import progress_enabled
+from pipelines.common import RunSettings, load_model, resolve_device, resolve_dtype
 from pipelines.nli.labels import LABELS, map_model_labels
 
-__all__ = ["Settings", "checkpoint_folder", "fine_tune", "load_for_training", "run", "tokenize_pairs"]
+__all__ = ["TRAIN_LOG", "check_schedule", "checkpoint_folder", "fine_tune", "load_for_training", "tokenize_pairs"]
 
 log = logging.getLogger(__name__)
 TRAIN_LOG = "train_log.jsonl"
-
-
-@dataclass(kw_only=True)
-class Settings(RunSettings):
-    """``nli train``'s settings (the paper's defaults); ``dtype`` is the mixed precision."""
-
-    tokenizer: str | None = None
-    config: str | None = None
-    split: str = "train"
-    dataset_revision: str | None = None
-    eval_dataset: str | None = None
-    eval_split: str = "validation"
-    columns: str = "premise,hypothesis,label"
-    # The dataset's own values for entailment, neutral, contradiction (e.g. ("E", "N", "C")).
-    label_names: tuple[str, ...] | None = None
-    epochs: float = 5.0
-    learning_rate: float = 2e-5
-    batch_size: int = 32
-    max_length: int = 128
-    warmup_ratio: float = 0.0
-    weight_decay: float = 0.0
-    max_train_samples: int | None = None
-    resume: bool = True
-    seed: int = 42
-    # A checkpoint per epoch; the meta-evaluation trains throw-away models and turns it off.
-    save: bool = True
-    logging_steps: int = 50
-    # Share of ordinary tokens replaced by [UNK] in each training batch (0: off). For models
-    # trained from scratch: it teaches them to read unknown context words, which is what words
-    # of unseen evaluation templates become.
-    token_dropout: float = 0.0
 
 
 def checkpoint_folder(out_dir: str | Path) -> Path:
@@ -141,10 +98,18 @@ def _placement(device: str | None, device_map: str | None) -> dict:
     return {"use_cpu": device == "cpu"}
 
 
-def fine_tune(model, tokenizer, train_dataset, output_dir: str | Path, settings: Settings, eval_dataset=None):
+def check_schedule(settings) -> None:
+    """Fail before loading anything on a ``--dtype`` or ``--device`` Trainer cannot train with."""
+    _precision(settings.dtype)
+    _placement(settings.device, settings.device_map)
+
+
+def fine_tune(model, tokenizer, train_dataset, output_dir: str | Path, settings, eval_dataset=None, data_collator=None):
     """Train ``model`` in place on a tokenised dataset; returns ``(trainer, TrainOutput)``.
 
-    With ``settings.resume``, training continues from the last ``checkpoint-*`` in
+    ``settings``: a ``TrainSettings`` (epochs, learning rate, batch size, seed, ...).
+    ``data_collator``: how rows become batches (default: pad with the tokenizer, then token
+    dropout). With ``settings.resume``, training continues from the last ``checkpoint-*`` in
     ``output_dir`` when there is one. Trainer's loss lines go to the log (``-v`` and log
     files), never to the console; ``trainer.state.log_history`` keeps them.
     """
@@ -185,7 +150,7 @@ def fine_tune(model, tokenizer, train_dataset, output_dir: str | Path, settings:
         args=arguments,
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
-        data_collator=_collator(tokenizer, settings.token_dropout),
+        data_collator=data_collator or _collator(tokenizer, settings.token_dropout),
         processing_class=tokenizer,
     )
     _quiet(trainer)
@@ -235,86 +200,3 @@ def _collator(tokenizer, token_dropout: float):
         return batch
 
     return collate
-
-
-def _load_pairs(dataset: str | Path, split: str, settings: Settings, flag: str):
-    from pipelines.nli.data import load_table, prepare_nli_columns
-
-    table = load_table(str(dataset), split, settings.config, settings.token, settings.dataset_revision)
-    return prepare_nli_columns(table, settings.columns, settings.label_names, where=f"{flag} {dataset}")
-
-
-def run(model: str, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
-    """``bias-hub nli train``: fine-tune ``model`` on ``dataset``; the model folder is ``out_dir``.
-
-    ``dataset``: a Hub dataset id, a dataset folder, or a .jsonl/.json/.csv/.tsv/.parquet file.
-    Returns the summary written to ``train_results.json``.
-    """
-    from transformers import set_seed
-
-    if dataset is None:
-        raise ValueError(
-            "--dataset: nli train needs training data: a Hub dataset id, a dataset folder, "
-            "or a .jsonl/.json/.csv/.tsv/.parquet file"
-        )
-    check_model_name(model)
-    if settings.tokenizer:
-        check_model_name(settings.tokenizer, "--tokenizer")
-    out_dir = ensure_writable_folder(out_dir)
-    checkpoints = checkpoint_folder(out_dir)
-    _precision(settings.dtype)
-    _placement(settings.device, settings.device_map)
-    with stage("load the training data") as step:
-        table = _load_pairs(dataset, settings.split, settings, "--dataset")
-        evaluation = None
-        if settings.eval_dataset:
-            evaluation = _load_pairs(settings.eval_dataset, settings.eval_split, settings, "--eval-dataset")
-        if settings.max_train_samples:
-            table = table.shuffle(seed=settings.seed).select(range(min(settings.max_train_samples, len(table))))
-        step["note"] = f"{len(table):,} pairs"
-    if not settings.resume and checkpoints.is_dir():
-        log.info("--no-resume: removing the earlier checkpoints in %s", checkpoints)
-        shutil.rmtree(checkpoints)
-    set_seed(settings.seed)
-    with stage(f"load {model}"):
-        flag = "--tokenizer" if settings.tokenizer else "--model"
-        tokenizer = load_tokenizer(settings.tokenizer or model, settings.model_options(), flag)
-        classifier, label_ids = load_for_training(model, settings)
-        train_set = tokenize_pairs(table, tokenizer, settings.max_length, label_ids)
-        eval_set = tokenize_pairs(evaluation, tokenizer, settings.max_length, label_ids) if evaluation is not None else None
-    with stage("train") as step:
-        step["note"] = f"checkpoints in {checkpoints}"
-        trainer, result = fine_tune(classifier, tokenizer, train_set, checkpoints, settings, eval_dataset=eval_set)
-    summary = {
-        "model": model,
-        "dataset": str(dataset),
-        "train_rows": len(table),
-        "settings": _public(settings),
-        "global_step": result.global_step,
-        "training_loss": result.training_loss,
-        "metrics": result.metrics,
-    }
-    if eval_set is not None:
-        summary["eval"] = trainer.evaluate()
-    # Every process takes part in saving (sharded models gather their weights); the main one
-    # then moves the files into the model folder and swaps it in whole.
-    final = checkpoints / "final"
-    if trainer.is_world_process_zero():
-        shutil.rmtree(final, ignore_errors=True)
-    trainer.save_model(str(final))
-    if trainer.is_world_process_zero():
-        with stage("write the model folder"), RunFolder(out_dir) as folder:
-            for item in final.iterdir():
-                os.replace(item, folder.path(item.name))
-            final.rmdir()
-            folder.write_json("train_results.json", summary)
-            folder.write_jsonl(TRAIN_LOG, trainer.state.log_history)
-        log.info("saved the fine-tuned model to %s", out_dir)
-    return summary
-
-
-def _public(settings: Settings) -> dict:
-    """The settings worth recording (never the token)."""
-    from dataclasses import asdict
-
-    return {key: value for key, value in asdict(settings).items() if key not in {"token", "progress"}}
