@@ -173,6 +173,9 @@ def _init_model(inner: argparse._SubParsersAction) -> None:
     init.add_argument("--tokenizer", choices=("wordpiece", "character"), default="wordpiece",
                       help="wordpiece over fugashi words (default) or characters")  # fmt: skip
     init.add_argument("--max-length", type=int, default=128, help="(default: %(default)s)")
+    init.add_argument("--dropout", type=float, default=0.1,
+                      help="BERT's hidden and attention dropout (default: %(default)s; the demo trains with 0 "
+                      "and --token-dropout 0.1)")  # fmt: skip
     init.add_argument("--seed", type=int, default=0, help="seed of the initial weights (default: %(default)s)")
     init.set_defaults(func=_run_init_model)
 
@@ -181,7 +184,8 @@ def _run_init_model(args: argparse.Namespace) -> int:
     from pipelines.nli.run import InitSettings, run_init_model
 
     settings = InitSettings(training_sets=args.training_sets, datasets_root=args.datasets_root, rate=args.rate,
-                            size=args.size, tokenizer=args.tokenizer, max_length=args.max_length, seed=args.seed)  # fmt: skip
+                            size=args.size, tokenizer=args.tokenizer, max_length=args.max_length, dropout=args.dropout,
+                            seed=args.seed)  # fmt: skip
     run_init_model(args.out, settings)
     return 0
 

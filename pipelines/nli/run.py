@@ -143,6 +143,7 @@ class InitSettings:
     size: str = "tiny"
     tokenizer: str = "wordpiece"
     max_length: int = 128
+    dropout: float = 0.1
     seed: int = 0
 
 
@@ -328,7 +329,8 @@ def run_init_model(out_dir: Path, settings: InitSettings) -> Path:
             step["note"] = f"{len(table):,} pairs of {source} (r = {settings.rate})"
         with stage(f"create a {settings.size} BERT"):
             scratch.make_classifier(folder.path("."), texts, size=settings.size, seed=settings.seed,
-                                    tokenizer_kind=settings.tokenizer, max_length=settings.max_length)  # fmt: skip
+                                    tokenizer_kind=settings.tokenizer, max_length=settings.max_length,
+                                    dropout=settings.dropout)  # fmt: skip
             folder.write_json(scratch.RECORD, {
                 **asdict(settings),
                 "training_sets": str(Path(source).resolve()),

@@ -528,8 +528,10 @@ def _training_folder(where: Path, rates=(0.0, 0.5, 1.0)) -> Path:
 def test_init_model_writes_a_classifier_with_the_training_vocabulary(tmp_path: Path) -> None:
     training = _training_folder(tmp_path / "nli_bias_controlled")
     out = tmp_path / "scratch-model"
-    assert cli.main(["nli", "init-model", "--out", str(out), "--training-sets", str(training), "--size", "mini"]) == 0
+    assert cli.main(["nli", "init-model", "--out", str(out), "--training-sets", str(training), "--size", "mini",
+                     "--dropout", "0"]) == 0  # fmt: skip
     config = json.loads((out / "config.json").read_text())
+    assert config["hidden_dropout_prob"] == config["attention_probs_dropout_prob"] == 0
     assert config["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
     assert (config["hidden_size"], config["num_hidden_layers"]) == (64, 2)
     vocabulary = (out / "vocab.txt").read_text(encoding="utf-8").split()
@@ -581,3 +583,35 @@ def test_meta_evaluate_uses_the_downsampled_sets_and_records_its_sources(tmp_pat
     assert "config `all_downsampled`" in report_text and "Versions:" in report_text
     assert "Criterion mean Spearman(r, s) ≥ 0.8:" in report_text
     assert "## The lowest against the highest rate" in report_text
+
+
+def test_train_reads_jsnli_as_distributed(tiny_model: Path, tmp_path: Path) -> None:
+    # JSNLI's layout: no header, label<TAB>premise<TAB>hypothesis, Juman++ words joined by spaces.
+    lines = [f"{['entailment', 'neutral', 'contradiction'][i % 3]}\t{' '.join(r['premise'])}\t{' '.join(r['hypothesis'])}"
+             for i, r in enumerate(_evaluation_rows())]  # fmt: skip
+    data = tmp_path / "train_w_filtering.tsv"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "run"
+    assert cli.main(["nli", "train", "--model", str(tiny_model), "--dataset", str(data), "--out", str(out),
+                     "--epochs", "1", "--batch-size", "4", "--learning-rate", "1e-3"]) == 0  # fmt: skip
+    summary = json.loads((out / "train_results.json").read_text())
+    assert summary["dataset_format"] == "jsnli" and summary["train_rows"] == 12
+    # A raw-text model gets the sentences back without the spaces between words.
+    assert summary["text"] == {"segmentation": "raw", "done": "JSNLI's Juman++ segmentation joined back into sentences"}
+    # 12 pairs in batches of 4.
+    assert summary["global_step"] == 3
+
+
+def test_a_juman_model_without_juman_is_one_line_naming_what_to_install(tiny_model: Path, fixture_root: Path,
+                                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    from pipelines.nli import segmentation
+
+    monkeypatch.setattr(segmentation.shutil, "which", lambda name: None)
+    code = cli.main(["nli", "evaluate", "--model", str(tiny_model), "--out", str(tmp_path / "r"),
+                     "--datasets-root", str(fixture_root / "datasets"), "--segmentation", "jumanpp"])  # fmt: skip
+    assert code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("bias-hub: error:")]
+    assert len(errors) == 1 and errors[0].startswith("bias-hub: error: --segmentation jumanpp:")
+    assert "the jumanpp program (not on PATH)" in errors[0] and "pip install rhoknp" in errors[0]
+    assert not (tmp_path / "r").exists()
