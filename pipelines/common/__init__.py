@@ -31,6 +31,7 @@ from pipelines.common.paths import (
     repo_root,
 )
 from pipelines.common.run_folder import RunFolder, command_line, package_versions
+from pipelines.common.stats import holm
 
 __all__ = [
     "COMMON_FLAGS",
@@ -44,6 +45,7 @@ __all__ = [
     "command_line",
     "dataset_folder",
     "load_dataset_split",
+    "holm",
     "import_metric_module",
     "load_metric",
     "load_model",

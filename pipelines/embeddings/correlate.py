@@ -24,6 +24,7 @@ import numpy as np
 from scipy import stats
 
 from builders.text import fmt
+from pipelines.common.stats import holm
 
 __all__ = [
     "correlation_markdown",
@@ -123,17 +124,6 @@ def correlation_interval(a: np.ndarray, b: np.ndarray, kind: str, confidence_lev
             return interval
     interval["reason"] = "the bootstrap distribution is degenerate"
     return interval
-
-
-def holm(p_values: Sequence[float | None]) -> list[float | None]:
-    """Holm's step-down adjusted p-values (family-wise error), None kept where p is None."""
-    present = [(p, i) for i, p in enumerate(p_values) if p is not None]
-    adjusted: list[float | None] = [None] * len(p_values)
-    running = 0.0
-    for rank, (p, i) in enumerate(sorted(present)):
-        running = max(running, min(1.0, (len(present) - rank) * p))
-        adjusted[i] = running
-    return adjusted
 
 
 def correlation_table(

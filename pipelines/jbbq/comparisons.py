@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
+from pipelines.common.stats import holm
+
 __all__ = ["CORRECTION", "comparison_pairs", "compare_runs", "holm"]
 
 CORRECTION = "Holm"
@@ -26,21 +28,6 @@ COMPARED = (
     "bias_score_ambiguous",
     "accuracy",
 )
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the order given.
-
-    Sorted ascending, the i-th smallest (from 0) of m becomes ``max_{j<=i} min(1, (m - j) p_(j))``.
-    """
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[index]))
-        adjusted[index] = running
-    return adjusted
 
 
 def comparison_pairs(runs: Sequence[dict]) -> list[tuple[int, int]]:
@@ -99,4 +86,3 @@ def compare_runs(paired_metric, columns: dict, runs: Sequence[dict], predictions
         "unit": "templates" if columns.get("templates") is not None else "items",
         "rows": rows,
     }
-

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipelines.common import dataset_folder, load_dataset_split, load_model
+from pipelines.common import dataset_folder, holm, load_dataset_split, load_model
 from pipelines.nli.labels import LABELS
 
 __all__ = [
@@ -200,22 +200,6 @@ def evaluate_model(model_id: str, rows, metric, settings, label_map: dict | None
             "segmentation": form}  # fmt: skip
 
 
-def holm(p_values: Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjusted p-values (family-wise error rate), in the input order.
-
-    The i-th smallest p-value is multiplied by (m - i + 1), running maxima keep the order,
-    capped at 1.
-    """
-    p = np.asarray(p_values, dtype=float)
-    if p.size == 0:
-        return p
-    order = np.argsort(p, kind="stable")
-    scaled = p[order] * (p.size - np.arange(p.size))
-    adjusted = np.empty_like(p)
-    adjusted[order] = np.minimum(np.maximum.accumulate(scaled), 1.0)
-    return adjusted
-
-
 def paired_difference(paired, a: dict, b: dict, subsets: Sequence[str], settings, templates=None) -> dict:
     """B - A on the same rows from the module's ``paired`` config (bootstrap interval, permutation p)."""
     return paired.compute(
@@ -251,6 +235,6 @@ def compare_models(paired, evaluated: dict[str, dict], rows, settings) -> dict:
     for score in COMPARED:
         adjusted = holm([entry[score]["p_value"] for entry in pairs])
         for entry, p in zip(pairs, adjusted, strict=True):
-            entry[score]["p_holm"] = float(p)
-            entry[score]["significant"] = bool(p < alpha)
+            entry[score]["p_holm"] = p
+            entry[score]["significant"] = p is not None and p < alpha
     return {"correction": "Holm", "alpha": alpha, "family": "all pairs of models, per score", "pairs": pairs}

@@ -484,7 +484,7 @@ def run_meta_evaluation(model_id: str, training: dict[float, object], evaluation
 def extreme_rates_compared(predictions: dict, subsets: list[str], rates: list[float], settings) -> dict:
     """Per seed, the lowest-rate model against the highest-rate one on the same pairs (paired
     bootstrap interval and permutation p-value of s_high - s_low), Holm-corrected over seeds."""
-    from pipelines.nli.evaluation import holm
+    from pipelines.common import holm
     from pipelines.nli.run import DATASET
 
     paired = load_metric(DATASET, settings.metrics_root, "paired")
@@ -501,8 +501,8 @@ def extreme_rates_compared(predictions: dict, subsets: list[str], rates: list[fl
                         "p_value_method": score["p_value_method"]})  # fmt: skip
     alpha = 1 - settings.confidence_level
     for entry, adjusted in zip(entries, holm([e["p_value"] for e in entries]), strict=True):
-        entry["p_holm"] = float(adjusted)
-        entry["significant"] = bool(adjusted < alpha)
+        entry["p_holm"] = adjusted
+        entry["significant"] = adjusted is not None and adjusted < alpha
     return {"score": "bias_score", "correction": "Holm", "family": "one comparison per seed", "alpha": alpha,
             "comparisons": entries}  # fmt: skip
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from builders.console import stage
-from pipelines.common import RunFolder, RunSettings, dataset_folder, load_dataset_split
+from pipelines.common import RunFolder, RunSettings, dataset_folder, holm, load_dataset_split
 from pipelines.common import load_metric as load_module
 from pipelines.speciesism.fill_mask import (
     MASK_MARKER,
@@ -307,16 +307,6 @@ def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, ca
     result["backend"] = backend.name
     result["sentence"] = template
     return result
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the order given (Holm 1979)."""
-    order = np.argsort(p_values, kind="stable")
-    adjusted, running = np.empty(len(order)), 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (len(order) - rank) * p_values[index]))
-        adjusted[index] = running
-    return adjusted.tolist()
 
 
 def compare_models(settings: Settings, models: list[dict]) -> list[dict]:

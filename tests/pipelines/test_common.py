@@ -122,3 +122,13 @@ def test_a_rebuilt_dataset_folder_is_read_anew(tmp_path: Path) -> None:
         folder = write_dataset_folder(tmp_path / "same_name", {"a": {"test": datasets.Dataset.from_dict({"x": values}, features=features)}},
                                       meta, "# t")  # fmt: skip
         assert load_dataset_split(folder, "a")["x"][:] == values
+
+
+def test_holm_by_hand() -> None:
+    from pipelines.common import holm
+
+    # Sorted 0.01, 0.03, 0.04 of m = 3: 3 x 0.01 = 0.03; 2 x 0.03 = 0.06; 1 x 0.04 = 0.04,
+    # raised to the running maximum 0.06. The None is no test and does not count towards m.
+    assert holm([0.01, None, 0.04, 0.03]) == pytest.approx([0.03, None, 0.06, 0.06])
+    assert holm([0.5, 0.9]) == [1.0, 1.0]  # 2 x 0.5 capped at 1
+    assert holm([]) == []
