@@ -231,6 +231,16 @@ def _uncertainty(confidence_level, n_resamples, seed) -> dict | None:
     }
 
 
+def _paired_uncertainty(confidence_level, n_resamples, seed) -> dict:
+    """The interval options of a paired comparison, which always reports intervals."""
+    options = _uncertainty(confidence_level, n_resamples, seed)
+    if options is None:
+        raise ValueError(
+            "confidence_level: the paired comparison reports intervals; give a level such as 0.95"
+        )
+    return options
+
+
 def _seeded(function, seed) -> dict:
     """The generator argument of a scipy resampling function: ``rng`` from scipy 1.15,
     ``random_state`` in the older releases a numpy < 2 Space may run."""

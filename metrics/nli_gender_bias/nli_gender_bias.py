@@ -12,6 +12,7 @@ from .bias_hub_common import (
     _labels,
     _names,
     _paired_comparison,
+    _paired_uncertainty,
     _sum_intervals,
     _uncertainty,
 )
@@ -343,11 +344,7 @@ class NliGenderBias(_DirectCompute, evaluate.Metric):
         n_resamples=2000,
         seed=0,
     ):
-        options = _uncertainty(confidence_level, n_resamples, seed)
-        if options is None:
-            raise ValueError(
-                "confidence_level: the paired comparison reports intervals; give a level such as 0.95"
-            )
+        options = _paired_uncertainty(confidence_level, n_resamples, seed)
         _check_lengths(
             predictions=_column(predictions, "predictions"),
             predictions_b=_column(predictions_b, "predictions_b"),

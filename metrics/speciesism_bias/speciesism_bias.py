@@ -15,6 +15,7 @@ from .bias_hub_common import (
     _normalise,
     _numbers,
     _paired_comparison,
+    _paired_uncertainty,
     _refuse,
     _sum_intervals,
     _uncertainty,
@@ -553,11 +554,7 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
         n_resamples=2000,
         seed=0,
     ):
-        options = _uncertainty(confidence_level, n_resamples, seed)
-        if options is None:
-            raise ValueError(
-                "confidence_level: the paired comparison reports intervals; give a level such as 0.95"
-            )
+        options = _paired_uncertainty(confidence_level, n_resamples, seed)
         index, names, label_a, clusters = _judged_rows(animals, labels, templates)
         if len(_column(labels_b, "labels_b")) != index.size:
             raise ValueError(
