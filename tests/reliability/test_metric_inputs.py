@@ -261,3 +261,15 @@ def test_bbq_templates_must_be_ids(load):
         load("bbq_bias").compute(**BBQ, templates=[1, None, 2, 2], confidence_level=0.95)
     with pytest.raises(ValueError, match=r"^templates has 3 entries, expected one per row \(4\)"):
         load("bbq_bias").compute(**BBQ, templates=[1, 2, 2], confidence_level=0.95)
+
+
+
+def test_a_paired_comparison_always_has_a_level():
+    # compute() drops None arguments, so a paired config given confidence_level=None keeps its
+    # default 0.95; the shared check refuses a missing level where the helper is called directly.
+    from pipelines.common import import_metric_module
+
+    common = import_metric_module(METRICS / "nli_gender_bias")
+    with pytest.raises(ValueError, match="confidence_level: the paired comparison reports intervals"):
+        common._paired_uncertainty(None, 2000, 0)
+    assert common._paired_uncertainty(0.9, 2000, 0)["confidence_level"] == 0.9
