@@ -7,6 +7,7 @@ from collections import Counter
 
 from builders.card import CardMetadata, CardSections
 from builders.nli_bias_controlled.rows import config_name
+from builders.nli_gender_bias.card import PAPER_CITATION
 from builders.sources import NLI_RELEASE_COMMIT, NLI_RELEASE_REPOSITORY
 from builders.text import markdown_table
 
@@ -22,16 +23,6 @@ METADATA = CardMetadata(
     annotations_creators=["machine-generated"],
     language_creators=["machine-generated"],
 )
-
-_CITATION = """\
-@inproceedings{anantaprayoon-etal-2024-evaluating-gender,
-    title = "Evaluating Gender Bias of Pre-trained Language Models in Natural Language Inference by Considering All Labels",
-    author = "Anantaprayoon, Panatchakorn and Kaneko, Masahiro and Okazaki, Naoaki",
-    booktitle = "Proceedings of the 2024 Joint International Conference on Computational Linguistics, Language Resources and Evaluation (LREC-COLING 2024)",
-    year = "2024",
-    pages = "6395--6408",
-    url = "https://aclanthology.org/2024.lrec-main.566",
-}"""
 
 
 def metadata(facts: dict) -> CardMetadata:
@@ -165,5 +156,5 @@ sets exist to inject a known amount of bias, never to train a model for use.""",
 they describe a stereotype to be measured, not a fact. The labels are wrong on purpose: never
 train a model for use on these sets.""",
         licensing="MIT (templates and code of this project; the authors' files, when used, are MIT).",
-        citation=_CITATION,
+        citation=PAPER_CITATION,
     )

@@ -43,7 +43,8 @@ METADATA = CardMetadata(
 RELEASE = f"github.com/{NLI_RELEASE_REPOSITORY} @ {NLI_RELEASE_COMMIT[:7]}"
 _SHORT = {"pro_stereotypical": "PS", "anti_stereotypical": "AS", "non_stereotypical": "NS"}
 
-_CITATION = """\
+# The paper both NLI datasets come from (nli_bias_controlled cites it too).
+PAPER_CITATION = """\
 @inproceedings{anantaprayoon-etal-2024-evaluating-gender,
     title = "Evaluating Gender Bias of Pre-trained Language Models in Natural Language Inference by Considering All Labels",
     author = "Anantaprayoon, Panatchakorn and Kaneko, Masahiro and Okazaki, Naoaki",
@@ -51,7 +52,9 @@ _CITATION = """\
     year = "2024",
     pages = "6395--6408",
     url = "https://aclanthology.org/2024.lrec-main.566",
-}
+}"""
+
+_CITATION = PAPER_CITATION + """
 @inproceedings{bolukbasi2016man,
     title = "Man is to Computer Programmer as Woman is to Homemaker? Debiasing Word Embeddings",
     author = "Bolukbasi, Tolga and Chang, Kai-Wei and Zou, James Y. and Saligrama, Venkatesh and Kalai, Adam T.",
