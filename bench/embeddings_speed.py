@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import evaluate
 
-    from builders.sources import resolve
+    from builders.shared.sources import resolve
     from builders.weat_word_sets.rows import english_rows
     from pipelines.embeddings.scoring import Query, prepare
     from pipelines.embeddings.vectors import load_googlenews_subset

@@ -62,7 +62,7 @@ def ensure_wefe() -> Path:
 
 
 def prepare_tests(test_ids: list[str]) -> list[dict]:
-    from builders.sources import resolve
+    from builders.shared.sources import resolve
     from builders.weat_word_sets.rows import english_rows
     from pipelines.embeddings.scoring import Query, prepare
     from pipelines.embeddings.vectors import load_googlenews_subset

@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"ours against the best pipeline batch size ({best}): {pipeline_seconds[best] / seconds_ours:.2f}x; "
           "predictions identical: yes")
     if args.out:
-        from builders.files import write_json
+        from builders.shared.files import write_json
 
         write_json(args.out, result)
     return result

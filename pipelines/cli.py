@@ -59,7 +59,7 @@ def _register_build(subparsers: argparse._SubParsersAction) -> None:
 
 def _build_all(commands: dict[str, ModuleType], out_root: str) -> None:
     """Every builder that needs no user-supplied data, with its defaults: one timed line each."""
-    from builders.console import stage
+    from builders.shared.console import stage
 
     for name, module in commands.items():
         if not getattr(module, "IN_ALL", True):
@@ -110,10 +110,13 @@ USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryEr
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from builders import console
+    from builders.shared import console
 
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    # A --preset yields to the flags given explicitly: flags.explicit_dests parses argv again.
+    args.argv, args.top_parser = argv, parser
     verbosity = getattr(args, "verbosity", 0)
     console.configure(verbosity)
     try:

@@ -34,8 +34,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pipelines
-from builders import console
-from builders.files import ensure_writable_folder, write_json
+from builders.shared import console
+from builders.shared.files import ensure_writable_folder, write_json
 
 __all__ = ["demo", "demo_parts", "parse_prior_stage", "register", "run"]
 

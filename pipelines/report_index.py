@@ -14,7 +14,7 @@ import html
 import re
 from pathlib import Path
 
-from builders.files import atomic_write_text
+from builders.shared.files import atomic_write_text
 
 __all__ = ["index_html", "render_markdown", "stage_table", "write_index"]
 

@@ -2,7 +2,7 @@
 
 ``build(out_root, ...)`` writes ``<out_root>/bbq`` from BBQ's ``data/*.jsonl`` (CC BY
 4.0): the eleven category files fetched from their canonical URLs through
-``builders.sources`` (cached, trust-on-first-use sha256), or a local copy. No
+``builders.shared.sources`` (cached, trust-on-first-use sha256), or a local copy. No
 registry package ships BBQ with its metadata, so offline builds need ``source``.
 ``bias-hub build bbq`` is its command-line form.
 """
@@ -41,12 +41,12 @@ def build(
     - ``skip_invalid``: leave out question rows that break the schema (logged and listed
       in the card) instead of stopping at the first.
     """
-    from builders.card import CardMetadata
     from builders.hub_folder import write_dataset_folder
     from builders.jbbq.cards import bbq_card
     from builders.jbbq.qa_build import build_configs, load_rows, warn_undecided
     from builders.jbbq.schema import BBQ_CATEGORIES
-    from builders.sources import resolve
+    from builders.shared.card import CardMetadata
+    from builders.shared.sources import resolve
 
     target = Path(out_root) / NAME
     with tempfile.TemporaryDirectory(prefix="bias-hub-bbq-") as tmp:

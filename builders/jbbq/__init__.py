@@ -41,12 +41,12 @@ def build(
     - ``force``: replace an existing build of your own JBBQ copy with the sample (without
       it such a folder is kept and a warning logged).
     """
-    from builders.card import CardMetadata
     from builders.hub_folder import write_dataset_folder
     from builders.jbbq.cards import JBBQ_FORM, jbbq_sample_card, jbbq_user_card
     from builders.jbbq.qa_build import build_configs, load_rows, warn_undecided
     from builders.jbbq.schema import JBBQ_CATEGORIES
-    from builders.sources import sha256_of
+    from builders.shared.card import CardMetadata
+    from builders.shared.sources import sha256_of
 
     target = Path(out_root) / NAME
     sample = source is None
@@ -105,7 +105,7 @@ def build(
 
 
 def _existing_is_private(target: Path) -> bool:
-    from builders.card import read_card_yaml
+    from builders.shared.card import read_card_yaml
 
     if not (target / "README.md").exists():
         return False

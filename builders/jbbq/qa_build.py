@@ -34,7 +34,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from builders.files import open_text
 from builders.jbbq.schema import (
     ANSWER_KEYS,
     FEATURES,
@@ -53,6 +52,7 @@ from builders.jbbq.templates import (
     read_vocabulary,
     stereotyped_groups_of,
 )
+from builders.shared.files import open_text
 
 __all__ = [
     "SPLIT_RATIOS",

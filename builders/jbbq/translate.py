@@ -11,7 +11,7 @@ half reproducibly and leaves the second to people:
   ``{{NAME1}}``-style slots wrapped in ``<ph>...</ph>`` tags that DeepL's XML
   tag handling leaves untranslated (``ignore_tags``); list fields (``Names``,
   ``Lexical_diversity``) are translated word by word and rebuilt;
-* each text's translation is cached on disk by ``builders.api_cache`` under a
+* each text's translation is cached on disk by ``builders.shared.api_cache`` under a
   key of (endpoint, text, languages, options) -- never the API key -- so an
   interrupted run resumes without paying twice;
 * 429 and 5xx answers, dropped connections and malformed replies are retried
@@ -48,13 +48,6 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from builders.api_cache import (
-    APIFailure,
-    CachedAPI,
-    MalformedReply,
-    ResponseCache,
-    default_cache_dir,
-)
 from builders.jbbq.template_csv import (
     Template,
     TemplateError,
@@ -62,6 +55,13 @@ from builders.jbbq.template_csv import (
     stereotyped_groups_of,
 )
 from builders.jbbq.templates import read_templates, read_vocabulary
+from builders.shared.api_cache import (
+    APIFailure,
+    CachedAPI,
+    MalformedReply,
+    ResponseCache,
+    default_cache_dir,
+)
 
 __all__ = [
     "DECISIONS",
@@ -329,7 +329,7 @@ def translate_template_files(
     flagged for lost slots (template route), example drafts with slots to place by hand,
     and fields breaking the pronoun rule.
     """
-    from builders.files import atomic_write_text, ensure_writable_folder
+    from builders.shared.files import atomic_write_text, ensure_writable_folder
 
     files = [Path(f) for f in files]
     if not files:
@@ -526,8 +526,8 @@ def apply_review(
     expanding every kept template once. Blank decisions are an error unless
     ``allow_unreviewed`` (then the draft is kept).
     """
-    from builders.files import atomic_write_text
     from builders.jbbq.templates import TemplateError, expand_template
+    from builders.shared.files import atomic_write_text
 
     sheet_path = Path(sheet_path)
     with open(sheet_path, encoding="utf-8-sig", newline="") as handle:

@@ -91,7 +91,7 @@ def _rows(path: Path, part: str, rate: float, english: Mapping[str, str]) -> lis
     from builders.nli_bias_controlled.rows import LABELS
     from builders.nli_gender_bias.lexicon import FEMALE_WORD, MALE_WORD, SLOT
     from builders.nli_gender_bias.release import substituted_span, template_id
-    from builders.sources import read_json_lines
+    from builders.shared.sources import read_json_lines
 
     genders = {FEMALE_WORD: "female", MALE_WORD: "male"}
     rows = []
@@ -162,8 +162,8 @@ def read_release(directory: str | Path, train_on_dev: bool = False) -> Controlle
     ``train_on_dev``: the dev files are the training data (``train`` split), for copies without
     the train files. Without it every rate needs its train file.
     """
-    from builders import sources
     from builders.nli_gender_bias.lexicon import load_reviews
+    from builders.shared import sources
 
     directory = Path(directory).expanduser()
     if not directory.is_dir():

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from builders.files import open_text
 from builders.nli_gender_bias.lexicon import GENDER_WORDS, SLOT, Template
+from builders.shared.files import open_text
 
 __all__ = [
     "FEATURE_NAMES",

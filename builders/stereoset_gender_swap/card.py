@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from textwrap import indent
 
-from builders.card import CardMetadata, CardSections
-from builders.sources import ResolvedSource
+from builders.shared.card import CardMetadata, CardSections
+from builders.shared.sources import ResolvedSource
+from builders.shared.text import markdown_table
 from builders.stereoset_gender_swap.lexicon import NO_COUNTERPART, SETS, Lexicon
 from builders.stereoset_gender_swap.pairs import PairBuild
 from builders.stereoset_gender_swap.swap import REJECTIONS
-from builders.text import markdown_table
 
 __all__ = ["card_metadata", "card_sections"]
 

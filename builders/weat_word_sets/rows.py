@@ -6,8 +6,8 @@ import csv
 import json
 from pathlib import Path
 
-from builders.files import read_text
-from builders.sources import ResolvedSource
+from builders.shared.files import read_text
+from builders.shared.sources import ResolvedSource
 
 __all__ = ["JAPANESE", "ROLES", "VARIANT_ID", "english_rows", "features", "japanese_rows", "study_variant"]
 

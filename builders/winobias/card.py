@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from builders.card import CardMetadata, CardSections
-from builders.text import markdown_table
+from builders.shared.card import CardMetadata, CardSections
+from builders.shared.text import markdown_table
 
 METADATA = CardMetadata(
     pretty_name="WinoBias",

@@ -28,10 +28,16 @@ from pipelines.common.models import DTYPES, ModelOptions
 
 __all__ = [
     "COMMON_FLAGS",
+    "INTERVAL_FLAGS",
+    "IntervalSettings",
     "RunSettings",
+    "add_interval_flags",
     "add_pipeline_flags",
     "add_verbosity_flags",
+    "confidence_level",
+    "explicit_dests",
     "pipeline_command",
+    "settings_defaults",
     "settings_from_args",
 ]
 
@@ -57,6 +63,10 @@ class RunSettings:
     seed: int = 0
     # Progress bars (still only on a terminal); False under -q and in tests.
     progress: bool = True
+    # Set by ``--preset`` through ``pipelines.common.presets.apply_preset``: the preset's name
+    # and every value the run took that differs from it (recorded in results.json and report.md).
+    preset: str | None = None
+    departures: list[dict] = dataclasses.field(default_factory=list)
 
     def model_options(self, **changes: Any) -> ModelOptions:
         options = ModelOptions(
@@ -64,6 +74,69 @@ class RunSettings:
             device_map=self.device_map, trust_remote_code=self.trust_remote_code,
         )  # fmt: skip
         return dataclasses.replace(options, **changes)
+
+
+# The flags of ``add_interval_flags``; a settings class that has them subclasses ``IntervalSettings``.
+INTERVAL_FLAGS = ("--confidence-level", "--n-resamples")
+
+
+@dataclasses.dataclass(kw_only=True)
+class IntervalSettings:
+    """The interval settings, declared once: a part whose scores carry intervals mixes this into
+    its settings (``class Settings(IntervalSettings, RunSettings)``) and adds the flags with
+    ``add_interval_flags``. ``confidence_level`` None switches intervals (and the paired tests
+    that use the same level) off."""
+
+    confidence_level: float | None = 0.95
+    n_resamples: int = 2000
+
+    def __post_init__(self) -> None:
+        check_intervals(self.confidence_level, self.n_resamples)
+
+    def interval_options(self, seed: int | None = None) -> dict:
+        """The keyword arguments every metric module's ``compute`` takes for its intervals."""
+        on = self.confidence_level is not None
+        seed = getattr(self, "seed", 0) if seed is None else seed
+        return {"confidence_level": self.confidence_level, "n_resamples": self.n_resamples if on else None,
+                "seed": seed if on else None}  # fmt: skip
+
+    def interval_record(self) -> dict:
+        """What results.json records of them."""
+        on = self.confidence_level is not None
+        return {"confidence_level": self.confidence_level, "n_resamples": self.n_resamples if on else None}
+
+
+def check_intervals(level: float | None, n_resamples: int) -> None:
+    """The one check of the interval settings, naming the flags (a settings object built in
+    Python fails the same way)."""
+    if level is not None and (isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1):
+        raise ValueError(f"--confidence-level {level!r}: expected a level between 0 and 1 such as 0.95, or none")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 100:
+        raise ValueError(f"--n-resamples {n_resamples!r}: expected a whole number of at least 100")
+
+
+def confidence_level(text: str) -> float | None:
+    """argparse type of ``--confidence-level``: a number in (0, 1), or ``none`` (intervals off)."""
+    if text.strip().lower() in {"none", "off", "0"}:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1 such as 0.95, or none; got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1 such as 0.95, or none; got {text!r}")
+    return value
+
+
+def add_interval_flags(parser: argparse.ArgumentParser, unit: str = "items") -> None:
+    """``--confidence-level`` and ``--n-resamples``, one group for every part. Their defaults
+    come from the command's settings class (``IntervalSettings``), never from here."""
+    group = parser.add_argument_group("intervals")
+    group.add_argument("--confidence-level", type=confidence_level, metavar="LEVEL",
+                       help=f"level of the bootstrap intervals over {unit} and of the paired tests, "
+                       "or none to switch them off (default: %(default)s)")  # fmt: skip
+    group.add_argument("--n-resamples", type=int, metavar="N",
+                       help="bootstrap resamples and permutations (default: %(default)s)")
 
 
 def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
@@ -108,8 +181,41 @@ def add_pipeline_flags(
     model.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the cached `hf auth login`)")
     model.add_argument("--revision", default=None, help="model revision: branch, tag or commit")
     model.add_argument("--trust-remote-code", action="store_true", help="allow code shipped with the model")
-    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: %(default)s)")
+    parser.add_argument("--seed", type=int, help="seed of every random choice (default: %(default)s)")
     add_verbosity_flags(parser)
+
+
+def settings_defaults(parser: argparse.ArgumentParser, cls: type) -> None:
+    """Make the settings dataclass the one place of every default: each field's default
+    becomes the default of the flag with that dest. Call it *before* adding the flags (argparse
+    gives a flag added without ``default=`` the parser's default for its dest; a flag that
+    still passes ``default=`` must equal the field, which tests/pipelines/test_command_contract.py
+    checks)."""
+    defaults = {}
+    for item in dataclasses.fields(cls):
+        if item.default is not dataclasses.MISSING:
+            defaults[item.name] = item.default
+        elif item.default_factory is not dataclasses.MISSING:
+            defaults[item.name] = item.default_factory()
+    parser.set_defaults(**defaults)
+
+
+def explicit_dests(top: argparse.ArgumentParser, leaf: argparse.ArgumentParser, argv: list[str]) -> set[str]:
+    """The dests of ``leaf`` that ``argv`` sets explicitly (a flag given with its default value
+    counts): ``argv`` parsed again by ``top`` with every default of ``leaf`` suppressed. A preset
+    yields to exactly these."""
+    saved_actions = [(action, action.default) for action in leaf._actions]
+    saved_defaults = dict(leaf._defaults)
+    try:
+        for action in leaf._actions:
+            action.default = argparse.SUPPRESS
+        leaf._defaults.clear()
+        namespace = top.parse_args(argv)
+    finally:
+        for action, default in saved_actions:
+            action.default = default
+        leaf._defaults.update(saved_defaults)
+    return set(vars(namespace)) & {action.dest for action in leaf._actions}
 
 
 def settings_from_args(cls: type[RunSettings], args: argparse.Namespace, **overrides: Any):
@@ -134,16 +240,31 @@ def pipeline_command(
     settings: str | type[RunSettings],
     help: str,
     description: str | None = None,
+    preset_command: str | None = None,
     **flag_options: Any,
 ) -> argparse.ArgumentParser:
     """Declare a pipeline command: shared flags, then ``run(model, dataset, out_dir, settings)``.
 
-    ``run`` and ``settings`` may be given as ``"module:attribute"`` strings, imported only
-    when the command runs, so that ``bias-hub --help`` never imports torch.
+    ``run`` may be given as a ``"module:attribute"`` string, imported only when the command
+    runs, so that ``bias-hub --help`` never imports torch. ``settings`` (class or string) is
+    imported now: settings live in a module of their own that imports no heavy library, and
+    their field defaults become the flags' defaults (``settings_defaults``).
+
+    ``preset_command`` (for example ``"jbbq evaluate"``) adds ``--preset NAME_OR_FILE``: the
+    study presets declared for that command (``pipelines/studies/*.yaml``) fill every setting
+    the command line does not give; every given value that differs is a recorded departure.
     """
     parser = subparsers.add_parser(name, help=help, description=description or help)
+    settings_class = _resolve(settings)
+    settings_defaults(parser, settings_class)
     add_pipeline_flags(parser, **flag_options)
-    parser.set_defaults(func=_invoke, pipeline_run=run, pipeline_settings=settings)
+    if preset_command is not None:
+        parser.add_argument("--preset", metavar="NAME_OR_FILE",
+                            help=f"a study's settings for `{preset_command}` (see `bias-hub reproduce --list`), "
+                            "or a preset YAML file; flags given beside it override it and are recorded "
+                            "as departures")  # fmt: skip
+    parser.set_defaults(func=_invoke, pipeline_run=run, pipeline_settings=settings_class,
+                        pipeline_parser=parser, preset_command=preset_command)  # fmt: skip
     return parser
 
 
@@ -158,6 +279,15 @@ def _resolve(target):
 
 def _invoke(args: argparse.Namespace) -> int:
     run = _resolve(args.pipeline_run)
-    settings = settings_from_args(_resolve(args.pipeline_settings), args)
-    run(args.model, args.dataset, Path(args.out), settings)
+    settings = settings_from_args(args.pipeline_settings, args)
+    model = args.model
+    if getattr(args, "preset", None):
+        from pipelines.common.presets import apply_preset, load_preset
+
+        preset = load_preset(args.preset_command, args.preset)
+        explicit = explicit_dests(args.top_parser, args.pipeline_parser, args.argv)
+        settings = apply_preset(settings, preset, explicit)
+        if not model and preset.models:
+            model = list(preset.models) if isinstance(args.model, list) or args.model is None else preset.models[0]
+    run(model, args.dataset, Path(args.out), settings)
     return 0

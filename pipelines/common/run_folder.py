@@ -25,8 +25,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from builders.console import command_line
-from builders.files import (
+from builders.shared.console import command_line
+from builders.shared.files import (
     atomic_write_bytes,
     atomic_write_text,
     ensure_writable_folder,

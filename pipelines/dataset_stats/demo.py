@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from builders.files import atomic_write_text, write_json
+from builders.shared.files import atomic_write_text, write_json
 from pipelines.dataset_stats.stats import dataset_statistics, statistics_markdown
 
 ORDER = 0

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import datasets
 
-from builders.card import read_card
+from builders.shared.card import read_card
 
 
 def dataset_statistics(root: Path) -> dict[str, dict[str, dict[str, int]]]:

@@ -228,7 +228,7 @@ def make_family(
 
     Members that differ only in ``strength`` share one ATTRACT-REPEL run.
     """
-    from builders.console import progress as bar
+    from builders.shared.console import progress as bar
 
     members = list(members or default_family())
     original = unit_rows(vectors.matrix.astype(np.float32))

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from builders.text import fmt
+from builders.shared.text import fmt
 from pipelines.common.stats import holm
 
 __all__ = [

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.console import stage
+from builders.shared.console import stage
 from pipelines.embeddings.control import (
     AttractRepelConfig,
     attract_repel,

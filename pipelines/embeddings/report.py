@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from builders.text import fmt
+from builders.shared.text import fmt
 from pipelines.common import RunFolder
 from pipelines.embeddings.control import AttractRepelConfig, FamilyMember, member_settings
 from pipelines.embeddings.correlate import (

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.console import stage
+from builders.shared.console import stage
 from pipelines.common import RunFolder, RunSettings
 
 __all__ = ["ControlSettings", "CorrelateSettings", "ScoreSettings", "run_control", "run_correlate", "run_score"]

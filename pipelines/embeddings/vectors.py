@@ -310,7 +310,7 @@ def _has_spacy() -> bool:
 
 def load_googlenews_subset(path: str | None = None) -> WordVectors:
     """The GoogleNews word2vec subset of Bolukbasi et al. (26,423 words x 300)."""
-    from builders.sources import resolve
+    from builders.shared.sources import resolve
 
     resolved = resolve("googlenews_bolukbasi_vectors", path)
     vectors = load_word2vec_binary(resolved.path, name="googlenews-bolukbasi")
@@ -320,7 +320,7 @@ def load_googlenews_subset(path: str | None = None) -> WordVectors:
 
 def load_chive(words: Iterable[str] | None = None) -> WordVectors:
     """Japanese chiVe vectors as packaged in ja-ginza 5.3.0 (20,000 rows for 480,443 keys)."""
-    from builders.sources import resolve
+    from builders.shared.sources import resolve
 
     parts = {part: resolve(f"chive_ginza_{part}").path for part in ("vectors", "key2row", "strings")}
     vectors = load_spacy_vocab_dir(parts["vectors"], parts["key2row"], parts["strings"], words, name="chive-ginza")

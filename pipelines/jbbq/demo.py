@@ -14,7 +14,7 @@ import logging
 import time
 from pathlib import Path
 
-from builders.files import atomic_write_text
+from builders.shared.files import atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
 
 
 def _planted_table(results: dict, planted: dict[str, dict]) -> str:
-    from builders.text import markdown_table
+    from builders.shared.text import markdown_table
     from pipelines.jbbq.report import format_cell, format_interval, prompt_label
 
     rows = []

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from builders.console import progress as progress_bar
+from builders.shared.console import progress as progress_bar
 from pipelines.common import ModelOptions, load_model
 
 __all__ = ["HFModel", "common_prefix_length"]

@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from builders.text import markdown_table
+from builders.shared.text import markdown_table
 
 __all__ = [
     "CHANCE",

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.api_cache_openai import OPENAI_URL
-from builders.console import stage
-from builders.files import to_jsonable
+from builders.shared.api_cache_openai import OPENAI_URL
+from builders.shared.console import stage
+from builders.shared.files import to_jsonable
 from pipelines.common import RunFolder, RunSettings, dataset_folder, load_dataset_split, load_metric
 from pipelines.jbbq.distributed import is_main_process, process_state, score_sharded
 from pipelines.jbbq.presets import TASK_DEFAULTS, load_preset, resolve_task
@@ -252,7 +252,7 @@ def _scorer(model: str, settings: Settings) -> Scorer:
     from pipelines.jbbq.scorers import APIScorer, HFScorer
 
     if settings.backend == "openai":
-        from builders.api_cache_openai import ChatCompletions
+        from builders.shared.api_cache_openai import ChatCompletions
 
         client = ChatCompletions(
             model, base_url=settings.base_url, api_key_env=settings.api_key_env, cache_dir=settings.cache_dir,

@@ -83,7 +83,7 @@ class HFScorer:
 
 
 class APIScorer:
-    """An OpenAI-compatible chat-completions endpoint (``builders.api_cache_openai.ChatCompletions``).
+    """An OpenAI-compatible chat-completions endpoint (``builders.shared.api_cache_openai.ChatCompletions``).
 
     ``loglikelihood`` asks for one token with ``top_logprobs`` and reads the
     choices' log-probabilities from it; a reply whose top tokens hold none of

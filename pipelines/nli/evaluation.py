@@ -44,7 +44,7 @@ def evaluation_config(folder: str | Path, config: str | None = None, suffix: str
     offline build)."""
     if config:
         return config
-    from builders.card import read_card_yaml
+    from builders.shared.card import read_card_yaml
 
     configs = {entry["config_name"] for entry in read_card_yaml(folder).get("configs", [])}
     return next((name for name in (f"all{suffix}", "all") if name in configs), "generated_all")

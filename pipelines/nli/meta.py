@@ -351,7 +351,7 @@ def _start_worker(queue, verbosity: int, plan: Plan) -> None:
 
     import torch
 
-    from builders import console
+    from builders.shared import console
 
     console.configure(verbosity)
     handler = logging.handlers.QueueHandler(queue)
@@ -407,7 +407,7 @@ def _in_workers(plan: Plan, first: list[tuple], follow) -> None:
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    from builders import console
+    from builders.shared import console
 
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
@@ -560,7 +560,7 @@ def summarise(runs: list[dict], rates: list[float], settings) -> dict:
 
 
 def _card_provenance(folder: Path) -> dict | None:
-    from builders.card import read_card_yaml
+    from builders.shared.card import read_card_yaml
 
     return read_card_yaml(folder).get("bias_hub_provenance")
 

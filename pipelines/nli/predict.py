@@ -26,7 +26,7 @@ def predict_logits(model, encodings: Mapping[str, list[list[int]]], batch_size: 
     """Logits (n x model labels, float32) for pre-tokenised pairs, in input order."""
     import torch
 
-    from builders import console
+    from builders.shared import console
 
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")

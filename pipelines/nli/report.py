@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.text import fmt, markdown_table
+from builders.shared.text import fmt, markdown_table
 from pipelines.common import RunFolder, package_versions
 from pipelines.nli.evaluation import SHORT, SUBSETS, table_row
 from pipelines.nli.labels import LABELS

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from builders.console import stage
-from builders.files import ensure_writable_folder
+from builders.shared.console import stage
+from builders.shared.files import ensure_writable_folder
 from pipelines.common import (
     RunFolder,
     RunSettings,

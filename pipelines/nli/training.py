@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.console import progress_enabled
+from builders.shared.console import progress_enabled
 from pipelines.common import RunSettings, load_model, resolve_device, resolve_dtype
 from pipelines.nli.labels import LABELS, map_model_labels
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from builders.files import atomic_write_text
+from builders.shared.files import atomic_write_text
 
 ORDER = 40
 

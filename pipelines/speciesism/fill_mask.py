@@ -104,7 +104,7 @@ def mask_probabilities(
     """
     import torch
 
-    from builders.console import progress as bar
+    from builders.shared.console import progress as bar
 
     mask_id = lm.tokenizer.mask_token_id
     out = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from builders.text import markdown_table as _table
+from builders.shared.text import markdown_table as _table
 
 # Per direction of the study's tables: (start form, end form, heading).
 DIRECTIONS = {

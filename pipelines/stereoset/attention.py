@@ -80,7 +80,7 @@ def gender_attention(
     """
     import torch
 
-    from builders.console import progress as bar
+    from builders.shared.console import progress as bar
 
     if level not in LEVELS:
         raise ValueError(f"--level must be one of {', '.join(LEVELS)}, got {level!r}")

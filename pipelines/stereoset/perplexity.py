@@ -27,7 +27,7 @@ def sentence_perplexities(
     """Perplexity per sentence (NaN where the sentence gives no token to predict)."""
     import torch
 
-    from builders.console import progress as bar
+    from builders.shared.console import progress as bar
 
     start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.cls_token_id
     pad = tokenizer.pad_token_id

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from builders.text import fmt, markdown_table
+from builders.shared.text import fmt, markdown_table
 
 __all__ = ["figure2", "report_markdown", "summary_table", "top_figure", "with_interval"]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.console import stage
+from builders.shared.console import stage
 from pipelines.common import (
     RunFolder,
     RunSettings,

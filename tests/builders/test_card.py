@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.card import CardMetadata, CardSections, read_card, read_card_yaml
 from builders.hub_folder import write_dataset_folder
+from builders.shared.card import CardMetadata, CardSections, read_card, read_card_yaml
 
 REPO_CARDS = sorted((Path(__file__).resolve().parents[2] / "datasets").glob("*/README.md"))
 # The standard sections of a Hub dataset card, in order (STYLE.md, huggingface_hub's template).

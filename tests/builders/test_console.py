@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import console
+from builders.shared import console
 
 
 @pytest.fixture

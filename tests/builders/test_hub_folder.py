@@ -6,8 +6,8 @@ import datasets
 import pytest
 import yaml
 
-from builders.card import size_category
 from builders.hub_folder import CardMetadata, write_dataset_folder
+from builders.shared.card import size_category
 
 FEATURES = datasets.Features(
     {
@@ -95,7 +95,7 @@ def test_size_category_bounds(rows: int, bucket: str) -> None:
 
 
 def test_one_size_table_with_the_hubs_names() -> None:
-    from builders.card import SIZE_CATEGORIES
+    from builders.shared.card import SIZE_CATEGORIES
     from pipelines.publish import hub_rules
 
     assert hub_rules.size_category is size_category  # publish checks with the table cards are written with

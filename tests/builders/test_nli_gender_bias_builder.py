@@ -19,7 +19,7 @@ from builders.nli_gender_bias.lexicon import (
     load_templates,
     read_professions,
 )
-from builders.sources import resolve
+from builders.shared.sources import resolve
 from pipelines.cli import build_parser
 
 
@@ -140,7 +140,7 @@ def test_a_bad_template_leaves_no_folder_behind(tmp_path: Path, wheel_copy: Path
 def test_authors_mode_without_files_says_which_option_to_use(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from builders.sources import SourceError
+    from builders.shared.sources import SourceError
 
     monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
     monkeypatch.setenv("BIAS_HUB_CACHE", str(tmp_path / "cache"))
@@ -152,7 +152,7 @@ def test_authors_mode_without_files_says_which_option_to_use(
 def test_templates_mode_without_the_list_says_which_option_to_use(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from builders import sources
+    from builders.shared import sources
 
     # A list with nowhere to come from: the message must point at this command's option.
     nowhere = sources.Source(name=PROFESSIONS_SOURCE, license="MIT", description="professions")

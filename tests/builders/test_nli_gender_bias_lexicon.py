@@ -17,7 +17,7 @@ from builders.nli_gender_bias.lexicon import (
     load_reviews,
     load_templates,
 )
-from builders.sources import resolve
+from builders.shared.sources import resolve
 
 HEADER = "en\texpected_type\tdecision\tja\tnote\n"
 
@@ -65,7 +65,7 @@ def test_kept_occupations_are_unique_and_typed(professions: Path) -> None:
     assert len({occ.en for occ in occupations}) == len(occupations)
     for occ in occupations:
         assert "女" not in occ.ja and "男" not in occ.ja
-    # Without a path the same list is resolved through builders/sources.py.
+    # Without a path the same list is resolved through builders/shared/sources.py.
     assert load_occupations() == occupations
 
 

@@ -22,9 +22,9 @@ import datasets
 import pytest
 import yaml
 
-from builders import sources
 from builders.nli_gender_bias import build
 from builders.nli_gender_bias.release import FOLDERS, SET_STEMS, UNION_STEM, substituted_span
+from builders.shared import sources
 
 PROFESSIONS = "bolukbasi_professions"
 

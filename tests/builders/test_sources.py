@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from builders import sources
-from builders.sources import PackageFile, Source, SourceError, resolve
+from builders.shared import sources
+from builders.shared.sources import PackageFile, Source, SourceError, resolve
 
 
 @pytest.fixture

@@ -81,7 +81,7 @@ def test_first_names_from_the_name_lists(named):
 
 
 def test_names_load_from_a_checkout_and_name_a_missing_file(tmp_path: Path):
-    from builders.sources import sha256_of
+    from builders.shared.sources import sha256_of
     from builders.stereoset_gender_swap.names import load_names
 
     write_name_files(tmp_path / "data_debias" / "data")

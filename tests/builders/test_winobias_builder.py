@@ -8,7 +8,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from builders.sources import SourceError
+from builders.shared.sources import SourceError
 from builders.winobias import build
 from builders.winobias.conll import read_conll
 from pipelines import cli

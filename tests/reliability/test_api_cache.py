@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.api_cache import (
+from builders.shared.api_cache import (
     APIFailure,
     CachedAPI,
     MalformedReply,

@@ -153,7 +153,7 @@ def test_shift_jis_input_names_the_file_the_byte_and_its_offset(case: str, tmp_p
 
 
 def test_the_offset_counts_bytes_of_the_whole_file(tmp_path: Path) -> None:
-    from builders.files import read_text
+    from builders.shared.files import read_text
 
     # 20,000 ASCII bytes, then 性 in Shift-JIS (0x90 0xab): past any decoder's first chunk.
     path = tmp_path / "long.txt"
@@ -163,7 +163,7 @@ def test_the_offset_counts_bytes_of_the_whole_file(tmp_path: Path) -> None:
 
 
 def test_newlines_and_byte_order_marks_are_read_as_open_reads_them(tmp_path: Path) -> None:
-    from builders.files import open_text, read_text
+    from builders.shared.files import open_text, read_text
 
     path = tmp_path / "windows.csv"
     path.write_bytes("\ufeffa,b\r\nc,d\re\n".encode())

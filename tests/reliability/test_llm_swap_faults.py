@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.api_cache import APIFailure
+from builders.shared.api_cache import APIFailure
 from builders.stereoset_gender_swap.lexicon import load_lexicon
 from builders.stereoset_gender_swap.llm_swap import STUDY_INSTRUCTION, LLMSwapper
 from builders.stereoset_gender_swap.pairs import Candidate, build_pairs

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.files import (
+from builders.shared.files import (
     atomic_write_text,
     ensure_writable_folder,
     recover_folder,

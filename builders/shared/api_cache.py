@@ -41,8 +41,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from builders.console import command_line, progress
-from builders.files import atomic_write_text
+from builders.shared.console import command_line, progress
+from builders.shared.files import atomic_write_text
 
 __all__ = [
     "APIFailure",

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from builders.api_cache import (
+from builders.shared.api_cache import (
     CachedAPI,
     MalformedReply,
     ResponseCache,

@@ -34,7 +34,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders.files import atomic_write_bytes, open_text
+from builders.shared.files import atomic_write_bytes, open_text
 
 __all__ = [
     "PackageFile",

@@ -1,0 +1,176 @@
+"""Presets: a study's settings for one command, read from its versioned study file.
+
+Each paper is a study, ``pipelines/studies/<study>.yaml``. Its ``presets`` mapping names, per
+preset, the command it is for and the settings the paper states, each with the section that
+states it::
+
+    presets:
+      paper:
+        command: jbbq evaluate
+        description: Figure 1 - 4-shot, generated answers, the three prompts
+        models: [llm-jp/llm-jp-13b-instruct-full-jaster-dolly-oasst-v1.0]   # optional
+        settings:
+          shots: {value: [4], section: "§5.1"}
+          scoring: generate                      # a bare value: no section given
+
+One behaviour everywhere (``apply_preset``): a setting the command line does not give takes the
+preset's value; a setting given explicitly wins, and where it differs from the preset it is
+recorded as a departure ``{"setting", "preset", "used", "section"}`` that results.json
+(``preset_record``) and report.md (``preset_markdown``) show. A preset may also be a YAML file
+of the same shape as one entry (``command``, ``settings``, optional ``name``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Preset",
+    "STUDIES_DIR",
+    "apply_preset",
+    "load_preset",
+    "preset_markdown",
+    "preset_names",
+    "preset_record",
+    "study_files",
+]
+
+STUDIES_DIR = Path(__file__).resolve().parents[1] / "studies"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One preset: ``values`` maps a settings field to its value, ``sections`` to where the
+    paper states it (None where it does not)."""
+
+    name: str
+    command: str
+    source: str
+    values: dict[str, Any]
+    sections: dict[str, str | None] = field(default_factory=dict)
+    models: tuple[str, ...] = ()
+    description: str = ""
+
+
+def study_files() -> list[Path]:
+    return sorted(STUDIES_DIR.glob("*.yaml"))
+
+
+def _read_yaml(path: Path) -> dict:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ValueError(f"{path}: not valid YAML ({err})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping at the top, got {type(data).__name__}")
+    return data
+
+
+def _preset_from(entry: Any, name: str, source: str) -> Preset:
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        raise ValueError(f"{source}: preset {name!r} needs 'command' (such as 'jbbq evaluate') and 'settings'")
+    settings = entry.get("settings") or {}
+    if not isinstance(settings, dict):
+        raise ValueError(f"{source}: preset {name!r}: 'settings' must map setting names to values")
+    values, sections = {}, {}
+    for key, value in settings.items():
+        if isinstance(value, dict) and "value" in value:
+            values[key], sections[key] = value["value"], value.get("section")
+        else:
+            values[key], sections[key] = value, None
+    models = entry.get("models") or ()
+    if isinstance(models, str) or not all(isinstance(m, str) for m in models):
+        raise ValueError(f"{source}: preset {name!r}: 'models' must be a list of model ids")
+    return Preset(name=name, command=entry["command"], source=source, values=values, sections=sections,
+                  models=tuple(models), description=str(entry.get("description", "")))  # fmt: skip
+
+
+def _study_presets() -> list[Preset]:
+    presets = []
+    for path in study_files():
+        data = _read_yaml(path)
+        version = data.get("version", "?")
+        for name, entry in (data.get("presets") or {}).items():
+            presets.append(_preset_from(entry, name, f"{path.stem} v{version}"))
+    return presets
+
+
+def preset_names(command: str) -> list[str]:
+    """The built-in presets for a command, sorted."""
+    return sorted(p.name for p in _study_presets() if p.command == command)
+
+
+def load_preset(command: str, name_or_path: str) -> Preset:
+    """The built-in preset ``name_or_path`` for ``command``, or a preset YAML file."""
+    path = Path(name_or_path)
+    if path.suffix in {".yaml", ".yml"} or path.is_file():
+        if not path.is_file():
+            raise FileNotFoundError(f"--preset {name_or_path}: no such file")
+        data = _read_yaml(path)
+        preset = _preset_from(data, str(data.get("name", path.stem)), str(path))
+        if preset.command != command:
+            raise ValueError(f"--preset {name_or_path}: it is for `{preset.command}`, not `{command}`")
+        return preset
+    found = [p for p in _study_presets() if p.command == command and p.name == name_or_path]
+    if not found:
+        known = ", ".join(preset_names(command)) or "none"
+        raise ValueError(f"--preset {name_or_path!r}: no such preset for `{command}` (known: {known}), "
+                         "and no such YAML file")  # fmt: skip
+    if len(found) > 1:
+        raise ValueError(f"--preset {name_or_path!r}: declared by several studies ({', '.join(p.source for p in found)})")
+    return found[0]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def apply_preset(settings: Any, preset: Preset, explicit: set[str] | frozenset[str]) -> Any:
+    """``settings`` with the preset's values for every field not in ``explicit``; each explicit
+    value that differs from the preset becomes a departure. Unknown setting names are an error
+    naming the preset's source."""
+    fields = {f.name: f for f in dataclasses.fields(settings)}
+    unknown = sorted(set(preset.values) - set(fields))
+    if unknown:
+        raise ValueError(f"preset {preset.name!r} ({preset.source}) names settings that `{preset.command}` "
+                         f"does not have: {', '.join(unknown)}")  # fmt: skip
+    changes, departures = {}, []
+    for key, value in preset.values.items():
+        if key in explicit:
+            used = getattr(settings, key)
+            if _plain(used) != _plain(value):
+                departures.append({"setting": key, "preset": _plain(value), "used": _plain(used),
+                                   "section": preset.sections.get(key)})  # fmt: skip
+        else:
+            current = getattr(settings, key)
+            changes[key] = tuple(value) if isinstance(current, tuple) and isinstance(value, list) else value
+    return dataclasses.replace(settings, **changes, preset=preset.name, departures=departures)
+
+
+def preset_record(settings: Any) -> dict | None:
+    """What results.json records: ``{"name", "departures"}``, or None without a preset."""
+    if getattr(settings, "preset", None) is None:
+        return None
+    return {"name": settings.preset, "departures": list(settings.departures)}
+
+
+def preset_markdown(settings: Any) -> list[str]:
+    """The report's lines on the preset and its departures (none without a preset)."""
+    if getattr(settings, "preset", None) is None:
+        return []
+    if not settings.departures:
+        return [f"Preset `{settings.preset}`, no departures.", ""]
+    lines = [f"Preset `{settings.preset}`, with these departures from it:", ""]
+    for d in settings.departures:
+        where = f" ({d['section']})" if d.get("section") else ""
+        lines.append(f"- `{d['setting']}`: {d['used']!r} instead of {d['preset']!r}{where}")
+    return [*lines, ""]
