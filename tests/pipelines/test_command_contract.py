@@ -31,6 +31,8 @@ def _commands() -> dict[str, argparse.ArgumentParser]:
 
 
 def _resolve(target):
+    if not isinstance(target, str):
+        return target
     module, _, attribute = target.partition(":")
     return getattr(importlib.import_module(module), attribute)
 
@@ -74,3 +76,31 @@ def test_pipeline_commands_share_one_run_shape() -> None:
 def test_every_command_has_quiet_and_verbose() -> None:
     for name, parser in _commands().items():
         assert {"-q", "--quiet", "-v", "--verbose"} <= set(parser._option_string_actions), name
+
+
+def _field_default(field: dataclasses.Field):
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return dataclasses.MISSING
+
+
+def test_every_flag_default_is_its_settings_field_default() -> None:
+    """Defaults are written once, in the settings dataclass; a flag that still passes its own
+    ``default=`` must agree with it (so the CLI and Python callers get the same run)."""
+    disagree = []
+    for name, parser in _commands().items():
+        if not parser.get_default("pipeline_run"):
+            continue
+        fields = {field.name: field for field in dataclasses.fields(_resolve(parser.get_default("pipeline_settings")))}
+        for action in parser._actions:
+            if action.dest not in fields or action.default is argparse.SUPPRESS:
+                continue
+            expected = _field_default(fields[action.dest])
+            same = (list(action.default) == list(expected) if isinstance(action.default, (list, tuple))
+                    and isinstance(expected, (list, tuple)) else action.default == expected)  # fmt: skip
+            if expected is not dataclasses.MISSING and not same:
+                disagree.append(f"bias-hub {name} {action.option_strings[0]}: flag {action.default!r}, "
+                                f"settings {expected!r}")
+    assert not disagree, "\n".join(disagree)
