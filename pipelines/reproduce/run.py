@@ -1,0 +1,204 @@
+"""``bias-hub reproduce``: run a study's steps and lay out the paper's tables beside ours.
+
+The output folder holds one run folder per step (each written whole by its own command) and,
+once every step has finished, ``report.md`` and ``results.json`` of the reproduction. A step
+whose run folder exists from an earlier attempt with the same command line is reused, so an
+interrupted reproduction resumes where it stopped; nothing else in the folder is touched.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import shlex
+from pathlib import Path
+from typing import Any
+
+from builders.shared.files import atomic_write_text, ensure_writable_folder, write_json
+from pipelines.reproduce.inputs import check_inputs, missing_text
+from pipelines.reproduce.study import PlannedStep, Study, StudyError, plan
+
+__all__ = ["LEDGER", "dry_run_text", "render_reproduction", "reproduce"]
+
+log = logging.getLogger(__name__)
+LEDGER = "steps.json"
+
+
+def _command_text(step: PlannedStep) -> str:
+    return "bias-hub " + shlex.join(step.argv)
+
+
+def _built_by(steps: list[PlannedStep]) -> set[str]:
+    return {step.argv[1] for step in steps if step.argv[:1] == ["build"] and len(step.argv) > 1}
+
+
+def dry_run_text(study: Study, steps: list[PlannedStep], checks: list, variant: str | None) -> str:
+    paper = study.paper
+    lines = [f"{study.name} v{study.version}: {study.title}"]
+    if paper.get("citation"):
+        lines.append(f"paper: {paper['citation']}")
+    if paper.get("later_version"):
+        lines.append(f"later version: {paper['later_version']}")
+    if variant:
+        lines.append(f"variant {variant}: {study.variants[variant]['description']} (not the paper's setting)")
+    lines.append("models (as the paper gives them):")
+    lines += [f"  {m['id']}" + (f"  ({m['section']})" if m.get("section") else "") for m in study.models]
+    lines.append("inputs:")
+    lines += [f"  [{'ok' if c.ok else 'MISSING'}] {c.kind} {c.name}: {c.detail}" + ("" if c.ok or not c.how else
+              f"\n      how: {c.how}") for c in checks] or ["  (none)"]  # fmt: skip
+    lines.append("steps:")
+    for i, step in enumerate(steps, 1):
+        lines.append(f"  {i}. {_command_text(step)}")
+    lines.append("tables and figures:")
+    for table in study.tables:
+        section = f" ({table['section']})" if table.get("section") else ""
+        lines.append(f"  {table['id']}: {table.get('title', '')}{section} <- step {table['step']}")
+    return "\n".join(lines)
+
+
+def _ledger(out: Path) -> dict:
+    path = out / LEDGER
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return {}
+
+
+def _check_out(out: Path) -> None:
+    ensure_writable_folder(out, "--out")
+    if out.is_dir() and any(out.iterdir()) and not (out / LEDGER).is_file():
+        raise ValueError(f"--out {out}: exists, is not empty and is not a reproduction folder (no {LEDGER}); "
+                         "give a new or empty folder, or the folder of an earlier `bias-hub reproduce` to resume")  # fmt: skip
+
+
+def _key(step: PlannedStep) -> str:
+    return f"{step.id}:{step.model}" if step.model else step.id
+
+
+def _run_step(step: PlannedStep) -> None:
+    from pipelines import cli
+
+    code = cli.main(list(step.argv))
+    if code:
+        raise RuntimeError(f"step {step.id} failed (exit {code}): {_command_text(step)}; the steps before it "
+                           "are kept, run the same reproduce command again to resume")  # fmt: skip
+
+
+def reproduce(
+    study: Study,
+    out: Path,
+    *,
+    variant: str | None = None,
+    models: list[str] | None = None,
+    overrides: dict[str, Any] | None = None,
+    inputs: dict[str, str] | None = None,
+    datasets_root: Path | None = None,
+    dry_run: bool = False,
+) -> str:
+    """Run (or, with ``dry_run``, describe) the study; returns the text printed for the user."""
+    steps = plan(study, out, variant=variant, models=models, overrides=overrides, inputs=inputs,
+                 datasets_root=datasets_root)  # fmt: skip
+    checks = check_inputs(study, steps, out, given=dict(inputs or {}), datasets_root=datasets_root,
+                          built_by_steps=_built_by(steps))  # fmt: skip
+    if dry_run:
+        return dry_run_text(study, steps, checks, variant)
+    missing = missing_text(checks)
+    if missing:
+        raise ValueError(f"{study.name}: cannot start, inputs are missing (nothing was run):\n{missing}")
+    _check_out(out)
+    out.mkdir(parents=True, exist_ok=True)
+    ledger = _ledger(out)
+    for i, step in enumerate(steps, 1):
+        key = _key(step)
+        done = ledger.get(key) == step.argv and (step.out is None or (step.out / "manifest.json").is_file())
+        if done:
+            log.info("[%d/%d] %s: reused (same command, finished earlier)", i, len(steps), step.id)
+            continue
+        log.info("[%d/%d] %s", i, len(steps), _command_text(step))
+        _run_step(step)
+        ledger[key] = step.argv
+        write_json(out / LEDGER, ledger)
+    record = {
+        "part": "reproduce",
+        "step": "reproduce",
+        "study": study.name,
+        "version": study.version,
+        "title": study.title,
+        "paper": study.paper,
+        "variant": variant,
+        "variant_description": study.variants[variant]["description"] if variant else None,
+        "models": models or (study.variants.get(variant, {}).get("models") if variant else None) or study.model_ids,
+        "paper_models": study.models,
+        "overrides": dict(overrides or {}),
+        "steps": [{"id": s.id, "model": s.model, "command": _command_text(s),
+                   "out": str(s.out.relative_to(out)) if s.out and s.out.is_relative_to(out) else
+                   (str(s.out) if s.out else None)} for s in steps],  # fmt: skip
+        "tables": study.tables,
+    }
+    render_reproduction(record, out)
+    write_json(out / "results.json", record)
+    return f"wrote {out / 'report.md'}"
+
+
+def _layout(command: str, name: str):
+    part = command.split()[0]
+    try:
+        module = importlib.import_module(f"pipelines.{part}.report")
+    except ModuleNotFoundError:
+        raise StudyError(f"layout {name!r}: no report module for `{command}`") from None
+    layouts = getattr(module, "PAPER_LAYOUTS", {})
+    if name not in layouts:
+        raise StudyError(f"layout {name!r}: pipelines/{part}/report.py has no such PAPER_LAYOUTS entry "
+                         f"(has: {', '.join(sorted(layouts)) or 'none'})")  # fmt: skip
+    return layouts[name]
+
+
+def render_reproduction(record: dict, out: Path) -> Path:
+    """report.md of a reproduction, from its record and its steps' results.json (re-rendered by
+    ``bias-hub report``)."""
+    paper = record.get("paper") or {}
+    lines = [f"# {record['title'] or record['study']}: reproduced with bias-hub", ""]
+    lines.append(f"Study `{record['study']}` v{record['version']}.")
+    if paper.get("citation"):
+        lines += ["", f"Paper: {paper['citation']}"]
+    if paper.get("later_version"):
+        lines += ["", f"Later version: {paper['later_version']}"]
+    lines.append("")
+    if record.get("variant"):
+        lines += [f"**Variant `{record['variant']}` — not the paper's setting:** {record['variant_description']}. "
+                  "Its numbers test the pipeline, they do not reproduce the paper's.", ""]  # fmt: skip
+    lines += ["Models: " + ", ".join(f"`{m}`" for m in record["models"]), ""]
+    if record.get("overrides"):
+        lines += ["Departures given on the command line (`--set`): "
+                  + ", ".join(f"`{k}` = {v!r}" for k, v in record["overrides"].items()), ""]  # fmt: skip
+    lines += ["## Steps", "", "| step | command | run folder |", "|---|---|---|"]
+    for step in record["steps"]:
+        folder = f"[{step['out']}]({step['out']}/report.md)" if step.get("out") else "–"
+        lines.append(f"| {step['id']} | `{step['command']}` | {folder} |")
+    lines.append("")
+    commands = {s["id"]: s for s in record["steps"]}
+    for table in record["tables"]:
+        section = f" ({table['section']})" if table.get("section") else ""
+        lines += [f"## {table.get('title') or table['id']}{section}", ""]
+        runs = [s for s in record["steps"] if s["id"] == table["step"]]
+        if not runs:
+            lines += [f"Step `{table['step']}` was not run.", ""]
+            continue
+        layout = _layout(commands[table["step"]]["command"].split(maxsplit=1)[1], table["layout"])
+        for run in runs:
+            results_path = out / run["out"] / "results.json" if run.get("out") else None
+            if results_path is None or not results_path.is_file():
+                lines += [f"No results.json for step `{run['id']}` at {results_path}.", ""]
+                continue
+            results = json.loads(results_path.read_text(encoding="utf-8"))
+            if run.get("model") and len(runs) > 1:
+                lines += [f"### `{run['model']}`", ""]
+            lines += [layout(results, table.get("printed") or {}).rstrip(), ""]
+            if table.get("figure"):
+                figure = f"{run['out']}/{table['figure']}"
+                lines += [f"[![{table['id']}]({figure})]({figure})", ""]
+            lines += [f"Ours from `{run['out']}/results.json`; printed values from the paper.", ""]
+    return atomic_write_text(out / "report.md", "\n".join(lines))

@@ -1,0 +1,269 @@
+"""A study file read and checked: the paper, its models, inputs, steps and tables.
+
+The schema is the one ``pipelines/studies/*.yaml`` follow (see ``CONTRIBUTING.md``). A study
+is interpreted here once: ``plan(study, ...)`` turns it, with a variant, the user's models and
+``--set`` overrides, into the ``bias-hub`` command lines it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipelines.common.presets import STUDIES_DIR
+
+__all__ = ["PlannedStep", "Study", "StudyError", "list_studies", "load_study", "parse_set", "plan", "validate"]
+
+INPUT_KINDS = ("dataset", "file", "model", "env")
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)(?:\.([A-Za-z0-9_]+))?\}")
+
+
+class StudyError(ValueError):
+    """A study file that does not follow the schema, or a request it cannot serve."""
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    version: str
+    path: Path
+    title: str
+    paper: dict
+    models: list[dict]
+    inputs: list[dict]
+    steps: list[dict]
+    tables: list[dict]
+    variants: dict[str, dict]
+    presets: dict = field(default_factory=dict)
+
+    @property
+    def model_ids(self) -> list[str]:
+        return [m["id"] for m in self.models]
+
+
+@dataclass(frozen=True)
+class PlannedStep:
+    """One step as it will run: ``argv`` for ``bias-hub`` (without the program name)."""
+
+    id: str
+    command: str
+    argv: list[str]
+    out: Path | None
+    model: str | None = None
+
+
+def _require(data: dict, key: str, kind: type | tuple, where: str) -> Any:
+    if key not in data:
+        raise StudyError(f"{where}: missing '{key}'")
+    if not isinstance(data[key], kind):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise StudyError(f"{where}: '{key}' must be a {names}, got {type(data[key]).__name__}")
+    return data[key]
+
+
+def _check_step(step: Any, where: str) -> dict:
+    if not isinstance(step, dict):
+        raise StudyError(f"{where}: a step must be a mapping with 'id', 'command' and 'args'")
+    _require(step, "id", str, where)
+    _require(step, "command", str, f"{where} ({step['id']})")
+    if not isinstance(step.get("args", {}), dict):
+        raise StudyError(f"{where} ({step['id']}): 'args' must map flag names to values")
+    return step
+
+
+def _read(path: Path) -> Study:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise StudyError(f"{path}: not valid YAML ({err})") from None
+    if not isinstance(data, dict):
+        raise StudyError(f"{path}: expected a mapping at the top")
+    where = path.name
+    name = _require(data, "study", str, where)
+    version = str(_require(data, "version", (str, int, float), where))
+    models = data.get("models") or []
+    for i, model in enumerate(models):
+        if not isinstance(model, dict) or not isinstance(model.get("id"), str):
+            raise StudyError(f"{where}: models[{i}] needs an 'id' (a Hub id or local path)")
+    inputs = data.get("inputs") or []
+    for i, item in enumerate(inputs):
+        if not isinstance(item, dict) or item.get("kind") not in INPUT_KINDS or not item.get("name"):
+            raise StudyError(f"{where}: inputs[{i}] needs 'kind' (one of {', '.join(INPUT_KINDS)}) and 'name'")
+        if not item.get("how"):
+            raise StudyError(f"{where}: inputs[{i}] ({item['name']}) needs 'how': how a user supplies it")
+    steps = [_check_step(s, f"{where}: steps[{i}]") for i, s in enumerate(data.get("steps") or [])]
+    ids = [s["id"] for s in steps]
+    if len(set(ids)) != len(ids):
+        raise StudyError(f"{where}: step ids must be unique, got {ids}")
+    tables = data.get("tables") or []
+    for i, table in enumerate(tables):
+        if not isinstance(table, dict) or not table.get("id") or not table.get("step") or not table.get("layout"):
+            raise StudyError(f"{where}: tables[{i}] needs 'id', 'step' and 'layout'")
+    variants = data.get("variants") or {}
+    if not isinstance(variants, dict):
+        raise StudyError(f"{where}: 'variants' must map variant names to their changes")
+    for vname, variant in variants.items():
+        if not isinstance(variant, dict) or not variant.get("description"):
+            raise StudyError(f"{where}: variant {vname!r} needs a 'description' (how it differs from the paper)")
+        for i, s in enumerate(variant.get("steps") or []):
+            _check_step(s, f"{where}: variants.{vname}.steps[{i}]")
+    return Study(name=name, version=version, path=path, title=str(data.get("title", "")),
+                 paper=data.get("paper") or {}, models=models, inputs=inputs, steps=steps, tables=tables,
+                 variants=variants, presets=data.get("presets") or {})  # fmt: skip
+
+
+def list_studies(folder: Path | None = None) -> list[Study]:
+    return [_read(p) for p in sorted((folder or STUDIES_DIR).glob("*.yaml"))]
+
+
+def load_study(name_or_path: str, folder: Path | None = None) -> Study:
+    path = Path(name_or_path)
+    if path.suffix in {".yaml", ".yml"}:
+        if not path.is_file():
+            raise StudyError(f"study {name_or_path}: no such file")
+        return _read(path)
+    studies = {s.name: s for s in list_studies(folder)}
+    if name_or_path not in studies:
+        raise StudyError(f"study {name_or_path!r}: unknown; known: {', '.join(sorted(studies)) or 'none'} "
+                         "(`bias-hub reproduce --list`)")  # fmt: skip
+    return studies[name_or_path]
+
+
+def parse_set(items: list[str]) -> dict[str, Any]:
+    """``["evaluate.limit=40", "seed=1"]`` -> ``{"evaluate.limit": 40, "seed": 1}`` (YAML scalars)."""
+    values = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise StudyError(f"--set {item!r}: expected KEY=VALUE or STEP.KEY=VALUE")
+        try:
+            values[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError:
+            values[key.strip()] = text
+    return values
+
+
+def _expand(value: Any, context: dict[str, Any], where: str) -> Any:
+    """Placeholders in a value: ``{out}``, ``{model}``, ``{models}`` (a list), ``{datasets_root}``,
+    ``{input.NAME}``. A string that is exactly ``{models}`` becomes the list."""
+    if isinstance(value, list):
+        out = []
+        for item in value:
+            expanded = _expand(item, context, where)
+            out.extend(expanded if isinstance(expanded, list) and item == "{models}" else [expanded])
+        return out
+    if not isinstance(value, str):
+        return value
+    if value == "{models}":
+        return list(context["models"])
+
+    def substitute(match: re.Match) -> str:
+        key, sub = match.group(1), match.group(2)
+        if key == "input":
+            if sub not in context["inputs"]:
+                raise StudyError(f"{where}: {{input.{sub}}} needs --input {sub}=PATH")
+            return str(context["inputs"][sub])
+        if key not in context or context[key] is None or sub is not None:
+            raise StudyError(f"{where}: unknown placeholder {match.group(0)} "
+                             "(known: {out}, {model}, {models}, {datasets_root}, {input.NAME})")  # fmt: skip
+        return str(context[key])
+
+    return _PLACEHOLDER.sub(substitute, value)
+
+
+def _argv(command: str, args: dict[str, Any]) -> list[str]:
+    argv = command.split()
+    for key, value in args.items():
+        if key == "positional":
+            argv += [str(v) for v in (value if isinstance(value, list) else [value])]
+            continue
+        flag = "--" + key.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, list):
+            if value:
+                argv += [flag, *(str(v) for v in value)]
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
+def plan(
+    study: Study,
+    out: Path,
+    *,
+    variant: str | None = None,
+    models: list[str] | None = None,
+    overrides: dict[str, Any] | None = None,
+    inputs: dict[str, str] | None = None,
+    datasets_root: Path | None = None,
+) -> list[PlannedStep]:
+    """The steps as they will run, in order: the variant's extra steps first, then the study's."""
+    if not study.steps:
+        raise StudyError(f"{study.name}: the study declares no steps yet ({study.path})")
+    changes = {}
+    steps = list(study.steps)
+    chosen_models = study.model_ids
+    if variant is not None:
+        if variant not in study.variants:
+            raise StudyError(f"--variant {variant!r}: {study.name} has {', '.join(study.variants) or 'no variants'}")
+        spec = study.variants[variant]
+        steps = list(spec.get("steps") or []) + steps
+        chosen_models = list(spec.get("models") or chosen_models)
+        changes.update(spec.get("set") or {})
+    if models:
+        chosen_models = list(models)
+    changes.update(overrides or {})
+    context = {"out": out, "models": chosen_models, "datasets_root": datasets_root, "inputs": dict(inputs or {})}
+    context["models"] = [_expand(m, {**context, "models": []}, f"{study.name}: models") for m in chosen_models]
+    ids = {s["id"] for s in steps}
+    for key in changes:
+        step_id, dot, _ = key.partition(".")
+        if dot and step_id not in ids:
+            raise StudyError(f"--set {key}: no step {step_id!r} in {study.name} (steps: {', '.join(sorted(ids))})")
+    planned = []
+    for step in steps:
+        args = dict(step.get("args") or {})
+        for key, value in changes.items():
+            step_id, dot, name = key.partition(".")
+            if dot and step_id == step["id"]:
+                args[name] = value
+            elif not dot and key in args:
+                args[key] = value
+        runs = context["models"] if step.get("for_each_model") else [None]
+        for model in runs:
+            where = f"{study.name}: step {step['id']}"
+            expanded = {k: _expand(v, {**context, "model": model}, where) for k, v in args.items()}
+            out_dir = Path(expanded["out"]) if "out" in expanded else None
+            planned.append(PlannedStep(step["id"], step["command"], _argv(step["command"], expanded), out_dir, model))
+    return planned
+
+
+def validate(study: Study, parser: argparse.ArgumentParser, out: Path = Path("OUT")) -> None:
+    """Every step of the study and of each variant parses with the real ``bias-hub`` parser,
+    and every table names a step of the study."""
+    ids = {s["id"] for s in study.steps}
+    for table in study.tables:
+        if table["step"] not in ids:
+            raise StudyError(f"{study.name}: table {table['id']!r} names step {table['step']!r}, not in {sorted(ids)}")
+    inputs = {item["name"]: f"INPUT_{item['name']}" for item in study.inputs}
+    for variant in [None, *study.variants]:
+        for step in plan(study, out, variant=variant, inputs=inputs, models=None):
+            stderr = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(stderr):
+                    parser.parse_args(step.argv)
+            except SystemExit:
+                message = stderr.getvalue().strip().splitlines()[-1:] or ["does not parse"]
+                label = f" (variant {variant})" if variant else ""
+                raise StudyError(f"{study.name}: step {step.id}{label}: `bias-hub {' '.join(step.argv)}`: "
+                                 f"{message[0]}") from None  # fmt: skip
