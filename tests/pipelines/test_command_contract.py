@@ -19,6 +19,8 @@ NOT_PIPELINES = {
     "jbbq figure",
     "jbbq translate",
     "nli init-model",
+    "report",
+    "reproduce",
 }
 
 
