@@ -102,8 +102,9 @@ def test_control_scores_a_family_and_correlates(setup):
         ("abs_weat_weat7", "rnsb_attributes_weat7"), ("weat_effect_size_weat7", "rnsb_attributes_weat7"),
     }  # fmt: skip
     first = correlations[0]
-    assert first["pearson_ci"]["unit"] == "embeddings" and first["pearson_ci"]["n_units"] == 11
-    assert first["pearson_ci"]["low"] <= first["pearson_r"] <= first["pearson_ci"]["high"]
+    interval = first["pearson"]["interval"]
+    assert interval["unit"] == "embeddings" and interval["n_units"] == 11
+    assert interval["low"] <= first["pearson"]["statistic"] <= interval["high"]
     report = (out / "report.md").read_text()
     assert (out / "scatter.png").stat().st_size > 1000 and "Table 3 analogue" in report
     assert "this project's variant" in report

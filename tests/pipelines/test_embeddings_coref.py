@@ -63,12 +63,12 @@ def test_gaps_by_hand_and_the_table2_correlations(setup):
         assert row["winobias_type2_precision_gap"] == pytest.approx(0.0)
     rows = {(r["x"], r["y"]): r for r in json.loads((out / "correlations.json").read_text())}
     assert len(rows) == 2 * 6  # two direct scores x (precision, recall, F1 gaps of two types)
-    assert rows["weat_weat7", "winobias_type1_precision_gap"]["pearson_r"] == pytest.approx(1.0)
+    assert rows["weat_weat7", "winobias_type1_precision_gap"]["pearson"]["statistic"] == pytest.approx(1.0)
     # RNSB (1, 3, 2, 4, 5) against k = 0..4: deviations (-2, 0, -1, 1, 2) and (-2, -1, 0, 1, 2),
     # products sum to 9, squares to 10 each: r = 0.9.
-    assert rows["rnsb_attributes_weat7", "winobias_type1_recall_gap"]["pearson_r"] == pytest.approx(0.9)
-    assert rows["rnsb_attributes_weat7", "winobias_type2_recall_gap"]["pearson_r"] is None  # no type-2 gap
-    interval = rows["rnsb_attributes_weat7", "winobias_type1_recall_gap"].get("pearson_ci")
+    assert rows["rnsb_attributes_weat7", "winobias_type1_recall_gap"]["pearson"]["statistic"] == pytest.approx(0.9)
+    assert rows["rnsb_attributes_weat7", "winobias_type2_recall_gap"]["pearson"]["statistic"] is None  # no type-2 gap
+    interval = rows["rnsb_attributes_weat7", "winobias_type1_recall_gap"]["pearson"]["interval"]
     assert interval["unit"] == "embeddings" and interval["n_units"] == 5
     markdown = (out / "correlations.md").read_text()
     assert "## Table 2 layout" in markdown
