@@ -374,8 +374,8 @@ def table3_layout(results: dict, printed: dict) -> str:
             lines.append(f"| {test} | n/a (not in this run) | {paper:g} | n/a | 0 |")
             continue
         pearson, spearman = row["pearson"], row["spearman"]
-        lines.append(f"| {test} | {with_interval(pearson['statistic'], pearson['interval'])} | {paper:g} | "
-                     f"{with_interval(spearman['statistic'], spearman['interval'])} | {row['n']} |")  # fmt: skip
+        lines.append(f"| {test} | {with_interval(pearson['statistic'], pearson['interval'], digits=3)} | {paper:g} | "
+                     f"{with_interval(spearman['statistic'], spearman['interval'], digits=3)} | {row['n']} |")  # fmt: skip
     family = {"paper": "the study's 17 members built from the corpus",
               "variant": "bias-hub's ATTRACT-REPEL strength variant (not the study's family)"}.get(results.get("family"), "")  # fmt: skip
     return "\n".join(lines) + f"\n\nFamily: {family}. The scatter of each pair is `scatter.png` in the step's folder."
