@@ -96,3 +96,22 @@ def test_outputs_that_do_not_match_winobias_are_refused(setup, tmp_path, capsys,
                  "--out", str(tmp_path / "out")]) == 2  # fmt: skip
     assert "expected NAME=PATH" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_of_outputs_names_each_embedding_by_its_entry(setup, tmp_path, capsys):
+    # --coref-dir DIR: DIR/e<k>/ (or DIR/e<k>.conll) is embedding e<k>'s output: the gaps by hand
+    # above, 0.15 k, come out the same as with --coref e<k>=PATH.
+    folder = tmp_path / "outputs"
+    folder.mkdir()
+    for name, path in setup["outputs"].items():
+        (folder / name).symlink_to(path, target_is_directory=True)
+    out = tmp_path / "out"
+    assert main(["embeddings", "correlate", "--scores", str(setup["scores"]), "--coref-dir", str(folder),
+                 "--datasets-root", str(setup["root"] / "datasets"), "--n-resamples", "200", "--out", str(out)]) == 0  # fmt: skip
+    table = json.loads((out / "winobias.json").read_text())["table"]
+    assert [round(table[f"e{k}"]["winobias_type1_recall_gap"], 10) for k in range(5)] == [0.0, 0.15, 0.3, 0.45, 0.6]
+    results = json.loads((out / "results.json").read_text())
+    assert results["part"] == "embeddings" and results["step"] == "correlate" and "## Table 2 layout" in (out / "report.md").read_text()
+    assert main(["embeddings", "correlate", "--scores", str(setup["scores"]), "--coref-dir", str(tmp_path / "none"),
+                 "--out", str(tmp_path / "out2")]) == 2  # fmt: skip
+    assert "--coref-dir" in capsys.readouterr().err and not (tmp_path / "out2").exists()
