@@ -151,13 +151,24 @@ def _write_scatter(results: dict, folder: Path, title: str) -> None:
         plt.close(figure)
 
 
+_SCORE_HEADERS = {"weat_": "WEAT value", "weat_effect_size_": "WEAT effect size",
+                  "rnsb_attributes_": "RNSB (on A, B)", "rnsb_targets_": "RNSB (on X, Y)"}  # fmt: skip
+
+
 def _member_table(headers: list[str], cells: list[list[str]], results: dict) -> str:
+    """One table per test (members x its scores), so that no table runs off the page."""
     columns, table = results["columns"], results["table"]
-    lines = ["| " + " | ".join(headers + list(columns)) + " |", "|" + "---|" * (len(headers) + len(columns))]
-    for first in cells:
-        values = table.get(first[0], {})
-        lines.append("| " + " | ".join(first + [_number(values.get(c)) for c in columns]) + " |")
-    return "\n".join(lines)
+    tests = list(dict.fromkeys(row["test_id"] for row in results["rows"]))
+    parts = []
+    for test in tests:
+        mine = [(prefix, f"{prefix}{test}") for prefix in _SCORE_HEADERS if f"{prefix}{test}" in columns]
+        names = headers + [_SCORE_HEADERS[prefix] for prefix, _ in mine]
+        lines = [f"**{test}**", "", "| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+        for first in cells:
+            values = table.get(first[0], {})
+            lines.append("| " + " | ".join(first + [_number(values.get(column)) for _, column in mine]) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
 
 
 def _notes(results: dict) -> list[str]:
