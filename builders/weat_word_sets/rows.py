@@ -9,7 +9,7 @@ from pathlib import Path
 from builders.shared.files import read_text
 from builders.shared.sources import ResolvedSource
 
-__all__ = ["JAPANESE", "ROLES", "VARIANT_ID", "english_rows", "features", "japanese_rows", "study_variant"]
+__all__ = ["JAPANESE", "ROLES", "VARIANT_ID", "check_distinct_words", "english_rows", "features", "japanese_rows", "study_variant"]
 
 HERE = Path(__file__).resolve().parent
 JAPANESE = HERE / "weat_ja.tsv"
@@ -54,18 +54,24 @@ def english_rows(source: ResolvedSource) -> list[dict]:
     except json.JSONDecodeError as err:
         raise ValueError(f"{source.path}, line {err.lineno}: not valid JSON ({err.msg})") from None
     if not isinstance(tests, list) or len(tests) != 10:
-        raise ValueError(f"{source.location}: expected a list of the 10 WEAT tests, got {type(tests).__name__}")
+        got = f"a list of {len(tests)} items" if isinstance(tests, list) else f"a JSON {type(tests).__name__}"
+        raise ValueError(f"{source.location}: expected a list of the 10 WEAT tests (objects with "
+                         f"{', '.join(UPSTREAM_KEYS.values())}), got {got}")  # fmt: skip
     rows = []
     for number, test in enumerate(tests, start=1):
+        if not isinstance(test, dict):
+            raise ValueError(f"{source.location}: test {number} is {test!r}; expected an object with "
+                             f"{', '.join(UPSTREAM_KEYS.values())}")  # fmt: skip
         row: dict = {"test_id": f"weat{number}"}
         removed: list[str] = []
         for role, key in UPSTREAM_KEYS.items():
             part = test.get(key)
-            if not isinstance(part, dict) or not part.get("words"):
+            if not isinstance(part, dict) or not isinstance(part.get("words"), list) or not part["words"]:
                 raise ValueError(f"{source.location}: test {number} has no word list under {key!r}")
             row[f"{role}_name"] = str(part["name"])
-            row[f"{role}_words"] = [str(word) for word in part["words"]]
+            row[f"{role}_words"] = _words(part["words"], f"{source.location}: test {number}, {key}")
             removed += [str(word) for word in part.get("remove", [])]
+        check_distinct_words(row, f"{source.location}: test {number}")
         finding = test.get("original_finding", {})
         row.update(
             title=_title(row),
@@ -82,6 +88,28 @@ def english_rows(source: ResolvedSource) -> list[dict]:
         rows.append(row)
     rows.append(study_variant(rows[5], rows[6]))
     return rows
+
+
+def _words(words: list, where: str) -> list[str]:
+    """A set's words: non-empty strings (a number is not silently turned into one)."""
+    for position, word in enumerate(words):
+        if not isinstance(word, str) or not word.strip():
+            raise ValueError(f"{where}: word {position} is {word!r}; expected a non-empty string")
+    return list(words)
+
+
+def check_distinct_words(row: dict, where: str) -> None:
+    """Every word once across the test's four sets, as metrics/weat and metrics/rnsb require
+    (a word twice in a set, or a target word among the attributes, is refused there too)."""
+    seen: dict[str, str] = {}
+    for role in ROLES:
+        name = row[f"{role}_name"]
+        for word in row[f"{role}_words"]:
+            if word in seen:
+                again = "twice" if seen[word] == name else f"and in {seen[word]!r}"
+                raise ValueError(f"{where}: set {name!r} lists {word!r} {again}; a word may appear once "
+                                 "across a test's four sets")  # fmt: skip
+            seen[word] = name
 
 
 def study_variant(weat6: dict, weat7: dict) -> dict:
@@ -103,6 +131,7 @@ def study_variant(weat6: dict, weat7: dict) -> dict:
         "male/female terms as targets instead of first names (Goldfarb-Tarrant et al., 2021).",
     )
     row["title"] = _title(row)
+    check_distinct_words(row, f"test {VARIANT_ID}")
     return row
 
 
@@ -132,6 +161,7 @@ def japanese_rows(path: Path = JAPANESE) -> list[dict]:
         missing = [role for role in ROLES if f"{role}_words" not in test]
         if missing:
             raise ValueError(f"{path}: test {test_id} has no words for {missing}")
+        check_distinct_words(test, f"{path}: test {test_id}")
         test.update(
             title=_title(test),
             removed_words=[],

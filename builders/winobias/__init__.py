@@ -59,6 +59,8 @@ def build(out_root: str | os.PathLike[str], *, source: str | os.PathLike[str] | 
       ``.ipynb_checkpoints/`` are ignored). Default: download them from
       github.com/uclanlp/corefBias, checked against their pinned sha256.
     """
+    # Imported here, not at the top: `bias-hub --help` imports this package (through command.py)
+    # and must not pay for datasets and the folder writer.
     import datasets
 
     from builders.hub_folder import write_dataset_folder

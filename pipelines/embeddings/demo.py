@@ -3,11 +3,26 @@ bias-hub's ATTRACT-REPEL strength family, WEAT vs RNSB across it; Japanese WEAT 
 
 The study's own 17-member family needs a corpus to train Word2Vec on (``embeddings
 control --corpus``) and its WinoBias correlation a coreference model per member; neither
-fits a one-minute offline demo."""
+fits a one-minute offline demo (``bias-hub reproduce rnsb_winobias --dry-run`` lists what a
+full reproduction needs)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from pipelines.common import RunFolder
+from pipelines.embeddings import report
+from pipelines.embeddings.run import (
+    finish,
+    results_header,
+    score_tables,
+    variant_family,
+    vectors_record,
+    write_score_tables,
+)
+from pipelines.embeddings.scoring import load_queries, score
+from pipelines.embeddings.settings import ControlSettings, ScoreSettings
+from pipelines.embeddings.vectors import load_chive, load_googlenews_subset
 
 ORDER = 50
 TESTS = ["weat6_gender_terms", "weat7", "weat8"]
@@ -17,57 +32,46 @@ MAX_OOV_SHARE = 0.25
 
 
 def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
-    from pipelines.common import RunFolder
-    from pipelines.embeddings import report
-    from pipelines.embeddings.control import AttractRepelConfig, make_family
-    from pipelines.embeddings.run import ScoreSettings
-    from pipelines.embeddings.scoring import load_queries, prepare, score
-    from pipelines.embeddings.vectors import load_googlenews_subset
-
-    settings = ScoreSettings(datasets_root=datasets_root, max_oov_share=MAX_OOV_SHARE, progress=False)
-    options = settings.score_options()
+    settings = ControlSettings(datasets_root=datasets_root, max_oov_share=MAX_OOV_SHARE, tests=TESTS, progress=False)
     queries = load_queries("en", TESTS, datasets_root)
     vectors = load_googlenews_subset()
-    config = AttractRepelConfig(seed=0)
-    constraint_queries = [prepare(query, vectors)[0] for query in queries]
-    family = make_family(vectors, [(q.target_sets, q.attribute_sets) for q in constraint_queries], config=config,
-                         progress=False)  # fmt: skip
-    rows = []
-    for _, member_vectors in family:
-        rows += score(member_vectors, queries, **options)
     names = load_queries("en", ["weat6"], datasets_root)[0]
     try:
-        score(vectors, [names], ["weat"], **options)
+        score(vectors, [names], ["weat"], **settings.score_options())
         names_note = "- WEAT 6 with first names could be scored on this embedding."
     except ValueError as err:
         names_note = f"- Why the WEAT 6 variant: the original WEAT 6 (first names) cannot be scored here -- {err}"
     with RunFolder(out_dir) as out:
-        japanese = japanese_section(out.sub("chive"), datasets_root, options)
-        written = report.write_family(out, rows, family, config, vectors, settings, extra=f"{names_note}\n\n{japanese}")
-    base = [row for row in rows if row["embedding"] == "original"]
+        japanese = japanese_section(out.sub("chive"), datasets_root, settings)
+        results = variant_family(vectors, queries, settings, out, notes=f"{names_note}\n\n{japanese}")
+        finish(out, results)
+    base = [row for row in results["rows"] if row["embedding"] == "original"]
     summary = "\n\n".join(
         [
-            f"GoogleNews subset ({len(vectors):,} words x {vectors.dim}), {len(family)} bias-controlled members.",
+            f"GoogleNews subset ({len(vectors):,} words x {vectors.dim}), {len(results['members'])} bias-controlled members.",
             report.scores_markdown(base),
             "WEAT vs RNSB across the family:",
-            written["correlations"],
+            report.correlations_markdown(results),
             japanese,
         ]
     )
     return {"title": "Word-embedding bias (WEAT, RNSB)", "summary": summary, "report": "report.md"}
 
 
-def japanese_section(out, datasets_root: Path | None, options: dict) -> str:
-    """WEAT and RNSB of the Japanese WEAT 6/7/8 on chiVe (ja-ginza 5.3.0), written into ``out``."""
-    from pipelines.embeddings import report
-    from pipelines.embeddings.scoring import load_queries, score
-    from pipelines.embeddings.vectors import load_chive
-
+def japanese_section(out: RunFolder, datasets_root: Path | None, settings: ControlSettings) -> str:
+    """WEAT and RNSB of the Japanese WEAT 6/7/8 on chiVe (ja-ginza 5.3.0), written into ``out``
+    (a ``score`` step's folder: results.json and its report)."""
     queries = load_queries("ja", ["weat6", "weat7", "weat8"], datasets_root)
     words = [w for q in queries for s in [*q.target_sets.values(), *q.attribute_sets.values()] for w in s]
     vectors = load_chive(words)
-    rows = score(vectors, queries, **options)
-    report.write_scores(out, rows, vectors, title="Japanese WEAT 6/7/8 on chiVe")
+    rows = score(vectors, queries, **settings.score_options())
+    score_settings = ScoreSettings(datasets_root=datasets_root, config="ja", tests=["weat6", "weat7", "weat8"],
+                                   max_oov_share=settings.max_oov_share, progress=False)  # fmt: skip
+    results = {**results_header("score", score_settings), "title": "Japanese WEAT 6/7/8 on chiVe",
+               "vectors": vectors_record(vectors), **score_tables(rows)}  # fmt: skip
+    write_score_tables(out, results)
+    out.write_json("results.json", results)
+    report.render(results, out.path("."))
     return "\n\n".join(
         [
             "## Japanese WEAT 6/7/8 on chiVe (ja-ginza 5.3.0)",

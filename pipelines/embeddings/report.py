@@ -1,24 +1,31 @@
-"""Writing the embeddings part's outputs: results, score tables, correlations, plots, report.md."""
+"""The embeddings part's reports, rendered from results.json alone: ``render(results, folder)``.
+
+Each step (``score``, ``control``, ``correlate``; see ``run.py``) writes its results.json and
+calls ``render``, which writes report.md (and for ``control`` and ``correlate``
+correlations.md and scatter.png); ``bias-hub report RUN`` re-renders a run folder the same
+way without running anything. ``PAPER_LAYOUTS`` lays our numbers beside the RNSB-vs-WinoBias
+study's printed Tables 2 and 3 for ``bias-hub reproduce rnsb_winobias``.
+"""
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Sequence
-from dataclasses import asdict
+from pathlib import Path
+from types import SimpleNamespace
 
-from builders.shared.text import fmt
-from pipelines.common import RunFolder
-from pipelines.embeddings.control import AttractRepelConfig, FamilyMember, member_settings
+from builders.shared.files import atomic_write_text
+from builders.shared.text import fmt, with_interval
+from pipelines.common.presets import preset_markdown
 from pipelines.embeddings.correlate import (
+    EXTRINSIC,
     correlation_markdown,
-    correlation_table,
     scatter_figure,
     table2_markdown,
+    with_absolute_weat,
 )
-from pipelines.embeddings.scoring import interval_table, wide_table
-from pipelines.embeddings.vectors import WordVectors
+
+__all__ = ["PAPER_LAYOUTS", "SCORES_NOTE", "correlations_markdown", "render", "scores_markdown"]
 
 SCORES_NOTE = (
     "**WEAT value** is the study's c(X, A) + c(Y, B) − c(X, B) − c(Y, A) with "
@@ -57,10 +64,8 @@ def _value(item: dict, digits: int = 3) -> str:
     if value is None:
         return "n/a"
     decimals = digits if value == 0 else max(digits, digits - 1 - math.floor(math.log10(abs(value))))
-    text = f"{value:.{decimals}f}"
-    if interval and interval["low"] is not None:
-        text += f" [{interval['low']:.{decimals}f}, {interval['high']:.{decimals}f}]"
-    elif interval and interval["reason"]:
+    text = with_interval(value, interval, digits=decimals)
+    if interval and interval["low"] is None and interval["reason"]:
         text += f" (no interval: {interval['reason']})"
     return text
 
@@ -77,73 +82,20 @@ def scores_markdown(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def _csv(columns: Sequence[str], table: dict[str, dict[str, float]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["embedding", *columns])
-    for name, values in table.items():
-        writer.writerow([name, *(values.get(column, "") for column in columns)])
-    return buffer.getvalue()
+def _preset_lines(results: dict) -> list[str]:
+    record = results.get("preset") or {}
+    return preset_markdown(SimpleNamespace(preset=record.get("name"), departures=record.get("departures", [])))
 
 
-def _write_tables(out: RunFolder, rows: Sequence[dict], extra: dict | None = None) -> tuple[list[str], dict]:
-    columns, table = wide_table(rows)
-    out.write_jsonl("results.jsonl", rows)
-    out.write_json("scores.json", {"columns": columns, "table": table, "intervals": interval_table(rows), **(extra or {})})
-    out.write_text("scores.csv", _csv(columns, table))
-    return columns, table
-
-
-def write_scores(out: RunFolder, rows: Sequence[dict], vectors: WordVectors, title: str) -> None:
-    _write_tables(out, rows)
-    text = [
-        f"# {title}",
-        "",
-        f"Vectors: `{vectors.name}`, {len(vectors):,} words x {vectors.dim}. {vectors.note}",
-        "",
-        SCORES_NOTE,
-        "",
-        _interval_note(rows),
-        "",
-        scores_markdown(rows),
-        "",
-    ]
-    out.write_text("report.md", "\n".join(text))
-
-
-def family_pairs(columns: Sequence[str]) -> list[tuple[str, str]]:
-    """Per test: the WEAT value and |WEAT value| against RNSB in both orientations, and the
-    effect size against RNSB trained on the attribute sets (the study's Table 3 and more)."""
-    pairs = []
-    for column in columns:
-        if not column.startswith("weat_") or column.startswith("weat_effect_size_"):
-            continue
-        test = column[len("weat_") :]
-        for rnsb in (f"rnsb_attributes_{test}", f"rnsb_targets_{test}"):
-            if rnsb in columns:
-                pairs += [(column, rnsb), (f"abs_{column}", rnsb)]
-        if f"weat_effect_size_{test}" in columns and f"rnsb_attributes_{test}" in columns:
-            pairs.append((f"weat_effect_size_{test}", f"rnsb_attributes_{test}"))
-    return pairs
-
-
-def with_absolute_weat(columns: list[str], table: dict[str, dict[str, float]]) -> list[str]:
-    """``abs_weat_<test>`` = |WEAT value|: RNSB's KL divergence has no sign."""
-    extra = [f"abs_{c}" for c in columns if c.startswith("weat_") and not c.startswith("weat_effect_size_")]
-    for values in table.values():
-        for column in extra:
-            if column[len("abs_") :] in values:
-                values[column] = abs(values[column[len("abs_") :]])
-    return columns + extra
-
-
-def _bootstrap_note(settings) -> str:
-    if not getattr(settings, "confidence_level", None):
+def _bootstrap_note(results: dict) -> str:
+    intervals = results.get("intervals") or {}
+    if not intervals.get("confidence_level"):
         return "No intervals (--confidence-level 0)."
     return (
-        f"Brackets: {settings.confidence_level:.0%} bootstrap intervals of each correlation, resampling the "
-        f"embeddings ({settings.n_resamples} resamples, paired, BCa where defined). p (Holm): Holm's "
-        "step-down adjustment over the rows of the table."
+        f"Brackets: {intervals['confidence_level']:.0%} bootstrap intervals of each correlation, resampling the "
+        f"embeddings ({intervals['n_resamples']} resamples, paired, BCa where defined). p (Holm): Holm's "
+        "step-down adjustment over the rows of the table; the raw p-values are in correlations.json. "
+        "†: Pearson and Spearman disagree (one significant at 0.05, the other not)."
     )
 
 
@@ -159,24 +111,10 @@ def _winobias_markdown(gaps: dict) -> str:
     return "\n".join(lines)
 
 
-def write_correlations(
-    out: RunFolder,
-    columns: Sequence[str],
-    table: dict[str, dict[str, float]],
-    pairs: Sequence[tuple[str, str]] | None = None,
-    title: str = "",
-    settings=None,
-    winobias: dict | None = None,
-) -> str:
-    bootstrap = {}
-    if settings is not None and settings.confidence_level:
-        bootstrap = {"confidence_level": settings.confidence_level, "n_resamples": settings.n_resamples,
-                     "seed": settings.seed}  # fmt: skip
-    rows = correlation_table(columns, table, pairs, **bootstrap)
-    figure = scatter_figure([r for r in rows if not r["x"].startswith("abs_")], table, title)
-    out.write_json("correlations.json", rows)
-    markdown = correlation_markdown(rows)
-    parts = [_bootstrap_note(settings), "", markdown]
+def correlations_markdown(results: dict) -> str:
+    """The correlation section of a ``control`` or ``correlate`` run (correlations.md)."""
+    rows = results["correlations"]
+    parts = [_bootstrap_note(results), "", correlation_markdown(rows)]
     table2 = table2_markdown(rows)
     if table2:
         parts = [
@@ -193,99 +131,118 @@ def write_correlations(
             "",
             *parts,
         ]
-    if winobias is not None:
-        out.write_json("winobias.json", winobias)
-        parts += ["", f"## WinoBias gaps ({winobias['split']} split, {winobias['folder']})", "",
+    gaps = results.get("winobias")
+    if gaps is not None:
+        parts += ["", f"## WinoBias gaps ({gaps['split']} split, {gaps['folder']})", "",
                   "Pro- minus anti-stereotypical precision, recall and F1 (MUC, B-cubed, CEAF-e averaged) per "
-                  "type; intervals resample the sentences.", "", _winobias_markdown(winobias)]  # fmt: skip
-    out.write_text("correlations.md", "\n".join(parts) + "\n")
-    out.write_figure("scatter.png", figure)
+                  "type; intervals resample the sentences.", "", _winobias_markdown(gaps)]  # fmt: skip
     return "\n".join(parts)
 
 
-def _member_table(headers: list[str], cells: list[list[str]], columns: Sequence[str], table: dict, names: list[str]) -> str:
-    lines = ["| " + " | ".join(headers + list(columns)) + " |", "|" + "---|" * (len(headers) + len(columns))]
-    for name, first in zip(names, cells, strict=True):
-        values = table.get(name, {})
-        lines.append("| " + " | ".join(first + [_number(values.get(c)) for c in columns]) + " |")
-    return "\n".join(lines)
+def _write_scatter(results: dict, folder: Path, title: str) -> None:
+    import matplotlib.pyplot as plt  # heavy: loaded only to draw
+
+    _, table = with_absolute_weat(results["columns"], results["table"])
+    rows = [row for row in results["correlations"] if not row["x"].startswith("abs_")]
+    figure = scatter_figure(rows, table, title)
+    try:
+        figure.savefig(folder / "scatter.png", dpi=120, bbox_inches="tight")
+    finally:
+        plt.close(figure)
 
 
-def _notes(rows: Sequence[dict], skipped: dict[str, str] | None = None) -> list[str]:
+_SCORE_HEADERS = {"weat_": "WEAT value", "weat_effect_size_": "WEAT effect size",
+                  "rnsb_attributes_": "RNSB (on A, B)", "rnsb_targets_": "RNSB (on X, Y)"}  # fmt: skip
+
+
+def _member_table(headers: list[str], cells: list[list[str]], results: dict) -> str:
+    """One table per test (members x its scores), so that no table runs off the page."""
+    columns, table = results["columns"], results["table"]
+    tests = list(dict.fromkeys(row["test_id"] for row in results["rows"]))
+    parts = []
+    for test in tests:
+        mine = [(prefix, f"{prefix}{test}") for prefix in _SCORE_HEADERS if f"{prefix}{test}" in columns]
+        names = headers + [_SCORE_HEADERS[prefix] for prefix, _ in mine]
+        lines = [f"**{test}**", "", "| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+        for first in cells:
+            values = table.get(first[0], {})
+            lines.append("| " + " | ".join(first + [_number(values.get(column)) for _, column in mine]) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def _notes(results: dict) -> list[str]:
+    rows, skipped = results["rows"], results.get("not_scored") or {}
     notes = sorted({note for row in rows for note in row["notes"]})
     oov = sorted({f"{row['test_id']}: {word}" for row in rows for words in row["result"]["oov"].values() for word in words})
     return [
-        *(f"- **{name} is not scored** (left out of the correlations): {reason}" for name, reason in (skipped or {}).items()),
+        *(f"- **{name} is not scored** (left out of the correlations): {reason}" for name, reason in skipped.items()),
         *(f"- {note}" for note in notes),
         *([f"- out of vocabulary: {', '.join(oov)}"] if oov else []),
     ]
 
 
-def write_family(
-    out: RunFolder,
-    rows: Sequence[dict],
-    family: Sequence[tuple[FamilyMember, WordVectors]],
-    config: AttractRepelConfig,
-    vectors: WordVectors,
-    settings=None,
-    extra: str = "",
-    skipped: dict[str, str] | None = None,
-) -> dict:
-    """The report of this project's ATTRACT-REPEL strength family (no corpus given)."""
-    members = {member.name: member_settings(member, config) for member, _ in family}
-    columns, table = _write_tables(out, rows, {"family": "attract-repel strengths (bias-hub's variant)",
-                                               "members": members, "not_scored": skipped or {}})  # fmt: skip
-    all_columns = with_absolute_weat(list(columns), table)
-    correlations = write_correlations(
-        out, all_columns, table, family_pairs(all_columns),
-        title=f"WEAT vs RNSB over {len(family)} bias-controlled embeddings", settings=settings,
-    )  # fmt: skip
-    scores = _member_table(
-        ["member", "direction", "strength", "share of pairs", "expansion"],
-        [[m.name, m.direction, f"{m.strength:g}", f"{m.fraction:g}", str(m.expand)] for m, _ in family],
-        columns, table, [m.name for m, _ in family],
-    )  # fmt: skip
-    text = "\n".join(
-        [
-            "# Bias-controlled embeddings (bias-hub's ATTRACT-REPEL strength variant): WEAT vs RNSB",
-            "",
-            f"Base vectors: `{vectors.name}`, {len(vectors):,} words x {vectors.dim}. {vectors.note}",
-            "",
-            "This is **this project's variant**, not the study's 17-member family (that one needs a corpus: "
-            "`bias-hub embeddings control --corpus FILE`). Each member is the base embedding specialised with "
-            f"ATTRACT-REPEL (Mrkšić et al., 2017; {config.epochs} epochs, margins "
-            f"{config.attract_margin}/{config.repel_margin}, AdaGrad lr {config.learning_rate}) on pairs from "
-            "all tests' word sets merged: *reduce* repels the stereotypical pairs X×A ∪ Y×B and attracts the "
-            "anti-stereotypical ones, *amplify* the reverse. *strength* s moves every specialised word the "
-            "share s of the way from its original to its fully specialised vector, which grades the amount of "
-            "bias; *expanded* members first add each list word's nearest neighbours (cosine ≥ 0.5) to its set. "
-            "All members are unit-normalised.",
-            "",
-            "## Scores",
-            "",
-            SCORES_NOTE,
-            "",
-            scores,
-            "",
-            "## WEAT vs RNSB across the family (Table 3 analogue)",
-            "",
-            correlations,
-            "",
-            "`abs_weat_*` is |WEAT value|: RNSB's KL divergence cannot tell stereotypical from "
-            "anti-stereotypical bias, so members pushed past zero (anti-stereotypical) score high on RNSB "
-            "while their WEAT is negative; the signed WEAT and RNSB then need not correlate linearly.",
-            "",
-            "![WEAT vs RNSB](scatter.png)",
-            "",
-            "## Notes",
-            "",
-            *_notes(rows, skipped),
-            "",
-            *([extra, ""] if extra else []),
-        ]
-    )
-    out.write_text("report.md", text)
-    return {"columns": columns, "table": table, "correlations": correlations}
+def _render_score(results: dict, folder: Path) -> None:
+    vectors = results["vectors"]
+    text = [
+        f"# {results['title']}",
+        "",
+        f"Vectors: `{vectors['name']}`, {vectors['words']:,} words x {vectors['dim']}. {vectors['note']}",
+        "",
+        *_preset_lines(results),
+        SCORES_NOTE,
+        "",
+        _interval_note(results["rows"]),
+        "",
+        scores_markdown(results["rows"]),
+        "",
+    ]
+    atomic_write_text(folder / "report.md", "\n".join(text))
+
+
+def _variant_text(results: dict, correlations: str) -> list[str]:
+    vectors, config, members = results["vectors"], results["attract_repel"], results["members"]
+    cells = [[name, m["direction"], f"{m['strength']:g}", f"{m['fraction']:g}", str(m["expand"])]
+             for name, m in members.items()]  # fmt: skip
+    scores = _member_table(["member", "direction", "strength", "share of pairs", "expansion"], cells, results)
+    return [
+        "# Bias-controlled embeddings (bias-hub's ATTRACT-REPEL strength variant): WEAT vs RNSB",
+        "",
+        f"Base vectors: `{vectors['name']}`, {vectors['words']:,} words x {vectors['dim']}. {vectors['note']}",
+        "",
+        *_preset_lines(results),
+        "This is **this project's variant**, not the study's 17-member family (that one needs a corpus: "
+        "`bias-hub embeddings control --corpus FILE`). Each member is the base embedding specialised with "
+        f"ATTRACT-REPEL (Mrkšić et al., 2017; {config['epochs']} epochs, margins "
+        f"{config['attract_margin']}/{config['repel_margin']}, AdaGrad lr {config['learning_rate']}) on pairs from "
+        "all tests' word sets merged: *reduce* repels the stereotypical pairs X×A ∪ Y×B and attracts the "
+        "anti-stereotypical ones, *amplify* the reverse. *strength* s moves every specialised word the "
+        "share s of the way from its original to its fully specialised vector, which grades the amount of "
+        "bias; *expanded* members first add each list word's nearest neighbours (cosine ≥ 0.5) to its set. "
+        "All members are unit-normalised.",
+        "",
+        "## Scores",
+        "",
+        SCORES_NOTE,
+        "",
+        scores,
+        "",
+        "## WEAT vs RNSB across the family (Table 3 analogue)",
+        "",
+        correlations,
+        "",
+        "`abs_weat_*` is |WEAT value|: RNSB's KL divergence cannot tell stereotypical from "
+        "anti-stereotypical bias, so members pushed past zero (anti-stereotypical) score high on RNSB "
+        "while their WEAT is negative; the signed WEAT and RNSB then need not correlate linearly.",
+        "",
+        "![WEAT vs RNSB](scatter.png)",
+        "",
+        "## Notes",
+        "",
+        *_notes(results),
+        "",
+        *([results["notes_markdown"], ""] if results.get("notes_markdown") else []),
+    ]
 
 
 def _balancing_markdown(balancing: dict) -> str:
@@ -296,76 +253,143 @@ def _balancing_markdown(balancing: dict) -> str:
     return "\n".join(lines)
 
 
-def write_paper_family(out: RunFolder, rows: Sequence[dict], family, record: dict, word2vec, config: AttractRepelConfig,
-                       settings, skipped: dict[str, str] | None = None) -> dict:  # fmt: skip
-    """The report of the study's 4 x 2 x 2 + 1 family built from a corpus."""
-    members = {m.name: {"set_pair": m.set_pair, "method": m.method, "direction": m.direction} for m, _ in family}
-    columns, table = _write_tables(out, rows, {"family": "the study's set pairs x methods x directions",
-                                               "members": members, "not_scored": skipped or {}, "record": record})  # fmt: skip
-    out.write_json("family.json", {"word2vec": asdict(word2vec), "attract_repel": asdict(config), **record})
-    all_columns = with_absolute_weat(list(columns), table)
-    correlations = write_correlations(
-        out, all_columns, table, family_pairs(all_columns),
-        title=f"WEAT vs RNSB over the study's {len(family)} embeddings", settings=settings,
-    )  # fmt: skip
-    scores = _member_table(
-        ["member", "set pair", "method", "direction"],
-        [[m.name, m.set_pair or "", m.method or "original", m.direction or ""] for m, _ in family],
-        columns, table, [m.name for m, _ in family],
-    )  # fmt: skip
+def _paper_text(results: dict, correlations: str) -> list[str]:
+    record, word2vec, config, members = results["record"], results["word2vec"], results["attract_repel"], results["members"]
+    cells = [[name, m["set_pair"] or "", m["method"] or "original", m["direction"] or ""] for name, m in members.items()]
+    scores = _member_table(["member", "set pair", "method", "direction"], cells, results)
     corpus = record["corpus"]
     pairs = "\n".join(
         f"- `{name}`: " + "; ".join(f"{role} {len(words)} words" for role, words in
                                     {**sets["target_sets"], **sets["attribute_sets"]}.items())
         for name, sets in record["set_pairs"].items()
     )  # fmt: skip
-    text = "\n".join(
-        [
-            f"# The study's bias-controlled family ({len(family)} embeddings): WEAT vs RNSB",
-            "",
-            f"Corpus `{corpus['path']}`: {corpus['sentences']:,} sentences, {corpus['tokens']:,} tokens "
-            f"(NLTK word tokens, one sentence per line), {corpus['types']:,} types of which "
-            f"{corpus['types_replaced_by_unk']:,} seen fewer than {word2vec.min_count} times became `<unk>`. "
-            f"Word2Vec (gensim): {word2vec.vector_size} dimensions, min count {word2vec.min_count}, window "
-            f"{word2vec.window}, {word2vec.epochs} epochs, {'skip-gram' if word2vec.skipgram else 'CBOW'}.",
-            "",
-            "As Kato and Miyao (§3) after Goldfarb-Tarrant et al. (2021): the original Word2Vec, and per set "
-            "pair ATTRACT-REPEL on it (*reduce*: stereotypical pairs X×A ∪ Y×B repelled, anti-stereotypical "
-            f"X×B ∪ Y×A attracted; *amplify* the reverse; {config.epochs} epochs) and dataset balancing of the "
-            "corpus with Word2Vec trained again (*reduce*: sentences pairing X with A, or Y with B, subsampled "
-            "to the number pairing Y with A, or X with B; *amplify*: every sentence pairing Y with A or X with "
-            f"B deleted). The last set pair is the union of the tests' sets, expanded with each word's "
-            f"{record['neighbours']} nearest neighbours in {record['expansion']} (the study: spaCy's vectors).",
-            "",
-            "Set pairs:",
-            "",
-            pairs,
-            "",
-            "## Scores",
-            "",
-            SCORES_NOTE,
-            "",
-            scores,
-            "",
-            "## Dataset balancing",
-            "",
-            _balancing_markdown(record["balancing"]),
-            "",
-            "## WEAT vs RNSB across the family (the study's Table 3)",
-            "",
-            correlations,
-            "",
-            "`abs_weat_*` is |WEAT value|. Correlate with WinoBias (Table 2) with `bias-hub embeddings "
-            "correlate --scores scores.json --coref MEMBER=OUTPUT.conll ...` once a coreference model has "
-            "been trained on each member (your step).",
-            "",
-            "![WEAT vs RNSB](scatter.png)",
-            "",
-            "## Notes",
-            "",
-            *_notes(rows, skipped),
-            "",
-        ]
-    )
-    out.write_text("report.md", text)
-    return {"columns": columns, "table": table, "correlations": correlations}
+    return [
+        f"# The study's bias-controlled family ({len(members)} embeddings): WEAT vs RNSB",
+        "",
+        *_preset_lines(results),
+        f"Corpus `{corpus['path']}`: {corpus['sentences']:,} sentences, {corpus['tokens']:,} tokens "
+        f"(NLTK word tokens, one sentence per line), {corpus['types']:,} types of which "
+        f"{corpus['types_replaced_by_unk']:,} seen fewer than {word2vec['min_count']} times became `<unk>`. "
+        f"Word2Vec (gensim): {word2vec['vector_size']} dimensions, min count {word2vec['min_count']}, window "
+        f"{word2vec['window']}, {word2vec['epochs']} epochs, {'skip-gram' if word2vec['skipgram'] else 'CBOW'}.",
+        "",
+        "As Kato and Miyao (§3) after Goldfarb-Tarrant et al. (2021): the original Word2Vec, and per set "
+        "pair ATTRACT-REPEL on it (*reduce*: stereotypical pairs X×A ∪ Y×B repelled, anti-stereotypical "
+        f"X×B ∪ Y×A attracted; *amplify* the reverse; {config['epochs']} epochs) and dataset balancing of the "
+        "corpus with Word2Vec trained again (*reduce*: sentences pairing X with A, or Y with B, subsampled "
+        "to the number pairing Y with A, or X with B; *amplify*: every sentence pairing Y with A or X with "
+        f"B deleted). The last set pair is the union of the tests' sets, expanded with each word's "
+        f"{record['neighbours']} nearest neighbours in {record['expansion']} (the study: spaCy's vectors).",
+        "",
+        "Set pairs:",
+        "",
+        pairs,
+        "",
+        "## Scores",
+        "",
+        SCORES_NOTE,
+        "",
+        scores,
+        "",
+        "## Dataset balancing",
+        "",
+        _balancing_markdown(record["balancing"]),
+        "",
+        "## WEAT vs RNSB across the family (the study's Table 3)",
+        "",
+        correlations,
+        "",
+        "`abs_weat_*` is |WEAT value|. Correlate with WinoBias (Table 2) with `bias-hub embeddings "
+        "correlate --scores results.json --coref MEMBER=OUTPUT.conll ...` (or `--coref-dir DIR`) once a "
+        "coreference model has been trained on each member (your step; `--save-vectors` writes them).",
+        "",
+        "![WEAT vs RNSB](scatter.png)",
+        "",
+        "## Notes",
+        "",
+        *_notes(results),
+        "",
+    ]
+
+
+def _render_control(results: dict, folder: Path) -> None:
+    correlations = correlations_markdown(results)
+    atomic_write_text(folder / "correlations.md", correlations + "\n")
+    members = len(results["members"])
+    if results["family"] == "paper":
+        text, title = _paper_text(results, correlations), f"WEAT vs RNSB over the study's {members} embeddings"
+    else:
+        text, title = _variant_text(results, correlations), f"WEAT vs RNSB over {members} bias-controlled embeddings"
+    _write_scatter(results, folder, title)
+    atomic_write_text(folder / "report.md", "\n".join(text))
+
+
+def _render_correlate(results: dict, folder: Path) -> None:
+    correlations = correlations_markdown(results)
+    atomic_write_text(folder / "correlations.md", correlations + "\n")
+    _write_scatter(results, folder, "")
+    scores = ", ".join(f"`{path}`" for path in results["settings"]["scores"])
+    text = ["# Correlations between bias scores across embeddings", "", f"Score tables: {scores}.", "",
+            *_preset_lines(results), correlations, "", "![scores against each other](scatter.png)", ""]  # fmt: skip
+    atomic_write_text(folder / "report.md", "\n".join(text))
+
+
+_RENDERERS = {"score": _render_score, "control": _render_control, "correlate": _render_correlate}
+
+
+def render(results: dict, folder: str | Path) -> None:
+    """report.md and the figures of one step's run folder, from its results.json alone."""
+    step = results.get("step")
+    if results.get("part") != "embeddings" or step not in _RENDERERS:
+        raise ValueError(f"{folder}: results.json of part {results.get('part')!r}, step {step!r}; "
+                         f"expected part 'embeddings' and a step of {sorted(_RENDERERS)}")  # fmt: skip
+    _RENDERERS[step](results, Path(folder))
+
+
+# The study's Tables 2 and 3 (pipelines/studies/rnsb_winobias.yaml) beside ours.
+_TABLE2_SCORES = {"WEAT": "weat_", "RNSB": "rnsb_attributes_"}
+
+
+def _correlation_row(results: dict, x: str, y: str) -> dict | None:
+    return next((row for row in results.get("correlations") or [] if row["x"] == x and row["y"] == y), None)
+
+
+def table2_layout(results: dict, printed: dict) -> str:
+    """Table 2: Pearson r of WEAT and RNSB (WEFE's, trained on A, B) with the WinoBias gaps, per
+    set pair; ours [interval] beside the printed value. ``printed``: {test: {"WEAT": [4 values],
+    "RNSB": [...]}} in the order Type 1 Pre., Type 1 Rec., Type 2 Pre., Type 2 Rec."""
+    if not any(column in results.get("columns", []) for column in EXTRINSIC):
+        return ("No WinoBias gaps in this run (no `--coref`/`--coref-dir` outputs): Table 2 needs one "
+                "coreference system trained per embedding. Printed: " + ", ".join(
+                    f"{test} {score} {values}" for test, scores in printed.items() for score, values in scores.items()))  # fmt: skip
+    lines = ["| set pair | score | Type 1 Pre. diff | Type 1 Rec. diff | Type 2 Pre. diff | Type 2 Rec. diff |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for test, scores in printed.items():
+        for score, values in scores.items():
+            cells = []
+            for column, paper in zip(EXTRINSIC, values, strict=True):
+                row = _correlation_row(results, f"{_TABLE2_SCORES[score]}{test}", column)
+                ours = "n/a" if row is None else with_interval(row["pearson"]["statistic"], row["pearson"]["interval"])
+                cells.append(f"{ours} (paper {paper:g})")
+            lines.append(f"| {test} | {score} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n\nOurs: Pearson r [bootstrap interval over embeddings]; RNSB trained on A, B (WEFE's)."
+
+
+def table3_layout(results: dict, printed: dict) -> str:
+    """Table 3: Pearson r of the WEAT value with RNSB (WEFE's, trained on A, B) across the
+    family, per set pair; ``printed``: {test: r}."""
+    lines = ["| set pair | Pearson r (ours) | paper | Spearman ρ (ours) | embeddings |", "|---|---|---|---|---|"]
+    for test, paper in printed.items():
+        row = _correlation_row(results, f"weat_{test}", f"rnsb_attributes_{test}")
+        if row is None:
+            lines.append(f"| {test} | n/a (not in this run) | {paper:g} | n/a | 0 |")
+            continue
+        pearson, spearman = row["pearson"], row["spearman"]
+        lines.append(f"| {test} | {with_interval(pearson['statistic'], pearson['interval'], digits=3)} | {paper:g} | "
+                     f"{with_interval(spearman['statistic'], spearman['interval'], digits=3)} | {row['n']} |")  # fmt: skip
+    family = {"paper": "the study's 17 members built from the corpus",
+              "variant": "bias-hub's ATTRACT-REPEL strength variant (not the study's family)"}.get(results.get("family"), "")  # fmt: skip
+    return "\n".join(lines) + f"\n\nFamily: {family}. The scatter of each pair is `scatter.png` in the step's folder."
+
+
+PAPER_LAYOUTS = {"table2": table2_layout, "table3": table3_layout}

@@ -1,95 +1,123 @@
-"""``run_score`` and ``run_control``: one embedding, or a bias-controlled family, scored on WEAT tests.
+"""The embeddings part's steps, one shape: ``run_<step>(model, dataset, out_dir, settings) -> dict``.
 
-Both take the shared pipeline shape ``(model, dataset, out_dir, settings)``: ``model`` names
-the vectors (``googlenews``, ``chive`` or a path), ``dataset`` the WEAT word sets folder
-(default ``weat_word_sets``). ``run_control`` builds the RNSB-vs-WinoBias study's
-17-member family from ``settings.corpus`` (Word2Vec, ATTRACT-REPEL and dataset
-balancing), or without a corpus this project's ATTRACT-REPEL strength family of ``model``.
-``run_correlate`` joins score tables and WinoBias gaps; it runs no model.
+``run_score``: one embedding on WEAT tests. ``run_control``: a bias-controlled family, every
+member scored, WEAT vs RNSB correlated across it -- the RNSB-vs-WinoBias study's 17 members
+built from ``settings.corpus`` (Word2Vec, ATTRACT-REPEL and dataset balancing), or without a
+corpus this project's ATTRACT-REPEL strength family of ``model``. ``run_correlate``: score
+tables joined with the WinoBias gaps of coreference outputs, correlated (runs no model).
+
+``model`` names the vectors (``googlenews``, ``chive`` or a path), ``dataset`` the WEAT word
+sets folder (default ``weat_word_sets``; for ``run_correlate`` the WinoBias folder). Each step
+writes its data (results.json with ``"part": "embeddings"`` and its ``"step"``, the score
+tables) through ``RunFolder``; ``report.render`` alone writes report.md and the figures, from
+results.json, so ``bias-hub report RUN`` re-renders them.
 """
 
 from __future__ import annotations
 
+import csv
+import dataclasses
+import io
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from builders.shared.console import stage
-from pipelines.common import RunFolder, RunSettings
+from pipelines.common import RunFolder
+from pipelines.common.presets import preset_record
+from pipelines.embeddings import report
+from pipelines.embeddings.control import (
+    AttractRepelConfig,
+    family_members,
+    make_family,
+    member_settings,
+)
+from pipelines.embeddings.coref import parse_coref_flags, winobias_gaps
+from pipelines.embeddings.corpus import Word2VecConfig
+from pipelines.embeddings.correlate import (
+    correlation_table,
+    family_pairs,
+    merge_tables,
+    read_score_table,
+    table2_pairs,
+    with_absolute_weat,
+)
+from pipelines.embeddings.family import paper_family
+from pipelines.embeddings.scoring import interval_table, load_queries, prepare, score, wide_table
+from pipelines.embeddings.settings import (
+    DEFAULT_TESTS,
+    ControlSettings,
+    CorrelateSettings,
+    ScoreSettings,
+)
+from pipelines.embeddings.vectors import WordVectors, load_chive, load_vectors, save_word2vec_binary
 
-__all__ = ["ControlSettings", "CorrelateSettings", "ScoreSettings", "run_control", "run_correlate", "run_score"]
+__all__ = ["results_header", "run_control", "run_correlate", "run_score", "score_tables", "write_score_tables"]
 
 log = logging.getLogger(__name__)
-DEFAULT_TESTS = {"en": ["weat6_gender_terms", "weat7", "weat8"], "ja": ["weat6", "weat7", "weat8"]}
+PART = "embeddings"
 
 
-@dataclass(kw_only=True)
-class ScoreSettings(RunSettings):
-    """``bias-hub embeddings score``'s own settings (the shared ones come from ``RunSettings``)."""
-
-    format: str | None = None
-    limit: int | None = None
-    config: str = "en"
-    tests: list[str] | None = None
-    metrics: Sequence[str] = ("weat", "rnsb")
-    rnsb_train_on: Sequence[str] = ("attribute_sets", "target_sets")
-    permutations: int = 10000
-    rnsb_iterations: int = 10
-    max_oov_share: float = 0.2
-    lowercase_fallback: bool = True
-    # Bootstrap intervals over the word sets' members; None or 0: none.
-    confidence_level: float | None = 0.95
-    n_resamples: int = 2000
-
-    def interval_options(self) -> dict:
-        if not self.confidence_level:
-            return {}
-        return {"confidence_level": self.confidence_level, "n_resamples": self.n_resamples}
-
-    def score_options(self) -> dict:
-        common = {"seed": self.seed, "max_oov_share": self.max_oov_share, **self.interval_options()}
-        return {
-            "weat_options": {"permutations": self.permutations, **common},
-            "rnsb_options": {"iterations": self.rnsb_iterations, **common},
-            "rnsb_train_on": list(self.rnsb_train_on),
-            "lowercase_fallback": self.lowercase_fallback,
-            "metrics_root": self.metrics_root,
-        }
+def _plain(value):
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
 
 
-@dataclass(kw_only=True)
-class ControlSettings(ScoreSettings):
-    """``bias-hub embeddings control``: the study's family from a corpus, or the ATTRACT-REPEL variant."""
+def results_header(step: str, settings) -> dict:
+    """What every results.json of the part starts with: part, step, settings (no token), the
+    interval settings and the preset with its departures."""
+    record = {f.name: _plain(getattr(settings, f.name)) for f in dataclasses.fields(settings)
+              if f.name not in {"token", "preset", "departures", "progress"}}  # fmt: skip
+    return {"part": PART, "step": step, "settings": record, "intervals": settings.interval_record(),
+            "preset": preset_record(settings)}  # fmt: skip
 
-    corpus: str | None = None
-    expansion_vectors: str | None = None
-    expansion_format: str | None = None
-    expansion_neighbours: int = 100
-    dimensions: int = 300
-    min_count: int = 10
-    w2v_window: int = 5
-    w2v_epochs: int = 5
-    w2v_skipgram: bool = False
-    workers: int = 1
-    epochs: int = 5
-    strengths: Sequence[float] = (0.05, 0.1, 0.25, 1.0)
-    expand: int = 3
-    save_vectors: bool = False
+
+def vectors_record(vectors: WordVectors) -> dict:
+    return {"name": vectors.name, "words": len(vectors), "dim": vectors.dim, "note": vectors.note}
+
+
+def score_tables(rows: Sequence[dict]) -> dict:
+    """The rows (one per module call) and the wide tables a report and ``correlate`` read."""
+    columns, table = wide_table(rows)
+    return {"columns": columns, "table": table, "intervals_table": interval_table(rows), "rows": list(rows)}
+
+
+def _csv(columns: Sequence[str], table: dict[str, dict[str, float]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["embedding", *columns])
+    for name, values in table.items():
+        writer.writerow([name, *(values.get(column, "") for column in columns)])
+    return buffer.getvalue()
+
+
+def write_score_tables(out: RunFolder, results: dict, extra: dict | None = None) -> None:
+    """results.jsonl (one line per module call), scores.json and scores.csv (one row per embedding)."""
+    columns, table = results["columns"], results["table"]
+    out.write_jsonl("results.jsonl", results["rows"])
+    out.write_json("scores.json", {"columns": columns, "table": table, "intervals": results["intervals_table"],
+                                   **(extra or {})})  # fmt: skip
+    out.write_text("scores.csv", _csv(columns, table))
+
+
+def finish(out: RunFolder, results: dict) -> dict:
+    """results.json, then the report rendered from it alone."""
+    out.write_json("results.json", results)
+    report.render(results, out.staging)
+    return results
 
 
 def _queries(dataset: str | Path | None, settings: ScoreSettings):
-    from pipelines.embeddings.scoring import load_queries
-
     if settings.config not in DEFAULT_TESTS and not settings.tests:
         raise ValueError(f"--config {settings.config!r}: give --tests (default tests exist for {sorted(DEFAULT_TESTS)})")
     tests = settings.tests or DEFAULT_TESTS[settings.config]
     return load_queries(settings.config, tests, settings.datasets_root, dataset)
 
 
-def _vectors(model: str, settings: ScoreSettings, queries, fmt: str | None = None):
-    from pipelines.embeddings.vectors import load_chive, load_vectors
-
+def _vectors(model: str, settings: ScoreSettings, queries, fmt: str | None = None) -> WordVectors:
     with stage(f"load vectors {model}", log):
         if model == "chive":
             words = [w for q in queries for s in [*q.target_sets.values(), *q.attribute_sets.values()] for w in s]
@@ -98,26 +126,24 @@ def _vectors(model: str, settings: ScoreSettings, queries, fmt: str | None = Non
 
 
 def run_score(model: str, dataset: str | Path | None, out_dir: Path, settings: ScoreSettings) -> dict:
-    """WEAT and RNSB of one embedding on the chosen tests: results.jsonl, scores.json/.csv, report.md."""
-    from pipelines.embeddings import report
-    from pipelines.embeddings.scoring import score, wide_table
-
+    """WEAT and RNSB of one embedding on the chosen tests: results.json and .jsonl, scores.json
+    and .csv, report.md."""
     queries = _queries(dataset, settings)
     with RunFolder(out_dir) as out:
         vectors = _vectors(model, settings, queries)
         with stage(f"score {len(queries)} tests", log):
             rows = score(vectors, queries, settings.metrics, **settings.score_options())
-        report.write_scores(out, rows, vectors, title=f"Word-embedding bias: {vectors.name}")
+        results = {**results_header("score", settings), "title": f"Word-embedding bias: {vectors.name}",
+                   "vectors": vectors_record(vectors), **score_tables(rows)}  # fmt: skip
+        write_score_tables(out, results)
+        finish(out, results)
     log.info("%s", report.scores_markdown(rows))
-    columns, table = wide_table(rows)
-    return {"columns": columns, "table": table, "rows": rows}
+    return results
 
 
-def _score_members(family, queries, settings: ControlSettings, out: RunFolder) -> tuple[list[dict], dict[str, str]]:
+def score_members(family, queries, settings: ControlSettings, out: RunFolder) -> tuple[list[dict], dict[str, str]]:
     """Every member scored; a member that lost too many of the tests' words (balancing can delete
     every sentence of a word) is left out with the reason, so a long run still reports the rest."""
-    from pipelines.embeddings.scoring import score
-
     rows, skipped = [], {}
     with stage(f"score {len(family)} members", log):
         for member, member_vectors in family:
@@ -129,10 +155,16 @@ def _score_members(family, queries, settings: ControlSettings, out: RunFolder) -
                 log.warning("%s is not scored: %s", member.name, err)
                 skipped[member.name] = str(err)
             if settings.save_vectors:
-                from pipelines.embeddings.vectors import save_word2vec_binary
-
                 save_word2vec_binary(member_vectors, out.path(f"vectors/{member.name}.bin"))
     return rows, skipped
+
+
+def family_correlations(results: dict, settings) -> list[dict]:
+    """WEAT (signed and absolute) against RNSB across the members: the study's Table 3 and more."""
+    columns, table = with_absolute_weat(results["columns"], results["table"])
+    options = settings.interval_options()
+    return correlation_table(columns, table, family_pairs(columns), confidence_level=options["confidence_level"],
+                             n_resamples=settings.n_resamples, seed=settings.seed)  # fmt: skip
 
 
 def run_control(model: str | None, dataset: str | Path | None, out_dir: Path, settings: ControlSettings) -> dict:
@@ -141,31 +173,39 @@ def run_control(model: str | None, dataset: str | Path | None, out_dir: Path, se
         return _run_paper_family(model, dataset, out_dir, settings)
     if model is None:
         raise ValueError("--vectors: give the embedding to specialise, or --corpus to build the study's family")
-    from pipelines.embeddings import report
-    from pipelines.embeddings.control import AttractRepelConfig, family_members, make_family
-    from pipelines.embeddings.scoring import prepare
-
     queries = _queries(dataset, settings)
     with RunFolder(out_dir) as out:
         vectors = _vectors(model, settings, queries)
-        config = AttractRepelConfig(epochs=settings.epochs, seed=settings.seed)
-        constraints = [prepare(q, vectors)[0] for q in queries]
-        with stage("bias-controlled family (ATTRACT-REPEL strengths)", log):
-            family = make_family(vectors, [(q.target_sets, q.attribute_sets) for q in constraints],
-                                 family_members(list(settings.strengths), settings.expand), config=config,
-                                 progress=settings.progress)  # fmt: skip
-        rows, skipped = _score_members(family, queries, settings, out)
-        written = report.write_family(out, rows, family, config, vectors, settings, skipped=skipped)
-    log.info("%s", report.scores_markdown(rows))
-    return {**written, "rows": rows}
+        results = variant_family(vectors, queries, settings, out)
+        finish(out, results)
+    log.info("%s", report.scores_markdown(results["rows"]))
+    return results
+
+
+def variant_family(vectors: WordVectors, queries, settings: ControlSettings, out: RunFolder, notes: str = "") -> dict:
+    """This project's ATTRACT-REPEL strength family of ``vectors``, scored and correlated: the
+    results of ``control`` without a corpus (the data files written, report.md not yet)."""
+    config = AttractRepelConfig(epochs=settings.epochs, seed=settings.seed)
+    constraints = [prepare(q, vectors)[0] for q in queries]
+    with stage("bias-controlled family (ATTRACT-REPEL strengths)", log):
+        family = make_family(vectors, [(q.target_sets, q.attribute_sets) for q in constraints],
+                             family_members(list(settings.strengths), settings.expand), config=config,
+                             progress=settings.progress)  # fmt: skip
+    rows, skipped = score_members(family, queries, settings, out)
+    members = {member.name: member_settings(member, config) for member, _ in family}
+    results = {
+        **results_header("control", settings), "family": "variant", "vectors": vectors_record(vectors),
+        "members": members, "attract_repel": dataclasses.asdict(config), "not_scored": skipped,
+        "notes_markdown": notes, **score_tables(rows),
+    }  # fmt: skip
+    write_score_tables(out, results, {"family": "attract-repel strengths (bias-hub's variant)", "members": members,
+                                      "not_scored": skipped})  # fmt: skip
+    results["correlations"] = family_correlations(results, settings)
+    out.write_json("correlations.json", results["correlations"])
+    return results
 
 
 def _run_paper_family(model: str | None, dataset: str | Path | None, out_dir: Path, settings: ControlSettings) -> dict:
-    from pipelines.embeddings import report
-    from pipelines.embeddings.control import AttractRepelConfig
-    from pipelines.embeddings.corpus import Word2VecConfig
-    from pipelines.embeddings.family import paper_family
-
     if model is not None:
         raise ValueError(
             "--vectors and --corpus: with --corpus the original embedding is Word2Vec trained on the corpus; "
@@ -187,58 +227,66 @@ def _run_paper_family(model: str | None, dataset: str | Path | None, out_dir: Pa
             settings.corpus, queries, word2vec=word2vec, attract_repel_config=config, expansion=expansion,
             neighbours=settings.expansion_neighbours, work_dir=Path(out_dir).resolve().parent, seed=settings.seed,
         )  # fmt: skip
-        rows, skipped = _score_members(family, queries, settings, out)
-        written = report.write_paper_family(out, rows, family, record, word2vec, config, settings, skipped=skipped)
+        rows, skipped = score_members(family, queries, settings, out)
+        members = {m.name: {"set_pair": m.set_pair, "method": m.method, "direction": m.direction} for m, _ in family}
+        results = {
+            **results_header("control", settings), "family": "paper", "members": members, "record": record,
+            "word2vec": dataclasses.asdict(word2vec), "attract_repel": dataclasses.asdict(config),
+            "not_scored": skipped, **score_tables(rows),
+        }  # fmt: skip
+        write_score_tables(out, results, {"family": "the study's set pairs x methods x directions", "members": members,
+                                          "not_scored": skipped, "record": record})  # fmt: skip
+        out.write_json("family.json", {"word2vec": results["word2vec"], "attract_repel": results["attract_repel"],
+                                       **record})  # fmt: skip
+        results["correlations"] = family_correlations(results, settings)
+        out.write_json("correlations.json", results["correlations"])
+        finish(out, results)
     log.info("%s", report.scores_markdown(rows))
-    return {**written, "rows": rows}
+    return results
 
 
-@dataclass(kw_only=True)
-class CorrelateSettings:
-    """``bias-hub embeddings correlate``: score tables, WinoBias outputs, the bootstrap."""
-
-    pairs: Sequence[str] | None = None
-    coref: Sequence[str] | None = None
-    winobias: str | Path | None = None
-    split: str = "test"
-    datasets_root: Path | None = None
-    metrics_root: Path | None = None
-    confidence_level: float | None = 0.95
-    n_resamples: int = 2000
-    seed: int = 0
+def _chosen_pairs(settings: CorrelateSettings) -> list[tuple[str, str]] | None:
+    if not settings.pairs:
+        return None
+    chosen = []
+    for text in settings.pairs:
+        if ":" not in text:
+            raise ValueError(f"--pairs: expected X:Y, got {text!r}")
+        chosen.append(tuple(text.split(":", 1)))
+    return chosen
 
 
-def run_correlate(scores: Sequence[str], out_dir: Path, settings: CorrelateSettings | None = None) -> str:
-    """Pearson and Spearman between score columns of one or more tables (ours and/or extrinsic),
-    with the WinoBias gaps of each embedding's coreference outputs joined first (``coref``)."""
-    settings = settings or CorrelateSettings()
-    from pipelines.embeddings import report
-    from pipelines.embeddings.correlate import merge_tables, read_score_table, table2_pairs
-
-    columns, table = read_score_table(scores[0])
-    for extra in scores[1:]:
+def run_correlate(model: None, dataset: str | Path | None, out_dir: Path, settings: CorrelateSettings) -> dict:
+    """Pearson and Spearman between score columns of one or more tables (``settings.scores``:
+    ours and/or extrinsic), with the WinoBias gaps of each embedding's coreference outputs
+    (``settings.coref``, ``settings.coref_dir``) joined first. ``model``: None (no model runs);
+    ``dataset``: the WinoBias folder or its name under ``settings.datasets_root``."""
+    if model is not None:
+        raise ValueError("embeddings correlate runs no model: give score tables with --scores")
+    if not settings.scores:
+        raise ValueError("--scores: give at least one score table (scores.json, results.json or CSV/TSV)")
+    columns, table = read_score_table(settings.scores[0])
+    for extra in settings.scores[1:]:
         columns, table = merge_tables((columns, table), read_score_table(extra))
-    chosen = None
-    if settings.pairs:
-        chosen = []
-        for text in settings.pairs:
-            if ":" not in text:
-                raise ValueError(f"--pairs: expected X:Y, got {text!r}")
-            chosen.append(tuple(text.split(":", 1)))
-    gaps = None
-    if settings.coref:
-        from pipelines.embeddings.coref import parse_coref_flags, winobias_gaps
-
-        outputs = parse_coref_flags(settings.coref)
+    chosen, gaps = _chosen_pairs(settings), None
+    outputs = parse_coref_flags(settings.coref or [], settings.coref_dir) if settings.coref or settings.coref_dir else {}
+    if outputs:
         unknown = sorted(set(outputs) - set(table))
         if unknown:
             raise ValueError(f"--coref {unknown}: no such embedding in --scores (it has {sorted(table)})")
         with stage(f"WinoBias gaps of {len(outputs)} coreference outputs", log):
-            gaps = winobias_gaps(outputs, settings)
+            gaps = winobias_gaps(outputs, dataset, settings)
         columns, table = merge_tables((columns, table), (gaps["columns"], gaps["table"]))
-        if chosen is None:
-            chosen = table2_pairs(columns)
+        chosen = chosen if chosen is not None else table2_pairs(columns)
+    options = settings.interval_options()
+    rows = correlation_table(columns, table, chosen, confidence_level=options["confidence_level"],
+                             n_resamples=settings.n_resamples, seed=settings.seed)  # fmt: skip
+    results = {**results_header("correlate", settings), "columns": columns, "table": table, "correlations": rows,
+               "winobias": gaps}  # fmt: skip
     with RunFolder(out_dir) as out:
-        markdown = report.write_correlations(out, columns, table, chosen, settings=settings, winobias=gaps)
-    log.info("%s", markdown)
-    return markdown
+        out.write_json("correlations.json", rows)
+        if gaps is not None:
+            out.write_json("winobias.json", gaps)
+        finish(out, results)
+    log.info("%s", report.correlations_markdown(results))
+    return results

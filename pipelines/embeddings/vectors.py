@@ -10,14 +10,21 @@ Japanese chiVe vectors in the ``ja-ginza`` wheel.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import logging
 import os
 import struct
-from collections.abc import Callable, Iterable, Mapping
+import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from builders.shared.sources import resolve
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "WordVectors",
@@ -56,6 +63,11 @@ class WordVectors:
         self.index = {}
         for row, word in enumerate(self.words):
             self.index.setdefault(word, row)
+        repeated = len(self.words) - len(self.index)
+        if repeated and "repeated words" not in self.note:
+            first = next(w for r, w in enumerate(self.words) if self.index[w] != r)
+            self.note = "; ".join(filter(None, [self.note, f"{repeated} repeated words, each read with its first "
+                                                f"vector (such as {first!r})"]))  # fmt: skip
 
     def __len__(self) -> int:
         return len(self.words)
@@ -82,12 +94,6 @@ class WordVectors:
         matrix = np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
         return found, matrix
 
-    def query_inputs(self, *set_groups: Mapping[str, list[str]]) -> dict:
-        """``words`` and ``vectors`` for every word of the given named sets (the metrics' input)."""
-        every = [word for group in set_groups for words in group.values() for word in words]
-        words, matrix = self.lookup(every)
-        return {"words": words, "vectors": matrix.astype(np.float64)}
-
     def with_matrix(self, matrix: np.ndarray, name: str, note: str = "") -> WordVectors:
         return WordVectors(list(self.words), matrix, name=name, note=note or self.note)
 
@@ -107,14 +113,19 @@ def load_word2vec_binary(path: str | os.PathLike[str], limit: int | None = None,
         data = handle.read()
     count = min(count, limit) if limit else count
     record = 4 * dim
-    words, offsets, position = [], np.empty(count, dtype=np.int64), 0
+    words, offsets, position, records_of = [], np.empty(count, dtype=np.int64), 0, {}
     for number in range(count):
         while position < len(data) and data[position] in b"\n\r":
             position += 1
         space = data.find(b" ", position)
         if space < 0 or space + 1 + record > len(data):
             raise ValueError(f"{path}: truncated at word {number} of {count}")
-        words.append(data[position:space].decode("utf-8", errors="replace"))
+        word = data[position:space].decode("utf-8", errors="replace")
+        if word in records_of:
+            log.warning("%s, word %d: the word %r again (first as word %d); its first vector is kept",
+                        path, number, word, records_of[word])  # fmt: skip
+        records_of.setdefault(word, number)
+        words.append(word)
         offsets[number] = space + 1
         position = space + 1 + record
     matrix = np.empty((count, dim), dtype=np.float32)
@@ -125,8 +136,6 @@ def load_word2vec_binary(path: str | os.PathLike[str], limit: int | None = None,
 
 def save_word2vec_binary(vectors: WordVectors, path: str | os.PathLike[str]) -> Path:
     """Write word2vec's binary format (temporary file, then rename)."""
-    import tempfile
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -148,7 +157,7 @@ def load_word2vec_text(
 ) -> WordVectors:
     """word2vec/fastText ``.vec`` text (header '<words> <dim>') or GloVe text (no header)."""
     path = Path(path)
-    words, rows = [], []
+    words, rows, lines_of = [], [], {}
     with open(path, encoding="utf-8", errors="replace") as handle:
         first = handle.readline().rstrip("\n").split(" ")
         if header is None:
@@ -161,6 +170,10 @@ def load_word2vec_text(
             parts = line.rstrip("\n").rstrip(" ").split(" ")
             if len(parts) != dim + 1:
                 raise ValueError(f"{path}, line {number}: expected a word and {dim} numbers, got {len(parts)} fields")
+            if parts[0] in lines_of:
+                log.warning("%s, line %d: the word %r again (first on line %d); its first vector is kept",
+                            path, number, parts[0], lines_of[parts[0]])  # fmt: skip
+            lines_of.setdefault(parts[0], number)
             words.append(parts[0])
             rows.append(np.asarray(parts[1:], dtype=np.float32))
     matrix = np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)
@@ -168,7 +181,7 @@ def load_word2vec_text(
 
 
 def _gensim():
-    try:
+    try:  # gensim and spaCy are optional and heavy: loaded only for their formats
         import gensim  # noqa: F401
         from gensim.models import KeyedVectors
     except ImportError as err:
@@ -303,15 +316,11 @@ def load_spacy(name_or_path: str, words: Iterable[str] | None = None) -> WordVec
 
 
 def _has_spacy() -> bool:
-    import importlib.util
-
     return importlib.util.find_spec("spacy") is not None
 
 
 def load_googlenews_subset(path: str | None = None) -> WordVectors:
     """The GoogleNews word2vec subset of Bolukbasi et al. (26,423 words x 300)."""
-    from builders.shared.sources import resolve
-
     resolved = resolve("googlenews_bolukbasi_vectors", path)
     vectors = load_word2vec_binary(resolved.path, name="googlenews-bolukbasi")
     vectors.note = f"{resolved.location} (sha256 {resolved.sha256[:12]})"
@@ -320,8 +329,6 @@ def load_googlenews_subset(path: str | None = None) -> WordVectors:
 
 def load_chive(words: Iterable[str] | None = None) -> WordVectors:
     """Japanese chiVe vectors as packaged in ja-ginza 5.3.0 (20,000 rows for 480,443 keys)."""
-    from builders.shared.sources import resolve
-
     parts = {part: resolve(f"chive_ginza_{part}").path for part in ("vectors", "key2row", "strings")}
     vectors = load_spacy_vocab_dir(parts["vectors"], parts["key2row"], parts["strings"], words, name="chive-ginza")
     vectors.note = "chiVe in ja-ginza 5.3.0: " + (vectors.note or "") + "; words that share a row have identical vectors"

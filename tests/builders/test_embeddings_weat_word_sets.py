@@ -67,3 +67,60 @@ def test_japanese_words_all_have_distinct_chive_vectors():
     for row in rows:  # chiVe in ja-ginza shares rows between similar words; no test may tie two
         _, matrix = vectors.lookup([w for role in ROLES for w in row[f"{role}_words"]])
         assert len(np.unique(matrix, axis=0)) == 32, row["test_id"]
+
+
+def _upstream_tests() -> list:
+    import json
+
+    from builders.shared.sources import resolve
+
+    return json.loads(Path(resolve("weat_word_sets").path).read_text(encoding="utf-8"))
+
+
+def _build_from(tests, tmp_path):
+    import json
+
+    source = tmp_path / "weat.json"
+    source.write_text(json.dumps(tests), encoding="utf-8")
+    return build(tmp_path / "out", source=source)
+
+
+def test_a_word_twice_in_a_set_is_refused_as_the_metric_would(tmp_path):
+    # B-weat-06: WEAT 7's first Math word appended to Math again was built, and refused only
+    # when metrics/weat scored the test.
+    tests = _upstream_tests()
+    tests[6]["first_target"]["words"].append(tests[6]["first_target"]["words"][0])
+    with pytest.raises(ValueError, match=r"weat.json: test 7: set 'Math' lists 'math' twice"):
+        _build_from(tests, tmp_path)
+    assert not (tmp_path / "out" / "weat_word_sets").exists()
+
+
+def test_a_word_in_two_sets_of_a_test_is_refused(tmp_path):
+    # B-weat-06b: an Arts word added to Math was accepted.
+    tests = _upstream_tests()
+    arts = tests[6]["second_target"]["words"][0]
+    tests[6]["first_target"]["words"].append(arts)
+    with pytest.raises(ValueError, match=rf"test 7: set 'Arts' lists '{arts}' and in 'Math'"):
+        _build_from(tests, tmp_path)
+
+
+def test_a_word_that_is_no_string_is_refused(tmp_path):
+    # B-weat-06c: the number 5 silently became the word '5'.
+    tests = _upstream_tests()
+    tests[6]["first_target"]["words"][0] = 5
+    with pytest.raises(ValueError, match=r"test 7, first_target: word 0 is 5; expected a non-empty string"):
+        _build_from(tests, tmp_path)
+
+
+def test_a_file_that_is_no_list_of_tests_says_what_it_holds(tmp_path, capsys):
+    # B-weat-07: '[1,2,3]' gave "expected a list ..., got list".
+    from pipelines.cli import main
+
+    source = tmp_path / "w.json"
+    source.write_text("[1,2,3]", encoding="utf-8")
+    code = main(["build", "weat_word_sets", "--source", str(source), "--out-root", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "expected a list of the 10 WEAT tests" in err and "got a list of 3 items" in err
+    assert len(err.strip().splitlines()) == 1
+    with pytest.raises(ValueError, match=r"weat.json: test 1 is 0; expected an object with first_target"):
+        _build_from(list(range(10)), tmp_path)

@@ -8,9 +8,9 @@ from pathlib import Path
 import datasets
 import pytest
 
+from builders.shared.conll import read_conll
 from builders.shared.sources import SourceError
 from builders.winobias import build
-from builders.winobias.conll import read_conll
 from pipelines import cli
 
 

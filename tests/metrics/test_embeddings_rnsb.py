@@ -140,3 +140,31 @@ def test_bad_input_names_the_argument(rnsb, change, message):
     arguments.update(change)
     with pytest.raises(ValueError, match=message):
         rnsb.compute(**arguments)
+
+
+WEAT_WORDS = ["x1", "x2", "y1", "y2", "a", "b"]
+WEAT_QUERY = {"target_sets": {"X": ["x1", "x2"], "Y": ["y1", "y2"]}, "attribute_sets": {"A": ["a"], "B": ["b"]}}
+
+
+def test_training_sets_with_the_same_vectors_are_refused(rnsb):
+    # M-rnsb-02: A = {a} and B = {b} at the same point [1, 0]: the classifier can only say 0.5
+    # for every target word, which came out as KL 0.0, "no bias".
+    vectors = [[1, 0.1], [1, 0.2], [0.1, 1], [0.2, 1], [1, 0], [1, 0]]
+    with pytest.raises(ValueError, match=r"attribute_sets\['A'\] and attribute_sets\['B'\] have the same vectors"):
+        rnsb.compute(words=WEAT_WORDS, vectors=vectors, **WEAT_QUERY, train_on="attribute_sets", holdout=False,
+                     iterations=1)  # fmt: skip
+
+
+def test_a_word_given_twice_in_words_is_refused(rnsb):
+    # M-rnsb-08: the second vector of 'a' was silently ignored.
+    vectors = [[1, 0.1], [1, 0.2], [0.1, 1], [0.2, 1], [1, 0], [0, 1], [0, 1]]
+    with pytest.raises(ValueError, match=r"words\[6\] is 'a' again \(first at words\[4\]\)"):
+        rnsb.compute(words=[*WEAT_WORDS, "a"], vectors=vectors, **WEAT_QUERY, holdout=False, iterations=1)
+
+
+def test_an_untrained_classifier_is_refused(rnsb):
+    # M-rnsb-09: max_iter=0 left the classifier untrained; its 0.5 everywhere read as KL 0.0.
+    vectors = [[1, 0.1], [1, 0.2], [0.1, 1], [0.2, 1], [1, 0], [0, 1]]
+    for bad in (0, -3, 2.5):
+        with pytest.raises(ValueError, match=rf"max_iter must be a positive int .*got {bad!r}"):
+            rnsb.compute(words=WEAT_WORDS, vectors=vectors, **WEAT_QUERY, holdout=False, iterations=1, max_iter=bad)

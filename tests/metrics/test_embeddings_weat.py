@@ -150,3 +150,44 @@ def test_unequal_targets_allowed_when_asked(weat):
     result = weat.compute(words=WORDS, vectors=VECTORS, target_sets={"X": ["x1", "x2"], "Y": ["y1"]},
                           attribute_sets=ATTRIBUTES, allow_unequal_targets=True)  # fmt: skip
     assert result["n_partitions"] == 3  # C(3, 2)
+
+
+def test_std_ddof_must_leave_the_deviation_defined(weat):
+    # Issue 26, bad 1: with the 4 target words and std_ddof=4 the deviation divides by
+    # n - ddof = 0; the module returned effect size 0.0 with a p-value (true d = 1.996).
+    with pytest.raises(ValueError, match=r"std_ddof must be a whole number from 0 to 3 \(the 4 target words"):
+        weat.compute(words=WORDS, vectors=VECTORS, target_sets=TARGETS, attribute_sets=ATTRIBUTES, std_ddof=4)
+    # M-weat-16b: -1 gave 2.23 and 1.5 gave 1.58; a bool is no count either.
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match=rf"std_ddof must be a whole number from 0 to 3 .*got {bad!r}"):
+            weat.compute(words=WORDS, vectors=VECTORS, target_sets=TARGETS, attribute_sets=ATTRIBUTES, std_ddof=bad)
+    # The largest allowed, n - 1 = 3: s = (s1, s2, -s1, -s2) has mean 0, so the deviation is
+    # sqrt(2 (s1^2 + s2^2) / 1) and d = (s1 + s2) / sqrt(2 (s1^2 + s2^2)) = 0.998 (by hand).
+    s1, s2 = 0.9 / math.sqrt(1.01), 0.8 / math.sqrt(1.04)
+    result = weat.compute(words=WORDS, vectors=VECTORS, target_sets=TARGETS, attribute_sets=ATTRIBUTES, std_ddof=3)
+    assert result["effect_size"] == pytest.approx((s1 + s2) / math.sqrt(2 * (s1**2 + s2**2)))
+    assert result["effect_size"] == pytest.approx(0.998, abs=1e-3)
+
+
+def test_exact_max_partitions_is_checked(weat):
+    # M-weat-18: -1 was accepted unchecked.
+    for bad in (-1, 2.5):
+        with pytest.raises(ValueError, match=r"exact_max_partitions must be a whole number of at least 0"):
+            weat.compute(words=WORDS, vectors=VECTORS, target_sets=TARGETS, attribute_sets=ATTRIBUTES,
+                         exact_max_partitions=bad)  # fmt: skip
+    # 0: never enumerate; 10 sampled partitions, none above the observed one -> (0 + 1) / 11.
+    result = weat.compute(words=WORDS, vectors=VECTORS, target_sets=TARGETS, attribute_sets=ATTRIBUTES,
+                          exact_max_partitions=0, permutations=10)  # fmt: skip
+    assert result["p_value_method"] == "sampled" and result["p_value"] == pytest.approx(1 / 11)
+
+
+def test_a_word_given_twice_in_words_is_refused(weat):
+    # M-weat-01: 'x1' again with another vector; the second vector was silently ignored.
+    with pytest.raises(ValueError, match=r"words\[6\] is 'x1' again \(first at words\[0\]\)"):
+        weat.compute(words=[*WORDS, "x1"], vectors=[*VECTORS, [0, 1]], target_sets=TARGETS, attribute_sets=ATTRIBUTES)
+
+
+def test_a_target_word_among_the_attributes_is_refused(weat):
+    # M-weat-15: 'x1' as an attribute word was scored against itself (cos 1).
+    with pytest.raises(ValueError, match=r"attribute_sets\['A'\] lists 'x1', which target_sets\['X'\] lists too"):
+        weat.compute(words=WORDS, vectors=VECTORS, target_sets=TARGETS, attribute_sets={"A": ["x1"], "B": ["b"]})

@@ -72,3 +72,10 @@ def test_scores_given_directly(gap):
 def test_bad_input(gap, arguments, message):
     with pytest.raises(ValueError, match=message):
         gap.compute(**arguments)
+
+
+def test_a_mention_in_two_clusters_is_refused(gap):
+    # M-wino-09: the system put mention [0, 1] into two clusters; gaps were computed anyway.
+    with pytest.raises(ValueError, match=r"predictions\[0\]: mention \[0, 1\] is in two clusters \(0 and 1\)"):
+        gap.compute(predictions=[[[[0, 1], [5, 5]], [[0, 1], [7, 7]]], [[[0, 1], [8, 9]]]],
+                    references=[[[[0, 1], [5, 5]]], [[[8, 9], [5, 5]]]], condition=["pro", "anti"])  # fmt: skip

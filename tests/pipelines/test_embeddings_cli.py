@@ -102,8 +102,9 @@ def test_control_scores_a_family_and_correlates(setup):
         ("abs_weat_weat7", "rnsb_attributes_weat7"), ("weat_effect_size_weat7", "rnsb_attributes_weat7"),
     }  # fmt: skip
     first = correlations[0]
-    assert first["pearson_ci"]["unit"] == "embeddings" and first["pearson_ci"]["n_units"] == 11
-    assert first["pearson_ci"]["low"] <= first["pearson_r"] <= first["pearson_ci"]["high"]
+    interval = first["pearson"]["interval"]
+    assert interval["unit"] == "embeddings" and interval["n_units"] == 11
+    assert interval["low"] <= first["pearson"]["statistic"] <= interval["high"]
     report = (out / "report.md").read_text()
     assert (out / "scatter.png").stat().st_size > 1000 and "Table 3 analogue" in report
     assert "this project's variant" in report
@@ -133,3 +134,45 @@ def test_oov_share_is_judged_before_balancing():
     assert prepared.target_sets == {"X": ["x1", "x4"], "Y": ["y1", "y2", "y3", "y4"]}
     assert prepared.notes == ["balanced 'X' by dropping ['x2', 'x3']"]
     assert inputs["words"] == ["x1", "x2", "x3", "y1", "a", "b"]
+
+
+def test_each_step_writes_results_json_and_its_report_renders_from_it_alone(setup, tmp_path):
+    from pipelines.embeddings import report
+
+    score_out, control_out = setup["root"] / "score", setup["root"] / "control"
+    if not (score_out / "results.json").is_file():
+        test_score_writes_results_for_every_test_and_metric(setup)
+    if not (control_out / "results.json").is_file():
+        test_control_scores_a_family_and_correlates(setup)
+    for out, step in ((score_out, "score"), (control_out, "control"), (setup["root"] / "joined", "correlate")):
+        results = json.loads((out / "results.json").read_text())
+        assert results["part"] == "embeddings" and results["step"] == step
+        again = tmp_path / step
+        again.mkdir()
+        report.render(results, again)
+        assert (again / "report.md").read_text() == (out / "report.md").read_text()
+        if step != "score":
+            assert (again / "correlations.md").read_text() == (out / "correlations.md").read_text()
+            assert (again / "scatter.png").stat().st_size > 1000
+    # correlate reads a step's results.json as it reads scores.json.
+    joined = tmp_path / "from_results"
+    assert main(["embeddings", "correlate", "--scores", str(control_out / "results.json"),
+                 "--pairs", "weat_weat7:rnsb_attributes_weat7", "--n-resamples", "200", "--out", str(joined)]) == 0  # fmt: skip
+    row = json.loads((joined / "correlations.json").read_text())[0]
+    control_row = next(r for r in json.loads((control_out / "correlations.json").read_text())
+                       if (r["x"], r["y"]) == ("weat_weat7", "rnsb_attributes_weat7"))  # fmt: skip
+    assert row["n"] == 11 and row["pearson"]["statistic"] == pytest.approx(control_row["pearson"]["statistic"])
+
+
+def test_correlate_names_a_results_file_of_another_part(tmp_path, capsys):
+    # P-cor-02: an NLI results.json ended in KeyError: 'columns' and a traceback.
+    other = tmp_path / "results.json"
+    other.write_text(json.dumps({"part": "nli", "step": "evaluate", "scores": {"bias_score": 0.1}}), encoding="utf-8")
+    code = main(["embeddings", "correlate", "--scores", str(other), "--out", str(tmp_path / "x")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert f"--scores {other}: results.json of part 'nli' is no score table; expected scores.json or results.json" in err
+    assert not (tmp_path / "x").exists()
+    other.write_text("[1, 2]", encoding="utf-8")
+    assert main(["embeddings", "correlate", "--scores", str(other), "--out", str(tmp_path / "x")]) == 2
+    assert "a JSON list is no score table" in capsys.readouterr().err

@@ -63,12 +63,12 @@ def test_gaps_by_hand_and_the_table2_correlations(setup):
         assert row["winobias_type2_precision_gap"] == pytest.approx(0.0)
     rows = {(r["x"], r["y"]): r for r in json.loads((out / "correlations.json").read_text())}
     assert len(rows) == 2 * 6  # two direct scores x (precision, recall, F1 gaps of two types)
-    assert rows["weat_weat7", "winobias_type1_precision_gap"]["pearson_r"] == pytest.approx(1.0)
+    assert rows["weat_weat7", "winobias_type1_precision_gap"]["pearson"]["statistic"] == pytest.approx(1.0)
     # RNSB (1, 3, 2, 4, 5) against k = 0..4: deviations (-2, 0, -1, 1, 2) and (-2, -1, 0, 1, 2),
     # products sum to 9, squares to 10 each: r = 0.9.
-    assert rows["rnsb_attributes_weat7", "winobias_type1_recall_gap"]["pearson_r"] == pytest.approx(0.9)
-    assert rows["rnsb_attributes_weat7", "winobias_type2_recall_gap"]["pearson_r"] is None  # no type-2 gap
-    interval = rows["rnsb_attributes_weat7", "winobias_type1_recall_gap"].get("pearson_ci")
+    assert rows["rnsb_attributes_weat7", "winobias_type1_recall_gap"]["pearson"]["statistic"] == pytest.approx(0.9)
+    assert rows["rnsb_attributes_weat7", "winobias_type2_recall_gap"]["pearson"]["statistic"] is None  # no type-2 gap
+    interval = rows["rnsb_attributes_weat7", "winobias_type1_recall_gap"]["pearson"]["interval"]
     assert interval["unit"] == "embeddings" and interval["n_units"] == 5
     markdown = (out / "correlations.md").read_text()
     assert "## Table 2 layout" in markdown
@@ -96,3 +96,22 @@ def test_outputs_that_do_not_match_winobias_are_refused(setup, tmp_path, capsys,
                  "--out", str(tmp_path / "out")]) == 2  # fmt: skip
     assert "expected NAME=PATH" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_of_outputs_names_each_embedding_by_its_entry(setup, tmp_path, capsys):
+    # --coref-dir DIR: DIR/e<k>/ (or DIR/e<k>.conll) is embedding e<k>'s output: the gaps by hand
+    # above, 0.15 k, come out the same as with --coref e<k>=PATH.
+    folder = tmp_path / "outputs"
+    folder.mkdir()
+    for name, path in setup["outputs"].items():
+        (folder / name).symlink_to(path, target_is_directory=True)
+    out = tmp_path / "out"
+    assert main(["embeddings", "correlate", "--scores", str(setup["scores"]), "--coref-dir", str(folder),
+                 "--datasets-root", str(setup["root"] / "datasets"), "--n-resamples", "200", "--out", str(out)]) == 0  # fmt: skip
+    table = json.loads((out / "winobias.json").read_text())["table"]
+    assert [round(table[f"e{k}"]["winobias_type1_recall_gap"], 10) for k in range(5)] == [0.0, 0.15, 0.3, 0.45, 0.6]
+    results = json.loads((out / "results.json").read_text())
+    assert results["part"] == "embeddings" and results["step"] == "correlate" and "## Table 2 layout" in (out / "report.md").read_text()
+    assert main(["embeddings", "correlate", "--scores", str(setup["scores"]), "--coref-dir", str(tmp_path / "none"),
+                 "--out", str(tmp_path / "out2")]) == 2  # fmt: skip
+    assert "--coref-dir" in capsys.readouterr().err and not (tmp_path / "out2").exists()

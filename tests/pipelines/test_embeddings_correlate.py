@@ -21,18 +21,18 @@ def test_monotone_outlier_separates_rank_from_linear():
     # while the linear fit does not (r < 1).
     rows = correlation_table(["x", "y"], table([1, 2, 3, 4, 5], [1, 2, 3, 4, 100]))
     (row,) = rows
-    assert row["spearman_rho"] == pytest.approx(1.0)
-    assert row["pearson_r"] < 0.8
+    assert row["spearman"]["statistic"] == pytest.approx(1.0)
+    assert row["pearson"]["statistic"] < 0.8
     exact = correlation_table(["x", "y"], table([1, 2, 3, 4, 5], [2, 4, 6, 8, 10]))[0]
-    assert exact["pearson_r"] == pytest.approx(1.0) and exact["spearman_rho"] == pytest.approx(1.0)
+    assert exact["pearson"]["statistic"] == pytest.approx(1.0) and exact["spearman"]["statistic"] == pytest.approx(1.0)
     # Pearson r of (1..4) with (1, 3, 2, 4): cov 1, var 1.25 each -> 0.8 (by hand).
     hand = correlation_table(["x", "y"], table([1, 2, 3, 4], [1, 3, 2, 4]))[0]
-    assert hand["pearson_r"] == pytest.approx(0.8) and hand["spearman_rho"] == pytest.approx(0.8)
+    assert hand["pearson"]["statistic"] == pytest.approx(0.8) and hand["spearman"]["statistic"] == pytest.approx(0.8)
 
 
 def test_too_few_or_constant_columns_give_no_number():
-    assert correlation_table(["x", "y"], table([1, 2], [3, 4]))[0]["pearson_r"] is None
-    assert correlation_table(["x", "y"], table([1, 2, 3], [5, 5, 5]))[0]["spearman_rho"] is None
+    assert correlation_table(["x", "y"], table([1, 2], [3, 4]))[0]["pearson"]["statistic"] is None
+    assert correlation_table(["x", "y"], table([1, 2, 3], [5, 5, 5]))[0]["spearman"]["statistic"] is None
 
 
 def test_reading_and_merging_user_tables(tmp_path):
@@ -51,7 +51,7 @@ def test_reading_and_merging_user_tables(tmp_path):
 
 
 def test_holm_adjustment_by_hand():
-    from pipelines.embeddings.correlate import holm
+    from pipelines.common.stats import holm
 
     # Sorted 0.01, 0.03, 0.04 of m = 3: 3 x 0.01 = 0.03, max(0.03, 2 x 0.03) = 0.06,
     # max(0.06, 1 x 0.04) = 0.06; a missing p-value stays missing and does not count.
@@ -60,21 +60,21 @@ def test_holm_adjustment_by_hand():
 
 
 def test_bootstrap_interval_over_embeddings():
-    from pipelines.embeddings.correlate import correlation_interval
+    from pipelines.common.stats import correlation
 
     xs = [1.0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
     ys = [2.0, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11]
     rows = correlation_table(["x", "y"], table(xs, ys), confidence_level=0.9, n_resamples=500, seed=1)
-    interval = rows[0]["pearson_ci"]
+    interval = rows[0]["pearson"]["interval"]
     assert interval["method"] == "BCa" and interval["n_units"] == 12 and interval["unit"] == "embeddings"
-    assert interval["low"] < rows[0]["pearson_r"] < interval["high"] <= 1.0
+    assert interval["low"] < rows[0]["pearson"]["statistic"] < interval["high"] <= 1.0
     again = correlation_table(["x", "y"], table(xs, ys), confidence_level=0.9, n_resamples=500, seed=1)
-    assert again[0]["pearson_ci"] == interval and again[0]["spearman_ci"] == rows[0]["spearman_ci"]
+    assert again[0]["pearson"]["interval"] == interval
+    assert again[0]["spearman"]["interval"] == rows[0]["spearman"]["interval"]
     # Four embeddings: 4 of the 4^4 index draws are constant, so with 500 resamples some
     # correlation is undefined and the interval says so instead of guessing.
-    import numpy as np
-
-    small = correlation_interval(np.array([1.0, 2, 3, 4]), np.array([1.0, 3, 2, 4]), "pearson", 0.9, 500, 0)
+    small = correlation([1.0, 2, 3, 4], [1.0, 3, 2, 4], "pearson", confidence_level=0.9, n_resamples=500, seed=0,
+                        unit="embeddings")["interval"]  # fmt: skip
     assert small["low"] is None and "undefined in" in small["reason"]
 
 
@@ -88,9 +88,10 @@ def test_table2_layout_marks_holm_significant_cells():
         ("rnsb_attributes_weat7", "winobias_type2_recall_gap"),
     ]  # fmt: skip
     rows = [
-        {"x": "weat_weat7", "y": "winobias_type1_precision_gap", "pearson_r": 0.25, "pearson_p_holm": 0.01},
-        {"x": "rnsb_attributes_weat7", "y": "winobias_type2_recall_gap", "pearson_r": -0.64, "pearson_p_holm": 0.2,
-         "pearson_ci": {"low": -0.9, "high": -0.1}},
+        {"x": "weat_weat7", "y": "winobias_type1_precision_gap",
+         "pearson": {"statistic": 0.25, "p_value_holm": 0.01, "interval": None}},
+        {"x": "rnsb_attributes_weat7", "y": "winobias_type2_recall_gap",
+         "pearson": {"statistic": -0.64, "p_value_holm": 0.2, "interval": {"low": -0.9, "high": -0.1}}},
     ]  # fmt: skip
     lines = table2_markdown(rows).splitlines()
     assert lines[2] == "| weat7 | WEAT (value) | 0.25* |  |  |  |"

@@ -189,7 +189,8 @@ def test_control_with_a_corpus_builds_the_studys_17_members(datasets_root, tmp_p
 
 def test_a_member_that_lost_the_tests_words_is_left_out_with_the_reason(datasets_root, tmp_path):
     from pipelines.common import RunFolder
-    from pipelines.embeddings.run import ControlSettings, _score_members
+    from pipelines.embeddings.run import score_members
+    from pipelines.embeddings.settings import ControlSettings
     from pipelines.embeddings.vectors import WordVectors
 
     queries = load_queries("en", ["weat7"], datasets_root)
@@ -198,12 +199,12 @@ def test_a_member_that_lost_the_tests_words_is_left_out_with_the_reason(datasets
     without_math = WordVectors(words[8:], full.matrix[8:], name="balanced")
     settings = ControlSettings(datasets_root=datasets_root, metrics=["weat"], progress=False, confidence_level=None)
     with RunFolder(tmp_path / "out") as out:
-        rows, skipped = _score_members([(FamilyMember("original"), full), (FamilyMember("balanced"), without_math)],
+        rows, skipped = score_members([(FamilyMember("original"), full), (FamilyMember("balanced"), without_math)],
                                        queries, settings, out)  # fmt: skip
         assert [row["embedding"] for row in rows] == ["original"]
         assert list(skipped) == ["balanced"] and "target_sets['Math'] lost 8 of 8 words" in skipped["balanced"]
         with pytest.raises(ValueError, match="lost 8 of 8"):
-            _score_members([(FamilyMember("original"), without_math)], queries, settings, out)
+            score_members([(FamilyMember("original"), without_math)], queries, settings, out)
 
 
 def test_corpus_and_vectors_together_are_refused(datasets_root, tmp_path, capsys):

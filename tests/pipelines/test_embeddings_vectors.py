@@ -38,10 +38,10 @@ def test_text_formats_with_and_without_header(tmp_path):
         load_word2vec_text(tmp_path / "bad.txt")
 
 
-def test_lookup_and_query_inputs():
+def test_lookup_keeps_order_and_drops_repeats_and_unknown_words():
     vectors = WordVectors(["a", "b"], np.eye(2))
-    inputs = vectors.query_inputs({"X": ["a", "zz"]}, {"A": ["b", "a"]})
-    assert inputs["words"] == ["a", "b"] and inputs["vectors"].tolist() == [[1, 0], [0, 1]]
+    words, matrix = vectors.lookup(["a", "zz", "b", "a"])
+    assert words == ["a", "b"] and matrix.tolist() == [[1, 0], [0, 1]]
 
 
 def test_key2row_reader_on_hand_made_msgpack(tmp_path):
@@ -87,3 +87,16 @@ def test_gensim_keyed_vectors_and_fasttext_bin(tmp_path):
     save_facebook_model(model, str(tmp_path / "ft.bin"))
     words, matrix = load_fasttext(tmp_path / "ft.bin").lookup(["doctor", "doctors"])
     assert words == ["doctor", "doctors"] and matrix.shape == (2, 8)  # "doctors" from subwords
+
+
+def test_a_word_twice_in_a_text_file_is_named_and_its_first_vector_kept(tmp_path, caplog):
+    # P-emb-08: 'math' on lines 2 and 4 passed without a word (gensim's loader warns).
+    path = tmp_path / "twice.txt"
+    path.write_text("3 2\nmath 1 0\narts 0 1\nmath 0.5 0.5\n", encoding="utf-8")
+    with caplog.at_level("WARNING"):
+        vectors = load_word2vec_text(path)
+    assert "twice.txt, line 4: the word 'math' again (first on line 2); its first vector is kept" in caplog.text
+    assert vectors.matrix[vectors.index["math"]].tolist() == [1, 0]
+    assert "1 repeated words, each read with its first vector (such as 'math')" in vectors.note
+    # The note travels with the vectors into every member of a family (once).
+    assert vectors.with_matrix(vectors.matrix, name="copy").note.count("repeated words") == 1
