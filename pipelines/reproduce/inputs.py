@@ -75,12 +75,13 @@ def check_inputs(
     given: dict[str, str],
     datasets_root: Path | None,
     built_by_steps: set[str] = frozenset(),
+    variant: str | None = None,
 ) -> list[Check]:
     """Every declared input and every model the steps load, in the study's order. Models and
     datasets that a step of this plan makes (under ``out``, or built by a ``build`` step) are not
     required beforehand."""
     checks = []
-    for item in study.inputs:
+    for item in study.inputs_of(variant):
         kind, name = item["kind"], item["name"]
         if kind == "dataset":
             if name in built_by_steps:

@@ -102,7 +102,7 @@ def reproduce(
     steps = plan(study, out, variant=variant, models=models, overrides=overrides, inputs=inputs,
                  datasets_root=datasets_root)  # fmt: skip
     checks = check_inputs(study, steps, out, given=dict(inputs or {}), datasets_root=datasets_root,
-                          built_by_steps=_built_by(steps))  # fmt: skip
+                          built_by_steps=_built_by(steps), variant=variant)  # fmt: skip
     if dry_run:
         return dry_run_text(study, steps, checks, variant)
     missing = missing_text(checks)

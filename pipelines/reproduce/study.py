@@ -47,6 +47,14 @@ class Study:
     def model_ids(self) -> list[str]:
         return [m["id"] for m in self.models]
 
+    def inputs_of(self, variant: str | None) -> list[dict]:
+        """The inputs a run needs: a variant that declares ``inputs`` (each an input of the study
+        by name, or an input of its own) replaces the study's."""
+        if variant is None or "inputs" not in self.variants.get(variant, {}):
+            return list(self.inputs)
+        by_name = {item["name"]: item for item in self.inputs}
+        return [by_name[item] if isinstance(item, str) else item for item in self.variants[variant]["inputs"] or []]
+
 
 @dataclass(frozen=True)
 class PlannedStep:
@@ -78,6 +86,17 @@ def _check_step(step: Any, where: str) -> dict:
     return step
 
 
+def _check_inputs(inputs: Any, where: str) -> list[dict]:
+    if not isinstance(inputs, list):
+        raise StudyError(f"{where}: expected a list of inputs")
+    for i, item in enumerate(inputs):
+        if not isinstance(item, dict) or item.get("kind") not in INPUT_KINDS or not item.get("name"):
+            raise StudyError(f"{where}[{i}] needs 'kind' (one of {', '.join(INPUT_KINDS)}) and 'name'")
+        if not item.get("how"):
+            raise StudyError(f"{where}[{i}] ({item['name']}) needs 'how': how a user supplies it")
+    return inputs
+
+
 def _read(path: Path) -> Study:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -92,12 +111,7 @@ def _read(path: Path) -> Study:
     for i, model in enumerate(models):
         if not isinstance(model, dict) or not isinstance(model.get("id"), str):
             raise StudyError(f"{where}: models[{i}] needs an 'id' (a Hub id or local path)")
-    inputs = data.get("inputs") or []
-    for i, item in enumerate(inputs):
-        if not isinstance(item, dict) or item.get("kind") not in INPUT_KINDS or not item.get("name"):
-            raise StudyError(f"{where}: inputs[{i}] needs 'kind' (one of {', '.join(INPUT_KINDS)}) and 'name'")
-        if not item.get("how"):
-            raise StudyError(f"{where}: inputs[{i}] ({item['name']}) needs 'how': how a user supplies it")
+    inputs = _check_inputs(data.get("inputs") or [], f"{where}: inputs")
     steps = [_check_step(s, f"{where}: steps[{i}]") for i, s in enumerate(data.get("steps") or [])]
     ids = [s["id"] for s in steps]
     if len(set(ids)) != len(ids):
@@ -114,6 +128,13 @@ def _read(path: Path) -> Study:
             raise StudyError(f"{where}: variant {vname!r} needs a 'description' (how it differs from the paper)")
         for i, s in enumerate(variant.get("steps") or []):
             _check_step(s, f"{where}: variants.{vname}.steps[{i}]")
+        if "inputs" in variant:
+            names = {item["name"] for item in inputs}
+            own = [item for item in variant["inputs"] or [] if not isinstance(item, str)]
+            unknown = [item for item in variant["inputs"] or [] if isinstance(item, str) and item not in names]
+            if unknown:
+                raise StudyError(f"{where}: variants.{vname}.inputs names {unknown}, not inputs of the study")
+            _check_inputs(own, f"{where}: variants.{vname}.inputs")
     return Study(name=name, version=version, path=path, title=str(data.get("title", "")),
                  paper=data.get("paper") or {}, models=models, inputs=inputs, steps=steps, tables=tables,
                  variants=variants, presets=data.get("presets") or {})  # fmt: skip
@@ -255,8 +276,8 @@ def validate(study: Study, parser: argparse.ArgumentParser, out: Path = Path("OU
     for table in study.tables:
         if table["step"] not in ids:
             raise StudyError(f"{study.name}: table {table['id']!r} names step {table['step']!r}, not in {sorted(ids)}")
-    inputs = {item["name"]: f"INPUT_{item['name']}" for item in study.inputs}
     for variant in [None, *study.variants]:
+        inputs = {item["name"]: f"INPUT_{item['name']}" for item in study.inputs_of(variant)}
         for step in plan(study, out, variant=variant, inputs=inputs, models=None):
             stderr = io.StringIO()
             try:
