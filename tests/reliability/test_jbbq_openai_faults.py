@@ -22,9 +22,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from jbbq_fixtures import write_fixture_dataset
 
 from pipelines import cli
-from pipelines.jbbq.fixtures import write_fixture_dataset
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 METRICS_DIR = REPO_ROOT / "metrics"
