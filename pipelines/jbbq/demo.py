@@ -83,6 +83,17 @@ def _significant(results: dict) -> list[str]:
     return lines
 
 
+def summary_markdown(intro: str, plan_lines: list[str], table: str, comparisons: list[str]) -> str:
+    """The part's summary for the combined demo report. Its links are relative to the part's
+    folder: the combined report prefixes the part's name itself (``jbbq/evaluation/...``)."""
+    return "\n".join([
+        intro, "", *plan_lines, "", table, "", *comparisons, "",
+        "![Figure 1 layout](evaluation/figure1_0shot.png)",
+        "",
+        "Full report: [evaluation/report.md](evaluation/report.md).",
+    ])  # fmt: skip
+
+
 def _run(out_dir: Path, dataset_dir: Path) -> dict:
     plan = Plan()
     rows = [dict(row) for row in load_dataset_split(dataset_dir, "all", SPLIT)]
@@ -151,22 +162,8 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
         "",
     ]
     report = atomic_write_text(out_dir / "report.md", "\n".join(sections))
-    # Links relative to the part's folder: the combined report prefixes the part's name itself.
-    summary = [
-        intro,
-        "",
-        *plan_lines,
-        "",
-        table,
-        "",
-        *comparisons,
-        "",
-        "![Figure 1 layout](evaluation/figure1_0shot.png)",
-        "",
-        "Full report: [evaluation/report.md](evaluation/report.md).",
-    ]
     return {
         "title": "JBBQ: a planted bias recovered (tiny demo model, paper preset)",
-        "summary": "\n".join(summary),
+        "summary": summary_markdown(intro, plan_lines, table, comparisons),
         "report": report.name,
     }

@@ -223,7 +223,7 @@ def _secrets(settings: Settings) -> list[str]:
     values = [settings.token, os.environ.get(settings.api_key_env)]
     try:
         parts = urlsplit(settings.base_url)
-        values += [parts.password, parts.username]
+        values.append(parts.password)
     except ValueError:
         pass
     return [value for value in values if value and len(value) >= 4]

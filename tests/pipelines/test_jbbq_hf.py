@@ -271,3 +271,25 @@ def test_choices_are_tokenized_as_they_follow_the_prompt() -> None:
     assert tokenizer.convert_ids_to_tokens(after) == ["0"]
     whole = model.encode("質問\n応答:\n0", chat=False)
     assert whole[-len(after):] == after
+
+
+def test_a_dataset_that_is_not_jbbq_format_is_one_line_naming_it_and_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """P-jbbq-03: an NLI dataset given to `jbbq evaluate` (was: KeyError 'category' traceback)."""
+    import datasets
+
+    from builders.hub_folder import CardMetadata, write_dataset_folder
+
+    pairs = datasets.Dataset.from_list([{"premise": "p", "hypothesis": "h", "label": 0}] * 4)
+    folder = write_dataset_folder(tmp_path / "nli", {"all": {"test": pairs}},
+                                  CardMetadata(pretty_name="pairs", license="mit", language=["ja"], task_categories=["text-classification"]),
+                                  "# pairs\n", "all")  # fmt: skip
+    capsys.readouterr()  # the folder writer's progress bars
+    code = _evaluate(tmp_path / "no-model-needed", folder, tmp_path / "out", "--preset", "none", "--shots", "0")
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith(f"bias-hub: error: --dataset {folder} (config 'all', split 'test'): not a JBBQ-format "
+                          "QA dataset, its rows have no field 'context', 'question', 'ans0'")  # fmt: skip
+    assert "'category'" in err and not (tmp_path / "out").exists()
