@@ -15,13 +15,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from builders.hub_folder import write_dataset_folder
-from builders.jbbq.cards import bbq_card
-from builders.jbbq.qa_build import build_configs, load_rows, warn_undecided
-from builders.jbbq.schema import BBQ_CATEGORIES
-from builders.shared.card import CardMetadata
-from builders.shared.sources import resolve
-
 __all__ = ["NAME", "build"]
 
 NAME = "bbq"
@@ -48,6 +41,15 @@ def build(
     - ``skip_invalid``: leave out question rows that break the schema (logged and listed
       in the card) instead of stopping at the first.
     """
+    # `bias-hub` imports every builder package to list its commands: what needs datasets and
+    # pyarrow loads when a build runs.
+    from builders.hub_folder import write_dataset_folder
+    from builders.jbbq.cards import bbq_card
+    from builders.jbbq.qa_build import build_configs, load_rows, warn_undecided
+    from builders.jbbq.schema import BBQ_CATEGORIES
+    from builders.shared.card import CardMetadata
+    from builders.shared.sources import resolve
+
     target = Path(out_root) / NAME
     with tempfile.TemporaryDirectory(prefix="bias-hub-bbq-") as tmp:
         if source is None:

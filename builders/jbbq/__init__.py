@@ -12,13 +12,8 @@ import logging
 import os
 from pathlib import Path
 
-from builders.hub_folder import write_dataset_folder
-from builders.jbbq.cards import JBBQ_FORM, jbbq_sample_card, jbbq_user_card
 from builders.jbbq.paper_counts import comparison_lines
-from builders.jbbq.qa_build import build_configs, load_rows, warn_undecided
-from builders.jbbq.schema import JBBQ_CATEGORIES
-from builders.shared.card import CardMetadata, read_card_yaml
-from builders.shared.sources import sha256_of
+from builders.shared.card import read_card_yaml
 
 __all__ = ["NAME", "SAMPLE_DIR", "build"]
 
@@ -49,6 +44,15 @@ def build(
     - ``force``: replace an existing build of your own JBBQ copy with the sample (without
       it such a folder is kept and a warning logged).
     """
+    # `bias-hub` imports every builder package to list its commands: what needs datasets and
+    # pyarrow loads when a build runs.
+    from builders.hub_folder import write_dataset_folder
+    from builders.jbbq.cards import JBBQ_FORM, jbbq_sample_card, jbbq_user_card
+    from builders.jbbq.qa_build import build_configs, load_rows, warn_undecided
+    from builders.jbbq.schema import JBBQ_CATEGORIES
+    from builders.shared.card import CardMetadata
+    from builders.shared.sources import sha256_of
+
     target = Path(out_root) / NAME
     sample = source is None
     if sample and _existing_is_private(target) and not force:

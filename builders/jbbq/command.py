@@ -11,8 +11,6 @@ import logging
 import os
 import sys
 
-from builders.jbbq.translate import TranslationError, apply_review, translate_template_files
-
 log = logging.getLogger(__name__)
 
 NAME = "jbbq"
@@ -42,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from builders.jbbq import build
+    from builders.jbbq import build  # looked up when run, so that tests can stand in for build()
 
     build(args.out_root, source=args.source, seed=args.seed, skip_invalid=args.skip_invalid, force=args.force)
 
@@ -77,6 +75,10 @@ def add_translation_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _translate(args: argparse.Namespace) -> int:
+    # The translation flow (and datasets, through the template schema) loads only when it runs:
+    # `bias-hub` imports every builder command to list it.
+    from builders.jbbq.translate import TranslationError, apply_review, translate_template_files
+
     if bool(args.apply_review) == bool(args.templates):
         raise ValueError("give template CSV files to translate, or --apply-review SHEET, not both")
     try:

@@ -498,7 +498,7 @@ def build_configs(rows: list[dict], category_order: tuple[str, ...], seed: int =
     schema; ``Dataset.from_list`` encodes every nested value in Python and took
     20 of 36 s for BBQ's size) and each config/split is a filter of that table.
     """
-    import datasets
+    import datasets  # heavy: only when the configs are assembled
 
     assignment = assign_splits(rows, seed)
     order = {c: i for i, c in enumerate(category_order)}

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
+
 from builders.shared.files import atomic_write_text
 from builders.shared.text import markdown_table, with_interval
 from pipelines.common.presets import preset_markdown
@@ -151,8 +153,6 @@ def _run_for(results: dict, prompt: str | None, shots: int) -> dict | None:
 def _bars(ax, x, values, intervals, width, label=None, color=None) -> None:
     """Bars with their intervals drawn from low to high (a bootstrap interval need not hold the
     estimate, so not as +- errors)."""
-    import numpy as np
-
     x = np.asarray(x, dtype=float)
     values = np.array([_number(v) for v in values])
     ax.bar(x, np.nan_to_num(values), width, label=label, color=color)
@@ -172,11 +172,10 @@ def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
     per category, chance rate as a red dotted line), the accuracy difference and the two
     bias scores (basic prompt). Columns: the models. Error bars: the results' intervals.
     """
-    import matplotlib
+    import matplotlib  # heavy: loaded only when a figure is drawn
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     categories = sorted({c for _, results in entries for run in results["runs"] if run["shots"] == shots
                          for c in run["metrics"].get("per_category", {})})  # fmt: skip

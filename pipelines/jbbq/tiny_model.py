@@ -47,6 +47,7 @@ MODEL_CONFIGS = {
 
 def build_tokenizer(texts: Iterable[str], vocab_size: int = 2000, chat_template: bool = True):
     """A byte-level BPE ``PreTrainedTokenizerFast`` trained on ``texts`` (deterministic)."""
+    # heavy (transformers): loaded only when a model is built, so `bias-hub --help` stays fast
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -87,7 +88,7 @@ def build_tiny_model(
 
     Returns ``(model, tokenizer)``. ``save=False`` keeps them in memory only.
     """
-    import torch
+    import torch  # heavy: as above
     from transformers import LlamaConfig, LlamaForCausalLM
 
     if config not in MODEL_CONFIGS:
