@@ -123,3 +123,16 @@ def test_the_offline_variant_runs_end_to_end(tmp_path: Path) -> None:
         sum(p["prediction"] == -1 for p in age) / len(age))
     printed = next(t for t in STUDY["tables"] if t["id"] == "table4")["printed"]
     assert "| Age-Amb |" in table4_layout(results, printed)
+
+
+def test_figure1_layout_shows_our_figure_our_numbers_and_what_the_paper_says() -> None:
+    printed = next(t for t in STUDY["tables"] if t["id"] == "figure1")["printed"]
+    assert printed["chance_rate"] == 0.33  # Figure 1's red dotted line
+    metrics = {"accuracy_ambiguous": 0.4, "accuracy_disambiguated": 0.5, "accuracy_gap": -0.25,
+               "bias_score_disambiguated": 0.125, "bias_score_ambiguous": None,
+               "confidence_intervals": {"accuracy_ambiguous": {"low": 0.3, "high": 0.55}}}  # fmt: skip
+    results = {"model": "m", "runs": [{"prompt": "basic", "shots": 4, "metrics": metrics}]}
+    lines = PAPER_LAYOUTS["figure1"](results, printed).splitlines()
+    assert lines[0] == "![Figure 1 layout, 4-shot](figure1_4shot.png)"
+    assert any(line.startswith("Paper: Figure 1 is drawn, not printed") for line in lines)
+    assert "| BasicP | 0.40 [0.30, 0.55] | 0.50 | -0.25 | 0.12 | n/a |" in lines
