@@ -69,10 +69,8 @@ def questions(n: int, shots: int, seed: int) -> tuple[list[str], list[dict]]:
     folder = REPO_ROOT / "datasets" / "jbbq"
     if (folder / "README.md").is_file():
         splits = {s: [dict(r) for r in datasets.load_dataset(str(folder), "all", split=s)] for s in ("train", "dev", "test")}
-    else:  # no built sample: the synthetic fixture has the same shape
-        from pipelines.jbbq.fixtures import fixture_rows
-
-        splits = {**fixture_rows(), "dev": []}
+    else:
+        raise SystemExit(f"{folder}: no built JBBQ sample; run `bias-hub build jbbq` first")
     prompt = load_prompt("basic")
     evaluated = splits["test"] + splits["dev"] + splits["train"]
     rows = [evaluated[i % len(evaluated)] for i in range(n)]

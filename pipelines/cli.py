@@ -55,6 +55,8 @@ def _register_build(subparsers: argparse._SubParsersAction) -> None:
         parser.add_argument("--out-root", default="datasets", help="parent folder of the dataset folders")
         module.add_arguments(parser)
         parser.set_defaults(func=module.run)
+        if hasattr(module, "register_steps"):  # building steps that make no dataset folder (jbbq-translation)
+            module.register_steps(inner)
 
 
 def _build_all(commands: dict[str, ModuleType], out_root: str) -> None:

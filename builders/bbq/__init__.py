@@ -41,6 +41,8 @@ def build(
     - ``skip_invalid``: leave out question rows that break the schema (logged and listed
       in the card) instead of stopping at the first.
     """
+    # `bias-hub` imports every builder package to list its commands: what needs datasets and
+    # pyarrow loads when a build runs.
     from builders.hub_folder import write_dataset_folder
     from builders.jbbq.cards import bbq_card
     from builders.jbbq.qa_build import build_configs, load_rows, warn_undecided

@@ -27,6 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from builders.bbq import build
+    from builders.bbq import build  # looked up when run, so that tests can stand in for build()
 
     build(args.out_root, source=args.source, seed=args.seed, skip_invalid=args.skip_invalid)

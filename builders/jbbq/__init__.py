@@ -12,6 +12,9 @@ import logging
 import os
 from pathlib import Path
 
+from builders.jbbq.paper_counts import comparison_lines
+from builders.shared.card import read_card_yaml
+
 __all__ = ["NAME", "SAMPLE_DIR", "build"]
 
 NAME = "jbbq"
@@ -41,6 +44,8 @@ def build(
     - ``force``: replace an existing build of your own JBBQ copy with the sample (without
       it such a folder is kept and a warning logged).
     """
+    # `bias-hub` imports every builder package to list its commands: what needs datasets and
+    # pyarrow loads when a build runs.
     from builders.hub_folder import write_dataset_folder
     from builders.jbbq.cards import JBBQ_FORM, jbbq_sample_card, jbbq_user_card
     from builders.jbbq.qa_build import build_configs, load_rows, warn_undecided
@@ -97,6 +102,8 @@ def build(
             **common,
         )
         card = jbbq_user_card(configs, built, seed, provenance)
+    if not sample:
+        _compare_with_paper(built.rows)
     write_dataset_folder(target, configs, metadata, card, default_config="all")
     sizes = ", ".join(f"{name} {sum(len(d) for d in s.values())}" for name, s in configs.items())
     label = "SAMPLE templates (not JBBQ)" if sample else str(folder)
@@ -104,9 +111,20 @@ def build(
     return target
 
 
-def _existing_is_private(target: Path) -> bool:
-    from builders.shared.card import read_card_yaml
+def _compare_with_paper(rows: list[dict]) -> None:
+    """Log the copy's counts beside §4.1's and the README's: a warning where they differ
+    (users may hold a newer release than the paper's)."""
+    lines, same = comparison_lines(rows)
+    if same:
+        logger.info("your JBBQ copy matches the published counts: %s", "; ".join(lines))
+    else:
+        logger.warning(
+            "your JBBQ copy differs from the published counts (a newer or older release, or a partial copy?): %s",
+            "; ".join(lines),
+        )
 
+
+def _existing_is_private(target: Path) -> bool:
     if not (target / "README.md").exists():
         return False
     try:

@@ -155,6 +155,19 @@ contain no JBBQ or BBQ text. Cite the benchmarks whose design this sample follow
     )
 
 
+# How the authors' question rows (their README's schema) become the rows here; tested in
+# tests/builders/test_jbbq_build.py::test_the_authors_schema_maps_as_the_card_says.
+AUTHORS_SCHEMA_MAPPING = """From the authors' schema to these rows (nothing else changes):
+
+| the authors' field | here |
+|---|---|
+| `answer_info`: `{"ans0": [text, group], "ans1": ..., "ans2": ...}` | `answer_info`: a list of three `{"text", "group"}`, in answer order |
+| `additional_metadeta` (their README's spelling) or `additional_metadata` | `additional_metadata` with `subcategory`, `stereotyped_groups`, `version`, `source` (a missing key becomes `"None"`, or `""` for `source`); `stereotyped_groups` from the template CSVs (`Known_stereotyped_groups`, by category and `Q_id`) where the row has none |
+| `question_index`, `example_id`, `label` (numbers or numeric strings) | `question_index` a string; `example_id`, `label` integers |
+| `is_additional` (`0`/`1`, `true`/`false`, absent) | a boolean (absent: false) |
+| (not in the release) | `unknown_label`, `stereotyped_label`: derived from `answer_info` and the stereotyped groups |"""
+
+
 def jbbq_user_card(configs: dict, built: BuiltRows, seed: int, provenance: str) -> CardSections:
     return CardSections(
         summary=f"""JBBQ (Yanaka et al., GeBNLP 2025) adapts the English BBQ benchmark to
@@ -174,7 +187,10 @@ request the data themselves: {JBBQ_FORM}""",
         command="bias-hub build jbbq --source ...",
         construction="""Every row validated (fields, labels, exactly one unknown answer) before
 anything was written. `unknown_label` and `stereotyped_label` are derived from
-`answer_info` and `additional_metadata.stereotyped_groups`.""",
+`answer_info` and `additional_metadata.stereotyped_groups`.
+
+"""
+        + AUTHORS_SCHEMA_MAPPING,
         considerations=_STEREOTYPE_CONSIDERATIONS,
         licensing="""JBBQ's terms (https://github.com/ynklab/JBBQ_data): distributed by the authors
 on request; redistribution by any other means is prohibited.""",

@@ -18,13 +18,16 @@ union of a config's splits (a split may not be named ``all``).
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
+import lzma
 import random
 import re
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -116,8 +119,9 @@ def opened_source(path: str | Path) -> Iterator[Path]:
             else:
                 with tarfile.open(path) as archive:
                     archive.extractall(target, filter="data")
-        except (zipfile.BadZipFile, tarfile.TarError) as err:
-            raise ValueError(f"--source {path}: not a readable archive ({err})") from err
+        # A truncated or damaged compressed archive ends in EOFError or a decompressor's error.
+        except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError) as err:
+            raise ValueError(f"--source {path}: not a readable archive ({type(err).__name__}: {err})") from None
         yield target
 
 
@@ -416,9 +420,48 @@ def load_rows(
                 f"{first_seen[key]} and {where}"
             )
         first_seen[key] = where
+    if kind == "questions":
+        _check_stereotyped_groups(source, located)
+    if language == "en":
+        _check_english(source, located)
     rows = [row for row, _ in located]
     undecided = Counter(r["category"] for r in rows if r["stereotyped_label"] == -1)
     return BuiltRows(rows, files, kind, undecided, skipped)
+
+
+def _check_stereotyped_groups(source: Path, located: list[tuple[dict, str]]) -> None:
+    """Every question row must name its template's stereotyped groups, from its own
+    ``additional_metadata`` or from the template CSVs shipped beside it: without them every
+    bias score is undefined (JBBQ's README describes ``additional_metadeta`` as holding only
+    the source)."""
+    missing = [(row, where) for row, where in located if not row["additional_metadata"]["stereotyped_groups"]]
+    if not missing:
+        return
+    categories = sorted({row["category"] for row, _ in missing})
+    raise ValueError(
+        f"--source {source}: {len(missing)} of {len(located)} question rows name no stereotyped group "
+        f"(first: {missing[0][1]}; categories {', '.join(categories)}): the bias scores need each question's "
+        "stereotyped groups, from additional_metadata.stereotyped_groups or from the authors' template CSVs "
+        "(their Known_stereotyped_groups column, matched by category and Q_id = question_index); put those "
+        "CSVs in the source folder beside the question files and build again"
+    )
+
+
+# Kana, CJK ideographs and full-width forms: text that is not English.
+_NOT_ENGLISH = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+
+
+def _check_english(source: Path, located: list[tuple[dict, str]]) -> None:
+    """BBQ is English: a row in Japanese (a JBBQ copy given to ``build bbq``) is refused, so a
+    non-redistributable dataset is never labelled as BBQ (CC BY 4.0)."""
+    for row, where in located:
+        for key in ("context", "question", *ANSWER_KEYS):
+            found = _NOT_ENGLISH.search(row[key])
+            if found:
+                raise ValueError(
+                    f"{where}: field {key!r} is not English text ({found.group()!r} in {row[key][:40]!r}); "
+                    f"--source {source} is not BBQ (a JBBQ copy is built with `bias-hub build jbbq --source`)"
+                )
 
 
 def assign_splits(rows: list[dict], seed: int = 0) -> dict[tuple[str, str], str]:
@@ -455,7 +498,7 @@ def build_configs(rows: list[dict], category_order: tuple[str, ...], seed: int =
     schema; ``Dataset.from_list`` encodes every nested value in Python and took
     20 of 36 s for BBQ's size) and each config/split is a filter of that table.
     """
-    import datasets
+    import datasets  # heavy: only when the configs are assembled
 
     assignment = assign_splits(rows, seed)
     order = {c: i for i, c in enumerate(category_order)}

@@ -167,112 +167,132 @@ def expand_template(
     (it keeps their draws apart).
     """
     category = template.get("Category")
-    q_id = template.get("Q_id")
-    for column in (c for c in BASE_COLUMNS if c != "Lexical_diversity"):
-        if not template.get(column):
-            raise TemplateError(f"{template.where}: field {column!r} is empty")
-    if not unknown_options:
-        raise TemplateError("unknown_options is empty")
-    version = template.get("version")
-    rng = random.Random(f"{seed}:{category}:{q_id}:{version}:{repeat}")
-    targets = stereotyped_groups_of(template)
-    neg_slot = _answer_slot(template, "Answer_negative")
-    nonneg_slot = _answer_slot(template, "Answer_non_negative")
-    if neg_slot == nonneg_slot:
-        raise TemplateError(
-            f"{template.where}: fields 'Answer_negative' and 'Answer_non_negative' name the same "
-            f"slot {neg_slot}; they must name different people"
-        )
-    plan = _plan(template, category, targets, vocabulary, proper_names, rng)
+    _check_columns(template, unknown_options)
+    rng = random.Random(f"{seed}:{category}:{template.get('Q_id')}:{template.get('version')}:{repeat}")
+    expansion = _Expansion(template, stereotyped_groups_of(template), english, context_separator)
+    plan = _plan(template, category, expansion.targets, vocabulary, proper_names, rng)
     lexical = template.get("Lexical_diversity")
     words1, words2 = (
         parse_slot_lists(lexical, template, "Lexical_diversity") if len(lexical) > 1 else ([], [])
     )
-    source = template.get("Source") or template.get("Notes")
-    metadata_version = template.fields.get("version", "None") if template.has("version") else "None"
-    base = {
-        "question_index": q_id,
-        "category": category,
-        "is_additional": bool(flag(template, "Is_additional")),
-    }
+    expansion.describe()
     rows: list[dict] = []
     for group in plan.groups:
         word1 = rng.choice(words1) if words1 else ""
         word2 = rng.choice(words2) if words2 else ""
         fillings = list(group) + ([f.swapped() for f in group] if plan.swap else [])
         for filling in fillings:
-            filled = {
-                column: _fill(template.fields.get(column) or "", filling, word1, word2, english)
-                for column in TEXT_COLUMNS
-            }
-            for column, text in filled.items():
-                leftover = _SLOT.findall(text)
-                if leftover:
-                    raise TemplateError(
-                        f"{template.where}: field {column!r} has unfilled slot(s) "
-                        f"{', '.join(leftover)} after filling: {text!r}"
-                    )
-            by_slot: dict[str, Person] = {"{{NAME1}}": filling.first, "{{NAME2}}": filling.second}
             unknown = rng.choice(unknown_options)
-            answers = [
-                (filled["Answer_negative"], by_slot[neg_slot]),
-                (filled["Answer_non_negative"], by_slot[nonneg_slot]),
-                (unknown, None),
-            ]
-            rng.shuffle(answers)
-            texts = [text for text, _ in answers]
-            if len(set(texts)) != 3:
-                raise TemplateError(
-                    f"{template.where}: two answers read the same after filling: {texts}"
-                )
-            answer_info = [
-                {"text": unknown, "group": "unknown"}
-                if person is None
-                else {"text": person.text, "group": person.group}
-                for text, person in answers
-            ]
-            neg_index = texts.index(filled["Answer_negative"])
-            nonneg_index = texts.index(filled["Answer_non_negative"])
-            unknown_index = texts.index(unknown)
-            ambiguous = filled["Ambiguous_Context"].strip()
-            disambiguated = (
-                ambiguous + context_separator + filled["Disambiguating_Context"]
-            ).strip()
-            metadata = {
-                "subcategory": filling.subcategory or template.get("Subcategory") or "None",
-                "stereotyped_groups": targets,
-                "version": metadata_version,
-                "source": _fill(source, filling, word1, word2, english),
-            }
-            for polarity, question, answer_index in (
-                ("neg", filled["Question_negative_stereotype"], neg_index),
-                ("nonneg", filled["Question_non_negative"], nonneg_index),
-            ):
-                for condition, context, label in (
-                    ("ambig", ambiguous, unknown_index),
-                    ("disambig", disambiguated, answer_index),
-                ):
-                    rows.append(
-                        {
-                            "example_id": first_example_id + len(rows),
-                            **base,
-                            "question_polarity": polarity,
-                            "context_condition": condition,
-                            "answer_info": answer_info,
-                            "additional_metadata": metadata,
-                            "context": context,
-                            "question": question.strip(),
-                            "ans0": texts[0],
-                            "ans1": texts[1],
-                            "ans2": texts[2],
-                            "label": label,
-                            "unknown_label": unknown_index,
-                            "stereotyped_label": stereotyped_answer(
-                                answer_info, polarity, targets, unknown_index, category
-                            ),
-                        }
-                    )
+            rows += expansion.rows(filling, word1, word2, unknown, rng, first_example_id + len(rows))
     return rows
+
+
+def _check_columns(template: Template, unknown_options: tuple[str, ...]) -> None:
+    for column in (c for c in BASE_COLUMNS if c != "Lexical_diversity"):
+        if not template.get(column):
+            raise TemplateError(f"{template.where}: field {column!r} is empty")
+    if not unknown_options:
+        raise TemplateError("unknown_options is empty")
+
+
+class _Expansion:
+    """One template's fixed parts (checked answer slots, metadata) and the four rows of one filling."""
+
+    def __init__(self, template: Template, targets: list[str], english: bool, context_separator: str) -> None:
+        self.template, self.targets = template, targets
+        self.english, self.context_separator = english, context_separator
+        self.neg_slot = _answer_slot(template, "Answer_negative")
+        self.nonneg_slot = _answer_slot(template, "Answer_non_negative")
+        if self.neg_slot == self.nonneg_slot:
+            raise TemplateError(
+                f"{template.where}: fields 'Answer_negative' and 'Answer_non_negative' name the same "
+                f"slot {self.neg_slot}; they must name different people"
+            )
+
+    def describe(self) -> None:
+        """The metadata every row shares (read after the plan, as the expander always did)."""
+        template = self.template
+        self.source = template.get("Source") or template.get("Notes")
+        self.metadata_version = template.fields.get("version", "None") if template.has("version") else "None"
+        self.base = {
+            "question_index": template.get("Q_id"),
+            "category": template.get("Category"),
+            "is_additional": bool(flag(template, "Is_additional")),
+        }
+
+    def filled(self, filling: Filling, word1: str, word2: str) -> dict[str, str]:
+        """Every text column with its slots filled; a slot left over is an error."""
+        filled = {
+            column: _fill(self.template.fields.get(column) or "", filling, word1, word2, self.english)
+            for column in TEXT_COLUMNS
+        }
+        for column, text in filled.items():
+            leftover = _SLOT.findall(text)
+            if leftover:
+                raise TemplateError(
+                    f"{self.template.where}: field {column!r} has unfilled slot(s) "
+                    f"{', '.join(leftover)} after filling: {text!r}"
+                )
+        return filled
+
+    def answers(self, filled: dict[str, str], filling: Filling, unknown: str, rng: random.Random):
+        """The three answers in a shuffled order: ``(texts, answer_info)``."""
+        by_slot: dict[str, Person] = {"{{NAME1}}": filling.first, "{{NAME2}}": filling.second}
+        answers = [
+            (filled["Answer_negative"], by_slot[self.neg_slot]),
+            (filled["Answer_non_negative"], by_slot[self.nonneg_slot]),
+            (unknown, None),
+        ]
+        rng.shuffle(answers)
+        texts = [text for text, _ in answers]
+        if len(set(texts)) != 3:
+            raise TemplateError(f"{self.template.where}: two answers read the same after filling: {texts}")
+        answer_info = [
+            {"text": unknown, "group": "unknown"} if person is None else {"text": person.text, "group": person.group}
+            for text, person in answers
+        ]
+        return texts, answer_info
+
+    def rows(self, filling: Filling, word1: str, word2: str, unknown: str, rng: random.Random,
+             first_id: int) -> list[dict]:  # fmt: skip
+        """The four rows of one filling: negative / non-negative question x ambiguous / disambiguated."""
+        filled = self.filled(filling, word1, word2)
+        texts, answer_info = self.answers(filled, filling, unknown, rng)
+        unknown_index = texts.index(unknown)
+        ambiguous = filled["Ambiguous_Context"].strip()
+        disambiguated = (ambiguous + self.context_separator + filled["Disambiguating_Context"]).strip()
+        metadata = {
+            "subcategory": filling.subcategory or self.template.get("Subcategory") or "None",
+            "stereotyped_groups": self.targets,
+            "version": self.metadata_version,
+            "source": _fill(self.source, filling, word1, word2, self.english),
+        }
+        rows = []
+        for polarity, question, answer_index in (
+            ("neg", filled["Question_negative_stereotype"], texts.index(filled["Answer_negative"])),
+            ("nonneg", filled["Question_non_negative"], texts.index(filled["Answer_non_negative"])),
+        ):
+            for condition, context, label in (("ambig", ambiguous, unknown_index),
+                                              ("disambig", disambiguated, answer_index)):  # fmt: skip
+                rows.append({
+                    "example_id": first_id + len(rows),
+                    **self.base,
+                    "question_polarity": polarity,
+                    "context_condition": condition,
+                    "answer_info": answer_info,
+                    "additional_metadata": metadata,
+                    "context": context,
+                    "question": question.strip(),
+                    "ans0": texts[0],
+                    "ans1": texts[1],
+                    "ans2": texts[2],
+                    "label": label,
+                    "unknown_label": unknown_index,
+                    "stereotyped_label": stereotyped_answer(
+                        answer_info, polarity, self.targets, unknown_index, self.base["category"]
+                    ),
+                })  # fmt: skip
+        return rows
 
 
 def expand_templates(

@@ -43,18 +43,21 @@ import html
 import io
 import json
 import os
+import random
 import re
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from builders.jbbq.fillings import single_category_plan
 from builders.jbbq.template_csv import (
     Template,
     TemplateError,
     parse_slot_lists,
     stereotyped_groups_of,
 )
-from builders.jbbq.templates import read_templates, read_vocabulary
+from builders.jbbq.templates import expand_template, read_templates, read_vocabulary
 from builders.shared.api_cache import (
     APIFailure,
     CachedAPI,
@@ -62,6 +65,7 @@ from builders.shared.api_cache import (
     ResponseCache,
     default_cache_dir,
 )
+from builders.shared.files import atomic_write_text, ensure_writable_folder
 
 __all__ = [
     "DECISIONS",
@@ -169,10 +173,6 @@ def align(translation: str, words: dict[str, str]) -> tuple[str, list[str]]:
 def _example_words(template: Template, vocabulary: list[dict[str, str]] | None) -> dict[str, str]:
     """One filling of ``template``: slot -> English word (BBQ's first pairing of its people,
     the first word of each ``Lexical_diversity`` list)."""
-    import random
-
-    from builders.jbbq.fillings import single_category_plan
-
     category = template.get("Category")
     plan = single_category_plan(template, category, stereotyped_groups_of(template), vocabulary, None,
                                 random.Random(f"translate:{category}:{template.get('Q_id')}"))  # fmt: skip
@@ -199,7 +199,7 @@ def _clean_word(translation: str) -> str:
 
 
 def _retryable(err: BaseException) -> bool:
-    import deepl
+    import deepl  # the DeepL client (and requests) load only when translating: `bias-hub --help` stays fast
 
     if isinstance(err, deepl.ConnectionException):
         return bool(err.should_retry)
@@ -228,7 +228,7 @@ class _DeepL:
 
     def __init__(self, auth_key: str, server_url: str | None, source_lang: str, target_lang: str,
                  timeout: float) -> None:  # fmt: skip
-        import deepl
+        import deepl  # only when translating (see _retryable)
         from deepl.http_client import HttpClient
 
         class OneAttempt(HttpClient):
@@ -329,9 +329,53 @@ def translate_template_files(
     flagged for lost slots (template route), example drafts with slots to place by hand,
     and fields breaking the pronoun rule.
     """
-    from builders.shared.files import atomic_write_text, ensure_writable_folder
-
     files = [Path(f) for f in files]
+    auth_key = _checked_options(files, route, auth_key, batch_size, timeout)
+    # Both checked before the first paid request.
+    out_dir = ensure_writable_folder(out_dir, "--out")
+    cache = ResponseCache(cache_dir or default_cache_dir("deepl"))
+    vocab_files = [path for path in files if path.name.lower() == VOCABULARY_FILE]
+    if len(vocab_files) > 1:
+        raise TranslationError(f"give at most one {VOCABULARY_FILE}, got {len(vocab_files)}")
+    templates_by_file = {path: read_templates(path) for path in files if path not in vocab_files}
+    vocabulary = _read_vocabulary_rows(vocab_files[0]) if vocab_files else None
+    drafting = _Drafting(by_template=route in ("both", "templates"))
+    if route in ("both", "examples"):
+        drafting.fill_examples(templates_by_file, read_vocabulary(vocab_files[0]) if vocab_files else None)
+    wanted = drafting.wanted_texts(vocabulary, templates_by_file)
+    import deepl  # only when translating (see _retryable)
+
+    deepl_api = _DeepL(auth_key, server_url, source_lang, target_lang, timeout)
+    api = CachedAPI(deepl_api.endpoint, deepl_api, cache, retryable=_retryable, client_errors=(deepl.DeepLException,),
+                    max_retries=max_retries, backoff=backoff_seconds, batch_size=batch_size, unit="texts",
+                    sleep=sleep)  # fmt: skip
+    try:
+        answers = api.answer([deepl_api.body(text) for text in wanted], progress_bar=progress, desc="DeepL")
+    except APIFailure as err:
+        raise TranslationError(f"DeepL: {err}") from err
+    drafting.translated = dict(zip(wanted, answers, strict=True))
+    written = []
+    if vocabulary is not None:
+        written.append(atomic_write_text(out_dir / VOCABULARY_FILE, drafting.vocabulary_draft(*vocabulary)))
+    for path, templates in templates_by_file.items():
+        target = out_dir / f"{path.stem}.{target_lang.lower()}.csv"
+        written.append(atomic_write_text(target, drafting.templates_draft(path, templates)))
+    sheet = atomic_write_text(out_dir / "review_sheet.csv", _csv_rows(REVIEW_COLUMNS, drafting.review_rows))
+    return {
+        "drafts": [str(p) for p in written],
+        "review_sheet": str(sheet),
+        "route": route,
+        "texts": len(wanted),
+        "cache_hits": api.from_cache,
+        "translated_now": api.answered,
+        "requests": api.attempts,
+        "examples": len(drafting.examples),
+        **drafting.counts,
+    }
+
+
+def _checked_options(files: list[Path], route: str, auth_key: str | None, batch_size: int, timeout: float) -> str:
+    """The DeepL key (the argument, else ``DEEPL_AUTH_KEY``), once every option is checked."""
     if not files:
         raise TranslationError("no template CSV given")
     if route not in ROUTES:
@@ -343,147 +387,126 @@ def translate_template_files(
         raise TranslationError(f"batch_size must be at least 1, got {batch_size}")
     if timeout <= 0:
         raise TranslationError(f"timeout must be > 0 seconds, got {timeout}")
-    # Both checked before the first paid request.
-    out_dir = ensure_writable_folder(out_dir, "--out")
-    cache = ResponseCache(cache_dir or default_cache_dir("deepl"))
-    vocab_files = [path for path in files if path.name.lower() == VOCABULARY_FILE]
-    if len(vocab_files) > 1:
-        raise TranslationError(f"give at most one {VOCABULARY_FILE}, got {len(vocab_files)}")
-    templates_by_file = {path: read_templates(path) for path in files if path not in vocab_files}
-    vocabulary: tuple[list[str], list[dict[str, str]]] | None = None
-    if vocab_files:
-        vocabulary = _read_vocabulary_rows(vocab_files[0])
-    by_template = route in ("both", "templates")
-    by_example = route in ("both", "examples")
+    return auth_key
 
+
+def _csv_rows(header: list[str], rows: list[list[str]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+_NO_EXAMPLE = ["", "", "", "", "", "", "", ""]  # the review sheet's example and decision cells, empty
+
+
+@dataclass
+class _Drafting:
+    """One translation run's state: the filled examples, the translations, the review rows."""
+
+    by_template: bool
     # The filled example of every template (the authors' route): slot -> English word.
-    examples: dict[tuple[Path, int], dict[str, str]] = {}
-    no_example: dict[tuple[Path, int], str] = {}
-    if by_example:
-        expander_vocabulary = read_vocabulary(vocab_files[0]) if vocab_files else None
+    examples: dict[tuple[Path, int], dict[str, str]] = field(default_factory=dict)
+    no_example: dict[tuple[Path, int], str] = field(default_factory=dict)
+    translated: dict[str, str] = field(default_factory=dict)
+    review_rows: list[list[str]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: {"flagged": 0, "example_flagged": 0, "pronoun_flagged": 0})
+
+    def fill_examples(self, templates_by_file: dict[Path, list[Template]], vocabulary) -> None:
         for path, templates in templates_by_file.items():
             for number, template in enumerate(templates):
                 try:
-                    examples[(path, number)] = _example_words(template, expander_vocabulary)
+                    self.examples[(path, number)] = _example_words(template, vocabulary)
                 except TemplateError as err:
-                    no_example[(path, number)] = f"no filled example: {err}"
+                    self.no_example[(path, number)] = f"no filled example: {err}"
 
-    # Every distinct protected text to translate, in order of first use.
-    wanted: dict[str, str] = {}
-    if vocabulary is not None:
-        for row in vocabulary[1]:
+    def wanted_texts(self, vocabulary, templates_by_file: dict[Path, list[Template]]) -> dict[str, str]:
+        """Every distinct protected text to translate, in order of first use."""
+        wanted: dict[str, str] = {}
+        for row in vocabulary[1] if vocabulary is not None else []:
             wanted.setdefault(protect(row["Name"]), "")
-    for path, templates in templates_by_file.items():
-        for number, template in enumerate(templates):
-            words = examples.get((path, number))
-            for column in TEXT_FIELDS:
-                if not template.get(column):
-                    continue
-                if by_template:
-                    wanted.setdefault(protect(template.get(column)), "")
-                if words is not None:
-                    wanted.setdefault(protect(_filled(template.get(column), words)), "")
-            for column in LIST_FIELDS:
-                for _, list_words in _split_list_field(template.get(column)):
-                    for word in list_words:
-                        wanted.setdefault(protect(word), "")
-            for word in (words or {}).values():
-                wanted.setdefault(protect(word), "")
+        for path, templates in templates_by_file.items():
+            for number, template in enumerate(templates):
+                words = self.examples.get((path, number))
+                for column in TEXT_FIELDS:
+                    if not template.get(column):
+                        continue
+                    if self.by_template:
+                        wanted.setdefault(protect(template.get(column)), "")
+                    if words is not None:
+                        wanted.setdefault(protect(_filled(template.get(column), words)), "")
+                for column in LIST_FIELDS:
+                    for _, list_words in _split_list_field(template.get(column)):
+                        for word in list_words:
+                            wanted.setdefault(protect(word), "")
+                for word in (words or {}).values():
+                    wanted.setdefault(protect(word), "")
+        return wanted
 
-    import deepl
+    def translation(self, text: str) -> str:
+        return restore(self.translated[protect(text)])
 
-    deepl_api = _DeepL(auth_key, server_url, source_lang, target_lang, timeout)
-    api = CachedAPI(deepl_api.endpoint, deepl_api, cache, retryable=_retryable, client_errors=(deepl.DeepLException,),
-                    max_retries=max_retries, backoff=backoff_seconds, batch_size=batch_size, unit="texts",
-                    sleep=sleep)  # fmt: skip
-    try:
-        answers = api.answer([deepl_api.body(text) for text in wanted], progress_bar=progress, desc="DeepL")
-    except APIFailure as err:
-        raise TranslationError(f"DeepL: {err}") from err
-    translated = dict(zip(wanted, answers, strict=True))
-
-    def translation(text: str) -> str:
-        return restore(translated[protect(text)])
-
-    review_rows = []
-    counts = {"flagged": 0, "example_flagged": 0, "pronoun_flagged": 0}
-    written = []
-    if vocabulary is not None:
-        columns, vocab_rows = vocabulary
+    def vocabulary_draft(self, columns: list[str], rows: list[dict[str, str]]) -> str:
         drafts = []
-        for number, row in enumerate(vocab_rows, start=1):
-            draft = translation(row["Name"])
+        for number, row in enumerate(rows, start=1):
+            draft = self.translation(row["Name"])
             drafts.append({**row, "Name": draft})
-            review_rows.append([VOCABULARY_FILE, f"row {number}", row.get("Category", ""), "Name", row["Name"], draft,
-                                "", "", "", "", "", "", "", ""])  # fmt: skip
-        written.append(atomic_write_text(out_dir / VOCABULARY_FILE, _csv_text(columns, drafts)))
-    for path, templates in templates_by_file.items():
-        drafts = []
-        for number, template in enumerate(templates):
-            draft_fields = dict(template.fields)
-            words = examples.get((path, number))
-            slot_words = {slot: _clean_word(translation(word)) for slot, word in (words or {}).items()}
-            for column in TEXT_FIELDS:
-                source = template.get(column)
-                if not source:
-                    continue
-                draft, check = "", []
-                if by_template:
-                    draft = translation(source)
-                    if _slots(draft) != _slots(source):
-                        check.append("slots differ from the source")
-                        counts["flagged"] += 1
-                    check += pronoun_issues(source, draft)
-                example = ["", "", "", no_example.get((path, number), "")]
-                if words is not None:
-                    filled = _filled(source, words)
-                    translated_example = translation(filled)
-                    aligned, problems = align(translated_example, {s: w for s, w in slot_words.items()
-                                                                   if "{{" + s + "}}" in source})  # fmt: skip
-                    if not problems and _slots(aligned) != _slots(source):
-                        problems.append("slots differ from the source")
-                    counts["example_flagged"] += bool(problems)
-                    problems += pronoun_issues(filled, aligned)
-                    example = [filled, translated_example, aligned, "; ".join(problems)]
-                counts["pronoun_flagged"] += any("pronoun rule" in c for c in check + example[3:])
-                draft_fields[column] = draft if by_template else example[2] or source
-                review_rows.append([path.name, template.get("Q_id"), template.get("Category"), column, source, draft,
-                                    "; ".join(check), *example, "", "", ""])  # fmt: skip
-            for column in LIST_FIELDS:
-                source = template.get(column)
-                if not source:
-                    continue
-                parts = [(key, [translation(word) for word in list_words])
-                         for key, list_words in _split_list_field(source)]  # fmt: skip
-                draft = _join_list_field(parts)
-                draft_fields[column] = draft
-                review_rows.append([path.name, template.get("Q_id"), template.get("Category"), column, source, draft,
-                                    "", "", "", "", "", "", "", ""])  # fmt: skip
-            drafts.append(draft_fields)
-        columns = list(templates[0].fields) if templates else []
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(drafts)
-        target = out_dir / f"{path.stem}.{target_lang.lower()}.csv"
-        atomic_write_text(target, buffer.getvalue())
-        written.append(target)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(REVIEW_COLUMNS)
-    writer.writerows(review_rows)
-    sheet = atomic_write_text(out_dir / "review_sheet.csv", buffer.getvalue())
-    return {
-        "drafts": [str(p) for p in written],
-        "review_sheet": str(sheet),
-        "route": route,
-        "texts": len(wanted),
-        "cache_hits": api.from_cache,
-        "translated_now": api.answered,
-        "requests": api.attempts,
-        "examples": len(examples),
-        **counts,
-    }
+            self.review_rows.append([VOCABULARY_FILE, f"row {number}", row.get("Category", ""), "Name", row["Name"],
+                                     draft, *_NO_EXAMPLE])  # fmt: skip
+        return _csv_text(columns, drafts)
+
+    def templates_draft(self, path: Path, templates: list[Template]) -> str:
+        drafts = [self._template_draft(path, number, template) for number, template in enumerate(templates)]
+        return _csv_text(list(templates[0].fields) if templates else [], drafts)
+
+    def _template_draft(self, path: Path, number: int, template: Template) -> dict[str, str]:
+        draft_fields = dict(template.fields)
+        words = self.examples.get((path, number))
+        slot_words = {slot: _clean_word(self.translation(word)) for slot, word in (words or {}).items()}
+        where = [path.name, template.get("Q_id"), template.get("Category")]
+        for column in TEXT_FIELDS:
+            source = template.get(column)
+            if not source:
+                continue
+            draft, check = self._template_route(source)
+            example = self._example_route(source, words, slot_words, self.no_example.get((path, number), ""))
+            self.counts["pronoun_flagged"] += any("pronoun rule" in c for c in check + example[3:])
+            draft_fields[column] = draft if self.by_template else example[2] or source
+            self.review_rows.append([*where, column, source, draft, "; ".join(check), *example, "", "", ""])
+        for column in LIST_FIELDS:
+            source = template.get(column)
+            if not source:
+                continue
+            parts = [(key, [self.translation(word) for word in list_words])
+                     for key, list_words in _split_list_field(source)]  # fmt: skip
+            draft_fields[column] = _join_list_field(parts)
+            self.review_rows.append([*where, column, source, draft_fields[column], *_NO_EXAMPLE])
+        return draft_fields
+
+    def _template_route(self, source: str) -> tuple[str, list[str]]:
+        """The template text translated with its slots protected, and what a reviewer must check."""
+        if not self.by_template:
+            return "", []
+        draft, check = self.translation(source), []
+        if _slots(draft) != _slots(source):
+            check.append("slots differ from the source")
+            self.counts["flagged"] += 1
+        return draft, check + pronoun_issues(source, draft)
+
+    def _example_route(self, source: str, words: dict[str, str] | None, slot_words: dict[str, str],
+                       no_example: str) -> list[str]:  # fmt: skip
+        """The filled example, its translation, that translation aligned back to the slots, and the problems."""
+        if words is None:
+            return ["", "", "", no_example]
+        filled = _filled(source, words)
+        translated_example = self.translation(filled)
+        aligned, problems = align(translated_example, {s: w for s, w in slot_words.items() if "{{" + s + "}}" in source})
+        if not problems and _slots(aligned) != _slots(source):
+            problems.append("slots differ from the source")
+        self.counts["example_flagged"] += bool(problems)
+        problems += pronoun_issues(filled, aligned)
+        return [filled, translated_example, aligned, "; ".join(problems)]
 
 
 DECISIONS = ("keep", "example", "edit", "exclude")
@@ -526,9 +549,6 @@ def apply_review(
     expanding every kept template once. Blank decisions are an error unless
     ``allow_unreviewed`` (then the draft is kept).
     """
-    from builders.jbbq.templates import TemplateError, expand_template
-    from builders.shared.files import atomic_write_text
-
     sheet_path = Path(sheet_path)
     with open(sheet_path, encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)

@@ -1,7 +1,7 @@
 """Paid API calls done once: an on-disk response cache keyed by request, retries, keys from the environment.
 
 The three external-API clients of the project (``jbbq evaluate --backend openai``,
-``jbbq translate`` through DeepL and the LLM gender swap of
+``build jbbq-translation`` through DeepL and the LLM gender swap of
 ``build stereoset_gender_swap``) all go through ``CachedAPI``:
 
 - **Cache.** One JSON file per request, ``<root>/<key[:2]>/<key>.json`` holding

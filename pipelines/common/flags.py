@@ -281,7 +281,10 @@ def _invoke(args: argparse.Namespace) -> int:
     run = _resolve(args.pipeline_run)
     settings = settings_from_args(args.pipeline_settings, args)
     model = args.model
-    if getattr(args, "preset", None):
+    if getattr(args, "preset", None) == "none":
+        # A part whose --preset has a default (jbbq: paper) switches it off with `--preset none`.
+        settings = dataclasses.replace(settings, preset=None)
+    elif getattr(args, "preset", None):
         from pipelines.common.presets import apply_preset, load_preset
 
         preset = load_preset(args.preset_command, args.preset)

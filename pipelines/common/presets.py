@@ -153,7 +153,10 @@ def apply_preset(settings: Any, preset: Preset, explicit: set[str] | frozenset[s
         else:
             current = getattr(settings, key)
             changes[key] = tuple(value) if isinstance(current, tuple) and isinstance(value, list) else value
-    return dataclasses.replace(settings, **changes, preset=preset.name, departures=departures)
+    try:
+        return dataclasses.replace(settings, **changes, preset=preset.name, departures=departures)
+    except (TypeError, ValueError) as err:  # a value the settings class refuses: name where it came from
+        raise ValueError(f"preset {preset.name!r} ({preset.source}): {err}") from None
 
 
 def preset_record(settings: Any) -> dict | None:

@@ -16,7 +16,7 @@ from itertools import combinations
 
 from pipelines.common.stats import holm
 
-__all__ = ["CORRECTION", "comparison_pairs", "compare_runs", "holm"]
+__all__ = ["CORRECTION", "comparison_pairs", "compare_runs"]
 
 CORRECTION = "Holm"
 # The scores the paired module compares, in report order.

@@ -15,6 +15,13 @@ import time
 from pathlib import Path
 
 from builders.shared.files import atomic_write_text
+from builders.shared.text import markdown_table, with_interval
+from pipelines.common import dataset_folder, load_dataset_split, load_metric
+from pipelines.jbbq.planted import NO_ANSWER, Plan, planted_answers, train_planted_model
+from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
+from pipelines.jbbq.report import SCORE_NAMES, format_cell, prompt_label
+from pipelines.jbbq.run import run_evaluate
+from pipelines.jbbq.settings import with_preset
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +42,7 @@ KEYS = [
 
 
 def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
-    import torch
-
-    from pipelines.common import dataset_folder
+    import torch  # heavy: only when the demo runs, not when `bias-hub demo` lists its parts
 
     out_dir = Path(out_dir)
     dataset_dir = dataset_folder("jbbq", datasets_root)
@@ -52,24 +57,19 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
 
 
 def _planted_table(results: dict, planted: dict[str, dict]) -> str:
-    from builders.shared.text import markdown_table
-    from pipelines.jbbq.report import format_cell, format_interval, prompt_label
-
     rows = []
     for run in results["runs"]:
         metrics = run["metrics"]
         intervals = metrics.get("confidence_intervals") or {}
         target = planted[run["prompt"]]
         rows.append([prompt_label(run["prompt"]), "planted"] + [format_cell(target.get(key)) for key, _ in KEYS])
-        rows.append(["", "measured"] + [format_interval(metrics.get(key), intervals.get(key))
+        rows.append(["", "measured"] + [with_interval(metrics.get(key), intervals.get(key))
                                         if key != "unparsable_rate" else format_cell(metrics.get(key))
                                         for key, _ in KEYS])  # fmt: skip
     return markdown_table(["prompt", ""] + [title for _, title in KEYS], rows)
 
 
 def _significant(results: dict) -> list[str]:
-    from pipelines.jbbq.report import SCORE_NAMES, format_interval, prompt_label
-
     comparisons = results.get("comparisons") or {}
     lines = []
     for row in comparisons.get("rows", []):
@@ -77,18 +77,24 @@ def _significant(results: dict) -> list[str]:
             mark = "significant" if row["significant"] else "not significant"
             lines.append(
                 f"- {prompt_label(row['a']['prompt'])} → {prompt_label(row['b']['prompt'])}, "
-                f"{SCORE_NAMES[row['score']]}: {format_interval(row['difference'], row)} "
+                f"{SCORE_NAMES[row['score']]}: {with_interval(row['difference'], row)} "
                 f"(Holm-adjusted p = {row['p_holm']:.4f}, {mark})"
             )
     return lines
 
 
-def _run(out_dir: Path, dataset_dir: Path) -> dict:
-    from pipelines.common import load_dataset_split, load_metric
-    from pipelines.jbbq.planted import NO_ANSWER, Plan, planted_answers, train_planted_model
-    from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
-    from pipelines.jbbq.run import Settings, run
+def summary_markdown(intro: str, plan_lines: list[str], table: str, comparisons: list[str]) -> str:
+    """The part's summary for the combined demo report. Its links are relative to the part's
+    folder: the combined report prefixes the part's name itself (``jbbq/evaluation/...``)."""
+    return "\n".join([
+        intro, "", *plan_lines, "", table, "", *comparisons, "",
+        "![Figure 1 layout](evaluation/figure1_0shot.png)",
+        "",
+        "Full report: [evaluation/report.md](evaluation/report.md).",
+    ])  # fmt: skip
 
+
+def _run(out_dir: Path, dataset_dir: Path) -> dict:
     plan = Plan()
     rows = [dict(row) for row in load_dataset_split(dataset_dir, "all", SPLIT)]
     prompts = [load_prompt(name) for name in PROMPT_NAMES]
@@ -109,9 +115,9 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
                "context_conditions": [r["context_condition"] for r in rows], "categories": [r["category"] for r in rows]}  # fmt: skip
     planted = {name: metric.compute(predictions=answer, **columns) for name, answer in answers.items()}
 
-    settings = Settings(preset="paper", shots=[0], split=SPLIT, resample="items", n_resamples=N_RESAMPLES,
-                        seed=SEED, device="cpu", batch_size=32, model_label="planted tiny Llama (demo)")  # fmt: skip
-    results = run(str(model_dir), dataset_dir, out_dir / "evaluation", settings)
+    settings = with_preset("paper", shots=[0], split=SPLIT, resample="items", n_resamples=N_RESAMPLES, seed=SEED,
+                           device="cpu", batch_size=32, model_label="planted tiny Llama (demo)")  # fmt: skip
+    results = run_evaluate(str(model_dir), dataset_dir, out_dir / "evaluation", settings)
     table = _planted_table(results, planted)
     log.info("planted vs measured:\n%s", table)
     comparisons = _significant(results)
@@ -156,22 +162,8 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
         "",
     ]
     report = atomic_write_text(out_dir / "report.md", "\n".join(sections))
-    here = out_dir.name
-    summary = [
-        intro,
-        "",
-        *plan_lines,
-        "",
-        table,
-        "",
-        *comparisons,
-        "",
-        f"![Figure 1 layout]({here}/evaluation/figure1_0shot.png)",
-        "",
-        f"Full report: [{here}/evaluation/report.md]({here}/evaluation/report.md).",
-    ]
     return {
         "title": "JBBQ: a planted bias recovered (tiny demo model, paper preset)",
-        "summary": "\n".join(summary),
+        "summary": summary_markdown(intro, plan_lines, table, comparisons),
         "report": report.name,
     }

@@ -18,7 +18,7 @@ def process_state():
     """accelerate's ``PartialState`` when launched with several processes, else ``None``."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return None
-    from accelerate import PartialState
+    from accelerate import PartialState  # optional, heavy: only under `accelerate launch`
 
     return PartialState()
 
@@ -33,7 +33,7 @@ def score_sharded(score: Callable[[list], list], rows: Sequence) -> list:
     state = process_state()
     if state is None:
         return score(list(rows))
-    from accelerate.utils import gather_object
+    from accelerate.utils import gather_object  # as above
 
     with state.split_between_processes(list(rows)) as local:
         scored = score(list(local))

@@ -136,6 +136,7 @@ def _kind(row: dict) -> str | None:
 
 def word_tokenizer(texts: Sequence[str]):
     """A line-level ``PreTrainedTokenizerFast`` over the lines of ``texts`` (deterministic)."""
+    # heavy (torch, transformers): loaded only when a model is built, not when the demo is listed
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -160,7 +161,7 @@ def train_planted_model(out_dir: str | Path, items: Sequence[Sequence[tuple[str,
     replies to one question differ between the prompts. Returns ``{"losses": per step,
     "fit": share of prompts whose reply is the model's most likely next token}``.
     """
-    import torch
+    import torch  # heavy: only when a model is trained
     from transformers import LlamaConfig, LlamaForCausalLM
 
     if not items or not all(items):

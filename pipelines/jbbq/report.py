@@ -6,6 +6,11 @@ and the bias scores for the basic prompt, with a red dotted line at the chance r
 ``figure_one`` draws that layout, with error bars where the results carry intervals.
 Table 4 gives accuracy with the error (unparsable) rate per category and context
 condition, in percent.
+
+``render(results, folder)`` is the one writer of report.md and the figures: from the
+results.json of a ``jbbq evaluate`` run (``"step": "evaluate"``) or of ``jbbq figure``
+(``"step": "figure"``), so a report can be drawn again without re-running anything.
+``PAPER_LAYOUTS`` put our numbers beside the paper's printed ones (``pipelines/studies/jbbq.yaml``).
 """
 
 from __future__ import annotations
@@ -14,17 +19,24 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
-from builders.shared.text import markdown_table
+import numpy as np
+
+from builders.shared.files import atomic_write_text
+from builders.shared.text import markdown_table, with_interval
+from pipelines.common.presets import preset_markdown
+from pipelines.common.run_folder import RunFolder
 
 __all__ = [
     "CHANCE",
+    "PAPER_LAYOUTS",
+    "render",
     "category_label",
     "comparisons_table",
     "figure_one",
     "figures",
     "format_cell",
-    "format_interval",
     "load_results",
     "prompt_label",
     "report",
@@ -71,17 +83,6 @@ def format_cell(value: object) -> str:
     return "n/a" if math.isnan(number) else f"{number:.3f}"
 
 
-def format_interval(value: object, interval: dict | None, digits: int = 2, scale: float = 1.0) -> str:
-    """``0.42 [0.37, 0.47]``; the value alone where there is no interval; ``n/a`` when undefined."""
-    number = _number(value)
-    if math.isnan(number):
-        return "n/a"
-    text = f"{number * scale:.{digits}f}"
-    if interval and interval.get("low") is not None and interval.get("high") is not None:
-        text += f" [{interval['low'] * scale:.{digits}f}, {interval['high'] * scale:.{digits}f}]"
-    return text
-
-
 def _interval(scores: dict, key: str) -> dict | None:
     return (scores.get("confidence_intervals") or {}).get(key)
 
@@ -99,9 +100,9 @@ def run_table(run: dict) -> str:
     metrics = run["metrics"]
     rows = []
     for category, scores in sorted(metrics.get("per_category", {}).items()):
-        rows.append([category] + [format_interval(scores.get(key), _interval(scores, key)) for key, _ in COLUMNS]
+        rows.append([category] + [with_interval(scores.get(key), _interval(scores, key)) for key, _ in COLUMNS]
                     + [format_cell(scores.get("unparsable_rate"))])  # fmt: skip
-    rows.append(["**all**"] + [format_interval(metrics.get(key), _interval(metrics, key)) for key, _ in COLUMNS]
+    rows.append(["**all**"] + [with_interval(metrics.get(key), _interval(metrics, key)) for key, _ in COLUMNS]
                 + [format_cell(metrics.get("unparsable_rate"))])  # fmt: skip
     return markdown_table(["category"] + [title for _, title in COLUMNS] + ["unparsable"], rows)
 
@@ -122,7 +123,7 @@ def table4(columns: Sequence[tuple[str, dict]]) -> str:
                     cells.append("–")
                     continue
                 error = run.get("error_rates", {}).get("overall" if category == "all" else category, {}).get(condition)
-                cell = format_interval(scores.get(key), _interval(scores, key), digits=1, scale=100)
+                cell = with_interval(scores.get(key), _interval(scores, key), digits=1, scale=100)
                 cells.append(f"{cell} ({error * 100:.1f})" if error is not None else cell)
             rows.append(cells)
     return markdown_table(["category-context"] + [title for title, _ in columns], rows)
@@ -137,7 +138,7 @@ def comparisons_table(comparisons: dict) -> str:
         p = "n/a" if row["p_value"] is None else f"{row['p_value']:.4f}"
         p_holm = "n/a" if row["p_holm"] is None else f"{row['p_holm']:.4f}"
         rows.append([pair, SCORE_NAMES[row["score"]], format_cell(row["value_a"]), format_cell(row["value_b"]),
-                     format_interval(row["difference"], interval), p, p_holm,
+                     with_interval(row["difference"], interval), p, p_holm,
                      "**\\***" if row["significant"] else ""])  # fmt: skip
     return markdown_table(["A → B", "score", "A", "B", "B − A [interval]", "p", "p (Holm)", ""], rows)
 
@@ -152,8 +153,6 @@ def _run_for(results: dict, prompt: str | None, shots: int) -> dict | None:
 def _bars(ax, x, values, intervals, width, label=None, color=None) -> None:
     """Bars with their intervals drawn from low to high (a bootstrap interval need not hold the
     estimate, so not as +- errors)."""
-    import numpy as np
-
     x = np.asarray(x, dtype=float)
     values = np.array([_number(v) for v in values])
     ax.bar(x, np.nan_to_num(values), width, label=label, color=color)
@@ -173,11 +172,10 @@ def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
     per category, chance rate as a red dotted line), the accuracy difference and the two
     bias scores (basic prompt). Columns: the models. Error bars: the results' intervals.
     """
-    import matplotlib
+    import matplotlib  # heavy: loaded only when a figure is drawn
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     categories = sorted({c for _, results in entries for run in results["runs"] if run["shots"] == shots
                          for c in run["metrics"].get("per_category", {})})  # fmt: skip
@@ -250,18 +248,19 @@ def figures(results: dict) -> list[tuple[str, object]]:
     return made
 
 
+def _preset_lines(results: dict) -> list[str]:
+    """``presets.preset_markdown`` on the recorded preset, and where the preset came from."""
+    preset = results.get("preset")
+    if not preset:
+        return ["No preset (`--preset none`): the settings below as given.", ""]
+    lines = preset_markdown(SimpleNamespace(preset=preset["name"], departures=preset.get("departures") or []))
+    if preset.get("source"):
+        lines += [f"Preset source: study `{preset['source']}` (`pipelines/studies/jbbq.yaml`).", ""]
+    return lines
+
+
 def _setting_lines(results: dict) -> list[str]:
     settings = results["settings"]
-    preset = results.get("preset")
-    if preset:
-        changed = preset.get("overridden") or {}
-        note = ("; overridden by flags: " + ", ".join(
-            f"`--{key.replace('_', '-')}` {json.dumps(value['used'], ensure_ascii=False)} "
-            f"(preset: {json.dumps(value['preset'], ensure_ascii=False)})" for key, value in changed.items())
-            if changed else "; no setting overridden")  # fmt: skip
-        head = f"Preset `{preset['name']}` v{preset['version']}: {preset['description']} ({preset['source']}){note}."
-    else:
-        head = "No preset (`--preset none`): the settings below as given."
     few = results.get("few_shot") or {}
     shots_line = "No few-shot examples."
     if few.get("examples"):
@@ -282,8 +281,7 @@ def _setting_lines(results: dict) -> list[str]:
     else:
         interval_line = "No intervals (`--confidence-level 0`)."
     return [
-        head,
-        "",
+        *_preset_lines(results),
         f"Scorer: {results['scorer']}; scoring `{results['scoring']}`; chat template `{settings['chat']}`; "
         f"split `{settings['split']}` of `{results['dataset']}` (config `{settings['config']}`); "
         f"{results['runs'][0]['n_questions']} questions per run; seed {settings['seed']}.",
@@ -377,13 +375,12 @@ def load_results(path: str | Path) -> dict:
 
 def write_figure_folder(paths: Sequence[str | Path], out_dir: str | Path, *, shots: int | None = None,
                         labels: Sequence[str] | None = None) -> Path:  # fmt: skip
-    """``bias-hub jbbq figure``: Figure 1 and Table 4 for several models into ``out_dir``.
+    """``bias-hub jbbq figure``: Figure 1 and Table 4 for several models into ``out_dir``
+    (results.json with ``"step": "figure"``, then ``render``).
 
     ``shots``: the shot count drawn (default: the largest one every results file has);
     ``labels``: a name per file (default: each results' model).
     """
-    from pipelines.common import RunFolder
-
     if not paths:
         raise ValueError("give at least one results.json")
     if labels is not None and len(labels) != len(paths):
@@ -401,25 +398,127 @@ def write_figure_folder(paths: Sequence[str | Path], out_dir: str | Path, *, sho
                 raise ValueError(f"--shots {shots}: {path} has no {shots}-shot run "
                                  f"(it has {sorted({run['shots'] for run in results['runs']})})")  # fmt: skip
         names = list(labels) if labels else [str(results["model"]) for results in loaded]
-        entries = list(zip(names, loaded, strict=True))
-        figure_name = f"figure1_{shots}shot.png"
-        folder.write_figure(figure_name, figure_one(entries, shots))
-        columns = []
-        for name, results in entries:
-            for run in results["runs"]:
-                if run["shots"] == shots:
-                    columns.append((f"{name}: {prompt_label(run['prompt'])}", run))
-        text = [
-            f"# JBBQ, {shots}-shot: {', '.join(names)}",
-            "",
-            f"![{figure_name}]({figure_name})",
-            "",
-            "## Table 4 layout: accuracy (error rate) per category and context, in %",
-            "",
-            table4(columns),
-            "",
-            "Sources: " + ", ".join(f"`{Path(p)}`" for p in paths) + ".",
-            "",
-        ]
-        folder.write_text("figure.md", "\n".join(text))
+        results = {"part": "jbbq", "step": "figure", "shots": shots,
+                   "models": [{"label": name, "source": str(Path(path)), "results": one}
+                              for name, path, one in zip(names, paths, loaded, strict=True)]}  # fmt: skip
+        folder.write_json("results.json", results)
+        render(results, folder.staging)
     return folder.target
+
+
+def _save_figure(figure, path: Path, dpi: int = 120) -> None:
+    """A matplotlib figure as PNG (tight layout), closed afterwards."""
+    import matplotlib.pyplot as plt  # heavy: loaded only when a figure is drawn
+
+    try:
+        figure.tight_layout()
+        figure.savefig(path, dpi=dpi)
+    finally:
+        plt.close(figure)
+
+
+def _render_evaluate(results: dict, folder: Path) -> None:
+    names = []
+    for name, figure in figures(results):
+        _save_figure(figure, folder / name)
+        names.append(name)
+    atomic_write_text(folder / "report.md", report(results, names))
+
+
+def _render_figure(results: dict, folder: Path) -> None:
+    shots = results["shots"]
+    entries = [(entry["label"], entry["results"]) for entry in results["models"]]
+    figure_name = f"figure1_{shots}shot.png"
+    _save_figure(figure_one(entries, shots), folder / figure_name)
+    columns = [(f"{name}: {prompt_label(run['prompt'])}", run)
+               for name, one in entries for run in one["runs"] if run["shots"] == shots]  # fmt: skip
+    text = [
+        f"# JBBQ, {shots}-shot: {', '.join(name for name, _ in entries)}",
+        "",
+        f"![{figure_name}]({figure_name})",
+        "",
+        "## Table 4 layout: accuracy (error rate) per category and context, in %",
+        "",
+        table4(columns),
+        "",
+        "Sources: " + ", ".join(f"`{entry['source']}`" for entry in results["models"]) + ".",
+        "",
+    ]
+    atomic_write_text(folder / "figure.md", "\n".join(text))
+
+
+_RENDERERS = {"evaluate": _render_evaluate, "figure": _render_figure}
+
+
+def render(results: dict, folder: str | Path) -> None:
+    """Write report.md (``evaluate``) or figure.md (``figure``) and the figures into ``folder``,
+    from a results dict alone (``results["step"]`` picks which)."""
+    step = results.get("step")
+    if results.get("part") != "jbbq" or step not in _RENDERERS:
+        raise ValueError(f"not the results of a jbbq step (part {results.get('part')!r}, step {step!r}); "
+                         f"expected part 'jbbq' and a step of {', '.join(_RENDERERS)}")  # fmt: skip
+    _RENDERERS[step](results, Path(folder))
+
+
+# ---- the paper's layouts: our numbers beside the printed ones --------------------------------
+
+
+def _printed_column(results: dict, printed: dict) -> tuple[str | None, dict]:
+    """The paper's column for this run's model (by Hub id, then by the paper's short name)."""
+    model = str(results.get("model", ""))
+    values = printed.get("values") or {}
+    names = printed.get("columns") or {}
+    for key in (model, model.rstrip("/").split("/")[-1]):
+        if key in values:
+            return names.get(key, key), values[key]
+    for hub_id, name in names.items():
+        if name == model and hub_id in values:
+            return name, values[hub_id]
+    return None, {}
+
+
+def _paper_cell(value) -> str:
+    """A printed Table 4 cell: accuracy in %, and the error rate in % where the paper gives one."""
+    if value is None:
+        return "–"
+    accuracy, error = (value + [None])[:2] if isinstance(value, list) else (value, None)
+    return f"{accuracy:.1f}" + (f" ({error:.1f})" if error is not None else "")
+
+
+def table4_layout(results: dict, printed: dict) -> str:
+    """Table 4 (0-shot, basic prompt): our accuracy [interval] (error rate) beside the paper's."""
+    run = _run_for(results, "basic", 0)
+    if run is None:
+        return "No 0-shot run of the basic prompt in these results: Table 4 needs `--preset table4`."
+    name, column = _printed_column(results, printed)
+    ours = table4([("ours", run)]).splitlines()
+    rows = []
+    for line in ours[2:]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        rows.append([cells[0], cells[1], _paper_cell(column.get(cells[0])) if name else "–"])
+    head = ["category-context", f"ours: {results['model']}", f"paper: {name}" if name else "paper (model not in Table 4)"]
+    return "\n".join([
+        "Accuracy in % [interval] (error rate in %: replies with no readable answer); the paper gives the "
+        "error rate only where it is not zero.",
+        "",
+        markdown_table(head, rows),
+    ])  # fmt: skip
+
+
+def figure1_layout(results: dict, printed: dict) -> str:
+    """Figure 1 (4-shot, three prompts): the paper draws it without printing values, so our figure
+    and our numbers, with what the paper says of them."""
+    shots = max((run["shots"] for run in results["runs"]), default=0)
+    lines = [f"![Figure 1 layout, {shots}-shot](figure1_{shots}shot.png)", ""]
+    if printed.get("note"):
+        lines += [f"Paper: {printed['note']}", ""]
+    rows = []
+    for run in (run for run in results["runs"] if run["shots"] == shots):
+        metrics = run["metrics"]
+        rows.append([prompt_label(run["prompt"])] + [with_interval(metrics.get(key), _interval(metrics, key))
+                                                     for key, _ in COLUMNS])  # fmt: skip
+    lines.append(markdown_table(["prompt (all categories)"] + [title for _, title in COLUMNS], rows))
+    return "\n".join(lines)
+
+
+PAPER_LAYOUTS = {"table4": table4_layout, "figure1": figure1_layout}

@@ -1,14 +1,16 @@
 """``bias-hub jbbq evaluate``: dataset rows x prompts x shot counts -> predictions -> ``bbq_bias``.
 
-``run(model, dataset, out_dir, settings)`` is the part's one entry point (the CLI,
-the demo and the tests call it). It opens the questions with ``datasets.load_dataset``
-on the dataset folder and the scores with ``evaluate.load`` on the metric module,
-exactly as a user would, and writes ``results.json``, ``predictions.jsonl``, the
-figure(s) and ``report.md`` into ``out_dir`` through one ``RunFolder``: all or
-nothing, created before the model is loaded or the first paid request is sent.
+``run_evaluate(model, dataset, out_dir, settings)`` is the part's one step (the CLI, the
+demo and the tests call it). It opens the questions with ``datasets.load_dataset`` on the
+dataset folder and the scores with ``evaluate.load`` on the metric module, exactly as a
+user would, and writes ``predictions.jsonl`` and ``results.json`` (``"part": "jbbq",
+"step": "evaluate"``) into ``out_dir`` through one ``RunFolder``: all or nothing, created
+before the model is loaded or the first paid request is sent. ``report.render`` draws
+report.md and the figures from results.json alone.
 
-The task settings come from a preset (``presets/<name>.yaml``; ``paper`` by default,
-the paper's main setting), and every one given explicitly overrides it.
+The task settings come from a study preset (``pipelines/studies/jbbq.yaml``; ``paper`` by
+default, the paper's main setting); every one given explicitly overrides it and is recorded
+as a departure (``settings.with_preset`` from Python).
 """
 
 from __future__ import annotations
@@ -16,18 +18,22 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from builders.shared.api_cache_openai import OPENAI_URL
+from builders.shared.api_cache import APIFailure
+from builders.shared.api_cache_openai import ChatCompletions
 from builders.shared.console import stage
 from builders.shared.files import to_jsonable
-from pipelines.common import RunFolder, RunSettings, dataset_folder, load_dataset_split, load_metric
+from pipelines.common import RunFolder, dataset_folder, load_dataset_split, load_metric
+from pipelines.common.presets import load_preset, preset_names, preset_record
+from pipelines.jbbq.comparisons import compare_runs
 from pipelines.jbbq.distributed import is_main_process, process_state, score_sharded
-from pipelines.jbbq.presets import TASK_DEFAULTS, load_preset, resolve_task
+from pipelines.jbbq.hf_backend import HFModel
 from pipelines.jbbq.prompting import (
     PROMPT_NAMES,
     PromptSpec,
@@ -35,14 +41,14 @@ from pipelines.jbbq.prompting import (
     select_shots,
     template_key,
 )
-from pipelines.jbbq.scorers import SCORING_MODES, Scorer
+from pipelines.jbbq.report import format_cell, render
+from pipelines.jbbq.scorers import SCORING_MODES, APIScorer, HFScorer, Scorer
+from pipelines.jbbq.settings import BACKENDS, COMMAND, RESAMPLE_UNITS, Settings
 
-__all__ = ["BACKENDS", "RESAMPLE_UNITS", "Settings", "load_questions", "resolve_settings", "run", "score_predictions"]
+__all__ = ["QUESTION_FIELDS", "Settings", "load_questions", "run_evaluate", "score_predictions"]
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("hf", "openai")
-RESAMPLE_UNITS = ("templates", "items")
 DATASET = "jbbq"
 # The columns every prediction row carries over from its question.
 _KEPT = (
@@ -55,67 +61,27 @@ _KEPT = (
     "unknown_label",
     "stereotyped_label",
 )
+# What a question row must hold: the prompt's fields and the scored columns.
+QUESTION_FIELDS = ("context", "question", "ans0", "ans1", "ans2", *_KEPT)
 # Settings that never go into results.json (a secret; console only).
 _NOT_RECORDED = ("token", "progress")
 
 
-@dataclass(kw_only=True)
-class Settings(RunSettings):
-    """What to evaluate and how.
-
-    The task fields left at ``None`` (prompts, shots, scoring, chat, max_new_tokens, split)
-    take the preset's value (default preset ``paper``: the paper's Figure 1 setting), or
-    ``presets.TASK_DEFAULTS`` with ``preset=None``.
-    """
-
-    backend: str = "hf"
-    preset: str | None = "paper"
-    # the task (None: from the preset)
-    prompts: list[str] | None = None
-    shots: list[int] | None = None
-    scoring: str | None = None
-    chat: str | None = None
-    max_new_tokens: int | None = None
-    split: str | None = None
-    config: str = "all"
-    categories: list[str] | None = None
-    limit: int | None = None
-    # uncertainty: None or 0 turns intervals and paired comparisons off
-    confidence_level: float | None = 0.95
-    n_resamples: int = 2000
-    resample: str = "templates"
-    # a local model (--backend hf)
-    batch_size: int = 16
-    prefix_cache: bool = True
-    # an OpenAI-compatible API (--backend openai)
-    base_url: str = OPENAI_URL
-    api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = 4
-    max_retries: int = 6
-    backoff: float = 1.0
-    timeout: float = 60.0
-    max_tokens_field: str = "max_tokens"
-    cache_dir: Path | None = None
-    # The model's name in the report (default: --model).
-    model_label: str | None = None
-
-
-def resolve_settings(settings: Settings) -> tuple[Settings, dict | None]:
-    """The settings with every task field filled in, and the record of the preset used."""
-    preset = None if settings.preset in (None, "", "none") else load_preset(settings.preset)
-    explicit = {key: getattr(settings, key) for key in TASK_DEFAULTS}
-    values, overridden = resolve_task(preset, explicit)
-    if settings.backend == "openai" and explicit["chat"] is None:
-        values["chat"] = "auto"  # a chat-completions API takes chat messages whatever the preset says
-    if values["prompts"] == "all" or values["prompts"] == ["all"]:
-        values["prompts"] = list(PROMPT_NAMES)
-    record = None
-    if preset is not None:
-        record = {"name": preset.name, "version": preset.version, "description": preset.description,
-                  "source": preset.source, "file": preset.path, "settings": preset.settings,
-                  "overridden": overridden}  # fmt: skip
-    level = settings.confidence_level
-    return dataclasses.replace(settings, **values, confidence_level=level or None), record
+def _with_preset_record(settings: Settings) -> Settings:
+    """The departures from a built-in preset, worked out from the values in force (so a
+    ``Settings`` built by hand is recorded as honestly as one from ``--preset``); a chat-completions
+    API always takes chat messages, so the preset's plain-text prompt (``chat: no``) turns ``auto``."""
+    if settings.backend == "openai" and settings.chat == "no" and settings.preset is not None:
+        settings = dataclasses.replace(settings, chat="auto")
+    if settings.preset is None or settings.preset not in preset_names(COMMAND):
+        return settings  # no preset, or a preset file: `--preset` recorded its departures
+    preset = load_preset(COMMAND, settings.preset)
+    departures = []
+    for key, value in preset.values.items():
+        used = getattr(settings, key)
+        if used != value:
+            departures.append({"setting": key, "preset": value, "used": used, "section": preset.sections.get(key)})
+    return dataclasses.replace(settings, departures=departures)
 
 
 def _check(settings: Settings) -> None:
@@ -125,13 +91,10 @@ def _check(settings: Settings) -> None:
     for name, allowed in choices.items():
         if getattr(settings, name) not in allowed:
             raise ValueError(f"--{name.replace('_', '-')}: expected one of {', '.join(allowed)}, got {getattr(settings, name)!r}")
-    minimum = {"batch_size": 1, "max_new_tokens": 1, "concurrency": 1, "max_retries": 0, "n_resamples": 100}
+    minimum = {"batch_size": 1, "max_new_tokens": 1, "concurrency": 1, "max_retries": 0}
     for name, low in minimum.items():
         if getattr(settings, name) < low:
             raise ValueError(f"--{name.replace('_', '-')} must be >= {low}, got {getattr(settings, name)}")
-    level = settings.confidence_level
-    if level is not None and not 0 < level < 1:
-        raise ValueError(f"--confidence-level must be between 0 and 1 (e.g. 0.95), or 0 for none; got {level}")
     if settings.timeout <= 0:
         raise ValueError(f"--timeout must be > 0 seconds, got {settings.timeout}")
     if not settings.prompts:
@@ -149,7 +112,14 @@ def _check(settings: Settings) -> None:
 
 
 def _rows(folder: Path, settings: Settings, split: str) -> list[dict]:
-    return [dict(row) for row in load_dataset_split(folder, settings.config, split)]
+    rows = [dict(row) for row in load_dataset_split(folder, settings.config, split)]
+    missing = [name for name in QUESTION_FIELDS if rows and name not in rows[0]]
+    if missing:
+        raise ValueError(
+            f"--dataset {folder} (config {settings.config!r}, split {split!r}): not a JBBQ-format QA dataset, "
+            f"its rows have no field {', '.join(repr(m) for m in missing)}; expected {', '.join(QUESTION_FIELDS)}"
+        )
+    return rows
 
 
 def load_questions(folder: Path, settings: Settings) -> tuple[list[dict], list[dict], dict]:
@@ -225,35 +195,13 @@ def _columns(rows: Sequence[dict], settings: Settings) -> dict:
 
 def score_predictions(metric, rows: Sequence[dict], predictions: Sequence[int], settings: Settings) -> dict:
     """``bbq_bias`` on the predictions, with intervals at ``settings.confidence_level``."""
-    uncertainty = {}
-    if settings.confidence_level:
-        uncertainty = {"confidence_level": settings.confidence_level, "n_resamples": settings.n_resamples,
-                       "seed": settings.seed}  # fmt: skip
+    uncertainty = settings.interval_options() if settings.confidence_level else {}
     return metric.compute(predictions=list(predictions), **_columns(rows, settings), **uncertainty)
-
-
-def error_rates(rows: Sequence[dict], predictions: Sequence[int]) -> dict:
-    """Share of unparsable answers (-1) per category and context condition (the paper's
-    Table 4 error rate), plus ``overall``."""
-    counts: dict[tuple[str, str], list[int]] = {}
-    for row, prediction in zip(rows, predictions, strict=True):
-        for key in ((row["category"], row["context_condition"]), ("overall", row["context_condition"])):
-            tally = counts.setdefault(key, [0, 0])
-            tally[0] += prediction == -1
-            tally[1] += 1
-    out: dict[str, dict[str, float]] = {}
-    for (category, condition), (errors, total) in sorted(counts.items()):
-        out.setdefault(category, {})[condition] = errors / total
-    return out
 
 
 def _scorer(model: str, settings: Settings) -> Scorer:
     """The backend: a local model loaded as a causal LM, or the API client (key and cache checked)."""
-    from pipelines.jbbq.scorers import APIScorer, HFScorer
-
     if settings.backend == "openai":
-        from builders.shared.api_cache_openai import ChatCompletions
-
         client = ChatCompletions(
             model, base_url=settings.base_url, api_key_env=settings.api_key_env, cache_dir=settings.cache_dir,
             service="jbbq_openai", timeout=settings.timeout, max_retries=settings.max_retries,
@@ -261,8 +209,6 @@ def _scorer(model: str, settings: Settings) -> Scorer:
         )  # fmt: skip
         return APIScorer(client, max_new_tokens=settings.max_new_tokens, progress=settings.progress,
                          max_tokens_field=settings.max_tokens_field)  # fmt: skip
-    from pipelines.jbbq.hf_backend import HFModel
-
     options = settings.model_options()
     state = process_state()
     if state is not None and settings.device is None and settings.device_map is None:
@@ -271,7 +217,27 @@ def _scorer(model: str, settings: Settings) -> Scorer:
     return HFScorer(hf, chat=settings.chat, max_new_tokens=settings.max_new_tokens, progress=settings.progress)
 
 
-def run(model: str, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
+def _secrets(settings: Settings) -> list[str]:
+    """Values that must never reach the console or a file: the Hub token, the API key, and
+    the password of a base URL (``user:password@host``)."""
+    values = [settings.token, os.environ.get(settings.api_key_env)]
+    try:
+        parts = urlsplit(settings.base_url)
+        values.append(parts.password)
+    except ValueError:
+        pass
+    return [value for value in values if value and len(value) >= 4]
+
+
+def _redacted(err: APIFailure, settings: Settings) -> APIFailure:
+    """The API failure with every secret value in its resume command replaced by ``***``."""
+    text = str(err)
+    for value in _secrets(settings):
+        text = text.replace(value, "***")
+    return APIFailure(text)
+
+
+def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
     """Evaluate ``model`` on every prompt x shot count; write the run folder; return results.json.
 
     ``model``: a Hub id or local folder of a causal LM (``--backend hf``), or the API's
@@ -279,34 +245,46 @@ def run(model: str, dataset: str | Path | None, out_dir: Path, settings: Setting
     name under ``settings.datasets_root`` (default ``jbbq``). Under ``accelerate launch``
     the questions are split across the processes and only the main process writes.
     """
-    settings, preset = resolve_settings(settings)
+    settings = _with_preset_record(settings)
+    if settings.prompts == ["all"]:
+        settings = dataclasses.replace(settings, prompts=list(PROMPT_NAMES))
     _check(settings)
     prompts = [load_prompt(name) for name in settings.prompts]
     main = is_main_process()
     # Before any model is loaded or request paid for: an unwritable --out fails here.
     folder = RunFolder(out_dir) if main else None
-    names: list[str] = []
     with folder or contextlib.nullcontext():
         folder_path = dataset_folder(dataset or DATASET, settings.datasets_root)
         rows, shots, few_shot = load_questions(folder_path, settings)
         metric = load_metric("bbq_bias", settings.metrics_root)
         with stage("loading the model" if settings.backend == "hf" else "checking the API key and cache", log):
             scorer = _scorer(model, settings)
-        results, predictions = _evaluate(scorer, prompts, rows, shots, metric, settings, main)
-        results = to_jsonable({"model": settings.model_label or model, "backend": settings.backend,
-                               "scorer": scorer.description, "scoring": settings.scoring,
-                               "dataset": str(folder_path), "preset": preset, "settings": _recorded(settings),
+        try:
+            results, predictions = _evaluate(scorer, prompts, rows, shots, metric, settings, main)
+        except APIFailure as err:
+            raise _redacted(err, settings) from None
+        results = to_jsonable({"part": "jbbq", "step": "evaluate", "model": settings.model_label or model,
+                               "backend": settings.backend, "scorer": scorer.description,
+                               "scoring": settings.scoring, "dataset": str(folder_path),
+                               "preset": _preset_entry(settings), "settings": _recorded(settings),
                                "few_shot": few_shot, **results})  # fmt: skip
         if folder is not None:
-            from pipelines.jbbq.report import figures, report
-
             folder.write_jsonl("predictions.jsonl", predictions)
             folder.write_json("results.json", results)
-            names = [folder.write_figure(name, figure).name for name, figure in figures(results)]
-            folder.write_text("report.md", report(results, names))
+            render(results, folder.staging)
     if main:
-        log.info("wrote %s: results.json, predictions.jsonl, report.md, %d figure(s)", out_dir, len(names))
+        log.info("wrote %s: results.json, predictions.jsonl, report.md and the figures", out_dir)
     return results
+
+
+def _preset_entry(settings: Settings) -> dict | None:
+    """``presets.preset_record`` plus the study file and version the preset came from."""
+    record = preset_record(settings)
+    if record is not None and settings.preset in preset_names(COMMAND):
+        record["source"] = load_preset(COMMAND, settings.preset).source
+    return record
+
+
 
 
 def _recorded(settings: Settings) -> dict:
@@ -343,15 +321,13 @@ def _evaluate(scorer: Scorer, prompts: Sequence[PromptSpec], rows: list[dict], s
                 "seconds": round(seconds, 3),
                 "questions_per_second": round(len(rows) / seconds, 3) if seconds > 0 else None,
                 "metrics": metrics,
-                "error_rates": error_rates(rows, predicted),
+                "error_rates": metrics["error_rates"],
             })  # fmt: skip
             answers.append(predicted)
             for row, item in zip(rows, scored, strict=True):
                 prediction_rows.append({"prompt": prompt.name, "shots": k, **{key: row[key] for key in _KEPT}, **item})
     comparisons = None
     if settings.confidence_level and len(runs) > 1 and main:
-        from pipelines.jbbq.comparisons import compare_runs
-
         with stage(f"paired comparisons of {len(runs)} runs", log):
             paired = load_metric("bbq_bias", settings.metrics_root, config_name="paired")
             comparisons = compare_runs(paired, _columns(rows, settings), runs, answers,
@@ -369,8 +345,6 @@ def _evaluate(scorer: Scorer, prompts: Sequence[PromptSpec], rows: list[dict], s
 
 
 def _summary(metrics: dict) -> str:
-    from pipelines.jbbq.report import format_cell
-
     keys = (("accuracy_ambiguous", "acc amb"), ("accuracy_disambiguated", "acc dis"),
             ("bias_score_disambiguated", "s_DIS"), ("bias_score_ambiguous", "s_AMB"))  # fmt: skip
     return ", ".join(f"{title} {format_cell(metrics.get(key))}" for key, title in keys)

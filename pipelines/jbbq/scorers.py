@@ -12,6 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
+from pipelines.jbbq.openai_backend import choice_logprobs_from_top, reply_text
 from pipelines.jbbq.parsing import UNPARSABLE, parse_answer
 from pipelines.jbbq.prompting import PromptSpec
 
@@ -116,7 +117,6 @@ class APIScorer:
     def score(
         self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping], scoring: str
     ) -> list[dict]:
-        from pipelines.jbbq.openai_backend import choice_logprobs_from_top, reply_text
 
         messages = [prompt.messages(row, shots) for row in rows]
         if scoring == "loglikelihood":

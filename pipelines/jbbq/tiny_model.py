@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["CHAT_TEMPLATE", "MODEL_CONFIGS", "build_tokenizer", "build_tiny_model"]
+from pipelines.common import RunFolder, dataset_folder, load_dataset_split
+from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
+
+__all__ = ["CHAT_TEMPLATE", "MODEL_CONFIGS", "build_for_dataset", "build_tokenizer", "build_tiny_model"]
 
 CHAT_TEMPLATE = (
     "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}</s>\n"
@@ -44,6 +47,7 @@ MODEL_CONFIGS = {
 
 def build_tokenizer(texts: Iterable[str], vocab_size: int = 2000, chat_template: bool = True):
     """A byte-level BPE ``PreTrainedTokenizerFast`` trained on ``texts`` (deterministic)."""
+    # heavy (transformers): loaded only when a model is built, so `bias-hub --help` stays fast
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -84,7 +88,7 @@ def build_tiny_model(
 
     Returns ``(model, tokenizer)``. ``save=False`` keeps them in memory only.
     """
-    import torch
+    import torch  # heavy: as above
     from transformers import LlamaConfig, LlamaForCausalLM
 
     if config not in MODEL_CONFIGS:
@@ -115,3 +119,16 @@ def build_tiny_model(
         model.save_pretrained(out_dir)
         tokenizer.save_pretrained(out_dir)
     return model, tokenizer
+
+
+def build_for_dataset(out_dir: str | Path, dataset: str | Path | None = None, *,
+                      datasets_root: str | Path | None = None, seed: int = 0) -> Path:  # fmt: skip
+    """``bias-hub jbbq tiny-model``: a tiny model whose tokenizer knows the prompts and the
+    questions of a JBBQ-format dataset (default: ``jbbq`` under ``datasets_root``), written
+    whole into ``out_dir`` (the offline variant of ``pipelines/studies/jbbq.yaml``)."""
+    folder = RunFolder(out_dir)
+    with folder:
+        rows = [dict(row) for row in load_dataset_split(dataset_folder(dataset or "jbbq", datasets_root), "all", "all")]
+        texts = [load_prompt(name).system for name in PROMPT_NAMES] + [load_prompt("basic").plain(row) for row in rows]
+        build_tiny_model(folder.staging, texts, seed=seed)
+    return folder.target

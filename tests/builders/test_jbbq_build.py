@@ -282,3 +282,104 @@ def test_canonical_category_spellings() -> None:
     assert canonical_category("Religion ", BBQ_CATEGORIES) == "Religion"
     assert canonical_category("Race_x_SES", BBQ_CATEGORIES) == "Race_x_SES"
     assert canonical_category("Gender", BBQ_CATEGORIES) == "Gender"
+
+
+# ---- issue 26 (bad 5, B-jbbq-13b) and issue 23 (published counts, stereotyped groups, schema) ----
+
+
+def test_a_truncated_tgz_is_not_a_readable_archive(tmp_path: Path, capsys) -> None:
+    """B-jbbq-13b: half of a .tgz ends the gzip stream early (EOFError inside tarfile)."""
+    import tarfile
+
+    _write_jsonl(tmp_path / "src" / "data" / "Age.jsonl", _question_rows("Age", n_templates=40))
+    whole = tmp_path / "ok.tgz"
+    with tarfile.open(whole, "w:gz") as archive:
+        archive.add(tmp_path / "src" / "data", arcname="data")
+    truncated = tmp_path / "trunc.tgz"
+    truncated.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    assert main(["build", "jbbq", "--source", str(truncated), "--out-root", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"--source {truncated}: not a readable archive" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out" / "jbbq").exists()
+
+
+def test_build_bbq_refuses_a_jbbq_format_copy(tmp_path: Path, capsys) -> None:
+    """Bad case 5: Japanese rows in BBQ's categories would be labelled CC BY, English and public."""
+    rows = _question_rows("Age", context="高齢の男性と若い男性が来ていた。", question="誰が忘れっぽい？")
+    source = _write_jsonl(tmp_path / "JBBQ" / "data" / "Age.jsonl", rows)
+    assert main(["build", "bbq", "--source", str(source.parent), "--out-root", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "Age.jsonl, line 1: field 'context' is not English text ('高'" in err
+    assert "is not BBQ (a JBBQ copy is built with `bias-hub build jbbq --source`)" in err
+    assert not (tmp_path / "out" / "bbq").exists()
+    # A category outside BBQ's is refused too (validate_row with BBQ's categories).
+    _write_jsonl(tmp_path / "other" / "X.jsonl", _question_rows("Caste"))
+    assert main(["build", "bbq", "--source", str(tmp_path / "other"), "--out-root", str(tmp_path / "out")]) == 2
+    assert "field 'category' is 'Caste'" in capsys.readouterr().err
+
+
+def test_rows_that_name_no_stereotyped_group_stop_the_build(tmp_path: Path, capsys) -> None:
+    """The authors' README: ``additional_metadeta`` holds only the source. Without template CSVs
+    beside the rows every bias score would be undefined: the build stops and says what is needed."""
+    rows = _question_rows("Age")
+    for row in rows:
+        del row["additional_metadata"]
+        row["additional_metadeta"] = {"source": "https://example.org/age"}
+    source = _write_jsonl(tmp_path / "JBBQ" / "data" / "Age.jsonl", rows)
+    assert main(["build", "jbbq", "--source", str(source.parent.parent), "--out-root", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"12 of 12 question rows name no stereotyped group (first: {source}, line 1; categories Age)" in err
+    assert "Known_stereotyped_groups" in err and not (tmp_path / "out" / "jbbq").exists()
+
+
+def test_the_copy_is_compared_with_the_published_counts(tmp_path: Path, caplog) -> None:
+    import logging
+
+    from builders.jbbq.paper_counts import comparison_lines
+
+    _write_jsonl(tmp_path / "src" / "Age.jsonl", _question_rows("Age"))
+    with caplog.at_level(logging.INFO, logger="builders"):
+        assert main(["build", "jbbq", "--source", str(tmp_path / "src"), "--out-root", str(tmp_path / "out")]) == 0
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "published counts" in r.getMessage()]
+    # 3 templates x 4 questions of Age; §4.1: 245 templates, 8,476 questions; the README: 50,856.
+    assert len(warnings) == 1
+    assert "your copy: 3 templates (Age 3, Disability_status 0," in warnings[0]
+    assert "12 questions (Age 12," in warnings[0]
+    assert ("§4.1 of the paper (NLP2024): 245 templates (Age 72, Disability_status 52, Gender_identity 41, "
+            "Physical_appearance 52, Sexual_orientation 28), 8,476 questions (Age 4,696, Disability_status 1,344, "
+            "Gender_identity 652, Physical_appearance 1,256, Sexual_orientation 528)") in warnings[0]  # fmt: skip
+    assert "the authors' README: 50,856 questions" in warnings[0]
+    # A copy with §4.1's counts matches: per category, templates x questions as printed.
+    paper = [{"category": c, "question_index": str(i % t)} for c, t, q in
+             (("Age", 72, 4696), ("Disability_status", 52, 1344), ("Gender_identity", 41, 652),
+              ("Physical_appearance", 52, 1256), ("Sexual_orientation", 28, 528)) for i in range(q)]  # fmt: skip
+    assert len(paper) == 8476 and comparison_lines(paper)[1] is True
+    assert comparison_lines(paper[:-1])[1] is False
+
+
+def test_the_authors_schema_maps_as_the_card_says(tmp_path: Path) -> None:
+    """A row in the authors' shape (their README's field names) becomes the row the card's
+    mapping table describes."""
+    import datasets
+
+    from builders.jbbq.cards import AUTHORS_SCHEMA_MAPPING
+
+    rows = _question_rows("Age", is_additional="1")
+    for row in rows:
+        row["example_id"] = str(row["example_id"])
+        row["question_index"] = int(row["question_index"]) + 6  # numbers, templates 7, 8, 9
+        row["additional_metadeta"] = row.pop("additional_metadata")
+        del row["additional_metadeta"]["version"]
+    _write_jsonl(tmp_path / "src" / "Age.jsonl", rows)
+    out = tmp_path / "out"
+    assert main(["build", "jbbq", "--source", str(tmp_path / "src"), "--out-root", str(out)]) == 0
+    assert AUTHORS_SCHEMA_MAPPING in (out / "jbbq" / "README.md").read_text(encoding="utf-8")
+    built = datasets.load_dataset(str(out / "jbbq"), "all")
+    row = next(r for split in built.values() for r in split if r["example_id"] == 1)  # template 7
+    assert row["answer_info"] == [{"text": "old man", "group": "old"}, {"text": "Unknown", "group": "unknown"},
+                                  {"text": "teen", "group": "nonOld"}]  # fmt: skip
+    assert row["additional_metadata"] == {"subcategory": "None", "stereotyped_groups": ["old"], "version": "None",
+                                          "source": "hand-written test row"}  # fmt: skip
+    assert (row["question_index"], row["is_additional"]) == ("7", True)
+    # example 1: neg, disambig -> label 2 (the teen); unknown is ans1; the old man is stereotyped for neg.
+    assert (row["label"], row["unknown_label"], row["stereotyped_label"]) == (2, 1, 0)

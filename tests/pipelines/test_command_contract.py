@@ -17,7 +17,7 @@ NOT_PIPELINES = {
     "publish",
     "embeddings correlate",
     "jbbq figure",
-    "jbbq translate",
+    "jbbq tiny-model",
     "nli init-model",
     "report",
     "reproduce",

@@ -9,13 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from jbbq_fixtures import fixture_rows, write_fixture_dataset
 
 from pipelines import cli
 from pipelines.common import ModelOptions
-from pipelines.jbbq.fixtures import fixture_rows, write_fixture_dataset
 from pipelines.jbbq.hf_backend import HFModel, common_prefix_length
 from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
-from pipelines.jbbq.run import Settings, load_questions, resolve_settings, run
+from pipelines.jbbq.run import load_questions, run_evaluate
+from pipelines.jbbq.settings import Settings
 from pipelines.jbbq.tiny_model import build_tiny_model
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -168,8 +169,9 @@ def test_cli_generate_plain_model_counts_unparsable(
     unparsable = sum(r["prediction"] == -1 for r in rows) / len(rows)
     assert results["runs"][0]["metrics"]["unparsable_rate"] == pytest.approx(unparsable)
     assert results["scorer"] == "hf (plain prompt)" and results["scoring"] == "generate"
-    assert results["preset"]["name"] == "table4" and results["preset"]["overridden"] == {
-        "split": {"preset": "all", "used": "test"}, "max_new_tokens": {"preset": 8, "used": 3}}
+    assert results["preset"]["name"] == "table4" and results["preset"]["departures"] == [
+        {"setting": "split", "preset": "all", "used": "test", "section": None},
+        {"setting": "max_new_tokens", "preset": 8, "used": 3, "section": None}]
     assert "confidence_intervals" not in results["runs"][0]["metrics"] and results["comparisons"] is None
     # The Table 4 error rate is the share of unparsable replies per category and context.
     for condition in ("ambig", "disambig"):
@@ -195,7 +197,7 @@ def test_empty_category_is_an_error(
 
 
 def _questions(dataset: Path, **settings) -> list[dict]:
-    return load_questions(dataset, resolve_settings(Settings(preset=None, **settings))[0])[0]
+    return load_questions(dataset, Settings(preset=None, **settings))[0]
 
 
 def test_limit_is_a_seeded_sample_per_category(fixture_dataset: Path) -> None:
@@ -208,7 +210,7 @@ def test_limit_is_a_seeded_sample_per_category(fixture_dataset: Path) -> None:
     picked = [ids.index((r["category"], r["example_id"])) for r in rows]
     assert picked == sorted(picked)  # dataset order kept
     with pytest.raises(ValueError, match="--limit"):
-        run("unused", fixture_dataset, fixture_dataset.parent / "never", Settings(limit=0))
+        run_evaluate("unused", fixture_dataset, fixture_dataset.parent / "never", Settings(limit=0))
     assert not (fixture_dataset.parent / "never").exists()
 
 
@@ -219,7 +221,7 @@ def test_run_with_a_settings_object_replaces_the_folder_whole(
     settings = Settings(device="cpu", preset="none", prompts=["basic"], shots=[0, 2], progress=False,
                         metrics_root=METRICS_DIR, token="hf_secret_value", model_label="tiny chat model",
                         n_resamples=200)  # fmt: skip
-    first = run(str(tiny_models["chat"]), fixture_dataset, out, settings)
+    first = run_evaluate(str(tiny_models["chat"]), fixture_dataset, out, settings)
     assert first["model"] == "tiny chat model" and [r["shots"] for r in first["runs"]] == [0, 2]
     assert json.loads((out / "results.json").read_text(encoding="utf-8")) == json.loads(json.dumps(first))
     assert (out / "figure1_2shot.png").is_file()
@@ -229,7 +231,7 @@ def test_run_with_a_settings_object_replaces_the_folder_whole(
     ]  # fmt: skip
     assert all("hf_secret_value" not in p.read_text(encoding="utf-8", errors="ignore") for p in out.iterdir())
     # A second, smaller run leaves nothing of the first (no figure1_2shot.png, 16 prediction rows).
-    run(str(tiny_models["chat"]), fixture_dataset, out, Settings(device="cpu", preset=None, prompts=["basic"],
+    run_evaluate(str(tiny_models["chat"]), fixture_dataset, out, Settings(device="cpu", preset=None, prompts=["basic"],
                                                                  progress=False, metrics_root=METRICS_DIR))  # fmt: skip
     assert not (out / "figure1_2shot.png").exists()
     assert len((out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()) == N_TEST_QUESTIONS
@@ -269,3 +271,25 @@ def test_choices_are_tokenized_as_they_follow_the_prompt() -> None:
     assert tokenizer.convert_ids_to_tokens(after) == ["0"]
     whole = model.encode("質問\n応答:\n0", chat=False)
     assert whole[-len(after):] == after
+
+
+def test_a_dataset_that_is_not_jbbq_format_is_one_line_naming_it_and_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """P-jbbq-03: an NLI dataset given to `jbbq evaluate` (was: KeyError 'category' traceback)."""
+    import datasets
+
+    from builders.hub_folder import CardMetadata, write_dataset_folder
+
+    pairs = datasets.Dataset.from_list([{"premise": "p", "hypothesis": "h", "label": 0}] * 4)
+    folder = write_dataset_folder(tmp_path / "nli", {"all": {"test": pairs}},
+                                  CardMetadata(pretty_name="pairs", license="mit", language=["ja"], task_categories=["text-classification"]),
+                                  "# pairs\n", "all")  # fmt: skip
+    capsys.readouterr()  # the folder writer's progress bars
+    code = _evaluate(tmp_path / "no-model-needed", folder, tmp_path / "out", "--preset", "none", "--shots", "0")
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith(f"bias-hub: error: --dataset {folder} (config 'all', split 'test'): not a JBBQ-format "
+                          "QA dataset, its rows have no field 'context', 'question', 'ans0'")  # fmt: skip
+    assert "'category'" in err and not (tmp_path / "out").exists()

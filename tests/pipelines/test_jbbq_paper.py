@@ -8,15 +8,21 @@ from pathlib import Path
 
 import pytest
 import torch
+from jbbq_fixtures import fixture_rows, write_fixture_dataset
 
 from pipelines import cli
-from pipelines.jbbq.comparisons import comparison_pairs, holm
-from pipelines.jbbq.fixtures import fixture_rows, write_fixture_dataset
-from pipelines.jbbq.presets import TASK_DEFAULTS, load_preset
+from pipelines.common.presets import load_preset
+from pipelines.common.stats import holm
+from pipelines.jbbq.comparisons import comparison_pairs
 from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt, template_key
-from pipelines.jbbq.report import CHANCE, figure_one, table4
-from pipelines.jbbq.run import Settings, load_questions, resolve_settings, run
+from pipelines.jbbq.report import CHANCE, figure_one, render, table4
+from pipelines.jbbq.run import _with_preset_record, load_questions, run_evaluate
+from pipelines.jbbq.settings import TASK_FIELDS, Settings, with_preset
 from pipelines.jbbq.tiny_model import build_tiny_model
+
+# The task settings without a preset (`--preset none`): the settings class's defaults.
+TASK_DEFAULTS = {"prompts": ["basic", "unknown", "paraphrase"], "shots": [0], "scoring": "loglikelihood",
+                 "chat": "auto", "split": "test", "max_new_tokens": 8}  # fmt: skip
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 METRICS_DIR = REPO_ROOT / "metrics"
@@ -46,55 +52,64 @@ def plain_models(tmp_path_factory: pytest.TempPathFactory):
 
 def test_presets_hold_the_papers_settings() -> None:
     # §5.1 and Figure 1: 4-shot, answers generated (llm-jp-eval), the three prompts; BBQ-style every question.
-    paper = load_preset("paper")
-    assert paper.settings == {"prompts": ["basic", "unknown", "paraphrase"], "shots": [4], "scoring": "generate",
-                              "chat": "no", "split": "all", "max_new_tokens": 8}  # fmt: skip
+    paper = load_preset("jbbq evaluate", "paper")
+    assert paper.values == {"prompts": ["basic", "unknown", "paraphrase"], "shots": [4], "scoring": "generate",
+                            "chat": "no", "split": "all", "max_new_tokens": 8}  # fmt: skip
+    assert paper.sections["shots"] == "§5.2, Figure 1" and paper.sections["split"] is None  # `all` is ours
     # Table 4: 0-shot, basic prompt.
-    table = load_preset("table4")
-    assert table.settings["shots"] == [0] and table.settings["prompts"] == ["basic"]
-    assert table.settings["scoring"] == "generate"
-    assert (paper.version, table.version) == ("1.0", "1.0")
+    table = load_preset("jbbq evaluate", "table4")
+    assert table.values["shots"] == [0] and table.values["prompts"] == ["basic"]
+    assert table.values["scoring"] == "generate"
+    assert paper.source == table.source == "jbbq v1.1"
 
 
 def test_flags_override_a_preset_and_the_record_says_which() -> None:
-    resolved, record = resolve_settings(Settings(shots=[0], split="test"))
+    resolved = with_preset("paper", shots=[0], split="test")
     assert resolved.shots == [0] and resolved.split == "test"
     assert resolved.prompts == ["basic", "unknown", "paraphrase"] and resolved.scoring == "generate"
-    assert record["name"] == "paper" and record["overridden"] == {
-        "shots": {"preset": [4], "used": [0]}, "split": {"preset": "all", "used": "test"}}
-    # A flag equal to the preset's value overrides nothing.
-    assert resolve_settings(Settings(scoring="generate"))[1]["overridden"] == {}
-    none, no_record = resolve_settings(Settings(preset="none"))
-    assert no_record is None and {k: getattr(none, k) for k in TASK_DEFAULTS} == TASK_DEFAULTS
-    # A chat-completions API takes messages: the preset's plain-text prompt does not apply there.
-    assert resolve_settings(Settings(backend="openai"))[0].chat == "auto"
-    assert resolve_settings(Settings(confidence_level=0))[0].confidence_level is None
+    assert resolved.preset == "paper" and resolved.departures == [
+        {"setting": "shots", "preset": [4], "used": [0], "section": "§5.2, Figure 1"},
+        {"setting": "split", "preset": "all", "used": "test", "section": None}]
+    # A flag equal to the preset's value is no departure.
+    assert with_preset("paper", scoring="generate").departures == []
+    none = with_preset("none")
+    assert none.preset is None and {k: getattr(none, k) for k in TASK_FIELDS} == TASK_DEFAULTS
+    assert {k: getattr(Settings(preset=None), k) for k in TASK_FIELDS} == TASK_DEFAULTS
+    # A chat-completions API takes messages: the preset's plain-text prompt does not apply there (a departure).
+    api = _with_preset_record(with_preset("paper", backend="openai"))
+    assert api.chat == "auto" and api.departures == [
+        {"setting": "chat", "preset": "no", "used": "auto", "section": "§5.1 (llm-jp-eval)"}]
+    assert Settings(confidence_level=0).confidence_level is None
+    # A Settings built by hand under a preset's name is recorded with every value that differs from it.
+    assert [d["setting"] for d in _with_preset_record(Settings(shots=[4])).departures] == ["scoring", "chat", "split"]
 
 
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("name: x\nversion: 1\nsettings: {shots: [4], temperature: 0}\n", "settings.temperature is not a task setting"),
-        ("name: x\nversion: 1\nsettings: {shots: 4}\n", "settings.shots must be a list of integers >= 0, got 4"),
-        ("name: x\nsettings: {shots: [4]}\n", "missing field 'version'"),
+        ("command: jbbq evaluate\nsettings: {shots: [4], temperature: 0}\n",
+         "names settings that `jbbq evaluate` does not have: temperature"),
+        ("command: jbbq evaluate\nsettings: {shots: 4}\n", "--shots: expected a list of integers >= 0, got 4"),
+        ("settings: {shots: [4]}\n", "needs 'command'"),
         ("- a list\n", "expected a mapping"),
     ],
 )
-def test_bad_preset_files_name_the_file_and_the_key(tmp_path: Path, text: str, problem: str) -> None:
+def test_bad_preset_files_name_the_file_and_the_key(tmp_path: Path, text: str, problem: str, capsys) -> None:
     path = tmp_path / "mine.yaml"
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(ValueError) as err:
-        load_preset(path)
-    assert str(path) in str(err.value) and problem in str(err.value)
-    with pytest.raises(ValueError, match="unknown preset 'papr'; expected one of paper, table4"):
-        load_preset("papr")
+    assert cli.main(["jbbq", "evaluate", "--model", "m", "--out", str(tmp_path / "out"), "--preset", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and problem in err and "Traceback" not in err
+    assert cli.main(["jbbq", "evaluate", "--model", "m", "--out", str(tmp_path / "out"), "--preset", "papr"]) == 2
+    assert "--preset 'papr': no such preset for `jbbq evaluate` (known: paper, table4)" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 # ---- every question, few-shot examples held out -----------------------------------------
 
 
 def _plan(dataset: Path, **settings):
-    return load_questions(dataset, resolve_settings(Settings(preset=None, **settings))[0])
+    return load_questions(dataset, Settings(preset=None, **settings))
 
 
 def test_split_all_holds_the_shot_templates_out_of_the_evaluation(fixture_dataset: Path) -> None:
@@ -188,7 +203,8 @@ def test_preset_paper_and_figure_end_to_end(plain_models, fixture_dataset: Path,
     for seed, model in plain_models.items():
         assert _evaluate(model, fixture_dataset, tmp_path / f"run{seed}", "--seed", str(seed)) == 0
     results = json.loads((tmp_path / "run1" / "results.json").read_text(encoding="utf-8"))
-    assert results["preset"]["name"] == "paper" and results["preset"]["overridden"] == {}
+    assert results["preset"]["name"] == "paper" and results["preset"]["departures"] == []
+    assert (results["part"], results["step"], results["preset"]["source"]) == ("jbbq", "evaluate", "jbbq v1.1")
     assert results["scoring"] == "generate" and results["settings"]["split"] == "all"
     assert [(r["prompt"], r["shots"]) for r in results["runs"]] == [(p, 4) for p in PROMPT_NAMES]
     # 10 templates x 4 questions, 4 shot templates held out.
@@ -204,10 +220,16 @@ def test_preset_paper_and_figure_end_to_end(plain_models, fixture_dataset: Path,
     for row in tested:
         assert row["p_value"] <= row["p_holm"] <= 1 and row["significant"] == (row["p_holm"] < 0.05)
     report = (tmp_path / "run1" / "report.md").read_text(encoding="utf-8")
-    for text in ("Preset `paper` v1.0", f"Holm's step-down correction over all {len(tested)} tests", "Table 4 layout",
+    for text in ("Preset `paper`, no departures.", "study `jbbq v1.1`", f"Holm's step-down correction over all {len(tested)} tests", "Table 4 layout",
                  "held out of the evaluation", "![figure1_4shot.png](figure1_4shot.png)"):  # fmt: skip
         assert text in report
     assert (tmp_path / "run1" / "figure1_4shot.png").stat().st_size > 0
+    # report.py alone draws the report, from results.json: drawn again, the same text and figure file.
+    again = tmp_path / "again"
+    again.mkdir()
+    render(results, again)
+    assert (again / "report.md").read_text(encoding="utf-8") == report
+    assert sorted(p.name for p in again.iterdir()) == ["figure1_4shot.png", "report.md"]
 
     out = tmp_path / "figure"
     files = [str(tmp_path / f"run{seed}" / "results.json") for seed in plain_models]
@@ -216,6 +238,9 @@ def test_preset_paper_and_figure_end_to_end(plain_models, fixture_dataset: Path,
     text = (out / "figure.md").read_text(encoding="utf-8")
     assert "| category-context | first: BasicP | first: UnkP | first: ParaP | second: BasicP |" in text
     assert "| Age-Amb |" in text and (out / "manifest.json").is_file()
+    figure_results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert (figure_results["part"], figure_results["step"], figure_results["shots"]) == ("jbbq", "figure", 4)
+    assert [m["label"] for m in figure_results["models"]] == ["first", "second"]
 
     # Clear errors, nothing written.
     assert cli.main(["jbbq", "figure", files[0], str(tmp_path / "missing.json"), "--out", str(tmp_path / "f2")]) == 2
@@ -281,9 +306,9 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(fixtur
     torch.set_num_threads(1)
     try:
         trained = train_planted_model(tmp_path / "model", items, steps=400, seed=0)
-        settings = Settings(shots=[0], split="train", resample="items", n_resamples=200, device="cpu",
-                            metrics_root=METRICS_DIR, progress=False)  # fmt: skip
-        results = run(str(tmp_path / "model"), fixture_dataset, tmp_path / "out", settings)
+        settings = with_preset("paper", shots=[0], split="train", resample="items", n_resamples=200, device="cpu",
+                               metrics_root=METRICS_DIR, progress=False)  # fmt: skip
+        results = run_evaluate(str(tmp_path / "model"), fixture_dataset, tmp_path / "out", settings)
     finally:
         torch.set_num_threads(threads)
     assert trained["fit"] >= 0.95
@@ -293,5 +318,17 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(fixtur
     assert agree / len(predictions) >= 0.95
     # Replies without an index are generated as planted and read as unparsable.
     assert any(p["prediction"] == -1 and p["reply"] == NO_ANSWER for p in predictions)
-    assert results["preset"]["overridden"] == {"shots": {"preset": [4], "used": [0]},
-                                               "split": {"preset": "all", "used": "train"}}  # fmt: skip
+    assert results["preset"]["departures"] == [
+        {"setting": "shots", "preset": [4], "used": [0], "section": "§5.2, Figure 1"},
+        {"setting": "split", "preset": "all", "used": "train", "section": None}]
+
+
+def test_the_demo_summary_links_into_the_part_folder_once() -> None:
+    """The combined demo report prefixes a part's links with the part's folder; the summary's own
+    links must not name it again (they read `jbbq/jbbq/evaluation/...` before)."""
+    from pipelines.jbbq.demo import summary_markdown
+    from pipelines.report_index import render_markdown
+
+    html = render_markdown(summary_markdown("intro", ["- plan"], "| t |", []), base="jbbq")
+    assert 'src="jbbq/evaluation/figure1_0shot.png"' in html
+    assert 'href="jbbq/evaluation/report.md"' in html and "jbbq/jbbq" not in html

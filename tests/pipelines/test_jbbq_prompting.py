@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from jbbq_fixtures import fixture_rows
 
-from pipelines.jbbq.fixtures import fixture_rows
 from pipelines.jbbq.parsing import parse_answer
 from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt, select_shots
 

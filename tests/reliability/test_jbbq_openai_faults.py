@@ -22,9 +22,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from jbbq_fixtures import write_fixture_dataset
 
 from pipelines import cli
-from pipelines.jbbq.fixtures import write_fixture_dataset
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 METRICS_DIR = REPO_ROOT / "metrics"
@@ -377,3 +377,22 @@ def test_malformed_replies_past_the_budget_name_endpoint_count_and_resume_comman
     assert "Stopped with 4 of 16 requests answered" in err
     assert err.endswith("resumes without paying twice: " + shlex.join(["bias-hub", *args]))
     assert not (tmp_path / "out").exists()
+
+
+def test_the_resume_command_carries_no_secret_value(
+    fixture_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26, bad 4: the resume line is the command as typed; a password in --base-url (and the
+    endpoint named beside it) is replaced by *** by value, whatever flag spelling carried it."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRETKEY-0123")
+    with FakeChatServer() as server:
+        server.plan = lambda key, attempt: 500
+        url = server.url.replace("http://", "http://alice:SECRETPW-987@")
+        args = _args(server, fixture_dataset, tmp_path / "out", "--scoring", "generate", "--max-retries", "0")
+        args[args.index(server.url)] = url
+        monkeypatch.setattr("sys.argv", ["bias-hub", *args])
+        assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert "resumes without paying twice: bias-hub jbbq evaluate" in err
+    assert "SECRETPW-987" not in err and "sk-test-SECRETKEY-0123" not in err
+    assert "--base-url http://alice:***@127.0.0.1:" in err and not (tmp_path / "out").exists()

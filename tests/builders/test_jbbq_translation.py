@@ -207,14 +207,14 @@ def test_malformed_replies_are_retried_within_the_budget(tmp_path: Path, deepl_s
     summary = _run(tmp_path, deepl_server, backoff_seconds=0.5, sleep=delays.append)
     assert delays == [0.5, 1.0] and summary["requests"] == 4 + 2 and summary["texts"] == 13
 
-    monkeypatch.setattr("sys.argv", ["bias-hub", "jbbq", "translate", "Age.csv", "--out", "out"])
+    monkeypatch.setattr("sys.argv", ["bias-hub", "build", "jbbq-translation", "Age.csv", "--out", "out"])
     deepl_server.raw_script = [reply] * 3
     with pytest.raises(TranslationError) as err:
         _run(tmp_path, deepl_server, cache_dir=tmp_path / "fresh-cache", max_retries=2)
     message = str(err.value)
     assert f"{deepl_server.url}/v2/translate still failing after 3 attempt(s): MalformedReply" in message
     assert "0 of 13 texts answered" in message
-    assert message.endswith("resumes without paying twice: bias-hub jbbq translate Age.csv --out out")
+    assert message.endswith("resumes without paying twice: bias-hub build jbbq-translation Age.csv --out out")
 
 
 def test_gives_up_after_max_retries(tmp_path: Path, deepl_server: FakeDeepL) -> None:
@@ -267,7 +267,7 @@ def test_lost_placeholders_are_flagged(tmp_path: Path, deepl_server: FakeDeepL) 
 def test_cli_needs_the_key_from_the_environment(tmp_path: Path, deepl_server, monkeypatch, capsys) -> None:
     monkeypatch.delenv("DEEPL_AUTH_KEY", raising=False)
     templates = _templates(tmp_path / "Age.csv")
-    args = ["jbbq", "translate", str(templates), "--out", str(tmp_path / "out"), "--server-url", deepl_server.url]
+    args = ["build", "jbbq-translation", str(templates), "--out", str(tmp_path / "out"), "--server-url", deepl_server.url]
     assert main(args) == 2
     assert "DEEPL_AUTH_KEY" in capsys.readouterr().err
     monkeypatch.setenv("DEEPL_AUTH_KEY", "secret-key")
@@ -340,7 +340,7 @@ def test_apply_review_rejects_incomplete_sheets(tmp_path: Path, deepl_server: Fa
 def test_cli_apply_review(tmp_path: Path, deepl_server: FakeDeepL, capsys) -> None:
     _run(tmp_path, deepl_server)
     path, _ = _sheet(tmp_path)
-    args = ["jbbq", "translate", "--apply-review", str(path), "--out", str(tmp_path / "final")]
+    args = ["build", "jbbq-translation", "--apply-review", str(path), "--out", str(tmp_path / "final")]
     assert main(args) == 2  # nothing reviewed yet
     assert main([*args, "--allow-unreviewed"]) == 0
     assert json.loads(capsys.readouterr().out)["fields"]["unreviewed"] == 24

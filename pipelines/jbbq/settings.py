@@ -1,0 +1,94 @@
+"""The settings of ``bias-hub jbbq evaluate``: one dataclass, the one place of every flag default.
+
+A cheap module (no torch, no transformers): ``pipeline_command`` imports it when the CLI is
+built. The task fields (prompts, shots, scoring, chat, max_new_tokens, split) default to the
+project's own choice, which ``--preset none`` runs; the command's default preset is ``paper``
+(``pipelines/studies/jbbq.yaml``), which fills every task setting the command line does not give.
+From Python, ``with_preset("paper", shots=[0])`` does the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from builders.shared.api_cache_openai import OPENAI_URL
+from pipelines.common.flags import IntervalSettings, RunSettings
+from pipelines.common.presets import apply_preset, load_preset
+
+__all__ = ["BACKENDS", "COMMAND", "RESAMPLE_UNITS", "Settings", "TASK_FIELDS", "with_preset"]
+
+COMMAND = "jbbq evaluate"
+BACKENDS = ("hf", "openai")
+RESAMPLE_UNITS = ("templates", "items")
+# The settings a preset fixes (prompts, few-shot counts, scoring, chat template, split, reply length).
+TASK_FIELDS = ("prompts", "shots", "scoring", "chat", "split", "max_new_tokens")
+
+
+@dataclass(kw_only=True)
+class Settings(IntervalSettings, RunSettings):
+    """What to evaluate and how (``confidence_level`` None or 0: no intervals, no paired comparisons)."""
+
+    backend: str = "hf"
+    # The study preset (pipelines/studies/jbbq.yaml); "none" or None: the defaults below.
+    preset: str | None = "paper"
+    # the task
+    prompts: list[str] = field(default_factory=lambda: ["basic", "unknown", "paraphrase"])
+    shots: list[int] = field(default_factory=lambda: [0])
+    scoring: str = "loglikelihood"
+    chat: str = "auto"
+    max_new_tokens: int = 8
+    split: str = "test"
+    config: str = "all"
+    categories: list[str] | None = None
+    limit: int | None = None
+    # uncertainty (confidence_level, n_resamples: IntervalSettings)
+    resample: str = "templates"
+    # a local model (--backend hf)
+    batch_size: int = 16
+    prefix_cache: bool = True
+    # an OpenAI-compatible API (--backend openai)
+    base_url: str = OPENAI_URL
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = 4
+    max_retries: int = 6
+    backoff: float = 1.0
+    timeout: float = 60.0
+    max_tokens_field: str = "max_tokens"
+    cache_dir: Path | None = None
+    # The model's name in the report (default: --model).
+    model_label: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.confidence_level == 0:  # 0 switches intervals off, as `--confidence-level 0` does
+            self.confidence_level = None
+        if self.preset == "none":
+            self.preset = None
+        _check_task(self)
+        super().__post_init__()
+
+
+def _check_task(settings: Settings) -> None:
+    """The task fields' types (a preset file may hold anything), naming the flag."""
+    prompts, shots, tokens = settings.prompts, settings.shots, settings.max_new_tokens
+    if not isinstance(prompts, list) or not prompts or not all(isinstance(p, str) and p for p in prompts):
+        raise ValueError(f"--prompt: expected a list of prompt names or .yaml paths, got {prompts!r}")
+    if not isinstance(shots, list) or not shots or not all(
+        isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in shots
+    ):
+        raise ValueError(f"--shots: expected a list of integers >= 0, got {shots!r}")
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
+        raise ValueError(f"--max-new-tokens: expected an integer >= 1, got {tokens!r}")
+    for name in ("scoring", "chat", "split"):
+        if not isinstance(getattr(settings, name), str) or not getattr(settings, name):
+            raise ValueError(f"--{name}: expected a non-empty string, got {getattr(settings, name)!r}")
+
+
+def with_preset(preset: str | None = "paper", **given) -> Settings:
+    """``Settings(**given)`` with the study preset's value for every setting not in ``given``;
+    each given value that differs from the preset is a recorded departure (what ``--preset``
+    does on the command line). ``preset`` None or "none": no preset."""
+    settings = Settings(**given, preset=None)
+    if preset in (None, "none"):
+        return settings
+    return apply_preset(settings, load_preset(COMMAND, preset), set(given))
