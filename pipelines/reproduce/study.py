@@ -19,7 +19,7 @@ import yaml
 
 from pipelines.common.presets import STUDIES_DIR
 
-__all__ = ["PlannedStep", "Study", "StudyError", "list_studies", "load_study", "parse_set", "plan", "validate"]
+__all__ = ["PlannedStep", "Study", "StudyError", "list_studies", "load_study", "model_slug", "parse_set", "plan", "validate"]
 
 INPUT_KINDS = ("dataset", "file", "model", "env")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)(?:\.([A-Za-z0-9_]+))?\}")
@@ -172,8 +172,8 @@ def parse_set(items: list[str]) -> dict[str, Any]:
 
 
 def _expand(value: Any, context: dict[str, Any], where: str) -> Any:
-    """Placeholders in a value: ``{out}``, ``{model}``, ``{models}`` (a list), ``{datasets_root}``,
-    ``{input.NAME}``. A string that is exactly ``{models}`` becomes the list."""
+    """Placeholders in a value: ``{out}``, ``{model}``, ``{model_slug}`` (a folder name for the
+    model), ``{models}`` (a list), ``{datasets_root}``, ``{input.NAME}``. A string that is exactly ``{models}`` becomes the list."""
     if isinstance(value, list):
         out = []
         for item in value:
@@ -193,10 +193,19 @@ def _expand(value: Any, context: dict[str, Any], where: str) -> Any:
             return str(context["inputs"][sub])
         if key not in context or context[key] is None or sub is not None:
             raise StudyError(f"{where}: unknown placeholder {match.group(0)} "
-                             "(known: {out}, {model}, {models}, {datasets_root}, {input.NAME})")  # fmt: skip
+                             "(known: {out}, {model}, {model_slug}, {models}, {datasets_root}, {input.NAME})")  # fmt: skip
         return str(context[key])
 
     return _PLACEHOLDER.sub(substitute, value)
+
+
+def model_slug(model: str, out: Path | None = None) -> str:
+    """A folder name for a model: a local folder's own name (one that exists, is absolute,
+    starts with ``.`` or lies under ``out``), a Hub id with ``/`` as ``--``."""
+    path = Path(model)
+    if path.exists() or path.is_absolute() or model.startswith(".") or (out is not None and path.is_relative_to(out)):
+        return path.name
+    return model.replace("/", "--")
 
 
 def _argv(command: str, args: dict[str, Any]) -> list[str]:
@@ -263,7 +272,8 @@ def plan(
         runs = context["models"] if step.get("for_each_model") else [None]
         for model in runs:
             where = f"{study.name}: step {step['id']}"
-            expanded = {k: _expand(v, {**context, "model": model}, where) for k, v in args.items()}
+            values = {**context, "model": model, "model_slug": model_slug(model, out) if model else None}
+            expanded = {k: _expand(v, values, where) for k, v in args.items()}
             out_dir = Path(expanded["out"]) if "out" in expanded else None
             planned.append(PlannedStep(step["id"], step["command"], _argv(step["command"], expanded), out_dir, model))
     return planned
