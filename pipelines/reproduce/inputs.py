@@ -15,7 +15,7 @@ from builders.shared.card import read_card_yaml
 from pipelines.common.paths import dataset_folder
 from pipelines.reproduce.study import PlannedStep, Study
 
-__all__ = ["Check", "check_inputs", "missing_text"]
+__all__ = ["Check", "check_inputs", "missing_text", "step_models"]
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def check_inputs(
             checks.append(_model(name, item["how"]))
     seen = {c.name for c in checks if c.kind == "model"}
     for step in steps:
-        for model in _step_models(step):
+        for model in step_models(step):
             if model in seen:
                 continue
             seen.add(model)
@@ -115,7 +115,7 @@ def check_inputs(
     return checks
 
 
-def _step_models(step: PlannedStep) -> list[str]:
+def step_models(step: PlannedStep) -> list[str]:
     """The values of ``--model`` (and ``--lm``) in a step's argv."""
     models, take = [], False
     for token in step.argv:

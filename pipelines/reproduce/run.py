@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,28 @@ def _check_out(out: Path) -> None:
                          "give a new or empty folder, or the folder of an earlier `bias-hub reproduce` to resume")  # fmt: skip
 
 
+def _models_used(steps: list[PlannedStep]) -> list[str]:
+    """The models the steps load (``--model`` / ``--lm`` values), in order of first use."""
+    from pipelines.reproduce.inputs import step_models
+
+    return list(dict.fromkeys(m for step in steps for m in step_models(step)))
+
+
+_LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)(\))")
+
+
+def _relink(markdown: str, folder: str) -> str:
+    """Relative links and images of a step's Markdown, made relative to the reproduction folder."""
+
+    def fix(match: re.Match) -> str:
+        target = match.group(2)
+        if re.match(r"^[a-z][a-z0-9+.-]*:|^/|^#", target):
+            return match.group(0)
+        return f"{match.group(1)}{folder}/{target}{match.group(3)}"
+
+    return _LINK.sub(fix, markdown)
+
+
 def _key(step: PlannedStep) -> str:
     return f"{step.id}:{step.model}" if step.model else step.id
 
@@ -130,7 +153,7 @@ def reproduce(
         "paper": study.paper,
         "variant": variant,
         "variant_description": study.variants[variant]["description"] if variant else None,
-        "models": models or (study.variants.get(variant, {}).get("models") if variant else None) or study.model_ids,
+        "models": _models_used(steps),
         "paper_models": study.models,
         "overrides": dict(overrides or {}),
         "steps": [{"id": s.id, "model": s.model, "command": _command_text(s),
@@ -168,7 +191,8 @@ def render_reproduction(record: dict, out: Path) -> Path:
         lines += ["", f"Later version: {paper['later_version']}"]
     lines.append("")
     if record.get("variant"):
-        lines += [f"**Variant `{record['variant']}` — not the paper's setting:** {record['variant_description']}. "
+        lines += [f"**Variant `{record['variant']}` — not the paper's setting:** "
+                  f"{record['variant_description'].rstrip().rstrip('.')}. "
                   "Its numbers test the pipeline, they do not reproduce the paper's.", ""]  # fmt: skip
     lines += ["Models: " + ", ".join(f"`{m}`" for m in record["models"]), ""]
     if record.get("overrides"):
@@ -196,7 +220,7 @@ def render_reproduction(record: dict, out: Path) -> Path:
             results = json.loads(results_path.read_text(encoding="utf-8"))
             if run.get("model") and len(runs) > 1:
                 lines += [f"### `{run['model']}`", ""]
-            lines += [layout(results, table.get("printed") or {}).rstrip(), ""]
+            lines += [_relink(layout(results, table.get("printed") or {}).rstrip(), run["out"]), ""]
             if table.get("figure"):
                 figure = f"{run['out']}/{table['figure']}"
                 lines += [f"[![{table['id']}]({figure})]({figure})", ""]
