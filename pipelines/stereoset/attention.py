@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from builders.stereoset_gender_swap.lexicon import Word, split_words
+from builders.shared.text import Word, split_words
 
 __all__ = ["SentenceAttention", "AlignmentError", "word_piece_matrix", "gender_attention"]
 

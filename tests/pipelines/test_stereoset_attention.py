@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builders.stereoset_gender_swap.lexicon import split_words
+from builders.shared.text import split_words
 
 WORDS = "he she his her dad mom man woman the is tall and cook ##s sing ##er . ,".split()
 
