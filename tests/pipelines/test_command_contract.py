@@ -19,6 +19,7 @@ NOT_PIPELINES = {
     "jbbq figure",
     "jbbq translate",
     "nli init-model",
+    "stereoset offline-models",
 }
 
 
