@@ -93,7 +93,7 @@ def _population_text(population: Population, lexicon: Lexicon) -> str:
     ]  # fmt: skip
     reasons = [[reason, LEFT_OUT[reason], count] for reason, count in left.items() if count]
     listed = "\n".join(f"- `{reason}`: {text}" for reason in LEFT_OUT for text in population.left_out.get(reason, []))
-    return f"""### The paper's population: `{POPULATION}`
+    return f"""**The paper's population: `{POPULATION}`.**
 
 The study took all 2,123 contexts, removed duplicated sentences, swapped the genders with
 gpt-3.5-turbo and kept the pairs whose forms differ only in gender words: 2,111 pairs. The

@@ -32,7 +32,7 @@ form (`human`: "She is a pig who is [MASK].", `object`: "It is a pig that is
 form, A (starting form) and B (other form), and computes the change rate
 (B - A) / A for the items above chance in the starting form, A > 1 / |V|
 (|V| = vocabulary size). `<start>_to_<end>` is the table of Takeshita, Rzepka and
-Araki (2022): the items above chance in the starting form whose probability DROPS
+Araki (Tables 1-4 of "英語の言語モデルに内在する種差別的バイアスの分析"): the items above chance in the starting form whose probability DROPS
 when the sentence changes to the other form, most negative change rate first
 (`object_to_human` is their Tables 1 and 3, `human_to_object` their Tables 2 and 4).
 `gains` lists, the other way round, the items whose probability rises most.
@@ -159,6 +159,11 @@ Examples:
 """
 
 _CITATION = """
+@misc{takeshita-rzepka-araki-speciesist-bias-ja,
+  title = {英語の言語モデルに内在する種差別的バイアスの分析 [An analysis of speciesist bias in {E}nglish language models]},
+  author = {Takeshita, Masashi and Rzepka, Rafal and Araki, Kenji},
+  note = {Hokkaido University. The paper this project follows (its Tables 1-4 and Figure 1); its text prints no venue or year}
+}
 @article{takeshita-etal-2022-speciesist,
   title = {Speciesist Language and Nonhuman Animal Bias in {E}nglish Masked Language Models},
   author = {Takeshita, Masashi and Rzepka, Rafal and Araki, Kenji},
