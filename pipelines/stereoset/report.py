@@ -235,12 +235,12 @@ def report_markdown(results: dict, words: list[dict], summary: str, settings) ->
     record = results.get("preset")
     preset = SimpleNamespace(preset=record["name"], departures=record["departures"]) if record else None
     preset_line = "\n".join(preset_markdown(preset)) if preset else ""
+    lm_note = f"\n{settings.lm_note}" if settings.lm_note else ""
     names = results.get("dataset", {}).get("name_list") or "none recorded by this config's rows (its card says which)"
     notes = "".join(f"\n> {note}\n" for note in settings.notes)
     return f"""# Attention to gender words and perplexity gaps on gender-swapped StereoSet pairs
 
-Encoder `{settings.encoder_label}` (layer {settings.layer}, {heads}); causal LM `{settings.lm_label}`
-{settings.lm_note}; dataset config `{settings.config}`; first-name list: {names}.
+Encoder `{settings.encoder_label}` (layer {settings.layer}, {heads}); causal LM `{settings.lm_label}`{lm_note}; dataset config `{settings.config}`; first-name list: {names}.
 {preset_line}{notes}
 {summary}
 

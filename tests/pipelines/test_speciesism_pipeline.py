@@ -483,3 +483,24 @@ def test_demo_model_plants_a_bias_the_tables_recover_in_the_papers_direction(tmp
     assert set(human_to_object[:5]) <= person, human_to_object
     for entry in study["object_to_human"][:5] + study["human_to_object"][:5]:
         assert -0.9 < entry["change_rate"] < -0.3
+
+
+def test_table_layouts_put_this_runs_words_beside_the_papers():
+    # Issue 23: PAPER_LAYOUTS lay out Tables 1-4 with the printed values (from the study file) beside ours.
+    import yaml
+
+    from pipelines.common.presets import STUDIES_DIR
+    from pipelines.speciesism.report import PAPER_LAYOUTS
+
+    study = yaml.safe_load((STUDIES_DIR / "speciesism.yaml").read_text(encoding="utf-8"))
+    printed = {table["id"]: table["printed"] for table in study["tables"]}
+    assert printed["table1"]["rows"][0] == ["dried", 0.00020683, 0.0000005]  # Table 1's first row as printed
+    assert len(printed["table4"]["rows"]) == 15 and printed["table4"]["rows"][0][0] == "who"
+    # Object form -> human form: p_start is the object form's probability, p_end the human form's.
+    table = {"object_to_human": [{"word": "dried", "p_start": 0.0002, "p_end": 0.0000004}], "human_to_object": []}
+    results = {"models": [{"label": "roberta-large", "change_rate": {"study": table}}]}
+    text = PAPER_LAYOUTS["table1"](results, printed["table1"])
+    assert "| 1 | dried | 0.00020683 | 0.00000050 | dried | 0.00020000 | 0.00000040 |" in text
+    assert "| 15 | undeniable | 0.00017082 | 0.00000139 |  |  |  |" in text
+    # No BERT model in the run: the paper's Table 3 alone, said so.
+    assert PAPER_LAYOUTS["table3"](results, printed["table3"]).startswith("_No bert model in this run")

@@ -475,3 +475,68 @@ def test_attentions_that_look_back_only_are_refused(tiny_models):
         gender_attention(model, tokenizer, ["He is tall."], [[(0, 2)]], progress=False)
     bert, _ = _load(tiny_models["bert"])
     assert gender_attention(bert, tokenizer, ["He is tall."], [[(0, 2)]], progress=False)[0] is not None
+
+
+def test_the_report_is_rendered_again_from_the_run_folder_alone(scripted_run):
+    # Issue 22: report.py alone renders report.md and the figures, from results.json and the run's files.
+    from pipelines.stereoset.report import render
+
+    results, out = scripted_run()
+    report = (out / "report.md").read_text(encoding="utf-8")
+    for name in ("report.md", "figure2.png", "plot.png"):
+        (out / name).unlink()
+    render(json.loads((out / "results.json").read_text(encoding="utf-8")), out)
+    assert (out / "report.md").read_text(encoding="utf-8") == report
+    assert (out / "figure2.png").stat().st_size > 0 and (out / "plot.png").stat().st_size > 0
+    assert results["part"] == "stereoset" and results["step"] == "attention"
+
+
+def test_every_word_of_the_plot_has_a_mark_or_the_legend_says_why(scripted_run):
+    # Issue 24: plot.png drew words with no bar and no explanation. At the token level "tall",
+    # "the" and "##s" find their pairs taken (see the test above): each gets an x and a legend entry.
+    from types import SimpleNamespace
+
+    from pipelines.stereoset.report import top_figure
+
+    results, out = scripted_run()
+    words = [json.loads(line) for line in (out / "words.jsonl").read_text(encoding="utf-8").splitlines()]
+    figure = top_figure(words, results["correlation"], SimpleNamespace(**results["settings"]))
+    _, bottom, _ = figure.axes
+    missing = [line for line in bottom.get_lines() if line.get_marker() == "x"]
+    assert len(missing) == 1 and list(missing[0].get_xdata()) == [1, 4, 5]  # tall, the, ##s
+    assert missing[0].get_label() == "no pair left: every pair holding the token was taken by an earlier token"
+    assert all(axis.get_xlabel() and axis.get_ylabel() for axis in figure.axes)
+
+
+@pytest.mark.parametrize("study", ["stereoset_gender_attention", "speciesism"])
+def test_the_study_steps_name_real_commands_and_flags(study):
+    # Issue 23: every step of this area's study files is a bias-hub command, and every argument a flag of it.
+    import importlib
+
+    import yaml
+
+    from pipelines.cli import _leaf_parsers, build_parser
+    from pipelines.common.presets import STUDIES_DIR, load_preset
+
+    data = yaml.safe_load((STUDIES_DIR / f"{study}.yaml").read_text(encoding="utf-8"))
+    commands = {parser.prog.removeprefix("bias-hub ").strip(): parser for parser in _leaf_parsers(build_parser())}
+    steps = data["steps"] + data.get("variants", {}).get("offline", {}).get("steps", [])
+    for step in steps:
+        parser = commands[step["command"]]
+        dests = {action.dest for action in parser._actions}
+        assert set(step["args"]) <= dests, (step["id"], set(step["args"]) - dests)
+    for key in data.get("variants", {}).get("offline", {}).get("set", {}):
+        step_id, _, dest = key.partition(".")
+        (step,) = [s for s in steps if s["id"] == step_id]
+        assert dest in {action.dest for action in commands[step["command"]]._actions}, key
+    model_ids = [model["id"] for model in data["models"]]
+    for name, preset in data["presets"].items():
+        loaded = load_preset(preset["command"], name)
+        assert set(loaded.models) <= set(model_ids)
+        assert set(model_ids) - set(loaded.models) <= {loaded.values.get("lm")}  # the LM is a setting
+    layouts = importlib.import_module(f"pipelines.{PARTS[study]}.report").PAPER_LAYOUTS
+    for table in data["tables"]:
+        assert table["step"] in {s["id"] for s in steps} and table["layout"] in layouts
+
+
+PARTS = {"stereoset_gender_attention": "stereoset", "speciesism": "speciesism"}
