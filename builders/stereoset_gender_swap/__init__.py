@@ -25,12 +25,7 @@ import logging
 import os
 from pathlib import Path
 
-import datasets
-
-from builders.hub_folder import write_dataset_folder
 from builders.shared.sources import SourceUnavailable, resolve
-from builders.stereoset_gender_swap.card import card_metadata, card_sections
-from builders.stereoset_gender_swap.features import FEATURES, POPULATION_FEATURES
 from builders.stereoset_gender_swap.lexicon import LEXICON_PATH, Lexicon, load_lexicon
 from builders.stereoset_gender_swap.llm_swap import DEFAULT_MODEL, LLMSwapper
 from builders.stereoset_gender_swap.names import load_names, load_registry_names
@@ -148,6 +143,13 @@ def build(
     - ``llm_concurrency``: requests in flight at most (default 4);
     - ``limit``: use only the first ``limit`` StereoSet rows (quick runs).
     """
+    # datasets (and what imports it) loads only when a build runs: `bias-hub --help` imports this package.
+    import datasets
+
+    from builders.hub_folder import write_dataset_folder
+    from builders.stereoset_gender_swap.card import card_metadata, card_sections
+    from builders.stereoset_gender_swap.features import FEATURES, POPULATION_FEATURES
+
     resolved, rows = _read_rows(source, limit)
     lexicon_path = Path(lexicon) if lexicon else LEXICON_PATH
     if not lexicon_path.is_file():

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from builders.shared.files import read_text
+from builders.shared.sources import resolve
 from builders.stereoset_gender_swap.lexicon import Names, normalise_key
 
 __all__ = [
@@ -86,8 +87,6 @@ def read_names(male_path: Path, female_path: Path, pairs_path: Path, provenance:
 
 def load_names(folder: str | os.PathLike[str] | None = None) -> Names:
     """The names, from ``folder`` (a data_debias checkout or its ``data/`` folder) or the pinned URLs."""
-    from builders.shared.sources import resolve
-
     paths = {}
     if folder is not None:
         root = Path(folder).expanduser()
@@ -133,7 +132,5 @@ def read_registry_names(path: Path, provenance: tuple[dict, ...] = ()) -> Names:
 
 def load_registry_names() -> Names:
     """The registry names (``read_registry_names``) from the pinned gender-guesser wheel."""
-    from builders.shared.sources import resolve
-
     resolved = resolve("gender_guesser_names")
     return read_registry_names(resolved.path, provenance=(resolved.provenance(),))
