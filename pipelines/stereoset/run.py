@@ -229,6 +229,10 @@ def _sample(pairs: list[dict], settings: Settings, counts: Counter) -> list[dict
     counts["pairs_used"] = len(pairs)
     if not pairs:
         raise ValueError("no sentence pairs to study")
+    identical = sum(not pair["gender_words"] for pair in pairs)
+    if identical:
+        # The paper population's contexts without a gender word: no attention to gender words, no gap.
+        counts["pairs_identical_no_gender_word"] = identical
     return pairs
 
 
