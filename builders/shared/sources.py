@@ -219,6 +219,23 @@ for _file, _sha, _what in (
         )
     )
 
+# First names by gender for offline builds (the data_debias lists above need the network): the
+# name dictionary of gender-guesser 0.4.0 (Jörg Michael's nam_dict.txt, GNU FDL), read from its wheel.
+_register(
+    Source(
+        name="gender_guesser_names",
+        license="GNU FDL (nam_dict.txt by Jörg Michael, shipped in gender-guesser 0.4.0)",
+        description="First names with their gender and frequency per country (about 48,000 names).",
+        package=PackageFile(
+            "gender-guesser",
+            "0.4.0",
+            "gender_guesser/data/nam_dict.txt",
+            "bfe79b1f3533d188333c36d7b0722868b873b2d366bb15bed3ed9a4f85db3c8c",
+        ),
+        note="Fixed-width text: gender code, name, then one frequency character per country from column 30.",
+    )
+)
+
 # The NLI gender-bias evaluation sets as Anantaprayoon et al. released them (ja_v1.1), pinned to
 # commit 4d57afe of their repository: every folder of ``bias-eval-set_v1.1`` with its own file
 # names. The sha256 values were computed from the files of that commit.

@@ -1,10 +1,35 @@
-"""Markdown pieces shared by dataset cards and run reports."""
+"""Markdown pieces shared by dataset cards and run reports, and the one word splitter."""
 
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
 
-__all__ = ["fmt", "markdown_table", "with_interval"]
+__all__ = ["Word", "fmt", "markdown_table", "split_words", "with_interval"]
+
+_WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Word:
+    """A word of a sentence with its character span ``[start, end)``."""
+
+    text: str
+    start: int
+    end: int
+
+    @property
+    def is_punctuation(self) -> bool:
+        return not any(ch.isalnum() for ch in self.text)
+
+
+def split_words(text: str) -> list[Word]:
+    """Words as BERT's basic tokenizer splits them: runs of letters and digits, and every other
+    non-space character on its own ("She's" -> She, ', s). The gender-swap builder (its word
+    indices and spans) and the attention pipeline (its alignment of pieces to words) share it,
+    so a word index means the same thing in the dataset and in a run."""
+    return [Word(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
 
 
 def markdown_table(headers: list[str], rows: list[list[object]]) -> str:

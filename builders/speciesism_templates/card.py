@@ -18,6 +18,11 @@ METADATA = CardMetadata(
 )
 
 _CITATION = """\
+@misc{takeshita-rzepka-araki-speciesist-bias-ja,
+  title = {英語の言語モデルに内在する種差別的バイアスの分析 [An analysis of speciesist bias in {E}nglish language models]},
+  author = {Takeshita, Masashi and Rzepka, Rafal and Araki, Kenji},
+  note = {Hokkaido University. The paper this project follows (its Tables 1-4 and Figure 1); its text prints no venue or year}
+}
 @article{takeshita-etal-2022-speciesist,
   title = {Speciesist Language and Nonhuman Animal Bias in {E}nglish Masked Language Models},
   author = {Takeshita, Masashi and Rzepka, Rafal and Araki, Kenji},
@@ -80,7 +85,9 @@ def card_sections(rows: dict[str, list[dict]], instance: dict) -> CardSections:
 ("She is a pig who is {MASK_MARKER}.") or the way objects are described ("It is a pig
 that is {MASK_MARKER}."), for measuring how a masked language model's fill changes
 with the form; and a neutral template ("A pig is {MASK_MARKER}.") whose top fills are
-judged for sentiment. The English patterns follow Takeshita, Rzepka and Araki (2022),
+judged for sentiment. The English patterns follow Takeshita, Rzepka and Araki
+("英語の言語モデルに内在する種差別的バイアスの分析"; a later version: Information Processing &
+Management 59(5), 2022),
 who found that object forms move BERT and RoBERTa towards words of food processing,
 and that the fills for "A <animal> is {MASK_MARKER}." read as negative more than half the
 time. The Japanese configs are an extension written for this project.

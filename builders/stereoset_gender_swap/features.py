@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datasets
 
-__all__ = ["FEATURES"]
+__all__ = ["FEATURES", "POPULATION_FEATURES"]
 
 FEATURES = datasets.Features(
     {
@@ -28,5 +28,15 @@ FEATURES = datasets.Features(
             }
         ),
         "swap_method": datasets.Value("string"),
+    }
+)
+
+# The paper population (``population.py``) also holds identical pairs ("none") and pairs of contexts
+# with both genders ("mixed"), and names on every row the first-name list the build used.
+POPULATION_FEATURES = datasets.Features(
+    {
+        **FEATURES,
+        "original_gender": datasets.ClassLabel(names=["male", "female", "none", "mixed"]),
+        "name_list": datasets.Value("string"),
     }
 )

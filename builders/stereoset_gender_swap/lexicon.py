@@ -1,8 +1,7 @@
-"""The gender words (``lexicon.tsv`` plus first names) and the word splitter every step shares.
+"""The gender words (``lexicon.tsv`` plus first names).
 
-Words are split the way BERT's basic tokenizer splits them: runs of letters and
-digits, and every other non-space character on its own ("She's" -> She, ', s).
-The swapper, the pair filter and the pipeline all use :func:`split_words`, so a
+Words are split by ``builders.shared.text.split_words`` (as BERT's basic tokenizer
+splits them), which the swapper, the pair filter and the attention pipeline all use, so a
 word index means the same thing everywhere.
 
 A gender word is, as in the study (§4.1): a word of the study's appendix (set
@@ -12,38 +11,21 @@ typical first name (``Names``, from Thakur et al.'s data; capitalised only).
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from builders.shared.files import read_text
+from builders.shared.text import Word, split_words
 
 __all__ = [
     "Lexicon", "Names", "Word", "load_lexicon", "split_words", "normalise_key", "LEXICON_PATH", "SETS",
 ]  # fmt: skip
 
 LEXICON_PATH = Path(__file__).with_name("lexicon.tsv")
-_WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 # The sets a lexicon row may belong to; "-" on one side marks a gendered word without a counterpart.
 SETS = ("study", "judged")
 NO_COUNTERPART = "-"
-
-
-@dataclass(frozen=True)
-class Word:
-    text: str
-    start: int
-    end: int
-
-    @property
-    def is_punctuation(self) -> bool:
-        return not any(ch.isalnum() for ch in self.text)
-
-
-def split_words(text: str) -> list[Word]:
-    """Words with their character spans in ``text``."""
-    return [Word(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
 
 
 def normalise_key(word: str) -> str:

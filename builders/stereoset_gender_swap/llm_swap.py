@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from builders.shared.api_cache_openai import ChatCompletions, reply_text
+from builders.stereoset_gender_swap.swap import normalise_sentence, sentence_gender
 
 __all__ = ["DEFAULT_MODEL", "STUDY_INSTRUCTION", "LLMSwapper"]
 
@@ -64,12 +65,12 @@ class LLMSwapper:
         replies = self.client.complete([self._body(s) for s in sentences], progress=progress, desc="LLM swap")
         return [reply_text(reply).strip() for reply in replies]
 
-    def prefetch(self, candidates: Iterable, lexicon, progress: bool = True) -> None:
-        """Ask in parallel for every candidate sentence ``build_pairs`` will swap (one gender)."""
-        from builders.stereoset_gender_swap.swap import normalise_sentence, sentence_gender
-
+    def prefetch(self, candidates: Iterable, lexicon, progress: bool = True,
+                 genders: tuple[str, ...] = ("male", "female")) -> None:  # fmt: skip
+        """Ask in parallel for every candidate sentence a build will swap: those of one gender
+        (``build_pairs``), or also the mixed ones (``genders`` with "mixed": the paper population)."""
         sentences = [normalise_sentence(c.text) for c in candidates]
-        self.swap_all(dict.fromkeys(s for s in sentences if sentence_gender(s, lexicon) in ("male", "female")),
+        self.swap_all(dict.fromkeys(s for s in sentences if sentence_gender(s, lexicon) in genders),
                       progress=progress)  # fmt: skip
 
     def swap(self, sentence: str) -> str:

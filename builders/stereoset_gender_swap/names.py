@@ -17,9 +17,13 @@ import os
 from pathlib import Path
 
 from builders.shared.files import read_text
+from builders.shared.sources import resolve
 from builders.stereoset_gender_swap.lexicon import Names, normalise_key
 
-__all__ = ["NAME_FILES", "NOT_NAMES_PATH", "load_names", "read_names"]
+__all__ = [
+    "NAME_FILES", "NOT_NAMES_PATH", "REGISTRY_COUNTRIES", "load_names", "load_registry_names", "read_names",
+    "read_registry_names",
+]  # fmt: skip
 
 # source name in builders/shared/sources.py -> file name in a data_debias checkout's data/ folder
 NAME_FILES = {
@@ -28,6 +32,12 @@ NAME_FILES = {
     "data_debias_names_pairs": "names_pairs_1000_scaled.json",
 }
 NOT_NAMES_PATH = Path(__file__).with_name("not_names.txt")
+NOT_NAMES_REGISTRY_PATH = Path(__file__).with_name("not_names_registry.txt")
+# The countries of nam_dict.txt whose names count (English-speaking, as StereoSet's writers):
+# their frequency characters stand at columns 30, 31 and 32 (gender-guesser's own layout).
+REGISTRY_COUNTRIES = {"great_britain": 30, "ireland": 31, "usa": 32}
+# nam_dict.txt's gender codes of one gender; "1M", "?M", "1F", "?F" and "?" are mostly or either.
+_REGISTRY_GENDERS = {"M": "male", "F": "female"}
 
 
 def _word_list(path: Path) -> list[str]:
@@ -77,8 +87,6 @@ def read_names(male_path: Path, female_path: Path, pairs_path: Path, provenance:
 
 def load_names(folder: str | os.PathLike[str] | None = None) -> Names:
     """The names, from ``folder`` (a data_debias checkout or its ``data/`` folder) or the pinned URLs."""
-    from builders.shared.sources import resolve
-
     paths = {}
     if folder is not None:
         root = Path(folder).expanduser()
@@ -94,3 +102,35 @@ def load_names(folder: str | os.PathLike[str] | None = None) -> Names:
         *(resolved[source].path for source in NAME_FILES),
         provenance=tuple(resolved[source].provenance() for source in NAME_FILES),
     )
+
+
+def read_registry_names(path: Path, provenance: tuple[dict, ...] = ()) -> Names:
+    """First names from gender-guesser's ``nam_dict.txt``: every single-word name with a frequency in
+    one of ``REGISTRY_COUNTRIES``, male or female when every such entry gives that one gender (a
+    name also listed as the other, or as mostly/either, is ambiguous and no gender word). No name
+    has a counterpart: the rule swap cannot swap a name, so a sentence holding one is left out."""
+    genders: dict[str, set[str]] = {}
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip() or line[0] in "#=":
+            continue
+        fields = line.split()
+        if len(fields) < 2 or len(line) < max(REGISTRY_COUNTRIES.values()) + 1:
+            raise ValueError(f"{path}, line {number}: expected a gender code, a name and country columns")
+        code, name = fields[0], fields[1]
+        if "+" in name or not any(line[column].strip() for column in REGISTRY_COUNTRIES.values()):
+            continue
+        genders.setdefault(normalise_key(name), set()).add(_REGISTRY_GENDERS.get(code, "ambiguous"))
+    if not genders:
+        raise ValueError(f"{path}: no first name with a frequency in {', '.join(REGISTRY_COUNTRIES)}")
+    male = {name for name, found in genders.items() if found == {"male"}}
+    female = {name for name, found in genders.items() if found == {"female"}}
+    ambiguous = set(genders) - male - female
+    excluded = frozenset(_word_list(NOT_NAMES_PATH) + _word_list(NOT_NAMES_REGISTRY_PATH)) & set(genders)
+    return Names(frozenset(male - excluded), frozenset(female - excluded), {}, frozenset(ambiguous), excluded,
+                 provenance)  # fmt: skip
+
+
+def load_registry_names() -> Names:
+    """The registry names (``read_registry_names``) from the pinned gender-guesser wheel."""
+    resolved = resolve("gender_guesser_names")
+    return read_registry_names(resolved.path, provenance=(resolved.provenance(),))

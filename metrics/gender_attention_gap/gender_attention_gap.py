@@ -48,7 +48,9 @@ Returns:
     male_mean (`list` of `float`), female_mean (`list` of `float`): mean mass per form.
     attention_gap (`list` of `float`): male_mean - female_mean.
     male_count (`list` of `int`), female_count (`list` of `int`): occurrences per form.
-    mean_gap (`float`): mean attention_gap over the reported words (NaN if none).
+    mean_gap (`float`): mean attention_gap over the reported words (NaN if none, with a
+        `note` saying that no word reached `min_count` in each form). Input with no
+        occurrence in one of the forms is refused.
     confidence_intervals (`dict`, with `confidence_level`): for "mean_gap" and
         "attention_gap[i]" (the gap of words[i]) {"low", "high", "confidence_level", "method" ("BCa" or
         "percentile"), "n_resamples", "unit" ("occurrences"), "n_units", "reason"}; low and
@@ -168,6 +170,27 @@ def _gap_intervals(mass, word, male, reported, options) -> list[dict]:
     return intervals
 
 
+def _checked_occurrences(words, attention_to_gender, forms, min_count):
+    """The masses and a male-form mask, after every check of the occurrence columns."""
+    if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) or min_count < 1:
+        raise ValueError(f"min_count must be a positive integer, got {min_count!r}")
+    columns = {"words": words, "attention_to_gender": attention_to_gender, "forms": forms}
+    sizes = {name: len(_column(value, name)) for name, value in columns.items()}
+    if len(set(sizes.values())) > 1:
+        raise ValueError(
+            f"words, attention_to_gender and forms need one value per occurrence; got lengths {sizes}"
+        )
+    if not sizes["words"]:
+        raise ValueError("words is empty: there are no word occurrences to compare")
+    mass = _numbers(attention_to_gender, "attention_to_gender")
+    male = _names(forms, "forms", _FORMS)[0] == 0
+    for form, present in (("male", male.any()), ("female", (~male).any())):
+        if not present:
+            raise ValueError(f"forms: no occurrence is in the {form} form; a gap compares the male and the "
+                             "female form of the same sentences, so both are needed")  # fmt: skip
+    return mass, male
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class GenderAttentionGap(_DirectCompute, evaluate.Measurement):
     def _info(self) -> evaluate.MeasurementInfo:
@@ -204,29 +227,8 @@ class GenderAttentionGap(_DirectCompute, evaluate.Measurement):
         n_resamples=2000,
         seed=0,
     ):
-        if (
-            isinstance(min_count, bool)
-            or not isinstance(min_count, (int, np.integer))
-            or min_count < 1
-        ):
-            raise ValueError(f"min_count must be a positive integer, got {min_count!r}")
         options = _uncertainty(confidence_level, n_resamples, seed)
-        sizes = {
-            name: len(_column(v, name))
-            for name, v in (
-                ("words", words),
-                ("attention_to_gender", attention_to_gender),
-                ("forms", forms),
-            )
-        }
-        if len(set(sizes.values())) > 1:
-            raise ValueError(
-                f"words, attention_to_gender and forms need one value per occurrence; got lengths {sizes}"
-            )
-        if not sizes["words"]:
-            raise ValueError("words is empty: there are no word occurrences to compare")
-        mass = _numbers(attention_to_gender, "attention_to_gender")
-        male = _names(forms, "forms", _FORMS)[0] == 0
+        mass, male = _checked_occurrences(words, attention_to_gender, forms, min_count)
         index, vocabulary = _words(words)
         size = len(vocabulary)
         male_count = np.bincount(index[male], minlength=size)
@@ -248,6 +250,8 @@ class GenderAttentionGap(_DirectCompute, evaluate.Measurement):
             "female_count": female_count[reported].tolist(),
             "mean_gap": float(gap.mean()) if gap.size else float("nan"),
         }
+        if not gap.size:
+            result["note"] = f"no word occurs at least {min_count} time(s) in each form: no gap to report"
         if options is not None:
             if reported.size:
                 intervals = _gap_intervals(mass, index, male, reported, options)

@@ -37,13 +37,15 @@ form has the higher perplexity get bootstrap confidence intervals, resampling pa
 
 _KWARGS_DESCRIPTION = """
 Args:
-    male_perplexities (`list` of `float`): perplexity of each pair's male form (> 0).
-    female_perplexities (`list` of `float`): perplexity of each pair's female form (> 0).
+    male_perplexities (`list` of `float`): perplexity of each pair's male form (>= 1: a
+        perplexity is the exponential of a mean negative log-likelihood).
+    female_perplexities (`list` of `float`): perplexity of each pair's female form (>= 1).
     pair_words (`list` of `list` of `str`, optional): the words of each pair (gender
         words left out); a word counts once per pair; compared after Unicode NFKC
         normalisation, whitespace trimming and lower-casing (as gender_attention_gap does).
-    word_scores (`dict` of `str` to `float`, optional): a score per word to correlate
-        with the words' perplexity gaps; needs `pair_words`.
+    word_scores (`dict` of `str` to `float`, optional): a finite score per word to
+        correlate with the words' perplexity gaps; needs `pair_words`. A NaN, an infinity or
+        a value that is no number is refused, naming the word.
     min_pairs (`int`, default 1): a word is reported only if it has this many pairs.
     pair_assignment (`str`, default "all"): "all": a word's gap averages every pair it
         occurs in; "first": each pair is used only by the first word, in the order words
@@ -51,6 +53,12 @@ Args:
     word_order (`list` of `str`, optional): with "first", the order words take pairs in;
         default: the words of `word_scores`, largest score first. Words missing from the
         order take no pair.
+    frequency_gaps (`list` of `float`, optional): per pair, how much more frequent its male
+        gender words are than its female ones (e.g. mean Zipf frequency of the male words minus
+        that of the female words; 0 for a pair without gender words). A rarer word makes a
+        sentence less likely whatever its gender, so this adds the frequency-matched view.
+    frequency_tolerance (`float`, default 0.25): a pair is frequency-matched when
+        |frequency gap| <= this.
     confidence_level (`float`, optional): e.g. 0.95 for 95 % bootstrap intervals; None
         (default) computes none.
     n_resamples (`int`, default 2000): bootstrap resamples.
@@ -66,6 +74,12 @@ Returns:
         word_pairs holds the indices of the pairs each word's gap averages.
     correlation: when `word_scores` is given, `{"n_words", "pearson", "pearson_pvalue",
         "spearman", "spearman_pvalue"}` (NaN with fewer than three shared words).
+    frequency_matched (with `frequency_gaps`): {"tolerance_zipf", "pairs_matched",
+        "confound": {"n_pairs", and with 3 pairs whose frequency gaps vary:
+        "spearman_log_ppl_ratio_vs_zipf_gap", "spearman_pvalue",
+        "slope_log_ppl_ratio_per_zipf" (least squares)}, "mean_gap", "male_higher_rate",
+        "correlation"}: the mean gap, share and correlation (as above) over the matched pairs
+        alone (None without a matched pair).
     confidence_intervals (`dict`, with `confidence_level`): for "mean_gap", "median_gap"
         and "male_higher_rate" {"low", "high", "confidence_level", "method" ("BCa", or
         "percentile": always for the median, whose jackknife is not consistent),
@@ -126,8 +140,26 @@ _CITATION = """\
 
 def _check_perplexities(values, name):
     array = _numbers(values, name)
-    _refuse(array <= 0, name, _column(values, name), "a finite positive perplexity")
+    # exp(mean negative log-likelihood) with a likelihood of at most 1: never below 1
+    _refuse(array < 1, name, _column(values, name), "a finite perplexity of at least 1 (exp of a mean negative log-likelihood)")
     return array
+
+
+def _check_word_scores(word_scores) -> dict:
+    """Each word's score as a finite float, or a ValueError naming the word and its value."""
+    if not isinstance(word_scores, dict):
+        raise ValueError(f"word_scores must be a dict of word to score, got {type(word_scores).__name__}")
+    scores = {}
+    for word, score in word_scores.items():
+        if not isinstance(word, str) or not _normalise(word):
+            raise ValueError(f"word_scores: every key must be a non-empty word, got {word!r}")
+        if isinstance(score, (bool, np.bool_)) or not isinstance(score, (int, float, np.integer, np.floating)):
+            raise ValueError(f"word_scores[{word!r}] is {score!r}; expected a finite number")
+        if not np.isfinite(score):
+            raise ValueError(f"word_scores[{word!r}] is {float(score)!r}; expected a finite number "
+                             "(leave a word without a score out of word_scores)")  # fmt: skip
+        scores[word] = float(score)
+    return scores
 
 
 def _mean_and_rate(totals: np.ndarray) -> np.ndarray:
@@ -322,6 +354,41 @@ def _correlation(words, word_gaps, word_scores, options=None):
     return result
 
 
+def _check_arguments(min_pairs, pair_assignment, word_order, word_scores):
+    """The options' checks; returns ``word_scores`` as finite floats (or None)."""
+    if (
+        isinstance(min_pairs, bool)
+        or not isinstance(min_pairs, (int, np.integer))
+        or min_pairs < 1
+    ):
+        raise ValueError(f"min_pairs must be a positive integer, got {min_pairs!r}")
+    if pair_assignment not in _ASSIGNMENTS:
+        raise ValueError(
+            f"pair_assignment must be one of {list(_ASSIGNMENTS)}, got {pair_assignment!r}"
+        )
+    if word_order is not None and pair_assignment != "first":
+        raise ValueError(
+            'word_order is the order words take pairs in: it needs pair_assignment="first"'
+        )
+    if word_scores is not None:
+        word_scores = _check_word_scores(word_scores)
+    return word_scores
+
+
+def _frequency_confound(frequency_gaps, log_ratio) -> dict:
+    """Spearman's rho and the least-squares slope of the log-perplexity ratio on the frequency gap."""
+    confound = {"n_pairs": int(frequency_gaps.size)}
+    if frequency_gaps.size >= 3 and np.ptp(frequency_gaps) > 0:
+        rho = stats.spearmanr(frequency_gaps, log_ratio)
+        fit = stats.linregress(frequency_gaps, log_ratio)
+        confound |= {
+            "spearman_log_ppl_ratio_vs_zipf_gap": float(rho.statistic),
+            "spearman_pvalue": float(rho.pvalue),
+            "slope_log_ppl_ratio_per_zipf": float(fit.slope),
+        }
+    return confound
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class PerplexityGap(_DirectCompute, evaluate.Measurement):
     def _info(self) -> evaluate.MeasurementInfo:
@@ -352,28 +419,47 @@ class PerplexityGap(_DirectCompute, evaluate.Measurement):
         min_pairs=1,
         pair_assignment="all",
         word_order=None,
+        frequency_gaps=None,
+        frequency_tolerance=0.25,
         confidence_level=None,
         n_resamples=2000,
         seed=0,
     ):
-        if (
-            isinstance(min_pairs, bool)
-            or not isinstance(min_pairs, (int, np.integer))
-            or min_pairs < 1
-        ):
-            raise ValueError(f"min_pairs must be a positive integer, got {min_pairs!r}")
-        if pair_assignment not in _ASSIGNMENTS:
-            raise ValueError(
-                f"pair_assignment must be one of {list(_ASSIGNMENTS)}, got {pair_assignment!r}"
-            )
-        if word_order is not None and pair_assignment != "first":
-            raise ValueError(
-                'word_order is the order words take pairs in: it needs pair_assignment="first"'
-            )
-        if word_scores is not None and not isinstance(word_scores, dict):
-            raise ValueError(
-                f"word_scores must be a dict of word to score, got {type(word_scores).__name__}"
-            )
+        result = self._gaps(male_perplexities, female_perplexities, pair_words, word_scores, min_pairs,
+                            pair_assignment, word_order, confidence_level, n_resamples, seed)  # fmt: skip
+        if frequency_gaps is not None:
+            result["frequency_matched"] = self._frequency_matched(
+                male_perplexities, female_perplexities, pair_words, word_scores, min_pairs, pair_assignment,
+                word_order, frequency_gaps, frequency_tolerance,
+            )  # fmt: skip
+        return result
+
+    def _frequency_matched(self, male_perplexities, female_perplexities, pair_words, word_scores, min_pairs,
+                           pair_assignment, word_order, frequency_gaps, tolerance) -> dict:  # fmt: skip
+        """The gaps over the pairs whose gender words have matched frequencies, and the confound."""
+        male = _check_perplexities(male_perplexities, "male_perplexities")
+        female = _check_perplexities(female_perplexities, "female_perplexities")
+        gaps = _numbers(frequency_gaps, "frequency_gaps")
+        if gaps.size != male.size:
+            raise ValueError(f"frequency_gaps needs one value per pair ({male.size}); got {gaps.size}")
+        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not tolerance >= 0:
+            raise ValueError(f"frequency_tolerance must be a number >= 0, got {tolerance!r}")
+        matched = np.abs(gaps) <= tolerance
+        result = {"tolerance_zipf": tolerance, "pairs_matched": int(matched.sum()),
+                  "confound": _frequency_confound(gaps, np.log(male) - np.log(female)),
+                  "mean_gap": None, "male_higher_rate": None, "correlation": None}  # fmt: skip
+        if matched.any():
+            chosen = np.flatnonzero(matched)
+            sub = self._gaps(male[chosen], female[chosen],
+                             None if pair_words is None else [pair_words[i] for i in chosen], word_scores, min_pairs,
+                             pair_assignment, word_order, None, 2000, 0)  # fmt: skip
+            result |= {"mean_gap": sub["mean_gap"], "male_higher_rate": sub["male_higher_rate"],
+                       "correlation": sub.get("correlation")}  # fmt: skip
+        return result
+
+    def _gaps(self, male_perplexities, female_perplexities, pair_words, word_scores, min_pairs, pair_assignment,
+              word_order, confidence_level, n_resamples, seed):  # fmt: skip
+        word_scores = _check_arguments(min_pairs, pair_assignment, word_order, word_scores)
         options = _uncertainty(confidence_level, n_resamples, seed)
         male = _check_perplexities(male_perplexities, "male_perplexities")
         female = _check_perplexities(female_perplexities, "female_perplexities")

@@ -32,7 +32,7 @@ form (`human`: "She is a pig who is [MASK].", `object`: "It is a pig that is
 form, A (starting form) and B (other form), and computes the change rate
 (B - A) / A for the items above chance in the starting form, A > 1 / |V|
 (|V| = vocabulary size). `<start>_to_<end>` is the table of Takeshita, Rzepka and
-Araki (2022): the items above chance in the starting form whose probability DROPS
+Araki (Tables 1-4 of "英語の言語モデルに内在する種差別的バイアスの分析"): the items above chance in the starting form whose probability DROPS
 when the sentence changes to the other form, most negative change rate first
 (`object_to_human` is their Tables 1 and 3, `human_to_object` their Tables 2 and 4).
 `gains` lists, the other way round, the items whose probability rises most.
@@ -59,9 +59,12 @@ resampling pairs, the negative shares resampling fills (or whole templates).
 _KWARGS_DESCRIPTION = """
 Args (config `change_rate`):
     probabilities (`list` of `list` of `float`): one row per template sentence, the
-        probability of every vocabulary item at the mask; all rows have the same length |V|.
+        probability of every vocabulary item at the mask; all rows have the same length |V|,
+        and a row sums to at most 1 (one distribution at the mask).
     forms (`list` of `str`): the form of each row, `from_form` or `to_form`.
-    vocabulary (`list` of `str`, optional): the item names, length |V|; default: "0", "1", ...
+    vocabulary (`list` of `str`, optional): the item names, length |V|, each a distinct
+        non-empty string (token strings; show a readable form beside them afterwards);
+        default: "0", "1", ...
     from_form (`str`, default "human") and to_form (`str`, default "object"): the two forms.
     top_k (`int`, default 15, as the study): how many items to list per direction.
     candidates (`list` of `bool`, optional): which items may be listed (for example,
@@ -156,6 +159,11 @@ Examples:
 """
 
 _CITATION = """
+@misc{takeshita-rzepka-araki-speciesist-bias-ja,
+  title = {英語の言語モデルに内在する種差別的バイアスの分析 [An analysis of speciesist bias in {E}nglish language models]},
+  author = {Takeshita, Masashi and Rzepka, Rafal and Araki, Kenji},
+  note = {Hokkaido University. The paper this project follows (its Tables 1-4 and Figure 1); its text prints no venue or year}
+}
 @article{takeshita-etal-2022-speciesist,
   title = {Speciesist Language and Nonhuman Animal Bias in {E}nglish Masked Language Models},
   author = {Takeshita, Masashi and Rzepka, Rafal and Araki, Kenji},
@@ -238,7 +246,32 @@ def _probability_rows(probabilities) -> np.ndarray:
         raise ValueError(
             f"probabilities[{row}][{column}] is {float(matrix[row, column])!r}; every value must be a probability in [0, 1]"
         )
+    totals = matrix.sum(axis=1)
+    if (totals > 1 + _ROUNDING).any():
+        row = int(np.flatnonzero(totals > 1 + _ROUNDING)[0])
+        raise ValueError(
+            f"probabilities[{row}] sums to {float(totals[row])!r}; a row is one distribution over the "
+            "vocabulary at the mask, so it sums to at most 1"
+        )
     return matrix
+
+
+def _vocabulary(vocabulary, size: int) -> list[str]:
+    """The item names: one non-empty string per column, each once (a table lists a name once)."""
+    items = list(_column(vocabulary, "vocabulary"))
+    if len(items) != size:
+        raise ValueError(f"vocabulary: expected {size} items (one per column); got {len(items)}")
+    first = {}
+    for column, item in enumerate(items):
+        if not isinstance(item, str) or not item.strip():
+            raise ValueError(f"vocabulary[{column}] is {item!r}; expected the item's name, a non-empty string")
+        if item in first:
+            raise ValueError(
+                f"vocabulary[{column}] is {item!r}, as vocabulary[{first[item]}]; each item needs its own "
+                "name (a tokenizer's token strings are unique)"
+            )
+        first[item] = column
+    return items
 
 
 def change_rates(probabilities, forms, from_form="human", to_form="object"):
@@ -265,6 +298,30 @@ def change_rates(probabilities, forms, from_form="human", to_form="object"):
         rate_from_to = np.where(mean_from > chance, (mean_to - mean_from) / mean_from, np.nan)
         rate_to_from = np.where(mean_to > chance, (mean_from - mean_to) / mean_to, np.nan)
     return mean_from, mean_to, chance, rate_from_to, rate_to_from
+
+
+def _eligible(candidates, size: int) -> np.ndarray:
+    """Which items a table may list: all, or the ``candidates`` flags (booleans, one per column)."""
+    if candidates is None:
+        return np.ones(size, dtype=bool)
+    flags = _column(candidates, "candidates")
+    if len(flags) != size:
+        raise ValueError(f"candidates: expected {size} booleans; got shape ({len(flags)},)")
+    _refuse([not isinstance(f, (bool, np.bool_)) for f in flags], "candidates", flags, "True or False")
+    return np.asarray(flags, dtype=bool)
+
+
+def _listed_intervals(result: dict, names: tuple[str, str], matrix, labels, clusters, options) -> dict:
+    """The intervals of every listed item's change rate, keyed ``<direction>[i]`` and ``gains.<direction>[i]``."""
+    forward, backward = names
+    listed, keys, backwards = [], [], []
+    for prefix, lists in (("", result), ("gains.", result["gains"])):
+        for name in (forward, backward):
+            for position, entry in enumerate(lists[name]):
+                listed.append(entry["index"])
+                keys.append(f"{prefix}{name}[{position}]")
+                backwards.append(name == backward)
+    return _rate_intervals(matrix, labels, listed, keys, backwards, clusters, options) if listed else {}
 
 
 def _ranked(rates, start, end, vocabulary, eligible, top_k, drops):
@@ -395,25 +452,8 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
             probabilities, forms, from_form, to_form
         )
         size = mean_from.shape[0]
-        if vocabulary is None:
-            vocabulary = [str(i) for i in range(size)]
-        if len(_column(vocabulary, "vocabulary")) != size:
-            raise ValueError(
-                f"vocabulary: expected {size} items (one per column); got {len(vocabulary)}"
-            )
-        if candidates is None:
-            eligible = np.ones(size, dtype=bool)
-        else:
-            flags = _column(candidates, "candidates")
-            if len(flags) != size:
-                raise ValueError(f"candidates: expected {size} booleans; got shape ({len(flags)},)")
-            _refuse(
-                [not isinstance(f, (bool, np.bool_)) for f in flags],
-                "candidates",
-                flags,
-                "True or False",
-            )
-            eligible = np.asarray(flags, dtype=bool)
+        vocabulary = [str(i) for i in range(size)] if vocabulary is None else _vocabulary(vocabulary, size)
+        eligible = _eligible(candidates, size)
         labels = _choice(forms, "forms", [from_form, to_form], "form")
         clusters = (
             None if templates is None else _cluster_codes(templates, "templates", labels.size)
@@ -442,18 +482,8 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
             },
         }
         if options is not None:
-            listed, keys, backwards = [], [], []
-            for prefix, lists in (("", result), ("gains.", result["gains"])):
-                for name in (forward, backward):
-                    for position, entry in enumerate(lists[name]):
-                        listed.append(entry["index"])
-                        keys.append(f"{prefix}{name}[{position}]")
-                        backwards.append(name == backward)
-            matrix = _probability_rows(probabilities)
-            result["confidence_intervals"] = (
-                _rate_intervals(matrix, labels, listed, keys, backwards, clusters, options)
-                if listed
-                else {}
+            result["confidence_intervals"] = _listed_intervals(
+                result, (forward, backward), _probability_rows(probabilities), labels, clusters, options
             )
         return result
 

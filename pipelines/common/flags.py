@@ -292,5 +292,11 @@ def _invoke(args: argparse.Namespace) -> int:
         settings = apply_preset(settings, preset, explicit)
         if not model and preset.models:
             model = list(preset.models) if isinstance(args.model, list) or args.model is None else preset.models[0]
+        elif model and preset.models:
+            # Models given beside a preset that names its own: a departure like any other setting's.
+            used = [model] if isinstance(model, str) else list(model)
+            if used != list(preset.models):
+                departure = {"setting": "model", "preset": list(preset.models), "used": used, "section": None}
+                settings = dataclasses.replace(settings, departures=[departure, *settings.departures])
     run(model, args.dataset, Path(args.out), settings)
     return 0

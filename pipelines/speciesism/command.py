@@ -1,23 +1,16 @@
-"""``bias-hub speciesism --model ID [ID ...]`` or ``bias-hub speciesism --preset paper``."""
+"""``bias-hub speciesism --model ID [ID ...]`` or ``bias-hub speciesism --preset paper``.
+
+Flag defaults come from ``pipelines/speciesism/settings.py``; ``--preset paper`` from the study
+file ``pipelines/studies/speciesism.yaml``.
+"""
 
 from __future__ import annotations
 
 import argparse
 
 from pipelines.common import pipeline_command
-
-
-def confidence_level(text: str) -> float | None:
-    """``0.95``; ``none`` or ``0`` for no intervals."""
-    if text.strip().lower() in ("none", "0", "off"):
-        return None
-    try:
-        level = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1 (or none)") from None
-    if not 0 < level < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1 (use none for no intervals)")
-    return level
+from pipelines.common.flags import add_interval_flags
+from pipelines.speciesism.settings import GROUPS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "speciesism",
         run="pipelines.speciesism.run:run",
-        settings="pipelines.speciesism.run:Settings",
+        settings="pipelines.speciesism.settings:Settings",
+        preset_command="speciesism",
         help="speciesist bias of masked LMs: change rates, association, sentiment of fills",
         description="Probabilities at the mask under human-form vs object-form templates, the "
         "study's change-rate tables, Kurita et al.'s association, and the share of negative "
@@ -37,63 +31,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         out_default="reports/speciesism",
         dataset_help="the speciesism_templates folder or its name under --datasets-root (default: speciesism_templates)",
     )
-    parser.add_argument(
-        "--preset",
-        choices=("paper",),
-        default=None,
-        help="paper: the study's settings (bert-large-uncased and roberta-large unless --model, "
-        "raw vocabulary tokens, Google Cloud sentiment unless --sentiment-backend, the six farmed "
-        "animals, 15 words per table, top 10 fills); other flags override it and are reported",
-    )
-    parser.add_argument(
-        "--language",
-        choices=("en", "ja"),
-        default="en",
-        help="template set: en (the study's) or ja (this project's extension)",
-    )
-    parser.add_argument(
-        "--groups",
-        nargs="+",
-        type=str,
-        default=("study",),
-        choices=("study", "companion", "wild", "control"),
-        help="animal groups to include (default: the study's six animals)",
-    )
-    parser.add_argument(
-        "--animals",
-        nargs="+",
-        default=(),
-        metavar="ANIMAL",
-        help="exact animals (English keys such as pig dog person); overrides --groups",
-    )
-    parser.add_argument("--top-k", type=int, default=15, help="words per direction in the tables")
-    parser.add_argument(
-        "--tokens",
-        choices=("words", "raw"),
-        default=None,
-        help="items the tables and fills may list: words (whole-word tokens; the default) or raw "
-        "(every vocabulary item, as the paper's tables; the default of --preset paper)",
-    )
-    parser.add_argument("--sentiment-top-k", type=int, default=10, help="fills judged per animal")
-    parser.add_argument(
-        "--association-words",
-        type=int,
-        default=5,
-        help="top words per direction scored with Kurita's association (0: skip)",
-    )
+    parser.add_argument("--language", choices=("en", "ja"),
+                        help="template set: en (the study's) or ja (this project's extension) (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--groups", nargs="+", type=str, choices=GROUPS,
+                        help="animal groups to include (default: the study's six animals)")  # fmt: skip
+    parser.add_argument("--animals", nargs="+", metavar="ANIMAL",
+                        help="exact animals (English keys such as pig dog person); overrides --groups")  # fmt: skip
+    parser.add_argument("--top-k", type=int, help="words per direction in the tables (default: %(default)s)")
+    parser.add_argument("--tokens", choices=("words", "raw"),
+                        help="items the tables and fills may list: words (whole-word tokens; the default) or raw "
+                        "(every vocabulary item, as the paper's tables; --preset paper)")  # fmt: skip
+    parser.add_argument("--sentiment-top-k", type=int, help="fills judged per animal (default: %(default)s)")
+    parser.add_argument("--association-words", type=int,
+                        help="top words per direction scored with Kurita's association (0: skip) (default: %(default)s)")  # fmt: skip
     parser.add_argument(
         "--sentiment-backend",
-        default=None,
         help="vader (English, offline), google-cloud (the paper's; credentials from "
         "GOOGLE_API_KEY or Application Default Credentials), ja-lexicon, or package.module:factory "
         "(default: vader for en, ja-lexicon for ja; google-cloud with --preset paper)",
     )
-    parser.add_argument(
-        "--confidence-level",
-        type=confidence_level,
-        default=0.95,
-        help="bootstrap intervals of change rates, negative shares and association "
-        "(default: %(default)s; none: off)",
-    )
-    parser.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples (default: %(default)s)")
-    parser.add_argument("--batch-size", type=int, default=32)
+    add_interval_flags(parser, unit="templates (change rates), fills (negative shares) and pairs (association)")
+    parser.add_argument("--batch-size", type=int, help="sentences per batch (default: %(default)s)")

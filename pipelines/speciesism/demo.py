@@ -5,7 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import datasets
+
 from builders.shared.files import atomic_write_text
+from builders.speciesism_templates import build
+from pipelines.common import repo_root
+from pipelines.speciesism.report import change_rate_markdown, negative_share_markdown
+from pipelines.speciesism.run import run
+from pipelines.speciesism.settings import CONFIGS, DATASET, Settings
+from pipelines.speciesism.tiny_model import make_tiny_masked_lm
 
 ORDER = 40
 
@@ -23,24 +31,15 @@ NOTE = (
 
 
 def _datasets_root(out_dir: Path) -> Path:
-    from pipelines.common import repo_root
-    from pipelines.speciesism.run import DATASET
-
     root = repo_root() / "datasets"
     if (root / DATASET / "README.md").is_file():
         return root
-    from builders.speciesism_templates import build
-
     root = out_dir / "datasets"
     build(root)
     return root
 
 
 def _templates(root: Path, language: str) -> list[dict]:
-    import datasets
-
-    from pipelines.speciesism.run import CONFIGS, DATASET
-
     rows = []
     for config in CONFIGS[language]:
         rows += list(datasets.load_dataset(str(root / DATASET), config, split="test"))
@@ -48,7 +47,7 @@ def _templates(root: Path, language: str) -> list[dict]:
 
 
 def run_demo(out_dir: Path) -> dict:
-    import torch
+    import torch  # heavy: loaded only when the demo runs
 
     threads = torch.get_num_threads()
     if "OMP_NUM_THREADS" not in os.environ:
@@ -61,10 +60,6 @@ def run_demo(out_dir: Path) -> dict:
 
 
 def _run_demo(out_dir: Path) -> dict:
-    from pipelines.speciesism.report import change_rate_markdown, negative_share_markdown
-    from pipelines.speciesism.run import Settings, run
-    from pipelines.speciesism.tiny_model import make_tiny_masked_lm
-
     root = _datasets_root(out_dir)
     summary = [NOTE, ""]
     reports = {}
@@ -93,8 +88,10 @@ def _run_demo(out_dir: Path) -> dict:
         reports[language] = f"{language}/report.md"
         first = results["models"][0]
         summary += [
-            f"**{'English' if language == 'en' else 'Japanese'}** "
-            f"([report]({language}/report.md), [chart]({language}/negative_share.png))",
+            # No link here: this summary also stands in the demo's index, one folder up; the part's
+            # own report.md links the language reports.
+            f"**{'English' if language == 'en' else 'Japanese'}** (full report and chart: "
+            f"`{language}/report.md`, `{language}/negative_share.png` in this part's folder)",
             "",
             change_rate_markdown(first["change_rate"]["study"], limit=5),
             f"Share of negative fills (top {settings.sentiment_top_k} per animal):",

@@ -28,6 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from builders.shared.console import progress as bar
+from pipelines.common import ModelOptions, load_model, load_tokenizer
+
 MASK_MARKER = "<MASK>"
 
 
@@ -56,8 +59,6 @@ class MaskedLM:
 def load_masked_lm(model_id: str, options=None) -> MaskedLM:
     """Load any Hub id or local path as a masked LM (``pipelines.common.ModelOptions``), or
     explain why it cannot be one: a checkpoint without a trained masked-LM head is refused."""
-    from pipelines.common import ModelOptions, load_model, load_tokenizer
-
     options = options or ModelOptions()
     tokenizer = load_tokenizer(model_id, options)
     if tokenizer.mask_token is None or tokenizer.mask_token_id is None:
@@ -102,9 +103,7 @@ def mask_probabilities(
     mask that is predicted but not scored): returns (n,) float64, the product of the
     scored targets' probabilities at their masks.
     """
-    import torch
-
-    from builders.shared.console import progress as bar
+    import torch  # heavy: loaded only when probabilities are computed
 
     mask_id = lm.tokenizer.mask_token_id
     out = []

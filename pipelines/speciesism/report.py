@@ -1,8 +1,24 @@
-"""The speciesism report: the study's tables in Markdown, with intervals, and the negative-share chart."""
+"""The speciesism report, rendered from the results alone: ``render(results, folder)`` writes
+``report.md`` (the study's tables in Markdown, with intervals) and ``negative_share.png``."""
 
 from __future__ import annotations
 
-from builders.shared.text import markdown_table as _table
+from pathlib import Path
+from types import SimpleNamespace
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from builders.shared.files import atomic_write_text  # noqa: E402
+from builders.shared.text import markdown_table as _table  # noqa: E402
+from builders.shared.text import with_interval as _with_interval  # noqa: E402
+from pipelines.common.presets import preset_markdown  # noqa: E402
+
+__all__ = ["PAPER_LAYOUTS", "change_rate_markdown", "chart_figure", "negative_share_markdown", "render",
+           "report_markdown"]  # fmt: skip
 
 # Per direction of the study's tables: (start form, end form, heading).
 DIRECTIONS = {
@@ -23,15 +39,16 @@ DIRECTIONS = {
 }
 
 
-def with_interval(value: float, interval: dict | None, spec: str) -> str:
-    """``-0.9976 [-0.9981, -0.9969]``; the value alone where no interval was asked for, and
-    ``[n/a]`` where the bootstrap could not give one (the reason is listed under the table)."""
-    text = format(value, spec)
-    if interval is None:
-        return text
-    if interval["low"] is None:
-        return f"{text} [n/a]"
-    return f"{text} [{format(interval['low'], spec)}, {format(interval['high'], spec)}]"
+def with_interval(value: float, interval: dict | None, digits: int, sign: bool = False) -> str:
+    """The shared estimate formatter (``builders.shared.text.with_interval``) with a sign on a
+    non-negative value where asked, and ``[n/a]`` where the bootstrap could not give an interval
+    (the reason is listed under the table)."""
+    text = _with_interval(value, interval, digits=digits)
+    if sign and value >= 0:
+        text = "+" + text
+    if interval is not None and interval["low"] is None:
+        text += " [n/a]"
+    return text
 
 
 def _reasons(intervals: list[dict | None]) -> str:
@@ -57,7 +74,7 @@ def change_rate_markdown(table: dict, limit: int | None = None) -> str:
             interval = intervals.get(f"{key}[{i}]") if intervals else None
             shown.append(interval)
             rows.append([entry["word"], *([f"`{entry['token']}`"] if raw else []),
-                         f"{p_object:.8f}", f"{p_human:.8f}", with_interval(entry["change_rate"], interval, "+.4f")])  # fmt: skip
+                         f"{p_object:.8f}", f"{p_human:.8f}", with_interval(entry["change_rate"], interval, 4, sign=True)])  # fmt: skip
         parts.append(f"**{title}.**\n")
         parts.append(
             _table(["word", *(["token"] if raw else []), "P(object form)", "P(human form)", rate], rows)
@@ -77,7 +94,7 @@ def negative_share_markdown(results: dict) -> str:
         if value is None:
             return "-"
         intervals = model["sentiment"].get("confidence_intervals")
-        return with_interval(value, intervals.get(key) if intervals else None, ".2f")
+        return with_interval(value, intervals.get(key) if intervals else None, 2)
 
     return _table(
         ["animal", *[m["label"] for m in models]],
@@ -104,7 +121,7 @@ def comparisons_markdown(results: dict) -> str:
                 mark = " *" if score["significant"] else ""
                 p_text = f"{score['p_value']:.3f} / {score['p_holm']:.3f}{mark}"
             rows.append([f"{comparison['a']} → {comparison['b']}", name, f"{score['a']:.2f}", f"{score['b']:.2f}",
-                         with_interval(score["difference"], interval, "+.2f"), p_text])  # fmt: skip
+                         with_interval(score["difference"], interval, 2, sign=True), p_text])  # fmt: skip
     n_tests = sum(score.get("p_holm") is not None for c in results["comparisons"] for score in c["scores"].values())
     return (
         _table(["A → B", "animal", "A", "B", f"B − A [{level:.0%} CI]", "p / p (Holm)"], rows)
@@ -128,7 +145,7 @@ def association_markdown(association: dict | None) -> str:
         for form in ("human", "object"):
             entry = by_group.get(f"{form}|{direction}")
             interval = intervals.get(f"by_group.{form}|{direction}.mean") if intervals else None
-            cells.append(f"{with_interval(entry['mean'], interval, '+.3f')} (n={entry['n']})" if entry else "-")
+            cells.append(f"{with_interval(entry['mean'], interval, 3, sign=True)} (n={entry['n']})" if entry else "-")
         rows.append([direction.replace("_to_", " → "), *cells])
     words = ", ".join(
         f"{a['word']} ({a['direction'].replace('_to_', ' → ')})" for a in association["attributes"]
@@ -143,13 +160,8 @@ def association_markdown(association: dict | None) -> str:
 
 
 def chart_figure(results: dict):
-    """Grouped bars: share of negative fills per animal (x) and model (colour), with error bars."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
+    """Grouped bars: share of negative fills per animal (x) and model (colour), with error bars;
+    a share of 0 gets a mark at 0, so that every animal shows something for every model."""
     models = results["models"]
     animals = sorted({a for m in models for a in m["sentiment"]["negative_share"]})
     width = 0.8 / max(len(models), 1)
@@ -163,9 +175,11 @@ def chart_figure(results: dict):
             interval = intervals.get(f"negative_share.{animal}")
             if interval and interval["low"] is not None:
                 errors[:, j] = shares[j] - interval["low"], interval["high"] - shares[j]
-        ax.bar(x + (i - (len(models) - 1) / 2) * width, shares, width, label=model["label"],
-               yerr=errors if intervals else None, capsize=3)  # fmt: skip
+        offset = x + (i - (len(models) - 1) / 2) * width
+        bars = ax.bar(offset, shares, width, label=model["label"], yerr=errors if intervals else None, capsize=3)
+        ax.plot(offset, shares, linestyle="none", marker="_", markersize=8, color=bars.patches[0].get_facecolor())
     ax.set_xticks(x, animals, rotation=30, ha="right")
+    ax.set_xlabel("animal (its neutral sentence's top fills)")
     ax.set_ylim(0, 1)
     ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
     ax.set_ylabel("share of negative fills")
@@ -183,18 +197,9 @@ def _settings_lines(results: dict) -> list[str]:
         + f"; vocabulary items: `{results['tokens']}`; sentiment backend: `{results['sentiment_backend']}`.",
         "",
     ]
-    if results["preset"]:
-        departures = results["departures_from_preset"]
-        lines += [
-            f"Preset `{results['preset']}` (the paper's settings)"
-            + (
-                "; this run departs from it in: "
-                + "; ".join(f"{name} {d['run']!r} (paper: {d['preset']!r})" for name, d in departures.items())
-                if departures
-                else "; no setting departs from it."
-            ),
-            "",
-        ]
+    record = results["preset"]
+    if record:
+        lines += preset_markdown(SimpleNamespace(preset=record["name"], departures=record["departures"]))
     return lines
 
 
@@ -218,7 +223,8 @@ def _intervals_lines(results: dict) -> list[str]:
     ]
 
 
-def report_markdown(results: dict, note: str = "") -> str:
+def report_markdown(results: dict) -> str:
+    note = results.get("report_note", "")
     lines = ["# Speciesism in masked language models", ""]
     if note:
         lines += [note, ""]
@@ -300,3 +306,82 @@ def report_markdown(results: dict, note: str = "") -> str:
         lines += [f"- {text}: {count}" for text, count in results["warnings"].items()]
         lines.append("")
     return "\n".join(lines)
+
+
+def render(results: dict, folder: Path) -> None:
+    """Write ``report.md`` and the chart (``results["chart"]``) into the run folder ``folder``."""
+    if results.get("part") != "speciesism":
+        raise ValueError(f"{folder}: results of part {results.get('part')!r}; expected a speciesism run")
+    folder = Path(folder)
+    figure = chart_figure(results)
+    try:
+        figure.tight_layout()
+        figure.savefig(folder / results["chart"], dpi=120)
+    finally:
+        plt.close(figure)
+    atomic_write_text(folder / "report.md", report_markdown(results))
+
+
+def _printed_table(rows: list[list], digits: int = 8) -> list[list]:
+    return [[word, f"{p_object:.{digits}f}", f"{p_human:.{digits}f}"] for word, p_object, p_human in rows]
+
+
+def _is_roberta(label: str) -> bool:
+    return "roberta" in label.lower()
+
+
+def _is_bert(label: str) -> bool:
+    return "bert" in label.lower() and not _is_roberta(label)
+
+
+def change_rate_layout(model: str, direction: str):
+    """A layout of Tables 1-4: the paper's 15 words in its order beside this run's 15, for the run's
+    model of the paper's ``model`` ("roberta" or "bert", read from the label) and ``direction``
+    (``object_to_human`` or ``human_to_object``)."""
+    matches = _is_roberta if model == "roberta" else _is_bert
+
+    def layout(results: dict, printed: dict) -> str:
+        chosen = [m for m in results["models"] if matches(m["label"])]
+        if not chosen:
+            return f"_No {model} model in this run: the paper's table alone._\n\n" + _table(
+                ["word", "P(object form)", "P(human form)"], _printed_table(printed["rows"]))
+        table = chosen[0]["change_rate"][next(iter(chosen[0]["change_rate"]))]
+        start = DIRECTIONS[direction][0]
+        ours = []
+        for entry in table[direction]:
+            p_object, p_human = (entry["p_start"], entry["p_end"]) if start == "object" else (entry["p_end"], entry["p_start"])
+            ours.append([entry["word"], f"{p_object:.8f}", f"{p_human:.8f}"])
+        rows = []
+        for i in range(max(len(ours), len(printed["rows"]))):
+            paper = _printed_table(printed["rows"])[i] if i < len(printed["rows"]) else ["", "", ""]
+            run = ours[i] if i < len(ours) else ["", "", ""]
+            rows.append([i + 1, *paper, *run])
+        return _table(["#", "paper: word", "P(object)", "P(human)", f"{chosen[0]['label']}: word", "P(object)",
+                       "P(human)"], rows)  # fmt: skip
+
+    return layout
+
+
+def figure1_layout(results: dict, printed: dict) -> str:
+    """Figure 1 (no values printed): the paper's reading beside this run's shares and chart."""
+    positive = "; ".join(f"{model}: {count}" for model, count in printed["positive"].items())
+    counts = []
+    for model in results["models"]:
+        fills = model["sentiment"]["fills"]
+        counts.append(f"{model['label']}: {sum(f['label'] == 'positive' for f in fills)} of {len(fills)}")
+    return (
+        f"Paper: {printed['negative_share']}. Fills judged positive: {positive}.\n\n"
+        f"This run ({results['sentiment_backend']}): fills judged positive: {'; '.join(counts)}.\n\n"
+        + negative_share_markdown(results)
+        + f"\n\n![negative share per animal]({results['chart']})\n"
+    )
+
+
+# Layouts of the study's tables (``pipelines/studies/speciesism.yaml``).
+PAPER_LAYOUTS = {
+    "figure1": figure1_layout,
+    "table1": change_rate_layout("roberta", "object_to_human"),
+    "table2": change_rate_layout("roberta", "human_to_object"),
+    "table3": change_rate_layout("bert", "object_to_human"),
+    "table4": change_rate_layout("bert", "human_to_object"),
+}

@@ -1,21 +1,25 @@
-"""``run(model, dataset, out_dir, settings)``: masked LMs -> probabilities, scores, sentiment -> run folder."""
+"""``run(model, dataset, out_dir, settings)``: masked LMs -> probabilities, scores, sentiment -> run folder.
+
+The part's one step: ``results.json`` (``"part": "speciesism"``, ``"step": "run"``); ``report.py``
+renders ``report.md`` and ``negative_share.png`` from it.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from builders.shared.console import stage
-from pipelines.common import RunFolder, RunSettings, dataset_folder, holm, load_dataset_split
+from pipelines.common import RunFolder, dataset_folder, load_dataset_split
 from pipelines.common import load_metric as load_module
+from pipelines.common.presets import preset_record
+from pipelines.common.stats import holm
 from pipelines.speciesism.fill_mask import (
     MASK_MARKER,
     MaskedLM,
@@ -26,118 +30,20 @@ from pipelines.speciesism.fill_mask import (
     vocabulary_view,
     with_mask,
 )
+from pipelines.speciesism.report import render
+from pipelines.speciesism.sentiment import DEFAULT_BACKEND, get_backend
+from pipelines.speciesism.settings import CONFIGS, DATASET, TOKENS, Settings
+
+__all__ = ["CONFIGS", "DATASET", "DIRECTIONS", "PART", "STEP", "Settings", "TOKENS", "holm", "run"]
 
 log = logging.getLogger(__name__)
-DATASET = "speciesism_templates"
-CONFIGS = {"en": ("probability", "sentiment"), "ja": ("probability_ja", "sentiment_ja")}
+PART = "speciesism"
+STEP = "run"
 # The fill is judged in a sentence about a person, so the animal's name does not sway the classifier.
 PERSON_SENTENCE = {"en": "A person is {fill}.", "ja": "その人は{fill}。"}
 # The study's tables in its order: Table 1 (3 for BERT) starts from the object form,
 # Table 2 (4) from the human form; each lists the words whose probability drops.
 DIRECTIONS = ("object_to_human", "human_to_object")
-# Which vocabulary items the tables and the sentiment fills may list: whole-word tokens
-# (this project's filter) or every item as the model has it (the study's tables).
-TOKENS = ("words", "raw")
-# The study's settings (Takeshita, Rzepka and Araki 2022). A preset fills the settings
-# left unset (model, tokens, sentiment backend); any other setting that differs from
-# it is reported as a departure from the paper.
-PAPER_MODELS = ("bert-large-uncased", "roberta-large")
-PRESETS = {
-    "paper": {
-        "model": PAPER_MODELS,
-        "tokens": "raw",
-        "sentiment_backend": "google-cloud",
-        "language": "en",
-        "groups": ("study",),
-        "animals": (),
-        "top_k": 15,
-        "sentiment_top_k": 10,
-    }
-}
-
-
-@dataclass(kw_only=True)
-class Settings(RunSettings):
-    """``bias-hub speciesism``'s own settings (the shared ones come from ``RunSettings``)."""
-
-    preset: str | None = None
-    language: str = "en"
-    groups: tuple[str, ...] = ("study",)
-    animals: tuple[str, ...] = ()
-    top_k: int = 15
-    # None: the preset's choice, else "words".
-    tokens: str | None = None
-    sentiment_top_k: int = 10
-    association_words: int = 5
-    sentiment_backend: str | None = None
-    batch_size: int = 32
-    # Bootstrap intervals of the change rates (templates resampled within each form), the
-    # negative shares and the association; None turns them off. The seed is ``seed``.
-    confidence_level: float | None = 0.95
-    n_resamples: int = 2000
-    # A paragraph put at the top of report.md (the demo says what its tiny models can show).
-    report_note: str = ""
-    # Counted while running, reported under Warnings; not a setting.
-    warnings: Counter = field(default_factory=Counter, init=False)
-
-
-def apply_preset(settings: Settings, models: Sequence[str]) -> tuple[Settings, list[str], dict]:
-    """The settings and models a run uses, and where they depart from its preset.
-
-    Returns (settings with ``tokens`` resolved, models, ``{setting: {"preset": value,
-    "run": value}}``); without a preset there are no departures.
-    """
-    models = list(models)
-    if settings.preset is None:
-        return dataclasses.replace(settings, tokens=settings.tokens or "words"), models, {}
-    if settings.preset not in PRESETS:
-        raise ValueError(f"--preset {settings.preset!r}: expected one of {sorted(PRESETS)}")
-    preset = PRESETS[settings.preset]
-    models = models or list(preset["model"])
-    resolved = dataclasses.replace(
-        settings,
-        tokens=settings.tokens or preset["tokens"],
-        sentiment_backend=settings.sentiment_backend or preset["sentiment_backend"],
-    )
-    chosen = {name: getattr(resolved, name) for name in preset if name != "model"}
-    chosen = {name: tuple(value) if isinstance(value, list) else value for name, value in chosen.items()}
-    chosen["model"] = tuple(models)
-    departures = {
-        name: {"preset": list(value) if isinstance(value, tuple) else value,
-               "run": list(chosen[name]) if isinstance(chosen[name], tuple) else chosen[name]}
-        for name, value in preset.items()
-        if chosen[name] != value
-    }  # fmt: skip
-    return resolved, models, departures
-
-
-def interval_options(settings: Settings) -> dict:
-    """The bootstrap arguments of the metric module, or none when intervals are off."""
-    if settings.confidence_level is None:
-        return {}
-    return {"confidence_level": settings.confidence_level, "n_resamples": settings.n_resamples, "seed": settings.seed}
-
-
-def _check(settings: Settings, models: Sequence[str]) -> None:
-    if not models:
-        raise ValueError(
-            "--model: give at least one masked language model id or path (or --preset paper "
-            f"for the paper's {' and '.join(PAPER_MODELS)})"
-        )
-    if settings.language not in CONFIGS:
-        raise ValueError(f"--language {settings.language!r}: expected one of {sorted(CONFIGS)}")
-    if settings.tokens not in TOKENS:
-        raise ValueError(f"--tokens {settings.tokens!r}: expected one of {list(TOKENS)}")
-    for name in ("top_k", "sentiment_top_k", "batch_size"):
-        if getattr(settings, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')}: expected a positive integer")
-    if settings.association_words < 0:
-        raise ValueError("--association-words: expected an integer >= 0")
-    level = settings.confidence_level
-    if level is not None and not 0 < level < 1:
-        raise ValueError(f"--confidence-level {level!r}: expected a number between 0 and 1 (such as 0.95), or none")
-    if settings.n_resamples < 100:
-        raise ValueError(f"--n-resamples {settings.n_resamples}: expected at least 100")
 
 
 def load_rows(settings: Settings, folder: Path, config: str) -> list[dict]:
@@ -182,9 +88,18 @@ def _split_on_name(text: str, name: str, language: str) -> tuple[str, str]:
     return text[: found[0].start()], text[found[0].end() :]
 
 
-def change_rate_tables(settings: Settings, metric, probs, rows, words, candidates) -> dict:
+def _unique(tokens: list[str]) -> list[str]:
+    """The items' names for the metric, which needs each once: a token string twice in one
+    tokenizer (an added token) gets its index appended."""
+    seen = Counter(tokens)
+    return [token if seen[token] == 1 else f"{token}#{index}" for index, token in enumerate(tokens)]
+
+
+def change_rate_tables(settings: Settings, metric, probs, rows, words, candidates, tokens) -> dict:
     """The study's tables per animal group: in each direction, the words above chance in
-    the starting form whose probability drops most (and, apart, the largest gains)."""
+    the starting form whose probability drops most (and, apart, the largest gains). The metric
+    ranks the model's items by their token strings (unique); each listed entry then gets its
+    readable ``word`` (and, with ``--tokens raw``, its ``token``)."""
     tables = {}
     groups = sorted({row["animal_group"] for row in rows}, key=lambda g: (g != "study", g))
     for group in groups:
@@ -192,13 +107,15 @@ def change_rate_tables(settings: Settings, metric, probs, rows, words, candidate
         tables[group] = metric.compute(
             probabilities=probs[keep],
             forms=[rows[i]["form"] for i in keep],
-            vocabulary=words,
+            vocabulary=_unique(tokens),
             candidates=None if candidates is None else candidates.tolist(),
             top_k=settings.top_k,
             # The unit of the intervals: a template's sentences share its wording across animals.
             templates=[rows[i]["template_id"] for i in keep],
-            **interval_options(settings),
+            **settings.interval_options(),
         )
+        for entry in _entries(tables[group]):
+            entry["word"] = words[entry["index"]]
         tables[group]["n_templates"] = {
             form: len({rows[i]["template_id"] for i in keep if rows[i]["form"] == form})
             for form in ("human", "object")
@@ -252,7 +169,7 @@ def associations(settings: Settings, lm: MaskedLM, rows: list[dict], table: dict
         target_probabilities=np.clip(p_target, 1e-45, 1.0).tolist(),
         prior_probabilities=np.clip(p_prior, 1e-45, 1.0).tolist(),
         groups=groups,
-        **interval_options(settings),
+        **settings.interval_options(),
     )
     result["attributes"] = [{"direction": d, "word": w} for d, w in attributes]
     del result["association"]
@@ -289,7 +206,7 @@ def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, ca
     metric = load_metric(settings, "negative_share")
     animals, labels = [fill["animal"] for fill in fills], [fill["label"] for fill in fills]
     result = metric.compute(animals=animals, labels=labels)
-    options = interval_options(settings)
+    options = settings.interval_options() if settings.confidence_level is not None else {}
     if options:
         # Over all animals the unit is the sentence, so the fills of one sentence move
         # together; per animal it is the fill (all of an animal's fills come from its one
@@ -313,7 +230,7 @@ def compare_models(settings: Settings, models: list[dict]) -> list[dict]:
     """Every pair of models: the difference of their negative shares on matched fills (the
     i-th fill of the same sentence), with paired intervals and permutation p-values, Holm-
     corrected over every comparison of the run."""
-    options = interval_options(settings)
+    options = settings.interval_options() if settings.confidence_level is not None else {}
     if len(models) < 2 or not options:
         return []
     metric = load_metric(settings, "negative_share_paired")
@@ -359,13 +276,13 @@ def run_model(settings: Settings, folder: Path, model_id: str, backend) -> dict:
                                    f"{model_id}: mask probabilities" if settings.progress else None)  # fmt: skip
     words, word_like = vocabulary_view(lm, settings.language)
     candidates = None if settings.tokens == "raw" else word_like
+    tokens = token_strings(lm)
     with stage(f"{model_id}: change rates", log):
         tables = change_rate_tables(
-            settings, load_metric(settings, "change_rate"), probs, rows, words, candidates
+            settings, load_metric(settings, "change_rate"), probs, rows, words, candidates, tokens
         )
     if settings.tokens == "raw":
         # The raw token beside its readable form: "ĠMarried" and "Married" both read "Married".
-        tokens = token_strings(lm)
         for table in tables.values():
             for entry in _entries(table):
                 entry["token"] = tokens[entry["index"]]
@@ -392,14 +309,17 @@ def _entries(table: dict) -> list[dict]:
     return [entry for key in DIRECTIONS for entry in table[key] + table["gains"][key]]
 
 
-def run(model: str | Sequence[str] | None, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
-    """Score every model on the templates; write results.json, report.md and the chart into ``out_dir``."""
-    from pipelines.speciesism.report import chart_figure, report_markdown
-    from pipelines.speciesism.sentiment import DEFAULT_BACKEND, get_backend
-
+def _models(model: str | Sequence[str] | None) -> list[str]:
     models = [model] if isinstance(model, str) else list(model or ())
-    settings, models, departures = apply_preset(settings, models)
-    _check(settings, models)
+    if not models:
+        raise ValueError("--model: give at least one masked language model id or path (or --preset paper "
+                         "for the paper's bert-large-uncased and roberta-large)")  # fmt: skip
+    return models
+
+
+def run(model: str | Sequence[str] | None, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
+    """Score every model on the templates; write results.json and render report.md and the chart into ``out_dir``."""
+    models = _models(model)
     settings.warnings.clear()
     folder = dataset_folder(dataset or DATASET, settings.datasets_root)
     backend = get_backend(settings.sentiment_backend or DEFAULT_BACKEND[settings.language], settings.language)
@@ -409,9 +329,10 @@ def run(model: str | Sequence[str] | None, dataset: str | Path | None, out_dir: 
         ] += 1
     with RunFolder(out_dir) as out:
         results = {
+            "part": PART,
+            "step": STEP,
             "dataset": str(folder),
-            "preset": settings.preset,
-            "departures_from_preset": departures,
+            "preset": preset_record(settings),
             "language": settings.language,
             "groups": list(settings.groups),
             "animals": list(settings.animals),
@@ -420,13 +341,14 @@ def run(model: str | Sequence[str] | None, dataset: str | Path | None, out_dir: 
             "confidence_level": settings.confidence_level,
             "n_resamples": settings.n_resamples if settings.confidence_level else None,
             "seed": settings.seed,
+            "report_note": settings.report_note,
             "models": [run_model(settings, folder, model_id, backend) for model_id in models],
         }
         results["comparisons"] = compare_models(settings, results["models"])
         results["warnings"] = dict(settings.warnings)
-        results["chart"] = out.write_figure("negative_share.png", chart_figure(results)).name
+        results["chart"] = "negative_share.png"
         out.write_json("results.json", results)
-        out.write_text("report.md", report_markdown(results, settings.report_note))
+        render(results, out.staging)
     for entry in results["models"]:
         log.info("%s: negative share of top fills %.2f", entry["model"], entry["sentiment"]["overall_negative_share"])
     log.info("wrote %s", Path(out_dir) / "report.md")

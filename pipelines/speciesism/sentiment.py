@@ -35,6 +35,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from builders.shared.api_cache import (
+    CachedAPI,
+    MalformedReply,
+    ResponseCache,
+    default_cache_dir,
+    retry_after_seconds,
+)
+from builders.shared.sources import resolve
+
 LABELS = ("negative", "neutral", "positive")
 
 
@@ -60,7 +69,9 @@ class VaderBackend:
     language = "en"
 
     def __init__(self, threshold: float = 0.05) -> None:
-        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+        from vaderSentiment.vaderSentiment import (
+            SentimentIntensityAnalyzer,  # loaded only for this backend
+        )
 
         self.analyzer = SentimentIntensityAnalyzer()
         self.threshold = threshold
@@ -84,10 +95,8 @@ class JapaneseLexiconBackend:
         noun_lexicon: str | Path | None = None,
         wago_lexicon: str | Path | None = None,
     ) -> None:
-        import fugashi
+        import fugashi  # optional: only the Japanese backend needs MeCab
         import unidic_lite
-
-        from builders.shared.sources import resolve
 
         noun_path = resolve("ja_sentiment_noun", noun_lexicon).path
         wago_path = resolve("ja_sentiment_wago", wago_lexicon).path
@@ -148,7 +157,7 @@ def _application_default_credentials() -> bool:
 
 
 def _google_retryable(err: BaseException) -> bool:
-    import requests
+    import requests  # optional: the Google client is installed only for its backend
     from google.api_core import exceptions
 
     transient = (exceptions.TooManyRequests, exceptions.ServerError, exceptions.DeadlineExceeded)
@@ -170,13 +179,6 @@ class GoogleCloudBackend:
                 "--sentiment-backend google-cloud needs the official client: pip install "
                 f"google-cloud-language (or bias-hub[google]); {err}"
             ) from None
-        from builders.shared.api_cache import (
-            CachedAPI,
-            ResponseCache,
-            default_cache_dir,
-            retry_after_seconds,
-        )
-
         key = os.environ.get("GOOGLE_API_KEY") or None
         if key is None and not _application_default_credentials():
             raise ValueError(
@@ -201,8 +203,6 @@ class GoogleCloudBackend:
         )  # fmt: skip
 
     def _send(self, bodies: list[dict]) -> list[dict]:
-        from builders.shared.api_cache import MalformedReply
-
         answers = []
         for body in bodies:
             # retry=None: the cache helper counts the retries, once.

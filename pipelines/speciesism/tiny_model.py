@@ -77,10 +77,10 @@ def _sentences(
 
 def _tokenizer(language: str, vocab_file: Path):
     if language == "en":
-        from transformers import BertTokenizer
+        from transformers import BertTokenizer  # heavy: loaded only when a tiny model is made
 
         return BertTokenizer(str(vocab_file), do_lower_case=True)
-    from transformers import BertJapaneseTokenizer
+    from transformers import BertJapaneseTokenizer  # heavy: as above
 
     return BertJapaneseTokenizer(
         str(vocab_file), word_tokenizer_type="mecab", subword_tokenizer_type="wordpiece",
@@ -95,7 +95,7 @@ def make_tiny_masked_lm(
 
     ``templates``: rows with ``template`` (``<NAME>``/``<MASK>`` markers) and ``form``.
     """
-    import torch
+    import torch  # heavy: loaded only when a tiny model is made
     from transformers import BertConfig, BertForMaskedLM
 
     rng = random.Random(seed)
@@ -108,7 +108,7 @@ def make_tiny_masked_lm(
     if language == "en":
         tokens = sorted({w for s in corpus for w in s.lower().replace(".", " .").split()})
     else:
-        import fugashi
+        import fugashi  # optional: Japanese only
         import unidic_lite
 
         tagger = fugashi.Tagger(f"-d {unidic_lite.DICDIR}")

@@ -23,9 +23,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from builders.stereoset_gender_swap.lexicon import Word, split_words
+from builders.shared.console import progress as bar
+from builders.shared.text import Word, split_words
 
-__all__ = ["SentenceAttention", "AlignmentError", "word_piece_matrix", "gender_attention"]
+__all__ = ["SentenceAttention", "AlignmentError", "check_bidirectional", "word_piece_matrix", "gender_attention"]
+
+# Class-name endings of checkpoints whose attention only looks back (decoder-only LMs).
+CAUSAL_HEADS = ("ForCausalLM", "LMHeadModel")
+CAUSAL_MESSAGE = ("attends to earlier tokens only (a causal, decoder-only model), so a word would get no "
+                  "attention from the words after it; the attention gap needs a bidirectional encoder (BERT-like)")
 
 
 class AlignmentError(ValueError):
@@ -39,6 +45,26 @@ LEVELS = ("token", "word")
 class SentenceAttention:
     words: list[str]  # the tokens (token level) or words (word level) of the sentence
     mass: np.ndarray  # one value each; NaN for gender words, special tokens and words without pieces
+
+
+def check_bidirectional(model, name: str) -> None:
+    """Refuse a causal (decoder-only) model by its configuration; ``gender_attention`` also
+    refuses one whose attentions turn out to look back only."""
+    config = model.config
+    architectures = list(getattr(config, "architectures", None) or [])
+    causal = [arch for arch in architectures if arch.endswith(CAUSAL_HEADS)]
+    if causal or getattr(config, "is_decoder", False):
+        kind = ", ".join(causal) or f"{type(model).__name__} (is_decoder)"
+        raise ValueError(f"--model {name}: the checkpoint is a {kind}; it {CAUSAL_MESSAGE}")
+
+
+def _looks_back_only(attention: np.ndarray, mask: np.ndarray) -> bool:
+    """True when no query attends to a later token: (batch, heads-averaged) rows of length > 1."""
+    later = np.triu(np.ones(attention.shape[-2:], dtype=bool), k=1)
+    real = mask[:, :, None] & mask[:, None, :]
+    if not (real & later).any():
+        return False
+    return not np.any(attention[real & later] > 0)
 
 
 def word_piece_matrix(words: Sequence[Word], offsets: Sequence[tuple[int, int]]) -> np.ndarray:
@@ -78,9 +104,7 @@ def gender_attention(
     ``gender_spans[i]`` are the character spans of the gender words of sentence i.
     ``skipped`` counts why sentences or words were left out.
     """
-    import torch
-
-    from builders.shared.console import progress as bar
+    import torch  # heavy: loaded only when attentions are read
 
     if level not in LEVELS:
         raise ValueError(f"--level must be one of {', '.join(LEVELS)}, got {level!r}")
@@ -114,6 +138,8 @@ def gender_attention(
         attention = attention[:, list(heads)] if heads is not None else attention
         attention = attention.float().mean(dim=1).cpu().numpy()  # (batch, pieces, pieces)
         mask = batch["attention_mask"].numpy().astype(bool)
+        if first == 0 and _looks_back_only(attention, mask):
+            raise ValueError(f"--model: the encoder {CAUSAL_MESSAGE}")
         for row, index in enumerate(chosen):
             words = split_words(sentences[index])
             n_pieces = int(mask[row].sum())

@@ -1,10 +1,16 @@
-"""``bias-hub stereoset attention``: attention gaps and perplexity gaps on gender-swapped pairs."""
+"""``bias-hub stereoset attention``: attention gaps and perplexity gaps on gender-swapped pairs.
+
+Flag defaults come from ``pipelines/stereoset/settings.py``; ``--preset paper`` from the study
+file ``pipelines/studies/stereoset_gender_attention.yaml``.
+"""
 
 from __future__ import annotations
 
 import argparse
 
 from pipelines.common import pipeline_command
+from pipelines.common.flags import add_interval_flags
+from pipelines.stereoset import offline
 
 
 def _heads(text: str) -> list[int] | None:
@@ -19,15 +25,6 @@ def _heads(text: str) -> list[int] | None:
     return heads
 
 
-def _confidence(text: str) -> float | None:
-    if text.strip().lower() in {"0", "none", "off"}:
-        return None
-    try:
-        return float(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"--confidence-level: expected a number such as 0.95, or 0 / none, got {text!r}") from err
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     group = subparsers.add_parser("stereoset", help="gender-swapped StereoSet pairs: attention and perplexity gaps")
     inner = group.add_subparsers(dest="stereoset_command", required=True, metavar="COMMAND")
@@ -35,34 +32,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         inner,
         "attention",
         run="pipelines.stereoset.run:run",
-        settings="pipelines.stereoset.run:Settings",
+        settings="pipelines.stereoset.settings:Settings",
+        preset_command="stereoset attention",
         help="attention to gender words vs perplexity gaps, per word",
-        model_help="BERT-like encoder whose attentions are read (Hub id or local folder; --preset paper: bert-base-uncased)",
+        model_help="a bidirectional encoder (BERT-like) whose attentions are read, Hub id or local folder; "
+        "a causal (decoder-only) model is refused (--preset paper: bert-base-uncased)",
         model_required=False,
         out_default="reports/stereoset",
         dataset_help="the stereoset_gender_swap folder or its name under --datasets-root (default: stereoset_gender_swap)",
     )
-    parser.add_argument("--preset", choices=["paper"],
-                        help="the study's settings: bert-base-uncased + gpt2, last layer, heads averaged, token level, "
-                        "min count 1 (recorded in results.json)")  # fmt: skip
     parser.add_argument("--lm", help="causal LM id or folder (perplexities; --preset paper: gpt2)")
-    parser.add_argument("--config", default="contexts", help="dataset config: contexts (the study's), continuations or llm")
-    parser.add_argument("--layer", type=int, default=-1, help="attention layer (default -1, the last)")
-    parser.add_argument("--heads", type=_heads, default=None, help="'mean' (all heads) or e.g. 0,3,7")
-    parser.add_argument("--level", choices=["token", "word"], default="token",
-                        help="BERT's tokens (the study's) or words (pieces folded)")  # fmt: skip
-    parser.add_argument("--exclude", choices=["period", "punctuation"], default="period",
-                        help="leave out periods (the study's) or every punctuation mark")  # fmt: skip
-    parser.add_argument("--pair-assignment", choices=["first", "all"], default="first",
+    parser.add_argument("--config", help="dataset config: contexts (default), paper_population (the study's whole "
+                        "population; --preset paper), continuations or llm (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--layer", type=int, help="attention layer (default %(default)s, the last)")
+    parser.add_argument("--heads", type=_heads, help="'mean' (all heads, the default) or e.g. 0,3,7")
+    parser.add_argument("--level", choices=["token", "word"],
+                        help="BERT's tokens (the study's) or words (pieces folded) (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--exclude", choices=["period", "punctuation"],
+                        help="leave out periods (the study's) or every punctuation mark (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--pair-assignment", choices=["first", "all"],
                         help="first: each pair is used by the first word of the order that holds it (the study's); "
-                        "all: every pair counts for each of its words")  # fmt: skip
-    parser.add_argument("--order", choices=["signed", "absolute"], default="signed",
-                        help="the order words take pairs in: attention gap, largest first, or |attention gap|")  # fmt: skip
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--min-count", type=int, default=1, help="occurrences per form a word needs (default 1, the study's)")
-    parser.add_argument("--top-k", type=int, default=15, help="words shown at each end")
-    parser.add_argument("--frequency-tolerance", type=float, default=0.25, help="max |Zipf gap| of matched pairs")
+                        "all: every pair counts for each of its words (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--order", choices=["signed", "absolute"],
+                        help="the order words take pairs in: attention gap, largest first, or |attention gap| "
+                        "(default: %(default)s)")  # fmt: skip
+    parser.add_argument("--batch-size", type=int, help="sentences per batch (default: %(default)s)")
+    parser.add_argument("--min-count", type=int, help="occurrences per form a word needs (default %(default)s, the study's)")
+    parser.add_argument("--top-k", type=int, help="words shown at each end (default: %(default)s)")
+    parser.add_argument("--frequency-tolerance", type=float, help="max |Zipf gap| of matched pairs (default: %(default)s)")
     parser.add_argument("--max-pairs", type=int, help="random subsample of pairs (seeded by --seed)")
-    parser.add_argument("--confidence-level", type=_confidence, default=0.95,
-                        help="bootstrap intervals at this level (default 0.95; 0 or none: no intervals)")  # fmt: skip
-    parser.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    add_interval_flags(parser, unit="occurrences, pairs and words")
+    offline.register(inner)

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from builders.shared.console import progress as bar
+
 __all__ = ["sentence_perplexities"]
 
 
@@ -25,9 +27,7 @@ def sentence_perplexities(
     progress: bool = True,
 ) -> np.ndarray:
     """Perplexity per sentence (NaN where the sentence gives no token to predict)."""
-    import torch
-
-    from builders.shared.console import progress as bar
+    import torch  # heavy: loaded only when perplexities are computed
 
     start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.cls_token_id
     pad = tokenizer.pad_token_id

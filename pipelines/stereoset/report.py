@@ -1,25 +1,34 @@
-"""The run's Markdown report and figures: the study's Figure 2 and the top/bottom words."""
+"""The run's report, rendered from its results alone: ``render(results, folder)`` writes
+``report.md``, the study's Figure 2 (``figure2.png``) and the ends of the order (``plot.png``)
+from ``results.json`` and the run's ``words.jsonl`` / ``top_words.jsonl``, so a report can be
+rendered again from a run folder without running the models."""
 
 from __future__ import annotations
 
-import math
+import json
+from pathlib import Path
+from types import SimpleNamespace
 
-import numpy as np
+import matplotlib
 
-from builders.shared.text import fmt, markdown_table
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
-__all__ = ["figure2", "report_markdown", "summary_table", "top_figure", "with_interval"]
+from builders.shared.files import atomic_write_text  # noqa: E402
+from builders.shared.text import fmt, markdown_table, with_interval  # noqa: E402
+from pipelines.common.presets import preset_markdown  # noqa: E402
+
+__all__ = ["PAPER_LAYOUTS", "figure2", "render", "report_markdown", "summary_table", "top_figure"]
 
 
 def _fmt(value, digits: int = 3) -> str:
     return fmt(value, digits, missing="n/a")
 
 
-def with_interval(value, interval: dict | None, digits: int = 3) -> str:
-    """ "0.420 [0.370, 0.470]", or the value alone where there is no interval."""
-    if interval is None or interval.get("low") is None:
-        return _fmt(value, digits)
-    return f"{_fmt(value, digits)} [{_fmt(interval['low'], digits)}, {_fmt(interval['high'], digits)}]"
+def _estimate(value, interval: dict | None, digits: int = 3) -> str:
+    """The shared formatter with this report's digits; "n/a" for a missing value."""
+    return with_interval(value, interval, digits=digits)
 
 
 def _error_bars(values: np.ndarray, intervals: list[dict | None]) -> np.ndarray:
@@ -29,13 +38,20 @@ def _error_bars(values: np.ndarray, intervals: list[dict | None]) -> np.ndarray:
     return np.nan_to_num(np.vstack([below, above]))
 
 
-def _correlation_line(correlation: dict) -> str:
+def _correlation_line(correlation: dict | None) -> str:
+    """Pearson and Spearman in the shared correlation shape (``pipelines.common.stats.correlation``'s keys)."""
+    if correlation is None:
+        return "n/a"
+    pearson, spearman = correlation["pearson"], correlation["spearman"]
     return (
-        f"Pearson {with_interval(correlation['pearson'], correlation.get('pearson_interval'))} "
-        f"(p {_fmt(correlation['pearson_pvalue'])}), Spearman "
-        f"{with_interval(correlation['spearman'], correlation.get('spearman_interval'))} "
-        f"(p {_fmt(correlation['spearman_pvalue'])}), {correlation['n_words']} words"
+        f"Pearson {_estimate(pearson['statistic'], pearson['interval'])} (p {_fmt(pearson['p_value'])}), Spearman "
+        f"{_estimate(spearman['statistic'], spearman['interval'])} (p {_fmt(spearman['p_value'])}), "
+        f"{spearman['n']} words"
     )
+
+
+def _has_spearman(correlation: dict | None) -> bool:
+    return correlation is not None and correlation["spearman"]["statistic"] is not None
 
 
 def _level_name(settings) -> str:
@@ -48,11 +64,6 @@ def figure2(words: list[dict], correlation: dict, settings):
     Above, the attention gap of each word (the order); below, the mean perplexity gap of the
     pairs the word took, with the intervals as error bars where there are any.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     x = np.arange(len(words))
     attention = np.array([row["attention_gap"] for row in words], dtype=float)
     perplexity = np.array([np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in words])
@@ -73,40 +84,47 @@ def figure2(words: list[dict], correlation: dict, settings):
     if len(words) <= 80:
         bottom.set_xticks(x, [row["word"] for row in words], rotation=90, fontsize=6)
     title = f"{settings.encoder_label} (layer {settings.layer}) vs {settings.lm_label}"
-    if correlation.get("spearman") is not None and math.isfinite(correlation["spearman"]):
+    if _has_spearman(correlation):
         title += f"\nper {unit}: {_correlation_line(correlation)}"
     figure.suptitle(title, fontsize=9)
     figure.tight_layout()
     return figure
 
 
-def top_figure(words: list[dict], correlation: dict, settings):
-    """The ``top_k`` words at each end of the attention-gap order, and all words as a scatter."""
-    import matplotlib
+def top_figure(words: list[dict], correlation: dict | None, settings):
+    """The ``top_k`` words at each end of the attention-gap order, and all words as a scatter.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    Every word shown has a mark in both bar panels: a word whose pairs were all taken by earlier
+    words has no perplexity gap and gets an x at 0 instead of a bar (the legend says so)."""
     k = settings.top_k
     shown = [row for row in words if row["rank"] <= k or row["rank"] > len(words) - k]
     labels = [row["word"] for row in shown]
     attention = np.array([row["attention_gap"] for row in shown], dtype=float)
     perplexity = np.array([np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in shown])
+    unit = _level_name(settings)
 
     figure, (top, bottom, right) = plt.subplots(1, 3, figsize=(16, 4.8), gridspec_kw={"width_ratios": [2.2, 2.2, 1.2]})
     x = np.arange(len(shown))
     top.bar(x, attention, color=np.where(attention >= 0, "tab:blue", "tab:red"),
             yerr=_error_bars(attention, [row["attention_gap_interval"] for row in shown]), ecolor="black",
             error_kw={"linewidth": 0.6})  # fmt: skip
+    top.plot(x, attention, linestyle="none", marker="_", color="black", markersize=6)  # a gap near 0 still shows
     top.set_xticks(x, labels, rotation=90, fontsize=7)
     top.axhline(0, color="black", linewidth=0.6)
+    top.set_xlabel(f"{unit}s: top and bottom {k} of the attention-gap order")
     top.set_ylabel("attention gap (male - female)")
     top.set_title(f"attention-gap order, top and bottom {k}")
-    bottom.bar(x, np.nan_to_num(perplexity), color="tab:gray",
-               yerr=_error_bars(np.nan_to_num(perplexity), [row["perplexity_gap_interval"] for row in shown]),
-               ecolor="black", error_kw={"linewidth": 0.6})  # fmt: skip
+    has = np.isfinite(perplexity)
+    bottom.bar(x[has], perplexity[has], color="tab:gray",
+               yerr=_error_bars(perplexity[has], [row["perplexity_gap_interval"] for row, h in zip(shown, has, strict=True) if h]),
+               ecolor="black", error_kw={"linewidth": 0.6}, label="mean perplexity gap of the pairs it took")  # fmt: skip
+    if (~has).any():
+        bottom.plot(x[~has], np.zeros(int((~has).sum())), linestyle="none", marker="x", color="tab:red",
+                    label=f"no pair left: every pair holding the {unit} was taken by an earlier {unit}")  # fmt: skip
+    bottom.legend(fontsize=7, loc="best")
     bottom.set_xticks(x, labels, rotation=90, fontsize=7)
     bottom.axhline(0, color="black", linewidth=0.6)
+    bottom.set_xlabel(f"the same {unit}s")
     bottom.set_ylabel("perplexity gap (male - female)")
     bottom.set_title("the same words: mean perplexity gap of the pairs they took")
 
@@ -116,38 +134,45 @@ def top_figure(words: list[dict], correlation: dict, settings):
     right.scatter(every_attention[finite], every[finite], s=6, alpha=0.5)
     right.axhline(0, color="black", linewidth=0.4)
     right.axvline(0, color="black", linewidth=0.4)
-    right.set_xlabel("attention gap")
+    right.set_xlabel(f"attention gap ({int(finite.sum())} {unit}s with a pair)")
     right.set_ylabel("perplexity gap")
-    if correlation.get("spearman") is not None and math.isfinite(correlation["spearman"]):
-        right.set_title(f"Spearman {with_interval(correlation['spearman'], correlation.get('spearman_interval'))}", fontsize=9)
+    if _has_spearman(correlation):
+        spearman = correlation["spearman"]
+        right.set_title(f"Spearman {_estimate(spearman['statistic'], spearman['interval'])}", fontsize=9)
     figure.suptitle(f"{settings.encoder_label} (layer {settings.layer}) vs {settings.lm_label}", fontsize=10)
     return figure
+
+
+def _matched_line(correlation: dict | None) -> str:
+    if correlation is None:
+        return "Pearson n/a, Spearman n/a (p n/a), 0 words"
+    pearson, spearman = correlation["pearson"], correlation["spearman"]
+    return (f"Pearson {_fmt(pearson['statistic'])}, Spearman {_fmt(spearman['statistic'])} "
+            f"(p {_fmt(spearman['p_value'])}), {spearman['n']} words")  # fmt: skip
 
 
 def summary_table(results: dict) -> str:
     corr = results["correlation"]
     matched = results["frequency_matched"]
-    mcorr = matched["correlation"] or {}
     ppl = results["perplexity"]
     intervals = ppl["intervals"]
     rows = [
         ["pairs studied", results["counts"]["pairs_used"]],
         ["pairs aligned to the encoder's pieces", results["counts"]["pairs_aligned"]],
         [f"{results['settings']['level']}s with an attention gap", results["attention"]["n_words"]],
-        ["mean attention gap over words", with_interval(results["attention"]["mean_gap"], results["attention"]["mean_gap_interval"], 4)],
+        ["mean attention gap over words", _estimate(results["attention"]["mean_gap"], results["attention"]["mean_gap_interval"], 4)],
         [f"{results['settings']['level']}s that took pairs "
          f"({'without duplication' if results['settings']['pair_assignment'] == 'first' else 'every pair of each one'})",
          f"{ppl['words_with_pairs']}, using {ppl['pairs_used_by_a_word']} of {ppl['n_pairs']} pairs"],
-        ["mean perplexity gap (male - female), per pair", with_interval(ppl["mean_gap"], intervals.get("mean_gap"))],
-        ["median perplexity gap", with_interval(ppl["median_gap"], intervals.get("median_gap"))],
-        ["share of pairs with higher male perplexity", with_interval(ppl["male_higher_rate"], intervals.get("male_higher_rate"))],
+        ["mean perplexity gap (male - female), per pair", _estimate(ppl["mean_gap"], intervals.get("mean_gap"))],
+        ["median perplexity gap", _estimate(ppl["median_gap"], intervals.get("median_gap"))],
+        ["share of pairs with higher male perplexity", _estimate(ppl["male_higher_rate"], intervals.get("male_higher_rate"))],
         ["Wilcoxon p (log-perplexity differences)", _fmt(ppl["wilcoxon_pvalue"])],
         [f"attention gap vs perplexity gap, per {results['settings']['level']}", _correlation_line(corr)],
         [
             f"same, frequency-matched pairs (gender-word Zipf gap within ±{matched['tolerance_zipf']}, "
             f"{matched['pairs_matched']} pairs)",
-            f"Pearson {_fmt(mcorr.get('pearson'))}, Spearman {_fmt(mcorr.get('spearman'))} "
-            f"(p {_fmt(mcorr.get('spearman_pvalue'))}), {mcorr.get('n_words', 0)} words",
+            _matched_line(matched["correlation"]),
         ],
         [
             "log-perplexity ratio vs gender-word Zipf gap, per pair",
@@ -165,9 +190,9 @@ def _word_rows(rows: list[dict]) -> str:
             [
                 row["rank"],
                 row["word"].replace("|", "\\|"),
-                with_interval(row["attention_gap"], row["attention_gap_interval"], 4),
+                _estimate(row["attention_gap"], row["attention_gap_interval"], 4),
                 f"{row['male_count']} / {row['female_count']}",
-                f"{with_interval(row['perplexity_gap'], row['perplexity_gap_interval'])} ({row['n_pairs']})",
+                f"{_estimate(row['perplexity_gap'], row['perplexity_gap_interval'])} ({row['n_pairs']})",
                 (row["pairs"][0]["male_sentence"] if row["pairs"] else "").replace("|", "\\|"),
             ]
             for row in rows
@@ -207,13 +232,15 @@ def report_markdown(results: dict, words: list[dict], summary: str, settings) ->
         if settings.pair_assignment == "first"
         else f"a {unit}'s perplexity gap is the mean over every pair that holds it (a pair counts for each of its {unit}s)"
     )
-    preset = results.get("preset")
-    preset_line = f"Preset `{preset['name']}`: {preset['values']}.\n" if preset else ""
+    record = results.get("preset")
+    preset = SimpleNamespace(preset=record["name"], departures=record["departures"]) if record else None
+    preset_line = "\n".join(preset_markdown(preset)) if preset else ""
+    lm_note = f"\n{settings.lm_note}" if settings.lm_note else ""
+    names = results.get("dataset", {}).get("name_list") or "none recorded by this config's rows (its card says which)"
     notes = "".join(f"\n> {note}\n" for note in settings.notes)
     return f"""# Attention to gender words and perplexity gaps on gender-swapped StereoSet pairs
 
-Encoder `{settings.encoder_label}` (layer {settings.layer}, {heads}); causal LM `{settings.lm_label}`
-{settings.lm_note}; dataset config `{settings.config}`.
+Encoder `{settings.encoder_label}` (layer {settings.layer}, {heads}); causal LM `{settings.lm_label}`{lm_note}; dataset config `{settings.config}`; first-name list: {names}.
 {preset_line}{notes}
 {summary}
 
@@ -250,3 +277,48 @@ gender's words more overall; the ordering is what the study compares.
 
 {counts}
 """
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _save(figure, path: Path) -> None:
+    try:
+        figure.tight_layout()
+        figure.savefig(path, dpi=120)
+    finally:
+        plt.close(figure)
+
+
+def render(results: dict, folder: Path) -> None:
+    """Write ``report.md``, ``figure2.png`` and ``plot.png`` into the run folder ``folder`` from
+    ``results`` (``results.json``) and the folder's ``words.jsonl`` and ``top_words.jsonl``."""
+    if results.get("step") != "attention":
+        raise ValueError(f"{folder}: results of step {results.get('step')!r}; expected a stereoset attention run")
+    folder = Path(folder)
+    settings = SimpleNamespace(**results["settings"])
+    words = _read_jsonl(folder / "words.jsonl")
+    top = {row["rank"]: row for row in _read_jsonl(folder / "top_words.jsonl")}
+    # The ends of the order with their sentence pairs (top_words.jsonl), the rest without.
+    rows = [top.get(row["rank"], row | {"pairs": []}) for row in words]
+    _save(figure2(rows, results["correlation"], settings), folder / "figure2.png")
+    _save(top_figure(rows, results["correlation"], settings), folder / "plot.png")
+    atomic_write_text(folder / "report.md", report_markdown(results, rows, summary_table(results), settings))
+
+
+def figure2_layout(results: dict, printed: dict) -> str:
+    """The study's Figure 2 beside ours: its counts and its reading of the figure (it prints no
+    coefficient), our counts and coefficients, and our figure."""
+    correlation = results["correlation"]
+    rows = [
+        ["pairs (male and female form)", printed["pairs"], results["counts"]["pairs_used"]],
+        ["gender words (study appendix, male + female)", printed["gender_words"], "30 + 30 in the lexicon's `study` set"],
+        ["attention gap vs perplexity gap, per word", printed["correlation"], _correlation_line(correlation)],
+    ]
+    return (markdown_table(["", "paper", "this run"], rows)
+            + "\n\n![attention-gap order vs perplexity gap](figure2.png)\n")  # fmt: skip
+
+
+# Layouts of the study's tables and figures (``pipelines/studies/stereoset_gender_attention.yaml``).
+PAPER_LAYOUTS = {"figure2": figure2_layout}

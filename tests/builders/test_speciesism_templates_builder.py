@@ -83,3 +83,16 @@ def test_animal_table_errors_name_the_row(tmp_path):
     bad.write_text("animal\tgroup\ten\ten_article\tja\tnote\npig\tfarm\tpig\ta\t豚\t\n")
     with pytest.raises(ValueError, match="line 2: group 'farm'"):
         read_animals(bad)
+
+
+def test_a_folder_given_as_the_template_table_is_named_as_a_folder(tmp_path, capsys):
+    # B-spt-07 (issue 26): `--templates SOME_FOLDER` said "no such file" for a path that exists.
+    from pipelines.cli import main
+
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    assert main(["build", "speciesism_templates", "--templates", str(folder), "--out-root", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"bias-hub: error: --templates {folder}: is a folder; expected a TSV file with the columns "
+        "['template_id', 'language', 'config', 'template', 'form', 'pronoun', 'relative']"
+    )

@@ -277,8 +277,38 @@ def test_without_reachable_name_lists_the_card_says_names_are_left_out(tmp_path:
     monkeypatch.setenv("BIAS_HUB_CACHE", str(tmp_path / "cache"))
     source = tmp_path / "test.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in _rows()), encoding="utf-8")
-    card = (build_dataset(tmp_path, source=source) / "README.md").read_text(encoding="utf-8")
+    card = (build_dataset(tmp_path, source=source, names="url") / "README.md").read_text(encoding="utf-8")
     assert "first names: **left out in this build**" in card and "--names PATH" in card
+
+
+def test_an_unreachable_name_list_is_reported_with_every_location_tried(tmp_path: Path, monkeypatch, caplog):
+    # B-ss-09 (issue 26): offline, the warning read "... could not be resolved. Tried:)" with nothing listed.
+    from builders.stereoset_gender_swap import build as build_dataset
+
+    monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
+    source = tmp_path / "test.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in _rows()), encoding="utf-8")
+    with caplog.at_level("WARNING", logger="builders.stereoset_gender_swap"):
+        build_dataset(tmp_path, source=source, names="url")
+    (warning,) = [r.getMessage() for r in caplog.records if "first names left out" in r.getMessage()]
+    assert "Tried: - https://raw.githubusercontent.com/himansh005/data_debias/" in warning
+    assert "male_names.txt: skipped (downloads switched off)" in warning and "Tried:)" not in warning
+
+
+def test_the_default_build_uses_no_fetched_names_so_every_build_writes_the_same_card(tmp_path: Path, monkeypatch):
+    # Issue 26: a fresh clone's `make datasets` rewrote the tracked card (604 pairs online, 580 offline).
+    from builders.stereoset_gender_swap import build as build_dataset
+
+    source = tmp_path / "test.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in _rows()), encoding="utf-8")
+    monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
+    offline = (build_dataset(tmp_path / "a", source=source) / "README.md").read_text(encoding="utf-8")
+    monkeypatch.delenv("BIAS_HUB_NO_URL")
+    monkeypatch.setattr("builders.stereoset_gender_swap.load_names",
+                        lambda *a: pytest.fail("the default build fetched Thakur et al.'s names"))  # fmt: skip
+    online = (build_dataset(tmp_path / "b", source=source) / "README.md").read_text(encoding="utf-8")
+    assert online.replace(str(tmp_path / "b"), "") == offline.replace(str(tmp_path / "a"), "")
+    assert "first names: not used by default" in offline
 
 
 def test_builder_reads_the_original_nested_dev_json(tmp_path: Path):

@@ -185,3 +185,22 @@ def test_paired_negative_shares_by_hand():
         paired.compute(animals=["pig"] * 5, labels=["negative"] * 5, labels_b=["negative"] * 4)
     with pytest.raises(ValueError, match="at least 2 fills"):
         paired.compute(animals=["pig"], labels=["negative"], labels_b=["neutral"])
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        # M-spc-03: 'kind' twice gave a table listing it twice with different values
+        ({"vocabulary": ["kind", "kind", "dried", "eaten"]}, r"vocabulary\[1\] is 'kind', as vocabulary\[0\]"),
+        # M-spc-11: a non-string item was accepted
+        ({"vocabulary": ["kind", 2, "dried", "eaten"]}, r"vocabulary\[1\] is 2; expected the item's name"),
+        # M-spc-13: a row of probabilities summing to 3 passed the per-value check
+        ({"probabilities": [[1, 1, 1, 0], [0.1, 0.4, 0.3, 0.2]]}, r"probabilities\[0\] sums to 3.0; a row is one distribution"),
+    ],
+    ids=["M-spc-03", "M-spc-11", "M-spc-13"],
+)
+def test_change_rate_refuses_a_vocabulary_or_rows_that_are_no_distribution(change, edit, message):
+    inputs = {"probabilities": [[0.45, 0.3, 0.05, 0.2], [0.1, 0.4, 0.3, 0.2]], "forms": ["human", "object"],
+              "vocabulary": ["kind", "big", "dried", "eaten"]} | edit  # fmt: skip
+    with pytest.raises(ValueError, match=message):
+        change.compute(**inputs)

@@ -180,3 +180,59 @@ def test_pair_assignment_rejects_bad_input(perplexity_gap, kwargs, message):
     inputs = {"male_perplexities": [1.0, 2.0], "female_perplexities": [1.0, 2.0]} | kwargs
     with pytest.raises(ValueError, match=message):
         perplexity_gap.compute(**inputs)
+
+
+def test_attention_gap_refuses_input_with_one_form_only(attention_gap):
+    # M-gag-06 (issue 26): every occurrence male gave {'words': [], 'mean_gap': nan} without a word.
+    with pytest.raises(ValueError, match="forms: no occurrence is in the female form; a gap compares"):
+        attention_gap.compute(words=["a", "a"], attention_to_gender=[0.1, 0.2], forms=["male", "male"])
+
+
+def test_attention_gap_says_why_no_word_is_reported(attention_gap):
+    result = attention_gap.compute(words=["a", "b"], attention_to_gender=[0.1, 0.2], forms=["male", "female"])
+    assert result["words"] == [] and result["note"] == "no word occurs at least 1 time(s) in each form: no gap to report"
+
+
+def test_a_perplexity_below_one_is_refused(perplexity_gap):
+    # M-ppl-03 (issue 26): 0.5 is no perplexity (exp of a mean negative log-likelihood is >= 1).
+    with pytest.raises(ValueError, match=r"male_perplexities\[0\] is 0.5; expected a finite perplexity of at least 1"):
+        perplexity_gap.compute(male_perplexities=[0.5, 20.0], female_perplexities=[12.0, 15.0])
+
+
+@pytest.mark.parametrize(
+    ("score", "message"),
+    [
+        (float("nan"), r"word_scores\['is'\] is nan; expected a finite number"),  # M-ppl-08
+        (float("inf"), r"word_scores\['is'\] is inf; expected a finite number"),  # M-ppl-08c
+        ("high", r"word_scores\['is'\] is 'high'; expected a finite number"),  # M-ppl-14
+    ],
+    ids=["M-ppl-08", "M-ppl-08c", "M-ppl-14"],
+)
+def test_a_word_score_that_is_no_finite_number_is_refused_naming_the_word(perplexity_gap, score, message):
+    with pytest.raises(ValueError, match=message):
+        perplexity_gap.compute(male_perplexities=[10.0, 20.0, 30.0], female_perplexities=[12.0, 15.0, 20.0],
+                               pair_words=[["is"], ["tall"], ["kind"]],
+                               word_scores={"is": score, "tall": 1.0, "kind": 2.0})  # fmt: skip
+
+
+def test_frequency_matched_view_by_hand(perplexity_gap):
+    # Gaps -2, 5, 0, 20; frequency gaps 0.1, 0.5, -0.2, 0.0: within 0.25 are pairs 0, 2, 3.
+    # Their mean gap (-2 + 0 + 20) / 3 = 6, one of three male-higher; per word (all): a -2,
+    # c 0, d 20 against scores 1, 3, 4: Spearman 1 over 3 words.
+    # Confound over all four pairs: log ratios ln(10/12), ln(20/15), 0, ln 2 rank 1, 3, 2, 4;
+    # frequency gaps rank 3, 4, 1, 2: sum d^2 = 10, rho = 1 - 60 / 60 = 0. Least squares:
+    # x - mean(x) = 0, 0.4, -0.3, -0.1 (Sxx 0.26); Sxy = 0.4 * 0.088055 + 0.3 * 0.199627
+    # - 0.1 * 0.493520 = 0.045758; slope 0.175993.
+    result = perplexity_gap.compute(
+        male_perplexities=[10.0, 20.0, 30.0, 40.0], female_perplexities=[12.0, 15.0, 30.0, 20.0],
+        pair_words=[["a"], ["b"], ["c"], ["d"]], word_scores={"a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0},
+        frequency_gaps=[0.1, 0.5, -0.2, 0.0],
+    )  # fmt: skip
+    matched = result["frequency_matched"]
+    assert matched["pairs_matched"] == 3 and matched["tolerance_zipf"] == 0.25
+    assert matched["mean_gap"] == pytest.approx(6.0) and matched["male_higher_rate"] == pytest.approx(1 / 3)
+    assert matched["correlation"]["n_words"] == 3 and matched["correlation"]["spearman"] == pytest.approx(1.0)
+    assert matched["confound"]["n_pairs"] == 4
+    assert matched["confound"]["spearman_log_ppl_ratio_vs_zipf_gap"] == pytest.approx(0.0, abs=1e-12)
+    assert matched["confound"]["slope_log_ppl_ratio_per_zipf"] == pytest.approx(0.175993, abs=1e-6)
+    assert result["mean_gap"] == pytest.approx(23 / 4)  # the view leaves the main result alone

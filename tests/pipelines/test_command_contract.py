@@ -21,6 +21,7 @@ NOT_PIPELINES = {
     "nli init-model",
     "report",
     "reproduce",
+    "stereoset offline-models",
 }
 
 

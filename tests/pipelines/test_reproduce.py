@@ -161,3 +161,22 @@ def test_out_of_other_work_is_refused(toy, tmp_path):
 def test_every_shipped_study_reads():
     names = [s.name for s in list_studies()]
     assert {"nli_gender_bias", "jbbq", "stereoset_gender_attention", "rnsb_winobias", "speciesism"} <= set(names)
+
+
+@pytest.mark.parametrize("study", list_studies(), ids=lambda s: s.name)
+def test_every_shipped_study_validates_and_dry_runs(study, tmp_path):
+    """Each study's steps (and each variant's) parse with the real command line; its dry run
+    names the paper's models with their sections, every table's step, and exits without work."""
+    assert study.steps, f"{study.name} declares no steps"
+    assert study.tables, f"{study.name} declares no tables"
+    assert study.paper.get("citation"), f"{study.name} cites no paper"
+    assert study.models, f"{study.name} names no models"
+    validate(study, cli.build_parser())
+    for variant in [None, *study.variants]:
+        text = reproduce(study, tmp_path / "out", variant=variant, dry_run=True)
+        for model in study.models:
+            assert model["id"] in text
+        for table in study.tables:
+            assert f"{table['id']}: " in text
+    assert not (tmp_path / "out").exists()
+    assert cli.main(["reproduce", study.name, "--dry-run"]) == 0

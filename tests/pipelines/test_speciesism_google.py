@@ -131,12 +131,12 @@ def test_preset_paper_end_to_end_with_google_sentiment(service, tmp_path, capsys
                  "--n-resamples", "200"])  # fmt: skip
     assert code == 0, capsys.readouterr().err
     results = json.loads((out / "results.json").read_text())
-    assert results["preset"] == "paper"
+    assert results["preset"]["name"] == "paper"
     assert results["tokens"] == "raw" and results["sentiment_backend"] == "google-cloud"
-    assert results["departures_from_preset"] == {
-        "model": {"preset": ["bert-large-uncased", "roberta-large"], "run": [str(model)]},
-        "animals": {"preset": [], "run": ["pig", "dog"]},
-    }
+    assert [(d["setting"], d["preset"], d["used"]) for d in results["preset"]["departures"]] == [
+        ("model", ["bert-large-uncased", "roberta-large"], [str(model)]),
+        ("animals", [], ["pig", "dog"]),
+    ]
     sentiment = results["models"][0]["sentiment"]
     # Top 10 fills per animal (the paper's N), each sent to the service once.
     assert sentiment["n"] == {"dog": 10, "pig": 10}
@@ -145,5 +145,6 @@ def test_preset_paper_end_to_end_with_google_sentiment(service, tmp_path, capsys
         expected = SCORES.get(f"A person is {fill['fill']}.", 0.0)
         assert fill["score"] == pytest.approx(expected)
     report = (out / "report.md").read_text()
-    assert "Preset `paper` (the paper's settings); this run departs from it in: model" in report
+    assert "Preset `paper`, with these departures from it:" in report
+    assert f"- `model`: {[str(model)]!r} instead of ['bert-large-uncased', 'roberta-large']" in report
     assert "| word | token | P(object form) | P(human form) | change rate [95% CI] |" in report

@@ -412,29 +412,28 @@ def test_missing_model_is_a_clear_error(tmp_path, datasets_root, capsys):
 
 
 def test_preset_paper_fills_what_is_unset_and_reports_departures():
-    from pipelines.speciesism.run import apply_preset
+    # The paper preset lives in pipelines/studies/speciesism.yaml and goes through the shared loader.
+    from pipelines.common.presets import apply_preset, load_preset
 
-    settings, models, departures = apply_preset(Settings(preset="paper"), [])
-    assert models == ["bert-large-uncased", "roberta-large"]  # the paper's §3 models
+    preset = load_preset("speciesism", "paper")
+    assert list(preset.models) == ["bert-large-uncased", "roberta-large"]  # the paper's §3 models
+    settings = apply_preset(Settings(), preset, explicit=set())
     assert (settings.tokens, settings.sentiment_backend) == ("raw", "google-cloud")
     assert (settings.language, settings.groups, settings.top_k, settings.sentiment_top_k) == ("en", ("study",), 15, 10)
-    assert departures == {}
-    settings, models, departures = apply_preset(
-        Settings(preset="paper", top_k=5, tokens="words", sentiment_backend="vader", groups=["study"]),
-        ["roberta-large"],
-    )
-    assert models == ["roberta-large"] and settings.tokens == "words"
-    assert departures == {
-        "model": {"preset": ["bert-large-uncased", "roberta-large"], "run": ["roberta-large"]},
-        "tokens": {"preset": "raw", "run": "words"},
-        "sentiment_backend": {"preset": "google-cloud", "run": "vader"},
-        "top_k": {"preset": 15, "run": 5},
-    }
+    assert settings.departures == []
+    given = Settings(top_k=5, tokens="words", sentiment_backend="vader", groups=["study"])
+    settings = apply_preset(given, preset, explicit={"top_k", "tokens", "sentiment_backend", "groups"})
+    assert settings.tokens == "words"
+    assert sorted((d["setting"], d["preset"], d["used"]) for d in settings.departures) == [
+        ("sentiment_backend", "google-cloud", "vader"),
+        ("tokens", "raw", "words"),
+        ("top_k", 15, 5),
+    ]
+    assert {d["setting"]: d["section"] for d in settings.departures}["top_k"] == "Tables 1-4 (15 words each)"
     # Without a preset the project's defaults: whole-word tokens, no departures.
-    settings, models, departures = apply_preset(Settings(), ["m"])
-    assert (settings.tokens, models, departures) == ("words", ["m"], {})
-    with pytest.raises(ValueError, match="--preset 'book'"):
-        apply_preset(Settings(preset="book"), [])
+    assert (Settings().tokens, Settings().departures) == ("words", [])
+    with pytest.raises(ValueError, match="--preset 'book': no such preset for `speciesism`"):
+        load_preset("speciesism", "book")
 
 
 def test_no_model_and_no_preset_is_a_clear_error(tmp_path, datasets_root):
@@ -443,7 +442,7 @@ def test_no_model_and_no_preset_is_a_clear_error(tmp_path, datasets_root):
 
 
 def test_holm_by_hand():
-    from pipelines.speciesism.run import holm
+    from pipelines.common.stats import holm
 
     # sorted 0.01, 0.03, 0.04 -> 3 x 0.01 = 0.03, 2 x 0.03 = 0.06, max(0.06, 1 x 0.04) = 0.06
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
@@ -453,7 +452,7 @@ def test_holm_by_hand():
 def test_confidence_level_flag():
     import argparse
 
-    from pipelines.speciesism.command import confidence_level
+    from pipelines.common.flags import confidence_level
 
     assert confidence_level("0.9") == 0.9
     assert confidence_level("none") is None and confidence_level("0") is None
@@ -484,3 +483,24 @@ def test_demo_model_plants_a_bias_the_tables_recover_in_the_papers_direction(tmp
     assert set(human_to_object[:5]) <= person, human_to_object
     for entry in study["object_to_human"][:5] + study["human_to_object"][:5]:
         assert -0.9 < entry["change_rate"] < -0.3
+
+
+def test_table_layouts_put_this_runs_words_beside_the_papers():
+    # Issue 23: PAPER_LAYOUTS lay out Tables 1-4 with the printed values (from the study file) beside ours.
+    import yaml
+
+    from pipelines.common.presets import STUDIES_DIR
+    from pipelines.speciesism.report import PAPER_LAYOUTS
+
+    study = yaml.safe_load((STUDIES_DIR / "speciesism.yaml").read_text(encoding="utf-8"))
+    printed = {table["id"]: table["printed"] for table in study["tables"]}
+    assert printed["table1"]["rows"][0] == ["dried", 0.00020683, 0.0000005]  # Table 1's first row as printed
+    assert len(printed["table4"]["rows"]) == 15 and printed["table4"]["rows"][0][0] == "who"
+    # Object form -> human form: p_start is the object form's probability, p_end the human form's.
+    table = {"object_to_human": [{"word": "dried", "p_start": 0.0002, "p_end": 0.0000004}], "human_to_object": []}
+    results = {"models": [{"label": "roberta-large", "change_rate": {"study": table}}]}
+    text = PAPER_LAYOUTS["table1"](results, printed["table1"])
+    assert "| 1 | dried | 0.00020683 | 0.00000050 | dried | 0.00020000 | 0.00000040 |" in text
+    assert "| 15 | undeniable | 0.00017082 | 0.00000139 |  |  |  |" in text
+    # No BERT model in the run: the paper's Table 3 alone, said so.
+    assert PAPER_LAYOUTS["table3"](results, printed["table3"]).startswith("_No bert model in this run")

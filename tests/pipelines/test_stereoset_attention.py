@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builders.stereoset_gender_swap.lexicon import split_words
+from builders.shared.text import split_words
 
 WORDS = "he she his her dad mom man woman the is tall and cook ##s sing ##er . ,".split()
 
@@ -414,16 +414,129 @@ def test_stereoset_token_level_and_pairs_without_duplication_from_hand_made_atte
     assert results["perplexity"]["intervals"]["mean_gap"] is None
 
 
-def test_the_paper_preset_is_recorded_and_checked(scripted_run, capsys):
-    results, _ = scripted_run("--preset", "paper")
-    assert results["preset"] == {"name": "paper", "values": {
-        "model": "bert-base-uncased", "lm": "gpt2", "config": "contexts", "layer": -1, "heads": None,
-        "level": "token", "min_count": 1, "exclude": "period", "pair_assignment": "first"}}  # fmt: skip
-    from pipelines.stereoset.run import Settings, apply_preset
+def test_the_paper_preset_is_recorded_and_an_override_is_a_departure(scripted_run):
+    # The study file's preset fills every setting not given (its config: the paper population);
+    # a flag given beside it wins and is recorded, with the section that states the paper's value
+    # (issue 23: one preset behaviour; this part used to refuse any override).
+    results, out = scripted_run("--preset", "paper")
+    assert results["preset"] == {"name": "paper", "departures": [
+        {"setting": "model", "preset": ["bert-base-uncased"], "used": ["scripted"], "section": None},
+        {"setting": "lm", "preset": "openai-community/gpt2", "used": "tiny-gpt", "section": "§4.2 (2)"},
+    ]}  # fmt: skip
+    assert results["settings"]["config"] == "paper_population" and results["dataset"]["config"] == "paper_population"
+    assert (results["settings"]["layer"], results["settings"]["level"], results["settings"]["min_count"]) == (-1, "token", 1)
+    # The three contexts all hold a gender word: three swapped pairs, no identical one.
+    assert results["counts"]["pairs_used"] == 3
+    assert results["dataset"]["name_list"].startswith("gender-guesser==0.4.0:gender_guesser/data/nam_dict.txt")
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "Preset `paper`, with these departures from it:" in report
+    assert "- `lm`: 'tiny-gpt' instead of 'openai-community/gpt2' (§4.2 (2))" in report
+    results, _ = scripted_run("--preset", "paper", "--level", "word")
+    assert {"setting": "level", "preset": "token", "used": "word", "section": "§4.2 (1)"} in results["preset"]["departures"]
 
-    model, settings = apply_preset(None, Settings(preset="paper"))
-    assert (model, settings.lm) == ("bert-base-uncased", "gpt2")
-    with pytest.raises(ValueError, match="--preset paper uses --level token, got word"):
-        apply_preset(None, Settings(preset="paper", level="word"))
+
+def test_without_model_or_lm_the_error_says_what_to_give(tmp_path):
+    from pipelines.stereoset.run import Settings, run
+
     with pytest.raises(ValueError, match="--model: give the encoder"):
-        apply_preset(None, Settings())
+        run(None, None, tmp_path / "out", Settings())
+    with pytest.raises(ValueError, match="--lm: give the causal LM"):
+        run("bert", None, tmp_path / "out", Settings())
+
+
+def test_a_causal_model_is_refused_as_the_encoder(tiny_models, built_root, tmp_path, capsys):
+    # Bad case 2 of issue 26: a GPT2LMHeadModel ran and exited 0; attending backwards only, 32 of
+    # 175 words got exactly zero attention.
+    from pipelines.cli import main
+
+    gpt = tiny_models["gpt"]
+    argv = ["stereoset", "attention", "--model", str(gpt), "--lm", str(gpt), "--datasets-root", str(built_root),
+            "--out", str(tmp_path / "out"), "--device", "cpu"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == (
+        f"bias-hub: error: --model {gpt}: the checkpoint is a GPT2LMHeadModel; it attends to earlier tokens only "
+        "(a causal, decoder-only model), so a word would get no attention from the words after it; the attention "
+        "gap needs a bidirectional encoder (BERT-like)"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_attentions_that_look_back_only_are_refused(tiny_models):
+    # A bare GPT2Model checkpoint names no LM head; its attentions show what it is.
+    from transformers import GPT2Model
+
+    from pipelines.stereoset.attention import gender_attention
+
+    _, tokenizer = _load(tiny_models["bert"])
+    model = GPT2Model.from_pretrained(tiny_models["gpt"], attn_implementation="eager").eval()
+    with pytest.raises(ValueError, match=r"^--model: the encoder attends to earlier tokens only"):
+        gender_attention(model, tokenizer, ["He is tall."], [[(0, 2)]], progress=False)
+    bert, _ = _load(tiny_models["bert"])
+    assert gender_attention(bert, tokenizer, ["He is tall."], [[(0, 2)]], progress=False)[0] is not None
+
+
+def test_the_report_is_rendered_again_from_the_run_folder_alone(scripted_run):
+    # Issue 22: report.py alone renders report.md and the figures, from results.json and the run's files.
+    from pipelines.stereoset.report import render
+
+    results, out = scripted_run()
+    report = (out / "report.md").read_text(encoding="utf-8")
+    for name in ("report.md", "figure2.png", "plot.png"):
+        (out / name).unlink()
+    render(json.loads((out / "results.json").read_text(encoding="utf-8")), out)
+    assert (out / "report.md").read_text(encoding="utf-8") == report
+    assert (out / "figure2.png").stat().st_size > 0 and (out / "plot.png").stat().st_size > 0
+    assert results["part"] == "stereoset" and results["step"] == "attention"
+
+
+def test_every_word_of_the_plot_has_a_mark_or_the_legend_says_why(scripted_run):
+    # Issue 24: plot.png drew words with no bar and no explanation. At the token level "tall",
+    # "the" and "##s" find their pairs taken (see the test above): each gets an x and a legend entry.
+    from types import SimpleNamespace
+
+    from pipelines.stereoset.report import top_figure
+
+    results, out = scripted_run()
+    words = [json.loads(line) for line in (out / "words.jsonl").read_text(encoding="utf-8").splitlines()]
+    figure = top_figure(words, results["correlation"], SimpleNamespace(**results["settings"]))
+    _, bottom, _ = figure.axes
+    missing = [line for line in bottom.get_lines() if line.get_marker() == "x"]
+    assert len(missing) == 1 and list(missing[0].get_xdata()) == [1, 4, 5]  # tall, the, ##s
+    assert missing[0].get_label() == "no pair left: every pair holding the token was taken by an earlier token"
+    assert all(axis.get_xlabel() and axis.get_ylabel() for axis in figure.axes)
+
+
+@pytest.mark.parametrize("study", ["stereoset_gender_attention", "speciesism"])
+def test_the_study_steps_name_real_commands_and_flags(study):
+    # Issue 23: every step of this area's study files is a bias-hub command, and every argument a flag of it.
+    import importlib
+
+    import yaml
+
+    from pipelines.cli import _leaf_parsers, build_parser
+    from pipelines.common.presets import STUDIES_DIR, load_preset
+
+    data = yaml.safe_load((STUDIES_DIR / f"{study}.yaml").read_text(encoding="utf-8"))
+    commands = {parser.prog.removeprefix("bias-hub ").strip(): parser for parser in _leaf_parsers(build_parser())}
+    steps = data["steps"] + data.get("variants", {}).get("offline", {}).get("steps", [])
+    for step in steps:
+        parser = commands[step["command"]]
+        dests = {action.dest for action in parser._actions}
+        assert set(step["args"]) <= dests, (step["id"], set(step["args"]) - dests)
+    for key in data.get("variants", {}).get("offline", {}).get("set", {}):
+        step_id, _, dest = key.partition(".")
+        (step,) = [s for s in steps if s["id"] == step_id]
+        assert dest in {action.dest for action in commands[step["command"]]._actions}, key
+    model_ids = [model["id"] for model in data["models"]]
+    for name, preset in data["presets"].items():
+        loaded = load_preset(preset["command"], name)
+        assert set(loaded.models) <= set(model_ids)
+        assert set(model_ids) - set(loaded.models) <= {loaded.values.get("lm")}  # the LM is a setting
+    layouts = importlib.import_module(f"pipelines.{PARTS[study]}.report").PAPER_LAYOUTS
+    for table in data["tables"]:
+        assert table["step"] in {s["id"] for s in steps} and table["layout"] in layouts
+
+
+PARTS = {"stereoset_gender_attention": "stereoset", "speciesism": "speciesism"}

@@ -1,0 +1,135 @@
+"""The paper's population (§3.1, §3.2, §4.1): every context sentence becomes a pair.
+
+The study took all 2,123 context sentences of StereoSet's intersentence items, removed the
+duplicated sentences, swapped the genders with an LLM, cleaned the sentences up and kept a pair
+when its forms differ only in gender words: 2,111 pairs. So it kept the contexts without a gender
+word (the swap leaves them unchanged, and an identical pair passes that filter) and the contexts
+holding words of both genders (the swap turns each). This module rebuilds that population:
+
+- a context seen before (the same text) is dropped, as the study's duplicate removal (§3.2);
+- the clean-up of ``swap.normalise_sentence`` (§4.1);
+- no gender word: an identical pair (``original_gender`` "none", no ``gender_words``);
+- one gender or both ("mixed"): swapped (the LLM where one is given, else the rule) and kept when
+  ``swap.check_pair`` passes; a mixed pair's male form is the form with more male words (on a
+  tie, the original);
+- a first name the swapper cannot turn (the rule knows no counterpart for a registry name) leaves
+  the pair out, counted: no pair swaps the gender words but keeps a name of the other gender.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from builders.shared.text import split_words
+from builders.stereoset_gender_swap.lexicon import Lexicon
+from builders.stereoset_gender_swap.pairs import Candidate, reply_sentence
+from builders.stereoset_gender_swap.swap import check_pair, normalise_sentence, sentence_gender
+
+__all__ = ["CONFIG", "LEFT_OUT", "Population", "build_population"]
+
+CONFIG = "paper_population"
+# Why a context is not a pair of the population (every one is listed in the card).
+LEFT_OUT = {
+    "duplicate_context": "the same context text came earlier (the study removed duplicates)",
+    "first_name": "holds a first name the swap cannot turn (no counterpart offline), so its other form "
+    "would keep a name of the other gender",
+    "no_counterpart": "a gender word has no counterpart (actress, an unpaired title)",
+    "empty_reply": "the swapper returned nothing",
+    "unchanged": "the swapped sentence equals the original",
+    "differs_beyond_gender_words": "the forms differ in a word that is not a gender word turned into its "
+    "counterpart (the study's §4.1 filter)",
+    "incomplete_swap": "the swapped form still holds a word of the original gender",
+}
+
+
+@dataclass
+class Population:
+    rows: list[dict] = field(default_factory=list)
+    considered: int = 0
+    # pairs by kind: "identical" (no gender word), "male"/"female" (one gender swapped), "mixed"
+    kinds: Counter = field(default_factory=Counter)
+    # reason -> every context left out for it (original text, or "original -> reply")
+    left_out: dict[str, list[str]] = field(default_factory=dict)
+    mixed_ties: int = 0
+
+    def leave_out(self, reason: str, text: str) -> None:
+        self.left_out.setdefault(reason, []).append(text)
+
+
+def _male_form(original: str, swapped: str, gender: str, lexicon: Lexicon, population: Population) -> tuple[str, str]:
+    """(male form, female form) of a swapped pair."""
+    if gender != "mixed":
+        return (original, swapped) if gender == "male" else (swapped, original)
+
+    def males(text: str) -> int:
+        return sum(lexicon.gender_of(word.text) == "male" for word in split_words(text))
+
+    if males(original) == males(swapped):
+        population.mixed_ties += 1
+    return (original, swapped) if males(original) >= males(swapped) else (swapped, original)
+
+
+def _row(population: Population, candidate: Candidate, gender: str, male: str, female: str, words: list[dict],
+         method: str, name_list: str) -> None:  # fmt: skip
+    population.rows.append({
+        "id": f"{CONFIG}-{len(population.rows):05d}", "source_id": candidate.source_id,
+        "bias_type": candidate.bias_type, "target": candidate.target, "label": candidate.label,
+        "original_gender": gender, "male_sentence": male, "female_sentence": female, "gender_words": words,
+        "swap_method": method, "name_list": name_list,
+    })  # fmt: skip
+    population.kinds["identical" if gender == "none" else gender] += 1
+
+
+def _gender_words(positions: list[dict], original_is_male: bool) -> list[dict]:
+    male, female = ("original", "swapped") if original_is_male else ("swapped", "original")
+    return [
+        {"word_index": p["word_index"], "male_word": p[male], "female_word": p[female],
+         "male_start": p[f"{male}_start"], "male_end": p[f"{male}_end"],
+         "female_start": p[f"{female}_start"], "female_end": p[f"{female}_end"]}
+        for p in positions
+    ]  # fmt: skip
+
+
+def build_population(
+    candidates: Iterable[Candidate],
+    lexicon: Lexicon,
+    swapper: Callable[[str], str | None],
+    method: str,
+    name_list: str,
+    names_swappable: bool = False,
+) -> Population:
+    """Every context as a pair, or left out with its reason. ``method`` ("rule" or "llm") is
+    recorded per row, and ``name_list`` (which first names were gender words) too.
+    ``names_swappable``: the swapper can turn first names (an LLM); else a context holding one
+    is left out."""
+    population = Population()
+    seen: set[str] = set()
+    for candidate in candidates:
+        population.considered += 1
+        if candidate.text in seen:
+            population.leave_out("duplicate_context", candidate.text)
+            continue
+        seen.add(candidate.text)
+        original = normalise_sentence(candidate.text)
+        gender = sentence_gender(original, lexicon)
+        if gender is None:
+            _row(population, candidate, "none", original, original, [], "identical", name_list)
+            continue
+        if not names_swappable and any(lexicon.is_name(word.text) for word in split_words(original)):
+            population.leave_out("first_name", original)
+            continue
+        reply = swapper(original)
+        if reply is None:
+            population.leave_out("no_counterpart", original)
+            continue
+        swapped = normalise_sentence(reply_sentence(reply))
+        reason, positions = check_pair(original, swapped, lexicon)
+        if reason is not None:
+            population.leave_out(reason, f"{original} -> {swapped}")
+            continue
+        male, female = _male_form(original, swapped, gender, lexicon, population)
+        _row(population, candidate, gender, male, female, _gender_words(positions, male == original), method,
+             name_list)  # fmt: skip
+    return population
