@@ -26,10 +26,19 @@ def _options(command) -> dict[str, object]:
 
 
 def test_every_dataset_folder_has_a_builder() -> None:
-    assert sorted(COMMANDS) == [
+    # Discovered, not listed: every builder package (but the shared layer) has a command named
+    # after it, every committed dataset folder has a builder, and the eight builders of the five
+    # systems are among them.
+    packages = {p.parent.name for p in BUILDERS.glob("*/__init__.py")} - {"shared"}
+    assert {name: command.__package__ for name, command in COMMANDS.items()} == {
+        name: f"builders.{name}" for name in packages
+    }
+    datasets_root = BUILDERS.parent / "datasets"
+    assert {p.parent.name for p in datasets_root.glob("*/README.md")} <= set(COMMANDS)
+    assert {
         "bbq", "jbbq", "nli_bias_controlled", "nli_gender_bias", "speciesism_templates",
         "stereoset_gender_swap", "weat_word_sets", "winobias",
-    ]  # fmt: skip
+    } <= set(COMMANDS)  # fmt: skip
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

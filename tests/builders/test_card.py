@@ -12,7 +12,8 @@ from builders.hub_folder import write_dataset_folder
 from builders.shared.card import CardMetadata, CardSections, read_card, read_card_yaml
 
 REPO_CARDS = sorted((Path(__file__).resolve().parents[2] / "datasets").glob("*/README.md"))
-# The standard sections of a Hub dataset card, in order (STYLE.md, huggingface_hub's template).
+# The standard sections of a Hub dataset card, in order, as CONTRIBUTING.md names them ("The
+# dataset card"; huggingface_hub's template, builders/shared/dataset_card.md).
 HEADINGS = [
     "## Dataset Summary",
     "## Dataset Structure",

@@ -1,4 +1,5 @@
-"""Every metric module's `_KWARGS_DESCRIPTION` example is executed, as STYLE.md asks."""
+"""Every metric module's `_KWARGS_DESCRIPTION` example is executed, and every card has the
+sections CONTRIBUTING.md names ("Metric modules": the module canon and "The module card")."""
 
 from __future__ import annotations
 
@@ -11,6 +12,16 @@ from pipelines.common import import_metric_module
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted(p for p in (REPO_ROOT / "metrics").glob("*/*.py") if p.stem == p.parent.name)
+# The sections of a module card (evaluate's canon), as CONTRIBUTING.md names them.
+CARD_SECTIONS = (
+    "Metric Description",
+    "How to Use",
+    "Inputs",
+    "Output Values",
+    "Examples",
+    "Limitations and Bias",
+    "Citation",
+)
 
 
 def _load(path: Path):
@@ -34,13 +45,5 @@ def test_kwargs_description_example_runs(path: Path, repo_root: Path) -> None:
 def test_module_has_card_with_standard_sections(path: Path) -> None:
     card = (path.parent / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n"), f"{path.parent}/README.md has no YAML header"
-    for section in (
-        "Metric Description",
-        "How to Use",
-        "Inputs",
-        "Output Values",
-        "Examples",
-        "Limitations and Bias",
-        "Citation",
-    ):
+    for section in CARD_SECTIONS:
         assert f"## {section}" in card, f"{path.parent}/README.md lacks the section {section!r}"

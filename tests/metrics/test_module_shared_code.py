@@ -38,8 +38,16 @@ def _imports(path: Path) -> set[str]:
     return {name for name in names if name not in sys.stdlib_module_names}
 
 
-def test_there_are_modules_to_check():
-    assert len(MODULES) == 8, [p.stem for p in MODULES]
+def test_every_metric_folder_is_a_module_and_the_modules_are_found():
+    # Discovered, not listed: a new module folder is checked without editing this file. Every
+    # folder (but _common) must hold <name>.py, so a misnamed module is not silently skipped;
+    # the eight modules of the five systems must be among those found.
+    folders = sorted(p for p in METRICS.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    assert [p.parent for p in MODULES] == folders, "a metric folder without <folder name>.py"
+    assert {
+        "bbq_bias", "gender_attention_gap", "nli_gender_bias", "perplexity_gap", "rnsb",
+        "speciesism_bias", "weat", "winobias_gap",
+    } <= {p.stem for p in MODULES}, [p.stem for p in MODULES]  # fmt: skip
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
