@@ -18,7 +18,7 @@ from typing import Any
 
 from builders.shared.files import atomic_write_text, ensure_writable_folder, write_json
 from pipelines.reproduce.inputs import check_inputs, missing_text
-from pipelines.reproduce.study import PlannedStep, Study, StudyError, plan
+from pipelines.reproduce.study import PlannedStep, Study, StudyError, command_dests, plan
 
 __all__ = ["LEDGER", "dry_run_text", "render_reproduction", "reproduce"]
 
@@ -102,6 +102,7 @@ def _key(step: PlannedStep) -> str:
 
 
 def _run_step(step: PlannedStep) -> None:
+    # pipelines.cli registers this package's commands: imported where used, so no import circle.
     from pipelines import cli
 
     code = cli.main(list(step.argv))
@@ -122,8 +123,11 @@ def reproduce(
     dry_run: bool = False,
 ) -> str:
     """Run (or, with ``dry_run``, describe) the study; returns the text printed for the user."""
+    # pipelines.cli registers this package's commands: imported where used, so no import circle.
+    from pipelines.cli import build_parser
+
     steps = plan(study, out, variant=variant, models=models, overrides=overrides, inputs=inputs,
-                 datasets_root=datasets_root)  # fmt: skip
+                 datasets_root=datasets_root, accepts=command_dests(build_parser()))  # fmt: skip
     checks = check_inputs(study, steps, out, given=dict(inputs or {}), datasets_root=datasets_root,
                           built_by_steps=_built_by(steps), variant=variant)  # fmt: skip
     if dry_run:

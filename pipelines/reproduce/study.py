@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import yaml
 
 from pipelines.common.presets import STUDIES_DIR
 
-__all__ = ["PlannedStep", "Study", "StudyError", "list_studies", "load_study", "model_slug", "parse_set", "plan", "validate"]
+__all__ = ["PlannedStep", "Study", "StudyError", "command_dests", "list_studies", "load_study", "model_slug", "parse_set", "plan", "validate"]
 
 INPUT_KINDS = ("dataset", "file", "model", "env")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)(?:\.([A-Za-z0-9_]+))?\}")
@@ -236,8 +237,13 @@ def plan(
     overrides: dict[str, Any] | None = None,
     inputs: dict[str, str] | None = None,
     datasets_root: Path | None = None,
+    accepts: Callable[[str], set[str]] | None = None,
 ) -> list[PlannedStep]:
-    """The steps as they will run, in order: the variant's extra steps first, then the study's."""
+    """The steps as they will run, in order: the variant's extra steps first, then the study's.
+
+    A ``STEP.KEY`` change sets that step's argument; a bare ``KEY`` sets it on every step whose
+    command accepts it (``accepts(command)`` gives a command's flag dests; without it, the steps
+    that already have the argument). A change that reaches no step is an error, never dropped."""
     if not study.steps:
         raise StudyError(f"{study.name}: the study declares no steps yet ({study.path})")
     changes = {}
@@ -260,15 +266,17 @@ def plan(
         step_id, dot, _ = key.partition(".")
         if dot and step_id not in ids:
             raise StudyError(f"--set {key}: no step {step_id!r} in {study.name} (steps: {', '.join(sorted(ids))})")
-    planned = []
+    planned, applied = [], set()
     for step in steps:
         args = dict(step.get("args") or {})
         for key, value in changes.items():
             step_id, dot, name = key.partition(".")
             if dot and step_id == step["id"]:
                 args[name] = value
-            elif not dot and key in args:
+                applied.add(key)
+            elif not dot and (key in args or (accepts is not None and key in accepts(step["command"]))):
                 args[key] = value
+                applied.add(key)
         runs = context["models"] if step.get("for_each_model") else [None]
         for model in runs:
             where = f"{study.name}: step {step['id']}"
@@ -276,7 +284,26 @@ def plan(
             expanded = {k: _expand(v, values, where) for k, v in args.items()}
             out_dir = Path(expanded["out"]) if "out" in expanded else None
             planned.append(PlannedStep(step["id"], step["command"], _argv(step["command"], expanded), out_dir, model))
+    unused = [key for key in changes if key not in applied]
+    if unused:
+        raise StudyError(f"--set {', '.join(unused)}: no step of {study.name} takes it "
+                         "(write STEP.KEY to set an argument of one step)")  # fmt: skip
     return planned
+
+
+def command_dests(parser: argparse.ArgumentParser) -> Callable[[str], set[str]]:
+    """``accepts(command)`` for ``plan``: the flag dests of a ``bias-hub`` command such as ``"jbbq evaluate"``."""
+
+    def accepts(command: str) -> set[str]:
+        current = parser
+        for word in command.split():
+            nested = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+            if not nested or word not in nested[0].choices:
+                return set()
+            current = nested[0].choices[word]
+        return {a.dest for a in current._actions if a.option_strings}
+
+    return accepts
 
 
 def validate(study: Study, parser: argparse.ArgumentParser, out: Path = Path("OUT")) -> None:

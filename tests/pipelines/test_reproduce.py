@@ -16,7 +16,7 @@ from pipelines import cli
 from pipelines.common.flags import add_verbosity_flags
 from pipelines.common.run_folder import RunFolder
 from pipelines.reproduce.run import reproduce
-from pipelines.reproduce.study import StudyError, list_studies, load_study, plan, validate
+from pipelines.reproduce.study import StudyError, command_dests, list_studies, load_study, plan, validate
 
 CALLS: list[list[str]] = []
 
@@ -93,6 +93,15 @@ def test_plan_expands_placeholders_variants_and_set(toy, tmp_path):
         plan(study, out, overrides={"nope.scale": 1})
     with pytest.raises(StudyError, match="--variant 'x'"):
         plan(study, out, variant="x")
+
+
+def test_a_bare_set_reaches_every_step_whose_command_takes_it(toy, tmp_path):
+    study, _ = toy
+    accepts = command_dests(cli.build_parser())
+    [step] = plan(study, tmp_path, overrides={"model": ["m1"]}, accepts=accepts)
+    assert step.argv[-2:] == ["--model", "m1"]
+    with pytest.raises(StudyError, match="--set colour: no step of toy takes it"):
+        plan(study, tmp_path, overrides={"colour": 1}, accepts=accepts)
 
 
 def test_validate_uses_the_real_parser(toy):
