@@ -189,7 +189,9 @@ def rebase_markdown_links(text: str, base: str) -> str:
     """Markdown whose relative link and image targets point into ``base``: a part's summary,
     written relative to the part's folder, shown in the index one folder up."""
     prefix = base.rstrip("/") + "/"
-    for target in dict.fromkeys(t for t in _markdown_targets(text) if _relative(t)):
+    # markdown-it gives targets percent-encoded (``<d e.png>`` -> ``d%20e.png``): look for both.
+    written = {form for t in _markdown_targets(text) if _relative(t) for form in (t, unquote(t))}
+    for target in sorted(written, key=len, reverse=True):
         opening = re.compile(r"(\]\(\s*<?)" + re.escape(target) + r"(?=[\s>)])")
         text = opening.sub(lambda match, target=target: match.group(1) + prefix + target, text)
     return text
