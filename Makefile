@@ -50,14 +50,15 @@ define install
 	fi; \
 	$(call warm_up,$(3)); \
 	awk -v a=$$started -v b=$$EPOCHREALTIME 'BEGIN { printf "%.1f\n", b - a }' > $(2); \
-	echo "setup: $$(cat $(2)) s"
+	echo "setup: $$(cat $(2)) s; the bias-hub command is $(BIAS_HUB) (source $(VENV)/bin/activate puts it on PATH)"
 endef
 
-$(STAMP): pyproject.toml
+# setup.py lists what the wheel carries (packages, metric modules, data files).
+$(STAMP): pyproject.toml setup.py
 	$(call install,.,$(STAMP))
 
 # The dev stamp stands for the runtime one too: `make demo` after `make test` installs nothing.
-$(DEV_STAMP): pyproject.toml
+$(DEV_STAMP): pyproject.toml setup.py
 	$(call install,.[dev],$(DEV_STAMP),$(DEV_WARM_UP))
 	cp $(DEV_STAMP) $(STAMP)
 
@@ -76,6 +77,7 @@ datasets: setup
 demo: datasets
 	setup_s=$$(cat $(STAMP)); $(OFFLINE) $(BIAS_HUB) demo --out reports/demo \
 		$${setup_s:+--prior-stage setup=$$setup_s} --prior-stage datasets=$$(cat $(TIMINGS)/datasets)
+	@echo "The commands of README.md: $(BIAS_HUB) ..., or bias-hub ... after source $(VENV)/bin/activate"
 
 test: setup-dev
 	$(OFFLINE) $(PY) -m pytest -q
@@ -90,4 +92,4 @@ publish: datasets
 	$(BIAS_HUB) publish --namespace $(or $(NAMESPACE),bias-hub)
 
 clean:
-	rm -rf reports build *.egg-info
+	rm -rf reports build dist *.egg-info

@@ -44,15 +44,20 @@ def builder_function(command: ModuleType) -> Callable[..., Path]:
 
 
 def _register_build(subparsers: argparse._SubParsersAction) -> None:
-    build = subparsers.add_parser("build", help="build a dataset folder under datasets/")
+    from pipelines.common.paths import default_datasets_root
+
+    # The same root the pipelines read by default: the checkout's datasets/, or the data folder.
+    out_root = str(default_datasets_root())
+    out_root_help = "parent folder of the dataset folders (default: %(default)s, where the pipelines look)"
+    build = subparsers.add_parser("build", help=f"build a dataset folder (under {out_root} by default)")
     inner = build.add_subparsers(dest="dataset", required=True, metavar="DATASET")
     commands = builder_commands()
     every = inner.add_parser("all", help="build every dataset that needs no user-supplied data")
-    every.add_argument("--out-root", default="datasets", help="parent folder of the dataset folders")
+    every.add_argument("--out-root", default=out_root, help=out_root_help)
     every.set_defaults(func=lambda args: _build_all(commands, args.out_root))
     for name, module in commands.items():
         parser = inner.add_parser(name, help=module.HELP)
-        parser.add_argument("--out-root", default="datasets", help="parent folder of the dataset folders")
+        parser.add_argument("--out-root", default=out_root, help=out_root_help)
         module.add_arguments(parser)
         parser.set_defaults(func=module.run)
         if hasattr(module, "register_steps"):  # building steps that make no dataset folder (jbbq-translation)

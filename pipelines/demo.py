@@ -172,6 +172,18 @@ def _remove_stale(out: Path, manifest: dict, known: list[str], full_run: bool) -
             path.unlink()
 
 
+def _check_links(out: Path) -> None:
+    """One console line when a link or image of the report does not resolve; the list in the log."""
+    from pipelines.report_index import broken_links
+
+    broken = broken_links(out)
+    if broken:
+        log.warning("demo: %d link(s) of the report do not resolve, e.g. %s (all of them in %s)",
+                    len(broken), broken[0], out / LOGS / DEMO_LOG)  # fmt: skip
+        for line in broken:
+            log.debug("broken link: %s", line)
+
+
 def demo(out: str | Path, only: list[str] | None = None, prior_stages: list[dict] | None = None) -> Path:
     """Run the demo parts (all, or those in ``only``) into ``out``; return ``index.md``.
 
@@ -211,6 +223,7 @@ def demo(out: str | Path, only: list[str] | None = None, prior_stages: list[dict
         _remove_stale(out, manifest, list(modules), full_run=not only)
         manifest["run"]["seconds"] = round(time.perf_counter() - started, 1)
         index = _write(out, manifest, list(modules))
+        _check_links(out)
         log.info("demo: %.1f s; report: %s", manifest["run"]["seconds"], index.with_suffix(".html"))
     finally:
         console.remove_log_file(demo_log)

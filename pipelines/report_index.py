@@ -12,11 +12,13 @@ from __future__ import annotations
 import base64
 import html
 import re
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote
 
 from builders.shared.files import atomic_write_text
 
-__all__ = ["index_html", "render_markdown", "stage_table", "write_index"]
+__all__ = ["broken_links", "index_html", "rebase_markdown_links", "render_markdown", "stage_table", "write_index"]
 
 INTRO = (
     "Every part below ran on the embedded defaults (`make demo`). Models in the demo are "
@@ -28,11 +30,14 @@ _NOT_RELATIVE = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*:|#|/)")
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
        line-height: 1.5; color: #1b1b1b; }
-table { border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }
+/* A table wider than the page scrolls sideways instead of being cut off. */
+table { border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; display: block; max-width: 100%;
+        overflow-x: auto; }
 th, td { border: 1px solid #c8c8c8; padding: 0.25rem 0.6rem; text-align: left; }
 th { background: #f1f1f1; }
 figure { display: inline-block; margin: 0.5rem; vertical-align: top; }
-figure img { max-width: 28rem; border: 1px solid #e0e0e0; }
+figure img, details img { max-width: 28rem; border: 1px solid #e0e0e0; }
+img { max-width: 100%; }
 figcaption { font-size: 0.8rem; color: #555; }
 details { margin: 1rem 0; }
 section { border-top: 2px solid #e6e6e6; margin-top: 2rem; }
@@ -106,11 +111,36 @@ def _index_markdown(entries: list[dict], prior_stages: list[dict] | None, run: d
             lines.append(f"Full report: [{entry['report']}]({entry['part']}/{entry['report']})")
             lines.append("")
         if entry.get("summary"):
-            lines.append(entry["summary"].strip())
+            # The summary's links are relative to the part's folder; index.md is one level up.
+            lines.append(rebase_markdown_links(entry["summary"].strip(), entry["part"]))
             lines.append("")
         lines.append(_footer(entry, run))
         lines.append("")
     return "\n".join(lines)
+
+
+def _relative(target: object) -> bool:
+    return isinstance(target, str) and bool(target) and not _NOT_RELATIVE.match(target)
+
+
+def _link_images_to_themselves(children: list) -> list:
+    """Wrap each image that is not already inside a link in a link to its own file, so a
+    thumbnail opens full size."""
+    from markdown_it.token import Token
+
+    out, depth = [], 0
+    for child in children:
+        if child.type == "link_open":
+            depth += 1
+        elif child.type == "link_close":
+            depth -= 1
+        if child.type == "image" and depth == 0 and child.attrGet("src"):
+            opening = Token("link_open", "a", 1)
+            opening.attrSet("href", child.attrGet("src"))
+            out += [opening, child, Token("link_close", "a", -1)]
+        else:
+            out.append(child)
+    return out
 
 
 def render_markdown(text: str, base: str = "", shift_headings: int = 0) -> str:
@@ -119,6 +149,7 @@ def render_markdown(text: str, base: str = "", shift_headings: int = 0) -> str:
     Relative link and image targets are prefixed with ``base`` so that a part's
     report, shown inside the index, still points into the part's folder; its
     headings move ``shift_headings`` levels down, below the part's own heading.
+    Every image links to its own file (a figure opens full size).
     """
     from markdown_it import MarkdownIt
 
@@ -127,15 +158,43 @@ def render_markdown(text: str, base: str = "", shift_headings: int = 0) -> str:
     for token in tokens:
         if shift_headings and token.type in ("heading_open", "heading_close"):
             token.tag = f"h{min(6, int(token.tag[1]) + shift_headings)}"
+        if token.children:
+            token.children = _link_images_to_themselves(token.children)
     if base:
         prefix = base.rstrip("/") + "/"
         for token in tokens:
             for child in token.children or []:
                 for attr in ("src", "href"):
                     value = child.attrGet(attr)
-                    if isinstance(value, str) and value and not _NOT_RELATIVE.match(value):
+                    if _relative(value):
                         child.attrSet(attr, prefix + value)
     return md.renderer.render(tokens, md.options, {})
+
+
+def _markdown_targets(text: str) -> list[str]:
+    """Every link and image target of a Markdown text, in order."""
+    from markdown_it import MarkdownIt
+
+    targets = []
+    for token in MarkdownIt("commonmark", {"html": False}).enable("table").parse(text):
+        for child in token.children or []:
+            for attr in ("href", "src"):
+                value = child.attrGet(attr)
+                if isinstance(value, str) and value:
+                    targets.append(value)
+    return targets
+
+
+def rebase_markdown_links(text: str, base: str) -> str:
+    """Markdown whose relative link and image targets point into ``base``: a part's summary,
+    written relative to the part's folder, shown in the index one folder up."""
+    prefix = base.rstrip("/") + "/"
+    # markdown-it gives targets percent-encoded (``<d e.png>`` -> ``d%20e.png``): look for both.
+    written = {form for t in _markdown_targets(text) if _relative(t) for form in (t, unquote(t))}
+    for target in sorted(written, key=len, reverse=True):
+        opening = re.compile(r"(\]\(\s*<?)" + re.escape(target) + r"(?=[\s>)])")
+        text = opening.sub(lambda match, target=target: match.group(1) + prefix + target, text)
+    return text
 
 
 def _figures(part_dir: Path, out_dir: Path) -> str:
@@ -143,8 +202,9 @@ def _figures(part_dir: Path, out_dir: Path) -> str:
     for png in sorted(part_dir.rglob("*.png")):
         data = base64.b64encode(png.read_bytes()).decode("ascii")
         caption = html.escape(png.relative_to(out_dir).as_posix())
+        # Embedded, so the page stands alone; linked to the file, so it opens full size.
         figures.append(
-            f'<figure><img src="data:image/png;base64,{data}" alt="{caption}">'
+            f'<figure><a href="{caption}"><img src="data:image/png;base64,{data}" alt="{caption}"></a>'
             f"<figcaption>{caption}</figcaption></figure>"
         )
     return "\n".join(figures)
@@ -192,6 +252,70 @@ def index_html(out_dir: Path, entries: list[dict], prior_stages: list[dict] | No
         f"<h2>Time per stage</h2>\n{render_markdown(stage_table(entries, prior_stages, run))}\n"
         + "\n".join(sections) + "\n</body>\n</html>\n"
     )
+
+
+class _Targets(HTMLParser):
+    """The href/src values and element ids of an HTML page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.targets: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name == "id" and value:
+                self.ids.add(value)
+            elif name in ("href", "src") and value and tag in ("a", "img", "link", "script", "source"):
+                self.targets.append(value)
+
+
+def _missing(page: Path, label: str, target: str, ids: set[str] | None) -> str | None:
+    """Why ``target`` (as written in ``page``) does not resolve, or None when it does."""
+    if target.startswith("#"):
+        if ids is not None and target[1:] not in ids:
+            return f"{label}: {target} names no element of the page"
+        return None
+    if not _relative(target):
+        return None  # absolute URLs and data: URIs are not files of the report
+    path = _file_of(target)
+    if path and not (page.parent / path).exists():
+        return f"{label}: {target} -> {page.parent / path} does not exist"
+    return None
+
+
+def _file_of(target: str) -> str:
+    return unquote(target.split("#", 1)[0].split("?", 1)[0])
+
+
+def broken_links(out_dir: str | Path, follow_markdown: bool = True) -> list[str]:
+    """Every link and image of ``index.html`` and ``index.md`` in ``out_dir`` that does not
+    resolve (a missing file, an in-page anchor with no element), one line each; with
+    ``follow_markdown``, also those of every Markdown file inside ``out_dir`` they link to
+    (the parts' reports), each read relative to its own folder. Empty when all resolve."""
+    out_dir = Path(out_dir).resolve()
+    problems: list[str] = []
+    queue: list[Path] = []
+    page = out_dir / "index.html"
+    if page.is_file():
+        parser = _Targets()
+        parser.feed(page.read_text(encoding="utf-8"))
+        problems += [p for t in parser.targets if (p := _missing(page, "index.html", t, parser.ids))]
+        queue += [page.parent / _file_of(t) for t in parser.targets if _relative(t)]
+    queue.insert(0, out_dir / "index.md")
+    seen: set[Path] = set()
+    for index, page in enumerate(queue):
+        page = page.resolve()
+        if page in seen or page.suffix != ".md" or not page.is_file() or not page.is_relative_to(out_dir):
+            continue
+        if index > 0 and not follow_markdown:
+            break
+        seen.add(page)
+        label = page.relative_to(out_dir).as_posix()
+        targets = _markdown_targets(page.read_text(encoding="utf-8"))
+        problems += [p for t in targets if (p := _missing(page, label, t, None))]
+        queue += [page.parent / _file_of(t) for t in targets if _relative(t)]
+    return problems
 
 
 def write_index(out_dir: Path, entries: list[dict], prior_stages: list[dict] | None = None,

@@ -129,6 +129,7 @@ it through a request form and prohibit redistribution: request it at
 private copy of this folder with
 
 ```bash
+# needs your data: JBBQ from its authors (a request form; it may not be redistributed)
 bias-hub build jbbq --source PATH_TO_YOUR_JBBQ   # a directory or the archive you received
 ```
 

@@ -13,6 +13,7 @@ chosen device. Before any weights are read it checks that
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -119,7 +120,9 @@ def _looks_like_path(name: str) -> bool:
 
 
 def check_model_name(name: str, flag: str = "--model") -> None:
-    """Refuse, before anything is loaded, a path that does not exist."""
+    """Refuse, before anything is loaded, a path that does not exist, and a Hub id that cannot
+    load: not cached while ``HF_HUB_OFFLINE`` is set or the Hub is out of reach (one request of at
+    most ``HUB_PROBE_TIMEOUT`` seconds, made once per process)."""
     if not name or not name.strip():
         raise ValueError(f"{flag}: empty model name")
     path = Path(name).expanduser()
@@ -131,6 +134,57 @@ def check_model_name(name: str, flag: str = "--model") -> None:
         return
     if _looks_like_path(name):
         raise FileNotFoundError(f"{flag} {name}: no such model folder (and not a Hub id of the form ORG/NAME)")
+    _check_hub_id_available(name, flag)
+
+
+# Seconds the Hub gets to answer one request before a Hub id counts as out of reach.
+HUB_PROBE_TIMEOUT = 3.0
+_LOCAL_HINT = (
+    "pass a local model folder instead (config.json and weights, as save_pretrained writes them), "
+    "or fetch the model where the network is open"
+)
+
+
+def _in_hub_cache(name: str) -> bool:
+    """Whether the Hugging Face cache holds any snapshot of the model repo ``name``."""
+    from huggingface_hub import constants
+
+    snapshots = Path(constants.HF_HUB_CACHE) / f"models--{name.replace('/', '--')}" / "snapshots"
+    return snapshots.is_dir() and any(snapshots.iterdir())
+
+
+@functools.lru_cache(maxsize=4)
+def _hub_unreachable(endpoint: str) -> str | None:
+    """Why ``endpoint`` cannot be reached (one request, no retries), or None when it answers."""
+    from huggingface_hub import get_session
+
+    try:
+        get_session().head(endpoint, timeout=HUB_PROBE_TIMEOUT)
+    except Exception as err:  # any failure to get an answer: DNS, refused, timeout, proxy
+        text = " ".join(str(err).split())
+        return f"{type(err).__name__}: {text}" if text else type(err).__name__
+    return None
+
+
+def _check_hub_id_available(name: str, flag: str) -> None:
+    """Refuse at once a Hub id that is not cached while offline or with the Hub out of reach,
+    instead of transformers' retries (about a minute of retry lines) ending in the same error."""
+    from huggingface_hub import constants
+
+    if _in_hub_cache(name):
+        return
+    if constants.is_offline_mode():
+        raise FileNotFoundError(
+            f"{flag} {name}: no local folder of that name and not in the Hugging Face cache ({constants.HF_HUB_CACHE}); "
+            f"HF_HUB_OFFLINE is set, so the Hub is not asked: {_LOCAL_HINT} (and unset HF_HUB_OFFLINE)"
+        )
+    reason = _hub_unreachable(constants.ENDPOINT)
+    if reason is not None:
+        raise FileNotFoundError(
+            f"{flag} {name}: no local folder of that name, not in the Hugging Face cache, and the Hub at "
+            f"{constants.ENDPOINT} cannot be reached ({reason}): {_LOCAL_HINT}; set HF_HUB_OFFLINE=1 to "
+            "use only cached models without trying the network"
+        )
 
 
 def _hub_error(name: str, flag: str, err: Exception) -> Exception:

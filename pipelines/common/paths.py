@@ -1,15 +1,35 @@
-"""Where datasets and metric modules live, and how a pipeline opens them (as a user would)."""
+"""Where datasets and metric modules live, and how a pipeline opens them (as a user would).
+
+Two places hold them, decided once here for every command:
+
+- **In a checkout** (this file sits in ``<checkout>/pipelines/common`` beside a ``pyproject.toml``
+  and a ``metrics/`` folder; an editable install counts): the checkout's ``datasets/`` and
+  ``metrics/``.
+- **Installed from the wheel**: datasets under one data root, ``$BIAS_HUB_DATA`` or else the
+  platform's user data folder (``$XDG_DATA_HOME/bias-hub``, default ``~/.local/share/bias-hub``;
+  ``~/Library/Application Support/bias-hub`` on macOS; ``%LOCALAPPDATA%\\bias-hub`` on Windows),
+  in its ``datasets/`` folder; the metric modules the wheel carries (``bias_hub_metrics/<name>/``,
+  real files beside ``site-packages/pipelines``).
+
+``bias-hub build`` writes to the same datasets root that the pipelines read; ``--datasets-root``,
+``--metrics-root`` and ``--out-root`` override them.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 
 __all__ = [
+    "DATA_ENV",
     "dataset_folder",
+    "default_datasets_root",
+    "default_metrics_root",
     "import_metric_module",
+    "in_checkout",
     "load_dataset_split",
     "load_metric",
     "metric_folder",
@@ -17,13 +37,54 @@ __all__ = [
 ]
 
 
+DATA_ENV = "BIAS_HUB_DATA"
+# The folder, beside site-packages/pipelines, where the wheel puts the metric modules.
+INSTALLED_METRICS = "bias_hub_metrics"
+
+
 def repo_root() -> Path:
-    """The checkout holding ``datasets/`` and ``metrics/``."""
+    """The folder above ``pipelines/``: the checkout, or site-packages when installed."""
     return Path(__file__).resolve().parents[2]
 
 
+def in_checkout() -> bool:
+    """Whether this code runs from a checkout (or an editable install of one), not a wheel."""
+    root = repo_root()
+    return (root / "pyproject.toml").is_file() and (root / "metrics").is_dir()
+
+
+def _user_data_dir() -> Path:
+    """The platform's per-user data folder for bias-hub (what platformdirs' user_data_dir gives)."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local"
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "bias-hub"
+
+
+def default_datasets_root() -> Path:
+    """Where ``bias-hub build`` writes and the pipelines read datasets when no flag says otherwise:
+    the checkout's ``datasets/``; installed, ``datasets/`` in ``$BIAS_HUB_DATA`` or the user data
+    folder."""
+    if in_checkout():
+        return repo_root() / "datasets"
+    data_root = os.environ.get(DATA_ENV)
+    return (Path(data_root).expanduser() if data_root else _user_data_dir()) / "datasets"
+
+
+def default_metrics_root() -> Path:
+    """The checkout's ``metrics/``, or the copy the wheel installed."""
+    if in_checkout():
+        return repo_root() / "metrics"
+    return repo_root() / INSTALLED_METRICS
+
+
 def _root(root: str | os.PathLike[str] | None, default: str) -> Path:
-    return Path(root) if root else repo_root() / default
+    if root:
+        return Path(root)
+    return default_datasets_root() if default == "datasets" else default_metrics_root()
 
 
 def dataset_folder(

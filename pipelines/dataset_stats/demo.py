@@ -13,8 +13,11 @@ ORDER = 0
 logger = logging.getLogger(__name__)
 
 
-def run_demo(out_dir: Path, datasets_root: Path = Path("datasets")) -> dict:
-    stats = dataset_statistics(datasets_root)
+def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
+    from pipelines.common.paths import default_datasets_root
+
+    # The folder `bias-hub build` writes (the checkout's datasets/, or the data root), not ./datasets.
+    stats = dataset_statistics(datasets_root or default_datasets_root())
     table = statistics_markdown(stats)
     logger.info("%s", table)
     write_json(out_dir / "results.json", stats)

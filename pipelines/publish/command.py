@@ -23,8 +23,6 @@ from pipelines.publish.dataset_repo import (
 from pipelines.publish.plan import RepoPlan, format_plan, human_size
 from pipelines.publish.space_repo import check_metric_module, discover_metric_modules, plan_metric
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
 
 def build_plans(
     namespace: str,
@@ -90,8 +88,10 @@ def publish(
     echo: Callable[[str], None] = print,
 ) -> list[RepoPlan]:
     """Plan, print, and with ``push`` upload. ``api`` replaces ``HfApi`` (tests pass a fake)."""
-    datasets_root = Path(datasets_root) if datasets_root else REPO_ROOT / "datasets"
-    metrics_root = Path(metrics_root) if metrics_root else REPO_ROOT / "metrics"
+    from pipelines.common.paths import default_datasets_root, default_metrics_root
+
+    datasets_root = Path(datasets_root) if datasets_root else default_datasets_root()
+    metrics_root = Path(metrics_root) if metrics_root else default_metrics_root()
     plans, notes = build_plans(
         namespace, datasets_root=datasets_root, metrics_root=metrics_root, only=only, private=private
     )
@@ -142,6 +142,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="create private repos; required for datasets whose card says `redistributable: false`",
     )
-    parser.add_argument("--datasets-root", type=Path, default=None, help="default: <repo>/datasets")
-    parser.add_argument("--metrics-root", type=Path, default=None, help="default: <repo>/metrics")
+    parser.add_argument("--datasets-root", type=Path, default=None,
+                        help="default: where `bias-hub build` writes (the checkout's datasets/, else the data folder)")
+    parser.add_argument("--metrics-root", type=Path, default=None,
+                        help="default: the checkout's metrics/, else the modules installed with bias-hub")
     parser.set_defaults(func=run)

@@ -2,40 +2,44 @@
 
 Everything that can be checked is checked before the first byte goes out: the
 token, that the namespace exists and the token may write to it, and that no
-repo meant to be private already exists as a public one. Each repo then gets
-at most one commit holding only the files whose content differs from the Hub
-(compared by LFS sha256 or git blob id) and the deletion of files no longer
-planned; an unchanged repo gets no commit at all.
+repo meant to be private already exists as a public one. Each repo's planned
+files are then laid out in a temporary folder exactly as the repo should hold
+them and handed to ``HfApi.upload_folder(..., delete_patterns="*")``: the
+library skips files whose content the Hub already has, deletes the files the
+plan no longer has (never ``.gitattributes``) and makes no commit when nothing
+changed.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pipelines.publish.plan import RepoPlan
 
-__all__ = ["PushResult", "check_namespace", "preflight", "push_plans", "resolve_token"]
+__all__ = ["PushResult", "check_namespace", "preflight", "push_plan", "push_plans", "resolve_token", "stage_plan"]
 
-# Files the Hub creates itself in every new repo; never deleted by a push.
-HUB_MANAGED = frozenset({".gitattributes"})
+# Every remote file not in the plan goes; upload_folder itself keeps .gitattributes.
+DELETE_EVERYTHING_ELSE = "*"
 
 
 @dataclass
 class PushResult:
     repo_id: str
     repo_type: str
-    uploaded: list[str]
-    deleted: list[str]
-    unchanged: list[str]
+    files: int
+    commit: str | None  # the repo's head after the push
+    changed: bool  # whether the push made a commit
 
     def describe(self) -> str:
-        if not self.uploaded and not self.deleted:
-            return f"{self.repo_type} {self.repo_id}: up to date ({len(self.unchanged)} files unchanged)"
-        return (
-            f"{self.repo_type} {self.repo_id}: uploaded {len(self.uploaded)}, deleted {len(self.deleted)}, "
-            f"unchanged {len(self.unchanged)}"
-        )
+        head = f" (commit {self.commit[:8]})" if self.commit else ""
+        if not self.changed:
+            return f"{self.repo_type} {self.repo_id}: up to date, {self.files} files{head}"
+        return f"{self.repo_type} {self.repo_id}: {self.files} files in sync{head}"
 
 
 def resolve_token(token: str | None = None) -> str:
@@ -98,26 +102,27 @@ def preflight(api: Any, plans: list[RepoPlan]) -> None:
             )
 
 
-def _remote_files(api: Any, plan: RepoPlan) -> dict[str, Any]:
-    from huggingface_hub.hf_api import RepoFile
+def stage_plan(plan: RepoPlan, folder: Path) -> Path:
+    """Lay the plan's files out under ``folder`` as the repo will hold them (hard links where
+    the file system allows, else copies; generated files written); return ``folder``."""
+    for planned in plan.files:
+        target = folder / planned.path_in_repo
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if planned.content is not None:
+            target.write_bytes(planned.content)
+            continue
+        try:
+            os.link(planned.source, target)
+        except OSError:
+            shutil.copyfile(planned.source, target)
+    return folder
 
-    tree = api.list_repo_tree(plan.repo_id, repo_type=plan.repo_type, recursive=True)
-    return {entry.path: entry for entry in tree if isinstance(entry, RepoFile)}
 
-
-def _same(local, remote) -> bool:
-    from huggingface_hub.utils.sha import git_hash
-
-    if remote.size != local.size:
-        return False
-    if remote.lfs is not None:
-        return remote.lfs.sha256 == local.sha256()
-    return remote.blob_id == git_hash(local.read_bytes())
+def _head(api: Any, plan: RepoPlan) -> str | None:
+    return getattr(api.repo_info(plan.repo_id, repo_type=plan.repo_type), "sha", None)
 
 
 def push_plan(api: Any, plan: RepoPlan) -> PushResult:
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
-
     api.create_repo(
         plan.repo_id,
         repo_type=plan.repo_type,
@@ -129,35 +134,66 @@ def push_plan(api: Any, plan: RepoPlan) -> PushResult:
         # Gate before any data is there: should the repo ever be made public,
         # access still goes through a request the owner approves.
         api.update_repo_settings(plan.repo_id, repo_type=plan.repo_type, gated="manual")
-    remote = _remote_files(api, plan)
-    planned = {f.path_in_repo: f for f in plan.files}
-    changed = [path for path, local in planned.items() if path not in remote or not _same(local, remote[path])]
-    stale = sorted(path for path in remote if path not in planned and path not in HUB_MANAGED)
-    unchanged = [path for path in planned if path not in changed]
-    if changed or stale:
-        operations = [
-            CommitOperationAdd(
-                path_in_repo=path,
-                path_or_fileobj=planned[path].content if planned[path].content is not None else str(planned[path].source),
-            )
-            for path in changed
-        ] + [CommitOperationDelete(path_in_repo=path) for path in stale]
-        api.create_commit(
-            plan.repo_id,
-            operations,
-            commit_message=f"bias-hub publish: {len(changed)} changed, {len(stale)} removed",
+    before = _head(api, plan)
+    with tempfile.TemporaryDirectory(prefix="bias-hub-publish-") as staging:
+        info = api.upload_folder(
+            repo_id=plan.repo_id,
             repo_type=plan.repo_type,
+            folder_path=str(stage_plan(plan, Path(staging))),
+            commit_message=f"bias-hub publish: {plan.name}",
+            delete_patterns=DELETE_EVERYTHING_ELSE,
         )
-    return PushResult(plan.repo_id, plan.repo_type, changed, stale, unchanged)
+    after = getattr(info, "oid", None)
+    return PushResult(plan.repo_id, plan.repo_type, len(plan.files), after, changed=after != before)
+
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions of the Hub client's HTTP layer (huggingface_hub has used httpx and httpx2)."""
+    import importlib
+
+    from huggingface_hub.errors import HfHubHTTPError
+
+    errors: list[type[BaseException]] = [HfHubHTTPError, ConnectionError, TimeoutError]
+    for module, name in (("httpx2", "HTTPError"), ("httpx", "HTTPError"), ("requests", "RequestException")):
+        try:
+            errors.append(getattr(importlib.import_module(module), name))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(errors)
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    return f"{type(err).__name__}: {text[:300]}" if text else type(err).__name__
 
 
 def push_plans(api: Any, plans: list[RepoPlan], namespace: str) -> list[PushResult]:
-    """Check the namespace and every repo first, then upload each repo in one commit."""
-    check_namespace(api, namespace)
-    preflight(api, plans)
+    """Check the namespace and every repo first, then bring each repo in line with its plan.
+
+    A network or Hub failure is one ``RuntimeError`` line saying where the push stopped.
+    """
+    from huggingface_hub import constants
+
+    network = _network_errors()
+    endpoint = getattr(api, "endpoint", None) or constants.ENDPOINT
+    try:
+        check_namespace(api, namespace)
+        preflight(api, plans)
+    except network as err:
+        raise RuntimeError(
+            f"--push: the Hub at {endpoint} could not be reached while checking the token and the repos "
+            f"({_one_line(err)}); nothing was uploaded. Check the network (or HF_ENDPOINT) and run it again"
+        ) from None
     results = []
     for plan in plans:
-        result = push_plan(api, plan)
+        try:
+            result = push_plan(api, plan)
+        except network as err:
+            done = ", ".join(r.repo_id for r in results) or "none"
+            raise RuntimeError(
+                f"--push: {plan.repo_type} {plan.repo_id} failed ({_one_line(err)}); repos already pushed: "
+                f"{done}. Running the command again uploads only what is missing"
+            ) from None
         print(result.describe(), flush=True)
         results.append(result)
     return results

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx2
 from huggingface_hub.errors import HfHubHTTPError
-from huggingface_hub.hf_api import RepoFile
-from huggingface_hub.utils.sha import git_hash
+from huggingface_hub.hf_api import CommitInfo
+from huggingface_hub.utils import filter_repo_objects
 
 from builders.hub_folder import CardMetadata, write_dataset_folder
 
@@ -142,9 +142,9 @@ def _not_found(what: str) -> HfHubHTTPError:
 class FakeHub:
     """The few ``HfApi`` methods publish uses, over an in-memory Hub.
 
-    Parquet files are stored as LFS files (the Hub reports their sha256), the
-    rest as plain git blobs (the Hub reports their git blob id), as the real
-    Hub does.
+    ``upload_folder`` behaves as huggingface_hub's does (unchanged files skipped, files matching
+    ``delete_patterns`` that the folder lacks deleted except ``.gitattributes``, no empty commit);
+    ``create_commit`` in ``calls`` marks each commit it makes.
     """
 
     def __init__(self, user: str = "alice", orgs: tuple[str, ...] = ("bias-hub",), others: tuple[str, ...] = ()):
@@ -153,6 +153,7 @@ class FakeHub:
         self.others = set(others)  # namespaces that exist but the token cannot write to
         self.repos: dict[tuple[str, str], dict] = {}
         self.calls: list[tuple[str, str]] = []
+        self.upload_arguments: list[dict] = []
 
     def whoami(self) -> dict:
         return {"name": self.user, "orgs": [{"name": org} for org in self.orgs]}
@@ -175,6 +176,7 @@ class FakeHub:
 
         class Info:
             private = repo["private"]
+            sha = self._sha(repo)
 
         return Info()
 
@@ -198,25 +200,35 @@ class FakeHub:
         self.calls.append(("update_repo_settings", repo_id))
         self.repos[(repo_type, repo_id)]["gated"] = gated
 
-    def list_repo_tree(self, repo_id: str, *, repo_type=None, recursive=False):
-        self.calls.append(("list_repo_tree", repo_id))
-        for path, content in self.repos[(repo_type, repo_id)]["files"].items():
-            if path.endswith(".parquet"):
-                lfs = {"size": len(content), "oid": hashlib.sha256(content).hexdigest(), "pointerSize": 130}
-                yield RepoFile(path=path, size=len(content), oid="0" * 40, lfs=lfs)
-            else:
-                yield RepoFile(path=path, size=len(content), oid=git_hash(content))
-
-    def create_commit(self, repo_id: str, operations, *, commit_message: str, repo_type=None):
-        self.calls.append(("create_commit", repo_id))
+    def upload_folder(self, *, repo_id: str, folder_path: str, repo_type=None, commit_message: str,
+                      delete_patterns=None):  # fmt: skip
+        """What the library's upload_folder does to a repo: the folder's files whose content
+        differs are added, the remote files matching ``delete_patterns`` that the folder lacks are
+        deleted (never .gitattributes), and nothing changed means no commit."""
+        self.calls.append(("upload_folder", repo_id))
+        self.upload_arguments.append({"repo_id": repo_id, "delete_patterns": delete_patterns})
         repo = self.repos[(repo_type, repo_id)]
-        for op in operations:
-            if type(op).__name__ == "CommitOperationAdd":
-                source = op.path_or_fileobj
-                repo["files"][op.path_in_repo] = source if isinstance(source, bytes) else Path(source).read_bytes()
-            else:
-                del repo["files"][op.path_in_repo]
-        repo["commits"] += 1
+        local = {
+            path.relative_to(folder_path).as_posix(): path.read_bytes()
+            for path in sorted(Path(folder_path).rglob("*")) if path.is_file()
+        }  # fmt: skip
+        changed = {path: content for path, content in local.items() if repo["files"].get(path) != content}
+        deleted = [
+            path for path in filter_repo_objects(list(repo["files"]), allow_patterns=delete_patterns)
+            if path not in local and path != ".gitattributes"
+        ] if delete_patterns is not None else []  # fmt: skip
+        if changed or deleted:
+            self.calls.append(("create_commit", repo_id))
+            repo["files"].update(changed)
+            for path in deleted:
+                del repo["files"][path]
+            repo["commits"] += 1
+        return CommitInfo(commit_url=f"https://huggingface.co/{repo_type}s/{repo_id}/commit/{self._sha(repo)}", commit_message=commit_message,
+                          commit_description="", oid=self._sha(repo))  # fmt: skip
+
+    @staticmethod
+    def _sha(repo: dict) -> str:
+        return hashlib.sha1(str(repo["commits"]).encode()).hexdigest()
 
     def uploads(self) -> list[str]:
         return [repo for call, repo in self.calls if call in ("create_repo", "create_commit")]

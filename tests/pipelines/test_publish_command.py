@@ -131,6 +131,10 @@ def test_push_uploads_once_and_then_only_what_changed(tree: Path) -> None:
     assert b"extra_gated_fields" in hub.repos[("dataset", "bias-hub/secret_qa")]["files"]["README.md"]
     space = hub.repos[("space", "bias-hub/positive_rate")]
     assert space["sdk"] == "gradio" and "app.py" in space["files"]
+    # The library brings each repo in line: everything the plan lacks may be deleted.
+    assert [a["delete_patterns"] for a in hub.upload_arguments] == ["*"] * len(hub.upload_arguments)
+    assert {a["repo_id"] for a in hub.upload_arguments} == {
+        "bias-hub/tiny_nli", "bias-hub/secret_qa", "bias-hub/positive_rate"}
 
     hub.calls.clear()
     _publish(tree, private=True, push=True, api=hub)
@@ -266,4 +270,33 @@ def test_rejected_token_is_a_clear_error(built: Path) -> None:
     hub = RejectingHub()
     with pytest.raises(ValueError, match="the Hub rejected the token"):
         _publish(built, only=["tiny_nli"], push=True, api=hub)
+    assert hub.uploads() == []
+
+
+def test_an_unreachable_hub_is_one_line_naming_where_the_push_stopped(tree: Path) -> None:
+    import httpx2
+
+    class UnreachableHub(FakeHub):
+        def upload_folder(self, **kwargs):
+            if kwargs["repo_id"] == "bias-hub/tiny_nli":
+                raise httpx2.ConnectError("[Errno -2] Name or service not known")
+            return super().upload_folder(**kwargs)
+
+    with pytest.raises(RuntimeError) as caught:
+        _publish(tree, private=True, push=True, api=UnreachableHub())
+    message = str(caught.value)
+    assert "\n" not in message
+    # The plans go in folder-name order: secret_qa was pushed before tiny_nli failed.
+    assert message.startswith("--push: dataset bias-hub/tiny_nli failed (ConnectError: [Errno -2] Name or")
+    assert "repos already pushed: bias-hub/secret_qa." in message
+
+    class NoNetwork(FakeHub):
+        def whoami(self):
+            raise httpx2.ConnectError("[Errno 101] Network is unreachable")
+
+    hub = NoNetwork()
+    with pytest.raises(RuntimeError, match=r"^--push: the Hub at \S+ could not be reached while checking the "
+                       r"token and the repos \(ConnectError: \[Errno 101\] Network is unreachable\); nothing "
+                       r"was uploaded"):  # fmt: skip
+        _publish(tree, private=True, push=True, api=hub)
     assert hub.uploads() == []
