@@ -31,11 +31,11 @@ import numpy as np
 
 def _pairs(datasets_root: Path | None, limit: int | None) -> tuple[list[str], list[str], str]:
     """The evaluation pairs: the built dataset, else lexicon x templates (no build needed)."""
-    from pipelines.common import repo_root
+    from pipelines.common.paths import default_datasets_root
     from pipelines.nli.evaluation import evaluation_config, load_evaluation_rows
     from pipelines.nli.run import DATASET
 
-    folder = (datasets_root or repo_root() / "datasets") / DATASET
+    folder = (datasets_root or default_datasets_root()) / DATASET
     if (folder / "README.md").is_file():
         config = evaluation_config(folder)
         rows = load_evaluation_rows(folder, config=config)

@@ -126,7 +126,9 @@ def reproduce(
     # pipelines.cli registers this package's commands: imported where used, so no import circle.
     from pipelines.cli import build_parser
 
-    steps = plan(study, out, variant=variant, models=models, overrides=overrides, inputs=inputs,
+    # A file input not given yet still shows in the plan (the checks below report it missing).
+    shown = {item["name"]: f"<{item['name']}>" for item in study.inputs_of(variant) if item["kind"] == "file"}
+    steps = plan(study, out, variant=variant, models=models, overrides=overrides, inputs={**shown, **(inputs or {})},
                  datasets_root=datasets_root, accepts=command_dests(build_parser()))  # fmt: skip
     checks = check_inputs(study, steps, out, given=dict(inputs or {}), datasets_root=datasets_root,
                           built_by_steps=_built_by(steps), variant=variant)  # fmt: skip

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from pipelines.common.paths import default_datasets_root
 from pipelines.common.presets import STUDIES_DIR
 
 __all__ = ["PlannedStep", "Study", "StudyError", "command_dests", "list_studies", "load_study", "model_slug", "parse_set", "plan", "validate"]
@@ -259,7 +260,8 @@ def plan(
     if models:
         chosen_models = list(models)
     changes.update(overrides or {})
-    context = {"out": out, "models": chosen_models, "datasets_root": datasets_root, "inputs": dict(inputs or {})}
+    root = Path(datasets_root) if datasets_root else default_datasets_root()
+    context = {"out": out, "models": chosen_models, "datasets_root": root, "inputs": dict(inputs or {})}
     context["models"] = [_expand(m, {**context, "models": []}, f"{study.name}: models") for m in chosen_models]
     ids = {s["id"] for s in steps}
     for key in changes:
@@ -277,10 +279,12 @@ def plan(
             elif not dot and (key in args or (accepts is not None and key in accepts(step["command"]))):
                 args[key] = value
                 applied.add(key)
+        # Without for_each_model, {model} is the first model (a step that loads one).
         runs = context["models"] if step.get("for_each_model") else [None]
         for model in runs:
             where = f"{study.name}: step {step['id']}"
-            values = {**context, "model": model, "model_slug": model_slug(model, out) if model else None}
+            chosen = model if model is not None else next(iter(context["models"]), None)
+            values = {**context, "model": chosen, "model_slug": model_slug(chosen, out) if chosen else None}
             expanded = {k: _expand(v, values, where) for k, v in args.items()}
             out_dir = Path(expanded["out"]) if "out" in expanded else None
             planned.append(PlannedStep(step["id"], step["command"], _argv(step["command"], expanded), out_dir, model))

@@ -9,7 +9,7 @@ import datasets
 
 from builders.shared.files import atomic_write_text
 from builders.speciesism_templates import build
-from pipelines.common import repo_root
+from pipelines.common.paths import default_datasets_root
 from pipelines.speciesism.report import change_rate_markdown, negative_share_markdown
 from pipelines.speciesism.run import run
 from pipelines.speciesism.settings import CONFIGS, DATASET, Settings
@@ -31,7 +31,7 @@ NOTE = (
 
 
 def _datasets_root(out_dir: Path) -> Path:
-    root = repo_root() / "datasets"
+    root = default_datasets_root()
     if (root / DATASET / "README.md").is_file():
         return root
     root = out_dir / "datasets"

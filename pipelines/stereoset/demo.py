@@ -14,7 +14,8 @@ from pathlib import Path
 
 from builders.shared.model_wheels import model_path
 from builders.stereoset_gender_swap import build
-from pipelines.common import dataset_folder, repo_root
+from pipelines.common import dataset_folder
+from pipelines.common.paths import default_datasets_root
 from pipelines.stereoset.offline import LM_NOTE, toy_causal_lm
 from pipelines.stereoset.report import summary_table
 from pipelines.stereoset.run import load_pairs, run
@@ -36,7 +37,7 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None, max_pairs: int | 
     from transformers import AutoTokenizer
 
     torch.set_num_threads(min(2, torch.get_num_threads()))
-    datasets_root = Path(datasets_root) if datasets_root else repo_root() / "datasets"
+    datasets_root = Path(datasets_root) if datasets_root else default_datasets_root()
     _ensure_pairs(datasets_root)
     encoder = model_path("all-MiniLM-L6-v2")
     notes = [
