@@ -16,7 +16,14 @@ from pipelines import cli
 from pipelines.common.flags import add_verbosity_flags
 from pipelines.common.run_folder import RunFolder
 from pipelines.reproduce.run import reproduce
-from pipelines.reproduce.study import StudyError, command_dests, list_studies, load_study, plan, validate
+from pipelines.reproduce.study import (
+    StudyError,
+    command_dests,
+    list_studies,
+    load_study,
+    plan,
+    validate,
+)
 
 CALLS: list[list[str]] = []
 
