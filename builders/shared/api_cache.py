@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.shared.console import command_line, progress
+from builders.shared.errors import UserError
 from builders.shared.files import atomic_write_text
 
 __all__ = [
@@ -64,7 +65,7 @@ class MalformedReply(ValueError):
     """A reply that is not JSON, or not the shape the endpoint promises; retried like a 5xx."""
 
 
-class APIFailure(RuntimeError):
+class APIFailure(UserError):
     """The API kept failing or refused a request; what was answered is cached."""
 
 

@@ -36,6 +36,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from builders.shared.errors import UserError
 from builders.shared.files import atomic_write_bytes, open_text
 
 __all__ = [
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 
-class SourceError(RuntimeError):
+class SourceError(UserError):
     """An upstream file could not be resolved or failed its checksum."""
 
 

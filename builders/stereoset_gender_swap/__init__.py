@@ -19,6 +19,8 @@ import logging
 import os
 from pathlib import Path
 
+from builders.shared.errors import UserError
+
 __all__ = ["NAME", "build"]
 
 NAME = "stereoset_gender_swap"
@@ -136,7 +138,7 @@ def build(
     configs = {}
     for name, pairs in builds.items():
         if not pairs.rows:
-            raise RuntimeError(f"config {name}: every sentence was rejected ({dict(pairs.rejected)})")
+            raise UserError(f"config {name}: every sentence was rejected ({dict(pairs.rejected)})")
         configs[name] = {"test": datasets.Dataset.from_list(pairs.rows, features=FEATURES)}
     target = Path(out_root) / NAME
     card = card_sections(

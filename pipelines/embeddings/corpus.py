@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from builders.shared.errors import UserError
+
 __all__ = [
     "UNK",
     "Word2VecConfig",
@@ -57,7 +59,7 @@ def _nltk_tokenizer():
     try:
         from nltk.tokenize import word_tokenize
     except ImportError as err:
-        raise RuntimeError("--corpus needs NLTK for its tokens: pip install 'bias-hub[corpus]' (nltk, gensim)") from err
+        raise UserError("--corpus needs NLTK for its tokens: pip install 'bias-hub[corpus]' (nltk, gensim)") from err
     return word_tokenize
 
 
@@ -187,7 +189,7 @@ def train_word2vec(corpus: Path, config: Word2VecConfig, name: str):
     try:
         from gensim.models import Word2Vec
     except ImportError as err:
-        raise RuntimeError("--corpus needs gensim to train Word2Vec: pip install 'bias-hub[corpus]'") from err
+        raise UserError("--corpus needs gensim to train Word2Vec: pip install 'bias-hub[corpus]'") from err
     from pipelines.embeddings.vectors import WordVectors
 
     model = Word2Vec(

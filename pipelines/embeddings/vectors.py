@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from builders.shared.errors import UserError
+
 __all__ = [
     "WordVectors",
     "load_vectors",
@@ -172,7 +174,7 @@ def _gensim():
         import gensim  # noqa: F401
         from gensim.models import KeyedVectors
     except ImportError as err:
-        raise RuntimeError("this format needs gensim: pip install gensim") from err
+        raise UserError("this format needs gensim: pip install gensim") from err
     return KeyedVectors
 
 
@@ -287,7 +289,7 @@ def load_spacy(name_or_path: str, words: Iterable[str] | None = None) -> WordVec
             path / "vocab" / "vectors", path / "vocab" / "key2row", path / "vocab" / "strings.json", words, path.name
         )
     if not _has_spacy():
-        raise RuntimeError("loading a spaCy pipeline by name needs spaCy: pip install spacy")
+        raise UserError("loading a spaCy pipeline by name needs spaCy: pip install spacy")
     import spacy
 
     nlp = spacy.load(name_or_path, exclude=["parser", "ner", "tagger", "lemmatizer", "attribute_ruler"])

@@ -15,6 +15,8 @@ import os
 import sys
 from pathlib import Path
 
+from builders.shared.errors import UserError
+
 log = logging.getLogger(__name__)
 
 
@@ -161,7 +163,7 @@ def _translate(args: argparse.Namespace) -> int:
             log.info("translated %d texts (%d from the cache, %d requests); review %s",
                      summary["texts"], summary["cache_hits"], summary["requests"], summary["review_sheet"])  # fmt: skip
     except TranslationError as err:
-        raise RuntimeError(str(err)) from err
+        raise UserError(str(err)) from err
     sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
     return 0
 

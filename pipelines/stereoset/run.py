@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from builders.shared.console import stage
+from builders.shared.errors import UserError
 from pipelines.common import (
     RunFolder,
     RunSettings,
@@ -221,7 +222,7 @@ def attention_gaps(pairs: list[dict], encoder, tokenizer, settings: Settings, co
     counts["pairs_aligned"] = len(kept)
     counts.update({f"skipped_{k}": v for k, v in skipped.items()})
     if not kept:
-        raise RuntimeError(f"no pair could be aligned to the encoder's pieces ({dict(skipped)})")
+        raise UserError(f"no pair could be aligned to the encoder's pieces ({dict(skipped)})")
     metric = load_metric("gender_attention_gap", settings.metrics_root)
     gaps = metric.compute(words=words, attention_to_gender=masses, forms=forms, min_count=settings.min_count,
                           **_uncertainty(settings))  # fmt: skip
@@ -346,7 +347,7 @@ def measure(pairs: list[dict], encoder, encoder_tokenizer, lm, lm_tokenizer, out
     counts["pairs_without_perplexity"] = int((~finite).sum())
     scored = np.flatnonzero(finite)
     if scored.size == 0:
-        raise RuntimeError("--lm: no pair got a perplexity in both forms (every sentence too short to score?)")
+        raise UserError("--lm: no pair got a perplexity in both forms (every sentence too short to score?)")
     perplexity_metric = load_metric("perplexity_gap", settings.metrics_root)
     assignment = {"pair_assignment": settings.pair_assignment}
     if settings.pair_assignment == "first":
