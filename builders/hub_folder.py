@@ -37,6 +37,7 @@ from builders.shared.card import (
     render_card,
 )
 from builders.shared.files import atomic_write_text, file_mode, replace_folder, staging_folder
+from builders.shared.secrets import redact
 
 __all__ = [
     "USER_COPY_KEY",
@@ -157,7 +158,8 @@ def write_dataset_folder(
             (staging / name).mkdir()
             for split, ds in splits.items():
                 ds.to_parquet(str(staging / name / parquet_name(split)))
-        atomic_write_text(staging / "README.md", str(rendered))
+        # A card may name an endpoint a config was made with: never its credentials.
+        atomic_write_text(staging / "README.md", redact(str(rendered)))
         for parquet in staging.rglob("*.parquet"):
             os.chmod(parquet, file_mode())
         replace_folder(staging, target)

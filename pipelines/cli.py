@@ -186,6 +186,11 @@ def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    # Secrets by value: whatever flag or variable carried them, they are redacted from every
+    # file, log line and printed command from here on.
+    from builders.shared.secrets import register_namespace
+
+    register_namespace(vars(args))
     # A --preset yields to the flags given explicitly: flags.explicit_dests parses argv again.
     args.argv, args.top_parser = argv, parser
     verbosity = getattr(args, "verbosity", 0)

@@ -1,11 +1,14 @@
 """A run's output folder, written all or nothing.
 
 ``RunFolder(out)`` is created before any model is loaded (so an unwritable ``--out``
-fails first), collects every output in a staging sibling, and on ``commit`` adds
+fails first), takes ``out``'s lock (a second run on the same folder is refused, naming the
+first), collects every output in a staging sibling, and on ``commit`` adds
 ``manifest.json`` (each file with its size and sha256, the command and package
 versions) and swaps the folder in whole. Nothing of an older run survives beside the
 new one; a failed or interrupted run leaves the previous folder as it was and no
-partial one (the next run clears what a killed one left).
+partial one (the next run clears what a killed one left). Text written through it --
+``write_text``, ``write_json``, ``write_jsonl`` and the manifest -- carries no secret: every
+registered token or key and every URL's userinfo become ``***`` (``builders.shared.secrets``).
 
     with RunFolder(out_dir) as run:
         run.write_json("results.json", results)
@@ -33,8 +36,10 @@ from builders.shared.files import (
     jsonl_text,
     replace_folder,
     staging_folder,
+    to_jsonable,
     write_json,
 )
+from builders.shared.secrets import redact, redact_data
 
 __all__ = ["RunFolder", "command_line", "package_versions"]
 
@@ -85,16 +90,16 @@ class RunFolder:
         return path
 
     def write_text(self, name: str, text: str) -> Path:
-        return atomic_write_text(self.path(name), text)
+        return atomic_write_text(self.path(name), redact(text))
 
     def write_bytes(self, name: str, data: bytes) -> Path:
         return atomic_write_bytes(self.path(name), data)
 
     def write_json(self, name: str, data: Any) -> Path:
-        return write_json(self.path(name), data)
+        return write_json(self.path(name), redact_data(to_jsonable(data)))
 
     def write_jsonl(self, name: str, rows: Iterable[dict]) -> Path:
-        return atomic_write_text(self.path(name), jsonl_text(rows))
+        return atomic_write_text(self.path(name), jsonl_text(redact_data(to_jsonable(row)) for row in rows))
 
     def write_figure(self, name: str, figure, dpi: int = 120) -> Path:
         """Save a matplotlib figure as PNG (tight layout) and close it."""
@@ -122,14 +127,14 @@ class RunFolder:
             data = path.read_bytes()
             entries.append({"path": path.relative_to(self.staging).as_posix(), "bytes": len(data),
                             "sha256": hashlib.sha256(data).hexdigest()})  # fmt: skip
-        write_json(self.staging / MANIFEST, {
+        write_json(self.staging / MANIFEST, redact_data(to_jsonable({
             "command": command_line(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
             "seconds": round(time.time() - self.started, 1),
             "versions": package_versions(),
             **self.info,
             "files": entries,
-        })  # fmt: skip
+        })))  # fmt: skip
         replace_folder(self.staging, self.target)
         self._done = True
         log.debug("wrote %s (%d files)", self.target, len(entries))
