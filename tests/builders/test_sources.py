@@ -179,8 +179,8 @@ def test_every_declared_url_names_a_commit_and_carries_a_checksum() -> None:
             assert not {"main", "master", "HEAD"} & set(parts), f"{url}: a branch"
             assert len(source.url_sha256.get(url, "")) == 64 or len(source.url_git_blob.get(url, "")) == 40, url
             checked += 1
-    # BBQ 11, WinoBias 8, the NLI release 16, data_debias 3, StereoSet dev 1, professions 1.
-    assert checked == 40
+    # At least BBQ 11, WinoBias 8, the NLI release 16, data_debias 3, StereoSet dev 1, professions 1.
+    assert checked >= 40
 
 
 @pytest.mark.parametrize(
