@@ -83,10 +83,16 @@ def _register_url(text: str) -> None:
         register(password)
 
 
+# An environment variable found by its name alone must look like a key to be registered: a
+# setting such as SOME_TOKEN=true must not turn every "true" of a report into ***.
+_ENV_MIN_LENGTH = 8
+
+
 def register_environment(names: Iterable[str] = ()) -> None:
-    """Register every environment variable whose name says secret, and those ``names``."""
+    """Register every environment variable whose name says secret (values of at least 8
+    characters), and the variables ``names`` (the ones a flag says hold a key)."""
     for name, value in os.environ.items():
-        if is_secret_name(name):
+        if is_secret_name(name) and len(value) >= _ENV_MIN_LENGTH:
             register(value)
     for name in names:
         register(os.environ.get(name))

@@ -49,9 +49,12 @@ def test_a_registered_value_is_redacted_everywhere_and_as_percent_encoded() -> N
     assert secrets.redact_data({"a": ["x p@ss/word#42"], "p@ss/word#42": 1}) == {"a": ["x ***"], "***": 1}
 
 
-def test_short_values_are_not_registered() -> None:
+def test_short_values_are_not_registered(monkeypatch) -> None:
     secrets.register("ab")
-    assert secrets.redact("a tab and a cab") == "a tab and a cab"
+    # A setting found by its name only (not a key) stays: "true" is no secret.
+    monkeypatch.setenv("SOME_FEATURE_TOKEN", "true")
+    secrets.register_environment()
+    assert secrets.redact("a tab and a cab, true") == "a tab and a cab, true"
 
 
 def test_a_secret_flag_is_known_by_its_dest_and_an_env_flag_by_the_variable_it_names(monkeypatch) -> None:
