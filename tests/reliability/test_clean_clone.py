@@ -50,9 +50,10 @@ def test_make_datasets_leaves_every_tracked_file_as_committed(clone: Path) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_make_demo_leaves_every_tracked_file_as_committed(clone: Path) -> None:
     if not list(clone.glob("datasets/*/*/*.parquet")):
         assert _bias_hub(clone, "build", "all", timeout=600).returncode == 0
-    done = _bias_hub(clone, "demo", "--out", "reports/demo", timeout=1800)
+    done = _bias_hub(clone, "demo", "--out", "reports/demo", timeout=3300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert _changed(clone) == []
