@@ -80,7 +80,7 @@ def _register_build(subparsers: argparse._SubParsersAction) -> None:
 
 
 # Builder flags that name no copy of the data although their value may be a path.
-_NOT_A_COPY = {"out_root", "force", "help", "verbosity", "llm_cache_dir"}
+_NOT_A_COPY = {"out_root", "force", "help", "verbosity", "llm_cache"}
 
 
 def _reads_user_copy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> bool:

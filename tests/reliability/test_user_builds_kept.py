@@ -122,3 +122,8 @@ def test_a_flag_that_names_an_existing_path_marks_the_build(tmp_path: Path) -> N
     assert reads("--source", str(tmp_path / "copy.json"))
     assert not reads()
     assert not reads("--out-root", str(tmp_path))
+    # A response cache is no copy of the data; the user's lexicon is.
+    args = parser.parse_args(["build", "stereoset_gender_swap", "--llm-cache-dir", str(tmp_path)])
+    assert not cli._reads_user_copy(args.build_parser, args)
+    args = parser.parse_args(["build", "stereoset_gender_swap", "--lexicon", str(tmp_path / "copy.json")])
+    assert cli._reads_user_copy(args.build_parser, args)
