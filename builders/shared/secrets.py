@@ -14,7 +14,9 @@ replaces every *value* known to be secret, and the user-information part of ever
 - ``redact_data(data)``: the same through dicts, lists and strings (JSON before it is written).
 
 Values shorter than ``MIN_LENGTH`` characters are not registered: replacing every ``ab`` of
-a report would garble it, and such a value protects nothing anyway.
+a report would garble it, and such a value protects nothing anyway. A value shorter than 12
+characters is replaced only where no letter or digit touches it (a password ``pass`` leaves
+``passed`` alone); a longer one wherever it appears.
 """
 
 from __future__ import annotations
@@ -67,8 +69,19 @@ def register(value: Any) -> None:
         if forms <= _values:
             return
         _values.update(forms)
-        # Longest first, so that a secret containing another is replaced whole.
-        _pattern = re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
+        _pattern = re.compile("|".join(_alternative(v) for v in sorted(_values, key=len, reverse=True)))
+
+
+# A short secret (a URL password such as "pass") is replaced only where it stands alone, so
+# that "passed" in a report survives; a long one (a real token) wherever it appears.
+_SHORT = 12
+
+
+def _alternative(value: str) -> str:
+    # Longest first (the caller sorts), so that a secret containing another is replaced whole.
+    if len(value) >= _SHORT:
+        return re.escape(value)
+    return rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])"
 
 
 def registered() -> frozenset[str]:

@@ -23,6 +23,14 @@ TOKEN = "hf_TOKENSECRET1"
 ENV_KEY = "sk-ENVSECRET123"
 
 
+@pytest.fixture(autouse=True)
+def _own_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test registers its secrets in a registry of its own: "pass" registered here must
+    not mask a later test's "pass" (one process runs the whole suite)."""
+    monkeypatch.setattr(secrets, "_values", set())
+    monkeypatch.setattr(secrets, "_pattern", None)
+
+
 def _leaks(folder: Path, *values: str) -> list[str]:
     found = []
     for path in sorted(folder.rglob("*")):
@@ -47,6 +55,13 @@ def test_a_registered_value_is_redacted_everywhere_and_as_percent_encoded() -> N
     text = "token p@ss/word#42 in a URL p%40ss%2Fword%2342"
     assert secrets.redact(text) == "token *** in a URL ***"
     assert secrets.redact_data({"a": ["x p@ss/word#42"], "p@ss/word#42": 1}) == {"a": ["x ***"], "***": 1}
+
+
+def test_a_short_secret_is_replaced_where_it_stands_alone_only() -> None:
+    secrets.register("pass")
+    assert secrets.redact("user pass, pass=pass; passed the compass") == "user ***, ***=***; passed the compass"
+    secrets.register("hf_LONGTOKENVALUE")
+    assert secrets.redact("xhf_LONGTOKENVALUEx") == "x***x"
 
 
 def test_short_values_are_not_registered(monkeypatch) -> None:
