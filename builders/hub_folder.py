@@ -5,13 +5,26 @@ feature (``builders.shared.card``), plus ``<config>/<split>-00000-of-00001.parqu
 files. The folder is assembled in a staging sibling and swapped in with a
 rename, so a failed or killed build never leaves a half-written dataset behind
 (the next build cleans up after a killed one).
+
+A rebuild never throws away what a user built. Configs built from the user's own copy of
+some data (``--source PATH``, ``--authors-dir DIR``, ...) are listed in the card's YAML under
+``built_from_user_copy`` together with the command that built them. A later build that would
+replace them with configs made from anything else (an offline ``make datasets``, a build
+without the same flags) is refused with ``UserBuildKept``, naming the configs and that
+command; ``bias-hub build all`` keeps such a folder and says so, ``bias-hub build NAME
+--force`` replaces it. The command line marks every build that reads a path the user gave
+(``user_copy_build``); a builder that knows better names its user-built configs itself
+(``write_dataset_folder(..., user_configs=...)``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import dataclasses
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 
 import datasets
@@ -24,8 +37,74 @@ from builders.shared.card import (
     render_card,
 )
 from builders.shared.files import atomic_write_text, file_mode, replace_folder, staging_folder
+from builders.shared.secrets import redact
 
-__all__ = ["CardMetadata", "CardSections", "parquet_name", "read_card_yaml", "write_dataset_folder"]
+__all__ = [
+    "USER_COPY_KEY",
+    "CardMetadata",
+    "CardSections",
+    "UserBuildKept",
+    "parquet_name",
+    "read_card_yaml",
+    "user_copy_build",
+    "user_built_configs",
+    "write_dataset_folder",
+]
+
+USER_COPY_KEY = "built_from_user_copy"
+
+
+class UserBuildKept(ValueError):
+    """A build would replace configs its user built from their own copy of the data."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Build:
+    command: str
+    reads_user_copy: bool
+    force: bool
+
+
+_current: contextvars.ContextVar[_Build | None] = contextvars.ContextVar("bias_hub_build", default=None)
+
+
+@contextlib.contextmanager
+def user_copy_build(command: str, *, reads_user_copy: bool, force: bool = False) -> Iterator[None]:
+    """The block is one ``bias-hub build`` (``command``, as a card may repeat it):
+    ``reads_user_copy`` marks every config it writes as built from the user's copy (unless the
+    builder names them), ``force`` lets it replace configs an earlier build made that way."""
+    token = _current.set(_Build(command, reads_user_copy, force))
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def user_built_configs(target: str | os.PathLike[str]) -> tuple[list[str], str]:
+    """The configs of the folder ``target`` built from its user's copy, and the command that built them."""
+    if not (Path(target) / "README.md").is_file():
+        return [], ""
+    try:
+        header = read_card_yaml(target)
+    except ValueError:
+        return [], ""
+    record = header.get(USER_COPY_KEY)
+    if not isinstance(record, dict):
+        return [], ""
+    return [str(name) for name in record.get("configs") or []], str(record.get("command") or "")
+
+
+def _check_user_copies(target: Path, user_configs: Collection[str], build: _Build | None) -> None:
+    earlier, command = user_built_configs(target)
+    lost = [name for name in earlier if name not in set(user_configs)]
+    if not lost or (build is not None and build.force):
+        return
+    how = f"`{command}`" if command else "the command that built them, with the same copy"
+    raise UserBuildKept(
+        f"{target}: config(s) {', '.join(lost)} were built from your own copy of the data; this build "
+        f"would replace them, so the folder is kept. Rebuild them with {how}, or add --force to "
+        f"`bias-hub build {target.name}` to replace them"
+    )
 
 
 def write_dataset_folder(
@@ -34,8 +113,14 @@ def write_dataset_folder(
     metadata: CardMetadata,
     card: CardSections | str,
     default_config: str | None = None,
+    user_configs: Collection[str] | None = None,
 ) -> Path:
     """Write ``configs`` ({config: {split: Dataset}}) and their card into ``target``.
+
+    ``user_configs``: the configs built from the user's own copy of the data (default: every
+    config when the command line says the build read one, see ``user_copy_build``, else
+    none). They are recorded in the card, and a build that would replace configs recorded so
+    by an earlier build is refused (``UserBuildKept``) unless the command line forces it.
 
     ``card``: the sections of the card (``builders.shared.card.CardSections``); a plain
     string is the whole card body (test fixtures). All configs must be non-empty;
@@ -56,6 +141,16 @@ def write_dataset_folder(
                 raise ValueError(f"config {name!r}: split {split!r} has different features")
             features = ds.features
 
+    build = _current.get()
+    if user_configs is None:
+        user_configs = list(configs) if build is not None and build.reads_user_copy else []
+    unknown = [name for name in user_configs if name not in configs]
+    if unknown:
+        raise ValueError(f"user_configs: {', '.join(unknown)} not among the configs written ({', '.join(configs)})")
+    _check_user_copies(target, user_configs, build)
+    if user_configs:
+        record = {"configs": list(user_configs), "command": build.command if build is not None else ""}
+        metadata = dataclasses.replace(metadata, extra={**metadata.extra, USER_COPY_KEY: record})
     rendered = render_card(target.name, configs, metadata, card, default_config)
     staging = staging_folder(target)
     try:
@@ -63,7 +158,8 @@ def write_dataset_folder(
             (staging / name).mkdir()
             for split, ds in splits.items():
                 ds.to_parquet(str(staging / name / parquet_name(split)))
-        atomic_write_text(staging / "README.md", str(rendered))
+        # A card may name an endpoint a config was made with: never its credentials.
+        atomic_write_text(staging / "README.md", redact(str(rendered)))
         for parquet in staging.rglob("*.parquet"):
             os.chmod(parquet, file_mode())
         replace_folder(staging, target)

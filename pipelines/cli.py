@@ -9,17 +9,36 @@ modules import heavy libraries (torch, transformers) inside their functions, so
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import logging
-import pkgutil
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from types import ModuleType
 
-import builders
-import pipelines
+INTERRUPTED = "bias-hub: interrupted; outputs of this run were not written (earlier ones are kept)"
+
+# Ctrl-C in the first instants lands in these imports: the same one line as later, no traceback.
+try:
+    import argparse
+    import importlib
+    import logging
+    import pkgutil
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+    from types import ModuleType
+
+    import builders
+    import pipelines
+    from builders.shared.errors import UserError
+except KeyboardInterrupt:
+    print(INTERRUPTED, file=sys.stderr)
+    raise SystemExit(130) from None
+
+
+class Parser(argparse.ArgumentParser):
+    """Every parser of ``bias-hub``: no abbreviated long flags (``--tok`` is not ``--token``),
+    so a flag is only ever what it spells, and redaction and presets see the real name.
+    Sub-parsers are made by their parent's class, so the whole tree is this class."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
 
 def _submodules(package: ModuleType, leaf: str) -> list[ModuleType]:
@@ -54,29 +73,69 @@ def _register_build(subparsers: argparse._SubParsersAction) -> None:
     commands = builder_commands()
     every = inner.add_parser("all", help="build every dataset that needs no user-supplied data")
     every.add_argument("--out-root", default=out_root, help=out_root_help)
-    every.set_defaults(func=lambda args: _build_all(commands, args.out_root))
+    every.set_defaults(func=lambda args: _build_all(commands, args.out_root, args.argv))
     for name, module in commands.items():
         parser = inner.add_parser(name, help=module.HELP)
         parser.add_argument("--out-root", default=out_root, help=out_root_help)
         module.add_arguments(parser)
-        parser.set_defaults(func=module.run)
+        if "--force" not in parser._option_string_actions:
+            parser.add_argument("--force", action="store_true",
+                                help="replace configs an earlier build made from your own copy of the data")  # fmt: skip
+        parser.set_defaults(func=_build_one, build_module=module, build_parser=parser)
         if hasattr(module, "register_steps"):  # building steps that make no dataset folder (jbbq-translation)
             module.register_steps(inner)
 
 
-def _build_all(commands: dict[str, ModuleType], out_root: str) -> None:
-    """Every builder that needs no user-supplied data, with its defaults: one timed line each."""
-    from builders.shared.console import stage
+# Builder flags that name no copy of the data although their value may be a path.
+_NOT_A_COPY = {"out_root", "force", "help", "verbosity", "llm_cache"}
 
+
+def _reads_user_copy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
+    """Whether the build reads something the user gave: a flag set to an existing path."""
+    for action in parser._actions:
+        if action.dest in _NOT_A_COPY or not hasattr(args, action.dest):
+            continue
+        value = getattr(args, action.dest)
+        if value == action.default or value is None:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (str, Path)) and str(item) and Path(item).expanduser().exists():
+                return True
+    return False
+
+
+def _build_one(args: argparse.Namespace) -> None:
+    from builders.hub_folder import user_copy_build
+    from builders.shared.console import command_line
+    from builders.shared.files import ensure_writable_root
+
+    ensure_writable_root(args.out_root, "--out-root")
+    reads = _reads_user_copy(args.build_parser, args)
+    with user_copy_build(command_line(args.argv), reads_user_copy=reads, force=args.force):
+        args.build_module.run(args)
+
+
+def _build_all(commands: dict[str, ModuleType], out_root: str, argv: list[str] | None = None) -> None:
+    """Every builder that needs no user-supplied data, with its defaults: one timed line each.
+    A folder holding configs built from the user's own copy is kept, with a warning."""
+    from builders.hub_folder import UserBuildKept, user_copy_build
+    from builders.shared.console import command_line, stage
+    from builders.shared.files import ensure_writable_root
+
+    ensure_writable_root(out_root, "--out-root")
+    log = logging.getLogger("builders")
     for name, module in commands.items():
         if not getattr(module, "IN_ALL", True):
             continue
-        with stage(f"built {name}", logging.getLogger("builders")):
-            builder_function(module)(Path(out_root))
+        try:
+            with stage(f"built {name}", log), user_copy_build(command_line(argv), reads_user_copy=False):
+                builder_function(module)(Path(out_root))
+        except UserBuildKept as kept:
+            log.warning("kept %s", kept)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="bias-hub",
         description="Social-bias benchmarks for Japanese and English language models.",
     )
@@ -113,15 +172,32 @@ def _with_verbosity_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentP
 
 
 # Errors a user can act on: their message names the flag, file or row, so a traceback adds noise.
-USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError, RuntimeError)
+# Not RuntimeError as such: the project's own failures of that kind are ``UserError``s, and any
+# other RuntimeError (torch, a library, a broken assumption) is a bug, shown with its traceback.
+USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError, UserError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Ctrl-C may come at any moment, even while the commands and torch are still being
+    # imported: it is always the one line below, never a traceback.
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from builders.shared import console
 
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    # Secrets by value: whatever flag or variable carried them, they are redacted from every
+    # file, log line and printed command from here on.
+    from builders.shared.secrets import register_namespace
+
+    register_namespace(vars(args))
     # A --preset yields to the flags given explicitly: flags.explicit_dests parses argv again.
     args.argv, args.top_parser = argv, parser
     verbosity = getattr(args, "verbosity", 0)
@@ -134,9 +210,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = str(err).strip() or type(err).__name__
         print(f"bias-hub: error: {message}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("bias-hub: interrupted; outputs of this run were not written (earlier ones are kept)", file=sys.stderr)
-        return 130
     return int(result or 0)
 
 

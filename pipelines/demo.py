@@ -35,6 +35,7 @@ from types import ModuleType
 
 import pipelines
 from builders.shared import console
+from builders.shared.errors import UserError
 from builders.shared.files import ensure_writable_folder, write_json
 
 __all__ = ["demo", "demo_parts", "parse_prior_stage", "register", "run"]
@@ -229,7 +230,7 @@ def demo(out: str | Path, only: list[str] | None = None, prior_stages: list[dict
         console.remove_log_file(demo_log)
     failed = [part for part in chosen if manifest["parts"][part]["status"] == "failed"]
     if failed:
-        raise RuntimeError(f"demo: {', '.join(failed)} failed; see {out / LOGS}/<part>.log")
+        raise UserError(f"demo: {', '.join(failed)} failed; see {out / LOGS}/<part>.log")
     return index
 
 

@@ -65,6 +65,7 @@ from builders.shared.api_cache import (
     ResponseCache,
     default_cache_dir,
 )
+from builders.shared.errors import UserError
 from builders.shared.files import atomic_write_text, ensure_writable_folder
 
 __all__ = [
@@ -102,7 +103,7 @@ _TAG = re.compile(r"<ph>\s*([A-Za-z0-9_]+)\s*</ph>")
 _OPTIONS = {"tag_handling": "xml", "ignore_tags": ["ph"]}
 
 
-class TranslationError(RuntimeError):
+class TranslationError(UserError):
     """The translation service failed for good, or the input cannot be translated."""
 
 

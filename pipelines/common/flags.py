@@ -44,7 +44,8 @@ __all__ = [
 # Every pipeline command accepts these (tests/pipelines/test_command_contract.py checks it).
 COMMON_FLAGS = (
     "--model", "--dataset", "--out", "--datasets-root", "--metrics-root", "--device", "--dtype",
-    "--device-map", "--token", "--revision", "--trust-remote-code", "--seed", "--quiet", "--verbose",
+    "--device-map", "--token", "--revision", "--trust-remote-code", "--allow-untrained", "--seed", "--quiet",
+    "--verbose",
 )  # fmt: skip
 
 
@@ -60,6 +61,8 @@ class RunSettings:
     token: str | None = None
     revision: str | None = None
     trust_remote_code: bool = False
+    # Score a model whose head was never trained (pipelines.common.models.mark_untrained): plumbing tests.
+    allow_untrained: bool = False
     seed: int = 0
     # Progress bars (still only on a terminal); False under -q and in tests.
     progress: bool = True
@@ -72,6 +75,7 @@ class RunSettings:
         options = ModelOptions(
             token=self.token, revision=self.revision, dtype=self.dtype, device=self.device,
             device_map=self.device_map, trust_remote_code=self.trust_remote_code,
+            allow_untrained=self.allow_untrained,
         )  # fmt: skip
         return dataclasses.replace(options, **changes)
 
@@ -181,6 +185,9 @@ def add_pipeline_flags(
     model.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the cached `hf auth login`)")
     model.add_argument("--revision", default=None, help="model revision: branch, tag or commit")
     model.add_argument("--trust-remote-code", action="store_true", help="allow code shipped with the model")
+    model.add_argument("--allow-untrained", action="store_true",
+                       help="score a model whose head was never trained (newly initialised, or marked so by "
+                       "`nli init-model`): plumbing tests only, the scores mean nothing")  # fmt: skip
     parser.add_argument("--seed", type=int, help="seed of every random choice (default: %(default)s)")
     add_verbosity_flags(parser)
 

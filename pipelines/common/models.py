@@ -8,7 +8,13 @@ chosen device. Before any weights are read it checks that
   a masked LM for speciesism, a causal LM for perplexities and JBBQ, any encoder for
   attentions), naming the model's class and what was expected;
 - no weight of the head was newly initialised (transformers' loading report), unless
-  ``allow_new_head`` says so (fine-tuning a base model, tests).
+  ``allow_new_head`` says so (fine-tuning a base model, tests);
+- the checkpoint is not marked untrained: a tool that saves a model whose head was never
+  trained (``nli init-model``, a tiny random model for a demo) calls ``mark_untrained``,
+  which writes ``"bias_hub_untrained": "<what made it>"`` into its config.json; training
+  calls ``mark_trained`` before it saves. A scorer refuses such a model unless
+  ``allow_untrained`` (``--allow-untrained``, for plumbing tests) says so: a score from an
+  untrained head measures its random initialisation, not a bias.
 """
 
 from __future__ import annotations
@@ -22,10 +28,13 @@ from pathlib import Path
 
 __all__ = [
     "KINDS",
+    "UNTRAINED_MARKER",
     "ModelOptions",
     "check_model_name",
     "load_model",
     "load_tokenizer",
+    "mark_trained",
+    "mark_untrained",
     "resolve_device",
     "resolve_dtype",
 ]
@@ -34,6 +43,8 @@ log = logging.getLogger(__name__)
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 _DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}
+# The config.json key of a model whose head was never trained; its value says what made it.
+UNTRAINED_MARKER = "bias_hub_untrained"
 # ORG/NAME or NAME, as the Hub spells repository ids.
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
 
@@ -76,6 +87,8 @@ class ModelOptions:
     device_map: str | None = None
     trust_remote_code: bool = False
     allow_new_head: bool = False
+    # Score a checkpoint marked untrained (``mark_untrained``): plumbing tests only.
+    allow_untrained: bool = False
     attentions: bool = False
     extra: dict = field(default_factory=dict)
 
@@ -209,6 +222,31 @@ def load_tokenizer(name: str, options: ModelOptions | None = None, flag: str = "
         raise _hub_error(name, flag, err) from None
 
 
+def mark_untrained(model, made_by: str) -> None:
+    """Mark ``model`` (or its config) as never trained before it is saved; ``made_by`` names
+    the command that made it (``"bias-hub nli init-model"``). Scorers refuse it by default."""
+    config = getattr(model, "config", model)
+    setattr(config, UNTRAINED_MARKER, made_by)
+
+
+def mark_trained(model) -> None:
+    """Drop the mark of ``mark_untrained`` (training calls it before saving what it trained)."""
+    config = getattr(model, "config", model)
+    if hasattr(config, UNTRAINED_MARKER):
+        delattr(config, UNTRAINED_MARKER)
+
+
+def _check_trained(name: str, config, flag: str, options: ModelOptions) -> None:
+    made_by = getattr(config, UNTRAINED_MARKER, None)
+    if not made_by or options.allow_untrained or options.allow_new_head:
+        return
+    raise ValueError(
+        f"{flag} {name}: its head was never trained (config.json: {UNTRAINED_MARKER}: {made_by!r}); "
+        "a score from it measures a random initialisation. Train it first, or pass --allow-untrained "
+        "for a plumbing test"
+    )
+
+
 def _check_architecture(name: str, config, kind: str, flag: str) -> None:
     spec = KINDS[kind]
     architectures = list(getattr(config, "architectures", None) or [])
@@ -245,6 +283,7 @@ def load_model(name: str, kind: str, options: ModelOptions | None = None, flag: 
     except ValueError as err:
         raise ValueError(f"{flag} {name}: not a transformers model ({err})") from None
     _check_architecture(name, config, kind, flag)
+    _check_trained(name, config, flag, options)
     kwargs = dict(common, **options.extra)
     if dtype is not None:
         kwargs["dtype"] = dtype
@@ -270,12 +309,12 @@ def load_model(name: str, kind: str, options: ModelOptions | None = None, flag: 
         transformers.logging.set_verbosity(verbosity)
     log.debug("loading %s: missing %s, unexpected %s", name, info.get("missing_keys"), info.get("unexpected_keys"))
     new = [key for key in info.get("missing_keys", []) if not any(part in key for part in spec.unused)]
-    if new and not options.allow_new_head:
+    if new and not (options.allow_new_head or options.allow_untrained):
         raise ValueError(
             f"{flag} {name}: {type(model).__name__} would start with {len(new)} newly initialised "
             f"weight(s) ({', '.join(sorted(new)[:3])}{', …' if len(new) > 3 else ''}); the checkpoint "
             f"({', '.join(getattr(config, 'architectures', None) or ['unknown class'])}) has no such head. "
-            f"Expected {spec.description}"
+            f"Expected {spec.description} (or pass --allow-untrained for a plumbing test)"
         )
     if device is not None:
         model = model.to(device)

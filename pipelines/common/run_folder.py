@@ -1,11 +1,14 @@
 """A run's output folder, written all or nothing.
 
 ``RunFolder(out)`` is created before any model is loaded (so an unwritable ``--out``
-fails first), collects every output in a staging sibling, and on ``commit`` adds
+fails first), takes ``out``'s lock (a second run on the same folder is refused, naming the
+first), collects every output in a staging sibling, and on ``commit`` adds
 ``manifest.json`` (each file with its size and sha256, the command and package
 versions) and swaps the folder in whole. Nothing of an older run survives beside the
 new one; a failed or interrupted run leaves the previous folder as it was and no
-partial one (the next run clears what a killed one left).
+partial one (the next run clears what a killed one left). Text written through it --
+``write_text``, ``write_json``, ``write_jsonl`` and the manifest -- carries no secret: every
+registered token or key and every URL's userinfo become ``***`` (``builders.shared.secrets``).
 
     with RunFolder(out_dir) as run:
         run.write_json("results.json", results)
@@ -16,8 +19,11 @@ partial one (the next run clears what a killed one left).
 from __future__ import annotations
 
 import copy
+import fcntl
 import hashlib
+import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Iterable
@@ -33,10 +39,12 @@ from builders.shared.files import (
     jsonl_text,
     replace_folder,
     staging_folder,
+    to_jsonable,
     write_json,
 )
+from builders.shared.secrets import redact, redact_data
 
-__all__ = ["RunFolder", "command_line", "package_versions"]
+__all__ = ["OutLock", "RunFolder", "command_line", "package_versions"]
 
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
@@ -53,18 +61,75 @@ def package_versions(names: Iterable[str] = _PACKAGES) -> dict[str, str]:
     return versions
 
 
+class OutLock:
+    """One run at a time per output folder: ``.<name>.lock`` beside it, held with ``flock``.
+
+    The file names its holder (pid, command, start); a second run on the same folder is
+    refused with those. The kernel drops the lock of a process that died, so a lock left by
+    a killed run is simply taken over. ``release`` removes the file while still holding it
+    (a run that opened the removed file sees that and opens the new one).
+    """
+
+    def __init__(self, target: Path, what: str = "--out") -> None:
+        self.path = target.parent / f".{target.name}.lock"
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read_holder(fd)
+                os.close(fd)
+                raise ValueError(
+                    f"{what} {target}: another run is writing this folder ({holder}); wait for it to "
+                    f"finish or give another {what}"
+                ) from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # released and removed by its holder meanwhile: lock the new file
+        record = {"pid": os.getpid(), "command": command_line(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps(record, ensure_ascii=False).encode("utf-8"))
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        record = json.loads(os.pread(fd, 1 << 16, 0).decode("utf-8"))
+        return f"pid {record['pid']}, started {record['started']}: {record['command']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "a process that has not said which yet"
+
+
 class RunFolder:
     """The staging area of one run; ``commit`` swaps it in as ``target``."""
 
     def __init__(self, target: str | Path, what: str = "--out") -> None:
         self.target = ensure_writable_folder(target, what)
-        if self.target.is_dir() and any(self.target.iterdir()) and not (self.target / MANIFEST).is_file():
-            # The folder is replaced whole: never take `--out .` or a folder of other work with it.
-            raise ValueError(
-                f"{what} {self.target}: exists, is not empty and is not a bias-hub run folder (no "
-                f"{MANIFEST}); a run replaces its output folder whole, so give a new or empty folder"
-            )
-        self.staging = staging_folder(self.target)
+        self.lock = OutLock(self.target, what)
+        try:
+            if self.target.is_dir() and any(self.target.iterdir()) and not (self.target / MANIFEST).is_file():
+                # The folder is replaced whole: never take `--out .` or a folder of other work with it.
+                raise ValueError(
+                    f"{what} {self.target}: exists, is not empty and is not a bias-hub run folder (no "
+                    f"{MANIFEST}); a run replaces its output folder whole, so give a new or empty folder"
+                )
+            self.staging = staging_folder(self.target)
+        except BaseException:
+            self.lock.release()
+            raise
         self.started = time.time()
         self.info: dict[str, Any] = {}
         self.prefix = ""
@@ -85,16 +150,16 @@ class RunFolder:
         return path
 
     def write_text(self, name: str, text: str) -> Path:
-        return atomic_write_text(self.path(name), text)
+        return atomic_write_text(self.path(name), redact(text))
 
     def write_bytes(self, name: str, data: bytes) -> Path:
         return atomic_write_bytes(self.path(name), data)
 
     def write_json(self, name: str, data: Any) -> Path:
-        return write_json(self.path(name), data)
+        return write_json(self.path(name), redact_data(to_jsonable(data)))
 
     def write_jsonl(self, name: str, rows: Iterable[dict]) -> Path:
-        return atomic_write_text(self.path(name), jsonl_text(rows))
+        return atomic_write_text(self.path(name), jsonl_text(redact_data(to_jsonable(row)) for row in rows))
 
     def write_figure(self, name: str, figure, dpi: int = 120) -> Path:
         """Save a matplotlib figure as PNG (tight layout) and close it."""
@@ -117,20 +182,24 @@ class RunFolder:
             raise RuntimeError("commit the run folder itself, not a view of one of its subfolders")
         if self._done:
             raise RuntimeError("this run folder was already committed or aborted")
-        entries = []
-        for path in self.files():
-            data = path.read_bytes()
-            entries.append({"path": path.relative_to(self.staging).as_posix(), "bytes": len(data),
-                            "sha256": hashlib.sha256(data).hexdigest()})  # fmt: skip
-        write_json(self.staging / MANIFEST, {
-            "command": command_line(),
-            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
-            "seconds": round(time.time() - self.started, 1),
-            "versions": package_versions(),
-            **self.info,
-            "files": entries,
-        })  # fmt: skip
-        replace_folder(self.staging, self.target)
+        try:
+            entries = []
+            for path in self.files():
+                data = path.read_bytes()
+                entries.append({"path": path.relative_to(self.staging).as_posix(), "bytes": len(data),
+                                "sha256": hashlib.sha256(data).hexdigest()})  # fmt: skip
+            write_json(self.staging / MANIFEST, redact_data(to_jsonable({
+                "command": command_line(),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
+                "seconds": round(time.time() - self.started, 1),
+                "versions": package_versions(),
+                **self.info,
+                "files": entries,
+            })))  # fmt: skip
+            replace_folder(self.staging, self.target)
+        finally:
+            # Released whether the swap worked or not: a failed commit leaves the earlier folder.
+            self.lock.release()
         self._done = True
         log.debug("wrote %s (%d files)", self.target, len(entries))
         return self.target
@@ -139,7 +208,10 @@ class RunFolder:
         import shutil
 
         if not self._done:
-            shutil.rmtree(self.staging, ignore_errors=True)
+            try:
+                shutil.rmtree(self.staging, ignore_errors=True)
+            finally:
+                self.lock.release()
             self._done = True
 
     def __enter__(self) -> RunFolder:

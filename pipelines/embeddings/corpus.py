@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from builders.shared.errors import UserError
 from pipelines.embeddings.vectors import WordVectors
 
 __all__ = [
@@ -59,7 +60,7 @@ def _nltk_tokenizer():
     try:
         from nltk.tokenize import word_tokenize
     except ImportError as err:
-        raise RuntimeError("--corpus needs NLTK for its tokens: pip install 'bias-hub[corpus]' (nltk, gensim)") from err
+        raise UserError("--corpus needs NLTK for its tokens: pip install 'bias-hub[corpus]' (nltk, gensim)") from err
     return word_tokenize
 
 
@@ -189,7 +190,7 @@ def train_word2vec(corpus: Path, config: Word2VecConfig, name: str):
     try:  # gensim is an optional dependency (bias-hub[corpus]), loaded only to train
         from gensim.models import Word2Vec
     except ImportError as err:
-        raise RuntimeError("--corpus needs gensim to train Word2Vec: pip install 'bias-hub[corpus]'") from err
+        raise UserError("--corpus needs gensim to train Word2Vec: pip install 'bias-hub[corpus]'") from err
 
     model = Word2Vec(
         corpus_file=str(corpus), vector_size=config.vector_size, min_count=config.min_count,

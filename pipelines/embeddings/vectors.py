@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from builders.shared.errors import UserError
 from builders.shared.sources import resolve
 
 log = logging.getLogger(__name__)
@@ -185,7 +186,7 @@ def _gensim():
         import gensim  # noqa: F401
         from gensim.models import KeyedVectors
     except ImportError as err:
-        raise RuntimeError("this format needs gensim: pip install gensim") from err
+        raise UserError("this format needs gensim: pip install gensim") from err
     return KeyedVectors
 
 
@@ -300,7 +301,7 @@ def load_spacy(name_or_path: str, words: Iterable[str] | None = None) -> WordVec
             path / "vocab" / "vectors", path / "vocab" / "key2row", path / "vocab" / "strings.json", words, path.name
         )
     if not _has_spacy():
-        raise RuntimeError("loading a spaCy pipeline by name needs spaCy: pip install spacy")
+        raise UserError("loading a spaCy pipeline by name needs spaCy: pip install spacy")
     import spacy
 
     nlp = spacy.load(name_or_path, exclude=["parser", "ner", "tagger", "lemmatizer", "attribute_ruler"])

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from builders.shared.console import progress_enabled
+from builders.shared.errors import UserError
 from pipelines.common import RunSettings, load_model, resolve_device, resolve_dtype
 from pipelines.nli.labels import LABELS, map_model_labels
 
@@ -159,7 +160,7 @@ def fine_tune(model, tokenizer, train_dataset, output_dir: str | Path, settings,
     except KeyboardInterrupt:
         last = get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
         where = f"the last checkpoint is {last}" if last else "no checkpoint was saved yet"
-        raise RuntimeError(f"training interrupted; {where}. Run the same command again to resume.") from None
+        raise UserError(f"training interrupted; {where}. Run the same command again to resume.") from None
     return trainer, result
 
 

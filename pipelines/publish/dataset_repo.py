@@ -57,8 +57,13 @@ class CheckedDataset:
         return self.folder.name
 
     @property
+    def redistribution_refusal(self) -> str | None:
+        """Why the card forbids a public upload (``hub_rules.redistribution_refusal``), or None."""
+        return hub_rules.redistribution_refusal(self.yaml_header)
+
+    @property
     def redistributable(self) -> bool:
-        return self.yaml_header.get(REDISTRIBUTABLE_KEY, True) is not False
+        return self.redistribution_refusal is None
 
 
 def discover_dataset_folders(root: Path) -> list[Path]:
@@ -334,7 +339,7 @@ def plan_dataset(checked: CheckedDataset, namespace: str, private: bool) -> Repo
         else:
             plan.problems.insert(
                 0,
-                f"refused: the card marks {checked.name} `{REDISTRIBUTABLE_KEY}: false`; "
+                f"refused: {checked.name} may not be public: {checked.redistribution_refusal}; "
                 "pass --private to upload it as a private, gated repo",
             )
     readme = checked.folder / "README.md"

@@ -22,6 +22,7 @@ import numpy as np
 from wordfreq import zipf_frequency
 
 from builders.shared.console import stage
+from builders.shared.errors import UserError
 from pipelines.common import RunFolder, dataset_folder, load_dataset_split, load_metric, load_model
 from pipelines.common.presets import preset_record
 from pipelines.stereoset.attention import check_bidirectional, gender_attention
@@ -142,7 +143,7 @@ def attention_gaps(pairs: list[dict], encoder, tokenizer, settings: Settings, co
     counts["pairs_aligned"] = len(kept)
     counts.update({f"skipped_{k}": v for k, v in skipped.items()})
     if not kept:
-        raise RuntimeError(f"no pair could be aligned to the encoder's pieces ({dict(skipped)})")
+        raise UserError(f"no pair could be aligned to the encoder's pieces ({dict(skipped)})")
     metric = load_metric("gender_attention_gap", settings.metrics_root)
     gaps = metric.compute(words=words, attention_to_gender=masses, forms=forms, min_count=settings.min_count,
                           **settings.interval_options())  # fmt: skip
@@ -246,7 +247,7 @@ def _perplexities(kept_pairs: list[dict], lm, lm_tokenizer, settings: Settings, 
     counts["pairs_without_perplexity"] = int((~finite).sum())
     scored = np.flatnonzero(finite)
     if scored.size == 0:
-        raise RuntimeError("--lm: no pair got a perplexity in both forms (every sentence too short to score?)")
+        raise UserError("--lm: no pair got a perplexity in both forms (every sentence too short to score?)")
     return male_ppl, female_ppl, scored
 
 

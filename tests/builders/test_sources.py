@@ -92,6 +92,7 @@ def test_error_lists_every_place_tried(cache: Path, declare) -> None:
             license="MIT",
             description="a test file",
             urls=("http://127.0.0.1:9/missing.json",),
+            url_sha256={"http://127.0.0.1:9/missing.json": "0" * 64},
             package=PackageFile("bias-hub-no-such-dist", "0.0.1", "x/y.json", "0" * 64),
         )
     )
@@ -116,22 +117,86 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_url_is_trusted_on_first_use_then_checked(cache: Path, declare) -> None:
-    server = http.server.HTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+def _serving(body: bytes):
+    handler = type("Handler", (_Handler,), {"body": body})
+    server = http.server.HTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}/file.txt"
+
+
+def test_url_is_checked_against_its_pin_on_download_and_on_every_use(cache: Path, declare) -> None:
+    server, url = _serving(b"first")
     try:
-        url = f"http://127.0.0.1:{server.server_port}/file.txt"
-        declare(Source(name="fake_url", license="MIT", description="a test file", urls=(url,)))
+        declare(Source(name="fake_url", license="MIT", description="a test file", urls=(url,),
+                       url_sha256={url: hashlib.sha256(b"first").hexdigest()}))  # fmt: skip
         first = resolve("fake_url")
         assert first.origin == "url"
         assert first.path.read_bytes() == b"first"
-        # The cached copy changes behind our back: the recorded sha256 catches it.
+        # The cached copy changes behind our back: the pinned sha256 catches it.
         first.path.write_bytes(b"changed")
         with pytest.raises(SourceError, match="checksum mismatch"):
             resolve("fake_url")
     finally:
         server.shutdown()
+
+
+def test_a_download_that_differs_from_its_pin_is_never_cached(cache: Path, declare) -> None:
+    server, url = _serving(b"tampered")
+    try:
+        # git hash-object of b"hello\n" (printed by git itself): the pin the download fails.
+        declare(Source(name="fake_blob", license="MIT", description="a test file", urls=(url,),
+                       url_git_blob={url: "ce013625030ba8dba906f756967f9e9ca394464a"}))  # fmt: skip
+        with pytest.raises(SourceError, match="expected git blob id ce01362"):
+            resolve("fake_blob")
+        assert not list(cache.glob("sources/fake_blob/**/file.txt"))
+    finally:
+        server.shutdown()
+
+
+def test_an_unpinned_url_is_never_trusted_on_first_use(cache: Path, declare) -> None:
+    server, url = _serving(b"first")
+    try:
+        declare(Source(name="fake_unpinned", license="MIT", description="a test file", urls=(url,)))
+        with pytest.raises(SourceError, match="no checksum"):
+            resolve("fake_unpinned")
+    finally:
+        server.shutdown()
+
+
+def test_git_blob_id_is_what_git_prints() -> None:
+    # `printf 'hello\n' | git hash-object --stdin` and the empty blob every git knows.
+    assert sources.git_blob_id(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"
+    assert sources.git_blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+
+
+def test_every_declared_url_names_a_commit_and_carries_a_checksum() -> None:
+    checked = 0
+    for source in sources.SOURCES.values():
+        for url in source.urls:
+            parts = url.removeprefix("https://raw.githubusercontent.com/").split("/")
+            assert url.startswith("https://raw.githubusercontent.com/"), url
+            assert len(parts[2]) == 40 and all(c in "0123456789abcdef" for c in parts[2]), f"{url}: no commit"
+            assert not {"main", "master", "HEAD"} & set(parts), f"{url}: a branch"
+            assert len(source.url_sha256.get(url, "")) == 64 or len(source.url_git_blob.get(url, "")) == 40, url
+            checked += 1
+    # At least BBQ 11, WinoBias 8, the NLI release 16, data_debias 3, StereoSet dev 1, professions 1.
+    assert checked >= 40
+
+
+@pytest.mark.parametrize(
+    ("url", "checksums", "message"),
+    [
+        ("https://raw.githubusercontent.com/nyu-mll/BBQ/main/data/Age.jsonl", {"url_sha256": "a" * 64}, "does not name a commit"),
+        ("https://raw.githubusercontent.com/tolga-b/debiaswe/master/data/professions.json", {}, "does not name a commit"),
+        ("https://raw.githubusercontent.com/nyu-mll/BBQ/" + "b" * 40 + "/data/Age.jsonl", {}, "no sha256 and no git blob id"),
+        ("https://raw.githubusercontent.com/nyu-mll/BBQ/" + "b" * 40 + "/data/Age.jsonl", {"url_sha256": "XYZ"}, "not a lowercase hex"),
+    ],
+)
+def test_a_branch_url_or_a_missing_checksum_is_refused(url: str, checksums: dict, message: str) -> None:
+    source = Source(name="fake", license="MIT", description="d", urls=(url,),
+                    **{kind: {url: value} for kind, value in checksums.items()})  # fmt: skip
+    with pytest.raises(ValueError, match=message):
+        sources.check_pinned(source)
 
 
 def test_real_registry_copy_of_the_professions_list(cache: Path) -> None:

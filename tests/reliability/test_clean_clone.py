@@ -1,0 +1,59 @@
+"""``make datasets`` and ``make demo`` never modify a tracked file (issue 26).
+
+On a fresh clone ``make datasets`` rewrote ``datasets/stereoset_gender_swap/README.md`` (604 ->
+580 pairs offline), and the folder's card and Parquet then disagreed. Here the repository is
+cloned (its committed state, as a user gets it), the two targets' commands run in the clone
+offline, and ``git status --porcelain`` must be empty.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "HF_HUB_DISABLE_TELEMETRY": "1", "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "Agg"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory) -> Path:
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    target = tmp_path_factory.mktemp("clone") / "bias-hub"
+    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(target)], check=True)
+    return target
+
+
+def _bias_hub(clone: Path, *argv: str, timeout: float) -> subprocess.CompletedProcess:
+    # The clone's own code (PYTHONPATH first), the cache of the machine (models, wheels).
+    env = dict(os.environ, **OFFLINE, PYTHONPATH=str(clone))
+    return subprocess.run([sys.executable, "-m", "pipelines.cli", *argv], cwd=clone, env=env,
+                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+
+
+def _changed(clone: Path) -> list[str]:
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True)
+    return status.stdout.splitlines()
+
+
+def test_make_datasets_leaves_every_tracked_file_as_committed(clone: Path) -> None:
+    done = _bias_hub(clone, "build", "all", timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert list(clone.glob("datasets/*/*/*.parquet")), "build all wrote no Parquet file"
+    assert _changed(clone) == []
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_make_demo_leaves_every_tracked_file_as_committed(clone: Path) -> None:
+    if not list(clone.glob("datasets/*/*/*.parquet")):
+        assert _bias_hub(clone, "build", "all", timeout=600).returncode == 0
+    done = _bias_hub(clone, "demo", "--out", "reports/demo", timeout=3300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _changed(clone) == []

@@ -1,0 +1,152 @@
+"""The command line's own guards (issue 26): flags are only what they spell, Ctrl-C is one line
+at any moment, only the project's own errors are one-line errors, and a build checks
+``--out-root`` before any work."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from builders.shared.errors import UserError
+from pipelines import cli
+from pipelines.cli import INTERRUPTED, build_parser, main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _every_parser(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += _every_parser(child)
+    return found
+
+
+def test_no_parser_accepts_an_abbreviated_flag() -> None:
+    parsers = _every_parser(build_parser())
+    # bias-hub, build, build all, the 8 builders, and every pipeline command and group.
+    assert len(parsers) > 25
+    abbreviating = [parser.prog for parser in parsers if parser.allow_abbrev]
+    assert abbreviating == []
+
+
+@pytest.mark.parametrize("flag", ["--tok", "--toke", "--tok=hf_SECRET"])
+def test_a_prefix_of_token_is_refused_not_taken_for_it(flag: str, tmp_path: Path, capsys) -> None:
+    # Bad case 4: argparse took `--tok hf_SECRET` for --token, which the manifest did not redact.
+    argv = ["nli", "evaluate", "--model", "m", "--out", str(tmp_path / "out"), flag]
+    argv += [] if "=" in flag else ["hf_SECRET"]
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert f"unrecognized arguments: {flag}" in capsys.readouterr().err
+
+
+def test_ctrl_c_while_the_commands_are_being_set_up_is_one_line(monkeypatch, capsys) -> None:
+    # P-int-02: an interrupt before the command ran (while its modules were imported) was a traceback.
+    def interrupted() -> argparse.ArgumentParser:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert main(["nli", "evaluate"]) == 130
+    assert capsys.readouterr().err.strip() == INTERRUPTED
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.8, 1.5])
+def test_ctrl_c_in_the_first_seconds_of_a_real_run_is_one_line(delay: float, tmp_path: Path) -> None:
+    # P-int-02 as the sweep did it: a real process, SIGINT within its first seconds (the
+    # imports of the command modules, torch and transformers happen then).
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipelines.cli", "nli", "evaluate", "--model", str(tmp_path / "no_model"),
+         "--out", str(tmp_path / "out")],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    lines = err.strip().splitlines()
+    # Either the interrupt came first (one line), or the missing model did (one line): never a traceback.
+    assert "Traceback" not in err
+    assert len(lines) == 1, err
+    # -SIGINT: CPython 3.11 ends by its own SIGINT after a KeyboardInterrupt caught from code
+    # run by exec() (dataclasses, namedtuple); a shell reads it as 130, like exit(130).
+    assert process.returncode in (130, -signal.SIGINT, 2), err
+    if process.returncode != 2:
+        assert lines == [INTERRUPTED]
+
+
+def test_a_user_error_is_one_line_and_any_other_runtime_error_keeps_its_traceback(monkeypatch, capsys) -> None:
+    # Issue 22: every RuntimeError (torch's, a library's, a bug of ours) used to print as one
+    # line as if the user had made a mistake; only the project's own UserError does now.
+    def failing(error: Exception):
+        def run(args: argparse.Namespace) -> None:
+            raise error
+
+        return run
+
+    parser = build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    build_all = next(
+        child for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+        for child in [action.choices["build"]]
+    )  # fmt: skip
+    inner = next(a for a in build_all._actions if isinstance(a, argparse._SubParsersAction)).choices["all"]
+    inner.set_defaults(func=failing(UserError("--thing x: expected y")))
+    assert main(["build", "all"]) == 2
+    assert capsys.readouterr().err.strip() == "bias-hub: error: --thing x: expected y"
+    inner.set_defaults(func=failing(RuntimeError("CUDA error: device-side assert triggered")))
+    with pytest.raises(RuntimeError, match="device-side assert"):
+        main(["build", "all"])
+
+
+def test_the_project_s_runtime_failures_are_user_errors() -> None:
+    from builders.jbbq.translate import TranslationError
+    from builders.shared.api_cache import APIFailure
+    from builders.shared.sources import SourceError
+
+    for error in (SourceError, APIFailure, TranslationError):
+        assert issubclass(error, UserError)
+    assert UserError in cli.USER_ERRORS and RuntimeError not in cli.USER_ERRORS
+
+
+@pytest.fixture
+def immutable(tmp_path: Path):
+    folder = tmp_path / "imm"
+    folder.mkdir()
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode:
+        pytest.skip("chattr +i is not available here")
+    yield folder
+    subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+def test_a_build_into_an_immutable_out_root_names_it_before_any_work(immutable: Path, capsys) -> None:
+    # B-jbbq-21: a raw OSError on a hidden staging path, for root too (os.access says yes).
+    assert main(["build", "weat_word_sets", "--out-root", str(immutable)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"bias-hub: error: --out-root {immutable} is not writable (Operation not permitted)"
+    )
+    assert main(["build", "all", "--out-root", str(immutable)]) == 2
+    assert f"--out-root {immutable} is not writable" in capsys.readouterr().err
+
+
+def test_a_build_whose_out_root_is_under_a_file_names_it(tmp_path: Path, capsys) -> None:
+    (tmp_path / "afile").write_text("x")
+    out_root = tmp_path / "afile" / "datasets"
+    assert main(["build", "weat_word_sets", "--out-root", str(out_root)]) == 2
+    assert capsys.readouterr().err.strip().startswith(f"bias-hub: error: --out-root {out_root} is not writable (")
+
+
+def test_a_pipeline_out_in_an_immutable_folder_is_refused_before_any_work(immutable: Path, capsys) -> None:
+    # The same for --out: permission bits said yes to root; a real write says no.
+    code = main(["nli", "evaluate", "--model", "no/such-model", "--out", str(immutable / "run")])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == f"bias-hub: error: --out {immutable / 'run'}: {immutable} is not writable"
