@@ -46,8 +46,6 @@ __all__ = [
     "features",
     "load_training_templates",
     "pro_occupations",
-    "rate_of_config",
-    "read_authors_files",
     "select_occupations",
 ]
 
@@ -142,13 +140,6 @@ def config_name(rate: float) -> str:
     return f"r{rate:.1f}"
 
 
-def rate_of_config(name: str) -> float:
-    match = re.fullmatch(r"r(\d(?:\.\d+)?)", name)
-    if not match or not 0.0 <= float(match.group(1)) <= 1.0:
-        raise ValueError(f"config {name!r} is not a bias-rate config such as 'r0.3'")
-    return float(match.group(1))
-
-
 def select_occupations(
     occupations: Sequence[OccupationLike], per_type: int = 10
 ) -> dict[str, list[OccupationLike]]:
@@ -234,11 +225,3 @@ def build_rows(
                         }
                     )
     return rows
-
-
-def read_authors_files(directory: str | Path, train_on_dev: bool = False) -> dict[float, dict[str, list[dict]]]:
-    """``{rate: {"train": rows, ...}}`` from the authors' release under ``directory``
-    (see ``builders.nli_bias_controlled.release.read_release``)."""
-    from builders.nli_bias_controlled.release import read_release
-
-    return read_release(directory, train_on_dev).sets

@@ -17,9 +17,11 @@ import pytest
 from builders.hub_folder import CardMetadata, write_dataset_folder
 from pipelines import cli
 from pipelines.common import ModelOptions, RunFolder, load_model
+from pipelines.common.stats import correlation, holm
 from pipelines.nli import meta, report
-from pipelines.nli.evaluation import load_evaluation_rows, occupation_breakdown
-from pipelines.nli.run import EvaluateSettings, MetaSettings, run_evaluate
+from pipelines.nli.evaluation import load_evaluation_rows
+from pipelines.nli.run import run_evaluate
+from pipelines.nli.settings import EvaluateSettings, MetaSettings
 from pipelines.nli.training import checkpoint_folder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,18 +92,6 @@ def tiny_model(fixture_root: Path) -> Path:
     torch.manual_seed(0)
     BertForSequenceClassification(config).save_pretrained(str(out))
     return out
-
-
-def test_occupation_shares_split_the_bias_score_by_hand() -> None:
-    # PS: A predicted entailment once of 2; AS: B contradiction (1 of 1); NS: C non-neutral once of 2.
-    predictions = np.array([0, 1, 2, 1, 0])
-    subsets = ["pro_stereotypical", "pro_stereotypical", "anti_stereotypical", "non_stereotypical", "non_stereotypical"]
-    table = {e["occupation"]: e for e in occupation_breakdown(predictions, subsets, ["A", "A", "B", "C", "C"])}
-    # s = (1/2 + 1 + 1/2) / 3 = 2/3, split as A 1/6, B 1/3, C 1/6.
-    assert table["A"]["score_share"] == pytest.approx(1 / 6)
-    assert table["B"]["score_share"] == pytest.approx(1 / 3)
-    assert table["C"]["score_share"] == pytest.approx(1 / 6)
-    assert table["A"]["PS"] == {"entailment": 0.5, "neutral": 0.5, "contradiction": 0.0}
 
 
 def test_batched_prediction_equals_one_pair_at_a_time(tiny_model: Path) -> None:
@@ -197,13 +187,13 @@ def test_train_saves_checkpoints_and_resumes(tiny_model: Path, tmp_path: Path, c
     assert "train_runtime" not in console.out + console.err
     state = json.loads((checkpoints / "checkpoint-6" / "trainer_state.json").read_text())
     assert state["global_step"] == 6
-    summary = json.loads((out / "train_results.json").read_text())
+    summary = json.loads((out / "results.json").read_text())
     assert summary["train_rows"] == 12 and summary["global_step"] == 6
     assert json.loads((out / "config.json").read_text())["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
     logged = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
     assert logged[-1]["step"] == 6 and "train_loss" in logged[-1]
     manifest = {entry["path"] for entry in json.loads((out / "manifest.json").read_text())["files"]}
-    assert {"config.json", "model.safetensors", "vocab.txt", "train_results.json", "train_log.jsonl"} <= manifest
+    assert {"config.json", "model.safetensors", "vocab.txt", "results.json", "train_log.jsonl"} <= manifest
 
 
 def test_interrupted_training_keeps_the_finished_model_folder(tiny_model: Path, tmp_path: Path,
@@ -255,13 +245,14 @@ def test_train_under_accelerate_launch_one_cpu_process(tiny_model: Path, tmp_pat
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "ACCELERATE_CONFIG_FILE": str(tmp_path / "none.yaml")})  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads((out / "train_results.json").read_text())["global_step"] == 2
+    assert json.loads((out / "results.json").read_text())["global_step"] == 2
 
 
 def test_spearman_by_hand() -> None:
-    assert meta.correlations([0.0, 0.5, 1.0], [0.1, 0.2, 0.3])["rho"] == pytest.approx(1.0)
-    assert meta.correlations([0.0, 0.5, 1.0], [0.3, 0.2, 0.1])["rho"] == pytest.approx(-1.0)
-    assert meta.correlations([0.0, 0.5, 1.0], [0.2, 0.2, 0.2])["rho"] is None
+    # The meta-evaluation's correlations come from the shared helper.
+    assert correlation([0.0, 0.5, 1.0], [0.1, 0.2, 0.3])["statistic"] == pytest.approx(1.0)
+    assert correlation([0.0, 0.5, 1.0], [0.3, 0.2, 0.1])["statistic"] == pytest.approx(-1.0)
+    assert correlation([0.0, 0.5, 1.0], [0.2, 0.2, 0.2])["statistic"] is None
 
 
 def test_meta_evaluation_runs_per_seed_and_rate(tiny_model: Path, fixture_root: Path, tmp_path: Path, repo_root: Path) -> None:
@@ -288,8 +279,10 @@ def test_meta_evaluation_runs_per_seed_and_rate(tiny_model: Path, fixture_root: 
     assert {(r["seed"], r["rate"]) for r in summary["runs"]} == {(s, r) for s in (0, 1) for r in rates}
     assert summary["spearman_bias_score"]["n"] <= 2
     out = tmp_path / "meta"
+    results = {"part": "nli", "step": "meta-evaluate", "description": "fixture",
+               **{k: v for k, v in summary.items() if k != "train_log"}}  # fmt: skip
     with RunFolder(out) as folder:
-        report.write_meta(folder, summary, "fixture")
+        report.render(results, folder.path("."))
     assert "Spearman(r, s)" in (out / "report.md").read_text() and (out / "scores_vs_rate.png").is_file()
 
 
@@ -468,8 +461,6 @@ def test_meta_evaluate_reads_the_authors_sets_once_built(tiny_model: Path, fixtu
 
 
 def test_holm_by_hand() -> None:
-    from pipelines.nli.evaluation import holm
-
     # Sorted: 0.01 x 3 = 0.03, 0.03 x 2 = 0.06, 0.04 x 1 = 0.04 -> running maximum 0.03, 0.06, 0.06.
     np.testing.assert_allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
     np.testing.assert_allclose(holm([0.5, 0.9]), [1.0, 1.0])
@@ -487,7 +478,8 @@ def test_evaluate_shows_intervals_and_holm_corrected_comparisons(tiny_model: Pat
     interval = model["confidence_intervals"]["bias_score"]
     assert interval["confidence_level"] == 0.95 and interval["low"] <= interval["high"]
     # Wilson intervals of each label share: 4 pairs per set.
-    low, high = model["fraction_intervals"]["pro_stereotypical"]["entailment"]
+    share = model["fraction_intervals"]["pro_stereotypical"]["entailment"]
+    low, high = share["low"], share["high"]
     assert 0 <= low <= model["fractions"]["pro_stereotypical"]["entailment"] <= high <= 1
     # Two copies of one model answer alike: B - A is 0 on every pair and nothing is significant.
     comparisons = results["comparisons"]
@@ -507,10 +499,12 @@ def test_evaluate_shows_intervals_and_holm_corrected_comparisons(tiny_model: Pat
 
 def test_an_unusable_confidence_level_fails_before_any_model_loads(tiny_model: Path, fixture_root: Path, tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    code = cli.main(["nli", "evaluate", "--model", str(tiny_model), "--out", str(tmp_path / "r"),
-                     "--datasets-root", str(fixture_root / "datasets"), "--confidence-level", "95"])  # fmt: skip
-    assert code == 2
-    assert "--confidence-level 95.0: expected a level in (0, 1) such as 0.95, or none" in capsys.readouterr().err
+    # The shared flag's type refuses it while parsing (argparse exits with 2).
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["nli", "evaluate", "--model", str(tiny_model), "--out", str(tmp_path / "r"),
+                  "--datasets-root", str(fixture_root / "datasets"), "--confidence-level", "95"])  # fmt: skip
+    assert exit_info.value.code == 2
+    assert "--confidence-level: expected a number between 0 and 1 such as 0.95, or none; got '95'" in capsys.readouterr().err
 
 
 def _training_folder(where: Path, rates=(0.0, 0.5, 1.0)) -> Path:
@@ -594,7 +588,7 @@ def test_train_reads_jsnli_as_distributed(tiny_model: Path, tmp_path: Path) -> N
     out = tmp_path / "run"
     assert cli.main(["nli", "train", "--model", str(tiny_model), "--dataset", str(data), "--out", str(out),
                      "--epochs", "1", "--batch-size", "4", "--learning-rate", "1e-3"]) == 0  # fmt: skip
-    summary = json.loads((out / "train_results.json").read_text())
+    summary = json.loads((out / "results.json").read_text())
     assert summary["dataset_format"] == "jsnli" and summary["train_rows"] == 12
     # A raw-text model gets the sentences back without the spaces between words.
     assert summary["text"] == {"segmentation": "raw", "done": "JSNLI's Juman++ segmentation joined back into sentences"}
