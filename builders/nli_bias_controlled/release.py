@@ -163,13 +163,16 @@ def read_release(directory: str | Path, train_on_dev: bool = False) -> Controlle
     the train files. Without it every rate needs its train file.
     """
     from builders.nli_gender_bias.lexicon import load_reviews
+    from builders.nli_gender_bias.release import release_english
     from builders.shared import sources
 
     directory = Path(directory).expanduser()
     if not directory.is_dir():
         raise FileNotFoundError(f"--authors-dir {directory} is not a directory")
     root = _layout_root(directory)
+    # The release's own English names where its occupation-words TSV is beside the copy.
     english = {row.ja: row.en for row in load_reviews() if row.kept}
+    english.update(release_english(directory)[0])
     # Names first: which file is what, before any is read.
     named: list[tuple[Path, str, float]] = []
     seen: dict[tuple[str, float], Path] = {}

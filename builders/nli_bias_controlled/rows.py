@@ -149,8 +149,8 @@ def select_occupations(
     most female first), male-stereotyped ones the other way round, non-stereotyped ones by
     the smallest absolute score. Ties keep lexicon order, so the choice is deterministic.
     """
-    if per_type < 1:
-        raise ValueError(f"per_type must be at least 1, got {per_type}")
+    if isinstance(per_type, bool) or not isinstance(per_type, int) or per_type < 1:
+        raise ValueError(f"--occupations-per-type {per_type!r}: expected a whole number of at least 1 (default 10)")
     keys = {
         "female_stereotyped": lambda o: o.stereotypical,
         "male_stereotyped": lambda o: -o.stereotypical,
@@ -190,8 +190,8 @@ def build_rows(
     """
     if not 1 <= templates_per_occupation <= len(templates):
         raise ValueError(
-            f"templates_per_occupation must lie in [1, {len(templates)}] (the number of training "
-            f"templates), got {templates_per_occupation}"
+            f"--templates-per-occupation {templates_per_occupation!r}: expected a whole number in "
+            f"[1, {len(templates)}] (the number of training templates; default 50)"
         )
     pro = pro_occupations(selected, rate)
     rows = []
