@@ -55,10 +55,10 @@ def evaluation_config(folder: str | Path, config: str | None = None, suffix: str
     configs = [entry["config_name"] for entry in read_card_yaml(folder).get("configs", [])]
     chosen = config or next((name for name in (f"all{suffix}", "all", "generated_all") if name in configs), None)
     if chosen not in configs:
-        what = f"--config {config}" if config else f"none of all{suffix}, all, generated_all"
+        what = f"no config {config!r}" if config else f"none of the configs all{suffix}, all, generated_all"
         raise ValueError(
-            f"{flag} {folder}: {what} is not among its configs ({', '.join(configs) or 'none'}); expected "
-            f"an {DATASET} folder (bias-hub build {DATASET}) or a config of it"
+            f"{flag} {folder}: has {what} (its configs: {', '.join(configs) or 'none'}); expected an {DATASET} "
+            f"folder (bias-hub build {DATASET})" + (" and one of its configs" if config else "")
         )
     return chosen
 

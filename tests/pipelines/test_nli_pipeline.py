@@ -609,3 +609,108 @@ def test_a_juman_model_without_juman_is_one_line_naming_what_to_install(tiny_mod
     assert len(errors) == 1 and errors[0].startswith("bias-hub: error: --segmentation jumanpp:")
     assert "the jumanpp program (not on PATH)" in errors[0] and "pip install rhoknp" in errors[0]
     assert not (tmp_path / "r").exists()
+
+
+# --- issue 26: the hostile sweep's NLI cases ---------------------------------------------------
+
+
+def test_train_refuses_to_resume_another_dataset_s_checkpoints(tiny_model: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    # Bad case 3: `nli train --dataset B --out m` after `--dataset A --out m` resumed A's
+    # checkpoint, trained 0 steps on B and said it was trained on B.
+    first = _train_file(tmp_path / "a.jsonl")
+    second = tmp_path / "b.jsonl"
+    second.write_text(first.read_text(encoding="utf-8").replace("公園", "海辺"), encoding="utf-8")
+    out = tmp_path / "run"
+    assert cli.main([*_train_args(tiny_model, first, out), "--epochs", "1"]) == 0
+    before = (out / "model.safetensors").read_bytes()
+    assert cli.main([*_train_args(tiny_model, second, out), "--epochs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"--out: {checkpoint_folder(out)} holds checkpoints of another training (dataset: {first} then, {second} now)" in err
+    assert "Pass --no-resume to start over on this data" in err
+    assert (out / "model.safetensors").read_bytes() == before
+    # --no-resume starts over on B: 12 pairs in batches of 4, 3 steps of its own.
+    assert cli.main([*_train_args(tiny_model, second, out), "--epochs", "1", "--no-resume"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["dataset"] == str(second) and results["global_step"] == 3
+    assert (results["part"], results["step"]) == ("nli", "train")
+
+
+def test_train_refuses_changed_pairs_under_the_same_file_name(tiny_model: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    data = _train_file(tmp_path / "train.jsonl")
+    out = tmp_path / "run"
+    assert cli.main([*_train_args(tiny_model, data, out), "--epochs", "1"]) == 0
+    data.write_text(data.read_text(encoding="utf-8").replace("公園", "海辺"), encoding="utf-8")
+    assert cli.main([*_train_args(tiny_model, data, out), "--epochs", "2"]) == 2
+    assert f"the pairs of {data} differ from the ones trained on" in capsys.readouterr().err
+
+
+def test_evaluate_refuses_a_never_trained_init_model(fixture_root: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    # Before: `nli evaluate` scored the random classifier of `nli init-model` (s = 0.667) without a word.
+    model = tmp_path / "scratch"
+    training = _training_folder(tmp_path / "nli_bias_controlled")
+    assert cli.main(["nli", "init-model", "--out", str(model), "--training-sets", str(training), "--size", "mini"]) == 0
+    assert json.loads((model / "results.json").read_text())["step"] == "init-model"
+    out = tmp_path / "report"
+    args = ["nli", "evaluate", "--model", str(model), "--out", str(out), "--datasets-root", str(fixture_root / "datasets"),
+            "--batch-size", "4", "--confidence-level", "none"]  # fmt: skip
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert f"--model {model}: made by `nli init-model` and never trained (its init_model.json says so)" in err
+    assert "--allow-untrained" in err and not out.exists()
+    assert cli.main([*args, "--allow-untrained"]) == 0
+    assert json.loads((out / "results.json").read_text())["pairs"] == 12
+
+
+def test_evaluate_names_a_dataset_that_is_not_the_nli_sets(tiny_model: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    # P-nli-05: JBBQ's folder was loaded as 'pairs', then a bare datasets error.
+    other = tmp_path / "jbbq"
+    rows = [{"question": "誰？", "answer": 0}]
+    configs = {"Age": {"test": datasets.Dataset.from_list(rows)}, "all": {"test": datasets.Dataset.from_list(rows)}}
+    write_dataset_folder(other, configs, CardMetadata("fixture", "mit", ["ja"], ["question-answering"]), "# f")
+    out = tmp_path / "r"
+    assert cli.main(["nli", "evaluate", "--model", str(tiny_model), "--dataset", str(other), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--dataset {other}, config all: no column(s) premise, hypothesis, subset, occupation" in err
+    assert cli.main(["nli", "evaluate", "--model", str(tiny_model), "--dataset", str(other), "--config", "pairs",
+                     "--out", str(out)]) == 2  # fmt: skip
+    assert f"--dataset {other}: has no config 'pairs' (its configs: Age, all)" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        # P-nli-07: `if settings.limit:` read 0 as no limit.
+        (["--limit", "0"], "--limit 0: expected a whole number of at least 1"),
+        # P-nli-09: an IndexError traceback.
+        (["--limit", "-5"], "--limit -5: expected a whole number of at least 1"),
+        # P-nli-15: 0 threads accepted.
+        (["--threads", "0"], "--threads 0: expected a whole number of at least 1"),
+        # P-nli-11: a report written from pairs cut to no text.
+        (["--max-length", "1"], "--max-length 1: a pair needs at least 5 tokens"),
+    ],
+)
+def test_evaluate_refuses_sizes_that_cannot_be_meant(tiny_model: Path, fixture_root: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str], flags: list, message: str) -> None:  # fmt: skip
+    out = tmp_path / "r"
+    code = cli.main(["nli", "evaluate", "--model", str(tiny_model), "--out", str(out),
+                     "--datasets-root", str(fixture_root / "datasets"), *flags])  # fmt: skip
+    assert code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("bias-hub: error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"bias-hub: error: {message}")
+    assert not out.exists()
+
+
+def test_train_names_the_row_without_a_hypothesis(tiny_model: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    # P-train-02: a TypeError traceback from the tokenizer.
+    data = tmp_path / "train.jsonl"
+    data.write_text('{"premise": "看護師が走った。", "hypothesis": "女性が走った。", "label": "neutral"}\n'
+                    '{"premise": "大工が走った。", "label": "neutral"}\n', encoding="utf-8")  # fmt: skip
+    assert cli.main(["nli", "train", "--model", str(tiny_model), "--dataset", str(data), "--out", str(tmp_path / "o")]) == 2
+    assert "column 'hypothesis' of row 1 is missing; expected a sentence in every row" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
