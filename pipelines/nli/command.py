@@ -20,6 +20,7 @@ def _names(text: str) -> tuple[str, ...]:
 def _train(inner: argparse._SubParsersAction) -> None:
     train = pipeline_command(
         inner, "train", run="pipelines.nli.run:run_train", settings="pipelines.nli.settings:TrainSettings",
+        preset_command="nli train",
         help="fine-tune a model on NLI with Trainer (paper defaults: 5 epochs, lr 2e-5, batch 32, length 128)",
         description="Fine-tune any sequence-classification model (or a base model, which gets a new NLI head) "
         "on NLI. Checkpoints go to OUT.checkpoints/ and the same command resumes from the last one; the model "
