@@ -46,6 +46,8 @@ def build(
     - ``templates``: a training templates TSV (default: the project's);
     - ``seed``: seed of the template sample per occupation (default 0).
     """
+    # Loaded on use: `bias-hub build --help` imports this package (its command module), and these
+    # bring in datasets (heavy).
     import datasets
 
     from builders.hub_folder import write_dataset_folder

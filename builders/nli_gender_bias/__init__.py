@@ -67,6 +67,8 @@ def build(
       checkout of the authors' repository, files named as shipped (default: fetched through
       ``builders.shared.sources``, pinned to commit 4d57afe).
     """
+    # Loaded on use: `bias-hub build --help` imports this package (its command module), and these
+    # bring in datasets (heavy).
     from builders.hub_folder import write_dataset_folder
     from builders.nli_gender_bias.card import card_sections, metadata
     from builders.nli_gender_bias.release import Fetched

@@ -100,6 +100,20 @@ def _check_resume(checkpoints: Path, record: dict) -> None:
         )
 
 
+def _training_data(dataset: str | Path, settings: TrainSettings, text_form: str):
+    """The training pairs as read, as trained on (sampled, segmented), and the held-out ones (or None)."""
+    pairs = load_training_table(dataset, settings.split, settings, "--dataset")
+    if settings.max_train_samples:
+        sample = pairs.table.shuffle(seed=settings.seed).select(range(min(settings.max_train_samples, len(pairs.table))))
+        pairs = replace(pairs, table=sample)
+    table = segmentation.prepare(pairs, text_form, "--dataset")
+    held_out = None
+    if settings.eval_dataset:
+        held_out = load_training_table(settings.eval_dataset, settings.eval_split, settings, "--eval-dataset")
+        held_out = segmentation.prepare(held_out, text_form, "--eval-dataset")
+    return pairs, table, held_out
+
+
 def run_train(model: str, dataset: str | Path | None, out_dir: Path, settings: TrainSettings) -> dict:
     """``bias-hub nli train``: fine-tune ``model`` on ``dataset``; the model folder is ``out_dir``.
 
@@ -121,15 +135,7 @@ def run_train(model: str, dataset: str | Path | None, out_dir: Path, settings: T
     check_schedule(settings)
     text_form = segmentation.resolve(settings.segmentation, settings.tokenizer or model)
     with stage("load the training data") as step:
-        pairs = load_training_table(dataset, settings.split, settings, "--dataset")
-        if settings.max_train_samples:
-            sample = pairs.table.shuffle(seed=settings.seed).select(range(min(settings.max_train_samples, len(pairs.table))))
-            pairs = replace(pairs, table=sample)
-        table = segmentation.prepare(pairs, text_form, "--dataset")
-        held_out = None
-        if settings.eval_dataset:
-            held_out = load_training_table(settings.eval_dataset, settings.eval_split, settings, "--eval-dataset")
-            held_out = segmentation.prepare(held_out, text_form, "--eval-dataset")
+        pairs, table, held_out = _training_data(dataset, settings, text_form)
         text = segmentation.describe(pairs, text_form)
         step["note"] = f"{len(table):,} pairs ({pairs.source_format}); text: {text}"
     record = {"model": model, "dataset": str(Path(dataset).resolve()) if Path(dataset).exists() else str(dataset),

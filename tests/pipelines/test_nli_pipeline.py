@@ -714,3 +714,60 @@ def test_train_names_the_row_without_a_hypothesis(tiny_model: Path, tmp_path: Pa
     assert cli.main(["nli", "train", "--model", str(tiny_model), "--dataset", str(data), "--out", str(tmp_path / "o")]) == 2
     assert "column 'hypothesis' of row 1 is missing; expected a sentence in every row" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def _provenance(training_data: str) -> dict:
+    return {
+        "model": {"name": "m", "reinitialize": False, "created_by": None},
+        "training": {"folder": "/d/nli_bias_controlled", "split": "train", "configs": {"0.0": "r0.0"},
+                     "rows": {"0.0": 12}, "rows_used": None, "card": {"training_data": training_data}},
+        "evaluation": {"folder": "/d/nli_gender_bias", "config": "all_downsampled", "selection": "all",
+                       "per_subset": {"pro_stereotypical": 2}},
+        "seeds": [0], "versions": {"torch": "2"},
+    }  # fmt: skip
+
+
+def test_the_report_says_when_the_models_trained_on_the_release_s_dev_files() -> None:
+    # Issue 23: the release tarball ships no train_r-K.json, so `--train-on-dev` trains on
+    # dev/dev_r-K.json; report.md never said so.
+    lines = "\n".join(report._provenance_lines(_provenance("dev/dev_r-K.json")))
+    assert "training data: the release's dev files `dev/dev_r-K.json` (built with `--train-on-dev`" in lines
+    lines = "\n".join(report._provenance_lines(_provenance("train/train_r-K.json")))
+    assert "training data: `train/train_r-K.json`." in lines and "dev files" not in lines
+
+
+def test_meta_evaluate_help_names_train_on_dev(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # argparse may break a long flag at its hyphens
+    with pytest.raises(SystemExit):
+        cli.main(["nli", "meta-evaluate", "--help"])
+    assert "--train-on-dev" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_preset_fills_the_settings_and_records_each_departure(tmp_path: Path) -> None:
+    root = tmp_path / "datasets"
+    _training_folder(root / "nli_bias_controlled")
+    model = tmp_path / "from-init"
+    assert cli.main(["nli", "init-model", "--out", str(model), "--datasets-root", str(root), "--size", "mini"]) == 0
+    features = datasets.Features({
+        **{k: datasets.Value("string") for k in ("id", "premise", "hypothesis", "occupation", "occupation_en",
+                                                 "occupation_type", "hypothesis_gender", "template_id", "subset")},
+        "label": datasets.ClassLabel(names=["entailment", "neutral", "contradiction"]),
+    })  # fmt: skip
+    write_dataset_folder(root / "nli_gender_bias", {"all": {"test": datasets.Dataset.from_list(_evaluation_rows(), features=features)}},
+                         CardMetadata("fixture", "mit", ["ja"], ["text-classification"]), "# f")  # fmt: skip
+    out = tmp_path / "meta"
+    # The offline preset with a smaller run: 3 rates, one seed, one epoch each (three departures).
+    code = cli.main(["nli", "meta-evaluate", "--model", str(model), "--datasets-root", str(root), "--preset",
+                     "from-scratch", "--rates", "0", "0.5", "1", "--seeds", "0", "--base-epochs", "1",
+                     "--eval-per-subset", "3", "--batch-size", "4", "--n-resamples", "200", "--out", str(out)])  # fmt: skip
+    assert code == 0
+    results = json.loads((out / "results.json").read_text())
+    settings = results["settings"]
+    assert (settings["reinitialize"], settings["base_rate"], settings["learning_rate"], settings["token_dropout"],
+            settings["max_length"]) == (True, 0.5, 1e-3, 0.1, 64)  # fmt: skip
+    departures = {d["setting"]: d for d in results["preset"]["departures"]}
+    assert set(departures) == {"rates", "seeds", "base_epochs", "eval_per_subset"}
+    assert departures["base_epochs"]["preset"] == 4.0 and departures["base_epochs"]["used"] == 1.0
+    report_text = (out / "report.md").read_text()
+    assert "Preset `from-scratch`, with these departures from it:" in report_text
+    assert "- `base_epochs`: 1.0 instead of 4.0" in report_text
