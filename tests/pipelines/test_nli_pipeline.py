@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 from builders.hub_folder import CardMetadata, write_dataset_folder
+from builders.nli_bias_controlled.rows import TrainingTemplate, build_rows, features
+from builders.nli_gender_bias.lexicon import Occupation
 from pipelines import cli
 from pipelines.common import ModelOptions, RunFolder, load_model
 from pipelines.common.stats import correlation, holm
@@ -124,9 +126,15 @@ def test_evaluate_writes_the_full_report(tiny_model: Path, fixture_root: Path, t
     shares = json.loads((out / "per_occupation.json").read_text())[str(tiny_model)]
     assert sum(o["score_share"] for o in shares) == pytest.approx(model["bias_score"])
     assert (out / "label_fractions.png").stat().st_size > 0
-    report = (out / "report.md").read_text()
-    assert "Occupations that drive the score" in report and "| model |" in report
+    report_text = (out / "report.md").read_text()
+    assert "Occupations that drive the score" in report_text and "| model |" in report_text
     assert len((out / "predictions_0.jsonl").read_text().splitlines()) == 12
+    assert (results["part"], results["step"]) == ("nli", "evaluate")
+    # report.md and the figure come from results.json alone: rendered again, the same report.
+    again = tmp_path / "again"
+    again.mkdir()
+    report.render(results, again)
+    assert (again / "report.md").read_text() == report_text and (again / "label_fractions.png").is_file()
 
 
 def test_unmappable_model_labels_fail_with_the_labels_found(fixture_root: Path, tmp_path: Path,
@@ -256,13 +264,9 @@ def test_spearman_by_hand() -> None:
 
 
 def test_meta_evaluation_runs_per_seed_and_rate(tiny_model: Path, fixture_root: Path, tmp_path: Path, repo_root: Path) -> None:
-    from builders.nli_bias_controlled.rows import build_rows, features
-    from builders.nli_gender_bias.lexicon import Occupation
 
     selected = {kind: [Occupation(en, ja, kind, 0.0, -0.9 if kind.startswith("female") else 0.9)]
                 for ja, (en, kind) in OCCUPATIONS.items()}  # fmt: skip
-    from builders.nli_bias_controlled.rows import TrainingTemplate
-
     templates = [TrainingTemplate("a", "{subject}が本を読んだ。"), TrainingTemplate("b", "{subject}が走った。")]
     rates = [0.0, 0.5, 1.0]
     training = {r: datasets.Dataset.from_list(build_rows(selected, templates, r, 2), features=features()) for r in rates}
@@ -303,9 +307,6 @@ def test_token_dropout_replaces_only_ordinary_tokens(tiny_model: Path) -> None:
 
 
 def test_meta_evaluate_command_writes_report(tiny_model: Path, fixture_root: Path, tmp_path: Path) -> None:
-    from builders.nli_bias_controlled.rows import TrainingTemplate, build_rows, features
-    from builders.nli_gender_bias.lexicon import Occupation
-
     selected = {kind: [Occupation(en, ja, kind, 0.0, 0.0)] for ja, (en, kind) in OCCUPATIONS.items()}
     templates = [TrainingTemplate("a", "{subject}が本を読んだ。"), TrainingTemplate("b", "朝に{subject}が走った。")]
     configs = {f"r{r:.1f}": {"train": datasets.Dataset.from_list(build_rows(selected, templates, r, 2), features=features())}
@@ -508,9 +509,6 @@ def test_an_unusable_confidence_level_fails_before_any_model_loads(tiny_model: P
 
 
 def _training_folder(where: Path, rates=(0.0, 0.5, 1.0)) -> Path:
-    from builders.nli_bias_controlled.rows import TrainingTemplate, build_rows, features
-    from builders.nli_gender_bias.lexicon import Occupation
-
     selected = {kind: [Occupation(en, ja, kind, 0.0, 0.0)] for ja, (en, kind) in OCCUPATIONS.items()}
     templates = [TrainingTemplate("a", "{subject}が本を読んだ。"), TrainingTemplate("b", "朝に{subject}が走った。")]
     configs = {f"r{r:.1f}": {"train": datasets.Dataset.from_list(build_rows(selected, templates, r, 2), features=features())}
