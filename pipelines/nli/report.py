@@ -10,6 +10,7 @@ paper's printed tables (``pipelines/studies/nli_gender_bias.yaml``).
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -60,8 +61,8 @@ def _preset_lines(results: dict) -> list[str]:
     preset = results.get("preset")
     if not preset:
         return []
-    # preset_markdown reads a settings-like object: the record has the same two fields.
-    return preset_markdown(type("Preset", (), {"preset": preset["name"], "departures": preset["departures"]})())
+    # preset_markdown reads the two fields of the settings that the record keeps.
+    return preset_markdown(SimpleNamespace(preset=preset["name"], departures=preset["departures"]))
 
 
 def render(results: dict, folder: Path) -> None:
