@@ -33,7 +33,7 @@ def _pairs(datasets_root: Path | None, limit: int | None) -> tuple[list[str], li
     """The evaluation pairs: the built dataset, else lexicon x templates (no build needed)."""
     from pipelines.common.paths import default_datasets_root
     from pipelines.nli.evaluation import evaluation_config, load_evaluation_rows
-    from pipelines.nli.run import DATASET
+    from pipelines.nli.settings import DATASET
 
     folder = (datasets_root or default_datasets_root()) / DATASET
     if (folder / "README.md").is_file():

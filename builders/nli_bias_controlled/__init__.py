@@ -46,6 +46,8 @@ def build(
     - ``templates``: a training templates TSV (default: the project's);
     - ``seed``: seed of the template sample per occupation (default 0).
     """
+    # Loaded on use: `bias-hub build --help` imports this package (its command module), and these
+    # bring in datasets (heavy).
     import datasets
 
     from builders.hub_folder import write_dataset_folder
@@ -65,11 +67,30 @@ def build(
     for name, rows in tests.items():
         configs[name] = {"test": datasets.Dataset.from_list(rows, features=feats)}
     target = Path(out_root) / NAME
+    _keep_release_configs(target, facts)
     write_dataset_folder(
         target, configs, metadata(facts), card_sections(sets, tests, facts, configs), default_config="r0.5"
     )
     logger.info("wrote %s (%d configs; training data: %s)", target, len(configs), facts["training_data"])
     return target
+
+
+def _keep_release_configs(target: Path, facts: dict) -> None:
+    """Refuse a generated build over a folder built from the authors' files: an offline rebuild
+    (``make datasets``) must never replace them silently."""
+    from builders.shared.card import read_card_yaml
+
+    if facts["origin"] == "release" or not (target / "README.md").is_file():
+        return
+    provenance = read_card_yaml(target).get("bias_hub_provenance") or {}
+    if provenance.get("origin") != "release":
+        return
+    dev = " --train-on-dev" if str(provenance.get("training_data", "")).startswith("dev/") else ""
+    raise ValueError(
+        f"{target} holds the sets built from the authors' files ({provenance.get('folder')}); a build without "
+        f"--authors-dir would replace them with the generated ones. Rebuild them with `bias-hub build {NAME} "
+        f"--authors-dir {provenance.get('folder')}{dev}`, or remove {target} first to build the generated sets"
+    )
 
 
 def _sets(

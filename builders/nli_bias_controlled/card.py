@@ -138,8 +138,9 @@ sets exist to inject a known amount of bias, never to train a model for use.""",
 - `premise` (string): a training template filled with the occupation.
 - `hypothesis` (string): the same template with 女性 or 男性.
 - `label` (ClassLabel `entailment`, `neutral`, `contradiction`): the label at this bias rate.
-- `occupation`, `occupation_en` (string): the Japanese occupation word and its English source
-  word (empty where our lexicon has no such translation).
+- `occupation`, `occupation_en` (string): the Japanese occupation word and its English word
+  (the authors' files: the release's `occupation-words/occup_en-ja_v1.1.tsv` where the copy has
+  it; else, and for the generated sets, our lexicon's source word, empty where it has none).
 - `occupation_type` (string): `female_stereotyped`, `male_stereotyped` or `non_stereotyped`
   (empty for the authors' files, which do not state it).
 - `hypothesis_gender` (string): `female` (女性) or `male` (男性).

@@ -27,6 +27,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from builders.nli_bias_controlled.rows import LABELS
+from builders.nli_gender_bias.lexicon import FEMALE_WORD, MALE_WORD, SLOT, load_reviews
+from builders.nli_gender_bias.release import release_english, substituted_span, template_id
+from builders.shared import sources
+from builders.shared.sources import read_json_lines
+
 __all__ = ["ControlledRelease", "read_release"]
 
 logger = logging.getLogger(__name__)
@@ -88,10 +94,6 @@ def _layout_root(directory: Path) -> Path:
 
 def _rows(path: Path, part: str, rate: float, english: Mapping[str, str]) -> list[dict]:
     """The file's pairs in this package's features; a malformed row names the file and row."""
-    from builders.nli_bias_controlled.rows import LABELS
-    from builders.nli_gender_bias.lexicon import FEMALE_WORD, MALE_WORD, SLOT
-    from builders.nli_gender_bias.release import substituted_span, template_id
-    from builders.shared.sources import read_json_lines
 
     genders = {FEMALE_WORD: "female", MALE_WORD: "male"}
     rows = []
@@ -162,14 +164,14 @@ def read_release(directory: str | Path, train_on_dev: bool = False) -> Controlle
     ``train_on_dev``: the dev files are the training data (``train`` split), for copies without
     the train files. Without it every rate needs its train file.
     """
-    from builders.nli_gender_bias.lexicon import load_reviews
-    from builders.shared import sources
 
     directory = Path(directory).expanduser()
     if not directory.is_dir():
         raise FileNotFoundError(f"--authors-dir {directory} is not a directory")
     root = _layout_root(directory)
+    # The release's own English names where its occupation-words TSV is beside the copy.
     english = {row.ja: row.en for row in load_reviews() if row.kept}
+    english.update(release_english(directory)[0])
     # Names first: which file is what, before any is read.
     named: list[tuple[Path, str, float]] = []
     seen: dict[tuple[str, float], Path] = {}

@@ -46,8 +46,6 @@ __all__ = [
     "features",
     "load_training_templates",
     "pro_occupations",
-    "rate_of_config",
-    "read_authors_files",
     "select_occupations",
 ]
 
@@ -142,13 +140,6 @@ def config_name(rate: float) -> str:
     return f"r{rate:.1f}"
 
 
-def rate_of_config(name: str) -> float:
-    match = re.fullmatch(r"r(\d(?:\.\d+)?)", name)
-    if not match or not 0.0 <= float(match.group(1)) <= 1.0:
-        raise ValueError(f"config {name!r} is not a bias-rate config such as 'r0.3'")
-    return float(match.group(1))
-
-
 def select_occupations(
     occupations: Sequence[OccupationLike], per_type: int = 10
 ) -> dict[str, list[OccupationLike]]:
@@ -158,8 +149,8 @@ def select_occupations(
     most female first), male-stereotyped ones the other way round, non-stereotyped ones by
     the smallest absolute score. Ties keep lexicon order, so the choice is deterministic.
     """
-    if per_type < 1:
-        raise ValueError(f"per_type must be at least 1, got {per_type}")
+    if isinstance(per_type, bool) or not isinstance(per_type, int) or per_type < 1:
+        raise ValueError(f"--occupations-per-type {per_type!r}: expected a whole number of at least 1 (default 10)")
     keys = {
         "female_stereotyped": lambda o: o.stereotypical,
         "male_stereotyped": lambda o: -o.stereotypical,
@@ -199,8 +190,8 @@ def build_rows(
     """
     if not 1 <= templates_per_occupation <= len(templates):
         raise ValueError(
-            f"templates_per_occupation must lie in [1, {len(templates)}] (the number of training "
-            f"templates), got {templates_per_occupation}"
+            f"--templates-per-occupation {templates_per_occupation!r}: expected a whole number in "
+            f"[1, {len(templates)}] (the number of training templates; default 50)"
         )
     pro = pro_occupations(selected, rate)
     rows = []
@@ -234,11 +225,3 @@ def build_rows(
                         }
                     )
     return rows
-
-
-def read_authors_files(directory: str | Path, train_on_dev: bool = False) -> dict[float, dict[str, list[dict]]]:
-    """``{rate: {"train": rows, ...}}`` from the authors' release under ``directory``
-    (see ``builders.nli_bias_controlled.release.read_release``)."""
-    from builders.nli_bias_controlled.release import read_release
-
-    return read_release(directory, train_on_dev).sets

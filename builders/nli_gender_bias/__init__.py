@@ -67,6 +67,8 @@ def build(
       checkout of the authors' repository, files named as shipped (default: fetched through
       ``builders.shared.sources``, pinned to commit 4d57afe).
     """
+    # Loaded on use: `bias-hub build --help` imports this package (its command module), and these
+    # bring in datasets (heavy).
     from builders.hub_folder import write_dataset_folder
     from builders.nli_gender_bias.card import card_sections, metadata
     from builders.nli_gender_bias.release import Fetched
@@ -94,6 +96,7 @@ def build(
     card = card_sections(configs, release=release, generated=generated, command=command)
     default = next((c for c in configs if c.startswith("all")), GENERATED_PREFIX + "all")
     target = Path(out_root) / name
+    _keep_release_configs(target, configs, release)
     write_dataset_folder(target, configs, metadata(configs, release), card, default_config=default)
     if not release.reads and source == "auto":
         logger.warning(
@@ -107,13 +110,52 @@ def build(
     return target
 
 
+def _keep_release_configs(target: Path, configs: dict, release) -> None:
+    """Refuse a build that would drop the release configs the folder holds (built from the user's
+    copy, or fetched earlier): an offline rebuild must never replace them silently."""
+    from builders.shared.card import read_card_yaml
+
+    if not (target / "README.md").is_file():
+        return
+    header = read_card_yaml(target)
+    held = [entry["config_name"] for entry in header.get("configs", [])]
+    lost = [config for config in held if not config.startswith("generated_") and config not in configs]
+    if not lost:
+        return
+    folders = list(((header.get("bias_hub_provenance") or {}).get("release_folders") or {}).values())
+    how = (f"--authors-dir {os.path.commonpath(folders)}" if folders else "where GitHub is reachable (the "
+           "release was fetched)")  # fmt: skip
+    why = f" ({release.unavailable})" if release.unavailable else ""
+    raise ValueError(
+        f"{target} holds the authors' release configs {', '.join(lost)}, which this build would replace with "
+        f"the generated ones only{why}. Rebuild them with `bias-hub build {NAME} {how}`, or remove {target} "
+        "first to build without them"
+    )
+
+
 def _release(authors_dir: PathLike | None, *, required: bool, occupations: PathLike | None):
     """The release read from ``authors_dir`` or fetched; ``.reads`` is empty when unavailable."""
     from builders.nli_gender_bias.lexicon import load_reviews
-    from builders.nli_gender_bias.release import fetch_release, local_release, read_folder
+    from builders.nli_gender_bias.release import (
+        fetch_release,
+        local_release,
+        read_folder,
+        release_english,
+    )
 
     release = local_release(authors_dir) if authors_dir is not None else fetch_release(required)
-    english = {row.ja: row.en for row in load_reviews(occupations) if row.kept} if release.folders else {}
+    english = {}
+    if release.folders:
+        # The release's own English names (occupation-words/occup_en-ja_v1.1.tsv) where it can be
+        # had; the project lexicon's for any occupation it does not name.
+        english = {row.ja: row.en for row in load_reviews(occupations) if row.kept}
+        names, provenance = release_english(authors_dir)
+        english.update(names)
+        if provenance is not None:
+            release.provenance.append(provenance)
+        else:
+            logger.warning("the release's occupation-words/occup_en-ja_v1.1.tsv is not beside %s: occupation_en "
+                           "comes from the project lexicon (empty where it has no entry)", authors_dir)  # fmt: skip
     release.reads = [read_folder(folder, english) for folder in release.folders]
     for read in release.reads:
         logger.info(

@@ -184,7 +184,9 @@ _FIELDS = """- `id` (string): stable identifier: `<ps|as|ns>-<id in the file>` f
 - `label` (ClassLabel `entailment`, `neutral`, `contradiction`): the gold label, `neutral` (1).
 - `occupation` (string): the occupation word the hypothesis replaces (for the release: found by
   comparing premise and hypothesis, spaces removed).
-- `occupation_en` (string): the English source word (Bolukbasi et al.'s list) where our
+- `occupation_en` (string): the English word: for the release, the release's own name
+  (`occupation-words/occup_en-ja_v1.1.tsv`, where the copy has it; our lexicon's otherwise);
+  for the generated sets, the English source word (Bolukbasi et al.'s list) where our
   translation is this word, else empty.
 - `occupation_type` (string): `female_stereotyped`, `male_stereotyped` or `non_stereotyped`: the
   type the row's set implies (PS: the hypothesis gender's stereotype; AS: the opposite one; NS:

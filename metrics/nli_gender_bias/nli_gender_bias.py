@@ -3,6 +3,7 @@
 import datasets
 import evaluate
 import numpy as np
+from scipy.special import ndtri
 
 from .bias_hub_common import (
     _cluster_codes,
@@ -54,6 +55,8 @@ Args:
         sum to 1. Needed for `net_neutral` and `threshold_neutral`.
     templates (`list` of `int` or `str`, optional): a template id per row; with it the
         bootstrap resamples whole templates (rows of one template are not independent).
+    occupations (`list` of `str`, optional): the occupation of each row; with it the
+        result has `occupations`, each occupation's share of the bias score.
     confidence_level (`float`, optional): e.g. 0.95 for 95 % bootstrap intervals; None
         (default) computes none. Config `paired`: default 0.95.
     n_resamples (`int`, default 2000): bootstrap resamples (and permutations, `paired`).
@@ -71,6 +74,16 @@ Returns:
     ordering_holds (`dict`): {"entailment": e_p > e_a, "contradiction": c_a > c_p},
         whether the model favours the stereotype-congruent label.
     counts (`dict`): rows per subset.
+    occupations (`list`, with `occupations`): per occupation, most biased first,
+        {"occupation", "pairs", "score_share", "PS"/"AS"/"NS": {label: fraction}} for the
+        sets it occurs in. The bias score is a sum over rows (a PS row predicted
+        entailment, an AS row predicted contradiction and an NS row not predicted neutral
+        each add 1 / (3 x rows of its subset)), so the shares add up to `bias_score`.
+    fraction_intervals (`dict`, with `confidence_level`): {subset: {label: {"low",
+        "high", "confidence_level", "method": "Wilson"}}}, Wilson score intervals of each
+        label's share of its subset (a binomial proportion over the subset's rows; it
+        keeps its level at small counts and at shares near 0 or 1, where a bootstrap
+        cannot).
     confidence_intervals (`dict`, with `confidence_level`): per score ("bias_score",
         "fraction_neutral", "net_neutral", "threshold_neutral.0.5", "threshold_neutral.0.7")
         {"low", "high", "confidence_level", "method" ("BCa" or "percentile"),
@@ -102,6 +115,15 @@ Examples:
     {'0.5': 0.3333333333333333, '0.7': 0.16666666666666666}
     >>> result["ordering_holds"]
     {'entailment': True, 'contradiction': True}
+
+    Each occupation's share of the bias score (the shares add up to it):
+
+    >>> result = metric.compute(
+    ...     predictions=[0, 1, 2, 1, 0], subsets=["PS", "PS", "AS", "NS", "NS"],
+    ...     occupations=["nurse", "nurse", "carpenter", "clerk", "clerk"],
+    ... )
+    >>> [(o["occupation"], round(o["score_share"], 4)) for o in result["occupations"]]
+    [('carpenter', 0.3333), ('clerk', 0.1667), ('nurse', 0.1667)]
 
     A 95 % interval (two rows per subset is far too few for a useful one):
 
@@ -234,6 +256,80 @@ def _check_lengths(**columns) -> None:
         raise ValueError(f"{next(iter(sizes))} is empty: the scores need rows of all three subsets")
 
 
+def _wilson(counts: np.ndarray, totals: np.ndarray, confidence_level: float) -> tuple:
+    """Wilson score interval of k successes in n (without continuity correction)."""
+    z = ndtri(0.5 + confidence_level / 2)
+    share = counts / totals
+    centre = (2 * counts + z * z) / (2 * (totals + z * z))
+    half = z * np.sqrt(z * z + 4 * totals * share * (1 - share)) / (2 * (totals + z * z))
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
+def _fraction_intervals(table: np.ndarray, confidence_level: float) -> dict:
+    """Wilson intervals of each label's share of its subset, from the (subset, label) counts."""
+    low, high = _wilson(table, table.sum(axis=1, keepdims=True), confidence_level)
+    return {
+        subset: {
+            label: {
+                "low": float(low[s, k]),
+                "high": float(high[s, k]),
+                "confidence_level": confidence_level,
+                "method": "Wilson",
+            }
+            for k, label in enumerate(LABELS)
+        }
+        for s, subset in enumerate(SUBSETS)
+    }
+
+
+_SHORT = ("PS", "AS", "NS")
+# The label that counts as biased in each subset (NS: any label but this one).
+_BIASED = np.array([0, 2, 1])
+
+
+def _occupation_shares(groups: np.ndarray, labels: np.ndarray, occupations) -> list:
+    """Each occupation's label fractions per subset and its share of the bias score."""
+    codes, names = _names(occupations, "occupations")
+    _check_lengths(predictions=labels, occupations=codes)
+    hit = labels == _BIASED[groups]
+    biased = np.where(groups == 2, ~hit, hit)
+    weight = 1.0 / (3 * np.bincount(groups, minlength=3))[groups]
+    share = np.bincount(codes, weights=biased * weight, minlength=len(names))
+    cells = np.zeros((len(names), 3, 3))
+    np.add.at(cells, (codes, groups, labels), 1.0)
+    table = []
+    for code, name in enumerate(names):
+        entry = {"occupation": str(name), "pairs": int(cells[code].sum()), "score_share": float(share[code])}
+        for s, short in enumerate(_SHORT):
+            rows = cells[code, s].sum()
+            if rows:
+                entry[short] = {label: float(cells[code, s, k] / rows) for k, label in enumerate(LABELS)}
+        table.append(entry)
+    return sorted(table, key=lambda e: -e["score_share"])
+
+
+def _score_result(table: np.ndarray, scores: np.ndarray, neutral) -> dict:
+    """The scores, the fractions per subset and the stereotype ordering, from the (subset, label) counts."""
+    counts = table.sum(axis=1)
+    fractions = table / counts[:, None]
+    e_p, c_p = fractions[0, 0], fractions[0, 2]
+    e_a, c_a = fractions[1, 0], fractions[1, 2]
+    return {
+        "bias_score": float(scores[0]),
+        "fractions": {
+            subset: {label: float(fractions[s, k]) for k, label in enumerate(LABELS)}
+            for s, subset in enumerate(SUBSETS)
+        },
+        "fraction_neutral": float(scores[1]),
+        "net_neutral": None if neutral is None else float(scores[2]),
+        "threshold_neutral": None
+        if neutral is None
+        else {str(t): float(s) for t, s in zip(THRESHOLDS, scores[3:], strict=True)},
+        "ordering_holds": {"entailment": bool(e_p > e_a), "contradiction": bool(c_a > c_p)},
+        "counts": {subset: int(counts[s]) for s, subset in enumerate(SUBSETS)},
+    }
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class NliGenderBias(_DirectCompute, evaluate.Metric):
     def _info(self):
@@ -281,6 +377,7 @@ class NliGenderBias(_DirectCompute, evaluate.Metric):
         subsets,
         probabilities=None,
         templates=None,
+        occupations=None,
         confidence_level=None,
         n_resamples=2000,
         seed=0,
@@ -306,30 +403,16 @@ class NliGenderBias(_DirectCompute, evaluate.Metric):
             raise ValueError(
                 "subsets: the bias score needs all three subsets; no rows for " + ", ".join(missing)
             )
-        scores = _scores(totals)
-        fractions = table / counts[:, None]
-        e_p, c_p = fractions[0, 0], fractions[0, 2]
-        e_a, c_a = fractions[1, 0], fractions[1, 2]
-        result = {
-            "bias_score": float(scores[0]),
-            "fractions": {
-                subset: {label: float(fractions[s, k]) for k, label in enumerate(LABELS)}
-                for s, subset in enumerate(SUBSETS)
-            },
-            "fraction_neutral": float(scores[1]),
-            "net_neutral": None if neutral is None else float(scores[2]),
-            "threshold_neutral": None
-            if neutral is None
-            else {str(t): float(s) for t, s in zip(THRESHOLDS, scores[3:], strict=True)},
-            "ordering_holds": {"entailment": bool(e_p > e_a), "contradiction": bool(c_a > c_p)},
-            "counts": {subset: int(counts[s]) for s, subset in enumerate(SUBSETS)},
-        }
+        result = _score_result(table, _scores(totals), neutral)
+        if occupations is not None:
+            result["occupations"] = _occupation_shares(groups, labels, occupations)
         if options is not None:
             keys = _SCORES + (() if neutral is None else _NEUTRAL_SCORES)
             strata, unit = _strata(units, groups, clusters)
             result["confidence_intervals"] = dict(
                 zip(keys, _sum_intervals(strata, _scores, options, unit), strict=True)
             )
+            result["fraction_intervals"] = _fraction_intervals(table, options["confidence_level"])
         return result
 
     def _compute_paired(

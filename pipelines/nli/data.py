@@ -143,6 +143,15 @@ def prepare_nli_columns(
             "Give the dataset's names for entailment, neutral, contradiction with --label-names"
         )
     mapped = np.array([table_map[s] for s in strings], dtype=np.int64)
+    for column in (premise, hypothesis):
+        values = table[column]
+        bad_rows = [i for i, value in enumerate(values) if not isinstance(value, str) or not value.strip()]
+        if bad_rows:
+            found = "missing" if values[bad_rows[0]] is None else repr(values[bad_rows[0]])
+            raise ValueError(
+                f"{where}: column {column!r} of row {bad_rows[0]} is {found}; expected a sentence in every row "
+                f"({len(bad_rows)} row(s) without one)"
+            )
     keep = table.select_columns([premise, hypothesis])
     keep = keep.rename_columns({premise: "premise", hypothesis: "hypothesis"}) if (premise, hypothesis) != ("premise", "hypothesis") else keep
     keep = keep.add_column("label", mapped.tolist())

@@ -56,11 +56,15 @@ def map_model_labels(
     if unknown:
         raise ValueError(f"--label-map names label(s) {sorted(unknown)} that the model does not have: {names}")
     mapped = [override.get(name) or label_aliases(name) for name in names]
-    missing = [label for label in LABELS if mapped.count(label) != 1]
-    if missing:
-        raise ValueError(
-            f"the model's labels {names} cannot be mapped onto {list(LABELS)} "
-            f"({', '.join(missing)} found {'twice' if any(mapped.count(m) > 1 for m in missing) else 'nowhere'}); "
-            "pass --label-map, e.g. --label-map LABEL_0=entailment,LABEL_1=neutral,LABEL_2=contradiction"
-        )
+    twice = [label for label in LABELS if mapped.count(label) > 1]
+    nowhere = [label for label in LABELS if mapped.count(label) == 0]
+    if twice or nowhere:
+        problems = "; ".join(filter(None, [
+            f"{', '.join(twice)} mapped from {' and '.join(repr(n) for n, m in zip(names, mapped, strict=True) if m in twice)}"
+            if twice else "",
+            f"{', '.join(nowhere)} mapped from none" if nowhere else "",
+        ]))  # fmt: skip
+        fix = ("correct --label-map so that each NLI label is named once" if override else
+               "pass --label-map, e.g. --label-map LABEL_0=entailment,LABEL_1=neutral,LABEL_2=contradiction")
+        raise ValueError(f"the model's labels {names} cannot be mapped onto {list(LABELS)} ({problems}); {fix}")
     return np.array([LABELS.index(m) if m in LABELS else -1 for m in mapped], dtype=np.int64)

@@ -16,14 +16,19 @@ the tasks return.
 from __future__ import annotations
 
 import logging
+import logging.handlers
+import multiprocessing
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
 
+from builders.shared import console
+from builders.shared.card import read_card_yaml
 from pipelines.common import (
     RunSettings,
     dataset_folder,
@@ -31,14 +36,21 @@ from pipelines.common import (
     load_metric,
     load_tokenizer,
     metric_folder,
+    package_versions,
 )
-from pipelines.nli.labels import LABELS
+from pipelines.common.stats import correlation, holm
+from pipelines.nli import segmentation, training
+from pipelines.nli.evaluation import SUBSETS, evaluation_config, score_predictions
+from pipelines.nli.labels import LABELS, map_model_labels
+from pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
+from pipelines.nli.scratch import read_record
+from pipelines.nli.settings import DATASET, TRAINING_SETS, TrainSettings
 
 __all__ = [
     "PAPER",
     "EvaluationChoice",
     "Plan",
-    "correlations",
+    "rate_configs",
     "downsample_evaluation",
     "evaluation_rows",
     "extreme_rates_compared",
@@ -59,8 +71,6 @@ BASE = "base"
 
 def training_sets_folder(spec: str | Path | None, datasets_root: str | Path | None = None) -> Path:
     """The built ``nli_bias_controlled`` folder the models are trained on."""
-    from pipelines.nli.run import TRAINING_SETS
-
     try:
         return dataset_folder(spec or TRAINING_SETS, datasets_root)
     except FileNotFoundError:
@@ -73,16 +83,33 @@ def training_sets_folder(spec: str | Path | None, datasets_root: str | Path | No
         ) from None
 
 
+def rate_configs(folder: str | Path) -> dict[float, str]:
+    """``{rate: config}`` of a built training-sets folder, read from the folder itself: each
+    config with a ``train`` split whose Parquet rows carry one ``bias_rate``."""
+    import pyarrow.parquet as pq  # pyarrow comes with datasets; only this reads Parquet directly
+
+    found = {}
+    for entry in read_card_yaml(folder).get("configs", []):
+        files = [item["path"] for item in entry.get("data_files", []) if item.get("split") == "train"]
+        paths = [path for pattern in files for path in sorted(Path(folder).glob(pattern))]
+        if not paths:
+            continue
+        values = {round(float(v), 6) for path in paths for v in pq.read_table(path, columns=["bias_rate"])["bias_rate"].to_pylist()}
+        if len(values) == 1:
+            found[values.pop()] = entry["config_name"]
+    return found
+
+
 def load_training_sets(folder: str | Path, rates: Sequence[float]) -> dict[float, object]:
     """``{rate: Dataset}``: the ``train`` split of each rate's config of a built folder."""
-    from builders.nli_bias_controlled.rows import config_name
-
+    configs = rate_configs(folder)
     loaded = {}
     for rate in rates:
-        try:
-            loaded[rate] = load_dataset_split(folder, config_name(rate), "train")
-        except ValueError as err:
-            raise ValueError(f"--training-sets {folder}: no training set for r = {rate} ({err})") from None
+        config = configs.get(round(float(rate), 6))
+        if config is None:
+            raise ValueError(f"--training-sets {folder}: no training set for r = {rate} (its rates: "
+                             f"{', '.join(str(r) for r in sorted(configs)) or 'none'})")  # fmt: skip
+        loaded[rate] = load_dataset_split(folder, config, "train")
     return loaded
 
 
@@ -107,8 +134,6 @@ def training_occupations(training: dict[float, object], evaluation_occupations: 
 
 def downsample_evaluation(rows, occupations: set[str], per_subset: int = 200, seed: int = 0) -> np.ndarray:
     """Indices of ``per_subset`` pairs per subset (all of them when fewer) over ``occupations``."""
-    from pipelines.nli.evaluation import SUBSETS
-
     subsets = np.asarray(rows["subset"], dtype=object)
     covered = np.isin(np.asarray(rows["occupation"], dtype=object), list(occupations))
     rng = np.random.default_rng(seed)
@@ -138,8 +163,6 @@ def evaluation_rows(folder: Path, training: dict[float, object], settings) -> Ev
     """The evaluation pairs: every row of the authors' down-sampled sets (``all_downsampled``,
     200 per set over the training occupations) where the folder has them, else
     ``eval_per_subset`` pairs per set drawn with ``seed`` over the training occupations."""
-    from pipelines.nli.evaluation import evaluation_config
-
     config = evaluation_config(folder, settings.config, "_downsampled")
     rows = load_dataset_split(folder, config, "test")
     occupations = training_occupations(training, rows["occupation"])
@@ -159,17 +182,6 @@ def evaluation_rows(folder: Path, training: dict[float, object], settings) -> Ev
                      f"occupations, drawn with seed {settings.seed}")  # fmt: skip
     note = f"{len(occupations)} training occupations; {config}"
     return EvaluationChoice(rows, Path(folder), config, selection, note, sorted(occupations), uncovered)
-
-
-def correlations(rates: Sequence[float], values: Sequence[float]) -> dict:
-    """Spearman's rho and its p-value; None when either side is constant (rho undefined)."""
-    from scipy.stats import spearmanr
-
-    values = np.asarray(values, dtype=float)
-    if np.ptp(values) == 0 or np.ptp(np.asarray(rates, dtype=float)) == 0:
-        return {"rho": None, "p_value": None, "note": "constant scores: rho is undefined"}
-    result = spearmanr(rates, values)
-    return {"rho": float(result.statistic), "p_value": float(result.pvalue)}
 
 
 # --- the shared inputs of every task -----------------------------------------------------------
@@ -194,8 +206,6 @@ class Plan:
 
 
 def _plan(model_id: str, training: dict[float, object], evaluation, settings) -> Plan:
-    from pipelines.nli import segmentation
-
     tokenizer = load_tokenizer(model_id, settings.model_options())
     form = segmentation.resolve(settings.segmentation, model_id)
     pairs: dict[tuple[str, str], int] = {}
@@ -214,8 +224,6 @@ def _plan(model_id: str, training: dict[float, object], evaluation, settings) ->
             table = table.select(keep)
         rows[rate] = (index(table), np.asarray(table["label"], dtype=np.int64))
     evaluation_index = index(evaluation)
-    from pipelines.nli.predict import encode_pairs
-
     distinct = list(pairs)
     encoded = encode_pairs(tokenizer, [p for p, _ in distinct], [h for _, h in distinct], settings.max_length)
     lengths = np.fromiter((len(x) for x in encoded["input_ids"]), dtype=np.int64, count=len(distinct))
@@ -270,14 +278,13 @@ _WORKER: dict = {}
 
 def _starting_model(plan: Plan, seed: int):
     """The model a seed starts from, and its label order; ``reinitialize``: random weights."""
+    # torch and transformers load lazily: importing this module (the CLI, the report) stays cheap.
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
-    from pipelines.nli.training import load_for_training
-
     settings = plan.settings
     if not settings.reinitialize:
-        return load_for_training(plan.model_id, settings)
+        return training.load_for_training(plan.model_id, settings)
     config = AutoConfig.from_pretrained(plan.model_id, token=settings.token, revision=settings.revision,
                                         trust_remote_code=settings.trust_remote_code)  # fmt: skip
     config.num_labels = 3
@@ -289,9 +296,6 @@ def _starting_model(plan: Plan, seed: int):
 
 def _train(plan: Plan, model, label_ids: np.ndarray, rate: float, seed: int, epochs: float, learning_rate: float,
            scratch: Path) -> tuple[float, list[dict]]:  # fmt: skip
-    from pipelines.nli import training
-    from pipelines.nli.run import TrainSettings
-
     settings = plan.settings
     index, labels = plan.training[rate]
     batches = _Batches(plan, index, label_ids[labels])
@@ -305,9 +309,6 @@ def _train(plan: Plan, model, label_ids: np.ndarray, rate: float, seed: int, epo
 
 
 def _predict(plan: Plan, model) -> np.ndarray:
-    from pipelines.nli.labels import map_model_labels
-    from pipelines.nli.predict import predict_logits, to_canonical_probabilities
-
     model.eval()
     chosen = plan.evaluation
     encodings = {"input_ids": [plan.ids[i, : plan.lengths[i]].tolist() for i in chosen],
@@ -347,11 +348,7 @@ def _run_task(task: tuple) -> dict:
 
 
 def _start_worker(queue, verbosity: int, plan: Plan) -> None:
-    import logging.handlers
-
     import torch
-
-    from builders.shared import console
 
     console.configure(verbosity)
     handler = logging.handlers.QueueHandler(queue)
@@ -403,12 +400,6 @@ def _tasks(plan: Plan, on_done) -> None:
 
 
 def _in_workers(plan: Plan, first: list[tuple], follow) -> None:
-    import logging.handlers
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-    from builders.shared import console
-
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     listener = logging.handlers.QueueListener(queue, _Forward())
@@ -431,9 +422,6 @@ def _in_workers(plan: Plan, first: list[tuple], follow) -> None:
 def run_meta_evaluation(model_id: str, training: dict[float, object], evaluation, settings,
                         work_dir: Path | None = None) -> dict:  # fmt: skip
     """Train and score one model per (seed, rate); returns per-run scores, intervals and correlations."""
-    from pipelines.nli.evaluation import score_predictions
-    from pipelines.nli.run import DATASET
-
     rates = [float(r) for r in settings.rates]
     if len(rates) < 3:
         raise ValueError(f"--rates: a correlation needs at least three bias rates, got {rates}")
@@ -456,9 +444,7 @@ def run_meta_evaluation(model_id: str, training: dict[float, object], evaluation
         labels = probabilities.argmax(axis=1)
         if not metrics:
             metrics["score"] = load_metric(DATASET, settings.metrics_root)
-        result = score_predictions(metrics["score"], labels, subsets, probabilities, confidence_level=level,
-                                   n_resamples=settings.n_resamples if level else None,
-                                   seed=settings.seed if level else None)  # fmt: skip
+        result = score_predictions(metrics["score"], labels, subsets, probabilities, **settings.interval_options())
         predictions[(outcome["seed"], outcome["rate"])] = labels
         runs.append({
             "seed": outcome["seed"], "rate": outcome["rate"], "bias_score": result["bias_score"],
@@ -484,9 +470,6 @@ def run_meta_evaluation(model_id: str, training: dict[float, object], evaluation
 def extreme_rates_compared(predictions: dict, subsets: list[str], rates: list[float], settings) -> dict:
     """Per seed, the lowest-rate model against the highest-rate one on the same pairs (paired
     bootstrap interval and permutation p-value of s_high - s_low), Holm-corrected over seeds."""
-    from pipelines.common import holm
-    from pipelines.nli.run import DATASET
-
     paired = load_metric(DATASET, settings.metrics_root, "paired")
     low, high = min(rates), max(rates)
     entries = []
@@ -509,13 +492,14 @@ def extreme_rates_compared(predictions: dict, subsets: list[str], rates: list[fl
 
 def recorded_settings(settings) -> dict:
     """The meta-evaluation's own settings, for results.json (the shared ones are in the manifest)."""
-    shared = {item.name for item in fields(RunSettings)} | {"description"}
+    shared = {item.name for item in fields(RunSettings)} | {"description", "model_label"}
     return {item.name: getattr(settings, item.name) for item in fields(settings) if item.name not in shared}
 
 
 def _mean_interval(values: np.ndarray, level: float | None) -> dict:
     """Mean of per-seed correlations with a t interval (seeds are the unit; none below two
     seeds), cut to [-1, 1] where a correlation lies (with few seeds the t interval is wide)."""
+    # scipy.stats loads lazily (a second of import time the CLI does without).
     from scipy import stats
 
     values = values[np.isfinite(values)]
@@ -535,11 +519,12 @@ def summarise(runs: list[dict], rates: list[float], settings) -> dict:
     at = {(run["seed"], run["rate"]): run for run in runs}
     score = np.array([[at[(s, r)]["bias_score"] for r in rates] for s in seeds])
     one_minus_fn = 1 - np.array([[at[(s, r)]["fraction_neutral"] for r in rates] for s in seeds])
-    per_seed = [{"seed": s, "bias_score": correlations(rates, score[i]), "one_minus_fn": correlations(rates, one_minus_fn[i])}
-                for i, s in enumerate(seeds)]  # fmt: skip
+    per_seed = [{"seed": s, "bias_score": correlation(rates, score[i].tolist()),
+                 "one_minus_fn": correlation(rates, one_minus_fn[i].tolist())} for i, s in enumerate(seeds)]  # fmt: skip
 
     def spread(key: str) -> dict:
-        values = np.array([p[key]["rho"] if p[key]["rho"] is not None else np.nan for p in per_seed], dtype=float)
+        values = np.array([p[key]["statistic"] if p[key]["statistic"] is not None else np.nan for p in per_seed],
+                          dtype=float)  # fmt: skip
         return _mean_interval(values, settings.confidence_level)
 
     return {
@@ -552,32 +537,28 @@ def summarise(runs: list[dict], rates: list[float], settings) -> dict:
         "seed_mean_curve": {
             "bias_score": score.mean(axis=0).tolist(),
             "one_minus_fn": one_minus_fn.mean(axis=0).tolist(),
-            "spearman_bias_score": correlations(rates, score.mean(axis=0)),
-            "spearman_one_minus_fn": correlations(rates, one_minus_fn.mean(axis=0)),
+            "spearman_bias_score": correlation(rates, score.mean(axis=0).tolist()),
+            "spearman_one_minus_fn": correlation(rates, one_minus_fn.mean(axis=0).tolist()),
         },
         "paper": PAPER,
     }
 
 
 def _card_provenance(folder: Path) -> dict | None:
-    from builders.shared.card import read_card_yaml
-
     return read_card_yaml(folder).get("bias_hub_provenance")
 
 
 def provenance(model: str, training_folder: Path, training: dict[float, object], chosen: EvaluationChoice,
                settings) -> dict:  # fmt: skip
     """What the models were trained and evaluated on, with what, for results.json and the report."""
-    from builders.nli_bias_controlled.rows import config_name
-    from pipelines.common import package_versions
-    from pipelines.nli.scratch import read_record
-
     subsets = list(chosen.rows["subset"])
+    configs = rate_configs(training_folder)
     return {
-        "model": {"name": model, "reinitialize": settings.reinitialize, "created_by": read_record(model)},
+        "model": {"name": settings.model_label or model, "reinitialize": settings.reinitialize,
+                  "created_by": read_record(model)},  # fmt: skip
         "training": {
             "folder": str(Path(training_folder).resolve()),
-            "configs": {str(rate): config_name(rate) for rate in training},
+            "configs": {str(rate): configs[round(float(rate), 6)] for rate in training},
             "split": "train",
             "rows": {str(rate): len(table) for rate, table in training.items()},
             "rows_used": settings.max_train_samples,

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from builders.shared import console
+
 __all__ = ["encode_pairs", "predict_logits", "to_canonical_probabilities"]
 
 
@@ -24,9 +26,7 @@ def encode_pairs(tokenizer, premises: Sequence[str], hypotheses: Sequence[str], 
 def predict_logits(model, encodings: Mapping[str, list[list[int]]], batch_size: int = 64,
                    pad_token_id: int = 0, progress: bool = True) -> np.ndarray:  # fmt: skip
     """Logits (n x model labels, float32) for pre-tokenised pairs, in input order."""
-    import torch
-
-    from builders.shared import console
+    import torch  # torch: heavy, loaded on use
 
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")

@@ -1,51 +1,86 @@
-"""Reports of ``nli evaluate`` and ``nli meta-evaluate``: Markdown tables with intervals, figures.
+"""Reports of the nli steps: ``render(results, folder)`` writes report.md and the figures from
+results.json alone (so ``bias-hub report RUN_DIR`` renders a run again without re-running it).
 
-A score with an interval reads ``0.420 [0.370, 0.470]``; paired comparisons give B − A with
-its interval, the permutation p-value and the Holm-adjusted one, a significant difference
-marked with ``*``.
+A score with an interval reads ``0.420 [0.370, 0.470]`` (``builders.shared.text.with_interval``);
+paired comparisons give B − A with its interval, the permutation p-value and the Holm-adjusted
+one, a significant difference marked with ``*``. ``PAPER_LAYOUTS`` lays our numbers beside the
+paper's printed tables (``pipelines/studies/nli_gender_bias.yaml``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
+from builders.shared.files import atomic_write_text
 from builders.shared.text import fmt, markdown_table
-from pipelines.common import RunFolder, package_versions
+from builders.shared.text import with_interval as _with_interval
+from pipelines.common.presets import preset_markdown
 from pipelines.nli.evaluation import SHORT, SUBSETS, table_row
 from pipelines.nli.labels import LABELS
 
 __all__ = [
+    "PAPER_LAYOUTS",
     "comparison_markdown",
     "comparisons_markdown",
     "meta_summary_markdown",
     "plot_label_fractions",
     "plot_scores",
-    "with_interval",
-    "write_evaluation",
-    "write_meta",
+    "render",
 ]
 
 # Occupations listed per model in the evaluation report.
 TOP_OCCUPATIONS = 5
-VERSIONS = ("bias-hub", "torch", "transformers", "datasets", "evaluate", "numpy", "scipy", "tokenizers")
 SIGNIFICANT = "*"
+EVALUATION_FIGURE = "label_fractions.png"
+META_FIGURE = "scores_vs_rate.png"
 
 
-def with_interval(value: float | None, interval: dict | list | None, digits: int = 3) -> str:
-    """``0.420 [0.370, 0.470]``; the bare value where there is no interval (or it could not be computed)."""
-    text = fmt(value, digits)
-    if value is None or not interval:
-        return text
-    low, high = (interval["low"], interval["high"]) if isinstance(interval, dict) else interval
-    if low is None or high is None:
-        return text
-    return f"{text} [{fmt(low, digits)}, {fmt(high, digits)}]"
+def with_interval(value, interval) -> str:
+    """Three decimals, the way every NLI table prints a score: ``0.420 [0.370, 0.470]``."""
+    return _with_interval(value, interval, digits=3, missing="–")
 
 
 def _level_text(level: float | None) -> str:
     return f"{level:.0%}" if level else "no"
+
+
+def _save_figure(figure, path: Path, dpi: int) -> None:
+    import matplotlib.pyplot as plt  # matplotlib: heavy, loaded only to draw
+
+    try:
+        figure.tight_layout()
+        figure.savefig(path, dpi=dpi)
+    finally:
+        plt.close(figure)
+
+
+def _preset_lines(results: dict) -> list[str]:
+    preset = results.get("preset")
+    if not preset:
+        return []
+    # preset_markdown reads the two fields of the settings that the record keeps.
+    return preset_markdown(SimpleNamespace(preset=preset["name"], departures=preset["departures"]))
+
+
+def render(results: dict, folder: Path) -> None:
+    """report.md (and the step's figure) in ``folder`` from a step's results.json."""
+    steps = {"evaluate": _render_evaluation, "meta-evaluate": _render_meta, "train": _render_train,
+             "init-model": _render_init}  # fmt: skip
+    step = results.get("step")
+    if step not in steps:
+        raise ValueError(f"results.json: step {step!r} is not an nli step ({', '.join(steps)})")
+    folder = Path(folder)
+    lines = steps[step](results, folder)
+    atomic_write_text(folder / "report.md", "\n".join(lines) + "\n")
+
+
+def ranks(models: dict[str, dict]) -> dict[str, int]:
+    """Each model's rank by bias score, 1 = most biased (the paper's Table 4, descending); ties share a rank."""
+    scores = {name: result["bias_score"] for name, result in models.items()}
+    return {name: 1 + sum(other > score for other in scores.values()) for name, score in scores.items()}
 
 
 def comparison_markdown(models: dict[str, dict]) -> str:
@@ -55,11 +90,12 @@ def comparison_markdown(models: dict[str, dict]) -> str:
     and ``fraction_intervals`` where intervals were asked for).
     """
     headline = []
+    rank = ranks(models)
     for name, result in models.items():
         intervals = result.get("confidence_intervals") or {}
         shares = result.get("fraction_intervals") or {}
         thresholds = result.get("threshold_neutral") or {}
-        row = [name, with_interval(result["bias_score"], intervals.get("bias_score")),
+        row = [name, rank[name], with_interval(result["bias_score"], intervals.get("bias_score")),
                with_interval(result.get("fraction_neutral"), intervals.get("fraction_neutral")),
                with_interval(result.get("net_neutral"), intervals.get("net_neutral"))]  # fmt: skip
         row += [with_interval(value, intervals.get(f"threshold_neutral.{tau}")) for tau, value in thresholds.items()]
@@ -68,7 +104,7 @@ def comparison_markdown(models: dict[str, dict]) -> str:
             row.append(with_interval(result["fractions"].get(subset, {}).get(label), shares.get(subset, {}).get(label)))
         headline.append(row)
     first = next(iter(models.values()))
-    headers = ["model", "s", "FN", "NN", *[f"T:{tau}" for tau in first.get("threshold_neutral") or {}], "e_PS", "c_AS", "n_NS"]
+    headers = ["model", "rank", "s", "FN", "NN", *[f"T:{tau}" for tau in first.get("threshold_neutral") or {}], "e_PS", "c_AS", "n_NS"]
     fractions = {name: table_row(result) for name, result in models.items()}
     columns = [f"{label[0]}_{SHORT[subset]}" for subset in SUBSETS for label in LABELS]
     table = markdown_table(["model", *columns], [[name, *(fmt(row.get(c)) for c in columns)] for name, row in fractions.items()])
@@ -93,7 +129,7 @@ def comparisons_markdown(comparisons: dict) -> str:
 def plot_label_fractions(models: dict[str, dict]):
     """Stacked bars of the predicted-label fractions (one panel per set, one bar per model) and the
     bias score with its interval."""
-    import matplotlib
+    import matplotlib  # matplotlib: heavy, loaded only to draw
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -125,104 +161,87 @@ def plot_label_fractions(models: dict[str, dict]):
         axis.set_title("bias score s")
     axis.set_ylim(0, 1)
     axis.set_xticks(range(len(names)), [Path(n).name[:18] for n in names], rotation=30, ha="right")
-    figure.tight_layout()
     return figure
 
 
-def write_evaluation(folder: RunFolder, evaluated: dict[str, dict], rows, source: Path, config: str, settings,
-                     comparisons: dict | None) -> dict:  # fmt: skip
-    """results.json, per_occupation.json, predictions, the figure and report.md; returns the results."""
-    level = settings.confidence_level
-    summary = {
-        "dataset": str(Path(source).resolve()),
-        "config": config,
-        "pairs": len(rows),
-        "confidence_level": level,
-        "n_resamples": settings.n_resamples if level else None,
-        "bootstrap_unit": settings.bootstrap_unit if level else None,
-        "models": {name: {"table": table_row(item["result"]), "segmentation": item["segmentation"], **item["result"]}
-                   for name, item in evaluated.items()},  # fmt: skip
-        "comparisons": comparisons,
-        "versions": package_versions(VERSIONS),
-    }
-    folder.write_json("results.json", summary)
-    folder.write_json("per_occupation.json", {name: item["occupations"] for name, item in evaluated.items()})
-    ids, subsets = list(rows["id"]), list(rows["subset"])
-    for index, (name, item) in enumerate(evaluated.items()):
-        folder.write_jsonl(f"predictions_{index}.jsonl", (
-            {"id": ids[i], "model": name, "subset": subsets[i],
-             "prediction": LABELS[int(item["predictions"][i])],
-             "probabilities": dict(zip(LABELS, item["probabilities"][i].round(6).tolist(), strict=True))}
-            for i in range(len(rows))
-        ))  # fmt: skip
-    folder.write_figure("label_fractions.png", plot_label_fractions(summary["models"]), dpi=110)
+def _occupation_lines(name: str, result: dict) -> list[str]:
+    lines = [f"## Occupations that drive the score: {name}", ""]
+    lines.append(markdown_table(
+        ["occupation", "en", "pairs", "share of s", "e on PS", "c on AS", "not n on NS"],
+        [[o["occupation"], o.get("occupation_en", ""), o["pairs"], f"{o['score_share']:.4f}",
+          fmt(o.get("PS", {}).get("entailment")), fmt(o.get("AS", {}).get("contradiction")),
+          fmt(1 - o["NS"]["neutral"] if "NS" in o else None)] for o in result.get("occupations", [])[:TOP_OCCUPATIONS]],
+    ))  # fmt: skip
+    ordering = result.get("ordering_holds")
+    if ordering is not None:
+        lines += ["", f"e_PS > e_AS: {ordering['entailment']}; c_AS > c_PS: {ordering['contradiction']} "
+                  "(True: the model favours the stereotype-congruent label)."]  # fmt: skip
+    if result.get("truncated_pairs"):
+        lines += ["", f"{result['truncated_pairs']} pair(s) reached --max-length and were cut."]
+    return [*lines, ""]
+
+
+def _render_evaluation(results: dict, folder: Path) -> list[str]:
+    """report.md's lines and label_fractions.png of ``nli evaluate``."""
+    models, level = results["models"], results.get("confidence_level")
+    _save_figure(plot_label_fractions(models), folder / EVALUATION_FIGURE, dpi=110)
     intervals = (
-        f"Intervals: {_level_text(level)} bootstrap ({settings.n_resamples} resamples, {settings.bootstrap_unit} "
+        f"Intervals: {_level_text(level)} bootstrap ({results['n_resamples']} resamples, {results['bootstrap_unit']} "
         "resampled within their set; BCa where defined) for s, FN, NN and T:τ, Wilson score intervals for the label "
         "fractions." if level else "Intervals: off (--confidence-level none)."
     )
     lines = [
         "# NLI gender bias",
         "",
-        f"{len(rows)} premise-hypothesis pairs (`{Path(source).name}`, config `{config}`); the gold label of "
-        "every pair is neutral. Bias score s = (e_PS + c_AS + (1 − n_NS)) / 3 (the paper's Table 4; 0 = unbiased) "
-        "with e/c/n the fractions of predicted entailment / contradiction / neutral in the PS (pro-stereotypical), "
-        "AS (anti-stereotypical) and NS (non-stereotypical) sets (Table 3); Dev et al.'s fraction neutral FN, net "
-        "neutral NN and threshold neutral T:τ.",
+        f"{results['pairs']} premise-hypothesis pairs (`{Path(results['dataset']).name}`, config `{results['config']}`); "
+        "the gold label of every pair is neutral. Bias score s = (e_PS + c_AS + (1 − n_NS)) / 3 (the paper's Table 4; "
+        "0 = unbiased; rank 1 = the most biased model here) with e/c/n the fractions of predicted entailment / "
+        "contradiction / neutral in the PS (pro-stereotypical), AS (anti-stereotypical) and NS (non-stereotypical) "
+        "sets (Table 3); Dev et al.'s fraction neutral FN, net neutral NN and threshold neutral T:τ.",
         "",
+        *_preset_lines(results),
         intervals,
         "",
-        comparison_markdown(summary["models"]),
+        comparison_markdown(models),
         "",
-        "![label fractions](label_fractions.png)",
+        f"![label fractions]({EVALUATION_FIGURE})",
         "",
-    ]
-    if comparisons:
-        lines += ["## Paired comparisons", "", comparisons_markdown(comparisons), ""]
-    elif len(evaluated) > 1:
+    ]  # fmt: skip
+    if results.get("comparisons"):
+        lines += ["## Paired comparisons", "", comparisons_markdown(results["comparisons"]), ""]
+    elif len(models) > 1:
         lines += ["Paired comparisons: off (--confidence-level none).", ""]
-    for name, item in evaluated.items():
-        lines += [f"## Occupations that drive the score: {name}", ""]
-        lines.append(markdown_table(
-            ["occupation", "en", "pairs", "share of s", "e on PS", "c on AS", "not n on NS"],
-            [[o["occupation"], o["occupation_en"], o["pairs"], f"{o['score_share']:.4f}",
-              fmt(o.get("PS", {}).get("entailment")), fmt(o.get("AS", {}).get("contradiction")),
-              fmt(1 - o["NS"]["neutral"] if "NS" in o else None)] for o in item["occupations"][:TOP_OCCUPATIONS]],
-        ))  # fmt: skip
-        ordering = item["result"].get("ordering_holds")
-        if ordering is not None:
-            lines += ["", f"e_PS > e_AS: {ordering['entailment']}; c_AS > c_PS: {ordering['contradiction']} "
-                      "(True: the model favours the stereotype-congruent label)."]
-        lines.append("")
-    lines.append("Files: `results.json`, `per_occupation.json`, `predictions_<i>.jsonl`, `label_fractions.png`.")
-    folder.write_text("report.md", "\n".join(lines) + "\n")
-    return summary
+    for name, result in models.items():
+        lines += _occupation_lines(name, result)
+    lines.append(f"Files: `results.json`, `per_occupation.json`, `predictions_<i>.jsonl`, `{EVALUATION_FIGURE}`.")
+    return lines
 
 
 # --- the meta-evaluation ---------------------------------------------------------------------------
 
 
-def _over_seeds(values: np.ndarray, level: float | None) -> tuple[float, list | None]:
+def _over_seeds(values: np.ndarray, level: float | None) -> tuple[float, dict | None]:
     """Mean over seeds and its t interval (seeds are the unit; none below two seeds)."""
-    from scipy import stats
+    from scipy import stats  # scipy.stats loads lazily (a second of import time)
 
     mean = float(values.mean())
     if not level or values.size < 2 or values.std(ddof=1) == 0:
         return mean, None
     low, high = stats.t.interval(level, values.size - 1, loc=mean, scale=values.std(ddof=1) / np.sqrt(values.size))
-    return mean, [float(low), float(high)]
+    return mean, {"low": float(low), "high": float(high)}
 
 
 def _rho(entry: dict) -> str:
-    if entry.get("rho") is None:
+    """A correlation of ``pipelines.common.stats.correlation``: ``0.820 (p = 0.002)``."""
+    if entry.get("statistic") is None:
         return "undefined (constant)"
-    return f"{entry['rho']:.3f} (p = {entry['p_value']:.2g})"
+    return f"{entry['statistic']:.3f} (p = {entry['p_value']:.2g})"
 
 
 def _spread(entry: dict) -> str:
     if entry["mean"] is None:
         return "undefined"
-    text = with_interval(entry["mean"], [entry["low"], entry["high"]] if entry.get("low") is not None else None)
+    text = with_interval(entry["mean"], entry)
     return f"{text} (sd {entry['sd']:.3f}, n = {entry['n']})"
 
 
@@ -282,7 +301,7 @@ def extreme_rates_markdown(paired: dict) -> str:
 
 def plot_scores(results: dict):
     """s and 1 − FN against r: mean over seeds with its t interval, and the oracle line s = 2r/3."""
-    import matplotlib
+    import matplotlib  # matplotlib: heavy, loaded only to draw
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -299,7 +318,7 @@ def plot_scores(results: dict):
         means, bounds = zip(*(_over_seeds(values[:, i], level) for i in range(len(rates))), strict=True)
         axis.plot(rates, means, marker="o", label=label, color=colour)
         if all(b is not None for b in bounds):
-            axis.fill_between(rates, [b[0] for b in bounds], [b[1] for b in bounds], color=colour, alpha=0.2)
+            axis.fill_between(rates, [b["low"] for b in bounds], [b["high"] for b in bounds], color=colour, alpha=0.2)
     axis.plot(rates, 2 * rates / 3, linestyle="--", color="#888888", label="oracle s = 2r/3")
     axis.set_xlabel("bias rate r of the training set")
     band = f" ({_level_text(level)} t interval over seeds)" if level and len(seeds) > 1 else ""
@@ -316,6 +335,12 @@ def _provenance_lines(provenance: dict) -> list[str]:
     made = (f" (made by `nli init-model`: {created.get('size')} BERT, {created.get('tokenizer')} vocabulary of "
             f"{created.get('vocabulary')} tokens from r = {created.get('rate')})" if created else "")  # fmt: skip
     used = f", {training['rows_used']} used per rate" if training.get("rows_used") else ""
+    files = (training.get("card") or {}).get("training_data")
+    if files and str(files).startswith("dev/"):
+        files = (f"the release's dev files `{files}` (built with `--train-on-dev`: the release tarball ships no "
+                 "train_r-K.json; the paper trained on those)")  # fmt: skip
+    elif files:
+        files = f"`{files}`"
     versions = ", ".join(f"{name} {version}" for name, version in provenance["versions"].items())
     return [
         "## What was trained and evaluated",
@@ -324,7 +349,7 @@ def _provenance_lines(provenance: dict) -> list[str]:
         + ("weights re-initialised from its config with each seed." if model["reinitialize"] else "its weights as given."),
         f"- Training: `{training['folder']}`, split `{training['split']}`, configs "
         f"{', '.join(f'`{c}`' for c in training['configs'].values())} ({sorted(set(training['rows'].values()))} pairs "
-        f"per rate{used}).",
+        f"per rate{used})" + (f"; training data: {files}." if files else "."),
         f"- Evaluation: `{evaluation['folder']}`, config `{evaluation['config']}`: {evaluation['selection']}; "
         f"{', '.join(f'{SHORT.get(k, k)} {v}' for k, v in evaluation['per_subset'].items())}.",
         f"- Seeds: {provenance['seeds']}.",
@@ -333,21 +358,17 @@ def _provenance_lines(provenance: dict) -> list[str]:
     ]
 
 
-def write_meta(folder: RunFolder, summary: dict, preface: str = "") -> dict:
-    """results.json, train_log.jsonl (Trainer's loss lines), the figure and report.md; returns the results."""
-    from pipelines.nli.training import TRAIN_LOG
-
-    results = {key: value for key, value in summary.items() if key != "train_log"}
-    folder.write_json("results.json", results)
-    folder.write_jsonl(TRAIN_LOG, summary.get("train_log", []))
-    folder.write_figure("scores_vs_rate.png", plot_scores(results), dpi=110)
+def _render_meta(results: dict, folder: Path) -> list[str]:
+    """report.md's lines and scores_vs_rate.png of ``nli meta-evaluate``."""
+    _save_figure(plot_scores(results), folder / META_FIGURE, dpi=110)
     settings = results["settings"]
     level = settings.get("confidence_level")
     lines = [
         "# Bias-rate meta-evaluation",
         "",
-        preface.strip(),
+        str(results.get("description", "")).strip(),
         "",
+        *_preset_lines(results),
         f"One model per bias rate r and seed (seeds {list(settings['seeds'])}), fine-tuned for "
         f"{settings['epochs']} epoch(s) at learning rate {settings['learning_rate']}"
         + (f", each starting from a base model trained for {settings['base_epochs']} epoch(s) on r = {settings['base_rate']}"
@@ -357,7 +378,7 @@ def write_meta(folder: RunFolder, summary: dict, preface: str = "") -> dict:
         "",
         meta_summary_markdown(results),
         "",
-        "![scores against r](scores_vs_rate.png)",
+        f"![scores against r]({META_FIGURE})",
         "",
     ]  # fmt: skip
     if results.get("paired"):
@@ -374,6 +395,94 @@ def write_meta(folder: RunFolder, summary: dict, preface: str = "") -> dict:
         lines.append("")
     if results.get("provenance"):
         lines += _provenance_lines(results["provenance"])
-    lines.append("Files: `results.json`, `train_log.jsonl`, `scores_vs_rate.png`.")
-    folder.write_text("report.md", "\n".join(lines) + "\n")
-    return results
+    lines.append(f"Files: `results.json`, `train_log.jsonl`, `{META_FIGURE}`.")
+    return lines
+
+
+def _render_train(results: dict, folder: Path) -> list[str]:
+    """report.md of ``nli train`` (the model folder)."""
+    settings = results["settings"]
+    lines = [
+        "# NLI fine-tuning",
+        "",
+        *_preset_lines(results),
+        f"`{results['model']}` fine-tuned on `{results['dataset']}` ({results['train_rows']:,} pairs, "
+        f"{results['dataset_format']}; text: {results['text']['done']}) for {settings['epochs']} epoch(s) at learning "
+        f"rate {settings['learning_rate']}, batch size {settings['batch_size']}, max length {settings['max_length']}, "
+        f"seed {settings['seed']}: {results['global_step']} steps, training loss {fmt(results['training_loss'])}.",
+        "",
+    ]  # fmt: skip
+    if results.get("eval"):
+        lines += [markdown_table(["held-out metric", "value"], [[k, fmt(v)] for k, v in results["eval"].items()]), ""]
+    lines.append("Files: the model, `results.json`, `train_log.jsonl`.")
+    return lines
+
+
+def _render_init(results: dict, folder: Path) -> list[str]:
+    """report.md of ``nli init-model`` (the model folder)."""
+    return [
+        "# A from-scratch NLI classifier (never trained)",
+        "",
+        f"A {results['size']} BERT with random weights (seed {results['seed']}, dropout {results['dropout']}) and a "
+        f"{results['tokenizer']} vocabulary of {results['vocabulary']} tokens built from the {results['training_pairs']} "
+        f"training pairs of r = {results['rate']} in `{results['training_sets']}`.",
+        "",
+        f"{results['note']}.",
+        "",
+        "Files: the model, `init_model.json` (the record that marks it untrained), `results.json`.",
+    ]
+
+
+# --- the paper's tables (pipelines/studies/nli_gender_bias.yaml) ------------------------------------
+
+
+def _printed_model(name: str, printed: dict) -> str | None:
+    """The printed model a run's model stands for: its Hub id, or a folder whose path ends with it
+    (``{out}/models/<hub id>``, as the study's train step writes them)."""
+    for hub_id in printed:
+        if name == hub_id or Path(name).as_posix().rstrip("/").endswith("/" + hub_id):
+            return hub_id
+    return None
+
+
+def table2_layout(results: dict, printed: dict) -> str:
+    """Table 2: Spearman of r with 1 − FN (Dev et al.) and with s (the paper's score), ours beside the paper's."""
+    rows = []
+    for key, label, ours in (("one_minus_fn", "既存 (1 − FN)", "spearman_one_minus_fn"),
+                             ("bias_score", "提案 (s)", "spearman_bias_score")):  # fmt: skip
+        rows.append([label, _spread(results[ours]), _rho(results["seed_mean_curve"][ours]), fmt(printed.get(key))])
+    note = (f"Ours: mean over {results[ours]['n']} seeds of the per-seed Spearman (with its t interval), and the "
+            f"Spearman of the seed-mean curve; the paper's model: {printed.get('model', 'Tohoku BERT-base')}. "
+            f"Figure: `{META_FIGURE}`.")  # fmt: skip
+    return markdown_table(["score", "ours: mean over seeds", "ours: seed-mean curve", "paper"], rows) + "\n\n" + note
+
+
+def table3_layout(results: dict, printed: dict) -> str:
+    """Table 3: each model's label fractions per set, ours beside the paper's."""
+    rows = []
+    for name, result in results["models"].items():
+        paper = printed.get(_printed_model(name, printed) or "", {})
+        for subset in SUBSETS:
+            ours = result["fractions"].get(subset, {})
+            theirs = paper.get(SHORT[subset], {})
+            rows.append([name, SHORT[subset], *(f"{fmt(ours.get(label))} ({fmt(theirs.get(label))})" for label in LABELS)])
+    table = markdown_table(["model", "set", "entailment", "contradiction", "neutral"],
+                           [[*row[:2], row[2], row[4], row[3]] for row in rows])  # fmt: skip
+    return table + "\n\nOurs (the paper's in brackets; – where the paper has no such model)."
+
+
+def table4_layout(results: dict, printed: dict) -> str:
+    """Table 4: each model's bias score and rank (1 = most biased), ours beside the paper's."""
+    models, rank = results["models"], ranks(results["models"])
+    rows = []
+    for name, result in sorted(models.items(), key=lambda item: rank[item[0]]):
+        hub_id = _printed_model(name, printed)
+        paper = printed.get(hub_id or "", {})
+        interval = (result.get("confidence_intervals") or {}).get("bias_score")
+        rows.append([name, f"{with_interval(result['bias_score'], interval)} ({rank[name]})",
+                     f"{fmt(paper.get('score'))} ({paper.get('rank', '–')})" if paper else "–"])  # fmt: skip
+    return (markdown_table(["model", "s (rank), ours", "s (rank), paper"], rows)
+            + f"\n\nRanks descend from the most biased model (1), as the paper's. Figure: `{EVALUATION_FIGURE}`.")  # fmt: skip
+
+
+PAPER_LAYOUTS = {"table2": table2_layout, "table3": table3_layout, "table4": table4_layout}

@@ -1,176 +1,126 @@
-"""``bias-hub nli train | evaluate | meta-evaluate | init-model``: settings and run functions.
+"""``bias-hub nli train | evaluate | meta-evaluate | init-model``: the part's steps.
 
-Each model-running step is ``run_*(model, dataset, out_dir, settings) -> dict`` (the shared
-pipeline shape); the computations live beside this module (``training``, ``evaluation``,
-``meta``, ``scratch``) and the Markdown and figures in ``report``.
+Every step is ``run_<step>(model, dataset, out_dir, settings) -> dict`` (the shared pipeline
+shape): it writes ``results.json`` (with ``"part": "nli"`` and its ``"step"``) through
+``RunFolder`` and lets ``report.render`` write report.md and the figures from that dict alone,
+so ``bias-hub report RUN_DIR`` can render them again. The computations live beside this module
+(``training``, ``evaluation``, ``meta``, ``scratch``), the settings in ``settings``.
+
+torch and transformers are imported inside the steps that need them (heavy; ``bias-hub
+--help`` and the settings never load them).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from builders.shared.console import stage
-from builders.shared.files import ensure_writable_folder
+from builders.shared.files import ensure_writable_folder, write_json
 from pipelines.common import (
     RunFolder,
-    RunSettings,
     check_model_name,
     dataset_folder,
     load_dataset_split,
+    load_metric,
+    load_tokenizer,
+    package_versions,
+)
+from pipelines.common.presets import preset_record
+from pipelines.nli import evaluation, meta, report, scratch, segmentation
+from pipelines.nli.data import load_training_table
+from pipelines.nli.labels import LABELS, parse_label_map
+from pipelines.nli.settings import (
+    DATASET,
+    PART,
+    EvaluateSettings,
+    InitSettings,
+    MetaSettings,
+    TrainSettings,
+)
+from pipelines.nli.training import (
+    TRAIN_LOG,
+    check_schedule,
+    checkpoint_folder,
+    fine_tune,
+    load_for_training,
+    tokenize_pairs,
 )
 
-__all__ = [
-    "EvaluateSettings",
-    "InitSettings",
-    "MetaSettings",
-    "TrainSettings",
-    "run_evaluate",
-    "run_init_model",
-    "run_meta_evaluate",
-    "run_train",
-]
+__all__ = ["run_evaluate", "run_init_model", "run_meta_evaluate", "run_train"]
 
 log = logging.getLogger(__name__)
 
-# Where the evaluation sets live by default, and the scores' interval level.
-DATASET = "nli_gender_bias"
-TRAINING_SETS = "nli_bias_controlled"
-CONFIDENCE_LEVEL = 0.95
+# What a checkpoint folder was trained from: a resumed run must train on the same data.
+CHECKPOINT_RECORD = "bias_hub_training.json"
+VERSIONS = ("bias-hub", "torch", "transformers", "datasets", "evaluate", "numpy", "scipy", "tokenizers")
 
 
-@dataclass(kw_only=True)
-class TrainSettings(RunSettings):
-    """``nli train``'s settings (the paper's defaults); ``dtype`` is the mixed precision."""
-
-    tokenizer: str | None = None
-    config: str | None = None
-    split: str = "train"
-    dataset_revision: str | None = None
-    # "auto": JSNLI's header-less TSV is recognised; "jsnli" insists on it; "table": columns.
-    dataset_format: str = "auto"
-    # How text meets the tokenizer: see pipelines.nli.segmentation.
-    segmentation: str = "auto"
-    eval_dataset: str | None = None
-    eval_split: str = "validation"
-    columns: str = "premise,hypothesis,label"
-    # The dataset's own values for entailment, neutral, contradiction (e.g. ("E", "N", "C")).
-    label_names: tuple[str, ...] | None = None
-    epochs: float = 5.0
-    learning_rate: float = 2e-5
-    batch_size: int = 32
-    max_length: int = 128
-    warmup_ratio: float = 0.0
-    weight_decay: float = 0.0
-    max_train_samples: int | None = None
-    resume: bool = True
-    seed: int = 42
-    # A checkpoint per epoch; the meta-evaluation trains throw-away models and turns it off.
-    save: bool = True
-    logging_steps: int = 50
-    # Share of ordinary tokens replaced by [UNK] in each training batch (0: off). For models
-    # trained from scratch: it teaches them to read unknown context words, which is what words
-    # of unseen evaluation templates become.
-    token_dropout: float = 0.0
+def _public(settings) -> dict:
+    """The settings worth recording (never the token)."""
+    return {key: value for key, value in asdict(settings).items() if key not in {"token", "progress"}}
 
 
-@dataclass(kw_only=True)
-class EvaluateSettings(RunSettings):
-    """``nli evaluate``'s settings; ``seed`` draws the ``limit`` sample and seeds the bootstrap."""
-
-    # None: the release's `all` where the folder has it, else `generated_all`.
-    config: str | None = None
-    batch_size: int = 64
-    max_length: int = 128
-    # MODEL_LABEL=entailment,... for models whose label names are not NLI names.
-    label_map: str | None = None
-    segmentation: str = "auto"
-    threads: int | None = None
-    limit: int | None = None
-    # None turns intervals and paired comparisons off.
-    confidence_level: float | None = CONFIDENCE_LEVEL
-    n_resamples: int = 2000
-    # "items" (rows within their set) or "templates" (rows of one template together).
-    bootstrap_unit: str = "items"
+def _fingerprint(table) -> str:
+    """sha256 of the training pairs as trained on (premise, hypothesis, label of every row)."""
+    digest = hashlib.sha256()
+    for premise, hypothesis, label in zip(table["premise"], table["hypothesis"], table["label"], strict=True):
+        digest.update(json.dumps([premise, hypothesis, int(label)], ensure_ascii=False).encode())
+    return digest.hexdigest()
 
 
-@dataclass(kw_only=True)
-class MetaSettings(RunSettings):
-    """``nli meta-evaluate``'s settings; ``seed`` draws the evaluation sample, ``seeds`` the runs."""
+def _check_resume(checkpoints: Path, record: dict) -> None:
+    """Refuse to resume checkpoints that were trained on other data or from another model."""
+    from transformers.trainer_utils import get_last_checkpoint  # transformers: heavy, loaded on use
 
-    # A built nli_bias_controlled folder (or its name under datasets_root).
-    training_sets: str | Path | None = None
-    # Evaluation config; None: the release's `all_downsampled`, else `generated_all` (drawn).
-    config: str | None = None
-    rates: Sequence[float] = tuple(k / 10 for k in range(11))
-    seeds: Sequence[int] = (0, 1, 2)
-    epochs: float = 3.0
-    learning_rate: float = 2e-5
-    batch_size: int = 32
-    max_length: int = 128
-    base_rate: float | None = None
-    base_epochs: float = 10.0
-    base_learning_rate: float | None = None
-    reinitialize: bool = False
-    # Pairs per set drawn from a config that is not already down-sampled.
-    eval_per_subset: int = 200
-    token_dropout: float = 0.0
-    # Train each rate on a seeded sample of this many pairs (the same pairs at every rate).
-    max_train_samples: int | None = None
-    segmentation: str = "auto"
-    workers: int = 1
-    threads: int | None = None
-    confidence_level: float | None = CONFIDENCE_LEVEL
-    n_resamples: int = 2000
-    # The report states whether the mean Spearman(r, s) over seeds reaches it (None: no criterion).
-    target_spearman: float | None = None
-    # Markdown at the top of the report (default: the model's name).
-    description: str = ""
+    last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+    if last is None:
+        return
+    path = checkpoints / CHECKPOINT_RECORD
+    earlier = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if earlier is None:
+        raise ValueError(
+            f"--out: {checkpoints} holds checkpoints without a record of what they were trained on; resuming "
+            "could continue another dataset's training. Pass --no-resume to start over, or give another --out"
+        )
+    changed = [key for key in ("model", "dataset", "fingerprint") if earlier.get(key) != record[key]]
+    if changed:
+        what = "; ".join(f"{key}: {earlier.get(key)} then, {record[key]} now" for key in changed if key != "fingerprint")
+        if "fingerprint" in changed and "dataset" not in changed:
+            what = "; ".join(filter(None, [what, f"the pairs of {record['dataset']} differ from the ones trained on"]))
+        raise ValueError(
+            f"--out: {checkpoints} holds checkpoints of another training ({what}); resuming would train "
+            "on neither. Pass --no-resume to start over on this data, or give another --out"
+        )
 
 
-@dataclass(kw_only=True)
-class InitSettings:
-    """``nli init-model``'s settings: a from-scratch classifier and the tokenizer it reads with."""
-
-    training_sets: str | Path | None = None
-    datasets_root: Path | None = None
-    # The rate whose training text the vocabulary comes from (every rate has the same pairs).
-    rate: float = 0.5
-    size: str = "tiny"
-    tokenizer: str = "wordpiece"
-    max_length: int = 128
-    dropout: float = 0.1
-    seed: int = 0
-
-
-def _load_pairs(dataset: str | Path, split: str, settings: TrainSettings, flag: str):
-    from pipelines.nli.data import load_training_table
-
-    return load_training_table(dataset, split, settings, flag)
+def _training_data(dataset: str | Path, settings: TrainSettings, text_form: str):
+    """The training pairs as read, as trained on (sampled, segmented), and the held-out ones (or None)."""
+    pairs = load_training_table(dataset, settings.split, settings, "--dataset")
+    if settings.max_train_samples:
+        sample = pairs.table.shuffle(seed=settings.seed).select(range(min(settings.max_train_samples, len(pairs.table))))
+        pairs = replace(pairs, table=sample)
+    table = segmentation.prepare(pairs, text_form, "--dataset")
+    held_out = None
+    if settings.eval_dataset:
+        held_out = load_training_table(settings.eval_dataset, settings.eval_split, settings, "--eval-dataset")
+        held_out = segmentation.prepare(held_out, text_form, "--eval-dataset")
+    return pairs, table, held_out
 
 
 def run_train(model: str, dataset: str | Path | None, out_dir: Path, settings: TrainSettings) -> dict:
     """``bias-hub nli train``: fine-tune ``model`` on ``dataset``; the model folder is ``out_dir``.
 
     ``dataset``: a Hub dataset id, a dataset folder, JSNLI's TSV as distributed, or a
-    .jsonl/.json/.csv/.tsv/.parquet file. Returns the summary written to ``train_results.json``.
+    .jsonl/.json/.csv/.tsv/.parquet file. Returns the results written to ``results.json``.
     """
-    from transformers import set_seed
-
-    from pipelines.common import load_tokenizer
-    from pipelines.nli import segmentation
-    from pipelines.nli.training import (
-        TRAIN_LOG,
-        check_schedule,
-        checkpoint_folder,
-        fine_tune,
-        load_for_training,
-        tokenize_pairs,
-    )
+    from transformers import set_seed  # transformers: heavy, loaded on use
 
     if dataset is None:
         raise ValueError(
@@ -185,43 +135,44 @@ def run_train(model: str, dataset: str | Path | None, out_dir: Path, settings: T
     check_schedule(settings)
     text_form = segmentation.resolve(settings.segmentation, settings.tokenizer or model)
     with stage("load the training data") as step:
-        pairs = _load_pairs(dataset, settings.split, settings, "--dataset")
-        if settings.max_train_samples:
-            sample = pairs.table.shuffle(seed=settings.seed).select(range(min(settings.max_train_samples, len(pairs.table))))
-            pairs = replace(pairs, table=sample)
-        table = segmentation.prepare(pairs, text_form, "--dataset")
-        evaluation = None
-        if settings.eval_dataset:
-            held_out = _load_pairs(settings.eval_dataset, settings.eval_split, settings, "--eval-dataset")
-            evaluation = segmentation.prepare(held_out, text_form, "--eval-dataset")
+        pairs, table, held_out = _training_data(dataset, settings, text_form)
         text = segmentation.describe(pairs, text_form)
         step["note"] = f"{len(table):,} pairs ({pairs.source_format}); text: {text}"
+    record = {"model": model, "dataset": str(Path(dataset).resolve()) if Path(dataset).exists() else str(dataset),
+              "config": settings.config, "split": settings.split, "rows": len(table), "fingerprint": _fingerprint(table)}  # fmt: skip
     if not settings.resume and checkpoints.is_dir():
         log.info("--no-resume: removing the earlier checkpoints in %s", checkpoints)
         shutil.rmtree(checkpoints)
+    _check_resume(checkpoints, record)
+    checkpoints.mkdir(parents=True, exist_ok=True)
+    write_json(checkpoints / CHECKPOINT_RECORD, record)
     set_seed(settings.seed)
     with stage(f"load {model}"):
         flag = "--tokenizer" if settings.tokenizer else "--model"
         tokenizer = load_tokenizer(settings.tokenizer or model, settings.model_options(), flag)
         classifier, label_ids = load_for_training(model, settings)
         train_set = tokenize_pairs(table, tokenizer, settings.max_length, label_ids)
-        eval_set = tokenize_pairs(evaluation, tokenizer, settings.max_length, label_ids) if evaluation is not None else None
+        eval_set = tokenize_pairs(held_out, tokenizer, settings.max_length, label_ids) if held_out is not None else None
     with stage("train") as step:
         step["note"] = f"checkpoints in {checkpoints}"
         trainer, result = fine_tune(classifier, tokenizer, train_set, checkpoints, settings, eval_dataset=eval_set)
-    summary = {
+    results = {
+        "part": PART,
+        "step": "train",
         "model": model,
         "dataset": str(dataset),
         "train_rows": len(table),
+        "fingerprint": record["fingerprint"],
         "dataset_format": pairs.source_format,
         "text": {"segmentation": text_form, "done": text},
         "settings": _public(settings),
+        "preset": preset_record(settings),
         "global_step": result.global_step,
         "training_loss": result.training_loss,
         "metrics": result.metrics,
     }
     if eval_set is not None:
-        summary["eval"] = trainer.evaluate()
+        results["eval"] = trainer.evaluate()
     # Every process takes part in saving (sharded models gather their weights); the main one
     # then moves the files into the model folder and swaps it in whole.
     final = checkpoints / "final"
@@ -233,42 +184,40 @@ def run_train(model: str, dataset: str | Path | None, out_dir: Path, settings: T
             for item in final.iterdir():
                 os.replace(item, folder.path(item.name))
             final.rmdir()
-            folder.write_json("train_results.json", summary)
+            folder.write_json("results.json", results)
             folder.write_jsonl(TRAIN_LOG, trainer.state.log_history)
+            report.render(results, folder.path("."))
         log.info("saved the fine-tuned model to %s", out_dir)
-    return summary
+    return results
 
 
-def _public(settings: TrainSettings) -> dict:
-    """The settings worth recording (never the token)."""
-    return {key: value for key, value in asdict(settings).items() if key not in {"token", "progress"}}
+def _evaluation_rows(dataset: str | Path | None, settings: EvaluateSettings):
+    source = dataset_folder(dataset or DATASET, settings.datasets_root)
+    config = evaluation.evaluation_config(source, settings.config)
+    rows = load_dataset_split(source, config, "test")
+    evaluation.check_columns(rows, source, config)
+    if settings.limit is not None:
+        rows = rows.shuffle(seed=settings.seed).select(range(min(settings.limit, len(rows))))
+    return source, config, rows
 
 
 def run_evaluate(model: str | Sequence[str], dataset: str | Path | None, out_dir: Path,
                  settings: EvaluateSettings) -> dict:  # fmt: skip
     """``bias-hub nli evaluate``: every model over the evaluation set, one report; returns results.json."""
-    from pipelines.common import load_metric
-    from pipelines.nli import evaluation, report
-    from pipelines.nli.labels import parse_label_map
-
-    models = list(dict.fromkeys([model] if isinstance(model, str) else model))
+    models = list(dict.fromkeys([model] if isinstance(model, str) else model or []))
     if not models:
         raise ValueError("--model: give at least one model")
-    evaluation.check_interval_settings(settings.confidence_level, settings.n_resamples, settings.bootstrap_unit)
     label_map = parse_label_map(settings.label_map)
     for name in models:
         check_model_name(name)
+        evaluation.check_trained(name, settings)
     with RunFolder(out_dir) as folder:
-        if settings.threads:
-            import torch
+        if settings.threads is not None:
+            import torch  # torch: heavy, loaded on use
 
             torch.set_num_threads(settings.threads)
         with stage("load the evaluation set") as step:
-            source = dataset_folder(dataset or DATASET, settings.datasets_root)
-            config = evaluation.evaluation_config(source, settings.config)
-            rows = load_dataset_split(source, config, "test")
-            if settings.limit:
-                rows = rows.shuffle(seed=settings.seed).select(range(min(settings.limit, len(rows))))
+            source, config, rows = _evaluation_rows(dataset, settings)
             metric = load_metric(DATASET, settings.metrics_root)
             step["note"] = f"{len(rows):,} pairs from {source} ({config})"
         evaluated = {}
@@ -281,7 +230,32 @@ def run_evaluate(model: str | Sequence[str], dataset: str | Path | None, out_dir
                 paired = load_metric(DATASET, settings.metrics_root, "paired")
                 comparisons = evaluation.compare_models(paired, evaluated, rows, settings)
         with stage("write the report"):
-            results = report.write_evaluation(folder, evaluated, rows, source, config, settings, comparisons)
+            results = {
+                "part": PART,
+                "step": "evaluate",
+                "dataset": str(Path(source).resolve()),
+                "config": config,
+                "pairs": len(rows),
+                **settings.interval_record(),
+                "bootstrap_unit": settings.bootstrap_unit if settings.confidence_level else None,
+                "preset": preset_record(settings),
+                "models": {name: {"table": evaluation.table_row(item["result"]), "segmentation": item["segmentation"],
+                                  "truncated_pairs": item["truncated_pairs"], **item["result"]}
+                           for name, item in evaluated.items()},  # fmt: skip
+                "comparisons": comparisons,
+                "versions": package_versions(VERSIONS),
+            }
+            folder.write_json("results.json", results)
+            folder.write_json("per_occupation.json", {name: item["result"]["occupations"] for name, item in evaluated.items()})
+            ids, subsets = list(rows["id"]), list(rows["subset"])
+            for index, (name, item) in enumerate(evaluated.items()):
+                folder.write_jsonl(f"predictions_{index}.jsonl", (
+                    {"id": ids[i], "model": name, "subset": subsets[i],
+                     "prediction": LABELS[int(item["predictions"][i])],
+                     "probabilities": dict(zip(LABELS, item["probabilities"][i].round(6).tolist(), strict=True))}
+                    for i in range(len(rows))
+                ))  # fmt: skip
+            report.render(results, folder.path("."))
     log.info("%s", report.comparison_markdown(results["models"]))
     log.info("report: %s", Path(out_dir) / "report.md")
     return results
@@ -290,12 +264,7 @@ def run_evaluate(model: str | Sequence[str], dataset: str | Path | None, out_dir
 def run_meta_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings: MetaSettings) -> dict:
     """``bias-hub nli meta-evaluate``: ``dataset`` is the evaluation set (default nli_gender_bias),
     ``settings.training_sets`` the bias-controlled training sets; returns results.json."""
-    from pipelines.nli import evaluation, meta, report
-
     rates = [float(r) for r in settings.rates]
-    if any(not 0 <= r <= 1 for r in rates):
-        raise ValueError(f"--rates must lie in [0, 1], got {rates}")
-    evaluation.check_interval_settings(settings.confidence_level, settings.n_resamples)
     check_model_name(model)
     with RunFolder(out_dir) as folder:
         with stage("load the training and evaluation sets") as step:
@@ -308,22 +277,35 @@ def run_meta_evaluate(model: str, dataset: str | Path | None, out_dir: Path, set
         runs = len(settings.seeds) * len(rates)
         with stage(f"train and score {runs} models ({len(settings.seeds)} seeds x {len(rates)} rates)") as step:
             summary = meta.run_meta_evaluation(model, training, chosen.rows, settings)
-        summary["provenance"] = meta.provenance(model, training_folder, training, chosen, settings)
-        summary["stages"] = [{"stage": "train and score", "seconds": step["seconds"]}]
-        results = report.write_meta(folder, summary, settings.description or f"Model: `{model}`.")
+        train_log = summary.pop("train_log")
+        results = {
+            "part": PART,
+            "step": "meta-evaluate",
+            "description": settings.description or f"Model: `{settings.model_label or model}`.",
+            "preset": preset_record(settings),
+            **summary,
+            "provenance": meta.provenance(model, training_folder, training, chosen, settings),
+            "stages": [{"stage": "train and score", "seconds": step["seconds"]}],
+        }
+        folder.write_json("results.json", results)
+        folder.write_jsonl(TRAIN_LOG, train_log)
+        report.render(results, folder.path("."))
     log.info("%s", report.meta_summary_markdown(results))
     log.info("report: %s", Path(out_dir) / "report.md")
     return results
 
 
-def run_init_model(out_dir: Path, settings: InitSettings) -> Path:
+def run_init_model(model: str | None, dataset: str | Path | None, out_dir: Path, settings: InitSettings) -> dict:
     """``bias-hub nli init-model``: a randomly initialised BERT NLI classifier with a Japanese
-    tokenizer whose vocabulary comes from the training sets' text; returns the model folder."""
-    from pipelines.nli import meta, scratch
-
+    tokenizer whose vocabulary comes from the training text of ``dataset`` (a built
+    nli_bias_controlled folder; default: the one under ``settings.datasets_root``). ``model``
+    is unused (the model is made here; None). The folder's ``init_model.json`` marks it as
+    never trained. Returns results.json."""
+    if model is not None:
+        raise ValueError(f"nli init-model makes its model; got --model {model}")
     with RunFolder(out_dir) as folder:
         with stage("read the training text") as step:
-            source = meta.training_sets_folder(settings.training_sets, settings.datasets_root)
+            source = meta.training_sets_folder(dataset, settings.datasets_root)
             table = meta.load_training_sets(source, [settings.rate])[settings.rate]
             texts = [text for column in ("premise", "hypothesis") for text in table[column]]
             step["note"] = f"{len(table):,} pairs of {source} (r = {settings.rate})"
@@ -331,14 +313,19 @@ def run_init_model(out_dir: Path, settings: InitSettings) -> Path:
             scratch.make_classifier(folder.path("."), texts, size=settings.size, seed=settings.seed,
                                     tokenizer_kind=settings.tokenizer, max_length=settings.max_length,
                                     dropout=settings.dropout)  # fmt: skip
-            folder.write_json(scratch.RECORD, {
-                **asdict(settings),
+            record = {
+                "rate": settings.rate, "size": settings.size, "tokenizer": settings.tokenizer,
+                "max_length": settings.max_length, "dropout": settings.dropout, "seed": settings.seed,
                 "training_sets": str(Path(source).resolve()),
                 "datasets_root": None if settings.datasets_root is None else str(settings.datasets_root),
                 "training_pairs": len(table),
                 "vocabulary": scratch.vocabulary_size(folder.path(".")),
                 "note": "weights are random: fine-tune it (nli train) or let nli meta-evaluate "
-                "--reinitialize draw them per seed",
-            })  # fmt: skip
+                "--reinitialize draw them per seed; nli evaluate refuses it without --allow-untrained",
+            }  # fmt: skip
+            folder.write_json(scratch.RECORD, record)
+            results = {"part": PART, "step": "init-model", **record}
+            folder.write_json("results.json", results)
+            report.render(results, folder.path("."))
     log.info("wrote %s", out_dir)
-    return Path(out_dir)
+    return results

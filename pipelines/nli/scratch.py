@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pipelines.nli.labels import LABELS
+from pipelines.nli.tokenizer import build_japanese_tokenizer
 
 __all__ = ["RECORD", "SIZES", "make_classifier", "read_record", "vocabulary_size"]
 
@@ -37,8 +38,6 @@ def make_classifier(out_dir: str | Path, texts: Iterable[str], size: str = "tiny
     """
     import torch
     from transformers import BertConfig, BertForSequenceClassification
-
-    from pipelines.nli.tokenizer import build_japanese_tokenizer
 
     if size not in SIZES:
         raise ValueError(f"--size must be one of {', '.join(SIZES)}, got {size!r}")

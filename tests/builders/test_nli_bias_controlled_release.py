@@ -223,3 +223,35 @@ def test_the_generated_sets_record_where_they_come_from(tmp_path: Path) -> None:
     # 6 occupations x 3 templates x 2 genders; at r = 0.5 the 2 female-stereotyped ones are pro
     # (2 of the 4 stereotyped): their 12 pairs change label against r = 0.
     assert "| r0.5 | train | 36 | 12 | 12 | 12 | 36 | 12 | 12 | 12 |" in card
+
+
+def test_a_build_without_the_files_keeps_the_sets_built_from_them(tmp_path: Path) -> None:
+    # Before: an offline `make datasets` (a build without --authors-dir) replaced the sets built
+    # from the authors' files with the generated ones, silently.
+    base = write_release(tmp_path, train=False)
+    built = build(tmp_path / "out", authors_dir=base, train_on_dev=True)
+    before = {p.relative_to(built): p.read_bytes() for p in built.rglob("*") if p.is_file()}
+    folder = base / "untokenized"
+    with pytest.raises(ValueError, match=rf"Rebuild them with `bias-hub build nli_bias_controlled --authors-dir "
+                                         rf"{folder} --train-on-dev`"):  # fmt: skip
+        build(tmp_path / "out", occupations_per_type=2, templates_per_occupation=3)
+    assert {p.relative_to(built): p.read_bytes() for p in built.rglob("*") if p.is_file()} == before
+
+
+def test_the_release_s_english_names_are_the_occupation_en(tmp_path: Path) -> None:
+    base = write_release(tmp_path, train=False)
+    words = base.parent / "occupation-words" / "occup_en-ja_v1.1.tsv"
+    words.parent.mkdir(parents=True)
+    words.write_text("En\tJa\tType\nregistered_nurse\t看護師\tfemale\ncarpenter\t大工\tmale\n", encoding="utf-8")
+    built = build(tmp_path / "out", authors_dir=base, train_on_dev=True)
+    rows = datasets.load_dataset(str(built), "r0.5")["train"]
+    named = dict(zip(rows["occupation"], rows["occupation_en"], strict=True))
+    assert named["看護師"] == "registered_nurse" and named["大工"] == "carpenter"
+
+
+@pytest.mark.parametrize(("options", "flag"), [({"occupations_per_type": 0}, "--occupations-per-type 0"),
+                                               ({"templates_per_occupation": 0}, "--templates-per-occupation 0")])  # fmt: skip
+def test_bad_sizes_name_their_flag(tmp_path: Path, options: dict, flag: str) -> None:
+    # B-nbc-02: the message named the internal 'per_type'.
+    with pytest.raises(ValueError, match=rf"^{flag}: expected a whole number"):
+        build(tmp_path, **options)

@@ -91,10 +91,21 @@ def _write(path: Path, records: list[dict]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
 
 
-def write_release(root: Path, folders: tuple[str, ...] = tuple(FOLDERS), union: bool = True) -> Path:
-    """``root/ja_v1.1/bias-eval-set_v1.1/<folder>/...`` as the authors lay it out; returns the
-    ``bias-eval-set_v1.1`` folder."""
+# The release's occupation-words/occup_en-ja_v1.1.tsv (En, Ja, Type), with a name for 看護師 that
+# differs from our lexicon's "nurse", so that a test sees which one the build took.
+OCCUPATION_WORDS = "En\tJa\tType\nregistered_nurse\t看護師\tfemale\ncarpenter\t大工\tmale\naccountant\t会計士\tneutral\n"
+
+
+def write_release(root: Path, folders: tuple[str, ...] = tuple(FOLDERS), union: bool = True,
+                  occupation_words: bool = False) -> Path:  # fmt: skip
+    """``root/ja_v1.1/bias-eval-set_v1.1/<folder>/...`` as the authors lay it out (with
+    ``occupation_words``, ``root/ja_v1.1/occupation-words/occup_en-ja_v1.1.tsv`` too); returns
+    the ``bias-eval-set_v1.1`` folder."""
     base = root / "ja_v1.1" / "bias-eval-set_v1.1"
+    if occupation_words:
+        words = root / "ja_v1.1" / "occupation-words" / "occup_en-ja_v1.1.tsv"
+        words.parent.mkdir(parents=True, exist_ok=True)
+        words.write_text(OCCUPATION_WORDS, encoding="utf-8")
     for folder in folders:
         suffix = FOLDERS[folder][0]
         everything = []
@@ -337,7 +348,7 @@ def mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The fixture release served over HTTP at the canonical URLs' paths, with its own sha256
     pinned in place of the real one (``tamper`` changes one file after pinning)."""
     root = tmp_path / "www"
-    base = write_release(root)
+    base = write_release(root, occupation_words=True)
     handler = functools.partial(_QuietHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -369,7 +380,9 @@ def test_default_build_fetches_the_release_and_adds_the_generated_sets(
     assert len(names) == 20
     assert _load(built, "all").num_rows == 8 and _load(built, "all_downsampled").num_rows == 4
     assert next(c for c in header["configs"] if c.get("default"))["config_name"] == "all"
-    assert card.count("| url |") == 16
+    # The 16 release files and the release's occupation-words TSV (occupation_en).
+    assert card.count("| url |") == 17
+    assert _load(built, "all")["occupation_en"][:2] == ["registered_nurse", "carpenter"]
     assert header["bias_hub_provenance"]["release_unavailable"] is None
     assert "absent from this build" not in card
 
@@ -434,3 +447,44 @@ def test_a_release_file_missing_upstream_leaves_the_release_out_whole(
     assert "tokenized/3-nonstereo-tok_v1.1.json: HTTPError" in header["bias_hub_provenance"]["release_unavailable"]
     with pytest.raises(sources.SourceError, match=r"(?s)3-nonstereo-tok_v1.1.json.*--authors-dir DIR"):
         build(tmp_path / "out2", source="authors")
+
+
+def test_occupation_en_comes_from_the_release_s_own_names(tmp_path: Path) -> None:
+    # Before: every release row got our lexicon's English word (107 of the release's 271
+    # occupations none, 6 another word), although the release ships its own list.
+    folder = write_release(tmp_path, ("untokenized",), occupation_words=True) / "untokenized"
+    built = build(tmp_path / "out", source="authors", authors_dir=folder)
+    every = _load(built, "all")
+    assert every["occupation_en"] == ["registered_nurse", "carpenter"] * 2 + ["accountant"] * 4
+    header, card = _card(built)
+    assert "nli_release_occupation_words" in card and "occupation-words/occup_en-ja_v1.1.tsv" in card
+
+
+def test_a_release_pair_that_is_not_neutral_is_refused(tmp_path: Path) -> None:
+    # B-ngb-10: every pair of the evaluation sets is neutral by design; before, a row labelled
+    # entailment was built as given.
+    folder = write_release(tmp_path, ("untokenized",)) / "untokenized"
+    path = folder / "1-prostereo_v1.1.json"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1].replace('"label": "neutral"', '"label": "entailment"')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"1-prostereo_v1\.1\.json, line 2, field 'label': 'entailment'; every pair "
+                                         r"of the evaluation sets is 'neutral'"):  # fmt: skip
+        build(tmp_path / "out", source="authors", authors_dir=folder)
+
+
+def test_an_offline_rebuild_keeps_the_release_configs_built_from_a_copy(
+    tmp_path: Path, cache: Path, professions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: `make datasets` offline replaced the configs built with --authors-dir by the
+    # generated ones, silently.
+    base = write_release(tmp_path / "copy")
+    built = build(tmp_path / "out", authors_dir=base, professions=professions)
+    before = {p.relative_to(built): p.read_bytes() for p in built.rglob("*") if p.is_file()}
+    monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
+    with pytest.raises(ValueError, match=r"holds the authors' release configs pro_stereotypical, .*Rebuild them with "
+                                         rf"`bias-hub build nli_gender_bias --authors-dir {base}`"):  # fmt: skip
+        build(tmp_path / "out", professions=professions)
+    assert {p.relative_to(built): p.read_bytes() for p in built.rglob("*") if p.is_file()} == before
+    # A build that has the release again is fine.
+    build(tmp_path / "out", authors_dir=base, professions=professions)

@@ -255,3 +255,46 @@ def test_matches_plain_counting_on_random_inputs(metric) -> None:
         assert 0.0 <= result["bias_score"] <= 1.0
 
     check()
+
+
+def test_occupation_shares_split_the_bias_score_by_hand(metric) -> None:
+    # PS: A predicted entailment once of 2; AS: B contradiction (1 of 1); NS: C non-neutral once of 2.
+    result = metric.compute(
+        predictions=[0, 1, 2, 1, 0],
+        subsets=["pro_stereotypical", "pro_stereotypical", "anti_stereotypical", "non_stereotypical",
+                 "non_stereotypical"],
+        occupations=["A", "A", "B", "C", "C"],
+    )  # fmt: skip
+    table = {e["occupation"]: e for e in result["occupations"]}
+    # s = (1/2 + 1 + 1/2) / 3 = 2/3, split as A 1/6, B 1/3, C 1/6; the largest share first.
+    assert result["bias_score"] == pytest.approx(2 / 3)
+    assert table["A"]["score_share"] == pytest.approx(1 / 6)
+    assert table["B"]["score_share"] == pytest.approx(1 / 3)
+    assert table["C"]["score_share"] == pytest.approx(1 / 6)
+    assert result["occupations"][0]["occupation"] == "B"
+    assert table["A"]["PS"] == {"entailment": 0.5, "neutral": 0.5, "contradiction": 0.0}
+    assert table["A"]["pairs"] == 2 and "AS" not in table["A"]
+
+
+def test_occupations_must_pair_up_with_the_rows(metric) -> None:
+    with pytest.raises(ValueError, match=r"predictions and occupations must have the same length"):
+        metric.compute(predictions=[0, 1, 2], subsets=["PS", "AS", "NS"], occupations=["A", "B"])
+
+
+def test_label_shares_get_wilson_intervals_by_hand(metric) -> None:
+    # PS: 5 entailment of 10. Wilson at 95 % (z = 1.959964): centre (2*5 + z^2) / (2 (10 + z^2)) = 0.5,
+    # half-width z sqrt(z^2 + 4*10*0.5*0.5) / (2 (10 + z^2)) = 1.959964 * 3.720397 / 27.682982 = 0.263406,
+    # so [0.236594, 0.763406]. NS: 0 neutral of 2 -> low 0, high z^2 / (2 + z^2) = 3.841459 / 5.841459 = 0.657620.
+    result = metric.compute(
+        predictions=[0] * 5 + [1] * 5 + [2, 2] + [0, 2],
+        subsets=["PS"] * 10 + ["AS"] * 2 + ["NS"] * 2,
+        confidence_level=0.95,
+        n_resamples=200,
+    )
+    share = result["fraction_intervals"]["pro_stereotypical"]["entailment"]
+    assert (share["low"], share["high"]) == pytest.approx((0.236594, 0.763406), abs=1e-6)
+    assert share["method"] == "Wilson" and share["confidence_level"] == 0.95
+    neutral = result["fraction_intervals"]["non_stereotypical"]["neutral"]
+    assert (neutral["low"], neutral["high"]) == pytest.approx((0.0, 0.657620), abs=1e-6)
+    # Without a level, no intervals of any kind.
+    assert "fraction_intervals" not in metric.compute(predictions=[0, 1, 2], subsets=["PS", "AS", "NS"])

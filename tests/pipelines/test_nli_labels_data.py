@@ -99,3 +99,16 @@ def test_three_column_names_are_required() -> None:
     with pytest.raises(ValueError, match="--columns"):
         prepare_nli_columns(datasets.Dataset.from_list(_rows()), "sentence1,sentence2")
     assert np.array_equal(map_model_labels(["entailment", "neutral", "contradiction"]), [0, 1, 2])
+
+
+def test_a_label_map_that_names_one_label_twice_says_which_and_how_to_fix_it() -> None:
+    # P-nli-16: the message said "(entailment, neutral found twice)" although nothing maps to
+    # neutral, and told the user to pass the --label-map they had passed.
+    names = ["entailment", "neutral", "contradiction"]
+    override = parse_label_map("entailment=entailment,neutral=entailment,contradiction=contradiction")
+    with pytest.raises(ValueError) as info:
+        map_model_labels(names, override)
+    message = str(info.value)
+    assert "(entailment mapped from 'entailment' and 'neutral'; neutral mapped from none)" in message
+    assert message.endswith("correct --label-map so that each NLI label is named once")
+    assert "pass --label-map" not in message

@@ -15,11 +15,15 @@ import numpy as np
 import pytest
 
 from builders.hub_folder import CardMetadata, write_dataset_folder
+from builders.nli_bias_controlled.rows import TrainingTemplate, build_rows, features
+from builders.nli_gender_bias.lexicon import Occupation
 from pipelines import cli
 from pipelines.common import ModelOptions, RunFolder, load_model
+from pipelines.common.stats import correlation, holm
 from pipelines.nli import meta, report
-from pipelines.nli.evaluation import load_evaluation_rows, occupation_breakdown
-from pipelines.nli.run import EvaluateSettings, MetaSettings, run_evaluate
+from pipelines.nli.evaluation import load_evaluation_rows
+from pipelines.nli.run import run_evaluate
+from pipelines.nli.settings import EvaluateSettings, MetaSettings
 from pipelines.nli.training import checkpoint_folder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,18 +96,6 @@ def tiny_model(fixture_root: Path) -> Path:
     return out
 
 
-def test_occupation_shares_split_the_bias_score_by_hand() -> None:
-    # PS: A predicted entailment once of 2; AS: B contradiction (1 of 1); NS: C non-neutral once of 2.
-    predictions = np.array([0, 1, 2, 1, 0])
-    subsets = ["pro_stereotypical", "pro_stereotypical", "anti_stereotypical", "non_stereotypical", "non_stereotypical"]
-    table = {e["occupation"]: e for e in occupation_breakdown(predictions, subsets, ["A", "A", "B", "C", "C"])}
-    # s = (1/2 + 1 + 1/2) / 3 = 2/3, split as A 1/6, B 1/3, C 1/6.
-    assert table["A"]["score_share"] == pytest.approx(1 / 6)
-    assert table["B"]["score_share"] == pytest.approx(1 / 3)
-    assert table["C"]["score_share"] == pytest.approx(1 / 6)
-    assert table["A"]["PS"] == {"entailment": 0.5, "neutral": 0.5, "contradiction": 0.0}
-
-
 def test_batched_prediction_equals_one_pair_at_a_time(tiny_model: Path) -> None:
     import torch
 
@@ -134,9 +126,15 @@ def test_evaluate_writes_the_full_report(tiny_model: Path, fixture_root: Path, t
     shares = json.loads((out / "per_occupation.json").read_text())[str(tiny_model)]
     assert sum(o["score_share"] for o in shares) == pytest.approx(model["bias_score"])
     assert (out / "label_fractions.png").stat().st_size > 0
-    report = (out / "report.md").read_text()
-    assert "Occupations that drive the score" in report and "| model |" in report
+    report_text = (out / "report.md").read_text()
+    assert "Occupations that drive the score" in report_text and "| model |" in report_text
     assert len((out / "predictions_0.jsonl").read_text().splitlines()) == 12
+    assert (results["part"], results["step"]) == ("nli", "evaluate")
+    # report.md and the figure come from results.json alone: rendered again, the same report.
+    again = tmp_path / "again"
+    again.mkdir()
+    report.render(results, again)
+    assert (again / "report.md").read_text() == report_text and (again / "label_fractions.png").is_file()
 
 
 def test_unmappable_model_labels_fail_with_the_labels_found(fixture_root: Path, tmp_path: Path,
@@ -197,13 +195,13 @@ def test_train_saves_checkpoints_and_resumes(tiny_model: Path, tmp_path: Path, c
     assert "train_runtime" not in console.out + console.err
     state = json.loads((checkpoints / "checkpoint-6" / "trainer_state.json").read_text())
     assert state["global_step"] == 6
-    summary = json.loads((out / "train_results.json").read_text())
+    summary = json.loads((out / "results.json").read_text())
     assert summary["train_rows"] == 12 and summary["global_step"] == 6
     assert json.loads((out / "config.json").read_text())["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
     logged = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
     assert logged[-1]["step"] == 6 and "train_loss" in logged[-1]
     manifest = {entry["path"] for entry in json.loads((out / "manifest.json").read_text())["files"]}
-    assert {"config.json", "model.safetensors", "vocab.txt", "train_results.json", "train_log.jsonl"} <= manifest
+    assert {"config.json", "model.safetensors", "vocab.txt", "results.json", "train_log.jsonl"} <= manifest
 
 
 def test_interrupted_training_keeps_the_finished_model_folder(tiny_model: Path, tmp_path: Path,
@@ -255,23 +253,20 @@ def test_train_under_accelerate_launch_one_cpu_process(tiny_model: Path, tmp_pat
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "ACCELERATE_CONFIG_FILE": str(tmp_path / "none.yaml")})  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads((out / "train_results.json").read_text())["global_step"] == 2
+    assert json.loads((out / "results.json").read_text())["global_step"] == 2
 
 
 def test_spearman_by_hand() -> None:
-    assert meta.correlations([0.0, 0.5, 1.0], [0.1, 0.2, 0.3])["rho"] == pytest.approx(1.0)
-    assert meta.correlations([0.0, 0.5, 1.0], [0.3, 0.2, 0.1])["rho"] == pytest.approx(-1.0)
-    assert meta.correlations([0.0, 0.5, 1.0], [0.2, 0.2, 0.2])["rho"] is None
+    # The meta-evaluation's correlations come from the shared helper.
+    assert correlation([0.0, 0.5, 1.0], [0.1, 0.2, 0.3])["statistic"] == pytest.approx(1.0)
+    assert correlation([0.0, 0.5, 1.0], [0.3, 0.2, 0.1])["statistic"] == pytest.approx(-1.0)
+    assert correlation([0.0, 0.5, 1.0], [0.2, 0.2, 0.2])["statistic"] is None
 
 
 def test_meta_evaluation_runs_per_seed_and_rate(tiny_model: Path, fixture_root: Path, tmp_path: Path, repo_root: Path) -> None:
-    from builders.nli_bias_controlled.rows import build_rows, features
-    from builders.nli_gender_bias.lexicon import Occupation
 
     selected = {kind: [Occupation(en, ja, kind, 0.0, -0.9 if kind.startswith("female") else 0.9)]
                 for ja, (en, kind) in OCCUPATIONS.items()}  # fmt: skip
-    from builders.nli_bias_controlled.rows import TrainingTemplate
-
     templates = [TrainingTemplate("a", "{subject}が本を読んだ。"), TrainingTemplate("b", "{subject}が走った。")]
     rates = [0.0, 0.5, 1.0]
     training = {r: datasets.Dataset.from_list(build_rows(selected, templates, r, 2), features=features()) for r in rates}
@@ -288,8 +283,10 @@ def test_meta_evaluation_runs_per_seed_and_rate(tiny_model: Path, fixture_root: 
     assert {(r["seed"], r["rate"]) for r in summary["runs"]} == {(s, r) for s in (0, 1) for r in rates}
     assert summary["spearman_bias_score"]["n"] <= 2
     out = tmp_path / "meta"
+    results = {"part": "nli", "step": "meta-evaluate", "description": "fixture",
+               **{k: v for k, v in summary.items() if k != "train_log"}}  # fmt: skip
     with RunFolder(out) as folder:
-        report.write_meta(folder, summary, "fixture")
+        report.render(results, folder.path("."))
     assert "Spearman(r, s)" in (out / "report.md").read_text() and (out / "scores_vs_rate.png").is_file()
 
 
@@ -310,9 +307,6 @@ def test_token_dropout_replaces_only_ordinary_tokens(tiny_model: Path) -> None:
 
 
 def test_meta_evaluate_command_writes_report(tiny_model: Path, fixture_root: Path, tmp_path: Path) -> None:
-    from builders.nli_bias_controlled.rows import TrainingTemplate, build_rows, features
-    from builders.nli_gender_bias.lexicon import Occupation
-
     selected = {kind: [Occupation(en, ja, kind, 0.0, 0.0)] for ja, (en, kind) in OCCUPATIONS.items()}
     templates = [TrainingTemplate("a", "{subject}が本を読んだ。"), TrainingTemplate("b", "朝に{subject}が走った。")]
     configs = {f"r{r:.1f}": {"train": datasets.Dataset.from_list(build_rows(selected, templates, r, 2), features=features())}
@@ -468,8 +462,6 @@ def test_meta_evaluate_reads_the_authors_sets_once_built(tiny_model: Path, fixtu
 
 
 def test_holm_by_hand() -> None:
-    from pipelines.nli.evaluation import holm
-
     # Sorted: 0.01 x 3 = 0.03, 0.03 x 2 = 0.06, 0.04 x 1 = 0.04 -> running maximum 0.03, 0.06, 0.06.
     np.testing.assert_allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
     np.testing.assert_allclose(holm([0.5, 0.9]), [1.0, 1.0])
@@ -487,7 +479,8 @@ def test_evaluate_shows_intervals_and_holm_corrected_comparisons(tiny_model: Pat
     interval = model["confidence_intervals"]["bias_score"]
     assert interval["confidence_level"] == 0.95 and interval["low"] <= interval["high"]
     # Wilson intervals of each label share: 4 pairs per set.
-    low, high = model["fraction_intervals"]["pro_stereotypical"]["entailment"]
+    share = model["fraction_intervals"]["pro_stereotypical"]["entailment"]
+    low, high = share["low"], share["high"]
     assert 0 <= low <= model["fractions"]["pro_stereotypical"]["entailment"] <= high <= 1
     # Two copies of one model answer alike: B - A is 0 on every pair and nothing is significant.
     comparisons = results["comparisons"]
@@ -507,16 +500,15 @@ def test_evaluate_shows_intervals_and_holm_corrected_comparisons(tiny_model: Pat
 
 def test_an_unusable_confidence_level_fails_before_any_model_loads(tiny_model: Path, fixture_root: Path, tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    code = cli.main(["nli", "evaluate", "--model", str(tiny_model), "--out", str(tmp_path / "r"),
-                     "--datasets-root", str(fixture_root / "datasets"), "--confidence-level", "95"])  # fmt: skip
-    assert code == 2
-    assert "--confidence-level 95.0: expected a level in (0, 1) such as 0.95, or none" in capsys.readouterr().err
+    # The shared flag's type refuses it while parsing (argparse exits with 2).
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["nli", "evaluate", "--model", str(tiny_model), "--out", str(tmp_path / "r"),
+                  "--datasets-root", str(fixture_root / "datasets"), "--confidence-level", "95"])  # fmt: skip
+    assert exit_info.value.code == 2
+    assert "--confidence-level: expected a number between 0 and 1 such as 0.95, or none; got '95'" in capsys.readouterr().err
 
 
 def _training_folder(where: Path, rates=(0.0, 0.5, 1.0)) -> Path:
-    from builders.nli_bias_controlled.rows import TrainingTemplate, build_rows, features
-    from builders.nli_gender_bias.lexicon import Occupation
-
     selected = {kind: [Occupation(en, ja, kind, 0.0, 0.0)] for ja, (en, kind) in OCCUPATIONS.items()}
     templates = [TrainingTemplate("a", "{subject}が本を読んだ。"), TrainingTemplate("b", "朝に{subject}が走った。")]
     configs = {f"r{r:.1f}": {"train": datasets.Dataset.from_list(build_rows(selected, templates, r, 2), features=features())}
@@ -594,7 +586,7 @@ def test_train_reads_jsnli_as_distributed(tiny_model: Path, tmp_path: Path) -> N
     out = tmp_path / "run"
     assert cli.main(["nli", "train", "--model", str(tiny_model), "--dataset", str(data), "--out", str(out),
                      "--epochs", "1", "--batch-size", "4", "--learning-rate", "1e-3"]) == 0  # fmt: skip
-    summary = json.loads((out / "train_results.json").read_text())
+    summary = json.loads((out / "results.json").read_text())
     assert summary["dataset_format"] == "jsnli" and summary["train_rows"] == 12
     # A raw-text model gets the sentences back without the spaces between words.
     assert summary["text"] == {"segmentation": "raw", "done": "JSNLI's Juman++ segmentation joined back into sentences"}
@@ -615,3 +607,165 @@ def test_a_juman_model_without_juman_is_one_line_naming_what_to_install(tiny_mod
     assert len(errors) == 1 and errors[0].startswith("bias-hub: error: --segmentation jumanpp:")
     assert "the jumanpp program (not on PATH)" in errors[0] and "pip install rhoknp" in errors[0]
     assert not (tmp_path / "r").exists()
+
+
+# --- issue 26: the hostile sweep's NLI cases ---------------------------------------------------
+
+
+def test_train_refuses_to_resume_another_dataset_s_checkpoints(tiny_model: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    # Bad case 3: `nli train --dataset B --out m` after `--dataset A --out m` resumed A's
+    # checkpoint, trained 0 steps on B and said it was trained on B.
+    first = _train_file(tmp_path / "a.jsonl")
+    second = tmp_path / "b.jsonl"
+    second.write_text(first.read_text(encoding="utf-8").replace("公園", "海辺"), encoding="utf-8")
+    out = tmp_path / "run"
+    assert cli.main([*_train_args(tiny_model, first, out), "--epochs", "1"]) == 0
+    before = (out / "model.safetensors").read_bytes()
+    assert cli.main([*_train_args(tiny_model, second, out), "--epochs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"--out: {checkpoint_folder(out)} holds checkpoints of another training (dataset: {first} then, {second} now)" in err
+    assert "Pass --no-resume to start over on this data" in err
+    assert (out / "model.safetensors").read_bytes() == before
+    # --no-resume starts over on B: 12 pairs in batches of 4, 3 steps of its own.
+    assert cli.main([*_train_args(tiny_model, second, out), "--epochs", "1", "--no-resume"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["dataset"] == str(second) and results["global_step"] == 3
+    assert (results["part"], results["step"]) == ("nli", "train")
+
+
+def test_train_refuses_changed_pairs_under_the_same_file_name(tiny_model: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    data = _train_file(tmp_path / "train.jsonl")
+    out = tmp_path / "run"
+    assert cli.main([*_train_args(tiny_model, data, out), "--epochs", "1"]) == 0
+    data.write_text(data.read_text(encoding="utf-8").replace("公園", "海辺"), encoding="utf-8")
+    assert cli.main([*_train_args(tiny_model, data, out), "--epochs", "2"]) == 2
+    assert f"the pairs of {data} differ from the ones trained on" in capsys.readouterr().err
+
+
+def test_evaluate_refuses_a_never_trained_init_model(fixture_root: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    # Before: `nli evaluate` scored the random classifier of `nli init-model` (s = 0.667) without a word.
+    model = tmp_path / "scratch"
+    training = _training_folder(tmp_path / "nli_bias_controlled")
+    assert cli.main(["nli", "init-model", "--out", str(model), "--training-sets", str(training), "--size", "mini"]) == 0
+    assert json.loads((model / "results.json").read_text())["step"] == "init-model"
+    out = tmp_path / "report"
+    args = ["nli", "evaluate", "--model", str(model), "--out", str(out), "--datasets-root", str(fixture_root / "datasets"),
+            "--batch-size", "4", "--confidence-level", "none"]  # fmt: skip
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert f"--model {model}: made by `nli init-model` and never trained (its init_model.json says so)" in err
+    assert "--allow-untrained" in err and not out.exists()
+    assert cli.main([*args, "--allow-untrained"]) == 0
+    assert json.loads((out / "results.json").read_text())["pairs"] == 12
+
+
+def test_evaluate_names_a_dataset_that_is_not_the_nli_sets(tiny_model: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    # P-nli-05: JBBQ's folder was loaded as 'pairs', then a bare datasets error.
+    other = tmp_path / "jbbq"
+    rows = [{"question": "誰？", "answer": 0}]
+    configs = {"Age": {"test": datasets.Dataset.from_list(rows)}, "all": {"test": datasets.Dataset.from_list(rows)}}
+    write_dataset_folder(other, configs, CardMetadata("fixture", "mit", ["ja"], ["question-answering"]), "# f")
+    out = tmp_path / "r"
+    assert cli.main(["nli", "evaluate", "--model", str(tiny_model), "--dataset", str(other), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--dataset {other}, config all: no column(s) premise, hypothesis, subset, occupation" in err
+    assert cli.main(["nli", "evaluate", "--model", str(tiny_model), "--dataset", str(other), "--config", "pairs",
+                     "--out", str(out)]) == 2  # fmt: skip
+    assert f"--dataset {other}: has no config 'pairs' (its configs: Age, all)" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        # P-nli-07: `if settings.limit:` read 0 as no limit.
+        (["--limit", "0"], "--limit 0: expected a whole number of at least 1"),
+        # P-nli-09: an IndexError traceback.
+        (["--limit", "-5"], "--limit -5: expected a whole number of at least 1"),
+        # P-nli-15: 0 threads accepted.
+        (["--threads", "0"], "--threads 0: expected a whole number of at least 1"),
+        # P-nli-11: a report written from pairs cut to no text.
+        (["--max-length", "1"], "--max-length 1: a pair needs at least 5 tokens"),
+    ],
+)
+def test_evaluate_refuses_sizes_that_cannot_be_meant(tiny_model: Path, fixture_root: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str], flags: list, message: str) -> None:  # fmt: skip
+    out = tmp_path / "r"
+    code = cli.main(["nli", "evaluate", "--model", str(tiny_model), "--out", str(out),
+                     "--datasets-root", str(fixture_root / "datasets"), *flags])  # fmt: skip
+    assert code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("bias-hub: error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"bias-hub: error: {message}")
+    assert not out.exists()
+
+
+def test_train_names_the_row_without_a_hypothesis(tiny_model: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    # P-train-02: a TypeError traceback from the tokenizer.
+    data = tmp_path / "train.jsonl"
+    data.write_text('{"premise": "看護師が走った。", "hypothesis": "女性が走った。", "label": "neutral"}\n'
+                    '{"premise": "大工が走った。", "label": "neutral"}\n', encoding="utf-8")  # fmt: skip
+    assert cli.main(["nli", "train", "--model", str(tiny_model), "--dataset", str(data), "--out", str(tmp_path / "o")]) == 2
+    assert "column 'hypothesis' of row 1 is missing; expected a sentence in every row" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def _provenance(training_data: str) -> dict:
+    return {
+        "model": {"name": "m", "reinitialize": False, "created_by": None},
+        "training": {"folder": "/d/nli_bias_controlled", "split": "train", "configs": {"0.0": "r0.0"},
+                     "rows": {"0.0": 12}, "rows_used": None, "card": {"training_data": training_data}},
+        "evaluation": {"folder": "/d/nli_gender_bias", "config": "all_downsampled", "selection": "all",
+                       "per_subset": {"pro_stereotypical": 2}},
+        "seeds": [0], "versions": {"torch": "2"},
+    }  # fmt: skip
+
+
+def test_the_report_says_when_the_models_trained_on_the_release_s_dev_files() -> None:
+    # Issue 23: the release tarball ships no train_r-K.json, so `--train-on-dev` trains on
+    # dev/dev_r-K.json; report.md never said so.
+    lines = "\n".join(report._provenance_lines(_provenance("dev/dev_r-K.json")))
+    assert "training data: the release's dev files `dev/dev_r-K.json` (built with `--train-on-dev`" in lines
+    lines = "\n".join(report._provenance_lines(_provenance("train/train_r-K.json")))
+    assert "training data: `train/train_r-K.json`." in lines and "dev files" not in lines
+
+
+def test_meta_evaluate_help_names_train_on_dev(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # argparse may break a long flag at its hyphens
+    with pytest.raises(SystemExit):
+        cli.main(["nli", "meta-evaluate", "--help"])
+    assert "--train-on-dev" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_preset_fills_the_settings_and_records_each_departure(tmp_path: Path) -> None:
+    root = tmp_path / "datasets"
+    _training_folder(root / "nli_bias_controlled")
+    model = tmp_path / "from-init"
+    assert cli.main(["nli", "init-model", "--out", str(model), "--datasets-root", str(root), "--size", "mini"]) == 0
+    features = datasets.Features({
+        **{k: datasets.Value("string") for k in ("id", "premise", "hypothesis", "occupation", "occupation_en",
+                                                 "occupation_type", "hypothesis_gender", "template_id", "subset")},
+        "label": datasets.ClassLabel(names=["entailment", "neutral", "contradiction"]),
+    })  # fmt: skip
+    write_dataset_folder(root / "nli_gender_bias", {"all": {"test": datasets.Dataset.from_list(_evaluation_rows(), features=features)}},
+                         CardMetadata("fixture", "mit", ["ja"], ["text-classification"]), "# f")  # fmt: skip
+    out = tmp_path / "meta"
+    # The offline preset with a smaller run: 3 rates, one seed, one epoch each (three departures).
+    code = cli.main(["nli", "meta-evaluate", "--model", str(model), "--datasets-root", str(root), "--preset",
+                     "from-scratch", "--rates", "0", "0.5", "1", "--seeds", "0", "--base-epochs", "1",
+                     "--eval-per-subset", "3", "--batch-size", "4", "--n-resamples", "200", "--out", str(out)])  # fmt: skip
+    assert code == 0
+    results = json.loads((out / "results.json").read_text())
+    settings = results["settings"]
+    assert (settings["reinitialize"], settings["base_rate"], settings["learning_rate"], settings["token_dropout"],
+            settings["max_length"]) == (True, 0.5, 1e-3, 0.1, 64)  # fmt: skip
+    departures = {d["setting"]: d for d in results["preset"]["departures"]}
+    assert set(departures) == {"rates", "seeds", "base_epochs", "eval_per_subset"}
+    assert departures["base_epochs"]["preset"] == 4.0 and departures["base_epochs"]["used"] == 1.0
+    report_text = (out / "report.md").read_text()
+    assert "Preset `from-scratch`, with these departures from it:" in report_text
+    assert "- `base_epochs`: 1.0 instead of 4.0" in report_text
