@@ -80,7 +80,7 @@ def check_inputs(
     """Every declared input and every model the steps load, in the study's order. Models and
     datasets that a step of this plan makes (under ``out``, or built by a ``build`` step) are not
     required beforehand."""
-    checks = []
+    checks, model_how = [], _MODEL_HOW
     for item in study.inputs_of(variant):
         kind, name = item["kind"], item["name"]
         if kind == "dataset":
@@ -100,6 +100,8 @@ def check_inputs(
             checks.append(Check("env", name, bool(os.environ.get(name)),
                                 "set" if os.environ.get(name) else f"environment variable {name} is not set",
                                 item["how"]))  # fmt: skip
+        elif name == "{models}":
+            model_how = item["how"]  # how the study's models are had: said for each one checked below
         else:
             checks.append(_model(name, item["how"]))
     seen = {c.name for c in checks if c.kind == "model"}
@@ -111,7 +113,7 @@ def check_inputs(
             if Path(model).resolve().is_relative_to(out.resolve()):
                 checks.append(Check("model", model, True, "made by a step of this plan"))
             else:
-                checks.append(_model(model, _MODEL_HOW))
+                checks.append(_model(model, model_how))
     return checks
 
 

@@ -175,17 +175,18 @@ def parse_set(items: list[str]) -> dict[str, Any]:
 
 def _expand(value: Any, context: dict[str, Any], where: str) -> Any:
     """Placeholders in a value: ``{out}``, ``{model}``, ``{model_slug}`` (a folder name for the
-    model), ``{models}`` (a list), ``{datasets_root}``, ``{input.NAME}``. A string that is exactly ``{models}`` becomes the list."""
+    model), ``{models}``, ``{datasets_root}``, ``{input.NAME}``. A string holding ``{models}``
+    becomes a list, one item per model (``"{out}/models/{models}"``: one path per model)."""
     if isinstance(value, list):
         out = []
         for item in value:
             expanded = _expand(item, context, where)
-            out.extend(expanded if isinstance(expanded, list) and item == "{models}" else [expanded])
+            out.extend(expanded if isinstance(expanded, list) else [expanded])
         return out
     if not isinstance(value, str):
         return value
-    if value == "{models}":
-        return list(context["models"])
+    if "{models}" in value:
+        return [_expand(value.replace("{models}", str(m)), context, where) for m in context["models"]]
 
     def substitute(match: re.Match) -> str:
         key, sub = match.group(1), match.group(2)
@@ -254,7 +255,11 @@ def plan(
         if variant not in study.variants:
             raise StudyError(f"--variant {variant!r}: {study.name} has {', '.join(study.variants) or 'no variants'}")
         spec = study.variants[variant]
-        steps = list(spec.get("steps") or []) + steps
+        skipped = set(spec.get("skip") or [])
+        unknown = skipped - {s["id"] for s in steps}
+        if unknown:
+            raise StudyError(f"{study.name}: variant {variant} skips {sorted(unknown)}, not steps of the study")
+        steps = list(spec.get("steps") or []) + [s for s in steps if s["id"] not in skipped]
         chosen_models = list(spec.get("models") or chosen_models)
         changes.update(spec.get("set") or {})
     if models:
