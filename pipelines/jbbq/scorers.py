@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from pipelines.jbbq.parsing import UNPARSABLE, parse_answer
+from pipelines.jbbq.parsing import UNPARSABLE, answer_is_settled, parse_answer
 from pipelines.jbbq.prompting import PromptSpec
 
 __all__ = ["SCORING_MODES", "Scorer", "HFScorer", "APIScorer"]
@@ -78,7 +78,8 @@ class HFScorer:
             choices = [self.model.continuation_ids(texts[0], c, self.use_chat) for c in _choices(prompt)] if texts else []
             logprobs = self.model.choice_logprobs(ids, choices, progress=self.progress)
             return [{"prediction": _argmax(lp), "logprobs": lp.tolist()} for lp in logprobs]
-        replies = self.model.generate(ids, self.max_new_tokens, progress=self.progress)
+        # A reply ends once its answer index is complete (the parser reads nothing after it).
+        replies = self.model.generate(ids, self.max_new_tokens, progress=self.progress, settled=answer_is_settled)
         return [{"prediction": parse_answer(reply, N_CHOICES), "reply": reply} for reply in replies]
 
 
