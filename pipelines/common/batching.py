@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import operator
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
@@ -54,9 +55,13 @@ class AdaptiveBatchSize:
     """
 
     def __init__(self, start: int, flag: str = "--batch-size"):
-        if isinstance(start, bool) or not isinstance(start, int) or start < 1:
-            raise ValueError(f"{flag} must be a whole number >= 1, got {start!r}")
-        self.value = start
+        try:
+            value = operator.index(start)
+        except TypeError:
+            value = 0
+        if isinstance(start, bool) or value < 1:
+            raise ValueError(f"{flag} must be a whole number of at least 1, got {start!r}")
+        self.value = value
 
     def batches(self, items: Sequence[T], work: Callable[[Sequence[T]], None]) -> Iterator[Sequence[T]]:
         """Calls ``work(batch)`` on consecutive slices of ``items``; yields each batch once done.

@@ -426,7 +426,7 @@ class HFModel:
         """The forward's name for a key/value cache (``past_key_values`` before transformers 5.2x)."""
         import inspect
 
-        return "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+        return "cache" if "cache" in inspect.signature(type(self.model).forward).parameters else "past_key_values"
 
 
 def _returned_cache(outputs):

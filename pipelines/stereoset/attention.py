@@ -80,7 +80,9 @@ def gender_attention(
     """
     import torch
 
-    from builders.shared.console import progress as bar
+    from pipelines.common.batching import AdaptiveBatchSize
+
+    size = AdaptiveBatchSize(batch_size, "--batch-size")
 
     if level not in LEVELS:
         raise ValueError(f"--level must be one of {', '.join(LEVELS)}, got {level!r}")
@@ -98,8 +100,8 @@ def gender_attention(
     device = next(model.parameters()).device
     results: list[SentenceAttention | None] = [None] * len(sentences)
     order = np.argsort([len(s) for s in sentences], kind="stable")
-    for first in bar(range(0, len(order), batch_size), desc="attention", enabled=progress):
-        chosen = order[first : first + batch_size]
+
+    def work(chosen: np.ndarray) -> None:
         texts = [sentences[i] for i in chosen]
         batch = tokenizer(
             texts, return_tensors="pt", padding=True, truncation=True,
@@ -144,4 +146,7 @@ def gender_attention(
             with np.errstate(invalid="ignore", divide="ignore"):
                 mass = np.where((pieces_per_word > 0) & ~is_gender, (matrix @ per_piece) / pieces_per_word, np.nan)
             results[index] = SentenceAttention([w.text for w in words], mass)
+
+    # Out of memory: the batch size halves and the batch is run again.
+    size.run(order, work, desc="attention", unit="sentence", progress=progress)
     return results
