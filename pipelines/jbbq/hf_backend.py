@@ -82,6 +82,12 @@ class HFModel:
         # A rendered chat template already holds its special tokens (BOS etc.).
         return list(self.tokenizer(text, add_special_tokens=not chat)["input_ids"])
 
+    def encode_all(self, texts: Sequence[str], chat: bool) -> list[list[int]]:
+        """``encode`` of every text, in one call to the tokenizer."""
+        if not texts:
+            return []
+        return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=not chat)["input_ids"]]
+
     def _forward(self, keep: int, **kwargs):
         """The model's outputs, projecting only the last ``keep`` positions onto the vocabulary
         where the model supports ``logits_to_keep``; returns ``(logits of those, outputs)``."""

@@ -72,7 +72,7 @@ class HFScorer:
         self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping], scoring: str
     ) -> list[dict]:
         texts = self.prompt_texts(prompt, rows, shots)
-        ids = [self.model.encode(text, self.use_chat) for text in texts]
+        ids = self.model.encode_all(texts, self.use_chat)
         if scoring == "loglikelihood":
             # Every prompt ends the same way, so the first one shows how the choices tokenize.
             choices = [self.model.continuation_ids(texts[0], c, self.use_chat) for c in _choices(prompt)] if texts else []
