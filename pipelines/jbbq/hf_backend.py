@@ -7,6 +7,14 @@ projected onto the vocabulary (``logits_to_keep=1``). The token prefix that
 every prompt of a run shares (instruction and few-shot examples) is computed
 once and its key/value cache reused by every batch, with explicit position ids
 so the result equals scoring each full prompt on its own.
+
+Generation (``--scoring generate``) reuses the same prefix cache and decodes greedily in
+its own loop: a reply stops as soon as its answer index is complete (the parser would
+read nothing after it), rows that have finished leave the batch, and rows still going
+once half a batch has finished continue later together with those of other batches.
+Every reply is the start of the one ``transformers``' ``generate`` gives the prompt alone,
+and parses to the same answer. Both modes halve their batch size when the accelerator
+runs out of memory (``pipelines.common.batching``).
 """
 
 from __future__ import annotations
@@ -430,9 +438,12 @@ class HFModel:
     @property
     def _cache_argument(self) -> str:
         """The forward's name for a key/value cache (``past_key_values`` before transformers 5.2x)."""
-        import inspect
+        if getattr(self, "_cache_name", None) is None:
+            import inspect
 
-        return "cache" if "cache" in inspect.signature(type(self.model).forward).parameters else "past_key_values"
+            names = inspect.signature(type(self.model).forward).parameters
+            self._cache_name = "cache" if "cache" in names else "past_key_values"
+        return self._cache_name
 
 
 def _returned_cache(outputs):
