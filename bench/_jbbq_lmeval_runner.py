@@ -1,7 +1,10 @@
 """Runs inside bench/.venv-lmeval: score the bench task with lm-evaluation-harness.
 
-Called by ``bench/jbbq_throughput.py``; writes the time of ``simple_evaluate``
-(model already loaded), the time of its loglikelihood call alone, and the per-question choice log-likelihoods as JSON.
+Called by ``bench/jbbq_throughput.py`` (``--request loglikelihood``) and
+``bench/jbbq_generation.py`` (``--request generate_until``); writes the time of
+``simple_evaluate`` (model already loaded; ``cpu_seconds``: the CPU time this process
+used for it), the time of its request call alone (``<request>_seconds``), and per question the choice log-likelihoods (``logprobs``)
+or the generated reply (``replies``) as JSON.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--request", choices=("loglikelihood", "generate_until"), default="loglikelihood")
+    parser.add_argument("--repeats", type=int, default=1, help="run it this many times; the fastest run counts")
     args = parser.parse_args()
 
     import lm_eval
@@ -31,38 +36,47 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     lm = HFLM(pretrained=args.model_dir, batch_size=args.batch_size, device=args.device, dtype=args.dtype)
     manager = TaskManager(include_path=args.task_dir)
-    # Also time the scoring call alone (tokenizing, batching, forward passes), without
+    if args.request == "generate_until":
+        # One greedy step first, as the other side warms its model up before timing.
+        lm.model.generate(input_ids=torch.ones((1, 8), dtype=torch.long, device=lm.device), max_new_tokens=2,
+                          do_sample=False, pad_token_id=lm.tokenizer.pad_token_id)  # fmt: skip
+    # Also time the request call alone (tokenizing, batching, forward passes), without
     # the task set-up around it.
     core = {"seconds": 0.0}
-    scoring = lm.loglikelihood
+    scoring = getattr(lm, args.request)
 
-    def timed_loglikelihood(requests, *a, **kw):
+    def timed_request(requests, *a, **kw):
         begun = time.perf_counter()
         try:
             return scoring(requests, *a, **kw)
         finally:
             core["seconds"] += time.perf_counter() - begun
 
-    lm.loglikelihood = timed_loglikelihood
-    if args.device.startswith("cuda"):
-        torch.cuda.synchronize()
-    started = time.perf_counter()
-    results = lm_eval.simple_evaluate(
-        model=lm, tasks=["jbbq_bench"], task_manager=manager, log_samples=True, verbosity="WARNING"
-    )
-    if args.device.startswith("cuda"):
-        torch.cuda.synchronize()
-    seconds = time.perf_counter() - started
+    setattr(lm, args.request, timed_request)
+    seconds, request_seconds, cpu_seconds = [], [], []
+    for _ in range(args.repeats):
+        core["seconds"] = 0.0
+        if args.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        started, cpu_started = time.perf_counter(), time.process_time()
+        results = lm_eval.simple_evaluate(
+            model=lm, tasks=["jbbq_bench"], task_manager=manager, log_samples=True, verbosity="WARNING"
+        )
+        if args.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        seconds.append(time.perf_counter() - started)
+        cpu_seconds.append(time.process_time() - cpu_started)
+        request_seconds.append(core["seconds"])
+    seconds, core["seconds"] = min(seconds), min(request_seconds)
     samples = sorted(results["samples"]["jbbq_bench"], key=lambda s: s["doc_id"])
-    logprobs = [[float(resp[0]) for resp in sample["filtered_resps"]] for sample in samples]
+    if args.request == "loglikelihood":
+        answers = {"logprobs": [[float(resp[0]) for resp in sample["filtered_resps"]] for sample in samples]}
+    else:
+        answers = {"replies": [sample["resps"][0][0] for sample in samples]}
     Path(args.out).write_text(
         json.dumps(
-            {
-                "seconds": seconds,
-                "loglikelihood_seconds": core["seconds"],
-                "logprobs": logprobs,
-                "version": lm_eval.__version__,
-            }
+            {"seconds": seconds, "cpu_seconds": min(cpu_seconds), f"{args.request}_seconds": core["seconds"],
+             **answers, "version": lm_eval.__version__}
         ),
         encoding="utf-8",
     )

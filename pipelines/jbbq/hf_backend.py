@@ -7,23 +7,28 @@ projected onto the vocabulary (``logits_to_keep=1``). The token prefix that
 every prompt of a run shares (instruction and few-shot examples) is computed
 once and its key/value cache reused by every batch, with explicit position ids
 so the result equals scoring each full prompt on its own.
+
+Generation (``--scoring generate``) reuses the same prefix cache and decodes greedily in
+its own loop: a reply stops as soon as its answer index is complete (the parser would
+read nothing after it), rows that have finished leave the batch, and rows still going
+once half a batch has finished continue later together with those of other batches.
+Every reply is the start of the one ``transformers``' ``generate`` gives the prompt alone,
+and parses to the same answer. Both modes halve their batch size when the accelerator
+runs out of memory (``pipelines.common.batching``).
 """
 
 from __future__ import annotations
 
 import copy
-import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from builders.shared.console import progress as progress_bar
 from pipelines.common import ModelOptions, load_model
+from pipelines.common.batching import AdaptiveBatchSize
 
 __all__ = ["HFModel", "common_prefix_length"]
-
-log = logging.getLogger(__name__)
 
 
 def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
@@ -84,6 +89,12 @@ class HFModel:
     def encode(self, text: str, chat: bool) -> list[int]:
         # A rendered chat template already holds its special tokens (BOS etc.).
         return list(self.tokenizer(text, add_special_tokens=not chat)["input_ids"])
+
+    def encode_all(self, texts: Sequence[str], chat: bool) -> list[list[int]]:
+        """``encode`` of every text, in one call to the tokenizer."""
+        if not texts:
+            return []
+        return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=not chat)["input_ids"]]
 
     def _forward(self, keep: int, **kwargs):
         """The model's outputs, projecting only the last ``keep`` positions onto the vocabulary
@@ -155,30 +166,35 @@ class HFModel:
         """``work(batch)`` over ``order`` in batches of ``batch_size``.
 
         Out of accelerator memory, the batch size halves (and stays halved) and the
-        same batch is tried again, down to one question at a time.
+        same batch is tried again, down to one question at a time (``AdaptiveBatchSize``).
         """
-        for _ in progress_bar(self._batches(order, work), desc=desc, total=len(order), unit="q", enabled=progress):
-            pass
+        size = AdaptiveBatchSize(self.batch_size)
+        try:
+            size.run(order, work, desc=desc, unit="q", progress=progress)
+        finally:
+            self.batch_size = size.value
 
-    def _batches(self, order: list[int], work):
-        """Runs the batches; yields once per question done."""
+    def _shared_prefix(self, prompts: Sequence[Sequence[int]]) -> tuple[int, object | None]:
+        """``(length, key/value cache)`` of the token prefix every prompt shares, computed once;
+        ``(0, None)`` when it is too short to be worth it or ``prefix_cache`` is off.
+
+        One token of every prompt stays out of the prefix: a batch needs at least one new
+        token per row (its logits score the choices, or start the reply).
+        """
         import torch
 
-        start = 0
-        while start < len(order):
-            batch = order[start : start + self.batch_size]
-            try:
-                work(batch)
-            except torch.OutOfMemoryError:
-                if self.batch_size == 1:
-                    raise
-                self.batch_size = max(1, self.batch_size // 2)
-                if torch.cuda.is_available():
-                    torch.cuda.empty_cache()
-                log.warning("out of memory: batch size now %d", self.batch_size)
-                continue
-            start += len(batch)
-            yield from batch
+        shared = min(common_prefix_length(prompts), min(len(p) for p in prompts) - 1)
+        if not self.prefix_cache or shared < 8:
+            return 0, None
+        prefix = torch.tensor([list(prompts[0][:shared])], dtype=torch.long, device=self.device)
+        return shared, _returned_cache(self._forward(1, input_ids=prefix, use_cache=True)[1])
+
+    @staticmethod
+    def _repeat_cache(cache, rows: int):
+        """A copy of a one-row cache for a batch of ``rows`` (the model extends what it is given)."""
+        cache = copy.deepcopy(cache)
+        cache.batch_repeat_interleave(rows)
+        return cache
 
     def _left_pad(self, rows: list[Sequence[int]]):
         import torch
@@ -196,14 +212,7 @@ class HFModel:
     ) -> np.ndarray:
         import torch
 
-        # Keep one token of every prompt out of the shared prefix: its logits are the scores.
-        shared = min(common_prefix_length(prompts), min(len(p) for p in prompts) - 1)
-        prefix_cache = None
-        if self.prefix_cache and shared >= 8:
-            prefix = torch.tensor([list(prompts[0][:shared])], dtype=torch.long, device=self.device)
-            prefix_cache = self._forward(1, input_ids=prefix, use_cache=True)[1].past_key_values
-        else:
-            shared = 0
+        shared, prefix_cache = self._shared_prefix(prompts)
         # Longest first: the first batch shows at once whether memory suffices.
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
         out = np.zeros((len(prompts), len(choice_ids)))
@@ -212,9 +221,7 @@ class HFModel:
             ids, mask = self._left_pad([prompts[i][shared:] for i in batch])
             kwargs = {"input_ids": ids}
             if prefix_cache is not None:
-                cache = copy.deepcopy(prefix_cache)
-                cache.batch_repeat_interleave(len(batch))
-                kwargs["past_key_values"] = cache
+                kwargs[self._cache_argument] = self._repeat_cache(prefix_cache, len(batch))
                 kwargs["attention_mask"] = torch.cat(
                     [torch.ones((len(batch), shared), dtype=mask.dtype, device=mask.device), mask], dim=1
                 )
@@ -265,28 +272,221 @@ class HFModel:
     # ---- generation ----------------------------------------------------------------------
 
     def generate(
-        self, prompts: Sequence[Sequence[int]], max_new_tokens: int, progress: bool = True
+        self,
+        prompts: Sequence[Sequence[int]],
+        max_new_tokens: int,
+        progress: bool = True,
+        settled: Callable[[str], bool] | None = None,
     ) -> list[str]:
-        """Greedy continuations (decoded, special tokens dropped) of each prompt."""
+        """Greedy continuations (decoded, special tokens dropped) of each prompt.
+
+        Every reply is the one greedy decoding of its prompt alone gives (the model's
+        generation config names the stop tokens), computed with less work: prompts are
+        batched longest first (a batch pads to about its own length); the prefix every
+        prompt shares is computed once and its key/value cache reused by every batch; and
+        with ``settled`` a reply ends as soon as ``settled(reply so far)`` holds instead of
+        running to ``max_new_tokens``. Rows that have finished leave the batch; once half
+        of a batch has finished, the rest wait and continue together with the unfinished
+        rows of other batches (their prompt and reply so far computed again in one pass),
+        so a few long replies do not hold a whole batch for every token.
+
+        A generation config that changes greedy decoding's scores (a repetition penalty,
+        banned words, a minimum length...) is left to ``transformers``' ``generate``,
+        which applies it, with the same batching, prefix cache and ``settled``.
+        """
+        if not prompts:
+            return []
+        if any(len(p) == 0 for p in prompts):
+            raise ValueError("a prompt encodes to no tokens; the model needs at least one token of context")
+        if not self._plain_greedy():
+            return self._generate_with_transformers(prompts, max_new_tokens, progress, settled)
         import torch
 
+        with torch.inference_mode():
+            shared, prefix_cache = self._shared_prefix(prompts)
+        config = self.model.generation_config
+        eos = {config.eos_token_id} if isinstance(config.eos_token_id, int) else set(config.eos_token_id or ())
+        replies: list[list[int]] = [[] for _ in prompts]
+        pending = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
+        while pending:
+            waiting: list[int] = []
+            may_wait = len(pending) > self.batch_size  # with one batch left, nothing to wait for
+
+            def work(batch: list[int], may_wait: bool = may_wait, waiting: list[int] = waiting) -> None:
+                new, unfinished = self._greedy_batch(
+                    [list(prompts[i]) + replies[i] for i in batch], shared, prefix_cache,
+                    [max_new_tokens - len(replies[i]) for i in batch], eos,
+                    [replies[i] for i in batch], settled, may_wait,
+                )  # fmt: skip
+                for i, tokens in zip(batch, new, strict=True):
+                    replies[i].extend(tokens)
+                waiting.extend(batch[row] for row in unfinished)
+
+            with torch.inference_mode():
+                self._each_batch(pending, progress, "generate" if len(pending) == len(prompts) else "generate (rest)", work)
+            pending = sorted(waiting, key=lambda i: -(len(prompts[i]) + len(replies[i])))
+        return self.tokenizer.batch_decode(replies, skip_special_tokens=True)
+
+    def _greedy_batch(self, rows: list[list[int]], shared: int, prefix_cache, budgets: list[int], eos: set[int],
+                      before: list[list[int]], settled: Callable[[str], bool] | None,
+                      may_wait: bool) -> tuple[list[list[int]], list[int]]:  # fmt: skip
+        """Greedy tokens for one batch: ``(new tokens per row, rows left unfinished)``.
+
+        ``rows``: each prompt followed by its reply so far (``before``); ``budgets``: how
+        many tokens each row may still add (at least one). A row finishes on a stop token,
+        on its budget, or once its reply is ``settled``; with ``may_wait``, the rows still
+        going are left unfinished once half the batch has finished.
+        """
+        import torch
+
+        ids, mask = self._left_pad([row[shared:] for row in rows])
+        kwargs: dict = {"use_cache": True}
+        if prefix_cache is not None:
+            kwargs[self._cache_argument] = self._repeat_cache(prefix_cache, len(rows))
+            mask = torch.cat([torch.ones((len(rows), shared), dtype=mask.dtype, device=mask.device), mask], dim=1)
+        positions = (mask.cumsum(dim=1) - 1)[:, shared:].clamp(min=shared)
+        logits, outputs = self._forward(1, input_ids=ids, attention_mask=mask, position_ids=positions, **kwargs)
+        cache = _returned_cache(outputs)
+        new: list[list[int]] = [[] for _ in rows]
+        going = list(range(len(rows)))  # rows of the batch still in the forward pass
+        last = positions[:, -1]
+        while True:
+            tokens = logits[:, -1, :].argmax(dim=-1)
+            for row, token in zip(going, tokens.tolist(), strict=True):
+                new[row].append(token)
+            texts = [""] * len(going)
+            if settled is not None:
+                texts = self.tokenizer.batch_decode([before[r] + new[r] for r in going], skip_special_tokens=True)
+            keep = [
+                k for k, (row, text) in enumerate(zip(going, texts, strict=True))
+                if new[row][-1] not in eos and len(new[row]) < budgets[row]
+                and not (settled is not None and settled(_stable_text(text, self.tokenizer)))
+            ]  # fmt: skip
+            if not keep:
+                return new, []
+            if may_wait and len(keep) <= len(rows) // 2:
+                return new, [going[k] for k in keep]
+            if len(keep) < len(going):
+                index = torch.tensor(keep, device=tokens.device)
+                cache.batch_select_indices(index)
+                mask, last, tokens = mask[index], last[index], tokens[index]
+                going = [going[k] for k in keep]
+            mask = torch.cat([mask, torch.ones((len(going), 1), dtype=mask.dtype, device=mask.device)], dim=1)
+            last = last + 1
+            logits, _ = self._forward(
+                1, input_ids=tokens[:, None], attention_mask=mask, position_ids=last[:, None],
+                use_cache=True, **{self._cache_argument: cache},
+            )  # fmt: skip
+
+    def _plain_greedy(self) -> bool:
+        """Whether greedy decoding under the model's generation config is the plain argmax
+        (no logits processor: what ``transformers`` would add, asked through its own method)."""
+        if getattr(self, "_plain", None) is None:
+            config = copy.deepcopy(self.model.generation_config)
+            config.do_sample = False
+            try:
+                processors = self.model._get_logits_processor(generation_config=config, input_ids_seq_length=1,
+                                                              device=self.device, model_kwargs={})  # fmt: skip
+                self._plain = len(processors) == 0
+            except Exception:  # noqa: BLE001 - another transformers version: let generate decide
+                self._plain = False
+        return self._plain
+
+    def _generate_with_transformers(self, prompts: Sequence[Sequence[int]], max_new_tokens: int, progress: bool,
+                                    settled: Callable[[str], bool] | None) -> list[str]:  # fmt: skip
+        """``generate`` with the generation config's logits processors, batched longest first
+        with the shared prefix's cache; a batch ends once every reply is done."""
+        import torch
+        from transformers import StoppingCriteriaList
+
+        with torch.inference_mode():
+            shared, prefix_cache = self._shared_prefix(prompts)
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
         replies: list[str] = [""] * len(prompts)
 
         def work(batch: list[int]) -> None:
-            ids, mask = self._left_pad([prompts[i] for i in batch])
+            ids, mask = self._left_pad([prompts[i][shared:] for i in batch])
+            kwargs = {}
+            if prefix_cache is not None:
+                # The whole prompt goes in (prefix, then padding, then the rest); generate
+                # computes only what the cache lacks and numbers positions from the mask.
+                prefix = torch.tensor(list(prompts[batch[0]][:shared]), dtype=torch.long, device=ids.device)
+                ids = torch.cat([prefix.expand(len(batch), -1), ids], dim=1)
+                mask = torch.cat([torch.ones((len(batch), shared), dtype=mask.dtype, device=mask.device), mask], dim=1)
+                kwargs[self._cache_argument] = self._repeat_cache(prefix_cache, len(batch))
+            stop = _SettledReplies(self.tokenizer, ids.shape[1], settled) if settled is not None else None
             generated = self.model.generate(
                 input_ids=ids,
                 attention_mask=mask,
                 max_new_tokens=max_new_tokens,
                 do_sample=False,
                 pad_token_id=self._pad_id,
+                stopping_criteria=StoppingCriteriaList([stop]) if stop is not None else None,
+                **kwargs,
             )  # stop tokens come from the model's generation_config (chat models list several)
-            new = generated[:, ids.shape[1] :]
-            for row, i in enumerate(batch):
-                replies[i] = self.tokenizer.decode(new[row], skip_special_tokens=True)
+            new = generated[:, ids.shape[1] :].tolist()
+            ends = stop.ends if stop is not None else {}
+            texts = self.tokenizer.batch_decode([row[: ends.get(r)] for r, row in enumerate(new)],
+                                                skip_special_tokens=True)  # fmt: skip
+            for i, text in zip(batch, texts, strict=True):
+                replies[i] = text
 
         with torch.inference_mode():
             self._each_batch(order, progress, "generate", work)
         return replies
 
+    @property
+    def _cache_argument(self) -> str:
+        """The forward's name for a key/value cache (``past_key_values`` before transformers 5.2x)."""
+        if getattr(self, "_cache_name", None) is None:
+            import inspect
+
+            names = inspect.signature(type(self.model).forward).parameters
+            self._cache_name = "cache" if "cache" in names else "past_key_values"
+        return self._cache_name
+
+
+def _returned_cache(outputs):
+    """The key/value cache a forward returned (``cache``, ``past_key_values`` before transformers 5.2x)."""
+    cache = getattr(outputs, "cache", None)
+    return cache if cache is not None else outputs.past_key_values
+
+
+def _stable_text(text: str, tokenizer) -> str:
+    """The part of a reply decoded so far that further tokens cannot change.
+
+    Left out: a trailing U+FFFD (a character whose bytes are still coming) and, where the
+    tokenizer's decoding cleans up spaces, trailing whitespace (it turns " ." into ".",
+    which can join a number to what follows).
+    """
+    text = text.rstrip("\ufffd")
+    if getattr(tokenizer, "clean_up_tokenization_spaces", False):
+        text = text.rstrip()
+    return text
+
+
+class _SettledReplies:
+    """A stopping criterion for ``generate``: a row is done once its reply so far is ``settled``.
+
+    ``ends[row]`` is how many new tokens the row had then; the reply is cut there (the
+    tokens ``generate`` adds to finished rows are padding).
+    """
+
+    def __init__(self, tokenizer, start: int, settled: Callable[[str], bool]):
+        self.tokenizer = tokenizer
+        self.start = start
+        self.settled = settled
+        self.ends: dict[int, int] = {}
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        open_rows = [row for row in range(input_ids.shape[0]) if row not in self.ends]
+        if open_rows:
+            texts = self.tokenizer.batch_decode(input_ids[open_rows, self.start :].tolist(), skip_special_tokens=True)
+            for row, text in zip(open_rows, texts, strict=True):
+                if self.settled(_stable_text(text, self.tokenizer)):
+                    self.ends[row] = input_ids.shape[1] - self.start
+        done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        done[list(self.ends)] = True
+        return done

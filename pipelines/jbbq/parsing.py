@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UNPARSABLE", "parse_answer"]
+__all__ = ["UNPARSABLE", "answer_is_settled", "parse_answer"]
 
 UNPARSABLE = -1
 _FULL_WIDTH = str.maketrans("０１２３４５６７８９", "0123456789")
@@ -32,3 +32,27 @@ def parse_answer(reply: str, n_choices: int = 3) -> int:
         return UNPARSABLE
     value = int(match.group())
     return value if 0 <= value < n_choices else UNPARSABLE
+
+
+def answer_is_settled(reply: str) -> bool:
+    """Whether ``parse_answer`` reads the same answer from ``reply`` and from every text that
+    continues it, so generation may stop there.
+
+    The first number cannot change once a character that cannot extend it follows: not a
+    digit, and not a "." that a digit may still follow (``"1."`` may become ``"1.5"``). A
+    first number that already is a decimal stays one (unparsable). With no number yet,
+    nothing is settled.
+
+    >>> [answer_is_settled(r) for r in ("1", "1\\n", "1.", "1.\\n", "0.5", "回答: ２です", "はい")]
+    [False, True, False, True, True, True, False]
+    """
+    text = reply.translate(_FULL_WIDTH)
+    match = _NUMBER.search(text)
+    if match is None:
+        return False
+    if "." in match.group():
+        return True
+    end = match.end()
+    if end == len(text):
+        return False
+    return text[end] != "." or end + 1 < len(text)

@@ -13,7 +13,7 @@ from typing import Protocol
 import numpy as np
 
 from pipelines.jbbq.openai_backend import choice_logprobs_from_top, reply_text
-from pipelines.jbbq.parsing import UNPARSABLE, parse_answer
+from pipelines.jbbq.parsing import UNPARSABLE, answer_is_settled, parse_answer
 from pipelines.jbbq.prompting import PromptSpec
 
 __all__ = ["SCORING_MODES", "Scorer", "HFScorer", "APIScorer"]
@@ -73,13 +73,14 @@ class HFScorer:
         self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping], scoring: str
     ) -> list[dict]:
         texts = self.prompt_texts(prompt, rows, shots)
-        ids = [self.model.encode(text, self.use_chat) for text in texts]
+        ids = self.model.encode_all(texts, self.use_chat)
         if scoring == "loglikelihood":
             # Every prompt ends the same way, so the first one shows how the choices tokenize.
             choices = [self.model.continuation_ids(texts[0], c, self.use_chat) for c in _choices(prompt)] if texts else []
             logprobs = self.model.choice_logprobs(ids, choices, progress=self.progress)
             return [{"prediction": _argmax(lp), "logprobs": lp.tolist()} for lp in logprobs]
-        replies = self.model.generate(ids, self.max_new_tokens, progress=self.progress)
+        # A reply ends once its answer index is complete (the parser reads nothing after it).
+        replies = self.model.generate(ids, self.max_new_tokens, progress=self.progress, settled=answer_is_settled)
         return [{"prediction": parse_answer(reply, N_CHOICES), "reply": reply} for reply in replies]
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from builders.shared import console
+from pipelines.common.batching import AdaptiveBatchSize
 
 __all__ = ["encode_pairs", "predict_logits", "to_canonical_probabilities"]
 
@@ -28,8 +28,7 @@ def predict_logits(model, encodings: Mapping[str, list[list[int]]], batch_size: 
     """Logits (n x model labels, float32) for pre-tokenised pairs, in input order."""
     import torch  # torch: heavy, loaded on use
 
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    size = AdaptiveBatchSize(batch_size, "batch_size")
     ids = encodings["input_ids"]
     n = len(ids)
     lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
@@ -37,22 +36,23 @@ def predict_logits(model, encodings: Mapping[str, list[list[int]]], batch_size: 
     device = next(model.parameters()).device
     keys = [k for k in ("input_ids", "token_type_ids") if k in encodings]
     out = np.empty((n, model.config.num_labels), dtype=np.float32)
-    starts = range(0, n, batch_size)
-    with torch.inference_mode():
-        for start in console.progress(starts, desc="predicting", unit="batch", enabled=progress):
-            index = order[start : start + batch_size]
-            width = int(lengths[index[0]])
-            batch = {}
-            for key in keys:
-                fill = pad_token_id if key == "input_ids" else 0
-                array = np.full((len(index), width), fill, dtype=np.int64)
-                for row, i in enumerate(index):
-                    seq = encodings[key][i]
-                    array[row, : len(seq)] = seq
-                batch[key] = torch.from_numpy(array).to(device)
-            mask = np.arange(width)[None, :] < lengths[index][:, None]
-            batch["attention_mask"] = torch.from_numpy(mask.astype(np.int64)).to(device)
-            out[index] = model(**batch).logits.float().cpu().numpy()
+
+    def work(index: np.ndarray) -> None:
+        width = int(lengths[index[0]])
+        batch = {}
+        for key in keys:
+            fill = pad_token_id if key == "input_ids" else 0
+            array = np.full((len(index), width), fill, dtype=np.int64)
+            for row, i in enumerate(index):
+                seq = encodings[key][i]
+                array[row, : len(seq)] = seq
+            batch[key] = torch.from_numpy(array).to(device)
+        mask = np.arange(width)[None, :] < lengths[index][:, None]
+        batch["attention_mask"] = torch.from_numpy(mask.astype(np.int64)).to(device)
+        out[index] = model(**batch).logits.float().cpu().numpy()
+
+    with torch.inference_mode():  # out of memory: the batch size halves and the batch is run again
+        size.run(order, work, desc="predicting", unit="pair", progress=progress)
     return out
 
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from builders.shared.console import progress as bar
 from pipelines.common import ModelOptions, load_model, load_tokenizer
+from pipelines.common.batching import AdaptiveBatchSize
 
 MASK_MARKER = "<MASK>"
 
@@ -105,11 +105,15 @@ def mask_probabilities(
     """
     import torch  # heavy: loaded only when probabilities are computed
 
+    size = AdaptiveBatchSize(batch_size, "--batch-size")
     mask_id = lm.tokenizer.mask_token_id
-    out = []
-    starts = range(0, len(texts), batch_size)
-    for start in bar(starts, desc=progress or "", enabled=progress is not None):
-        batch = texts[start : start + batch_size]
+    if targets is None:
+        out = np.zeros((len(texts), lm.vocabulary_size), dtype=np.float32)
+    else:
+        out = np.zeros(len(texts), dtype=np.float64)
+
+    def work(index: range) -> None:
+        batch = texts[index.start : index.stop]
         if lm.glue_mask:
             batch = [text.replace(" " + lm.mask_token, lm.mask_token) for text in batch]
         encoded = lm.tokenizer(batch, return_tensors="pt", padding=True, truncation=True)
@@ -117,7 +121,7 @@ def mask_probabilities(
         is_mask = encoded["input_ids"] == mask_id
         counts = is_mask.sum(dim=1).tolist()
         for offset, count in enumerate(counts):
-            wanted = 1 if targets is None else len(targets[start + offset])
+            wanted = 1 if targets is None else len(targets[index.start + offset])
             if count != wanted:
                 raise ValueError(
                     f"text {batch[offset]!r}: {count} mask token(s) after tokenising; expected {wanted}"
@@ -126,17 +130,18 @@ def mask_probabilities(
             logits = lm.model(**encoded).logits[is_mask].float()
         probs = torch.softmax(logits, dim=-1)
         if targets is None:
-            out.append(probs.cpu().numpy())
-            continue
-        flat = [i for row in targets[start : start + batch_size] for i in row]
+            out[index.start : index.stop] = probs.cpu().numpy()
+            return
+        flat = [i for row in targets[index.start : index.stop] for i in row]
         ids = torch.tensor([max(i, 0) for i in flat], device=probs.device)
         picked = probs.gather(1, ids[:, None])[:, 0].double().log().cpu().numpy()
         picked[np.asarray(flat) < 0] = 0.0
         bounds = np.cumsum([0] + counts)
-        out.append(np.exp(np.add.reduceat(picked, bounds[:-1])))
-    if not out:
-        return np.zeros((0, lm.vocabulary_size), dtype=np.float32)
-    return np.concatenate(out, axis=0)
+        out[index.start : index.stop] = np.exp(np.add.reduceat(picked, bounds[:-1]))
+
+    # Out of memory: the batch size halves and the batch is run again.
+    size.run(range(len(texts)), work, desc=progress or "", unit="text", progress=progress is not None)
+    return out
 
 
 def token_strings(lm: MaskedLM) -> list[str]:

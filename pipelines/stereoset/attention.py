@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from builders.shared.console import progress as bar
 from builders.shared.text import Word, split_words
+from pipelines.common.batching import AdaptiveBatchSize
 
 __all__ = ["SentenceAttention", "AlignmentError", "check_bidirectional", "word_piece_matrix", "gender_attention"]
 
@@ -106,6 +106,7 @@ def gender_attention(
     """
     import torch  # heavy: loaded only when attentions are read
 
+    size = AdaptiveBatchSize(batch_size, "--batch-size")
     if level not in LEVELS:
         raise ValueError(f"--level must be one of {', '.join(LEVELS)}, got {level!r}")
     if not getattr(tokenizer, "is_fast", False):
@@ -122,8 +123,10 @@ def gender_attention(
     device = next(model.parameters()).device
     results: list[SentenceAttention | None] = [None] * len(sentences)
     order = np.argsort([len(s) for s in sentences], kind="stable")
-    for first in bar(range(0, len(order), batch_size), desc="attention", enabled=progress):
-        chosen = order[first : first + batch_size]
+
+    checked = []  # the first batch is checked for an encoder that attends backwards only
+
+    def work(chosen: np.ndarray) -> None:
         texts = [sentences[i] for i in chosen]
         batch = tokenizer(
             texts, return_tensors="pt", padding=True, truncation=True,
@@ -138,8 +141,10 @@ def gender_attention(
         attention = attention[:, list(heads)] if heads is not None else attention
         attention = attention.float().mean(dim=1).cpu().numpy()  # (batch, pieces, pieces)
         mask = batch["attention_mask"].numpy().astype(bool)
-        if first == 0 and _looks_back_only(attention, mask):
-            raise ValueError(f"--model: the encoder {CAUSAL_MESSAGE}")
+        if not checked:
+            checked.append(True)
+            if _looks_back_only(attention, mask):
+                raise ValueError(f"--model: the encoder {CAUSAL_MESSAGE}")
         for row, index in enumerate(chosen):
             words = split_words(sentences[index])
             n_pieces = int(mask[row].sum())
@@ -170,4 +175,7 @@ def gender_attention(
             with np.errstate(invalid="ignore", divide="ignore"):
                 mass = np.where((pieces_per_word > 0) & ~is_gender, (matrix @ per_piece) / pieces_per_word, np.nan)
             results[index] = SentenceAttention([w.text for w in words], mass)
+
+    # Out of memory: the batch size halves and the batch is run again.
+    size.run(order, work, desc="attention", unit="sentence", progress=progress)
     return results

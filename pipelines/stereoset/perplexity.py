@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from builders.shared.console import progress as bar
+from pipelines.common.batching import AdaptiveBatchSize
 
 __all__ = ["sentence_perplexities"]
 
@@ -29,6 +29,8 @@ def sentence_perplexities(
     """Perplexity per sentence (NaN where the sentence gives no token to predict)."""
     import torch  # heavy: loaded only when perplexities are computed
 
+    size = AdaptiveBatchSize(batch_size, "--batch-size")
+
     start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.cls_token_id
     pad = tokenizer.pad_token_id
     if pad is None:
@@ -41,8 +43,8 @@ def sentence_perplexities(
     device = next(model.parameters()).device
     result = np.full(len(sentences), np.nan)
     order = np.argsort([len(ids) for ids in encoded], kind="stable")
-    for first in bar(range(0, len(order), batch_size), desc="perplexity", enabled=progress):
-        chosen = order[first : first + batch_size]
+
+    def work(chosen: np.ndarray) -> None:
         width = max(len(encoded[i]) for i in chosen)
         ids = torch.full((len(chosen), width), pad, dtype=torch.long)
         mask = torch.zeros((len(chosen), width), dtype=torch.long)
@@ -61,4 +63,7 @@ def sentence_perplexities(
         values = torch.exp(mean_nll).cpu().numpy()
         values[counts.cpu().numpy() == 0] = np.nan
         result[chosen] = values
+
+    # Out of memory: the batch size halves and the batch is run again.
+    size.run(order, work, desc="perplexity", unit="sentence", progress=progress)
     return result

@@ -1,0 +1,149 @@
+"""Greedy generation of the JBBQ HF backend against its definition: each prompt alone,
+``transformers``' ``generate``, no batching, padding or cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from pipelines.jbbq.fixtures import fixture_rows
+
+from pipelines.jbbq.hf_backend import HFModel, _stable_text
+from pipelines.jbbq.parsing import answer_is_settled, parse_answer
+from pipelines.jbbq.prompting import load_prompt
+from pipelines.jbbq.tiny_model import build_tiny_model
+
+MAX_NEW = 6
+
+
+@pytest.fixture(scope="module")
+def chatty(tmp_path_factory: pytest.TempPathFactory) -> HFModel:
+    """A tiny Llama with large random weights: its greedy replies differ from prompt to prompt."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    rows = fixture_rows()["all"]
+    texts = [load_prompt("basic").plain(row) for row in rows]
+    model, tokenizer = build_tiny_model(tmp_path_factory.mktemp("chatty"), texts, seed=4, save=False)
+    torch.manual_seed(4)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            if parameter.dim() > 1:
+                parameter.normal_(0.0, 0.5)
+    yield HFModel(model=model, tokenizer=tokenizer, batch_size=3)
+    torch.set_num_threads(threads)
+
+
+def _prompts(model: HFModel, shots: int = 2) -> list[list[int]]:
+    rows = fixture_rows()
+    prompt = load_prompt("unknown")
+    return [model.encode(prompt.plain(row, rows["train"][:shots]), chat=False) for row in rows["test"][:10]]
+
+
+def _alone(model: HFModel, prompt: list[int], max_new_tokens: int = MAX_NEW, **config) -> list[int]:
+    """The definition: the new tokens of greedy ``generate`` on the prompt alone."""
+    with torch.inference_mode():
+        out = model.model.generate(input_ids=torch.tensor([prompt]), max_new_tokens=max_new_tokens, do_sample=False,
+                                   pad_token_id=model._pad_id, **config)  # fmt: skip
+    return out[0, len(prompt) :].tolist()
+
+
+@pytest.mark.parametrize("prefix_cache", [True, False])
+def test_replies_equal_generating_each_prompt_alone(chatty: HFModel, prefix_cache: bool) -> None:
+    chatty.prefix_cache, chatty.batch_size = prefix_cache, 3
+    prompts = _prompts(chatty)
+    expected = [chatty.tokenizer.decode(_alone(chatty, p), skip_special_tokens=True) for p in prompts]
+    assert len(set(expected)) >= 5  # the comparison means something
+    assert chatty.generate(prompts, MAX_NEW, progress=False) == expected
+
+
+def test_a_reply_ends_where_it_is_settled(chatty: HFModel) -> None:
+    """With ``settled``, each reply is the shortest start (in tokens) of the full reply that
+    satisfies it; rows stop at different steps, so unfinished rows wait and continue in later passes."""
+    chatty.prefix_cache, chatty.batch_size = True, 4
+    prompts = _prompts(chatty)
+
+    def settled(text: str) -> bool:
+        return len(text) >= 7
+
+    expected = []
+    for prompt in prompts:
+        tokens = _alone(chatty, prompt)
+        cut = next((k for k in range(1, len(tokens) + 1)
+                    if settled(chatty.tokenizer.decode(tokens[:k], skip_special_tokens=True).rstrip("\ufffd"))),
+                   len(tokens))  # fmt: skip
+        expected.append((cut, chatty.tokenizer.decode(tokens[:cut], skip_special_tokens=True)))
+    assert len({cut for cut, _ in expected}) >= 2  # rows do finish at different steps
+    assert chatty.generate(prompts, MAX_NEW, progress=False, settled=settled) == [text for _, text in expected]
+
+
+def test_out_of_memory_during_generation_halves_the_batch(chatty: HFModel) -> None:
+    chatty.prefix_cache, chatty.batch_size = True, 8
+    prompts = _prompts(chatty)
+    expected = chatty.generate(prompts, MAX_NEW, progress=False)
+    forward = chatty.model.forward
+    seen: list[int] = []
+
+    def small_memory(*args, **kwargs):
+        seen.append(kwargs["input_ids"].shape[0])
+        if kwargs["input_ids"].shape[0] > 2:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. (simulated)")
+        return forward(*args, **kwargs)
+
+    chatty.model.forward = small_memory
+    try:
+        assert chatty.generate(prompts, MAX_NEW, progress=False) == expected
+    finally:
+        del chatty.model.forward
+    assert chatty.batch_size == 2  # 8 -> 4 -> 2, then kept
+    # The shared prefix once (one row), then 8 and 4 rows fail; every later pass has at most 2.
+    assert seen[:4] == [1, 8, 4, 2] and max(seen[4:]) <= 2
+
+
+def test_a_generation_config_with_a_penalty_goes_through_transformers(chatty: HFModel, tmp_path: Path) -> None:
+    chatty.prefix_cache, chatty.batch_size = True, 3
+    prompts = _prompts(chatty)[:5]
+    config = chatty.model.generation_config
+    config.repetition_penalty = 3.0
+    chatty._plain = None
+    try:
+        assert not chatty._plain_greedy()
+        expected = [chatty.tokenizer.decode(_alone(chatty, p), skip_special_tokens=True) for p in prompts]
+        assert chatty.generate(prompts, MAX_NEW, progress=False) == expected
+    finally:
+        config.repetition_penalty = 1.0
+        chatty._plain = None
+    assert chatty._plain_greedy()
+
+
+@pytest.mark.parametrize(
+    ("reply", "settled", "answer"),
+    [
+        ("1", False, 1),  # "10" may follow
+        ("1\n", True, 1),
+        ("1.", False, 1),  # "1.5" may follow
+        ("1.\n", True, 1),
+        ("1.5", True, -1),  # a decimal stays a decimal
+        ("回答: ２です", True, 2),
+        ("わかりません", False, -1),  # a number may still come
+        ("3 ", True, -1),  # the first number is not a choice, whatever follows
+        ("", False, -1),
+    ],
+)
+def test_an_answer_is_settled_once_nothing_can_change_it(reply: str, settled: bool, answer: int) -> None:
+    assert answer_is_settled(reply) is settled
+    assert parse_answer(reply) == answer
+    if settled:  # whatever follows, the answer stays
+        assert all(parse_answer(reply + more) == answer for more in ("0", ".5", "２", "\n1", " 2"))
+
+
+def test_only_text_that_cannot_change_is_judged() -> None:
+    class Cleans:
+        clean_up_tokenization_spaces = True
+
+    class Keeps:
+        clean_up_tokenization_spaces = False
+
+    assert _stable_text("1\ufffd", Keeps()) == "1"  # the bytes of a character still coming
+    assert _stable_text("1 ", Keeps()) == "1 "
+    assert _stable_text("1 ", Cleans()) == "1"  # " .5" would become ".5"
