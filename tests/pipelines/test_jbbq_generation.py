@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from pipelines.jbbq.fixtures import fixture_rows
+from jbbq_fixtures import fixture_rows
 
 from pipelines.jbbq.hf_backend import HFModel, _stable_text
 from pipelines.jbbq.parsing import answer_is_settled, parse_answer
