@@ -77,25 +77,23 @@ def add_translation_arguments(parser: argparse.ArgumentParser) -> None:
 def _translate(args: argparse.Namespace) -> int:
     # The translation flow (and datasets, through the template schema) loads only when it runs:
     # `bias-hub` imports every builder command to list it.
-    from builders.jbbq.translate import TranslationError, apply_review, translate_template_files
+    from builders.jbbq.translate import apply_review, translate_template_files
 
     if bool(args.apply_review) == bool(args.templates):
         raise ValueError("give template CSV files to translate, or --apply-review SHEET, not both")
-    try:
-        if args.apply_review:
-            summary = apply_review(args.apply_review, args.out, target_lang=args.target_lang,
-                                   allow_unreviewed=args.allow_unreviewed)  # fmt: skip
-        else:
-            summary = translate_template_files(
-                args.templates, args.out, route=args.route, server_url=args.server_url, cache_dir=args.cache_dir,
-                source_lang=args.source_lang, target_lang=args.target_lang, batch_size=args.batch_size,
-                max_retries=args.max_retries, backoff_seconds=args.backoff, timeout=args.timeout,
-                progress=args.verbosity >= 0,
-            )  # fmt: skip
-            log.info("translated %d texts (%d from the cache, %d requests); review %s",
-                     summary["texts"], summary["cache_hits"], summary["requests"], summary["review_sheet"])  # fmt: skip
-    except TranslationError as err:
-        raise RuntimeError(str(err)) from err
+    # A TranslationError is a UserError: the CLI prints it as one line.
+    if args.apply_review:
+        summary = apply_review(args.apply_review, args.out, target_lang=args.target_lang,
+                               allow_unreviewed=args.allow_unreviewed)  # fmt: skip
+    else:
+        summary = translate_template_files(
+            args.templates, args.out, route=args.route, server_url=args.server_url, cache_dir=args.cache_dir,
+            source_lang=args.source_lang, target_lang=args.target_lang, batch_size=args.batch_size,
+            max_retries=args.max_retries, backoff_seconds=args.backoff, timeout=args.timeout,
+            progress=args.verbosity >= 0,
+        )  # fmt: skip
+        log.info("translated %d texts (%d from the cache, %d requests); review %s",
+                 summary["texts"], summary["cache_hits"], summary["requests"], summary["review_sheet"])  # fmt: skip
     sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
     return 0
 

@@ -113,6 +113,27 @@ def _read_holder(fd: int) -> str:
         return "a process that has not said which yet"
 
 
+# Files a part may write through ``path()`` (report.md from ``render``, a library's own JSON):
+# redacted at commit too, so no secret reaches a run folder whichever writer made the file.
+_TEXT_SUFFIXES = {".md", ".json", ".jsonl", ".txt", ".csv", ".tsv", ".html", ".yaml", ".yml", ".log"}
+
+
+def _redacted_file(path: Path) -> bytes:
+    """The file's bytes after every registered secret in a text file is masked (rewritten in place)."""
+    data = path.read_bytes()
+    if path.suffix.lower() not in _TEXT_SUFFIXES:
+        return data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    clean = redact(text)
+    if clean == text:
+        return data
+    atomic_write_text(path, clean)
+    return clean.encode("utf-8")
+
+
 class RunFolder:
     """The staging area of one run; ``commit`` swaps it in as ``target``."""
 
@@ -185,7 +206,7 @@ class RunFolder:
         try:
             entries = []
             for path in self.files():
-                data = path.read_bytes()
+                data = _redacted_file(path)
                 entries.append({"path": path.relative_to(self.staging).as_posix(), "bytes": len(data),
                                 "sha256": hashlib.sha256(data).hexdigest()})  # fmt: skip
             write_json(self.staging / MANIFEST, redact_data(to_jsonable({

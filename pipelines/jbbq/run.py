@@ -18,17 +18,16 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import os
 import random
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from builders.shared.api_cache import APIFailure
 from builders.shared.api_cache_openai import ChatCompletions
 from builders.shared.console import stage
 from builders.shared.files import to_jsonable
+from builders.shared.secrets import redact
 from pipelines.common import RunFolder, dataset_folder, load_dataset_split, load_metric
 from pipelines.common.presets import load_preset, preset_names, preset_record
 from pipelines.jbbq.comparisons import compare_runs
@@ -217,24 +216,10 @@ def _scorer(model: str, settings: Settings) -> Scorer:
     return HFScorer(hf, chat=settings.chat, max_new_tokens=settings.max_new_tokens, progress=settings.progress)
 
 
-def _secrets(settings: Settings) -> list[str]:
-    """Values that must never reach the console or a file: the Hub token, the API key, and
-    the password of a base URL (``user:password@host``)."""
-    values = [settings.token, os.environ.get(settings.api_key_env)]
-    try:
-        parts = urlsplit(settings.base_url)
-        values.append(parts.password)
-    except ValueError:
-        pass
-    return [value for value in values if value and len(value) >= 4]
-
-
-def _redacted(err: APIFailure, settings: Settings) -> APIFailure:
-    """The API failure with every secret value in its resume command replaced by ``***``."""
-    text = str(err)
-    for value in _secrets(settings):
-        text = text.replace(value, "***")
-    return APIFailure(text)
+def _redacted(err: APIFailure) -> APIFailure:
+    """The API failure with every registered secret value (the Hub token, the API key) and every
+    URL's userinfo in its resume command replaced by ``***`` (``builders.shared.secrets``)."""
+    return APIFailure(redact(str(err)))
 
 
 def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
@@ -262,7 +247,7 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
         try:
             results, predictions = _evaluate(scorer, prompts, rows, shots, metric, settings, main)
         except APIFailure as err:
-            raise _redacted(err, settings) from None
+            raise _redacted(err) from None
         results = to_jsonable({"part": "jbbq", "step": "evaluate", "model": settings.model_label or model,
                                "backend": settings.backend, "scorer": scorer.description,
                                "scoring": settings.scoring, "dataset": str(folder_path),

@@ -208,10 +208,11 @@ def run_evaluate(model: str | Sequence[str], dataset: str | Path | None, out_dir
     if not models:
         raise ValueError("--model: give at least one model")
     label_map = parse_label_map(settings.label_map)
-    for name in models:
-        check_model_name(name)
-        evaluation.check_trained(name, settings)
+    # --out first (an unwritable or busy folder fails before anything else), then the models.
     with RunFolder(out_dir) as folder:
+        for name in models:
+            check_model_name(name)
+            evaluation.check_trained(name, settings)
         if settings.threads is not None:
             import torch  # torch: heavy, loaded on use
 
