@@ -30,7 +30,8 @@ def report(results: dict) -> str:
         f"# {results['metric']} on predictions made elsewhere",
         "",
         f"- predictions: `{source['file']}` ({source['format']}, {source['rows']} rows)",
-        f"- dataset: `{dataset['folder']}`, config `{dataset['config']}`, splits {', '.join(dataset['splits'])}",
+        f"- dataset: `{dataset['folder']}`, config `{dataset['config']}`, splits {', '.join(dataset['splits'])}"
+        if dataset["folder"] else "- dataset: the questions logged in each sample's doc",
     ]
     if results["per_test"]:
         lines.append(f"- {joined['word_vectors']} word vectors, {joined['tests']} tests")

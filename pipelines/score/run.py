@@ -54,6 +54,12 @@ def load_rows(folder: Path, config: str, split: str | None) -> tuple[list[dict],
     return [dict(row) for name in names for row in loaded[name]], names
 
 
+def _docs_suffice(rows: list[dict], path: ScorePath) -> bool:
+    """Whether every sample's doc holds the dataset columns and answer choices the path reads."""
+    needed = set(path.dataset_columns.values()) | {c for column in path.predictions.values() for c in column.choices}
+    return not path.per_test and all(needed <= set(row) for row in rows)
+
+
 def _id_column(path: ScorePath, settings: Settings, dataset_columns: set[str], where: str) -> str:
     if settings.id_column:
         if settings.id_column not in dataset_columns:
@@ -206,10 +212,14 @@ def run(predictions: str | Path | None, dataset: str | Path | None, out_dir: Pat
     with folder:
         rows_in, source_record = _source(predictions, settings)
         source = f"--from-lm-eval {settings.from_lm_eval}" if settings.from_lm_eval else f"--predictions {predictions}"
-        dataset_path = dataset_folder(dataset or path.dataset, settings.datasets_root)
-        config = settings.config or path.config
-        rows, splits = load_rows(dataset_path, config, settings.split)
-        where = f"dataset {dataset_path} (config {config!r})"
+        if dataset is None and settings.from_lm_eval and _docs_suffice(rows_in, path):
+            # The tasks of `bias-hub export lm-eval` log every column the metric needs in each doc.
+            dataset_path, config, rows, splits = None, None, rows_in, []
+        else:
+            dataset_path = dataset_folder(dataset or path.dataset, settings.datasets_root)
+            config = settings.config or path.config
+            rows, splits = load_rows(dataset_path, config, settings.split)
+        where = f"dataset {dataset_path} (config {config!r})" if dataset_path else f"the docs of {source}"
         if not rows:
             raise ValueError(f"{where}: no rows")
         metric = load_metric(path.metric, settings.metrics_root, path.config_name)
@@ -232,7 +242,7 @@ def run(predictions: str | Path | None, dataset: str | Path | None, out_dir: Pat
         results = to_jsonable({
             "part": "score", "step": "score", "metric": path.metric, "config_name": path.config_name,
             "predictions": source_record,
-            "dataset": {"folder": str(dataset_path), "config": config, "splits": splits},
+            "dataset": {"folder": str(dataset_path) if dataset_path else None, "config": config, "splits": splits},
             "join": joined, "reading": reading, "columns": {a: c.name for a, c in columns.items()},
             "intervals": settings.interval_record(), "seed": settings.seed,
             "summary_keys": list(path.summary_keys), "per_test": path.per_test,
