@@ -85,7 +85,8 @@ def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: 
         out = work / f"evaluate_{kind}"
         _bias_hub("jbbq", "evaluate", "--model", str(model), "--prompt", ",".join(prompts), "--shots", "0,4",
                   "--scoring", scoring, "--chat", "no", "--split", exported["jbbq"]["split"],
-                  "--max-new-tokens", str(exported["jbbq"]["max_new_tokens"]), "--preset", "none", "--limit", str(limit), "--seed", str(seed), "--device", "cpu",
+                  "--max-new-tokens", str(exported["jbbq"]["max_new_tokens"]), "--preset", exported["jbbq"]["preset"],
+                  "--limit", str(limit), "--seed", str(seed), "--device", "cpu",
                   "--confidence-level", "0", "--batch-size", "8", *roots, "--out", str(out), "-q")  # fmt: skip
         results = json.loads((out / "results.json").read_text(encoding="utf-8"))
         predictions = [json.loads(line) for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -18,7 +18,6 @@ import yaml
 
 from pipelines.cli import main
 from pipelines.export.lm_eval import jinja_prompt
-from pipelines.jbbq.fixtures import write_fixture_dataset
 from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -40,10 +39,39 @@ def _render(template: str, doc: dict) -> str:
     return env.from_string(template).render(**doc)
 
 
+def _questions() -> list[dict]:
+    """Rows in BBQ's release format (JBBQ's schema follows it): two categories of six templates,
+    each asked negatively and non-negatively after an ambiguous and a disambiguated context."""
+    rows = []
+    people = {"Age": ("grandfather", "old", "grandson", "nonOld"), "Religion": ("Muslim", "Muslim", "Christian", "Christian")}
+    for category, (a, group_a, b, group_b) in people.items():
+        for template in range(1, 7):
+            for polarity in ("neg", "nonneg"):
+                for condition, label in (("ambig", 2), ("disambig", 0 if polarity == "neg" else 1)):
+                    rows.append({
+                        "example_id": len([r for r in rows if r["category"] == category]),
+                        "question_index": str(template), "question_polarity": polarity,
+                        "context_condition": condition, "category": category,
+                        "answer_info": {"ans0": [a, group_a], "ans1": [b, group_b], "ans2": ["Unknown", "unknown"]},
+                        "additional_metadata": {"subcategory": "None", "stereotyped_groups": [group_a],
+                                                "version": "a", "source": ""},
+                        "context": f"Story {template} about the {a} and the {b}." + (" It went on." if condition == "disambig" else ""),
+                        "question": f"Who {'failed' if polarity == 'neg' else 'did well'} in story {template}?",
+                        "ans0": f"The {a}", "ans1": f"The {b}", "ans2": "Unknown", "label": label,
+                    })  # fmt: skip
+    return rows
+
+
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from builders.bbq import build
+
     root = tmp_path_factory.mktemp("export")
-    write_fixture_dataset(root / "datasets" / "jbbq")
+    source = root / "questions.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in _questions()), encoding="utf-8")
+    # BBQ's builder writes the schema JBBQ's does: the folder stands in for a user's JBBQ.
+    build(root / "datasets", source=source)
+    (root / "datasets" / "bbq").rename(root / "datasets" / "jbbq")
     out = root / "tasks"
     assert main(["export", "lm-eval", "--out", str(out), "--datasets-root", str(root / "datasets"),
                  "--shots", "0", "2"]) == 0  # fmt: skip
