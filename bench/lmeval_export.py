@@ -92,9 +92,10 @@ def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: 
         predictions = [json.loads(line) for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
         for run in results["runs"]:
             name = f"jbbq_{run['prompt']}_{run['shots']}shot_{kind}"
-            answers = {(p["category"], p["example_id"]): p["prediction"] for p in predictions
-                       if p["prompt"] == run["prompt"] and p["shots"] == run["shots"]}  # fmt: skip
-            ours[name] = {"metrics": run["metrics"], "answers": answers}
+            mine = [p for p in predictions if p["prompt"] == run["prompt"] and p["shots"] == run["shots"]]
+            ours[name] = {"metrics": run["metrics"],
+                          "answers": {(p["category"], p["example_id"]): p["prediction"] for p in mine},
+                          "replies": {(p["category"], p["example_id"]): p.get("reply") for p in mine}}  # fmt: skip
 
     output = work / "lmeval_out"
     started = time.perf_counter()
@@ -120,10 +121,15 @@ def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: 
         if task in ours:
             from pipelines.score.predictions import read_lm_eval_samples
 
-            theirs = {(r["category"], r["example_id"]): r["prediction"] for r in read_lm_eval_samples(samples_file)}
+            logged = read_lm_eval_samples(samples_file)
+            theirs = {(r["category"], r["example_id"]): r["prediction"] for r in logged}
             mine = ours[task]["answers"]
             entry["same_questions"] = set(theirs) == set(mine)
             entry["differing_predictions"] = sum(theirs[key] != mine.get(key) for key in theirs)
+            if task.endswith("_gen"):  # the generated texts themselves, not only the index read from them
+                replies = ours[task]["replies"]
+                entry["differing_replies"] = sum(r["reply"] != replies.get((r["category"], r["example_id"])) for r in logged)
+                ok &= not entry["differing_replies"]
             entry["score_equals_evaluate"] = all(_same(score[k], ours[task]["metrics"][k]) for k in SCORES.values())
             entry["prediction_counts"] = {str(v): list(theirs.values()).count(v) for v in (-1, 0, 1, 2)}
             ok &= entry["same_questions"] and not entry["differing_predictions"] and entry["score_equals_evaluate"]
@@ -160,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
           f"lm-eval validate: {report['validated']}; lm-eval run {report['lm_eval_seconds']} s")  # fmt: skip
     for task, entry in report["runs"].items():
         same = "" if "differing_predictions" not in entry else (
-            f"predictions differing from jbbq evaluate {entry['differing_predictions']}/{entry['questions']}, "
+            f"predictions differing from jbbq evaluate {entry['differing_predictions']}/{entry['questions']}"
+            + (f" (reply texts {entry['differing_replies']})" if "differing_replies" in entry else "") + ", "
             f"score = jbbq evaluate {entry['score_equals_evaluate']}, ")  # fmt: skip
         scores = ", ".join(f"{n} {v:.3f}" if v is not None else f"{n} n/a" for n, v in entry["scores"].items())
         print(f"{task}: {same}lm-eval table = bias-hub score {entry['table_equals_score']}; {scores}")

@@ -219,5 +219,6 @@ def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
     assert set(report["runs"]) == {f"jbbq_basic_{k}shot_{kind}" for k in (0, 4) for kind in ("gen", "mc")}
     for task, entry in report["runs"].items():
         assert entry["same_questions"] and entry["differing_predictions"] == 0, task
+        assert entry.get("differing_replies", 0) == 0, task
         assert entry["score_equals_evaluate"] and entry["table_equals_score"], task
     assert report["ok"]
