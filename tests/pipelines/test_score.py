@@ -255,3 +255,31 @@ def test_every_metric_module_has_a_score_path() -> None:
         assert f"config_name: {path.config}\n" in card, (name, path.config)
         for column in [*path.dataset_columns.values(), path.id_columns[0]]:
             assert f"- name: {column}\n" in card, (name, column)
+
+
+def test_weat_runs_once_per_test_of_the_dataset(tmp_path: Path) -> None:
+    """Word vectors in the predictions file, word sets from a weat_word_sets-format folder. The
+    numbers are metrics/weat's worked example: s(x1) = 0.9 / sqrt(1.01), s(x2) = 0.8 / sqrt(1.04),
+    s(y_i) = -s(x_i): effect size 1.68 / 0.8418 = 1.996; no partition beats the observed one, p = 0."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "word_sets"
+    (folder / "en").mkdir(parents=True)
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: en\n  data_files:\n  - split: test\n    path: en/test-00000-of-00001.parquet\n---\n",
+        encoding="utf-8",
+    )
+    test = {"test_id": "t1", "target_x_name": "X", "target_x_words": ["x1", "x2"], "target_y_name": "Y",
+            "target_y_words": ["y1", "y2"], "attribute_a_name": "A", "attribute_a_words": ["a"],
+            "attribute_b_name": "B", "attribute_b_words": ["b"]}  # fmt: skip
+    pq.write_table(pa.Table.from_pylist([test]), folder / "en" / "test-00000-of-00001.parquet")
+    vectors = {"x1": [1, 0.1], "x2": [1, 0.2], "y1": [0.1, 1], "y2": [0.2, 1], "a": [1, 0], "b": [0, 1]}
+    path = _jsonl(tmp_path / "vectors.jsonl", [{"word": w, "vector": v} for w, v in vectors.items()])
+    out = tmp_path / "run"
+    assert _score("weat", "--predictions", str(path), "--dataset", str(folder), "--out", str(out),
+                  "--confidence-level", "none") == 0  # fmt: skip
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert round(results["result"]["t1"]["effect_size"], 3) == 1.996
+    assert results["result"]["t1"]["p_value"] == 0.0
+    assert "| t1 | 1.996 | 0.000 |" in (out / "report.md").read_text(encoding="utf-8")
