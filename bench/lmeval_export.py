@@ -6,7 +6,8 @@
 1. ``bias-hub export lm-eval`` of the built JBBQ sample (``datasets/jbbq``; and BBQ built from
    ``--bbq-source`` when given), ``--limit`` questions per category, the chosen prompts, 0 and 4 shots;
 2. ``lm-eval ls tasks`` and ``lm-eval validate`` on the folder: every exported task listed and valid;
-3. a random tiny Llama (``pipelines.jbbq.tiny_model``) answers with ``bias-hub jbbq evaluate``
+3. a tiny Llama, trained for a moment to give seeded replies (an index, or none) to the exported
+   prompts (``--random-model``: random weights), answers with ``bias-hub jbbq evaluate``
    (``--chat no``, ``--scoring generate`` and ``loglikelihood``, the same prompts, shots, limit and
    seed) and with ``lm-eval run`` on the exported ``_gen`` and ``_mc`` tasks (``--log_samples``);
 4. per task, the two tools' predictions question by question; then ``bias-hub score bbq_bias
@@ -51,10 +52,46 @@ def _same(a, b) -> bool:
     return abs(a - b) <= 1e-9
 
 
-def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: Path | None, seed: int = 0) -> dict:
-    """Run the whole comparison in ``work``; return the report (``ok`` False on any difference)."""
-    from pipelines.jbbq.tiny_model import build_tiny_model
+def _model(folder: Path, tasks_dir: Path, tasks: list[str], prompts: list[str], planted: bool, seed: int) -> str:
+    """The tiny model both tools run. ``planted``: trained for a moment to reply a seeded answer
+    (an index, or a reply without one) to every exported JBBQ prompt, so that generation gives
+    answers rather than noise; otherwise a random one."""
+    import random
 
+    from jinja2 import BaseLoader, Environment, StrictUndefined
+
+    docs = [json.loads(line) for line in (tasks_dir / "data" / "jbbq.jsonl").read_text(encoding="utf-8").splitlines()]
+    if not planted:
+        from pipelines.jbbq.prompting import load_prompt
+        from pipelines.jbbq.tiny_model import build_tiny_model
+
+        texts = [d["context"] + d["question"] + d["ans0"] + d["ans1"] + d["ans2"] for d in docs]
+        build_tiny_model(folder, texts + [load_prompt(p).system for p in prompts], seed=seed, chat_template=False)
+        return "random tiny Llama (pipelines.jbbq.tiny_model)"
+    from pipelines.jbbq.planted import NO_ANSWER, train_planted_model
+
+    env = Environment(loader=BaseLoader, undefined=StrictUndefined, keep_trailing_newline=True)  # lm-eval's
+    templates = [env.from_string(_load_task(tasks_dir, t)["doc_to_text"]) for t in tasks if t.endswith("_gen")]
+    rng = random.Random(seed)
+    items = [[(template.render(**doc), rng.choice(["0", "1", "2", "0", "1", "2", NO_ANSWER])) for template in templates]
+             for doc in docs]  # fmt: skip
+    fit = train_planted_model(folder, items, steps=300, seed=seed)["fit"]
+    return f"tiny Llama trained to planted replies (pipelines.jbbq.planted), fit {fit:.2f}"
+
+
+def _load_task(tasks_dir: Path, task: str) -> dict:
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+    return yaml.load((tasks_dir / "jbbq" / f"{task}.yaml").read_text(encoding="utf-8"), Loader=Loader)
+
+
+def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: Path | None, seed: int = 0,
+          planted: bool = True) -> dict:  # fmt: skip
+    """Run the whole comparison in ``work``; return the report (``ok`` False on any difference)."""
     roots = ["--datasets-root", str(REPO_ROOT / "datasets")]
     bbq_args: list[str] = []
     if bbq_source is not None:
@@ -72,13 +109,8 @@ def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: 
                      capture_output=True).stdout  # fmt: skip
     report: dict = {"tasks": tasks, "not_listed": missing, "validated": "valid" in validated, "runs": {}}
 
-    texts = [row["context"] + row["question"] + row["ans0"] + row["ans1"] + row["ans2"]
-             for row in map(json.loads, (tasks_dir / "data" / "jbbq.jsonl").read_text(encoding="utf-8").splitlines())]  # fmt: skip
-    from pipelines.jbbq.prompting import load_prompt
-
-    texts += [load_prompt(p).system for p in prompts]
     model = work / "model"
-    build_tiny_model(model, texts, seed=seed, chat_template=False)
+    report["model"] = _model(model, tasks_dir, tasks, prompts, planted, seed)
 
     ours = {}
     for scoring, kind in (("generate", "gen"), ("loglikelihood", "mc")):
@@ -145,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompt", dest="prompts", nargs="+", default=["basic", "unknown", "paraphrase"])
     parser.add_argument("--limit", type=int, default=8, help="questions per category")
     parser.add_argument("--bbq-source", type=Path, help="also export and run BBQ built from this release")
+    parser.add_argument("--random-model", action="store_true",
+                        help="a random tiny model instead of one trained to planted replies (faster; its replies hold no index)")  # fmt: skip
     parser.add_argument("--setup-lmeval", action="store_true", help=f"create {LMEVAL_VENV} first (needs PyPI)")
     parser.add_argument("--lmeval-python", type=Path, default=LMEVAL_VENV / "bin" / "python")
     parser.add_argument("--json", type=Path, help="also write the report to this file")
@@ -161,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         print("no built JBBQ sample: run `bias-hub build all` first")
         return 2
     with tempfile.TemporaryDirectory(prefix="lmeval-export-") as tmp:
-        report = check(Path(tmp), python, args.prompts, args.limit, args.bbq_source)
+        report = check(Path(tmp), python, args.prompts, args.limit, args.bbq_source, planted=not args.random_model)
+    print(f"model: {report['model']}")
     print(f"{len(report['tasks'])} tasks exported; listed by lm-eval ls: {not report['not_listed']}; "
           f"lm-eval validate: {report['validated']}; lm-eval run {report['lm_eval_seconds']} s")  # fmt: skip
     for task, entry in report["runs"].items():
