@@ -39,7 +39,10 @@ ENV = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_
 
 
 def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(command, check=True, cwd=REPO_ROOT, env=ENV, text=True, **kwargs)
+    try:
+        return subprocess.run(command, check=True, cwd=REPO_ROOT, env=ENV, text=True, **kwargs)
+    except subprocess.CalledProcessError as err:
+        raise RuntimeError(f"{Path(command[0]).name} {command[1]} failed:\n{(err.stderr or '')[-3000:]}") from None
 
 
 def _bias_hub(*args: str) -> None:
