@@ -168,6 +168,16 @@ def test_lm_eval_samples(bbq_folder: Path, tmp_path: Path) -> None:
                       "--confidence-level", "none") == 0  # fmt: skip
         _check(json.loads((out / "results.json").read_text(encoding="utf-8")))
     assert read_lm_eval_samples(tmp_path / "gen.jsonl")[0]["reply"] == "0です"
+    # Docs that carry every column bbq_bias needs (the exported tasks' do) need no --dataset:
+    # the stereotyped answer is the grandfather (0) for a negative question, the grandson (1) otherwise.
+    for sample in gen:
+        sample["doc"]["stereotyped_label"] = 0 if sample["doc"]["question_polarity"] == "neg" else 1
+    out = tmp_path / "docs_only"
+    assert _score("bbq_bias", "--from-lm-eval", str(_jsonl(tmp_path / "docs.jsonl", gen)), "--out", str(out),
+                  "--confidence-level", "none") == 0  # fmt: skip
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    _check(results)
+    assert results["dataset"]["folder"] is None and results["join"]["dataset_rows"] == 8
 
 
 @pytest.mark.parametrize(
