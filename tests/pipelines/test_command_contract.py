@@ -14,7 +14,9 @@ from pipelines.common import COMMON_FLAGS, RunSettings
 NOT_PIPELINES = {
     "build",
     "demo",
+    "export lm-eval",
     "publish",
+    "score",
     "embeddings correlate",
     "jbbq figure",
     "jbbq tiny-model",

@@ -1,0 +1,114 @@
+"""lm-evaluation-harness functions of the tasks ``bias-hub export lm-eval`` writes (its ``utils.py``).
+
+Every evaluated question yields one item ``(category, context_condition, prediction, label,
+unknown_label, stereotyped_label, question_index)``; the aggregations run bias-hub's own
+``bbq_bias`` metric module (copied beside this file as ``bbq_bias/``) on the items, so
+lm-eval's results table shows bias-hub's scores: accuracy overall, in ambiguous and in
+disambiguated contexts, s_DIS, s_AMB and the share of unparsable answers, overall and
+(metrics suffixed ``_<category>``) per category.
+
+A multiple-choice question's prediction is the choice of highest log-likelihood (lm-eval's
+``acc``); a generated reply is read as an answer index by ``bias-hub jbbq evaluate``'s rule.
+This file is copied into the task folder with the parser inlined (at the marked import), so
+the folder needs nothing of bias-hub installed.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+
+from pipelines.jbbq.parsing import UNPARSABLE, parse_answer  # bias-hub export: inline
+
+# lm-eval metric name -> bbq_bias result key
+SCORES = {
+    "acc": "accuracy",
+    "acc_amb": "accuracy_ambiguous",
+    "acc_dis": "accuracy_disambiguated",
+    "s_dis": "bias_score_disambiguated",
+    "s_amb": "bias_score_ambiguous",
+    "error_rate": "unparsable_rate",
+}
+HIGHER_IS_BETTER = {"acc": True, "acc_amb": True, "acc_dis": True, "s_dis": False, "s_amb": False, "error_rate": False}
+
+
+def _item(doc: dict, prediction: int) -> tuple:
+    return (str(doc["category"]), str(doc["context_condition"]), int(prediction), int(doc["label"]),
+            int(doc["unknown_label"]), int(doc["stereotyped_label"]), str(doc["question_index"]))  # fmt: skip
+
+
+def _metrics(doc: dict, prediction: int) -> dict:
+    item = _item(doc, prediction)
+    values = {name: item for name in SCORES}
+    values.update({f"{name}_{doc['category']}": item for name in SCORES})
+    return values
+
+
+def process_multiple_choice(doc: dict, results: list) -> dict:
+    """``results``: one ``(log-likelihood, is_greedy)`` per choice."""
+    scores = [float(result[0]) for result in results]
+    finite = all(math.isfinite(score) for score in scores)
+    prediction = max(range(len(scores)), key=scores.__getitem__) if finite and scores else UNPARSABLE
+    return _metrics(doc, prediction)
+
+
+def process_generation(doc: dict, results: list) -> dict:
+    """``results``: the one generated reply."""
+    return _metrics(doc, parse_answer(results[0]))
+
+
+def _metric_folder() -> Path:
+    here = Path(__file__).resolve().parent
+    beside = here / "bbq_bias"
+    return beside if beside.is_dir() else here.parents[1] / "metrics" / "bbq_bias"
+
+
+@functools.lru_cache(maxsize=1)
+def _metric():
+    import evaluate
+
+    return evaluate.load(str(_metric_folder()))
+
+
+@functools.lru_cache(maxsize=256)
+def _scores(items: tuple) -> dict:
+    category, condition, prediction, label, unknown, stereotyped, _template = zip(*items, strict=True)
+    return _metric().compute(
+        predictions=list(prediction), references=list(label), unknown_labels=list(unknown),
+        stereotyped_labels=list(stereotyped), context_conditions=list(condition), categories=list(category),
+    )  # fmt: skip
+
+
+def _aggregate(key: str, items: list) -> float:
+    value = _scores(tuple(tuple(item) for item in items))[key]
+    return float("nan") if value is None else float(value)
+
+
+def agg_acc(items: list) -> float:
+    return _aggregate("accuracy", items)
+
+
+def agg_acc_amb(items: list) -> float:
+    return _aggregate("accuracy_ambiguous", items)
+
+
+def agg_acc_dis(items: list) -> float:
+    return _aggregate("accuracy_disambiguated", items)
+
+
+def agg_s_dis(items: list) -> float:
+    return _aggregate("bias_score_disambiguated", items)
+
+
+def agg_s_amb(items: list) -> float:
+    return _aggregate("bias_score_ambiguous", items)
+
+
+def agg_error_rate(items: list) -> float:
+    return _aggregate("unparsable_rate", items)
+
+
+def doc_to_answers(doc: dict) -> list[str]:
+    """BBQ's three answer texts, the choices of a multiple-choice task over texts."""
+    return [doc["ans0"], doc["ans1"], doc["ans2"]]

@@ -1,0 +1,33 @@
+"""Settings of ``bias-hub export lm-eval`` (no heavy import: the command reads their defaults)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Settings"]
+
+
+@dataclass(kw_only=True)
+class Settings:
+    """What the task folder holds.
+
+    ``prompts``, ``split`` and ``max_new_tokens`` left at None take the study preset's
+    (``preset``, default ``paper``: the paper's three prompts, every question, 8 new tokens).
+    ``shots``: the few-shot counts, one task per prompt x count x output type; the questions
+    are those of ``bias-hub jbbq evaluate --shots <all counts>``: shots come from train, one
+    per template, and the questions of a shot's template are held out (``seed`` picks them).
+    ``bbq`` None: BBQ's task when ``bbq`` is built under ``datasets_root``, none otherwise.
+    """
+
+    jbbq: str = "jbbq"
+    bbq: str | None = None
+    preset: str = "paper"
+    prompts: list[str] | None = None
+    shots: list[int] = dataclasses.field(default_factory=lambda: [0, 4])
+    split: str | None = None
+    max_new_tokens: int | None = None
+    limit: int | None = None
+    seed: int = 0
+    datasets_root: Path | None = None

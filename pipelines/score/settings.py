@@ -1,0 +1,34 @@
+"""Settings of ``bias-hub score METRIC`` (no heavy import: the command reads their defaults)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipelines.common.flags import IntervalSettings
+
+__all__ = ["Settings"]
+
+
+@dataclass(kw_only=True)
+class Settings(IntervalSettings):
+    """Where the predictions are, which dataset rows they answer, and how they are read.
+
+    ``run``'s ``predictions`` (a JSON lines, CSV or Parquet file) and ``from_lm_eval`` (the
+    samples file lm-evaluation-harness writes with ``--log_samples``) are exclusive; ``run``'s
+    ``dataset``, and ``config``, ``id_column`` and ``prediction_column`` left at None take the metric's
+    declared score path (``pipelines/score/paths.py``); ``split`` None joins every split of
+    the config.
+    """
+
+    metric: str = "bbq_bias"
+    from_lm_eval: Path | None = None
+    config: str | None = None
+    split: str | None = None
+    id_column: str | None = None
+    prediction_column: str | None = None
+    # ARG=COLUMN: read a compute() argument from another predictions column than the path's.
+    columns: list[str] | None = None
+    datasets_root: Path | None = None
+    metrics_root: Path | None = None
+    seed: int = 0

@@ -1,0 +1,224 @@
+"""``bias-hub export lm-eval``: the task folder, its prompts and its scoring functions.
+
+The prompts are checked against ``PromptSpec.plain`` (what ``jbbq evaluate --chat no`` sends)
+by rendering the exported Jinja as lm-eval does; the scoring functions of the written
+``utils.py`` run here as lm-eval would call them, on items whose scores are worked out by hand.
+The run against lm-evaluation-harness itself needs its own environment (bench/.venv-lmeval).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipelines.cli import main
+from pipelines.export.lm_eval import jinja_prompt
+from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LMEVAL_PYTHON = REPO_ROOT / "bench" / ".venv-lmeval" / "bin" / "python"
+
+
+class _Loader(yaml.SafeLoader):
+    """Reads lm-eval's ``!function utils.name`` as the text ``utils.name``."""
+
+
+_Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
+
+
+def _render(template: str, doc: dict) -> str:
+    from jinja2 import BaseLoader, Environment, StrictUndefined
+
+    # lm-eval's environment (lm_eval/utils.py)
+    env = Environment(loader=BaseLoader, undefined=StrictUndefined, keep_trailing_newline=True)
+    return env.from_string(template).render(**doc)
+
+
+def _questions() -> list[dict]:
+    """Rows in BBQ's release format (JBBQ's schema follows it): two categories of six templates,
+    each asked negatively and non-negatively after an ambiguous and a disambiguated context."""
+    rows = []
+    people = {"Age": ("grandfather", "old", "grandson", "nonOld"), "Religion": ("Muslim", "Muslim", "Christian", "Christian")}
+    for category, (a, group_a, b, group_b) in people.items():
+        for template in range(1, 7):
+            for polarity in ("neg", "nonneg"):
+                for condition, label in (("ambig", 2), ("disambig", 0 if polarity == "neg" else 1)):
+                    rows.append({
+                        "example_id": len([r for r in rows if r["category"] == category]),
+                        "question_index": str(template), "question_polarity": polarity,
+                        "context_condition": condition, "category": category,
+                        "answer_info": {"ans0": [a, group_a], "ans1": [b, group_b], "ans2": ["Unknown", "unknown"]},
+                        "additional_metadata": {"subcategory": "None", "stereotyped_groups": [group_a],
+                                                "version": "a", "source": ""},
+                        "context": f"Story {template} about the {a} and the {b}." + (" It went on." if condition == "disambig" else ""),
+                        "question": f"Who {'failed' if polarity == 'neg' else 'did well'} in story {template}?",
+                        "ans0": f"The {a}", "ans1": f"The {b}", "ans2": "Unknown", "label": label,
+                    })  # fmt: skip
+    return rows
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from builders.bbq import build
+
+    root = tmp_path_factory.mktemp("export")
+    source = root / "questions.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in _questions()), encoding="utf-8")
+    # BBQ's builder writes the schema JBBQ's does: the folder stands in for a user's JBBQ.
+    build(root / "datasets", source=source)
+    (root / "datasets" / "bbq").rename(root / "datasets" / "jbbq")
+    out = root / "tasks"
+    assert main(["export", "lm-eval", "--out", str(out), "--datasets-root", str(root / "datasets"),
+                 "--shots", "0", "2"]) == 0  # fmt: skip
+    return out
+
+
+def _task(folder: Path, name: str) -> dict:
+    return yaml.load((folder / "jbbq" / f"{name}.yaml").read_text(encoding="utf-8"), Loader=_Loader)
+
+
+def test_every_prompt_shot_count_and_output_type_is_a_task(exported: Path) -> None:
+    record = json.loads((exported / "tasks.json").read_text(encoding="utf-8"))
+    expected = [f"jbbq_{p}_{k}shot_{kind}" for p in PROMPT_NAMES for k in (0, 2) for kind in ("gen", "mc")]
+    assert record["tasks"] == expected  # no built bbq under this root: JBBQ only
+    gen, mc = _task(exported, "jbbq_basic_2shot_gen"), _task(exported, "jbbq_basic_2shot_mc")
+    assert gen["output_type"] == "generate_until" and mc["output_type"] == "multiple_choice"
+    assert gen["generation_kwargs"] == {"until": [], "max_gen_toks": 8, "do_sample": False}  # the paper preset's 8
+    assert mc["doc_to_choice"] == ["0", "1", "2"] and mc["target_delimiter"] == ""
+    assert gen["process_results"] == "!function utils.process_generation"
+    categories = record["jbbq"]["categories"]
+    names = [m["metric"] for m in gen["metric_list"]]
+    assert names[:6] == ["acc", "acc_amb", "acc_dis", "s_dis", "s_amb", "error_rate"]
+    assert len(names) == 6 * (1 + len(categories)) and f"s_amb_{categories[0]}" in names
+    assert {m["aggregation"] for m in gen["metric_list"] if m["metric"].startswith("s_dis")} == {"!function utils.agg_s_dis"}
+
+
+def test_prompts_render_as_jbbq_evaluate_sends_them(exported: Path) -> None:
+    record = json.loads((exported / "tasks.json").read_text(encoding="utf-8"))
+    docs = [json.loads(line) for line in (exported / "data" / "jbbq.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(docs) == record["jbbq"]["questions"] > 0
+    shots_used = record["jbbq"]["few_shot"]["examples"]
+    assert len(shots_used) == 2
+    # The shots are train questions of templates no evaluated question uses.
+    held = {(d["category"], d["question_index"]) for d in docs}
+    assert not {(s["category"], s["question_index"]) for s in shots_used} & held
+    from pipelines.jbbq.run import load_questions
+
+    rows, shots, _ = load_questions(Path(record["jbbq"]["dataset"]), _Chosen())
+    assert [(r["category"], r["example_id"]) for r in rows] == [(d["category"], d["example_id"]) for d in docs]
+    for name in PROMPT_NAMES:
+        prompt = load_prompt(name)
+        for k in (0, 2):
+            template = _task(exported, f"jbbq_{name}_{k}shot_gen")["doc_to_text"]
+            for doc, row in zip(docs, rows, strict=True):
+                assert _render(template, doc) == prompt.plain(row, shots[:k])
+
+
+class _Chosen:
+    config, split, categories, shots, seed, limit = "all", "all", None, [0, 2], 0, None
+
+
+def test_prompt_literals_are_not_read_as_jinja() -> None:
+    class Prompt:
+        system = "{{ not a field }} {% if %}"
+        plain_header = "{system}\n"
+        plain_shot = "Q {user} A {assistant}\n"
+        plain_query = "Q {user} A"
+        user = "{context}|{question}|{ans0}|{ans1}|{ans2} {{braces}}"
+
+        def user_text(self, row):
+            return self.user.format(**row)
+
+        def assistant_text(self, answer):
+            return str(answer)
+
+    row = {"context": "c{{x}}", "question": "q", "ans0": "a", "ans1": "b", "ans2": "d"}
+    shot = {**row, "context": "{% raw %}", "label": 1}
+    text = _render(jinja_prompt(Prompt(), [shot]), row)
+    assert text == "{{ not a field }} {% if %}\nQ {% raw %}|q|a|b|d {braces} A 1\nQ c{{x}}|q|a|b|d {braces} A"
+
+
+def _utils(exported: Path):
+    """The written utils.py, imported from its file as lm-eval imports it (no bias-hub on the path)."""
+    spec = importlib.util.spec_from_file_location("exported_utils", exported / "jbbq" / "utils.py")
+    module = importlib.util.module_from_spec(spec)
+    saved = sys.modules.pop("pipelines", None)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if saved is not None:
+            sys.modules["pipelines"] = saved
+    return module
+
+
+def test_written_utils_scores_with_bbq_bias(exported: Path) -> None:
+    utils = _utils(exported)
+    assert "from pipelines" not in (exported / "jbbq" / "utils.py").read_text(encoding="utf-8")
+    assert (exported / "jbbq" / "bbq_bias" / "bbq_bias.py").is_file()
+
+    def doc(condition, label, stereotyped, category="Age"):
+        return {"category": category, "context_condition": condition, "label": label, "unknown_label": 2,
+                "stereotyped_label": stereotyped, "question_index": "1"}  # fmt: skip
+
+    # Generated replies, read as `jbbq evaluate` reads them.
+    items = [
+        utils.process_generation(doc("ambig", 2, 0), ["0です"]),  # biased, wrong
+        utils.process_generation(doc("ambig", 2, 0), ["2"]),  # unknown, right
+        utils.process_generation(doc("disambig", 1, 0), ["1"]),  # right, not biased
+        utils.process_generation(doc("disambig", 0, 0), ["0"]),  # right, biased
+        utils.process_generation(doc("disambig", 1, 0), ["わかりません"]),  # unparsable
+    ]
+    # Multiple choice: the highest log-likelihood; a category of its own.
+    items.append(utils.process_multiple_choice(doc("disambig", 1, 1, "Religion"), [(-3.0, False), (-0.5, True), (-2.0, False)]))
+    by_metric = {name: [item[name] for item in items] for name in utils.SCORES}
+    # Overall: right 1, 2, 3, 5 of 6 -> 4/6; ambiguous 1/2; disambiguated 3/4.
+    # s_DIS: non-unknown disambiguated answers 1, 0, 1 (item 4 unparsable); biased: 0 (stereotyped 0)
+    # and the Religion answer 1 (stereotyped 1) -> 2 * 2/3 - 1 = 1/3.
+    # s_AMB: one non-unknown ambiguous answer, biased -> (1 - 1/2) * (2 * 1 - 1) = 0.5. Error rate 1/6.
+    assert utils.agg_acc(by_metric["acc"]) == pytest.approx(4 / 6)
+    assert utils.agg_acc_amb(by_metric["acc_amb"]) == 0.5
+    assert utils.agg_acc_dis(by_metric["acc_dis"]) == 0.75
+    assert utils.agg_s_dis(by_metric["s_dis"]) == pytest.approx(1 / 3)
+    assert utils.agg_s_amb(by_metric["s_amb"]) == 0.5
+    assert utils.agg_error_rate(by_metric["error_rate"]) == pytest.approx(1 / 6)
+    # Per category: each doc reports under its own category only.
+    age = [item["s_dis_Age"] for item in items if "s_dis_Age" in item]
+    assert len(age) == 5 and utils.agg_s_dis(age) == 0.0  # Age: biased 1 of 2 non-unknown -> 0
+    religion = [item["acc_amb_Religion"] for item in items if "acc_amb_Religion" in item]
+    assert len(religion) == 1 and str(utils.agg_acc_amb(religion)) == "nan"  # no ambiguous question: undefined
+
+
+def test_bad_flags_fail_in_one_line(exported: Path, tmp_path: Path, capsys) -> None:
+    root = str(exported.parent / "datasets")
+    cases = [(["--shots", "0", "0"], "--shots: expected distinct counts"), (["--prompt", "nope"], "unknown prompt 'nope'"),
+             (["--bbq", "missing"], "is not a built dataset folder")]  # fmt: skip
+    for flags, message in cases:
+        code = main(["export", "lm-eval", "--out", str(tmp_path / "t"), "--datasets-root", root, *flags])
+        error = capsys.readouterr().err.strip()
+        assert code == 2 and message in error and len(error.splitlines()) == 1, error
+
+
+@pytest.mark.skipif(not LMEVAL_PYTHON.exists(), reason="bench/.venv-lmeval is absent: create it with "
+                    "`python -m bench.jbbq_throughput --setup-lmeval` (needs PyPI, about 2-3 min); "
+                    "`python -m bench.lmeval_export` runs the same check")  # fmt: skip
+def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
+    """lm-eval 0.4 on a tiny model: every task listed and valid; its predictions equal `jbbq
+    evaluate`'s question by question; `bias-hub score --from-lm-eval` on its samples equals both
+    `jbbq evaluate`'s scores and lm-eval's own results table."""
+    if not (REPO_ROOT / "datasets" / "jbbq" / "all").is_dir():
+        pytest.skip("the JBBQ sample is not built: run `bias-hub build all`")
+    from bench.lmeval_export import check
+
+    report = check(tmp_path, LMEVAL_PYTHON, ["basic"], limit=2, bbq_source=None)
+    assert report["validated"] and not report["not_listed"]
+    assert set(report["runs"]) == {f"jbbq_basic_{k}shot_{kind}" for k in (0, 4) for kind in ("gen", "mc")}
+    for task, entry in report["runs"].items():
+        assert entry["same_questions"] and entry["differing_predictions"] == 0, task
+        assert entry.get("differing_replies", 0) == 0, task
+        assert entry["score_equals_evaluate"] and entry["table_equals_score"], task
+    assert report["ok"]
