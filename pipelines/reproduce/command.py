@@ -11,6 +11,8 @@ from pathlib import Path
 
 from pipelines.common.flags import add_verbosity_flags
 from pipelines.common.run_folder import MANIFEST, RunFolder
+from pipelines.reproduce.run import render_reproduction, reproduce
+from pipelines.reproduce.study import list_studies, load_study, parse_set
 
 __all__ = ["register"]
 
@@ -53,9 +55,6 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from pipelines.reproduce.run import reproduce
-    from pipelines.reproduce.study import list_studies, load_study, parse_set
-
     if args.list:
         for study in list_studies():
             variants = f" (variants: {', '.join(study.variants)})" if study.variants else ""
@@ -81,8 +80,6 @@ def _report(args: argparse.Namespace) -> int:
     results = json.loads(results_path.read_text(encoding="utf-8"))
     part = results.get("part")
     if part == "reproduce":
-        from pipelines.reproduce.run import render_reproduction
-
         print(f"wrote {render_reproduction(results, run_dir)}")
         return 0
     if not isinstance(part, str) or not part.isidentifier():
