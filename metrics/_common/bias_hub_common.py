@@ -588,30 +588,3 @@ def lookup_sets(sets: dict, argument: str, index: dict, max_oov_share: float) ->
         oov[name] = missing
     return rows, oov
 
-
-# The old private names, kept while branches merge: modules written before the helpers were
-# public import these. New code imports the public names above.
-_DirectCompute = DirectCompute
-_column = as_column
-_refuse = refuse_rows
-_normalise = normalise_name
-_NOT_A_LABEL = NOT_A_LABEL
-_label_code = label_code
-_labels = as_labels
-_names = as_names
-_cluster_codes = cluster_codes
-_cluster_sums = cluster_sums
-_uncertainty = uncertainty_options
-_paired_uncertainty = paired_uncertainty_options
-_seeded = seeded
-_no_interval = no_interval
-_bca_levels = bca_levels
-_bootstrap = bootstrap_intervals
-_draw_counts = draw_counts
-_sum_intervals = sum_intervals
-_paired_comparison = paired_comparison
-_numbers = as_numbers
-_leave_one_out = leave_one_out
-_named_sets = named_sets
-_vector_table = vector_table
-_lookup = lookup_sets

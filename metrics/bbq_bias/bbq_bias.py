@@ -5,16 +5,16 @@ import evaluate
 import numpy as np
 
 from .bias_hub_common import (
-    _cluster_codes,
-    _cluster_sums,
-    _column,
-    _DirectCompute,
-    _labels,
-    _names,
-    _paired_comparison,
-    _paired_uncertainty,
-    _sum_intervals,
-    _uncertainty,
+    DirectCompute,
+    as_column,
+    as_labels,
+    as_names,
+    cluster_codes,
+    cluster_sums,
+    paired_comparison,
+    paired_uncertainty_options,
+    sum_intervals,
+    uncertainty_options,
 )
 
 _DESCRIPTION = """\
@@ -264,13 +264,13 @@ def _rows(
         stereotyped_labels=stereotyped_labels, context_conditions=context_conditions,
         categories=categories, **more,
     )  # fmt: skip
-    sizes = {name: len(_column(column, name)) for name, column in given.items()}
+    sizes = {name: len(as_column(column, name)) for name, column in given.items()}
     if len(set(sizes.values())) > 1:
         raise ValueError(f"every input needs one value per item; got lengths {sizes}")
     if not sizes["predictions"]:
         raise ValueError("predictions is empty: there are no items to score")
     labels = {
-        name: _labels(given[name], name, *_LABEL_RANGES[name])
+        name: as_labels(given[name], name, *_LABEL_RANGES[name])
         for name in _LABEL_RANGES
         if name in given
     }
@@ -281,9 +281,9 @@ def _rows(
             f"stereotyped_labels[{index}] equals unknown_labels[{index}]; the stereotyped "
             "answer cannot be the unknown one"
         )
-    ambiguous = _names(context_conditions, "context_conditions", _CONDITIONS)[0] == 0
+    ambiguous = as_names(context_conditions, "context_conditions", _CONDITIONS)[0] == 0
     _check_gold(labels["references"], labels["unknown_labels"], ambiguous)
-    category, names = _names(categories, "categories")
+    category, names = as_names(categories, "categories")
     return labels, ambiguous, category, names
 
 
@@ -323,18 +323,18 @@ def _clusters(templates, category: np.ndarray) -> np.ndarray | None:
     """Template ids as cluster codes; BBQ numbers templates within each category."""
     if templates is None:
         return None
-    codes = _cluster_codes(templates, "templates", category.size)
+    codes = cluster_codes(templates, "templates", category.size)
     return category * (int(codes.max()) + 1) + codes
 
 
 def _strata(units: np.ndarray, clusters: np.ndarray | None) -> tuple[list, str]:
     if clusters is None:
         return [units], "items"
-    return [_cluster_sums(units, clusters)], "templates"
+    return [cluster_sums(units, clusters)], "templates"
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class BbqBias(_DirectCompute, evaluate.Metric):
+class BbqBias(DirectCompute, evaluate.Metric):
     def _info(self):
         if self.config_name not in ("default", "paired"):
             raise ValueError(f"config_name: {self.config_name!r}; expected 'default' or 'paired'")
@@ -364,11 +364,11 @@ class BbqBias(_DirectCompute, evaluate.Metric):
     def _check_rows(self, columns: dict) -> None:
         for name, column in columns.items():
             if name in _LABEL_RANGES:
-                _labels(column, name, *_LABEL_RANGES[name])
+                as_labels(column, name, *_LABEL_RANGES[name])
             elif name == "context_conditions":
-                _names(column, name, _CONDITIONS)
+                as_names(column, name, _CONDITIONS)
             elif name == "categories":
-                _names(column, name)
+                as_names(column, name)
 
     def _compute_function(self):
         return self._compute_paired if self.config_name == "paired" else self._compute_scores
@@ -389,7 +389,7 @@ class BbqBias(_DirectCompute, evaluate.Metric):
         n_resamples=2000,
         seed=0,
     ):
-        options = _uncertainty(confidence_level, n_resamples, seed)
+        options = uncertainty_options(confidence_level, n_resamples, seed)
         labels, ambiguous, category, names = _rows(
             predictions,
             references,
@@ -419,12 +419,12 @@ class BbqBias(_DirectCompute, evaluate.Metric):
         if options is not None:
             strata, unit = _strata(units, clusters)
             result["confidence_intervals"] = dict(
-                zip(SCORES, _sum_intervals(strata, _score_values, options, unit), strict=True)
+                zip(SCORES, sum_intervals(strata, _score_values, options, unit), strict=True)
             )
             for code, name in enumerate(names):
                 mask = category == code
                 strata, unit = _strata(units[mask], None if clusters is None else clusters[mask])
-                intervals = _sum_intervals(strata, _score_values, options, unit)
+                intervals = sum_intervals(strata, _score_values, options, unit)
                 per_category[name]["confidence_intervals"] = dict(
                     zip(SCORES, intervals, strict=True)
                 )
@@ -447,7 +447,7 @@ class BbqBias(_DirectCompute, evaluate.Metric):
         n_resamples=2000,
         seed=0,
     ):
-        options = _paired_uncertainty(confidence_level, n_resamples, seed)
+        options = paired_uncertainty_options(confidence_level, n_resamples, seed)
         labels, ambiguous, category, _ = _rows(
             predictions, references, unknown_labels, stereotyped_labels, context_conditions, categories,
             predictions_b=predictions_b,
@@ -464,7 +464,7 @@ class BbqBias(_DirectCompute, evaluate.Metric):
             )
             stratum, unit = _strata(units, clusters)
             strata.append(stratum)
-        result = _paired_comparison(
+        result = paired_comparison(
             strata[0], strata[1], _score_values, list(SCORES), options, unit
         )
         result["counts"] = {"items": int(category.size)}

@@ -5,13 +5,13 @@ import evaluate
 import numpy as np
 
 from .bias_hub_common import (
-    _bootstrap,
-    _column,
-    _DirectCompute,
-    _names,
-    _no_interval,
-    _numbers,
-    _uncertainty,
+    DirectCompute,
+    as_column,
+    as_names,
+    as_numbers,
+    bootstrap_intervals,
+    no_interval,
+    uncertainty_options,
 )
 
 _DESCRIPTION = """\
@@ -102,7 +102,7 @@ _FORMS = {"male": 0, "female": 1}
 
 def _words(words) -> tuple[np.ndarray, np.ndarray]:
     """Codes of the words (normalised, lower-cased) and the vocabulary, sorted."""
-    codes, names = _names(words, "words")
+    codes, names = as_names(words, "words")
     vocabulary, merged = np.unique(
         np.array([name.lower() for name in names], dtype=str), return_inverse=True
     )
@@ -154,15 +154,15 @@ def _gap_intervals(mass, word, male, reported, options) -> list[dict]:
     if not samples:
         reason = "no word occurs at least twice in a form"
         intervals = [
-            _no_interval(options, "occurrences", int(values.size), reason) for _ in observed
+            no_interval(options, "occurrences", int(values.size), reason) for _ in observed
         ]
     else:
-        intervals = _bootstrap(samples, statistic, observed, options, "occurrences", jackknife)
+        intervals = bootstrap_intervals(samples, statistic, observed, options, "occurrences", jackknife)
     for w in range(n_words):
         male_count, female_count = size[2 * w], size[2 * w + 1]
         if min(male_count, female_count) < 2:
             reason = f"needs at least 2 occurrences in each form, has {male_count} male and {female_count} female"
-            intervals[w] = _no_interval(
+            intervals[w] = no_interval(
                 options, "occurrences", int(male_count + female_count), reason
             )
         else:
@@ -175,15 +175,15 @@ def _checked_occurrences(words, attention_to_gender, forms, min_count):
     if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) or min_count < 1:
         raise ValueError(f"min_count must be a positive integer, got {min_count!r}")
     columns = {"words": words, "attention_to_gender": attention_to_gender, "forms": forms}
-    sizes = {name: len(_column(value, name)) for name, value in columns.items()}
+    sizes = {name: len(as_column(value, name)) for name, value in columns.items()}
     if len(set(sizes.values())) > 1:
         raise ValueError(
             f"words, attention_to_gender and forms need one value per occurrence; got lengths {sizes}"
         )
     if not sizes["words"]:
         raise ValueError("words is empty: there are no word occurrences to compare")
-    mass = _numbers(attention_to_gender, "attention_to_gender")
-    male = _names(forms, "forms", _FORMS)[0] == 0
+    mass = as_numbers(attention_to_gender, "attention_to_gender")
+    male = as_names(forms, "forms", _FORMS)[0] == 0
     for form, present in (("male", male.any()), ("female", (~male).any())):
         if not present:
             raise ValueError(f"forms: no occurrence is in the {form} form; a gap compares the male and the "
@@ -192,7 +192,7 @@ def _checked_occurrences(words, attention_to_gender, forms, min_count):
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class GenderAttentionGap(_DirectCompute, evaluate.Measurement):
+class GenderAttentionGap(DirectCompute, evaluate.Measurement):
     def _info(self) -> evaluate.MeasurementInfo:
         return evaluate.MeasurementInfo(
             module_type="measurement",
@@ -211,11 +211,11 @@ class GenderAttentionGap(_DirectCompute, evaluate.Measurement):
     def _check_rows(self, columns: dict) -> None:
         for name, column in columns.items():
             if name == "words":
-                _names(column, name)
+                as_names(column, name)
             elif name == "attention_to_gender":
-                _numbers(column, name)
+                as_numbers(column, name)
             elif name == "forms":
-                _names(column, name, _FORMS)
+                as_names(column, name, _FORMS)
 
     def _compute(
         self,
@@ -227,7 +227,7 @@ class GenderAttentionGap(_DirectCompute, evaluate.Measurement):
         n_resamples=2000,
         seed=0,
     ):
-        options = _uncertainty(confidence_level, n_resamples, seed)
+        options = uncertainty_options(confidence_level, n_resamples, seed)
         mass, male = _checked_occurrences(words, attention_to_gender, forms, min_count)
         index, vocabulary = _words(words)
         size = len(vocabulary)
@@ -256,7 +256,7 @@ class GenderAttentionGap(_DirectCompute, evaluate.Measurement):
             if reported.size:
                 intervals = _gap_intervals(mass, index, male, reported, options)
             else:
-                intervals = [_no_interval(options, "occurrences", 0, "no word is reported")]
+                intervals = [no_interval(options, "occurrences", 0, "no word is reported")]
             keys = [f"attention_gap[{i}]" for i in range(reported.size)] + ["mean_gap"]
             result["confidence_intervals"] = dict(zip(keys, intervals, strict=True))
         return result

@@ -6,16 +6,16 @@ import numpy as np
 from scipy.special import ndtri
 
 from .bias_hub_common import (
-    _cluster_codes,
-    _cluster_sums,
-    _column,
-    _DirectCompute,
-    _labels,
-    _names,
-    _paired_comparison,
-    _paired_uncertainty,
-    _sum_intervals,
-    _uncertainty,
+    DirectCompute,
+    as_column,
+    as_labels,
+    as_names,
+    cluster_codes,
+    cluster_sums,
+    paired_comparison,
+    paired_uncertainty_options,
+    sum_intervals,
+    uncertainty_options,
 )
 
 _DESCRIPTION = """\
@@ -208,11 +208,11 @@ def _probabilities(probabilities, n_rows: int, argument: str = "probabilities") 
 
 
 def _row_labels(predictions, argument: str) -> np.ndarray:
-    return _labels(predictions, argument, 0, 2, _LABEL_NAMES)
+    return as_labels(predictions, argument, 0, 2, _LABEL_NAMES)
 
 
 def _row_subsets(subsets) -> np.ndarray:
-    return _names(subsets, "subsets", _SUBSET_NAMES)[0]
+    return as_names(subsets, "subsets", _SUBSET_NAMES)[0]
 
 
 def _units(groups: np.ndarray, labels: np.ndarray, neutral: np.ndarray | None) -> np.ndarray:
@@ -242,7 +242,7 @@ def _strata(units: np.ndarray, groups: np.ndarray, clusters: np.ndarray | None) 
     """Rows resampled within their subset (the subsets' sizes are fixed by design), or whole
     templates when rows share one."""
     if clusters is not None:
-        return [_cluster_sums(units, clusters)], "templates"
+        return [cluster_sums(units, clusters)], "templates"
     return [units[groups == subset] for subset in range(3)], "items"
 
 
@@ -289,7 +289,7 @@ _BIASED = np.array([0, 2, 1])
 
 def _occupation_shares(groups: np.ndarray, labels: np.ndarray, occupations) -> list:
     """Each occupation's label fractions per subset and its share of the bias score."""
-    codes, names = _names(occupations, "occupations")
+    codes, names = as_names(occupations, "occupations")
     _check_lengths(predictions=labels, occupations=codes)
     hit = labels == _BIASED[groups]
     biased = np.where(groups == 2, ~hit, hit)
@@ -331,7 +331,7 @@ def _score_result(table: np.ndarray, scores: np.ndarray, neutral) -> dict:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class NliGenderBias(_DirectCompute, evaluate.Metric):
+class NliGenderBias(DirectCompute, evaluate.Metric):
     def _info(self):
         if self.config_name not in ("default", "paired"):
             raise ValueError(f"config_name: {self.config_name!r}; expected 'default' or 'paired'")
@@ -382,9 +382,9 @@ class NliGenderBias(_DirectCompute, evaluate.Metric):
         n_resamples=2000,
         seed=0,
     ):
-        options = _uncertainty(confidence_level, n_resamples, seed)
+        options = uncertainty_options(confidence_level, n_resamples, seed)
         _check_lengths(
-            predictions=_column(predictions, "predictions"), subsets=_column(subsets, "subsets")
+            predictions=as_column(predictions, "predictions"), subsets=as_column(subsets, "subsets")
         )
         labels = _row_labels(predictions, "predictions")
         groups = _row_subsets(subsets)
@@ -392,7 +392,7 @@ class NliGenderBias(_DirectCompute, evaluate.Metric):
             None if probabilities is None else _probabilities(probabilities, labels.size)[:, 1]
         )
         clusters = (
-            None if templates is None else _cluster_codes(templates, "templates", labels.size)
+            None if templates is None else cluster_codes(templates, "templates", labels.size)
         )
         units = _units(groups, labels, neutral)
         totals = units.sum(axis=0)
@@ -410,7 +410,7 @@ class NliGenderBias(_DirectCompute, evaluate.Metric):
             keys = _SCORES + (() if neutral is None else _NEUTRAL_SCORES)
             strata, unit = _strata(units, groups, clusters)
             result["confidence_intervals"] = dict(
-                zip(keys, _sum_intervals(strata, _scores, options, unit), strict=True)
+                zip(keys, sum_intervals(strata, _scores, options, unit), strict=True)
             )
             result["fraction_intervals"] = _fraction_intervals(table, options["confidence_level"])
         return result
@@ -427,11 +427,11 @@ class NliGenderBias(_DirectCompute, evaluate.Metric):
         n_resamples=2000,
         seed=0,
     ):
-        options = _paired_uncertainty(confidence_level, n_resamples, seed)
+        options = paired_uncertainty_options(confidence_level, n_resamples, seed)
         _check_lengths(
-            predictions=_column(predictions, "predictions"),
-            predictions_b=_column(predictions_b, "predictions_b"),
-            subsets=_column(subsets, "subsets"),
+            predictions=as_column(predictions, "predictions"),
+            predictions_b=as_column(predictions_b, "predictions_b"),
+            subsets=as_column(subsets, "subsets"),
         )
         if (probabilities is None) != (probabilities_b is None):
             raise ValueError(
@@ -439,7 +439,7 @@ class NliGenderBias(_DirectCompute, evaluate.Metric):
             )
         groups = _row_subsets(subsets)
         clusters = (
-            None if templates is None else _cluster_codes(templates, "templates", groups.size)
+            None if templates is None else cluster_codes(templates, "templates", groups.size)
         )
         units = []
         for labels, probs, name in (
@@ -460,6 +460,6 @@ class NliGenderBias(_DirectCompute, evaluate.Metric):
             )
         (strata_a, unit), (strata_b, _) = (_strata(u, groups, clusters) for u in units)
         keys = list(_SCORES + (() if probabilities is None else _NEUTRAL_SCORES))
-        result = _paired_comparison(strata_a, strata_b, _scores, keys, options, unit)
+        result = paired_comparison(strata_a, strata_b, _scores, keys, options, unit)
         result["counts"] = {subset: int(counts[s]) for s, subset in enumerate(SUBSETS)}
         return result

@@ -6,15 +6,15 @@ import numpy as np
 from scipy import stats
 
 from .bias_hub_common import (
-    _bootstrap,
-    _column,
-    _DirectCompute,
-    _no_interval,
-    _normalise,
-    _numbers,
-    _refuse,
-    _sum_intervals,
-    _uncertainty,
+    DirectCompute,
+    as_column,
+    as_numbers,
+    bootstrap_intervals,
+    no_interval,
+    normalise_name,
+    refuse_rows,
+    sum_intervals,
+    uncertainty_options,
 )
 
 _DESCRIPTION = """\
@@ -139,9 +139,9 @@ _CITATION = """\
 
 
 def _check_perplexities(values, name):
-    array = _numbers(values, name)
+    array = as_numbers(values, name)
     # exp(mean negative log-likelihood) with a likelihood of at most 1: never below 1
-    _refuse(array < 1, name, _column(values, name), "a finite perplexity of at least 1 (exp of a mean negative log-likelihood)")
+    refuse_rows(array < 1, name, as_column(values, name), "a finite perplexity of at least 1 (exp of a mean negative log-likelihood)")
     return array
 
 
@@ -151,7 +151,7 @@ def _check_word_scores(word_scores) -> dict:
         raise ValueError(f"word_scores must be a dict of word to score, got {type(word_scores).__name__}")
     scores = {}
     for word, score in word_scores.items():
-        if not isinstance(word, str) or not _normalise(word):
+        if not isinstance(word, str) or not normalise_name(word):
             raise ValueError(f"word_scores: every key must be a non-empty word, got {word!r}")
         if isinstance(score, (bool, np.bool_)) or not isinstance(score, (int, float, np.integer, np.floating)):
             raise ValueError(f"word_scores[{word!r}] is {score!r}; expected a finite number")
@@ -169,9 +169,9 @@ def _mean_and_rate(totals: np.ndarray) -> np.ndarray:
 
 def _gap_intervals(gaps: np.ndarray, options: dict) -> dict:
     units = np.stack([gaps, gaps > 0, np.ones_like(gaps)], axis=1)
-    mean, rate = _sum_intervals([units], _mean_and_rate, options, "pairs")
+    mean, rate = sum_intervals([units], _mean_and_rate, options, "pairs")
     # the median's jackknife is not consistent, so no BCa for it: percentile
-    (median,) = _bootstrap(
+    (median,) = bootstrap_intervals(
         [gaps],
         lambda drawn, axis=-1: np.median(drawn, axis=axis)[None],
         [np.median(gaps)],
@@ -197,11 +197,11 @@ def _incidence(pair_words, n_pairs):
             raise ValueError(
                 f"pair_words[{number}] must be a list of words, got {type(words).__name__}"
             )
-        if not all(isinstance(word, str) and _normalise(word) for word in words):
+        if not all(isinstance(word, str) and normalise_name(word) for word in words):
             raise ValueError(
                 f"pair_words[{number}] must hold non-empty strings, got {list(words)!r}"
             )
-        unique = sorted({_normalise(word).lower() for word in words})
+        unique = sorted({normalise_name(word).lower() for word in words})
         flat.extend(unique)
         pair_index.extend([number] * len(unique))
     if not flat:
@@ -220,10 +220,10 @@ def _word_rank(vocabulary, word_order, word_scores):
         ranked = sorted(word_scores.items(), key=lambda item: -float(item[1]))
         word_order = [word for word, _ in ranked]
     if isinstance(word_order, (str, bytes, dict)) or not all(
-        isinstance(w, str) and _normalise(w) for w in word_order
+        isinstance(w, str) and normalise_name(w) for w in word_order
     ):
         raise ValueError("word_order must be a list of non-empty words")
-    order = [_normalise(word).lower() for word in word_order]
+    order = [normalise_name(word).lower() for word in word_order]
     rank = {}
     for place, word in enumerate(order):
         rank.setdefault(word, place)
@@ -261,7 +261,7 @@ def _word_gap_intervals(gaps, word_pairs, word_gaps, options) -> list[dict]:
     """Per word, resampling that word's pairs (each word's pairs a sample of its own)."""
     varying = [w for w, pairs in enumerate(word_pairs) if len(pairs) >= 2]
     intervals = [
-        _no_interval(options, "pairs", len(pairs), f"needs at least 2 pairs, has {len(pairs)}")
+        no_interval(options, "pairs", len(pairs), f"needs at least 2 pairs, has {len(pairs)}")
         for pairs in word_pairs
     ]
     if not varying:
@@ -279,7 +279,7 @@ def _word_gap_intervals(gaps, word_pairs, word_gaps, options) -> list[dict]:
 
     for w, interval in zip(
         varying,
-        _bootstrap(samples, statistic, word_gaps[varying], options, "pairs", jackknife),
+        bootstrap_intervals(samples, statistic, word_gaps[varying], options, "pairs", jackknife),
         strict=True,
     ):
         intervals[w] = {**interval, "n_units": len(word_pairs[w])}
@@ -321,14 +321,14 @@ def _correlation_intervals(x, y, options) -> dict:
         return [np.stack([_pearson_rows(xs, ys), _pearson_rows(x_ranks, y_ranks)])]
 
     observed = statistic(np.arange(x.size))
-    pearson, spearman = _bootstrap(
+    pearson, spearman = bootstrap_intervals(
         [np.arange(x.size)], statistic, observed, options, "words", jackknife
     )
     return {"correlation_pearson": pearson, "correlation_spearman": spearman}
 
 
 def _correlation(words, word_gaps, word_scores, options=None):
-    lookup = {_normalise(str(word)).lower(): float(score) for word, score in word_scores.items()}
+    lookup = {normalise_name(str(word)).lower(): float(score) for word, score in word_scores.items()}
     shared = np.array([word in lookup for word in words], dtype=bool)
     x = np.array([lookup[word] for word in words[shared]], dtype=float)
     y = word_gaps[shared]
@@ -338,7 +338,7 @@ def _correlation(words, word_gaps, word_scores, options=None):
         result |= {"pearson": nan, "pearson_pvalue": nan, "spearman": nan, "spearman_pvalue": nan}
         if options is not None:
             reason = "the correlation needs at least 3 words whose scores and gaps both vary"
-            result["intervals"] = {key: _no_interval(options, "words", int(x.size), reason)
+            result["intervals"] = {key: no_interval(options, "words", int(x.size), reason)
                                    for key in ("correlation_pearson", "correlation_spearman")}  # fmt: skip
         return result
     pearson = stats.pearsonr(x, y)
@@ -390,7 +390,7 @@ def _frequency_confound(frequency_gaps, log_ratio) -> dict:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class PerplexityGap(_DirectCompute, evaluate.Measurement):
+class PerplexityGap(DirectCompute, evaluate.Measurement):
     def _info(self) -> evaluate.MeasurementInfo:
         return evaluate.MeasurementInfo(
             module_type="measurement",
@@ -439,7 +439,7 @@ class PerplexityGap(_DirectCompute, evaluate.Measurement):
         """The gaps over the pairs whose gender words have matched frequencies, and the confound."""
         male = _check_perplexities(male_perplexities, "male_perplexities")
         female = _check_perplexities(female_perplexities, "female_perplexities")
-        gaps = _numbers(frequency_gaps, "frequency_gaps")
+        gaps = as_numbers(frequency_gaps, "frequency_gaps")
         if gaps.size != male.size:
             raise ValueError(f"frequency_gaps needs one value per pair ({male.size}); got {gaps.size}")
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not tolerance >= 0:
@@ -460,7 +460,7 @@ class PerplexityGap(_DirectCompute, evaluate.Measurement):
     def _gaps(self, male_perplexities, female_perplexities, pair_words, word_scores, min_pairs, pair_assignment,
               word_order, confidence_level, n_resamples, seed):  # fmt: skip
         word_scores = _check_arguments(min_pairs, pair_assignment, word_order, word_scores)
-        options = _uncertainty(confidence_level, n_resamples, seed)
+        options = uncertainty_options(confidence_level, n_resamples, seed)
         male = _check_perplexities(male_perplexities, "male_perplexities")
         female = _check_perplexities(female_perplexities, "female_perplexities")
         if male.size != female.size:

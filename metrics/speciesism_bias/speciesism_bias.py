@@ -7,18 +7,18 @@ import evaluate
 import numpy as np
 
 from .bias_hub_common import (
-    _cluster_codes,
-    _cluster_sums,
-    _column,
-    _DirectCompute,
-    _names,
-    _normalise,
-    _numbers,
-    _paired_comparison,
-    _paired_uncertainty,
-    _refuse,
-    _sum_intervals,
-    _uncertainty,
+    DirectCompute,
+    as_column,
+    as_names,
+    as_numbers,
+    cluster_codes,
+    cluster_sums,
+    normalise_name,
+    paired_comparison,
+    paired_uncertainty_options,
+    refuse_rows,
+    sum_intervals,
+    uncertainty_options,
 )
 
 _DESCRIPTION = """
@@ -213,8 +213,8 @@ _FEATURES = {
 
 def _choice(values, argument: str, allowed: list, what: str) -> np.ndarray:
     """Codes of a column whose names must be among ``allowed`` (compared normalised, in any case)."""
-    codes, names = _names(values, argument)
-    position = {_normalise(name).casefold(): code for code, name in enumerate(allowed)}
+    codes, names = as_names(values, argument)
+    position = {normalise_name(name).casefold(): code for code, name in enumerate(allowed)}
     mapped = np.array([position.get(name.casefold(), -1) for name in names], dtype=np.int64)
     if (mapped < 0).any():
         unknown = [name for name, code in zip(names, mapped, strict=True) if code < 0]
@@ -258,7 +258,7 @@ def _probability_rows(probabilities) -> np.ndarray:
 
 def _vocabulary(vocabulary, size: int) -> list[str]:
     """The item names: one non-empty string per column, each once (a table lists a name once)."""
-    items = list(_column(vocabulary, "vocabulary"))
+    items = list(as_column(vocabulary, "vocabulary"))
     if len(items) != size:
         raise ValueError(f"vocabulary: expected {size} items (one per column); got {len(items)}")
     first = {}
@@ -304,10 +304,10 @@ def _eligible(candidates, size: int) -> np.ndarray:
     """Which items a table may list: all, or the ``candidates`` flags (booleans, one per column)."""
     if candidates is None:
         return np.ones(size, dtype=bool)
-    flags = _column(candidates, "candidates")
+    flags = as_column(candidates, "candidates")
     if len(flags) != size:
         raise ValueError(f"candidates: expected {size} booleans; got shape ({len(flags)},)")
-    _refuse([not isinstance(f, (bool, np.bool_)) for f in flags], "candidates", flags, "True or False")
+    refuse_rows([not isinstance(f, (bool, np.bool_)) for f in flags], "candidates", flags, "True or False")
     return np.asarray(flags, dtype=bool)
 
 
@@ -351,15 +351,15 @@ def _strata(
     given and, for templates, every template lies in one stratum (a template's form is fixed)."""
     if stratum is None:
         return (
-            ([units], unit) if clusters is None else ([_cluster_sums(units, clusters)], "templates")
+            ([units], unit) if clusters is None else ([cluster_sums(units, clusters)], "templates")
         )
     codes = np.unique(stratum)
     if clusters is None:
         return [units[stratum == code] for code in codes], unit
     if len(np.unique(np.stack([clusters, stratum]), axis=1).T) != len(np.unique(clusters)):
-        return [_cluster_sums(units, clusters)], "templates"
+        return [cluster_sums(units, clusters)], "templates"
     return [
-        _cluster_sums(units[stratum == code], clusters[stratum == code]) for code in codes
+        cluster_sums(units[stratum == code], clusters[stratum == code]) for code in codes
     ], "templates"
 
 
@@ -386,11 +386,11 @@ def _rate_intervals(matrix, forms, items, keys, backwards, clusters, options) ->
         )
 
     strata, unit = _strata(units, clusters, forms, "sentences")
-    return dict(zip(keys, _sum_intervals(strata, score, options, unit), strict=True))
+    return dict(zip(keys, sum_intervals(strata, score, options, unit), strict=True))
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class SpeciesismBias(_DirectCompute, evaluate.Metric):
+class SpeciesismBias(DirectCompute, evaluate.Metric):
     def _info(self):
         if self.config_name not in ("default", *_FEATURES):
             raise ValueError(
@@ -412,11 +412,11 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
             if name == "probabilities":
                 _probability_rows(column)
             elif name in ("forms", "animals"):
-                _names(column, name)
+                as_names(column, name)
             elif name in ("labels", "labels_b"):
                 _choice(column, name, list(_LABELS), "label")
             elif name in ("target_probabilities", "prior_probabilities"):
-                _numbers(column, name)
+                as_numbers(column, name)
 
     def _compute_function(self):
         return getattr(self, f"_compute_{self._config()}")
@@ -439,14 +439,14 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
         seed=0,
     ):
         for name, value in (("from_form", from_form), ("to_form", to_form)):
-            if not isinstance(value, str) or not _normalise(value):
+            if not isinstance(value, str) or not normalise_name(value):
                 raise ValueError(f"{name}: expected a form name, got {value!r}")
-        if _normalise(from_form).casefold() == _normalise(to_form).casefold():
+        if normalise_name(from_form).casefold() == normalise_name(to_form).casefold():
             raise ValueError(f"from_form and to_form must differ; both are {from_form!r}")
         if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
             raise ValueError(f"top_k: expected a positive integer; got {top_k!r}")
-        options = _uncertainty(confidence_level, n_resamples, seed)
-        if len(_column(forms, "forms")) == 0:
+        options = uncertainty_options(confidence_level, n_resamples, seed)
+        if len(as_column(forms, "forms")) == 0:
             raise ValueError("forms: empty; expected one form per row of probabilities")
         mean_from, mean_to, chance, rate_ft, rate_tf = change_rates(
             probabilities, forms, from_form, to_form
@@ -456,7 +456,7 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
         eligible = _eligible(candidates, size)
         labels = _choice(forms, "forms", [from_form, to_form], "form")
         clusters = (
-            None if templates is None else _cluster_codes(templates, "templates", labels.size)
+            None if templates is None else cluster_codes(templates, "templates", labels.size)
         )
         counts = {from_form: int((labels == 0).sum()), to_form: int((labels == 1).sum())}
         forward, backward = f"{from_form}_to_{to_form}", f"{to_form}_to_{from_form}"
@@ -496,9 +496,9 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
         n_resamples=2000,
         seed=0,
     ):
-        options = _uncertainty(confidence_level, n_resamples, seed)
-        target = _numbers(target_probabilities, "target_probabilities")
-        prior = _numbers(prior_probabilities, "prior_probabilities")
+        options = uncertainty_options(confidence_level, n_resamples, seed)
+        target = as_numbers(target_probabilities, "target_probabilities")
+        prior = as_numbers(prior_probabilities, "prior_probabilities")
         if target.size == 0:
             raise ValueError("target_probabilities: empty; expected at least one pair")
         if prior.size != target.size:
@@ -506,7 +506,7 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
                 f"prior_probabilities: expected {target.size} values, one per pair; got {prior.size}"
             )
         for name, values in (("target_probabilities", target), ("prior_probabilities", prior)):
-            _refuse(
+            refuse_rows(
                 (values <= 0) | (values > 1),
                 name,
                 values,
@@ -519,9 +519,9 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
         }
         index, names = np.zeros(association.size, dtype=np.int64), []
         if groups is not None:
-            if len(_column(groups, "groups")) != association.size:
+            if len(as_column(groups, "groups")) != association.size:
                 raise ValueError(f"groups: expected {association.size} labels; got {len(groups)}")
-            index, names = _names(groups, "groups")
+            index, names = as_names(groups, "groups")
             sums = np.bincount(index, weights=association, minlength=len(names))
             counts = np.bincount(index, minlength=len(names))
             result["by_group"] = {
@@ -542,7 +542,7 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
 
             keys = ["mean_association"] + [f"by_group.{g}.mean" for g in names]
             result["confidence_intervals"] = dict(
-                zip(keys, _sum_intervals([units], score, options, "pairs"), strict=True)
+                zip(keys, sum_intervals([units], score, options, "pairs"), strict=True)
             )
         return result
 
@@ -555,7 +555,7 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
         n_resamples=2000,
         seed=0,
     ):
-        options = _uncertainty(confidence_level, n_resamples, seed)
+        options = uncertainty_options(confidence_level, n_resamples, seed)
         index, names, label, clusters = _judged_rows(animals, labels, templates)
         counts = np.bincount(index, minlength=len(names))
         result = {}
@@ -570,7 +570,7 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
             keys = ["overall_negative_share"] + [f"negative_share.{a}" for a in names]
             strata, unit = _strata(_share_units(index, label, len(names)), clusters, None, "fills")
             result["confidence_intervals"] = dict(
-                zip(keys, _sum_intervals(strata, _shares, options, unit), strict=True)
+                zip(keys, sum_intervals(strata, _shares, options, unit), strict=True)
             )
         return result
 
@@ -584,9 +584,9 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
         n_resamples=2000,
         seed=0,
     ):
-        options = _paired_uncertainty(confidence_level, n_resamples, seed)
+        options = paired_uncertainty_options(confidence_level, n_resamples, seed)
         index, names, label_a, clusters = _judged_rows(animals, labels, templates)
-        if len(_column(labels_b, "labels_b")) != index.size:
+        if len(as_column(labels_b, "labels_b")) != index.size:
             raise ValueError(
                 f"labels_b: expected {index.size} labels, one per fill of labels; got {len(labels_b)}"
             )
@@ -598,7 +598,7 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
         )
         if sum(len(units) for units in strata_a) < 2:
             raise ValueError(f"animals: a paired comparison needs at least 2 {unit} to swap; got 1")
-        result = _paired_comparison(strata_a, strata_b, _shares, keys, options, unit)
+        result = paired_comparison(strata_a, strata_b, _shares, keys, options, unit)
         result["n"] = {
             a: int(n) for a, n in zip(names, np.bincount(index, minlength=len(names)), strict=True)
         }
@@ -607,13 +607,13 @@ class SpeciesismBias(_DirectCompute, evaluate.Metric):
 
 def _judged_rows(animals, labels, templates):
     """Animal codes and names, label codes and template clusters (or None) of judged fills."""
-    if len(_column(animals, "animals")) == 0:
+    if len(as_column(animals, "animals")) == 0:
         raise ValueError("animals: empty; there are no judged fills to count")
-    if len(_column(labels, "labels")) != len(animals):
+    if len(as_column(labels, "labels")) != len(animals):
         raise ValueError(f"labels: expected {len(animals)} labels, one per fill; got {len(labels)}")
-    index, names = _names(animals, "animals")
+    index, names = as_names(animals, "animals")
     label = _choice(labels, "labels", list(_LABELS), "label")
-    clusters = None if templates is None else _cluster_codes(templates, "templates", index.size)
+    clusters = None if templates is None else cluster_codes(templates, "templates", index.size)
     return index, names, label, clusters
 
 

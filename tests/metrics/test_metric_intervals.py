@@ -63,7 +63,7 @@ def test_bca_of_a_ratio_equals_scipy_bca():
     numerator = (rng.random(300) < 0.3).astype(float)
     denominator = np.maximum(numerator, (rng.random(300) < 0.6).astype(float))
     options = {"confidence_level": 0.9, "n_resamples": 999, "seed": 11}
-    (ours,) = module._sum_intervals(
+    (ours,) = module.sum_intervals(
         [np.stack([numerator, denominator], axis=1)],
         lambda t: (t[0] / t[1])[None],
         options,
@@ -87,7 +87,7 @@ def test_bca_with_strata_equals_scipy_multi_sample_bca():
     strata = [np.stack([first, np.ones(40), np.zeros(40), np.zeros(40)], axis=1),
               np.stack([np.zeros(60), np.zeros(60), second, np.ones(60)], axis=1)]  # fmt: skip
     options = {"confidence_level": 0.95, "n_resamples": 500, "seed": 5}
-    (ours,) = module._sum_intervals(
+    (ours,) = module.sum_intervals(
         strata, lambda t: ((t[0] / t[1]) / (t[2] / t[3]))[None], options, "items"
     )
     reference = stats.bootstrap(

@@ -271,5 +271,5 @@ def test_a_paired_comparison_always_has_a_level():
 
     common = import_metric_module(METRICS / "nli_gender_bias")
     with pytest.raises(ValueError, match="confidence_level: the paired comparison reports intervals"):
-        common._paired_uncertainty(None, 2000, 0)
-    assert common._paired_uncertainty(0.9, 2000, 0)["confidence_level"] == 0.9
+        common.paired_uncertainty_options(None, 2000, 0)
+    assert common.paired_uncertainty_options(0.9, 2000, 0)["confidence_level"] == 0.9
