@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from builders.shared.errors import UserError
 from pipelines.publish.plan import RepoPlan
 
 __all__ = ["PushResult", "check_namespace", "preflight", "push_plan", "push_plans", "resolve_token", "stage_plan"]
@@ -180,7 +181,7 @@ def push_plans(api: Any, plans: list[RepoPlan], namespace: str) -> list[PushResu
         check_namespace(api, namespace)
         preflight(api, plans)
     except network as err:
-        raise RuntimeError(
+        raise UserError(
             f"--push: the Hub at {endpoint} could not be reached while checking the token and the repos "
             f"({_one_line(err)}); nothing was uploaded. Check the network (or HF_ENDPOINT) and run it again"
         ) from None
@@ -190,7 +191,7 @@ def push_plans(api: Any, plans: list[RepoPlan], namespace: str) -> list[PushResu
             result = push_plan(api, plan)
         except network as err:
             done = ", ".join(r.repo_id for r in results) or "none"
-            raise RuntimeError(
+            raise UserError(
                 f"--push: {plan.repo_type} {plan.repo_id} failed ({_one_line(err)}); repos already pushed: "
                 f"{done}. Running the command again uploads only what is missing"
             ) from None

@@ -16,6 +16,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from builders.shared.errors import UserError
 from builders.shared.files import atomic_write_text, ensure_writable_folder, write_json
 from pipelines.reproduce.inputs import check_inputs, missing_text
 from pipelines.reproduce.study import PlannedStep, Study, StudyError, command_dests, plan
@@ -107,7 +108,7 @@ def _run_step(step: PlannedStep) -> None:
 
     code = cli.main(list(step.argv))
     if code:
-        raise RuntimeError(f"step {step.id} failed (exit {code}): {_command_text(step)}; the steps before it "
+        raise UserError(f"step {step.id} failed (exit {code}): {_command_text(step)}; the steps before it "
                            "are kept, run the same reproduce command again to resume")  # fmt: skip
 
 
