@@ -132,3 +132,29 @@ def test_pipelines_take_from_builders_only_the_shared_layer_and_build():
                 continue
             bad.append(f"{name}:{line} imports {module} ({', '.join(names) or 'module'})")
     assert not bad, "pipelines reaching into builder internals:\n" + "\n".join(bad)
+
+
+def test_the_interval_flags_and_presets_are_declared_once():
+    """Issue 22: `--confidence-level`/`--n-resamples` live in pipelines/common/flags.py alone, and
+    no part keeps a presets table of its own (presets are study data, read by one loader)."""
+    declared, tables = [], []
+    for path in sorted((ROOT / "pipelines").rglob("*.py")) + sorted((ROOT / "builders").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if '"--confidence-level"' in text or '"--n-resamples"' in text:
+            declared.append(path.relative_to(ROOT).as_posix())
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "PRESETS" for t in node.targets):
+                tables.append(path.relative_to(ROOT).as_posix())
+    assert declared == ["pipelines/common/flags.py"], declared
+    assert not tables, tables
+
+
+def test_no_metric_compute_is_longer_than_60_lines():
+    long = []
+    for path in sorted((ROOT / "metrics").glob("*/*.py")):
+        if path.is_symlink():
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name == "_compute" and node.end_lineno - node.lineno + 1 > 60:
+                long.append(f"{path.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert not long, long
