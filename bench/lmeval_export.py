@@ -93,9 +93,10 @@ def _load_task(tasks_dir: Path, task: str) -> dict:
 
 
 def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: Path | None, seed: int = 0,
-          planted: bool = True) -> dict:  # fmt: skip
-    """Run the whole comparison in ``work``; return the report (``ok`` False on any difference)."""
-    roots = ["--datasets-root", str(REPO_ROOT / "datasets")]
+          planted: bool = True, datasets_root: Path | None = None) -> dict:  # fmt: skip
+    """Run the whole comparison in ``work`` on the JBBQ under ``datasets_root`` (default: the
+    checkout's datasets/); return the report (``ok`` False on any difference)."""
+    roots = ["--datasets-root", str(datasets_root or REPO_ROOT / "datasets")]
     bbq_args: list[str] = []
     if bbq_source is not None:
         _bias_hub("build", "bbq", "--source", str(bbq_source), "--out-root", str(work / "ds"))

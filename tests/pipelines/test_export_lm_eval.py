@@ -210,11 +210,11 @@ def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
     """lm-eval 0.4 on a tiny model: every task listed and valid; its predictions equal `jbbq
     evaluate`'s question by question; `bias-hub score --from-lm-eval` on its samples equals both
     `jbbq evaluate`'s scores and lm-eval's own results table."""
-    if not (REPO_ROOT / "datasets" / "jbbq" / "all").is_dir():
-        pytest.skip("the JBBQ sample is not built: run `bias-hub build all`")
     from bench.lmeval_export import check
+    from builders.jbbq import build as build_jbbq
 
-    report = check(tmp_path, LMEVAL_PYTHON, ["basic"], limit=2, bbq_source=None)
+    datasets_root = build_jbbq(tmp_path / "datasets").parent  # the JBBQ sample, built here
+    report = check(tmp_path, LMEVAL_PYTHON, ["basic"], limit=2, bbq_source=None, datasets_root=datasets_root)
     assert report["validated"] and not report["not_listed"]
     assert set(report["runs"]) == {f"jbbq_basic_{k}shot_{kind}" for k in (0, 4) for kind in ("gen", "mc")}
     for task, entry in report["runs"].items():
