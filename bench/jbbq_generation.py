@@ -67,11 +67,12 @@ NO_INDEX = "わかりません"
 def paper_questions(dataset: Path) -> tuple[list, list[dict], list[dict], object]:
     """``(prompt specs, rows, shots, settings)`` of ``jbbq evaluate --preset paper`` on ``dataset``."""
     from pipelines.jbbq.prompting import load_prompt
-    from pipelines.jbbq.run import Settings, load_questions, resolve_settings
+    from pipelines.jbbq.run import load_questions
+    from pipelines.jbbq.settings import with_preset
 
     if not (dataset / "README.md").is_file():
         raise SystemExit(f"{dataset}: no built JBBQ sample; run `python -m pipelines.cli build all` first")
-    settings, _ = resolve_settings(Settings(preset="paper"))
+    settings = with_preset("paper")
     if settings.chat != "no" or settings.scoring != "generate" or len(settings.shots) != 1:
         raise SystemExit(f"presets.paper changed shape ({settings.chat=}, {settings.scoring=}, {settings.shots=})")
     rows, shots, _ = load_questions(dataset, settings)
