@@ -78,6 +78,7 @@ def build(
 def _keep_release_configs(target: Path, facts: dict) -> None:
     """Refuse a generated build over a folder built from the authors' files: an offline rebuild
     (``make datasets``) must never replace them silently."""
+    from builders.hub_folder import UserBuildKept
     from builders.shared.card import read_card_yaml
 
     if facts["origin"] == "release" or not (target / "README.md").is_file():
@@ -86,7 +87,7 @@ def _keep_release_configs(target: Path, facts: dict) -> None:
     if provenance.get("origin") != "release":
         return
     dev = " --train-on-dev" if str(provenance.get("training_data", "")).startswith("dev/") else ""
-    raise ValueError(
+    raise UserBuildKept(
         f"{target} holds the sets built from the authors' files ({provenance.get('folder')}); a build without "
         f"--authors-dir would replace them with the generated ones. Rebuild them with `bias-hub build {NAME} "
         f"--authors-dir {provenance.get('folder')}{dev}`, or remove {target} first to build the generated sets"

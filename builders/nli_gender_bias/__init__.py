@@ -113,6 +113,7 @@ def build(
 def _keep_release_configs(target: Path, configs: dict, release) -> None:
     """Refuse a build that would drop the release configs the folder holds (built from the user's
     copy, or fetched earlier): an offline rebuild must never replace them silently."""
+    from builders.hub_folder import UserBuildKept
     from builders.shared.card import read_card_yaml
 
     if not (target / "README.md").is_file():
@@ -126,7 +127,7 @@ def _keep_release_configs(target: Path, configs: dict, release) -> None:
     how = (f"--authors-dir {os.path.commonpath(folders)}" if folders else "where GitHub is reachable (the "
            "release was fetched)")  # fmt: skip
     why = f" ({release.unavailable})" if release.unavailable else ""
-    raise ValueError(
+    raise UserBuildKept(
         f"{target} holds the authors' release configs {', '.join(lost)}, which this build would replace with "
         f"the generated ones only{why}. Rebuild them with `bias-hub build {NAME} {how}`, or remove {target} "
         "first to build without them"

@@ -22,6 +22,7 @@ import datasets
 import pytest
 import yaml
 
+from builders.hub_folder import UserBuildKept
 from builders.nli_gender_bias import build
 from builders.nli_gender_bias.release import FOLDERS, SET_STEMS, UNION_STEM, substituted_span
 from builders.shared import sources
@@ -486,5 +487,9 @@ def test_an_offline_rebuild_keeps_the_release_configs_built_from_a_copy(
                                          rf"`bias-hub build nli_gender_bias --authors-dir {base}`"):  # fmt: skip
         build(tmp_path / "out", professions=professions)
     assert {p.relative_to(built): p.read_bytes() for p in built.rglob("*") if p.is_file()} == before
+    # `bias-hub build all` (make datasets) keeps the folder with a warning and builds the others:
+    # the refusal is the shared UserBuildKept, not an error that stops the whole build.
+    with pytest.raises(UserBuildKept):
+        build(tmp_path / "out", professions=professions)
     # A build that has the release again is fine.
     build(tmp_path / "out", authors_dir=base, professions=professions)
