@@ -144,6 +144,21 @@ def reply_sentence(reply: str) -> str:
     return ""
 
 
+def swap_checked(original: str, swapper: Callable[[str], str | None], lexicon: Lexicon) -> tuple[str | None, str, list]:
+    """``(reason, rejected text, positions)`` of one swap: ``reason`` None with the swapped
+    sentence and its gender-word positions when the pair passes the clean-up; otherwise the
+    reason and the text to list (``original`` where no counterpart came back, ``original ->
+    swapped`` where the pair differs in more than gender words)."""
+    reply = swapper(original)
+    if reply is None:
+        return "no_counterpart", original, []
+    swapped = normalise_sentence(reply_sentence(reply))
+    reason, positions = check_pair(original, swapped, lexicon)
+    if reason is not None:
+        return reason, f"{original} -> {swapped}", []
+    return None, swapped, positions
+
+
 def build_pairs(
     candidates: Iterable[Candidate],
     lexicon: Lexicon,
@@ -167,14 +182,9 @@ def build_pairs(
         if gender == "mixed":
             build.reject("mixed_gender", original)
             continue
-        reply = swapper(original)
-        if reply is None:
-            build.reject("no_counterpart", original)
-            continue
-        swapped = normalise_sentence(reply_sentence(reply))
-        reason, positions = check_pair(original, swapped, lexicon)
+        reason, swapped, positions = swap_checked(original, swapper, lexicon)
         if reason is not None:
-            build.reject(reason, f"{original} -> {swapped}")
+            build.reject(reason, swapped)
             continue
         male, female = (original, swapped) if gender == "male" else (swapped, original)
         if (male, female) in seen:

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from builders.shared.text import split_words
 from builders.stereoset_gender_swap.lexicon import Lexicon
-from builders.stereoset_gender_swap.pairs import Candidate, reply_sentence
-from builders.stereoset_gender_swap.swap import check_pair, normalise_sentence, sentence_gender
+from builders.stereoset_gender_swap.pairs import Candidate, swap_checked
+from builders.stereoset_gender_swap.swap import normalise_sentence, sentence_gender
 
 __all__ = ["CONFIG", "LEFT_OUT", "Population", "build_population"]
 
@@ -120,14 +120,9 @@ def build_population(
         if not names_swappable and any(lexicon.is_name(word.text) for word in split_words(original)):
             population.leave_out("first_name", original)
             continue
-        reply = swapper(original)
-        if reply is None:
-            population.leave_out("no_counterpart", original)
-            continue
-        swapped = normalise_sentence(reply_sentence(reply))
-        reason, positions = check_pair(original, swapped, lexicon)
+        reason, swapped, positions = swap_checked(original, swapper, lexicon)
         if reason is not None:
-            population.leave_out(reason, f"{original} -> {swapped}")
+            population.leave_out(reason, swapped)
             continue
         male, female = _male_form(original, swapped, gender, lexicon, population)
         _row(population, candidate, gender, male, female, _gender_words(positions, male == original), method,
