@@ -83,9 +83,16 @@ class AdaptiveBatchSize:
                 yield batch
                 continue
             # Outside the except block: the error's traceback no longer pins the batch's tensors.
-            self.value = max(1, min(self.value, failed) // 2)
-            _free_device_memory()
-            log.warning("out of memory with %d items in a batch: batch size now %d", failed, self.value)
+            self.shrink(failed)
+
+    def shrink(self, failed: int) -> None:
+        """After ``failed`` items in a batch ran out of memory: half that size, memory freed.
+
+        For callers that schedule their own batches; call it outside the ``except`` block
+        (the error's traceback holds the failed batch's tensors)."""
+        self.value = max(1, min(self.value, failed) // 2)
+        _free_device_memory()
+        log.warning("out of memory with %d items in a batch: batch size now %d", failed, self.value)
 
     def run(self, items: Sequence[T], work: Callable[[Sequence[T]], None], *, desc: str = "",
             unit: str = "it", progress: bool = True) -> None:  # fmt: skip

@@ -25,26 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from builders.shared.console import progress as progress_bar
 from pipelines.common import ModelOptions, load_model
 from pipelines.common.batching import AdaptiveBatchSize
+from pipelines.jbbq.prefix_tokens import common_prefix_length, encode_sharing_prefix
 
 __all__ = ["HFModel", "common_prefix_length"]
-
-
-def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
-    """Length of the token prefix shared by every sequence."""
-    if not sequences:
-        return 0
-    first = sequences[0]
-    length = min(len(seq) for seq in sequences)
-    for seq in sequences[1:]:
-        limit = length
-        length = 0
-        while length < limit and seq[length] == first[length]:
-            length += 1
-        if length == 0:
-            break
-    return length
 
 
 @dataclass
@@ -91,10 +77,8 @@ class HFModel:
         return list(self.tokenizer(text, add_special_tokens=not chat)["input_ids"])
 
     def encode_all(self, texts: Sequence[str], chat: bool) -> list[list[int]]:
-        """``encode`` of every text, in one call to the tokenizer."""
-        if not texts:
-            return []
-        return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=not chat)["input_ids"]]
+        """``encode`` of every text; the text they all share is read once (``prefix_tokens``)."""
+        return encode_sharing_prefix(self.tokenizer, texts, add_special_tokens=not chat)
 
     def _forward(self, keep: int, **kwargs):
         """The model's outputs, projecting only the last ``keep`` positions onto the vocabulary
@@ -183,18 +167,13 @@ class HFModel:
         """
         import torch
 
+        from pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
+
         shared = min(common_prefix_length(prompts), min(len(p) for p in prompts) - 1)
         if not self.prefix_cache or shared < 8:
             return 0, None
         prefix = torch.tensor([list(prompts[0][:shared])], dtype=torch.long, device=self.device)
-        return shared, _returned_cache(self._forward(1, input_ids=prefix, use_cache=True)[1])
-
-    @staticmethod
-    def _repeat_cache(cache, rows: int):
-        """A copy of a one-row cache for a batch of ``rows`` (the model extends what it is given)."""
-        cache = copy.deepcopy(cache)
-        cache.batch_repeat_interleave(rows)
-        return cache
+        return shared, kv_cache.returned_cache(self._forward(1, input_ids=prefix, use_cache=True)[1])
 
     def _left_pad(self, rows: list[Sequence[int]]):
         import torch
@@ -212,6 +191,8 @@ class HFModel:
     ) -> np.ndarray:
         import torch
 
+        from pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
+
         shared, prefix_cache = self._shared_prefix(prompts)
         # Longest first: the first batch shows at once whether memory suffices.
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
@@ -221,7 +202,7 @@ class HFModel:
             ids, mask = self._left_pad([prompts[i][shared:] for i in batch])
             kwargs = {"input_ids": ids}
             if prefix_cache is not None:
-                kwargs[self._cache_argument] = self._repeat_cache(prefix_cache, len(batch))
+                kwargs[self._cache_argument] = kv_cache.batch_cache(prefix_cache, len(batch), ids.shape[1])
                 kwargs["attention_mask"] = torch.cat(
                     [torch.ones((len(batch), shared), dtype=mask.dtype, device=mask.device), mask], dim=1
                 )
@@ -285,10 +266,9 @@ class HFModel:
         batched longest first (a batch pads to about its own length); the prefix every
         prompt shares is computed once and its key/value cache reused by every batch; and
         with ``settled`` a reply ends as soon as ``settled(reply so far)`` holds instead of
-        running to ``max_new_tokens``. Rows that have finished leave the batch; once half
-        of a batch has finished, the rest wait and continue together with the unfinished
-        rows of other batches (their prompt and reply so far computed again in one pass),
-        so a few long replies do not hold a whole batch for every token.
+        running to ``max_new_tokens``. Rows that have finished leave the batch, and once
+        half of it has left, the next prompts join the rows still going
+        (``greedy.GreedyDecoder``), so a few long replies do not hold a whole batch.
 
         A generation config that changes greedy decoding's scores (a repetition penalty,
         banned words, a minimum length...) is left to ``transformers``' ``generate``,
@@ -302,81 +282,23 @@ class HFModel:
             return self._generate_with_transformers(prompts, max_new_tokens, progress, settled)
         import torch
 
+        from pipelines.jbbq.greedy import GreedyDecoder  # torch and transformers: once a model runs
+
         with torch.inference_mode():
             shared, prefix_cache = self._shared_prefix(prompts)
         config = self.model.generation_config
         eos = {config.eos_token_id} if isinstance(config.eos_token_id, int) else set(config.eos_token_id or ())
-        replies: list[list[int]] = [[] for _ in prompts]
-        pending = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
-        while pending:
-            waiting: list[int] = []
-            may_wait = len(pending) > self.batch_size  # with one batch left, nothing to wait for
-
-            def work(batch: list[int], may_wait: bool = may_wait, waiting: list[int] = waiting) -> None:
-                new, unfinished = self._greedy_batch(
-                    [list(prompts[i]) + replies[i] for i in batch], shared, prefix_cache,
-                    [max_new_tokens - len(replies[i]) for i in batch], eos,
-                    [replies[i] for i in batch], settled, may_wait,
-                )  # fmt: skip
-                for i, tokens in zip(batch, new, strict=True):
-                    replies[i].extend(tokens)
-                waiting.extend(batch[row] for row in unfinished)
-
+        decoder = GreedyDecoder(self, prompts, max_new_tokens, eos, shared, prefix_cache, settled,
+                                lambda text: _stable_text(text, self.tokenizer))  # fmt: skip
+        size = AdaptiveBatchSize(self.batch_size)
+        try:
             with torch.inference_mode():
-                self._each_batch(pending, progress, "generate" if len(pending) == len(prompts) else "generate (rest)", work)
-            pending = sorted(waiting, key=lambda i: -(len(prompts[i]) + len(replies[i])))
-        return self.tokenizer.batch_decode(replies, skip_special_tokens=True)
-
-    def _greedy_batch(self, rows: list[list[int]], shared: int, prefix_cache, budgets: list[int], eos: set[int],
-                      before: list[list[int]], settled: Callable[[str], bool] | None,
-                      may_wait: bool) -> tuple[list[list[int]], list[int]]:  # fmt: skip
-        """Greedy tokens for one batch: ``(new tokens per row, rows left unfinished)``.
-
-        ``rows``: each prompt followed by its reply so far (``before``); ``budgets``: how
-        many tokens each row may still add (at least one). A row finishes on a stop token,
-        on its budget, or once its reply is ``settled``; with ``may_wait``, the rows still
-        going are left unfinished once half the batch has finished.
-        """
-        import torch
-
-        ids, mask = self._left_pad([row[shared:] for row in rows])
-        kwargs: dict = {"use_cache": True}
-        if prefix_cache is not None:
-            kwargs[self._cache_argument] = self._repeat_cache(prefix_cache, len(rows))
-            mask = torch.cat([torch.ones((len(rows), shared), dtype=mask.dtype, device=mask.device), mask], dim=1)
-        positions = (mask.cumsum(dim=1) - 1)[:, shared:].clamp(min=shared)
-        logits, outputs = self._forward(1, input_ids=ids, attention_mask=mask, position_ids=positions, **kwargs)
-        cache = _returned_cache(outputs)
-        new: list[list[int]] = [[] for _ in rows]
-        going = list(range(len(rows)))  # rows of the batch still in the forward pass
-        last = positions[:, -1]
-        while True:
-            tokens = logits[:, -1, :].argmax(dim=-1)
-            for row, token in zip(going, tokens.tolist(), strict=True):
-                new[row].append(token)
-            texts = [""] * len(going)
-            if settled is not None:
-                texts = self.tokenizer.batch_decode([before[r] + new[r] for r in going], skip_special_tokens=True)
-            keep = [
-                k for k, (row, text) in enumerate(zip(going, texts, strict=True))
-                if new[row][-1] not in eos and len(new[row]) < budgets[row]
-                and not (settled is not None and settled(_stable_text(text, self.tokenizer)))
-            ]  # fmt: skip
-            if not keep:
-                return new, []
-            if may_wait and len(keep) <= len(rows) // 2:
-                return new, [going[k] for k in keep]
-            if len(keep) < len(going):
-                index = torch.tensor(keep, device=tokens.device)
-                cache.batch_select_indices(index)
-                mask, last, tokens = mask[index], last[index], tokens[index]
-                going = [going[k] for k in keep]
-            mask = torch.cat([mask, torch.ones((len(going), 1), dtype=mask.dtype, device=mask.device)], dim=1)
-            last = last + 1
-            logits, _ = self._forward(
-                1, input_ids=tokens[:, None], attention_mask=mask, position_ids=last[:, None],
-                use_cache=True, **{self._cache_argument: cache},
-            )  # fmt: skip
+                for _ in progress_bar(decoder.run(size), desc="generate", total=len(prompts), unit="q",
+                                      enabled=progress):  # fmt: skip
+                    pass
+        finally:
+            self.batch_size = size.value
+        return self.tokenizer.batch_decode(decoder.replies, skip_special_tokens=True)
 
     def _plain_greedy(self) -> bool:
         """Whether greedy decoding under the model's generation config is the plain argmax
@@ -399,6 +321,8 @@ class HFModel:
         import torch
         from transformers import StoppingCriteriaList
 
+        from pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
+
         with torch.inference_mode():
             shared, prefix_cache = self._shared_prefix(prompts)
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
@@ -413,7 +337,7 @@ class HFModel:
                 prefix = torch.tensor(list(prompts[batch[0]][:shared]), dtype=torch.long, device=ids.device)
                 ids = torch.cat([prefix.expand(len(batch), -1), ids], dim=1)
                 mask = torch.cat([torch.ones((len(batch), shared), dtype=mask.dtype, device=mask.device), mask], dim=1)
-                kwargs[self._cache_argument] = self._repeat_cache(prefix_cache, len(batch))
+                kwargs[self._cache_argument] = kv_cache.batch_cache(prefix_cache, len(batch), ids.shape[1] + max_new_tokens)
             stop = _SettledReplies(self.tokenizer, ids.shape[1], settled) if settled is not None else None
             generated = self.model.generate(
                 input_ids=ids,
@@ -444,12 +368,6 @@ class HFModel:
             names = inspect.signature(type(self.model).forward).parameters
             self._cache_name = "cache" if "cache" in names else "past_key_values"
         return self._cache_name
-
-
-def _returned_cache(outputs):
-    """The key/value cache a forward returned (``cache``, ``past_key_values`` before transformers 5.2x)."""
-    cache = getattr(outputs, "cache", None)
-    return cache if cache is not None else outputs.past_key_values
 
 
 def _stable_text(text: str, tokenizer) -> str:

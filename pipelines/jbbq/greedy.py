@@ -1,0 +1,162 @@
+"""Greedy decoding of many prompts in one batch that refills as its replies finish.
+
+A JBBQ reply is short and most end after a token or two (``settled``: the answer index
+is complete), while replies without an index run to the token limit. A batch decoded
+until its last reply ends would spend most steps on a few rows. Here rows leave the
+batch as they finish, and once half the batch has left, the next prompts (longest
+first) are computed and join the rows still going, which keep their key/value cache
+(``kv_cache.merge``): no prompt is ever computed twice, and every step runs a batch
+at least half full.
+
+Every reply is the one greedy decoding of its prompt alone gives: each row has its own
+attention mask and positions, and padding in front of a row is masked out, so a row's
+tokens do not depend on which rows share its batch.
+
+Out of accelerator memory, the batch size halves (``AdaptiveBatchSize``) and the rows
+of the failed step are computed again from their prompt and reply so far, which holds
+every token already chosen. Caches that cannot be merged (sliding windows and other
+layer kinds) run each batch to its end before the next starts.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from pipelines.common.batching import AdaptiveBatchSize, is_out_of_memory
+from pipelines.jbbq import kv_cache
+
+__all__ = ["GreedyDecoder"]
+
+
+@dataclass
+class _Batch:
+    rows: list[int]  # the prompt each row decodes
+    cache: object  # key/value cache, one row per row
+    mask: torch.Tensor  # (rows, cache length): 1 at real tokens, 0 at padding
+    last: torch.Tensor  # (rows,): position id of the last token in the cache
+    tokens: torch.Tensor | None = None  # (rows,): each row's newest token, not yet in the cache
+
+
+class GreedyDecoder:
+    """Greedy replies to ``prompts`` (token ids) through ``HFModel`` ``model``.
+
+    ``shared``/``prefix_cache``: the prefix every prompt shares and its one-row cache
+    (``0, None`` for none). A reply ends on a token of ``eos``, at ``max_new_tokens``, or
+    once ``settled(text so far)`` holds (``stable`` first takes off what later tokens
+    may still change).
+    """
+
+    def __init__(self, model, prompts: Sequence[Sequence[int]], max_new_tokens: int, eos: set[int],
+                 shared: int, prefix_cache, settled: Callable[[str], bool] | None,
+                 stable: Callable[[str], str]):  # fmt: skip
+        self.model = model
+        self.prompts = prompts
+        self.max_new_tokens = max_new_tokens
+        self.eos = eos
+        self.shared = shared
+        self.prefix_cache = prefix_cache
+        self.settled = settled
+        self.stable = stable
+        self.replies: list[list[int]] = [[] for _ in prompts]
+        self.done = [False] * len(prompts)
+        self._finished: list[int] = []
+
+    def run(self, size: AdaptiveBatchSize) -> Iterator[int]:
+        """Decode every prompt; yields each prompt's index as its reply ends."""
+        queue = deque(sorted(range(len(self.prompts)), key=lambda i: -len(self.prompts[i])))
+        batch: _Batch | None = None
+        while queue or batch is not None:
+            taken: list[int] = []
+            try:
+                if queue and (batch is None or (len(batch.rows) <= size.value // 2
+                                                and kv_cache.mergeable(batch.cache))):  # fmt: skip
+                    free = size.value - (0 if batch is None else len(batch.rows))
+                    taken = [queue.popleft() for _ in range(min(free, len(queue)))]
+                    batch = self._join(batch, self._start(taken))
+                    taken = []
+                else:
+                    batch = self._step(batch)
+            except Exception as error:  # noqa: BLE001 - only out-of-memory errors are handled
+                if size.value == 1 or not is_out_of_memory(error):
+                    raise
+                failed = len(taken) + (0 if batch is None else len(batch.rows))
+            else:
+                yield from self._finished
+                self._finished.clear()
+                continue
+            # Outside the except block, so the error no longer holds the batch's tensors.
+            again = [i for i in dict.fromkeys(taken + ([] if batch is None else batch.rows)) if not self.done[i]]
+            batch = None
+            yield from self._finished
+            self._finished.clear()
+            queue.extendleft(sorted(again, key=lambda i: len(self.prompts[i]) + len(self.replies[i])))
+            size.shrink(failed)
+
+    def _start(self, rows: list[int]) -> _Batch | None:
+        """The prompts ``rows`` (each with its reply so far) through the model: their first token."""
+        model, shared = self.model, self.shared
+        ids, mask = model._left_pad([list(self.prompts[i][shared:]) + self.replies[i] for i in rows])
+        kwargs: dict = {"use_cache": True}
+        if self.prefix_cache is not None:
+            room = ids.shape[1] + max(self.max_new_tokens - len(self.replies[i]) for i in rows)
+            kwargs[model._cache_argument] = kv_cache.batch_cache(self.prefix_cache, len(rows), room)
+            mask = torch.cat([mask.new_ones((len(rows), shared)), mask], dim=1)
+        positions = (mask.cumsum(dim=1) - 1)[:, shared:].clamp(min=shared)
+        logits, outputs = model._forward(1, input_ids=ids, attention_mask=mask, position_ids=positions, **kwargs)
+        batch = _Batch(list(rows), kv_cache.returned_cache(outputs), mask, positions[:, -1])
+        return self._advance(batch, logits)
+
+    def _step(self, batch: _Batch) -> _Batch | None:
+        """One token more for every row of ``batch``."""
+        model = self.model
+        mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch.rows), 1))], dim=1)
+        last = batch.last + 1
+        logits, _ = model._forward(
+            1, input_ids=batch.tokens[:, None], attention_mask=mask, position_ids=last[:, None],
+            use_cache=True, **{model._cache_argument: batch.cache},
+        )  # fmt: skip
+        batch.mask, batch.last = mask, last
+        return self._advance(batch, logits)
+
+    def _advance(self, batch: _Batch, logits: torch.Tensor) -> _Batch | None:
+        """Each row's next token (greedy); rows whose reply has ended leave the batch."""
+        tokens = logits[:, -1, :].argmax(dim=-1)
+        for i, token in zip(batch.rows, tokens.tolist(), strict=True):
+            self.replies[i].append(token)
+        texts = None
+        if self.settled is not None:
+            texts = self.model.tokenizer.batch_decode([self.replies[i] for i in batch.rows], skip_special_tokens=True)
+        keep = []
+        for k, i in enumerate(batch.rows):
+            reply = self.replies[i]
+            if (reply[-1] in self.eos or len(reply) >= self.max_new_tokens
+                    or (texts is not None and self.settled(self.stable(texts[k])))):  # fmt: skip
+                self.done[i] = True
+                self._finished.append(i)
+            else:
+                keep.append(k)
+        if not keep:
+            return None
+        if len(keep) < len(batch.rows):
+            index = torch.tensor(keep, device=tokens.device)
+            batch.cache.batch_select_indices(index)
+            batch.mask, batch.last, tokens = batch.mask[index], batch.last[index], tokens[index]
+            batch.rows = [batch.rows[k] for k in keep]
+        batch.tokens = tokens
+        return batch
+
+    def _join(self, batch: _Batch | None, new: _Batch | None) -> _Batch | None:
+        """The rows of both batches in one (``new`` may have finished already)."""
+        if batch is None or new is None:
+            return new if batch is None else batch
+        room = max(self.max_new_tokens - len(self.replies[i]) for i in batch.rows + new.rows)
+        cache, mask = kv_cache.merge((batch.cache, batch.mask), (new.cache, new.mask), self.shared, room)
+        return _Batch(
+            batch.rows + new.rows, cache, mask,
+            torch.cat([batch.last, new.last]), torch.cat([batch.tokens, new.tokens]),
+        )  # fmt: skip
+

@@ -1,0 +1,151 @@
+"""Key/value caches for batches that share a prefix, grow in place and merge.
+
+``transformers``' ``DynamicLayer`` grows by concatenation: every forward copies the
+whole cache of every layer to add a token, and a batch that reuses a prefix's cache
+starts from a deep copy of it, repeated for each row. Here each layer's keys and values
+are views of a buffer with room for the tokens a batch will add (``RoomyLayer``): a
+forward writes its new states into the buffer and attends to a view of what is filled.
+The values attended to are the ones concatenation gives; only the copies are gone.
+
+- ``batch_cache`` starts a batch: the shared prefix's one-row cache copied into every
+  row once.
+- ``merge`` joins two batches that are part way through decoding into one: each row
+  keeps its tokens, right-aligned after the shared prefix, with masked zeros in front
+  of the shorter rows (as left padding would be), so rows that were padded differently
+  decode on together.
+
+Both apply to a plain ``DynamicCache`` of full-attention layers (``mergeable``); any
+other cache (sliding windows, linear attention, offloading...) is deep-copied and
+repeated as ``transformers`` would, and is never merged.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from transformers.cache_utils import DynamicCache, DynamicLayer
+
+__all__ = ["RoomyLayer", "batch_cache", "merge", "mergeable", "returned_cache"]
+
+
+class RoomyLayer(DynamicLayer):
+    """A ``DynamicLayer`` whose ``keys`` and ``values`` are the filled part of larger buffers."""
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, filled: int):
+        super().__init__()
+        self.device = keys.device
+        self.is_initialized = True
+        self._keys, self._values = keys, values
+        self._view(filled)
+
+    @classmethod
+    def repeated(cls, keys: torch.Tensor, values: torch.Tensor, rows: int, room: int) -> RoomyLayer:
+        """One-row ``keys``/``values`` copied into ``rows`` rows, with ``room`` tokens free."""
+
+        def buffer(states: torch.Tensor) -> torch.Tensor:
+            out = states.new_empty((rows, states.shape[1], states.shape[-2] + room, states.shape[-1]))
+            out[:, :, : states.shape[-2]] = states  # broadcast over the rows
+            return out
+
+        return cls(buffer(keys), buffer(values), keys.shape[-2])
+
+    def _view(self, filled: int) -> None:
+        self.keys = self._keys[:, :, :filled]
+        self.values = self._values[:, :, :filled]
+
+    def update(self, key_states, value_states, *args, **kwargs):
+        filled, new = self.keys.shape[-2], key_states.shape[-2]
+        if filled + new > self._keys.shape[-2]:  # out of room: grow, as concatenation would
+            self._keys = _regrown(self._keys, filled, filled + new)
+            self._values = _regrown(self._values, filled, filled + new)
+        self._keys[:, :, filled : filled + new] = key_states
+        self._values[:, :, filled : filled + new] = value_states
+        self._view(filled + new)
+        return self.keys, self.values
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        filled = self.keys.shape[-2]
+        self._keys, self._values = self._keys[indices], self._values[indices]
+        self._view(filled)
+
+    def batch_repeat_interleave(self, repeats: int) -> None:
+        filled = self.keys.shape[-2]
+        self._keys = self._keys.repeat_interleave(repeats, dim=0)
+        self._values = self._values.repeat_interleave(repeats, dim=0)
+        self._view(filled)
+
+    def reorder_cache(self, beam_idx: torch.Tensor) -> None:
+        filled = self.keys.shape[-2]
+        index = beam_idx.to(self._keys.device)
+        self._keys, self._values = self._keys.index_select(0, index), self._values.index_select(0, index)
+        self._view(filled)
+
+
+def _regrown(buffer: torch.Tensor, filled: int, capacity: int) -> torch.Tensor:
+    grown = buffer.new_empty((*buffer.shape[:2], capacity, buffer.shape[-1]))
+    grown[:, :, :filled] = buffer[:, :, :filled]
+    return grown
+
+
+def mergeable(cache) -> bool:
+    """Whether ``cache`` is a plain ``DynamicCache`` of full-attention layers, all filled."""
+    return (
+        type(cache) is DynamicCache
+        and not getattr(cache, "offloading", False)
+        and bool(cache.layers)
+        and all(type(layer) in (DynamicLayer, RoomyLayer) and layer.is_initialized for layer in cache.layers)
+    )
+
+
+def _cache_of(layers: list[RoomyLayer]) -> DynamicCache:
+    cache = DynamicCache()
+    cache.layers = layers
+    return cache
+
+
+def batch_cache(prefix_cache, rows: int, room: int):
+    """A cache for ``rows`` rows that begins with ``prefix_cache`` (one row) in each and
+    has room for ``room`` more tokens without copying (more still works, by growing)."""
+    if not mergeable(prefix_cache):
+        cache = copy.deepcopy(prefix_cache)
+        cache.batch_repeat_interleave(rows)
+        return cache
+    return _cache_of([RoomyLayer.repeated(layer.keys, layer.values, rows, room) for layer in prefix_cache.layers])
+
+
+def merge(first: tuple, second: tuple, shared: int, room: int) -> tuple[DynamicCache, torch.Tensor]:
+    """``(cache, attention mask)`` of two batches' rows together, the first's rows first.
+
+    ``first`` and ``second`` are ``(cache, mask)`` with ``mask`` as wide as the cache;
+    both caches begin with the same ``shared`` prefix positions. The result has room for
+    ``room`` more tokens.
+    """
+    (cache_a, mask_a), (cache_b, mask_b) = first, second
+    width = max(mask_a.shape[1], mask_b.shape[1])
+    rows_a = mask_a.shape[0]
+
+    def joined(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        out = a.new_zeros((rows_a + b.shape[0], a.shape[1], width + room, a.shape[-1]))
+        out[:rows_a, :, :shared] = a[:, :, :shared]
+        out[rows_a:, :, :shared] = b[:, :, :shared]
+        out[:rows_a, :, width - (a.shape[-2] - shared) : width] = a[:, :, shared:]
+        out[rows_a:, :, width - (b.shape[-2] - shared) : width] = b[:, :, shared:]
+        return out
+
+    layers = [
+        RoomyLayer(joined(a.keys, b.keys), joined(a.values, b.values), width)
+        for a, b in zip(cache_a.layers, cache_b.layers, strict=True)
+    ]
+    mask = mask_a.new_zeros((rows_a + mask_b.shape[0], width))
+    mask[:rows_a, :shared] = mask_a[:, :shared]
+    mask[rows_a:, :shared] = mask_b[:, :shared]
+    mask[:rows_a, width - (mask_a.shape[1] - shared) :] = mask_a[:, shared:]
+    mask[rows_a:, width - (mask_b.shape[1] - shared) :] = mask_b[:, shared:]
+    return _cache_of(layers), mask
+
+
+def returned_cache(outputs):
+    """The key/value cache a forward returned (``cache``, ``past_key_values`` before transformers 5.2x)."""
+    cache = getattr(outputs, "cache", None)
+    return cache if cache is not None else outputs.past_key_values

@@ -1,0 +1,113 @@
+"""Tokenizing many prompts that share a long text prefix, the shared part once.
+
+Few-shot prompts repeat the instruction and the examples in every prompt, so most
+of what a tokenizer reads is the same text again (about 800 of 900 characters in
+JBBQ's paper preset). ``encode_sharing_prefix`` tokenizes the first prompt whole and,
+of every other prompt, only a window that starts inside the shared text; the
+prompt's tokens are the first prompt's tokens up to a cut inside the window,
+followed by the window's tokens from that cut on.
+
+That equals tokenizing each prompt whole when no token, and nothing a tokenizer
+looks at to decide its tokens, spans more than the window's margins (``MARGIN``
+characters on each side of the cut). Three checks keep it exact where it is used:
+
+- the cut lies where two tokens of the first prompt touch, ``MARGIN`` characters
+  inside the shared text from both the window's start and the shared text's end;
+- every window must begin with the first prompt's tokens between the window's start
+  and the cut (so the window splits at the cut as the whole prompt does); a prompt
+  whose window does not is tokenized whole;
+- the result for a spread of prompts (the first, the last and others between) is
+  compared with tokenizing them whole; any difference and every prompt is tokenized
+  whole.
+
+Special tokens the tokenizer adds around a text (a BOS, say) are kept as it adds them.
+Slow (Python) tokenizers, which give no character offsets, take the plain path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+__all__ = ["MARGIN", "common_prefix_length", "encode_sharing_prefix"]
+
+MARGIN = 32  # characters each side of the cut
+_CHECKED = 8  # prompts compared with their whole tokenization
+
+
+def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
+    """Length of the token prefix shared by every sequence."""
+    if not sequences:
+        return 0
+    first = sequences[0]
+    length = min(len(seq) for seq in sequences)
+    for seq in sequences[1:]:
+        limit = length
+        length = 0
+        while length < limit and seq[length] == first[length]:
+            length += 1
+        if length == 0:
+            break
+    return length
+
+
+def _whole(tokenizer, texts: Sequence[str], add_special_tokens: bool) -> list[list[int]]:
+    if not texts:
+        return []
+    return [list(ids) for ids in tokenizer(list(texts), add_special_tokens=add_special_tokens)["input_ids"]]
+
+
+def _special_around(whole: list[int], plain: list[int]) -> tuple[list[int], list[int]] | None:
+    """``(head, tail)`` with ``whole == head + plain + tail``, or None."""
+    for start in range(len(whole) - len(plain) + 1):
+        if whole[start : start + len(plain)] == plain:
+            return whole[:start], whole[start + len(plain) :]
+    return None
+
+
+def _touching(offsets: list[tuple[int, int]], k: int) -> bool:
+    """Whether tokens ``k - 1`` and ``k`` meet exactly (no character between or shared)."""
+    (start_before, end_before), (start, end) = offsets[k - 1], offsets[k]
+    return start_before < end_before == start < end
+
+
+def _cut(offsets: list[tuple[int, int]], shared: int) -> tuple[int, int] | None:
+    """``(window start token j, cut token k)``: the last touching boundary ``MARGIN``
+    characters before ``shared``, and the last one ``MARGIN`` characters before that."""
+    k = next((k for k in range(len(offsets) - 1, 0, -1)
+              if offsets[k][0] <= shared - MARGIN and _touching(offsets, k)), None)  # fmt: skip
+    if k is None:
+        return None
+    j = next((j for j in range(k - 1, 0, -1)
+              if offsets[j][0] <= offsets[k][0] - MARGIN and _touching(offsets, j)), None)  # fmt: skip
+    return None if j is None else (j, k)
+
+
+def encode_sharing_prefix(tokenizer, texts: Sequence[str], add_special_tokens: bool = True) -> list[list[int]]:
+    """``tokenizer(texts, add_special_tokens=...)["input_ids"]``, reading the text every
+    prompt shares once (see the module's docstring for when and how it is exact)."""
+    texts = list(texts)
+    shared = len(os.path.commonprefix(texts)) if len(texts) > _CHECKED else 0
+    if shared < 3 * MARGIN or not getattr(tokenizer, "is_fast", False):
+        return _whole(tokenizer, texts, add_special_tokens)
+    first = tokenizer(texts[0], add_special_tokens=False, return_offsets_mapping=True)
+    plain, offsets = list(first["input_ids"]), [tuple(o) for o in first["offset_mapping"]]
+    around = _special_around(_whole(tokenizer, texts[:1], add_special_tokens)[0], plain)
+    cut = _cut(offsets, shared)
+    if around is None or cut is None:
+        return _whole(tokenizer, texts, add_special_tokens)
+    (head, tail), (j, k) = around, cut
+    context = plain[j:k]
+    windows = _whole(tokenizer, [text[offsets[j][0] :] for text in texts], False)
+    out: list[list[int] | None] = [
+        head + plain[:k] + window[len(context) :] + tail if window[: len(context)] == context else None
+        for window in windows
+    ]
+    redo = [i for i, ids in enumerate(out) if ids is None]
+    for i, ids in zip(redo, _whole(tokenizer, [texts[i] for i in redo], add_special_tokens), strict=True):
+        out[i] = ids
+    step = max(1, (len(texts) - 1) // (_CHECKED - 1))
+    checked = sorted({*range(0, len(texts), step), len(texts) - 1})
+    if _whole(tokenizer, [texts[i] for i in checked], add_special_tokens) != [out[i] for i in checked]:
+        return _whole(tokenizer, texts, add_special_tokens)
+    return out  # type: ignore[return-value]
