@@ -71,7 +71,8 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     local = parser.add_argument_group("local model (--backend hf)")
     local.add_argument("--batch-size", type=int, help="questions per forward pass (halved on out-of-memory)")
     local.add_argument("--no-prefix-cache", dest="prefix_cache", action="store_false",
-                       help="(loglikelihood) recompute the shared prompt prefix for every question")  # fmt: skip
+                       help="tokenize and compute the prompt text all questions share for every question "
+                            "(slower; the results are the same)")  # fmt: skip
 
     api = parser.add_argument_group("OpenAI-compatible API (--backend openai)")
     api.add_argument("--base-url", help="API base URL")

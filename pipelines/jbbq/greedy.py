@@ -73,7 +73,7 @@ class GreedyDecoder:
             taken: list[int] = []
             try:
                 if queue and (batch is None or (len(batch.rows) <= size.value // 2
-                                                and kv_cache.mergeable(batch.cache))):  # fmt: skip
+                                                and kv_cache.full_attention(batch.cache))):  # fmt: skip
                     free = size.value - (0 if batch is None else len(batch.rows))
                     taken = [queue.popleft() for _ in range(min(free, len(queue)))]
                     batch = self._join(batch, self._start(taken))

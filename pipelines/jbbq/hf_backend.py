@@ -3,20 +3,21 @@
 Log-likelihood scoring is the fast path. When every choice (``"0"``, ``"1"``,
 ``"2"``) is a single token, one forward pass per question gives all three
 scores from the logits at the last prompt position, and only that position is
-projected onto the vocabulary (``logits_to_keep=1``). The token prefix that
-every prompt of a run shares (instruction and few-shot examples) is computed
-once and its key/value cache reused by every batch, with explicit position ids
-so the result equals scoring each full prompt on its own.
+projected onto the vocabulary (``logits_to_keep=1``). The text every prompt of a
+run shares (instruction and few-shot examples) is tokenized once
+(``prefix_tokens``), and its tokens computed once: their key/value cache is reused
+by every batch (``kv_cache``), with explicit position ids so the result equals
+scoring each full prompt on its own (full-attention models; a sliding window computes
+every prompt whole).
 
 Generation (``--scoring generate``) reuses the same prefix cache and decodes greedily in
-its own loop: a reply stops as soon as its answer index is complete (the parser would
-read nothing after it), rows that have finished leave the batch, and rows still going
-once half a batch has finished continue later together with those of other batches.
-Every reply is the start of the one ``transformers``' ``generate`` gives the prompt alone,
-and parses to the same answer. Both modes halve their batch size when the accelerator
-runs out of memory (``pipelines.common.batching``).
+its own loop (``greedy``): a reply stops as soon as its answer index is complete (the
+parser would read nothing after it), rows that have finished leave the batch, and once
+half of it has left, the next prompts join the rows still going. Every reply is the
+start of the one ``transformers``' ``generate`` gives the prompt alone, and parses to
+the same answer. Both modes halve their batch size when the accelerator runs out of
+memory (``pipelines.common.batching``).
 """
-
 from __future__ import annotations
 
 import copy
@@ -28,7 +29,7 @@ import numpy as np
 from builders.shared.console import progress as progress_bar
 from pipelines.common import ModelOptions, load_model
 from pipelines.common.batching import AdaptiveBatchSize
-from pipelines.jbbq.prefix_tokens import common_prefix_length, encode_sharing_prefix
+from pipelines.jbbq.prefix_tokens import common_prefix_length, encode_sharing_prefix, encode_whole
 
 __all__ = ["HFModel", "common_prefix_length"]
 
@@ -77,7 +78,10 @@ class HFModel:
         return list(self.tokenizer(text, add_special_tokens=not chat)["input_ids"])
 
     def encode_all(self, texts: Sequence[str], chat: bool) -> list[list[int]]:
-        """``encode`` of every text; the text they all share is read once (``prefix_tokens``)."""
+        """``encode`` of every text; with ``prefix_cache``, the text they all share is read
+        once (``prefix_tokens``)."""
+        if not self.prefix_cache:
+            return encode_whole(self.tokenizer, texts, add_special_tokens=not chat)
         return encode_sharing_prefix(self.tokenizer, texts, add_special_tokens=not chat)
 
     def _forward(self, keep: int, **kwargs):
@@ -163,7 +167,10 @@ class HFModel:
         ``(0, None)`` when it is too short to be worth it or ``prefix_cache`` is off.
 
         One token of every prompt stays out of the prefix: a batch needs at least one new
-        token per row (its logits score the choices, or start the reply).
+        token per row (its logits score the choices, or start the reply). Only models
+        whose every layer attends to the whole sequence take the cache: with a sliding
+        window (Mistral v0.1, Gemma 2/3...), the padding between prefix and rest would move
+        what the window covers, so those compute every prompt whole.
         """
         import torch
 
@@ -173,7 +180,8 @@ class HFModel:
         if not self.prefix_cache or shared < 8:
             return 0, None
         prefix = torch.tensor([list(prompts[0][:shared])], dtype=torch.long, device=self.device)
-        return shared, kv_cache.returned_cache(self._forward(1, input_ids=prefix, use_cache=True)[1])
+        cache = kv_cache.returned_cache(self._forward(1, input_ids=prefix, use_cache=True)[1])
+        return (shared, cache) if kv_cache.full_attention(cache) else (0, None)
 
     def _left_pad(self, rows: list[Sequence[int]]):
         import torch

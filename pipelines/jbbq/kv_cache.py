@@ -14,7 +14,7 @@ The values attended to are the ones concatenation gives; only the copies are gon
   of the shorter rows (as left padding would be), so rows that were padded differently
   decode on together.
 
-Both apply to a plain ``DynamicCache`` of full-attention layers (``mergeable``); any
+Both apply to a plain ``DynamicCache`` of full-attention layers (``full_attention``); any
 other cache (sliding windows, linear attention, offloading...) is deep-copied and
 repeated as ``transformers`` would, and is never merged.
 """
@@ -26,7 +26,7 @@ import copy
 import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
-__all__ = ["RoomyLayer", "batch_cache", "merge", "mergeable", "returned_cache"]
+__all__ = ["RoomyLayer", "batch_cache", "merge", "full_attention", "returned_cache"]
 
 
 class RoomyLayer(DynamicLayer):
@@ -88,7 +88,7 @@ def _regrown(buffer: torch.Tensor, filled: int, capacity: int) -> torch.Tensor:
     return grown
 
 
-def mergeable(cache) -> bool:
+def full_attention(cache) -> bool:
     """Whether ``cache`` is a plain ``DynamicCache`` of full-attention layers, all filled."""
     return (
         type(cache) is DynamicCache
@@ -107,7 +107,7 @@ def _cache_of(layers: list[RoomyLayer]) -> DynamicCache:
 def batch_cache(prefix_cache, rows: int, room: int):
     """A cache for ``rows`` rows that begins with ``prefix_cache`` (one row) in each and
     has room for ``room`` more tokens without copying (more still works, by growing)."""
-    if not mergeable(prefix_cache):
+    if not full_attention(prefix_cache):
         cache = copy.deepcopy(prefix_cache)
         cache.batch_repeat_interleave(rows)
         return cache

@@ -12,7 +12,10 @@ looks at to decide its tokens, spans more than the window's margins (``MARGIN``
 characters on each side of the cut). Three checks keep it exact where it is used:
 
 - the cut lies where two tokens of the first prompt touch, ``MARGIN`` characters
-  inside the shared text from both the window's start and the shared text's end;
+  inside the shared text from both the window's start and the shared text's end, and
+  the window starts where the first prompt's window, tokenized on its own, begins with
+  the first prompt's own tokens (after a space or line break where one is near: a
+  window that starts inside a word may get a word-start mark);
 - every window must begin with the first prompt's tokens between the window's start
   and the cut (so the window splits at the cut as the whole prompt does); a prompt
   whose window does not is tokenized whole;
@@ -29,7 +32,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-__all__ = ["MARGIN", "common_prefix_length", "encode_sharing_prefix"]
+__all__ = ["MARGIN", "common_prefix_length", "encode_sharing_prefix", "encode_whole"]
 
 MARGIN = 32  # characters each side of the cut
 _CHECKED = 8  # prompts compared with their whole tokenization
@@ -51,7 +54,8 @@ def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
     return length
 
 
-def _whole(tokenizer, texts: Sequence[str], add_special_tokens: bool) -> list[list[int]]:
+def encode_whole(tokenizer, texts: Sequence[str], add_special_tokens: bool = True) -> list[list[int]]:
+    """``tokenizer(texts, add_special_tokens=...)["input_ids"]`` as lists, each text read whole."""
     if not texts:
         return []
     return [list(ids) for ids in tokenizer(list(texts), add_special_tokens=add_special_tokens)["input_ids"]]
@@ -71,16 +75,28 @@ def _touching(offsets: list[tuple[int, int]], k: int) -> bool:
     return start_before < end_before == start < end
 
 
-def _cut(offsets: list[tuple[int, int]], shared: int) -> tuple[int, int] | None:
-    """``(window start token j, cut token k)``: the last touching boundary ``MARGIN``
-    characters before ``shared``, and the last one ``MARGIN`` characters before that."""
+def _cut(tokenizer, text: str, offsets: list[tuple[int, int]], plain: list[int], shared: int,
+         tries: int = 8) -> tuple[int, int] | None:  # fmt: skip
+    """``(window start token j, cut token k)`` in the first prompt, or None.
+
+    ``k``: the last touching boundary ``MARGIN`` characters before ``shared``. ``j``: a
+    touching boundary ``MARGIN`` characters before that where the window, tokenized on
+    its own, begins with the first prompt's tokens between ``j`` and ``k``. A window that
+    starts inside a word may not (a SentencePiece-style tokenizer marks its start as a
+    word's), so boundaries at a space or line break are tried first, nearest first, then
+    the others; at most ``tries`` of them.
+    """
     k = next((k for k in range(len(offsets) - 1, 0, -1)
               if offsets[k][0] <= shared - MARGIN and _touching(offsets, k)), None)  # fmt: skip
     if k is None:
         return None
-    j = next((j for j in range(k - 1, 0, -1)
-              if offsets[j][0] <= offsets[k][0] - MARGIN and _touching(offsets, j)), None)  # fmt: skip
-    return None if j is None else (j, k)
+    starts = [j for j in range(k - 1, 0, -1) if offsets[j][0] <= offsets[k][0] - MARGIN and _touching(offsets, j)]
+    at_space = [j for j in starts if text[offsets[j][0]].isspace() or text[offsets[j][0] - 1].isspace()]
+    for j in list(dict.fromkeys(at_space + starts))[:tries]:
+        window = encode_whole(tokenizer, [text[offsets[j][0] :]], False)[0]
+        if window[: k - j] == plain[j:k]:
+            return j, k
+    return None
 
 
 def encode_sharing_prefix(tokenizer, texts: Sequence[str], add_special_tokens: bool = True) -> list[list[int]]:
@@ -89,25 +105,25 @@ def encode_sharing_prefix(tokenizer, texts: Sequence[str], add_special_tokens: b
     texts = list(texts)
     shared = len(os.path.commonprefix(texts)) if len(texts) > _CHECKED else 0
     if shared < 3 * MARGIN or not getattr(tokenizer, "is_fast", False):
-        return _whole(tokenizer, texts, add_special_tokens)
+        return encode_whole(tokenizer, texts, add_special_tokens)
     first = tokenizer(texts[0], add_special_tokens=False, return_offsets_mapping=True)
     plain, offsets = list(first["input_ids"]), [tuple(o) for o in first["offset_mapping"]]
-    around = _special_around(_whole(tokenizer, texts[:1], add_special_tokens)[0], plain)
-    cut = _cut(offsets, shared)
+    around = _special_around(encode_whole(tokenizer, texts[:1], add_special_tokens)[0], plain)
+    cut = _cut(tokenizer, texts[0], offsets, plain, shared)
     if around is None or cut is None:
-        return _whole(tokenizer, texts, add_special_tokens)
+        return encode_whole(tokenizer, texts, add_special_tokens)
     (head, tail), (j, k) = around, cut
     context = plain[j:k]
-    windows = _whole(tokenizer, [text[offsets[j][0] :] for text in texts], False)
+    windows = encode_whole(tokenizer, [text[offsets[j][0] :] for text in texts], False)
     out: list[list[int] | None] = [
         head + plain[:k] + window[len(context) :] + tail if window[: len(context)] == context else None
         for window in windows
     ]
     redo = [i for i, ids in enumerate(out) if ids is None]
-    for i, ids in zip(redo, _whole(tokenizer, [texts[i] for i in redo], add_special_tokens), strict=True):
+    for i, ids in zip(redo, encode_whole(tokenizer, [texts[i] for i in redo], add_special_tokens), strict=True):
         out[i] = ids
     step = max(1, (len(texts) - 1) // (_CHECKED - 1))
     checked = sorted({*range(0, len(texts), step), len(texts) - 1})
-    if _whole(tokenizer, [texts[i] for i in checked], add_special_tokens) != [out[i] for i in checked]:
-        return _whole(tokenizer, texts, add_special_tokens)
+    if encode_whole(tokenizer, [texts[i] for i in checked], add_special_tokens) != [out[i] for i in checked]:
+        return encode_whole(tokenizer, texts, add_special_tokens)
     return out  # type: ignore[return-value]
