@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from jbbq_fixtures import fixture_rows
+from transformers import MistralConfig, MistralForCausalLM
 
+from pipelines.jbbq import kv_cache
 from pipelines.jbbq.hf_backend import HFModel, _stable_text
 from pipelines.jbbq.parsing import answer_is_settled, parse_answer
 from pipelines.jbbq.prompting import load_prompt
-from pipelines.jbbq.tiny_model import build_tiny_model
+from pipelines.jbbq.tiny_model import build_tiny_model, build_tokenizer
 
 MAX_NEW = 6
 
@@ -57,24 +60,50 @@ def test_replies_equal_generating_each_prompt_alone(chatty: HFModel, prefix_cach
     assert chatty.generate(prompts, MAX_NEW, progress=False) == expected
 
 
+def _settled_replies(model: HFModel, prompts: list[list[int]], settled) -> list[str]:
+    """The definition: each reply alone, cut at the fewest tokens whose text is settled."""
+    expected = []
+    for prompt in prompts:
+        tokens = _alone(model, prompt)
+        cut = next((k for k in range(1, len(tokens) + 1)
+                    if settled(model.tokenizer.decode(tokens[:k], skip_special_tokens=True).rstrip("\ufffd"))),
+                   len(tokens))  # fmt: skip
+        expected.append((cut, model.tokenizer.decode(tokens[:cut], skip_special_tokens=True)))
+    assert len({cut for cut, _ in expected}) >= 2  # rows do finish at different steps
+    return [text for _, text in expected]
+
+
 def test_a_reply_ends_where_it_is_settled(chatty: HFModel) -> None:
     """With ``settled``, each reply is the shortest start (in tokens) of the full reply that
-    satisfies it; rows stop at different steps, so unfinished rows wait and continue in later passes."""
+    satisfies it."""
     chatty.prefix_cache, chatty.batch_size = True, 4
     prompts = _prompts(chatty)
 
     def settled(text: str) -> bool:
         return len(text) >= 7
 
-    expected = []
-    for prompt in prompts:
-        tokens = _alone(chatty, prompt)
-        cut = next((k for k in range(1, len(tokens) + 1)
-                    if settled(chatty.tokenizer.decode(tokens[:k], skip_special_tokens=True).rstrip("\ufffd"))),
-                   len(tokens))  # fmt: skip
-        expected.append((cut, chatty.tokenizer.decode(tokens[:cut], skip_special_tokens=True)))
-    assert len({cut for cut, _ in expected}) >= 2  # rows do finish at different steps
-    assert chatty.generate(prompts, MAX_NEW, progress=False, settled=settled) == [text for _, text in expected]
+    expected = _settled_replies(chatty, prompts, settled)
+    assert chatty.generate(prompts, MAX_NEW, progress=False, settled=settled) == expected
+
+
+@pytest.mark.parametrize("prefix_cache", [True, False])
+def test_prompts_join_rows_part_way_through_their_replies(
+    chatty: HFModel, prefix_cache: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once half a batch has finished, the next prompts join the rows still going (their
+    caches merged, padded differently): the replies are still each prompt's own."""
+    chatty.prefix_cache, chatty.batch_size = prefix_cache, 2
+    prompts = _prompts(chatty)
+
+    def settled(text: str) -> bool:
+        return text.startswith("は") or len(text) >= 7
+
+    merges: list[int] = []
+    merge = kv_cache.merge
+    monkeypatch.setattr(kv_cache, "merge", lambda first, *rest: merges.append(1) or merge(first, *rest))
+    expected = _settled_replies(chatty, prompts, settled)
+    assert chatty.generate(prompts, MAX_NEW, progress=False, settled=settled) == expected
+    assert merges
 
 
 def test_out_of_memory_during_generation_halves_the_batch(chatty: HFModel) -> None:
@@ -98,6 +127,60 @@ def test_out_of_memory_during_generation_halves_the_batch(chatty: HFModel) -> No
     assert chatty.batch_size == 2  # 8 -> 4 -> 2, then kept
     # The shared prefix once (one row), then 8 and 4 rows fail; every later pass has at most 2.
     assert seen[:4] == [1, 8, 4, 2] and max(seen[4:]) <= 2
+
+
+def test_out_of_memory_part_way_through_the_replies(chatty: HFModel) -> None:
+    """The rows of the step that failed are computed again from their prompt and reply so far."""
+    chatty.prefix_cache, chatty.batch_size = True, 8
+    prompts = _prompts(chatty)
+    expected = chatty.generate(prompts, MAX_NEW, progress=False)
+    forward = chatty.model.forward
+    steps: list[int] = []
+
+    def fails_once(*args, **kwargs):
+        if kwargs["input_ids"].shape[1] == 1:  # one token per row: a decoding step
+            steps.append(kwargs["input_ids"].shape[0])
+            if len(steps) == 3:
+                raise torch.cuda.OutOfMemoryError("CUDA out of memory. (simulated)")
+        return forward(*args, **kwargs)
+
+    chatty.model.forward = fails_once
+    try:
+        assert chatty.generate(prompts, MAX_NEW, progress=False) == expected
+    finally:
+        del chatty.model.forward
+    assert steps[2] == 8 and chatty.batch_size == 4  # the failed step had 8 rows
+    assert max(steps[3:]) <= 4
+
+
+def test_a_sliding_window_model_computes_every_prompt_whole() -> None:
+    """A prefix cache with padding after it moves what a sliding window covers: such
+    models take no prefix cache, and replies and log-probabilities stay those of each
+    prompt alone (with the cache, one reply of ten and every log-probability differed)."""
+    torch.manual_seed(0)
+    rows = fixture_rows()
+    tokenizer = build_tokenizer([load_prompt("basic").plain(row) for row in rows["all"]], chat_template=False)
+    config = MistralConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                           num_attention_heads=4, num_key_value_heads=4, sliding_window=24,
+                           pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)  # fmt: skip
+    model = MistralForCausalLM(config).eval()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            if parameter.dim() > 1:
+                parameter.normal_(0.0, 0.5)
+    hf = HFModel(model=model, tokenizer=tokenizer, batch_size=3)
+    prompts = _prompts(hf)
+    assert min(map(len, prompts)) > 10 * config.sliding_window
+    expected = [tokenizer.decode(_alone(hf, p), skip_special_tokens=True) for p in prompts]
+    assert len(set(expected)) >= 5
+    assert hf.generate(prompts, MAX_NEW, progress=False) == expected
+    alone = []
+    with torch.inference_mode():
+        for prompt in prompts:
+            logprobs = torch.log_softmax(model(input_ids=torch.tensor([prompt])).logits[0, -1].float(), dim=-1)
+            alone.append([float(logprobs[tokenizer.convert_tokens_to_ids(c)]) for c in "012"])
+    got = hf.choice_logprobs(prompts, ["0", "1", "2"], progress=False)
+    assert abs(got - np.array(alone)).max() < 1e-4
 
 
 def test_a_generation_config_with_a_penalty_goes_through_transformers(chatty: HFModel, tmp_path: Path) -> None:
