@@ -11,9 +11,10 @@ questions held out). Both tools get the same prompt texts, the same model (saved
 to a temporary folder) and the same batch size:
 
 - bias-hub: ``HFScorer.score(prompt, rows, shots, "generate")`` for each prompt, the
-  pipeline's own path: rendering, tokenizing, batches sorted by length, the few-shot
-  prefix computed once and its key/value cache reused, each reply ending as soon as its
-  answer index is complete, parsing.
+  pipeline's own path: rendering; tokenizing, the text all prompts share read once;
+  prompts taken longest first; the few-shot prefix computed once and its key/value cache
+  reused; each reply ending as soon as its answer index is complete; finished rows
+  leaving the batch and the next prompts joining the rows still going; parsing.
 - lm-evaluation-harness 0.4.13 through its HF backend (``bench/.venv-lmeval``, see
   ``bench.jbbq_throughput``), a local ``generate_until`` task on the prompt texts with
   ``max_gen_toks`` = the preset's limit, greedy, no stop string but the model's end of

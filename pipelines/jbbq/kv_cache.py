@@ -126,11 +126,13 @@ def merge(first: tuple, second: tuple, shared: int, room: int) -> tuple[DynamicC
     rows_a = mask_a.shape[0]
 
     def joined(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        out = a.new_zeros((rows_a + b.shape[0], a.shape[1], width + room, a.shape[-1]))
-        out[:rows_a, :, :shared] = a[:, :, :shared]
-        out[rows_a:, :, :shared] = b[:, :, :shared]
-        out[:rows_a, :, width - (a.shape[-2] - shared) : width] = a[:, :, shared:]
-        out[rows_a:, :, width - (b.shape[-2] - shared) : width] = b[:, :, shared:]
+        # The room after ``width`` stays unset: it is written before it is ever attended to.
+        out = a.new_empty((rows_a + b.shape[0], a.shape[1], width + room, a.shape[-1]))
+        for rows, states in ((slice(None, rows_a), a), (slice(rows_a, None), b)):
+            start = width - (states.shape[-2] - shared)
+            out[rows, :, :shared] = states[:, :, :shared]
+            out[rows, :, shared:start] = 0  # masked, but never NaN from unset memory
+            out[rows, :, start:width] = states[:, :, shared:]
         return out
 
     layers = [

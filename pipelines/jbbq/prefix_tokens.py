@@ -14,8 +14,8 @@ characters on each side of the cut). Three checks keep it exact where it is used
 - the cut lies where two tokens of the first prompt touch, ``MARGIN`` characters
   inside the shared text from both the window's start and the shared text's end, and
   the window starts where the first prompt's window, tokenized on its own, begins with
-  the first prompt's own tokens (after a space or line break where one is near: a
-  window that starts inside a word may get a word-start mark);
+  the first prompt's own tokens (a window that starts inside a word may get a word-start
+  mark; then one that starts after a space or line break is tried);
 - every window must begin with the first prompt's tokens between the window's start
   and the cut (so the window splits at the cut as the whole prompt does); a prompt
   whose window does not is tokenized whole;
@@ -83,8 +83,8 @@ def _cut(tokenizer, text: str, offsets: list[tuple[int, int]], plain: list[int],
     touching boundary ``MARGIN`` characters before that where the window, tokenized on
     its own, begins with the first prompt's tokens between ``j`` and ``k``. A window that
     starts inside a word may not (a SentencePiece-style tokenizer marks its start as a
-    word's), so boundaries at a space or line break are tried first, nearest first, then
-    the others; at most ``tries`` of them.
+    word's), so after the nearest boundary (the shortest windows), those at a space or
+    line break are tried, nearest first, then the others; at most ``tries`` of them.
     """
     k = next((k for k in range(len(offsets) - 1, 0, -1)
               if offsets[k][0] <= shared - MARGIN and _touching(offsets, k)), None)  # fmt: skip
@@ -92,7 +92,7 @@ def _cut(tokenizer, text: str, offsets: list[tuple[int, int]], plain: list[int],
         return None
     starts = [j for j in range(k - 1, 0, -1) if offsets[j][0] <= offsets[k][0] - MARGIN and _touching(offsets, j)]
     at_space = [j for j in starts if text[offsets[j][0]].isspace() or text[offsets[j][0] - 1].isspace()]
-    for j in list(dict.fromkeys(at_space + starts))[:tries]:
+    for j in list(dict.fromkeys(starts[:1] + at_space + starts))[:tries]:
         window = encode_whole(tokenizer, [text[offsets[j][0] :]], False)[0]
         if window[: k - j] == plain[j:k]:
             return j, k
