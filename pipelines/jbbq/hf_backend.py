@@ -286,6 +286,8 @@ class HFModel:
             return []
         if any(len(p) == 0 for p in prompts):
             raise ValueError("a prompt encodes to no tokens; the model needs at least one token of context")
+        if max_new_tokens < 1:
+            raise ValueError(f"--max-new-tokens must be at least 1, got {max_new_tokens}")
         if not self._plain_greedy():
             return self._generate_with_transformers(prompts, max_new_tokens, progress, settled)
         import torch

@@ -106,6 +106,11 @@ def test_prompts_join_rows_part_way_through_their_replies(
     assert merges
 
 
+def test_a_reply_needs_room_for_a_token(chatty: HFModel) -> None:
+    with pytest.raises(ValueError, match="--max-new-tokens must be at least 1, got 0"):
+        chatty.generate(_prompts(chatty), 0, progress=False)
+
+
 def test_out_of_memory_during_generation_halves_the_batch(chatty: HFModel) -> None:
     chatty.prefix_cache, chatty.batch_size = True, 8
     prompts = _prompts(chatty)
