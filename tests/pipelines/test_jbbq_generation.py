@@ -111,24 +111,29 @@ def test_a_reply_needs_room_for_a_token(chatty: HFModel) -> None:
         chatty.generate(_prompts(chatty), 0, progress=False)
 
 
-def test_out_of_memory_during_generation_halves_the_batch(chatty: HFModel) -> None:
-    chatty.prefix_cache, chatty.batch_size = True, 8
-    prompts = _prompts(chatty)
-    expected = chatty.generate(prompts, MAX_NEW, progress=False)
-    forward = chatty.model.forward
-    seen: list[int] = []
+def _replies_when_forward_fails(model: HFModel, fails) -> list[str]:
+    """``generate`` (8 rows a batch) with a forward that raises out of memory where
+    ``fails(input_ids)`` says so."""
+    forward = model.model.forward
 
     def small_memory(*args, **kwargs):
-        seen.append(kwargs["input_ids"].shape[0])
-        if kwargs["input_ids"].shape[0] > 2:
+        if fails(kwargs["input_ids"]):
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. (simulated)")
         return forward(*args, **kwargs)
 
-    chatty.model.forward = small_memory
+    model.model.forward = small_memory
     try:
-        assert chatty.generate(prompts, MAX_NEW, progress=False) == expected
+        return model.generate(_prompts(model), MAX_NEW, progress=False)
     finally:
-        del chatty.model.forward
+        del model.model.forward
+
+
+def test_out_of_memory_during_generation_halves_the_batch(chatty: HFModel) -> None:
+    chatty.prefix_cache, chatty.batch_size = True, 8
+    expected = chatty.generate(_prompts(chatty), MAX_NEW, progress=False)
+    seen: list[int] = []
+    chatty.batch_size = 8
+    assert _replies_when_forward_fails(chatty, lambda ids: seen.append(ids.shape[0]) or ids.shape[0] > 2) == expected
     assert chatty.batch_size == 2  # 8 -> 4 -> 2, then kept
     # The shared prefix once (one row), then 8 and 4 rows fail; every later pass has at most 2.
     assert seen[:4] == [1, 8, 4, 2] and max(seen[4:]) <= 2
@@ -137,23 +142,16 @@ def test_out_of_memory_during_generation_halves_the_batch(chatty: HFModel) -> No
 def test_out_of_memory_part_way_through_the_replies(chatty: HFModel) -> None:
     """The rows of the step that failed are computed again from their prompt and reply so far."""
     chatty.prefix_cache, chatty.batch_size = True, 8
-    prompts = _prompts(chatty)
-    expected = chatty.generate(prompts, MAX_NEW, progress=False)
-    forward = chatty.model.forward
+    expected = chatty.generate(_prompts(chatty), MAX_NEW, progress=False)
     steps: list[int] = []
 
-    def fails_once(*args, **kwargs):
-        if kwargs["input_ids"].shape[1] == 1:  # one token per row: a decoding step
-            steps.append(kwargs["input_ids"].shape[0])
-            if len(steps) == 3:
-                raise torch.cuda.OutOfMemoryError("CUDA out of memory. (simulated)")
-        return forward(*args, **kwargs)
+    def third_step(ids: torch.Tensor) -> bool:
+        if ids.shape[1] == 1:  # one token per row: a decoding step
+            steps.append(ids.shape[0])
+        return ids.shape[1] == 1 and len(steps) == 3
 
-    chatty.model.forward = fails_once
-    try:
-        assert chatty.generate(prompts, MAX_NEW, progress=False) == expected
-    finally:
-        del chatty.model.forward
+    chatty.batch_size = 8
+    assert _replies_when_forward_fails(chatty, third_step) == expected
     assert steps[2] == 8 and chatty.batch_size == 4  # the failed step had 8 rows
     assert max(steps[3:]) <= 4
 

@@ -135,15 +135,13 @@ def test_a_window_does_not_start_inside_a_word(spaced_at: int | None, shares: bo
     assert (counting.characters < sum(map(len, texts)) / 2) is shares
 
 
-class _FirstLooksAhead:
-    """A character tokenizer whose first token depends on the whole text: shifted when
-    a "?" comes anywhere after it. A window that holds the "?" shows it in its first
-    token, which no longer equals the first prompt's token there."""
+class _Characters:
+    """A tokenizer of one token per character (``_ids`` says which), with offsets."""
 
     is_fast = True
 
     def _ids(self, text: str) -> list[int]:
-        return [ord(text[0]) + (1000 if "?" in text else 0)] + [ord(c) for c in text[1:]]
+        return [ord(c) for c in text]
 
     def __call__(self, text, add_special_tokens=True, return_offsets_mapping=False):
         if not isinstance(text, str):
@@ -152,32 +150,31 @@ class _FirstLooksAhead:
         if return_offsets_mapping:
             out["offset_mapping"] = [(i, i + 1) for i in range(len(text))]
         return out
+
+
+class _Global(_Characters):
+    """Every token depends on the whole text: a text longer than 150 characters that
+    ends in "!" has all its ids shifted. A window (shorter) does not show it, so only
+    comparing whole prompts can."""
+
+    def _ids(self, text: str) -> list[int]:
+        shift = 1000 if len(text) > 150 and text.endswith("!") else 0
+        return [ord(c) + shift for c in text]
+
+
+class _FirstLooksAhead(_Characters):
+    """The first token depends on the whole text: shifted when a "?" comes anywhere after
+    it. A window that holds the "?" shows it in its first token, which no longer equals
+    the first prompt's token there."""
+
+    def _ids(self, text: str) -> list[int]:
+        return [ord(text[0]) + (1000 if "?" in text else 0)] + [ord(c) for c in text[1:]]
 
 
 def test_a_window_whose_first_tokens_differ_is_read_whole() -> None:
     texts = [f"{'shared few-shot text ' * 10}question {i}" for i in range(30)]
     texts[1] += "?"  # not among the prompts compared whole (0, 4, 8, ..., 28, 29)
     assert encode_sharing_prefix(_FirstLooksAhead(), texts) == [_FirstLooksAhead()._ids(t) for t in texts]
-
-
-class _Global:
-    """A character tokenizer whose every token depends on the whole text: a text longer
-    than 150 characters that ends in "!" has all its ids shifted. A window (shorter) does
-    not show it, so only comparing whole prompts can."""
-
-    is_fast = True
-
-    def _ids(self, text: str) -> list[int]:
-        shift = 1000 if len(text) > 150 and text.endswith("!") else 0
-        return [ord(c) + shift for c in text]
-
-    def __call__(self, text, add_special_tokens=True, return_offsets_mapping=False):
-        if not isinstance(text, str):
-            return {"input_ids": [self._ids(t) for t in text]}
-        out = {"input_ids": self._ids(text)}
-        if return_offsets_mapping:
-            out["offset_mapping"] = [(i, i + 1) for i in range(len(text))]
-        return out
 
 
 def test_a_tokenizer_that_looks_past_the_window_is_caught_and_read_whole() -> None:
