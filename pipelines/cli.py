@@ -19,6 +19,8 @@ try:
     import importlib
     import logging
     import pkgutil
+    import signal
+    import threading
     from collections.abc import Callable, Sequence
     from pathlib import Path
     from types import ModuleType
@@ -177,14 +179,26 @@ def _with_verbosity_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentP
 USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError, UserError)
 
 
+# Commands that load a model: they import torch, transformers, datasets and evaluate first.
+LOADS_MODELS = frozenset({"nli", "jbbq", "stereoset", "speciesism", "demo"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # Ctrl-C may come at any moment, even while the commands and torch are still being
     # imported: it is always the one line below, never a traceback.
+    from builders.shared.console import raise_interrupt_outside_finalizers
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, raise_interrupt_outside_finalizers)
     try:
         return _main(argv)
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -202,6 +216,15 @@ def _main(argv: Sequence[str] | None) -> int:
     args.argv, args.top_parser = argv, parser
     verbosity = getattr(args, "verbosity", 0)
     console.configure(verbosity)
+    if next((word for word in argv if not word.startswith("-")), "") in LOADS_MODELS:
+        # Their first steps import torch, transformers, datasets and evaluate (which loads
+        # transformers' pipelines): a Ctrl-C then waits for these imports to finish (see
+        # console.interrupts_deferred), then is the one line.
+        with console.interrupts_deferred():
+            import datasets  # noqa: F401
+            import evaluate  # noqa: F401
+            import torch  # noqa: F401
+            import transformers  # noqa: F401
     try:
         result = args.func(args)
     except USER_ERRORS as err:

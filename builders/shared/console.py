@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import shlex
+import signal
 import sys
 import threading
 import time
@@ -305,3 +306,38 @@ def stage(name: str, logger: logging.Logger | None = None) -> Iterator[dict]:
     record["seconds"] = round(time.perf_counter() - started, 1)
     note = f" ({record['note']})" if record.get("note") else ""
     logger.info("%s: %.1f s%s", name, record["seconds"], note)
+
+
+@contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Ctrl-C during the block is held, and raised as ``KeyboardInterrupt`` when it ends.
+
+    For imports of compiled libraries (torch, transformers): a ``KeyboardInterrupt`` raised
+    in Python code that their C++ calls back into ends the process with "terminate called
+    after throwing ... error_already_set", or is swallowed by a ``__del__`` ("Exception
+    ignored"). Held until the block ends, it is an ordinary one in our own code.
+    Outside the main thread (where signals cannot be handled) the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
+
+
+def raise_interrupt_outside_finalizers(signum: int, frame) -> None:
+    """A SIGINT handler: ``KeyboardInterrupt`` as Python's own handler raises it, except
+    inside a ``__del__``, where Python would print "Exception ignored" and carry on as if
+    there had been no Ctrl-C; the signal is then sent again a moment later."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            threading.Timer(0.05, os.kill, (os.getpid(), signum)).start()
+            return
+        frame = frame.f_back
+    raise KeyboardInterrupt

@@ -150,3 +150,39 @@ def test_a_pipeline_out_in_an_immutable_folder_is_refused_before_any_work(immuta
     code = main(["nli", "evaluate", "--model", "no/such-model", "--out", str(immutable / "run")])
     assert code == 2
     assert capsys.readouterr().err.strip() == f"bias-hub: error: --out {immutable / 'run'}: {immutable} is not writable"
+
+
+def test_ctrl_c_during_the_imports_of_compiled_libraries_waits_for_them() -> None:
+    # A SIGINT raised inside torch's import (Python code its C++ calls back into) ended the
+    # process with "terminate called after throwing ... error_already_set", or was swallowed
+    # by a __del__; held until the block ends, it is an ordinary KeyboardInterrupt.
+    from builders.shared.console import interrupts_deferred
+
+    reached_the_end = False
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the handler runs here: it must not raise
+            reached_the_end = True
+    assert reached_the_end
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    with interrupts_deferred():  # no signal: nothing raised
+        pass
+
+
+def test_ctrl_c_inside_a_finalizer_is_not_swallowed() -> None:
+    # Python prints "Exception ignored in ... __del__" for a KeyboardInterrupt raised there
+    # and carries on: the run went on to its end as if there had been no Ctrl-C.
+    from builders.shared.console import raise_interrupt_outside_finalizers
+
+    class Finalized:
+        def __del__(self) -> None:
+            raise_interrupt_outside_finalizers(signal.SIGINT, sys._getframe())
+
+    previous = signal.signal(signal.SIGINT, raise_interrupt_outside_finalizers)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            Finalized()  # collected at once: the handler runs inside __del__, raises nothing
+            time.sleep(1.0)  # the signal comes again, here
+    finally:
+        signal.signal(signal.SIGINT, previous)
