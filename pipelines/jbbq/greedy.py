@@ -98,16 +98,12 @@ class GreedyDecoder:
 
     def _start(self, rows: list[int]) -> _Batch | None:
         """The prompts ``rows`` (each with its reply so far) through the model: their first token."""
-        model, shared = self.model, self.shared
-        ids, mask = model._left_pad([list(self.prompts[i][shared:]) + self.replies[i] for i in rows])
-        kwargs: dict = {"use_cache": True}
-        if self.prefix_cache is not None:
-            room = ids.shape[1] + max(self.max_new_tokens - len(self.replies[i]) for i in rows)
-            kwargs[model._cache_argument] = kv_cache.batch_cache(self.prefix_cache, len(rows), room)
-            mask = torch.cat([mask.new_ones((len(rows), shared)), mask], dim=1)
-        positions = (mask.cumsum(dim=1) - 1)[:, shared:].clamp(min=shared)
-        logits, outputs = model._forward(1, input_ids=ids, attention_mask=mask, position_ids=positions, **kwargs)
-        batch = _Batch(list(rows), kv_cache.returned_cache(outputs), mask, positions[:, -1])
+        budget = max(self.max_new_tokens - len(self.replies[i]) for i in rows)
+        kwargs = self.model._batch_inputs([list(self.prompts[i]) + self.replies[i] for i in rows], self.shared,
+                                          self.prefix_cache, budget)  # fmt: skip
+        logits, outputs = self.model._forward(1, use_cache=True, **kwargs)
+        batch = _Batch(list(rows), kv_cache.returned_cache(outputs), kwargs["attention_mask"],
+                       kwargs["position_ids"][:, -1])  # fmt: skip
         return self._advance(batch, logits)
 
     def _step(self, batch: _Batch) -> _Batch | None:

@@ -18,6 +18,7 @@ start of the one ``transformers``' ``generate`` gives the prompt alone, and pars
 the same answer. Both modes halve their batch size when the accelerator runs out of
 memory (``pipelines.common.batching``).
 """
+
 from __future__ import annotations
 
 import copy
@@ -183,6 +184,25 @@ class HFModel:
         cache = kv_cache.returned_cache(self._forward(1, input_ids=prefix, use_cache=True)[1])
         return (shared, cache) if kv_cache.full_attention(cache) else (0, None)
 
+    def _batch_inputs(self, rows: list[Sequence[int]], shared: int, prefix_cache, room: int) -> dict:
+        """The forward's arguments for ``rows`` (whole prompts, each maybe with a reply so
+        far): what follows the ``shared`` prefix, left-padded, after the prefix's cache
+        (``prefix_cache``, with room for ``room`` tokens more than the rows bring), with
+        the positions each token has in its own prompt."""
+        import torch
+
+        from pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
+
+        ids, mask = self._left_pad([row[shared:] for row in rows])
+        kwargs = {"input_ids": ids}
+        if prefix_cache is not None:
+            kwargs[self._cache_argument] = kv_cache.batch_cache(prefix_cache, len(rows), ids.shape[1] + room)
+            mask = torch.cat([mask.new_ones((len(rows), shared)), mask], dim=1)
+        kwargs["attention_mask"] = mask
+        # Left padding sits between prefix and the rest: the real tokens are numbered on.
+        kwargs["position_ids"] = (mask.cumsum(dim=1) - 1)[:, shared:].clamp(min=shared)
+        return kwargs
+
     def _left_pad(self, rows: list[Sequence[int]]):
         import torch
 
@@ -199,26 +219,13 @@ class HFModel:
     ) -> np.ndarray:
         import torch
 
-        from pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
-
         shared, prefix_cache = self._shared_prefix(prompts)
         # Longest first: the first batch shows at once whether memory suffices.
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
         out = np.zeros((len(prompts), len(choice_ids)))
         index = torch.tensor(choice_ids, device=self.device)
         def work(batch: list[int]) -> None:
-            ids, mask = self._left_pad([prompts[i][shared:] for i in batch])
-            kwargs = {"input_ids": ids}
-            if prefix_cache is not None:
-                kwargs[self._cache_argument] = kv_cache.batch_cache(prefix_cache, len(batch), ids.shape[1])
-                kwargs["attention_mask"] = torch.cat(
-                    [torch.ones((len(batch), shared), dtype=mask.dtype, device=mask.device), mask], dim=1
-                )
-                # Left padding sits between prefix and suffix: number the real tokens on.
-                kwargs["position_ids"] = (shared + mask.cumsum(dim=1) - 1).clamp(min=shared)
-            else:
-                kwargs["attention_mask"] = mask
-                kwargs["position_ids"] = (mask.cumsum(dim=1) - 1).clamp(min=0)
+            kwargs = self._batch_inputs([prompts[i] for i in batch], shared, prefix_cache, 0)
             logits = self._forward(1, **kwargs)[0][:, -1, :].float()
             logprobs = torch.log_softmax(logits, dim=-1)[:, index]
             out[batch] = logprobs.cpu().numpy()
@@ -344,10 +351,11 @@ class HFModel:
             if prefix_cache is not None:
                 # The whole prompt goes in (prefix, then padding, then the rest); generate
                 # computes only what the cache lacks and numbers positions from the mask.
+                room = ids.shape[1] + max_new_tokens  # the rest of the prompt and the reply
+                kwargs[self._cache_argument] = kv_cache.batch_cache(prefix_cache, len(batch), room)
                 prefix = torch.tensor(list(prompts[batch[0]][:shared]), dtype=torch.long, device=ids.device)
                 ids = torch.cat([prefix.expand(len(batch), -1), ids], dim=1)
                 mask = torch.cat([torch.ones((len(batch), shared), dtype=mask.dtype, device=mask.device), mask], dim=1)
-                kwargs[self._cache_argument] = kv_cache.batch_cache(prefix_cache, len(batch), ids.shape[1] + max_new_tokens)
             stop = _SettledReplies(self.tokenizer, ids.shape[1], settled) if settled is not None else None
             generated = self.model.generate(
                 input_ids=ids,
