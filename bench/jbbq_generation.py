@@ -42,7 +42,7 @@ import time
 import zlib
 from pathlib import Path
 
-from bench.jbbq_throughput import LMEVAL_VENV, REPO_ROOT, _sync, setup_lmeval
+from bench.jbbq_throughput import REPO_ROOT, _sync, add_lmeval_arguments, lmeval_python
 
 _TASK_YAML = """\
 task: jbbq_bench
@@ -177,9 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (both tools)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of each tool; the fastest counts")
-    parser.add_argument("--setup-lmeval", action="store_true", help=f"create {LMEVAL_VENV} first (needs PyPI)")
-    parser.add_argument("--lmeval-python", default=str(LMEVAL_VENV / "bin" / "python"))
-    parser.add_argument("--skip-lmeval", action="store_true", help="time bias-hub only")
+    add_lmeval_arguments(parser)
     parser.add_argument("--json", default=None, help="also write the numbers to this file")
     args = parser.parse_args(argv)
 
@@ -189,11 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     from pipelines.jbbq.tiny_model import build_tiny_model
 
     torch.set_num_threads(args.threads)
-    python = Path(args.lmeval_python)
-    if args.setup_lmeval:
-        python = setup_lmeval(LMEVAL_VENV)
-    if not args.skip_lmeval and not python.exists():
-        print(f"no lm_eval environment at {python}: run with --setup-lmeval (needs PyPI) or --skip-lmeval")
+    python = lmeval_python(args)
+    if python is None:
         return 2
 
     prompts, rows, shots, settings = paper_questions(Path(args.dataset))

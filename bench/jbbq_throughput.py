@@ -103,6 +103,23 @@ def _sync(model) -> None:
         torch.cuda.synchronize()
 
 
+def add_lmeval_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of a bench that compares with lm_eval: where its venv is, whether to create it."""
+    parser.add_argument("--setup-lmeval", action="store_true", help=f"create {LMEVAL_VENV} first (needs PyPI)")
+    parser.add_argument("--lmeval-python", default=str(LMEVAL_VENV / "bin" / "python"))
+    parser.add_argument("--skip-lmeval", action="store_true", help="time bias-hub only")
+
+
+def lmeval_python(args: argparse.Namespace) -> Path | None:
+    """lm_eval's Python after those flags (its venv created first with ``--setup-lmeval``);
+    None, with a line saying what to do, when it is needed and missing."""
+    python = setup_lmeval(LMEVAL_VENV) if args.setup_lmeval else Path(args.lmeval_python)
+    if not args.skip_lmeval and not python.exists():
+        print(f"no lm_eval environment at {python}: run with --setup-lmeval (needs PyPI) or --skip-lmeval")
+        return None
+    return python
+
+
 def run_lmeval(python: Path, model_dir: Path, prompts: list[str], rows: list[dict], args, work: Path) -> dict:
     data = work / "questions.jsonl"
     with data.open("w", encoding="utf-8") as handle:
@@ -139,9 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default="tiny", help="model shape: tiny or llama-7b")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (both tools)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--setup-lmeval", action="store_true", help=f"create {LMEVAL_VENV} first (needs PyPI)")
-    parser.add_argument("--lmeval-python", default=str(LMEVAL_VENV / "bin" / "python"))
-    parser.add_argument("--skip-lmeval", action="store_true", help="time bias-hub only")
+    add_lmeval_arguments(parser)
     parser.add_argument(
         "--no-prefix-cache", action="store_true", help="bias-hub without reusing the shared prompt prefix"
     )
@@ -153,11 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     from pipelines.jbbq.tiny_model import build_tiny_model
 
     torch.set_num_threads(args.threads)
-    python = Path(args.lmeval_python)
-    if args.setup_lmeval:
-        python = setup_lmeval(LMEVAL_VENV)
-    if not args.skip_lmeval and not python.exists():
-        print(f"no lm_eval environment at {python}: run with --setup-lmeval (needs PyPI) or --skip-lmeval")
+    python = lmeval_python(args)
+    if python is None:
         return 2
 
     prompts, rows = questions(args.questions, args.shots, args.seed)
