@@ -85,16 +85,14 @@ class GreedyDecoder:
                     raise
                 failed = len(taken) + (0 if batch is None else len(batch.rows))
             else:
-                yield from self._finished
-                self._finished.clear()
-                continue
-            # Outside the except block, so the error no longer holds the batch's tensors.
-            again = [i for i in dict.fromkeys(taken + ([] if batch is None else batch.rows)) if not self.done[i]]
-            batch = None
+                failed = 0
             yield from self._finished
             self._finished.clear()
-            queue.extendleft(sorted(again, key=lambda i: len(self.prompts[i]) + len(self.replies[i])))
-            size.shrink(failed)
+            if failed:  # outside the except block, so the error no longer holds the batch's tensors
+                again = [i for i in dict.fromkeys(taken + ([] if batch is None else batch.rows)) if not self.done[i]]
+                batch = None
+                queue.extendleft(sorted(again, key=lambda i: len(self.prompts[i]) + len(self.replies[i])))
+                size.shrink(failed)
 
     def _start(self, rows: list[int]) -> _Batch | None:
         """The prompts ``rows`` (each with its reply so far) through the model: their first token."""
