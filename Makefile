@@ -83,7 +83,7 @@ test: setup-dev
 	$(OFFLINE) $(PY) -m pytest -q
 
 lint: setup-dev
-	$(VENV)/bin/ruff check builders pipelines metrics tests bench
+	$(VENV)/bin/ruff check __init__.py __main__.py setup.py builders pipelines metrics tests bench
 
 bench: setup
 	$(OFFLINE) $(PY) -m bench

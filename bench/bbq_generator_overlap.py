@@ -5,7 +5,7 @@
 
 ``RELEASE`` is a BBQ checkout root or an archive of one (``data/*.jsonl`` and
 ``templates/``; the ``BBQ_RELEASE`` environment variable works too). Our expander
-(``builders.jbbq.templates``, through the same ``load_rows`` that ``bias-hub build
+(``bias_hub.builders.jbbq.templates``, through the same ``load_rows`` that ``bias-hub build
 bbq --source templates/`` runs) expands every file of ``templates/`` once per seed.
 For each category the script prints the row counts and the share of released
 rows reproduced: rows are compared on question id, polarity, context condition,
@@ -93,8 +93,8 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def run_ours(templates: Path, seed: int) -> dict[str, list[dict]]:
-    from builders.jbbq.qa_build import load_rows
-    from builders.jbbq.schema import BBQ_CATEGORIES
+    from bias_hub.builders.jbbq.qa_build import load_rows
+    from bias_hub.builders.jbbq.schema import BBQ_CATEGORIES
 
     built = load_rows(templates, BBQ_CATEGORIES, language="en", seed=seed)
     by_category: dict[str, list[dict]] = {}
@@ -190,8 +190,8 @@ def main(argv: list[str] | None = None) -> int:
             "give the BBQ release (checkout root or archive) as RELEASE or in $BBQ_RELEASE"
         )
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    from builders.jbbq.qa_build import opened_source
-    from builders.jbbq.schema import BBQ_CATEGORIES
+    from bias_hub.builders.jbbq.qa_build import opened_source
+    from bias_hub.builders.jbbq.schema import BBQ_CATEGORIES
 
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     bbq_seeds = [int(s) for s in args.bbq_seeds.split(",") if s.strip()]

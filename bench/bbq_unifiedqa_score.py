@@ -109,7 +109,7 @@ def _release(source: Path, work: Path) -> Path:
 
 def _bias_hub(*args: str) -> None:
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
-    subprocess.run([sys.executable, "-m", "pipelines.cli", *args], check=True, cwd=REPO_ROOT, env=env)
+    subprocess.run([sys.executable, "-m", "bias_hub", *args], check=True, cwd=REPO_ROOT, env=env)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -121,10 +121,10 @@ def main(argv: list[str] | None = None) -> None:
 
     import evaluate
 
-    from builders.shared.sources import resolve
-    from builders.weat_word_sets.rows import english_rows
-    from pipelines.embeddings.scoring import Query, prepare
-    from pipelines.embeddings.vectors import load_googlenews_subset
+    from bias_hub.builders.shared.sources import resolve
+    from bias_hub.builders.weat_word_sets.rows import english_rows
+    from bias_hub.pipelines.embeddings.scoring import Query, prepare
+    from bias_hub.pipelines.embeddings.vectors import load_googlenews_subset
 
     vectors = load_googlenews_subset()
     row = {r["test_id"]: r for r in english_rows(resolve("weat_word_sets"))}[args.test]

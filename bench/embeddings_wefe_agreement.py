@@ -62,10 +62,10 @@ def ensure_wefe() -> Path:
 
 
 def prepare_tests(test_ids: list[str]) -> list[dict]:
-    from builders.shared.sources import resolve
-    from builders.weat_word_sets.rows import english_rows
-    from pipelines.embeddings.scoring import Query, prepare
-    from pipelines.embeddings.vectors import load_googlenews_subset
+    from bias_hub.builders.shared.sources import resolve
+    from bias_hub.builders.weat_word_sets.rows import english_rows
+    from bias_hub.pipelines.embeddings.scoring import Query, prepare
+    from bias_hub.pipelines.embeddings.vectors import load_googlenews_subset
 
     vectors = load_googlenews_subset()
     rows = {row["test_id"]: row for row in english_rows(resolve("weat_word_sets"))}

@@ -5,7 +5,7 @@
 
 The paper preset's generation (``presets.paper`` of pipelines/studies/jbbq.yaml: the
 three prompts, 4 shots, plain prompts, greedy decoding, its ``max_new_tokens``) over
-the questions of the built JBBQ sample (``python -m pipelines.cli build all``), chosen
+the questions of the built JBBQ sample (``python -m bias_hub build all``), chosen
 exactly as ``bias-hub jbbq evaluate --preset paper`` chooses them (the shot templates'
 questions held out). Both tools get the same prompt texts, the same model (saved once
 to a temporary folder) and the same batch size:
@@ -67,12 +67,12 @@ NO_INDEX = "わかりません"
 
 def paper_questions(dataset: Path) -> tuple[list, list[dict], list[dict], object]:
     """``(prompt specs, rows, shots, settings)`` of ``jbbq evaluate --preset paper`` on ``dataset``."""
-    from pipelines.jbbq.prompting import load_prompt
-    from pipelines.jbbq.run import load_questions
-    from pipelines.jbbq.settings import with_preset
+    from bias_hub.pipelines.jbbq.prompting import load_prompt
+    from bias_hub.pipelines.jbbq.run import load_questions
+    from bias_hub.pipelines.jbbq.settings import with_preset
 
     if not (dataset / "README.md").is_file():
-        raise SystemExit(f"{dataset}: no built JBBQ sample; run `python -m pipelines.cli build all` first")
+        raise SystemExit(f"{dataset}: no built JBBQ sample; run `python -m bias_hub build all` first")
     settings = with_preset("paper")
     if settings.chat != "no" or settings.scoring != "generate" or len(settings.shots) != 1:
         raise SystemExit(f"presets.paper changed shape ({settings.chat=}, {settings.scoring=}, {settings.shots=})")
@@ -128,8 +128,8 @@ def run_ours(model, tokenizer, prompts, rows, shots, settings, batch_size: int,
              repeats: int = 1) -> tuple[float, float, list[list[dict]]]:  # fmt: skip
     """Wall-clock and CPU seconds (the fastest of ``repeats`` runs) and scored items (per
     prompt, per question) of the pipeline's generate path."""
-    from pipelines.jbbq.hf_backend import HFModel
-    from pipelines.jbbq.scorers import HFScorer
+    from bias_hub.pipelines.jbbq.hf_backend import HFModel
+    from bias_hub.pipelines.jbbq.scorers import HFScorer
 
     hf = HFModel(model=model, tokenizer=tokenizer, batch_size=batch_size)
     scorer = HFScorer(hf, chat=settings.chat, max_new_tokens=settings.max_new_tokens, progress=False)
@@ -183,8 +183,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from pipelines.jbbq.parsing import parse_answer
-    from pipelines.jbbq.tiny_model import build_tiny_model
+    from bias_hub.pipelines.jbbq.parsing import parse_answer
+    from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model
 
     torch.set_num_threads(args.threads)
     python = lmeval_python(args)

@@ -64,7 +64,7 @@ def questions(n: int, shots: int, seed: int) -> tuple[list[str], list[dict]]:
     """``n`` plain ``basic`` prompts from the built JBBQ sample (test, then dev and train)."""
     import datasets
 
-    from pipelines.jbbq.prompting import load_prompt, select_shots
+    from bias_hub.pipelines.jbbq.prompting import load_prompt, select_shots
 
     folder = REPO_ROOT / "datasets" / "jbbq"
     if (folder / "README.md").is_file():
@@ -83,7 +83,7 @@ def questions(n: int, shots: int, seed: int) -> tuple[list[str], list[dict]]:
 def run_ours(
     model, tokenizer, prompts: list[str], batch_size: int, prefix_cache: bool = True
 ) -> tuple[float, np.ndarray]:
-    from pipelines.jbbq.hf_backend import HFModel
+    from bias_hub.pipelines.jbbq.hf_backend import HFModel
 
     scorer = HFModel(model=model, tokenizer=tokenizer, batch_size=batch_size, prefix_cache=prefix_cache)
     scorer.choice_logprobs([scorer.encode(p, chat=False) for p in prompts[:batch_size]], CHOICES, progress=False)
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from pipelines.jbbq.tiny_model import build_tiny_model
+    from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model
 
     torch.set_num_threads(args.threads)
     python = lmeval_python(args)

@@ -46,7 +46,7 @@ def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
 
 
 def _bias_hub(*args: str) -> None:
-    _run([sys.executable, "-m", "pipelines.cli", *args])
+    _run([sys.executable, "-m", "bias_hub", *args])
 
 
 def _same(a, b) -> bool:
@@ -65,13 +65,13 @@ def _model(folder: Path, tasks_dir: Path, tasks: list[str], prompts: list[str], 
 
     docs = [json.loads(line) for line in (tasks_dir / "data" / "jbbq.jsonl").read_text(encoding="utf-8").splitlines()]
     if not planted:
-        from pipelines.jbbq.prompting import load_prompt
-        from pipelines.jbbq.tiny_model import build_tiny_model
+        from bias_hub.pipelines.jbbq.prompting import load_prompt
+        from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model
 
         texts = [d["context"] + d["question"] + d["ans0"] + d["ans1"] + d["ans2"] for d in docs]
         build_tiny_model(folder, texts + [load_prompt(p).system for p in prompts], seed=seed, chat_template=False)
-        return "random tiny Llama (pipelines.jbbq.tiny_model)"
-    from pipelines.jbbq.planted import NO_ANSWER, train_planted_model
+        return "random tiny Llama (bias_hub.pipelines.jbbq.tiny_model)"
+    from bias_hub.pipelines.jbbq.planted import NO_ANSWER, train_planted_model
 
     env = Environment(loader=BaseLoader, undefined=StrictUndefined, keep_trailing_newline=True)  # lm-eval's
     templates = [env.from_string(_load_task(tasks_dir, t)["doc_to_text"]) for t in tasks if t.endswith("_gen")]
@@ -79,7 +79,7 @@ def _model(folder: Path, tasks_dir: Path, tasks: list[str], prompts: list[str], 
     items = [[(template.render(**doc), rng.choice(["0", "1", "2", "0", "1", "2", NO_ANSWER])) for template in templates]
              for doc in docs]  # fmt: skip
     fit = train_planted_model(folder, items, steps=300, seed=seed)["fit"]
-    return f"tiny Llama trained to planted replies (pipelines.jbbq.planted), fit {fit:.2f}"
+    return f"tiny Llama trained to planted replies (bias_hub.pipelines.jbbq.planted), fit {fit:.2f}"
 
 
 def _load_task(tasks_dir: Path, task: str) -> dict:
@@ -168,7 +168,7 @@ def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: 
             entry["table_equals_score"] &= all(_same(table[task].get(f"{n}_{category},none"), values[k])
                                                for n, k in SCORES.items())  # fmt: skip
         if task in ours:
-            from pipelines.score.predictions import read_lm_eval_samples
+            from bias_hub.pipelines.score.predictions import read_lm_eval_samples
 
             logged = read_lm_eval_samples(samples_file)
             theirs = {(r["category"], r["example_id"]): r["prediction"] for r in logged}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipelines.common import import_metric_module
+from bias_hub.pipelines.common import import_metric_module
 
 METRIC = Path(__file__).resolve().parents[1] / "metrics" / "nli_gender_bias" / "nli_gender_bias.py"
 SUBSETS = ("pro_stereotypical", "anti_stereotypical", "non_stereotypical")

@@ -31,9 +31,9 @@ import numpy as np
 
 def _pairs(datasets_root: Path | None, limit: int | None) -> tuple[list[str], list[str], str]:
     """The evaluation pairs: the built dataset, else lexicon x templates (no build needed)."""
-    from pipelines.common.paths import default_datasets_root
-    from pipelines.nli.evaluation import evaluation_config, load_evaluation_rows
-    from pipelines.nli.settings import DATASET
+    from bias_hub.pipelines.common.paths import default_datasets_root
+    from bias_hub.pipelines.nli.evaluation import evaluation_config, load_evaluation_rows
+    from bias_hub.pipelines.nli.settings import DATASET
 
     folder = (datasets_root or default_datasets_root()) / DATASET
     if (folder / "README.md").is_file():
@@ -41,7 +41,11 @@ def _pairs(datasets_root: Path | None, limit: int | None) -> tuple[list[str], li
         rows = load_evaluation_rows(folder, config=config)
         premises, hypotheses, source = list(rows["premise"]), list(rows["hypothesis"]), f"{folder} ({config})"
     else:
-        from builders.nli_gender_bias.lexicon import GENDER_WORDS, load_occupations, load_templates
+        from bias_hub.builders.nli_gender_bias.lexicon import (
+            GENDER_WORDS,
+            load_occupations,
+            load_templates,
+        )
 
         premises, hypotheses = [], []
         for occupation in load_occupations():
@@ -83,9 +87,9 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
 
-    from pipelines.nli.labels import LABELS
-    from pipelines.nli.predict import encode_pairs, predict_logits
-    from pipelines.nli.scratch import make_classifier
+    from bias_hub.pipelines.nli.labels import LABELS
+    from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits
+    from bias_hub.pipelines.nli.scratch import make_classifier
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -144,7 +148,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"ours against the best pipeline batch size ({best}): {pipeline_seconds[best] / seconds_ours:.2f}x; "
           "predictions identical: yes")
     if args.out:
-        from builders.shared.files import write_json
+        from bias_hub.builders.shared.files import write_json
 
         write_json(args.out, result)
     return result

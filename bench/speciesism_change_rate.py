@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipelines.common import import_metric_module
+from bias_hub.pipelines.common import import_metric_module
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "metrics" / "speciesism_bias"

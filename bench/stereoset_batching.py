@@ -20,7 +20,7 @@ def main() -> None:
     import torch
     from transformers import BertTokenizerFast, GPT2Config, GPT2LMHeadModel
 
-    from pipelines.stereoset.perplexity import sentence_perplexities
+    from bias_hub.pipelines.stereoset.perplexity import sentence_perplexities
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--sentences", type=int, default=128)

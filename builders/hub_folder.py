@@ -1,7 +1,7 @@
 """Write one dataset folder the way a Hub dataset repo holds it.
 
 A folder is a README.md card whose YAML declares every config, split and
-feature (``builders.shared.card``), plus ``<config>/<split>-00000-of-00001.parquet``
+feature (``bias_hub.builders.shared.card``), plus ``<config>/<split>-00000-of-00001.parquet``
 files. The folder is assembled in a staging sibling and swapped in with a
 rename, so a failed or killed build never leaves a half-written dataset behind
 (the next build cleans up after a killed one).
@@ -29,15 +29,20 @@ from pathlib import Path
 
 import datasets
 
-from builders.shared.card import (
+from bias_hub.builders.shared.card import (
     CardMetadata,
     CardSections,
     parquet_name,
     read_card_yaml,
     render_card,
 )
-from builders.shared.files import atomic_write_text, file_mode, replace_folder, staging_folder
-from builders.shared.secrets import redact
+from bias_hub.builders.shared.files import (
+    atomic_write_text,
+    file_mode,
+    replace_folder,
+    staging_folder,
+)
+from bias_hub.builders.shared.secrets import redact
 
 __all__ = [
     "USER_COPY_KEY",
@@ -122,7 +127,7 @@ def write_dataset_folder(
     none). They are recorded in the card, and a build that would replace configs recorded so
     by an earlier build is refused (``UserBuildKept``) unless the command line forces it.
 
-    ``card``: the sections of the card (``builders.shared.card.CardSections``); a plain
+    ``card``: the sections of the card (``bias_hub.builders.shared.card.CardSections``); a plain
     string is the whole card body (test fixtures). All configs must be non-empty;
     every split of a config must share its features. The previous folder, if any,
     is replaced only once the new one is complete.

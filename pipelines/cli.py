@@ -25,9 +25,8 @@ try:
     from pathlib import Path
     from types import ModuleType
 
-    import builders
-    import pipelines
-    from builders.shared.errors import UserError
+    from bias_hub import builders, pipelines
+    from bias_hub.builders.shared.errors import UserError
 except KeyboardInterrupt:
     print(INTERRUPTED, file=sys.stderr)
     raise SystemExit(130) from None
@@ -65,7 +64,7 @@ def builder_function(command: ModuleType) -> Callable[..., Path]:
 
 
 def _register_build(subparsers: argparse._SubParsersAction) -> None:
-    from pipelines.common.paths import default_datasets_root
+    from bias_hub.pipelines.common.paths import default_datasets_root
 
     # The same root the pipelines read by default: the checkout's datasets/, or the data folder.
     out_root = str(default_datasets_root())
@@ -107,9 +106,9 @@ def _reads_user_copy(parser: argparse.ArgumentParser, args: argparse.Namespace) 
 
 
 def _build_one(args: argparse.Namespace) -> None:
-    from builders.hub_folder import user_copy_build
-    from builders.shared.console import command_line
-    from builders.shared.files import ensure_writable_root
+    from bias_hub.builders.hub_folder import user_copy_build
+    from bias_hub.builders.shared.console import command_line
+    from bias_hub.builders.shared.files import ensure_writable_root
 
     ensure_writable_root(args.out_root, "--out-root")
     reads = _reads_user_copy(args.build_parser, args)
@@ -120,12 +119,12 @@ def _build_one(args: argparse.Namespace) -> None:
 def _build_all(commands: dict[str, ModuleType], out_root: str, argv: list[str] | None = None) -> None:
     """Every builder that needs no user-supplied data, with its defaults: one timed line each.
     A folder holding configs built from the user's own copy is kept, with a warning."""
-    from builders.hub_folder import UserBuildKept, user_copy_build
-    from builders.shared.console import command_line, stage
-    from builders.shared.files import ensure_writable_root
+    from bias_hub.builders.hub_folder import UserBuildKept, user_copy_build
+    from bias_hub.builders.shared.console import command_line, stage
+    from bias_hub.builders.shared.files import ensure_writable_root
 
     ensure_writable_root(out_root, "--out-root")
-    log = logging.getLogger("builders")
+    log = logging.getLogger("bias_hub.builders")
     for name, module in commands.items():
         if not getattr(module, "IN_ALL", True):
             continue
@@ -145,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     _register_build(subparsers)
     for module in _submodules(pipelines, "command"):
         module.register(subparsers)
-    from pipelines import demo
+    from bias_hub.pipelines import demo
 
     demo.register(subparsers)
     return _with_verbosity_flags(parser)
@@ -165,7 +164,7 @@ def _leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentPars
 
 def _with_verbosity_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """-q/-v on every command, the same everywhere (pipeline commands already have them)."""
-    from pipelines.common.flags import add_verbosity_flags
+    from bias_hub.pipelines.common.flags import add_verbosity_flags
 
     for leaf in _leaf_parsers(parser):
         if "--quiet" not in leaf._option_string_actions:
@@ -186,7 +185,7 @@ LOADS_MODELS = frozenset({"nli", "jbbq", "stereoset", "speciesism", "demo"})
 def main(argv: Sequence[str] | None = None) -> int:
     # Ctrl-C may come at any moment, even while the commands and torch are still being
     # imported: it is always the one line below, never a traceback.
-    from builders.shared.console import raise_interrupt_outside_finalizers
+    from bias_hub.builders.shared.console import raise_interrupt_outside_finalizers
 
     previous = None
     if threading.current_thread() is threading.main_thread():
@@ -202,14 +201,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from builders.shared import console
+    from bias_hub.builders.shared import console
 
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     # Secrets by value: whatever flag or variable carried them, they are redacted from every
     # file, log line and printed command from here on.
-    from builders.shared.secrets import register_namespace
+    from bias_hub.builders.shared.secrets import register_namespace
 
     register_namespace(vars(args))
     # A --preset yields to the flags given explicitly: flags.explicit_dests parses argv again.

@@ -33,10 +33,10 @@ from datetime import datetime
 from pathlib import Path
 from types import ModuleType
 
-import pipelines
-from builders.shared import console
-from builders.shared.errors import UserError
-from builders.shared.files import ensure_writable_folder, write_json
+from bias_hub import pipelines
+from bias_hub.builders.shared import console
+from bias_hub.builders.shared.errors import UserError
+from bias_hub.builders.shared.files import ensure_writable_folder, write_json
 
 __all__ = ["demo", "demo_parts", "parse_prior_stage", "register", "run"]
 
@@ -49,7 +49,7 @@ DEMO_LOG = "demo.log"
 def demo_parts() -> list[ModuleType]:
     parts = []
     for info in pkgutil.iter_modules(pipelines.__path__):
-        name = f"pipelines.{info.name}.demo"
+        name = f"bias_hub.pipelines.{info.name}.demo"
         if info.ispkg and importlib.util.find_spec(name) is not None:
             parts.append(importlib.import_module(name))
     return sorted(parts, key=lambda module: (module.ORDER, module.__name__))
@@ -152,7 +152,7 @@ def _run_part(module: ModuleType, out: Path, run_started: str, demo_log: logging
 
 
 def _write(out: Path, manifest: dict, order: list[str]) -> Path:
-    from pipelines.report_index import write_index
+    from bias_hub.pipelines.report_index import write_index
 
     entries = [manifest["parts"][part] for part in order if part in manifest["parts"]]
     index = write_index(out, entries, prior_stages=manifest["prior_stages"], run=manifest.get("run"))
@@ -175,7 +175,7 @@ def _remove_stale(out: Path, manifest: dict, known: list[str], full_run: bool) -
 
 def _check_links(out: Path) -> None:
     """One console line when a link or image of the report does not resolve; the list in the log."""
-    from pipelines.report_index import broken_links
+    from bias_hub.pipelines.report_index import broken_links
 
     broken = broken_links(out)
     if broken:

@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
 
-from builders.shared.files import atomic_write_text
+from bias_hub.builders.shared.files import atomic_write_text
 
 __all__ = ["broken_links", "index_html", "rebase_markdown_links", "render_markdown", "stage_table", "write_index"]
 

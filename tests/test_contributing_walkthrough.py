@@ -19,9 +19,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from checkout_copies import pythonpath_for
 
-from pipelines import cli
-from pipelines.publish.space_repo import SECTIONS
+from bias_hub.pipelines import cli
+from bias_hub.pipelines.publish.space_repo import SECTIONS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CONTRIBUTING = REPO_ROOT / "CONTRIBUTING.md"
@@ -167,14 +168,14 @@ def _bias_hub(folder: Path) -> Path:
     """A ``bias-hub`` on PATH that runs the copy's CLI with this interpreter."""
     folder.mkdir()
     script = folder / "bias-hub"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pipelines.cli "$@"\n', encoding="utf-8")
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m bias_hub "$@"\n', encoding="utf-8")
     script.chmod(0o755)
     return folder
 
 
 E2E = """
 import json, sys
-from pipelines.cli import main
+from bias_hub.pipelines.cli import main
 for argv in json.loads(sys.argv[1]):
     if main(argv):
         sys.exit("bias-hub " + " ".join(argv) + ": failed")
@@ -195,9 +196,9 @@ def test_a_toy_sixth_system_added_by_contributing_passes_the_contract_tests_and_
     for path, body in files.items():
         (copy / path).parent.mkdir(parents=True, exist_ok=True)
         (copy / path).write_text(body, encoding="utf-8")
-    # The copy's own code, never an installed bias-hub: `python -m` puts the copy's root first.
+    # The copy's own code, never the checkout's editable install.
     env = {**os.environ, "PATH": f"{_bias_hub(tmp_path / 'bin')}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": str(copy), "OMP_NUM_THREADS": "1"}  # fmt: skip
+           "PYTHONPATH": pythonpath_for(copy), "OMP_NUM_THREADS": "1"}  # fmt: skip
     for command in commands:
         _run(["bash", "-euo", "pipefail", "-c", command], copy, env)
     assert os.readlink(copy / "metrics/toy_length_gap/bias_hub_common.py") == "../_common/bias_hub_common.py"

@@ -7,7 +7,7 @@ followed by what exactly) says why it cannot run here; every other block runs:
 - Python blocks run in order in one namespace per document (a later block may use what an
   earlier one made, as a reader would type them); a block of ``>>>`` lines runs as a doctest
   whose printed results are checked.
-- Bash blocks run each ``bias-hub ...`` command line in this process (``pipelines.cli.main``);
+- Bash blocks run each ``bias-hub ...`` command line in this process (``bias_hub.pipelines.cli.main``);
   ``make`` lines are the suite's own entry points (``make test`` runs this file) and are left
   out; any other command in an unmarked block is an error of the document.
 
@@ -100,8 +100,8 @@ def test_blocks_markers_and_commands_are_read_as_written(tmp_path: Path) -> None
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory, winobias_source: Path) -> Path:
     """A folder laid out like the checkout, with every dataset an example reads built."""
-    from builders.winobias import build as build_winobias
-    from pipelines.cli import main
+    from bias_hub.builders.winobias import build as build_winobias
+    from bias_hub.pipelines.cli import main
 
     root = tmp_path_factory.mktemp("docs")
     (root / "metrics").symlink_to(REPO_ROOT / "metrics")
@@ -140,8 +140,8 @@ def _run_python(block: Block, namespace: dict) -> None:
 
 
 def _run_bash(block: Block, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipelines.cli import main
-    from pipelines.common import paths
+    from bias_hub.pipelines.cli import main
+    from bias_hub.pipelines.common import paths
 
     # The scratch folder stands for the checkout: builds and reads go to its datasets/.
     monkeypatch.setattr(paths, "default_datasets_root", lambda: root / "datasets")

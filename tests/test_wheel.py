@@ -19,12 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.common import paths
+from bias_hub.pipelines.common import paths
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # What `uv build` reads: the metadata, the packages and the metric modules (tests, datasets,
 # reports and the venv stay behind, as in an sdist).
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "builders", "pipelines", "metrics")
+SOURCES = (
+    "pyproject.toml", "setup.py", "README.md", "__init__.py", "__main__.py", "builders", "pipelines", "metrics",
+)
 TORCH = "torch==2.13.0"
 OFFLINE = {
     "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
@@ -45,7 +47,7 @@ def test_a_checkout_reads_and_builds_its_own_folders(monkeypatch: pytest.MonkeyP
     assert paths.in_checkout()
     assert paths.default_datasets_root() == REPO_ROOT / "datasets"
     assert paths.default_metrics_root() == REPO_ROOT / "metrics"
-    from pipelines.cli import build_parser
+    from bias_hub.pipelines.cli import build_parser
 
     args = build_parser().parse_args(["build", "speciesism_templates"])
     assert Path(args.out_root) == REPO_ROOT / "datasets"
@@ -66,7 +68,7 @@ def test_installed_copy_uses_the_data_root_and_its_own_metrics(
     assert paths.default_datasets_root() == tmp_path / "xdg" / "bias-hub" / "datasets"
     monkeypatch.setenv(paths.DATA_ENV, str(tmp_path / "mine"))
     assert paths.default_datasets_root() == tmp_path / "mine" / "datasets"
-    assert paths.default_metrics_root() == site / "bias_hub_metrics"
+    assert paths.default_metrics_root() == site / "metrics"
     # A flag still wins over every default.
     with pytest.raises(FileNotFoundError, match=r"--dataset x: .*/flag/x is not a built dataset folder"):
         paths.dataset_folder("x", tmp_path / "flag")
@@ -122,18 +124,27 @@ def test_wheel_carries_metric_modules_as_real_files_and_the_data_files(wheel: Pa
     common = (REPO_ROOT / "metrics" / "_common" / "bias_hub_common.py").read_bytes()
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
+        # One import package at the top of site-packages, and its dist-info; nothing generic.
+        tops = {n.split("/")[0] for n in names}
+        assert {t for t in tops if not t.endswith(".dist-info")} == {"bias_hub"}, tops
+        assert len(tops) == 2, tops
+        # The checkout's own files stay behind: the root package holds only its modules.
+        assert {n for n in names if n.count("/") == 1 and n.startswith("bias_hub/")} == {
+            "bias_hub/__init__.py", "bias_hub/__main__.py"}
         for name in _metric_names():
-            folder = f"bias_hub_metrics/{name}"
+            folder = f"bias_hub/metrics/{name}"
             assert {f"{folder}/{name}.py", f"{folder}/README.md"} <= names, name
             # A symlink in the checkout; the wheel must hold the file itself.
             assert archive.read(f"{folder}/bias_hub_common.py") == common, name
         studies = {p.name for p in (REPO_ROOT / "pipelines" / "studies").glob("*.yaml")}
-        assert studies and {f"pipelines/studies/{s}" for s in studies} <= names
-        prompts = {p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "pipelines").rglob("prompts/*.yaml")}
+        assert studies and {f"bias_hub/pipelines/studies/{s}" for s in studies} <= names
+        prompts = {
+            "bias_hub/" + p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "pipelines").rglob("prompts/*.yaml")
+        }
         assert prompts and prompts <= names
-        assert "builders/shared/dataset_card.md" in names
+        assert "bias_hub/builders/shared/dataset_card.md" in names
         data_files = {
-            p.relative_to(REPO_ROOT).as_posix()
+            "bias_hub/" + p.relative_to(REPO_ROOT).as_posix()
             for p in (REPO_ROOT / "builders").rglob("*")
             if p.suffix in (".tsv", ".csv", ".txt") and "__pycache__" not in p.parts
         }
@@ -145,7 +156,7 @@ def test_installed_wheel_builds_and_runs_speciesism_from_another_folder(wheel: P
     import datasets
     import torch
 
-    from pipelines.speciesism.tiny_model import make_tiny_masked_lm
+    from bias_hub.pipelines.speciesism.tiny_model import make_tiny_masked_lm
 
     uv = _uv()
     venv = tmp_path / "venv"

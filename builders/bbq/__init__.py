@@ -2,7 +2,7 @@
 
 ``build(out_root, ...)`` writes ``<out_root>/bbq`` from BBQ's ``data/*.jsonl`` (CC BY
 4.0): the eleven category files fetched from their canonical URLs through
-``builders.shared.sources`` (cached, trust-on-first-use sha256), or a local copy. No
+``bias_hub.builders.shared.sources`` (cached, trust-on-first-use sha256), or a local copy. No
 registry package ships BBQ with its metadata, so offline builds need ``source``.
 ``bias-hub build bbq`` is its command-line form.
 """
@@ -43,12 +43,12 @@ def build(
     """
     # `bias-hub` imports every builder package to list its commands: what needs datasets and
     # pyarrow loads when a build runs.
-    from builders.hub_folder import write_dataset_folder
-    from builders.jbbq.cards import bbq_card
-    from builders.jbbq.qa_build import build_configs, load_rows, warn_undecided
-    from builders.jbbq.schema import BBQ_CATEGORIES
-    from builders.shared.card import CardMetadata
-    from builders.shared.sources import resolve
+    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.jbbq.cards import bbq_card
+    from bias_hub.builders.jbbq.qa_build import build_configs, load_rows, warn_undecided
+    from bias_hub.builders.jbbq.schema import BBQ_CATEGORIES
+    from bias_hub.builders.shared.card import CardMetadata
+    from bias_hub.builders.shared.sources import resolve
 
     target = Path(out_root) / NAME
     with tempfile.TemporaryDirectory(prefix="bias-hub-bbq-") as tmp:

@@ -1,4 +1,4 @@
-"""``bias-hub build bbq [--source PATH]``: the command-line form of ``builders.bbq.build``."""
+"""``bias-hub build bbq [--source PATH]``: the command-line form of ``bias_hub.builders.bbq.build``."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from builders.bbq import build  # looked up when run, so that tests can stand in for build()
+    from bias_hub.builders.bbq import (
+        build,  # looked up when run, so that tests can stand in for build()
+    )
 
     build(args.out_root, source=args.source, seed=args.seed, skip_invalid=args.skip_invalid)

@@ -12,8 +12,8 @@ import logging
 import os
 from pathlib import Path
 
-from builders.jbbq.paper_counts import comparison_lines
-from builders.shared.card import read_card_yaml
+from bias_hub.builders.jbbq.paper_counts import comparison_lines
+from bias_hub.builders.shared.card import read_card_yaml
 
 __all__ = ["NAME", "SAMPLE_DIR", "build"]
 
@@ -46,12 +46,12 @@ def build(
     """
     # `bias-hub` imports every builder package to list its commands: what needs datasets and
     # pyarrow loads when a build runs.
-    from builders.hub_folder import write_dataset_folder
-    from builders.jbbq.cards import JBBQ_FORM, jbbq_sample_card, jbbq_user_card
-    from builders.jbbq.qa_build import build_configs, load_rows, warn_undecided
-    from builders.jbbq.schema import JBBQ_CATEGORIES
-    from builders.shared.card import CardMetadata
-    from builders.shared.sources import sha256_of
+    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.jbbq.cards import JBBQ_FORM, jbbq_sample_card, jbbq_user_card
+    from bias_hub.builders.jbbq.qa_build import build_configs, load_rows, warn_undecided
+    from bias_hub.builders.jbbq.schema import JBBQ_CATEGORIES
+    from bias_hub.builders.shared.card import CardMetadata
+    from bias_hub.builders.shared.sources import sha256_of
 
     target = Path(out_root) / NAME
     sample = source is None

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from builders.jbbq.qa_build import SPLIT_RATIOS, BuiltRows, split_counts_table
-from builders.shared.card import CardSections
-from builders.shared.text import markdown_table
+from bias_hub.builders.jbbq.qa_build import SPLIT_RATIOS, BuiltRows, split_counts_table
+from bias_hub.builders.shared.card import CardSections
+from bias_hub.builders.shared.text import markdown_table
 
 JBBQ_FORM = (
     "https://docs.google.com/forms/d/e/1FAIpQLSdl0fl5s08K9HmoxyQEnHuD519_8HGTwqy-slUEVXrFilQPOw/"

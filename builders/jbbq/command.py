@@ -1,5 +1,5 @@
-"""``bias-hub build jbbq [--source PATH]``: the command-line form of ``builders.jbbq.build``;
-and ``bias-hub build jbbq-translation``, the DeepL flow of ``builders.jbbq.translate`` that drafts
+"""``bias-hub build jbbq [--source PATH]``: the command-line form of ``bias_hub.builders.jbbq.build``;
+and ``bias-hub build jbbq-translation``, the DeepL flow of ``bias_hub.builders.jbbq.translate`` that drafts
 JBBQ-style templates from BBQ's (its summary, the command's result, is JSON on standard output;
 status lines go through ``logging``)."""
 
@@ -40,7 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from builders.jbbq import build  # looked up when run, so that tests can stand in for build()
+    from bias_hub.builders.jbbq import (
+        build,  # looked up when run, so that tests can stand in for build()
+    )
 
     build(args.out_root, source=args.source, seed=args.seed, skip_invalid=args.skip_invalid, force=args.force)
 
@@ -77,7 +79,7 @@ def add_translation_arguments(parser: argparse.ArgumentParser) -> None:
 def _translate(args: argparse.Namespace) -> int:
     # The translation flow (and datasets, through the template schema) loads only when it runs:
     # `bias-hub` imports every builder command to list it.
-    from builders.jbbq.translate import apply_review, translate_template_files
+    from bias_hub.builders.jbbq.translate import apply_review, translate_template_files
 
     if bool(args.apply_review) == bool(args.templates):
         raise ValueError("give template CSV files to translate, or --apply-review SHEET, not both")

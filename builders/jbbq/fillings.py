@@ -41,7 +41,7 @@ import logging
 import random
 from dataclasses import dataclass
 
-from builders.jbbq.template_csv import Template, TemplateError, flag, parse_slot_lists
+from bias_hub.builders.jbbq.template_csv import Template, TemplateError, flag, parse_slot_lists
 
 __all__ = ["SWAP_CATEGORIES", "Filling", "Person", "Plan", "single_category_plan"]
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 import ast
 import random
 
-from builders.jbbq.fillings import Filling, Person, Plan, full_name, sample
-from builders.jbbq.template_csv import Template, TemplateError, flag
+from bias_hub.builders.jbbq.fillings import Filling, Person, Plan, full_name, sample
+from bias_hub.builders.jbbq.template_csv import Template, TemplateError, flag
 
 __all__ = ["INTERSECTIONAL_CATEGORIES", "intersectional_plan"]
 

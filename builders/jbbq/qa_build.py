@@ -2,7 +2,7 @@
 
 Source files (question JSON lines as BBQ and JBBQ ship them, read from ``data/``
 in a checkout, or template CSVs that the expander turns into questions) ->
-validated rows in the schema of ``builders.jbbq.schema`` -> one config per
+validated rows in the schema of ``bias_hub.builders.jbbq.schema`` -> one config per
 category plus ``all``, each split into train/dev/test by template
 (``question_index``).
 
@@ -37,14 +37,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from builders.jbbq.schema import (
+from bias_hub.builders.jbbq.schema import (
     ANSWER_KEYS,
     FEATURES,
     RowError,
     stereotyped_answer,
     validate_row,
 )
-from builders.jbbq.templates import (
+from bias_hub.builders.jbbq.templates import (
     ENGLISH_UNKNOWN_OPTIONS,
     JAPANESE_UNKNOWN_OPTIONS,
     Template,
@@ -55,7 +55,7 @@ from builders.jbbq.templates import (
     read_vocabulary,
     stereotyped_groups_of,
 )
-from builders.shared.files import open_text
+from bias_hub.builders.shared.files import open_text
 
 __all__ = [
     "SPLIT_RATIOS",

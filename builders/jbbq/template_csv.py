@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.shared.files import open_text
+from bias_hub.builders.shared.files import open_text
 
 __all__ = [
     "BASE_COLUMNS",

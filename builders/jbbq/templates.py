@@ -3,8 +3,8 @@
 A template row (columns as in BBQ's ``templates/new_templates - <Category>.csv``)
 holds an ambiguous context, a disambiguating continuation, a negative and a
 non-negative question, and which slot answers each question once the context
-is disambiguated. ``builders.jbbq.fillings`` (nine single categories, JBBQ's
-five among them) and ``builders.jbbq.intersectional`` (Race_x_gender,
+is disambiguated. ``bias_hub.builders.jbbq.fillings`` (nine single categories, JBBQ's
+five among them) and ``bias_hub.builders.jbbq.intersectional`` (Race_x_gender,
 Race_x_SES) decide who fills ``{{NAME1}}``/``{{NAME2}}`` (and ``{{GEN?}}``/
 ``{{OCC?}}``); ``{{WORD1}}``/``{{WORD2}}`` get one word each from the
 ``Lexical_diversity`` lists, drawn once per pair and shared by its swapped
@@ -36,10 +36,16 @@ import logging
 import random
 import re
 
-from builders.jbbq.fillings import SWAP_CATEGORIES, Filling, Person, Plan, single_category_plan
-from builders.jbbq.intersectional import INTERSECTIONAL_CATEGORIES, intersectional_plan
-from builders.jbbq.schema import stereotyped_answer
-from builders.jbbq.template_csv import (
+from bias_hub.builders.jbbq.fillings import (
+    SWAP_CATEGORIES,
+    Filling,
+    Person,
+    Plan,
+    single_category_plan,
+)
+from bias_hub.builders.jbbq.intersectional import INTERSECTIONAL_CATEGORIES, intersectional_plan
+from bias_hub.builders.jbbq.schema import stereotyped_answer
+from bias_hub.builders.jbbq.template_csv import (
     BASE_COLUMNS,
     REQUIRED_COLUMNS,
     Template,
@@ -160,7 +166,7 @@ def expand_template(
     first_example_id: int = 0,
     repeat: int = 0,
 ) -> list[dict]:
-    """The rows one template yields, in the schema of ``builders.jbbq.schema.FEATURES``.
+    """The rows one template yields, in the schema of ``bias_hub.builders.jbbq.schema.FEATURES``.
 
     ``english`` applies BBQ's English text rules (see the module docstring);
     ``repeat`` counts earlier templates with the same category, Q_id and version

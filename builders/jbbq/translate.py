@@ -11,7 +11,7 @@ half reproducibly and leaves the second to people:
   ``{{NAME1}}``-style slots wrapped in ``<ph>...</ph>`` tags that DeepL's XML
   tag handling leaves untranslated (``ignore_tags``); list fields (``Names``,
   ``Lexical_diversity``) are translated word by word and rebuilt;
-* each text's translation is cached on disk by ``builders.shared.api_cache`` under a
+* each text's translation is cached on disk by ``bias_hub.builders.shared.api_cache`` under a
   key of (endpoint, text, languages, options) -- never the API key -- so an
   interrupted run resumes without paying twice;
 * 429 and 5xx answers, dropped connections and malformed replies are retried
@@ -50,23 +50,23 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders.jbbq.fillings import single_category_plan
-from builders.jbbq.template_csv import (
+from bias_hub.builders.jbbq.fillings import single_category_plan
+from bias_hub.builders.jbbq.template_csv import (
     Template,
     TemplateError,
     parse_slot_lists,
     stereotyped_groups_of,
 )
-from builders.jbbq.templates import expand_template, read_templates, read_vocabulary
-from builders.shared.api_cache import (
+from bias_hub.builders.jbbq.templates import expand_template, read_templates, read_vocabulary
+from bias_hub.builders.shared.api_cache import (
     APIFailure,
     CachedAPI,
     MalformedReply,
     ResponseCache,
     default_cache_dir,
 )
-from builders.shared.errors import UserError
-from builders.shared.files import atomic_write_text, ensure_writable_folder
+from bias_hub.builders.shared.errors import UserError
+from bias_hub.builders.shared.files import atomic_write_text, ensure_writable_folder
 
 __all__ = [
     "DECISIONS",

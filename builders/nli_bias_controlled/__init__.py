@@ -50,9 +50,9 @@ def build(
     # bring in datasets (heavy).
     import datasets
 
-    from builders.hub_folder import write_dataset_folder
-    from builders.nli_bias_controlled.card import card_sections, metadata
-    from builders.nli_bias_controlled.rows import config_name, features
+    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.nli_bias_controlled.card import card_sections, metadata
+    from bias_hub.builders.nli_bias_controlled.rows import config_name, features
 
     if train_on_dev and not authors_dir:
         raise ValueError("--train-on-dev needs --authors-dir (the authors' dev files are what it trains on)")
@@ -78,8 +78,8 @@ def build(
 def _keep_release_configs(target: Path, facts: dict) -> None:
     """Refuse a generated build over a folder built from the authors' files: an offline rebuild
     (``make datasets``) must never replace them silently."""
-    from builders.hub_folder import UserBuildKept
-    from builders.shared.card import read_card_yaml
+    from bias_hub.builders.hub_folder import UserBuildKept
+    from bias_hub.builders.shared.card import read_card_yaml
 
     if facts["origin"] == "release" or not (target / "README.md").is_file():
         return
@@ -103,10 +103,10 @@ def _sets(
     seed: int,
 ) -> tuple[dict[float, dict[str, list[dict]]], dict[str, list[dict]], dict]:
     """``({rate: {split: rows}}, {test config: rows}, facts for the card)``."""
-    from builders.nli_bias_controlled import rows
+    from bias_hub.builders.nli_bias_controlled import rows
 
     if authors_dir:
-        from builders.nli_bias_controlled.release import read_release
+        from bias_hub.builders.nli_bias_controlled.release import read_release
 
         release = read_release(authors_dir, train_on_dev)
         flag = " --train-on-dev" if train_on_dev else ""
@@ -116,7 +116,7 @@ def _sets(
             "training_data": release.training_data,
             "command": f"bias-hub build nli_bias_controlled --authors-dir {authors_dir}{flag}",
         }
-    from builders.nli_gender_bias.lexicon import load_occupations, load_templates
+    from bias_hub.builders.nli_gender_bias.lexicon import load_occupations, load_templates
 
     training = rows.load_training_templates(templates)
     rows.check_disjoint_templates(training, load_templates())

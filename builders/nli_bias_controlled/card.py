@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
-from builders.nli_bias_controlled.rows import config_name
-from builders.nli_gender_bias.card import PAPER_CITATION
-from builders.shared.card import CardMetadata, CardSections
-from builders.shared.sources import NLI_RELEASE_COMMIT, NLI_RELEASE_REPOSITORY
-from builders.shared.text import markdown_table
+from bias_hub.builders.nli_bias_controlled.rows import config_name
+from bias_hub.builders.nli_gender_bias.card import PAPER_CITATION
+from bias_hub.builders.shared.card import CardMetadata, CardSections
+from bias_hub.builders.shared.sources import NLI_RELEASE_COMMIT, NLI_RELEASE_REPOSITORY
+from bias_hub.builders.shared.text import markdown_table
 
 RELEASE = f"github.com/{NLI_RELEASE_REPOSITORY} @ {NLI_RELEASE_COMMIT[:7]}"
 

@@ -1,4 +1,4 @@
-"""``bias-hub build nli_bias_controlled``: the command-line form of ``builders.nli_bias_controlled.build``."""
+"""``bias-hub build nli_bias_controlled``: the command-line form of ``bias_hub.builders.nli_bias_controlled.build``."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from builders.nli_bias_controlled import build
+    from bias_hub.builders.nli_bias_controlled import build
 
     build(
         args.out_root,

@@ -27,11 +27,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders.nli_bias_controlled.rows import LABELS
-from builders.nli_gender_bias.lexicon import FEMALE_WORD, MALE_WORD, SLOT, load_reviews
-from builders.nli_gender_bias.release import release_english, substituted_span, template_id
-from builders.shared import sources
-from builders.shared.sources import read_json_lines
+from bias_hub.builders.nli_bias_controlled.rows import LABELS
+from bias_hub.builders.nli_gender_bias.lexicon import FEMALE_WORD, MALE_WORD, SLOT, load_reviews
+from bias_hub.builders.nli_gender_bias.release import release_english, substituted_span, template_id
+from bias_hub.builders.shared import sources
+from bias_hub.builders.shared.sources import read_json_lines
 
 __all__ = ["ControlledRelease", "read_release"]
 

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from builders.nli_gender_bias.lexicon import GENDER_WORDS, SLOT, Template
-from builders.shared.files import open_text
+from bias_hub.builders.nli_gender_bias.lexicon import GENDER_WORDS, SLOT, Template
+from bias_hub.builders.shared.files import open_text
 
 __all__ = [
     "FEATURE_NAMES",
@@ -58,7 +58,7 @@ _SLOT = SLOT
 
 
 class OccupationLike(Protocol):
-    """What this module needs of ``builders.nli_gender_bias.lexicon.Occupation``."""
+    """What this module needs of ``bias_hub.builders.nli_gender_bias.lexicon.Occupation``."""
 
     en: str
     ja: str

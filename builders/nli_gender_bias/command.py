@@ -1,4 +1,4 @@
-"""`bias-hub build nli_gender_bias`: the command-line form of ``builders.nli_gender_bias.build``."""
+"""`bias-hub build nli_gender_bias`: the command-line form of ``bias_hub.builders.nli_gender_bias.build``."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class _Removed(argparse.Action):
 
 
 def run(args: argparse.Namespace) -> None:
-    from builders.nli_gender_bias import build
+    from bias_hub.builders.nli_gender_bias import build
 
     build(
         args.out_root,

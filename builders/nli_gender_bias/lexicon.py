@@ -7,7 +7,7 @@ Both are project-written data beside this module:
   (``expected_type``), our decision (``keep``, ``merge:<en>`` when another kept word
   has the same Japanese translation, or ``exclude`` with the reason in ``note``) and
   the Japanese translation. The upstream scores are not in it: ``load_lexicon_rows``
-  reads them from the file ``builders.shared.sources`` resolves (source
+  reads them from the file ``bias_hub.builders.shared.sources`` resolves (source
   ``bolukbasi_professions``, or a path the caller gives), joins them by word, and
   computes each word's type with the paper's rule.
 - ``templates.tsv``: caption-style premise templates with one ``{subject}`` slot.
@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.shared.files import open_text, read_text
-from builders.shared.sources import resolve
+from bias_hub.builders.shared.files import open_text, read_text
+from bias_hub.builders.shared.sources import resolve
 
 __all__ = [
     "FEMALE_WORD",
@@ -306,7 +306,7 @@ def load_lexicon_rows(
     """Our reviewed rows joined by English word with the upstream scores, in TSV order.
 
     ``path`` is the reviewed TSV (default: the shipped one); ``professions`` a local copy
-    of the professions list (default: resolved through ``builders.shared.sources``, source
+    of the professions list (default: resolved through ``bias_hub.builders.shared.sources``, source
     ``bolukbasi_professions``). The two must cover the same words, and the type the
     paper's rule gives each word's scores must equal the row's ``expected_type``.
     """

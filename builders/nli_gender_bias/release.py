@@ -31,10 +31,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders.nli_gender_bias.lexicon import FEMALE_WORD, MALE_WORD, SLOT
-from builders.nli_gender_bias.rows import LABELS
-from builders.shared import sources
-from builders.shared.files import open_text
+from bias_hub.builders.nli_gender_bias.lexicon import FEMALE_WORD, MALE_WORD, SLOT
+from bias_hub.builders.nli_gender_bias.rows import LABELS
+from bias_hub.builders.shared import sources
+from bias_hub.builders.shared.files import open_text
 
 __all__ = [
     "FOLDERS",

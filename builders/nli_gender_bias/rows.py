@@ -7,7 +7,7 @@ Every kept occupation is crossed with every template:
 - non_stereotypical: non-stereotyped occupation, both genders.
 
 Gold is always neutral. Row order and ids depend only on the inputs. The authors' release is
-read by ``builders.nli_gender_bias.release`` into ``RELEASE_FEATURES``: these features plus
+read by ``bias_hub.builders.nli_gender_bias.release`` into ``RELEASE_FEATURES``: these features plus
 the fields the release's files state themselves.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import datasets
 
-from builders.nli_gender_bias.lexicon import GENDER_WORDS, LexiconRow, Occupation, Template
+from bias_hub.builders.nli_gender_bias.lexicon import GENDER_WORDS, LexiconRow, Occupation, Template
 
 __all__ = [
     "FEATURES",

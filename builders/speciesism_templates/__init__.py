@@ -10,7 +10,7 @@ import logging
 import os
 from pathlib import Path
 
-from builders.speciesism_templates.templates import DEFAULT_ANIMALS, DEFAULT_TEMPLATES
+from bias_hub.builders.speciesism_templates.templates import DEFAULT_ANIMALS, DEFAULT_TEMPLATES
 
 __all__ = ["NAME", "build"]
 
@@ -34,9 +34,9 @@ def build(
     """
     import datasets
 
-    from builders.hub_folder import write_dataset_folder
-    from builders.speciesism_templates.card import METADATA, card_sections
-    from builders.speciesism_templates.templates import ROW_FIELDS, SPLIT, build_rows
+    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.speciesism_templates.card import METADATA, card_sections
+    from bias_hub.builders.speciesism_templates.templates import ROW_FIELDS, SPLIT, build_rows
 
     rows = build_rows(Path(templates), Path(animals))
     features = datasets.Features({name: datasets.Value("string") for name in ROW_FIELDS})

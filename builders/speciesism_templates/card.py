@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from builders.shared.card import CardMetadata, CardSections
-from builders.shared.text import markdown_table
-from builders.speciesism_templates.templates import MASK_MARKER, NAME_MARKER, SPLIT
+from bias_hub.builders.shared.card import CardMetadata, CardSections
+from bias_hub.builders.shared.text import markdown_table
+from bias_hub.builders.speciesism_templates.templates import MASK_MARKER, NAME_MARKER, SPLIT
 
 METADATA = CardMetadata(
     pretty_name="Speciesism templates for masked language models",

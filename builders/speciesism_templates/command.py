@@ -1,4 +1,4 @@
-"""``bias-hub build speciesism_templates``: the command-line form of ``builders.speciesism_templates.build``."""
+"""``bias-hub build speciesism_templates``: the command-line form of ``bias_hub.builders.speciesism_templates.build``."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ IN_ALL = True
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from builders.speciesism_templates.templates import DEFAULT_ANIMALS, DEFAULT_TEMPLATES
+    from bias_hub.builders.speciesism_templates.templates import DEFAULT_ANIMALS, DEFAULT_TEMPLATES
 
     parser.add_argument("--templates", type=Path, default=DEFAULT_TEMPLATES, help="template table (TSV)")
     parser.add_argument("--animals", type=Path, default=DEFAULT_ANIMALS, help="animal table (TSV)")
 
 
 def run(args: argparse.Namespace) -> None:
-    from builders.speciesism_templates import build
+    from bias_hub.builders.speciesism_templates import build
 
     build(args.out_root, templates=args.templates, animals=args.animals)

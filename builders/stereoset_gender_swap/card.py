@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from textwrap import indent
 
-from builders.shared.card import CardMetadata, CardSections
-from builders.shared.sources import ResolvedSource
-from builders.shared.text import markdown_table
-from builders.stereoset_gender_swap.lexicon import NO_COUNTERPART, SETS, Lexicon
-from builders.stereoset_gender_swap.pairs import PairBuild
-from builders.stereoset_gender_swap.population import CONFIG as POPULATION
-from builders.stereoset_gender_swap.population import LEFT_OUT, Population
-from builders.stereoset_gender_swap.swap import REJECTIONS
+from bias_hub.builders.shared.card import CardMetadata, CardSections
+from bias_hub.builders.shared.sources import ResolvedSource
+from bias_hub.builders.shared.text import markdown_table
+from bias_hub.builders.stereoset_gender_swap.lexicon import NO_COUNTERPART, SETS, Lexicon
+from bias_hub.builders.stereoset_gender_swap.pairs import PairBuild
+from bias_hub.builders.stereoset_gender_swap.population import CONFIG as POPULATION
+from bias_hub.builders.stereoset_gender_swap.population import LEFT_OUT, Population
+from bias_hub.builders.stereoset_gender_swap.swap import REJECTIONS
 
 __all__ = ["card_metadata", "card_sections"]
 

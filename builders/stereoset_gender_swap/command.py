@@ -1,4 +1,4 @@
-"""``bias-hub build stereoset_gender_swap``: the command-line form of ``builders.stereoset_gender_swap.build``."""
+"""``bias-hub build stereoset_gender_swap``: the command-line form of ``bias_hub.builders.stereoset_gender_swap.build``."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from builders.stereoset_gender_swap import build
+    from bias_hub.builders.stereoset_gender_swap import build
 
     build(
         args.out_root,

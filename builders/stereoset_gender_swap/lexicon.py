@@ -1,6 +1,6 @@
 """The gender words (``lexicon.tsv`` plus first names).
 
-Words are split by ``builders.shared.text.split_words`` (as BERT's basic tokenizer
+Words are split by ``bias_hub.builders.shared.text.split_words`` (as BERT's basic tokenizer
 splits them), which the swapper, the pair filter and the attention pipeline all use, so a
 word index means the same thing everywhere.
 
@@ -15,8 +15,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders.shared.files import read_text
-from builders.shared.text import Word, split_words
+from bias_hub.builders.shared.files import read_text
+from bias_hub.builders.shared.text import Word, split_words
 
 __all__ = [
     "Lexicon", "Names", "Word", "load_lexicon", "split_words", "normalise_key", "LEXICON_PATH", "SETS",

@@ -1,6 +1,6 @@
 """The LLM swapper: the study's instruction sent to any OpenAI-compatible endpoint.
 
-Requests go through ``builders.shared.api_cache_openai.ChatCompletions``: every reply is
+Requests go through ``bias_hub.builders.shared.api_cache_openai.ChatCompletions``: every reply is
 cached on disk keyed by the request (endpoint, model, messages, temperature; never
 the key), transient errors and malformed replies are retried with backoff within
 ``max_retries``, each request waits at most ``timeout`` seconds and ``concurrency``
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from builders.shared.api_cache_openai import ChatCompletions, reply_text
-from builders.stereoset_gender_swap.swap import normalise_sentence, sentence_gender
+from bias_hub.builders.shared.api_cache_openai import ChatCompletions, reply_text
+from bias_hub.builders.stereoset_gender_swap.swap import normalise_sentence, sentence_gender
 
 __all__ = ["DEFAULT_MODEL", "STUDY_INSTRUCTION", "LLMSwapper"]
 

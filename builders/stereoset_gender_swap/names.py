@@ -2,7 +2,7 @@
 
 The study added "typical male and female names" from Thakur et al.'s data to its gender
 words (§4.1). Three files of github.com/himansh005/data_debias are read (through
-``builders.shared.sources``: canonical URL with a pinned sha256, or a folder the user gives):
+``bias_hub.builders.shared.sources``: canonical URL with a pinned sha256, or a folder the user gives):
 ``male_names.txt``, ``female_names.txt`` (one name a line) and
 ``names_pairs_1000_scaled.json`` (``[male, female]`` pairs). A name's gender is its side
 in the pairs file when it is on one side only there, else the one list that holds it; a
@@ -16,9 +16,9 @@ import json
 import os
 from pathlib import Path
 
-from builders.shared.files import read_text
-from builders.shared.sources import resolve
-from builders.stereoset_gender_swap.lexicon import Names, normalise_key
+from bias_hub.builders.shared.files import read_text
+from bias_hub.builders.shared.sources import resolve
+from bias_hub.builders.stereoset_gender_swap.lexicon import Names, normalise_key
 
 __all__ = [
     "NAME_FILES", "NOT_NAMES_PATH", "REGISTRY_COUNTRIES", "load_names", "load_registry_names", "read_names",

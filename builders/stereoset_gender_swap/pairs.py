@@ -9,11 +9,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders.shared.console import progress as progress_bar
-from builders.shared.files import read_text
-from builders.shared.sources import read_json_lines
-from builders.stereoset_gender_swap.lexicon import Lexicon
-from builders.stereoset_gender_swap.swap import check_pair, normalise_sentence, sentence_gender
+from bias_hub.builders.shared.console import progress as progress_bar
+from bias_hub.builders.shared.files import read_text
+from bias_hub.builders.shared.sources import read_json_lines
+from bias_hub.builders.stereoset_gender_swap.lexicon import Lexicon
+from bias_hub.builders.stereoset_gender_swap.swap import (
+    check_pair,
+    normalise_sentence,
+    sentence_gender,
+)
 
 __all__ = [
     "CONTINUATION_FIELDS",

@@ -22,10 +22,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from builders.shared.text import split_words
-from builders.stereoset_gender_swap.lexicon import Lexicon
-from builders.stereoset_gender_swap.pairs import Candidate, swap_checked
-from builders.stereoset_gender_swap.swap import normalise_sentence, sentence_gender
+from bias_hub.builders.shared.text import split_words
+from bias_hub.builders.stereoset_gender_swap.lexicon import Lexicon
+from bias_hub.builders.stereoset_gender_swap.pairs import Candidate, swap_checked
+from bias_hub.builders.stereoset_gender_swap.swap import normalise_sentence, sentence_gender
 
 __all__ = ["CONFIG", "LEFT_OUT", "Population", "build_population"]
 

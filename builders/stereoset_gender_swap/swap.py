@@ -21,7 +21,12 @@ from __future__ import annotations
 
 import re
 
-from builders.stereoset_gender_swap.lexicon import Lexicon, Word, normalise_key, split_words
+from bias_hub.builders.stereoset_gender_swap.lexicon import (
+    Lexicon,
+    Word,
+    normalise_key,
+    split_words,
+)
 
 __all__ = ["swap_rule", "normalise_sentence", "sentence_gender", "check_pair", "REJECTIONS"]
 

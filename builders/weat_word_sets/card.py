@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from builders.shared.card import CardMetadata, CardSections
-from builders.shared.text import markdown_table
-from builders.weat_word_sets.rows import ROLES
+from bias_hub.builders.shared.card import CardMetadata, CardSections
+from bias_hub.builders.shared.text import markdown_table
+from bias_hub.builders.weat_word_sets.rows import ROLES
 
 METADATA = CardMetadata(
     pretty_name="WEAT word sets",

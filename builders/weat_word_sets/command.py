@@ -1,4 +1,4 @@
-"""``bias-hub build weat_word_sets``: the command-line form of ``builders.weat_word_sets.build``."""
+"""``bias-hub build weat_word_sets``: the command-line form of ``bias_hub.builders.weat_word_sets.build``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from builders.weat_word_sets import build
+    from bias_hub.builders.weat_word_sets import build
 
     build(args.out_root, source=args.source)

@@ -6,8 +6,8 @@ import csv
 import json
 from pathlib import Path
 
-from builders.shared.files import read_text
-from builders.shared.sources import ResolvedSource
+from bias_hub.builders.shared.files import read_text
+from bias_hub.builders.shared.sources import ResolvedSource
 
 __all__ = ["JAPANESE", "ROLES", "VARIANT_ID", "check_distinct_words", "english_rows", "features", "japanese_rows", "study_variant"]
 

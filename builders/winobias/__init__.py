@@ -2,7 +2,7 @@
 
 ``build(out_root, ...)`` writes ``<out_root>/winobias`` from the eight files of
 github.com/uclanlp/corefBias (``WinoBias/wino/data/conll_format/``: type 1 and 2,
-pro- and anti-stereotypical, dev and test; MIT), fetched through ``builders.shared.sources``
+pro- and anti-stereotypical, dev and test; MIT), fetched through ``bias_hub.builders.shared.sources``
 with pinned sha256, or read from a local copy (``source``). No registry package ships
 them, so an offline build needs ``source``; ``bias-hub build all`` leaves it out.
 ``bias-hub build winobias`` is its command-line form.
@@ -63,10 +63,10 @@ def build(out_root: str | os.PathLike[str], *, source: str | os.PathLike[str] | 
     # and must not pay for datasets and the folder writer.
     import datasets
 
-    from builders.hub_folder import write_dataset_folder
-    from builders.shared.sources import SOURCES, resolve, sha256_of
-    from builders.winobias.card import METADATA, card_sections
-    from builders.winobias.rows import features, rows_of
+    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.shared.sources import SOURCES, resolve, sha256_of
+    from bias_hub.builders.winobias.card import METADATA, card_sections
+    from bias_hub.builders.winobias.rows import features, rows_of
 
     provenance = []
     if source is None:

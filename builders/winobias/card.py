@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from builders.shared.card import CardMetadata, CardSections
-from builders.shared.text import markdown_table
+from bias_hub.builders.shared.card import CardMetadata, CardSections
+from bias_hub.builders.shared.text import markdown_table
 
 METADATA = CardMetadata(
     pretty_name="WinoBias",

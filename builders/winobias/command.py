@@ -1,4 +1,4 @@
-"""``bias-hub build winobias [--source PATH]``: the command-line form of ``builders.winobias.build``."""
+"""``bias-hub build winobias [--source PATH]``: the command-line form of ``bias_hub.builders.winobias.build``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from builders.winobias import build
+    from bias_hub.builders.winobias import build
 
     build(args.out_root, source=args.source)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from builders.shared.conll import read_conll
+from bias_hub.builders.shared.conll import read_conll
 
 __all__ = ["features", "rows_of"]
 

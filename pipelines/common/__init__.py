@@ -5,7 +5,7 @@ transformers, datasets) are imported inside the functions, so importing this
 package is cheap.
 """
 
-from pipelines.common.flags import (
+from bias_hub.pipelines.common.flags import (
     COMMON_FLAGS,
     RunSettings,
     add_pipeline_flags,
@@ -13,7 +13,7 @@ from pipelines.common.flags import (
     pipeline_command,
     settings_from_args,
 )
-from pipelines.common.models import (
+from bias_hub.pipelines.common.models import (
     KINDS,
     ModelOptions,
     check_model_name,
@@ -22,7 +22,7 @@ from pipelines.common.models import (
     resolve_device,
     resolve_dtype,
 )
-from pipelines.common.paths import (
+from bias_hub.pipelines.common.paths import (
     dataset_folder,
     import_metric_module,
     load_dataset_split,
@@ -30,8 +30,8 @@ from pipelines.common.paths import (
     metric_folder,
     repo_root,
 )
-from pipelines.common.run_folder import RunFolder, command_line, package_versions
-from pipelines.common.stats import holm
+from bias_hub.pipelines.common.run_folder import RunFolder, command_line, package_versions
+from bias_hub.pipelines.common.stats import holm
 
 __all__ = [
     "COMMON_FLAGS",

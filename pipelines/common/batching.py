@@ -97,7 +97,7 @@ class AdaptiveBatchSize:
     def run(self, items: Sequence[T], work: Callable[[Sequence[T]], None], *, desc: str = "",
             unit: str = "it", progress: bool = True) -> None:  # fmt: skip
         """``batches`` to the end, with a progress bar counting items."""
-        from builders.shared.console import progress as bar
+        from bias_hub.builders.shared.console import progress as bar
 
         done = (item for batch in self.batches(items, work) for item in batch)
         for _ in bar(done, desc=desc, total=len(items), unit=unit, enabled=progress):

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipelines.common.models import DTYPES, ModelOptions
+from bias_hub.pipelines.common.models import DTYPES, ModelOptions
 
 __all__ = [
     "COMMON_FLAGS",
@@ -61,12 +61,12 @@ class RunSettings:
     token: str | None = None
     revision: str | None = None
     trust_remote_code: bool = False
-    # Score a model whose head was never trained (pipelines.common.models.mark_untrained): plumbing tests.
+    # Score a model whose head was never trained (bias_hub.pipelines.common.models.mark_untrained): plumbing tests.
     allow_untrained: bool = False
     seed: int = 0
     # Progress bars (still only on a terminal); False under -q and in tests.
     progress: bool = True
-    # Set by ``--preset`` through ``pipelines.common.presets.apply_preset``: the preset's name
+    # Set by ``--preset`` through ``bias_hub.pipelines.common.presets.apply_preset``: the preset's name
     # and every value the run took that differs from it (recorded in results.json and report.md).
     preset: str | None = None
     departures: list[dict] = dataclasses.field(default_factory=list)
@@ -292,7 +292,7 @@ def _invoke(args: argparse.Namespace) -> int:
         # A part whose --preset has a default (jbbq: paper) switches it off with `--preset none`.
         settings = dataclasses.replace(settings, preset=None)
     elif getattr(args, "preset", None):
-        from pipelines.common.presets import apply_preset, load_preset
+        from bias_hub.pipelines.common.presets import apply_preset, load_preset
 
         preset = load_preset(args.preset_command, args.preset)
         explicit = explicit_dests(args.top_parser, args.pipeline_parser, args.argv)

@@ -2,14 +2,14 @@
 
 Two places hold them, decided once here for every command:
 
-- **In a checkout** (this file sits in ``<checkout>/pipelines/common`` beside a ``pyproject.toml``
-  and a ``metrics/`` folder; an editable install counts): the checkout's ``datasets/`` and
-  ``metrics/``.
+- **In a checkout** (this file sits in ``<checkout>/pipelines/common`` and the checkout's root,
+  the ``bias_hub`` package, holds a ``pyproject.toml``; an editable install counts): the
+  checkout's ``datasets/`` and ``metrics/``.
 - **Installed from the wheel**: datasets under one data root, ``$BIAS_HUB_DATA`` or else the
   platform's user data folder (``$XDG_DATA_HOME/bias-hub``, default ``~/.local/share/bias-hub``;
   ``~/Library/Application Support/bias-hub`` on macOS; ``%LOCALAPPDATA%\\bias-hub`` on Windows),
-  in its ``datasets/`` folder; the metric modules the wheel carries (``bias_hub_metrics/<name>/``,
-  real files beside ``site-packages/pipelines``).
+  in its ``datasets/`` folder; the metric modules the wheel carries (``bias_hub/metrics/<name>/``,
+  real files beside ``bias_hub/pipelines``).
 
 ``bias-hub build`` writes to the same datasets root that the pipelines read; ``--datasets-root``,
 ``--metrics-root`` and ``--out-root`` override them.
@@ -38,12 +38,11 @@ __all__ = [
 
 
 DATA_ENV = "BIAS_HUB_DATA"
-# The folder, beside site-packages/pipelines, where the wheel puts the metric modules.
-INSTALLED_METRICS = "bias_hub_metrics"
 
 
 def repo_root() -> Path:
-    """The folder above ``pipelines/``: the checkout, or site-packages when installed."""
+    """The ``bias_hub`` package's folder, above ``pipelines/``: the checkout, or
+    ``site-packages/bias_hub`` when installed."""
     return Path(__file__).resolve().parents[2]
 
 
@@ -75,10 +74,8 @@ def default_datasets_root() -> Path:
 
 
 def default_metrics_root() -> Path:
-    """The checkout's ``metrics/``, or the copy the wheel installed."""
-    if in_checkout():
-        return repo_root() / "metrics"
-    return repo_root() / INSTALLED_METRICS
+    """The checkout's ``metrics/``, or the copy the wheel installed (``bias_hub/metrics``)."""
+    return repo_root() / "metrics"
 
 
 def _root(root: str | os.PathLike[str] | None, default: str) -> Path:

@@ -8,7 +8,7 @@ versions) and swaps the folder in whole. Nothing of an older run survives beside
 new one; a failed or interrupted run leaves the previous folder as it was and no
 partial one (the next run clears what a killed one left). Text written through it --
 ``write_text``, ``write_json``, ``write_jsonl`` and the manifest -- carries no secret: every
-registered token or key and every URL's userinfo become ``***`` (``builders.shared.secrets``).
+registered token or key and every URL's userinfo become ``***`` (``bias_hub.builders.shared.secrets``).
 
     with RunFolder(out_dir) as run:
         run.write_json("results.json", results)
@@ -31,8 +31,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from builders.shared.console import command_line
-from builders.shared.files import (
+from bias_hub.builders.shared.console import command_line
+from bias_hub.builders.shared.files import (
     atomic_write_bytes,
     atomic_write_text,
     ensure_writable_folder,
@@ -42,7 +42,7 @@ from builders.shared.files import (
     to_jsonable,
     write_json,
 )
-from builders.shared.secrets import redact, redact_data
+from bias_hub.builders.shared.secrets import redact, redact_data
 
 __all__ = ["OutLock", "RunFolder", "command_line", "package_versions"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from builders.shared.files import atomic_write_text, write_json
-from pipelines.dataset_stats.stats import dataset_statistics, statistics_markdown
+from bias_hub.builders.shared.files import atomic_write_text, write_json
+from bias_hub.pipelines.dataset_stats.stats import dataset_statistics, statistics_markdown
 
 ORDER = 0
 
@@ -14,7 +14,7 @@ logger = logging.getLogger(__name__)
 
 
 def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
-    from pipelines.common.paths import default_datasets_root
+    from bias_hub.pipelines.common.paths import default_datasets_root
 
     # The folder `bias-hub build` writes (the checkout's datasets/, or the data root), not ./datasets.
     stats = dataset_statistics(datasets_root or default_datasets_root())

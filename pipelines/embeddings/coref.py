@@ -15,8 +15,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from builders.shared.conll import CorefDocument, read_conll
-from pipelines.common import dataset_folder, load_dataset_split, load_metric
+from bias_hub.builders.shared.conll import CorefDocument, read_conll
+from bias_hub.pipelines.common import dataset_folder, load_dataset_split, load_metric
 
 __all__ = ["parse_coref_flags", "read_outputs", "winobias_gaps"]
 

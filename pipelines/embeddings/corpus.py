@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.shared.errors import UserError
-from pipelines.embeddings.vectors import WordVectors
+from bias_hub.builders.shared.errors import UserError
+from bias_hub.pipelines.embeddings.vectors import WordVectors
 
 __all__ = [
     "UNK",

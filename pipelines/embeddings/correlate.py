@@ -2,7 +2,7 @@
 
 Input: a table with one row per embedding and one column per score (our WEAT and RNSB
 scores, or extrinsic scores such as the WinoBias gaps). Output: for every pair of columns,
-Pearson's r and Spearman's rho from ``pipelines.common.stats.correlation`` (p-values;
+Pearson's r and Spearman's rho from ``bias_hub.pipelines.common.stats.correlation`` (p-values;
 bootstrap intervals that resample the embeddings, the members being the sample), Holm's
 correction over the table beside them, and scatter plots. Reporting both correlations
 matters: a few extreme members can make a rank correlation look strong while the linear
@@ -19,8 +19,8 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from builders.shared.text import fmt, with_interval
-from pipelines.common.stats import CORRELATION_METHODS, correlation, holm
+from bias_hub.builders.shared.text import fmt, with_interval
+from bias_hub.pipelines.common.stats import CORRELATION_METHODS, correlation, holm
 
 __all__ = [
     "EXTRINSIC",
@@ -113,7 +113,7 @@ def correlation_table(
     seed: int = 0,
 ) -> list[dict]:
     """Per pair of columns (all pairs by default): ``{"x", "y", "n", "pearson", "spearman",
-    "disagree"}``, each method's entry ``pipelines.common.stats.correlation``'s dict (intervals
+    "disagree"}``, each method's entry ``bias_hub.pipelines.common.stats.correlation``'s dict (intervals
     over embeddings with ``confidence_level``) plus ``p_value_holm``, Holm's adjustment over the
     rows. ``disagree``: one of the two is significant at 0.05 and the other is not."""
     unknown = [c for pair in pairs or [] for c in pair if c not in columns]

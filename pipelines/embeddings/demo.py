@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipelines.common import RunFolder
-from pipelines.embeddings import report
-from pipelines.embeddings.run import (
+from bias_hub.pipelines.common import RunFolder
+from bias_hub.pipelines.embeddings import report
+from bias_hub.pipelines.embeddings.run import (
     finish,
     results_header,
     score_tables,
@@ -20,9 +20,9 @@ from pipelines.embeddings.run import (
     vectors_record,
     write_score_tables,
 )
-from pipelines.embeddings.scoring import load_queries, score
-from pipelines.embeddings.settings import ControlSettings, ScoreSettings
-from pipelines.embeddings.vectors import load_chive, load_googlenews_subset
+from bias_hub.pipelines.embeddings.scoring import load_queries, score
+from bias_hub.pipelines.embeddings.settings import ControlSettings, ScoreSettings
+from bias_hub.pipelines.embeddings.vectors import load_chive, load_googlenews_subset
 
 ORDER = 50
 TESTS = ["weat6_gender_terms", "weat7", "weat8"]

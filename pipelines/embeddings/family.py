@@ -21,22 +21,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.shared.console import stage
-from pipelines.embeddings.control import (
+from bias_hub.builders.shared.console import stage
+from bias_hub.pipelines.embeddings.control import (
     AttractRepelConfig,
     attract_repel,
     bias_constraints,
     expand_sets,
 )
-from pipelines.embeddings.corpus import (
+from bias_hub.pipelines.embeddings.corpus import (
     DIRECTIONS,
     Word2VecConfig,
     balance_corpus,
     prepare_corpus,
     train_word2vec,
 )
-from pipelines.embeddings.scoring import Query
-from pipelines.embeddings.vectors import WordVectors
+from bias_hub.pipelines.embeddings.scoring import Query
+from bias_hub.pipelines.embeddings.vectors import WordVectors
 
 __all__ = ["GENDER_AS_TARGETS", "PaperMember", "paper_family", "set_pairs", "union_pair"]
 

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
-from builders.shared.files import atomic_write_text
-from builders.shared.text import fmt, with_interval
-from pipelines.common.presets import preset_markdown
-from pipelines.embeddings.correlate import (
+from bias_hub.builders.shared.files import atomic_write_text
+from bias_hub.builders.shared.text import fmt, with_interval
+from bias_hub.pipelines.common.presets import preset_markdown
+from bias_hub.pipelines.embeddings.correlate import (
     EXTRINSIC,
     correlation_markdown,
     scatter_figure,

@@ -22,19 +22,19 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from builders.shared.console import stage
-from pipelines.common import RunFolder
-from pipelines.common.presets import preset_record
-from pipelines.embeddings import report
-from pipelines.embeddings.control import (
+from bias_hub.builders.shared.console import stage
+from bias_hub.pipelines.common import RunFolder
+from bias_hub.pipelines.common.presets import preset_record
+from bias_hub.pipelines.embeddings import report
+from bias_hub.pipelines.embeddings.control import (
     AttractRepelConfig,
     family_members,
     make_family,
     member_settings,
 )
-from pipelines.embeddings.coref import parse_coref_flags, winobias_gaps
-from pipelines.embeddings.corpus import Word2VecConfig
-from pipelines.embeddings.correlate import (
+from bias_hub.pipelines.embeddings.coref import parse_coref_flags, winobias_gaps
+from bias_hub.pipelines.embeddings.corpus import Word2VecConfig
+from bias_hub.pipelines.embeddings.correlate import (
     correlation_table,
     family_pairs,
     merge_tables,
@@ -42,15 +42,26 @@ from pipelines.embeddings.correlate import (
     table2_pairs,
     with_absolute_weat,
 )
-from pipelines.embeddings.family import paper_family
-from pipelines.embeddings.scoring import interval_table, load_queries, prepare, score, wide_table
-from pipelines.embeddings.settings import (
+from bias_hub.pipelines.embeddings.family import paper_family
+from bias_hub.pipelines.embeddings.scoring import (
+    interval_table,
+    load_queries,
+    prepare,
+    score,
+    wide_table,
+)
+from bias_hub.pipelines.embeddings.settings import (
     DEFAULT_TESTS,
     ControlSettings,
     CorrelateSettings,
     ScoreSettings,
 )
-from pipelines.embeddings.vectors import WordVectors, load_chive, load_vectors, save_word2vec_binary
+from bias_hub.pipelines.embeddings.vectors import (
+    WordVectors,
+    load_chive,
+    load_vectors,
+    save_word2vec_binary,
+)
 
 __all__ = ["results_header", "run_control", "run_correlate", "run_score", "score_tables", "write_score_tables"]
 

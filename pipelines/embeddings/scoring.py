@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pipelines.common import dataset_folder, load_dataset_split, load_metric
-from pipelines.embeddings.vectors import WordVectors
+from bias_hub.pipelines.common import dataset_folder, load_dataset_split, load_metric
+from bias_hub.pipelines.embeddings.vectors import WordVectors
 
 DATASET = "weat_word_sets"
 ROLES = ("target_x", "target_y", "attribute_a", "attribute_b")

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.shared.errors import UserError
-from builders.shared.sources import resolve
+from bias_hub.builders.shared.errors import UserError
+from bias_hub.builders.shared.sources import resolve
 
 log = logging.getLogger(__name__)
 

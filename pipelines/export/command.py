@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pipelines.common.flags import settings_defaults
-from pipelines.export.settings import Settings
+from bias_hub.pipelines.common.flags import settings_defaults
+from bias_hub.pipelines.export.settings import Settings
 
 __all__ = ["register"]
 
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pipelines.export.lm_eval import export
+    from bias_hub.pipelines.export.lm_eval import export
 
     settings = Settings(
         jbbq=args.jbbq, bbq=args.bbq, preset=args.preset, prompts=args.prompts, shots=args.shots, split=args.split,

@@ -28,9 +28,9 @@ from types import SimpleNamespace
 
 import yaml
 
-from pipelines.common import RunFolder, dataset_folder
-from pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
-from pipelines.export.settings import Settings
+from bias_hub.pipelines.common import RunFolder, dataset_folder
+from bias_hub.pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
+from bias_hub.pipelines.export.settings import Settings
 
 __all__ = ["BBQ_PROMPT", "export", "jinja_prompt", "task_names"]
 
@@ -100,12 +100,12 @@ def task_names(prompts: list[str], shots: list[int], bbq: bool) -> list[str]:
 
 
 def _resolve(settings: Settings) -> tuple[list[str], str, int]:
-    from pipelines.common.presets import load_preset
+    from bias_hub.pipelines.common.presets import load_preset
 
     preset = load_preset("jbbq evaluate", settings.preset).values
     prompts = settings.prompts or preset.get("prompts") or ["basic", "unknown", "paraphrase"]
     if prompts == ["all"]:
-        from pipelines.jbbq.prompting import PROMPT_NAMES
+        from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES
 
         prompts = list(PROMPT_NAMES)
     split = settings.split or preset.get("split") or "test"
@@ -122,7 +122,7 @@ def _resolve(settings: Settings) -> tuple[list[str], str, int]:
 def _jbbq_questions(folder: Path, settings: Settings, split: str) -> tuple[list[dict], list[dict], dict]:
     """The questions and shots of ``bias-hub jbbq evaluate --shots <all counts>`` (its own
     selection, so both evaluate the same questions with the same examples)."""
-    from pipelines.jbbq.run import load_questions
+    from bias_hub.pipelines.jbbq.run import load_questions
 
     chosen = SimpleNamespace(config="all", split=split, categories=None, shots=list(settings.shots),
                              seed=settings.seed, limit=settings.limit)  # fmt: skip
@@ -130,7 +130,7 @@ def _jbbq_questions(folder: Path, settings: Settings, split: str) -> tuple[list[
 
 
 def _bbq_rows(folder: Path, split: str, limit: int | None) -> list[dict]:
-    from pipelines.score.run import load_rows
+    from bias_hub.pipelines.score.run import load_rows
 
     rows, _ = load_rows(folder, "all", None if split == "all" else split)
     if limit:
@@ -155,7 +155,7 @@ def _task(name: str, tags: list[str], data: Path, output_type: str, categories: 
 
 def export(out_dir: str | Path, settings: Settings) -> dict:
     """Write the task folder; return what it holds (also written as ``tasks.json``)."""
-    from pipelines.jbbq.prompting import load_prompt
+    from bias_hub.pipelines.jbbq.prompting import load_prompt
 
     prompts, split, max_new_tokens = _resolve(settings)
     specs = [load_prompt(name) for name in prompts]
@@ -217,15 +217,15 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
 def _write_utils(out: RunFolder) -> None:
     """utils.py beside every task YAML (lm-eval resolves ``!function utils.x`` there), with
     the answer parser inlined, and the bbq_bias module it scores with."""
-    import pipelines.export.lm_eval_utils as utils
-    import pipelines.jbbq.parsing as parsing
-    from pipelines.common.paths import metric_folder
+    import bias_hub.pipelines.export.lm_eval_utils as utils
+    import bias_hub.pipelines.jbbq.parsing as parsing
+    from bias_hub.pipelines.common.paths import metric_folder
 
     parser = inspect.getsource(parsing)
     parser = parser.split('"""', 2)[2].replace("from __future__ import annotations\n", "")
     parser = re.sub(r"__all__ = \[.*?\]\n", "", parser, flags=re.S)
     text = inspect.getsource(utils)
-    marker = re.compile(r"^from pipelines\.jbbq\.parsing import .*# bias-hub export: inline\n", re.M)
+    marker = re.compile(r"^from bias_hub\.pipelines\.jbbq\.parsing import .*# bias-hub export: inline\n", re.M)
     if not marker.search(text):
         raise RuntimeError("pipelines/export/lm_eval_utils.py lost its inlined-import marker")
     text = marker.sub(lambda _: "# The answer parser of `bias-hub jbbq evaluate` (pipelines/jbbq/parsing.py).\n"

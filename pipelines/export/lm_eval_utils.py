@@ -19,7 +19,7 @@ import functools
 import math
 from pathlib import Path
 
-from pipelines.jbbq.parsing import UNPARSABLE, parse_answer  # bias-hub export: inline
+from bias_hub.pipelines.jbbq.parsing import UNPARSABLE, parse_answer  # bias-hub export: inline
 
 # lm-eval metric name -> bbq_bias result key
 SCORES = {

@@ -1,9 +1,9 @@
 """``bias-hub jbbq evaluate`` (a pipeline command) and ``jbbq figure``: flags only.
 
-``evaluate`` runs ``pipelines.jbbq.run:run_evaluate`` with ``pipelines.jbbq.settings:Settings``
+``evaluate`` runs ``bias_hub.pipelines.jbbq.run:run_evaluate`` with ``bias_hub.pipelines.jbbq.settings:Settings``
 (every flag's default is that field's); ``--preset`` (default ``paper``) reads the study file
 ``pipelines/studies/jbbq.yaml``. ``figure`` draws the paper's Figure 1 (and Table 4) for several
-results files (``pipelines.jbbq.report``). Translating BBQ's templates is a dataset-building
+results files (``bias_hub.pipelines.jbbq.report``). Translating BBQ's templates is a dataset-building
 step: ``bias-hub build jbbq-translation`` (``builders/jbbq/command.py``).
 """
 
@@ -13,11 +13,11 @@ import argparse
 import logging
 from pathlib import Path
 
-from pipelines.common import pipeline_command
-from pipelines.common.flags import add_interval_flags
-from pipelines.jbbq.prompting import PROMPT_NAMES
-from pipelines.jbbq.report import write_figure_folder
-from pipelines.jbbq.tiny_model import build_for_dataset
+from bias_hub.pipelines.common import pipeline_command
+from bias_hub.pipelines.common.flags import add_interval_flags
+from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES
+from bias_hub.pipelines.jbbq.report import write_figure_folder
+from bias_hub.pipelines.jbbq.tiny_model import build_for_dataset
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     inner = parser.add_subparsers(dest="jbbq_command", required=True, metavar="COMMAND")
     evaluate = pipeline_command(
         inner, "evaluate",
-        run="pipelines.jbbq.run:run_evaluate", settings="pipelines.jbbq.settings:Settings",
+        run="bias_hub.pipelines.jbbq.run:run_evaluate", settings="bias_hub.pipelines.jbbq.settings:Settings",
         preset_command="jbbq evaluate",
         help="prompt a model (local or OpenAI-compatible API) with JBBQ and score its bias",
         description="Prompt a model with JBBQ questions (basic / unknown / paraphrase prompts, 0..k shots; "

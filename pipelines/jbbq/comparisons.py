@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
-from pipelines.common.stats import holm
+from bias_hub.pipelines.common.stats import holm
 
 __all__ = ["CORRECTION", "comparison_pairs", "compare_runs"]
 

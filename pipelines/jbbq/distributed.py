@@ -1,6 +1,6 @@
 """Data-parallel scoring under ``accelerate launch`` (one model copy per process).
 
-``accelerate launch -m pipelines.cli jbbq evaluate ...`` (or ``--num_processes N``)
+``accelerate launch -m bias_hub jbbq evaluate ...`` (or ``--num_processes N``)
 starts N processes; each scores a contiguous share of the questions on its own
 device, the shares are gathered back in order, and only the main process scores
 and writes the outputs. A plain ``bias-hub`` run is one process and skips all this.

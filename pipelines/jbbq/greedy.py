@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import torch
 
-from pipelines.common.batching import AdaptiveBatchSize, is_out_of_memory
-from pipelines.jbbq import kv_cache
+from bias_hub.pipelines.common.batching import AdaptiveBatchSize, is_out_of_memory
+from bias_hub.pipelines.jbbq import kv_cache
 
 __all__ = ["GreedyDecoder"]
 

@@ -16,7 +16,7 @@ parser would read nothing after it), rows that have finished leave the batch, an
 half of it has left, the next prompts join the rows still going. Every reply is the
 start of the one ``transformers``' ``generate`` gives the prompt alone, and parses to
 the same answer. Both modes halve their batch size when the accelerator runs out of
-memory (``pipelines.common.batching``).
+memory (``bias_hub.pipelines.common.batching``).
 """
 
 from __future__ import annotations
@@ -27,10 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from builders.shared.console import progress as progress_bar
-from pipelines.common import ModelOptions, load_model
-from pipelines.common.batching import AdaptiveBatchSize
-from pipelines.jbbq.prefix_tokens import common_prefix_length, encode_sharing_prefix, encode_whole
+from bias_hub.builders.shared.console import progress as progress_bar
+from bias_hub.pipelines.common import ModelOptions, load_model
+from bias_hub.pipelines.common.batching import AdaptiveBatchSize
+from bias_hub.pipelines.jbbq.prefix_tokens import (
+    common_prefix_length,
+    encode_sharing_prefix,
+    encode_whole,
+)
 
 __all__ = ["HFModel", "common_prefix_length"]
 
@@ -175,7 +179,7 @@ class HFModel:
         """
         import torch
 
-        from pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
+        from bias_hub.pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
 
         shared = min(common_prefix_length(prompts), min(len(p) for p in prompts) - 1)
         if not self.prefix_cache or shared < 8:
@@ -191,7 +195,7 @@ class HFModel:
         the positions each token has in its own prompt."""
         import torch
 
-        from pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
+        from bias_hub.pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
 
         ids, mask = self._left_pad([row[shared:] for row in rows])
         kwargs = {"input_ids": ids}
@@ -299,7 +303,9 @@ class HFModel:
             return self._generate_with_transformers(prompts, max_new_tokens, progress, settled)
         import torch
 
-        from pipelines.jbbq.greedy import GreedyDecoder  # torch and transformers: once a model runs
+        from bias_hub.pipelines.jbbq.greedy import (
+            GreedyDecoder,  # torch and transformers: once a model runs
+        )
 
         with torch.inference_mode():
             shared, prefix_cache = self._shared_prefix(prompts)
@@ -338,7 +344,7 @@ class HFModel:
         import torch
         from transformers import StoppingCriteriaList
 
-        from pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
+        from bias_hub.pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
 
         with torch.inference_mode():
             shared, prefix_cache = self._shared_prefix(prompts)

@@ -1,10 +1,10 @@
-"""Reading JBBQ answers out of chat-completions replies (the client is ``builders.shared.api_cache_openai``)."""
+"""Reading JBBQ answers out of chat-completions replies (the client is ``bias_hub.builders.shared.api_cache_openai``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from builders.shared.api_cache_openai import reply_text
+from bias_hub.builders.shared.api_cache_openai import reply_text
 
 __all__ = ["choice_logprobs_from_top", "reply_text"]
 

@@ -23,10 +23,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from builders.shared.files import atomic_write_text
-from builders.shared.text import markdown_table, with_interval
-from pipelines.common.presets import preset_markdown
-from pipelines.common.run_folder import RunFolder
+from bias_hub.builders.shared.files import atomic_write_text
+from bias_hub.builders.shared.text import markdown_table, with_interval
+from bias_hub.pipelines.common.presets import preset_markdown
+from bias_hub.pipelines.common.run_folder import RunFolder
 
 __all__ = [
     "CHANCE",

@@ -23,26 +23,26 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from builders.shared.api_cache import APIFailure
-from builders.shared.api_cache_openai import ChatCompletions
-from builders.shared.console import stage
-from builders.shared.files import to_jsonable
-from builders.shared.secrets import redact
-from pipelines.common import RunFolder, dataset_folder, load_dataset_split, load_metric
-from pipelines.common.presets import load_preset, preset_names, preset_record
-from pipelines.jbbq.comparisons import compare_runs
-from pipelines.jbbq.distributed import is_main_process, process_state, score_sharded
-from pipelines.jbbq.hf_backend import HFModel
-from pipelines.jbbq.prompting import (
+from bias_hub.builders.shared.api_cache import APIFailure
+from bias_hub.builders.shared.api_cache_openai import ChatCompletions
+from bias_hub.builders.shared.console import stage
+from bias_hub.builders.shared.files import to_jsonable
+from bias_hub.builders.shared.secrets import redact
+from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split, load_metric
+from bias_hub.pipelines.common.presets import load_preset, preset_names, preset_record
+from bias_hub.pipelines.jbbq.comparisons import compare_runs
+from bias_hub.pipelines.jbbq.distributed import is_main_process, process_state, score_sharded
+from bias_hub.pipelines.jbbq.hf_backend import HFModel
+from bias_hub.pipelines.jbbq.prompting import (
     PROMPT_NAMES,
     PromptSpec,
     load_prompt,
     select_shots,
     template_key,
 )
-from pipelines.jbbq.report import format_cell, render
-from pipelines.jbbq.scorers import SCORING_MODES, APIScorer, HFScorer, Scorer
-from pipelines.jbbq.settings import BACKENDS, COMMAND, RESAMPLE_UNITS, Settings
+from bias_hub.pipelines.jbbq.report import format_cell, render
+from bias_hub.pipelines.jbbq.scorers import SCORING_MODES, APIScorer, HFScorer, Scorer
+from bias_hub.pipelines.jbbq.settings import BACKENDS, COMMAND, RESAMPLE_UNITS, Settings
 
 __all__ = ["QUESTION_FIELDS", "Settings", "load_questions", "run_evaluate", "score_predictions"]
 
@@ -218,7 +218,7 @@ def _scorer(model: str, settings: Settings) -> Scorer:
 
 def _redacted(err: APIFailure) -> APIFailure:
     """The API failure with every registered secret value (the Hub token, the API key) and every
-    URL's userinfo in its resume command replaced by ``***`` (``builders.shared.secrets``)."""
+    URL's userinfo in its resume command replaced by ``***`` (``bias_hub.builders.shared.secrets``)."""
     return APIFailure(redact(str(err)))
 
 

@@ -12,9 +12,9 @@ from typing import Protocol
 
 import numpy as np
 
-from pipelines.jbbq.openai_backend import choice_logprobs_from_top, reply_text
-from pipelines.jbbq.parsing import UNPARSABLE, answer_is_settled, parse_answer
-from pipelines.jbbq.prompting import PromptSpec
+from bias_hub.pipelines.jbbq.openai_backend import choice_logprobs_from_top, reply_text
+from bias_hub.pipelines.jbbq.parsing import UNPARSABLE, answer_is_settled, parse_answer
+from bias_hub.pipelines.jbbq.prompting import PromptSpec
 
 __all__ = ["SCORING_MODES", "Scorer", "HFScorer", "APIScorer"]
 
@@ -85,7 +85,7 @@ class HFScorer:
 
 
 class APIScorer:
-    """An OpenAI-compatible chat-completions endpoint (``builders.shared.api_cache_openai.ChatCompletions``).
+    """An OpenAI-compatible chat-completions endpoint (``bias_hub.builders.shared.api_cache_openai.ChatCompletions``).
 
     ``loglikelihood`` asks for one token with ``top_logprobs`` and reads the
     choices' log-probabilities from it; a reply whose top tokens hold none of

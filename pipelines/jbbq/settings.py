@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders.shared.api_cache_openai import OPENAI_URL
-from pipelines.common.flags import IntervalSettings, RunSettings
-from pipelines.common.presets import apply_preset, load_preset
+from bias_hub.builders.shared.api_cache_openai import OPENAI_URL
+from bias_hub.pipelines.common.flags import IntervalSettings, RunSettings
+from bias_hub.pipelines.common.presets import apply_preset, load_preset
 
 __all__ = ["BACKENDS", "COMMAND", "RESAMPLE_UNITS", "Settings", "TASK_FIELDS", "with_preset"]
 

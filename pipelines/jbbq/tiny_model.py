@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from pipelines.common import RunFolder, dataset_folder, load_dataset_split
-from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
+from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split
+from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
 
 __all__ = ["CHAT_TEMPLATE", "MODEL_CONFIGS", "build_for_dataset", "build_tokenizer", "build_tiny_model"]
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pipelines.common import pipeline_command
-from pipelines.common.flags import add_interval_flags, settings_defaults, settings_from_args
-from pipelines.nli.data import FORMATS
-from pipelines.nli.scratch import SIZES
-from pipelines.nli.segmentation import CHOICES
-from pipelines.nli.settings import BOOTSTRAP_UNITS, InitSettings
+from bias_hub.pipelines.common import pipeline_command
+from bias_hub.pipelines.common.flags import (
+    add_interval_flags,
+    settings_defaults,
+    settings_from_args,
+)
+from bias_hub.pipelines.nli.data import FORMATS
+from bias_hub.pipelines.nli.scratch import SIZES
+from bias_hub.pipelines.nli.segmentation import CHOICES
+from bias_hub.pipelines.nli.settings import BOOTSTRAP_UNITS, InitSettings
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -19,13 +23,13 @@ def _names(text: str) -> tuple[str, ...]:
 
 def _train(inner: argparse._SubParsersAction) -> None:
     train = pipeline_command(
-        inner, "train", run="pipelines.nli.run:run_train", settings="pipelines.nli.settings:TrainSettings",
+        inner, "train", run="bias_hub.pipelines.nli.run:run_train", settings="bias_hub.pipelines.nli.settings:TrainSettings",
         preset_command="nli train",
         help="fine-tune a model on NLI with Trainer (paper defaults: 5 epochs, lr 2e-5, batch 32, length 128)",
         description="Fine-tune any sequence-classification model (or a base model, which gets a new NLI head) "
         "on NLI. Checkpoints go to OUT.checkpoints/ and the same command resumes from the last one; the model "
         "folder --out appears when training has finished. --dtype bfloat16/float16 trains in mixed precision. "
-        "Several GPUs: accelerate launch -m pipelines.cli nli train ...",
+        "Several GPUs: accelerate launch -m bias_hub nli train ...",
         model_help="Hub id or local folder of the model to fine-tune",
         dataset_help="training data: a Hub dataset id, a dataset folder, JSNLI's train_w_filtering.tsv as "
         "distributed, or a .jsonl/.json/.csv/.tsv/.parquet file",
@@ -61,7 +65,7 @@ def _train(inner: argparse._SubParsersAction) -> None:
 
 def _evaluate(inner: argparse._SubParsersAction) -> None:
     evaluate = pipeline_command(
-        inner, "evaluate", run="pipelines.nli.run:run_evaluate", settings="pipelines.nli.settings:EvaluateSettings",
+        inner, "evaluate", run="bias_hub.pipelines.nli.run:run_evaluate", settings="bias_hub.pipelines.nli.settings:EvaluateSettings",
         preset_command="nli evaluate",
         help="predict the PS/AS/NS sets with one or more NLI classifiers and write the bias report",
         model_help="trained NLI classifiers: Hub ids or local folders", several_models=True,
@@ -93,7 +97,7 @@ def _evaluate(inner: argparse._SubParsersAction) -> None:
 
 def _meta(inner: argparse._SubParsersAction) -> None:
     meta = pipeline_command(
-        inner, "meta-evaluate", run="pipelines.nli.run:run_meta_evaluate", settings="pipelines.nli.settings:MetaSettings",
+        inner, "meta-evaluate", run="bias_hub.pipelines.nli.run:run_meta_evaluate", settings="bias_hub.pipelines.nli.settings:MetaSettings",
         preset_command="nli meta-evaluate",
         help="bias-rate meta-evaluation: Spearman of s and 1 - FN with r",
         description="Fine-tune one model per seed and bias rate on the bias-controlled training sets, score "
@@ -176,7 +180,7 @@ def _init_model(inner: argparse._SubParsersAction) -> None:
 
 
 def _run_init_model(args: argparse.Namespace) -> int:
-    from pipelines.nli.run import run_init_model
+    from bias_hub.pipelines.nli.run import run_init_model
 
     run_init_model(None, args.training_sets, Path(args.out), settings_from_args(InitSettings, args))
     return 0

@@ -10,7 +10,7 @@ JSNLI (Yoshikoshi et al. 2020; ``train_w_filtering.tsv``, ``train_wo_filtering.t
 ``dev.tsv``) ships as header-less TSV, one ``label<TAB>premise<TAB>hypothesis`` per line, the
 two sentences segmented into words by Juman++ and joined with spaces. ``read_jsnli`` reads
 it as it is; what happens to the segmentation is decided by the model's tokenizer
-(``pipelines.nli.segmentation``).
+(``bias_hub.pipelines.nli.segmentation``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipelines.nli.labels import LABELS, label_aliases
+from bias_hub.pipelines.nli.labels import LABELS, label_aliases
 
 __all__ = [
     "TrainingPairs",

@@ -13,14 +13,14 @@ import os
 import tempfile
 from pathlib import Path
 
-from builders.nli_bias_controlled import build
-from pipelines.common import repo_root
-from pipelines.common.presets import apply_preset, load_preset
-from pipelines.nli import meta, report
-from pipelines.nli.evaluation import load_evaluation_rows
-from pipelines.nli.run import run_meta_evaluate
-from pipelines.nli.scratch import SIZES, make_classifier
-from pipelines.nli.settings import MetaSettings
+from bias_hub.builders.nli_bias_controlled import build
+from bias_hub.pipelines.common import repo_root
+from bias_hub.pipelines.common.presets import apply_preset, load_preset
+from bias_hub.pipelines.nli import meta, report
+from bias_hub.pipelines.nli.evaluation import load_evaluation_rows
+from bias_hub.pipelines.nli.run import run_meta_evaluate
+from bias_hub.pipelines.nli.scratch import SIZES, make_classifier
+from bias_hub.pipelines.nli.settings import MetaSettings
 
 ORDER = 10
 # hidden 64, 2 layers, without dropout (token dropout regularises): 2.5x faster per step than

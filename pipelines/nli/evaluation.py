@@ -15,14 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.shared.card import read_card_yaml
-from pipelines.common import dataset_folder, load_dataset_split, load_model
-from pipelines.common.stats import holm
-from pipelines.nli import segmentation
-from pipelines.nli.labels import LABELS, map_model_labels
-from pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
-from pipelines.nli.scratch import RECORD, read_record
-from pipelines.nli.settings import DATASET
+from bias_hub.builders.shared.card import read_card_yaml
+from bias_hub.pipelines.common import dataset_folder, load_dataset_split, load_model
+from bias_hub.pipelines.common.stats import holm
+from bias_hub.pipelines.nli import segmentation
+from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
+from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
+from bias_hub.pipelines.nli.scratch import RECORD, read_record
+from bias_hub.pipelines.nli.settings import DATASET
 
 __all__ = [
     "COLUMNS",
@@ -139,7 +139,7 @@ def evaluate_model(model_id: str, rows, metric, settings, label_map: dict | None
     The model must be a trained sequence classifier: a masked LM or a base checkpoint (whose
     classifier would start from random weights) is refused by ``load_model``, a never-trained
     ``nli init-model`` folder by ``check_trained`` (called before any work). Models that read Juman++ words get the pairs
-    segmented (``pipelines.nli.segmentation``).
+    segmented (``bias_hub.pipelines.nli.segmentation``).
     """
     form = segmentation.resolve(settings.segmentation, model_id)
     premises = segmentation.prepare_texts(rows["premise"], form)

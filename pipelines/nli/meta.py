@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.shared import console
-from builders.shared.card import read_card_yaml
-from pipelines.common import (
+from bias_hub.builders.shared import console
+from bias_hub.builders.shared.card import read_card_yaml
+from bias_hub.pipelines.common import (
     RunSettings,
     dataset_folder,
     load_dataset_split,
@@ -38,13 +38,13 @@ from pipelines.common import (
     metric_folder,
     package_versions,
 )
-from pipelines.common.stats import correlation, holm
-from pipelines.nli import segmentation, training
-from pipelines.nli.evaluation import SUBSETS, evaluation_config, score_predictions
-from pipelines.nli.labels import LABELS, map_model_labels
-from pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
-from pipelines.nli.scratch import read_record
-from pipelines.nli.settings import DATASET, TRAINING_SETS, TrainSettings
+from bias_hub.pipelines.common.stats import correlation, holm
+from bias_hub.pipelines.nli import segmentation, training
+from bias_hub.pipelines.nli.evaluation import SUBSETS, evaluation_config, score_predictions
+from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
+from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
+from bias_hub.pipelines.nli.scratch import read_record
+from bias_hub.pipelines.nli.settings import DATASET, TRAINING_SETS, TrainSettings
 
 __all__ = [
     "PAPER",

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pipelines.common.batching import AdaptiveBatchSize
+from bias_hub.pipelines.common.batching import AdaptiveBatchSize
 
 __all__ = ["encode_pairs", "predict_logits", "to_canonical_probabilities"]
 

@@ -1,7 +1,7 @@
 """Reports of the nli steps: ``render(results, folder)`` writes report.md and the figures from
 results.json alone (so ``bias-hub report RUN_DIR`` renders a run again without re-running it).
 
-A score with an interval reads ``0.420 [0.370, 0.470]`` (``builders.shared.text.with_interval``);
+A score with an interval reads ``0.420 [0.370, 0.470]`` (``bias_hub.builders.shared.text.with_interval``);
 paired comparisons give B − A with its interval, the permutation p-value and the Holm-adjusted
 one, a significant difference marked with ``*``. ``PAPER_LAYOUTS`` lays our numbers beside the
 paper's printed tables (``pipelines/studies/nli_gender_bias.yaml``).
@@ -14,12 +14,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from builders.shared.files import atomic_write_text
-from builders.shared.text import fmt, markdown_table
-from builders.shared.text import with_interval as _with_interval
-from pipelines.common.presets import preset_markdown
-from pipelines.nli.evaluation import SHORT, SUBSETS, table_row
-from pipelines.nli.labels import LABELS
+from bias_hub.builders.shared.files import atomic_write_text
+from bias_hub.builders.shared.text import fmt, markdown_table
+from bias_hub.builders.shared.text import with_interval as _with_interval
+from bias_hub.pipelines.common.presets import preset_markdown
+from bias_hub.pipelines.nli.evaluation import SHORT, SUBSETS, table_row
+from bias_hub.pipelines.nli.labels import LABELS
 
 __all__ = [
     "PAPER_LAYOUTS",
@@ -232,7 +232,7 @@ def _over_seeds(values: np.ndarray, level: float | None) -> tuple[float, dict | 
 
 
 def _rho(entry: dict) -> str:
-    """A correlation of ``pipelines.common.stats.correlation``: ``0.820 (p = 0.002)``."""
+    """A correlation of ``bias_hub.pipelines.common.stats.correlation``: ``0.820 (p = 0.002)``."""
     if entry.get("statistic") is None:
         return "undefined (constant)"
     return f"{entry['statistic']:.3f} (p = {entry['p_value']:.2g})"

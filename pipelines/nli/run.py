@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from builders.shared.console import stage
-from builders.shared.files import ensure_writable_folder, write_json
-from pipelines.common import (
+from bias_hub.builders.shared.console import stage
+from bias_hub.builders.shared.files import ensure_writable_folder, write_json
+from bias_hub.pipelines.common import (
     RunFolder,
     check_model_name,
     dataset_folder,
@@ -32,11 +32,11 @@ from pipelines.common import (
     load_tokenizer,
     package_versions,
 )
-from pipelines.common.presets import preset_record
-from pipelines.nli import evaluation, meta, report, scratch, segmentation
-from pipelines.nli.data import load_training_table
-from pipelines.nli.labels import LABELS, parse_label_map
-from pipelines.nli.settings import (
+from bias_hub.pipelines.common.presets import preset_record
+from bias_hub.pipelines.nli import evaluation, meta, report, scratch, segmentation
+from bias_hub.pipelines.nli.data import load_training_table
+from bias_hub.pipelines.nli.labels import LABELS, parse_label_map
+from bias_hub.pipelines.nli.settings import (
     DATASET,
     PART,
     EvaluateSettings,
@@ -44,7 +44,7 @@ from pipelines.nli.settings import (
     MetaSettings,
     TrainSettings,
 )
-from pipelines.nli.training import (
+from bias_hub.pipelines.nli.training import (
     TRAIN_LOG,
     check_schedule,
     checkpoint_folder,

@@ -14,8 +14,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from pipelines.nli.labels import LABELS
-from pipelines.nli.tokenizer import build_japanese_tokenizer
+from bias_hub.pipelines.nli.labels import LABELS
+from bias_hub.pipelines.nli.tokenizer import build_japanese_tokenizer
 
 __all__ = ["RECORD", "SIZES", "make_classifier", "read_record", "vocabulary_size"]
 

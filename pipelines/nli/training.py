@@ -2,7 +2,7 @@
 the meta-evaluation's per-rate models).
 
 Checkpoints go to ``<out>.checkpoints/`` beside the model folder, one per epoch, and training
-resumes from the last one. Several GPUs: ``accelerate launch -m pipelines.cli nli train ...``
+resumes from the last one. Several GPUs: ``accelerate launch -m bias_hub nli train ...``
 (Trainer picks the processes up by itself).
 """
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.shared.console import progress_enabled
-from builders.shared.errors import UserError
-from pipelines.common import RunSettings, load_model, resolve_device, resolve_dtype
-from pipelines.nli.labels import LABELS, map_model_labels
+from bias_hub.builders.shared.console import progress_enabled
+from bias_hub.builders.shared.errors import UserError
+from bias_hub.pipelines.common import RunSettings, load_model, resolve_device, resolve_dtype
+from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
 
 __all__ = ["TRAIN_LOG", "check_schedule", "checkpoint_folder", "fine_tune", "load_for_training", "tokenize_pairs"]
 

@@ -14,14 +14,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipelines.publish import hub_rules
-from pipelines.publish.dataset_repo import (
+from bias_hub.pipelines.publish import hub_rules
+from bias_hub.pipelines.publish.dataset_repo import (
     check_dataset_folder,
     discover_dataset_folders,
     plan_dataset,
 )
-from pipelines.publish.plan import RepoPlan, format_plan, human_size
-from pipelines.publish.space_repo import check_metric_module, discover_metric_modules, plan_metric
+from bias_hub.pipelines.publish.plan import RepoPlan, format_plan, human_size
+from bias_hub.pipelines.publish.space_repo import (
+    check_metric_module,
+    discover_metric_modules,
+    plan_metric,
+)
 
 
 def build_plans(
@@ -69,7 +73,7 @@ def build_plans(
 def _real_api() -> Any:
     from huggingface_hub import HfApi
 
-    from pipelines.publish.push import resolve_token
+    from bias_hub.pipelines.publish.push import resolve_token
 
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
         raise ValueError("--push needs the network, but HF_HUB_OFFLINE is set: unset it to publish")
@@ -88,7 +92,7 @@ def publish(
     echo: Callable[[str], None] = print,
 ) -> list[RepoPlan]:
     """Plan, print, and with ``push`` upload. ``api`` replaces ``HfApi`` (tests pass a fake)."""
-    from pipelines.common.paths import default_datasets_root, default_metrics_root
+    from bias_hub.pipelines.common.paths import default_datasets_root, default_metrics_root
 
     datasets_root = Path(datasets_root) if datasets_root else default_datasets_root()
     metrics_root = Path(metrics_root) if metrics_root else default_metrics_root()
@@ -109,7 +113,7 @@ def publish(
     if not push:
         echo(f"dry run: {len(plans)} repos, {n_files} files, {total}; nothing uploaded (add --push)")
         return plans
-    from pipelines.publish.push import push_plans
+    from bias_hub.pipelines.publish.push import push_plans
 
     push_plans(api if api is not None else _real_api(), plans, namespace)
     echo(f"pushed {len(plans)} repos ({n_files} files checked, {total})")

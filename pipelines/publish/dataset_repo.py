@@ -1,7 +1,7 @@
 """Dataset folders (``datasets/<name>/``) as Hub dataset repos.
 
 A folder is checked the way the Hub and its viewer will read it: the card
-read by ``builders.shared.card.read_card`` (``huggingface_hub.DatasetCard``, the same
+read by ``bias_hub.builders.shared.card.read_card`` (``huggingface_hub.DatasetCard``, the same
 class that wrote it), ``configs`` with the same
 parser ``load_dataset`` uses, every data file present, and every Parquet file's
 schema equal to the card's ``dataset_info`` features (ClassLabel names
@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from builders.shared.card import read_card
-from pipelines.publish import hub_rules
-from pipelines.publish.hub_rules import as_list
-from pipelines.publish.plan import PlannedFile, RepoPlan
+from bias_hub.builders.shared.card import read_card
+from bias_hub.pipelines.publish import hub_rules
+from bias_hub.pipelines.publish.hub_rules import as_list
+from bias_hub.pipelines.publish.plan import PlannedFile, RepoPlan
 
 if TYPE_CHECKING:
     from huggingface_hub import DatasetCard

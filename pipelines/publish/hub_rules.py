@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from builders.shared.card import LARGEST_SIZE_CATEGORY, SIZE_CATEGORIES, size_category
+from bias_hub.builders.shared.card import LARGEST_SIZE_CATEGORY, SIZE_CATEGORIES, size_category
 
 __all__ = [
     "ANNOTATIONS_CREATORS",
@@ -64,7 +64,7 @@ TASK_CATEGORIES = frozenset(
     """.split()
 )
 
-# The one table of size buckets lives beside the card writer (builders.shared.card).
+# The one table of size buckets lives beside the card writer (bias_hub.builders.shared.card).
 SIZE_CATEGORY_NAMES = frozenset(name for _, name in SIZE_CATEGORIES) | {LARGEST_SIZE_CATEGORY, "other"}
 MULTILINGUALITY = frozenset({"monolingual", "multilingual", "translation", "other"})
 ANNOTATIONS_CREATORS = frozenset(

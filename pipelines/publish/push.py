@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from builders.shared.errors import UserError
-from pipelines.publish.plan import RepoPlan
+from bias_hub.builders.shared.errors import UserError
+from bias_hub.pipelines.publish.plan import RepoPlan
 
 __all__ = ["PushResult", "check_namespace", "preflight", "push_plan", "push_plans", "resolve_token", "stage_plan"]
 

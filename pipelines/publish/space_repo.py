@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipelines.publish.plan import PlannedFile, RepoPlan
+from bias_hub.pipelines.publish.plan import PlannedFile, RepoPlan
 
 if TYPE_CHECKING:
     from huggingface_hub import SpaceCard

@@ -9,10 +9,10 @@ import json
 import shutil
 from pathlib import Path
 
-from pipelines.common.flags import add_verbosity_flags
-from pipelines.common.run_folder import MANIFEST, RunFolder
-from pipelines.reproduce.run import render_reproduction, reproduce
-from pipelines.reproduce.study import list_studies, load_study, parse_set
+from bias_hub.pipelines.common.flags import add_verbosity_flags
+from bias_hub.pipelines.common.run_folder import MANIFEST, RunFolder
+from bias_hub.pipelines.reproduce.run import render_reproduction, reproduce
+from bias_hub.pipelines.reproduce.study import list_studies, load_study, parse_set
 
 __all__ = ["register"]
 
@@ -85,7 +85,7 @@ def _report(args: argparse.Namespace) -> int:
     if not isinstance(part, str) or not part.isidentifier():
         raise ValueError(f"{results_path}: no 'part' key naming the part that wrote it")
     try:
-        module = importlib.import_module(f"pipelines.{part}.report")
+        module = importlib.import_module(f"bias_hub.pipelines.{part}.report")
     except ModuleNotFoundError:
         raise ValueError(f"{results_path}: part {part!r} has no report module") from None
     if not hasattr(module, "render"):

@@ -11,9 +11,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders.shared.card import read_card_yaml
-from pipelines.common.paths import dataset_folder
-from pipelines.reproduce.study import PlannedStep, Study
+from bias_hub.builders.shared.card import read_card_yaml
+from bias_hub.pipelines.common.paths import dataset_folder
+from bias_hub.pipelines.reproduce.study import PlannedStep, Study
 
 __all__ = ["Check", "check_inputs", "missing_text", "step_models"]
 

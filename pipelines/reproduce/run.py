@@ -16,10 +16,10 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from builders.shared.errors import UserError
-from builders.shared.files import atomic_write_text, ensure_writable_folder, write_json
-from pipelines.reproduce.inputs import check_inputs, missing_text
-from pipelines.reproduce.study import PlannedStep, Study, StudyError, command_dests, plan
+from bias_hub.builders.shared.errors import UserError
+from bias_hub.builders.shared.files import atomic_write_text, ensure_writable_folder, write_json
+from bias_hub.pipelines.reproduce.inputs import check_inputs, missing_text
+from bias_hub.pipelines.reproduce.study import PlannedStep, Study, StudyError, command_dests, plan
 
 __all__ = ["LEDGER", "dry_run_text", "render_reproduction", "reproduce"]
 
@@ -78,7 +78,7 @@ def _check_out(out: Path) -> None:
 
 def _models_used(steps: list[PlannedStep]) -> list[str]:
     """The models the steps load (``--model`` / ``--lm`` values), in order of first use."""
-    from pipelines.reproduce.inputs import step_models
+    from bias_hub.pipelines.reproduce.inputs import step_models
 
     return list(dict.fromkeys(m for step in steps for m in step_models(step)))
 
@@ -103,8 +103,8 @@ def _key(step: PlannedStep) -> str:
 
 
 def _run_step(step: PlannedStep) -> None:
-    # pipelines.cli registers this package's commands: imported where used, so no import circle.
-    from pipelines import cli
+    # bias_hub.pipelines.cli registers this package's commands: imported where used, so no import circle.
+    from bias_hub.pipelines import cli
 
     code = cli.main(list(step.argv))
     if code:
@@ -124,8 +124,8 @@ def reproduce(
     dry_run: bool = False,
 ) -> str:
     """Run (or, with ``dry_run``, describe) the study; returns the text printed for the user."""
-    # pipelines.cli registers this package's commands: imported where used, so no import circle.
-    from pipelines.cli import build_parser
+    # bias_hub.pipelines.cli registers this package's commands: imported where used, so no import circle.
+    from bias_hub.pipelines.cli import build_parser
 
     # A file input not given yet still shows in the plan (the checks below report it missing).
     shown = {item["name"]: f"<{item['name']}>" for item in study.inputs_of(variant) if item["kind"] == "file"}
@@ -176,7 +176,7 @@ def reproduce(
 def _layout(command: str, name: str):
     part = command.split()[0]
     try:
-        module = importlib.import_module(f"pipelines.{part}.report")
+        module = importlib.import_module(f"bias_hub.pipelines.{part}.report")
     except ModuleNotFoundError:
         raise StudyError(f"layout {name!r}: no report module for `{command}`") from None
     layouts = getattr(module, "PAPER_LAYOUTS", {})

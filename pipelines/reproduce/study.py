@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from pipelines.common.paths import default_datasets_root
-from pipelines.common.presets import STUDIES_DIR
+from bias_hub.pipelines.common.paths import default_datasets_root
+from bias_hub.pipelines.common.presets import STUDIES_DIR
 
 __all__ = ["PlannedStep", "Study", "StudyError", "command_dests", "list_studies", "load_study", "model_slug", "parse_set", "plan", "validate"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pipelines.common.flags import add_interval_flags, settings_defaults
-from pipelines.score.paths import SCORE_PATHS
-from pipelines.score.settings import Settings
+from bias_hub.pipelines.common.flags import add_interval_flags, settings_defaults
+from bias_hub.pipelines.score.paths import SCORE_PATHS
+from bias_hub.pipelines.score.settings import Settings
 
 __all__ = ["register"]
 
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pipelines.score.run import run
+    from bias_hub.pipelines.score.run import run
 
     settings = Settings(
         metric=args.metric, from_lm_eval=args.from_lm_eval, config=args.config, split=args.split,

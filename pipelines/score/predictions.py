@@ -78,10 +78,10 @@ def read_lm_eval_samples(path: str | Path) -> list[dict]:
     A multiple-choice sample's ``filtered_resps`` holds one ``[log-likelihood, is_greedy]``
     per choice: the prediction is the choice of highest log-likelihood (lm-eval's ``acc``).
     A generation sample holds the reply text: the prediction is its answer index read by
-    the rule of ``bias-hub jbbq evaluate --scoring generate`` (``pipelines.jbbq.parsing``),
+    the rule of ``bias-hub jbbq evaluate --scoring generate`` (``bias_hub.pipelines.jbbq.parsing``),
     -1 when none can be read.
     """
-    from pipelines.jbbq.parsing import parse_answer
+    from bias_hub.pipelines.jbbq.parsing import parse_answer
 
     path = Path(path)
     if not path.is_file():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from builders.shared.files import atomic_write_text
-from builders.shared.text import with_interval
+from bias_hub.builders.shared.files import atomic_write_text
+from bias_hub.builders.shared.text import with_interval
 
 __all__ = ["render", "report"]
 

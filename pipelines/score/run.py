@@ -16,11 +16,16 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from builders.shared.files import to_jsonable
-from pipelines.common import RunFolder, dataset_folder, load_metric
-from pipelines.score.paths import Column, ScorePath, score_path
-from pipelines.score.predictions import read_lm_eval_samples, read_predictions, to_choice, to_value
-from pipelines.score.settings import Settings
+from bias_hub.builders.shared.files import to_jsonable
+from bias_hub.pipelines.common import RunFolder, dataset_folder, load_metric
+from bias_hub.pipelines.score.paths import Column, ScorePath, score_path
+from bias_hub.pipelines.score.predictions import (
+    read_lm_eval_samples,
+    read_predictions,
+    to_choice,
+    to_value,
+)
+from bias_hub.pipelines.score.settings import Settings
 
 __all__ = ["join", "load_rows", "metric_inputs", "run"]
 
@@ -43,7 +48,7 @@ def load_rows(folder: Path, config: str, split: str | None) -> tuple[list[dict],
     """The config's rows (every split when ``split`` is None) and the splits read."""
     import datasets
 
-    from pipelines.common import load_dataset_split
+    from bias_hub.pipelines.common import load_dataset_split
 
     if split is not None:
         return [dict(row) for row in load_dataset_split(folder, config, split)], [split]
@@ -248,7 +253,7 @@ def run(predictions: str | Path | None, dataset: str | Path | None, out_dir: Pat
             "summary_keys": list(path.summary_keys), "per_test": path.per_test,
             "result": result,
         })  # fmt: skip
-        from pipelines.score.report import render
+        from bias_hub.pipelines.score.report import render
 
         folder.write_json("results.json", results)
         render(results, folder.path("results.json").parent)

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import argparse
 
-from pipelines.common import pipeline_command
-from pipelines.common.flags import add_interval_flags
-from pipelines.speciesism.settings import GROUPS
+from bias_hub.pipelines.common import pipeline_command
+from bias_hub.pipelines.common.flags import add_interval_flags
+from bias_hub.pipelines.speciesism.settings import GROUPS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = pipeline_command(
         subparsers,
         "speciesism",
-        run="pipelines.speciesism.run:run",
-        settings="pipelines.speciesism.settings:Settings",
+        run="bias_hub.pipelines.speciesism.run:run",
+        settings="bias_hub.pipelines.speciesism.settings:Settings",
         preset_command="speciesism",
         help="speciesist bias of masked LMs: change rates, association, sentiment of fills",
         description="Probabilities at the mask under human-form vs object-form templates, the "

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipelines.common import ModelOptions, load_model, load_tokenizer
-from pipelines.common.batching import AdaptiveBatchSize
+from bias_hub.pipelines.common import ModelOptions, load_model, load_tokenizer
+from bias_hub.pipelines.common.batching import AdaptiveBatchSize
 
 MASK_MARKER = "<MASK>"
 
@@ -57,7 +57,7 @@ class MaskedLM:
 
 
 def load_masked_lm(model_id: str, options=None) -> MaskedLM:
-    """Load any Hub id or local path as a masked LM (``pipelines.common.ModelOptions``), or
+    """Load any Hub id or local path as a masked LM (``bias_hub.pipelines.common.ModelOptions``), or
     explain why it cannot be one: a checkpoint without a trained masked-LM head is refused."""
     options = options or ModelOptions()
     tokenizer = load_tokenizer(model_id, options)

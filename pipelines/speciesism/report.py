@@ -12,10 +12,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from builders.shared.files import atomic_write_text  # noqa: E402
-from builders.shared.text import markdown_table as _table  # noqa: E402
-from builders.shared.text import with_interval as _with_interval  # noqa: E402
-from pipelines.common.presets import preset_markdown  # noqa: E402
+from bias_hub.builders.shared.files import atomic_write_text  # noqa: E402
+from bias_hub.builders.shared.text import markdown_table as _table  # noqa: E402
+from bias_hub.builders.shared.text import with_interval as _with_interval  # noqa: E402
+from bias_hub.pipelines.common.presets import preset_markdown  # noqa: E402
 
 __all__ = ["PAPER_LAYOUTS", "change_rate_markdown", "chart_figure", "negative_share_markdown", "render",
            "report_markdown"]  # fmt: skip
@@ -40,7 +40,7 @@ DIRECTIONS = {
 
 
 def with_interval(value: float, interval: dict | None, digits: int, sign: bool = False) -> str:
-    """The shared estimate formatter (``builders.shared.text.with_interval``) with a sign on a
+    """The shared estimate formatter (``bias_hub.builders.shared.text.with_interval``) with a sign on a
     non-negative value where asked, and ``[n/a]`` where the bootstrap could not give an interval
     (the reason is listed under the table)."""
     text = _with_interval(value, interval, digits=digits)

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.shared.console import stage
-from pipelines.common import RunFolder, dataset_folder, load_dataset_split
-from pipelines.common import load_metric as load_module
-from pipelines.common.presets import preset_record
-from pipelines.common.stats import holm
-from pipelines.speciesism.fill_mask import (
+from bias_hub.builders.shared.console import stage
+from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split
+from bias_hub.pipelines.common import load_metric as load_module
+from bias_hub.pipelines.common.presets import preset_record
+from bias_hub.pipelines.common.stats import holm
+from bias_hub.pipelines.speciesism.fill_mask import (
     MASK_MARKER,
     MaskedLM,
     load_masked_lm,
@@ -30,9 +30,9 @@ from pipelines.speciesism.fill_mask import (
     vocabulary_view,
     with_mask,
 )
-from pipelines.speciesism.report import render
-from pipelines.speciesism.sentiment import DEFAULT_BACKEND, get_backend
-from pipelines.speciesism.settings import CONFIGS, DATASET, TOKENS, Settings
+from bias_hub.pipelines.speciesism.report import render
+from bias_hub.pipelines.speciesism.sentiment import DEFAULT_BACKEND, get_backend
+from bias_hub.pipelines.speciesism.settings import CONFIGS, DATASET, TOKENS, Settings
 
 __all__ = ["CONFIGS", "DATASET", "DIRECTIONS", "PART", "STEP", "Settings", "TOKENS", "holm", "run"]
 

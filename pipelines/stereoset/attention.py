@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from builders.shared.text import Word, split_words
-from pipelines.common.batching import AdaptiveBatchSize
+from bias_hub.builders.shared.text import Word, split_words
+from bias_hub.pipelines.common.batching import AdaptiveBatchSize
 
 __all__ = ["SentenceAttention", "AlignmentError", "check_bidirectional", "word_piece_matrix", "gender_attention"]
 

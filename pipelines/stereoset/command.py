@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 
-from pipelines.common import pipeline_command
-from pipelines.common.flags import add_interval_flags
-from pipelines.stereoset import offline
+from bias_hub.pipelines.common import pipeline_command
+from bias_hub.pipelines.common.flags import add_interval_flags
+from bias_hub.pipelines.stereoset import offline
 
 
 def _heads(text: str) -> list[int] | None:
@@ -31,8 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = pipeline_command(
         inner,
         "attention",
-        run="pipelines.stereoset.run:run",
-        settings="pipelines.stereoset.settings:Settings",
+        run="bias_hub.pipelines.stereoset.run:run",
+        settings="bias_hub.pipelines.stereoset.settings:Settings",
         preset_command="stereoset attention",
         help="attention to gender words vs perplexity gaps, per word",
         model_help="a bidirectional encoder (BERT-like) whose attentions are read, Hub id or local folder; "

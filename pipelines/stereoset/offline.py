@@ -14,8 +14,8 @@ import logging
 import shutil
 from pathlib import Path
 
-from builders.shared.files import ensure_writable_folder
-from builders.shared.model_wheels import model_path
+from bias_hub.builders.shared.files import ensure_writable_folder
+from bias_hub.builders.shared.model_wheels import model_path
 
 __all__ = ["ENCODER", "LM_NOTE", "toy_causal_lm", "write_offline_models"]
 

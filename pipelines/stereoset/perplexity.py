@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pipelines.common.batching import AdaptiveBatchSize
+from bias_hub.pipelines.common.batching import AdaptiveBatchSize
 
 __all__ = ["sentence_perplexities"]
 

@@ -15,9 +15,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from builders.shared.files import atomic_write_text  # noqa: E402
-from builders.shared.text import fmt, markdown_table, with_interval  # noqa: E402
-from pipelines.common.presets import preset_markdown  # noqa: E402
+from bias_hub.builders.shared.files import atomic_write_text  # noqa: E402
+from bias_hub.builders.shared.text import fmt, markdown_table, with_interval  # noqa: E402
+from bias_hub.pipelines.common.presets import preset_markdown  # noqa: E402
 
 __all__ = ["PAPER_LAYOUTS", "figure2", "render", "report_markdown", "summary_table", "top_figure"]
 
@@ -39,7 +39,7 @@ def _error_bars(values: np.ndarray, intervals: list[dict | None]) -> np.ndarray:
 
 
 def _correlation_line(correlation: dict | None) -> str:
-    """Pearson and Spearman in the shared correlation shape (``pipelines.common.stats.correlation``'s keys)."""
+    """Pearson and Spearman in the shared correlation shape (``bias_hub.pipelines.common.stats.correlation``'s keys)."""
     if correlation is None:
         return "n/a"
     pearson, spearman = correlation["pearson"], correlation["spearman"]

@@ -21,14 +21,20 @@ from pathlib import Path
 import numpy as np
 from wordfreq import zipf_frequency
 
-from builders.shared.console import stage
-from builders.shared.errors import UserError
-from pipelines.common import RunFolder, dataset_folder, load_dataset_split, load_metric, load_model
-from pipelines.common.presets import preset_record
-from pipelines.stereoset.attention import check_bidirectional, gender_attention
-from pipelines.stereoset.perplexity import sentence_perplexities
-from pipelines.stereoset.report import render, summary_table
-from pipelines.stereoset.settings import DATASET, Settings
+from bias_hub.builders.shared.console import stage
+from bias_hub.builders.shared.errors import UserError
+from bias_hub.pipelines.common import (
+    RunFolder,
+    dataset_folder,
+    load_dataset_split,
+    load_metric,
+    load_model,
+)
+from bias_hub.pipelines.common.presets import preset_record
+from bias_hub.pipelines.stereoset.attention import check_bidirectional, gender_attention
+from bias_hub.pipelines.stereoset.perplexity import sentence_perplexities
+from bias_hub.pipelines.stereoset.report import render, summary_table
+from bias_hub.pipelines.stereoset.settings import DATASET, Settings
 
 __all__ = ["DATASET", "PART", "STEP", "Settings", "load_models", "load_pairs", "measure", "run"]
 
@@ -197,7 +203,7 @@ def word_table(gaps: dict, ppl: dict, kept_pairs: list[dict], scored: np.ndarray
 
 
 def _correlations(correlation: dict | None, intervals: dict) -> dict | None:
-    """The metric's per-word correlations in the shared shape of ``pipelines.common.stats.correlation``:
+    """The metric's per-word correlations in the shared shape of ``bias_hub.pipelines.common.stats.correlation``:
     ``{"pearson": {...}, "spearman": {...}}``, each ``{"method", "statistic", "p_value", "n",
     "interval", "note"}`` (statistic and p-value None, with a note, where undefined)."""
     if correlation is None:

@@ -14,10 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from builders.jbbq.qa_build import load_rows
-from builders.jbbq.schema import BBQ_CATEGORIES
-from builders.jbbq.template_csv import Template, parse_slot_lists
-from builders.jbbq.templates import ENGLISH_UNKNOWN_OPTIONS, expand_templates, read_templates
+from bias_hub.builders.jbbq.qa_build import load_rows
+from bias_hub.builders.jbbq.schema import BBQ_CATEGORIES
+from bias_hub.builders.jbbq.template_csv import Template, parse_slot_lists
+from bias_hub.builders.jbbq.templates import (
+    ENGLISH_UNKNOWN_OPTIONS,
+    expand_templates,
+    read_templates,
+)
 
 # Column orders of BBQ's template files.
 AGE_COLUMNS = [
@@ -94,7 +98,7 @@ def test_versions_a_and_b_share_a_q_id_and_repeats_are_expanded(tmp_path: Path, 
         AGE_COLUMNS,
         [a, b, repeated, {**repeated, "Lexical_diversity": "WORD1: [museum]"}],
     )
-    with caplog.at_level(logging.INFO, logger="builders.jbbq"):
+    with caplog.at_level(logging.INFO, logger="bias_hub.builders.jbbq"):
         rows = _expand(path)
     # 2 x 1 pairs for each version, 1 x 1 for each Q_id 2 row; 4 questions each; Age is not swapped
     assert len(rows) == 4 * (2 + 2 + 1 + 1)
@@ -147,7 +151,7 @@ def test_a_becomes_an_as_bbq_writes_it(tmp_path: Path) -> None:
 
 
 def _religion_vocabulary(tmp_path: Path) -> list[dict]:
-    from builders.jbbq.templates import read_vocabulary
+    from bias_hub.builders.jbbq.templates import read_vocabulary
 
     words = [
         "Christian",
@@ -248,7 +252,7 @@ def test_vocabulary_rules_of_the_other_categories(tmp_path: Path) -> None:
 
 def test_names_lists_are_read_as_bbq_reads_them(tmp_path: Path, caplog) -> None:
     template = Template({"Q_id": "4", "version": "b"}, tmp_path / "t.csv", 9)
-    with caplog.at_level(logging.INFO, logger="builders.jbbq"):
+    with caplog.at_level(logging.INFO, logger="bias_hub.builders.jbbq"):
         # a ";" typed inside a list ends it there: the first list keeps its first word ...
         assert parse_slot_lists("{{NAME1}}: [cyclist; runner]; {{NAME2}}: [pianist, painter]", template, "Names") == (
             ["cyclist"], ["pianist", "painter"])  # fmt: skip
@@ -271,13 +275,13 @@ def test_names_lists_are_read_as_bbq_reads_them(tmp_path: Path, caplog) -> None:
         {"Q_id": "1", "version": "b", "Category": "Age", **PAIR, "Known_stereotyped_groups": '["old"]',
          "Names": "NAME2: [retiree]; NAME1: [teenager]"},
     ])  # fmt: skip
-    with caplog.at_level(logging.INFO, logger="builders.jbbq"):
+    with caplog.at_level(logging.INFO, logger="bias_hub.builders.jbbq"):
         assert _expand(path) == []
     assert "yields no questions" in caplog.text
 
 
 def _proper_names(tmp_path: Path) -> list[dict]:
-    from builders.jbbq.templates import read_proper_names
+    from bias_hub.builders.jbbq.templates import read_proper_names
 
     firsts = {
         ("F", "Black"): ["Amara", "Nia", "Zola"], ("M", "Black"): ["Kofi", "Jabari", "Tunde"],
@@ -445,7 +449,7 @@ def test_a_bbq_templates_folder_expands_with_filler_items_skipped(tmp_path: Path
          "Question_non_negative": "Who stayed?", "Ans0": "The first", "Ans1": "The second", "Ans2": "Unknown",
          "Label_neg_ans": "0", "Label_non_neg_ans": "1"},
     ])  # fmt: skip
-    with caplog.at_level(logging.INFO, logger="builders.jbbq"):
+    with caplog.at_level(logging.INFO, logger="bias_hub.builders.jbbq"):
         built = load_rows(folder, BBQ_CATEGORIES, language="en", seed=0)
     assert "Filler_items.csv: skipped" in caplog.text
     assert len(built.rows) == 3 * 5 * 2 * 4 and {r["category"] for r in built.rows} == {"Religion"}
@@ -467,7 +471,7 @@ def test_a_bbq_templates_folder_expands_with_filler_items_skipped(tmp_path: Path
 def test_category_comes_from_the_file_name_as_in_bbq(
     tmp_path: Path, file_name: str, column: str, expected: str
 ) -> None:
-    from builders.jbbq.qa_build import category_of
+    from bias_hub.builders.jbbq.qa_build import category_of
 
     template = Template({"Category": column}, tmp_path / file_name, 2)
     assert category_of(template, BBQ_CATEGORIES) == expected

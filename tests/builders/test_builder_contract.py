@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import cli
+from bias_hub.pipelines import cli
 
 COMMANDS = cli.builder_commands()
 BUILDERS = Path(__file__).resolve().parents[2] / "builders"
@@ -31,7 +31,7 @@ def test_every_dataset_folder_has_a_builder() -> None:
     # systems are among them.
     packages = {p.parent.name for p in BUILDERS.glob("*/__init__.py")} - {"shared"}
     assert {name: command.__package__ for name, command in COMMANDS.items()} == {
-        name: f"builders.{name}" for name in packages
+        name: f"bias_hub.builders.{name}" for name in packages
     }
     datasets_root = BUILDERS.parent / "datasets"
     assert {p.parent.name for p in datasets_root.glob("*/README.md")} <= set(COMMANDS)
@@ -101,7 +101,7 @@ def test_build_all_calls_each_builder_once_and_logs_one_timed_line(tmp_path: Pat
     records: list[logging.LogRecord] = []
     handler = logging.Handler(logging.INFO)
     handler.emit = records.append
-    logger = logging.getLogger("builders")
+    logger = logging.getLogger("bias_hub.builders")
     monkeypatch.setattr(logger, "level", logging.INFO)
     logger.addHandler(handler)
     try:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.hub_folder import write_dataset_folder
-from builders.shared.card import CardMetadata, CardSections, read_card, read_card_yaml
+from bias_hub.builders.hub_folder import write_dataset_folder
+from bias_hub.builders.shared.card import CardMetadata, CardSections, read_card, read_card_yaml
 
 REPO_CARDS = sorted((Path(__file__).resolve().parents[2] / "datasets").glob("*/README.md"))
 # The standard sections of a Hub dataset card, in order, as CONTRIBUTING.md names them ("The
@@ -73,7 +73,7 @@ def test_every_committed_card_has_the_standard_sections(card: Path) -> None:
 
 
 def test_the_committed_cards_cover_every_builder_in_build_all() -> None:
-    from pipelines.cli import builder_commands
+    from bias_hub.pipelines.cli import builder_commands
 
     commands = builder_commands()
     in_all = {name for name, command in commands.items() if command.IN_ALL}

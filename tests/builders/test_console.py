@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.shared import console
+from bias_hub.builders.shared import console
 
 
 @pytest.fixture
@@ -36,10 +36,10 @@ def test_capture_sends_output_to_the_log_and_keeps_stage_lines_on_the_console(
     log_path = tmp_path / "logs" / "part.log"
     log_path.parent.mkdir()
     log_path.write_text("left by an earlier run\n", encoding="utf-8")
-    own = logging.getLogger("pipelines.fake_part")
-    driver = logging.getLogger("pipelines.fake_driver")
+    own = logging.getLogger("bias_hub.pipelines.fake_part")
+    driver = logging.getLogger("bias_hub.pipelines.fake_driver")
     library = logging.getLogger("datasets")
-    with console.capture(log_path, keep=("pipelines.fake_driver",)):
+    with console.capture(log_path, keep=("bias_hub.pipelines.fake_driver",)):
         print("a print from the part")
         os.write(2, b"bytes written straight to descriptor 2\n")
         subprocess.run([sys.executable, "-c", "print('a child process line')"], check=True)
@@ -56,9 +56,9 @@ def test_capture_sends_output_to_the_log_and_keeps_stage_lines_on_the_console(
         "a print from the part",
         "bytes written straight to descriptor 2",
         "a child process line",
-        "INFO pipelines.fake_part: an info line of the part",
-        "DEBUG pipelines.fake_part: a debug line of the part",
-        "WARNING pipelines.fake_part: a warning of the part",
+        "INFO bias_hub.pipelines.fake_part: an info line of the part",
+        "DEBUG bias_hub.pipelines.fake_part: a debug line of the part",
+        "WARNING bias_hub.pipelines.fake_part: a warning of the part",
         "DEBUG datasets: a debug line of a library",
         "INFO filelock: a filelock info line",
     ]:
@@ -124,7 +124,7 @@ def test_add_log_file_writes_each_record_once_at_every_level(tmp_path: Path) -> 
     root_level = logging.getLogger().level
     logging.getLogger().setLevel(logging.DEBUG)
     try:
-        logging.getLogger("pipelines.x").debug("own debug")
+        logging.getLogger("bias_hub.pipelines.x").debug("own debug")
         logging.getLogger("datasets.builder").warning("library warning")
         logging.getLogger("some_other_library").info("other library info")
     finally:
@@ -132,7 +132,7 @@ def test_add_log_file_writes_each_record_once_at_every_level(tmp_path: Path) -> 
         console.remove_log_file(handler)
     lines = (tmp_path / "run.log").read_text(encoding="utf-8").splitlines()
     assert [line.split(" ", 2)[2] for line in lines] == [
-        "DEBUG pipelines.x: own debug",
+        "DEBUG bias_hub.pipelines.x: own debug",
         "WARNING datasets.builder: library warning",
         "INFO some_other_library: other library info",
     ]

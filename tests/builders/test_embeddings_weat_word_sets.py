@@ -7,8 +7,8 @@ from pathlib import Path
 import datasets
 import pytest
 
-from builders.weat_word_sets import build
-from builders.weat_word_sets.rows import ROLES, japanese_rows
+from bias_hub.builders.weat_word_sets import build
+from bias_hub.builders.weat_word_sets.rows import ROLES, japanese_rows
 
 
 @pytest.fixture(scope="session")
@@ -58,7 +58,7 @@ def test_bad_japanese_file_names_the_row(tmp_path):
 def test_japanese_words_all_have_distinct_chive_vectors():
     import numpy as np
 
-    from pipelines.embeddings.vectors import load_chive
+    from bias_hub.pipelines.embeddings.vectors import load_chive
 
     rows = japanese_rows()
     words = sorted({w for row in rows for role in ROLES for w in row[f"{role}_words"]})
@@ -72,7 +72,7 @@ def test_japanese_words_all_have_distinct_chive_vectors():
 def _upstream_tests() -> list:
     import json
 
-    from builders.shared.sources import resolve
+    from bias_hub.builders.shared.sources import resolve
 
     return json.loads(Path(resolve("weat_word_sets").path).read_text(encoding="utf-8"))
 
@@ -114,7 +114,7 @@ def test_a_word_that_is_no_string_is_refused(tmp_path):
 
 def test_a_file_that_is_no_list_of_tests_says_what_it_holds(tmp_path, capsys):
     # B-weat-07: '[1,2,3]' gave "expected a list ..., got list".
-    from pipelines.cli import main
+    from bias_hub.pipelines.cli import main
 
     source = tmp_path / "w.json"
     source.write_text("[1,2,3]", encoding="utf-8")

@@ -6,8 +6,8 @@ import datasets
 import pytest
 import yaml
 
-from builders.hub_folder import CardMetadata, write_dataset_folder
-from builders.shared.card import size_category
+from bias_hub.builders.hub_folder import CardMetadata, write_dataset_folder
+from bias_hub.builders.shared.card import size_category
 
 FEATURES = datasets.Features(
     {
@@ -95,8 +95,8 @@ def test_size_category_bounds(rows: int, bucket: str) -> None:
 
 
 def test_one_size_table_with_the_hubs_names() -> None:
-    from builders.shared.card import SIZE_CATEGORIES
-    from pipelines.publish import hub_rules
+    from bias_hub.builders.shared.card import SIZE_CATEGORIES
+    from bias_hub.pipelines.publish import hub_rules
 
     assert hub_rules.size_category is size_category  # publish checks with the table cards are written with
     # DatasetCardData's documented options (huggingface_hub), in order; "other" is for no count.

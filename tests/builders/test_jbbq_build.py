@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from builders.jbbq.schema import FEATURES, stereotyped_answer
-from pipelines.cli import main
+from bias_hub.builders.jbbq.schema import FEATURES, stereotyped_answer
+from bias_hub.pipelines.cli import main
 
 SPLITS = ("train", "dev", "test")
 
@@ -275,8 +275,8 @@ def test_missing_stereotyped_groups_come_from_shipped_templates(tmp_path: Path) 
 
 
 def test_canonical_category_spellings() -> None:
-    from builders.jbbq.qa_build import canonical_category
-    from builders.jbbq.schema import BBQ_CATEGORIES
+    from bias_hub.builders.jbbq.qa_build import canonical_category
+    from bias_hub.builders.jbbq.schema import BBQ_CATEGORIES
 
     assert canonical_category("GenderIdentity", BBQ_CATEGORIES) == "Gender_identity"
     assert canonical_category("Religion ", BBQ_CATEGORIES) == "Religion"
@@ -335,10 +335,10 @@ def test_rows_that_name_no_stereotyped_group_stop_the_build(tmp_path: Path, caps
 def test_the_copy_is_compared_with_the_published_counts(tmp_path: Path, caplog) -> None:
     import logging
 
-    from builders.jbbq.paper_counts import comparison_lines
+    from bias_hub.builders.jbbq.paper_counts import comparison_lines
 
     _write_jsonl(tmp_path / "src" / "Age.jsonl", _question_rows("Age"))
-    with caplog.at_level(logging.INFO, logger="builders"):
+    with caplog.at_level(logging.INFO, logger="bias_hub.builders"):
         assert main(["build", "jbbq", "--source", str(tmp_path / "src"), "--out-root", str(tmp_path / "out")]) == 0
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "published counts" in r.getMessage()]
     # 3 templates x 4 questions of Age; §4.1: 245 templates, 8,476 questions; the README: 50,856.
@@ -362,7 +362,7 @@ def test_the_authors_schema_maps_as_the_card_says(tmp_path: Path) -> None:
     mapping table describes."""
     import datasets
 
-    from builders.jbbq.cards import AUTHORS_SCHEMA_MAPPING
+    from bias_hub.builders.jbbq.cards import AUTHORS_SCHEMA_MAPPING
 
     rows = _question_rows("Age", is_additional="1")
     for row in rows:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipelines.cli import main
+from bias_hub.pipelines.cli import main
 
 
 def _rows(category: str, n_templates: int, first_id: int = 0) -> list[dict]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.jbbq.templates import (
+from bias_hub.builders.jbbq.templates import (
     ENGLISH_UNKNOWN_OPTIONS,
     TemplateError,
     expand_templates,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.jbbq.templates import read_templates
-from builders.jbbq.translate import (
+from bias_hub.builders.jbbq.templates import read_templates
+from bias_hub.builders.jbbq.translate import (
     TranslationError,
     align,
     apply_review,
@@ -20,7 +20,7 @@ from builders.jbbq.translate import (
     restore,
     translate_template_files,
 )
-from pipelines.cli import main
+from bias_hub.pipelines.cli import main
 
 
 class FakeDeepL(ThreadingHTTPServer):

@@ -6,9 +6,9 @@ from pathlib import Path
 import datasets
 import pytest
 
-from builders.nli_bias_controlled import build
-from builders.nli_bias_controlled import rows as controlled
-from builders.nli_gender_bias.lexicon import load_occupations, load_templates
+from bias_hub.builders.nli_bias_controlled import build
+from bias_hub.builders.nli_bias_controlled import rows as controlled
+from bias_hub.builders.nli_gender_bias.lexicon import load_occupations, load_templates
 
 
 @pytest.fixture(scope="module")

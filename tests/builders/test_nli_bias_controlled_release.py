@@ -15,8 +15,8 @@ import datasets
 import pytest
 import yaml
 
-from builders.nli_bias_controlled import build
-from builders.nli_bias_controlled.release import read_release
+from bias_hub.builders.nli_bias_controlled import build
+from bias_hub.builders.nli_bias_controlled.release import read_release
 
 # Occupation -> its stereotype's gender (None: non-stereotyped). As in the release, the
 # female-stereotyped occupation turns pro first: 看護師 at r >= 0.5, 大工 at r = 1.0.

@@ -12,15 +12,15 @@ import datasets
 import pytest
 import yaml
 
-from builders.nli_gender_bias import build
-from builders.nli_gender_bias.lexicon import (
+from bias_hub.builders.nli_gender_bias import build
+from bias_hub.builders.nli_gender_bias.lexicon import (
     PROFESSIONS_SOURCE,
     load_occupations,
     load_templates,
     read_professions,
 )
-from builders.shared.sources import resolve
-from pipelines.cli import build_parser
+from bias_hub.builders.shared.sources import resolve
+from bias_hub.pipelines.cli import build_parser
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +140,7 @@ def test_a_bad_template_leaves_no_folder_behind(tmp_path: Path, wheel_copy: Path
 def test_authors_mode_without_files_says_which_option_to_use(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from builders.shared.sources import SourceError
+    from bias_hub.builders.shared.sources import SourceError
 
     monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
     monkeypatch.setenv("BIAS_HUB_CACHE", str(tmp_path / "cache"))
@@ -152,7 +152,7 @@ def test_authors_mode_without_files_says_which_option_to_use(
 def test_templates_mode_without_the_list_says_which_option_to_use(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from builders.shared import sources
+    from bias_hub.builders.shared import sources
 
     # A list with nowhere to come from: the message must point at this command's option.
     nowhere = sources.Source(name=PROFESSIONS_SOURCE, license="MIT", description="professions")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.nli_gender_bias.lexicon import (
+from bias_hub.builders.nli_gender_bias.lexicon import (
     OCCUPATION_TYPES,
     PROFESSIONS_SOURCE,
     Template,
@@ -17,7 +17,7 @@ from builders.nli_gender_bias.lexicon import (
     load_reviews,
     load_templates,
 )
-from builders.shared.sources import resolve
+from bias_hub.builders.shared.sources import resolve
 
 HEADER = "en\texpected_type\tdecision\tja\tnote\n"
 

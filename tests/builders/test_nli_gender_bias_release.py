@@ -22,10 +22,15 @@ import datasets
 import pytest
 import yaml
 
-from builders.hub_folder import UserBuildKept
-from builders.nli_gender_bias import build
-from builders.nli_gender_bias.release import FOLDERS, SET_STEMS, UNION_STEM, substituted_span
-from builders.shared import sources
+from bias_hub.builders.hub_folder import UserBuildKept
+from bias_hub.builders.nli_gender_bias import build
+from bias_hub.builders.nli_gender_bias.release import (
+    FOLDERS,
+    SET_STEMS,
+    UNION_STEM,
+    substituted_span,
+)
+from bias_hub.builders.shared import sources
 
 PROFESSIONS = "bolukbasi_professions"
 
@@ -169,12 +174,12 @@ def test_the_untokenized_folder_builds_row_for_row(tmp_path: Path) -> None:
 
 def test_bystander_rows_are_kept_with_both_values_and_listed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     folder = write_release(tmp_path, ("untokenized",)) / "untokenized"
-    caplog.set_level(logging.WARNING, logger="builders")
-    logging.getLogger("builders").propagate = True
+    caplog.set_level(logging.WARNING, logger="bias_hub.builders")
+    logging.getLogger("bias_hub").propagate = True
     try:
         built = build(tmp_path / "out", source="authors", authors_dir=folder)
     finally:
-        logging.getLogger("builders").propagate = False
+        logging.getLogger("bias_hub").propagate = False
     ns = {row["id"]: row for row in _load(built, "non_stereotypical")}
     assert set(ns) == {"ns-200", "ns-201", "ns-202", "ns-203"}
     for row_id in BYSTANDER_IDS:
@@ -246,12 +251,12 @@ def test_four_all_is_checked_not_read(tmp_path: Path, caplog: pytest.LogCaptureF
     lines[2] = json.dumps(changed, ensure_ascii=False) + "\n"
     union.write_text("".join(lines), encoding="utf-8")
     (base / "downsamp" / "4-all-downsamp_v1.1.json").unlink()
-    caplog.set_level(logging.WARNING, logger="builders")
-    logging.getLogger("builders").propagate = True
+    caplog.set_level(logging.WARNING, logger="bias_hub.builders")
+    logging.getLogger("bias_hub").propagate = True
     try:
         built = build(tmp_path / "out", source="authors", authors_dir=base)
     finally:
-        logging.getLogger("builders").propagate = False
+        logging.getLogger("bias_hub").propagate = False
     # `all` is the three set files, whatever 4-all holds.
     assert _load(built, "all")["premise"][2] == SETS["2-antistereo"][0]["sentence1"]
     _, card = _card(built)
@@ -392,8 +397,8 @@ def test_default_build_offline_keeps_the_generated_sets_and_says_how_to_add_the_
     tmp_path: Path, cache: Path, professions: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
-    caplog.set_level(logging.WARNING, logger="builders")
-    monkeypatch.setattr(logging.getLogger("builders"), "propagate", True)
+    caplog.set_level(logging.WARNING, logger="bias_hub.builders")
+    monkeypatch.setattr(logging.getLogger("bias_hub"), "propagate", True)
     built = build(tmp_path / "out", professions=professions)
     header, card = _card(built)
     assert [c["config_name"] for c in header["configs"]] == [

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.shared import sources
-from builders.shared.sources import PackageFile, Source, SourceError, resolve
+from bias_hub.builders.shared import sources
+from bias_hub.builders.shared.sources import PackageFile, Source, SourceError, resolve
 
 
 @pytest.fixture

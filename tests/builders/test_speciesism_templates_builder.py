@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.speciesism_templates import build
-from builders.speciesism_templates.templates import read_animals, read_templates
+from bias_hub.builders.speciesism_templates import build
+from bias_hub.builders.speciesism_templates.templates import read_animals, read_templates
 
 N_ANIMALS = 17  # 6 study + 5 companion + 5 wild + 1 control, counted in animals.tsv
 
@@ -87,7 +87,7 @@ def test_animal_table_errors_name_the_row(tmp_path):
 
 def test_a_folder_given_as_the_template_table_is_named_as_a_folder(tmp_path, capsys):
     # B-spt-07 (issue 26): `--templates SOME_FOLDER` said "no such file" for a path that exists.
-    from pipelines.cli import main
+    from bias_hub.pipelines.cli import main
 
     folder = tmp_path / "templates"
     folder.mkdir()

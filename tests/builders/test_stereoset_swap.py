@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from builders.stereoset_gender_swap.lexicon import load_lexicon, split_words
-from builders.stereoset_gender_swap.names import read_names
-from builders.stereoset_gender_swap.pairs import (
+from bias_hub.builders.stereoset_gender_swap.lexicon import load_lexicon, split_words
+from bias_hub.builders.stereoset_gender_swap.names import read_names
+from bias_hub.builders.stereoset_gender_swap.pairs import (
     Candidate,
     build_pairs,
     candidates_from_stereoset,
     reply_sentence,
 )
-from builders.stereoset_gender_swap.swap import (
+from bias_hub.builders.stereoset_gender_swap.swap import (
     check_pair,
     normalise_sentence,
     sentence_gender,
@@ -81,8 +81,8 @@ def test_first_names_from_the_name_lists(named):
 
 
 def test_names_load_from_a_checkout_and_name_a_missing_file(tmp_path: Path):
-    from builders.shared.sources import sha256_of
-    from builders.stereoset_gender_swap.names import load_names
+    from bias_hub.builders.shared.sources import sha256_of
+    from bias_hub.builders.stereoset_gender_swap.names import load_names
 
     write_name_files(tmp_path / "data_debias" / "data")
     names = load_names(tmp_path / "data_debias")
@@ -250,7 +250,7 @@ def test_build_pairs_rejects_a_swapper_that_changes_meaning(lexicon):
 def test_builder_writes_a_loadable_folder_with_counts_in_the_card(tmp_path: Path):
     import datasets
 
-    from builders.stereoset_gender_swap import build as build_dataset
+    from bias_hub.builders.stereoset_gender_swap import build as build_dataset
 
     source = tmp_path / "test.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in _rows()), encoding="utf-8")
@@ -271,7 +271,7 @@ def test_builder_writes_a_loadable_folder_with_counts_in_the_card(tmp_path: Path
 
 
 def test_without_reachable_name_lists_the_card_says_names_are_left_out(tmp_path: Path, monkeypatch):
-    from builders.stereoset_gender_swap import build as build_dataset
+    from bias_hub.builders.stereoset_gender_swap import build as build_dataset
 
     monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
     monkeypatch.setenv("BIAS_HUB_CACHE", str(tmp_path / "cache"))
@@ -283,12 +283,12 @@ def test_without_reachable_name_lists_the_card_says_names_are_left_out(tmp_path:
 
 def test_an_unreachable_name_list_is_reported_with_every_location_tried(tmp_path: Path, monkeypatch, caplog):
     # B-ss-09 (issue 26): offline, the warning read "... could not be resolved. Tried:)" with nothing listed.
-    from builders.stereoset_gender_swap import build as build_dataset
+    from bias_hub.builders.stereoset_gender_swap import build as build_dataset
 
     monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
     source = tmp_path / "test.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in _rows()), encoding="utf-8")
-    with caplog.at_level("WARNING", logger="builders.stereoset_gender_swap"):
+    with caplog.at_level("WARNING", logger="bias_hub.builders.stereoset_gender_swap"):
         build_dataset(tmp_path, source=source, names="url")
     (warning,) = [r.getMessage() for r in caplog.records if "first names left out" in r.getMessage()]
     assert "Tried: - https://raw.githubusercontent.com/himansh005/data_debias/" in warning
@@ -297,14 +297,14 @@ def test_an_unreachable_name_list_is_reported_with_every_location_tried(tmp_path
 
 def test_the_default_build_uses_no_fetched_names_so_every_build_writes_the_same_card(tmp_path: Path, monkeypatch):
     # Issue 26: a fresh clone's `make datasets` rewrote the tracked card (604 pairs online, 580 offline).
-    from builders.stereoset_gender_swap import build as build_dataset
+    from bias_hub.builders.stereoset_gender_swap import build as build_dataset
 
     source = tmp_path / "test.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in _rows()), encoding="utf-8")
     monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
     offline = (build_dataset(tmp_path / "a", source=source) / "README.md").read_text(encoding="utf-8")
     monkeypatch.delenv("BIAS_HUB_NO_URL")
-    monkeypatch.setattr("builders.stereoset_gender_swap.load_names",
+    monkeypatch.setattr("bias_hub.builders.stereoset_gender_swap.load_names",
                         lambda *a: pytest.fail("the default build fetched Thakur et al.'s names"))  # fmt: skip
     online = (build_dataset(tmp_path / "b", source=source) / "README.md").read_text(encoding="utf-8")
     assert online.replace(str(tmp_path / "b"), "") == offline.replace(str(tmp_path / "a"), "")
@@ -312,7 +312,7 @@ def test_the_default_build_uses_no_fetched_names_so_every_build_writes_the_same_
 
 
 def test_builder_reads_the_original_nested_dev_json(tmp_path: Path):
-    from builders.stereoset_gender_swap.pairs import read_stereoset
+    from bias_hub.builders.stereoset_gender_swap.pairs import read_stereoset
 
     nested = {"version": "1.0", "data": {"intersentence": [{
         "id": "a", "target": "mother", "bias_type": "gender", "context": "My mother is home.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from builders.shared.text import fmt, markdown_table
+from bias_hub.builders.shared.text import fmt, markdown_table
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,10 @@ from pathlib import Path
 import datasets
 import pytest
 
-from builders.shared.conll import read_conll
-from builders.shared.sources import SourceError
-from builders.winobias import build
-from pipelines import cli
+from bias_hub.builders.shared.conll import read_conll
+from bias_hub.builders.shared.sources import SourceError
+from bias_hub.builders.winobias import build
+from bias_hub.pipelines import cli
 
 
 @pytest.fixture(scope="module")

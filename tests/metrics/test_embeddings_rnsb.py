@@ -9,7 +9,7 @@ import evaluate
 import numpy as np
 import pytest
 
-from pipelines.common import import_metric_module
+from bias_hub.pipelines.common import import_metric_module
 
 METRIC = Path(__file__).resolve().parents[2] / "metrics" / "rnsb"
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pipelines.common import import_metric_module
+from bias_hub.pipelines.common import import_metric_module
 
 METRICS = Path(__file__).resolve().parents[2] / "metrics"
 INTERVAL_KEYS = {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.common import import_metric_module
+from bias_hub.pipelines.common import import_metric_module
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted(p for p in (REPO_ROOT / "metrics").glob("*/*.py") if p.stem == p.parent.name)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from pipelines.common.batching import AdaptiveBatchSize, is_out_of_memory
+from bias_hub.pipelines.common.batching import AdaptiveBatchSize, is_out_of_memory
 
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "nurse", "doctor", "he", "she", "said", "that",
          "was", "tired", "a", "man", "woman", "cat", "dog", "is", "happy", "sad", "."]  # fmt: skip
@@ -136,7 +136,7 @@ def _bert_config(**extra):
 def test_nli_prediction_adapts(bert_tokenizer) -> None:
     from transformers import BertForSequenceClassification
 
-    from pipelines.nli.predict import encode_pairs, predict_logits
+    from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits
 
     model = BertForSequenceClassification(_bert_config(num_labels=3)).eval()
     encodings = encode_pairs(bert_tokenizer, SENTENCES, SENTENCES[::-1])
@@ -151,7 +151,7 @@ def test_nli_prediction_adapts(bert_tokenizer) -> None:
 def test_fill_mask_adapts(bert_tokenizer) -> None:
     from transformers import BertForMaskedLM
 
-    from pipelines.speciesism.fill_mask import MaskedLM, mask_probabilities
+    from bias_hub.pipelines.speciesism.fill_mask import MaskedLM, mask_probabilities
 
     lm = MaskedLM("tiny", BertForMaskedLM(_bert_config()).eval(), bert_tokenizer, "cpu")
     texts = [s.replace("was", "[MASK]", 1) if "was" in s else s.replace(".", "[MASK]") for s in SENTENCES]
@@ -172,9 +172,9 @@ def test_fill_mask_adapts(bert_tokenizer) -> None:
 def test_attention_and_perplexity_adapt(bert_tokenizer, tmp_path: Path) -> None:
     from transformers import BertModel
 
-    from pipelines.jbbq.tiny_model import build_tiny_model
-    from pipelines.stereoset.attention import gender_attention
-    from pipelines.stereoset.perplexity import sentence_perplexities
+    from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model
+    from bias_hub.pipelines.stereoset.attention import gender_attention
+    from bias_hub.pipelines.stereoset.perplexity import sentence_perplexities
 
     encoder = BertModel(_bert_config(attn_implementation="eager")).eval()
     spans = [[(s.index(w), s.index(w) + len(w))] if w in s.split() else []

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines import cli
+from bias_hub.pipelines import cli
 
 
 def test_help_lists_build_and_demo(capsys: pytest.CaptureFixture[str]) -> None:

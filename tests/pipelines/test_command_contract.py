@@ -7,8 +7,8 @@ import dataclasses
 import importlib
 import inspect
 
-from pipelines.cli import _leaf_parsers, build_parser
-from pipelines.common import COMMON_FLAGS, RunSettings
+from bias_hub.pipelines.cli import _leaf_parsers, build_parser
+from bias_hub.pipelines.common import COMMON_FLAGS, RunSettings
 
 # Commands that run no model over a dataset: they keep their own flags (and -q/-v).
 NOT_PIPELINES = {

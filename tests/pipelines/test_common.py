@@ -15,8 +15,8 @@ from transformers import (
     GPT2LMHeadModel,
 )
 
-from pipelines.common import command_line, load_model, resolve_device, resolve_dtype
-from pipelines.common.models import ModelOptions, check_model_name
+from bias_hub.pipelines.common import command_line, load_model, resolve_device, resolve_dtype
+from bias_hub.pipelines.common.models import ModelOptions, check_model_name
 
 BERT = BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
 
@@ -113,8 +113,8 @@ def test_command_line_hides_the_token() -> None:
 def test_a_rebuilt_dataset_folder_is_read_anew(tmp_path: Path) -> None:
     import datasets
 
-    from builders.hub_folder import CardMetadata, write_dataset_folder
-    from pipelines.common import load_dataset_split
+    from bias_hub.builders.hub_folder import CardMetadata, write_dataset_folder
+    from bias_hub.pipelines.common import load_dataset_split
 
     meta = CardMetadata(pretty_name="t", license="mit", language=["en"], task_categories=["other"])
     features = datasets.Features({"x": datasets.Value("int64")})
@@ -125,7 +125,7 @@ def test_a_rebuilt_dataset_folder_is_read_anew(tmp_path: Path) -> None:
 
 
 def test_holm_by_hand() -> None:
-    from pipelines.common import holm
+    from bias_hub.pipelines.common import holm
 
     # Sorted 0.01, 0.03, 0.04 of m = 3: 3 x 0.01 = 0.03; 2 x 0.03 = 0.06; 1 x 0.04 = 0.04,
     # raised to the running maximum 0.06. The None is no test and does not count towards m.

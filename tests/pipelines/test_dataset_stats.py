@@ -4,9 +4,9 @@ from pathlib import Path
 
 import datasets
 
-from builders.hub_folder import CardMetadata, write_dataset_folder
-from pipelines.dataset_stats.demo import run_demo
-from pipelines.dataset_stats.stats import statistics_markdown
+from bias_hub.builders.hub_folder import CardMetadata, write_dataset_folder
+from bias_hub.pipelines.dataset_stats.demo import run_demo
+from bias_hub.pipelines.dataset_stats.stats import statistics_markdown
 
 
 def test_statistics_count_rows_per_config_and_split(tmp_path: Path) -> None:

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from builders.shared import console
-from pipelines import demo as demo_driver
+from bias_hub.builders.shared import console
+from bias_hub.pipelines import demo as demo_driver
 
 
 def _part(name: str, order: int, body) -> types.ModuleType:
-    module = types.ModuleType(f"pipelines.{name}.demo")
+    module = types.ModuleType(f"bias_hub.pipelines.{name}.demo")
     module.ORDER = order
     module.run_demo = body
     return module
@@ -27,7 +27,7 @@ def _alpha(out_dir: Path) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "report.md").write_text("# Alpha\n\nscore 0.25\n", encoding="utf-8")
     print("alpha prints a table")
-    logging.getLogger("pipelines.alpha").info("alpha trains")
+    logging.getLogger("bias_hub.pipelines.alpha").info("alpha trains")
     logging.getLogger("transformers").debug("a library's debug line")
     return {
         "title": "Alpha part",
@@ -89,7 +89,7 @@ def test_full_run_keeps_the_console_to_one_line_per_stage_and_logs_the_rest(
 
     alpha_log = (out / "logs" / "alpha.log").read_text(encoding="utf-8")
     assert "alpha prints a table" in alpha_log
-    assert "INFO pipelines.alpha: alpha trains" in alpha_log
+    assert "INFO bias_hub.pipelines.alpha: alpha trains" in alpha_log
     assert "DEBUG transformers: a library's debug line" in alpha_log
     assert "alpha" not in (out / "logs" / "beta.log").read_text(encoding="utf-8")
     demo_log = (out / "logs" / "demo.log").read_text(encoding="utf-8")

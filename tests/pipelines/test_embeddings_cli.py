@@ -9,9 +9,9 @@ import datasets
 import numpy as np
 import pytest
 
-from builders.weat_word_sets import build as build_word_sets
-from builders.weat_word_sets.rows import ROLES
-from pipelines.cli import main
+from bias_hub.builders.weat_word_sets import build as build_word_sets
+from bias_hub.builders.weat_word_sets.rows import ROLES
+from bias_hub.pipelines.cli import main
 
 TESTS = ["weat6_gender_terms", "weat7"]
 
@@ -122,8 +122,8 @@ def test_control_scores_a_family_and_correlates(setup):
 
 
 def test_oov_share_is_judged_before_balancing():
-    from pipelines.embeddings.scoring import Query, prepare
-    from pipelines.embeddings.vectors import WordVectors
+    from bias_hub.pipelines.embeddings.scoring import Query, prepare
+    from bias_hub.pipelines.embeddings.vectors import WordVectors
 
     vectors = WordVectors(["x1", "x2", "x3", "y1", "a", "b"], np.eye(6))
     query = Query("t", {"X": ["x1", "x2", "x3", "x4"], "Y": ["y1", "y2", "y3", "y4"]}, {"A": ["a"], "B": ["b"]})
@@ -137,7 +137,7 @@ def test_oov_share_is_judged_before_balancing():
 
 
 def test_each_step_writes_results_json_and_its_report_renders_from_it_alone(setup, tmp_path):
-    from pipelines.embeddings import report
+    from bias_hub.pipelines.embeddings import report
 
     score_out, control_out = setup["root"] / "score", setup["root"] / "control"
     if not (score_out / "results.json").is_file():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipelines.embeddings.control import (
+from bias_hub.pipelines.embeddings.control import (
     AttractRepelConfig,
     FamilyMember,
     attract_repel,
@@ -13,7 +13,7 @@ from pipelines.embeddings.control import (
     expand_sets,
     make_family,
 )
-from pipelines.embeddings.vectors import WordVectors
+from bias_hub.pipelines.embeddings.vectors import WordVectors
 
 TARGETS = {"X": ["x1", "x2", "x3"], "Y": ["y1", "y2", "y3"]}
 ATTRIBUTES = {"A": ["a1", "a2", "a3"], "B": ["b1", "b2", "b3"]}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.winobias import build as build_winobias
-from pipelines.cli import main
+from bias_hub.builders.winobias import build as build_winobias
+from bias_hub.pipelines.cli import main
 
 WEAT = [0.0, 2.0, 4.0, 6.0, 8.0]  # 2k for embedding e<k>
 RNSB = [1.0, 3.0, 2.0, 4.0, 5.0]

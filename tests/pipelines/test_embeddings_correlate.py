@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.embeddings.correlate import (
+from bias_hub.pipelines.embeddings.correlate import (
     correlation_table,
     merge_tables,
     read_score_table,
@@ -51,7 +51,7 @@ def test_reading_and_merging_user_tables(tmp_path):
 
 
 def test_holm_adjustment_by_hand():
-    from pipelines.common.stats import holm
+    from bias_hub.pipelines.common.stats import holm
 
     # Sorted 0.01, 0.03, 0.04 of m = 3: 3 x 0.01 = 0.03, max(0.03, 2 x 0.03) = 0.06,
     # max(0.06, 1 x 0.04) = 0.06; a missing p-value stays missing and does not count.
@@ -60,7 +60,7 @@ def test_holm_adjustment_by_hand():
 
 
 def test_bootstrap_interval_over_embeddings():
-    from pipelines.common.stats import correlation
+    from bias_hub.pipelines.common.stats import correlation
 
     xs = [1.0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
     ys = [2.0, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11]
@@ -79,7 +79,7 @@ def test_bootstrap_interval_over_embeddings():
 
 
 def test_table2_layout_marks_holm_significant_cells():
-    from pipelines.embeddings.correlate import table2_markdown, table2_pairs
+    from bias_hub.pipelines.embeddings.correlate import table2_markdown, table2_pairs
 
     columns = ["weat_weat7", "rnsb_attributes_weat7", "winobias_type1_precision_gap", "winobias_type2_recall_gap"]
     assert table2_pairs(columns) == [

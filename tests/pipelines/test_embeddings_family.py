@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builders.weat_word_sets import build as build_word_sets
-from pipelines.cli import main
-from pipelines.embeddings.control import FamilyMember
-from pipelines.embeddings.corpus import balance_corpus, prepare_corpus, tokenise
-from pipelines.embeddings.family import union_pair
-from pipelines.embeddings.scoring import Query, load_queries
+from bias_hub.builders.weat_word_sets import build as build_word_sets
+from bias_hub.pipelines.cli import main
+from bias_hub.pipelines.embeddings.control import FamilyMember
+from bias_hub.pipelines.embeddings.corpus import balance_corpus, prepare_corpus, tokenise
+from bias_hub.pipelines.embeddings.family import union_pair
+from bias_hub.pipelines.embeddings.scoring import Query, load_queries
 
 TESTS = ["weat6_gender_terms", "weat7", "weat8"]
 
@@ -90,7 +90,7 @@ def test_union_puts_gender_terms_on_one_side(datasets_root):
 
 
 def test_union_expansion_adds_neighbours_to_the_nearer_set():
-    from pipelines.embeddings.vectors import WordVectors
+    from bias_hub.pipelines.embeddings.vectors import WordVectors
 
     words = ["he", "she", "math", "art", "guy", "lady", "algebra", "painting", "far"]
     matrix = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [0.9, 0.1, 0, 0], [0.1, 0.9, 0, 0],
@@ -188,10 +188,10 @@ def test_control_with_a_corpus_builds_the_studys_17_members(datasets_root, tmp_p
 
 
 def test_a_member_that_lost_the_tests_words_is_left_out_with_the_reason(datasets_root, tmp_path):
-    from pipelines.common import RunFolder
-    from pipelines.embeddings.run import score_members
-    from pipelines.embeddings.settings import ControlSettings
-    from pipelines.embeddings.vectors import WordVectors
+    from bias_hub.pipelines.common import RunFolder
+    from bias_hub.pipelines.embeddings.run import score_members
+    from bias_hub.pipelines.embeddings.settings import ControlSettings
+    from bias_hub.pipelines.embeddings.vectors import WordVectors
 
     queries = load_queries("en", ["weat7"], datasets_root)
     words = [w for q in queries for s in [*q.target_sets.values(), *q.attribute_sets.values()] for w in s]

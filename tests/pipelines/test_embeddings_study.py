@@ -10,11 +10,11 @@ import re
 import pytest
 import yaml
 
-from pipelines.cli import build_parser
-from pipelines.common.presets import STUDIES_DIR, apply_preset, load_preset
-from pipelines.embeddings.correlate import correlation_table
-from pipelines.embeddings.report import PAPER_LAYOUTS
-from pipelines.embeddings.settings import ControlSettings
+from bias_hub.pipelines.cli import build_parser
+from bias_hub.pipelines.common.presets import STUDIES_DIR, apply_preset, load_preset
+from bias_hub.pipelines.embeddings.correlate import correlation_table
+from bias_hub.pipelines.embeddings.report import PAPER_LAYOUTS
+from bias_hub.pipelines.embeddings.settings import ControlSettings
 
 STUDY = yaml.safe_load((STUDIES_DIR / "rnsb_winobias.yaml").read_text(encoding="utf-8"))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipelines.embeddings.vectors import (
+from bias_hub.pipelines.embeddings.vectors import (
     WordVectors,
     _read_key2row,
     load_chive,
@@ -73,7 +73,7 @@ def test_gensim_keyed_vectors_and_fasttext_bin(tmp_path):
     import gensim.models as gensim_models
     from gensim.models.fasttext import save_facebook_model
 
-    from pipelines.embeddings.vectors import load_fasttext
+    from bias_hub.pipelines.embeddings.vectors import load_fasttext
 
     keyed = gensim_models.KeyedVectors(vector_size=4)
     keyed.add_vectors(["he", "she"], np.array([[1, 2, 3, 4], [5, 6, 7, 8]], dtype=np.float32))

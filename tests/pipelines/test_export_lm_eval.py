@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipelines.cli import main
-from pipelines.export.lm_eval import jinja_prompt
-from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
+from bias_hub.pipelines.cli import main
+from bias_hub.pipelines.export.lm_eval import jinja_prompt
+from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LMEVAL_PYTHON = REPO_ROOT / "bench" / ".venv-lmeval" / "bin" / "python"
@@ -64,7 +64,7 @@ def _questions() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from builders.bbq import build
+    from bias_hub.builders.bbq import build
 
     root = tmp_path_factory.mktemp("export")
     source = root / "questions.jsonl"
@@ -107,7 +107,7 @@ def test_prompts_render_as_jbbq_evaluate_sends_them(exported: Path) -> None:
     # The shots are train questions of templates no evaluated question uses.
     held = {(d["category"], d["question_index"]) for d in docs}
     assert not {(s["category"], s["question_index"]) for s in shots_used} & held
-    from pipelines.jbbq.run import load_questions
+    from bias_hub.pipelines.jbbq.run import load_questions
 
     rows, shots, _ = load_questions(Path(record["jbbq"]["dataset"]), _Chosen())
     assert [(r["category"], r["example_id"]) for r in rows] == [(d["category"], d["example_id"]) for d in docs]
@@ -147,12 +147,12 @@ def _utils(exported: Path):
     """The written utils.py, imported from its file as lm-eval imports it (no bias-hub on the path)."""
     spec = importlib.util.spec_from_file_location("exported_utils", exported / "jbbq" / "utils.py")
     module = importlib.util.module_from_spec(spec)
-    saved = sys.modules.pop("pipelines", None)
+    saved = sys.modules.pop("bias_hub", None)
     try:
         spec.loader.exec_module(module)
     finally:
         if saved is not None:
-            sys.modules["pipelines"] = saved
+            sys.modules["bias_hub"] = saved
     return module
 
 
@@ -211,7 +211,7 @@ def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
     evaluate`'s question by question; `bias-hub score --from-lm-eval` on its samples equals both
     `jbbq evaluate`'s scores and lm-eval's own results table."""
     from bench.lmeval_export import check
-    from builders.jbbq import build as build_jbbq
+    from bias_hub.builders.jbbq import build as build_jbbq
 
     datasets_root = build_jbbq(tmp_path / "datasets").parent  # the JBBQ sample, built here
     report = check(tmp_path, LMEVAL_PYTHON, ["basic"], limit=2, bbq_source=None, datasets_root=datasets_root)

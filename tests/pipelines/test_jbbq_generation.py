@@ -11,11 +11,11 @@ import torch
 from jbbq_fixtures import fixture_rows
 from transformers import MistralConfig, MistralForCausalLM
 
-from pipelines.jbbq import kv_cache
-from pipelines.jbbq.hf_backend import HFModel, _stable_text
-from pipelines.jbbq.parsing import answer_is_settled, parse_answer
-from pipelines.jbbq.prompting import load_prompt
-from pipelines.jbbq.tiny_model import build_tiny_model, build_tokenizer
+from bias_hub.pipelines.jbbq import kv_cache
+from bias_hub.pipelines.jbbq.hf_backend import HFModel, _stable_text
+from bias_hub.pipelines.jbbq.parsing import answer_is_settled, parse_answer
+from bias_hub.pipelines.jbbq.prompting import load_prompt
+from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model, build_tokenizer
 
 MAX_NEW = 6
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer
 
-from pipelines.jbbq.kv_cache import RoomyLayer, batch_cache, full_attention, merge
+from bias_hub.pipelines.jbbq.kv_cache import RoomyLayer, batch_cache, full_attention, merge
 
 
 def _states(rows: int, length: int, start: float) -> torch.Tensor:

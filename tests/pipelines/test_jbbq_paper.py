@@ -10,15 +10,15 @@ import pytest
 import torch
 from jbbq_fixtures import fixture_rows, write_fixture_dataset
 
-from pipelines import cli
-from pipelines.common.presets import load_preset
-from pipelines.common.stats import holm
-from pipelines.jbbq.comparisons import comparison_pairs
-from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt, template_key
-from pipelines.jbbq.report import CHANCE, figure_one, render, table4
-from pipelines.jbbq.run import _with_preset_record, load_questions, run_evaluate
-from pipelines.jbbq.settings import TASK_FIELDS, Settings, with_preset
-from pipelines.jbbq.tiny_model import build_tiny_model
+from bias_hub.pipelines import cli
+from bias_hub.pipelines.common.presets import load_preset
+from bias_hub.pipelines.common.stats import holm
+from bias_hub.pipelines.jbbq.comparisons import comparison_pairs
+from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt, template_key
+from bias_hub.pipelines.jbbq.report import CHANCE, figure_one, render, table4
+from bias_hub.pipelines.jbbq.run import _with_preset_record, load_questions, run_evaluate
+from bias_hub.pipelines.jbbq.settings import TASK_FIELDS, Settings, with_preset
+from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model
 
 # The task settings without a preset (`--preset none`): the settings class's defaults.
 TASK_DEFAULTS = {"prompts": ["basic", "unknown", "paraphrase"], "shots": [0], "scoring": "loglikelihood",
@@ -263,7 +263,7 @@ def test_preset_paper_and_figure_end_to_end(plain_models, fixture_dataset: Path,
 def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> None:
     import evaluate
 
-    from pipelines.jbbq.planted import Plan, planted_answers
+    from bias_hub.pipelines.jbbq.planted import Plan, planted_answers
 
     rows = fixture_rows()["train"]  # 2 categories x 3 templates x 4 questions
     plan = Plan()
@@ -295,7 +295,12 @@ def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> 
 
 
 def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(fixture_dataset: Path, tmp_path: Path) -> None:
-    from pipelines.jbbq.planted import NO_ANSWER, Plan, planted_answers, train_planted_model
+    from bias_hub.pipelines.jbbq.planted import (
+        NO_ANSWER,
+        Plan,
+        planted_answers,
+        train_planted_model,
+    )
 
     rows = fixture_rows()["train"]
     prompts = [load_prompt(name) for name in PROMPT_NAMES]
@@ -326,8 +331,8 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(fixtur
 def test_the_demo_summary_links_into_the_part_folder_once() -> None:
     """The combined demo report prefixes a part's links with the part's folder; the summary's own
     links must not name it again (they read `jbbq/jbbq/evaluation/...` before)."""
-    from pipelines.jbbq.demo import summary_markdown
-    from pipelines.report_index import render_markdown
+    from bias_hub.pipelines.jbbq.demo import summary_markdown
+    from bias_hub.pipelines.report_index import render_markdown
 
     html = render_markdown(summary_markdown("intro", ["- plan"], "| t |", []), base="jbbq")
     assert 'src="jbbq/evaluation/figure1_0shot.png"' in html

@@ -16,9 +16,9 @@ from tokenizers import (
 )
 from transformers import PreTrainedTokenizerFast
 
-from pipelines.jbbq.prefix_tokens import MARGIN, encode_sharing_prefix, encode_whole
-from pipelines.jbbq.prompting import load_prompt
-from pipelines.jbbq.tiny_model import build_tokenizer
+from bias_hub.pipelines.jbbq.prefix_tokens import MARGIN, encode_sharing_prefix, encode_whole
+from bias_hub.pipelines.jbbq.prompting import load_prompt
+from bias_hub.pipelines.jbbq.tiny_model import build_tokenizer
 
 
 def _prompts() -> list[str]:

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from jbbq_fixtures import fixture_rows
 
-from pipelines.jbbq.parsing import parse_answer
-from pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt, select_shots
+from bias_hub.pipelines.jbbq.parsing import parse_answer
+from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt, select_shots
 
 # Appendix A.1 of Yanaka et al. (2024), copied from the paper.
 BASIC = (

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from huggingface_hub import constants
 
-from pipelines.common import models
-from pipelines.common.models import check_model_name
+from bias_hub.pipelines.common import models
+from bias_hub.pipelines.common.models import check_model_name
 
 
 @pytest.fixture
@@ -96,8 +96,8 @@ def test_a_silent_hub_counts_as_out_of_reach_after_the_probe_timeout(hub) -> Non
 
 
 def test_cli_prints_one_line_and_no_retry_lines(hub, tmp_path: Path, capsys, caplog) -> None:
-    from builders.speciesism_templates import build
-    from pipelines.cli import main
+    from bias_hub.builders.speciesism_templates import build
+    from bias_hub.pipelines.cli import main
 
     build(tmp_path / "datasets")
     hub.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{_closed_port()}")

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pipelines.nli import segmentation
-from pipelines.nli.data import is_jsnli, load_training_table, read_jsnli
+from bias_hub.pipelines.nli import segmentation
+from bias_hub.pipelines.nli.data import is_jsnli, load_training_table, read_jsnli
 
 # Three lines in JSNLI's layout: label, premise, hypothesis; words separated by single spaces.
 JSNLI_LINES = [

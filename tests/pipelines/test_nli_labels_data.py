@@ -7,8 +7,8 @@ import datasets
 import numpy as np
 import pytest
 
-from pipelines.nli.data import load_table, prepare_nli_columns
-from pipelines.nli.labels import map_model_labels, parse_label_map
+from bias_hub.pipelines.nli.data import load_table, prepare_nli_columns
+from bias_hub.pipelines.nli.labels import map_model_labels, parse_label_map
 
 
 def test_model_labels_are_mapped_by_name_in_any_order() -> None:

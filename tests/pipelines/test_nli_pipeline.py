@@ -14,17 +14,17 @@ import datasets
 import numpy as np
 import pytest
 
-from builders.hub_folder import CardMetadata, write_dataset_folder
-from builders.nli_bias_controlled.rows import TrainingTemplate, build_rows, features
-from builders.nli_gender_bias.lexicon import Occupation
-from pipelines import cli
-from pipelines.common import ModelOptions, RunFolder, load_model
-from pipelines.common.stats import correlation, holm
-from pipelines.nli import meta, report
-from pipelines.nli.evaluation import load_evaluation_rows
-from pipelines.nli.run import run_evaluate
-from pipelines.nli.settings import EvaluateSettings, MetaSettings
-from pipelines.nli.training import checkpoint_folder
+from bias_hub.builders.hub_folder import CardMetadata, write_dataset_folder
+from bias_hub.builders.nli_bias_controlled.rows import TrainingTemplate, build_rows, features
+from bias_hub.builders.nli_gender_bias.lexicon import Occupation
+from bias_hub.pipelines import cli
+from bias_hub.pipelines.common import ModelOptions, RunFolder, load_model
+from bias_hub.pipelines.common.stats import correlation, holm
+from bias_hub.pipelines.nli import meta, report
+from bias_hub.pipelines.nli.evaluation import load_evaluation_rows
+from bias_hub.pipelines.nli.run import run_evaluate
+from bias_hub.pipelines.nli.settings import EvaluateSettings, MetaSettings
+from bias_hub.pipelines.nli.training import checkpoint_folder
 
 REPO = Path(__file__).resolve().parents[2]
 SUBSETS = ("pro_stereotypical", "anti_stereotypical", "non_stereotypical")
@@ -80,7 +80,7 @@ def fixture_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_model(fixture_root: Path) -> Path:
     from transformers import BertConfig, BertForSequenceClassification
 
-    from pipelines.nli.tokenizer import build_japanese_tokenizer
+    from bias_hub.pipelines.nli.tokenizer import build_japanese_tokenizer
 
     out = fixture_root / "tiny-model"
     texts = [t for r in _evaluation_rows() for t in (r["premise"], r["hypothesis"])] + ["医者が走った。"]
@@ -99,7 +99,7 @@ def tiny_model(fixture_root: Path) -> Path:
 def test_batched_prediction_equals_one_pair_at_a_time(tiny_model: Path) -> None:
     import torch
 
-    from pipelines.nli.predict import encode_pairs, predict_logits
+    from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits
 
     model, tokenizer = load_model(str(tiny_model), "sequence-classification", ModelOptions(device="cpu"))
     rows = _evaluation_rows()
@@ -248,7 +248,7 @@ def test_train_under_accelerate_launch_one_cpu_process(tiny_model: Path, tmp_pat
     out = tmp_path / "accelerated"
     command = [str(Path(sys.executable).with_name("accelerate")), "launch", "--cpu", "--num_processes", "1",
                "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-               "-m", "pipelines.cli", "nli", "train", "--model", str(tiny_model), "--dataset", str(data),
+               "-m", "bias_hub", "nli", "train", "--model", str(tiny_model), "--dataset", str(data),
                "--columns", "s1,s2,gold", "--out", str(out), "--epochs", "1", "--batch-size", "6"]  # fmt: skip
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "ACCELERATE_CONFIG_FILE": str(tmp_path / "none.yaml")})  # fmt: skip
@@ -293,7 +293,7 @@ def test_meta_evaluation_runs_per_seed_and_rate(tiny_model: Path, fixture_root: 
 def test_token_dropout_replaces_only_ordinary_tokens(tiny_model: Path) -> None:
     from transformers import AutoTokenizer
 
-    from pipelines.nli.training import _collator
+    from bias_hub.pipelines.nli.training import _collator
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_model))
     features = [dict(tokenizer("看護師が公園を歩いている。", "女性が公園を歩いている。")), dict(tokenizer("医者が走った。", "女性"))]
@@ -597,7 +597,7 @@ def test_train_reads_jsnli_as_distributed(tiny_model: Path, tmp_path: Path) -> N
 def test_a_juman_model_without_juman_is_one_line_naming_what_to_install(tiny_model: Path, fixture_root: Path,
                                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                         capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    from pipelines.nli import segmentation
+    from bias_hub.pipelines.nli import segmentation
 
     monkeypatch.setattr(segmentation.shutil, "which", lambda name: None)
     code = cli.main(["nli", "evaluate", "--model", str(tiny_model), "--out", str(tmp_path / "r"),

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipelines.cli import _leaf_parsers, build_parser
-from pipelines.common.presets import STUDIES_DIR, load_preset
-from pipelines.nli.report import PAPER_LAYOUTS, ranks
-from pipelines.nli.settings import EvaluateSettings, MetaSettings, TrainSettings
+from bias_hub.pipelines.cli import _leaf_parsers, build_parser
+from bias_hub.pipelines.common.presets import STUDIES_DIR, load_preset
+from bias_hub.pipelines.nli.report import PAPER_LAYOUTS, ranks
+from bias_hub.pipelines.nli.settings import EvaluateSettings, MetaSettings, TrainSettings
 
 STUDY = yaml.safe_load((STUDIES_DIR / "nli_gender_bias.yaml").read_text(encoding="utf-8"))
 SETTINGS = {"nli train": TrainSettings, "nli evaluate": EvaluateSettings, "nli meta-evaluate": MetaSettings}

@@ -5,7 +5,11 @@ from pathlib import Path
 import pytest
 from transformers import AutoTokenizer
 
-from pipelines.nli.tokenizer import SPECIAL_TOKENS, build_japanese_tokenizer, japanese_vocabulary
+from bias_hub.pipelines.nli.tokenizer import (
+    SPECIAL_TOKENS,
+    build_japanese_tokenizer,
+    japanese_vocabulary,
+)
 
 TEXTS = ["看護師が公園を歩いた。", "女性が公園を歩いた。", "男性が駅で電車を待った。"]
 

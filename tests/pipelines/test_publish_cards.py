@@ -13,13 +13,13 @@ import pytest
 from huggingface_hub import DatasetCard, SpaceCard
 from publish_fixtures import make_metric_module, make_nli_folder, make_secret_folder
 
-from pipelines.publish.dataset_repo import (
+from bias_hub.pipelines.publish.dataset_repo import (
     card_metadata_problems,
     check_dataset_folder,
     discover_dataset_folders,
 )
-from pipelines.publish.hub_rules import as_list
-from pipelines.publish.space_repo import (
+from bias_hub.pipelines.publish.hub_rules import as_list
+from bias_hub.pipelines.publish.space_repo import (
     GRADIO_SDK_VERSION,
     check_metric_module,
     discover_metric_modules,

@@ -9,8 +9,8 @@ import pytest
 import yaml
 from publish_fixtures import FakeHub, make_metric_module, make_nli_folder, make_secret_folder
 
-from pipelines import cli
-from pipelines.publish.command import publish
+from bias_hub.pipelines import cli
+from bias_hub.pipelines.publish.command import publish
 
 
 @pytest.fixture(scope="module")

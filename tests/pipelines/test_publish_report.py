@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from pipelines.report_index import render_markdown, stage_table, write_index
+from bias_hub.pipelines.report_index import render_markdown, stage_table, write_index
 
 # A 1x1 transparent PNG.
 PNG = base64.b64decode(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.report_index import broken_links, rebase_markdown_links, write_index
+from bias_hub.pipelines.report_index import broken_links, rebase_markdown_links, write_index
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO = REPO_ROOT / "reports" / "demo"
@@ -85,14 +85,14 @@ def test_rebasing_moves_relative_targets_only() -> None:
 def test_demo_says_when_its_report_has_a_broken_link(tmp_path: Path, monkeypatch) -> None:
     import types
 
-    from builders.shared import console
-    from pipelines import demo as demo_driver
+    from bias_hub.builders.shared import console
+    from bias_hub.pipelines import demo as demo_driver
 
     def run_demo(out_dir: Path) -> dict:
         out_dir.mkdir(parents=True, exist_ok=True)
         return {"title": "Broken", "summary": "[missing](missing.json)"}
 
-    part = types.ModuleType("pipelines.broken.demo")
+    part = types.ModuleType("bias_hub.pipelines.broken.demo")
     part.ORDER, part.run_demo = 1, run_demo
     monkeypatch.setattr(demo_driver, "demo_parts", lambda: [part])
     console.configure(0)
@@ -101,7 +101,7 @@ def test_demo_says_when_its_report_has_a_broken_link(tmp_path: Path, monkeypatch
     finally:
         console.configure(0)
     lines = (tmp_path / "demo" / "logs" / "demo.log").read_text(encoding="utf-8").splitlines()
-    warnings = [line.split(" WARNING pipelines.demo: ", 1)[1] for line in lines if " WARNING " in line]
+    warnings = [line.split(" WARNING bias_hub.pipelines.demo: ", 1)[1] for line in lines if " WARNING " in line]
     # The summary's link, in index.html and in index.md: one line on the console, each in the log.
     assert warnings == ["demo: 2 link(s) of the report do not resolve, e.g. index.html: broken/missing.json -> "
                         f"{tmp_path / 'demo' / 'broken' / 'missing.json'} does not exist (all of them in "

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipelines import cli
-from pipelines.common.flags import add_verbosity_flags
-from pipelines.common.run_folder import RunFolder
-from pipelines.reproduce.run import reproduce
-from pipelines.reproduce.study import (
+from bias_hub.pipelines import cli
+from bias_hub.pipelines.common.flags import add_verbosity_flags
+from bias_hub.pipelines.common.run_folder import RunFolder
+from bias_hub.pipelines.reproduce.run import reproduce
+from bias_hub.pipelines.reproduce.study import (
     StudyError,
     command_dests,
     list_studies,
@@ -64,10 +64,10 @@ def toy(monkeypatch, tmp_path):
         return parser
 
     monkeypatch.setattr(cli, "build_parser", build_parser)
-    report = types.ModuleType("pipelines.toy.report")
+    report = types.ModuleType("bias_hub.pipelines.toy.report")
     report.PAPER_LAYOUTS = {"words": _words_table}
-    monkeypatch.setitem(sys.modules, "pipelines.toy", types.ModuleType("pipelines.toy"))
-    monkeypatch.setitem(sys.modules, "pipelines.toy.report", report)
+    monkeypatch.setitem(sys.modules, "bias_hub.pipelines.toy", types.ModuleType("bias_hub.pipelines.toy"))
+    monkeypatch.setitem(sys.modules, "bias_hub.pipelines.toy.report", report)
     CALLS.clear()
     study = {
         "study": "toy", "version": "2", "title": "A toy paper",

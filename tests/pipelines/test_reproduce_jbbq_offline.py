@@ -11,9 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipelines import cli
-from pipelines.reproduce.run import reproduce
-from pipelines.reproduce.study import load_study
+from bias_hub.pipelines import cli
+from bias_hub.pipelines.reproduce.run import reproduce
+from bias_hub.pipelines.reproduce.study import load_study
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +66,7 @@ def _by_hand(rows: pd.DataFrame) -> dict:
 
 
 def test_the_offline_variant_reproduces_table4_of_a_model_with_known_answers(tmp_path: Path) -> None:
-    from builders.jbbq import build as build_jbbq
+    from bias_hub.builders.jbbq import build as build_jbbq
 
     datasets = build_jbbq(tmp_path / "datasets").parent
     assert cli.main(["jbbq", "tiny-model", "--out", str(tmp_path / "tiny"), "--datasets-root", str(datasets), "-q"]) == 0

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.cli import main
-from pipelines.score.paths import SCORE_PATHS
-from pipelines.score.predictions import normalise_answer, read_lm_eval_samples, to_choice
+from bias_hub.pipelines.cli import main
+from bias_hub.pipelines.score.paths import SCORE_PATHS
+from bias_hub.pipelines.score.predictions import normalise_answer, read_lm_eval_samples, to_choice
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = {
@@ -69,7 +69,7 @@ def _question(example_id, index, polarity, condition, label) -> dict:
 
 @pytest.fixture(scope="module")
 def bbq_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from builders.bbq import build
+    from bias_hub.builders.bbq import build
 
     root = tmp_path_factory.mktemp("score_bbq")
     source = root / "Age.jsonl"
@@ -224,7 +224,7 @@ def test_answer_matching_follows_bbq_analysis() -> None:
 
 def test_speciesism_fills_several_per_sentence(tmp_path: Path) -> None:
     """speciesism_bias (negative_share): several judged fills per sentence id."""
-    from builders.speciesism_templates import build
+    from bias_hub.builders.speciesism_templates import build
 
     root = tmp_path / "ds"
     build(root)
@@ -242,7 +242,7 @@ def test_speciesism_fills_several_per_sentence(tmp_path: Path) -> None:
 
 def test_every_metric_module_has_a_score_path() -> None:
     """One path per metric folder, and every argument it names is one the module's compute takes."""
-    from pipelines.common.paths import import_metric_module
+    from bias_hub.pipelines.common.paths import import_metric_module
 
     folders = {p.name for p in (REPO_ROOT / "metrics").iterdir() if (p / f"{p.name}.py").is_file()}
     assert set(SCORE_PATHS) == folders

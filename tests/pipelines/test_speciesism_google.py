@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from pipelines.speciesism import sentiment as sentiment_module
+from bias_hub.pipelines.speciesism import sentiment as sentiment_module
 
 # The fake service's scores; any other sentence gets a reply without a score, as the real
 # service sends a score of 0 (proto3 leaves zero values out).
@@ -116,9 +116,9 @@ def test_preset_paper_end_to_end_with_google_sentiment(service, tmp_path, capsys
     other settings; the flags given beside it are reported as departures."""
     import datasets as hf_datasets
 
-    from builders.speciesism_templates import build
-    from pipelines.cli import main
-    from pipelines.speciesism.tiny_model import make_tiny_masked_lm
+    from bias_hub.builders.speciesism_templates import build
+    from bias_hub.pipelines.cli import main
+    from bias_hub.pipelines.speciesism.tiny_model import make_tiny_masked_lm
 
     root = tmp_path / "datasets"
     folder = build(root)

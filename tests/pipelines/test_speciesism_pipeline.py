@@ -9,10 +9,15 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from pipelines.common import ModelOptions
-from pipelines.speciesism import sentiment as sentiment_module
-from pipelines.speciesism.fill_mask import MaskedLM, name_pieces, token_strings, vocabulary_view
-from pipelines.speciesism.run import Settings, run
+from bias_hub.pipelines.common import ModelOptions
+from bias_hub.pipelines.speciesism import sentiment as sentiment_module
+from bias_hub.pipelines.speciesism.fill_mask import (
+    MaskedLM,
+    name_pieces,
+    token_strings,
+    vocabulary_view,
+)
+from bias_hub.pipelines.speciesism.run import Settings, run
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -27,7 +32,7 @@ def one_thread():
 
 @pytest.fixture(scope="session")
 def datasets_root(tmp_path_factory) -> Path:
-    from builders.speciesism_templates import build
+    from bias_hub.builders.speciesism_templates import build
 
     root = tmp_path_factory.mktemp("speciesism_ds")
     build(root)
@@ -50,7 +55,7 @@ def _templates(root: Path, language: str) -> list[dict]:
 
 @pytest.fixture(scope="session")
 def tiny_en(tmp_path_factory, datasets_root) -> Path:
-    from pipelines.speciesism.tiny_model import make_tiny_masked_lm
+    from bias_hub.pipelines.speciesism.tiny_model import make_tiny_masked_lm
 
     return make_tiny_masked_lm(
         tmp_path_factory.mktemp("tiny_en"), _templates(datasets_root, "en"), "en", steps=20
@@ -128,7 +133,7 @@ def test_english_sentiment_counts_three_fills_per_animal(english_run):
 
 
 def test_split_name_gets_one_mask_per_piece(tmp_path, tiny_en, datasets_root):
-    from pipelines.speciesism.fill_mask import load_masked_lm
+    from bias_hub.pipelines.speciesism.fill_mask import load_masked_lm
 
     lm = load_masked_lm(str(tiny_en), ModelOptions(device="cpu"))
     pieces = name_pieces(lm, "It is a ", "hamster")
@@ -183,7 +188,7 @@ def test_vocabulary_view_keeps_only_word_starts_for_bpe():
 
 
 def test_vader_backend_labels_by_hand():
-    backend = sentiment_module.get_backend("pipelines.speciesism.sentiment:VaderBackend")
+    backend = sentiment_module.get_backend("bias_hub.pipelines.speciesism.sentiment:VaderBackend")
     labels = [
         label
         for label, _ in backend.judge(
@@ -238,7 +243,7 @@ def test_japanese_lexicon_backend_by_hand(ja_lexicon):
 def test_japanese_run_with_lexicon(
     tmp_path, tmp_path_factory, datasets_root, ja_lexicon, monkeypatch
 ):
-    from pipelines.speciesism.tiny_model import make_tiny_masked_lm
+    from bias_hub.pipelines.speciesism.tiny_model import make_tiny_masked_lm
 
     model = make_tiny_masked_lm(
         tmp_path_factory.mktemp("tiny_ja"), _templates(datasets_root, "ja"), "ja", steps=20
@@ -273,7 +278,7 @@ def test_model_without_mask_token_is_a_clear_error(tmp_path, datasets_root, caps
     from transformers import GPT2Config, GPT2LMHeadModel
 
     GPT2LMHeadModel(GPT2Config(vocab_size=3, n_embd=8, n_layer=1, n_head=2)).save_pretrained(tmp_path / "gpt")
-    from pipelines.cli import main
+    from bias_hub.pipelines.cli import main
 
     code = main(["speciesism", "--model", str(tmp_path / "gpt"), "--out", str(tmp_path / "out"),
                  "--datasets-root", str(datasets_root)])  # fmt: skip
@@ -313,7 +318,7 @@ def tiny_bpe(tmp_path_factory, datasets_root) -> Path:
 
 
 def test_bpe_model_lists_only_word_start_tokens(tmp_path, tiny_bpe, tiny_en, datasets_root):
-    from pipelines.speciesism.fill_mask import load_masked_lm
+    from bias_hub.pipelines.speciesism.fill_mask import load_masked_lm
 
     lm = load_masked_lm(str(tiny_bpe), ModelOptions(device="cpu"))
     pieces = lm.tokenizer.tokenize(f"It is a {lm.mask_token} that is dried.")
@@ -349,7 +354,7 @@ def test_bpe_model_lists_only_word_start_tokens(tmp_path, tiny_bpe, tiny_en, dat
 
 
 def test_raw_tokens_list_every_item_beside_the_word_filter(tmp_path, tiny_bpe, datasets_root):
-    from pipelines.speciesism.fill_mask import load_masked_lm
+    from bias_hub.pipelines.speciesism.fill_mask import load_masked_lm
 
     lm = load_masked_lm(str(tiny_bpe), ModelOptions(device="cpu"))
     _, word_like = vocabulary_view(lm, "en")
@@ -377,7 +382,7 @@ def test_raw_tokens_list_every_item_beside_the_word_filter(tmp_path, tiny_bpe, d
 def test_piece_probabilities_multiply_and_unscored_masks_are_skipped(tiny_en):
     import torch
 
-    from pipelines.speciesism.fill_mask import load_masked_lm, mask_probabilities
+    from bias_hub.pipelines.speciesism.fill_mask import load_masked_lm, mask_probabilities
 
     lm = load_masked_lm(str(tiny_en), ModelOptions(device="cpu"))
     tokenizer = lm.tokenizer
@@ -400,7 +405,7 @@ def test_unknown_animal_is_named(tmp_path, tiny_en, datasets_root):
 
 
 def test_missing_model_is_a_clear_error(tmp_path, datasets_root, capsys):
-    from pipelines.cli import main
+    from bias_hub.pipelines.cli import main
 
     missing = str(tmp_path / "no-such-model")
     code = main(["speciesism", "--model", missing, "--out", str(tmp_path / "out"),
@@ -413,7 +418,7 @@ def test_missing_model_is_a_clear_error(tmp_path, datasets_root, capsys):
 
 def test_preset_paper_fills_what_is_unset_and_reports_departures():
     # The paper preset lives in pipelines/studies/speciesism.yaml and goes through the shared loader.
-    from pipelines.common.presets import apply_preset, load_preset
+    from bias_hub.pipelines.common.presets import apply_preset, load_preset
 
     preset = load_preset("speciesism", "paper")
     assert list(preset.models) == ["bert-large-uncased", "roberta-large"]  # the paper's §3 models
@@ -442,7 +447,7 @@ def test_no_model_and_no_preset_is_a_clear_error(tmp_path, datasets_root):
 
 
 def test_holm_by_hand():
-    from pipelines.common.stats import holm
+    from bias_hub.pipelines.common.stats import holm
 
     # sorted 0.01, 0.03, 0.04 -> 3 x 0.01 = 0.03, 2 x 0.03 = 0.06, max(0.06, 1 x 0.04) = 0.06
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
@@ -452,7 +457,7 @@ def test_holm_by_hand():
 def test_confidence_level_flag():
     import argparse
 
-    from pipelines.common.flags import confidence_level
+    from bias_hub.pipelines.common.flags import confidence_level
 
     assert confidence_level("0.9") == 0.9
     assert confidence_level("none") is None and confidence_level("0") is None
@@ -468,7 +473,7 @@ def test_demo_model_plants_a_bias_the_tables_recover_in_the_papers_direction(tmp
     mass in its own form and 0.25/8 in the other: a change rate near -2/3 from its own form.
     So the paper's Table 1 direction (object -> human, drops) must list the food words and
     Table 2's (human -> object) the person words."""
-    from pipelines.speciesism.tiny_model import FARMED, WORDS, make_tiny_masked_lm
+    from bias_hub.pipelines.speciesism.tiny_model import FARMED, WORDS, make_tiny_masked_lm
 
     model = make_tiny_masked_lm(tmp_path / "tiny", _templates(datasets_root, "en"), "en")
     settings = Settings(
@@ -489,8 +494,8 @@ def test_table_layouts_put_this_runs_words_beside_the_papers():
     # Issue 23: PAPER_LAYOUTS lay out Tables 1-4 with the printed values (from the study file) beside ours.
     import yaml
 
-    from pipelines.common.presets import STUDIES_DIR
-    from pipelines.speciesism.report import PAPER_LAYOUTS
+    from bias_hub.pipelines.common.presets import STUDIES_DIR
+    from bias_hub.pipelines.speciesism.report import PAPER_LAYOUTS
 
     study = yaml.safe_load((STUDIES_DIR / "speciesism.yaml").read_text(encoding="utf-8"))
     printed = {table["id"]: table["printed"] for table in study["tables"]}

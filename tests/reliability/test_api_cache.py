@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.shared.api_cache import (
+from bias_hub.builders.shared.api_cache import (
     APIFailure,
     CachedAPI,
     MalformedReply,

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from checkout_copies import pythonpath_for
 
 REPO = Path(__file__).resolve().parents[2]
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
@@ -32,8 +33,8 @@ def clone(tmp_path_factory) -> Path:
 
 def _bias_hub(clone: Path, *argv: str, timeout: float) -> subprocess.CompletedProcess:
     # The clone's own code (PYTHONPATH first), the cache of the machine (models, wheels).
-    env = dict(os.environ, **OFFLINE, PYTHONPATH=str(clone))
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *argv], cwd=clone, env=env,
+    env = dict(os.environ, **OFFLINE, PYTHONPATH=pythonpath_for(clone))
+    return subprocess.run([sys.executable, "-m", "bias_hub", *argv], cwd=clone, env=env,
                           capture_output=True, text=True, timeout=timeout)  # fmt: skip
 
 

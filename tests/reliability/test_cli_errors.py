@@ -20,7 +20,7 @@ from transformers import (
     GPT2LMHeadModel,
 )
 
-from pipelines.cli import main
+from bias_hub.pipelines.cli import main
 
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "he", "she", "is", "a", "pig", "."]
 
@@ -47,7 +47,7 @@ def datasets_root(tmp_path_factory) -> Path:
     """The parts' dataset folders, so every refusal below is the model's and not a missing dataset."""
     import json
 
-    from builders import jbbq, speciesism_templates, stereoset_gender_swap
+    from bias_hub.builders import jbbq, speciesism_templates, stereoset_gender_swap
 
     root = tmp_path_factory.mktemp("hostile_datasets")
     source = root / "stereoset.jsonl"

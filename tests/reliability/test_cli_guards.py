@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from builders.shared.errors import UserError
-from pipelines import cli
-from pipelines.cli import INTERRUPTED, build_parser, main
+from bias_hub.builders.shared.errors import UserError
+from bias_hub.pipelines import cli
+from bias_hub.pipelines.cli import INTERRUPTED, build_parser, main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -66,7 +66,7 @@ def test_ctrl_c_in_the_first_seconds_of_a_real_run_is_one_line(delay: float, tmp
     # imports of the command modules, torch and transformers happen then).
     env = dict(os.environ, PYTHONPATH=str(REPO))
     process = subprocess.Popen(
-        [sys.executable, "-m", "pipelines.cli", "nli", "evaluate", "--model", str(tmp_path / "no_model"),
+        [sys.executable, "-m", "bias_hub", "nli", "evaluate", "--model", str(tmp_path / "no_model"),
          "--out", str(tmp_path / "out")],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -109,9 +109,9 @@ def test_a_user_error_is_one_line_and_any_other_runtime_error_keeps_its_tracebac
 
 
 def test_the_project_s_runtime_failures_are_user_errors() -> None:
-    from builders.jbbq.translate import TranslationError
-    from builders.shared.api_cache import APIFailure
-    from builders.shared.sources import SourceError
+    from bias_hub.builders.jbbq.translate import TranslationError
+    from bias_hub.builders.shared.api_cache import APIFailure
+    from bias_hub.builders.shared.sources import SourceError
 
     for error in (SourceError, APIFailure, TranslationError):
         assert issubclass(error, UserError)
@@ -156,7 +156,7 @@ def test_ctrl_c_during_the_imports_of_compiled_libraries_waits_for_them() -> Non
     # A SIGINT raised inside torch's import (Python code its C++ calls back into) ended the
     # process with "terminate called after throwing ... error_already_set", or was swallowed
     # by a __del__; held until the block ends, it is an ordinary KeyboardInterrupt.
-    from builders.shared.console import interrupts_deferred
+    from bias_hub.builders.shared.console import interrupts_deferred
 
     reached_the_end = False
     with pytest.raises(KeyboardInterrupt):
@@ -173,7 +173,7 @@ def test_ctrl_c_during_the_imports_of_compiled_libraries_waits_for_them() -> Non
 def test_ctrl_c_inside_a_finalizer_is_not_swallowed() -> None:
     # Python prints "Exception ignored in ... __del__" for a KeyboardInterrupt raised there
     # and carries on: the run went on to its end as if there had been no Ctrl-C.
-    from builders.shared.console import raise_interrupt_outside_finalizers
+    from bias_hub.builders.shared.console import raise_interrupt_outside_finalizers
 
     class Finalized:
         def __del__(self) -> None:

@@ -33,7 +33,7 @@ def _shipped(relative: str) -> str:
 
 
 def _jbbq_questions(tmp: Path) -> tuple[str, Callable]:
-    from builders.jbbq import build
+    from bias_hub.builders.jbbq import build
 
     row = {"example_id": 0, "context": "二人が待っていた。"}
     message = _shift_jis(tmp / "src" / "Age.jsonl", json.dumps(row, ensure_ascii=False) + "\n")
@@ -41,14 +41,14 @@ def _jbbq_questions(tmp: Path) -> tuple[str, Callable]:
 
 
 def _jbbq_templates(tmp: Path) -> tuple[str, Callable]:
-    from builders.jbbq import build
+    from bias_hub.builders.jbbq import build
 
     message = _shift_jis(tmp / "src" / "Age.csv", _shipped("jbbq/sample_templates/Age.csv"))
     return message, lambda: build(tmp / "out", source=tmp / "src")
 
 
 def _nli_authors(tmp: Path) -> tuple[str, Callable]:
-    from builders.nli_gender_bias import AUTHORS_FILES, build
+    from bias_hub.builders.nli_gender_bias import AUTHORS_FILES, build
 
     row = json.dumps({"id": 0, "sentence1": "看護師が歩いている。"}, ensure_ascii=False) + "\n"
     messages = [_shift_jis(tmp / "authors" / name, row) for name in AUTHORS_FILES.values()]
@@ -56,35 +56,35 @@ def _nli_authors(tmp: Path) -> tuple[str, Callable]:
 
 
 def _nli_reviews(tmp: Path) -> tuple[str, Callable]:
-    from builders.nli_gender_bias.lexicon import load_reviews
+    from bias_hub.builders.nli_gender_bias.lexicon import load_reviews
 
     message = _shift_jis(tmp / "occupations.tsv", _shipped("nli_gender_bias/occupations.tsv"))
     return message, lambda: load_reviews(tmp / "occupations.tsv")
 
 
 def _nli_templates(tmp: Path) -> tuple[str, Callable]:
-    from builders.nli_gender_bias.lexicon import load_templates
+    from bias_hub.builders.nli_gender_bias.lexicon import load_templates
 
     message = _shift_jis(tmp / "templates.tsv", _shipped("nli_gender_bias/templates.tsv"))
     return message, lambda: load_templates(tmp / "templates.tsv")
 
 
 def _professions(tmp: Path) -> tuple[str, Callable]:
-    from builders.nli_gender_bias.lexicon import read_professions
+    from bias_hub.builders.nli_gender_bias.lexicon import read_professions
 
     message = _shift_jis(tmp / "professions.json", '[["看護師", 0.1, -0.9]]')
     return message, lambda: read_professions(tmp / "professions.json")
 
 
 def _training_templates(tmp: Path) -> tuple[str, Callable]:
-    from builders.nli_bias_controlled.rows import load_training_templates
+    from bias_hub.builders.nli_bias_controlled.rows import load_training_templates
 
     message = _shift_jis(tmp / "train.tsv", _shipped("nli_bias_controlled/templates.tsv"))
     return message, lambda: load_training_templates(tmp / "train.tsv")
 
 
 def _bias_controlled_authors(tmp: Path) -> tuple[str, Callable]:
-    from builders.nli_bias_controlled import build
+    from bias_hub.builders.nli_bias_controlled import build
 
     row = {"sentence1": "看護師が歩いている。", "sentence2": "女性が歩いている。", "label": "neutral"}
     message = _shift_jis(tmp / "authors" / "train_r-0.json", json.dumps(row, ensure_ascii=False) + "\n")
@@ -92,14 +92,14 @@ def _bias_controlled_authors(tmp: Path) -> tuple[str, Callable]:
 
 
 def _speciesism(tmp: Path) -> tuple[str, Callable]:
-    from builders.speciesism_templates import build
+    from bias_hub.builders.speciesism_templates import build
 
     message = _shift_jis(tmp / "templates.tsv", _shipped("speciesism_templates/templates.tsv"))
     return message, lambda: build(tmp / "out", templates=tmp / "templates.tsv")
 
 
 def _stereoset(tmp: Path) -> tuple[str, Callable]:
-    from builders.stereoset_gender_swap import build
+    from bias_hub.builders.stereoset_gender_swap import build
 
     row = {"type": "intersentence", "context": "My mother is home.", "stereotype": "彼女は料理をする。"}
     message = _shift_jis(tmp / "test.jsonl", json.dumps(row, ensure_ascii=False) + "\n")
@@ -107,21 +107,21 @@ def _stereoset(tmp: Path) -> tuple[str, Callable]:
 
 
 def _stereoset_lexicon(tmp: Path) -> tuple[str, Callable]:
-    from builders.stereoset_gender_swap.lexicon import load_lexicon
+    from bias_hub.builders.stereoset_gender_swap.lexicon import load_lexicon
 
     message = _shift_jis(tmp / "lexicon.tsv", "male\tfemale\tset\tnote\nking\tqueen\tstudy\t王と女王\n")
     return message, lambda: load_lexicon(tmp / "lexicon.tsv")
 
 
 def _weat(tmp: Path) -> tuple[str, Callable]:
-    from builders.weat_word_sets import build
+    from bias_hub.builders.weat_word_sets import build
 
     message = _shift_jis(tmp / "weat.json", '[{"first_target": {"name": "花", "words": ["薔薇"]}}]')
     return message, lambda: build(tmp / "out", source=tmp / "weat.json")
 
 
 def _weat_japanese(tmp: Path) -> tuple[str, Callable]:
-    from builders.weat_word_sets.rows import japanese_rows
+    from bias_hub.builders.weat_word_sets.rows import japanese_rows
 
     message = _shift_jis(tmp / "weat_ja.tsv", _shipped("weat_word_sets/weat_ja.tsv"))
     return message, lambda: japanese_rows(tmp / "weat_ja.tsv")
@@ -153,7 +153,7 @@ def test_shift_jis_input_names_the_file_the_byte_and_its_offset(case: str, tmp_p
 
 
 def test_the_offset_counts_bytes_of_the_whole_file(tmp_path: Path) -> None:
-    from builders.shared.files import read_text
+    from bias_hub.builders.shared.files import read_text
 
     # 20,000 ASCII bytes, then 性 in Shift-JIS (0x90 0xab): past any decoder's first chunk.
     path = tmp_path / "long.txt"
@@ -163,7 +163,7 @@ def test_the_offset_counts_bytes_of_the_whole_file(tmp_path: Path) -> None:
 
 
 def test_newlines_and_byte_order_marks_are_read_as_open_reads_them(tmp_path: Path) -> None:
-    from builders.shared.files import open_text, read_text
+    from bias_hub.builders.shared.files import open_text, read_text
 
     path = tmp_path / "windows.csv"
     path.write_bytes("\ufeffa,b\r\nc,d\re\n".encode())

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from jbbq_fixtures import write_fixture_dataset
 
-from pipelines import cli
+from bias_hub.pipelines import cli
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 METRICS_DIR = REPO_ROOT / "metrics"
@@ -253,7 +253,7 @@ def test_killed_run_resumes_without_losing_or_repeating_requests(
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     with FakeChatServer() as server:
         server.plan = five_then_hang
-        command = [sys.executable, "-m", "pipelines.cli", *_args(server, fixture_dataset, tmp_path,
+        command = [sys.executable, "-m", "bias_hub", *_args(server, fixture_dataset, tmp_path,
                    "--scoring", "generate", "--concurrency", "2")]  # fmt: skip
         process = subprocess.Popen(command, env=env, cwd=REPO_ROOT, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE)  # fmt: skip
@@ -395,5 +395,5 @@ def test_the_resume_command_carries_no_secret_value(
     err = capsys.readouterr().err
     assert "resumes without paying twice: bias-hub jbbq evaluate" in err
     assert "SECRETPW-987" not in err and "sk-test-SECRETKEY-0123" not in err
-    # The whole userinfo is masked (builders.shared.secrets; shell-quoted for the *), the host stays readable.
+    # The whole userinfo is masked (bias_hub.builders.shared.secrets; shell-quoted for the *), the host stays readable.
     assert "--base-url 'http://***@127.0.0.1:" in err and not (tmp_path / "out").exists()

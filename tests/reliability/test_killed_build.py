@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.speciesism_templates import NAME, build
+from bias_hub.builders.speciesism_templates import NAME, build
 
 CHILD = """
 import os
@@ -55,7 +55,7 @@ else:
 
     os.replace = replace
 
-from builders.speciesism_templates import build
+from bias_hub.builders.speciesism_templates import build
 
 build(out)
 """

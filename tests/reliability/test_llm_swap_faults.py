@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from builders.shared.api_cache import APIFailure
-from builders.stereoset_gender_swap.lexicon import load_lexicon
-from builders.stereoset_gender_swap.llm_swap import STUDY_INSTRUCTION, LLMSwapper
-from builders.stereoset_gender_swap.pairs import Candidate, build_pairs
+from bias_hub.builders.shared.api_cache import APIFailure
+from bias_hub.builders.stereoset_gender_swap.lexicon import load_lexicon
+from bias_hub.builders.stereoset_gender_swap.llm_swap import STUDY_INSTRUCTION, LLMSwapper
+from bias_hub.builders.stereoset_gender_swap.pairs import Candidate, build_pairs
 
 # What the fake model answers for each sentence (after the instruction line).
 REPLIES = {
@@ -164,7 +164,7 @@ def test_default_endpoint_needs_a_key(tmp_path: Path, monkeypatch):
 def test_builder_adds_the_llm_config_with_an_endpoint(server: _Server, tmp_path: Path):
     import datasets
 
-    from pipelines.cli import main
+    from bias_hub.pipelines.cli import main
 
     # the llm config swaps the context sentences, as the study did
     rows = [{"type": "intersentence", "target": "t", "bias_type": "gender", "context": context,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.cli import main
-from pipelines.common.run_folder import RunFolder
+from bias_hub.pipelines.cli import main
+from bias_hub.pipelines.common.run_folder import RunFolder
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 HOLDER = """
 import sys, time
 from pathlib import Path
-from pipelines.common.run_folder import RunFolder
+from bias_hub.pipelines.common.run_folder import RunFolder
 out, go, outcome = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 with RunFolder(out) as run:
     run.write_text("who.txt", "holder")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from builders import jbbq
-from pipelines.cli import main
-from pipelines.publish.dataset_repo import check_dataset_folder, plan_dataset
-from pipelines.publish.hub_rules import redistribution_refusal
+from bias_hub.builders import jbbq
+from bias_hub.pipelines.cli import main
+from bias_hub.pipelines.publish.dataset_repo import check_dataset_folder, plan_dataset
+from bias_hub.pipelines.publish.hub_rules import redistribution_refusal
 
 
 @pytest.fixture(scope="module")

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from builders.shared.files import (
+from bias_hub.builders.shared.files import (
     atomic_write_text,
     ensure_writable_folder,
     recover_folder,
     replace_folder,
     staging_folder,
 )
-from pipelines.common import RunFolder
+from bias_hub.pipelines.common import RunFolder
 
 
 def _mode(path: Path) -> int:

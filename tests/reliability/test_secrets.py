@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from test_jbbq_openai_faults import METRICS_DIR, FakeChatServer, write_fixture_dataset
 
-from builders.shared import secrets
-from builders.shared.console import command_line
-from pipelines import cli
+from bias_hub.builders.shared import secrets
+from bias_hub.builders.shared.console import command_line
+from bias_hub.pipelines import cli
 
 URL_PASSWORD = "SECRETINURL"
 TOKEN = "hf_TOKENSECRET1"

@@ -20,8 +20,8 @@ from transformers import (
     GPT2LMHeadModel,
 )
 
-from pipelines.cli import main
-from pipelines.common.models import (
+from bias_hub.pipelines.cli import main
+from bias_hub.pipelines.common.models import (
     UNTRAINED_MARKER,
     ModelOptions,
     load_model,
@@ -82,7 +82,7 @@ def test_training_drops_the_mark(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def datasets_root(tmp_path_factory) -> Path:
-    from builders import nli_gender_bias
+    from bias_hub.builders import nli_gender_bias
 
     root = tmp_path_factory.mktemp("datasets")
     nli_gender_bias.build(root, source="templates")
@@ -103,7 +103,7 @@ def test_nli_evaluate_refuses_it_and_allow_untrained_lets_a_plumbing_test_throug
 
 
 def test_the_flag_is_one_of_the_common_flags() -> None:
-    from pipelines.common.flags import COMMON_FLAGS, RunSettings
+    from bias_hub.pipelines.common.flags import COMMON_FLAGS, RunSettings
 
     assert "--allow-untrained" in COMMON_FLAGS
     assert RunSettings().allow_untrained is False

@@ -15,17 +15,17 @@ from pathlib import Path
 import datasets
 import pytest
 
-from builders.hub_folder import (
+from bias_hub.builders.hub_folder import (
     USER_COPY_KEY,
     UserBuildKept,
     user_built_configs,
     user_copy_build,
     write_dataset_folder,
 )
-from builders.shared.card import CardMetadata, read_card_yaml
-from builders.shared.sources import resolve
-from pipelines import cli
-from pipelines.cli import main
+from bias_hub.builders.shared.card import CardMetadata, read_card_yaml
+from bias_hub.builders.shared.sources import resolve
+from bias_hub.pipelines import cli
+from bias_hub.pipelines.cli import main
 
 METADATA = CardMetadata(pretty_name="t", license="mit", language=["en"], task_categories=["other"])
 
@@ -104,7 +104,7 @@ def test_build_all_keeps_a_user_built_folder_and_builds_the_rest(tmp_path: Path,
     built = _digests(root / "weat_word_sets")
     commands = {name: module for name, module in cli.builder_commands().items()
                 if name in {"weat_word_sets", "speciesism_templates"}}  # fmt: skip
-    with caplog.at_level(logging.WARNING, logger="builders"):
+    with caplog.at_level(logging.WARNING, logger="bias_hub.builders"):
         cli._build_all(commands, str(root), ["build", "all"])
     assert _digests(root / "weat_word_sets") == built
     assert (root / "speciesism_templates" / "README.md").is_file()

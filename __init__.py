@@ -1,0 +1,34 @@
+"""bias-hub: social-bias benchmarks for Japanese and English language models.
+
+The repository's root folder is this package (setup.py maps it): ``bias_hub.builders``,
+``bias_hub.pipelines`` and the ``evaluate`` modules under ``bias_hub/metrics/<name>/`` are the
+checkout's ``builders/``, ``pipelines/`` and ``metrics/`` folders, in a checkout and installed.
+
+>>> import evaluate
+>>> import bias_hub
+>>> bbq_bias = evaluate.load(str(bias_hub.metric_path("bbq_bias")))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from pathlib import Path
+
+__all__ = ["__version__", "metric_path"]
+
+try:
+    __version__ = metadata.version("bias-hub")
+except metadata.PackageNotFoundError:  # imported from a checkout that was never installed
+    __version__ = "0+unknown"
+
+
+def metric_path(name: str) -> Path:
+    """The folder of the metric module ``name`` (``bbq_bias``, ``weat``, ...), for
+    ``evaluate.load(str(metric_path(name)))``: the checkout's ``metrics/<name>/`` or the copy an
+    installed wheel carries. Raises ``ValueError`` naming the modules there for any other name."""
+    root = Path(__file__).resolve().parent / "metrics"
+    folder = root / name
+    if not isinstance(name, str) or not name or "/" in name or not (folder / f"{name}.py").is_file():
+        known = sorted(p.name for p in root.iterdir() if (p / f"{p.name}.py").is_file())
+        raise ValueError(f"metric_path: no metric module named {name!r}; expected one of {', '.join(known)}")
+    return folder

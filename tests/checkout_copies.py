@@ -1,0 +1,22 @@
+"""Running a copy of the checkout (a clone, an edited copy) as ``bias_hub``.
+
+The venv's editable install maps ``bias_hub`` to the original checkout; a copy's root folder is
+named otherwise, so ``PYTHONPATH=<copy>`` alone would still import the original. A folder
+holding one link, ``bias_hub -> <copy>``, put first on ``PYTHONPATH``, makes the copy's own code
+the one every ``python -m bias_hub`` and ``import bias_hub`` there reads (path entries are
+searched before the editable install's finder).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def pythonpath_for(copy: Path) -> str:
+    """A ``PYTHONPATH`` entry under which ``import bias_hub`` reads ``copy``."""
+    holder = copy.parent / f".{copy.name}-import"
+    holder.mkdir(exist_ok=True)
+    link = holder / "bias_hub"
+    if not link.is_symlink():
+        link.symlink_to(copy.resolve(), target_is_directory=True)
+    return str(holder)
