@@ -82,8 +82,11 @@ demo: datasets
 test: setup-dev
 	$(OFFLINE) $(PY) -m pytest -q
 
+# One formatter (ruff format) and one linter; CI runs both.
+LINTED := __init__.py __main__.py setup.py builders pipelines metrics tests bench
 lint: setup-dev
-	$(VENV)/bin/ruff check __init__.py __main__.py setup.py builders pipelines metrics tests bench
+	$(VENV)/bin/ruff format --check $(LINTED)
+	$(VENV)/bin/ruff check $(LINTED)
 
 bench: setup
 	$(OFFLINE) $(PY) -m bench

@@ -17,12 +17,15 @@ from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
 METRICS = sorted(
-    folder.name for folder in (HERE / "metrics").iterdir() if (folder / f"{folder.name}.py").is_file()
+    folder.name
+    for folder in (HERE / "metrics").iterdir()
+    if (folder / f"{folder.name}.py").is_file()
 )
 DATA_FILES = ["*.tsv", "*.csv", "*.json", "*.yaml", "*.txt", "*.md"]
 # Namespace packages too: pipelines/studies and the prompt folders hold only data.
-SUBPACKAGES = find_namespace_packages(include=["builders*", "pipelines*"], exclude=["*__pycache__*"])
-
+SUBPACKAGES = find_namespace_packages(
+    include=["builders*", "pipelines*"], exclude=["*__pycache__*"]
+)
 
 
 class BuildPy(build_py):

@@ -30,7 +30,9 @@ def main(argv: list[str]) -> int:
     names = argv or available()
     unknown = sorted(set(names) - set(available()))
     if unknown:
-        print(f"unknown benchmark(s) {unknown}; available: {', '.join(available())}", file=sys.stderr)
+        print(
+            f"unknown benchmark(s) {unknown}; available: {', '.join(available())}", file=sys.stderr
+        )
         return 2
     failed = []
     for name in names:
@@ -38,7 +40,10 @@ def main(argv: list[str]) -> int:
         started = time.perf_counter()
         command = [sys.executable, "-m", f"bench.{name}", *ARGUMENTS.get(name, [])]
         done = subprocess.run(command, cwd=HERE.parent, check=False)
-        print(f"===== bench.{name}: exit {done.returncode}, {time.perf_counter() - started:.0f} s", flush=True)
+        print(
+            f"===== bench.{name}: exit {done.returncode}, {time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
         if done.returncode != 0:
             failed.append(name)
     if failed:

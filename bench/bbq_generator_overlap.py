@@ -168,8 +168,12 @@ def _spread(values: list[float]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("release", nargs="?", default=os.environ.get("BBQ_RELEASE"),
-                        help="BBQ checkout root or archive with data/*.jsonl and templates/ (or $BBQ_RELEASE)")  # fmt: skip
+    parser.add_argument(
+        "release",
+        nargs="?",
+        default=os.environ.get("BBQ_RELEASE"),
+        help="BBQ checkout root or archive with data/*.jsonl and templates/ (or $BBQ_RELEASE)",
+    )
     parser.add_argument(
         "--seeds", default="0,1,2,3,4", help="seeds of our expander (comma-separated)"
     )
@@ -252,8 +256,10 @@ def main(argv: list[str] | None = None) -> int:
             entry.update(released_rows=len(rel), ours_overlap=mine, bbq_generator_overlap=base)
             failed |= counts != [len(rel)]
             reference = _spread(base) if theirs else FINDINGS_REFERENCE.get(category, "-")
-            print(f"{category:22} {len(rel):8d} {'/'.join(map(str, counts)):>8} "
-                  f"{'/'.join(map(str, their_counts)) or '-':>8}  {_spread(mine):>24}  {reference}")  # fmt: skip
+            print(
+                f"{category:22} {len(rel):8d} {'/'.join(map(str, counts)):>8} "
+                f"{'/'.join(map(str, their_counts)) or '-':>8}  {_spread(mine):>24}  {reference}"
+            )
         else:
             print(
                 f"{category:22} {'-':>8} {'/'.join(map(str, counts)):>8} {'/'.join(map(str, their_counts)) or '-':>8}"
@@ -261,15 +267,22 @@ def main(argv: list[str] | None = None) -> int:
         results[category] = entry
     print(f"\nexpanding every template: ours {statistics.mean(times):.1f} s per seed", end="")
     if their_times:
-        print(f", BBQ's generator {statistics.mean(their_times):.1f} s per run "
-              f"(ratio {statistics.mean(their_times) / statistics.mean(times):.0f}x)")  # fmt: skip
+        print(
+            f", BBQ's generator {statistics.mean(their_times):.1f} s per run "
+            f"(ratio {statistics.mean(their_times) / statistics.mean(times):.0f}x)"
+        )
     else:
         print()
     if failed:
         print("row counts differ from the release", file=sys.stderr)
     if args.json:
-        Path(args.json).write_text(json.dumps({"seeds": seeds, "bbq_seeds": bbq_seeds if theirs else [],
-                                               "categories": results}, indent=2), encoding="utf-8")  # fmt: skip
+        Path(args.json).write_text(
+            json.dumps(
+                {"seeds": seeds, "bbq_seeds": bbq_seeds if theirs else [], "categories": results},
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
     return 1 if failed else 0
 
 

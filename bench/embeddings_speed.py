@@ -44,10 +44,14 @@ def _cos(u: np.ndarray, v: np.ndarray) -> float:
 
 
 def _s(w: np.ndarray, a_vectors: list, b_vectors: list) -> float:
-    return sum(_cos(w, a) for a in a_vectors) / len(a_vectors) - sum(_cos(w, b) for b in b_vectors) / len(b_vectors)
+    return sum(_cos(w, a) for a in a_vectors) / len(a_vectors) - sum(
+        _cos(w, b) for b in b_vectors
+    ) / len(b_vectors)
 
 
-def weat_loop(x: list, y: list, a: list, b: list, permutations: int, seed: int, naive: bool) -> tuple[float, float]:
+def weat_loop(
+    x: list, y: list, a: list, b: list, permutations: int, seed: int, naive: bool
+) -> tuple[float, float]:
     """(effect size, p-value) with per-word Python loops."""
     pool = x + y
     cached = [_s(w, a, b) for w in pool]
@@ -102,18 +106,30 @@ def rnsb_loop(x: list, y: list, attributes: list, C: float = 1.0, tol: float = 1
             total += moved
         return np.append(product, total)
 
-    found = minimize(loss_and_grad, np.zeros(dim + 1), jac=True, hessp=hessian_product, method="trust-ncg",
-                     options={"maxiter": 1000, "gtol": tol})  # fmt: skip
+    found = minimize(
+        loss_and_grad,
+        np.zeros(dim + 1),
+        jac=True,
+        hessp=hessian_product,
+        method="trust-ncg",
+        options={"maxiter": 1000, "gtol": tol},
+    )
     weights, intercept = found.x[:dim], found.x[dim]
     # P(Y | word): the second training set's probability, as metrics/rnsb reports it.
-    probabilities = [1.0 / (1.0 + math.exp(-(float(np.dot(v, weights)) + intercept))) for v in attributes]
+    probabilities = [
+        1.0 / (1.0 + math.exp(-(float(np.dot(v, weights)) + intercept))) for v in attributes
+    ]
     total = sum(probabilities)
     return sum((p / total) * math.log((p / total) * len(probabilities)) for p in probabilities)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--test", default="weat2", help="an en test id (weat2: 16+16 targets, 24+25 attributes)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--test", default="weat2", help="an en test id (weat2: 16+16 targets, 24+25 attributes)"
+    )
     parser.add_argument("--permutations", type=int, default=10000)
     parser.add_argument("--naive-permutations", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
@@ -130,25 +146,49 @@ def main(argv: list[str] | None = None) -> None:
     row = {r["test_id"]: r for r in english_rows(resolve("weat_word_sets"))}[args.test]
     query, inputs = prepare(Query.from_row(row), vectors)
     index = {word: number for number, word in enumerate(inputs["words"])}
-    sets = [[inputs["vectors"][index[w]] for w in words if w in index]
-            for words in [*query.target_sets.values(), *query.attribute_sets.values()]]  # fmt: skip
+    sets = [
+        [inputs["vectors"][index[w]] for w in words if w in index]
+        for words in [*query.target_sets.values(), *query.attribute_sets.values()]
+    ]
     x, y, a, b = sets
-    print(f"{args.test}: |X|={len(x)} |Y|={len(y)} |A|={len(a)} |B|={len(b)}, {vectors.dim} dimensions, "
-          f"{args.permutations} permutations, best of {args.repeats}")  # fmt: skip
+    print(
+        f"{args.test}: |X|={len(x)} |Y|={len(y)} |A|={len(a)} |B|={len(b)}, {vectors.dim} dimensions, "
+        f"{args.permutations} permutations, best of {args.repeats}"
+    )
 
     weat = evaluate.load(str(ROOT / "metrics" / "weat"))
     rnsb = evaluate.load(str(ROOT / "metrics" / "rnsb"))
     present = lambda named: {k: [w for w in v if w in index] for k, v in named.items()}  # noqa: E731
-    common = {**inputs, "target_sets": present(query.target_sets), "attribute_sets": present(query.attribute_sets)}
-    ours_weat, result = _best(lambda: weat.compute(**common, permutations=args.permutations,
-                                                   exact_max_partitions=0, seed=0), args.repeats)  # fmt: skip
-    loop_weat, (d, p) = _best(lambda: weat_loop(x, y, a, b, args.permutations, 0, naive=False), args.repeats)
-    naive_small, (_, _) = _best(lambda: weat_loop(x, y, a, b, args.naive_permutations, 0, naive=True), 1)
+    common = {
+        **inputs,
+        "target_sets": present(query.target_sets),
+        "attribute_sets": present(query.attribute_sets),
+    }
+    ours_weat, result = _best(
+        lambda: weat.compute(
+            **common, permutations=args.permutations, exact_max_partitions=0, seed=0
+        ),
+        args.repeats,
+    )
+    loop_weat, (d, p) = _best(
+        lambda: weat_loop(x, y, a, b, args.permutations, 0, naive=False), args.repeats
+    )
+    naive_small, (_, _) = _best(
+        lambda: weat_loop(x, y, a, b, args.naive_permutations, 0, naive=True), 1
+    )
     naive_weat = naive_small * args.permutations / args.naive_permutations
-    assert abs(d - result["effect_size"]) < 1e-9 and abs(p - result["p_value"]) < 1e-12, (d, p, result)
+    assert abs(d - result["effect_size"]) < 1e-9 and abs(p - result["p_value"]) < 1e-12, (
+        d,
+        p,
+        result,
+    )
 
-    core_weat, _ = _best(lambda: weat._compute(**common, permutations=args.permutations,
-                                               exact_max_partitions=0, seed=0), args.repeats)  # fmt: skip
+    core_weat, _ = _best(
+        lambda: weat._compute(
+            **common, permutations=args.permutations, exact_max_partitions=0, seed=0
+        ),
+        args.repeats,
+    )
     # lbfgs to tol 1e-10 minimises the loop's objective (intercept unpenalised); the module's
     # default liblinear penalises the intercept too and ends elsewhere.
     rnsb_options = {"holdout": False, "iterations": 1, "solver": "lbfgs", "tol": 1e-10}
@@ -157,20 +197,36 @@ def main(argv: list[str] | None = None) -> None:
     loop_rnsb, kl = _best(lambda: rnsb_loop(x, y, a + b), args.repeats)
     assert abs(kl - r["kl_divergence"]) < 1e-6, (kl, r["kl_divergence"])
 
-    print("\n| computation | ours: compute() (s) | ours: arithmetic only (s) | baseline (s) | baseline / compute() | baseline / arithmetic |")
+    print(
+        "\n| computation | ours: compute() (s) | ours: arithmetic only (s) | baseline (s) | baseline / compute() | baseline / arithmetic |"
+    )
     print("|---|---|---|---|---|---|")
     table = [
-        (f"WEAT, {args.permutations} permutations vs per-word loop (associations cached)", ours_weat, core_weat, loop_weat),
-        (f"WEAT, {args.permutations} permutations vs naive loop (s recomputed per permutation, "
-         f"scaled from {args.naive_permutations})", ours_weat, core_weat, naive_weat),
+        (
+            f"WEAT, {args.permutations} permutations vs per-word loop (associations cached)",
+            ours_weat,
+            core_weat,
+            loop_weat,
+        ),
+        (
+            f"WEAT, {args.permutations} permutations vs naive loop (s recomputed per permutation, "
+            f"scaled from {args.naive_permutations})",
+            ours_weat,
+            core_weat,
+            naive_weat,
+        ),
         ("RNSB, one classifier vs per-word loss/gradient loop", ours_rnsb, core_rnsb, loop_rnsb),
-    ]  # fmt: skip
+    ]
     for name, end_to_end, core, baseline in table:
-        print(f"| {name} | {end_to_end:.4f} | {core:.4f} | {baseline:.3f} | {baseline / end_to_end:.1f}x | "
-              f"{baseline / core:.1f}x |")  # fmt: skip
-    print(f"\nWEAT effect size {result['effect_size']:.4f}, p {result['p_value']:.4g} (both ways); "
-          f"RNSB KL {r['kl_divergence']:.3e} (both ways). compute() includes evaluate's "
-          "input handling (Arrow conversion of the vectors); arithmetic only calls _compute directly.")
+        print(
+            f"| {name} | {end_to_end:.4f} | {core:.4f} | {baseline:.3f} | {baseline / end_to_end:.1f}x | "
+            f"{baseline / core:.1f}x |"
+        )
+    print(
+        f"\nWEAT effect size {result['effect_size']:.4f}, p {result['p_value']:.4g} (both ways); "
+        f"RNSB KL {r['kl_divergence']:.3e} (both ways). compute() includes evaluate's "
+        "input handling (Arrow conversion of the vectors); arithmetic only calls _compute directly."
+    )
 
 
 if __name__ == "__main__":

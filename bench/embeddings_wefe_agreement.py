@@ -102,24 +102,36 @@ def ours(tests: list[dict], seeds: list[int]) -> list[dict]:
         for orientation in ORIENTATIONS:
             for name, (_, classifier) in ESTIMATORS.items():
                 run = f"{orientation}/{name}"
-                r[f"{run}_no_holdout"] = rnsb.compute(**query, train_on=orientation, holdout=False, iterations=1,
-                                                      **classifier)  # fmt: skip
+                r[f"{run}_no_holdout"] = rnsb.compute(
+                    **query, train_on=orientation, holdout=False, iterations=1, **classifier
+                )
                 for seed in seeds:
-                    r[f"{run}_holdout_seed{seed}"] = rnsb.compute(**query, train_on=orientation, holdout=True,
-                                                                  iterations=1, seed=seed, **classifier)  # fmt: skip
+                    r[f"{run}_holdout_seed{seed}"] = rnsb.compute(
+                        **query,
+                        train_on=orientation,
+                        holdout=True,
+                        iterations=1,
+                        seed=seed,
+                        **classifier,
+                    )
         results.append(
             {
                 "test_id": test["test_id"],
                 "weat_statistic": w["statistic"],
                 "weat_effect_size": w["effect_size"],
-                "rnsb": {k: {"kl": v["kl_divergence"], "probabilities": v["probabilities"]} for k, v in r.items()},
+                "rnsb": {
+                    k: {"kl": v["kl_divergence"], "probabilities": v["probabilities"]}
+                    for k, v in r.items()
+                },
             }
         )
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tests", nargs="+", default=DEFAULT_TESTS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     args = parser.parse_args(argv)
@@ -129,47 +141,79 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         source, target = Path(folder) / "queries.json", Path(folder) / "wefe.json"
         estimators = {name: wefe_params for name, (wefe_params, _) in ESTIMATORS.items()}
-        source.write_text(json.dumps({"tests": tests, "seeds": args.seeds, "estimators": estimators}))
+        source.write_text(
+            json.dumps({"tests": tests, "seeds": args.seeds, "estimators": estimators})
+        )
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        subprocess.run([str(python), str(HERE / "embeddings_wefe_reference.py"), str(source), str(target)],
-                       check=True, env=env)  # fmt: skip
+        subprocess.run(
+            [str(python), str(HERE / "embeddings_wefe_reference.py"), str(source), str(target)],
+            check=True,
+            env=env,
+        )
         reference = json.loads(target.read_text())
     mine = ours(tests, args.seeds)
 
-    print(f"WEFE {reference['versions']} vs bias-hub metrics/weat, metrics/rnsb; vectors: GoogleNews subset\n")
-    print("| test | words X/Y/A/B | WEAT stat diff | WEAT d (ours) | d diff | RNSB on A,B (ours) | on X,Y (ours) "
-          "| KL spread over seeds | max KL diff | max P diff |")
+    print(
+        f"WEFE {reference['versions']} vs bias-hub metrics/weat, metrics/rnsb; vectors: GoogleNews subset\n"
+    )
+    print(
+        "| test | words X/Y/A/B | WEAT stat diff | WEAT d (ours) | d diff | RNSB on A,B (ours) | on X,Y (ours) "
+        "| KL spread over seeds | max KL diff | max P diff |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     worst = {"weat": 0.0, "kl": 0.0, "p": 0.0}
-    worst_by_run = {(o, e): {"kl": 0.0, "p": 0.0, "where": ""} for o in ORIENTATIONS for e in ESTIMATORS}
+    worst_by_run = {
+        (o, e): {"kl": 0.0, "p": 0.0, "where": ""} for o in ORIENTATIONS for e in ESTIMATORS
+    }
     for test, theirs, own in zip(tests, reference["results"], mine, strict=False):
-        sizes = "/".join(str(len(s)) for s in [*test["target_sets"].values(), *test["attribute_sets"].values()])
+        sizes = "/".join(
+            str(len(s)) for s in [*test["target_sets"].values(), *test["attribute_sets"].values()]
+        )
         stat_diff = abs(theirs["weat_statistic"] - own["weat_statistic"])
         d_diff = abs(theirs["weat_effect_size"] - own["weat_effect_size"])
         kl_diff = p_diff = 0.0
         for run, values in theirs["rnsb"].items():
             run_kl = abs(values["kl"] - own["rnsb"][run]["kl"])
-            run_p = max(abs(p - own["rnsb"][run]["probabilities"][word]) for word, p in values["probabilities"].items())
+            run_p = max(
+                abs(p - own["rnsb"][run]["probabilities"][word])
+                for word, p in values["probabilities"].items()
+            )
             kl_diff, p_diff = max(kl_diff, run_kl), max(p_diff, run_p)
             orientation, rest = run.split("/", 1)
             entry = worst_by_run[orientation, rest.split("_", 1)[0]]
             if run_kl >= entry["kl"]:
                 entry["where"] = f"{test['test_id']} {rest}"
             entry["kl"], entry["p"] = max(entry["kl"], run_kl), max(entry["p"], run_p)
-        seeded = [v["kl"] for k, v in own["rnsb"].items() if k.startswith("attribute_sets/defaults_holdout")]
+        seeded = [
+            v["kl"]
+            for k, v in own["rnsb"].items()
+            if k.startswith("attribute_sets/defaults_holdout")
+        ]
         spread = max(seeded) - min(seeded)
         on_a, on_x = (own["rnsb"][f"{o}/defaults_no_holdout"]["kl"] for o in ORIENTATIONS)
-        worst = {"weat": max(worst["weat"], stat_diff, d_diff), "kl": max(worst["kl"], kl_diff), "p": max(worst["p"], p_diff)}
-        print(f"| {test['test_id']} | {sizes} | {stat_diff:.1e} | {own['weat_effect_size']:.4f} | {d_diff:.1e} | "
-              f"{on_a:.5f} | {on_x:.5f} | {spread:.1e} | {kl_diff:.1e} | {p_diff:.1e} |")  # fmt: skip
-    print("\nRNSB columns: KL of our defaults without holdout, trained on the attribute sets (WEFE's orientation) "
-          "and on the target sets (section 2.1.2's text).")
+        worst = {
+            "weat": max(worst["weat"], stat_diff, d_diff),
+            "kl": max(worst["kl"], kl_diff),
+            "p": max(worst["p"], p_diff),
+        }
+        print(
+            f"| {test['test_id']} | {sizes} | {stat_diff:.1e} | {own['weat_effect_size']:.4f} | {d_diff:.1e} | "
+            f"{on_a:.5f} | {on_x:.5f} | {spread:.1e} | {kl_diff:.1e} | {p_diff:.1e} |"
+        )
+    print(
+        "\nRNSB columns: KL of our defaults without holdout, trained on the attribute sets (WEFE's orientation) "
+        "and on the target sets (section 2.1.2's text)."
+    )
     for (orientation, estimator), values in worst_by_run.items():
-        print(f"RNSB train_on={orientation}, {estimator} ({ESTIMATORS[estimator][0]}): max KL diff {values['kl']:.2e} "
-              f"({values['where']}), max P diff {values['p']:.2e}")  # fmt: skip
+        print(
+            f"RNSB train_on={orientation}, {estimator} ({ESTIMATORS[estimator][0]}): max KL diff {values['kl']:.2e} "
+            f"({values['where']}), max P diff {values['p']:.2e}"
+        )
     passed = all(value <= TOLERANCE for value in worst.values())
-    print(f"\nworst differences: WEAT {worst['weat']:.2e}, RNSB KL {worst['kl']:.2e}, RNSB P {worst['p']:.2e} "
-          f"(tolerance {TOLERANCE:g}): {'PASS' if passed else 'FAIL'}")  # fmt: skip
+    print(
+        f"\nworst differences: WEAT {worst['weat']:.2e}, RNSB KL {worst['kl']:.2e}, RNSB P {worst['p']:.2e} "
+        f"(tolerance {TOLERANCE:g}): {'PASS' if passed else 'FAIL'}"
+    )
     return 0 if passed else 1
 
 

@@ -52,7 +52,9 @@ def main(source: str, target: str) -> None:
                     )
                     rnsb[f"{orientation}/{name}_{label}"] = {
                         "kl": float(out["rnsb"]),
-                        "probabilities": {w: float(p) for w, p in out["negative_sentiment_probabilities"].items()},
+                        "probabilities": {
+                            w: float(p) for w, p in out["negative_sentiment_probabilities"].items()
+                        },
                     }
         results.append(
             {

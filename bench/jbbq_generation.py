@@ -72,10 +72,14 @@ def paper_questions(dataset: Path) -> tuple[list, list[dict], list[dict], object
     from bias_hub.pipelines.jbbq.settings import with_preset
 
     if not (dataset / "README.md").is_file():
-        raise SystemExit(f"{dataset}: no built JBBQ sample; run `python -m bias_hub build all` first")
+        raise SystemExit(
+            f"{dataset}: no built JBBQ sample; run `python -m bias_hub build all` first"
+        )
     settings = with_preset("paper")
     if settings.chat != "no" or settings.scoring != "generate" or len(settings.shots) != 1:
-        raise SystemExit(f"presets.paper changed shape ({settings.chat=}, {settings.scoring=}, {settings.shots=})")
+        raise SystemExit(
+            f"presets.paper changed shape ({settings.chat=}, {settings.scoring=}, {settings.shots=})"
+        )
     rows, shots, _ = load_questions(dataset, settings)
     return [load_prompt(name) for name in settings.prompts], rows, shots, settings
 
@@ -91,8 +95,16 @@ def target_reply(row: dict) -> str:
     return NO_INDEX if value == 3 else str(value)
 
 
-def train_varied_replies(model, tokenizer, texts: list[str], targets: list[str], steps: int, seed: int,
-                         batch_size: int = 8, learning_rate: float = 3e-3) -> float:  # fmt: skip
+def train_varied_replies(
+    model,
+    tokenizer,
+    texts: list[str],
+    targets: list[str],
+    steps: int,
+    seed: int,
+    batch_size: int = 8,
+    learning_rate: float = 3e-3,
+) -> float:
     """Train ``model`` in place: next-token loss on ``text + target + "\\n\\n"`` plus the
     cross-entropy of the target's first token; returns the seconds it took."""
     import torch
@@ -108,9 +120,13 @@ def train_varied_replies(model, tokenizer, texts: list[str], targets: list[str],
     try:
         for _ in range(steps):
             chosen = torch.randint(len(texts), (batch_size,), generator=generator).tolist()
-            batch = tokenizer([texts[i] + targets[i] + "\n\n" for i in chosen], return_tensors="pt", padding=True)
+            batch = tokenizer(
+                [texts[i] + targets[i] + "\n\n" for i in chosen], return_tensors="pt", padding=True
+            )
             logits = model(**batch).logits[:, :-1]
-            following = batch["input_ids"][:, 1:].masked_fill(batch["attention_mask"][:, 1:] == 0, -100)
+            following = batch["input_ids"][:, 1:].masked_fill(
+                batch["attention_mask"][:, 1:] == 0, -100
+            )
             language = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), following.reshape(-1))
             at = torch.tensor([lengths[i] for i in chosen])
             rows = torch.arange(batch_size)
@@ -124,15 +140,18 @@ def train_varied_replies(model, tokenizer, texts: list[str], targets: list[str],
     return time.perf_counter() - started
 
 
-def run_ours(model, tokenizer, prompts, rows, shots, settings, batch_size: int,
-             repeats: int = 1) -> tuple[float, float, list[list[dict]]]:  # fmt: skip
+def run_ours(
+    model, tokenizer, prompts, rows, shots, settings, batch_size: int, repeats: int = 1
+) -> tuple[float, float, list[list[dict]]]:
     """Wall-clock and CPU seconds (the fastest of ``repeats`` runs) and scored items (per
     prompt, per question) of the pipeline's generate path."""
     from bias_hub.pipelines.jbbq.hf_backend import HFModel
     from bias_hub.pipelines.jbbq.scorers import HFScorer
 
     hf = HFModel(model=model, tokenizer=tokenizer, batch_size=batch_size)
-    scorer = HFScorer(hf, chat=settings.chat, max_new_tokens=settings.max_new_tokens, progress=False)
+    scorer = HFScorer(
+        hf, chat=settings.chat, max_new_tokens=settings.max_new_tokens, progress=False
+    )
     scorer.score(prompts[0], rows[:batch_size], shots, "generate")  # warm-up
     times, cpu_times = [], []
     for _ in range(repeats):
@@ -145,7 +164,9 @@ def run_ours(model, tokenizer, prompts, rows, shots, settings, batch_size: int,
     return min(times), min(cpu_times), scored
 
 
-def run_lmeval(python: Path, model_dir: Path, texts: list[str], max_new_tokens: int, args, work: Path) -> dict:
+def run_lmeval(
+    python: Path, model_dir: Path, texts: list[str], max_new_tokens: int, args, work: Path
+) -> dict:
     data = work / "questions.jsonl"
     with data.open("w", encoding="utf-8") as handle:
         for text in texts:
@@ -156,27 +177,51 @@ def run_lmeval(python: Path, model_dir: Path, texts: list[str], max_new_tokens: 
     (task_dir / "jbbq_bench.yaml").write_text(task, encoding="utf-8")
     out = work / "lmeval.json"
     command = [
-        str(python), str(REPO_ROOT / "bench" / "_jbbq_lmeval_runner.py"),
-        "--model-dir", str(model_dir), "--task-dir", str(task_dir), "--out", str(out),
-        "--batch-size", str(args.batch_size), "--device", args.device, "--dtype", args.dtype,
-        "--threads", str(args.threads), "--request", "generate_until", "--repeats", str(args.repeats),
-    ]  # fmt: skip
-    env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+        str(python),
+        str(REPO_ROOT / "bench" / "_jbbq_lmeval_runner.py"),
+        "--model-dir",
+        str(model_dir),
+        "--task-dir",
+        str(task_dir),
+        "--out",
+        str(out),
+        "--batch-size",
+        str(args.batch_size),
+        "--device",
+        args.device,
+        "--dtype",
+        args.dtype,
+        "--threads",
+        str(args.threads),
+        "--request",
+        "generate_until",
+        "--repeats",
+        str(args.repeats),
+    ]
+    env = dict(
+        os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false"
+    )
     subprocess.run(command, check=True, env=env)
     return json.loads(out.read_text(encoding="utf-8"))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", default=str(REPO_ROOT / "datasets" / "jbbq"), help="built JBBQ folder")
+    parser.add_argument(
+        "--dataset", default=str(REPO_ROOT / "datasets" / "jbbq"), help="built JBBQ folder"
+    )
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--config", default="tiny", help="model shape: tiny or llama-7b")
-    parser.add_argument("--train-steps", type=int, default=300, help="training steps that make replies vary")
+    parser.add_argument(
+        "--train-steps", type=int, default=300, help="training steps that make replies vary"
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (both tools)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs of each tool; the fastest counts")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="timed runs of each tool; the fastest counts"
+    )
     add_lmeval_arguments(parser)
     parser.add_argument("--json", default=None, help="also write the numbers to this file")
     args = parser.parse_args(argv)
@@ -197,11 +242,19 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         model_dir = work / "model"
         model, tokenizer = build_tiny_model(
-            model_dir, texts + [NO_INDEX], config=args.config, seed=args.seed, chat_template=False,
-            dtype=args.dtype, device=args.device, save=False,
-        )  # fmt: skip
+            model_dir,
+            texts + [NO_INDEX],
+            config=args.config,
+            seed=args.seed,
+            chat_template=False,
+            dtype=args.dtype,
+            device=args.device,
+            save=False,
+        )
         targets = [target_reply(row) for _ in prompts for row in rows]
-        trained = train_varied_replies(model, tokenizer, texts, targets, args.train_steps, args.seed)
+        trained = train_varied_replies(
+            model, tokenizer, texts, targets, args.train_steps, args.seed
+        )
         if not args.skip_lmeval:
             model.save_pretrained(model_dir)
             tokenizer.save_pretrained(model_dir)
@@ -213,32 +266,54 @@ def main(argv: list[str] | None = None) -> int:
             f"trained {args.train_steps} steps ({trained:.0f} s); batch size {args.batch_size}, "
             f"{args.threads} CPU thread(s); fastest of {args.repeats} runs each"
         )
-        ours_s, ours_cpu, scored = run_ours(model, tokenizer, prompts, rows, shots, settings, args.batch_size, args.repeats)
+        ours_s, ours_cpu, scored = run_ours(
+            model, tokenizer, prompts, rows, shots, settings, args.batch_size, args.repeats
+        )
         ours_items = [item for per_prompt in scored for item in per_prompt]
-        ours = {"seconds": ours_s, "cpu_seconds": ours_cpu, "questions_per_second": len(texts) / ours_s}
+        ours = {
+            "seconds": ours_s,
+            "cpu_seconds": ours_cpu,
+            "questions_per_second": len(texts) / ours_s,
+        }
         answers = collections.Counter(item["prediction"] for item in ours_items)
-        print(f"bias-hub generate: {ours_s:.2f} s, {ours['questions_per_second']:.1f} q/s (CPU time {ours_cpu:.2f} s)")
         print(
-            "answers: " + ", ".join(f"{k}: {answers[k]}" for k in (0, 1, 2, -1))
+            f"bias-hub generate: {ours_s:.2f} s, {ours['questions_per_second']:.1f} q/s (CPU time {ours_cpu:.2f} s)"
+        )
+        print(
+            "answers: "
+            + ", ".join(f"{k}: {answers[k]}" for k in (0, 1, 2, -1))
             + f" (-1 = no index); {len({item['reply'] for item in ours_items})} distinct replies"
-        )  # fmt: skip
-        report: dict = {"settings": vars(args), "n_replies": len(texts), "bias_hub": ours,
-                        "answers": {str(k): v for k, v in sorted(answers.items())}}  # fmt: skip
+        )
+        report: dict = {
+            "settings": vars(args),
+            "n_replies": len(texts),
+            "bias_hub": ours,
+            "answers": {str(k): v for k, v in sorted(answers.items())},
+        }
         if not args.skip_lmeval:
             del model  # free the device for lm_eval's copy
             if args.device.startswith("cuda"):
                 torch.cuda.empty_cache()
             baseline = run_lmeval(python, model_dir, texts, settings.max_new_tokens, args, work)
             theirs = baseline["replies"]
-            same = [parse_answer(reply) == item["prediction"] for reply, item in zip(theirs, ours_items, strict=True)]
-            starts = sum(reply.startswith(item["reply"]) for reply, item in zip(theirs, ours_items, strict=True))
+            same = [
+                parse_answer(reply) == item["prediction"]
+                for reply, item in zip(theirs, ours_items, strict=True)
+            ]
+            starts = sum(
+                reply.startswith(item["reply"])
+                for reply, item in zip(theirs, ours_items, strict=True)
+            )
             whole_qps = len(texts) / baseline["seconds"]
             core_qps = len(texts) / baseline["generate_until_seconds"]
-            report["lm_eval"] = {"version": baseline["version"], "seconds": baseline["seconds"],
-                                 "cpu_seconds": baseline["cpu_seconds"],
-                                 "questions_per_second": whole_qps,
-                                 "generate_until_seconds": baseline["generate_until_seconds"],
-                                 "generate_until_questions_per_second": core_qps}  # fmt: skip
+            report["lm_eval"] = {
+                "version": baseline["version"],
+                "seconds": baseline["seconds"],
+                "cpu_seconds": baseline["cpu_seconds"],
+                "questions_per_second": whole_qps,
+                "generate_until_seconds": baseline["generate_until_seconds"],
+                "generate_until_questions_per_second": core_qps,
+            }
             report["ratio_vs_generate_until"] = ours["questions_per_second"] / core_qps
             report["ratio_end_to_end"] = ours["questions_per_second"] / whole_qps
             report["ratio_cpu_time"] = baseline["cpu_seconds"] / ours_cpu

@@ -56,7 +56,10 @@ def setup_lmeval(venv: Path) -> Path:
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "torch==2.13.0"], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"lm_eval[hf]=={LMEVAL_VERSION}"], check=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", f"lm_eval[hf]=={LMEVAL_VERSION}"],
+        check=True,
+    )
     return python
 
 
@@ -68,7 +71,10 @@ def questions(n: int, shots: int, seed: int) -> tuple[list[str], list[dict]]:
 
     folder = REPO_ROOT / "datasets" / "jbbq"
     if (folder / "README.md").is_file():
-        splits = {s: [dict(r) for r in datasets.load_dataset(str(folder), "all", split=s)] for s in ("train", "dev", "test")}
+        splits = {
+            s: [dict(r) for r in datasets.load_dataset(str(folder), "all", split=s)]
+            for s in ("train", "dev", "test")
+        }
     else:
         raise SystemExit(f"{folder}: no built JBBQ sample; run `bias-hub build jbbq` first")
     prompt = load_prompt("basic")
@@ -85,12 +91,18 @@ def run_ours(
 ) -> tuple[float, np.ndarray]:
     from bias_hub.pipelines.jbbq.hf_backend import HFModel
 
-    scorer = HFModel(model=model, tokenizer=tokenizer, batch_size=batch_size, prefix_cache=prefix_cache)
-    scorer.choice_logprobs([scorer.encode(p, chat=False) for p in prompts[:batch_size]], CHOICES, progress=False)
+    scorer = HFModel(
+        model=model, tokenizer=tokenizer, batch_size=batch_size, prefix_cache=prefix_cache
+    )
+    scorer.choice_logprobs(
+        [scorer.encode(p, chat=False) for p in prompts[:batch_size]], CHOICES, progress=False
+    )
     _sync(model)
     started = time.perf_counter()
     ids = [scorer.encode(p, chat=False) for p in prompts]
-    choices = [scorer.continuation_ids(prompts[0], c, chat=False) for c in CHOICES]  # as the pipeline does
+    choices = [
+        scorer.continuation_ids(prompts[0], c, chat=False) for c in CHOICES
+    ]  # as the pipeline does
     logprobs = scorer.choice_logprobs(ids, choices, progress=False)
     _sync(model)
     return time.perf_counter() - started, logprobs
@@ -105,7 +117,9 @@ def _sync(model) -> None:
 
 def add_lmeval_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of a bench that compares with lm_eval: where its venv is, whether to create it."""
-    parser.add_argument("--setup-lmeval", action="store_true", help=f"create {LMEVAL_VENV} first (needs PyPI)")
+    parser.add_argument(
+        "--setup-lmeval", action="store_true", help=f"create {LMEVAL_VENV} first (needs PyPI)"
+    )
     parser.add_argument("--lmeval-python", default=str(LMEVAL_VENV / "bin" / "python"))
     parser.add_argument("--skip-lmeval", action="store_true", help="time bias-hub only")
 
@@ -115,27 +129,49 @@ def lmeval_python(args: argparse.Namespace) -> Path | None:
     None, with a line saying what to do, when it is needed and missing."""
     python = setup_lmeval(LMEVAL_VENV) if args.setup_lmeval else Path(args.lmeval_python)
     if not args.skip_lmeval and not python.exists():
-        print(f"no lm_eval environment at {python}: run with --setup-lmeval (needs PyPI) or --skip-lmeval")
+        print(
+            f"no lm_eval environment at {python}: run with --setup-lmeval (needs PyPI) or --skip-lmeval"
+        )
         return None
     return python
 
 
-def run_lmeval(python: Path, model_dir: Path, prompts: list[str], rows: list[dict], args, work: Path) -> dict:
+def run_lmeval(
+    python: Path, model_dir: Path, prompts: list[str], rows: list[dict], args, work: Path
+) -> dict:
     data = work / "questions.jsonl"
     with data.open("w", encoding="utf-8") as handle:
         for prompt, row in zip(prompts, rows, strict=True):
-            handle.write(json.dumps({"prompt": prompt, "label": row["label"]}, ensure_ascii=False) + "\n")
+            handle.write(
+                json.dumps({"prompt": prompt, "label": row["label"]}, ensure_ascii=False) + "\n"
+            )
     task_dir = work / "task"
     task_dir.mkdir()
-    (task_dir / "jbbq_bench.yaml").write_text(_TASK_YAML.format(data=json.dumps(str(data))), encoding="utf-8")
+    (task_dir / "jbbq_bench.yaml").write_text(
+        _TASK_YAML.format(data=json.dumps(str(data))), encoding="utf-8"
+    )
     out = work / "lmeval.json"
     command = [
-        str(python), str(REPO_ROOT / "bench" / "_jbbq_lmeval_runner.py"),
-        "--model-dir", str(model_dir), "--task-dir", str(task_dir), "--out", str(out),
-        "--batch-size", str(args.batch_size), "--device", args.device, "--dtype", args.dtype,
-        "--threads", str(args.threads),
-    ]  # fmt: skip
-    env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+        str(python),
+        str(REPO_ROOT / "bench" / "_jbbq_lmeval_runner.py"),
+        "--model-dir",
+        str(model_dir),
+        "--task-dir",
+        str(task_dir),
+        "--out",
+        str(out),
+        "--batch-size",
+        str(args.batch_size),
+        "--device",
+        args.device,
+        "--dtype",
+        args.dtype,
+        "--threads",
+        str(args.threads),
+    ]
+    env = dict(
+        os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false"
+    )
     subprocess.run(command, check=True, env=env)
     return json.loads(out.read_text(encoding="utf-8"))
 
@@ -158,7 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     add_lmeval_arguments(parser)
     parser.add_argument(
-        "--no-prefix-cache", action="store_true", help="bias-hub without reusing the shared prompt prefix"
+        "--no-prefix-cache",
+        action="store_true",
+        help="bias-hub without reusing the shared prompt prefix",
     )
     parser.add_argument("--json", default=None, help="also write the numbers to this file")
     args = parser.parse_args(argv)
@@ -177,16 +215,24 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         model_dir = work / "model"
         model, tokenizer = build_tiny_model(
-            model_dir, prompts, config=args.config, seed=args.seed, chat_template=False,
-            dtype=args.dtype, device=args.device, save=not args.skip_lmeval,
-        )  # fmt: skip
+            model_dir,
+            prompts,
+            config=args.config,
+            seed=args.seed,
+            chat_template=False,
+            dtype=args.dtype,
+            device=args.device,
+            save=not args.skip_lmeval,
+        )
         n_tokens = [len(tokenizer(p)["input_ids"]) for p in prompts]
         print(
             f"{len(prompts)} questions, {args.shots}-shot, prompt length {min(n_tokens)}-{max(n_tokens)} "
             f"tokens (mean {np.mean(n_tokens):.0f}); model {args.config} on {args.device} ({args.dtype}), "
             f"batch size {args.batch_size}, {args.threads} CPU threads"
         )
-        ours_s, ours_lp = run_ours(model, tokenizer, prompts, args.batch_size, not args.no_prefix_cache)
+        ours_s, ours_lp = run_ours(
+            model, tokenizer, prompts, args.batch_size, not args.no_prefix_cache
+        )
         ours = {"seconds": ours_s, "questions_per_second": len(prompts) / ours_s}
         print(f"bias-hub loglikelihood: {ours_s:.2f} s, {ours['questions_per_second']:.1f} q/s")
         report: dict = {"settings": vars(args), "n_questions": len(prompts), "bias_hub": ours}
@@ -220,7 +266,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"ratio bias-hub / lm_eval: {report['ratio']:.2f}x end to end, "
                 f"{report['ratio_vs_loglikelihood_call']:.2f}x against its loglikelihood call alone"
             )
-            print(f"identical predictions: {same} (max |diff| of choice log-probs renormalised: {diff:.2e})")
+            print(
+                f"identical predictions: {same} (max |diff| of choice log-probs renormalised: {diff:.2e})"
+            )
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -32,17 +32,32 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LMEVAL_VENV = REPO_ROOT / "bench" / ".venv-lmeval"
 # lm-eval metric -> bbq_bias key
-SCORES = {"acc": "accuracy", "acc_amb": "accuracy_ambiguous", "acc_dis": "accuracy_disambiguated",
-          "s_dis": "bias_score_disambiguated", "s_amb": "bias_score_ambiguous", "error_rate": "unparsable_rate"}  # fmt: skip
-ENV = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1",
-           TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", MPLBACKEND="Agg")  # fmt: skip
+SCORES = {
+    "acc": "accuracy",
+    "acc_amb": "accuracy_ambiguous",
+    "acc_dis": "accuracy_disambiguated",
+    "s_dis": "bias_score_disambiguated",
+    "s_amb": "bias_score_ambiguous",
+    "error_rate": "unparsable_rate",
+}
+ENV = dict(
+    os.environ,
+    HF_HUB_OFFLINE="1",
+    HF_DATASETS_OFFLINE="1",
+    HF_EVALUATE_OFFLINE="1",
+    TRANSFORMERS_OFFLINE="1",
+    TOKENIZERS_PARALLELISM="false",
+    MPLBACKEND="Agg",
+)
 
 
 def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(command, check=True, cwd=REPO_ROOT, env=ENV, text=True, **kwargs)
     except subprocess.CalledProcessError as err:
-        raise RuntimeError(f"{Path(command[0]).name} {command[1]} failed:\n{(err.stderr or '')[-3000:]}") from None
+        raise RuntimeError(
+            f"{Path(command[0]).name} {command[1]} failed:\n{(err.stderr or '')[-3000:]}"
+        ) from None
 
 
 def _bias_hub(*args: str) -> None:
@@ -50,12 +65,19 @@ def _bias_hub(*args: str) -> None:
 
 
 def _same(a, b) -> bool:
-    if a is None or b is None or (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
+    if (
+        a is None
+        or b is None
+        or (isinstance(a, float) and math.isnan(a))
+        or (isinstance(b, float) and math.isnan(b))
+    ):
         return (a is None or math.isnan(a)) and (b is None or math.isnan(b))
     return abs(a - b) <= 1e-9
 
 
-def _model(folder: Path, tasks_dir: Path, tasks: list[str], prompts: list[str], planted: bool, seed: int) -> str:
+def _model(
+    folder: Path, tasks_dir: Path, tasks: list[str], prompts: list[str], planted: bool, seed: int
+) -> str:
     """The tiny model both tools run. ``planted``: trained for a moment to reply a seeded answer
     (an index, or a reply without one) to every exported JBBQ prompt, so that generation gives
     answers rather than noise; otherwise a random one."""
@@ -63,21 +85,37 @@ def _model(folder: Path, tasks_dir: Path, tasks: list[str], prompts: list[str], 
 
     from jinja2 import BaseLoader, Environment, StrictUndefined
 
-    docs = [json.loads(line) for line in (tasks_dir / "data" / "jbbq.jsonl").read_text(encoding="utf-8").splitlines()]
+    docs = [
+        json.loads(line)
+        for line in (tasks_dir / "data" / "jbbq.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     if not planted:
         from bias_hub.pipelines.jbbq.prompting import load_prompt
         from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model
 
         texts = [d["context"] + d["question"] + d["ans0"] + d["ans1"] + d["ans2"] for d in docs]
-        build_tiny_model(folder, texts + [load_prompt(p).system for p in prompts], seed=seed, chat_template=False)
+        build_tiny_model(
+            folder, texts + [load_prompt(p).system for p in prompts], seed=seed, chat_template=False
+        )
         return "random tiny Llama (bias_hub.pipelines.jbbq.tiny_model)"
     from bias_hub.pipelines.jbbq.planted import NO_ANSWER, train_planted_model
 
-    env = Environment(loader=BaseLoader, undefined=StrictUndefined, keep_trailing_newline=True)  # lm-eval's
-    templates = [env.from_string(_load_task(tasks_dir, t)["doc_to_text"]) for t in tasks if t.endswith("_gen")]
+    env = Environment(
+        loader=BaseLoader, undefined=StrictUndefined, keep_trailing_newline=True
+    )  # lm-eval's
+    templates = [
+        env.from_string(_load_task(tasks_dir, t)["doc_to_text"])
+        for t in tasks
+        if t.endswith("_gen")
+    ]
     rng = random.Random(seed)
-    items = [[(template.render(**doc), rng.choice(["0", "1", "2", "0", "1", "2", NO_ANSWER])) for template in templates]
-             for doc in docs]  # fmt: skip
+    items = [
+        [
+            (template.render(**doc), rng.choice(["0", "1", "2", "0", "1", "2", NO_ANSWER]))
+            for template in templates
+        ]
+        for doc in docs
+    ]
     fit = train_planted_model(folder, items, steps=300, seed=seed)["fit"]
     return f"tiny Llama trained to planted replies (bias_hub.pipelines.jbbq.planted), fit {fit:.2f}"
 
@@ -89,11 +127,21 @@ def _load_task(tasks_dir: Path, task: str) -> dict:
         pass
 
     Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
-    return yaml.load((tasks_dir / "jbbq" / f"{task}.yaml").read_text(encoding="utf-8"), Loader=Loader)
+    return yaml.load(
+        (tasks_dir / "jbbq" / f"{task}.yaml").read_text(encoding="utf-8"), Loader=Loader
+    )
 
 
-def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: Path | None, seed: int = 0,
-          planted: bool = True, datasets_root: Path | None = None) -> dict:  # fmt: skip
+def check(
+    work: Path,
+    lmeval: Path,
+    prompts: list[str],
+    limit: int,
+    bbq_source: Path | None,
+    seed: int = 0,
+    planted: bool = True,
+    datasets_root: Path | None = None,
+) -> dict:
     """Run the whole comparison in ``work`` on the JBBQ under ``datasets_root`` (default: the
     checkout's datasets/); return the report (``ok`` False on any difference)."""
     roots = ["--datasets-root", str(datasets_root or REPO_ROOT / "datasets")]
@@ -102,16 +150,40 @@ def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: 
         _bias_hub("build", "bbq", "--source", str(bbq_source), "--out-root", str(work / "ds"))
         bbq_args = ["--bbq", str(work / "ds" / "bbq")]
     tasks_dir = work / "tasks"
-    _bias_hub("export", "lm-eval", "--out", str(tasks_dir), "--prompt", *prompts, "--shots", "0", "4",
-              "--limit", str(limit), "--seed", str(seed), *roots, *bbq_args)  # fmt: skip
+    _bias_hub(
+        "export",
+        "lm-eval",
+        "--out",
+        str(tasks_dir),
+        "--prompt",
+        *prompts,
+        "--shots",
+        "0",
+        "4",
+        "--limit",
+        str(limit),
+        "--seed",
+        str(seed),
+        *roots,
+        *bbq_args,
+    )
     exported = json.loads((tasks_dir / "tasks.json").read_text(encoding="utf-8"))
     tasks = exported["tasks"]
     lm_eval = str(lmeval.parent / "lm-eval")
-    listed = _run([lm_eval, "ls", "tasks", "--include_path", str(tasks_dir)], capture_output=True).stdout
+    listed = _run(
+        [lm_eval, "ls", "tasks", "--include_path", str(tasks_dir)], capture_output=True
+    ).stdout
     missing = [task for task in tasks if f"|{task} " not in listed]
-    validated = _run([lm_eval, "validate", "--tasks", ",".join(tasks), "--include_path", str(tasks_dir)],
-                     capture_output=True).stdout  # fmt: skip
-    report: dict = {"tasks": tasks, "not_listed": missing, "validated": "valid" in validated, "runs": {}}
+    validated = _run(
+        [lm_eval, "validate", "--tasks", ",".join(tasks), "--include_path", str(tasks_dir)],
+        capture_output=True,
+    ).stdout
+    report: dict = {
+        "tasks": tasks,
+        "not_listed": missing,
+        "validated": "valid" in validated,
+        "runs": {},
+    }
 
     model = work / "model"
     report["model"] = _model(model, tasks_dir, tasks, prompts, planted, seed)
@@ -119,19 +191,57 @@ def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: 
     ours = {}
     for scoring, kind in (("generate", "gen"), ("loglikelihood", "mc")):
         out = work / f"evaluate_{kind}"
-        _bias_hub("jbbq", "evaluate", "--model", str(model), "--prompt", ",".join(prompts), "--shots", "0,4",
-                  "--scoring", scoring, "--chat", "no", "--split", exported["jbbq"]["split"],
-                  "--max-new-tokens", str(exported["jbbq"]["max_new_tokens"]), "--preset", exported["jbbq"]["preset"],
-                  "--limit", str(limit), "--seed", str(seed), "--device", "cpu",
-                  "--confidence-level", "0", "--batch-size", "8", *roots, "--out", str(out), "-q")  # fmt: skip
+        _bias_hub(
+            "jbbq",
+            "evaluate",
+            "--model",
+            str(model),
+            "--prompt",
+            ",".join(prompts),
+            "--shots",
+            "0,4",
+            "--scoring",
+            scoring,
+            "--chat",
+            "no",
+            "--split",
+            exported["jbbq"]["split"],
+            "--max-new-tokens",
+            str(exported["jbbq"]["max_new_tokens"]),
+            "--preset",
+            exported["jbbq"]["preset"],
+            "--limit",
+            str(limit),
+            "--seed",
+            str(seed),
+            "--device",
+            "cpu",
+            "--confidence-level",
+            "0",
+            "--batch-size",
+            "8",
+            *roots,
+            "--out",
+            str(out),
+            "-q",
+        )
         results = json.loads((out / "results.json").read_text(encoding="utf-8"))
-        predictions = [json.loads(line) for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+        predictions = [
+            json.loads(line)
+            for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
         for run in results["runs"]:
             name = f"jbbq_{run['prompt']}_{run['shots']}shot_{kind}"
-            mine = [p for p in predictions if p["prompt"] == run["prompt"] and p["shots"] == run["shots"]]
-            ours[name] = {"metrics": run["metrics"],
-                          "answers": {(p["category"], p["example_id"]): p["prediction"] for p in mine},
-                          "replies": {(p["category"], p["example_id"]): p.get("reply") for p in mine}}  # fmt: skip
+            mine = [
+                p
+                for p in predictions
+                if p["prompt"] == run["prompt"] and p["shots"] == run["shots"]
+            ]
+            ours[name] = {
+                "metrics": run["metrics"],
+                "answers": {(p["category"], p["example_id"]): p["prediction"] for p in mine},
+                "replies": {(p["category"], p["example_id"]): p.get("reply") for p in mine},
+            }
 
     # The planted model's tokenizer reads whole lines: it suits the JBBQ prompts (the answer
     # starts a line) but not BBQ's (the answer text continues the "A:" line), so BBQ runs on a
@@ -146,9 +256,28 @@ def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: 
     table: dict = {}
     started = time.perf_counter()
     for name, (model_dir, names) in runs.items():
-        _run([lm_eval, "run", "--model", "hf", "--model_args", f"pretrained={model_dir},dtype=float32", "--device",
-              "cpu", "--batch_size", "8", "--tasks", ",".join(names), "--include_path", str(tasks_dir),
-              "--log_samples", "--output_path", str(work / "lmeval_out" / name)], capture_output=True)  # fmt: skip
+        _run(
+            [
+                lm_eval,
+                "run",
+                "--model",
+                "hf",
+                "--model_args",
+                f"pretrained={model_dir},dtype=float32",
+                "--device",
+                "cpu",
+                "--batch_size",
+                "8",
+                "--tasks",
+                ",".join(names),
+                "--include_path",
+                str(tasks_dir),
+                "--log_samples",
+                "--output_path",
+                str(work / "lmeval_out" / name),
+            ],
+            capture_output=True,
+        )
         results = sorted((work / "lmeval_out" / name).rglob("results_*.json"))[-1]
         table.update(json.loads(results.read_text(encoding="utf-8"))["results"])
     report["lm_eval_seconds"] = round(time.perf_counter() - started, 1)
@@ -157,16 +286,28 @@ def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: 
     for task in tasks:
         samples_file = sorted(output.rglob(f"samples_{task}_*.jsonl"))[-1]
         scored = work / "score" / task
-        _bias_hub("score", "bbq_bias", "--from-lm-eval", str(samples_file), "--out", str(scored),
-                  "--confidence-level", "none", "-q")  # fmt: skip
+        _bias_hub(
+            "score",
+            "bbq_bias",
+            "--from-lm-eval",
+            str(samples_file),
+            "--out",
+            str(scored),
+            "--confidence-level",
+            "none",
+            "-q",
+        )
         score = json.loads((scored / "results.json").read_text(encoding="utf-8"))["result"]
-        samples = [json.loads(line) for line in samples_file.read_text(encoding="utf-8").splitlines()]
+        samples = [
+            json.loads(line) for line in samples_file.read_text(encoding="utf-8").splitlines()
+        ]
         entry: dict = {"questions": len(samples)}
         lm_table = {name: table[task].get(f"{name},none") for name in SCORES}
         entry["table_equals_score"] = all(_same(lm_table[n], score[k]) for n, k in SCORES.items())
         for category, values in score["per_category"].items():
-            entry["table_equals_score"] &= all(_same(table[task].get(f"{n}_{category},none"), values[k])
-                                               for n, k in SCORES.items())  # fmt: skip
+            entry["table_equals_score"] &= all(
+                _same(table[task].get(f"{n}_{category},none"), values[k]) for n, k in SCORES.items()
+            )
         if task in ours:
             from bias_hub.pipelines.score.predictions import read_lm_eval_samples
 
@@ -175,13 +316,25 @@ def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: 
             mine = ours[task]["answers"]
             entry["same_questions"] = set(theirs) == set(mine)
             entry["differing_predictions"] = sum(theirs[key] != mine.get(key) for key in theirs)
-            if task.endswith("_gen"):  # the generated texts themselves, not only the index read from them
+            if task.endswith(
+                "_gen"
+            ):  # the generated texts themselves, not only the index read from them
                 replies = ours[task]["replies"]
-                entry["differing_replies"] = sum(r["reply"] != replies.get((r["category"], r["example_id"])) for r in logged)
+                entry["differing_replies"] = sum(
+                    r["reply"] != replies.get((r["category"], r["example_id"])) for r in logged
+                )
                 ok &= not entry["differing_replies"]
-            entry["score_equals_evaluate"] = all(_same(score[k], ours[task]["metrics"][k]) for k in SCORES.values())
-            entry["prediction_counts"] = {str(v): list(theirs.values()).count(v) for v in (-1, 0, 1, 2)}
-            ok &= entry["same_questions"] and not entry["differing_predictions"] and entry["score_equals_evaluate"]
+            entry["score_equals_evaluate"] = all(
+                _same(score[k], ours[task]["metrics"][k]) for k in SCORES.values()
+            )
+            entry["prediction_counts"] = {
+                str(v): list(theirs.values()).count(v) for v in (-1, 0, 1, 2)
+            }
+            ok &= (
+                entry["same_questions"]
+                and not entry["differing_predictions"]
+                and entry["score_equals_evaluate"]
+            )
         ok &= entry["table_equals_score"]
         entry["scores"] = {n: score[k] for n, k in SCORES.items()}
         report["runs"][task] = entry
@@ -191,12 +344,21 @@ def check(work: Path, lmeval: Path, prompts: list[str], limit: int, bbq_source: 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--prompt", dest="prompts", nargs="+", default=["basic", "unknown", "paraphrase"])
+    parser.add_argument(
+        "--prompt", dest="prompts", nargs="+", default=["basic", "unknown", "paraphrase"]
+    )
     parser.add_argument("--limit", type=int, default=8, help="questions per category")
-    parser.add_argument("--bbq-source", type=Path, help="also export and run BBQ built from this release")
-    parser.add_argument("--random-model", action="store_true",
-                        help="a random tiny model instead of one trained to planted replies (faster; its replies hold no index)")  # fmt: skip
-    parser.add_argument("--setup-lmeval", action="store_true", help=f"create {LMEVAL_VENV} first (needs PyPI)")
+    parser.add_argument(
+        "--bbq-source", type=Path, help="also export and run BBQ built from this release"
+    )
+    parser.add_argument(
+        "--random-model",
+        action="store_true",
+        help="a random tiny model instead of one trained to planted replies (faster; its replies hold no index)",
+    )
+    parser.add_argument(
+        "--setup-lmeval", action="store_true", help=f"create {LMEVAL_VENV} first (needs PyPI)"
+    )
     parser.add_argument("--lmeval-python", type=Path, default=LMEVAL_VENV / "bin" / "python")
     parser.add_argument("--json", type=Path, help="also write the report to this file")
     args = parser.parse_args(argv)
@@ -212,20 +374,45 @@ def main(argv: list[str] | None = None) -> int:
         print("no built JBBQ sample: run `bias-hub build all` first")
         return 2
     with tempfile.TemporaryDirectory(prefix="lmeval-export-") as tmp:
-        report = check(Path(tmp), python, args.prompts, args.limit, args.bbq_source, planted=not args.random_model)
+        report = check(
+            Path(tmp),
+            python,
+            args.prompts,
+            args.limit,
+            args.bbq_source,
+            planted=not args.random_model,
+        )
     print(f"model: {report['model']}")
-    print(f"{len(report['tasks'])} tasks exported; listed by lm-eval ls: {not report['not_listed']}; "
-          f"lm-eval validate: {report['validated']}; lm-eval run {report['lm_eval_seconds']} s")  # fmt: skip
+    print(
+        f"{len(report['tasks'])} tasks exported; listed by lm-eval ls: {not report['not_listed']}; "
+        f"lm-eval validate: {report['validated']}; lm-eval run {report['lm_eval_seconds']} s"
+    )
     for task, entry in report["runs"].items():
-        same = "" if "differing_predictions" not in entry else (
-            f"predictions differing from jbbq evaluate {entry['differing_predictions']}/{entry['questions']}"
-            + (f" (reply texts {entry['differing_replies']})" if "differing_replies" in entry else "") + ", "
-            f"score = jbbq evaluate {entry['score_equals_evaluate']}, ")  # fmt: skip
-        scores = ", ".join(f"{n} {v:.3f}" if v is not None else f"{n} n/a" for n, v in entry["scores"].items())
-        print(f"{task}: {same}lm-eval table = bias-hub score {entry['table_equals_score']}; {scores}")
+        same = (
+            ""
+            if "differing_predictions" not in entry
+            else (
+                f"predictions differing from jbbq evaluate {entry['differing_predictions']}/{entry['questions']}"
+                + (
+                    f" (reply texts {entry['differing_replies']})"
+                    if "differing_replies" in entry
+                    else ""
+                )
+                + ", "
+                f"score = jbbq evaluate {entry['score_equals_evaluate']}, "
+            )
+        )
+        scores = ", ".join(
+            f"{n} {v:.3f}" if v is not None else f"{n} n/a" for n, v in entry["scores"].items()
+        )
+        print(
+            f"{task}: {same}lm-eval table = bias-hub score {entry['table_equals_score']}; {scores}"
+        )
     print("all equal" if report["ok"] else "DIFFERENCES FOUND")
     if args.json:
-        args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        args.json.write_text(
+            json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
     return 0 if report["ok"] else 1
 
 

@@ -34,7 +34,10 @@ def _inputs(name: str, config: str | None, n: int, rng: np.random.Generator) -> 
     """Inputs of n rows (occurrences, pairs, documents, words) for one module."""
     if name == "nli_gender_bias":
         subsets = np.array(["pro_stereotypical", "anti_stereotypical", "non_stereotypical"])
-        return {"predictions": rng.integers(0, 3, n).tolist(), "subsets": subsets[rng.integers(0, 3, n)].tolist()}
+        return {
+            "predictions": rng.integers(0, 3, n).tolist(),
+            "subsets": subsets[rng.integers(0, 3, n)].tolist(),
+        }
     if name == "bbq_bias":
         ambiguous = rng.random(n) < 0.5
         references = np.where(ambiguous, 2, rng.integers(0, 2, n))
@@ -56,26 +59,44 @@ def _inputs(name: str, config: str | None, n: int, rng: np.random.Generator) -> 
             "forms": np.where(rng.random(n) < 0.5, "male", "female").tolist(),
         }
     if name == "perplexity_gap":
-        return {"male_perplexities": rng.uniform(5, 50, n).tolist(), "female_perplexities": rng.uniform(5, 50, n).tolist()}
+        return {
+            "male_perplexities": rng.uniform(5, 50, n).tolist(),
+            "female_perplexities": rng.uniform(5, 50, n).tolist(),
+        }
     if name == "speciesism_bias" and config is None:
         probabilities = rng.dirichlet(np.ones(4), size=n)
-        return {"probabilities": probabilities, "forms": np.where(rng.random(n) < 0.5, "human", "object").tolist()}
+        return {
+            "probabilities": probabilities,
+            "forms": np.where(rng.random(n) < 0.5, "human", "object").tolist(),
+        }
     if config == "association":
-        return {"target_probabilities": rng.uniform(0.01, 1, n).tolist(), "prior_probabilities": rng.uniform(0.01, 1, n).tolist()}
+        return {
+            "target_probabilities": rng.uniform(0.01, 1, n).tolist(),
+            "prior_probabilities": rng.uniform(0.01, 1, n).tolist(),
+        }
     if config == "negative_share":
         animals = np.array([f"animal{i}" for i in range(20)])
         labels = np.array(["negative", "neutral", "positive"])
-        return {"animals": animals[rng.integers(0, 20, n)].tolist(), "labels": labels[rng.integers(0, 3, n)].tolist()}
+        return {
+            "animals": animals[rng.integers(0, 20, n)].tolist(),
+            "labels": labels[rng.integers(0, 3, n)].tolist(),
+        }
     if name in ("weat", "rnsb"):
         words = [f"w{i}" for i in range(n)]
-        sets = {"target_sets": {"X": words[0:8], "Y": words[8:16]}, "attribute_sets": {"A": words[16:24], "B": words[24:32]}}
+        sets = {
+            "target_sets": {"X": words[0:8], "Y": words[8:16]},
+            "attribute_sets": {"A": words[16:24], "B": words[24:32]},
+        }
         return {"words": words, "vectors": rng.normal(size=(n, 8)), **sets}
     if name == "winobias_gap":
         spans = rng.integers(0, 20, (n, 3))
         predictions = [[[[int(a), int(a) + 1], [int(c) + 30, int(c) + 30]]] for a, _, c in spans]
         references = [[[[int(a), int(a) + 1], [int(b) + 30, int(b) + 30]]] for a, b, _ in spans]
-        return {"predictions": predictions, "references": references,
-                "condition": np.where(rng.random(n) < 0.5, "pro", "anti").tolist()}  # fmt: skip
+        return {
+            "predictions": predictions,
+            "references": references,
+            "condition": np.where(rng.random(n) < 0.5, "pro", "anti").tolist(),
+        }
     raise ValueError(f"no inputs for {name} {config}")
 
 
@@ -107,14 +128,25 @@ def _seconds(function, repeat: int) -> float:
 def main(argv: list[str] | None = None) -> int:
     import evaluate
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=None, help=f"rows per module (default {DEFAULT_ROWS:,})")
-    parser.add_argument("--old-rows", type=int, default=None, help="rows for evaluate's path (default: as many; 0 skips it)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--rows", type=int, default=None, help=f"rows per module (default {DEFAULT_ROWS:,})"
+    )
+    parser.add_argument(
+        "--old-rows",
+        type=int,
+        default=None,
+        help="rows for evaluate's path (default: as many; 0 skips it)",
+    )
     parser.add_argument("--only", nargs="+", default=None, help="module names")
     args = parser.parse_args(argv)
 
-    print(f"{'module':<32} {'rows':>9} {'core s':>8} {'compute s':>10} {'compute/core':>13} "
-          f"{'old rows':>9} {'evaluate s':>11} {'evaluate/core':>14}")  # fmt: skip
+    print(
+        f"{'module':<32} {'rows':>9} {'core s':>8} {'compute s':>10} {'compute/core':>13} "
+        f"{'old rows':>9} {'evaluate s':>11} {'evaluate/core':>14}"
+    )
     missed = []
     for name, config in CASES:
         if args.only and name not in args.only:
@@ -129,9 +161,19 @@ def main(argv: list[str] | None = None) -> int:
         ratio = direct / core
         line = f"{label:<32} {rows:>9,} {core:>8.3f} {direct:>10.3f} {ratio:>13.2f}"
         if old_rows:
-            small = inputs if old_rows == rows else _inputs(name, config, old_rows, np.random.default_rng(0))
-            core_small = core if old_rows == rows else _seconds(lambda m=metric, i=small: m._compute(**i), repeat=2)
-            through = _seconds(lambda m=metric, i=small: evaluate.EvaluationModule.compute(m, **i), repeat=1)
+            small = (
+                inputs
+                if old_rows == rows
+                else _inputs(name, config, old_rows, np.random.default_rng(0))
+            )
+            core_small = (
+                core
+                if old_rows == rows
+                else _seconds(lambda m=metric, i=small: m._compute(**i), repeat=2)
+            )
+            through = _seconds(
+                lambda m=metric, i=small: evaluate.EvaluationModule.compute(m, **i), repeat=1
+            )
             line += f" {old_rows:>9,} {through:>11.3f} {through / core_small:>14.1f}"
         print(line, flush=True)
         if ratio > TARGET:

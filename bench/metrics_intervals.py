@@ -41,38 +41,95 @@ def _cases(n: int, rng: np.random.Generator) -> list:
     subsets = np.array(["PS", "AS", "NS"])
     words = [f"w{i}" for i in range(100)]
     word_sets = {
-        "words": words, "vectors": rng.normal(size=(100, 50)),
-        "target_sets": {"X": words[:25], "Y": words[25:50]}, "attribute_sets": {"A": words[50:75], "B": words[75:]},
-    }  # fmt: skip
-    nli = {"predictions": rng.integers(0, 3, n).tolist(), "subsets": subsets[rng.integers(0, 3, n)].tolist(),
-           "probabilities": rng.dirichlet(np.ones(3), n).tolist()}  # fmt: skip
+        "words": words,
+        "vectors": rng.normal(size=(100, 50)),
+        "target_sets": {"X": words[:25], "Y": words[25:50]},
+        "attribute_sets": {"A": words[50:75], "B": words[75:]},
+    }
+    nli = {
+        "predictions": rng.integers(0, 3, n).tolist(),
+        "subsets": subsets[rng.integers(0, 3, n)].tolist(),
+        "probabilities": rng.dirichlet(np.ones(3), n).tolist(),
+    }
     bbq = _bbq(n, rng)
     return [
         ("nli_gender_bias", None, nli, n),
-        ("nli_gender_bias", "paired", {**nli, "predictions_b": rng.integers(0, 3, n).tolist(),
-                                       "probabilities_b": rng.dirichlet(np.ones(3), n).tolist()}, n),
+        (
+            "nli_gender_bias",
+            "paired",
+            {
+                **nli,
+                "predictions_b": rng.integers(0, 3, n).tolist(),
+                "probabilities_b": rng.dirichlet(np.ones(3), n).tolist(),
+            },
+            n,
+        ),
         ("bbq_bias", None, bbq, n),
         ("bbq_bias", None, {**bbq, "templates": rng.integers(0, 250, n).tolist()}, n),
         ("bbq_bias", "paired", {**bbq, "predictions_b": _bbq(n, rng)["predictions"]}, n),
-        ("gender_attention_gap", None, {
-            "words": [f"w{i}" for i in rng.integers(0, 200, n)], "attention_to_gender": rng.random(n).tolist(),
-            "forms": np.where(rng.random(n) < 0.5, "male", "female").tolist()}, n),
-        ("perplexity_gap", None, {"male_perplexities": rng.uniform(5, 50, n).tolist(),
-                                  "female_perplexities": rng.uniform(5, 50, n).tolist()}, n),
-        ("speciesism_bias", None, {"probabilities": rng.dirichlet(np.ones(50), n),
-                                   "forms": np.where(rng.random(n) < 0.5, "human", "object").tolist(), "top_k": 5}, n),
-        ("speciesism_bias", "association", {"target_probabilities": rng.uniform(0.01, 1, n).tolist(),
-                                            "prior_probabilities": rng.uniform(0.01, 1, n).tolist(),
-                                            "groups": [f"g{i}" for i in rng.integers(0, 5, n)]}, n),
-        ("speciesism_bias", "negative_share", {"animals": [f"a{i}" for i in rng.integers(0, 10, n)],
-                                               "labels": np.array(["negative", "neutral", "positive"])[rng.integers(0, 3, n)].tolist()}, n),
-        ("winobias_gap", None, {
-            "predictions": [[[[0, 1], [5 + i % 2, 5 + i % 2]]] for i in range(n)],
-            "references": [[[[0, 1], [5, 5]]] for _ in range(n)],
-            "condition": np.where(rng.random(n) < 0.5, "pro", "anti").tolist()}, n),
+        (
+            "gender_attention_gap",
+            None,
+            {
+                "words": [f"w{i}" for i in rng.integers(0, 200, n)],
+                "attention_to_gender": rng.random(n).tolist(),
+                "forms": np.where(rng.random(n) < 0.5, "male", "female").tolist(),
+            },
+            n,
+        ),
+        (
+            "perplexity_gap",
+            None,
+            {
+                "male_perplexities": rng.uniform(5, 50, n).tolist(),
+                "female_perplexities": rng.uniform(5, 50, n).tolist(),
+            },
+            n,
+        ),
+        (
+            "speciesism_bias",
+            None,
+            {
+                "probabilities": rng.dirichlet(np.ones(50), n),
+                "forms": np.where(rng.random(n) < 0.5, "human", "object").tolist(),
+                "top_k": 5,
+            },
+            n,
+        ),
+        (
+            "speciesism_bias",
+            "association",
+            {
+                "target_probabilities": rng.uniform(0.01, 1, n).tolist(),
+                "prior_probabilities": rng.uniform(0.01, 1, n).tolist(),
+                "groups": [f"g{i}" for i in rng.integers(0, 5, n)],
+            },
+            n,
+        ),
+        (
+            "speciesism_bias",
+            "negative_share",
+            {
+                "animals": [f"a{i}" for i in rng.integers(0, 10, n)],
+                "labels": np.array(["negative", "neutral", "positive"])[
+                    rng.integers(0, 3, n)
+                ].tolist(),
+            },
+            n,
+        ),
+        (
+            "winobias_gap",
+            None,
+            {
+                "predictions": [[[[0, 1], [5 + i % 2, 5 + i % 2]]] for i in range(n)],
+                "references": [[[[0, 1], [5, 5]]] for _ in range(n)],
+                "condition": np.where(rng.random(n) < 0.5, "pro", "anti").tolist(),
+            },
+            n,
+        ),
         ("weat", None, word_sets, 100),
         ("rnsb", None, {**word_sets, "iterations": 10}, 50),
-    ]  # fmt: skip
+    ]
 
 
 def _timed(function, *args, **kwargs) -> tuple[float, object]:
@@ -85,30 +142,48 @@ def _scipy_bca(inputs: dict, resamples: int) -> float:
     """scipy.stats.bootstrap's own BCa for s_DIS on the same items."""
     from scipy import stats
 
-    prediction, stereotyped = np.array(inputs["predictions"]), np.array(inputs["stereotyped_labels"])
+    prediction, stereotyped = (
+        np.array(inputs["predictions"]),
+        np.array(inputs["stereotyped_labels"]),
+    )
     disambiguated = np.array(inputs["context_conditions"]) == "disambig"
     counted = (disambiguated & (prediction != 2) & (prediction != -1)).astype(float)
     biased = counted * (prediction == stereotyped)
     seconds, _ = _timed(
-        stats.bootstrap, (biased, counted), lambda b, c, axis=-1: 2 * b.sum(axis) / c.sum(axis) - 1, paired=True,
-        vectorized=True, n_resamples=resamples, batch=200, method="BCa", rng=np.random.default_rng(0),
-    )  # fmt: skip
+        stats.bootstrap,
+        (biased, counted),
+        lambda b, c, axis=-1: 2 * b.sum(axis) / c.sum(axis) - 1,
+        paired=True,
+        vectorized=True,
+        n_resamples=resamples,
+        batch=200,
+        method="BCa",
+        rng=np.random.default_rng(0),
+    )
     return seconds
 
 
 def main(argv: list[str] | None = None) -> int:
     import evaluate
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--resamples", type=int, default=1000)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
-    print(f"{'module':<40} {'units':>7} {'point s':>8} {'with intervals s':>17} {'intervals':>10} {'s per score':>12}")
+    print(
+        f"{'module':<40} {'units':>7} {'point s':>8} {'with intervals s':>17} {'intervals':>10} {'s per score':>12}"
+    )
     missed = []
     for name, config, inputs, units in _cases(args.items, rng):
         metric = evaluate.load(str(METRICS / name), config)
-        label = name + (f" ({config})" if config else "") + (" by template" if "templates" in inputs else "")
+        label = (
+            name
+            + (f" ({config})" if config else "")
+            + (" by template" if "templates" in inputs else "")
+        )
         options = {"confidence_level": 0.95, "n_resamples": args.resamples}
         if config == "paired":
             # the baseline: point estimates of one prediction set
@@ -118,15 +193,21 @@ def main(argv: list[str] | None = None) -> int:
             point, _ = _timed(metric.compute, **inputs)
         full, result = _timed(metric.compute, **inputs, **options)
         count = len(result["confidence_intervals"]) + sum(
-            len(part.get("confidence_intervals", {})) for part in result.get("per_category", {}).values()
+            len(part.get("confidence_intervals", {}))
+            for part in result.get("per_category", {}).values()
         )
         per_score = (full - point) / count
-        print(f"{label:<40} {units:>7,} {point:>8.3f} {full:>17.3f} {count:>10} {per_score:>12.3f}", flush=True)
+        print(
+            f"{label:<40} {units:>7,} {point:>8.3f} {full:>17.3f} {count:>10} {per_score:>12.3f}",
+            flush=True,
+        )
         if per_score > TARGET:
             missed.append(label)
     bbq = _bbq(args.items, np.random.default_rng(1))
-    print(f"\nscipy.stats.bootstrap's own BCa, s_DIS of bbq_bias over {args.items:,} items: "
-          f"{_scipy_bca(bbq, args.resamples):.3f} s for one score")  # fmt: skip
+    print(
+        f"\nscipy.stats.bootstrap's own BCa, s_DIS of bbq_bias over {args.items:,} items: "
+        f"{_scipy_bca(bbq, args.resamples):.3f} s for one score"
+    )
     if missed:
         print(f"\nabove {TARGET} s per score: {', '.join(missed)}", file=sys.stderr)
         return 1

@@ -39,7 +39,11 @@ def _pairs(datasets_root: Path | None, limit: int | None) -> tuple[list[str], li
     if (folder / "README.md").is_file():
         config = evaluation_config(folder)
         rows = load_evaluation_rows(folder, config=config)
-        premises, hypotheses, source = list(rows["premise"]), list(rows["hypothesis"]), f"{folder} ({config})"
+        premises, hypotheses, source = (
+            list(rows["premise"]),
+            list(rows["hypothesis"]),
+            f"{folder} ({config})",
+        )
     else:
         from bias_hub.builders.nli_gender_bias.lexicon import (
             GENDER_WORDS,
@@ -70,18 +74,25 @@ def _timed(function, repeats: int) -> tuple[float, object]:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", default="small", help="model size: tiny, small or bert-base (default: small)")
+    parser.add_argument(
+        "--config", default="small", help="model size: tiny, small or bert-base (default: small)"
+    )
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     parser.add_argument("--batch-size", type=int, default=64, help="ours (default: %(default)s)")
-    parser.add_argument("--pipeline-batch-sizes", default="1,8,32,64,128",
-                        help="comma-separated batch sizes tried for the pipeline (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--pipeline-batch-sizes",
+        default="1,8,32,64,128",
+        help="comma-separated batch sizes tried for the pipeline (default: %(default)s)",
+    )
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--pairs", type=int, default=None, help="use only the first N pairs")
     parser.add_argument("--repeats", type=int, default=1, help="best of N timings per method")
     parser.add_argument("--datasets-root", type=Path, default=None)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    parser.add_argument("--out", type=Path, default=None, help="also write the numbers as JSON here")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="also write the numbers as JSON here"
+    )
     args = parser.parse_args(argv)
 
     import torch
@@ -98,25 +109,40 @@ def main(argv: list[str] | None = None) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         make_classifier(folder, premises + hypotheses, size=args.config, max_length=args.max_length)
         tokenizer = AutoTokenizer.from_pretrained(folder)
-        model = AutoModelForSequenceClassification.from_pretrained(folder, dtype=dtype).to(args.device).eval()
+        model = (
+            AutoModelForSequenceClassification.from_pretrained(folder, dtype=dtype)
+            .to(args.device)
+            .eval()
+        )
     with torch.no_grad():
         model.classifier.weight.mul_(100.0)
 
     def ours() -> np.ndarray:
         encodings = encode_pairs(tokenizer, premises, hypotheses, args.max_length)
-        return predict_logits(model, encodings, args.batch_size, tokenizer.pad_token_id, progress=False).argmax(axis=1)
+        return predict_logits(
+            model, encodings, args.batch_size, tokenizer.pad_token_id, progress=False
+        ).argmax(axis=1)
 
-    classifier = pipeline("text-classification", model=model, tokenizer=tokenizer, device=torch.device(args.device))
+    classifier = pipeline(
+        "text-classification", model=model, tokenizer=tokenizer, device=torch.device(args.device)
+    )
     inputs = [{"text": p, "text_pair": h} for p, h in zip(premises, hypotheses, strict=True)]
     to_index = {name: LABELS.index(name) for name in LABELS}
 
     def baseline(batch_size: int) -> np.ndarray:
-        outputs = classifier(inputs, batch_size=batch_size, truncation=True, max_length=args.max_length)
+        outputs = classifier(
+            inputs, batch_size=batch_size, truncation=True, max_length=args.max_length
+        )
         return np.array([to_index[o["label"]] for o in outputs])
 
     # Warm-up (kernel selection, lazy initialisation) outside the timings.
     warm = slice(0, min(64, len(premises)))
-    predict_logits(model, encode_pairs(tokenizer, premises[warm], hypotheses[warm]), args.batch_size, progress=False)
+    predict_logits(
+        model,
+        encode_pairs(tokenizer, premises[warm], hypotheses[warm]),
+        args.batch_size,
+        progress=False,
+    )
     classifier(inputs[warm], truncation=True)
 
     n = len(premises)
@@ -125,28 +151,41 @@ def main(argv: list[str] | None = None) -> dict:
     for batch_size in [int(x) for x in args.pipeline_batch_sizes.split(",")]:
         seconds, predicted = _timed(lambda b=batch_size: baseline(b), args.repeats)
         differ = int((predicted != predicted_ours).sum())
-        assert differ == 0, f"pipeline (batch {batch_size}): {differ} of {n} predictions differ from ours"
+        assert differ == 0, (
+            f"pipeline (batch {batch_size}): {differ} of {n} predictions differ from ours"
+        )
         pipeline_seconds[batch_size] = seconds
     best = min(pipeline_seconds, key=pipeline_seconds.get)
 
     result = {
-        "device": args.device, "dtype": args.dtype, "config": args.config, "pairs": n, "source": source,
-        "batch_size": args.batch_size, "torch_threads": torch.get_num_threads(),
+        "device": args.device,
+        "dtype": args.dtype,
+        "config": args.config,
+        "pairs": n,
+        "source": source,
+        "batch_size": args.batch_size,
+        "torch_threads": torch.get_num_threads(),
         "ours_pairs_per_s": n / seconds_ours,
         "pipeline_pairs_per_s": {str(b): n / t for b, t in pipeline_seconds.items()},
         "pipeline_best_batch_size": best,
         "ratio_vs_pipeline_best": pipeline_seconds[best] / seconds_ours,
         "identical_predictions": True,
         "predicted_label_counts": np.bincount(predicted_ours, minlength=3).tolist(),
-    }  # fmt: skip
-    print(f"{n} pairs ({source}); BERT {args.config}, {args.device}, {args.dtype}, {torch.get_num_threads()} threads")
+    }
+    print(
+        f"{n} pairs ({source}); BERT {args.config}, {args.device}, {args.dtype}, {torch.get_num_threads()} threads"
+    )
     print(f"{'method':<28}{'pairs/s':>10}{'seconds':>10}{'ours is':>10}")
-    print(f"{f'ours (sorted, batch {args.batch_size})':<28}{n / seconds_ours:>10.1f}{seconds_ours:>10.2f}{'':>10}")
+    print(
+        f"{f'ours (sorted, batch {args.batch_size})':<28}{n / seconds_ours:>10.1f}{seconds_ours:>10.2f}{'':>10}"
+    )
     for batch_size, seconds in pipeline_seconds.items():
         label = f"pipeline, batch {batch_size}" + (" (best)" if batch_size == best else "")
         print(f"{label:<28}{n / seconds:>10.1f}{seconds:>10.2f}{seconds / seconds_ours:>9.2f}x")
-    print(f"ours against the best pipeline batch size ({best}): {pipeline_seconds[best] / seconds_ours:.2f}x; "
-          "predictions identical: yes")
+    print(
+        f"ours against the best pipeline batch size ({best}): {pipeline_seconds[best] / seconds_ours:.2f}x; "
+        "predictions identical: yes"
+    )
     if args.out:
         from bias_hub.builders.shared.files import write_json
 

@@ -27,26 +27,46 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args()
 
-    words = ("he she his her man woman the a is was very tall kind and to of in at with for "
-             "doctor nurse engineer cook team car house money work school smart strong").split()  # fmt: skip
-    vocab = {w: i for i, w in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *words])}
+    words = (
+        "he she his her man woman the a is was very tall kind and to of in at with for "
+        "doctor nurse engineer cook team car house money work school smart strong"
+    ).split()
+    vocab = {
+        w: i for i, w in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *words])
+    }
     tokenizer = BertTokenizerFast(vocab=vocab, do_lower_case=True)
     rng = random.Random(0)
-    sentences = [" ".join(rng.choice(words) for _ in range(rng.randint(4, 40))) + "." for _ in range(args.sentences)]
+    sentences = [
+        " ".join(rng.choice(words) for _ in range(rng.randint(4, 40))) + "."
+        for _ in range(args.sentences)
+    ]
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(vocab), n_positions=64, n_embd=256, n_layer=4, n_head=4,
-                                       bos_token_id=2, eos_token_id=3)).eval()
+    model = GPT2LMHeadModel(
+        GPT2Config(
+            vocab_size=len(vocab),
+            n_positions=64,
+            n_embd=256,
+            n_layer=4,
+            n_head=4,
+            bos_token_id=2,
+            eos_token_id=3,
+        )
+    ).eval()
 
     sentence_perplexities(model, tokenizer, sentences[:8], batch_size=8, progress=False)  # warm-up
     started = time.perf_counter()
     alone = sentence_perplexities(model, tokenizer, sentences, batch_size=1, progress=False)
     baseline = time.perf_counter() - started
     started = time.perf_counter()
-    batched = sentence_perplexities(model, tokenizer, sentences, batch_size=args.batch_size, progress=False)
+    batched = sentence_perplexities(
+        model, tokenizer, sentences, batch_size=args.batch_size, progress=False
+    )
     ours = time.perf_counter() - started
     difference = float(np.max(np.abs(batched - alone) / alone))
     print(f"one at a time : {baseline:7.2f} s  {len(sentences) / baseline:8.1f} sentences/s")
-    print(f"batched ({args.batch_size:>3}) : {ours:7.2f} s  {len(sentences) / ours:8.1f} sentences/s")
+    print(
+        f"batched ({args.batch_size:>3}) : {ours:7.2f} s  {len(sentences) / ours:8.1f} sentences/s"
+    )
     print(f"speed-up      : {baseline / ours:7.2f}x   max relative difference {difference:.2e}")
 
 

@@ -70,7 +70,9 @@ class _Build:
     force: bool
 
 
-_current: contextvars.ContextVar[_Build | None] = contextvars.ContextVar("bias_hub_build", default=None)
+_current: contextvars.ContextVar[_Build | None] = contextvars.ContextVar(
+    "bias_hub_build", default=None
+)
 
 
 @contextlib.contextmanager
@@ -151,10 +153,15 @@ def write_dataset_folder(
         user_configs = list(configs) if build is not None and build.reads_user_copy else []
     unknown = [name for name in user_configs if name not in configs]
     if unknown:
-        raise ValueError(f"user_configs: {', '.join(unknown)} not among the configs written ({', '.join(configs)})")
+        raise ValueError(
+            f"user_configs: {', '.join(unknown)} not among the configs written ({', '.join(configs)})"
+        )
     _check_user_copies(target, user_configs, build)
     if user_configs:
-        record = {"configs": list(user_configs), "command": build.command if build is not None else ""}
+        record = {
+            "configs": list(user_configs),
+            "command": build.command if build is not None else "",
+        }
         metadata = dataclasses.replace(metadata, extra={**metadata.extra, USER_COPY_KEY: record})
     rendered = render_card(target.name, configs, metadata, card, default_config)
     staging = staging_folder(target)

@@ -68,8 +68,12 @@ def _register_build(subparsers: argparse._SubParsersAction) -> None:
 
     # The same root the pipelines read by default: the checkout's datasets/, or the data folder.
     out_root = str(default_datasets_root())
-    out_root_help = "parent folder of the dataset folders (default: %(default)s, where the pipelines look)"
-    build = subparsers.add_parser("build", help=f"build a dataset folder (under {out_root} by default)")
+    out_root_help = (
+        "parent folder of the dataset folders (default: %(default)s, where the pipelines look)"
+    )
+    build = subparsers.add_parser(
+        "build", help=f"build a dataset folder (under {out_root} by default)"
+    )
     inner = build.add_subparsers(dest="dataset", required=True, metavar="DATASET")
     commands = builder_commands()
     every = inner.add_parser("all", help="build every dataset that needs no user-supplied data")
@@ -80,10 +84,15 @@ def _register_build(subparsers: argparse._SubParsersAction) -> None:
         parser.add_argument("--out-root", default=out_root, help=out_root_help)
         module.add_arguments(parser)
         if "--force" not in parser._option_string_actions:
-            parser.add_argument("--force", action="store_true",
-                                help="replace configs an earlier build made from your own copy of the data")  # fmt: skip
+            parser.add_argument(
+                "--force",
+                action="store_true",
+                help="replace configs an earlier build made from your own copy of the data",
+            )
         parser.set_defaults(func=_build_one, build_module=module, build_parser=parser)
-        if hasattr(module, "register_steps"):  # building steps that make no dataset folder (jbbq-translation)
+        if hasattr(
+            module, "register_steps"
+        ):  # building steps that make no dataset folder (jbbq-translation)
             module.register_steps(inner)
 
 
@@ -116,7 +125,9 @@ def _build_one(args: argparse.Namespace) -> None:
         args.build_module.run(args)
 
 
-def _build_all(commands: dict[str, ModuleType], out_root: str, argv: list[str] | None = None) -> None:
+def _build_all(
+    commands: dict[str, ModuleType], out_root: str, argv: list[str] | None = None
+) -> None:
     """Every builder that needs no user-supplied data, with its defaults: one timed line each.
     A folder holding configs built from the user's own copy is kept, with a warning."""
     from bias_hub.builders.hub_folder import UserBuildKept, user_copy_build
@@ -129,7 +140,10 @@ def _build_all(commands: dict[str, ModuleType], out_root: str, argv: list[str] |
         if not getattr(module, "IN_ALL", True):
             continue
         try:
-            with stage(f"built {name}", log), user_copy_build(command_line(argv), reads_user_copy=False):
+            with (
+                stage(f"built {name}", log),
+                user_copy_build(command_line(argv), reads_user_copy=False),
+            ):
                 builder_function(module)(Path(out_root))
         except UserBuildKept as kept:
             log.warning("kept %s", kept)
@@ -152,7 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """Every parser that runs something (has no sub-commands of its own)."""
-    nested = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    nested = [
+        action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+    ]
     if not nested:
         return [parser]
     leaves = []
@@ -175,7 +191,14 @@ def _with_verbosity_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentP
 # Errors a user can act on: their message names the flag, file or row, so a traceback adds noise.
 # Not RuntimeError as such: the project's own failures of that kind are ``UserError``s, and any
 # other RuntimeError (torch, a library, a broken assumption) is a bug, shown with its traceback.
-USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError, UserError)
+USER_ERRORS = (
+    ValueError,
+    FileNotFoundError,
+    NotADirectoryError,
+    IsADirectoryError,
+    PermissionError,
+    UserError,
+)
 
 
 # Commands that load a model: they import torch, transformers, datasets and evaluate first.

@@ -91,9 +91,13 @@ def _load_manifest(out: Path) -> dict:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err}); delete it to start the demo folder afresh") from None
+        raise ValueError(
+            f"{path}: not valid JSON ({err}); delete it to start the demo folder afresh"
+        ) from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("parts"), dict):
-        raise ValueError(f"{path}: expected an object with a 'parts' object; delete it to start afresh")
+        raise ValueError(
+            f"{path}: expected an object with a 'parts' object; delete it to start afresh"
+        )
     manifest.setdefault("prior_stages", [])
     return manifest
 
@@ -101,17 +105,23 @@ def _load_manifest(out: Path) -> dict:
 def _stages(part: str, summary: dict) -> list[dict]:
     stages = summary.get("stages", [])
     valid = isinstance(stages, list) and all(
-        isinstance(s, dict) and isinstance(s.get("stage"), str)
-        and isinstance(s.get("seconds"), (int, float)) and not isinstance(s.get("seconds"), bool)
+        isinstance(s, dict)
+        and isinstance(s.get("stage"), str)
+        and isinstance(s.get("seconds"), (int, float))
+        and not isinstance(s.get("seconds"), bool)
         for s in stages
-    )  # fmt: skip
+    )
     if not valid:
-        raise ValueError(f"demo part {part}: 'stages' must be a list of {{'stage': name, 'seconds': number}}, "
-                         f"got {stages!r}")  # fmt: skip
+        raise ValueError(
+            f"demo part {part}: 'stages' must be a list of {{'stage': name, 'seconds': number}}, "
+            f"got {stages!r}"
+        )
     return [{"stage": s["stage"], "seconds": round(float(s["seconds"]), 1)} for s in stages]
 
 
-def _run_part(module: ModuleType, out: Path, run_started: str, demo_log: logging.Handler, title: str) -> dict:
+def _run_part(
+    module: ModuleType, out: Path, run_started: str, demo_log: logging.Handler, title: str
+) -> dict:
     """Run one part with its output captured in its log; return its manifest entry."""
     part = _part_name(module)
     log_name = f"{LOGS}/{part}.log"
@@ -124,7 +134,9 @@ def _run_part(module: ModuleType, out: Path, run_started: str, demo_log: logging
             try:
                 summary = module.run_demo(out / part)
                 if not isinstance(summary, dict):
-                    raise TypeError(f"demo part {part}: run_demo returned {type(summary).__name__}, expected a dict")
+                    raise TypeError(
+                        f"demo part {part}: run_demo returned {type(summary).__name__}, expected a dict"
+                    )
                 entry["stages"] = _stages(part, summary)
             except Exception:
                 # The traceback goes to the part's log (and the console under -v); the console
@@ -135,9 +147,11 @@ def _run_part(module: ModuleType, out: Path, run_started: str, demo_log: logging
         entry.update(status="failed", error=f"{type(err).__name__}: {err}".strip())
     else:
         entry.update(
-            status="ok", title=summary.get("title", part), summary=summary.get("summary", ""),
+            status="ok",
+            title=summary.get("title", part),
+            summary=summary.get("summary", ""),
             report=summary.get("report"),
-        )  # fmt: skip
+        )
     finally:
         demo_log.setLevel(logging.DEBUG)
     entry["seconds"] = round(time.perf_counter() - started, 1)
@@ -147,7 +161,13 @@ def _run_part(module: ModuleType, out: Path, run_started: str, demo_log: logging
         for stage in entry["stages"]:
             log.info("  %s: %.1f s", stage["stage"], stage["seconds"])
     else:
-        log.error("%s: failed after %.1f s: %s (see %s)", part, entry["seconds"], entry["error"], out / log_name)
+        log.error(
+            "%s: failed after %.1f s: %s (see %s)",
+            part,
+            entry["seconds"],
+            entry["error"],
+            out / log_name,
+        )
     return entry
 
 
@@ -155,7 +175,9 @@ def _write(out: Path, manifest: dict, order: list[str]) -> Path:
     from bias_hub.pipelines.report_index import write_index
 
     entries = [manifest["parts"][part] for part in order if part in manifest["parts"]]
-    index = write_index(out, entries, prior_stages=manifest["prior_stages"], run=manifest.get("run"))
+    index = write_index(
+        out, entries, prior_stages=manifest["prior_stages"], run=manifest.get("run")
+    )
     write_json(out / MANIFEST, manifest)
     return index
 
@@ -167,7 +189,10 @@ def _remove_stale(out: Path, manifest: dict, known: list[str], full_run: bool) -
             shutil.rmtree(out / part, ignore_errors=True)
             del manifest["parts"][part]
             log.debug("removed %s (no longer a demo part)", out / part)
-    keep = {DEMO_LOG, *(Path(entry["log"]).name for entry in manifest["parts"].values() if entry.get("log"))}
+    keep = {
+        DEMO_LOG,
+        *(Path(entry["log"]).name for entry in manifest["parts"].values() if entry.get("log")),
+    }
     for path in (out / LOGS).glob("*.log"):
         if path.name not in keep:
             path.unlink()
@@ -179,13 +204,19 @@ def _check_links(out: Path) -> None:
 
     broken = broken_links(out)
     if broken:
-        log.warning("demo: %d link(s) of the report do not resolve, e.g. %s (all of them in %s)",
-                    len(broken), broken[0], out / LOGS / DEMO_LOG)  # fmt: skip
+        log.warning(
+            "demo: %d link(s) of the report do not resolve, e.g. %s (all of them in %s)",
+            len(broken),
+            broken[0],
+            out / LOGS / DEMO_LOG,
+        )
         for line in broken:
             log.debug("broken link: %s", line)
 
 
-def demo(out: str | Path, only: list[str] | None = None, prior_stages: list[dict] | None = None) -> Path:
+def demo(
+    out: str | Path, only: list[str] | None = None, prior_stages: list[dict] | None = None
+) -> Path:
     """Run the demo parts (all, or those in ``only``) into ``out``; return ``index.md``.
 
     ``prior_stages`` are stages that ran before the demo (``make demo`` passes the setup and
@@ -196,7 +227,9 @@ def demo(out: str | Path, only: list[str] | None = None, prior_stages: list[dict
     modules = {_part_name(module): module for module in demo_parts()}
     unknown = sorted(set(only or []) - set(modules))
     if unknown:
-        raise ValueError(f"--only: unknown part(s) {', '.join(unknown)}; expected some of: {', '.join(modules)}")
+        raise ValueError(
+            f"--only: unknown part(s) {', '.join(unknown)}; expected some of: {', '.join(modules)}"
+        )
     chosen = [part for part in modules if not only or part in only]
     out.mkdir(parents=True, exist_ok=True)
     manifest = _load_manifest(out)
@@ -205,11 +238,18 @@ def demo(out: str | Path, only: list[str] | None = None, prior_stages: list[dict
     manifest["parts"] = {p: e for p, e in manifest["parts"].items() if (out / p).is_dir()}
     for part in modules:
         if part not in chosen and part not in manifest["parts"] and (out / part).is_dir():
-            log.warning("%s is not in the index (no record of its run): run the whole demo to refresh it", out / part)
+            log.warning(
+                "%s is not in the index (no record of its run): run the whole demo to refresh it",
+                out / part,
+            )
     run_started = _now("microseconds")  # also tells this run's entries from earlier ones
     if prior_stages:
         manifest["prior_stages"] = [{**stage, "run": run_started} for stage in prior_stages]
-    manifest["run"] = {"started": run_started, "parts": chosen, "startup_seconds": _startup_seconds()}
+    manifest["run"] = {
+        "started": run_started,
+        "parts": chosen,
+        "startup_seconds": _startup_seconds(),
+    }
     (out / LOGS).mkdir(exist_ok=True)
     (out / LOGS / DEMO_LOG).unlink(missing_ok=True)
     demo_log = console.add_log_file(out / LOGS / DEMO_LOG)
@@ -217,7 +257,9 @@ def demo(out: str | Path, only: list[str] | None = None, prior_stages: list[dict
     try:
         log.info("demo: %s -> %s (full logs in %s)", ", ".join(chosen), out, out / LOGS)
         for part in chosen:
-            title = manifest["parts"].get(part, {}).get("title", part)  # a failed run keeps the last title
+            title = (
+                manifest["parts"].get(part, {}).get("title", part)
+            )  # a failed run keeps the last title
             manifest["parts"][part] = _run_part(modules[part], out, run_started, demo_log, title)
             manifest["run"]["seconds"] = round(time.perf_counter() - started, 1)
             index = _write(out, manifest, list(modules))
@@ -241,10 +283,15 @@ def run(args: argparse.Namespace) -> None:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("demo", help="run every part on the embedded defaults")
     parser.add_argument("--out", default="reports/demo", help="output folder")
-    parser.add_argument("--only", nargs="*", metavar="PART", help="run only these parts (the others are kept)")
     parser.add_argument(
-        "--prior-stage", action="append", type=parse_prior_stage, metavar="NAME=SECONDS",
+        "--only", nargs="*", metavar="PART", help="run only these parts (the others are kept)"
+    )
+    parser.add_argument(
+        "--prior-stage",
+        action="append",
+        type=parse_prior_stage,
+        metavar="NAME=SECONDS",
         help="a stage that ran before the demo, for the index's time breakdown (make demo passes "
         "setup and datasets)",
-    )  # fmt: skip
+    )
     parser.set_defaults(func=run)

@@ -18,7 +18,14 @@ from urllib.parse import unquote
 
 from bias_hub.builders.shared.files import atomic_write_text
 
-__all__ = ["broken_links", "index_html", "rebase_markdown_links", "render_markdown", "stage_table", "write_index"]
+__all__ = [
+    "broken_links",
+    "index_html",
+    "rebase_markdown_links",
+    "render_markdown",
+    "stage_table",
+    "write_index",
+]
 
 INTRO = (
     "Every part below ran on the embedded defaults (`make demo`). Models in the demo are "
@@ -52,7 +59,9 @@ def _when(entry: dict, run: dict | None) -> str:
     return f"run of {finished.replace('T', ' ')}" if finished else "an earlier run"
 
 
-def stage_table(entries: list[dict], prior_stages: list[dict] | None = None, run: dict | None = None) -> str:
+def stage_table(
+    entries: list[dict], prior_stages: list[dict] | None = None, run: dict | None = None
+) -> str:
     """Markdown table of seconds per stage: before the demo, each part, the steps a part reports.
 
     ``run`` (this run's ``started``, ``seconds``, ``parts``, ``startup_seconds``) adds the start-up,
@@ -61,21 +70,36 @@ def stage_table(entries: list[dict], prior_stages: list[dict] | None = None, run
     this_run = (run or {}).get("started")
     rows = []
     for stage in prior_stages or []:
-        when = "before this run" if this_run and stage.get("run") == this_run else (
-            f"before the run of {stage['run'][:19].replace('T', ' ')}" if stage.get("run") else "before the demo")
+        when = (
+            "before this run"
+            if this_run and stage.get("run") == this_run
+            else (
+                f"before the run of {stage['run'][:19].replace('T', ' ')}"
+                if stage.get("run")
+                else "before the demo"
+            )
+        )
         rows.append([stage["stage"], f"{stage['seconds']:.1f}", when])
     if run and run.get("startup_seconds") is not None:
-        rows.append(["start-up (interpreter, library imports)", f"{run['startup_seconds']:.1f}", "this run"])
+        rows.append(
+            ["start-up (interpreter, library imports)", f"{run['startup_seconds']:.1f}", "this run"]
+        )
     for entry in entries:
         failed = " (failed)" if entry.get("status") == "failed" else ""
         rows.append([f"{entry['part']}{failed}", f"{entry['seconds']:.1f}", _when(entry, run)])
-        rows += [[f"{entry['part']}: {stage['stage']}", f"{stage['seconds']:.1f}", ""]
-                 for stage in entry.get("stages", [])]  # fmt: skip
+        rows += [
+            [f"{entry['part']}: {stage['stage']}", f"{stage['seconds']:.1f}", ""]
+            for stage in entry.get("stages", [])
+        ]
     if run and run.get("seconds") is not None:
-        rows.append([f"this run, wall ({', '.join(run.get('parts', []))})", f"{run['seconds']:.1f}", ""])
+        rows.append(
+            [f"this run, wall ({', '.join(run.get('parts', []))})", f"{run['seconds']:.1f}", ""]
+        )
         before = [s["seconds"] for s in prior_stages or [] if this_run and s.get("run") == this_run]
         if before:
-            rows.append(["total with the stages before it", f"{sum(before) + run['seconds']:.1f}", ""])
+            rows.append(
+                ["total with the stages before it", f"{sum(before) + run['seconds']:.1f}", ""]
+            )
     lines = ["| stage | seconds | ran |", "|---|---:|---|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
@@ -99,8 +123,16 @@ def _failure(entry: dict, run: dict | None) -> str:
 
 
 def _index_markdown(entries: list[dict], prior_stages: list[dict] | None, run: dict | None) -> str:
-    lines = ["# bias-hub demo report", "", INTRO, "", "## Time per stage", "",
-             stage_table(entries, prior_stages, run), ""]  # fmt: skip
+    lines = [
+        "# bias-hub demo report",
+        "",
+        INTRO,
+        "",
+        "## Time per stage",
+        "",
+        stage_table(entries, prior_stages, run),
+        "",
+    ]
     for entry in entries:
         lines.append(f"## {entry['title']}")
         lines.append("")
@@ -210,11 +242,16 @@ def _figures(part_dir: Path, out_dir: Path) -> str:
     return "\n".join(figures)
 
 
-def index_html(out_dir: Path, entries: list[dict], prior_stages: list[dict] | None = None,
-               run: dict | None = None) -> str:  # fmt: skip
+def index_html(
+    out_dir: Path,
+    entries: list[dict],
+    prior_stages: list[dict] | None = None,
+    run: dict | None = None,
+) -> str:
     """The whole page: intro, time per stage, then per part its tables, figures and folded full report."""
     toc = "".join(
-        f'<li><a href="#{html.escape(s["part"])}">{html.escape(s["title"])}</a></li>' for s in entries
+        f'<li><a href="#{html.escape(s["part"])}">{html.escape(s["title"])}</a></li>'
+        for s in entries
     )
     sections = []
     for entry in entries:
@@ -236,7 +273,9 @@ def index_html(out_dir: Path, entries: list[dict], prior_stages: list[dict] | No
                 f'<details><summary>Full report (<a href="{link}">{html.escape(entry["report"])}</a>)'
                 "</summary>\n"
                 + render_markdown(
-                    report.read_text(encoding="utf-8"), base=Path(link).parent.as_posix(), shift_headings=2
+                    report.read_text(encoding="utf-8"),
+                    base=Path(link).parent.as_posix(),
+                    shift_headings=2,
                 )
                 + "</details>"
             )
@@ -244,13 +283,14 @@ def index_html(out_dir: Path, entries: list[dict], prior_stages: list[dict] | No
         body.append("</section>")
         sections.append("\n".join(body))
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         "<title>bias-hub demo report</title>\n"
         f"<style>\n{STYLE}\n</style>\n</head>\n<body>\n"
         "<h1>bias-hub demo report</h1>\n"
         f"{render_markdown(INTRO)}\n<ul>{toc}</ul>\n"
         f"<h2>Time per stage</h2>\n{render_markdown(stage_table(entries, prior_stages, run))}\n"
-        + "\n".join(sections) + "\n</body>\n</html>\n"
+        + "\n".join(sections)
+        + "\n</body>\n</html>\n"
     )
 
 
@@ -266,7 +306,11 @@ class _Targets(HTMLParser):
         for name, value in attrs:
             if name == "id" and value:
                 self.ids.add(value)
-            elif name in ("href", "src") and value and tag in ("a", "img", "link", "script", "source"):
+            elif (
+                name in ("href", "src")
+                and value
+                and tag in ("a", "img", "link", "script", "source")
+            ):
                 self.targets.append(value)
 
 
@@ -300,13 +344,20 @@ def broken_links(out_dir: str | Path, follow_markdown: bool = True) -> list[str]
     if page.is_file():
         parser = _Targets()
         parser.feed(page.read_text(encoding="utf-8"))
-        problems += [p for t in parser.targets if (p := _missing(page, "index.html", t, parser.ids))]
+        problems += [
+            p for t in parser.targets if (p := _missing(page, "index.html", t, parser.ids))
+        ]
         queue += [page.parent / _file_of(t) for t in parser.targets if _relative(t)]
     queue.insert(0, out_dir / "index.md")
     seen: set[Path] = set()
     for index, page in enumerate(queue):
         page = page.resolve()
-        if page in seen or page.suffix != ".md" or not page.is_file() or not page.is_relative_to(out_dir):
+        if (
+            page in seen
+            or page.suffix != ".md"
+            or not page.is_file()
+            or not page.is_relative_to(out_dir)
+        ):
             continue
         if index > 0 and not follow_markdown:
             break
@@ -318,8 +369,12 @@ def broken_links(out_dir: str | Path, follow_markdown: bool = True) -> list[str]
     return problems
 
 
-def write_index(out_dir: Path, entries: list[dict], prior_stages: list[dict] | None = None,
-                run: dict | None = None) -> Path:  # fmt: skip
+def write_index(
+    out_dir: Path,
+    entries: list[dict],
+    prior_stages: list[dict] | None = None,
+    run: dict | None = None,
+) -> Path:
     """Write ``index.md`` and ``index.html`` into ``out_dir``; return the Markdown one.
 
     ``entries``: one per part, in order (``part``, ``title``, ``seconds``, and ``summary``,

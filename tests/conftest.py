@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_limits
 
-for _name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE"):
+for _name in (
+    "HF_HUB_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+    "HF_EVALUATE_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+):
     os.environ.setdefault(_name, "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -43,11 +48,16 @@ def _winobias_documents(split: str, kind: int, condition: str) -> list[tuple[str
     for number, (first, second, pro, anti, refers) in enumerate(_WINOBIAS_PEOPLE):
         pronoun = pro if condition == "pro" else anti
         if kind == 1:
-            tokens, at = ["The", first, "met", "the", second, "because", pronoun, "was", "early", "."], 6
+            tokens, at = (
+                ["The", first, "met", "the", second, "because", pronoun, "was", "early", "."],
+                6,
+            )
         else:
             tokens, at = ["The", first, "called", "the", second, "and", "thanked", pronoun, "."], 7
         antecedent = [0, 1] if refers == 0 else [3, 4]
-        documents.append((f"nw/{split}_type{kind}/{label}//{number}", tokens, [[antecedent, [at, at]]]))
+        documents.append(
+            (f"nw/{split}_type{kind}/{label}//{number}", tokens, [[antecedent, [at, at]]])
+        )
     return documents
 
 
@@ -65,7 +75,16 @@ def conll_text(documents) -> str:
                     tags[end].append(f"{entity})")
         lines.append(f"#begin document ({key}); part 000")
         for position, (token, tag) in enumerate(zip(tokens, tags, strict=True)):
-            columns = [key, "0", str(position), token, *["-"] * 5, "Speaker#1", *["*"] * 4, "|".join(tag) or "-"]
+            columns = [
+                key,
+                "0",
+                str(position),
+                token,
+                *["-"] * 5,
+                "Speaker#1",
+                *["*"] * 4,
+                "|".join(tag) or "-",
+            ]
             lines.append("\t".join(columns))
         lines += ["", "#end document"]
     return "\n".join(lines) + "\n"
@@ -84,7 +103,9 @@ def winobias_source(tmp_path_factory) -> Path:
         for kind in (1, 2):
             for condition in ("pro", "anti"):
                 name = f"{split}_type{kind}_{condition}_stereotype.v4_auto_conll"
-                (folder / name).write_text(conll_text(_winobias_documents(split, kind, condition)), encoding="utf-8")
+                (folder / name).write_text(
+                    conll_text(_winobias_documents(split, kind, condition)), encoding="utf-8"
+                )
                 (decoy / name).write_text("not read\n", encoding="utf-8")
     return root
 

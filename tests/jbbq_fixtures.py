@@ -89,10 +89,14 @@ def write_fixture_dataset(target: str | Path) -> Path:
     from bias_hub.builders.jbbq.schema import FEATURES
 
     splits = {name: rows for name, rows in fixture_rows().items() if name != "all"}
-    configs = {"all": {s: datasets.Dataset.from_list(r, features=FEATURES) for s, r in splits.items()}}
+    configs = {
+        "all": {s: datasets.Dataset.from_list(r, features=FEATURES) for s, r in splits.items()}
+    }
     for category in ("Age", "Gender_identity"):
         configs[category] = {
-            s: datasets.Dataset.from_list([r for r in rows if r["category"] == category], features=FEATURES)
+            s: datasets.Dataset.from_list(
+                [r for r in rows if r["category"] == category], features=FEATURES
+            )
             for s, rows in splits.items()
         }
     metadata = CardMetadata(
@@ -101,4 +105,6 @@ def write_fixture_dataset(target: str | Path) -> Path:
         language=["ja"],
         task_categories=["question-answering"],
     )
-    return write_dataset_folder(target, configs, metadata, "# Test fixture\n\nSynthetic rows.", "all")
+    return write_dataset_folder(
+        target, configs, metadata, "# Test fixture\n\nSynthetic rows.", "all"
+    )

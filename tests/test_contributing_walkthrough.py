@@ -29,13 +29,21 @@ CONTRIBUTING = REPO_ROOT / "CONTRIBUTING.md"
 OPENING = re.compile(r"^(`{3,})([^`]*)$")
 # The toy system the walk-through must keep adding whole: builder, metric module, part, study.
 TOY_FILES = {
-    "builders/toy_lengths/__init__.py", "builders/toy_lengths/card.py", "builders/toy_lengths/command.py",
-    "builders/toy_lengths/pairs.csv", "metrics/toy_length_gap/toy_length_gap.py",
-    "metrics/toy_length_gap/README.md", "metrics/toy_length_gap/requirements.txt",
-    "pipelines/toy_lengths/__init__.py", "pipelines/toy_lengths/settings.py", "pipelines/toy_lengths/command.py",
-    "pipelines/toy_lengths/run.py", "pipelines/toy_lengths/report.py", "pipelines/toy_lengths/demo.py",
+    "builders/toy_lengths/__init__.py",
+    "builders/toy_lengths/card.py",
+    "builders/toy_lengths/command.py",
+    "builders/toy_lengths/pairs.csv",
+    "metrics/toy_length_gap/toy_length_gap.py",
+    "metrics/toy_length_gap/README.md",
+    "metrics/toy_length_gap/requirements.txt",
+    "pipelines/toy_lengths/__init__.py",
+    "pipelines/toy_lengths/settings.py",
+    "pipelines/toy_lengths/command.py",
+    "pipelines/toy_lengths/run.py",
+    "pipelines/toy_lengths/report.py",
+    "pipelines/toy_lengths/demo.py",
     "pipelines/studies/toy_lengths.yaml",
-}  # fmt: skip
+}
 CONTRACT_TESTS = [
     "tests/pipelines/test_command_contract.py",
     "tests/metrics/test_module_shared_code.py",
@@ -56,8 +64,26 @@ TOY_CHECKS = {
     "tests/pipelines/test_publish_cards.py::test_metric_card_becomes_a_valid_space_card[toy_length_gap]",
 }
 # The tokenizer of section 6: a WordPiece vocabulary (the special tokens first).
-VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "he", "she", "king", "queen", "actor", "act", "waiter",
-              "wait", "host", "widow", "##ress", "##ess", "##er"]  # fmt: skip
+VOCABULARY = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "he",
+    "she",
+    "king",
+    "queen",
+    "actor",
+    "act",
+    "waiter",
+    "wait",
+    "host",
+    "widow",
+    "##ress",
+    "##ess",
+    "##er",
+]
 
 
 def fenced_blocks(text: str) -> list[tuple[str, list[str], str]]:
@@ -72,11 +98,15 @@ def fenced_blocks(text: str) -> list[tuple[str, list[str], str]]:
             continue
         fence, words = opening.group(1), opening.group(2).split()
         body = []
-        while i < len(lines) and not (lines[i].strip().startswith(fence) and set(lines[i].strip()) == {"`"}):
+        while i < len(lines) and not (
+            lines[i].strip().startswith(fence) and set(lines[i].strip()) == {"`"}
+        ):
             body.append(lines[i])
             i += 1
         if i == len(lines):
-            raise ValueError(f"CONTRIBUTING.md: the block opened by {fence}{opening.group(2)} is never closed")
+            raise ValueError(
+                f"CONTRIBUTING.md: the block opened by {fence}{opening.group(2)} is never closed"
+            )
         i += 1
         blocks.append((words[0] if words else "", words[1:], "".join(line + "\n" for line in body)))
     return blocks
@@ -104,10 +134,20 @@ def _section(text: str, heading: str) -> str:
 def test_the_walkthrough_writes_the_whole_toy_system_and_only_new_files() -> None:
     files, commands = walkthrough(CONTRIBUTING.read_text(encoding="utf-8"))
     assert set(files) == TOY_FILES
-    assert not [path for path in files if (REPO_ROOT / path).exists()], "the walk-through must edit no existing file"
-    assert len(commands) == 1 and "ln -s ../_common/bias_hub_common.py metrics/toy_length_gap/bias_hub_common.py" in commands[0]
-    assert "````markdown path=metrics/toy_length_gap/README.md" in CONTRIBUTING.read_text(encoding="utf-8")
-    assert files["metrics/toy_length_gap/README.md"].count("```") == 6  # the card's own three blocks, whole
+    assert not [path for path in files if (REPO_ROOT / path).exists()], (
+        "the walk-through must edit no existing file"
+    )
+    assert (
+        len(commands) == 1
+        and "ln -s ../_common/bias_hub_common.py metrics/toy_length_gap/bias_hub_common.py"
+        in commands[0]
+    )
+    assert "````markdown path=metrics/toy_length_gap/README.md" in CONTRIBUTING.read_text(
+        encoding="utf-8"
+    )
+    assert (
+        files["metrics/toy_length_gap/README.md"].count("```") == 6
+    )  # the card's own three blocks, whole
 
 
 def test_contributing_names_the_card_sections_the_checks_use() -> None:
@@ -122,17 +162,33 @@ def test_contributing_names_the_card_sections_the_checks_use() -> None:
 
 
 def test_contributing_says_what_the_cli_treats_as_a_users_error() -> None:
-    errors = " ".join(_section(CONTRIBUTING.read_text(encoding="utf-8"), "### Errors the user can fix").split())
+    errors = " ".join(
+        _section(CONTRIBUTING.read_text(encoding="utf-8"), "### Errors the user can fix").split()
+    )
     names = [error.__name__ for error in cli.USER_ERRORS]
     assert names and all(f"`{name}`" in errors for name in names), names
-    assert "`bias-hub: error: <message>`" in errors and "exits with status 2" in errors and "130" in errors
+    assert (
+        "`bias-hub: error: <message>`" in errors
+        and "exits with status 2" in errors
+        and "130" in errors
+    )
 
 
 def test_contributing_names_the_part_shape_and_the_module_folder() -> None:
     text = CONTRIBUTING.read_text(encoding="utf-8")
-    for needle in ("`register(subparsers)`", "bias_hub_common.py -> ../_common/bias_hub_common.py", "`requirements.txt`",
-                   "`IntervalSettings`", "`add_interval_flags", "`with_interval", "stats.correlation", "`holm(",
-                   "`PAPER_LAYOUTS", "render(results: dict, folder: Path)", "preset_command="):  # fmt: skip
+    for needle in (
+        "`register(subparsers)`",
+        "bias_hub_common.py -> ../_common/bias_hub_common.py",
+        "`requirements.txt`",
+        "`IntervalSettings`",
+        "`add_interval_flags",
+        "`with_interval",
+        "stats.correlation",
+        "`holm(",
+        "`PAPER_LAYOUTS",
+        "render(results: dict, folder: Path)",
+        "preset_command=",
+    ):
         assert needle in text, needle
 
 
@@ -144,14 +200,22 @@ def _tiny_model(folder: Path) -> Path:
     (folder / "tokenizer_config.json").write_text(
         json.dumps({"tokenizer_class": "BertTokenizer", "do_lower_case": True}), encoding="utf-8"
     )
-    config = {"model_type": "bert", "vocab_size": len(VOCABULARY), "hidden_size": 8, "num_hidden_layers": 1,
-              "num_attention_heads": 1, "intermediate_size": 16}  # fmt: skip
+    config = {
+        "model_type": "bert",
+        "vocab_size": len(VOCABULARY),
+        "hidden_size": 8,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 1,
+        "intermediate_size": 16,
+    }
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     return folder
 
 
 def _copy_repository(target: Path) -> None:
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO_ROOT, capture_output=True, check=True).stdout
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO_ROOT, capture_output=True, check=True
+    ).stdout
     for name in listed.decode().split("\0"):
         source = REPO_ROOT / name
         if not name or not (source.exists() or source.is_symlink()):
@@ -184,12 +248,16 @@ for argv in json.loads(sys.argv[1]):
 
 def _run(argv: list[str], cwd: Path, env: dict) -> str:
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, (
+        f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
     return done.stdout
 
 
 @pytest.mark.slow
-def test_a_toy_sixth_system_added_by_contributing_passes_the_contract_tests_and_runs(tmp_path: Path) -> None:
+def test_a_toy_sixth_system_added_by_contributing_passes_the_contract_tests_and_runs(
+    tmp_path: Path,
+) -> None:
     copy = tmp_path / "repo"
     _copy_repository(copy)
     files, commands = walkthrough((copy / "CONTRIBUTING.md").read_text(encoding="utf-8"))
@@ -197,28 +265,47 @@ def test_a_toy_sixth_system_added_by_contributing_passes_the_contract_tests_and_
         (copy / path).parent.mkdir(parents=True, exist_ok=True)
         (copy / path).write_text(body, encoding="utf-8")
     # The copy's own code, never the checkout's editable install.
-    env = {**os.environ, "PATH": f"{_bias_hub(tmp_path / 'bin')}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": pythonpath_for(copy), "OMP_NUM_THREADS": "1"}  # fmt: skip
+    env = {
+        **os.environ,
+        "PATH": f"{_bias_hub(tmp_path / 'bin')}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": pythonpath_for(copy),
+        "OMP_NUM_THREADS": "1",
+    }
     for command in commands:
         _run(["bash", "-euo", "pipefail", "-c", command], copy, env)
-    assert os.readlink(copy / "metrics/toy_length_gap/bias_hub_common.py") == "../_common/bias_hub_common.py"
+    assert (
+        os.readlink(copy / "metrics/toy_length_gap/bias_hub_common.py")
+        == "../_common/bias_hub_common.py"
+    )
 
     # The contract tests run beside the toy's end-to-end commands (two processes, two cores).
     contract = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", *CONTRACT_TESTS],
-        cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        cwd=copy,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         model, out = _tiny_model(tmp_path / "model"), tmp_path / "runs"
         # Section 5's commands with the tiny model, through the CLI's main in one process (the
         # imports once instead of four times).
-        steps = [["toy_lengths", "--model", str(model), "--out", str(out / "run")], ["report", str(out / "run")],
-                 ["reproduce", "toy_lengths", "--models", str(model), "--out", str(out / "study")],
-                 ["demo", "--only", "toy_lengths", "--out", str(out / "demo")]]  # fmt: skip
+        steps = [
+            ["toy_lengths", "--model", str(model), "--out", str(out / "run")],
+            ["report", str(out / "run")],
+            ["reproduce", "toy_lengths", "--models", str(model), "--out", str(out / "study")],
+            ["demo", "--only", "toy_lengths", "--out", str(out / "demo")],
+        ]
         _run([sys.executable, "-c", E2E, json.dumps(steps)], copy, env)
         python_files = [path for path in files if path.endswith(".py")]
-        lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", *python_files], cwd=copy,
-                              env=env, capture_output=True, text=True)  # fmt: skip
+        lint = subprocess.run(
+            [sys.executable, "-m", "ruff", "check", "--no-cache", *python_files],
+            cwd=copy,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         output, _ = contract.communicate(timeout=600)
     finally:
         contract.kill()
@@ -232,18 +319,40 @@ def test_a_toy_sixth_system_added_by_contributing_passes_the_contract_tests_and_
     results = json.loads((out / "run" / "results.json").read_text(encoding="utf-8"))
     assert (results["part"], results["step"]) == ("toy_lengths", "run")
     gaps = {row["pair_id"]: (row["male"], row["female"]) for row in results["rows"]}
-    assert gaps == {"pronoun": (1, 1), "monarch": (1, 1), "actor": (1, 2), "waiter": (1, 2), "host": (1, 2),
-                    "widow": (2, 1)}  # fmt: skip
+    assert gaps == {
+        "pronoun": (1, 1),
+        "monarch": (1, 1),
+        "actor": (1, 2),
+        "waiter": (1, 2),
+        "host": (1, 2),
+        "widow": (2, 1),
+    }
     scores = results["scores"]
     assert scores["mean_gap"] == pytest.approx(1 / 3) and scores["n_pairs"] == 6
-    assert scores["share_female_longer"] == 0.5 and scores["share_male_longer"] == pytest.approx(1 / 6)
+    assert scores["share_female_longer"] == 0.5 and scores["share_male_longer"] == pytest.approx(
+        1 / 6
+    )
     interval = scores["confidence_intervals"]["mean_gap"]
-    assert (interval["confidence_level"], interval["unit"], interval["n_units"]) == (0.95, "pairs", 6)
+    assert (interval["confidence_level"], interval["unit"], interval["n_units"]) == (
+        0.95,
+        "pairs",
+        6,
+    )
     assert -1 <= interval["low"] <= 1 / 3 <= interval["high"] <= 1
-    assert results["intervals"] == {"confidence_level": 0.95, "n_resamples": 2000} and results["preset"] is None
+    assert (
+        results["intervals"] == {"confidence_level": 0.95, "n_resamples": 2000}
+        and results["preset"] is None
+    )
     report = (out / "run" / "report.md").read_text(encoding="utf-8")
-    assert json.loads((out / "run" / "manifest.json").read_text(encoding="utf-8"))["rerendered"] is True
-    assert "**0.333 [" in report and "| actor | 1 | 2 | 1 |" in report and "| widow | 2 | 1 | -1 |" in report
+    assert (
+        json.loads((out / "run" / "manifest.json").read_text(encoding="utf-8"))["rerendered"]
+        is True
+    )
+    assert (
+        "**0.333 [" in report
+        and "| actor | 1 | 2 | 1 |" in report
+        and "| widow | 2 | 1 | -1 |" in report
+    )
 
     study = json.loads((out / "study" / "lengths" / "results.json").read_text(encoding="utf-8"))
     assert study["scores"] == scores and study["preset"] == {"name": "paper", "departures": []}

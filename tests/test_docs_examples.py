@@ -74,7 +74,11 @@ def code_blocks(path: Path) -> list[Block]:
 def commands(text: str) -> list[str]:
     """The command lines of a bash block: continuations joined, comments and blanks dropped."""
     joined = re.sub(r"\s*\\\n\s*", " ", text)
-    return [line.strip() for line in joined.splitlines() if line.strip() and not line.strip().startswith("#")]
+    return [
+        line.strip()
+        for line in joined.splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
 
 
 # --- the extraction itself ------------------------------------------------------------------
@@ -88,7 +92,12 @@ def test_blocks_markers_and_commands_are_read_as_written(tmp_path: Path) -> None
         encoding="utf-8",
     )
     python, bash, plain = code_blocks(page)
-    assert (python.line, python.language, python.text, python.marker) == (3, "python", "x = 1\n", None)
+    assert (python.line, python.language, python.text, python.marker) == (
+        3,
+        "python",
+        "x = 1\n",
+        None,
+    )
     assert (bash.line, bash.marker) == (7, "needs the network")
     assert commands(bash.text) == ["bias-hub speciesism --preset paper --out r   # the paper"]
     assert plain.language == ""
@@ -118,8 +127,10 @@ class _Collecting(doctest.DocTestRunner):
         self.where, self.problems = where, []
 
     def report_failure(self, out, test, example, got) -> None:
-        self.problems.append(f"{self.where}: {example.source.strip()!r} gave {got.strip()!r}, "
-                             f"the document says {example.want.strip()!r}")  # fmt: skip
+        self.problems.append(
+            f"{self.where}: {example.source.strip()!r} gave {got.strip()!r}, "
+            f"the document says {example.want.strip()!r}"
+        )
 
     def report_unexpected_exception(self, out, test, example, exc_info) -> None:
         self.problems.append(f"{self.where}: {example.source.strip()!r} raised {exc_info[1]!r}")
@@ -127,7 +138,9 @@ class _Collecting(doctest.DocTestRunner):
 
 def _run_python(block: Block, namespace: dict) -> None:
     if ">>>" in block.text:
-        test = doctest.DocTestParser().get_doctest(block.text, namespace, block.where, str(block.document), block.line)
+        test = doctest.DocTestParser().get_doctest(
+            block.text, namespace, block.where, str(block.document), block.line
+        )
         runner = _Collecting(block.where)
         runner.run(test, clear_globs=False)
         namespace.update(test.globs)  # DocTest works on a copy: later blocks use its names
@@ -136,7 +149,9 @@ def _run_python(block: Block, namespace: dict) -> None:
     try:
         exec(compile(block.text, block.where, "exec"), namespace)  # the document's own example
     except Exception as err:
-        raise AssertionError(f"{block.where}: the example fails offline: {type(err).__name__}: {err}") from err
+        raise AssertionError(
+            f"{block.where}: the example fails offline: {type(err).__name__}: {err}"
+        ) from err
 
 
 def _run_bash(block: Block, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -158,7 +173,9 @@ def _run_bash(block: Block, root: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(REPO_ROOT)))
-def test_document_examples_run_offline(document: Path, scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_document_examples_run_offline(
+    document: Path, scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(scratch)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     namespace: dict = {"__name__": "__docs__"}

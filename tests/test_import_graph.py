@@ -24,7 +24,9 @@ def _module_name(path: Path) -> str:
 
 
 def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))}
+    return {
+        _module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))
+    }
 
 
 def _imports(path: Path, name: str, known: set[str]) -> list[tuple[str, list[str], int]]:
@@ -94,7 +96,10 @@ def test_the_graph_is_read():
     graph = _graph()
     assert "bias_hub.pipelines.cli" in graph and "bias_hub.builders.shared.files" in graph
     # bias_hub.pipelines.common.run_folder imports bias_hub.builders.shared.files: the reader resolves it.
-    assert any(m == "bias_hub.builders.shared.files" for m, _, _ in graph["bias_hub.pipelines.common.run_folder"])
+    assert any(
+        m == "bias_hub.builders.shared.files"
+        for m, _, _ in graph["bias_hub.pipelines.common.run_folder"]
+    )
 
 
 def test_a_circle_is_found():
@@ -104,20 +109,31 @@ def test_a_circle_is_found():
 
 def test_no_import_circles():
     cycles = _cycles(_graph())
-    assert not cycles, "modules that import each other in a circle: " + "; ".join(" <-> ".join(c) for c in cycles)
+    assert not cycles, "modules that import each other in a circle: " + "; ".join(
+        " <-> ".join(c) for c in cycles
+    )
 
 
 @pytest.mark.parametrize("layer", ["builders"])
 def test_builders_never_import_pipelines(layer):
-    bad = [f"{name}:{line} imports {module}" for name, edges in _graph().items() if name.startswith(f"bias_hub.{layer}")
-           for module, _, line in edges if module.startswith("bias_hub.pipelines")]  # fmt: skip
+    bad = [
+        f"{name}:{line} imports {module}"
+        for name, edges in _graph().items()
+        if name.startswith(f"bias_hub.{layer}")
+        for module, _, line in edges
+        if module.startswith("bias_hub.pipelines")
+    ]
     assert not bad, bad
 
 
 def test_the_shared_layer_imports_only_itself():
-    bad = [f"{name}:{line} imports {module}" for name, edges in _graph().items()
-           if name.startswith("bias_hub.builders.shared")
-           for module, _, line in edges if not module.startswith("bias_hub.builders.shared")]  # fmt: skip
+    bad = [
+        f"{name}:{line} imports {module}"
+        for name, edges in _graph().items()
+        if name.startswith("bias_hub.builders.shared")
+        for module, _, line in edges
+        if not module.startswith("bias_hub.builders.shared")
+    ]
     assert not bad, bad
 
 
@@ -127,7 +143,11 @@ def test_pipelines_take_from_builders_only_the_shared_layer_and_build():
         if not name.startswith("bias_hub.pipelines") or name == "bias_hub.pipelines.cli":
             continue
         for module, names, line in edges:
-            if not module.startswith("bias_hub.builders") or module.startswith("bias_hub.builders.shared") or module == "bias_hub.builders":
+            if (
+                not module.startswith("bias_hub.builders")
+                or module.startswith("bias_hub.builders.shared")
+                or module == "bias_hub.builders"
+            ):
                 continue
             if module.count(".") == 2 and names and set(names) <= {"build"}:
                 continue
@@ -139,12 +159,16 @@ def test_the_interval_flags_and_presets_are_declared_once():
     """Issue 22: `--confidence-level`/`--n-resamples` live in pipelines/common/flags.py alone, and
     no part keeps a presets table of its own (presets are study data, read by one loader)."""
     declared, tables = [], []
-    for path in sorted((ROOT / "pipelines").rglob("*.py")) + sorted((ROOT / "builders").rglob("*.py")):
+    for path in sorted((ROOT / "pipelines").rglob("*.py")) + sorted(
+        (ROOT / "builders").rglob("*.py")
+    ):
         text = path.read_text(encoding="utf-8")
         if '"--confidence-level"' in text or '"--n-resamples"' in text:
             declared.append(path.relative_to(ROOT).as_posix())
         for node in ast.parse(text).body:
-            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "PRESETS" for t in node.targets):
+            if isinstance(node, ast.Assign) and any(
+                getattr(t, "id", "") == "PRESETS" for t in node.targets
+            ):
                 tables.append(path.relative_to(ROOT).as_posix())
     assert declared == ["pipelines/common/flags.py"], declared
     assert not tables, tables
@@ -156,6 +180,10 @@ def test_no_metric_compute_is_longer_than_60_lines():
         if path.is_symlink():
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.FunctionDef) and node.name == "_compute" and node.end_lineno - node.lineno + 1 > 60:
+            if (
+                isinstance(node, ast.FunctionDef)
+                and node.name == "_compute"
+                and node.end_lineno - node.lineno + 1 > 60
+            ):
                 long.append(f"{path.name}: {node.end_lineno - node.lineno + 1} lines")
     assert not long, long

@@ -63,7 +63,9 @@ def build(
         else:
             folder = Path(source)
             provenance = f"`{folder.name}` (a copy given with --source)"
-        built = load_rows(folder, BBQ_CATEGORIES, language="en", seed=seed, skip_invalid=skip_invalid)
+        built = load_rows(
+            folder, BBQ_CATEGORIES, language="en", seed=seed, skip_invalid=skip_invalid
+        )
     warn_undecided(built)
     configs = build_configs(built.rows, BBQ_CATEGORIES, seed=seed)
     metadata = CardMetadata(
@@ -76,7 +78,9 @@ def build(
         source_datasets=["original"],
         extra={"redistributable": True},
     )
-    write_dataset_folder(target, configs, metadata, bbq_card(configs, built, seed, provenance), default_config="all")
+    write_dataset_folder(
+        target, configs, metadata, bbq_card(configs, built, seed, provenance), default_config="all"
+    )
     sizes = ", ".join(f"{name} {sum(len(d) for d in s.values())}" for name, s in configs.items())
     logger.info("wrote %s: %s", target, sizes)
     return target

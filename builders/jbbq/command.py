@@ -44,34 +44,65 @@ def run(args: argparse.Namespace) -> None:
         build,  # looked up when run, so that tests can stand in for build()
     )
 
-    build(args.out_root, source=args.source, seed=args.seed, skip_invalid=args.skip_invalid, force=args.force)
+    build(
+        args.out_root,
+        source=args.source,
+        seed=args.seed,
+        skip_invalid=args.skip_invalid,
+        force=args.force,
+    )
 
 
 # ---- `bias-hub build jbbq-translation`: BBQ's templates machine-translated for review ----------
 
 
 def add_translation_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("templates", nargs="*", help="BBQ template CSV file(s) to translate (and vocabulary.csv)")
+    parser.add_argument(
+        "templates", nargs="*", help="BBQ template CSV file(s) to translate (and vocabulary.csv)"
+    )
     parser.add_argument("--out", required=True, help="folder for the drafts and review_sheet.csv")
-    parser.add_argument("--route", choices=["both", "templates", "examples"], default="both",
-                        help="templates: translate the templates with their slots protected; examples: translate "
-                        "filled examples and align them back to the slots (the JBBQ authors' route); both "
-                        "(default): both drafts side by side in the review sheet")  # fmt: skip
-    parser.add_argument("--apply-review", metavar="SHEET", default=None,
-                        help="instead of translating: read a filled-in review_sheet.csv (decision "
-                        "keep/example/edit/exclude) and its drafts, and write <stem>.reviewed.csv into --out")  # fmt: skip
-    parser.add_argument("--allow-unreviewed", action="store_true",
-                        help="with --apply-review: keep the draft where 'decision' is blank instead of stopping")  # fmt: skip
-    parser.add_argument("--server-url", default=os.environ.get("DEEPL_SERVER_URL"),
-                        help="DeepL API base URL (default: $DEEPL_SERVER_URL, else DeepL's own, chosen by the key)")  # fmt: skip
-    parser.add_argument("--cache-dir", default=None,
-                        help="response cache; re-running resumes from it (default: $BIAS_HUB_CACHE/api/deepl)")  # fmt: skip
+    parser.add_argument(
+        "--route",
+        choices=["both", "templates", "examples"],
+        default="both",
+        help="templates: translate the templates with their slots protected; examples: translate "
+        "filled examples and align them back to the slots (the JBBQ authors' route); both "
+        "(default): both drafts side by side in the review sheet",
+    )
+    parser.add_argument(
+        "--apply-review",
+        metavar="SHEET",
+        default=None,
+        help="instead of translating: read a filled-in review_sheet.csv (decision "
+        "keep/example/edit/exclude) and its drafts, and write <stem>.reviewed.csv into --out",
+    )
+    parser.add_argument(
+        "--allow-unreviewed",
+        action="store_true",
+        help="with --apply-review: keep the draft where 'decision' is blank instead of stopping",
+    )
+    parser.add_argument(
+        "--server-url",
+        default=os.environ.get("DEEPL_SERVER_URL"),
+        help="DeepL API base URL (default: $DEEPL_SERVER_URL, else DeepL's own, chosen by the key)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        default=None,
+        help="response cache; re-running resumes from it (default: $BIAS_HUB_CACHE/api/deepl)",
+    )
     parser.add_argument("--source-lang", default="EN")
     parser.add_argument("--target-lang", default="JA")
     parser.add_argument("--batch-size", type=int, default=25, help="texts per request")
-    parser.add_argument("--max-retries", type=int, default=5,
-                        help="retries per request (429, 5xx, dropped connections, malformed replies)")  # fmt: skip
-    parser.add_argument("--backoff", type=float, default=1.0, help="first retry delay in seconds (doubles)")
+    parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=5,
+        help="retries per request (429, 5xx, dropped connections, malformed replies)",
+    )
+    parser.add_argument(
+        "--backoff", type=float, default=1.0, help="first retry delay in seconds (doubles)"
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     parser.set_defaults(func=_translate)
 
@@ -85,17 +116,34 @@ def _translate(args: argparse.Namespace) -> int:
         raise ValueError("give template CSV files to translate, or --apply-review SHEET, not both")
     # A TranslationError is a UserError: the CLI prints it as one line.
     if args.apply_review:
-        summary = apply_review(args.apply_review, args.out, target_lang=args.target_lang,
-                               allow_unreviewed=args.allow_unreviewed)  # fmt: skip
+        summary = apply_review(
+            args.apply_review,
+            args.out,
+            target_lang=args.target_lang,
+            allow_unreviewed=args.allow_unreviewed,
+        )
     else:
         summary = translate_template_files(
-            args.templates, args.out, route=args.route, server_url=args.server_url, cache_dir=args.cache_dir,
-            source_lang=args.source_lang, target_lang=args.target_lang, batch_size=args.batch_size,
-            max_retries=args.max_retries, backoff_seconds=args.backoff, timeout=args.timeout,
+            args.templates,
+            args.out,
+            route=args.route,
+            server_url=args.server_url,
+            cache_dir=args.cache_dir,
+            source_lang=args.source_lang,
+            target_lang=args.target_lang,
+            batch_size=args.batch_size,
+            max_retries=args.max_retries,
+            backoff_seconds=args.backoff,
+            timeout=args.timeout,
             progress=args.verbosity >= 0,
-        )  # fmt: skip
-        log.info("translated %d texts (%d from the cache, %d requests); review %s",
-                 summary["texts"], summary["cache_hits"], summary["requests"], summary["review_sheet"])  # fmt: skip
+        )
+        log.info(
+            "translated %d texts (%d from the cache, %d requests); review %s",
+            summary["texts"],
+            summary["cache_hits"],
+            summary["requests"],
+            summary["review_sheet"],
+        )
     sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
     return 0
 
@@ -103,10 +151,13 @@ def _translate(args: argparse.Namespace) -> int:
 def register_steps(subparsers: argparse._SubParsersAction) -> None:
     """Dataset-building steps of this builder that make no dataset folder of their own
     (``bias-hub build`` adds them beside ``build jbbq``)."""
-    add_translation_arguments(subparsers.add_parser(
-        "jbbq-translation", help="translate BBQ template CSVs to Japanese drafts with DeepL, plus a review sheet",
-        description="Machine-translate BBQ template CSVs with DeepL (key from DEEPL_AUTH_KEY) into draft "
-        "templates in the same CSV schema plus review_sheet.csv for the human review that JBBQ's authors did "
-        "for every template; then --apply-review turns the filled-in sheet into reviewed templates (the "
-        "input of `bias-hub build jbbq --source`).",
-    ))  # fmt: skip
+    add_translation_arguments(
+        subparsers.add_parser(
+            "jbbq-translation",
+            help="translate BBQ template CSVs to Japanese drafts with DeepL, plus a review sheet",
+            description="Machine-translate BBQ template CSVs with DeepL (key from DEEPL_AUTH_KEY) into draft "
+            "templates in the same CSV schema plus review_sheet.csv for the human review that JBBQ's authors did "
+            "for every template; then --apply-review turns the filled-in sheet into reviewed templates (the "
+            "input of `bias-hub build jbbq --source`).",
+        )
+    )

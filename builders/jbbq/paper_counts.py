@@ -15,10 +15,20 @@ from collections import Counter
 __all__ = ["PAPER_QUESTIONS", "PAPER_TEMPLATES", "README_QUESTIONS", "comparison_lines"]
 
 # §4.1, in JBBQ_CATEGORIES order.
-PAPER_TEMPLATES = {"Age": 72, "Disability_status": 52, "Gender_identity": 41, "Physical_appearance": 52,
-                   "Sexual_orientation": 28}  # fmt: skip
-PAPER_QUESTIONS = {"Age": 4696, "Disability_status": 1344, "Gender_identity": 652, "Physical_appearance": 1256,
-                   "Sexual_orientation": 528}  # fmt: skip
+PAPER_TEMPLATES = {
+    "Age": 72,
+    "Disability_status": 52,
+    "Gender_identity": 41,
+    "Physical_appearance": 52,
+    "Sexual_orientation": 28,
+}
+PAPER_QUESTIONS = {
+    "Age": 4696,
+    "Disability_status": 1344,
+    "Gender_identity": 652,
+    "Physical_appearance": 1256,
+    "Sexual_orientation": 528,
+}
 README_QUESTIONS = 50856
 
 
@@ -30,7 +40,9 @@ def comparison_lines(rows: list[dict]) -> tuple[list[str], bool]:
     """``(lines, same)``: the copy's templates (distinct ``question_index`` per category) and
     questions beside §4.1's and the README's counts; ``same`` when the copy matches either
     publication in total."""
-    templates = Counter(category for category, _ in {(r["category"], r["question_index"]) for r in rows})
+    templates = Counter(
+        category for category, _ in {(r["category"], r["question_index"]) for r in rows}
+    )
     questions = Counter(r["category"] for r in rows)
     n_templates, n_questions = sum(templates.values()), sum(questions.values())
     lines = [
@@ -40,5 +52,7 @@ def comparison_lines(rows: list[dict]) -> tuple[list[str], bool]:
         f"{sum(PAPER_QUESTIONS.values()):,} questions ({_counts(PAPER_QUESTIONS)})",
         f"the authors' README: {README_QUESTIONS:,} questions",
     ]
-    same = (dict(questions) == PAPER_QUESTIONS and dict(templates) == PAPER_TEMPLATES) or n_questions == README_QUESTIONS
+    same = (
+        dict(questions) == PAPER_QUESTIONS and dict(templates) == PAPER_TEMPLATES
+    ) or n_questions == README_QUESTIONS
     return lines, same

@@ -120,8 +120,17 @@ def opened_source(path: str | Path) -> Iterator[Path]:
                 with tarfile.open(path) as archive:
                     archive.extractall(target, filter="data")
         # A truncated or damaged compressed archive ends in EOFError or a decompressor's error.
-        except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError) as err:
-            raise ValueError(f"--source {path}: not a readable archive ({type(err).__name__}: {err})") from None
+        except (
+            zipfile.BadZipFile,
+            tarfile.TarError,
+            EOFError,
+            zlib.error,
+            gzip.BadGzipFile,
+            lzma.LZMAError,
+        ) as err:
+            raise ValueError(
+                f"--source {path}: not a readable archive ({type(err).__name__}: {err})"
+            ) from None
         yield target
 
 
@@ -149,8 +158,18 @@ def normalise_question_row(
     """
     if not isinstance(raw, dict):
         raise RowError(f"{where}: expected a JSON object, got {type(raw).__name__}")
-    for key in ("example_id", "question_index", "question_polarity", "context_condition",
-                "category", "answer_info", "context", "question", *ANSWER_KEYS, "label"):  # fmt: skip
+    for key in (
+        "example_id",
+        "question_index",
+        "question_polarity",
+        "context_condition",
+        "category",
+        "answer_info",
+        "context",
+        "question",
+        *ANSWER_KEYS,
+        "label",
+    ):
         if key not in raw:
             raise RowError(f"{where}: field {key!r} is missing")
     info = raw["answer_info"]
@@ -287,8 +306,10 @@ def _question_files(root: Path) -> list[Path]:
         ignored = [f for f in files if f not in in_data]
         logger.info(
             "reading the %d question file(s) in data/ only; ignored %d other .jsonl file(s) such as %s",
-            len(in_data), len(ignored), ignored[0].relative_to(root),
-        )  # fmt: skip
+            len(in_data),
+            len(ignored),
+            ignored[0].relative_to(root),
+        )
         return in_data
     return files
 
@@ -313,7 +334,9 @@ def _read_question_files(
                         raw = json.loads(line)
                     except json.JSONDecodeError as err:
                         raise RowError(f"{where}: not valid JSON ({err.msg})") from err
-                    rows.append((normalise_question_row(raw, where, categories, template_groups), where))
+                    rows.append(
+                        (normalise_question_row(raw, where, categories, template_groups), where)
+                    )
                 except RowError as err:
                     if skipped is None:
                         raise
@@ -434,7 +457,11 @@ def _check_stereotyped_groups(source: Path, located: list[tuple[dict, str]]) -> 
     ``additional_metadata`` or from the template CSVs shipped beside it: without them every
     bias score is undefined (JBBQ's README describes ``additional_metadeta`` as holding only
     the source)."""
-    missing = [(row, where) for row, where in located if not row["additional_metadata"]["stereotyped_groups"]]
+    missing = [
+        (row, where)
+        for row, where in located
+        if not row["additional_metadata"]["stereotyped_groups"]
+    ]
     if not missing:
         return
     categories = sorted({row["category"] for row, _ in missing})

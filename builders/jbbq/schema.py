@@ -145,9 +145,7 @@ def stereotyped_answer(
     targets = _normalised_targets(stereotyped_groups, category)
     others = [i for i in range(len(answer_info)) if i != unknown]
     matches = [
-        i
-        for i in others
-        if group_tokens(answer_info[i]["text"], answer_info[i]["group"]) & targets
+        i for i in others if group_tokens(answer_info[i]["text"], answer_info[i]["group"]) & targets
     ]
     if len(matches) != 1:
         return -1
@@ -193,14 +191,18 @@ def validate_row(row: dict, where: str, categories: tuple[str, ...] | None = Non
             f"found {len(unknowns)}: {info!r}"
         )
     if row["unknown_label"] != unknowns[0]:
-        raise RowError(f"{where}: field 'unknown_label' is {row['unknown_label']}, answer_info says {unknowns[0]}")
+        raise RowError(
+            f"{where}: field 'unknown_label' is {row['unknown_label']}, answer_info says {unknowns[0]}"
+        )
     if row["context_condition"] == "ambig" and row["label"] != row["unknown_label"]:
         raise RowError(
             f"{where}: field 'label' is {row['label']} but an ambiguous context's answer must be "
             f"the unknown answer ({row['unknown_label']})"
         )
     if row["context_condition"] == "disambig" and row["label"] == row["unknown_label"]:
-        raise RowError(f"{where}: field 'label' points at the unknown answer in a disambiguated context")
+        raise RowError(
+            f"{where}: field 'label' points at the unknown answer in a disambiguated context"
+        )
     stereotyped = row["stereotyped_label"]
     if stereotyped not in (-1, 0, 1, 2) or stereotyped == row["unknown_label"]:
         raise RowError(f"{where}: field 'stereotyped_label' is {stereotyped!r}")

@@ -184,13 +184,16 @@ def parse_slot_lists(text: str, template: Template, column: str) -> tuple[list[s
             if not names_first:
                 logger.info(
                     "%s: field %r: part %r names no slot (a ';' inside a list?); ignored, as BBQ does",
-                    template.where, column, part.strip(),
-                )  # fmt: skip
+                    template.where,
+                    column,
+                    part.strip(),
+                )
             if second:
                 logger.info(
                     "%s: field %r: the NAME2/WORD2 list is not the last part, so BBQ's reading drops it",
-                    template.where, column,
-                )  # fmt: skip
+                    template.where,
+                    column,
+                )
             second = []
     if first is None:
         raise TemplateError(

@@ -122,8 +122,14 @@ def _fill(text: str, filling: Filling, word1: str, word2: str, english: bool) ->
     """Fill the slots; a slot without a value stays, so validation reports it."""
     first, second = filling.first, filling.second
     text = text.replace("{{NAME1}}", first.name).replace("{{NAME2}}", second.name)
-    for slot, value in (("GEN1", first.extra), ("OCC1", first.extra), ("GEN2", second.extra),
-                        ("OCC2", second.extra), ("WORD1", word1), ("WORD2", word2)):  # fmt: skip
+    for slot, value in (
+        ("GEN1", first.extra),
+        ("OCC1", first.extra),
+        ("GEN2", second.extra),
+        ("OCC2", second.extra),
+        ("WORD1", word1),
+        ("WORD2", word2),
+    ):
         if value:
             text = text.replace(f"{{{{{slot}}}}}", value)
     if english:
@@ -174,7 +180,9 @@ def expand_template(
     """
     category = template.get("Category")
     _check_columns(template, unknown_options)
-    rng = random.Random(f"{seed}:{category}:{template.get('Q_id')}:{template.get('version')}:{repeat}")
+    rng = random.Random(
+        f"{seed}:{category}:{template.get('Q_id')}:{template.get('version')}:{repeat}"
+    )
     expansion = _Expansion(template, stereotyped_groups_of(template), english, context_separator)
     plan = _plan(template, category, expansion.targets, vocabulary, proper_names, rng)
     lexical = template.get("Lexical_diversity")
@@ -189,7 +197,9 @@ def expand_template(
         fillings = list(group) + ([f.swapped() for f in group] if plan.swap else [])
         for filling in fillings:
             unknown = rng.choice(unknown_options)
-            rows += expansion.rows(filling, word1, word2, unknown, rng, first_example_id + len(rows))
+            rows += expansion.rows(
+                filling, word1, word2, unknown, rng, first_example_id + len(rows)
+            )
     return rows
 
 
@@ -204,7 +214,9 @@ def _check_columns(template: Template, unknown_options: tuple[str, ...]) -> None
 class _Expansion:
     """One template's fixed parts (checked answer slots, metadata) and the four rows of one filling."""
 
-    def __init__(self, template: Template, targets: list[str], english: bool, context_separator: str) -> None:
+    def __init__(
+        self, template: Template, targets: list[str], english: bool, context_separator: str
+    ) -> None:
         self.template, self.targets = template, targets
         self.english, self.context_separator = english, context_separator
         self.neg_slot = _answer_slot(template, "Answer_negative")
@@ -219,7 +231,9 @@ class _Expansion:
         """The metadata every row shares (read after the plan, as the expander always did)."""
         template = self.template
         self.source = template.get("Source") or template.get("Notes")
-        self.metadata_version = template.fields.get("version", "None") if template.has("version") else "None"
+        self.metadata_version = (
+            template.fields.get("version", "None") if template.has("version") else "None"
+        )
         self.base = {
             "question_index": template.get("Q_id"),
             "category": template.get("Category"),
@@ -229,7 +243,9 @@ class _Expansion:
     def filled(self, filling: Filling, word1: str, word2: str) -> dict[str, str]:
         """Every text column with its slots filled; a slot left over is an error."""
         filled = {
-            column: _fill(self.template.fields.get(column) or "", filling, word1, word2, self.english)
+            column: _fill(
+                self.template.fields.get(column) or "", filling, word1, word2, self.english
+            )
             for column in TEXT_COLUMNS
         }
         for column, text in filled.items():
@@ -252,21 +268,34 @@ class _Expansion:
         rng.shuffle(answers)
         texts = [text for text, _ in answers]
         if len(set(texts)) != 3:
-            raise TemplateError(f"{self.template.where}: two answers read the same after filling: {texts}")
+            raise TemplateError(
+                f"{self.template.where}: two answers read the same after filling: {texts}"
+            )
         answer_info = [
-            {"text": unknown, "group": "unknown"} if person is None else {"text": person.text, "group": person.group}
+            {"text": unknown, "group": "unknown"}
+            if person is None
+            else {"text": person.text, "group": person.group}
             for text, person in answers
         ]
         return texts, answer_info
 
-    def rows(self, filling: Filling, word1: str, word2: str, unknown: str, rng: random.Random,
-             first_id: int) -> list[dict]:  # fmt: skip
+    def rows(
+        self,
+        filling: Filling,
+        word1: str,
+        word2: str,
+        unknown: str,
+        rng: random.Random,
+        first_id: int,
+    ) -> list[dict]:
         """The four rows of one filling: negative / non-negative question x ambiguous / disambiguated."""
         filled = self.filled(filling, word1, word2)
         texts, answer_info = self.answers(filled, filling, unknown, rng)
         unknown_index = texts.index(unknown)
         ambiguous = filled["Ambiguous_Context"].strip()
-        disambiguated = (ambiguous + self.context_separator + filled["Disambiguating_Context"]).strip()
+        disambiguated = (
+            ambiguous + self.context_separator + filled["Disambiguating_Context"]
+        ).strip()
         metadata = {
             "subcategory": filling.subcategory or self.template.get("Subcategory") or "None",
             "stereotyped_groups": self.targets,
@@ -278,26 +307,34 @@ class _Expansion:
             ("neg", filled["Question_negative_stereotype"], texts.index(filled["Answer_negative"])),
             ("nonneg", filled["Question_non_negative"], texts.index(filled["Answer_non_negative"])),
         ):
-            for condition, context, label in (("ambig", ambiguous, unknown_index),
-                                              ("disambig", disambiguated, answer_index)):  # fmt: skip
-                rows.append({
-                    "example_id": first_id + len(rows),
-                    **self.base,
-                    "question_polarity": polarity,
-                    "context_condition": condition,
-                    "answer_info": answer_info,
-                    "additional_metadata": metadata,
-                    "context": context,
-                    "question": question.strip(),
-                    "ans0": texts[0],
-                    "ans1": texts[1],
-                    "ans2": texts[2],
-                    "label": label,
-                    "unknown_label": unknown_index,
-                    "stereotyped_label": stereotyped_answer(
-                        answer_info, polarity, self.targets, unknown_index, self.base["category"]
-                    ),
-                })  # fmt: skip
+            for condition, context, label in (
+                ("ambig", ambiguous, unknown_index),
+                ("disambig", disambiguated, answer_index),
+            ):
+                rows.append(
+                    {
+                        "example_id": first_id + len(rows),
+                        **self.base,
+                        "question_polarity": polarity,
+                        "context_condition": condition,
+                        "answer_info": answer_info,
+                        "additional_metadata": metadata,
+                        "context": context,
+                        "question": question.strip(),
+                        "ans0": texts[0],
+                        "ans1": texts[1],
+                        "ans2": texts[2],
+                        "label": label,
+                        "unknown_label": unknown_index,
+                        "stereotyped_label": stereotyped_answer(
+                            answer_info,
+                            polarity,
+                            self.targets,
+                            unknown_index,
+                            self.base["category"],
+                        ),
+                    }
+                )
         return rows
 
 
@@ -316,8 +353,12 @@ def expand_templates(
         if repeat:
             logger.info(
                 "%s: Q_id %r%s appears %d times in category %r; each row is expanded, as BBQ does",
-                template.where, key[1], f" version {key[2]!r}" if key[2] else "", repeat + 1, key[0],
-            )  # fmt: skip
+                template.where,
+                key[1],
+                f" version {key[2]!r}" if key[2] else "",
+                repeat + 1,
+                key[0],
+            )
         seen[key] = repeat + 1
         start = next_id.get(key[0], 0)
         expanded = expand_template(

@@ -94,9 +94,21 @@ TEXT_FIELDS = (
 )
 LIST_FIELDS = ("Names", "Lexical_diversity")
 REVIEW_COLUMNS = (
-    "file", "Q_id", "Category", "field", "source", "draft", "check",
-    "example_source", "example_translation", "example_draft", "example_check", "decision", "edited", "reason",
-)  # fmt: skip
+    "file",
+    "Q_id",
+    "Category",
+    "field",
+    "source",
+    "draft",
+    "check",
+    "example_source",
+    "example_translation",
+    "example_draft",
+    "example_check",
+    "decision",
+    "edited",
+    "reason",
+)
 ROUTES = ("both", "templates", "examples")
 _SLOT = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
 _TAG = re.compile(r"<ph>\s*([A-Za-z0-9_]+)\s*</ph>")
@@ -167,7 +179,9 @@ def align(translation: str, words: dict[str, str]) -> tuple[str, list[str]]:
         if word and word in text:
             text = text.replace(word, "{{" + slot + "}}")
         else:
-            problems.append(f"{{{{{slot}}}}} ({word!r}) not found in the translation; place it by hand")
+            problems.append(
+                f"{{{{{slot}}}}} ({word!r}) not found in the translation; place it by hand"
+            )
     return text, problems
 
 
@@ -175,8 +189,14 @@ def _example_words(template: Template, vocabulary: list[dict[str, str]] | None) 
     """One filling of ``template``: slot -> English word (BBQ's first pairing of its people,
     the first word of each ``Lexical_diversity`` list)."""
     category = template.get("Category")
-    plan = single_category_plan(template, category, stereotyped_groups_of(template), vocabulary, None,
-                                random.Random(f"translate:{category}:{template.get('Q_id')}"))  # fmt: skip
+    plan = single_category_plan(
+        template,
+        category,
+        stereotyped_groups_of(template),
+        vocabulary,
+        None,
+        random.Random(f"translate:{category}:{template.get('Q_id')}"),
+    )
     if not plan.groups:
         raise TemplateError(f"{template.where}: no pair of people to fill in")
     filling = plan.groups[0][0]
@@ -190,7 +210,9 @@ def _example_words(template: Template, vocabulary: list[dict[str, str]] | None) 
 
 def _filled(text: str, words: dict[str, str]) -> str:
     for slot, word in words.items():
-        text = _SLOT.sub(lambda m, slot=slot, word=word: word if m.group(1) == slot else m.group(0), text)
+        text = _SLOT.sub(
+            lambda m, slot=slot, word=word: word if m.group(1) == slot else m.group(0), text
+        )
     return text
 
 
@@ -227,8 +249,14 @@ def _translations(content: object, count: int) -> list[str]:
 class _DeepL:
     """``send(bodies)`` for ``CachedAPI``: one /v2/translate request through the ``deepl`` client."""
 
-    def __init__(self, auth_key: str, server_url: str | None, source_lang: str, target_lang: str,
-                 timeout: float) -> None:  # fmt: skip
+    def __init__(
+        self,
+        auth_key: str,
+        server_url: str | None,
+        source_lang: str,
+        target_lang: str,
+        timeout: float,
+    ) -> None:
         import deepl  # only when translating (see _retryable)
         from deepl.http_client import HttpClient
 
@@ -238,12 +266,16 @@ class _DeepL:
 
             reply: tuple | None = None
 
-            def request_with_backoff(self, method, url, data, json, headers, stream=False, **kwargs):
+            def request_with_backoff(
+                self, method, url, data, json, headers, stream=False, **kwargs
+            ):
                 request = self._prepare_request(method, url, data, json, headers, **kwargs)
                 self.reply = self._internal_request(request, stream=stream, timeout=timeout)
                 return self.reply
 
-        self.translator = deepl.Translator(auth_key, server_url=server_url, send_platform_info=False)
+        self.translator = deepl.Translator(
+            auth_key, server_url=server_url, send_platform_info=False
+        )
         self.translator._client.close()
         self.http = self.translator._client = OneAttempt(send_platform_info=False)
         self.endpoint = self.translator.server_url.rstrip("/") + "/v2/translate"
@@ -251,13 +283,22 @@ class _DeepL:
         self.target_lang = target_lang
 
     def body(self, text: str) -> dict:
-        return {"text": text, "source_lang": self.source_lang, "target_lang": self.target_lang, **_OPTIONS}
+        return {
+            "text": text,
+            "source_lang": self.source_lang,
+            "target_lang": self.target_lang,
+            **_OPTIONS,
+        }
 
     def __call__(self, bodies: list[dict]) -> list[str]:
         self.http.reply = None
         try:
-            self.translator.translate_text([body["text"] for body in bodies], source_lang=self.source_lang,
-                                           target_lang=self.target_lang, **_OPTIONS)  # fmt: skip
+            self.translator.translate_text(
+                [body["text"] for body in bodies],
+                source_lang=self.source_lang,
+                target_lang=self.target_lang,
+                **_OPTIONS,
+            )
         except (TypeError, KeyError, ValueError):
             # Raised by the library's reading of a successful reply (int(None) for a missing
             # billed_characters): the reply is read below. Before any reply, it is ours.
@@ -295,7 +336,9 @@ def _split_list_field(text: str) -> list[tuple[str, list[str]]]:
         if not part.strip():
             continue
         key, _, values = part.partition(":")
-        parts.append((key.strip(), [w.strip() for w in values.strip().strip("[]").split(",") if w.strip()]))
+        parts.append(
+            (key.strip(), [w.strip() for w in values.strip().strip("[]").split(",") if w.strip()])
+        )
     return parts
 
 
@@ -342,26 +385,43 @@ def translate_template_files(
     vocabulary = _read_vocabulary_rows(vocab_files[0]) if vocab_files else None
     drafting = _Drafting(by_template=route in ("both", "templates"))
     if route in ("both", "examples"):
-        drafting.fill_examples(templates_by_file, read_vocabulary(vocab_files[0]) if vocab_files else None)
+        drafting.fill_examples(
+            templates_by_file, read_vocabulary(vocab_files[0]) if vocab_files else None
+        )
     wanted = drafting.wanted_texts(vocabulary, templates_by_file)
     import deepl  # only when translating (see _retryable)
 
     deepl_api = _DeepL(auth_key, server_url, source_lang, target_lang, timeout)
-    api = CachedAPI(deepl_api.endpoint, deepl_api, cache, retryable=_retryable, client_errors=(deepl.DeepLException,),
-                    max_retries=max_retries, backoff=backoff_seconds, batch_size=batch_size, unit="texts",
-                    sleep=sleep)  # fmt: skip
+    api = CachedAPI(
+        deepl_api.endpoint,
+        deepl_api,
+        cache,
+        retryable=_retryable,
+        client_errors=(deepl.DeepLException,),
+        max_retries=max_retries,
+        backoff=backoff_seconds,
+        batch_size=batch_size,
+        unit="texts",
+        sleep=sleep,
+    )
     try:
-        answers = api.answer([deepl_api.body(text) for text in wanted], progress_bar=progress, desc="DeepL")
+        answers = api.answer(
+            [deepl_api.body(text) for text in wanted], progress_bar=progress, desc="DeepL"
+        )
     except APIFailure as err:
         raise TranslationError(f"DeepL: {err}") from err
     drafting.translated = dict(zip(wanted, answers, strict=True))
     written = []
     if vocabulary is not None:
-        written.append(atomic_write_text(out_dir / VOCABULARY_FILE, drafting.vocabulary_draft(*vocabulary)))
+        written.append(
+            atomic_write_text(out_dir / VOCABULARY_FILE, drafting.vocabulary_draft(*vocabulary))
+        )
     for path, templates in templates_by_file.items():
         target = out_dir / f"{path.stem}.{target_lang.lower()}.csv"
         written.append(atomic_write_text(target, drafting.templates_draft(path, templates)))
-    sheet = atomic_write_text(out_dir / "review_sheet.csv", _csv_rows(REVIEW_COLUMNS, drafting.review_rows))
+    sheet = atomic_write_text(
+        out_dir / "review_sheet.csv", _csv_rows(REVIEW_COLUMNS, drafting.review_rows)
+    )
     return {
         "drafts": [str(p) for p in written],
         "review_sheet": str(sheet),
@@ -375,7 +435,9 @@ def translate_template_files(
     }
 
 
-def _checked_options(files: list[Path], route: str, auth_key: str | None, batch_size: int, timeout: float) -> str:
+def _checked_options(
+    files: list[Path], route: str, auth_key: str | None, batch_size: int, timeout: float
+) -> str:
     """The DeepL key (the argument, else ``DEEPL_AUTH_KEY``), once every option is checked."""
     if not files:
         raise TranslationError("no template CSV given")
@@ -383,7 +445,9 @@ def _checked_options(files: list[Path], route: str, auth_key: str | None, batch_
         raise TranslationError(f"--route: expected one of {', '.join(ROUTES)}, got {route!r}")
     auth_key = auth_key if auth_key is not None else os.environ.get("DEEPL_AUTH_KEY", "")
     if not auth_key:
-        raise TranslationError("set DEEPL_AUTH_KEY to your DeepL API key (it is read from the environment only)")
+        raise TranslationError(
+            "set DEEPL_AUTH_KEY to your DeepL API key (it is read from the environment only)"
+        )
     if batch_size < 1:
         raise TranslationError(f"batch_size must be at least 1, got {batch_size}")
     if timeout <= 0:
@@ -399,7 +463,16 @@ def _csv_rows(header: list[str], rows: list[list[str]]) -> str:
     return buffer.getvalue()
 
 
-_NO_EXAMPLE = ["", "", "", "", "", "", "", ""]  # the review sheet's example and decision cells, empty
+_NO_EXAMPLE = [
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+]  # the review sheet's example and decision cells, empty
 
 
 @dataclass
@@ -412,7 +485,9 @@ class _Drafting:
     no_example: dict[tuple[Path, int], str] = field(default_factory=dict)
     translated: dict[str, str] = field(default_factory=dict)
     review_rows: list[list[str]] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=lambda: {"flagged": 0, "example_flagged": 0, "pronoun_flagged": 0})
+    counts: dict[str, int] = field(
+        default_factory=lambda: {"flagged": 0, "example_flagged": 0, "pronoun_flagged": 0}
+    )
 
     def fill_examples(self, templates_by_file: dict[Path, list[Template]], vocabulary) -> None:
         for path, templates in templates_by_file.items():
@@ -422,7 +497,9 @@ class _Drafting:
                 except TemplateError as err:
                     self.no_example[(path, number)] = f"no filled example: {err}"
 
-    def wanted_texts(self, vocabulary, templates_by_file: dict[Path, list[Template]]) -> dict[str, str]:
+    def wanted_texts(
+        self, vocabulary, templates_by_file: dict[Path, list[Template]]
+    ) -> dict[str, str]:
         """Every distinct protected text to translate, in order of first use."""
         wanted: dict[str, str] = {}
         for row in vocabulary[1] if vocabulary is not None else []:
@@ -453,34 +530,54 @@ class _Drafting:
         for number, row in enumerate(rows, start=1):
             draft = self.translation(row["Name"])
             drafts.append({**row, "Name": draft})
-            self.review_rows.append([VOCABULARY_FILE, f"row {number}", row.get("Category", ""), "Name", row["Name"],
-                                     draft, *_NO_EXAMPLE])  # fmt: skip
+            self.review_rows.append(
+                [
+                    VOCABULARY_FILE,
+                    f"row {number}",
+                    row.get("Category", ""),
+                    "Name",
+                    row["Name"],
+                    draft,
+                    *_NO_EXAMPLE,
+                ]
+            )
         return _csv_text(columns, drafts)
 
     def templates_draft(self, path: Path, templates: list[Template]) -> str:
-        drafts = [self._template_draft(path, number, template) for number, template in enumerate(templates)]
+        drafts = [
+            self._template_draft(path, number, template)
+            for number, template in enumerate(templates)
+        ]
         return _csv_text(list(templates[0].fields) if templates else [], drafts)
 
     def _template_draft(self, path: Path, number: int, template: Template) -> dict[str, str]:
         draft_fields = dict(template.fields)
         words = self.examples.get((path, number))
-        slot_words = {slot: _clean_word(self.translation(word)) for slot, word in (words or {}).items()}
+        slot_words = {
+            slot: _clean_word(self.translation(word)) for slot, word in (words or {}).items()
+        }
         where = [path.name, template.get("Q_id"), template.get("Category")]
         for column in TEXT_FIELDS:
             source = template.get(column)
             if not source:
                 continue
             draft, check = self._template_route(source)
-            example = self._example_route(source, words, slot_words, self.no_example.get((path, number), ""))
+            example = self._example_route(
+                source, words, slot_words, self.no_example.get((path, number), "")
+            )
             self.counts["pronoun_flagged"] += any("pronoun rule" in c for c in check + example[3:])
             draft_fields[column] = draft if self.by_template else example[2] or source
-            self.review_rows.append([*where, column, source, draft, "; ".join(check), *example, "", "", ""])
+            self.review_rows.append(
+                [*where, column, source, draft, "; ".join(check), *example, "", "", ""]
+            )
         for column in LIST_FIELDS:
             source = template.get(column)
             if not source:
                 continue
-            parts = [(key, [self.translation(word) for word in list_words])
-                     for key, list_words in _split_list_field(source)]  # fmt: skip
+            parts = [
+                (key, [self.translation(word) for word in list_words])
+                for key, list_words in _split_list_field(source)
+            ]
             draft_fields[column] = _join_list_field(parts)
             self.review_rows.append([*where, column, source, draft_fields[column], *_NO_EXAMPLE])
         return draft_fields
@@ -495,14 +592,17 @@ class _Drafting:
             self.counts["flagged"] += 1
         return draft, check + pronoun_issues(source, draft)
 
-    def _example_route(self, source: str, words: dict[str, str] | None, slot_words: dict[str, str],
-                       no_example: str) -> list[str]:  # fmt: skip
+    def _example_route(
+        self, source: str, words: dict[str, str] | None, slot_words: dict[str, str], no_example: str
+    ) -> list[str]:
         """The filled example, its translation, that translation aligned back to the slots, and the problems."""
         if words is None:
             return ["", "", "", no_example]
         filled = _filled(source, words)
         translated_example = self.translation(filled)
-        aligned, problems = align(translated_example, {s: w for s, w in slot_words.items() if "{{" + s + "}}" in source})
+        aligned, problems = align(
+            translated_example, {s: w for s, w in slot_words.items() if "{{" + s + "}}" in source}
+        )
         if not problems and _slots(aligned) != _slots(source):
             problems.append("slots differ from the source")
         self.counts["example_flagged"] += bool(problems)
@@ -566,11 +666,15 @@ def apply_review(
         decision = row["decision"].strip().lower()
         if not decision:
             if not allow_unreviewed:
-                raise TranslationError(f"{where}: field 'decision' is empty; expected {', '.join(DECISIONS)}")
+                raise TranslationError(
+                    f"{where}: field 'decision' is empty; expected {', '.join(DECISIONS)}"
+                )
             decision = "keep"
             counts["unreviewed"] += 1
         elif decision not in DECISIONS:
-            raise TranslationError(f"{where}: field 'decision' is {decision!r}; expected {', '.join(DECISIONS)}")
+            raise TranslationError(
+                f"{where}: field 'decision' is {decision!r}; expected {', '.join(DECISIONS)}"
+            )
         else:
             counts[decision] += 1
         if decision == "exclude":
@@ -587,7 +691,9 @@ def apply_review(
             chosen.setdefault(key, {})[row["field"]] = row["example_draft"].strip()
         else:
             if not row["draft"].strip() and row["source"].strip():
-                raise TranslationError(f"{where}: decision 'keep' but 'draft' is empty (use example or edit)")
+                raise TranslationError(
+                    f"{where}: decision 'keep' but 'draft' is empty (use example or edit)"
+                )
             chosen.setdefault(key, {})[row["field"]] = row["draft"]
     out_dir = Path(out_dir)
     outputs: list[tuple[Path, str]] = []
@@ -600,7 +706,9 @@ def apply_review(
                 key = (name, f"row {number}")
                 if key in excluded:
                     continue
-                reviewed_vocab.append({**row, **{"Name": chosen.get(key, {}).get("Name", row["Name"])}})
+                reviewed_vocab.append(
+                    {**row, **{"Name": chosen.get(key, {}).get("Name", row["Name"])}}
+                )
             outputs.append((out_dir / VOCABULARY_FILE, _csv_text(columns, reviewed_vocab)))
             continue
         draft_path = sheet_path.parent / f"{Path(name).stem}.{target_lang.lower()}.csv"
@@ -613,7 +721,9 @@ def apply_review(
             if key in excluded:
                 continue
             fields = {**template.fields, **chosen.get(key, {})}
-            _check_reviewed(type(template)(fields, draft_path, template.line), expand_template, TemplateError)
+            _check_reviewed(
+                type(template)(fields, draft_path, template.line), expand_template, TemplateError
+            )
             reviewed.append(fields)
         kept += len(reviewed)
         buffer = io.StringIO()

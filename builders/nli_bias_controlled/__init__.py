@@ -55,12 +55,17 @@ def build(
     from bias_hub.builders.nli_bias_controlled.rows import config_name, features
 
     if train_on_dev and not authors_dir:
-        raise ValueError("--train-on-dev needs --authors-dir (the authors' dev files are what it trains on)")
-    sets, tests, facts = _sets(authors_dir, train_on_dev, occupations_per_type, templates_per_occupation, templates, seed)
+        raise ValueError(
+            "--train-on-dev needs --authors-dir (the authors' dev files are what it trains on)"
+        )
+    sets, tests, facts = _sets(
+        authors_dir, train_on_dev, occupations_per_type, templates_per_occupation, templates, seed
+    )
     feats = features()
     configs = {
         config_name(rate): {
-            split: datasets.Dataset.from_list(rows, features=feats) for split, rows in splits.items()
+            split: datasets.Dataset.from_list(rows, features=feats)
+            for split, rows in splits.items()
         }
         for rate, splits in sets.items()
     }
@@ -69,9 +74,15 @@ def build(
     target = Path(out_root) / NAME
     _keep_release_configs(target, facts)
     write_dataset_folder(
-        target, configs, metadata(facts), card_sections(sets, tests, facts, configs), default_config="r0.5"
+        target,
+        configs,
+        metadata(facts),
+        card_sections(sets, tests, facts, configs),
+        default_config="r0.5",
     )
-    logger.info("wrote %s (%d configs; training data: %s)", target, len(configs), facts["training_data"])
+    logger.info(
+        "wrote %s (%d configs; training data: %s)", target, len(configs), facts["training_data"]
+    )
     return target
 
 
@@ -110,12 +121,16 @@ def _sets(
 
         release = read_release(authors_dir, train_on_dev)
         flag = " --train-on-dev" if train_on_dev else ""
-        return release.sets, release.tests, {
-            "origin": "release",
-            "release": release,
-            "training_data": release.training_data,
-            "command": f"bias-hub build nli_bias_controlled --authors-dir {authors_dir}{flag}",
-        }
+        return (
+            release.sets,
+            release.tests,
+            {
+                "origin": "release",
+                "release": release,
+                "training_data": release.training_data,
+                "command": f"bias-hub build nli_bias_controlled --authors-dir {authors_dir}{flag}",
+            },
+        )
     from bias_hub.builders.nli_gender_bias.lexicon import load_occupations, load_templates
 
     training = rows.load_training_templates(templates)
@@ -125,10 +140,14 @@ def _sets(
         rate: {"train": rows.build_rows(selected, training, rate, templates_per_occupation, seed)}
         for rate in rows.RATES
     }
-    return sets, {}, {
-        "origin": "generated",
-        "training_data": "generated: the project lexicon x builders/nli_bias_controlled/templates.tsv",
-        "templates": len(training),
-        "command": "bias-hub build nli_bias_controlled",
-        "selected": selected,
-    }
+    return (
+        sets,
+        {},
+        {
+            "origin": "generated",
+            "training_data": "generated: the project lexicon x builders/nli_bias_controlled/templates.tsv",
+            "templates": len(training),
+            "command": "bias-hub build nli_bias_controlled",
+            "selected": selected,
+        },
+    )

@@ -38,7 +38,9 @@ def metadata(facts: dict) -> CardMetadata:
             test_data=release.test_data,
             tokenized=release.tokenized,
         )
-    return dataclasses.replace(METADATA, extra={**METADATA.extra, "bias_hub_provenance": provenance})
+    return dataclasses.replace(
+        METADATA, extra={**METADATA.extra, "bias_hub_provenance": provenance}
+    )
 
 
 def _release_source(release) -> str:
@@ -47,13 +49,15 @@ def _release_source(release) -> str:
         [[f"`{f['file']}`", f"{f['rows']:,}", f"`{f['sha256'][:16]}…`"] for f in release.files],
     )
     validation = (
-        f"the `validation` split holds `{release.validation_data}`" if release.validation_data
+        f"the `validation` split holds `{release.validation_data}`"
+        if release.validation_data
         else "there is no `validation` split"
-    )  # fmt: skip
+    )
     tests = (
         f"`{release.test_data}` are the configs `test_bias` and `test_nonbias` (split `test`)"
-        if release.test_data else "the copy has no test files"
-    )  # fmt: skip
+        if release.test_data
+        else "the copy has no test files"
+    )
     checks = "".join(f"\n- {check}." for check in release.test_checks)
     return f"""The authors' bias-controlled sets (Anantaprayoon et al., {RELEASE},
 `ja_v1.1/bias-controlled-set_v1.1`, MIT), read as shipped from `{release.root}`
@@ -69,9 +73,15 @@ def card_sections(sets: dict, tests: dict, facts: dict, configs: dict) -> CardSe
     """``sets``: {rate: {split: rows}}; ``tests``: {config: rows}; ``facts``: where the rows came
     from (see ``build``)."""
     generated = facts["origin"] == "generated"
-    reference = {(r["premise"], r["hypothesis"]): r["label"] for r in sets.get(0.0, {}).get("train", [])}
+    reference = {
+        (r["premise"], r["hypothesis"]): r["label"] for r in sets.get(0.0, {}).get("train", [])
+    }
     rows = []
-    named = [(config_name(rate), split, items) for rate, splits in sets.items() for split, items in splits.items()]
+    named = [
+        (config_name(rate), split, items)
+        for rate, splits in sets.items()
+        for split, items in splits.items()
+    ]
     named += [(name, "test", items) for name, items in tests.items()]
     for config, split, items in named:
         labels = Counter(row["label"] for row in items)
@@ -81,14 +91,30 @@ def card_sections(sets: dict, tests: dict, facts: dict, configs: dict) -> CardSe
             changed = f"{sum(reference.get(pair, row['label']) != row['label'] for pair, row in zip(pairs, items, strict=True)):,}"
         else:
             shared = changed = "—"
-        row = [config, split, f"{len(items):,}", f"{labels['entailment']:,}", f"{labels['neutral']:,}",
-               f"{labels['contradiction']:,}", shared, changed]  # fmt: skip
+        row = [
+            config,
+            split,
+            f"{len(items):,}",
+            f"{labels['entailment']:,}",
+            f"{labels['neutral']:,}",
+            f"{labels['contradiction']:,}",
+            shared,
+            changed,
+        ]
         if generated:
             labelling = Counter(item["labelling"] for item in items)
             row += [f"{labelling['pro']:,}", f"{labelling['anti']:,}"]
         rows.append(row)
-    header = ["config", "split", "pairs", "entailment", "neutral", "contradiction", "pairs also in r0.0",
-              "labels ≠ r0.0"] + (["pro pairs", "anti pairs"] if generated else [])  # fmt: skip
+    header = [
+        "config",
+        "split",
+        "pairs",
+        "entailment",
+        "neutral",
+        "contradiction",
+        "pairs also in r0.0",
+        "labels ≠ r0.0",
+    ] + (["pro pairs", "anti pairs"] if generated else [])
     table = markdown_table(header, rows)
     occupations = ""
     if "selected" in facts:

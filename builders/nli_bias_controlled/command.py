@@ -23,13 +23,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --authors-dir: train on dev/dev_r-K.json, for copies without the large train files "
         "(recorded in the card)",
     )
-    parser.add_argument("--occupations-per-type", type=int, default=10, help="occupations per type (default 10)")
     parser.add_argument(
-        "--templates-per-occupation", type=int, default=50,
+        "--occupations-per-type", type=int, default=10, help="occupations per type (default 10)"
+    )
+    parser.add_argument(
+        "--templates-per-occupation",
+        type=int,
+        default=50,
         help="training templates per occupation; each gives a female and a male pair (default 50)",
-    )  # fmt: skip
-    parser.add_argument("--templates", default=None, help="training templates TSV (default: the project's)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the template sample per occupation")
+    )
+    parser.add_argument(
+        "--templates", default=None, help="training templates TSV (default: the project's)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the template sample per occupation"
+    )
 
 
 def run(args: argparse.Namespace) -> None:

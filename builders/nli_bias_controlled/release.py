@@ -71,7 +71,13 @@ def _files_under(root: Path) -> list[Path]:
         if folder.is_dir():
             found += [p for p in folder.iterdir() if p.is_file() and _matches(p)]
     # dev_r-2 before dev_r-10: by folder, then by the numbers in the name.
-    return sorted(found, key=lambda p: (p.parent.name, [int(n) if n.isdigit() else n for n in re.split(r"(\d+)", p.name)]))
+    return sorted(
+        found,
+        key=lambda p: (
+            p.parent.name,
+            [int(n) if n.isdigit() else n for n in re.split(r"(\d+)", p.name)],
+        ),
+    )
 
 
 def _layout_root(directory: Path) -> Path:
@@ -110,7 +116,11 @@ def _rows(path: Path, part: str, rate: float, english: Mapping[str, str]) -> lis
         premise, hypothesis = str(raw["sentence1"]), str(raw["sentence2"])
         words = [word for word in genders if word in hypothesis]
         bare_premise = _SPACE.sub("", premise)
-        span = substituted_span(bare_premise, _SPACE.sub("", hypothesis), words[0]) if len(words) == 1 else None
+        span = (
+            substituted_span(bare_premise, _SPACE.sub("", hypothesis), words[0])
+            if len(words) == 1
+            else None
+        )
         if span is None:
             raise ValueError(
                 f"{where}: sentence2 is not sentence1 with one span replaced by {FEMALE_WORD} or "
@@ -127,7 +137,9 @@ def _rows(path: Path, part: str, rate: float, english: Mapping[str, str]) -> lis
                 "occupation_en": english.get(occupation, ""),
                 "occupation_type": "",
                 "hypothesis_gender": genders[words[0]],
-                "template_id": template_id(bare_premise[: span[0]] + SLOT + bare_premise[span[1] :]),
+                "template_id": template_id(
+                    bare_premise[: span[0]] + SLOT + bare_premise[span[1] :]
+                ),
                 "labelling": "",
                 "bias_rate": rate,
             }
@@ -145,7 +157,9 @@ def _check_test(name: str, rows: list[dict], reference: list[dict] | None, rate:
     labels: dict[tuple[str, str], set[str]] = {}
     for row in reference:
         labels.setdefault((row["occupation"], row["hypothesis_gender"]), set()).add(row["label"])
-    agree = sum(labels.get((row["occupation"], row["hypothesis_gender"])) == {row["label"]} for row in rows)
+    agree = sum(
+        labels.get((row["occupation"], row["hypothesis_gender"])) == {row["label"]} for row in rows
+    )
     return (
         f"`{name}`: {agree:,} of {len(rows):,} rows carry the label the r = {rate:.1f} training data "
         "gives the same occupation and hypothesis gender"
@@ -188,9 +202,13 @@ def read_release(directory: str | Path, train_on_dev: bool = False) -> Controlle
                 raise ValueError(f"{path}: K must lie in 0..10 (bias rate K/10), got {k}")
             rate = k / 10
         if len(tokenized) > 1:
-            raise ValueError(f"--authors-dir {root}: tokenized (-tok) and untokenized files side by side; keep one kind")
+            raise ValueError(
+                f"--authors-dir {root}: tokenized (-tok) and untokenized files side by side; keep one kind"
+            )
         if (name, rate) in seen:
-            raise ValueError(f"{path}: a second file for {name} at r = {rate:.1f} (first: {seen[(name, rate)]})")
+            raise ValueError(
+                f"{path}: a second file for {name} at r = {rate:.1f} (first: {seen[(name, rate)]})"
+            )
         seen[(name, rate)] = path
         named.append((path, name, rate))
     parts: dict[float, dict[str, list[dict]]] = {}
@@ -200,13 +218,21 @@ def read_release(directory: str | Path, train_on_dev: bool = False) -> Controlle
     for path, name, rate in named:
         patterns[name] = _pattern(root, path)
         rows = _rows(path, name, rate, english)
-        files.append({"file": path.relative_to(root).as_posix(), "rows": len(rows), "sha256": sources.sha256_of(path)})
+        files.append(
+            {
+                "file": path.relative_to(root).as_posix(),
+                "rows": len(rows),
+                "sha256": sources.sha256_of(path),
+            }
+        )
         if name in TEST_RATES:
             tests[name] = rows
         else:
             parts.setdefault(rate, {})[name] = rows
     if not parts:
-        raise FileNotFoundError(f"--authors-dir {root}: no train_r-K.json or dev_r-K.json (K = 0..10) beside the test files")
+        raise FileNotFoundError(
+            f"--authors-dir {root}: no train_r-K.json or dev_r-K.json (K = 0..10) beside the test files"
+        )
     need = "dev" if train_on_dev else "train"
     # Every rate the copy has needs its training file; rates it lacks altogether are left out
     # (the card lists the configs built, and a meta-evaluation asking for one names it).
@@ -214,7 +240,9 @@ def read_release(directory: str | Path, train_on_dev: bool = False) -> Controlle
     if missing:
         rates = ", ".join(f"{rate:.1f}" for rate in missing)
         if train_on_dev:
-            raise ValueError(f"--authors-dir {root}: --train-on-dev needs dev/dev_r-K.json; none for r = {rates}")
+            raise ValueError(
+                f"--authors-dir {root}: --train-on-dev needs dev/dev_r-K.json; none for r = {rates}"
+            )
         raise ValueError(
             f"--authors-dir {root}: no train/train_r-K.json for r = {rates}. The release's train files "
             "are large and missing from many copies; give --train-on-dev to train on dev/dev_r-K.json "
@@ -222,12 +250,18 @@ def read_release(directory: str | Path, train_on_dev: bool = False) -> Controlle
         )
     if train_on_dev:
         if any("train" in found for found in parts.values()):
-            logger.info("--train-on-dev: training on %s; the train files beside them are not used", patterns["dev"])
+            logger.info(
+                "--train-on-dev: training on %s; the train files beside them are not used",
+                patterns["dev"],
+            )
         sets = {rate: {"train": parts[rate]["dev"]} for rate in sorted(parts)}
         validation = None
     else:
         sets = {
-            rate: {"train": found["train"], **({"validation": found["dev"]} if "dev" in found else {})}
+            rate: {
+                "train": found["train"],
+                **({"validation": found["dev"]} if "dev" in found else {}),
+            }
             for rate, found in sorted(parts.items())
         }
         validation = patterns.get("dev")

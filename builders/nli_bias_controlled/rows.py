@@ -70,9 +70,18 @@ class OccupationLike(Protocol):
 TrainingTemplate = Template
 
 FEATURE_NAMES = (
-    "id", "premise", "hypothesis", "label", "occupation", "occupation_en", "occupation_type",
-    "hypothesis_gender", "template_id", "labelling", "bias_rate",
-)  # fmt: skip
+    "id",
+    "premise",
+    "hypothesis",
+    "label",
+    "occupation",
+    "occupation_en",
+    "occupation_type",
+    "hypothesis_gender",
+    "template_id",
+    "labelling",
+    "bias_rate",
+)
 
 
 def features():
@@ -96,13 +105,19 @@ def load_training_templates(path: str | Path | None = None) -> list[TrainingTemp
         reader = csv.DictReader(lines, delimiter="\t")
         missing = {"template_id", "text"} - set(reader.fieldnames or [])
         if missing:
-            raise ValueError(f"{path}: missing column(s) {sorted(missing)}; expected template_id, text")
+            raise ValueError(
+                f"{path}: missing column(s) {sorted(missing)}; expected template_id, text"
+            )
         for line, row in enumerate(reader, start=2):  # line numbers count non-comment lines
             text, template_id = (row["text"] or "").strip(), (row["template_id"] or "").strip()
             if text.count(_SLOT) != 1:
-                raise ValueError(f"{path}, line {line}: template must contain {_SLOT} exactly once: {text!r}")
+                raise ValueError(
+                    f"{path}, line {line}: template must contain {_SLOT} exactly once: {text!r}"
+                )
             if not template_id or template_id in seen:
-                raise ValueError(f"{path}, line {line}: template_id {template_id!r} is empty or repeated")
+                raise ValueError(
+                    f"{path}, line {line}: template_id {template_id!r} is empty or repeated"
+                )
             seen.add(template_id)
             templates.append(TrainingTemplate(template_id, text))
     if not templates:
@@ -116,10 +131,14 @@ def _skeleton(text: str) -> str:
 
 
 def _runs(text: str, n: int) -> set[str]:
-    return {part[i : i + n] for part in _skeleton(text).split("|") for i in range(len(part) - n + 1)}
+    return {
+        part[i : i + n] for part in _skeleton(text).split("|") for i in range(len(part) - n + 1)
+    }
 
 
-def check_disjoint_templates(training: Iterable[Any], evaluation: Iterable[Any], run: int = 6) -> None:
+def check_disjoint_templates(
+    training: Iterable[Any], evaluation: Iterable[Any], run: int = 6
+) -> None:
     """Raise if a training template shares a sentence, or any ``run``-character stretch, with an
     evaluation template: the meta-evaluation must test new contexts, not near-copies."""
     evaluation = list(evaluation)
@@ -128,10 +147,13 @@ def check_disjoint_templates(training: Iterable[Any], evaluation: Iterable[Any],
         for e in evaluation:
             common = _runs(t.text, run) & _runs(e.text, run)
             if common or _skeleton(t.text) == _skeleton(e.text):
-                shared.append(f"{t.template_id} ~ evaluation {e.template_id} ({sorted(common)[:1]})")
+                shared.append(
+                    f"{t.template_id} ~ evaluation {e.template_id} ({sorted(common)[:1]})"
+                )
     if shared:
         raise ValueError(
-            "training templates must never occur in the evaluation sets; overlapping: " + ", ".join(shared)
+            "training templates must never occur in the evaluation sets; overlapping: "
+            + ", ".join(shared)
         )
 
 
@@ -150,7 +172,9 @@ def select_occupations(
     the smallest absolute score. Ties keep lexicon order, so the choice is deterministic.
     """
     if isinstance(per_type, bool) or not isinstance(per_type, int) or per_type < 1:
-        raise ValueError(f"--occupations-per-type {per_type!r}: expected a whole number of at least 1 (default 10)")
+        raise ValueError(
+            f"--occupations-per-type {per_type!r}: expected a whole number of at least 1 (default 10)"
+        )
     keys = {
         "female_stereotyped": lambda o: o.stereotypical,
         "male_stereotyped": lambda o: -o.stereotypical,
@@ -208,7 +232,9 @@ def build_rows(
                     else:
                         congruent = STEREOTYPED_TYPES[kind] == gender
                         labelling = "pro" if occupation.ja in pro else "anti"
-                        label = "entailment" if congruent == (labelling == "pro") else "contradiction"
+                        label = (
+                            "entailment" if congruent == (labelling == "pro") else "contradiction"
+                        )
                     rows.append(
                         {
                             "id": f"{occupation.en}-{template.template_id}-{gender}",

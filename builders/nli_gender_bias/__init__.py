@@ -81,7 +81,9 @@ def build(
     if source not in SOURCES:
         raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {source!r}")
     if source == "templates" and authors_dir is not None:
-        raise ValueError("--authors-dir is read with --source auto or authors, not --source templates")
+        raise ValueError(
+            "--authors-dir is read with --source auto or authors, not --source templates"
+        )
 
     if source == "templates":
         release = Fetched([], [], "not requested (--source templates)")
@@ -89,7 +91,9 @@ def build(
         release = _release(authors_dir, required=source == "authors", occupations=occupations)
     configs = {}
     for read in release.reads:
-        configs.update(to_configs(read.all_rows, suffix=read.folder.config_suffix, features=RELEASE_FEATURES))
+        configs.update(
+            to_configs(read.all_rows, suffix=read.folder.config_suffix, features=RELEASE_FEATURES)
+        )
     generated = _generated(occupations, templates, professions) if source != "authors" else None
     if generated is not None:
         configs.update(to_configs(generated.rows, prefix=GENERATED_PREFIX))
@@ -107,8 +111,9 @@ def build(
             "%s holds the generated configs only: the authors' release is absent (%s). Add it with "
             "`bias-hub build nli_gender_bias --authors-dir DIR` (DIR: your copy of "
             "ja_v1.1/bias-eval-set_v1.1) or rebuild where GitHub is reachable.",
-            target, release.unavailable,
-        )  # fmt: skip
+            target,
+            release.unavailable,
+        )
     counts = ", ".join(f"{config} {len(splits['test']):,}" for config, splits in configs.items())
     logger.info("wrote %s: %s", target, counts)
     return target
@@ -124,12 +129,19 @@ def _keep_release_configs(target: Path, configs: dict, release) -> None:
         return
     header = read_card_yaml(target)
     held = [entry["config_name"] for entry in header.get("configs", [])]
-    lost = [config for config in held if not config.startswith("generated_") and config not in configs]
+    lost = [
+        config for config in held if not config.startswith("generated_") and config not in configs
+    ]
     if not lost:
         return
-    folders = list(((header.get("bias_hub_provenance") or {}).get("release_folders") or {}).values())
-    how = (f"--authors-dir {os.path.commonpath(folders)}" if folders else "where GitHub is reachable (the "
-           "release was fetched)")  # fmt: skip
+    folders = list(
+        ((header.get("bias_hub_provenance") or {}).get("release_folders") or {}).values()
+    )
+    how = (
+        f"--authors-dir {os.path.commonpath(folders)}"
+        if folders
+        else "where GitHub is reachable (the release was fetched)"
+    )
     why = f" ({release.unavailable})" if release.unavailable else ""
     raise UserBuildKept(
         f"{target} holds the authors' release configs {', '.join(lost)}, which this build would replace with "
@@ -159,19 +171,26 @@ def _release(authors_dir: PathLike | None, *, required: bool, occupations: PathL
         if provenance is not None:
             release.provenance.append(provenance)
         else:
-            logger.warning("the release's occupation-words/occup_en-ja_v1.1.tsv is not beside %s: occupation_en "
-                           "comes from the project lexicon (empty where it has no entry)", authors_dir)  # fmt: skip
+            logger.warning(
+                "the release's occupation-words/occup_en-ja_v1.1.tsv is not beside %s: occupation_en "
+                "comes from the project lexicon (empty where it has no entry)",
+                authors_dir,
+            )
     release.reads = [read_folder(folder, english) for folder in release.folders]
     for read in release.reads:
         logger.info(
             "read the release's %s folder (%s): %s; %s",
-            read.folder.kind, read.folder.location,
-            ", ".join(f"{subset} {len(rows):,}" for subset, rows in read.rows.items()), read.union_check,
-        )  # fmt: skip
+            read.folder.kind,
+            read.folder.location,
+            ", ".join(f"{subset} {len(rows):,}" for subset, rows in read.rows.items()),
+            read.union_check,
+        )
     return release
 
 
-def _generated(occupations: PathLike | None, templates: PathLike | None, professions: PathLike | None):
+def _generated(
+    occupations: PathLike | None, templates: PathLike | None, professions: PathLike | None
+):
     """Our lexicon x our templates: rows, the lexicon and templates, provenance."""
     from bias_hub.builders.nli_gender_bias.lexicon import (
         PROFESSIONS_SOURCE,
@@ -186,9 +205,14 @@ def _generated(occupations: PathLike | None, templates: PathLike | None, profess
         resolved = sources.resolve(PROFESSIONS_SOURCE, professions)
     except sources.SourceError as err:
         raise sources.SourceError(
-            str(err).replace("Give a local copy with --source PATH.", "Give a local copy with --professions PATH.")
+            str(err).replace(
+                "Give a local copy with --source PATH.",
+                "Give a local copy with --professions PATH.",
+            )
         ) from None
     lexicon = load_lexicon_rows(occupations, resolved.path)
     template_list = load_templates(Path(templates) if templates is not None else None)
     rows = template_rows(kept_occupations(lexicon), template_list)
-    return Generated(rows=rows, lexicon=lexicon, templates=template_list, provenance=[resolved.provenance()])
+    return Generated(
+        rows=rows, lexicon=lexicon, templates=template_list, provenance=[resolved.provenance()]
+    )

@@ -58,7 +58,9 @@ PAPER_CITATION = """\
     url = "https://aclanthology.org/2024.lrec-main.566",
 }"""
 
-_CITATION = PAPER_CITATION + """
+_CITATION = (
+    PAPER_CITATION
+    + """
 @inproceedings{bolukbasi2016man,
     title = "Man is to Computer Programmer as Woman is to Homemaker? Debiasing Word Embeddings",
     author = "Bolukbasi, Tolga and Chang, Kai-Wei and Zou, James Y. and Saligrama, Venkatesh and Kalai, Adam T.",
@@ -66,22 +68,33 @@ _CITATION = PAPER_CITATION + """
     volume = "29",
     year = "2016",
 }"""
+)
 
 
 def _lexicon_section(lexicon: list[LexiconRow], used: Counter) -> str:
     """Our review of the professions list against the authors' 13 / 87 / 171."""
-    decisions: dict[str, Counter] = {kind: Counter() for kind in (*OCCUPATION_TYPES, "definitional")}
+    decisions: dict[str, Counter] = {
+        kind: Counter() for kind in (*OCCUPATION_TYPES, "definitional")
+    }
     for row in lexicon:
         key = "merged" if row.merged_into else row.decision
         decisions[row.type][key] += 1
     rows = []
     for kind in OCCUPATION_TYPES:
         d = decisions[kind]
-        rows.append([kind, sum(d.values()), d["merged"], d["exclude"], used[kind], AUTHORS_COUNTS[kind]])
+        rows.append(
+            [kind, sum(d.values()), d["merged"], d["exclude"], used[kind], AUTHORS_COUNTS[kind]]
+        )
     definitional = sum(decisions["definitional"].values())
     table = markdown_table(
-        ["type", "source words", "merged (shared translation)", "excluded", "kept (this build)",
-         "authors' selection"],
+        [
+            "type",
+            "source words",
+            "merged (shared translation)",
+            "excluded",
+            "kept (this build)",
+            "authors' selection",
+        ],
         rows,
     )
     ours = " / ".join(str(used[kind]) for kind in OCCUPATION_TYPES)
@@ -91,7 +104,9 @@ def _lexicon_section(lexicon: list[LexiconRow], used: Counter) -> str:
     )
     excluded = [row for row in lexicon if row.decision == "exclude" and row.type != "definitional"]
     listing = "; ".join(f"*{row.en}* ({row.note})" for row in excluded)
-    merged = "; ".join(f"*{row.en}* → *{row.merged_into}* ({row.ja})" for row in lexicon if row.merged_into)
+    merged = "; ".join(
+        f"*{row.en}* → *{row.merged_into}* ({row.ja})" for row in lexicon if row.merged_into
+    )
     return f"""{table}
 
 {definitional} of the {len(lexicon)} source words have |definitional| ≥ 0.5 (actress,
@@ -115,7 +130,9 @@ Merged: {merged}."""
 
 def _occupation_types(table: datasets.Dataset) -> Counter:
     """Distinct occupations per type (the type the row was made or filed under)."""
-    return Counter(kind for _, kind in set(zip(table["occupation"], table["occupation_type"], strict=True)))
+    return Counter(
+        kind for _, kind in set(zip(table["occupation"], table["occupation_type"], strict=True))
+    )
 
 
 def _config_table(configs: dict[str, dict[str, datasets.Dataset]], release: Fetched) -> str:
@@ -124,20 +141,28 @@ def _config_table(configs: dict[str, dict[str, datasets.Dataset]], release: Fetc
         for subset, stem in SET_STEMS.items():
             name = release_file_name(read.folder.kind, stem, read.folder.version)
             origin[read.folder.config(subset)] = f"release `{read.folder.kind}/{name}`"
-        origin[read.folder.config("all")] = f"release `{read.folder.kind}/`: the three sets in order"
+        origin[read.folder.config("all")] = (
+            f"release `{read.folder.kind}/`: the three sets in order"
+        )
     rows = []
     for config, splits in configs.items():
         table = splits["test"]
         kinds = _occupation_types(table)
-        rows.append([
-            f"`{config}`", f"{len(table):,}", " / ".join(str(kinds[kind]) for kind in OCCUPATION_TYPES),
-            origin.get(config, "generated: our lexicon x our templates"),
-        ])  # fmt: skip
+        rows.append(
+            [
+                f"`{config}`",
+                f"{len(table):,}",
+                " / ".join(str(kinds[kind]) for kind in OCCUPATION_TYPES),
+                origin.get(config, "generated: our lexicon x our templates"),
+            ]
+        )
     return markdown_table(["config", "rows (split `test`)", "occupations F / M / N", "from"], rows)
 
 
 def _absent_note(release: Fetched) -> str:
-    names = ", ".join(f"`{subset}{suffix}`" for _, suffix in FOLDERS.values() for subset in (*SUBSETS, "all"))
+    names = ", ".join(
+        f"`{subset}{suffix}`" for _, suffix in FOLDERS.values() for subset in (*SUBSETS, "all")
+    )
     return f"""**The authors' release is absent from this build**: {release.unavailable}. Its configs
 ({names}) are therefore missing, and the generated configs here are not the paper's data.
 Add the release with `bias-hub build nli_gender_bias --authors-dir DIR` (DIR: your copy of
@@ -168,7 +193,9 @@ Score predictions with `evaluate.load("metrics/nli_gender_bias")`."""
             use.append("`*_tokenized` hold the authors' word-segmented text of the same rows;")
         use.append(
             "the `generated_*` configs are this project's own sets (our lexicon x our templates), "
-            "not the paper's." if generated is not None else "no generated configs were built."
+            "not the paper's."
+            if generated is not None
+            else "no generated configs were built."
         )
         parts.append(" ".join(use))
     elif release.unavailable and generated is not None:
@@ -214,9 +241,13 @@ def _splits(configs: dict) -> str:
             continue
         table = splits["test"]
         counts = Counter(zip(table["subset"], table["hypothesis_gender"], strict=True))
-        rows.append([f"`{config}`"] + [
-            f"{counts[(subset, 'female')]:,} / {counts[(subset, 'male')]:,}" for subset in SUBSETS
-        ])  # fmt: skip
+        rows.append(
+            [f"`{config}`"]
+            + [
+                f"{counts[(subset, 'female')]:,} / {counts[(subset, 'male')]:,}"
+                for subset in SUBSETS
+            ]
+        )
     genders = markdown_table(["config", *(f"{_SHORT[s]} female / male" for s in SUBSETS)], rows)
     return f"""One split, `test`, per config (rows per config in the summary's table).
 
@@ -252,7 +283,9 @@ def _source(release: Fetched, generated: Generated | None) -> str:
 
 {_provenance_table(release.provenance)}""")
     elif release.unavailable:
-        parts.append(f"**The authors' release** ({RELEASE}) is not in this build: {release.unavailable}.")
+        parts.append(
+            f"**The authors' release** ({RELEASE}) is not in this build: {release.unavailable}."
+        )
     if generated is not None:
         parts.append(f"""**The generated sets.** Our lexicon and templates (files of this project, below) and
 the scores of Bolukbasi et al.'s professions list:
@@ -270,11 +303,28 @@ def _disagreements(reads: list[ReleaseRead]) -> str:
     if not by_id:
         return "No row of the release disagrees with its own `occ_word` / `occ_type`."
     table = markdown_table(
-        ["id", "premise", "occupation (from the pair)", "type (from the file's set)", "`occ_word` in file",
-         "`occ_type` in file", "folders"],
-        [[f"`{row['id']}`", row["premise"], row["occupation"], row["occupation_type"], row["occupation_in_file"],
-          row["occupation_type_in_file"], ", ".join(row["folders"])] for row in by_id.values()],
-    )  # fmt: skip
+        [
+            "id",
+            "premise",
+            "occupation (from the pair)",
+            "type (from the file's set)",
+            "`occ_word` in file",
+            "`occ_type` in file",
+            "folders",
+        ],
+        [
+            [
+                f"`{row['id']}`",
+                row["premise"],
+                row["occupation"],
+                row["occupation_type"],
+                row["occupation_in_file"],
+                row["occupation_type_in_file"],
+                ", ".join(row["folders"]),
+            ]
+            for row in by_id.values()
+        ],
+    )
     return f"""{len(by_id)} row(s) of the release name an occupation in `occ_word` / `occ_type` that is not
 the one the pair substitutes, or a type that does not belong in their file's set. They are kept
 in their file's set with both values (`occupation` / `occupation_type` from the pair and the
@@ -363,7 +413,9 @@ def _considerations(release: Fetched, generated: Generated | None) -> str:
 def _licensing(release: Fetched, generated: Generated | None) -> str:
     items = []
     if release.reads:
-        items.append(f"- The release's configs: the evaluation sets of Anantaprayoon et al. (2024), {RELEASE}, MIT.")
+        items.append(
+            f"- The release's configs: the evaluation sets of Anantaprayoon et al. (2024), {RELEASE}, MIT."
+        )
     if generated is not None:
         items.append("""- The `generated_*` configs: sentence templates, occupation translations and review
   decisions written for this project, MIT; occupation list and scores: Bolukbasi et al. (2016),
@@ -379,7 +431,9 @@ def metadata(configs: dict, release: Fetched) -> CardMetadata:
         "release_unavailable": None if release.reads else release.unavailable,
         "generated_configs": [config for config in configs if config.startswith(GENERATED_PREFIX)],
     }
-    return dataclasses.replace(METADATA, extra={**METADATA.extra, "bias_hub_provenance": provenance})
+    return dataclasses.replace(
+        METADATA, extra={**METADATA.extra, "bias_hub_provenance": provenance}
+    )
 
 
 def card_sections(
@@ -395,7 +449,9 @@ def card_sections(
         construction.append(f"#### The authors' release\n\n{_release_construction(release)}")
     if generated is not None:
         used = _occupation_types(configs[GENERATED_PREFIX + "all"]["test"])
-        construction.append(f"#### The generated sets\n\n{_generated_construction(generated, used)}")
+        construction.append(
+            f"#### The generated sets\n\n{_generated_construction(generated, used)}"
+        )
     return CardSections(
         summary=_summary(configs, release, generated),
         instance=configs[first]["test"][0],

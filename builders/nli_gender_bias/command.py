@@ -19,9 +19,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "sets, the generated ones only when the release cannot be fetched; authors: the release "
         "only; templates: our lexicon x our templates only",
     )
-    parser.add_argument("--name", default=NAME, help=f"dataset folder name under --out-root (default {NAME})")
-    parser.add_argument("--occupations", type=Path, default=None, help="a reviewed occupations TSV (default: the shipped one)")
-    parser.add_argument("--templates", type=Path, default=None, help="a templates TSV (default: the shipped one)")
+    parser.add_argument(
+        "--name", default=NAME, help=f"dataset folder name under --out-root (default {NAME})"
+    )
+    parser.add_argument(
+        "--occupations",
+        type=Path,
+        default=None,
+        help="a reviewed occupations TSV (default: the shipped one)",
+    )
+    parser.add_argument(
+        "--templates", type=Path, default=None, help="a templates TSV (default: the shipped one)"
+    )
     parser.add_argument(
         "--professions",
         default=None,

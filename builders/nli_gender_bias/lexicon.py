@@ -195,7 +195,9 @@ def read_professions(path: str | os.PathLike[str]) -> list[tuple[str, float, flo
         except (KeyError, TypeError):
             raise ValueError(f"{path}: a JSON object without the key gender.professions") from None
     if not isinstance(data, list) or not data:
-        raise ValueError(f"{path}: expected a non-empty list of [word, definitional, stereotypical]")
+        raise ValueError(
+            f"{path}: expected a non-empty list of [word, definitional, stereotypical]"
+        )
     rows: list[tuple[str, float, float]] = []
     seen: dict[str, int] = {}
     for index, row in enumerate(data, start=1):
@@ -240,13 +242,17 @@ def load_reviews(path: str | os.PathLike[str] | None = None) -> list[Review]:
         seen[en] = number
         expected = cells["expected_type"].strip()
         if expected not in _TYPES:
-            raise ValueError(f"{where} ({en}), field 'expected_type': expected one of {list(_TYPES)}, got {expected!r}")
+            raise ValueError(
+                f"{where} ({en}), field 'expected_type': expected one of {list(_TYPES)}, got {expected!r}"
+            )
         decision, ja, note = cells["decision"].strip(), cells["ja"].strip(), cells["note"].strip()
         if decision == "keep":
             if expected == DEFINITIONAL:
                 raise ValueError(f"{where} ({en}): a definitionally gendered word cannot be kept")
             if not ja:
-                raise ValueError(f"{where} ({en}), field 'ja': a kept occupation needs a translation")
+                raise ValueError(
+                    f"{where} ({en}), field 'ja': a kept occupation needs a translation"
+                )
             bad = [part for part in _GENDERED_PARTS if part in ja]
             if bad:
                 raise ValueError(
@@ -254,12 +260,16 @@ def load_reviews(path: str | os.PathLike[str] | None = None) -> list[Review]:
                     "use a gender-neutral occupation word"
                 )
             if any(ch.isspace() for ch in ja) or SLOT in ja:
-                raise ValueError(f"{where} ({en}), field 'ja': {ja!r} must be one word without spaces")
+                raise ValueError(
+                    f"{where} ({en}), field 'ja': {ja!r} must be one word without spaces"
+                )
         elif decision.startswith("merge:"):
             if not decision[len("merge:") :]:
                 raise ValueError(f"{where} ({en}), field 'decision': 'merge:' needs the kept word")
             if not ja or not note:
-                raise ValueError(f"{where} ({en}): a merged row needs its shared translation and a note")
+                raise ValueError(
+                    f"{where} ({en}): a merged row needs its shared translation and a note"
+                )
         elif decision == "exclude":
             if not note:
                 raise ValueError(f"{where} ({en}), field 'note': an exclusion needs its reason")
@@ -285,7 +295,9 @@ def load_reviews(path: str | os.PathLike[str] | None = None) -> list[Review]:
         if target is None:
             continue
         if target not in kept:
-            raise ValueError(f"{path}, line {row.line} ({row.en}): merges into {target!r}, which is not kept")
+            raise ValueError(
+                f"{path}, line {row.line} ({row.en}): merges into {target!r}, which is not kept"
+            )
         if kept[target].ja != row.ja or kept[target].expected_type != row.expected_type:
             raise ValueError(
                 f"{path}, line {row.line} ({row.en}): merged into {target!r} but its translation or "
@@ -313,7 +325,10 @@ def load_lexicon_rows(
     tsv = Path(path) if path is not None else OCCUPATIONS_TSV
     reviews = load_reviews(tsv)
     source = _professions_path(professions)
-    scores = {word: (index, s1, s2) for index, (word, s1, s2) in enumerate(read_professions(source), start=1)}
+    scores = {
+        word: (index, s1, s2)
+        for index, (word, s1, s2) in enumerate(read_professions(source), start=1)
+    }
     unknown = [f"line {r.line} ({r.en})" for r in reviews if r.en not in scores]
     if unknown:
         raise ValueError(
@@ -321,7 +336,9 @@ def load_lexicon_rows(
             f"{_listing(unknown)}. Remove the row(s), or give the list they were reviewed against."
         )
     reviewed = {r.en for r in reviews}
-    unreviewed = [f"entry {index} ({word})" for word, (index, _, _) in scores.items() if word not in reviewed]
+    unreviewed = [
+        f"entry {index} ({word})" for word, (index, _, _) in scores.items() if word not in reviewed
+    ]
     if unreviewed:
         raise ValueError(
             f"{source}: {len(unreviewed)} word(s) have no row in {tsv}: {_listing(unreviewed)}. "
@@ -338,14 +355,20 @@ def load_lexicon_rows(
                 f"{review.expected_type!r}; review the row again"
             )
         rows.append(
-            LexiconRow(review.en, s1, s2, computed, review.decision, review.ja, review.note, review.line)
+            LexiconRow(
+                review.en, s1, s2, computed, review.decision, review.ja, review.note, review.line
+            )
         )
     return rows
 
 
 def kept_occupations(rows: list[LexiconRow]) -> list[Occupation]:
     """The kept rows of ``load_lexicon_rows`` as occupations, in the same order."""
-    return [Occupation(row.en, row.ja, row.type, row.definitional, row.stereotypical) for row in rows if row.kept]
+    return [
+        Occupation(row.en, row.ja, row.type, row.definitional, row.stereotypical)
+        for row in rows
+        if row.kept
+    ]
 
 
 def load_occupations(
@@ -369,7 +392,9 @@ def load_templates(path: Path | None = None) -> list[Template]:
         where = f"{path}, line {number}"
         template_id, text = cells["template_id"].strip(), cells["text"].strip()
         if not _TEMPLATE_ID.match(template_id):
-            raise ValueError(f"{where}, field 'template_id': {template_id!r} is not a plain identifier")
+            raise ValueError(
+                f"{where}, field 'template_id': {template_id!r} is not a plain identifier"
+            )
         if template_id in seen:
             raise ValueError(f"{where}, field 'template_id': {template_id!r} is used twice")
         seen.add(template_id)
@@ -382,7 +407,9 @@ def load_templates(path: Path | None = None) -> list[Template]:
         if "{" in leftover or "}" in leftover:
             raise ValueError(f"{where} ({template_id}), field 'text': stray brace outside {SLOT}")
         if FEMALE_WORD in leftover or MALE_WORD in leftover:
-            raise ValueError(f"{where} ({template_id}), field 'text': already contains a gender word")
+            raise ValueError(
+                f"{where} ({template_id}), field 'text': already contains a gender word"
+            )
         templates.append(Template(template_id, text))
     if not templates:
         raise ValueError(f"{path}: no templates")

@@ -252,7 +252,9 @@ def _read_records(path: Path) -> list[tuple[int, dict]]:
     return records
 
 
-def _row(record: dict, where: str, subset: str, source_file: str, english: Mapping[str, str]) -> dict:
+def _row(
+    record: dict, where: str, subset: str, source_file: str, english: Mapping[str, str]
+) -> dict:
     absent = [key for key in REQUIRED_FIELDS if key not in record]
     if absent:
         raise ValueError(f"{where}: missing field(s) {', '.join(absent)}")
@@ -346,13 +348,17 @@ def read_occupation_words(path: Path) -> dict[str, str]:
     with open_text(path) as handle:
         header = handle.readline().rstrip("\n").split("\t")
         if header[:2] != ["En", "Ja"]:
-            raise ValueError(f"{path}, line 1: expected the header En<TAB>Ja<TAB>Type, got {header}")
+            raise ValueError(
+                f"{path}, line 1: expected the header En<TAB>Ja<TAB>Type, got {header}"
+            )
         for number, line in enumerate(handle, start=2):
             if not line.strip():
                 continue
             fields = line.rstrip("\n").split("\t")
             if len(fields) < 2 or not fields[0].strip() or not fields[1].strip():
-                raise ValueError(f"{path}, line {number}: expected En<TAB>Ja<TAB>Type, got {line.strip()!r}")
+                raise ValueError(
+                    f"{path}, line {number}: expected En<TAB>Ja<TAB>Type, got {line.strip()!r}"
+                )
             english[fields[1].strip()] = fields[0].strip()
     return english
 
@@ -371,7 +377,9 @@ def release_english(directory: str | Path | None) -> tuple[dict[str, str], dict[
         resolved = sources.resolve(sources.NLI_RELEASE_OCCUPATIONS)
     except sources.SourceUnavailable:
         return {}, None
-    return read_occupation_words(resolved.path), _with_pin(resolved.provenance(), sources.NLI_RELEASE_OCCUPATIONS)
+    return read_occupation_words(resolved.path), _with_pin(
+        resolved.provenance(), sources.NLI_RELEASE_OCCUPATIONS
+    )
 
 
 def read_folder(folder: ReleaseFolder, english: Mapping[str, str] | None = None) -> ReleaseRead:
@@ -399,14 +407,19 @@ def read_folder(folder: ReleaseFolder, english: Mapping[str, str] | None = None)
         logger.warning(
             "%s: %d row(s) whose occ_word/occ_type disagree with the pair and the file's set; kept in "
             "their file's set with both values, listed in the card:",
-            folder.location, len(disagreements),
-        )  # fmt: skip
+            folder.location,
+            len(disagreements),
+        )
         for row in disagreements:
             logger.warning(
                 "  %s id %s: occupation %s (%s, from the pair and the set); the file says %s (%s)",
-                row["source_file"], row["id"].split("-", 1)[1], row["occupation"], row["occupation_type"],
-                row["occupation_in_file"], row["occupation_type_in_file"],
-            )  # fmt: skip
+                row["source_file"],
+                row["id"].split("-", 1)[1],
+                row["occupation"],
+                row["occupation_type"],
+                row["occupation_in_file"],
+                row["occupation_type_in_file"],
+            )
     return ReleaseRead(folder, rows, disagreements, _check_union(folder, records))
 
 
@@ -420,7 +433,11 @@ def _check_union(folder: ReleaseFolder, records: list[dict]) -> str:
     if union == records:
         return f"`{name}` checked: equal, record for record, to the three set files in order ({len(union):,} rows)"
     first = next((i for i, (a, b) in enumerate(zip(union, records, strict=False)) if a != b), None)
-    where = f"first at record {first + 1}" if first is not None else f"{len(union):,} records against {len(records):,}"
+    where = (
+        f"first at record {first + 1}"
+        if first is not None
+        else f"{len(union):,} records against {len(records):,}"
+    )
     message = (
         f"`{name}` differs from the three set files in order ({where}); the `all{folder.config_suffix}` "
         "config holds the three set files"

@@ -123,6 +123,8 @@ def to_configs(
         chosen = [row for row in rows if row["subset"] == subset]
         if not chosen:
             raise ValueError(f"no rows for the subset {subset}")
-        configs[prefix + subset + suffix] = {"test": datasets.Dataset.from_list(chosen, features=features)}
+        configs[prefix + subset + suffix] = {
+            "test": datasets.Dataset.from_list(chosen, features=features)
+        }
     configs[prefix + "all" + suffix] = {"test": datasets.Dataset.from_list(rows, features=features)}
     return configs

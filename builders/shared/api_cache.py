@@ -138,7 +138,9 @@ class ResponseCache:
 
     @staticmethod
     def key(endpoint: str, body: dict) -> str:
-        canonical = json.dumps({"endpoint": endpoint, "request": body}, sort_keys=True, ensure_ascii=False)
+        canonical = json.dumps(
+            {"endpoint": endpoint, "request": body}, sort_keys=True, ensure_ascii=False
+        )
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     def path(self, endpoint: str, body: dict) -> Path:
@@ -155,14 +157,20 @@ class ResponseCache:
         except (OSError, ValueError) as err:
             log.warning("API cache: %s is unreadable (%s); asking again", path, err)
             return None
-        if not isinstance(entry, dict) or entry.get("endpoint") != endpoint or entry.get("request") != body:
+        if (
+            not isinstance(entry, dict)
+            or entry.get("endpoint") != endpoint
+            or entry.get("request") != body
+        ):
             log.warning("API cache: %s does not hold this request; asking again", path)
             return None
         return entry.get("response")
 
     def put(self, endpoint: str, body: dict, response: Any) -> Path:
         entry = {"endpoint": endpoint, "request": body, "response": response}
-        return atomic_write_text(self.path(endpoint, body), json.dumps(entry, ensure_ascii=False) + "\n")
+        return atomic_write_text(
+            self.path(endpoint, body), json.dumps(entry, ensure_ascii=False) + "\n"
+        )
 
 
 Send = Callable[[list[dict]], list]
@@ -197,8 +205,12 @@ class CachedAPI:
         flag_prefix: str = "--",
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        for name, value, low in (("max-retries", max_retries, 0), ("backoff", backoff, 0),
-                                 ("concurrency", concurrency, 1), ("batch-size", batch_size, 1)):  # fmt: skip
+        for name, value, low in (
+            ("max-retries", max_retries, 0),
+            ("backoff", backoff, 0),
+            ("concurrency", concurrency, 1),
+            ("batch-size", batch_size, 1),
+        ):
             if value < low:
                 raise ValueError(f"{flag_prefix}{name} must be >= {low}, got {value}")
         # The endpoint is what the cache keys, its entries record and messages name: never
@@ -252,9 +264,11 @@ class CachedAPI:
             retry=tenacity.retry_if_exception(self._should_retry),
             sleep=self._sleep,
             before_sleep=lambda state: log.debug(
-                "%s: attempt %d failed (%s); retrying", self.endpoint, state.attempt_number,
+                "%s: attempt %d failed (%s); retrying",
+                self.endpoint,
+                state.attempt_number,
                 _describe(state.outcome.exception()),
-            ),  # fmt: skip
+            ),
             reraise=True,
         )
         try:
@@ -262,7 +276,9 @@ class CachedAPI:
         except Exception as err:
             attempts = retrying.statistics.get("attempt_number", 1)
             if self._should_retry(err):
-                raise _Failed(f"still failing after {attempts} attempt(s): {_describe(err)}") from err
+                raise _Failed(
+                    f"still failing after {attempts} attempt(s): {_describe(err)}"
+                ) from err
             if isinstance(err, self._client_errors):
                 raise _Failed(f"refused a request ({_describe(err)}); this is not retried") from err
             raise
@@ -274,7 +290,9 @@ class CachedAPI:
 
     # ---- many requests ---------------------------------------------------------------------
 
-    def answer(self, bodies: Sequence[dict], *, progress_bar: bool = True, desc: str = "api") -> list:
+    def answer(
+        self, bodies: Sequence[dict], *, progress_bar: bool = True, desc: str = "api"
+    ) -> list:
         """The response for each body, in order; the same body twice is sent once."""
         bodies = list(bodies)
         responses: list = [self.cache.get(self.endpoint, body) for body in bodies]
@@ -285,11 +303,22 @@ class CachedAPI:
                 first_of.setdefault(self.cache.key(self.endpoint, bodies[i]), i)
         todo = list(first_of.values())
         if todo:
-            log.debug("%s: %d of %d %s cached, %d to ask", self.endpoint, len(bodies) - len(todo),
-                      len(bodies), self.unit, len(todo))  # fmt: skip
+            log.debug(
+                "%s: %d of %d %s cached, %d to ask",
+                self.endpoint,
+                len(bodies) - len(todo),
+                len(bodies),
+                self.unit,
+                len(todo),
+            )
         batches = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
-        done = progress(self._run(batches, bodies, responses), desc=desc, total=len(todo), unit="req",
-                        enabled=progress_bar and bool(todo))  # fmt: skip
+        done = progress(
+            self._run(batches, bodies, responses),
+            desc=desc,
+            total=len(todo),
+            unit="req",
+            enabled=progress_bar and bool(todo),
+        )
         for _ in done:
             pass
         for i, response in enumerate(responses):
@@ -333,7 +362,11 @@ class CachedAPI:
             # Also on Ctrl-C: requests in flight finish and are cached.
             pool.shutdown(wait=True, cancel_futures=True)
         if failure is not None:
-            answered = {self.cache.key(self.endpoint, b) for b, r in zip(bodies, responses, strict=True) if r is not None}
+            answered = {
+                self.cache.key(self.endpoint, b)
+                for b, r in zip(bodies, responses, strict=True)
+                if r is not None
+            }
             total = len({self.cache.key(self.endpoint, body) for body in bodies})
             raise APIFailure(
                 f"{self.endpoint} {failure}. Stopped with {len(answered)} of {total} {self.unit} answered; "
@@ -351,4 +384,6 @@ def _describe(err: BaseException | None) -> str:
         return "no error"
     status = getattr(err, "status_code", None) or getattr(err, "http_status_code", None)
     text = str(err).strip().splitlines()[0] if str(err).strip() else ""
-    return f"{type(err).__name__}{f' (HTTP {status})' if status else ''}{': ' + text if text else ''}"
+    return (
+        f"{type(err).__name__}{f' (HTTP {status})' if status else ''}{': ' + text if text else ''}"
+    )

@@ -35,12 +35,18 @@ def chat_reply(text: str) -> dict:
     except ValueError:
         raise MalformedReply(f"the reply is not JSON: {text[:80]!r}") from None
     choices = data.get("choices") if isinstance(data, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) \
-            or not isinstance(choices[0].get("message"), dict):  # fmt: skip
+    if (
+        not isinstance(choices, list)
+        or not choices
+        or not isinstance(choices[0], dict)
+        or not isinstance(choices[0].get("message"), dict)
+    ):
         raise MalformedReply(f"the reply holds no choices[0].message: {text[:80]!r}")
     content = choices[0]["message"].get("content")
     if content is not None and not isinstance(content, str):
-        raise MalformedReply(f"choices[0].message.content is {type(content).__name__}, expected text")
+        raise MalformedReply(
+            f"choices[0].message.content is {type(content).__name__}, expected text"
+        )
     return data
 
 
@@ -87,24 +93,46 @@ class ChatCompletions:
         self.model = model
         self.base_url = (base_url or OPENAI_URL).rstrip("/")
         official = "api.openai.com" in self.base_url
-        key = api_key(api_key_env, flag=f"{flag_prefix}api-key-env", needed_for=self.base_url if official else None)
-        cache = ResponseCache(cache_dir or default_cache_dir(service), flag=f"{flag_prefix}cache-dir")
+        key = api_key(
+            api_key_env,
+            flag=f"{flag_prefix}api-key-env",
+            needed_for=self.base_url if official else None,
+        )
+        cache = ResponseCache(
+            cache_dir or default_cache_dir(service), flag=f"{flag_prefix}cache-dir"
+        )
         # The client's own retries are off for this client only: CachedAPI counts one budget
         # for transient errors and malformed replies alike.
-        self._client = openai.OpenAI(base_url=self.base_url, api_key=key or "not-needed", max_retries=0,
-                                     timeout=timeout)  # fmt: skip
+        self._client = openai.OpenAI(
+            base_url=self.base_url, api_key=key or "not-needed", max_retries=0, timeout=timeout
+        )
         self.api = CachedAPI(
-            f"{self.base_url}/chat/completions", self._send, cache, retryable=_retryable,
-            client_errors=(openai.OpenAIError,), wait_hint=_wait_hint,
-            max_retries=max_retries, backoff=backoff, concurrency=concurrency, flag_prefix=flag_prefix,
-        )  # fmt: skip
+            f"{self.base_url}/chat/completions",
+            self._send,
+            cache,
+            retryable=_retryable,
+            client_errors=(openai.OpenAIError,),
+            wait_hint=_wait_hint,
+            max_retries=max_retries,
+            backoff=backoff,
+            concurrency=concurrency,
+            flag_prefix=flag_prefix,
+        )
 
     def _send(self, bodies: list[dict]) -> list[dict]:
-        return [chat_reply(self._client.chat.completions.with_raw_response.create(**body).http_response.text)
-                for body in bodies]  # fmt: skip
+        return [
+            chat_reply(
+                self._client.chat.completions.with_raw_response.create(**body).http_response.text
+            )
+            for body in bodies
+        ]
 
-    def complete(self, bodies: Sequence[dict], *, progress: bool = True, desc: str = "api") -> list[dict]:
-        return self.api.answer([{"model": self.model, **body} for body in bodies], progress_bar=progress, desc=desc)
+    def complete(
+        self, bodies: Sequence[dict], *, progress: bool = True, desc: str = "api"
+    ) -> list[dict]:
+        return self.api.answer(
+            [{"model": self.model, **body} for body in bodies], progress_bar=progress, desc=desc
+        )
 
 
 def reply_text(response: dict) -> str:

@@ -125,7 +125,9 @@ def _card_data(
     for name, splits in configs.items():
         entry: dict[str, Any] = {
             "config_name": name,
-            "data_files": [{"split": split, "path": f"{name}/{parquet_name(split)}"} for split in splits],
+            "data_files": [
+                {"split": split, "path": f"{name}/{parquet_name(split)}"} for split in splits
+            ],
         }
         if name == default_config:
             entry["default"] = True
@@ -180,7 +182,9 @@ def render_card(
     if isinstance(sections, str):
         return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{sections.strip()}\n")
     values = {key: getattr(sections, key) for key in CardSections.__dataclass_fields__}
-    values = {key: value.strip() if isinstance(value, str) else value for key, value in values.items()}
+    values = {
+        key: value.strip() if isinstance(value, str) else value for key, value in values.items()
+    }
     values["instance"] = _instance_json(sections.instance)
     card = DatasetCard.from_template(
         data,
@@ -195,7 +199,10 @@ def render_card(
 
 def _instance_json(row: Mapping[str, Any]) -> str:
     """One field a line, each value compact: word lists and nested answers stay readable."""
-    lines = [f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in row.items()]
+    lines = [
+        f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}"
+        for key, value in row.items()
+    ]
     return "{\n" + ",\n".join(lines) + "\n}"
 
 

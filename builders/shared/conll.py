@@ -74,7 +74,10 @@ def read_conll(path: str | os.PathLike[str]) -> list[CorefDocument]:
                 fail(number, "a token line outside '#begin document' ... '#end document'")
             columns = text.split()
             if len(columns) < 2:
-                fail(number, f"expected the word (4th column) and the coreference tags (last), got {text!r}")
+                fail(
+                    number,
+                    f"expected the word (4th column) and the coreference tags (last), got {text!r}",
+                )
             position = len(current.tokens)
             current.tokens.append(columns[3] if len(columns) >= 5 else columns[0])
             if columns[-1] == "-":

@@ -34,11 +34,30 @@ from typing import TypeVar
 
 from bias_hub.builders.shared.secrets import redact
 
-__all__ = ["add_log_file", "capture", "command_line", "configure", "progress", "progress_enabled", "remove_log_file", "stage", "verbosity"]
+__all__ = [
+    "add_log_file",
+    "capture",
+    "command_line",
+    "configure",
+    "progress",
+    "progress_enabled",
+    "remove_log_file",
+    "stage",
+    "verbosity",
+]
 
 T = TypeVar("T")
 OWN = ("bias_hub", "bench")
-LIBRARIES = ("transformers", "datasets", "evaluate", "huggingface_hub", "accelerate", "httpx", "openai", "deepl")
+LIBRARIES = (
+    "transformers",
+    "datasets",
+    "evaluate",
+    "huggingface_hub",
+    "accelerate",
+    "httpx",
+    "openai",
+    "deepl",
+)
 # Libraries whose DEBUG lines are bookkeeping (lock taken/released, file opened, font scores):
 # half of a log file if let through, so a captured block keeps them at INFO.
 BOOKKEEPING = ("filelock", "fsspec", "matplotlib")
@@ -282,13 +301,27 @@ def progress_enabled() -> bool:
     return _state["verbosity"] >= 0 and hasattr(stream, "isatty") and stream.isatty()
 
 
-def progress(iterable: Iterable[T], desc: str = "", total: int | None = None, unit: str = "it",
-             enabled: bool = True) -> Iterator[T]:  # fmt: skip
+def progress(
+    iterable: Iterable[T],
+    desc: str = "",
+    total: int | None = None,
+    unit: str = "it",
+    enabled: bool = True,
+) -> Iterator[T]:
     """``iterable`` with a tqdm bar when bars are on (``enabled`` lets a caller turn it off)."""
     from tqdm.auto import tqdm
 
-    return iter(tqdm(iterable, desc=desc, total=total, unit=unit, leave=False, file=console_stream(),
-                     disable=not (enabled and progress_enabled())))  # fmt: skip
+    return iter(
+        tqdm(
+            iterable,
+            desc=desc,
+            total=total,
+            unit=unit,
+            leave=False,
+            file=console_stream(),
+            disable=not (enabled and progress_enabled()),
+        )
+    )
 
 
 @contextmanager

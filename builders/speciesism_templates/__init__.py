@@ -45,7 +45,13 @@ def build(
         for config, config_rows in rows.items()
     }
     target = Path(out_root) / NAME
-    write_dataset_folder(target, configs, METADATA, card_sections(rows, configs["probability"][SPLIT][0]), default_config="probability")
+    write_dataset_folder(
+        target,
+        configs,
+        METADATA,
+        card_sections(rows, configs["probability"][SPLIT][0]),
+        default_config="probability",
+    )
     for config, config_rows in rows.items():
         logger.info("%s: %d rows", config, len(config_rows))
     logger.info("wrote %s", target)

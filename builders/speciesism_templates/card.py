@@ -71,9 +71,15 @@ def _templates_table(rows: dict[str, list[dict]]) -> str:
                 continue
             seen.add(row["template_id"])
             table.append(
-                [config, row["template_id"], f"`{row['template']}`", row["form"],
-                 row["pronoun"] or "-", row["relative"] or "-"]
-            )  # fmt: skip
+                [
+                    config,
+                    row["template_id"],
+                    f"`{row['template']}`",
+                    row["form"],
+                    row["pronoun"] or "-",
+                    row["relative"] or "-",
+                ]
+            )
     return markdown_table(
         ["config", "template_id", "template", "form", "pronoun", "relative"], table
     )

@@ -13,7 +13,9 @@ IN_ALL = True
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from bias_hub.builders.speciesism_templates.templates import DEFAULT_ANIMALS, DEFAULT_TEMPLATES
 
-    parser.add_argument("--templates", type=Path, default=DEFAULT_TEMPLATES, help="template table (TSV)")
+    parser.add_argument(
+        "--templates", type=Path, default=DEFAULT_TEMPLATES, help="template table (TSV)"
+    )
     parser.add_argument("--animals", type=Path, default=DEFAULT_ANIMALS, help="animal table (TSV)")
 
 

@@ -33,9 +33,18 @@ CONFIG_NAMES = {
 }
 SPLIT = "test"
 ROW_FIELDS = (
-    "id", "language", "template_id", "template", "form", "pronoun",
-    "relative", "animal", "animal_group", "name", "text",
-)  # fmt: skip
+    "id",
+    "language",
+    "template_id",
+    "template",
+    "form",
+    "pronoun",
+    "relative",
+    "animal",
+    "animal_group",
+    "name",
+    "text",
+)
 TEMPLATE_FIELDS = ("template_id", "language", "config", "template", "form", "pronoun", "relative")
 ANIMAL_FIELDS = ("animal", "group", "en", "en_article", "ja", "note")
 
@@ -62,7 +71,9 @@ class Animal:
 
 def _read_tsv(path: Path, fields: tuple[str, ...], flag: str) -> list[tuple[int, dict[str, str]]]:
     if path.is_dir():
-        raise ValueError(f"{flag} {path}: is a folder; expected a TSV file with the columns {list(fields)}")
+        raise ValueError(
+            f"{flag} {path}: is a folder; expected a TSV file with the columns {list(fields)}"
+        )
     if not path.is_file():
         raise FileNotFoundError(f"{flag} {path}: no such file")
     with open_text(path, newline="") as handle:
@@ -165,7 +176,9 @@ def expand(
     return rows
 
 
-def build_rows(templates_path: Path = DEFAULT_TEMPLATES, animals_path: Path = DEFAULT_ANIMALS) -> dict[str, list[dict]]:
+def build_rows(
+    templates_path: Path = DEFAULT_TEMPLATES, animals_path: Path = DEFAULT_ANIMALS
+) -> dict[str, list[dict]]:
     """``{dataset config: rows}`` for every config of ``CONFIG_NAMES``."""
     templates = read_templates(Path(templates_path))
     animals = read_animals(Path(animals_path))

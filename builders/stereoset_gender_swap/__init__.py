@@ -69,8 +69,11 @@ def _names(names: str | os.PathLike[str] | None, use_names: bool):
     try:
         return load_names(), None
     except SourceUnavailable as err:
-        logger.warning("first names left out: Thakur et al.'s name lists could not be fetched (%s); "
-                       "give a data_debias checkout with --names PATH to include them", _one_line(err))  # fmt: skip
+        logger.warning(
+            "first names left out: Thakur et al.'s name lists could not be fetched (%s); "
+            "give a data_debias checkout with --names PATH to include them",
+            _one_line(err),
+        )
         return None, (
             "**left out in this build**: Thakur et al.'s name lists could not be fetched (no network); "
             "rebuild with `--names PATH` (a checkout of github.com/himansh005/data_debias) to include them"
@@ -87,7 +90,9 @@ def _read_rows(source, limit: int | None):
     return resolved, rows if limit is None else rows[:limit]
 
 
-def _population(candidates, lexicon_path: Path, llm: LLMSwapper | None) -> tuple[Population, Lexicon]:
+def _population(
+    candidates, lexicon_path: Path, llm: LLMSwapper | None
+) -> tuple[Population, Lexicon]:
     """The paper population, with the registry's first names as gender words."""
     names = load_registry_names()
     words = load_lexicon(lexicon_path, names=names)
@@ -95,8 +100,12 @@ def _population(candidates, lexicon_path: Path, llm: LLMSwapper | None) -> tuple
     name_list = f"{provenance['location']} (sha256 {provenance['sha256'][:12]}; great_britain, ireland, usa)"
     if llm is not None:
         llm.prefetch(candidates, words, genders=("male", "female", "mixed"))
-        return build_population(candidates, words, llm.swap, "llm", name_list, names_swappable=True), words
-    return build_population(candidates, words, lambda s: swap_rule(s, words), "rule", name_list), words
+        return build_population(
+            candidates, words, llm.swap, "llm", name_list, names_swappable=True
+        ), words
+    return build_population(
+        candidates, words, lambda s: swap_rule(s, words), "rule", name_list
+    ), words
 
 
 def _llm(base_url: str | None, model: str | None, **options) -> LLMSwapper | None:
@@ -157,10 +166,22 @@ def build(
         raise FileNotFoundError(f"--lexicon: {lexicon_path} is not a file")
     name_list, names_note = _names(names, use_names)
     words = load_lexicon(lexicon_path, names=name_list)
-    candidates = {kind: candidates_from_stereoset(rows, kind) for kind in ("contexts", "continuations")}
-    builds = {kind: build_pairs(candidates[kind], words, lambda s: swap_rule(s, words), kind) for kind in candidates}
-    llm = _llm(llm_base_url, llm_model, cache_dir=llm_cache, api_key_env=llm_api_key_env,
-               max_retries=llm_max_retries, timeout=llm_timeout, concurrency=llm_concurrency)  # fmt: skip
+    candidates = {
+        kind: candidates_from_stereoset(rows, kind) for kind in ("contexts", "continuations")
+    }
+    builds = {
+        kind: build_pairs(candidates[kind], words, lambda s: swap_rule(s, words), kind)
+        for kind in candidates
+    }
+    llm = _llm(
+        llm_base_url,
+        llm_model,
+        cache_dir=llm_cache,
+        api_key_env=llm_api_key_env,
+        max_retries=llm_max_retries,
+        timeout=llm_timeout,
+        concurrency=llm_concurrency,
+    )
     if llm is not None:
         llm.prefetch(candidates["contexts"], words)
         builds["llm"] = build_pairs(candidates["contexts"], words, llm.swap, "llm")
@@ -171,20 +192,42 @@ def build(
             raise UserError(f"config {name}: every sentence was rejected ({dict(pairs.rejected)})")
         configs[name] = {"test": datasets.Dataset.from_list(pairs.rows, features=FEATURES)}
     if population.rows:
-        configs[POPULATION] = {"test": datasets.Dataset.from_list(population.rows, features=POPULATION_FEATURES)}
+        configs[POPULATION] = {
+            "test": datasets.Dataset.from_list(population.rows, features=POPULATION_FEATURES)
+        }
     else:
-        logger.warning("%s: no context became a pair (%s); the config is not written", POPULATION,
-                       {reason: len(texts) for reason, texts in population.left_out.items()})  # fmt: skip
-    card = card_sections(builds, resolved, words, names_note=names_note, llm=llm,
-                         instance=configs[DEFAULT_CONFIG]["test"][0], population=population,
-                         population_lexicon=population_words)  # fmt: skip
+        logger.warning(
+            "%s: no context became a pair (%s); the config is not written",
+            POPULATION,
+            {reason: len(texts) for reason, texts in population.left_out.items()},
+        )
+    card = card_sections(
+        builds,
+        resolved,
+        words,
+        names_note=names_note,
+        llm=llm,
+        instance=configs[DEFAULT_CONFIG]["test"][0],
+        population=population,
+        population_lexicon=population_words,
+    )
     target = Path(out_root) / NAME
     write_dataset_folder(target, configs, card_metadata(), card, default_config=DEFAULT_CONFIG)
     for name, pairs in builds.items():
-        logger.info("%s: %d pairs from %d sentences; rejected %s", name, len(pairs.rows), pairs.considered,
-                    dict(pairs.rejected))  # fmt: skip
+        logger.info(
+            "%s: %d pairs from %d sentences; rejected %s",
+            name,
+            len(pairs.rows),
+            pairs.considered,
+            dict(pairs.rejected),
+        )
     left_out = {reason: len(texts) for reason, texts in population.left_out.items()}
-    logger.info("%s: %d pairs from %d contexts; left out %s", POPULATION, len(population.rows), population.considered,
-                left_out)  # fmt: skip
+    logger.info(
+        "%s: %d pairs from %d contexts; left out %s",
+        POPULATION,
+        len(population.rows),
+        population.considered,
+        left_out,
+    )
     logger.info("wrote %s", target)
     return target

@@ -45,7 +45,9 @@ def _word_counts(lexicon: Lexicon) -> str:
         counts[kind][1] += female != NO_COUNTERPART
     rows = [[kind, m, f] for kind, (m, f) in counts.items()]
     if lexicon.names is not None:
-        rows.append(["first names (Thakur et al.)", len(lexicon.names.male), len(lexicon.names.female)])
+        rows.append(
+            ["first names (Thakur et al.)", len(lexicon.names.male), len(lexicon.names.female)]
+        )
     return markdown_table(["gender words", "male", "female"], rows)
 
 
@@ -54,7 +56,8 @@ def _names_text(lexicon: Lexicon, names_note: str | None) -> str:
         return f"first names: {names_note}."
     names = lexicon.names
     files = "\n".join(
-        f"     - `{p['location']}` (origin: {p['origin']}, sha256 `{p['sha256']}`)" for p in names.provenance
+        f"     - `{p['location']}` (origin: {p['origin']}, sha256 `{p['sha256']}`)"
+        for p in names.provenance
     )
     return f"""first names from Thakur et al.'s data (github.com/himansh005/data_debias, MIT):
 {files}
@@ -70,11 +73,13 @@ def _names_text(lexicon: Lexicon, names_note: str | None) -> str:
 def _registry_names_text(lexicon: Lexicon) -> str:
     names = lexicon.names
     p = names.provenance[0]
-    return (f"`{p['location']}` (origin: {p['origin']}, sha256 `{p['sha256']}`; {p['license']}): the names with a "
-            f"frequency in Great Britain, Ireland or the USA, {len(names.male)} male and {len(names.female)} female "
-            f"(of one gender in every entry; {len(names.ambiguous)} listed for both or as mostly one are no gender "
-            f"word; {len(names.excluded)} that StereoSet uses as places or common words are ignored: "
-            "`not_names.txt`, `not_names_registry.txt`: America, Sierra Leone, Katy Perry, ...)")  # fmt: skip
+    return (
+        f"`{p['location']}` (origin: {p['origin']}, sha256 `{p['sha256']}`; {p['license']}): the names with a "
+        f"frequency in Great Britain, Ireland or the USA, {len(names.male)} male and {len(names.female)} female "
+        f"(of one gender in every entry; {len(names.ambiguous)} listed for both or as mostly one are no gender "
+        f"word; {len(names.excluded)} that StereoSet uses as places or common words are ignored: "
+        "`not_names.txt`, `not_names_registry.txt`: America, Sierra Leone, Katy Perry, ...)"
+    )
 
 
 def _population_text(population: Population, lexicon: Lexicon) -> str:
@@ -90,9 +95,13 @@ def _population_text(population: Population, lexicon: Lexicon) -> str:
         ["of which identical pairs (no gender word)", "", population.kinds["identical"]],
         ["of which one gender swapped", "", swapped],
         ["of which both genders swapped (mixed)", "", population.kinds["mixed"]],
-    ]  # fmt: skip
+    ]
     reasons = [[reason, LEFT_OUT[reason], count] for reason, count in left.items() if count]
-    listed = "\n".join(f"- `{reason}`: {text}" for reason in LEFT_OUT for text in population.left_out.get(reason, []))
+    listed = "\n".join(
+        f"- `{reason}`: {text}"
+        for reason in LEFT_OUT
+        for text in population.left_out.get(reason, [])
+    )
     return f"""**The paper's population: `{POPULATION}`.**
 
 The study took all 2,123 contexts, removed duplicated sentences, swapped the genders with
@@ -140,27 +149,49 @@ def card_sections(
 ) -> CardSections:
     config_rows = [[name, len(b.rows), b.considered] for name, b in builds.items()]
     config_rows.append([POPULATION, len(population.rows), population.considered])
-    reject_rows = [[reason, REJECTIONS[reason]] + [b.rejected.get(reason, 0) for b in builds.values()] for reason in REJECTIONS]
+    reject_rows = [
+        [reason, REJECTIONS[reason]] + [b.rejected.get(reason, 0) for b in builds.values()]
+        for reason in REJECTIONS
+    ]
     by_type = []
     for name, build in builds.items():
         counts: dict[str, int] = {}
         for row in build.rows:
             counts[row["bias_type"]] = counts.get(row["bias_type"], 0) + 1
-        by_type.append([name] + [counts.get(t, 0) for t in ("gender", "profession", "race", "religion")])
+        by_type.append(
+            [name] + [counts.get(t, 0) for t in ("gender", "profession", "race", "religion")]
+        )
     by_origin = []
     for name, build in builds.items():
         male = sum(row["original_gender"] == "male" for row in build.rows)
         by_origin.append([name, male, len(build.rows) - male])
-    by_set = [[name] + [b.word_sets.get(kind, 0) for kind in (*SETS, "name")] for name, b in builds.items()]
+    by_set = [
+        [name] + [b.word_sets.get(kind, 0) for kind in (*SETS, "name")]
+        for name, b in builds.items()
+    ]
     contexts = builds["contexts"]
     paper_rows = [
         ["context sentences of the intersentence items", "2,123", contexts.considered],
-        ["sentences swapped (study: per gender, duplicates removed)", "2,399 (LLM swap)",
-         contexts.considered - sum(contexts.rejected.get(r, 0) for r in ("no_gender_word", "mixed_gender", "no_counterpart"))],
-        ["pairs after the clean-up (forms differ only in gender words)", "2,111", len(contexts.rows)],
-        ["the same, counting sentences without a gender word as identical pairs", "",
-         len(contexts.rows) + len(contexts.ungendered)],
-    ]  # fmt: skip
+        [
+            "sentences swapped (study: per gender, duplicates removed)",
+            "2,399 (LLM swap)",
+            contexts.considered
+            - sum(
+                contexts.rejected.get(r, 0)
+                for r in ("no_gender_word", "mixed_gender", "no_counterpart")
+            ),
+        ],
+        [
+            "pairs after the clean-up (forms differ only in gender words)",
+            "2,111",
+            len(contexts.rows),
+        ],
+        [
+            "the same, counting sentences without a gender word as identical pairs",
+            "",
+            len(contexts.rows) + len(contexts.ungendered),
+        ],
+    ]
     llm_line = (
         f"The `llm` config asked `{llm.model}` at `{llm.base_url}` with the study's instruction "
         f"(「{llm.instruction}」) followed by each context sentence; {llm.requests_sent} requests were sent "

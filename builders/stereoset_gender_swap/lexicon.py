@@ -19,8 +19,15 @@ from bias_hub.builders.shared.files import read_text
 from bias_hub.builders.shared.text import Word, split_words
 
 __all__ = [
-    "Lexicon", "Names", "Word", "load_lexicon", "split_words", "normalise_key", "LEXICON_PATH", "SETS",
-]  # fmt: skip
+    "Lexicon",
+    "Names",
+    "Word",
+    "load_lexicon",
+    "split_words",
+    "normalise_key",
+    "LEXICON_PATH",
+    "SETS",
+]
 
 LEXICON_PATH = Path(__file__).with_name("lexicon.tsv")
 # The sets a lexicon row may belong to; "-" on one side marks a gendered word without a counterpart.
@@ -109,8 +116,11 @@ class Lexicon:
 
     def is_name(self, word: str) -> bool:
         key = normalise_key(word)
-        return key not in self.male and key not in self.female and self.names is not None and (
-            self.names.gender_of(word) is not None
+        return (
+            key not in self.male
+            and key not in self.female
+            and self.names is not None
+            and (self.names.gender_of(word) is not None)
         )
 
     def counterpart(self, word: str) -> str | None:
@@ -147,21 +157,27 @@ def load_lexicon(path: Path | str = LEXICON_PATH, names: Names | None = None) ->
         fields = line.split("\t")
         if not header_seen:
             if fields[:3] != ["male", "female", "set"]:
-                raise ValueError(f"{path}, line {number}: expected the header 'male<TAB>female<TAB>set<TAB>note'")
+                raise ValueError(
+                    f"{path}, line {number}: expected the header 'male<TAB>female<TAB>set<TAB>note'"
+                )
             header_seen = True
             continue
         if len(fields) < 3 or not fields[0] or not fields[1]:
             raise ValueError(f"{path}, line {number}: expected male, female and set, got {line!r}")
         male, female, kind = normalise_key(fields[0]), normalise_key(fields[1]), fields[2]
         if kind not in SETS:
-            raise ValueError(f"{path}, line {number}: set must be one of {', '.join(SETS)}, got {kind!r}")
+            raise ValueError(
+                f"{path}, line {number}: set must be one of {', '.join(SETS)}, got {kind!r}"
+            )
         if male == female == NO_COUNTERPART:
             raise ValueError(f"{path}, line {number}: at most one side may be '-' (no counterpart)")
         for word in (male, female):
             if word == NO_COUNTERPART:
                 continue
             if word in seen:
-                raise ValueError(f"{path}, line {number}: {word!r} already appears on line {seen[word]}")
+                raise ValueError(
+                    f"{path}, line {number}: {word!r} already appears on line {seen[word]}"
+                )
             seen[word] = number
         pairs.append((male, female, kind))
     if not pairs:

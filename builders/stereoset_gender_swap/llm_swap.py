@@ -41,9 +41,17 @@ class LLMSwapper:
         temperature: float = 0.0,
     ) -> None:
         self.client = ChatCompletions(
-            model, base_url=base_url, api_key_env=api_key_env, cache_dir=cache_dir, service="stereoset_llm_swap",
-            timeout=timeout, max_retries=max_retries, backoff=backoff, concurrency=concurrency, flag_prefix="--llm-",
-        )  # fmt: skip
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            cache_dir=cache_dir,
+            service="stereoset_llm_swap",
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            concurrency=concurrency,
+            flag_prefix="--llm-",
+        )
         self.base_url = self.client.base_url
         self.model = model
         self.instruction = instruction
@@ -62,16 +70,25 @@ class LLMSwapper:
 
     def swap_all(self, sentences: Iterable[str], progress: bool = True) -> list[str]:
         """The replies for ``sentences``, asked ``concurrency`` at a time (cached ones not asked)."""
-        replies = self.client.complete([self._body(s) for s in sentences], progress=progress, desc="LLM swap")
+        replies = self.client.complete(
+            [self._body(s) for s in sentences], progress=progress, desc="LLM swap"
+        )
         return [reply_text(reply).strip() for reply in replies]
 
-    def prefetch(self, candidates: Iterable, lexicon, progress: bool = True,
-                 genders: tuple[str, ...] = ("male", "female")) -> None:  # fmt: skip
+    def prefetch(
+        self,
+        candidates: Iterable,
+        lexicon,
+        progress: bool = True,
+        genders: tuple[str, ...] = ("male", "female"),
+    ) -> None:
         """Ask in parallel for every candidate sentence a build will swap: those of one gender
         (``build_pairs``), or also the mixed ones (``genders`` with "mixed": the paper population)."""
         sentences = [normalise_sentence(c.text) for c in candidates]
-        self.swap_all(dict.fromkeys(s for s in sentences if sentence_gender(s, lexicon) in genders),
-                      progress=progress)  # fmt: skip
+        self.swap_all(
+            dict.fromkeys(s for s in sentences if sentence_gender(s, lexicon) in genders),
+            progress=progress,
+        )
 
     def swap(self, sentence: str) -> str:
         return self.swap_all([sentence], progress=False)[0]

@@ -21,9 +21,14 @@ from bias_hub.builders.shared.sources import resolve
 from bias_hub.builders.stereoset_gender_swap.lexicon import Names, normalise_key
 
 __all__ = [
-    "NAME_FILES", "NOT_NAMES_PATH", "REGISTRY_COUNTRIES", "load_names", "load_registry_names", "read_names",
+    "NAME_FILES",
+    "NOT_NAMES_PATH",
+    "REGISTRY_COUNTRIES",
+    "load_names",
+    "load_registry_names",
+    "read_names",
     "read_registry_names",
-]  # fmt: skip
+]
 
 # source name in builders/shared/sources.py -> file name in a data_debias checkout's data/ folder
 NAME_FILES = {
@@ -41,7 +46,11 @@ _REGISTRY_GENDERS = {"M": "male", "F": "female"}
 
 
 def _word_list(path: Path) -> list[str]:
-    return [normalise_key(line.strip()) for line in read_text(path).splitlines() if line.strip() and not line.startswith("#")]
+    return [
+        normalise_key(line.strip())
+        for line in read_text(path).splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
 
 
 def _pairs(path: Path) -> list[tuple[str, str]]:
@@ -53,13 +62,21 @@ def _pairs(path: Path) -> list[tuple[str, str]]:
         raise ValueError(f"{path}: expected a JSON list of [male, female] name pairs")
     pairs = []
     for number, pair in enumerate(data):
-        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(n, str) and n.strip() for n in pair)):
-            raise ValueError(f"{path}, pair {number}: expected [male name, female name], got {pair!r}")
+        if not (
+            isinstance(pair, list)
+            and len(pair) == 2
+            and all(isinstance(n, str) and n.strip() for n in pair)
+        ):
+            raise ValueError(
+                f"{path}, pair {number}: expected [male name, female name], got {pair!r}"
+            )
         pairs.append((normalise_key(pair[0].strip()), normalise_key(pair[1].strip())))
     return pairs
 
 
-def read_names(male_path: Path, female_path: Path, pairs_path: Path, provenance: tuple[dict, ...] = ()) -> Names:
+def read_names(
+    male_path: Path, female_path: Path, pairs_path: Path, provenance: tuple[dict, ...] = ()
+) -> Names:
     """Names from the three files (see the module docstring for how genders are decided)."""
     pairs = _pairs(pairs_path)
     pair_male = {m for m, _ in pairs}
@@ -82,7 +99,9 @@ def read_names(male_path: Path, female_path: Path, pairs_path: Path, provenance:
         if m in male and f in female:
             counterpart.setdefault(m, f)
             counterpart.setdefault(f, m)
-    return Names(frozenset(male), frozenset(female), counterpart, frozenset(ambiguous), excluded, provenance)
+    return Names(
+        frozenset(male), frozenset(female), counterpart, frozenset(ambiguous), excluded, provenance
+    )
 
 
 def load_names(folder: str | os.PathLike[str] | None = None) -> Names:
@@ -91,11 +110,15 @@ def load_names(folder: str | os.PathLike[str] | None = None) -> Names:
     if folder is not None:
         root = Path(folder).expanduser()
         if not root.is_dir():
-            raise FileNotFoundError(f"--names: {root} is not a folder (expected a data_debias checkout or its data/)")
+            raise FileNotFoundError(
+                f"--names: {root} is not a folder (expected a data_debias checkout or its data/)"
+            )
         base = root / "data" if (root / "data" / "male_names.txt").is_file() else root
         for source, filename in NAME_FILES.items():
             if not (base / filename).is_file():
-                raise FileNotFoundError(f"--names: {base} has no {filename} (expected data_debias's data/ files)")
+                raise FileNotFoundError(
+                    f"--names: {base} has no {filename} (expected data_debias's data/ files)"
+                )
             paths[source] = base / filename
     resolved = {source: resolve(source, paths.get(source)) for source in NAME_FILES}
     return read_names(
@@ -115,19 +138,31 @@ def read_registry_names(path: Path, provenance: tuple[dict, ...] = ()) -> Names:
             continue
         fields = line.split()
         if len(fields) < 2 or len(line) < max(REGISTRY_COUNTRIES.values()) + 1:
-            raise ValueError(f"{path}, line {number}: expected a gender code, a name and country columns")
+            raise ValueError(
+                f"{path}, line {number}: expected a gender code, a name and country columns"
+            )
         code, name = fields[0], fields[1]
         if "+" in name or not any(line[column].strip() for column in REGISTRY_COUNTRIES.values()):
             continue
         genders.setdefault(normalise_key(name), set()).add(_REGISTRY_GENDERS.get(code, "ambiguous"))
     if not genders:
-        raise ValueError(f"{path}: no first name with a frequency in {', '.join(REGISTRY_COUNTRIES)}")
+        raise ValueError(
+            f"{path}: no first name with a frequency in {', '.join(REGISTRY_COUNTRIES)}"
+        )
     male = {name for name, found in genders.items() if found == {"male"}}
     female = {name for name, found in genders.items() if found == {"female"}}
     ambiguous = set(genders) - male - female
-    excluded = frozenset(_word_list(NOT_NAMES_PATH) + _word_list(NOT_NAMES_REGISTRY_PATH)) & set(genders)
-    return Names(frozenset(male - excluded), frozenset(female - excluded), {}, frozenset(ambiguous), excluded,
-                 provenance)  # fmt: skip
+    excluded = frozenset(_word_list(NOT_NAMES_PATH) + _word_list(NOT_NAMES_REGISTRY_PATH)) & set(
+        genders
+    )
+    return Names(
+        frozenset(male - excluded),
+        frozenset(female - excluded),
+        {},
+        frozenset(ambiguous),
+        excluded,
+        provenance,
+    )
 
 
 def load_registry_names() -> Names:

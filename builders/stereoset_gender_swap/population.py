@@ -58,7 +58,9 @@ class Population:
         self.left_out.setdefault(reason, []).append(text)
 
 
-def _male_form(original: str, swapped: str, gender: str, lexicon: Lexicon, population: Population) -> tuple[str, str]:
+def _male_form(
+    original: str, swapped: str, gender: str, lexicon: Lexicon, population: Population
+) -> tuple[str, str]:
     """(male form, female form) of a swapped pair."""
     if gender != "mixed":
         return (original, swapped) if gender == "male" else (swapped, original)
@@ -71,25 +73,48 @@ def _male_form(original: str, swapped: str, gender: str, lexicon: Lexicon, popul
     return (original, swapped) if males(original) >= males(swapped) else (swapped, original)
 
 
-def _row(population: Population, candidate: Candidate, gender: str, male: str, female: str, words: list[dict],
-         method: str, name_list: str) -> None:  # fmt: skip
-    population.rows.append({
-        "id": f"{CONFIG}-{len(population.rows):05d}", "source_id": candidate.source_id,
-        "bias_type": candidate.bias_type, "target": candidate.target, "label": candidate.label,
-        "original_gender": gender, "male_sentence": male, "female_sentence": female, "gender_words": words,
-        "swap_method": method, "name_list": name_list,
-    })  # fmt: skip
+def _row(
+    population: Population,
+    candidate: Candidate,
+    gender: str,
+    male: str,
+    female: str,
+    words: list[dict],
+    method: str,
+    name_list: str,
+) -> None:
+    population.rows.append(
+        {
+            "id": f"{CONFIG}-{len(population.rows):05d}",
+            "source_id": candidate.source_id,
+            "bias_type": candidate.bias_type,
+            "target": candidate.target,
+            "label": candidate.label,
+            "original_gender": gender,
+            "male_sentence": male,
+            "female_sentence": female,
+            "gender_words": words,
+            "swap_method": method,
+            "name_list": name_list,
+        }
+    )
     population.kinds["identical" if gender == "none" else gender] += 1
 
 
 def _gender_words(positions: list[dict], original_is_male: bool) -> list[dict]:
     male, female = ("original", "swapped") if original_is_male else ("swapped", "original")
     return [
-        {"word_index": p["word_index"], "male_word": p[male], "female_word": p[female],
-         "male_start": p[f"{male}_start"], "male_end": p[f"{male}_end"],
-         "female_start": p[f"{female}_start"], "female_end": p[f"{female}_end"]}
+        {
+            "word_index": p["word_index"],
+            "male_word": p[male],
+            "female_word": p[female],
+            "male_start": p[f"{male}_start"],
+            "male_end": p[f"{male}_end"],
+            "female_start": p[f"{female}_start"],
+            "female_end": p[f"{female}_end"],
+        }
         for p in positions
-    ]  # fmt: skip
+    ]
 
 
 def build_population(
@@ -117,7 +142,9 @@ def build_population(
         if gender is None:
             _row(population, candidate, "none", original, original, [], "identical", name_list)
             continue
-        if not names_swappable and any(lexicon.is_name(word.text) for word in split_words(original)):
+        if not names_swappable and any(
+            lexicon.is_name(word.text) for word in split_words(original)
+        ):
             population.leave_out("first_name", original)
             continue
         reason, swapped, positions = swap_checked(original, swapper, lexicon)
@@ -125,6 +152,14 @@ def build_population(
             population.leave_out(reason, swapped)
             continue
         male, female = _male_form(original, swapped, gender, lexicon, population)
-        _row(population, candidate, gender, male, female, _gender_words(positions, male == original), method,
-             name_list)  # fmt: skip
+        _row(
+            population,
+            candidate,
+            gender,
+            male,
+            female,
+            _gender_words(positions, male == original),
+            method,
+            name_list,
+        )
     return population

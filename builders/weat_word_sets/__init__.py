@@ -20,7 +20,9 @@ NAME = "weat_word_sets"
 logger = logging.getLogger(__name__)
 
 
-def build(out_root: str | os.PathLike[str], *, source: str | os.PathLike[str] | None = None) -> Path:
+def build(
+    out_root: str | os.PathLike[str], *, source: str | os.PathLike[str] | None = None
+) -> Path:
     """Build ``out_root/weat_word_sets`` and return that folder.
 
     Options:
@@ -45,6 +47,8 @@ def build(out_root: str | os.PathLike[str], *, source: str | os.PathLike[str] | 
         "ja": {"test": datasets.Dataset.from_list(ja, features=schema)},
     }
     card = card_sections(en, ja, resolved.location, configs["en"]["test"][0])
-    target = write_dataset_folder(Path(out_root) / NAME, configs, METADATA, card, default_config="en")
+    target = write_dataset_folder(
+        Path(out_root) / NAME, configs, METADATA, card, default_config="en"
+    )
     logger.info("wrote %s: en %d tests, ja %d tests", target, len(en), len(ja))
     return target

@@ -35,10 +35,17 @@ _CITATION = r"""@article{caliskan2017semantics,
 
 def _summary(rows: list[dict]) -> str:
     table = [
-        [row["test_id"], row["title"], *(len(row[f"{role}_words"]) for role in ROLES), row["original_d"] or ""]
+        [
+            row["test_id"],
+            row["title"],
+            *(len(row[f"{role}_words"]) for role in ROLES),
+            row["original_d"] or "",
+        ]
         for row in rows
     ]
-    return markdown_table(["test_id", "title", "X words", "Y words", "A words", "B words", "original d"], table)
+    return markdown_table(
+        ["test_id", "title", "X words", "Y words", "A words", "B words", "original d"], table
+    )
 
 
 def card_sections(en: list[dict], ja: list[dict], en_source: str, instance: dict) -> CardSections:

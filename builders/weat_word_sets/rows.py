@@ -9,12 +9,27 @@ from pathlib import Path
 from bias_hub.builders.shared.files import read_text
 from bias_hub.builders.shared.sources import ResolvedSource
 
-__all__ = ["JAPANESE", "ROLES", "VARIANT_ID", "check_distinct_words", "english_rows", "features", "japanese_rows", "study_variant"]
+__all__ = [
+    "JAPANESE",
+    "ROLES",
+    "VARIANT_ID",
+    "check_distinct_words",
+    "english_rows",
+    "features",
+    "japanese_rows",
+    "study_variant",
+]
 
 HERE = Path(__file__).resolve().parent
 JAPANESE = HERE / "weat_ja.tsv"
 ROLES = ("target_x", "target_y", "attribute_a", "attribute_b")
-UPSTREAM_KEYS = dict(zip(ROLES, ("first_target", "second_target", "first_attribute", "second_attribute"), strict=False))
+UPSTREAM_KEYS = dict(
+    zip(
+        ROLES,
+        ("first_target", "second_target", "first_attribute", "second_attribute"),
+        strict=False,
+    )
+)
 VARIANT_ID = "weat6_gender_terms"
 
 
@@ -54,19 +69,31 @@ def english_rows(source: ResolvedSource) -> list[dict]:
     except json.JSONDecodeError as err:
         raise ValueError(f"{source.path}, line {err.lineno}: not valid JSON ({err.msg})") from None
     if not isinstance(tests, list) or len(tests) != 10:
-        got = f"a list of {len(tests)} items" if isinstance(tests, list) else f"a JSON {type(tests).__name__}"
-        raise ValueError(f"{source.location}: expected a list of the 10 WEAT tests (objects with "
-                         f"{', '.join(UPSTREAM_KEYS.values())}), got {got}")  # fmt: skip
+        got = (
+            f"a list of {len(tests)} items"
+            if isinstance(tests, list)
+            else f"a JSON {type(tests).__name__}"
+        )
+        raise ValueError(
+            f"{source.location}: expected a list of the 10 WEAT tests (objects with "
+            f"{', '.join(UPSTREAM_KEYS.values())}), got {got}"
+        )
     rows = []
     for number, test in enumerate(tests, start=1):
         if not isinstance(test, dict):
-            raise ValueError(f"{source.location}: test {number} is {test!r}; expected an object with "
-                             f"{', '.join(UPSTREAM_KEYS.values())}")  # fmt: skip
+            raise ValueError(
+                f"{source.location}: test {number} is {test!r}; expected an object with "
+                f"{', '.join(UPSTREAM_KEYS.values())}"
+            )
         row: dict = {"test_id": f"weat{number}"}
         removed: list[str] = []
         for role, key in UPSTREAM_KEYS.items():
             part = test.get(key)
-            if not isinstance(part, dict) or not isinstance(part.get("words"), list) or not part["words"]:
+            if (
+                not isinstance(part, dict)
+                or not isinstance(part.get("words"), list)
+                or not part["words"]
+            ):
                 raise ValueError(f"{source.location}: test {number} has no word list under {key!r}")
             row[f"{role}_name"] = str(part["name"])
             row[f"{role}_words"] = _words(part["words"], f"{source.location}: test {number}, {key}")
@@ -107,8 +134,10 @@ def check_distinct_words(row: dict, where: str) -> None:
         for word in row[f"{role}_words"]:
             if word in seen:
                 again = "twice" if seen[word] == name else f"and in {seen[word]!r}"
-                raise ValueError(f"{where}: set {name!r} lists {word!r} {again}; a word may appear once "
-                                 "across a test's four sets")  # fmt: skip
+                raise ValueError(
+                    f"{where}: set {name!r} lists {word!r} {again}; a word may appear once "
+                    "across a test's four sets"
+                )
             seen[word] = name
 
 
@@ -145,16 +174,22 @@ def japanese_rows(path: Path = JAPANESE) -> list[dict]:
     tests: dict[str, dict] = {}
     for number, record in enumerate(reader, start=2):
         if record["role"] not in ROLES:
-            raise ValueError(f"{path}, row {number}: role must be one of {ROLES}, got {record['role']!r}")
+            raise ValueError(
+                f"{path}, row {number}: role must be one of {ROLES}, got {record['role']!r}"
+            )
         if not record["word"].strip():
             raise ValueError(f"{path}, row {number}: empty word")
         test = tests.setdefault(record["test_id"], {"test_id": record["test_id"]})
         name = test.setdefault(f"{record['role']}_name", record["set_name"])
         if name != record["set_name"]:
-            raise ValueError(f"{path}, row {number}: set {record['role']} of {record['test_id']} is named both {name!r} and {record['set_name']!r}")
+            raise ValueError(
+                f"{path}, row {number}: set {record['role']} of {record['test_id']} is named both {name!r} and {record['set_name']!r}"
+            )
         words = test.setdefault(f"{record['role']}_words", [])
         if record["word"] in words:
-            raise ValueError(f"{path}, row {number}: {record['word']!r} appears twice in {record['role']} of {record['test_id']}")
+            raise ValueError(
+                f"{path}, row {number}: {record['word']!r} appears twice in {record['role']} of {record['test_id']}"
+            )
         words.append(record["word"])
     rows = []
     for test_id, test in tests.items():

@@ -35,21 +35,29 @@ logger = logging.getLogger(__name__)
 def _local_files(source: Path) -> dict[tuple, Path]:
     """The eight files inside ``source`` (a checkout, its data folder or conll_format/)."""
     if not source.is_dir():
-        raise FileNotFoundError(f"--source {source}: not a folder (give a corefBias checkout or its conll_format/)")
+        raise FileNotFoundError(
+            f"--source {source}: not a folder (give a corefBias checkout or its conll_format/)"
+        )
     found: dict[tuple, Path] = {}
     for key, name in FILES.items():
         matches = [p for p in source.rglob(name) if not _SKIPPED & set(p.relative_to(source).parts)]
         if len(matches) > 1:
-            raise ValueError(f"--source {source}: {name} appears {len(matches)} times: {[str(m) for m in matches]}")
+            raise ValueError(
+                f"--source {source}: {name} appears {len(matches)} times: {[str(m) for m in matches]}"
+            )
         if matches:
             found[key] = matches[0]
     missing = [name for key, name in FILES.items() if key not in found]
     if missing:
-        raise FileNotFoundError(f"--source {source}: missing {missing} (WinoBias/wino/data/conll_format/ of corefBias)")
+        raise FileNotFoundError(
+            f"--source {source}: missing {missing} (WinoBias/wino/data/conll_format/ of corefBias)"
+        )
     return found
 
 
-def build(out_root: str | os.PathLike[str], *, source: str | os.PathLike[str] | None = None) -> Path:
+def build(
+    out_root: str | os.PathLike[str], *, source: str | os.PathLike[str] | None = None
+) -> Path:
     """Build ``out_root/winobias`` and return that folder.
 
     Options:
@@ -83,7 +91,12 @@ def build(out_root: str | os.PathLike[str], *, source: str | os.PathLike[str] | 
             where = f"--source {Path(source).name}/{path.relative_to(source).as_posix()}"
             provenance.append((FILES[key], where, digest, digest == pinned))
             if digest != pinned:
-                logger.warning("%s differs from the pinned upstream file (sha256 %s, pinned %s)", path, digest, pinned)
+                logger.warning(
+                    "%s differs from the pinned upstream file (sha256 %s, pinned %s)",
+                    path,
+                    digest,
+                    pinned,
+                )
     schema = features()
     rows = {key: rows_of(path, *key) for key, path in paths.items()}
     configs: dict[str, dict[str, datasets.Dataset]] = {"all": {}}
@@ -97,6 +110,10 @@ def build(out_root: str | os.PathLike[str], *, source: str | os.PathLike[str] | 
                 for split, hub_split in SPLITS.items()
             }
     card = card_sections(configs, provenance, configs["all"]["test"][0])
-    target = write_dataset_folder(Path(out_root) / NAME, configs, METADATA, card, default_config="all")
-    logger.info("wrote %s: %s", target, ", ".join(f"{s} {len(d)}" for s, d in configs["all"].items()))
+    target = write_dataset_folder(
+        Path(out_root) / NAME, configs, METADATA, card, default_config="all"
+    )
+    logger.info(
+        "wrote %s: %s", target, ", ".join(f"{s} {len(d)}" for s, d in configs["all"].items())
+    )
     return target

@@ -25,7 +25,10 @@ _CITATION = r"""@inproceedings{zhao-etal-2018-gender,
 
 
 def _counts(configs: dict) -> str:
-    rows = [[name, *(len(splits[split]) for split in ("validation", "test"))] for name, splits in configs.items()]
+    rows = [
+        [name, *(len(splits[split]) for split in ("validation", "test"))]
+        for name, splits in configs.items()
+    ]
     return markdown_table(["config", "validation", "test"], rows)
 
 
@@ -36,10 +39,15 @@ def _three_mentions(configs: dict) -> str:
     return f"{longer:,} of {every:,}"
 
 
-def card_sections(configs: dict, provenance: list[tuple[str, str, str, bool]], instance: dict) -> CardSections:
+def card_sections(
+    configs: dict, provenance: list[tuple[str, str, str, bool]], instance: dict
+) -> CardSections:
     files = markdown_table(
         ["file", "read from", "sha256", "equals the pinned upstream file"],
-        [[name, f"`{where}`", f"`{digest}`", "yes" if pinned else "**no**"] for name, where, digest, pinned in provenance],
+        [
+            [name, f"`{where}`", f"`{digest}`", "yes" if pinned else "**no**"]
+            for name, where, digest, pinned in provenance
+        ],
     )
     return CardSections(
         summary="""WinoBias (Zhao et al., 2018): sentences in which a pronoun refers to one of two

@@ -162,7 +162,10 @@ def as_names(values, argument: str, vocabulary: dict | None = None) -> tuple[np.
         distinct = None
     if distinct is None or not all(isinstance(v, str) and normalise_name(v) for v in distinct):
         refuse_rows(
-            [not (isinstance(v, str) and normalise_name(v)) for v in items], argument, items, expected
+            [not (isinstance(v, str) and normalise_name(v)) for v in items],
+            argument,
+            items,
+            expected,
         )
     if vocabulary is None:
         names = sorted({normalise_name(v) for v in distinct})
@@ -185,7 +188,7 @@ def cluster_codes(values, argument: str, n_rows: int) -> np.ndarray:
     ids = [
         label_code(v, {}) if not isinstance(v, str) else (normalise_name(v) or NOT_A_LABEL)
         for v in items
-    ]  # fmt: skip
+    ]
     refuse_rows(
         [i == NOT_A_LABEL for i in ids], argument, items, "a template id (an integer or a string)"
     )
@@ -250,9 +253,15 @@ def seeded(function, seed) -> dict:
 
 def no_interval(options: dict, unit: str, n_units: int, reason: str) -> dict:
     return {
-        "low": None, "high": None, "confidence_level": options["confidence_level"], "method": None,
-        "n_resamples": options["n_resamples"], "unit": unit, "n_units": n_units, "reason": reason,
-    }  # fmt: skip
+        "low": None,
+        "high": None,
+        "confidence_level": options["confidence_level"],
+        "method": None,
+        "n_resamples": options["n_resamples"],
+        "unit": unit,
+        "n_units": n_units,
+        "reason": reason,
+    }
 
 
 def bca_levels(
@@ -315,9 +324,15 @@ def bootstrap_intervals(
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         result = stats.bootstrap(
-            tuple(samples), statistic, n_resamples=count, batch=max(1, 2_000_000 // n_units), vectorized=True,
-            method="percentile", confidence_level=level, **seeded(stats.bootstrap, options["seed"]),
-        )  # fmt: skip
+            tuple(samples),
+            statistic,
+            n_resamples=count,
+            batch=max(1, 2_000_000 // n_units),
+            vectorized=True,
+            method="percentile",
+            confidence_level=level,
+            **seeded(stats.bootstrap, options["seed"]),
+        )
     distribution = np.asarray(result.bootstrap_distribution, dtype=np.float64).reshape(
         len(observed), -1
     )
@@ -344,11 +359,16 @@ def bootstrap_intervals(
             low, high = np.quantile(values, chosen)
             intervals.append(
                 {
-                    "low": float(low), "high": float(high), "confidence_level": level,
-                    "method": "BCa" if corrected else "percentile", "n_resamples": count,
-                    "unit": unit, "n_units": n_units, "reason": None,
+                    "low": float(low),
+                    "high": float(high),
+                    "confidence_level": level,
+                    "method": "BCa" if corrected else "percentile",
+                    "n_resamples": count,
+                    "unit": unit,
+                    "n_units": n_units,
+                    "reason": None,
                 }
-            )  # fmt: skip
+            )
     return intervals
 
 
@@ -373,8 +393,7 @@ def sum_intervals(strata: list, score, options: dict, unit: str) -> list[dict]:
 
     def statistic(*drawn, axis=-1):
         resampled = sum(
-            draw_counts(rows, len(units)) @ units
-            for units, rows in zip(strata, drawn, strict=True)
+            draw_counts(rows, len(units)) @ units for units, rows in zip(strata, drawn, strict=True)
         )
         return score(resampled.T)
 
@@ -423,17 +442,28 @@ def paired_comparison(
 
     with np.errstate(divide="ignore", invalid="ignore"):
         test = stats.permutation_test(
-            (np.arange(n), np.arange(n) + n), swapped, permutation_type="samples", vectorized=True,
-            n_resamples=options["n_resamples"], alternative="two-sided",
+            (np.arange(n), np.arange(n) + n),
+            swapped,
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=options["n_resamples"],
+            alternative="two-sided",
             **seeded(stats.permutation_test, options["seed"]),
-        )  # fmt: skip
+        )
     exact = 2**n <= options["n_resamples"]
     null = np.asarray(test.null_distribution).reshape(-1, len(keys))
     result = {}
     for i, key in enumerate(keys):
         a, b = float(scores_a[i]), float(scores_b[i])
-        entry = {"a": a, "b": b, "difference": b - a, "p_value": None,
-                 "p_value_method": "exact" if exact else "sampled", "n_permutations": len(null), "reason": None}  # fmt: skip
+        entry = {
+            "a": a,
+            "b": b,
+            "difference": b - a,
+            "p_value": None,
+            "p_value_method": "exact" if exact else "sampled",
+            "n_permutations": len(null),
+            "reason": None,
+        }
         if np.isnan(a) or np.isnan(b):
             entry.update(
                 difference=None,
@@ -468,8 +498,10 @@ def as_numbers(values, argument: str) -> np.ndarray:
         ):
             refuse_rows(
                 [isinstance(v, (bool, np.bool_)) or not isinstance(v, numeric) for v in items],
-                argument, items, "a number",
-            )  # fmt: skip
+                argument,
+                items,
+                "a number",
+            )
         array = np.asarray(items, dtype=np.float64)
     refuse_rows(~np.isfinite(array), argument, items, "a finite number")
     return array
@@ -587,4 +619,3 @@ def lookup_sets(sets: dict, argument: str, index: dict, max_oov_share: float) ->
         rows[name] = [index[word] for word in words if word in index]
         oov[name] = missing
     return rows, oov
-

@@ -157,7 +157,9 @@ def _gap_intervals(mass, word, male, reported, options) -> list[dict]:
             no_interval(options, "occurrences", int(values.size), reason) for _ in observed
         ]
     else:
-        intervals = bootstrap_intervals(samples, statistic, observed, options, "occurrences", jackknife)
+        intervals = bootstrap_intervals(
+            samples, statistic, observed, options, "occurrences", jackknife
+        )
     for w in range(n_words):
         male_count, female_count = size[2 * w], size[2 * w + 1]
         if min(male_count, female_count) < 2:
@@ -186,8 +188,10 @@ def _checked_occurrences(words, attention_to_gender, forms, min_count):
     male = as_names(forms, "forms", _FORMS)[0] == 0
     for form, present in (("male", male.any()), ("female", (~male).any())):
         if not present:
-            raise ValueError(f"forms: no occurrence is in the {form} form; a gap compares the male and the "
-                             "female form of the same sentences, so both are needed")  # fmt: skip
+            raise ValueError(
+                f"forms: no occurrence is in the {form} form; a gap compares the male and the "
+                "female form of the same sentences, so both are needed"
+            )
     return mass, male
 
 
@@ -251,7 +255,9 @@ class GenderAttentionGap(DirectCompute, evaluate.Measurement):
             "mean_gap": float(gap.mean()) if gap.size else float("nan"),
         }
         if not gap.size:
-            result["note"] = f"no word occurs at least {min_count} time(s) in each form: no gap to report"
+            result["note"] = (
+                f"no word occurs at least {min_count} time(s) in each form: no gap to report"
+            )
         if options is not None:
             if reported.size:
                 intervals = _gap_intervals(mass, index, male, reported, options)

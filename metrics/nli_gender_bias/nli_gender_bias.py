@@ -299,11 +299,17 @@ def _occupation_shares(groups: np.ndarray, labels: np.ndarray, occupations) -> l
     np.add.at(cells, (codes, groups, labels), 1.0)
     table = []
     for code, name in enumerate(names):
-        entry = {"occupation": str(name), "pairs": int(cells[code].sum()), "score_share": float(share[code])}
+        entry = {
+            "occupation": str(name),
+            "pairs": int(cells[code].sum()),
+            "score_share": float(share[code]),
+        }
         for s, short in enumerate(_SHORT):
             rows = cells[code, s].sum()
             if rows:
-                entry[short] = {label: float(cells[code, s, k] / rows) for k, label in enumerate(LABELS)}
+                entry[short] = {
+                    label: float(cells[code, s, k] / rows) for k, label in enumerate(LABELS)
+                }
         table.append(entry)
     return sorted(table, key=lambda e: -e["score_share"])
 
@@ -391,9 +397,7 @@ class NliGenderBias(DirectCompute, evaluate.Metric):
         neutral = (
             None if probabilities is None else _probabilities(probabilities, labels.size)[:, 1]
         )
-        clusters = (
-            None if templates is None else cluster_codes(templates, "templates", labels.size)
-        )
+        clusters = None if templates is None else cluster_codes(templates, "templates", labels.size)
         units = _units(groups, labels, neutral)
         totals = units.sum(axis=0)
         table = totals[:9].reshape(3, 3)
@@ -438,9 +442,7 @@ class NliGenderBias(DirectCompute, evaluate.Metric):
                 "probabilities and probabilities_b: give both (or neither) to compare NN and T:0.5/0.7"
             )
         groups = _row_subsets(subsets)
-        clusters = (
-            None if templates is None else cluster_codes(templates, "templates", groups.size)
-        )
+        clusters = None if templates is None else cluster_codes(templates, "templates", groups.size)
         units = []
         for labels, probs, name in (
             (predictions, probabilities, ""),

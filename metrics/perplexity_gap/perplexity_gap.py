@@ -141,23 +141,34 @@ _CITATION = """\
 def _check_perplexities(values, name):
     array = as_numbers(values, name)
     # exp(mean negative log-likelihood) with a likelihood of at most 1: never below 1
-    refuse_rows(array < 1, name, as_column(values, name), "a finite perplexity of at least 1 (exp of a mean negative log-likelihood)")
+    refuse_rows(
+        array < 1,
+        name,
+        as_column(values, name),
+        "a finite perplexity of at least 1 (exp of a mean negative log-likelihood)",
+    )
     return array
 
 
 def _check_word_scores(word_scores) -> dict:
     """Each word's score as a finite float, or a ValueError naming the word and its value."""
     if not isinstance(word_scores, dict):
-        raise ValueError(f"word_scores must be a dict of word to score, got {type(word_scores).__name__}")
+        raise ValueError(
+            f"word_scores must be a dict of word to score, got {type(word_scores).__name__}"
+        )
     scores = {}
     for word, score in word_scores.items():
         if not isinstance(word, str) or not normalise_name(word):
             raise ValueError(f"word_scores: every key must be a non-empty word, got {word!r}")
-        if isinstance(score, (bool, np.bool_)) or not isinstance(score, (int, float, np.integer, np.floating)):
+        if isinstance(score, (bool, np.bool_)) or not isinstance(
+            score, (int, float, np.integer, np.floating)
+        ):
             raise ValueError(f"word_scores[{word!r}] is {score!r}; expected a finite number")
         if not np.isfinite(score):
-            raise ValueError(f"word_scores[{word!r}] is {float(score)!r}; expected a finite number "
-                             "(leave a word without a score out of word_scores)")  # fmt: skip
+            raise ValueError(
+                f"word_scores[{word!r}] is {float(score)!r}; expected a finite number "
+                "(leave a word without a score out of word_scores)"
+            )
         scores[word] = float(score)
     return scores
 
@@ -328,7 +339,9 @@ def _correlation_intervals(x, y, options) -> dict:
 
 
 def _correlation(words, word_gaps, word_scores, options=None):
-    lookup = {normalise_name(str(word)).lower(): float(score) for word, score in word_scores.items()}
+    lookup = {
+        normalise_name(str(word)).lower(): float(score) for word, score in word_scores.items()
+    }
     shared = np.array([word in lookup for word in words], dtype=bool)
     x = np.array([lookup[word] for word in words[shared]], dtype=float)
     y = word_gaps[shared]
@@ -338,8 +351,10 @@ def _correlation(words, word_gaps, word_scores, options=None):
         result |= {"pearson": nan, "pearson_pvalue": nan, "spearman": nan, "spearman_pvalue": nan}
         if options is not None:
             reason = "the correlation needs at least 3 words whose scores and gaps both vary"
-            result["intervals"] = {key: no_interval(options, "words", int(x.size), reason)
-                                   for key in ("correlation_pearson", "correlation_spearman")}  # fmt: skip
+            result["intervals"] = {
+                key: no_interval(options, "words", int(x.size), reason)
+                for key in ("correlation_pearson", "correlation_spearman")
+            }
         return result
     pearson = stats.pearsonr(x, y)
     spearman = stats.spearmanr(x, y)
@@ -356,11 +371,7 @@ def _correlation(words, word_gaps, word_scores, options=None):
 
 def _check_arguments(min_pairs, pair_assignment, word_order, word_scores):
     """The options' checks; returns ``word_scores`` as finite floats (or None)."""
-    if (
-        isinstance(min_pairs, bool)
-        or not isinstance(min_pairs, (int, np.integer))
-        or min_pairs < 1
-    ):
+    if isinstance(min_pairs, bool) or not isinstance(min_pairs, (int, np.integer)) or min_pairs < 1:
         raise ValueError(f"min_pairs must be a positive integer, got {min_pairs!r}")
     if pair_assignment not in _ASSIGNMENTS:
         raise ValueError(
@@ -425,40 +436,101 @@ class PerplexityGap(DirectCompute, evaluate.Measurement):
         n_resamples=2000,
         seed=0,
     ):
-        result = self._gaps(male_perplexities, female_perplexities, pair_words, word_scores, min_pairs,
-                            pair_assignment, word_order, confidence_level, n_resamples, seed)  # fmt: skip
+        result = self._gaps(
+            male_perplexities,
+            female_perplexities,
+            pair_words,
+            word_scores,
+            min_pairs,
+            pair_assignment,
+            word_order,
+            confidence_level,
+            n_resamples,
+            seed,
+        )
         if frequency_gaps is not None:
             result["frequency_matched"] = self._frequency_matched(
-                male_perplexities, female_perplexities, pair_words, word_scores, min_pairs, pair_assignment,
-                word_order, frequency_gaps, frequency_tolerance,
-            )  # fmt: skip
+                male_perplexities,
+                female_perplexities,
+                pair_words,
+                word_scores,
+                min_pairs,
+                pair_assignment,
+                word_order,
+                frequency_gaps,
+                frequency_tolerance,
+            )
         return result
 
-    def _frequency_matched(self, male_perplexities, female_perplexities, pair_words, word_scores, min_pairs,
-                           pair_assignment, word_order, frequency_gaps, tolerance) -> dict:  # fmt: skip
+    def _frequency_matched(
+        self,
+        male_perplexities,
+        female_perplexities,
+        pair_words,
+        word_scores,
+        min_pairs,
+        pair_assignment,
+        word_order,
+        frequency_gaps,
+        tolerance,
+    ) -> dict:
         """The gaps over the pairs whose gender words have matched frequencies, and the confound."""
         male = _check_perplexities(male_perplexities, "male_perplexities")
         female = _check_perplexities(female_perplexities, "female_perplexities")
         gaps = as_numbers(frequency_gaps, "frequency_gaps")
         if gaps.size != male.size:
-            raise ValueError(f"frequency_gaps needs one value per pair ({male.size}); got {gaps.size}")
-        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not tolerance >= 0:
+            raise ValueError(
+                f"frequency_gaps needs one value per pair ({male.size}); got {gaps.size}"
+            )
+        if (
+            isinstance(tolerance, bool)
+            or not isinstance(tolerance, (int, float))
+            or not tolerance >= 0
+        ):
             raise ValueError(f"frequency_tolerance must be a number >= 0, got {tolerance!r}")
         matched = np.abs(gaps) <= tolerance
-        result = {"tolerance_zipf": tolerance, "pairs_matched": int(matched.sum()),
-                  "confound": _frequency_confound(gaps, np.log(male) - np.log(female)),
-                  "mean_gap": None, "male_higher_rate": None, "correlation": None}  # fmt: skip
+        result = {
+            "tolerance_zipf": tolerance,
+            "pairs_matched": int(matched.sum()),
+            "confound": _frequency_confound(gaps, np.log(male) - np.log(female)),
+            "mean_gap": None,
+            "male_higher_rate": None,
+            "correlation": None,
+        }
         if matched.any():
             chosen = np.flatnonzero(matched)
-            sub = self._gaps(male[chosen], female[chosen],
-                             None if pair_words is None else [pair_words[i] for i in chosen], word_scores, min_pairs,
-                             pair_assignment, word_order, None, 2000, 0)  # fmt: skip
-            result |= {"mean_gap": sub["mean_gap"], "male_higher_rate": sub["male_higher_rate"],
-                       "correlation": sub.get("correlation")}  # fmt: skip
+            sub = self._gaps(
+                male[chosen],
+                female[chosen],
+                None if pair_words is None else [pair_words[i] for i in chosen],
+                word_scores,
+                min_pairs,
+                pair_assignment,
+                word_order,
+                None,
+                2000,
+                0,
+            )
+            result |= {
+                "mean_gap": sub["mean_gap"],
+                "male_higher_rate": sub["male_higher_rate"],
+                "correlation": sub.get("correlation"),
+            }
         return result
 
-    def _gaps(self, male_perplexities, female_perplexities, pair_words, word_scores, min_pairs, pair_assignment,
-              word_order, confidence_level, n_resamples, seed):  # fmt: skip
+    def _gaps(
+        self,
+        male_perplexities,
+        female_perplexities,
+        pair_words,
+        word_scores,
+        min_pairs,
+        pair_assignment,
+        word_order,
+        confidence_level,
+        n_resamples,
+        seed,
+    ):
         word_scores = _check_arguments(min_pairs, pair_assignment, word_order, word_scores)
         options = uncertainty_options(confidence_level, n_resamples, seed)
         male = _check_perplexities(male_perplexities, "male_perplexities")

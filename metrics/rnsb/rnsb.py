@@ -170,7 +170,9 @@ def _whole(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _check_options(train_on, iterations, seed, classifier: dict, holdout, test_size, max_oov_share) -> None:
+def _check_options(
+    train_on, iterations, seed, classifier: dict, holdout, test_size, max_oov_share
+) -> None:
     if train_on not in _ORIENTATIONS:
         raise ValueError(f"train_on must be one of {_ORIENTATIONS}, got {train_on!r}")
     if not _whole(iterations) or iterations < 1:
@@ -228,7 +230,9 @@ def _kl_from_uniform(probabilities: np.ndarray) -> np.ndarray:
     return special.rel_entr(distribution, 1.0 / distribution.shape[-1]).sum(axis=-1)
 
 
-def _classify(features, labels, classified, iterations, seed, holdout, test_size, classifier) -> tuple:
+def _classify(
+    features, labels, classified, iterations, seed, holdout, test_size, classifier
+) -> tuple:
     """Per iteration: the divergence, P(second training set | scored word), the accuracy."""
     kls, probabilities, accuracies = [], [], []
     for iteration in range(iterations):
@@ -314,7 +318,13 @@ class Rnsb(DirectCompute, evaluate.Metric):
         n_resamples: int = 2000,
     ) -> dict:
         options = uncertainty_options(confidence_level, n_resamples, seed)
-        classifier = {"solver": solver, "C": C, "tol": tol, "max_iter": max_iter, "fit_intercept": fit_intercept}
+        classifier = {
+            "solver": solver,
+            "C": C,
+            "tol": tol,
+            "max_iter": max_iter,
+            "fit_intercept": fit_intercept,
+        }
         _check_options(train_on, iterations, seed, classifier, holdout, test_size, max_oov_share)
         on_targets = train_on == "target_sets"
         targets = named_sets(target_sets, "target_sets", 2 if on_targets else None)
@@ -322,16 +332,28 @@ class Rnsb(DirectCompute, evaluate.Metric):
         disjoint_sets(targets, attributes)
         index, matrix = vector_table(words, vectors, allow_zero=True)
         target_rows, target_oov = lookup_sets(targets, "target_sets", index, max_oov_share)
-        attribute_rows, attribute_oov = lookup_sets(attributes, "attribute_sets", index, max_oov_share)
-        training, scored = (target_rows, attribute_rows) if on_targets else (attribute_rows, target_rows)
+        attribute_rows, attribute_oov = lookup_sets(
+            attributes, "attribute_sets", index, max_oov_share
+        )
+        training, scored = (
+            (target_rows, attribute_rows) if on_targets else (attribute_rows, target_rows)
+        )
         _check_separable(training, matrix, train_on)
         (first_name, first_rows), (second_name, second_rows) = training.items()
         # The second set is class 0 and the first class 1, as WEFE's labels (-1, +1) sort:
         # the stratified split then draws the same words as WEFE's for the same seed.
         labels = np.repeat([1, 0], [len(first_rows), len(second_rows)])
         scored_rows = [row for rows in scored.values() for row in rows]
-        kls, probabilities, accuracies = _classify(matrix[first_rows + second_rows], labels, matrix[scored_rows],
-                                                   iterations, seed, holdout, test_size, classifier)  # fmt: skip
+        kls, probabilities, accuracies = _classify(
+            matrix[first_rows + second_rows],
+            labels,
+            matrix[scored_rows],
+            iterations,
+            seed,
+            holdout,
+            test_size,
+            classifier,
+        )
         mean_p, scored_words = probabilities.mean(axis=0), [words[row] for row in scored_rows]
         result = {
             "score": float(np.mean(kls)),
@@ -344,12 +366,16 @@ class Rnsb(DirectCompute, evaluate.Metric):
             "probabilities": dict(zip(scored_words, mean_p.tolist(), strict=True)),
             "distribution": dict(zip(scored_words, (mean_p / mean_p.sum()).tolist(), strict=True)),
             "classifier_accuracy": float(np.mean(accuracies)),
-            "words_used": {n: [words[r] for r in rows] for n, rows in {**target_rows, **attribute_rows}.items()},
+            "words_used": {
+                n: [words[r] for r in rows] for n, rows in {**target_rows, **attribute_rows}.items()
+            },
             "oov": {**target_oov, **attribute_oov},
         }
         if options is not None:
             sizes = [len(rows) for rows in scored.values()]
             result["confidence_intervals"] = {
-                "kl_divergence": _divergence_interval(probabilities, sizes, result["score"], options)
+                "kl_divergence": _divergence_interval(
+                    probabilities, sizes, result["score"], options
+                )
             }
         return result

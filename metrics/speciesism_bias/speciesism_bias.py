@@ -264,7 +264,9 @@ def _vocabulary(vocabulary, size: int) -> list[str]:
     first = {}
     for column, item in enumerate(items):
         if not isinstance(item, str) or not item.strip():
-            raise ValueError(f"vocabulary[{column}] is {item!r}; expected the item's name, a non-empty string")
+            raise ValueError(
+                f"vocabulary[{column}] is {item!r}; expected the item's name, a non-empty string"
+            )
         if item in first:
             raise ValueError(
                 f"vocabulary[{column}] is {item!r}, as vocabulary[{first[item]}]; each item needs its own "
@@ -307,11 +309,15 @@ def _eligible(candidates, size: int) -> np.ndarray:
     flags = as_column(candidates, "candidates")
     if len(flags) != size:
         raise ValueError(f"candidates: expected {size} booleans; got shape ({len(flags)},)")
-    refuse_rows([not isinstance(f, (bool, np.bool_)) for f in flags], "candidates", flags, "True or False")
+    refuse_rows(
+        [not isinstance(f, (bool, np.bool_)) for f in flags], "candidates", flags, "True or False"
+    )
     return np.asarray(flags, dtype=bool)
 
 
-def _listed_intervals(result: dict, names: tuple[str, str], matrix, labels, clusters, options) -> dict:
+def _listed_intervals(
+    result: dict, names: tuple[str, str], matrix, labels, clusters, options
+) -> dict:
     """The intervals of every listed item's change rate, keyed ``<direction>[i]`` and ``gains.<direction>[i]``."""
     forward, backward = names
     listed, keys, backwards = [], [], []
@@ -321,7 +327,11 @@ def _listed_intervals(result: dict, names: tuple[str, str], matrix, labels, clus
                 listed.append(entry["index"])
                 keys.append(f"{prefix}{name}[{position}]")
                 backwards.append(name == backward)
-    return _rate_intervals(matrix, labels, listed, keys, backwards, clusters, options) if listed else {}
+    return (
+        _rate_intervals(matrix, labels, listed, keys, backwards, clusters, options)
+        if listed
+        else {}
+    )
 
 
 def _ranked(rates, start, end, vocabulary, eligible, top_k, drops):
@@ -452,12 +462,12 @@ class SpeciesismBias(DirectCompute, evaluate.Metric):
             probabilities, forms, from_form, to_form
         )
         size = mean_from.shape[0]
-        vocabulary = [str(i) for i in range(size)] if vocabulary is None else _vocabulary(vocabulary, size)
+        vocabulary = (
+            [str(i) for i in range(size)] if vocabulary is None else _vocabulary(vocabulary, size)
+        )
         eligible = _eligible(candidates, size)
         labels = _choice(forms, "forms", [from_form, to_form], "form")
-        clusters = (
-            None if templates is None else cluster_codes(templates, "templates", labels.size)
-        )
+        clusters = None if templates is None else cluster_codes(templates, "templates", labels.size)
         counts = {from_form: int((labels == 0).sum()), to_form: int((labels == 1).sum())}
         forward, backward = f"{from_form}_to_{to_form}", f"{to_form}_to_{from_form}"
         directions = {
@@ -483,7 +493,12 @@ class SpeciesismBias(DirectCompute, evaluate.Metric):
         }
         if options is not None:
             result["confidence_intervals"] = _listed_intervals(
-                result, (forward, backward), _probability_rows(probabilities), labels, clusters, options
+                result,
+                (forward, backward),
+                _probability_rows(probabilities),
+                labels,
+                clusters,
+                options,
             )
         return result
 

@@ -178,7 +178,9 @@ def _whole(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _check_options(alternative, p_value_ties, permutations, exact_max_partitions, max_oov_share) -> None:
+def _check_options(
+    alternative, p_value_ties, permutations, exact_max_partitions, max_oov_share
+) -> None:
     if alternative not in _ALTERNATIVES:
         raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
     if p_value_ties not in _TIES:
@@ -234,7 +236,11 @@ def _partition_sums(
 def _p_value(associations: np.ndarray, n_x: int, statistic: float, settings: dict) -> tuple:
     """(p-value, "exact" or "sampled", partitions evaluated) of the permutation test."""
     sums, method = _partition_sums(
-        associations, n_x, settings["exact_max_partitions"], settings["permutations"], settings["seed"]
+        associations,
+        n_x,
+        settings["exact_max_partitions"],
+        settings["permutations"],
+        settings["seed"],
     )
     resampled = 2 * sums - associations.sum()
     # Statistics within `slack` of the observed one are ties (the observed partition itself,
@@ -289,12 +295,20 @@ def _intervals(
 def _scores(associations: np.ndarray, n_x: int, std_ddof: int, settings: dict) -> dict:
     """Effect size, statistic and p-value of the associations (X's first), with `undefined`."""
     s_x, s_y = associations[:n_x], associations[n_x:]
-    scores = {"effect_size": None, "statistic": float(s_x.sum() - s_y.sum()), "p_value": None,
-              "p_value_method": None, "n_partitions": 0, "undefined": {}}  # fmt: skip
+    scores = {
+        "effect_size": None,
+        "statistic": float(s_x.sum() - s_y.sum()),
+        "p_value": None,
+        "p_value_method": None,
+        "n_partitions": 0,
+        "undefined": {},
+    }
     spread = associations.std(ddof=std_ddof)
     if not spread > _FLAT:
-        scores["undefined"] = {"effect_size": f"{_UNDEFINED}: the spread is 0",
-                               "p_value": f"{_UNDEFINED}: all partitions tie"}  # fmt: skip
+        scores["undefined"] = {
+            "effect_size": f"{_UNDEFINED}: the spread is 0",
+            "p_value": f"{_UNDEFINED}: all partitions tie",
+        }
         return scores
     scores["effect_size"] = float((s_x.mean() - s_y.mean()) / spread)
     p_value, method, n_partitions = _p_value(associations, n_x, scores["statistic"], settings)
@@ -345,17 +359,29 @@ class Weat(DirectCompute, evaluate.Metric):
         _check_options(alternative, p_value_ties, permutations, exact_max_partitions, max_oov_share)
         index, matrix = vector_table(words, vectors, allow_zero=False)
         target_rows, target_oov = lookup_sets(targets, "target_sets", index, max_oov_share)
-        attribute_rows, attribute_oov = lookup_sets(attributes, "attribute_sets", index, max_oov_share)
+        attribute_rows, attribute_oov = lookup_sets(
+            attributes, "attribute_sets", index, max_oov_share
+        )
         _check_targets(target_rows, target_oov, allow_unequal_targets, std_ddof)
         x_rows, y_rows = target_rows.values()
         a_rows, b_rows = attribute_rows.values()
         unit = _unit(matrix)
         cosines = unit[x_rows + y_rows] @ unit[a_rows + b_rows].T
-        associations = cosines[:, : len(a_rows)].mean(axis=1) - cosines[:, len(a_rows) :].mean(axis=1)
-        settings = {"exact_max_partitions": exact_max_partitions, "permutations": permutations, "seed": seed,
-                    "p_value_ties": p_value_ties, "alternative": alternative}  # fmt: skip
+        associations = cosines[:, : len(a_rows)].mean(axis=1) - cosines[:, len(a_rows) :].mean(
+            axis=1
+        )
+        settings = {
+            "exact_max_partitions": exact_max_partitions,
+            "permutations": permutations,
+            "seed": seed,
+            "p_value_ties": p_value_ties,
+            "alternative": alternative,
+        }
         scores = _scores(associations, len(x_rows), std_ddof, settings)
-        used = {name: [words[row] for row in rows] for name, rows in {**target_rows, **attribute_rows}.items()}
+        used = {
+            name: [words[row] for row in rows]
+            for name, rows in {**target_rows, **attribute_rows}.items()
+        }
         target_words = [words[row] for row in x_rows + y_rows]
         result = {
             "score": scores["effect_size"],
@@ -368,6 +394,8 @@ class Weat(DirectCompute, evaluate.Metric):
         if options is not None:
             effect_size = scores["effect_size"]
             observed = [np.nan if effect_size is None else effect_size, scores["statistic"]]
-            effect, total = _intervals(cosines, len(x_rows), len(a_rows), std_ddof, observed, options)
+            effect, total = _intervals(
+                cosines, len(x_rows), len(a_rows), std_ddof, observed, options
+            )
             result["confidence_intervals"] = {"effect_size": effect, "statistic": total}
         return result

@@ -154,8 +154,12 @@ def _clusters(document, argument: str, number: int) -> list[frozenset]:
 def _conditions(condition) -> np.ndarray:
     column = as_column(condition, "condition")
     codes = np.array(
-        [_CONDITION_CODES.get(normalise_name(c).casefold(), -1) if isinstance(c, str) else -1 for c in column], dtype=np.int64
-    )  # fmt: skip
+        [
+            _CONDITION_CODES.get(normalise_name(c).casefold(), -1) if isinstance(c, str) else -1
+            for c in column
+        ],
+        dtype=np.int64,
+    )
     for number in np.flatnonzero(codes < 0)[:1]:
         raise ValueError(f"condition[{number}] must be 'pro' or 'anti', got {column[number]!r}")
     return codes
@@ -243,7 +247,10 @@ def _document_totals(predictions, references, condition) -> tuple[np.ndarray, np
     """Per document its condition code and its 11 totals."""
     if predictions is None or references is None or condition is None:
         raise ValueError("give predictions, references and condition (or scores=)")
-    predictions, references = as_column(predictions, "predictions"), as_column(references, "references")
+    predictions, references = (
+        as_column(predictions, "predictions"),
+        as_column(references, "references"),
+    )
     codes = _conditions(condition)
     if not len(predictions) == len(references) == len(codes):
         raise ValueError(
@@ -259,10 +266,12 @@ def _document_totals(predictions, references, condition) -> tuple[np.ndarray, np
         if not key:
             raise ValueError(f"references[{number}] has no gold cluster")
         totals[number] = [
-            *_muc(key, response), *_muc(response, key),
-            *_b_cubed(key, response), *_b_cubed(response, key),
+            *_muc(key, response),
+            *_muc(response, key),
+            *_b_cubed(key, response),
+            *_b_cubed(response, key),
             *_ceaf_e(key, response),
-        ]  # fmt: skip
+        ]
     for code, which in enumerate(CONDITIONS):
         if not (codes == code).any():
             raise ValueError(f"condition has no {which!r} document; the gap needs both conditions")

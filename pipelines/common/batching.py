@@ -63,7 +63,9 @@ class AdaptiveBatchSize:
             raise ValueError(f"{flag} must be a whole number of at least 1, got {start!r}")
         self.value = value
 
-    def batches(self, items: Sequence[T], work: Callable[[Sequence[T]], None]) -> Iterator[Sequence[T]]:
+    def batches(
+        self, items: Sequence[T], work: Callable[[Sequence[T]], None]
+    ) -> Iterator[Sequence[T]]:
         """Calls ``work(batch)`` on consecutive slices of ``items``; yields each batch once done.
 
         ``work`` must leave nothing half-written when it raises: a batch that runs out of
@@ -94,8 +96,15 @@ class AdaptiveBatchSize:
         _free_device_memory()
         log.warning("out of memory with %d items in a batch: batch size now %d", failed, self.value)
 
-    def run(self, items: Sequence[T], work: Callable[[Sequence[T]], None], *, desc: str = "",
-            unit: str = "it", progress: bool = True) -> None:  # fmt: skip
+    def run(
+        self,
+        items: Sequence[T],
+        work: Callable[[Sequence[T]], None],
+        *,
+        desc: str = "",
+        unit: str = "it",
+        progress: bool = True,
+    ) -> None:
         """``batches`` to the end, with a progress bar counting items."""
         from bias_hub.builders.shared.console import progress as bar
 

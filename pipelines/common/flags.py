@@ -43,10 +43,22 @@ __all__ = [
 
 # Every pipeline command accepts these (tests/pipelines/test_command_contract.py checks it).
 COMMON_FLAGS = (
-    "--model", "--dataset", "--out", "--datasets-root", "--metrics-root", "--device", "--dtype",
-    "--device-map", "--token", "--revision", "--trust-remote-code", "--allow-untrained", "--seed", "--quiet",
+    "--model",
+    "--dataset",
+    "--out",
+    "--datasets-root",
+    "--metrics-root",
+    "--device",
+    "--dtype",
+    "--device-map",
+    "--token",
+    "--revision",
+    "--trust-remote-code",
+    "--allow-untrained",
+    "--seed",
+    "--quiet",
     "--verbose",
-)  # fmt: skip
+)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -73,10 +85,14 @@ class RunSettings:
 
     def model_options(self, **changes: Any) -> ModelOptions:
         options = ModelOptions(
-            token=self.token, revision=self.revision, dtype=self.dtype, device=self.device,
-            device_map=self.device_map, trust_remote_code=self.trust_remote_code,
+            token=self.token,
+            revision=self.revision,
+            dtype=self.dtype,
+            device=self.device,
+            device_map=self.device_map,
+            trust_remote_code=self.trust_remote_code,
             allow_untrained=self.allow_untrained,
-        )  # fmt: skip
+        )
         return dataclasses.replace(options, **changes)
 
 
@@ -101,20 +117,30 @@ class IntervalSettings:
         """The keyword arguments every metric module's ``compute`` takes for its intervals."""
         on = self.confidence_level is not None
         seed = getattr(self, "seed", 0) if seed is None else seed
-        return {"confidence_level": self.confidence_level, "n_resamples": self.n_resamples if on else None,
-                "seed": seed if on else None}  # fmt: skip
+        return {
+            "confidence_level": self.confidence_level,
+            "n_resamples": self.n_resamples if on else None,
+            "seed": seed if on else None,
+        }
 
     def interval_record(self) -> dict:
         """What results.json records of them."""
         on = self.confidence_level is not None
-        return {"confidence_level": self.confidence_level, "n_resamples": self.n_resamples if on else None}
+        return {
+            "confidence_level": self.confidence_level,
+            "n_resamples": self.n_resamples if on else None,
+        }
 
 
 def check_intervals(level: float | None, n_resamples: int) -> None:
     """The one check of the interval settings, naming the flags (a settings object built in
     Python fails the same way)."""
-    if level is not None and (isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1):
-        raise ValueError(f"--confidence-level {level!r}: expected a level between 0 and 1 such as 0.95, or none")
+    if level is not None and (
+        isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1
+    ):
+        raise ValueError(
+            f"--confidence-level {level!r}: expected a level between 0 and 1 such as 0.95, or none"
+        )
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 100:
         raise ValueError(f"--n-resamples {n_resamples!r}: expected a whole number of at least 100")
 
@@ -126,9 +152,13 @@ def confidence_level(text: str) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1 such as 0.95, or none; got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a number between 0 and 1 such as 0.95, or none; got {text!r}"
+        ) from None
     if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1 such as 0.95, or none; got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a number between 0 and 1 such as 0.95, or none; got {text!r}"
+        )
     return value
 
 
@@ -136,19 +166,39 @@ def add_interval_flags(parser: argparse.ArgumentParser, unit: str = "items") -> 
     """``--confidence-level`` and ``--n-resamples``, one group for every part. Their defaults
     come from the command's settings class (``IntervalSettings``), never from here."""
     group = parser.add_argument_group("intervals")
-    group.add_argument("--confidence-level", type=confidence_level, metavar="LEVEL",
-                       help=f"level of the bootstrap intervals over {unit} and of the paired tests, "
-                       "or none to switch them off (default: %(default)s)")  # fmt: skip
-    group.add_argument("--n-resamples", type=int, metavar="N",
-                       help="bootstrap resamples and permutations (default: %(default)s)")
+    group.add_argument(
+        "--confidence-level",
+        type=confidence_level,
+        metavar="LEVEL",
+        help=f"level of the bootstrap intervals over {unit} and of the paired tests, "
+        "or none to switch them off (default: %(default)s)",
+    )
+    group.add_argument(
+        "--n-resamples",
+        type=int,
+        metavar="N",
+        help="bootstrap resamples and permutations (default: %(default)s)",
+    )
 
 
 def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=-1,
-                       help="warnings and errors only, no progress bars")  # fmt: skip
-    group.add_argument("-v", "--verbose", dest="verbosity", action="store_const", const=1,
-                       help="debug lines, library logs, and full tracebacks on errors")  # fmt: skip
+    group.add_argument(
+        "-q",
+        "--quiet",
+        dest="verbosity",
+        action="store_const",
+        const=-1,
+        help="warnings and errors only, no progress bars",
+    )
+    group.add_argument(
+        "-v",
+        "--verbose",
+        dest="verbosity",
+        action="store_const",
+        const=1,
+        help="debug lines, library logs, and full tracebacks on errors",
+    )
     parser.set_defaults(verbosity=0)
 
 
@@ -165,30 +215,72 @@ def add_pipeline_flags(
     """The shared flags; the part adds its own afterwards."""
     flags = ("--model", *model_aliases)
     if several_models:
-        parser.add_argument(*flags, dest="model", nargs="+", action="extend", required=model_required,
-                            metavar="MODEL", help=model_help + " (several: --model A B, or --model A --model B)")  # fmt: skip
+        parser.add_argument(
+            *flags,
+            dest="model",
+            nargs="+",
+            action="extend",
+            required=model_required,
+            metavar="MODEL",
+            help=model_help + " (several: --model A B, or --model A --model B)",
+        )
     else:
-        parser.add_argument(*flags, dest="model", required=model_required, metavar="MODEL", help=model_help)
+        parser.add_argument(
+            *flags, dest="model", required=model_required, metavar="MODEL", help=model_help
+        )
     parser.add_argument("--dataset", default=None, help=dataset_help)
-    parser.add_argument("--out", required=out_default is None, default=out_default,
-                        help="output folder, replaced whole when the run succeeds"
-                        + (" (default: %(default)s)" if out_default else ""))  # fmt: skip
+    parser.add_argument(
+        "--out",
+        required=out_default is None,
+        default=out_default,
+        help="output folder, replaced whole when the run succeeds"
+        + (" (default: %(default)s)" if out_default else ""),
+    )
     roots = parser.add_argument_group("where datasets and metrics live")
-    roots.add_argument("--datasets-root", type=Path, default=None,
-                       help="parent folder of the dataset folders (default: the repository's datasets/)")  # fmt: skip
-    roots.add_argument("--metrics-root", type=Path, default=None,
-                       help="parent folder of the metric modules (default: the repository's metrics/)")  # fmt: skip
+    roots.add_argument(
+        "--datasets-root",
+        type=Path,
+        default=None,
+        help="parent folder of the dataset folders (default: the repository's datasets/)",
+    )
+    roots.add_argument(
+        "--metrics-root",
+        type=Path,
+        default=None,
+        help="parent folder of the metric modules (default: the repository's metrics/)",
+    )
     model = parser.add_argument_group("loading the model")
-    model.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: cuda when available, else cpu)")
-    model.add_argument("--dtype", default=None, help=f"{', '.join(DTYPES)} (default: float32; auto: the checkpoint's)")
-    model.add_argument("--device-map", default=None, help="passed to from_pretrained, e.g. auto (one model over several GPUs)")
-    model.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the cached `hf auth login`)")
+    model.add_argument(
+        "--device",
+        default=None,
+        help="cpu, cuda, cuda:N or mps (default: cuda when available, else cpu)",
+    )
+    model.add_argument(
+        "--dtype",
+        default=None,
+        help=f"{', '.join(DTYPES)} (default: float32; auto: the checkpoint's)",
+    )
+    model.add_argument(
+        "--device-map",
+        default=None,
+        help="passed to from_pretrained, e.g. auto (one model over several GPUs)",
+    )
+    model.add_argument(
+        "--token", default=None, help="Hub token (default: HF_TOKEN or the cached `hf auth login`)"
+    )
     model.add_argument("--revision", default=None, help="model revision: branch, tag or commit")
-    model.add_argument("--trust-remote-code", action="store_true", help="allow code shipped with the model")
-    model.add_argument("--allow-untrained", action="store_true",
-                       help="score a model whose head was never trained (newly initialised, or marked so by "
-                       "`nli init-model`): plumbing tests only, the scores mean nothing")  # fmt: skip
-    parser.add_argument("--seed", type=int, help="seed of every random choice (default: %(default)s)")
+    model.add_argument(
+        "--trust-remote-code", action="store_true", help="allow code shipped with the model"
+    )
+    model.add_argument(
+        "--allow-untrained",
+        action="store_true",
+        help="score a model whose head was never trained (newly initialised, or marked so by "
+        "`nli init-model`): plumbing tests only, the scores mean nothing",
+    )
+    parser.add_argument(
+        "--seed", type=int, help="seed of every random choice (default: %(default)s)"
+    )
     add_verbosity_flags(parser)
 
 
@@ -207,7 +299,9 @@ def settings_defaults(parser: argparse.ArgumentParser, cls: type) -> None:
     parser.set_defaults(**defaults)
 
 
-def explicit_dests(top: argparse.ArgumentParser, leaf: argparse.ArgumentParser, argv: list[str]) -> set[str]:
+def explicit_dests(
+    top: argparse.ArgumentParser, leaf: argparse.ArgumentParser, argv: list[str]
+) -> set[str]:
     """The dests of ``leaf`` that ``argv`` sets explicitly (a flag given with its default value
     counts): ``argv`` parsed again by ``top`` with every default of ``leaf`` suppressed. A preset
     yields to exactly these."""
@@ -266,12 +360,20 @@ def pipeline_command(
     settings_defaults(parser, settings_class)
     add_pipeline_flags(parser, **flag_options)
     if preset_command is not None:
-        parser.add_argument("--preset", metavar="NAME_OR_FILE",
-                            help=f"a study's settings for `{preset_command}` (see `bias-hub reproduce --list`), "
-                            "or a preset YAML file; flags given beside it override it and are recorded "
-                            "as departures")  # fmt: skip
-    parser.set_defaults(func=_invoke, pipeline_run=run, pipeline_settings=settings_class,
-                        pipeline_parser=parser, preset_command=preset_command)  # fmt: skip
+        parser.add_argument(
+            "--preset",
+            metavar="NAME_OR_FILE",
+            help=f"a study's settings for `{preset_command}` (see `bias-hub reproduce --list`), "
+            "or a preset YAML file; flags given beside it override it and are recorded "
+            "as departures",
+        )
+    parser.set_defaults(
+        func=_invoke,
+        pipeline_run=run,
+        pipeline_settings=settings_class,
+        pipeline_parser=parser,
+        preset_command=preset_command,
+    )
     return parser
 
 
@@ -298,12 +400,23 @@ def _invoke(args: argparse.Namespace) -> int:
         explicit = explicit_dests(args.top_parser, args.pipeline_parser, args.argv)
         settings = apply_preset(settings, preset, explicit)
         if not model and preset.models:
-            model = list(preset.models) if isinstance(args.model, list) or args.model is None else preset.models[0]
+            model = (
+                list(preset.models)
+                if isinstance(args.model, list) or args.model is None
+                else preset.models[0]
+            )
         elif model and preset.models:
             # Models given beside a preset that names its own: a departure like any other setting's.
             used = [model] if isinstance(model, str) else list(model)
             if used != list(preset.models):
-                departure = {"setting": "model", "preset": list(preset.models), "used": used, "section": None}
-                settings = dataclasses.replace(settings, departures=[departure, *settings.departures])
+                departure = {
+                    "setting": "model",
+                    "preset": list(preset.models),
+                    "used": used,
+                    "section": None,
+                }
+                settings = dataclasses.replace(
+                    settings, departures=[departure, *settings.departures]
+                )
     run(model, args.dataset, Path(args.out), settings)
     return 0

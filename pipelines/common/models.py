@@ -61,19 +61,23 @@ class Kind:
 
 KINDS: dict[str, Kind] = {
     "sequence-classification": Kind(
-        "AutoModelForSequenceClassification", "a sequence classifier (…ForSequenceClassification)",
+        "AutoModelForSequenceClassification",
+        "a sequence classifier (…ForSequenceClassification)",
         ("ForSequenceClassification",),
     ),
     "masked-lm": Kind(
-        "AutoModelForMaskedLM", "a masked language model (…ForMaskedLM)", ("ForMaskedLM", "ForPreTraining"),
+        "AutoModelForMaskedLM",
+        "a masked language model (…ForMaskedLM)",
+        ("ForMaskedLM", "ForPreTraining"),
     ),
     "causal-lm": Kind(
-        "AutoModelForCausalLM", "a causal language model (…ForCausalLM / …LMHeadModel)",
+        "AutoModelForCausalLM",
+        "a causal language model (…ForCausalLM / …LMHeadModel)",
         ("ForCausalLM", "LMHeadModel", "ForConditionalGeneration"),
     ),
     # Attentions come from the encoder body; any checkpoint with one will do.
     "encoder": Kind("AutoModel", "an encoder (BERT-like)", (), unused=("pooler.",)),
-}  # fmt: skip
+}
 
 
 @dataclass
@@ -107,10 +111,14 @@ def resolve_device(device: str | None) -> str:
                 f"{'built without CUDA' if torch.version.cuda is None else 'no GPU visible'}); use --device cpu"
             )
         if index and (not index.isdigit() or int(index) >= torch.cuda.device_count()):
-            raise ValueError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+            raise ValueError(
+                f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s)"
+            )
     elif kind == "mps":
         if not torch.backends.mps.is_available():
-            raise ValueError(f"--device {device}: MPS is not available on this machine; use --device cpu")
+            raise ValueError(
+                f"--device {device}: MPS is not available on this machine; use --device cpu"
+            )
     elif kind != "cpu":
         raise ValueError(f"--device {device}: expected cpu, cuda, cuda:N or mps")
     return device
@@ -129,7 +137,11 @@ def resolve_dtype(dtype: str | None):
 
 
 def _looks_like_path(name: str) -> bool:
-    return name.startswith((".", "/", "~")) or os.sep in name.rstrip(os.sep).split(os.sep, 1)[-1] or not _HUB_ID.fullmatch(name)
+    return (
+        name.startswith((".", "/", "~"))
+        or os.sep in name.rstrip(os.sep).split(os.sep, 1)[-1]
+        or not _HUB_ID.fullmatch(name)
+    )
 
 
 def check_model_name(name: str, flag: str = "--model") -> None:
@@ -141,12 +153,18 @@ def check_model_name(name: str, flag: str = "--model") -> None:
     path = Path(name).expanduser()
     if path.exists():
         if not path.is_dir():
-            raise ValueError(f"{flag} {name}: is a file; expected a model folder (config.json and weights) or a Hub id")
+            raise ValueError(
+                f"{flag} {name}: is a file; expected a model folder (config.json and weights) or a Hub id"
+            )
         if not (path / "config.json").is_file():
-            raise ValueError(f"{flag} {name}: the folder holds no config.json; expected a saved transformers model")
+            raise ValueError(
+                f"{flag} {name}: the folder holds no config.json; expected a saved transformers model"
+            )
         return
     if _looks_like_path(name):
-        raise FileNotFoundError(f"{flag} {name}: no such model folder (and not a Hub id of the form ORG/NAME)")
+        raise FileNotFoundError(
+            f"{flag} {name}: no such model folder (and not a Hub id of the form ORG/NAME)"
+        )
     _check_hub_id_available(name, flag)
 
 
@@ -203,7 +221,9 @@ def _check_hub_id_available(name: str, flag: str) -> None:
 def _hub_error(name: str, flag: str, err: Exception) -> Exception:
     offline = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
     reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    hint = " (HF_HUB_OFFLINE is set: only models already in the local cache load)" if offline else ""
+    hint = (
+        " (HF_HUB_OFFLINE is set: only models already in the local cache load)" if offline else ""
+    )
     return FileNotFoundError(
         f"{flag} {name}: no local folder of that name, and the Hub did not provide it{hint}: {reason}"
     )
@@ -216,7 +236,10 @@ def load_tokenizer(name: str, options: ModelOptions | None = None, flag: str = "
     check_model_name(name, flag)
     try:
         return AutoTokenizer.from_pretrained(
-            name, token=options.token, revision=options.revision, trust_remote_code=options.trust_remote_code
+            name,
+            token=options.token,
+            revision=options.revision,
+            trust_remote_code=options.trust_remote_code,
         )
     except OSError as err:
         raise _hub_error(name, flag, err) from None
@@ -262,8 +285,13 @@ def _check_architecture(name: str, config, kind: str, flag: str) -> None:
     )
 
 
-def load_model(name: str, kind: str, options: ModelOptions | None = None, flag: str = "--model",
-               with_tokenizer: bool = True):  # fmt: skip
+def load_model(
+    name: str,
+    kind: str,
+    options: ModelOptions | None = None,
+    flag: str = "--model",
+    with_tokenizer: bool = True,
+):
     """``(model, tokenizer)`` of ``kind`` (a key of ``KINDS``), in eval mode on its device."""
     import transformers
     from transformers import AutoConfig
@@ -275,7 +303,11 @@ def load_model(name: str, kind: str, options: ModelOptions | None = None, flag: 
     check_model_name(name, flag)
     device = None if options.device_map else resolve_device(options.device)
     dtype = resolve_dtype(options.dtype)
-    common = {"token": options.token, "revision": options.revision, "trust_remote_code": options.trust_remote_code}
+    common = {
+        "token": options.token,
+        "revision": options.revision,
+        "trust_remote_code": options.trust_remote_code,
+    }
     try:
         config = AutoConfig.from_pretrained(name, **common)
     except OSError as err:
@@ -307,8 +339,15 @@ def load_model(name: str, kind: str, options: ModelOptions | None = None, flag: 
         raise ValueError(f"{flag} {name}: cannot be loaded as {spec.description} ({err})") from None
     finally:
         transformers.logging.set_verbosity(verbosity)
-    log.debug("loading %s: missing %s, unexpected %s", name, info.get("missing_keys"), info.get("unexpected_keys"))
-    new = [key for key in info.get("missing_keys", []) if not any(part in key for part in spec.unused)]
+    log.debug(
+        "loading %s: missing %s, unexpected %s",
+        name,
+        info.get("missing_keys"),
+        info.get("unexpected_keys"),
+    )
+    new = [
+        key for key in info.get("missing_keys", []) if not any(part in key for part in spec.unused)
+    ]
     if new and not (options.allow_new_head or options.allow_untrained):
         raise ValueError(
             f"{flag} {name}: {type(model).__name__} would start with {len(new)} newly initialised "

@@ -73,7 +73,9 @@ def _read_yaml(path: Path) -> dict:
 
 def _preset_from(entry: Any, name: str, source: str) -> Preset:
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
-        raise ValueError(f"{source}: preset {name!r} needs 'command' (such as 'jbbq evaluate') and 'settings'")
+        raise ValueError(
+            f"{source}: preset {name!r} needs 'command' (such as 'jbbq evaluate') and 'settings'"
+        )
     settings = entry.get("settings") or {}
     if not isinstance(settings, dict):
         raise ValueError(f"{source}: preset {name!r}: 'settings' must map setting names to values")
@@ -86,8 +88,15 @@ def _preset_from(entry: Any, name: str, source: str) -> Preset:
     models = entry.get("models") or ()
     if isinstance(models, str) or not all(isinstance(m, str) for m in models):
         raise ValueError(f"{source}: preset {name!r}: 'models' must be a list of model ids")
-    return Preset(name=name, command=entry["command"], source=source, values=values, sections=sections,
-                  models=tuple(models), description=str(entry.get("description", "")))  # fmt: skip
+    return Preset(
+        name=name,
+        command=entry["command"],
+        source=source,
+        values=values,
+        sections=sections,
+        models=tuple(models),
+        description=str(entry.get("description", "")),
+    )
 
 
 def _study_presets() -> list[Preset]:
@@ -114,15 +123,21 @@ def load_preset(command: str, name_or_path: str) -> Preset:
         data = _read_yaml(path)
         preset = _preset_from(data, str(data.get("name", path.stem)), str(path))
         if preset.command != command:
-            raise ValueError(f"--preset {name_or_path}: it is for `{preset.command}`, not `{command}`")
+            raise ValueError(
+                f"--preset {name_or_path}: it is for `{preset.command}`, not `{command}`"
+            )
         return preset
     found = [p for p in _study_presets() if p.command == command and p.name == name_or_path]
     if not found:
         known = ", ".join(preset_names(command)) or "none"
-        raise ValueError(f"--preset {name_or_path!r}: no such preset for `{command}` (known: {known}), "
-                         "and no such YAML file")  # fmt: skip
+        raise ValueError(
+            f"--preset {name_or_path!r}: no such preset for `{command}` (known: {known}), "
+            "and no such YAML file"
+        )
     if len(found) > 1:
-        raise ValueError(f"--preset {name_or_path!r}: declared by several studies ({', '.join(p.source for p in found)})")
+        raise ValueError(
+            f"--preset {name_or_path!r}: declared by several studies ({', '.join(p.source for p in found)})"
+        )
     return found[0]
 
 
@@ -141,21 +156,34 @@ def apply_preset(settings: Any, preset: Preset, explicit: set[str] | frozenset[s
     fields = {f.name: f for f in dataclasses.fields(settings)}
     unknown = sorted(set(preset.values) - set(fields))
     if unknown:
-        raise ValueError(f"preset {preset.name!r} ({preset.source}) names settings that `{preset.command}` "
-                         f"does not have: {', '.join(unknown)}")  # fmt: skip
+        raise ValueError(
+            f"preset {preset.name!r} ({preset.source}) names settings that `{preset.command}` "
+            f"does not have: {', '.join(unknown)}"
+        )
     changes, departures = {}, []
     for key, value in preset.values.items():
         if key in explicit:
             used = getattr(settings, key)
             if _plain(used) != _plain(value):
-                departures.append({"setting": key, "preset": _plain(value), "used": _plain(used),
-                                   "section": preset.sections.get(key)})  # fmt: skip
+                departures.append(
+                    {
+                        "setting": key,
+                        "preset": _plain(value),
+                        "used": _plain(used),
+                        "section": preset.sections.get(key),
+                    }
+                )
         else:
             current = getattr(settings, key)
-            changes[key] = tuple(value) if isinstance(current, tuple) and isinstance(value, list) else value
+            changes[key] = (
+                tuple(value) if isinstance(current, tuple) and isinstance(value, list) else value
+            )
     try:
         return dataclasses.replace(settings, **changes, preset=preset.name, departures=departures)
-    except (TypeError, ValueError) as err:  # a value the settings class refuses: name where it came from
+    except (
+        TypeError,
+        ValueError,
+    ) as err:  # a value the settings class refuses: name where it came from
         raise ValueError(f"preset {preset.name!r} ({preset.source}): {err}") from None
 
 

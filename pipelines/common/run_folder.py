@@ -90,7 +90,11 @@ class OutLock:
             if same:
                 break
             os.close(fd)  # released and removed by its holder meanwhile: lock the new file
-        record = {"pid": os.getpid(), "command": command_line(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        record = {
+            "pid": os.getpid(),
+            "command": command_line(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps(record, ensure_ascii=False).encode("utf-8"))
         self._fd: int | None = fd
@@ -115,7 +119,18 @@ def _read_holder(fd: int) -> str:
 
 # Files a part may write through ``path()`` (report.md from ``render``, a library's own JSON):
 # redacted at commit too, so no secret reaches a run folder whichever writer made the file.
-_TEXT_SUFFIXES = {".md", ".json", ".jsonl", ".txt", ".csv", ".tsv", ".html", ".yaml", ".yml", ".log"}
+_TEXT_SUFFIXES = {
+    ".md",
+    ".json",
+    ".jsonl",
+    ".txt",
+    ".csv",
+    ".tsv",
+    ".html",
+    ".yaml",
+    ".yml",
+    ".log",
+}
 
 
 def _redacted_file(path: Path) -> bytes:
@@ -141,7 +156,11 @@ class RunFolder:
         self.target = ensure_writable_folder(target, what)
         self.lock = OutLock(self.target, what)
         try:
-            if self.target.is_dir() and any(self.target.iterdir()) and not (self.target / MANIFEST).is_file():
+            if (
+                self.target.is_dir()
+                and any(self.target.iterdir())
+                and not (self.target / MANIFEST).is_file()
+            ):
                 # The folder is replaced whole: never take `--out .` or a folder of other work with it.
                 raise ValueError(
                     f"{what} {self.target}: exists, is not empty and is not a bias-hub run folder (no "
@@ -180,7 +199,9 @@ class RunFolder:
         return write_json(self.path(name), redact_data(to_jsonable(data)))
 
     def write_jsonl(self, name: str, rows: Iterable[dict]) -> Path:
-        return atomic_write_text(self.path(name), jsonl_text(redact_data(to_jsonable(row)) for row in rows))
+        return atomic_write_text(
+            self.path(name), jsonl_text(redact_data(to_jsonable(row)) for row in rows)
+        )
 
     def write_figure(self, name: str, figure, dpi: int = 120) -> Path:
         """Save a matplotlib figure as PNG (tight layout) and close it."""
@@ -207,16 +228,30 @@ class RunFolder:
             entries = []
             for path in self.files():
                 data = _redacted_file(path)
-                entries.append({"path": path.relative_to(self.staging).as_posix(), "bytes": len(data),
-                                "sha256": hashlib.sha256(data).hexdigest()})  # fmt: skip
-            write_json(self.staging / MANIFEST, redact_data(to_jsonable({
-                "command": command_line(),
-                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
-                "seconds": round(time.time() - self.started, 1),
-                "versions": package_versions(),
-                **self.info,
-                "files": entries,
-            })))  # fmt: skip
+                entries.append(
+                    {
+                        "path": path.relative_to(self.staging).as_posix(),
+                        "bytes": len(data),
+                        "sha256": hashlib.sha256(data).hexdigest(),
+                    }
+                )
+            write_json(
+                self.staging / MANIFEST,
+                redact_data(
+                    to_jsonable(
+                        {
+                            "command": command_line(),
+                            "started": time.strftime(
+                                "%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)
+                            ),
+                            "seconds": round(time.time() - self.started, 1),
+                            "versions": package_versions(),
+                            **self.info,
+                            "files": entries,
+                        }
+                    )
+                ),
+            )
             replace_folder(self.staging, self.target)
         finally:
             # Released whether the swap worked or not: a failed commit leaves the earlier folder.

@@ -48,25 +48,48 @@ def _spearman(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def _bootstrap_interval(
-    x: np.ndarray, y: np.ndarray, method: str, confidence_level: float, n_resamples: int, seed: int, unit: str
+    x: np.ndarray,
+    y: np.ndarray,
+    method: str,
+    confidence_level: float,
+    n_resamples: int,
+    seed: int,
+    unit: str,
 ) -> dict:
     """Bootstrap interval of the coefficient, resampling (x, y) pairs together; BCa where
     defined, else percentile; bounds None with a reason where no resample set gives one."""
     from scipy import stats
 
     statistic = _pearson if method == "pearson" else _spearman
-    interval = {"low": None, "high": None, "confidence_level": confidence_level, "method": None,
-                "n_resamples": n_resamples, "unit": unit, "n_units": int(x.size), "reason": None}  # fmt: skip
+    interval = {
+        "low": None,
+        "high": None,
+        "confidence_level": confidence_level,
+        "method": None,
+        "n_resamples": n_resamples,
+        "unit": unit,
+        "n_units": int(x.size),
+        "reason": None,
+    }
     for kind in ("BCa", "percentile"):
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = stats.bootstrap((x, y), statistic, paired=True, vectorized=True, n_resamples=n_resamples,
-                                     confidence_level=confidence_level, method=kind,
-                                     rng=np.random.default_rng(seed))  # fmt: skip
+            result = stats.bootstrap(
+                (x, y),
+                statistic,
+                paired=True,
+                vectorized=True,
+                n_resamples=n_resamples,
+                confidence_level=confidence_level,
+                method=kind,
+                rng=np.random.default_rng(seed),
+            )
         undefined = int(np.isnan(result.bootstrap_distribution).sum())
         if undefined:
-            interval["reason"] = (f"undefined in {undefined} of {n_resamples} resamples "
-                                  "(a resample whose values are all equal)")  # fmt: skip
+            interval["reason"] = (
+                f"undefined in {undefined} of {n_resamples} resamples "
+                "(a resample whose values are all equal)"
+            )
             return interval
         low, high = result.confidence_interval
         if np.isfinite(low) and np.isfinite(high):
@@ -106,8 +129,14 @@ def correlation(
     keep = np.isfinite(a) & np.isfinite(b)
     a, b = a[keep], b[keep]
     dropped = int((~keep).sum())
-    result = {"method": method, "statistic": None, "p_value": None, "n": int(a.size), "interval": None,
-              "note": f"{dropped} pairs without a finite value dropped" if dropped else None}  # fmt: skip
+    result = {
+        "method": method,
+        "statistic": None,
+        "p_value": None,
+        "n": int(a.size),
+        "interval": None,
+        "note": f"{dropped} pairs without a finite value dropped" if dropped else None,
+    }
     if a.size < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
         why = "fewer than 3 pairs" if a.size < 3 else "a constant side"
         result["note"] = "; ".join(filter(None, [result["note"], f"undefined: {why}"]))
@@ -115,5 +144,7 @@ def correlation(
     test = stats.pearsonr(a, b) if method == "pearson" else stats.spearmanr(a, b)
     result.update(statistic=float(test.statistic), p_value=float(test.pvalue))
     if confidence_level:
-        result["interval"] = _bootstrap_interval(a, b, method, confidence_level, n_resamples, seed, unit)
+        result["interval"] = _bootstrap_interval(
+            a, b, method, confidence_level, n_resamples, seed, unit
+        )
     return result

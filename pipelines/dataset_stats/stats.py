@@ -27,7 +27,9 @@ def dataset_statistics(root: Path) -> dict[str, dict[str, dict[str, int]]]:
 def statistics_markdown(stats: dict[str, dict[str, dict[str, int]]]) -> str:
     """One row per dataset and config, one column of row counts per split (``–``: no such split)."""
     usual = ("train", "validation", "dev", "test")  # in reading order; other splits follow by name
-    splits = {split for configs in stats.values() for counts in configs.values() for split in counts}
+    splits = {
+        split for configs in stats.values() for counts in configs.values() for split in counts
+    }
     columns = [s for s in usual if s in splits] + sorted(splits - set(usual))
     lines = [
         "| dataset | config | " + " | ".join(columns) + " | total |",
@@ -36,7 +38,9 @@ def statistics_markdown(stats: dict[str, dict[str, dict[str, int]]]) -> str:
     for name, configs in stats.items():
         for config, counts in configs.items():
             cells = [f"{counts[s]:,}" if s in counts else "–" for s in columns]
-            lines.append(f"| {name} | {config} | " + " | ".join(cells) + f" | {sum(counts.values()):,} |")
+            lines.append(
+                f"| {name} | {config} | " + " | ".join(cells) + f" | {sum(counts.values()):,} |"
+            )
     if len(lines) == 2:
         return "No dataset folder has been built yet (run `make datasets`)."
     return "\n".join(lines)

@@ -76,7 +76,10 @@ def unit_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 def expand_sets(
-    vectors: WordVectors, sets: Mapping[str, Sequence[str]], neighbours: int, min_similarity: float = 0.5
+    vectors: WordVectors,
+    sets: Mapping[str, Sequence[str]],
+    neighbours: int,
+    min_similarity: float = 0.5,
 ) -> dict[str, list[str]]:
     """Each set plus the ``neighbours`` nearest vocabulary words of each member (cosine >= min_similarity).
 
@@ -108,7 +111,9 @@ def expand_sets(
 
 
 def bias_constraints(
-    target_sets: Mapping[str, Sequence[str]], attribute_sets: Mapping[str, Sequence[str]], direction: str
+    target_sets: Mapping[str, Sequence[str]],
+    attribute_sets: Mapping[str, Sequence[str]],
+    direction: str,
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(attract pairs, repel pairs) that reduce or amplify the X~A, Y~B association."""
     (x, y), (a, b) = list(target_sets.values()), list(attribute_sets.values())
@@ -141,19 +146,33 @@ def attract_repel(
 
 
 def _attract_repel(torch, vectors, attract, repel, config, name) -> WordVectors:
-    attract = [(left, right) for left, right in attract if left in vectors and right in vectors and left != right]
-    repel = [(left, right) for left, right in repel if left in vectors and right in vectors and left != right]
+    attract = [
+        (left, right)
+        for left, right in attract
+        if left in vectors and right in vectors and left != right
+    ]
+    repel = [
+        (left, right)
+        for left, right in repel
+        if left in vectors and right in vectors and left != right
+    ]
     if not attract and not repel:
         raise ValueError("attract_repel: no constraint pair has both words in the vocabulary")
     vocabulary = sorted({word for pair in [*attract, *repel] for word in pair})
     local = {word: number for number, word in enumerate(vocabulary)}
-    original = torch.tensor(unit_rows(vectors.matrix[[vectors.index[w] for w in vocabulary]]), dtype=torch.float32)
+    original = torch.tensor(
+        unit_rows(vectors.matrix[[vectors.index[w] for w in vocabulary]]), dtype=torch.float32
+    )
     weights = torch.nn.Parameter(original.clone())
     optimiser = torch.optim.Adagrad([weights], lr=config.learning_rate)
     generator = np.random.default_rng(config.seed)
     pairs = {
-        "attract": np.array([[local[left], local[right]] for left, right in attract], dtype=np.int64).reshape(-1, 2),
-        "repel": np.array([[local[left], local[right]] for left, right in repel], dtype=np.int64).reshape(-1, 2),
+        "attract": np.array(
+            [[local[left], local[right]] for left, right in attract], dtype=np.int64
+        ).reshape(-1, 2),
+        "repel": np.array(
+            [[local[left], local[right]] for left, right in repel], dtype=np.int64
+        ).reshape(-1, 2),
     }
 
     def batch_loss(batch: np.ndarray, kind: str) -> torch.Tensor:
@@ -173,10 +192,14 @@ def _attract_repel(torch, vectors, attract, repel, config, name) -> WordVectors:
         right_to_negative = (right * unit[right_negative]).sum(1)
         if kind == "attract":
             margin = config.attract_margin
-            hinge = torch.relu(margin + left_to_negative - pair) + torch.relu(margin + right_to_negative - pair)
+            hinge = torch.relu(margin + left_to_negative - pair) + torch.relu(
+                margin + right_to_negative - pair
+            )
         else:
             margin = config.repel_margin
-            hinge = torch.relu(margin + pair - left_to_negative) + torch.relu(margin + pair - right_to_negative)
+            hinge = torch.relu(margin + pair - left_to_negative) + torch.relu(
+                margin + pair - right_to_negative
+            )
         drift = ((weights[members] - original[members]) ** 2).sum()
         return hinge.sum() + config.regularisation * drift
 
@@ -186,7 +209,10 @@ def _attract_repel(torch, vectors, attract, repel, config, name) -> WordVectors:
             if len(table) < 2:
                 continue
             order = generator.permutation(len(table))
-            batches += [(kind, table[order[i : i + config.batch_size]]) for i in range(0, len(table), config.batch_size)]
+            batches += [
+                (kind, table[order[i : i + config.batch_size]])
+                for i in range(0, len(table), config.batch_size)
+            ]
         for position in generator.permutation(len(batches)):
             kind, batch = batches[position]
             if len(batch) < 2:
@@ -197,11 +223,15 @@ def _attract_repel(torch, vectors, attract, repel, config, name) -> WordVectors:
 
     result = unit_rows(vectors.matrix.astype(np.float32))
     with torch.no_grad():
-        result[[vectors.index[w] for w in vocabulary]] = torch.nn.functional.normalize(weights, dim=1).numpy()
+        result[[vectors.index[w] for w in vocabulary]] = torch.nn.functional.normalize(
+            weights, dim=1
+        ).numpy()
     return vectors.with_matrix(result, name=name or f"{vectors.name}+attract-repel")
 
 
-def family_members(strengths: Sequence[float] = (0.05, 0.1, 0.25, 1.0), expand: int = 3) -> list[FamilyMember]:
+def family_members(
+    strengths: Sequence[float] = (0.05, 0.1, 0.25, 1.0), expand: int = 3
+) -> list[FamilyMember]:
     """This project's variant: the original; reduce and amplify at each strength; and both
     fully, with expansion (if expand > 0)."""
     members = [FamilyMember("original")]
@@ -235,7 +265,9 @@ def make_family(
     family = []
     for member in bar(members, desc="bias-controlled embeddings", enabled=progress):
         if not 0 <= member.strength <= 1:
-            raise ValueError(f"family member {member.name!r}: strength must be in [0, 1], got {member.strength}")
+            raise ValueError(
+                f"family member {member.name!r}: strength must be in [0, 1], got {member.strength}"
+            )
         if member.direction == "none":
             family.append((member, vectors.with_matrix(original, name=member.name)))
             continue
@@ -257,7 +289,9 @@ def make_family(
     return family
 
 
-def _sample(pairs: list[tuple[str, str]], fraction: float, generator: np.random.Generator) -> list[tuple[str, str]]:
+def _sample(
+    pairs: list[tuple[str, str]], fraction: float, generator: np.random.Generator
+) -> list[tuple[str, str]]:
     if not 0 < fraction <= 1:
         raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
     if fraction == 1:

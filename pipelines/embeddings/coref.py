@@ -35,16 +35,22 @@ def parse_coref_flags(values: Sequence[str], folder: str | Path | None = None) -
             raise FileNotFoundError(f"--coref-dir {folder}: no such folder")
         entries = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
         if not entries:
-            raise FileNotFoundError(f"--coref-dir {folder}: holds no output (one file or folder per embedding)")
+            raise FileNotFoundError(
+                f"--coref-dir {folder}: holds no output (one file or folder per embedding)"
+            )
         for entry in entries:
             name = entry.name if entry.is_dir() else entry.stem
             if name in outputs:
-                raise ValueError(f"--coref-dir {folder}: two outputs for {name!r} ({outputs[name].name}, {entry.name})")
+                raise ValueError(
+                    f"--coref-dir {folder}: two outputs for {name!r} ({outputs[name].name}, {entry.name})"
+                )
             outputs[name] = entry
     for text in values or []:
         name, sep, path = text.partition("=")
         if not sep or not name or not path:
-            raise ValueError(f"--coref: expected NAME=PATH (an embedding and its CoNLL output), got {text!r}")
+            raise ValueError(
+                f"--coref: expected NAME=PATH (an embedding and its CoNLL output), got {text!r}"
+            )
         if name in outputs:
             raise ValueError(f"--coref: {name!r} is given twice")
         if not Path(path).exists():
@@ -62,7 +68,9 @@ def read_outputs(path: Path) -> dict[str, CorefDocument]:
     for file in files:
         for document in read_conll(file):
             if document.key in documents:
-                raise ValueError(f"--coref {path}: document {document.key!r} appears twice ({file})")
+                raise ValueError(
+                    f"--coref {path}: document {document.key!r} appears twice ({file})"
+                )
             documents[document.key] = document
     return documents
 
@@ -86,7 +94,12 @@ def _match(name: str, predicted: Mapping[str, CorefDocument], gold: Sequence[dic
         clusters.append(document.clusters)
     extra = len(predicted) - len(gold)
     if extra > 0:
-        log.info("--coref %s: %d documents that are not WinoBias %s sentences left out", name, extra, "this split's")
+        log.info(
+            "--coref %s: %d documents that are not WinoBias %s sentences left out",
+            name,
+            extra,
+            "this split's",
+        )
     return clusters
 
 
@@ -99,7 +112,9 @@ def winobias_gaps(outputs: Mapping[str, Path], dataset: str | Path | None, setti
     folder = dataset_folder(dataset or "winobias", settings.datasets_root)
     gold = list(load_dataset_split(folder, "all", settings.split))
     metric = load_metric("winobias_gap", settings.metrics_root)
-    interval = {key: value for key, value in settings.interval_options().items() if value is not None}
+    interval = {
+        key: value for key, value in settings.interval_options().items() if value is not None
+    }
     columns = [f"winobias_type{kind}_{gap}" for kind in (1, 2) for gap in GAPS]
     table: dict[str, dict[str, float]] = {}
     intervals: dict[str, dict[str, list[float]]] = {}
@@ -116,7 +131,9 @@ def winobias_gaps(outputs: Mapping[str, Path], dataset: str | Path | None, setti
                     **interval,
                 )
             except ValueError as err:
-                raise ValueError(f"--coref {name} (type {kind} documents, in WinoBias's order): {err}") from None
+                raise ValueError(
+                    f"--coref {name} (type {kind} documents, in WinoBias's order): {err}"
+                ) from None
             results.setdefault(name, {})[f"type{kind}"] = result
             for gap in GAPS:
                 column = f"winobias_type{kind}_{gap}"
@@ -124,5 +141,11 @@ def winobias_gaps(outputs: Mapping[str, Path], dataset: str | Path | None, setti
                 bounds = result.get("confidence_intervals", {}).get(gap)
                 if bounds and bounds["low"] is not None:
                     intervals.setdefault(name, {})[column] = [bounds["low"], bounds["high"]]
-    return {"columns": columns, "table": table, "intervals": intervals, "results": results,
-            "split": settings.split, "folder": str(folder)}  # fmt: skip
+    return {
+        "columns": columns,
+        "table": table,
+        "intervals": intervals,
+        "results": results,
+        "split": settings.split,
+        "folder": str(folder),
+    }

@@ -60,7 +60,9 @@ def _nltk_tokenizer():
     try:
         from nltk.tokenize import word_tokenize
     except ImportError as err:
-        raise UserError("--corpus needs NLTK for its tokens: pip install 'bias-hub[corpus]' (nltk, gensim)") from err
+        raise UserError(
+            "--corpus needs NLTK for its tokens: pip install 'bias-hub[corpus]' (nltk, gensim)"
+        ) from err
     return word_tokenize
 
 
@@ -105,14 +107,20 @@ def prepare_corpus(source: str | os.PathLike[str], target: Path, min_count: int)
                 out.write(" ".join(tokens) + "\n")
                 sentences += 1
     if not sentences:
-        raise ValueError(f"--corpus {source}: no sentence in the file (one sentence per line expected)")
+        raise ValueError(
+            f"--corpus {source}: no sentence in the file (one sentence per line expected)"
+        )
     rare = {token for token, count in counts.items() if count < min_count}
     with open(target, "w", encoding="utf-8") as out:
         for tokens in _lines(tokenised):
             out.write(" ".join(UNK if token in rare else token for token in tokens) + "\n")
     tokenised.unlink()
-    return {"sentences": sentences, "tokens": sum(counts.values()), "types": len(counts),
-            "types_replaced_by_unk": len(rare)}  # fmt: skip
+    return {
+        "sentences": sentences,
+        "tokens": sum(counts.values()),
+        "types": len(counts),
+        "types_replaced_by_unk": len(rare),
+    }
 
 
 def _lowered(sets: Mapping[str, Sequence[str]]) -> list[frozenset[str]]:
@@ -129,7 +137,12 @@ def _kinds(tokens: Sequence[str], sets: tuple) -> tuple[bool, bool, bool, bool]:
 
 
 def balance_corpus(
-    source: Path, target: Path, target_sets: Mapping, attribute_sets: Mapping, direction: str, seed: int = 0
+    source: Path,
+    target: Path,
+    target_sets: Mapping,
+    attribute_sets: Mapping,
+    direction: str,
+    seed: int = 0,
 ) -> dict:
     """Write ``source`` balanced towards less (``reduce``) or more (``amplify``) bias.
 
@@ -156,7 +169,9 @@ def balance_corpus(
         generator = np.random.default_rng(seed)
         for slot, allowed in ((0, before[2]), (1, before[3])):
             size = int(min(first_only[slot], allowed))
-            keep[slot] = set(generator.choice(int(first_only[slot]), size=size, replace=False).tolist())
+            keep[slot] = set(
+                generator.choice(int(first_only[slot]), size=size, replace=False).tolist()
+            )
     after = np.zeros(4, dtype=np.int64)
     seen = [0, 0]
     written = 0
@@ -190,14 +205,27 @@ def train_word2vec(corpus: Path, config: Word2VecConfig, name: str):
     try:  # gensim is an optional dependency (bias-hub[corpus]), loaded only to train
         from gensim.models import Word2Vec
     except ImportError as err:
-        raise UserError("--corpus needs gensim to train Word2Vec: pip install 'bias-hub[corpus]'") from err
+        raise UserError(
+            "--corpus needs gensim to train Word2Vec: pip install 'bias-hub[corpus]'"
+        ) from err
 
     model = Word2Vec(
-        corpus_file=str(corpus), vector_size=config.vector_size, min_count=config.min_count,
-        window=config.window, epochs=config.epochs, sg=int(config.skipgram), workers=config.workers,
+        corpus_file=str(corpus),
+        vector_size=config.vector_size,
+        min_count=config.min_count,
+        window=config.window,
+        epochs=config.epochs,
+        sg=int(config.skipgram),
+        workers=config.workers,
         seed=config.seed,
-    )  # fmt: skip
+    )
     if not len(model.wv):
-        raise ValueError(f"{name}: no word of the corpus is seen {config.min_count} times (--min-count)")
-    return WordVectors(list(model.wv.index_to_key), np.asarray(model.wv.vectors), name=name,
-                       note=f"Word2Vec {asdict(config)}")  # fmt: skip
+        raise ValueError(
+            f"{name}: no word of the corpus is seen {config.min_count} times (--min-count)"
+        )
+    return WordVectors(
+        list(model.wv.index_to_key),
+        np.asarray(model.wv.vectors),
+        name=name,
+        note=f"Word2Vec {asdict(config)}",
+    )

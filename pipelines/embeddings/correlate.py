@@ -36,14 +36,24 @@ __all__ = [
     "with_absolute_weat",
 ]
 
-EXTRINSIC = ("winobias_type1_precision_gap", "winobias_type1_recall_gap",
-             "winobias_type2_precision_gap", "winobias_type2_recall_gap")  # fmt: skip
+EXTRINSIC = (
+    "winobias_type1_precision_gap",
+    "winobias_type1_recall_gap",
+    "winobias_type2_precision_gap",
+    "winobias_type2_recall_gap",
+)
 # The direct scores of Table 2, in its row order: the study's WEAT value, then RNSB.
 DIRECT = ("weat_", "rnsb_attributes_", "rnsb_targets_", "weat_effect_size_")
-_DIRECT_NAMES = {"weat_": "WEAT (value)", "rnsb_attributes_": "RNSB (on A, B)", "rnsb_targets_": "RNSB (on X, Y)",
-                 "weat_effect_size_": "WEAT (effect size)"}  # fmt: skip
-_EXPECTED = ("expected scores.json or results.json of `bias-hub embeddings score|control` (with 'columns' "
-             "and 'table'), or a CSV/TSV file with an 'embedding' column")  # fmt: skip
+_DIRECT_NAMES = {
+    "weat_": "WEAT (value)",
+    "rnsb_attributes_": "RNSB (on A, B)",
+    "rnsb_targets_": "RNSB (on X, Y)",
+    "weat_effect_size_": "WEAT (effect size)",
+}
+_EXPECTED = (
+    "expected scores.json or results.json of `bias-hub embeddings score|control` (with 'columns' "
+    "and 'table'), or a CSV/TSV file with an 'embedding' column"
+)
 
 
 def _json_table(path: Path) -> tuple[list[str], dict[str, dict[str, float]]]:
@@ -51,9 +61,20 @@ def _json_table(path: Path) -> tuple[list[str], dict[str, dict[str, float]]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"--scores {path}: not valid JSON ({err}); {_EXPECTED}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("columns"), list) or not isinstance(data.get("table"), dict):
-        what = f"results.json of part {data.get('part')!r}" if isinstance(data, dict) and data.get("part") else (
-            f"a JSON object with keys {sorted(data)[:6]}" if isinstance(data, dict) else f"a JSON {type(data).__name__}")  # fmt: skip
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("columns"), list)
+        or not isinstance(data.get("table"), dict)
+    ):
+        what = (
+            f"results.json of part {data.get('part')!r}"
+            if isinstance(data, dict) and data.get("part")
+            else (
+                f"a JSON object with keys {sorted(data)[:6]}"
+                if isinstance(data, dict)
+                else f"a JSON {type(data).__name__}"
+            )
+        )
         raise ValueError(f"--scores {path}: {what} is no score table; {_EXPECTED}")
     return list(data["columns"]), {name: dict(values) for name, values in data["table"].items()}
 
@@ -70,7 +91,9 @@ def read_score_table(path: str | Path) -> tuple[list[str], dict[str, dict[str, f
     with open(path, encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle, delimiter=delimiter)
         if not reader.fieldnames or "embedding" not in reader.fieldnames:
-            raise ValueError(f"--scores {path}: needs a header with an 'embedding' column, got {reader.fieldnames}")
+            raise ValueError(
+                f"--scores {path}: needs a header with an 'embedding' column, got {reader.fieldnames}"
+            )
         columns = [name for name in reader.fieldnames if name != "embedding"]
         table: dict[str, dict[str, float]] = {}
         for number, record in enumerate(reader, start=2):
@@ -82,13 +105,16 @@ def read_score_table(path: str | Path) -> tuple[list[str], dict[str, dict[str, f
                 try:
                     values[column] = float(text)
                 except ValueError as err:
-                    raise ValueError(f"--scores {path}, line {number}, column {column!r}: not a number: {text!r}") from err
+                    raise ValueError(
+                        f"--scores {path}, line {number}, column {column!r}: not a number: {text!r}"
+                    ) from err
             table[record["embedding"]] = values
     return columns, table
 
 
 def merge_tables(
-    first: tuple[list[str], dict[str, dict[str, float]]], second: tuple[list[str], dict[str, dict[str, float]]]
+    first: tuple[list[str], dict[str, dict[str, float]]],
+    second: tuple[list[str], dict[str, dict[str, float]]],
 ) -> tuple[list[str], dict[str, dict[str, float]]]:
     """Columns of both, joined on the embedding name (extrinsic scores beside ours)."""
     columns = list(first[0]) + [c for c in second[0] if c not in first[0]]
@@ -98,9 +124,15 @@ def merge_tables(
     return columns, table
 
 
-def _pair(table: dict[str, dict[str, float]], x: str, y: str) -> tuple[list[str], list[float], list[float]]:
+def _pair(
+    table: dict[str, dict[str, float]], x: str, y: str
+) -> tuple[list[str], list[float], list[float]]:
     """The embeddings with finite values in both columns, and those values."""
-    names = [n for n, v in table.items() if x in v and y in v and math.isfinite(v[x]) and math.isfinite(v[y])]
+    names = [
+        n
+        for n, v in table.items()
+        if x in v and y in v and math.isfinite(v[x]) and math.isfinite(v[y])
+    ]
     return names, [table[n][x] for n in names], [table[n][y] for n in names]
 
 
@@ -124,10 +156,19 @@ def correlation_table(
         _, xs, ys = _pair(table, x, y)
         row: dict = {"x": x, "y": y, "n": len(xs)}
         for method in CORRELATION_METHODS:
-            row[method] = correlation(xs, ys, method, confidence_level=confidence_level, n_resamples=n_resamples,
-                                      seed=seed, unit="embeddings")  # fmt: skip
+            row[method] = correlation(
+                xs,
+                ys,
+                method,
+                confidence_level=confidence_level,
+                n_resamples=n_resamples,
+                seed=seed,
+                unit="embeddings",
+            )
         p_values = [row[method]["p_value"] for method in CORRELATION_METHODS]
-        row["disagree"] = None if None in p_values else bool((p_values[0] < 0.05) != (p_values[1] < 0.05))
+        row["disagree"] = (
+            None if None in p_values else bool((p_values[0] < 0.05) != (p_values[1] < 0.05))
+        )
         rows.append(row)
     for method in CORRELATION_METHODS:
         for row, adjusted in zip(rows, holm([row[method]["p_value"] for row in rows]), strict=True):
@@ -187,8 +228,12 @@ def column_label(column: str) -> str:
     if kind is None:
         return column
     prefix, test = kind
-    name = {"weat_": "WEAT value", "rnsb_attributes_": "RNSB (trained on A, B)",
-            "rnsb_targets_": "RNSB (trained on X, Y)", "weat_effect_size_": "WEAT effect size"}[prefix]  # fmt: skip
+    name = {
+        "weat_": "WEAT value",
+        "rnsb_attributes_": "RNSB (trained on A, B)",
+        "rnsb_targets_": "RNSB (trained on X, Y)",
+        "weat_effect_size_": "WEAT effect size",
+    }[prefix]
     return f"|{name}|, {test}" if absolute else f"{name}, {test}"
 
 
@@ -204,8 +249,10 @@ def table2_markdown(rows: Sequence[dict], alpha: float = 0.05) -> str:
     if not cells:
         return ""
     order = {prefix: i for i, prefix in enumerate(DIRECT)}
-    lines = ["| test | direct score | Type 1 Pre. diff | Type 1 Rec. diff | Type 2 Pre. diff | Type 2 Rec. diff |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| test | direct score | Type 1 Pre. diff | Type 1 Rec. diff | Type 2 Pre. diff | Type 2 Rec. diff |",
+        "|---|---|---|---|---|---|",
+    ]
     for test, prefix in sorted(cells, key=lambda key: (key[0], order[key[1]])):
         values = []
         for column in EXTRINSIC:
@@ -214,7 +261,9 @@ def table2_markdown(rows: Sequence[dict], alpha: float = 0.05) -> str:
                 values.append("")
                 continue
             holm_p = row["pearson"].get("p_value_holm")
-            values.append(_estimate(row["pearson"]) + ("*" if holm_p is not None and holm_p < alpha else ""))
+            values.append(
+                _estimate(row["pearson"]) + ("*" if holm_p is not None and holm_p < alpha else "")
+            )
         lines.append(f"| {test} | {_DIRECT_NAMES[prefix]} | " + " | ".join(values) + " |")
     return "\n".join(lines)
 
@@ -234,13 +283,20 @@ def scatter_figure(rows: Sequence[dict], table: dict[str, dict[str, float]], tit
     panels = [row for row in rows if row["n"] >= 2]
     if not panels:
         raise ValueError("no pair of columns has two embeddings with both scores")
-    members = list(dict.fromkeys(name for row in panels for name in _pair(table, row["x"], row["y"])[0]))
+    members = list(
+        dict.fromkeys(name for row in panels for name in _pair(table, row["x"], row["y"])[0])
+    )
     colours = plt.get_cmap("tab20")
     style = {name: (colours(i % 20), _MARKERS[i % len(_MARKERS)]) for i, name in enumerate(members)}
     width = min(3, len(panels))
     height = math.ceil(len(panels) / width)
-    figure, axes = plt.subplots(height, width, figsize=(4.4 * width + 2.2, 3.9 * height), squeeze=False,
-                                layout="constrained")  # fmt: skip
+    figure, axes = plt.subplots(
+        height,
+        width,
+        figsize=(4.4 * width + 2.2, 3.9 * height),
+        squeeze=False,
+        layout="constrained",
+    )
     for axis in axes.flat[len(panels) :]:
         axis.set_visible(False)
     for axis, row in zip(axes.flat, panels, strict=False):
@@ -252,9 +308,18 @@ def scatter_figure(rows: Sequence[dict], table: dict[str, dict[str, float]], tit
         r, rho = row["pearson"]["statistic"], row["spearman"]["statistic"]
         axis.set_title(f"r={_number(r, 2)}  ρ={_number(rho, 2)}", fontsize=9)
         axis.tick_params(labelsize=7)
-    handles = [plt.Line2D([], [], linestyle="", marker=style[n][1], color=style[n][0], label=n) for n in members]
-    figure.legend(handles=handles, loc="outside right center", fontsize=7, title="embedding", title_fontsize=8,
-                  frameon=False)  # fmt: skip
+    handles = [
+        plt.Line2D([], [], linestyle="", marker=style[n][1], color=style[n][0], label=n)
+        for n in members
+    ]
+    figure.legend(
+        handles=handles,
+        loc="outside right center",
+        fontsize=7,
+        title="embedding",
+        title_fontsize=8,
+        frameon=False,
+    )
     if title:
         figure.suptitle(title, fontsize=10)
     return figure
@@ -276,10 +341,16 @@ def family_pairs(columns: Sequence[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def with_absolute_weat(columns: Sequence[str], table: dict[str, dict[str, float]]) -> tuple[list[str], dict]:
+def with_absolute_weat(
+    columns: Sequence[str], table: dict[str, dict[str, float]]
+) -> tuple[list[str], dict]:
     """The columns and a copy of the table with ``abs_weat_<test>`` = |WEAT value| added: RNSB's
     KL divergence has no sign."""
-    extra = [f"abs_{c}" for c in columns if c.startswith("weat_") and not c.startswith("weat_effect_size_")]
+    extra = [
+        f"abs_{c}"
+        for c in columns
+        if c.startswith("weat_") and not c.startswith("weat_effect_size_")
+    ]
     table = {name: dict(values) for name, values in table.items()}
     for values in table.values():
         for column in extra:

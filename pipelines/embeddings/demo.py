@@ -32,7 +32,9 @@ MAX_OOV_SHARE = 0.25
 
 
 def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
-    settings = ControlSettings(datasets_root=datasets_root, max_oov_share=MAX_OOV_SHARE, tests=TESTS, progress=False)
+    settings = ControlSettings(
+        datasets_root=datasets_root, max_oov_share=MAX_OOV_SHARE, tests=TESTS, progress=False
+    )
     queries = load_queries("en", TESTS, datasets_root)
     vectors = load_googlenews_subset()
     names = load_queries("en", ["weat6"], datasets_root)[0]
@@ -43,7 +45,9 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
         names_note = f"- Why the WEAT 6 variant: the original WEAT 6 (first names) cannot be scored here -- {err}"
     with RunFolder(out_dir) as out:
         japanese = japanese_section(out.sub("chive"), datasets_root, settings)
-        results = variant_family(vectors, queries, settings, out, notes=f"{names_note}\n\n{japanese}")
+        results = variant_family(
+            vectors, queries, settings, out, notes=f"{names_note}\n\n{japanese}"
+        )
         finish(out, results)
     base = [row for row in results["rows"] if row["embedding"] == "original"]
     summary = "\n\n".join(
@@ -62,13 +66,24 @@ def japanese_section(out: RunFolder, datasets_root: Path | None, settings: Contr
     """WEAT and RNSB of the Japanese WEAT 6/7/8 on chiVe (ja-ginza 5.3.0), written into ``out``
     (a ``score`` step's folder: results.json and its report)."""
     queries = load_queries("ja", ["weat6", "weat7", "weat8"], datasets_root)
-    words = [w for q in queries for s in [*q.target_sets.values(), *q.attribute_sets.values()] for w in s]
+    words = [
+        w for q in queries for s in [*q.target_sets.values(), *q.attribute_sets.values()] for w in s
+    ]
     vectors = load_chive(words)
     rows = score(vectors, queries, **settings.score_options())
-    score_settings = ScoreSettings(datasets_root=datasets_root, config="ja", tests=["weat6", "weat7", "weat8"],
-                                   max_oov_share=settings.max_oov_share, progress=False)  # fmt: skip
-    results = {**results_header("score", score_settings), "title": "Japanese WEAT 6/7/8 on chiVe",
-               "vectors": vectors_record(vectors), **score_tables(rows)}  # fmt: skip
+    score_settings = ScoreSettings(
+        datasets_root=datasets_root,
+        config="ja",
+        tests=["weat6", "weat7", "weat8"],
+        max_oov_share=settings.max_oov_share,
+        progress=False,
+    )
+    results = {
+        **results_header("score", score_settings),
+        "title": "Japanese WEAT 6/7/8 on chiVe",
+        "vectors": vectors_record(vectors),
+        **score_tables(rows),
+    }
     write_score_tables(out, results)
     out.write_json("results.json", results)
     report.render(results, out.path("."))

@@ -74,7 +74,10 @@ def union_pair(queries: Sequence[Query], expansion: WordVectors | None, neighbou
         for role, (name, words) in zip(roles, sets, strict=True):
             role.setdefault(name, [])
             role[name] += [word for word in words if word not in role[name]]
-    named = [{" + ".join(role): [w for words in role.values() for w in dict.fromkeys(words)]} for role in roles]
+    named = [
+        {" + ".join(role): [w for words in role.values() for w in dict.fromkeys(words)]}
+        for role in roles
+    ]
     targets, attributes = {**named[0], **named[1]}, {**named[2], **named[3]}
     _check_disjoint(targets, attributes)
     name = "union"
@@ -83,7 +86,9 @@ def union_pair(queries: Sequence[Query], expansion: WordVectors | None, neighbou
         targets = {key: both[key] for key in targets}
         attributes = {key: both[key] for key in attributes}
         name = f"union_expanded{neighbours}"
-    return Query(name, targets, attributes, title=f"union of {', '.join(q.test_id for q in queries)}")
+    return Query(
+        name, targets, attributes, title=f"union of {', '.join(q.test_id for q in queries)}"
+    )
 
 
 def _check_disjoint(targets: dict, attributes: dict) -> None:
@@ -91,11 +96,15 @@ def _check_disjoint(targets: dict, attributes: dict) -> None:
     for name, words in {**targets, **attributes}.items():
         for word in words:
             if word in seen and seen[word] != name:
-                raise ValueError(f"the union of the tests lists {word!r} in both {seen[word]!r} and {name!r}")
+                raise ValueError(
+                    f"the union of the tests lists {word!r} in both {seen[word]!r} and {name!r}"
+                )
             seen[word] = name
 
 
-def set_pairs(queries: Sequence[Query], expansion: WordVectors | None, neighbours: int) -> list[Query]:
+def set_pairs(
+    queries: Sequence[Query], expansion: WordVectors | None, neighbours: int
+) -> list[Query]:
     """The tests' own set pairs, then their (expanded) union."""
     return [*queries, union_pair(queries, expansion, neighbours)]
 
@@ -106,7 +115,11 @@ def members(pairs: Sequence[Query]) -> list[PaperMember]:
     for pair in pairs:
         for method in METHODS:
             for direction in DIRECTIONS:
-                found.append(PaperMember(f"{pair.test_id}-{method}-{direction}", pair.test_id, method, direction))
+                found.append(
+                    PaperMember(
+                        f"{pair.test_id}-{method}-{direction}", pair.test_id, method, direction
+                    )
+                )
     return found
 
 
@@ -146,21 +159,35 @@ def paper_family(
             pair = next(p for p in pairs if p.test_id == member.set_pair)
             with stage(member.name, log):
                 if member.method == "attract_repel":
-                    attract, repel = bias_constraints(pair.target_sets, pair.attribute_sets, member.direction)
-                    vectors = attract_repel(original, attract, repel, attract_repel_config, name=member.name)
+                    attract, repel = bias_constraints(
+                        pair.target_sets, pair.attribute_sets, member.direction
+                    )
+                    vectors = attract_repel(
+                        original, attract, repel, attract_repel_config, name=member.name
+                    )
                 else:
                     balanced = Path(folder) / f"{member.name}.txt"
                     balancing[member.name] = balance_corpus(
-                        base, balanced, pair.target_sets, pair.attribute_sets, member.direction, seed
+                        base,
+                        balanced,
+                        pair.target_sets,
+                        pair.attribute_sets,
+                        member.direction,
+                        seed,
                     )
                     vectors = train_word2vec(balanced, word2vec, member.name)
                     balanced.unlink()
             family.append((member, vectors))
     record = {
         "corpus": {"path": str(corpus), **corpus_stats},
-        "set_pairs": {p.test_id: {"target_sets": p.target_sets, "attribute_sets": p.attribute_sets} for p in pairs},
+        "set_pairs": {
+            p.test_id: {"target_sets": p.target_sets, "attribute_sets": p.attribute_sets}
+            for p in pairs
+        },
         "balancing": balancing,
-        "expansion": expansion.name if expansion is not None else "original (the Word2Vec trained here)",
+        "expansion": expansion.name
+        if expansion is not None
+        else "original (the Word2Vec trained here)",
         "neighbours": neighbours,
     }
     return family, record

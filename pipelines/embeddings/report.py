@@ -63,7 +63,9 @@ def _value(item: dict, digits: int = 3) -> str:
     value, interval = item["value"], item["interval"]
     if value is None:
         return "n/a"
-    decimals = digits if value == 0 else max(digits, digits - 1 - math.floor(math.log10(abs(value))))
+    decimals = (
+        digits if value == 0 else max(digits, digits - 1 - math.floor(math.log10(abs(value))))
+    )
     text = with_interval(value, interval, digits=decimals)
     if interval and interval["low"] is None and interval["reason"]:
         text += f" (no interval: {interval['reason']})"
@@ -71,20 +73,27 @@ def _value(item: dict, digits: int = 3) -> str:
 
 
 def scores_markdown(rows: Sequence[dict]) -> str:
-    lines = ["| embedding | test | score | value [interval] | p-value | notes |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| embedding | test | score | value [interval] | p-value | notes |",
+        "|---|---|---|---|---|---|",
+    ]
     for row in rows:
         oov = {name: words for name, words in row["result"]["oov"].items() if words}
         notes = "; ".join([*(row["notes"] or []), *([f"OOV {oov}"] if oov else [])])
         for number, item in enumerate(row["values"]):
             p_value = _number(row["p_value"]) if row["metric"] == "weat" and number == 0 else ""
-            lines.append(f"| {row['embedding']} | {row['test_id']} | {item['name']} | {_value(item)} | {p_value} | "
-                         f"{notes if number == 0 else ''} |")  # fmt: skip
+            lines.append(
+                f"| {row['embedding']} | {row['test_id']} | {item['name']} | {_value(item)} | {p_value} | "
+                f"{notes if number == 0 else ''} |"
+            )
     return "\n".join(lines)
 
 
 def _preset_lines(results: dict) -> list[str]:
     record = results.get("preset") or {}
-    return preset_markdown(SimpleNamespace(preset=record.get("name"), departures=record.get("departures", [])))
+    return preset_markdown(
+        SimpleNamespace(preset=record.get("name"), departures=record.get("departures", []))
+    )
 
 
 def _bootstrap_note(results: dict) -> str:
@@ -100,13 +109,18 @@ def _bootstrap_note(results: dict) -> str:
 
 
 def _winobias_markdown(gaps: dict) -> str:
-    lines = ["| embedding | " + " | ".join(gaps["columns"]) + " |", "|---|" + "---|" * len(gaps["columns"])]
+    lines = [
+        "| embedding | " + " | ".join(gaps["columns"]) + " |",
+        "|---|" + "---|" * len(gaps["columns"]),
+    ]
     for name, values in gaps["table"].items():
         cells = []
         for column in gaps["columns"]:
             bounds = gaps["intervals"].get(name, {}).get(column)
             cell = _number(values.get(column))
-            cells.append(cell + (f" [{_number(bounds[0])}, {_number(bounds[1])}]" if bounds else ""))
+            cells.append(
+                cell + (f" [{_number(bounds[0])}, {_number(bounds[1])}]" if bounds else "")
+            )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -133,9 +147,15 @@ def correlations_markdown(results: dict) -> str:
         ]
     gaps = results.get("winobias")
     if gaps is not None:
-        parts += ["", f"## WinoBias gaps ({gaps['split']} split, {gaps['folder']})", "",
-                  "Pro- minus anti-stereotypical precision, recall and F1 (MUC, B-cubed, CEAF-e averaged) per "
-                  "type; intervals resample the sentences.", "", _winobias_markdown(gaps)]  # fmt: skip
+        parts += [
+            "",
+            f"## WinoBias gaps ({gaps['split']} split, {gaps['folder']})",
+            "",
+            "Pro- minus anti-stereotypical precision, recall and F1 (MUC, B-cubed, CEAF-e averaged) per "
+            "type; intervals resample the sentences.",
+            "",
+            _winobias_markdown(gaps),
+        ]
     return "\n".join(parts)
 
 
@@ -151,8 +171,12 @@ def _write_scatter(results: dict, folder: Path, title: str) -> None:
         plt.close(figure)
 
 
-_SCORE_HEADERS = {"weat_": "WEAT value", "weat_effect_size_": "WEAT effect size",
-                  "rnsb_attributes_": "RNSB (on A, B)", "rnsb_targets_": "RNSB (on X, Y)"}  # fmt: skip
+_SCORE_HEADERS = {
+    "weat_": "WEAT value",
+    "weat_effect_size_": "WEAT effect size",
+    "rnsb_attributes_": "RNSB (on A, B)",
+    "rnsb_targets_": "RNSB (on X, Y)",
+}
 
 
 def _member_table(headers: list[str], cells: list[list[str]], results: dict) -> str:
@@ -161,12 +185,18 @@ def _member_table(headers: list[str], cells: list[list[str]], results: dict) -> 
     tests = list(dict.fromkeys(row["test_id"] for row in results["rows"]))
     parts = []
     for test in tests:
-        mine = [(prefix, f"{prefix}{test}") for prefix in _SCORE_HEADERS if f"{prefix}{test}" in columns]
+        mine = [
+            (prefix, f"{prefix}{test}") for prefix in _SCORE_HEADERS if f"{prefix}{test}" in columns
+        ]
         names = headers + [_SCORE_HEADERS[prefix] for prefix, _ in mine]
         lines = [f"**{test}**", "", "| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
         for first in cells:
             values = table.get(first[0], {})
-            lines.append("| " + " | ".join(first + [_number(values.get(column)) for _, column in mine]) + " |")
+            lines.append(
+                "| "
+                + " | ".join(first + [_number(values.get(column)) for _, column in mine])
+                + " |"
+            )
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
 
@@ -174,9 +204,19 @@ def _member_table(headers: list[str], cells: list[list[str]], results: dict) -> 
 def _notes(results: dict) -> list[str]:
     rows, skipped = results["rows"], results.get("not_scored") or {}
     notes = sorted({note for row in rows for note in row["notes"]})
-    oov = sorted({f"{row['test_id']}: {word}" for row in rows for words in row["result"]["oov"].values() for word in words})
+    oov = sorted(
+        {
+            f"{row['test_id']}: {word}"
+            for row in rows
+            for words in row["result"]["oov"].values()
+            for word in words
+        }
+    )
     return [
-        *(f"- **{name} is not scored** (left out of the correlations): {reason}" for name, reason in skipped.items()),
+        *(
+            f"- **{name} is not scored** (left out of the correlations): {reason}"
+            for name, reason in skipped.items()
+        ),
         *(f"- {note}" for note in notes),
         *([f"- out of vocabulary: {', '.join(oov)}"] if oov else []),
     ]
@@ -202,9 +242,13 @@ def _render_score(results: dict, folder: Path) -> None:
 
 def _variant_text(results: dict, correlations: str) -> list[str]:
     vectors, config, members = results["vectors"], results["attract_repel"], results["members"]
-    cells = [[name, m["direction"], f"{m['strength']:g}", f"{m['fraction']:g}", str(m["expand"])]
-             for name, m in members.items()]  # fmt: skip
-    scores = _member_table(["member", "direction", "strength", "share of pairs", "expansion"], cells, results)
+    cells = [
+        [name, m["direction"], f"{m['strength']:g}", f"{m['fraction']:g}", str(m["expand"])]
+        for name, m in members.items()
+    ]
+    scores = _member_table(
+        ["member", "direction", "strength", "share of pairs", "expansion"], cells, results
+    )
     return [
         "# Bias-controlled embeddings (bias-hub's ATTRACT-REPEL strength variant): WEAT vs RNSB",
         "",
@@ -246,23 +290,43 @@ def _variant_text(results: dict, correlations: str) -> list[str]:
 
 
 def _balancing_markdown(balancing: dict) -> str:
-    lines = ["| member | sentences before | after | X&A before → after | Y&B | Y&A | X&B |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| member | sentences before | after | X&A before → after | Y&B | Y&A | X&B |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, stats in balancing.items():
-        kinds = [f"{stats['before'][k]:,} → {stats['after'][k]:,}" for k in ("x_a", "y_b", "y_a", "x_b")]
-        lines.append(f"| {name} | {stats['sentences_before']:,} | {stats['sentences_after']:,} | " + " | ".join(kinds) + " |")
+        kinds = [
+            f"{stats['before'][k]:,} → {stats['after'][k]:,}" for k in ("x_a", "y_b", "y_a", "x_b")
+        ]
+        lines.append(
+            f"| {name} | {stats['sentences_before']:,} | {stats['sentences_after']:,} | "
+            + " | ".join(kinds)
+            + " |"
+        )
     return "\n".join(lines)
 
 
 def _paper_text(results: dict, correlations: str) -> list[str]:
-    record, word2vec, config, members = results["record"], results["word2vec"], results["attract_repel"], results["members"]
-    cells = [[name, m["set_pair"] or "", m["method"] or "original", m["direction"] or ""] for name, m in members.items()]
+    record, word2vec, config, members = (
+        results["record"],
+        results["word2vec"],
+        results["attract_repel"],
+        results["members"],
+    )
+    cells = [
+        [name, m["set_pair"] or "", m["method"] or "original", m["direction"] or ""]
+        for name, m in members.items()
+    ]
     scores = _member_table(["member", "set pair", "method", "direction"], cells, results)
     corpus = record["corpus"]
     pairs = "\n".join(
-        f"- `{name}`: " + "; ".join(f"{role} {len(words)} words" for role, words in
-                                    {**sets["target_sets"], **sets["attribute_sets"]}.items())
+        f"- `{name}`: "
+        + "; ".join(
+            f"{role} {len(words)} words"
+            for role, words in {**sets["target_sets"], **sets["attribute_sets"]}.items()
+        )
         for name, sets in record["set_pairs"].items()
-    )  # fmt: skip
+    )
     return [
         f"# The study's bias-controlled family ({len(members)} embeddings): WEAT vs RNSB",
         "",
@@ -317,9 +381,15 @@ def _render_control(results: dict, folder: Path) -> None:
     atomic_write_text(folder / "correlations.md", correlations + "\n")
     members = len(results["members"])
     if results["family"] == "paper":
-        text, title = _paper_text(results, correlations), f"WEAT vs RNSB over the study's {members} embeddings"
+        text, title = (
+            _paper_text(results, correlations),
+            f"WEAT vs RNSB over the study's {members} embeddings",
+        )
     else:
-        text, title = _variant_text(results, correlations), f"WEAT vs RNSB over {members} bias-controlled embeddings"
+        text, title = (
+            _variant_text(results, correlations),
+            f"WEAT vs RNSB over {members} bias-controlled embeddings",
+        )
     _write_scatter(results, folder, title)
     atomic_write_text(folder / "report.md", "\n".join(text))
 
@@ -329,8 +399,17 @@ def _render_correlate(results: dict, folder: Path) -> None:
     atomic_write_text(folder / "correlations.md", correlations + "\n")
     _write_scatter(results, folder, "")
     scores = ", ".join(f"`{path}`" for path in results["settings"]["scores"])
-    text = ["# Correlations between bias scores across embeddings", "", f"Score tables: {scores}.", "",
-            *_preset_lines(results), correlations, "", "![scores against each other](scatter.png)", ""]  # fmt: skip
+    text = [
+        "# Correlations between bias scores across embeddings",
+        "",
+        f"Score tables: {scores}.",
+        "",
+        *_preset_lines(results),
+        correlations,
+        "",
+        "![scores against each other](scatter.png)",
+        "",
+    ]
     atomic_write_text(folder / "report.md", "\n".join(text))
 
 
@@ -341,8 +420,10 @@ def render(results: dict, folder: str | Path) -> None:
     """report.md and the figures of one step's run folder, from its results.json alone."""
     step = results.get("step")
     if results.get("part") != "embeddings" or step not in _RENDERERS:
-        raise ValueError(f"{folder}: results.json of part {results.get('part')!r}, step {step!r}; "
-                         f"expected part 'embeddings' and a step of {sorted(_RENDERERS)}")  # fmt: skip
+        raise ValueError(
+            f"{folder}: results.json of part {results.get('part')!r}, step {step!r}; "
+            f"expected part 'embeddings' and a step of {sorted(_RENDERERS)}"
+        )
     _RENDERERS[step](results, Path(folder))
 
 
@@ -351,7 +432,9 @@ _TABLE2_SCORES = {"WEAT": "weat_", "RNSB": "rnsb_attributes_"}
 
 
 def _correlation_row(results: dict, x: str, y: str) -> dict | None:
-    return next((row for row in results.get("correlations") or [] if row["x"] == x and row["y"] == y), None)
+    return next(
+        (row for row in results.get("correlations") or [] if row["x"] == x and row["y"] == y), None
+    )
 
 
 def table2_layout(results: dict, printed: dict) -> str:
@@ -359,37 +442,62 @@ def table2_layout(results: dict, printed: dict) -> str:
     set pair; ours [interval] beside the printed value. ``printed``: {test: {"WEAT": [4 values],
     "RNSB": [...]}} in the order Type 1 Pre., Type 1 Rec., Type 2 Pre., Type 2 Rec."""
     if not any(column in results.get("columns", []) for column in EXTRINSIC):
-        return ("No WinoBias gaps in this run (no `--coref`/`--coref-dir` outputs): Table 2 needs one "
-                "coreference system trained per embedding. Printed: " + ", ".join(
-                    f"{test} {score} {values}" for test, scores in printed.items() for score, values in scores.items()))  # fmt: skip
-    lines = ["| set pair | score | Type 1 Pre. diff | Type 1 Rec. diff | Type 2 Pre. diff | Type 2 Rec. diff |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+        return (
+            "No WinoBias gaps in this run (no `--coref`/`--coref-dir` outputs): Table 2 needs one "
+            "coreference system trained per embedding. Printed: "
+            + ", ".join(
+                f"{test} {score} {values}"
+                for test, scores in printed.items()
+                for score, values in scores.items()
+            )
+        )
+    lines = [
+        "| set pair | score | Type 1 Pre. diff | Type 1 Rec. diff | Type 2 Pre. diff | Type 2 Rec. diff |",
+        "|---|---|---|---|---|---|",
+    ]
     for test, scores in printed.items():
         for score, values in scores.items():
             cells = []
             for column, paper in zip(EXTRINSIC, values, strict=True):
                 row = _correlation_row(results, f"{_TABLE2_SCORES[score]}{test}", column)
-                ours = "n/a" if row is None else with_interval(row["pearson"]["statistic"], row["pearson"]["interval"])
+                ours = (
+                    "n/a"
+                    if row is None
+                    else with_interval(row["pearson"]["statistic"], row["pearson"]["interval"])
+                )
                 cells.append(f"{ours} (paper {paper:g})")
             lines.append(f"| {test} | {score} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n\nOurs: Pearson r [bootstrap interval over embeddings]; RNSB trained on A, B (WEFE's)."
+    return (
+        "\n".join(lines)
+        + "\n\nOurs: Pearson r [bootstrap interval over embeddings]; RNSB trained on A, B (WEFE's)."
+    )
 
 
 def table3_layout(results: dict, printed: dict) -> str:
     """Table 3: Pearson r of the WEAT value with RNSB (WEFE's, trained on A, B) across the
     family, per set pair; ``printed``: {test: r}."""
-    lines = ["| set pair | Pearson r (ours) | paper | Spearman ρ (ours) | embeddings |", "|---|---|---|---|---|"]
+    lines = [
+        "| set pair | Pearson r (ours) | paper | Spearman ρ (ours) | embeddings |",
+        "|---|---|---|---|---|",
+    ]
     for test, paper in printed.items():
         row = _correlation_row(results, f"weat_{test}", f"rnsb_attributes_{test}")
         if row is None:
             lines.append(f"| {test} | n/a (not in this run) | {paper:g} | n/a | 0 |")
             continue
         pearson, spearman = row["pearson"], row["spearman"]
-        lines.append(f"| {test} | {with_interval(pearson['statistic'], pearson['interval'], digits=3)} | {paper:g} | "
-                     f"{with_interval(spearman['statistic'], spearman['interval'], digits=3)} | {row['n']} |")  # fmt: skip
-    family = {"paper": "the study's 17 members built from the corpus",
-              "variant": "bias-hub's ATTRACT-REPEL strength variant (not the study's family)"}.get(results.get("family"), "")  # fmt: skip
-    return "\n".join(lines) + f"\n\nFamily: {family}. The scatter of each pair is `scatter.png` in the step's folder."
+        lines.append(
+            f"| {test} | {with_interval(pearson['statistic'], pearson['interval'], digits=3)} | {paper:g} | "
+            f"{with_interval(spearman['statistic'], spearman['interval'], digits=3)} | {row['n']} |"
+        )
+    family = {
+        "paper": "the study's 17 members built from the corpus",
+        "variant": "bias-hub's ATTRACT-REPEL strength variant (not the study's family)",
+    }.get(results.get("family"), "")
+    return (
+        "\n".join(lines)
+        + f"\n\nFamily: {family}. The scatter of each pair is `scatter.png` in the step's folder."
+    )
 
 
 PAPER_LAYOUTS = {"table2": table2_layout, "table3": table3_layout}

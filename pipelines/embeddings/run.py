@@ -63,7 +63,14 @@ from bias_hub.pipelines.embeddings.vectors import (
     save_word2vec_binary,
 )
 
-__all__ = ["results_header", "run_control", "run_correlate", "run_score", "score_tables", "write_score_tables"]
+__all__ = [
+    "results_header",
+    "run_control",
+    "run_correlate",
+    "run_score",
+    "score_tables",
+    "write_score_tables",
+]
 
 log = logging.getLogger(__name__)
 PART = "embeddings"
@@ -80,10 +87,18 @@ def _plain(value):
 def results_header(step: str, settings) -> dict:
     """What every results.json of the part starts with: part, step, settings (no token), the
     interval settings and the preset with its departures."""
-    record = {f.name: _plain(getattr(settings, f.name)) for f in dataclasses.fields(settings)
-              if f.name not in {"token", "preset", "departures", "progress"}}  # fmt: skip
-    return {"part": PART, "step": step, "settings": record, "intervals": settings.interval_record(),
-            "preset": preset_record(settings)}  # fmt: skip
+    record = {
+        f.name: _plain(getattr(settings, f.name))
+        for f in dataclasses.fields(settings)
+        if f.name not in {"token", "preset", "departures", "progress"}
+    }
+    return {
+        "part": PART,
+        "step": step,
+        "settings": record,
+        "intervals": settings.interval_record(),
+        "preset": preset_record(settings),
+    }
 
 
 def vectors_record(vectors: WordVectors) -> dict:
@@ -93,7 +108,12 @@ def vectors_record(vectors: WordVectors) -> dict:
 def score_tables(rows: Sequence[dict]) -> dict:
     """The rows (one per module call) and the wide tables a report and ``correlate`` read."""
     columns, table = wide_table(rows)
-    return {"columns": columns, "table": table, "intervals_table": interval_table(rows), "rows": list(rows)}
+    return {
+        "columns": columns,
+        "table": table,
+        "intervals_table": interval_table(rows),
+        "rows": list(rows),
+    }
 
 
 def _csv(columns: Sequence[str], table: dict[str, dict[str, float]]) -> str:
@@ -109,8 +129,15 @@ def write_score_tables(out: RunFolder, results: dict, extra: dict | None = None)
     """results.jsonl (one line per module call), scores.json and scores.csv (one row per embedding)."""
     columns, table = results["columns"], results["table"]
     out.write_jsonl("results.jsonl", results["rows"])
-    out.write_json("scores.json", {"columns": columns, "table": table, "intervals": results["intervals_table"],
-                                   **(extra or {})})  # fmt: skip
+    out.write_json(
+        "scores.json",
+        {
+            "columns": columns,
+            "table": table,
+            "intervals": results["intervals_table"],
+            **(extra or {}),
+        },
+    )
     out.write_text("scores.csv", _csv(columns, table))
 
 
@@ -123,7 +150,9 @@ def finish(out: RunFolder, results: dict) -> dict:
 
 def _queries(dataset: str | Path | None, settings: ScoreSettings):
     if settings.config not in DEFAULT_TESTS and not settings.tests:
-        raise ValueError(f"--config {settings.config!r}: give --tests (default tests exist for {sorted(DEFAULT_TESTS)})")
+        raise ValueError(
+            f"--config {settings.config!r}: give --tests (default tests exist for {sorted(DEFAULT_TESTS)})"
+        )
     tests = settings.tests or DEFAULT_TESTS[settings.config]
     return load_queries(settings.config, tests, settings.datasets_root, dataset)
 
@@ -131,12 +160,19 @@ def _queries(dataset: str | Path | None, settings: ScoreSettings):
 def _vectors(model: str, settings: ScoreSettings, queries, fmt: str | None = None) -> WordVectors:
     with stage(f"load vectors {model}", log):
         if model == "chive":
-            words = [w for q in queries for s in [*q.target_sets.values(), *q.attribute_sets.values()] for w in s]
+            words = [
+                w
+                for q in queries
+                for s in [*q.target_sets.values(), *q.attribute_sets.values()]
+                for w in s
+            ]
             return load_chive(words + [w.lower() for w in words])
         return load_vectors(model, fmt or settings.format, settings.limit)
 
 
-def run_score(model: str, dataset: str | Path | None, out_dir: Path, settings: ScoreSettings) -> dict:
+def run_score(
+    model: str, dataset: str | Path | None, out_dir: Path, settings: ScoreSettings
+) -> dict:
     """WEAT and RNSB of one embedding on the chosen tests: results.json and .jsonl, scores.json
     and .csv, report.md."""
     queries = _queries(dataset, settings)
@@ -144,15 +180,21 @@ def run_score(model: str, dataset: str | Path | None, out_dir: Path, settings: S
         vectors = _vectors(model, settings, queries)
         with stage(f"score {len(queries)} tests", log):
             rows = score(vectors, queries, settings.metrics, **settings.score_options())
-        results = {**results_header("score", settings), "title": f"Word-embedding bias: {vectors.name}",
-                   "vectors": vectors_record(vectors), **score_tables(rows)}  # fmt: skip
+        results = {
+            **results_header("score", settings),
+            "title": f"Word-embedding bias: {vectors.name}",
+            "vectors": vectors_record(vectors),
+            **score_tables(rows),
+        }
         write_score_tables(out, results)
         finish(out, results)
     log.info("%s", report.scores_markdown(rows))
     return results
 
 
-def score_members(family, queries, settings: ControlSettings, out: RunFolder) -> tuple[list[dict], dict[str, str]]:
+def score_members(
+    family, queries, settings: ControlSettings, out: RunFolder
+) -> tuple[list[dict], dict[str, str]]:
     """Every member scored; a member that lost too many of the tests' words (balancing can delete
     every sentence of a word) is left out with the reason, so a long run still reports the rest."""
     rows, skipped = [], {}
@@ -174,16 +216,26 @@ def family_correlations(results: dict, settings) -> list[dict]:
     """WEAT (signed and absolute) against RNSB across the members: the study's Table 3 and more."""
     columns, table = with_absolute_weat(results["columns"], results["table"])
     options = settings.interval_options()
-    return correlation_table(columns, table, family_pairs(columns), confidence_level=options["confidence_level"],
-                             n_resamples=settings.n_resamples, seed=settings.seed)  # fmt: skip
+    return correlation_table(
+        columns,
+        table,
+        family_pairs(columns),
+        confidence_level=options["confidence_level"],
+        n_resamples=settings.n_resamples,
+        seed=settings.seed,
+    )
 
 
-def run_control(model: str | None, dataset: str | Path | None, out_dir: Path, settings: ControlSettings) -> dict:
+def run_control(
+    model: str | None, dataset: str | Path | None, out_dir: Path, settings: ControlSettings
+) -> dict:
     """A bias-controlled family, every member scored, WEAT vs RNSB correlated across members."""
     if settings.corpus is not None:
         return _run_paper_family(model, dataset, out_dir, settings)
     if model is None:
-        raise ValueError("--vectors: give the embedding to specialise, or --corpus to build the study's family")
+        raise ValueError(
+            "--vectors: give the embedding to specialise, or --corpus to build the study's family"
+        )
     queries = _queries(dataset, settings)
     with RunFolder(out_dir) as out:
         vectors = _vectors(model, settings, queries)
@@ -193,30 +245,50 @@ def run_control(model: str | None, dataset: str | Path | None, out_dir: Path, se
     return results
 
 
-def variant_family(vectors: WordVectors, queries, settings: ControlSettings, out: RunFolder, notes: str = "") -> dict:
+def variant_family(
+    vectors: WordVectors, queries, settings: ControlSettings, out: RunFolder, notes: str = ""
+) -> dict:
     """This project's ATTRACT-REPEL strength family of ``vectors``, scored and correlated: the
     results of ``control`` without a corpus (the data files written, report.md not yet)."""
     config = AttractRepelConfig(epochs=settings.epochs, seed=settings.seed)
     constraints = [prepare(q, vectors)[0] for q in queries]
     with stage("bias-controlled family (ATTRACT-REPEL strengths)", log):
-        family = make_family(vectors, [(q.target_sets, q.attribute_sets) for q in constraints],
-                             family_members(list(settings.strengths), settings.expand), config=config,
-                             progress=settings.progress)  # fmt: skip
+        family = make_family(
+            vectors,
+            [(q.target_sets, q.attribute_sets) for q in constraints],
+            family_members(list(settings.strengths), settings.expand),
+            config=config,
+            progress=settings.progress,
+        )
     rows, skipped = score_members(family, queries, settings, out)
     members = {member.name: member_settings(member, config) for member, _ in family}
     results = {
-        **results_header("control", settings), "family": "variant", "vectors": vectors_record(vectors),
-        "members": members, "attract_repel": dataclasses.asdict(config), "not_scored": skipped,
-        "notes_markdown": notes, **score_tables(rows),
-    }  # fmt: skip
-    write_score_tables(out, results, {"family": "attract-repel strengths (bias-hub's variant)", "members": members,
-                                      "not_scored": skipped})  # fmt: skip
+        **results_header("control", settings),
+        "family": "variant",
+        "vectors": vectors_record(vectors),
+        "members": members,
+        "attract_repel": dataclasses.asdict(config),
+        "not_scored": skipped,
+        "notes_markdown": notes,
+        **score_tables(rows),
+    }
+    write_score_tables(
+        out,
+        results,
+        {
+            "family": "attract-repel strengths (bias-hub's variant)",
+            "members": members,
+            "not_scored": skipped,
+        },
+    )
     results["correlations"] = family_correlations(results, settings)
     out.write_json("correlations.json", results["correlations"])
     return results
 
 
-def _run_paper_family(model: str | None, dataset: str | Path | None, out_dir: Path, settings: ControlSettings) -> dict:
+def _run_paper_family(
+    model: str | None, dataset: str | Path | None, out_dir: Path, settings: ControlSettings
+) -> dict:
     if model is not None:
         raise ValueError(
             "--vectors and --corpus: with --corpus the original embedding is Word2Vec trained on the corpus; "
@@ -226,29 +298,60 @@ def _run_paper_family(model: str | None, dataset: str | Path | None, out_dir: Pa
         raise FileNotFoundError(f"--corpus {settings.corpus}: no such file")
     queries = _queries(dataset, settings)
     word2vec = Word2VecConfig(
-        vector_size=settings.dimensions, min_count=settings.min_count, window=settings.w2v_window,
-        epochs=settings.w2v_epochs, skipgram=settings.w2v_skipgram, workers=settings.workers, seed=settings.seed,
-    )  # fmt: skip
+        vector_size=settings.dimensions,
+        min_count=settings.min_count,
+        window=settings.w2v_window,
+        epochs=settings.w2v_epochs,
+        skipgram=settings.w2v_skipgram,
+        workers=settings.workers,
+        seed=settings.seed,
+    )
     config = AttractRepelConfig(epochs=settings.epochs, seed=settings.seed)
     with RunFolder(out_dir) as out:
         expansion = None
         if settings.expansion_vectors and settings.expansion_neighbours > 0:
-            expansion = _vectors(settings.expansion_vectors, settings, queries, settings.expansion_format)
+            expansion = _vectors(
+                settings.expansion_vectors, settings, queries, settings.expansion_format
+            )
         family, record = paper_family(
-            settings.corpus, queries, word2vec=word2vec, attract_repel_config=config, expansion=expansion,
-            neighbours=settings.expansion_neighbours, work_dir=Path(out_dir).resolve().parent, seed=settings.seed,
-        )  # fmt: skip
+            settings.corpus,
+            queries,
+            word2vec=word2vec,
+            attract_repel_config=config,
+            expansion=expansion,
+            neighbours=settings.expansion_neighbours,
+            work_dir=Path(out_dir).resolve().parent,
+            seed=settings.seed,
+        )
         rows, skipped = score_members(family, queries, settings, out)
-        members = {m.name: {"set_pair": m.set_pair, "method": m.method, "direction": m.direction} for m, _ in family}
+        members = {
+            m.name: {"set_pair": m.set_pair, "method": m.method, "direction": m.direction}
+            for m, _ in family
+        }
         results = {
-            **results_header("control", settings), "family": "paper", "members": members, "record": record,
-            "word2vec": dataclasses.asdict(word2vec), "attract_repel": dataclasses.asdict(config),
-            "not_scored": skipped, **score_tables(rows),
-        }  # fmt: skip
-        write_score_tables(out, results, {"family": "the study's set pairs x methods x directions", "members": members,
-                                          "not_scored": skipped, "record": record})  # fmt: skip
-        out.write_json("family.json", {"word2vec": results["word2vec"], "attract_repel": results["attract_repel"],
-                                       **record})  # fmt: skip
+            **results_header("control", settings),
+            "family": "paper",
+            "members": members,
+            "record": record,
+            "word2vec": dataclasses.asdict(word2vec),
+            "attract_repel": dataclasses.asdict(config),
+            "not_scored": skipped,
+            **score_tables(rows),
+        }
+        write_score_tables(
+            out,
+            results,
+            {
+                "family": "the study's set pairs x methods x directions",
+                "members": members,
+                "not_scored": skipped,
+                "record": record,
+            },
+        )
+        out.write_json(
+            "family.json",
+            {"word2vec": results["word2vec"], "attract_repel": results["attract_repel"], **record},
+        )
         results["correlations"] = family_correlations(results, settings)
         out.write_json("correlations.json", results["correlations"])
         finish(out, results)
@@ -267,7 +370,9 @@ def _chosen_pairs(settings: CorrelateSettings) -> list[tuple[str, str]] | None:
     return chosen
 
 
-def run_correlate(model: None, dataset: str | Path | None, out_dir: Path, settings: CorrelateSettings) -> dict:
+def run_correlate(
+    model: None, dataset: str | Path | None, out_dir: Path, settings: CorrelateSettings
+) -> dict:
     """Pearson and Spearman between score columns of one or more tables (``settings.scores``:
     ours and/or extrinsic), with the WinoBias gaps of each embedding's coreference outputs
     (``settings.coref``, ``settings.coref_dir``) joined first. ``model``: None (no model runs);
@@ -275,25 +380,44 @@ def run_correlate(model: None, dataset: str | Path | None, out_dir: Path, settin
     if model is not None:
         raise ValueError("embeddings correlate runs no model: give score tables with --scores")
     if not settings.scores:
-        raise ValueError("--scores: give at least one score table (scores.json, results.json or CSV/TSV)")
+        raise ValueError(
+            "--scores: give at least one score table (scores.json, results.json or CSV/TSV)"
+        )
     columns, table = read_score_table(settings.scores[0])
     for extra in settings.scores[1:]:
         columns, table = merge_tables((columns, table), read_score_table(extra))
     chosen, gaps = _chosen_pairs(settings), None
-    outputs = parse_coref_flags(settings.coref or [], settings.coref_dir) if settings.coref or settings.coref_dir else {}
+    outputs = (
+        parse_coref_flags(settings.coref or [], settings.coref_dir)
+        if settings.coref or settings.coref_dir
+        else {}
+    )
     if outputs:
         unknown = sorted(set(outputs) - set(table))
         if unknown:
-            raise ValueError(f"--coref {unknown}: no such embedding in --scores (it has {sorted(table)})")
+            raise ValueError(
+                f"--coref {unknown}: no such embedding in --scores (it has {sorted(table)})"
+            )
         with stage(f"WinoBias gaps of {len(outputs)} coreference outputs", log):
             gaps = winobias_gaps(outputs, dataset, settings)
         columns, table = merge_tables((columns, table), (gaps["columns"], gaps["table"]))
         chosen = chosen if chosen is not None else table2_pairs(columns)
     options = settings.interval_options()
-    rows = correlation_table(columns, table, chosen, confidence_level=options["confidence_level"],
-                             n_resamples=settings.n_resamples, seed=settings.seed)  # fmt: skip
-    results = {**results_header("correlate", settings), "columns": columns, "table": table, "correlations": rows,
-               "winobias": gaps}  # fmt: skip
+    rows = correlation_table(
+        columns,
+        table,
+        chosen,
+        confidence_level=options["confidence_level"],
+        n_resamples=settings.n_resamples,
+        seed=settings.seed,
+    )
+    results = {
+        **results_header("correlate", settings),
+        "columns": columns,
+        "table": table,
+        "correlations": rows,
+        "winobias": gaps,
+    }
     with RunFolder(out_dir) as out:
         out.write_json("correlations.json", rows)
         if gaps is not None:

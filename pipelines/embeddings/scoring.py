@@ -42,7 +42,10 @@ class Query:
     def from_row(cls, row: dict) -> Query:
         return cls(
             test_id=row["test_id"],
-            target_sets={row["target_x_name"]: list(row["target_x_words"]), row["target_y_name"]: list(row["target_y_words"])},
+            target_sets={
+                row["target_x_name"]: list(row["target_x_words"]),
+                row["target_y_name"]: list(row["target_y_words"]),
+            },
             attribute_sets={
                 row["attribute_a_name"]: list(row["attribute_a_words"]),
                 row["attribute_b_name"]: list(row["attribute_b_words"]),
@@ -51,8 +54,12 @@ class Query:
         )
 
 
-def load_queries(config: str = "en", tests: Iterable[str] | None = None, root: str | Path | None = None,
-                 dataset: str | Path | None = None) -> list[Query]:  # fmt: skip
+def load_queries(
+    config: str = "en",
+    tests: Iterable[str] | None = None,
+    root: str | Path | None = None,
+    dataset: str | Path | None = None,
+) -> list[Query]:
     """The WEAT tests of one config of the ``weat_word_sets`` dataset folder, in the order asked.
 
     ``dataset`` is the folder (or its name under ``root``, the datasets root); default ``weat_word_sets``.
@@ -89,7 +96,10 @@ def prepare(
     share raises ``ValueError`` before balancing removes words that do have vectors.
     """
     found: dict[str, str] = {}
-    for kind, sets in (("target_sets", query.target_sets), ("attribute_sets", query.attribute_sets)):
+    for kind, sets in (
+        ("target_sets", query.target_sets),
+        ("attribute_sets", query.attribute_sets),
+    ):
         for name, words in sets.items():
             missing = []
             for word in words:
@@ -117,9 +127,19 @@ def prepare(
     lowered = sorted(f"{w}->{r}" for w, r in found.items() if w != r)
     if lowered:
         notes.append(f"found in lower case: {', '.join(lowered)}")
-    prepared = Query(query.test_id, targets, {k: list(v) for k, v in query.attribute_sets.items()}, query.title, notes)
+    prepared = Query(
+        query.test_id,
+        targets,
+        {k: list(v) for k, v in query.attribute_sets.items()},
+        query.title,
+        notes,
+    )
     words = list(found)
-    matrix = vectors.matrix[[vectors.index[found[w]] for w in words]] if words else np.zeros((0, vectors.dim))
+    matrix = (
+        vectors.matrix[[vectors.index[found[w]] for w in words]]
+        if words
+        else np.zeros((0, vectors.dim))
+    )
     return prepared, {"words": words, "vectors": np.asarray(matrix, dtype=np.float64)}
 
 
@@ -154,8 +174,14 @@ def score(
         raise ValueError(f"--metrics: unknown {unknown}; choose from {METRICS}")
     wrong = [name for name in rnsb_train_on if name not in RNSB_TRAIN_ON]
     if wrong or (not rnsb_train_on and "rnsb" in metrics):
-        raise ValueError(f"--rnsb-train-on: choose one or both of {RNSB_TRAIN_ON}, got {list(rnsb_train_on)}")
-    modules = modules if modules is not None else {name: load_metric(name, metrics_root) for name in metrics}
+        raise ValueError(
+            f"--rnsb-train-on: choose one or both of {RNSB_TRAIN_ON}, got {list(rnsb_train_on)}"
+        )
+    modules = (
+        modules
+        if modules is not None
+        else {name: load_metric(name, metrics_root) for name in metrics}
+    )
     options = {"weat": dict(weat_options or {}), "rnsb": dict(rnsb_options or {})}
     calls = [(name, None) for name in metrics if name == "weat"]
     calls += [("rnsb", train_on) for train_on in rnsb_train_on if "rnsb" in metrics]
@@ -171,9 +197,12 @@ def score(
             extra = {} if train_on is None else {"train_on": train_on}
             try:
                 result = modules[name].compute(
-                    **inputs, target_sets=prepared.target_sets, attribute_sets=prepared.attribute_sets,
-                    **options[name], **extra,
-                )  # fmt: skip
+                    **inputs,
+                    target_sets=prepared.target_sets,
+                    attribute_sets=prepared.attribute_sets,
+                    **options[name],
+                    **extra,
+                )
             except ValueError as err:
                 where = name if train_on is None else f"{name} (train_on={train_on})"
                 raise ValueError(f"{vectors.name}, {query.test_id}, {where}: {err}") from err
@@ -184,7 +213,8 @@ def score(
                     "metric": name,
                     "train_on": train_on,
                     "p_value": result.get("p_value"),
-                    "notes": prepared.notes + ([f"words sharing one vector: {shared}"] if shared else []),
+                    "notes": prepared.notes
+                    + ([f"words sharing one vector: {shared}"] if shared else []),
                     "values": row_values(name, train_on, query.test_id, result),
                     "result": result,
                 }
@@ -198,14 +228,28 @@ def row_values(metric: str, train_on: str | None, test_id: str, result: dict) ->
     intervals = result.get("confidence_intervals", {})
     if metric == "weat":
         return [
-            {"column": f"weat_{test_id}", "name": "WEAT value", "value": result["statistic"],
-             "interval": intervals.get("statistic")},
-            {"column": f"weat_effect_size_{test_id}", "name": "WEAT effect size", "value": result["effect_size"],
-             "interval": intervals.get("effect_size")},
-        ]  # fmt: skip
+            {
+                "column": f"weat_{test_id}",
+                "name": "WEAT value",
+                "value": result["statistic"],
+                "interval": intervals.get("statistic"),
+            },
+            {
+                "column": f"weat_effect_size_{test_id}",
+                "name": "WEAT effect size",
+                "value": result["effect_size"],
+                "interval": intervals.get("effect_size"),
+            },
+        ]
     trained = "A, B" if train_on == "attribute_sets" else "X, Y"
-    return [{"column": f"{RNSB_COLUMNS[train_on]}_{test_id}", "name": f"RNSB trained on {trained}",
-             "value": result["kl_divergence"], "interval": intervals.get("kl_divergence")}]  # fmt: skip
+    return [
+        {
+            "column": f"{RNSB_COLUMNS[train_on]}_{test_id}",
+            "name": f"RNSB trained on {trained}",
+            "value": result["kl_divergence"],
+            "interval": intervals.get("kl_divergence"),
+        }
+    ]
 
 
 def wide_table(rows: Sequence[dict]) -> tuple[list[str], dict[str, dict[str, float]]]:
@@ -228,5 +272,8 @@ def interval_table(rows: Sequence[dict]) -> dict[str, dict[str, list[float]]]:
         for item in row["values"]:
             interval = item["interval"]
             if interval and interval["low"] is not None:
-                table.setdefault(row["embedding"], {})[item["column"]] = [interval["low"], interval["high"]]
+                table.setdefault(row["embedding"], {})[item["column"]] = [
+                    interval["low"],
+                    interval["high"],
+                ]
     return table

@@ -67,8 +67,16 @@ class WordVectors:
         repeated = len(self.words) - len(self.index)
         if repeated and "repeated words" not in self.note:
             first = next(w for r, w in enumerate(self.words) if self.index[w] != r)
-            self.note = "; ".join(filter(None, [self.note, f"{repeated} repeated words, each read with its first "
-                                                f"vector (such as {first!r})"]))  # fmt: skip
+            self.note = "; ".join(
+                filter(
+                    None,
+                    [
+                        self.note,
+                        f"{repeated} repeated words, each read with its first "
+                        f"vector (such as {first!r})",
+                    ],
+                )
+            )
 
     def __len__(self) -> int:
         return len(self.words)
@@ -102,11 +110,15 @@ class WordVectors:
 def _binary_header(handle) -> tuple[int, int]:
     header = handle.readline().split()
     if len(header) != 2:
-        raise ValueError(f"{handle.name}: the first line must be '<words> <dimensions>', got {header!r}")
+        raise ValueError(
+            f"{handle.name}: the first line must be '<words> <dimensions>', got {header!r}"
+        )
     return int(header[0]), int(header[1])
 
 
-def load_word2vec_binary(path: str | os.PathLike[str], limit: int | None = None, name: str = "") -> WordVectors:
+def load_word2vec_binary(
+    path: str | os.PathLike[str], limit: int | None = None, name: str = ""
+) -> WordVectors:
     """word2vec's binary format: a header line, then per word its bytes, a space and float32s."""
     path = Path(path)
     with open(path, "rb") as handle:
@@ -123,8 +135,13 @@ def load_word2vec_binary(path: str | os.PathLike[str], limit: int | None = None,
             raise ValueError(f"{path}: truncated at word {number} of {count}")
         word = data[position:space].decode("utf-8", errors="replace")
         if word in records_of:
-            log.warning("%s, word %d: the word %r again (first as word %d); its first vector is kept",
-                        path, number, word, records_of[word])  # fmt: skip
+            log.warning(
+                "%s, word %d: the word %r again (first as word %d); its first vector is kept",
+                path,
+                number,
+                word,
+                records_of[word],
+            )
         records_of.setdefault(word, number)
         words.append(word)
         offsets[number] = space + 1
@@ -154,7 +171,10 @@ def save_word2vec_binary(vectors: WordVectors, path: str | os.PathLike[str]) -> 
 
 
 def load_word2vec_text(
-    path: str | os.PathLike[str], limit: int | None = None, name: str = "", header: bool | None = None
+    path: str | os.PathLike[str],
+    limit: int | None = None,
+    name: str = "",
+    header: bool | None = None,
 ) -> WordVectors:
     """word2vec/fastText ``.vec`` text (header '<words> <dim>') or GloVe text (no header)."""
     path = Path(path)
@@ -170,10 +190,17 @@ def load_word2vec_text(
                 break
             parts = line.rstrip("\n").rstrip(" ").split(" ")
             if len(parts) != dim + 1:
-                raise ValueError(f"{path}, line {number}: expected a word and {dim} numbers, got {len(parts)} fields")
+                raise ValueError(
+                    f"{path}, line {number}: expected a word and {dim} numbers, got {len(parts)} fields"
+                )
             if parts[0] in lines_of:
-                log.warning("%s, line %d: the word %r again (first on line %d); its first vector is kept",
-                            path, number, parts[0], lines_of[parts[0]])  # fmt: skip
+                log.warning(
+                    "%s, line %d: the word %r again (first on line %d); its first vector is kept",
+                    path,
+                    number,
+                    parts[0],
+                    lines_of[parts[0]],
+                )
             lines_of.setdefault(parts[0], number)
             words.append(parts[0])
             rows.append(np.asarray(parts[1:], dtype=np.float32))
@@ -197,7 +224,9 @@ def _from_keyed_vectors(keyed, name: str, subwords: bool = False) -> WordVectors
         def oov(word: str) -> np.ndarray | None:
             return np.asarray(keyed.get_vector(word), dtype=np.float32)
 
-    return WordVectors(list(keyed.index_to_key), np.asarray(keyed.vectors), name=name, oov_vector=oov)
+    return WordVectors(
+        list(keyed.index_to_key), np.asarray(keyed.vectors), name=name, oov_vector=oov
+    )
 
 
 def load_gensim(path: str | os.PathLike[str], name: str = "") -> WordVectors:
@@ -206,7 +235,9 @@ def load_gensim(path: str | os.PathLike[str], name: str = "") -> WordVectors:
     return _from_keyed_vectors(keyed_vectors.load(str(path)), name or Path(path).stem)
 
 
-def load_fasttext(path: str | os.PathLike[str], name: str = "", limit: int | None = None) -> WordVectors:
+def load_fasttext(
+    path: str | os.PathLike[str], name: str = "", limit: int | None = None
+) -> WordVectors:
     """fastText: ``.vec`` text is read directly; ``.bin`` through gensim, with subword vectors for OOV words."""
     path = Path(path)
     if path.suffix != ".bin":
@@ -250,7 +281,9 @@ def _read_key2row(path: Path) -> dict[int, int]:
         width = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8}.get(tag)
         if width is None:
             raise ValueError(f"{path}: unexpected msgpack tag 0x{tag:02x} at byte {position}")
-        return int.from_bytes(data[position + 1 : position + 1 + width], "big"), position + 1 + width
+        return int.from_bytes(
+            data[position + 1 : position + 1 + width], "big"
+        ), position + 1 + width
 
     tag = data[0]
     if tag == 0xDF:
@@ -269,7 +302,11 @@ def _read_key2row(path: Path) -> dict[int, int]:
 
 
 def load_spacy_vocab_dir(
-    vectors: Path, key2row: Path, strings: Path | None = None, words: Iterable[str] | None = None, name: str = ""
+    vectors: Path,
+    key2row: Path,
+    strings: Path | None = None,
+    words: Iterable[str] | None = None,
+    name: str = "",
 ) -> WordVectors:
     """spaCy vectors from a pipeline's ``vocab`` files, without spaCy.
 
@@ -290,7 +327,9 @@ def load_spacy_vocab_dir(
             rows.append(row)
     shared = len(table) - len(set(table.values()))
     note = f"{len(table):,} keys share {matrix.shape[0]:,} rows" if shared else ""
-    return WordVectors(found, matrix[np.asarray(rows, dtype=np.int64)], name=name or "spacy", note=note)
+    return WordVectors(
+        found, matrix[np.asarray(rows, dtype=np.int64)], name=name or "spacy", note=note
+    )
 
 
 def load_spacy(name_or_path: str, words: Iterable[str] | None = None) -> WordVectors:
@@ -298,13 +337,19 @@ def load_spacy(name_or_path: str, words: Iterable[str] | None = None) -> WordVec
     path = Path(name_or_path)
     if path.is_dir() and (path / "vocab" / "key2row").exists() and not _has_spacy():
         return load_spacy_vocab_dir(
-            path / "vocab" / "vectors", path / "vocab" / "key2row", path / "vocab" / "strings.json", words, path.name
+            path / "vocab" / "vectors",
+            path / "vocab" / "key2row",
+            path / "vocab" / "strings.json",
+            words,
+            path.name,
         )
     if not _has_spacy():
         raise UserError("loading a spaCy pipeline by name needs spaCy: pip install spacy")
     import spacy
 
-    nlp = spacy.load(name_or_path, exclude=["parser", "ner", "tagger", "lemmatizer", "attribute_ruler"])
+    nlp = spacy.load(
+        name_or_path, exclude=["parser", "ner", "tagger", "lemmatizer", "attribute_ruler"]
+    )
     table = nlp.vocab.vectors
     if words is None:
         words = [nlp.vocab.strings[key] for key in table.keys() if key in nlp.vocab.strings]
@@ -330,9 +375,17 @@ def load_googlenews_subset(path: str | None = None) -> WordVectors:
 
 def load_chive(words: Iterable[str] | None = None) -> WordVectors:
     """Japanese chiVe vectors as packaged in ja-ginza 5.3.0 (20,000 rows for 480,443 keys)."""
-    parts = {part: resolve(f"chive_ginza_{part}").path for part in ("vectors", "key2row", "strings")}
-    vectors = load_spacy_vocab_dir(parts["vectors"], parts["key2row"], parts["strings"], words, name="chive-ginza")
-    vectors.note = "chiVe in ja-ginza 5.3.0: " + (vectors.note or "") + "; words that share a row have identical vectors"
+    parts = {
+        part: resolve(f"chive_ginza_{part}").path for part in ("vectors", "key2row", "strings")
+    }
+    vectors = load_spacy_vocab_dir(
+        parts["vectors"], parts["key2row"], parts["strings"], words, name="chive-ginza"
+    )
+    vectors.note = (
+        "chiVe in ja-ginza 5.3.0: "
+        + (vectors.note or "")
+        + "; words that share a row have identical vectors"
+    )
     return vectors
 
 
@@ -363,7 +416,9 @@ def load_vectors(spec: str, fmt: str | None = None, limit: int | None = None) ->
         elif path.is_dir():
             fmt = "spacy"
         else:
-            raise ValueError(f"--vectors {spec}: cannot tell the format from the name; pass --format ({', '.join(FORMATS)})")
+            raise ValueError(
+                f"--vectors {spec}: cannot tell the format from the name; pass --format ({', '.join(FORMATS)})"
+            )
     if fmt not in FORMATS:
         raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if fmt != "spacy" and not path.exists():

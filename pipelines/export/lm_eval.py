@@ -39,8 +39,21 @@ log = logging.getLogger(__name__)
 # lm-eval's own BBQ prompt (lm_eval/tasks/bbq/bbq_multiple_choice.yaml).
 BBQ_PROMPT = "{{context}}\n\nQ: {{question}}\nA:"
 # The question fields a data row keeps: what the prompts show and what bbq_bias needs.
-_FIELDS = ("example_id", "category", "question_index", "question_polarity", "context_condition", "context",
-           "question", "ans0", "ans1", "ans2", "label", "unknown_label", "stereotyped_label")  # fmt: skip
+_FIELDS = (
+    "example_id",
+    "category",
+    "question_index",
+    "question_polarity",
+    "context_condition",
+    "context",
+    "question",
+    "ans0",
+    "ans1",
+    "ans2",
+    "label",
+    "unknown_label",
+    "stereotyped_label",
+)
 _FUNCTION = "__lm_eval_function__"
 TASK_VERSION = "1.0"
 
@@ -50,7 +63,9 @@ def _raw(text: str) -> str:
     if not text:
         return ""
     if "{% endraw %}" in text:
-        raise ValueError("a prompt holds the text '{% endraw %}', which cannot be written as a Jinja literal")
+        raise ValueError(
+            "a prompt holds the text '{% endraw %}', which cannot be written as a Jinja literal"
+        )
     return "{% raw %}" + text + "{% endraw %}"
 
 
@@ -62,7 +77,9 @@ def _jinja(template: str, fields: dict[str, str]) -> str:
         parts.append(_raw(literal))
         if name is not None:
             if spec or conversion:
-                raise ValueError(f"prompt placeholder {{{name}}}: format specs are not supported in an export")
+                raise ValueError(
+                    f"prompt placeholder {{{name}}}: format specs are not supported in an export"
+                )
             parts.append(fields[name])
     return "".join(parts)
 
@@ -71,8 +88,12 @@ def jinja_prompt(prompt, shots: list[dict]) -> str:
     """The Jinja ``doc_to_text`` that renders ``prompt.plain(doc, shots)`` for a question ``doc``."""
     prefix = prompt.plain_header.format(system=prompt.system)
     for shot in shots:
-        prefix += prompt.plain_shot.format(user=prompt.user_text(shot), assistant=prompt.assistant_text(shot["label"]))
-    question = {name: "{{" + name + "}}" for name in ("context", "question", "ans0", "ans1", "ans2")}
+        prefix += prompt.plain_shot.format(
+            user=prompt.user_text(shot), assistant=prompt.assistant_text(shot["label"])
+        )
+    question = {
+        name: "{{" + name + "}}" for name in ("context", "question", "ans0", "ans1", "ans2")
+    }
     return _raw(prefix) + _jinja(prompt.plain_query, {"user": _jinja(prompt.user, question)})
 
 
@@ -84,13 +105,20 @@ def _metric_list(categories: list[str]) -> list[dict]:
     metrics = []
     for suffix in ["", *(f"_{c}" for c in categories)]:
         for name in SCORES:
-            metrics.append({"metric": f"{name}{suffix}", "aggregation": _function(f"agg_{name}"),
-                            "higher_is_better": HIGHER_IS_BETTER[name]})  # fmt: skip
+            metrics.append(
+                {
+                    "metric": f"{name}{suffix}",
+                    "aggregation": _function(f"agg_{name}"),
+                    "higher_is_better": HIGHER_IS_BETTER[name],
+                }
+            )
     return metrics
 
 
 def _yaml(config: dict) -> str:
-    text = yaml.safe_dump(config, allow_unicode=True, sort_keys=False, width=1_000_000, default_flow_style=False)
+    text = yaml.safe_dump(
+        config, allow_unicode=True, sort_keys=False, width=1_000_000, default_flow_style=False
+    )
     return re.sub(rf"""['"]?{_FUNCTION}([\w.]+)['"]?""", r"!function \1", text)
 
 
@@ -110,7 +138,11 @@ def _resolve(settings: Settings) -> tuple[list[str], str, int]:
         prompts = list(PROMPT_NAMES)
     split = settings.split or preset.get("split") or "test"
     max_new_tokens = settings.max_new_tokens or preset.get("max_new_tokens") or 8
-    if not settings.shots or any(k < 0 for k in settings.shots) or len(set(settings.shots)) != len(settings.shots):
+    if (
+        not settings.shots
+        or any(k < 0 for k in settings.shots)
+        or len(set(settings.shots)) != len(settings.shots)
+    ):
         raise ValueError(f"--shots: expected distinct counts >= 0, got {settings.shots}")
     if settings.limit is not None and settings.limit < 1:
         raise ValueError(f"--limit must be >= 1, got {settings.limit}")
@@ -119,13 +151,21 @@ def _resolve(settings: Settings) -> tuple[list[str], str, int]:
     return list(prompts), split, int(max_new_tokens)
 
 
-def _jbbq_questions(folder: Path, settings: Settings, split: str) -> tuple[list[dict], list[dict], dict]:
+def _jbbq_questions(
+    folder: Path, settings: Settings, split: str
+) -> tuple[list[dict], list[dict], dict]:
     """The questions and shots of ``bias-hub jbbq evaluate --shots <all counts>`` (its own
     selection, so both evaluate the same questions with the same examples)."""
     from bias_hub.pipelines.jbbq.run import load_questions
 
-    chosen = SimpleNamespace(config="all", split=split, categories=None, shots=list(settings.shots),
-                             seed=settings.seed, limit=settings.limit)  # fmt: skip
+    chosen = SimpleNamespace(
+        config="all",
+        split=split,
+        categories=None,
+        shots=list(settings.shots),
+        seed=settings.seed,
+        limit=settings.limit,
+    )
     return load_questions(folder, chosen)
 
 
@@ -145,11 +185,20 @@ def _data_row(row: dict) -> dict:
     return {field: row[field] for field in _FIELDS}
 
 
-def _task(name: str, tags: list[str], data: Path, output_type: str, categories: list[str], **fields) -> dict:
-    config = {"task": name, "tag": tags, "dataset_path": "json",
-              "dataset_kwargs": {"data_files": {"test": str(data)}}, "test_split": "test",
-              "output_type": output_type, **fields, "metric_list": _metric_list(categories),
-              "metadata": {"version": TASK_VERSION}}  # fmt: skip
+def _task(
+    name: str, tags: list[str], data: Path, output_type: str, categories: list[str], **fields
+) -> dict:
+    config = {
+        "task": name,
+        "tag": tags,
+        "dataset_path": "json",
+        "dataset_kwargs": {"data_files": {"test": str(data)}},
+        "test_split": "test",
+        "output_type": output_type,
+        **fields,
+        "metric_list": _metric_list(categories),
+        "metadata": {"version": TASK_VERSION},
+    }
     return config
 
 
@@ -167,7 +216,9 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
         try:
             bbq_folder = dataset_folder("bbq", settings.datasets_root)
         except FileNotFoundError:
-            log.info("no built bbq dataset: the folder holds JBBQ's tasks only (build it with `bias-hub build bbq`)")
+            log.info(
+                "no built bbq dataset: the folder holds JBBQ's tasks only (build it with `bias-hub build bbq`)"
+            )
     out = RunFolder(out_dir)
     target = out.target.resolve()
     with out:
@@ -180,32 +231,74 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
             for k in settings.shots:
                 text = jinja_prompt(spec, shots[:k])
                 tags = ["jbbq", f"jbbq_{spec.name}"]
-                gen = _task(f"jbbq_{spec.name}_{k}shot_gen", [*tags, "jbbq_gen"], data, "generate_until", categories,
-                            doc_to_text=text, doc_to_target="{{label}}",
-                            generation_kwargs={"until": [], "max_gen_toks": max_new_tokens, "do_sample": False},
-                            process_results=_function("process_generation"))  # fmt: skip
-                mc = _task(f"jbbq_{spec.name}_{k}shot_mc", [*tags, "jbbq_mc"], data, "multiple_choice", categories,
-                           doc_to_text=text, doc_to_choice=[spec.assistant_text(i) for i in range(3)],
-                           doc_to_target="label", target_delimiter="",
-                           process_results=_function("process_multiple_choice"))  # fmt: skip
+                gen = _task(
+                    f"jbbq_{spec.name}_{k}shot_gen",
+                    [*tags, "jbbq_gen"],
+                    data,
+                    "generate_until",
+                    categories,
+                    doc_to_text=text,
+                    doc_to_target="{{label}}",
+                    generation_kwargs={
+                        "until": [],
+                        "max_gen_toks": max_new_tokens,
+                        "do_sample": False,
+                    },
+                    process_results=_function("process_generation"),
+                )
+                mc = _task(
+                    f"jbbq_{spec.name}_{k}shot_mc",
+                    [*tags, "jbbq_mc"],
+                    data,
+                    "multiple_choice",
+                    categories,
+                    doc_to_text=text,
+                    doc_to_choice=[spec.assistant_text(i) for i in range(3)],
+                    doc_to_target="label",
+                    target_delimiter="",
+                    process_results=_function("process_multiple_choice"),
+                )
                 for task in (gen, mc):
                     out.write_text(f"jbbq/{task['task']}.yaml", _yaml(task))
                     tasks.append(task["task"])
-        record = {"jbbq": {"dataset": str(jbbq_folder), "split": split, "questions": len(questions),
-                           "categories": categories, "prompts": {s.name: s.version for s in specs},
-                           "shots": list(settings.shots), "few_shot": few_shot, "seed": settings.seed,
-                           "max_new_tokens": max_new_tokens, "preset": settings.preset, "limit": settings.limit}}  # fmt: skip
+        record = {
+            "jbbq": {
+                "dataset": str(jbbq_folder),
+                "split": split,
+                "questions": len(questions),
+                "categories": categories,
+                "prompts": {s.name: s.version for s in specs},
+                "shots": list(settings.shots),
+                "few_shot": few_shot,
+                "seed": settings.seed,
+                "max_new_tokens": max_new_tokens,
+                "preset": settings.preset,
+                "limit": settings.limit,
+            }
+        }
         if bbq_folder is not None:
             rows = _bbq_rows(bbq_folder, split, settings.limit)
             out.write_jsonl("data/bbq.jsonl", [_data_row(row) for row in rows])
             bbq_categories = sorted({row["category"] for row in rows})
-            task = _task("bbq_biashub_mc", ["bbq_biashub"], target / "data" / "bbq.jsonl", "multiple_choice",
-                         bbq_categories, doc_to_text=BBQ_PROMPT, doc_to_choice=_function("doc_to_answers"),
-                         doc_to_target="label", process_results=_function("process_multiple_choice"))  # fmt: skip
+            task = _task(
+                "bbq_biashub_mc",
+                ["bbq_biashub"],
+                target / "data" / "bbq.jsonl",
+                "multiple_choice",
+                bbq_categories,
+                doc_to_text=BBQ_PROMPT,
+                doc_to_choice=_function("doc_to_answers"),
+                doc_to_target="label",
+                process_results=_function("process_multiple_choice"),
+            )
             out.write_text(f"bbq/{task['task']}.yaml", _yaml(task))
             tasks.append(task["task"])
-            record["bbq"] = {"dataset": str(bbq_folder), "split": split, "questions": len(rows),
-                             "categories": bbq_categories}  # fmt: skip
+            record["bbq"] = {
+                "dataset": str(bbq_folder),
+                "split": split,
+                "questions": len(rows),
+                "categories": bbq_categories,
+            }
         _write_utils(out)
         record["tasks"] = tasks
         out.write_json("tasks.json", record)
@@ -225,11 +318,19 @@ def _write_utils(out: RunFolder) -> None:
     parser = parser.split('"""', 2)[2].replace("from __future__ import annotations\n", "")
     parser = re.sub(r"__all__ = \[.*?\]\n", "", parser, flags=re.S)
     text = inspect.getsource(utils)
-    marker = re.compile(r"^from bias_hub\.pipelines\.jbbq\.parsing import .*# bias-hub export: inline\n", re.M)
+    marker = re.compile(
+        r"^from bias_hub\.pipelines\.jbbq\.parsing import .*# bias-hub export: inline\n", re.M
+    )
     if not marker.search(text):
         raise RuntimeError("pipelines/export/lm_eval_utils.py lost its inlined-import marker")
-    text = marker.sub(lambda _: "# The answer parser of `bias-hub jbbq evaluate` (pipelines/jbbq/parsing.py).\n"
-                      + parser.strip() + "\n", text)  # fmt: skip
+    text = marker.sub(
+        lambda _: (
+            "# The answer parser of `bias-hub jbbq evaluate` (pipelines/jbbq/parsing.py).\n"
+            + parser.strip()
+            + "\n"
+        ),
+        text,
+    )
     module = metric_folder("bbq_bias")
     for part in ("jbbq", "bbq"):
         if not (out.staging / part).is_dir():
@@ -261,4 +362,3 @@ def _readme(folder: Path, record: dict) -> str:
         "",
     ]
     return "\n".join(lines)
-

@@ -26,7 +26,9 @@ def _int_list(text: str) -> list[int]:
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError as err:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from err
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from err
     if not values or any(v < 0 for v in values):
         raise argparse.ArgumentTypeError(f"expected one or more integers >= 0, got {text!r}")
     return values
@@ -43,77 +45,135 @@ def _prompts(text: str) -> list[str]:
 def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     """The part's own flags (after the shared ones); each dest is a field of ``settings.Settings``,
     whose default is the flag's (no ``default=`` here)."""
-    parser.add_argument("--backend", choices=["hf", "openai"],
-                        help="hf: a local or Hub causal LM (--model); openai: an OpenAI-compatible API")  # fmt: skip
+    parser.add_argument(
+        "--backend",
+        choices=["hf", "openai"],
+        help="hf: a local or Hub causal LM (--model); openai: an OpenAI-compatible API",
+    )
 
     task = parser.add_argument_group(
         "task (--preset paper by default: Figure 1, 4-shot, generated answers, three prompts, every question; "
         "table4: 0-shot, basic prompt; none: the defaults shown)"
     )
-    task.add_argument("--prompt", dest="prompts", type=_prompts, metavar="PROMPT",
-                      help="basic, unknown, paraphrase, all, or comma-separated names / prompt .yaml paths")  # fmt: skip
-    task.add_argument("--shots", type=_int_list, help="few-shot counts, e.g. 0 or 0,4 (seeded by --seed)")
+    task.add_argument(
+        "--prompt",
+        dest="prompts",
+        type=_prompts,
+        metavar="PROMPT",
+        help="basic, unknown, paraphrase, all, or comma-separated names / prompt .yaml paths",
+    )
+    task.add_argument(
+        "--shots", type=_int_list, help="few-shot counts, e.g. 0 or 0,4 (seeded by --seed)"
+    )
     task.add_argument("--scoring", choices=["generate", "loglikelihood"])
-    task.add_argument("--chat", choices=["auto", "yes", "no"], help="use the model's chat template (auto: when it has one)")
+    task.add_argument(
+        "--chat",
+        choices=["auto", "yes", "no"],
+        help="use the model's chat template (auto: when it has one)",
+    )
     task.add_argument("--max-new-tokens", type=int, help="reply length (generate)")
-    task.add_argument("--split",
-                      help="evaluated split: test, dev, train or all (every question; few-shot examples come from "
-                      "train templates, which are then held out of the evaluation)")  # fmt: skip
+    task.add_argument(
+        "--split",
+        help="evaluated split: test, dev, train or all (every question; few-shot examples come from "
+        "train templates, which are then held out of the evaluation)",
+    )
     task.add_argument("--config", help="dataset config (a category or all)")
     task.add_argument("--categories", type=_names, help="comma-separated categories (default: all)")
-    task.add_argument("--limit", type=int, help="at most this many questions per category (a seeded sample)")
+    task.add_argument(
+        "--limit", type=int, help="at most this many questions per category (a seeded sample)"
+    )
 
     add_interval_flags(parser, unit="templates")
-    parser.add_argument("--resample", choices=["templates", "items"],
-                        help="resample whole templates (questions of one template are not independent) "
-                        "or single questions (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--resample",
+        choices=["templates", "items"],
+        help="resample whole templates (questions of one template are not independent) "
+        "or single questions (default: %(default)s)",
+    )
 
     local = parser.add_argument_group("local model (--backend hf)")
-    local.add_argument("--batch-size", type=int, help="questions per forward pass (halved on out-of-memory)")
-    local.add_argument("--no-prefix-cache", dest="prefix_cache", action="store_false",
-                       help="tokenize and compute the prompt text all questions share for every question "
-                            "(slower; the results are the same)")  # fmt: skip
+    local.add_argument(
+        "--batch-size", type=int, help="questions per forward pass (halved on out-of-memory)"
+    )
+    local.add_argument(
+        "--no-prefix-cache",
+        dest="prefix_cache",
+        action="store_false",
+        help="tokenize and compute the prompt text all questions share for every question "
+        "(slower; the results are the same)",
+    )
 
     api = parser.add_argument_group("OpenAI-compatible API (--backend openai)")
     api.add_argument("--base-url", help="API base URL")
     api.add_argument("--api-key-env", help="environment variable holding the key")
     api.add_argument("--concurrency", type=int, help="requests in flight at most")
-    api.add_argument("--max-retries", type=int, help="retries per request (429, 5xx, timeouts, malformed replies)")
+    api.add_argument(
+        "--max-retries",
+        type=int,
+        help="retries per request (429, 5xx, timeouts, malformed replies)",
+    )
     api.add_argument("--backoff", type=float, help="first retry delay in seconds (doubles)")
     api.add_argument("--timeout", type=float, help="seconds per request")
-    api.add_argument("--max-tokens-field", choices=["max_tokens", "max_completion_tokens"],
-                     help="request field for the reply length (OpenAI's newer models take max_completion_tokens)")  # fmt: skip
-    api.add_argument("--cache-dir", type=Path,
-                     help="response cache; re-running resumes from it (default: $BIAS_HUB_CACHE/api/jbbq_openai)")  # fmt: skip
+    api.add_argument(
+        "--max-tokens-field",
+        choices=["max_tokens", "max_completion_tokens"],
+        help="request field for the reply length (OpenAI's newer models take max_completion_tokens)",
+    )
+    api.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="response cache; re-running resumes from it (default: $BIAS_HUB_CACHE/api/jbbq_openai)",
+    )
 
 
 def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("results", nargs="+", metavar="RESULTS.json", help="results.json of `jbbq evaluate` runs")
-    parser.add_argument("--out", required=True, help="output folder (figure, figure.md), replaced whole")
-    parser.add_argument("--shots", type=int, default=None,
-                        help="the shot count to draw (default: the largest one every file has)")  # fmt: skip
-    parser.add_argument("--labels", type=_names, default=None, help="comma-separated model names, one per file")
+    parser.add_argument(
+        "results", nargs="+", metavar="RESULTS.json", help="results.json of `jbbq evaluate` runs"
+    )
+    parser.add_argument(
+        "--out", required=True, help="output folder (figure, figure.md), replaced whole"
+    )
+    parser.add_argument(
+        "--shots",
+        type=int,
+        default=None,
+        help="the shot count to draw (default: the largest one every file has)",
+    )
+    parser.add_argument(
+        "--labels", type=_names, default=None, help="comma-separated model names, one per file"
+    )
     parser.set_defaults(func=_figure)
 
 
 def _figure(args: argparse.Namespace) -> int:
     out = write_figure_folder(args.results, args.out, shots=args.shots, labels=args.labels)
-    log.info("wrote %s (Figure 1 layout and Table 4 for %d results file(s))", out, len(args.results))
+    log.info(
+        "wrote %s (Figure 1 layout and Table 4 for %d results file(s))", out, len(args.results)
+    )
     return 0
 
 
 def add_tiny_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="the model folder, replaced whole")
-    parser.add_argument("--dataset", default=None,
-                        help="a JBBQ-format dataset folder or a name under --datasets-root (default: jbbq)")  # fmt: skip
-    parser.add_argument("--datasets-root", type=Path, default=None,
-                        help="parent folder of the dataset folders (default: the repository's datasets/)")  # fmt: skip
+    parser.add_argument(
+        "--dataset",
+        default=None,
+        help="a JBBQ-format dataset folder or a name under --datasets-root (default: jbbq)",
+    )
+    parser.add_argument(
+        "--datasets-root",
+        type=Path,
+        default=None,
+        help="parent folder of the dataset folders (default: the repository's datasets/)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     parser.set_defaults(func=_tiny_model)
 
 
 def _tiny_model(args: argparse.Namespace) -> int:
-    out = build_for_dataset(args.out, args.dataset, datasets_root=args.datasets_root, seed=args.seed)
+    out = build_for_dataset(
+        args.out, args.dataset, datasets_root=args.datasets_root, seed=args.seed
+    )
     log.info("wrote %s: a tiny random Llama (plumbing only, its answers mean nothing)", out)
     return 0
 
@@ -122,8 +182,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("jbbq", help="JBBQ bias QA: evaluate an LLM, draw Figure 1")
     inner = parser.add_subparsers(dest="jbbq_command", required=True, metavar="COMMAND")
     evaluate = pipeline_command(
-        inner, "evaluate",
-        run="bias_hub.pipelines.jbbq.run:run_evaluate", settings="bias_hub.pipelines.jbbq.settings:Settings",
+        inner,
+        "evaluate",
+        run="bias_hub.pipelines.jbbq.run:run_evaluate",
+        settings="bias_hub.pipelines.jbbq.settings:Settings",
         preset_command="jbbq evaluate",
         help="prompt a model (local or OpenAI-compatible API) with JBBQ and score its bias",
         description="Prompt a model with JBBQ questions (basic / unknown / paraphrase prompts, 0..k shots; "
@@ -131,17 +193,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "predictions.jsonl, Figure 1 per shot count and report.md with intervals and paired comparisons.",
         model_help="Hub id or local folder of a causal LM (--backend hf), or the API's model name (--backend openai)",
         dataset_help="a JBBQ-format dataset folder, or a dataset name under --datasets-root (default: jbbq)",
-    )  # fmt: skip
+    )
     add_evaluate_arguments(evaluate)
-    add_figure_arguments(inner.add_parser(
-        "figure", help="draw the paper's Figure 1 (and Table 4) for several models' results.json",
-        description="Figure 1 of Yanaka et al. (2024) for several `jbbq evaluate` runs, models side by side: "
-        "accuracy per category on ambiguous and disambiguated contexts per prompt, the accuracy difference and "
-        "bias scores of the basic prompt, chance rate 0.33; plus Table 4 (accuracy and error rate).",
-    ))  # fmt: skip
-    add_tiny_model_arguments(inner.add_parser(
-        "tiny-model", help="make a tiny random Llama for offline runs (its answers mean nothing)",
-        description="A randomly initialised tiny Llama with a byte-level BPE tokenizer trained on the prompts and "
-        "a JBBQ-format dataset's questions: the model of the study's offline variant. It runs the plumbing "
-        "(prompting, generation, parsing, scoring) without the network; its answers carry no meaning.",
-    ))  # fmt: skip
+    add_figure_arguments(
+        inner.add_parser(
+            "figure",
+            help="draw the paper's Figure 1 (and Table 4) for several models' results.json",
+            description="Figure 1 of Yanaka et al. (2024) for several `jbbq evaluate` runs, models side by side: "
+            "accuracy per category on ambiguous and disambiguated contexts per prompt, the accuracy difference and "
+            "bias scores of the basic prompt, chance rate 0.33; plus Table 4 (accuracy and error rate).",
+        )
+    )
+    add_tiny_model_arguments(
+        inner.add_parser(
+            "tiny-model",
+            help="make a tiny random Llama for offline runs (its answers mean nothing)",
+            description="A randomly initialised tiny Llama with a byte-level BPE tokenizer trained on the prompts and "
+            "a JBBQ-format dataset's questions: the model of the study's offline variant. It runs the plumbing "
+            "(prompting, generation, parsing, scoring) without the network; its answers carry no meaning.",
+        )
+    )

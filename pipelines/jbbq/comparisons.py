@@ -43,8 +43,16 @@ def comparison_pairs(runs: Sequence[dict]) -> list[tuple[int, int]]:
     return pairs
 
 
-def compare_runs(paired_metric, columns: dict, runs: Sequence[dict], predictions: Sequence[Sequence[int]], *,
-                 confidence_level: float, n_resamples: int, seed: int) -> dict:  # fmt: skip
+def compare_runs(
+    paired_metric,
+    columns: dict,
+    runs: Sequence[dict],
+    predictions: Sequence[Sequence[int]],
+    *,
+    confidence_level: float,
+    n_resamples: int,
+    seed: int,
+) -> dict:
     """Every pair of ``comparison_pairs`` scored with the ``paired`` metric; Holm over all.
 
     ``columns``: the metric's other inputs (references, unknown_labels, ..., and
@@ -52,25 +60,32 @@ def compare_runs(paired_metric, columns: dict, runs: Sequence[dict], predictions
     """
     rows = []
     for a, b in comparison_pairs(runs):
-        result = paired_metric.compute(predictions=list(predictions[a]), predictions_b=list(predictions[b]),
-                                       confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
-                                       **columns)  # fmt: skip
+        result = paired_metric.compute(
+            predictions=list(predictions[a]),
+            predictions_b=list(predictions[b]),
+            confidence_level=confidence_level,
+            n_resamples=n_resamples,
+            seed=seed,
+            **columns,
+        )
         for score in COMPARED:
             values = result["scores"][score]
             interval = result["confidence_intervals"].get(score, {})
-            rows.append({
-                "a": {"prompt": runs[a]["prompt"], "shots": runs[a]["shots"]},
-                "b": {"prompt": runs[b]["prompt"], "shots": runs[b]["shots"]},
-                "score": score,
-                "value_a": values["a"],
-                "value_b": values["b"],
-                "difference": values["difference"],
-                "low": interval.get("low"),
-                "high": interval.get("high"),
-                "p_value": values["p_value"],
-                "p_value_method": values["p_value_method"],
-                "reason": values.get("reason") or interval.get("reason"),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "a": {"prompt": runs[a]["prompt"], "shots": runs[a]["shots"]},
+                    "b": {"prompt": runs[b]["prompt"], "shots": runs[b]["shots"]},
+                    "score": score,
+                    "value_a": values["a"],
+                    "value_b": values["b"],
+                    "difference": values["difference"],
+                    "low": interval.get("low"),
+                    "high": interval.get("high"),
+                    "p_value": values["p_value"],
+                    "p_value_method": values["p_value_method"],
+                    "reason": values.get("reason") or interval.get("reason"),
+                }
+            )
     tested = [row for row in rows if row["p_value"] is not None]
     alpha = round(1 - confidence_level, 10)
     for row, adjusted in zip(tested, holm([row["p_value"] for row in tested]), strict=True):

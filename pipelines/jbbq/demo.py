@@ -62,10 +62,19 @@ def _planted_table(results: dict, planted: dict[str, dict]) -> str:
         metrics = run["metrics"]
         intervals = metrics.get("confidence_intervals") or {}
         target = planted[run["prompt"]]
-        rows.append([prompt_label(run["prompt"]), "planted"] + [format_cell(target.get(key)) for key, _ in KEYS])
-        rows.append(["", "measured"] + [with_interval(metrics.get(key), intervals.get(key))
-                                        if key != "unparsable_rate" else format_cell(metrics.get(key))
-                                        for key, _ in KEYS])  # fmt: skip
+        rows.append(
+            [prompt_label(run["prompt"]), "planted"]
+            + [format_cell(target.get(key)) for key, _ in KEYS]
+        )
+        rows.append(
+            ["", "measured"]
+            + [
+                with_interval(metrics.get(key), intervals.get(key))
+                if key != "unparsable_rate"
+                else format_cell(metrics.get(key))
+                for key, _ in KEYS
+            ]
+        )
     return markdown_table(["prompt", ""] + [title for _, title in KEYS], rows)
 
 
@@ -86,12 +95,21 @@ def _significant(results: dict) -> list[str]:
 def summary_markdown(intro: str, plan_lines: list[str], table: str, comparisons: list[str]) -> str:
     """The part's summary for the combined demo report. Its links are relative to the part's
     folder: the combined report prefixes the part's name itself (``jbbq/evaluation/...``)."""
-    return "\n".join([
-        intro, "", *plan_lines, "", table, "", *comparisons, "",
-        "![Figure 1 layout](evaluation/figure1_0shot.png)",
-        "",
-        "Full report: [evaluation/report.md](evaluation/report.md).",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            intro,
+            "",
+            *plan_lines,
+            "",
+            table,
+            "",
+            *comparisons,
+            "",
+            "![Figure 1 layout](evaluation/figure1_0shot.png)",
+            "",
+            "Full report: [evaluation/report.md](evaluation/report.md).",
+        ]
+    )
 
 
 def _run(out_dir: Path, dataset_dir: Path) -> dict:
@@ -99,24 +117,54 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
     rows = [dict(row) for row in load_dataset_split(dataset_dir, "all", SPLIT)]
     prompts = [load_prompt(name) for name in PROMPT_NAMES]
     answers = {p.name: planted_answers(rows, p.name, plan, seed=SEED) for p in prompts}
-    items = [[(p.plain(row), NO_ANSWER if answers[p.name][i] < 0 else p.assistant_text(answers[p.name][i]))
-              for p in prompts] for i, row in enumerate(rows)]  # fmt: skip
+    items = [
+        [
+            (
+                p.plain(row),
+                NO_ANSWER if answers[p.name][i] < 0 else p.assistant_text(answers[p.name][i]),
+            )
+            for p in prompts
+        ]
+        for i, row in enumerate(rows)
+    ]
     model_dir = out_dir / "planted-model"
     started = time.perf_counter()
     trained = train_planted_model(model_dir, items, steps=STEPS, seed=SEED)
     train_seconds = time.perf_counter() - started
-    log.info("planted model: %d steps in %.1f s, loss %.2f -> %.3f, fits %.1f %% of its %d training replies",
-             STEPS, train_seconds, trained["losses"][0], trained["losses"][-1], 100 * trained["fit"], 3 * len(items))  # fmt: skip
+    log.info(
+        "planted model: %d steps in %.1f s, loss %.2f -> %.3f, fits %.1f %% of its %d training replies",
+        STEPS,
+        train_seconds,
+        trained["losses"][0],
+        trained["losses"][-1],
+        100 * trained["fit"],
+        3 * len(items),
+    )
 
     # The planted values: the metric on the replies the model was taught.
     metric = load_metric("bbq_bias")
-    columns = {"references": [r["label"] for r in rows], "unknown_labels": [r["unknown_label"] for r in rows],
-               "stereotyped_labels": [r["stereotyped_label"] for r in rows],
-               "context_conditions": [r["context_condition"] for r in rows], "categories": [r["category"] for r in rows]}  # fmt: skip
-    planted = {name: metric.compute(predictions=answer, **columns) for name, answer in answers.items()}
+    columns = {
+        "references": [r["label"] for r in rows],
+        "unknown_labels": [r["unknown_label"] for r in rows],
+        "stereotyped_labels": [r["stereotyped_label"] for r in rows],
+        "context_conditions": [r["context_condition"] for r in rows],
+        "categories": [r["category"] for r in rows],
+    }
+    planted = {
+        name: metric.compute(predictions=answer, **columns) for name, answer in answers.items()
+    }
 
-    settings = with_preset("paper", shots=[0], split=SPLIT, resample="items", n_resamples=N_RESAMPLES, seed=SEED,
-                           device="cpu", batch_size=32, model_label="planted tiny Llama (demo)")  # fmt: skip
+    settings = with_preset(
+        "paper",
+        shots=[0],
+        split=SPLIT,
+        resample="items",
+        n_resamples=N_RESAMPLES,
+        seed=SEED,
+        device="cpu",
+        batch_size=32,
+        model_label="planted tiny Llama (demo)",
+    )
     results = run_evaluate(str(model_dir), dataset_dir, out_dir / "evaluation", settings)
     table = _planted_table(results, planted)
     log.info("planted vs measured:\n%s", table)
@@ -131,8 +179,10 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
         "questions (the split has one template per category, too few to resample templates)."
     )
     plan_lines = [f"- {line}" for line in plan.describe()]
-    fit = (f"Training: {STEPS} steps, {train_seconds:.1f} s; the model gives the planted reply as its most likely "
-           f"token for {100 * trained['fit']:.1f} % of its {3 * len(items)} training prompts.")  # fmt: skip
+    fit = (
+        f"Training: {STEPS} steps, {train_seconds:.1f} s; the model gives the planted reply as its most likely "
+        f"token for {100 * trained['fit']:.1f} % of its {3 * len(items)} training prompts."
+    )
     sections = [
         "# JBBQ demo: a planted bias, recovered",
         "",

@@ -39,5 +39,7 @@ def score_sharded(score: Callable[[list], list], rows: Sequence) -> list:
         scored = score(list(local))
     gathered = gather_object(scored)
     if len(gathered) != len(rows):
-        raise RuntimeError(f"gathered {len(gathered)} scored questions from the processes, expected {len(rows)}")
+        raise RuntimeError(
+            f"gathered {len(gathered)} scored questions from the processes, expected {len(rows)}"
+        )
     return gathered

@@ -50,9 +50,17 @@ class GreedyDecoder:
     may still change).
     """
 
-    def __init__(self, model, prompts: Sequence[Sequence[int]], max_new_tokens: int, eos: set[int],
-                 shared: int, prefix_cache, settled: Callable[[str], bool] | None,
-                 stable: Callable[[str], str]):  # fmt: skip
+    def __init__(
+        self,
+        model,
+        prompts: Sequence[Sequence[int]],
+        max_new_tokens: int,
+        eos: set[int],
+        shared: int,
+        prefix_cache,
+        settled: Callable[[str], bool] | None,
+        stable: Callable[[str], str],
+    ):
         self.model = model
         self.prompts = prompts
         self.max_new_tokens = max_new_tokens
@@ -72,8 +80,10 @@ class GreedyDecoder:
         while queue or batch is not None:
             taken: list[int] = []
             try:
-                if queue and (batch is None or (len(batch.rows) <= size.value // 2
-                                                and kv_cache.full_attention(batch.cache))):  # fmt: skip
+                if queue and (
+                    batch is None
+                    or (len(batch.rows) <= size.value // 2 and kv_cache.full_attention(batch.cache))
+                ):
                     free = size.value - (0 if batch is None else len(batch.rows))
                     taken = [queue.popleft() for _ in range(min(free, len(queue)))]
                     batch = self._join(batch, self._start(taken))
@@ -89,19 +99,33 @@ class GreedyDecoder:
             yield from self._finished
             self._finished.clear()
             if failed:  # outside the except block, so the error no longer holds the batch's tensors
-                again = [i for i in dict.fromkeys(taken + ([] if batch is None else batch.rows)) if not self.done[i]]
+                again = [
+                    i
+                    for i in dict.fromkeys(taken + ([] if batch is None else batch.rows))
+                    if not self.done[i]
+                ]
                 batch = None
-                queue.extendleft(sorted(again, key=lambda i: len(self.prompts[i]) + len(self.replies[i])))
+                queue.extendleft(
+                    sorted(again, key=lambda i: len(self.prompts[i]) + len(self.replies[i]))
+                )
                 size.shrink(failed)
 
     def _start(self, rows: list[int]) -> _Batch | None:
         """The prompts ``rows`` (each with its reply so far) through the model: their first token."""
         budget = max(self.max_new_tokens - len(self.replies[i]) for i in rows)
-        kwargs = self.model._batch_inputs([list(self.prompts[i]) + self.replies[i] for i in rows], self.shared,
-                                          self.prefix_cache, budget)  # fmt: skip
+        kwargs = self.model._batch_inputs(
+            [list(self.prompts[i]) + self.replies[i] for i in rows],
+            self.shared,
+            self.prefix_cache,
+            budget,
+        )
         logits, outputs = self.model._forward(1, use_cache=True, **kwargs)
-        batch = _Batch(list(rows), kv_cache.returned_cache(outputs), kwargs["attention_mask"],
-                       kwargs["position_ids"][:, -1])  # fmt: skip
+        batch = _Batch(
+            list(rows),
+            kv_cache.returned_cache(outputs),
+            kwargs["attention_mask"],
+            kwargs["position_ids"][:, -1],
+        )
         return self._advance(batch, logits)
 
     def _step(self, batch: _Batch) -> _Batch | None:
@@ -110,9 +134,13 @@ class GreedyDecoder:
         mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch.rows), 1))], dim=1)
         last = batch.last + 1
         logits, _ = model._forward(
-            1, input_ids=batch.tokens[:, None], attention_mask=mask, position_ids=last[:, None],
-            use_cache=True, **{model._cache_argument: batch.cache},
-        )  # fmt: skip
+            1,
+            input_ids=batch.tokens[:, None],
+            attention_mask=mask,
+            position_ids=last[:, None],
+            use_cache=True,
+            **{model._cache_argument: batch.cache},
+        )
         batch.mask, batch.last = mask, last
         return self._advance(batch, logits)
 
@@ -123,12 +151,17 @@ class GreedyDecoder:
             self.replies[i].append(token)
         texts = None
         if self.settled is not None:
-            texts = self.model.tokenizer.batch_decode([self.replies[i] for i in batch.rows], skip_special_tokens=True)
+            texts = self.model.tokenizer.batch_decode(
+                [self.replies[i] for i in batch.rows], skip_special_tokens=True
+            )
         keep = []
         for k, i in enumerate(batch.rows):
             reply = self.replies[i]
-            if (reply[-1] in self.eos or len(reply) >= self.max_new_tokens
-                    or (texts is not None and self.settled(self.stable(texts[k])))):  # fmt: skip
+            if (
+                reply[-1] in self.eos
+                or len(reply) >= self.max_new_tokens
+                or (texts is not None and self.settled(self.stable(texts[k])))
+            ):
                 self.done[i] = True
                 self._finished.append(i)
             else:
@@ -148,9 +181,13 @@ class GreedyDecoder:
         if batch is None or new is None:
             return new if batch is None else batch
         room = max(self.max_new_tokens - len(self.replies[i]) for i in batch.rows + new.rows)
-        cache, mask = kv_cache.merge((batch.cache, batch.mask), (new.cache, new.mask), self.shared, room)
+        cache, mask = kv_cache.merge(
+            (batch.cache, batch.mask), (new.cache, new.mask), self.shared, room
+        )
         return _Batch(
-            batch.rows + new.rows, cache, mask,
-            torch.cat([batch.last, new.last]), torch.cat([batch.tokens, new.tokens]),
-        )  # fmt: skip
-
+            batch.rows + new.rows,
+            cache,
+            mask,
+            torch.cat([batch.last, new.last]),
+            torch.cat([batch.tokens, new.tokens]),
+        )

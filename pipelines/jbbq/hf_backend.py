@@ -49,11 +49,19 @@ class HFModel:
     prefix_cache: bool = True
 
     @classmethod
-    def load(cls, name: str, options: ModelOptions | None = None, *, batch_size: int = 16,
-             prefix_cache: bool = True) -> HFModel:  # fmt: skip
+    def load(
+        cls,
+        name: str,
+        options: ModelOptions | None = None,
+        *,
+        batch_size: int = 16,
+        prefix_cache: bool = True,
+    ) -> HFModel:
         """A causal LM by Hub id or local folder (any other head is refused before loading)."""
         model, tokenizer = load_model(name, "causal-lm", options)
-        return cls(model=model, tokenizer=tokenizer, batch_size=batch_size, prefix_cache=prefix_cache)
+        return cls(
+            model=model, tokenizer=tokenizer, batch_size=batch_size, prefix_cache=prefix_cache
+        )
 
     # ---- prompts -------------------------------------------------------------------------
 
@@ -69,14 +77,18 @@ class HFModel:
                 "use --chat no (plain prompt) or a model with a chat template"
             )
         try:
-            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            return self.tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
         except Exception as err:  # noqa: BLE001 - templates raise anything (jinja errors)
             if messages[0]["role"] != "system" or "system" not in str(err).lower():
                 raise
         # Some templates (Gemma, Mistral) reject a system turn: fold it into the first user turn.
         merged = [dict(m) for m in messages[1:]]
         merged[0]["content"] = messages[0]["content"] + "\n\n" + merged[0]["content"]
-        return self.tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=True)
+        return self.tokenizer.apply_chat_template(
+            merged, tokenize=False, add_generation_prompt=True
+        )
 
     def encode(self, text: str, chat: bool) -> list[int]:
         # A rendered chat template already holds its special tokens (BOS etc.).
@@ -145,9 +157,13 @@ class HFModel:
         if not prompts:
             return np.zeros((0, len(choices)))
         if any(len(p) == 0 for p in prompts):
-            raise ValueError("a prompt encodes to no tokens; the model needs at least one token of context")
+            raise ValueError(
+                "a prompt encodes to no tokens; the model needs at least one token of context"
+            )
         choice_ids = [
-            self.tokenizer(c, add_special_tokens=False)["input_ids"] if isinstance(c, str) else list(c)
+            self.tokenizer(c, add_special_tokens=False)["input_ids"]
+            if isinstance(c, str)
+            else list(c)
             for c in choices
         ]
         with torch.inference_mode():
@@ -188,7 +204,9 @@ class HFModel:
         cache = kv_cache.returned_cache(self._forward(1, input_ids=prefix, use_cache=True)[1])
         return (shared, cache) if kv_cache.full_attention(cache) else (0, None)
 
-    def _batch_inputs(self, rows: list[Sequence[int]], shared: int, prefix_cache, room: int) -> dict:
+    def _batch_inputs(
+        self, rows: list[Sequence[int]], shared: int, prefix_cache, room: int
+    ) -> dict:
         """The forward's arguments for ``rows`` (whole prompts, each maybe with a reply so
         far): what follows the ``shared`` prefix, left-padded, after the prefix's cache
         (``prefix_cache``, with room for ``room`` tokens more than the rows bring), with
@@ -200,7 +218,9 @@ class HFModel:
         ids, mask = self._left_pad([row[shared:] for row in rows])
         kwargs = {"input_ids": ids}
         if prefix_cache is not None:
-            kwargs[self._cache_argument] = kv_cache.batch_cache(prefix_cache, len(rows), ids.shape[1] + room)
+            kwargs[self._cache_argument] = kv_cache.batch_cache(
+                prefix_cache, len(rows), ids.shape[1] + room
+            )
             mask = torch.cat([mask.new_ones((len(rows), shared)), mask], dim=1)
         kwargs["attention_mask"] = mask
         # Left padding sits between prefix and the rest: the real tokens are numbered on.
@@ -228,6 +248,7 @@ class HFModel:
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
         out = np.zeros((len(prompts), len(choice_ids)))
         index = torch.tensor(choice_ids, device=self.device)
+
         def work(batch: list[int]) -> None:
             kwargs = self._batch_inputs([prompts[i] for i in batch], shared, prefix_cache, 0)
             logits = self._forward(1, **kwargs)[0][:, -1, :].float()
@@ -248,6 +269,7 @@ class HFModel:
         pairs = [(q, c) for q in range(len(prompts)) for c in range(len(choice_ids))]
         order = sorted(range(len(pairs)), key=lambda j: -len(prompts[pairs[j][0]]))
         out = np.zeros((len(prompts), len(choice_ids)))
+
         def work(batch: list[int]) -> None:
             rows = [list(prompts[pairs[j][0]]) + choice_ids[pairs[j][1]] for j in batch]
             ids, mask = self._left_pad(rows)
@@ -264,7 +286,9 @@ class HFModel:
                 cont = choice_ids[c]
                 # Logits at position t predict token t + 1; the kept window ends at the last token.
                 positions = range(keep - 1 - len(cont), keep - 1)
-                out[q, c] = float(sum(logprobs[row, p, t] for p, t in zip(positions, cont, strict=True)))
+                out[q, c] = float(
+                    sum(logprobs[row, p, t] for p, t in zip(positions, cont, strict=True))
+                )
 
         self._each_batch(order, progress, "loglikelihood", work)
         return out
@@ -296,7 +320,9 @@ class HFModel:
         if not prompts:
             return []
         if any(len(p) == 0 for p in prompts):
-            raise ValueError("a prompt encodes to no tokens; the model needs at least one token of context")
+            raise ValueError(
+                "a prompt encodes to no tokens; the model needs at least one token of context"
+            )
         if max_new_tokens < 1:
             raise ValueError(f"--max-new-tokens must be at least 1, got {max_new_tokens}")
         if not self._plain_greedy():
@@ -310,14 +336,31 @@ class HFModel:
         with torch.inference_mode():
             shared, prefix_cache = self._shared_prefix(prompts)
         config = self.model.generation_config
-        eos = {config.eos_token_id} if isinstance(config.eos_token_id, int) else set(config.eos_token_id or ())
-        decoder = GreedyDecoder(self, prompts, max_new_tokens, eos, shared, prefix_cache, settled,
-                                lambda text: _stable_text(text, self.tokenizer))  # fmt: skip
+        eos = (
+            {config.eos_token_id}
+            if isinstance(config.eos_token_id, int)
+            else set(config.eos_token_id or ())
+        )
+        decoder = GreedyDecoder(
+            self,
+            prompts,
+            max_new_tokens,
+            eos,
+            shared,
+            prefix_cache,
+            settled,
+            lambda text: _stable_text(text, self.tokenizer),
+        )
         size = AdaptiveBatchSize(self.batch_size)
         try:
             with torch.inference_mode():
-                for _ in progress_bar(decoder.run(size), desc="generate", total=len(prompts), unit="q",
-                                      enabled=progress):  # fmt: skip
+                for _ in progress_bar(
+                    decoder.run(size),
+                    desc="generate",
+                    total=len(prompts),
+                    unit="q",
+                    enabled=progress,
+                ):
                     pass
         finally:
             self.batch_size = size.value
@@ -330,15 +373,24 @@ class HFModel:
             config = copy.deepcopy(self.model.generation_config)
             config.do_sample = False
             try:
-                processors = self.model._get_logits_processor(generation_config=config, input_ids_seq_length=1,
-                                                              device=self.device, model_kwargs={})  # fmt: skip
+                processors = self.model._get_logits_processor(
+                    generation_config=config,
+                    input_ids_seq_length=1,
+                    device=self.device,
+                    model_kwargs={},
+                )
                 self._plain = len(processors) == 0
             except Exception:  # noqa: BLE001 - another transformers version: let generate decide
                 self._plain = False
         return self._plain
 
-    def _generate_with_transformers(self, prompts: Sequence[Sequence[int]], max_new_tokens: int, progress: bool,
-                                    settled: Callable[[str], bool] | None) -> list[str]:  # fmt: skip
+    def _generate_with_transformers(
+        self,
+        prompts: Sequence[Sequence[int]],
+        max_new_tokens: int,
+        progress: bool,
+        settled: Callable[[str], bool] | None,
+    ) -> list[str]:
         """``generate`` with the generation config's logits processors, batched longest first
         with the shared prefix's cache; a batch ends once every reply is done."""
         import torch
@@ -359,10 +411,19 @@ class HFModel:
                 # computes only what the cache lacks and numbers positions from the mask.
                 room = ids.shape[1] + max_new_tokens  # the rest of the prompt and the reply
                 kwargs[self._cache_argument] = kv_cache.batch_cache(prefix_cache, len(batch), room)
-                prefix = torch.tensor(list(prompts[batch[0]][:shared]), dtype=torch.long, device=ids.device)
+                prefix = torch.tensor(
+                    list(prompts[batch[0]][:shared]), dtype=torch.long, device=ids.device
+                )
                 ids = torch.cat([prefix.expand(len(batch), -1), ids], dim=1)
-                mask = torch.cat([torch.ones((len(batch), shared), dtype=mask.dtype, device=mask.device), mask], dim=1)
-            stop = _SettledReplies(self.tokenizer, ids.shape[1], settled) if settled is not None else None
+                mask = torch.cat(
+                    [torch.ones((len(batch), shared), dtype=mask.dtype, device=mask.device), mask],
+                    dim=1,
+                )
+            stop = (
+                _SettledReplies(self.tokenizer, ids.shape[1], settled)
+                if settled is not None
+                else None
+            )
             generated = self.model.generate(
                 input_ids=ids,
                 attention_mask=mask,
@@ -374,8 +435,9 @@ class HFModel:
             )  # stop tokens come from the model's generation_config (chat models list several)
             new = generated[:, ids.shape[1] :].tolist()
             ends = stop.ends if stop is not None else {}
-            texts = self.tokenizer.batch_decode([row[: ends.get(r)] for r, row in enumerate(new)],
-                                                skip_special_tokens=True)  # fmt: skip
+            texts = self.tokenizer.batch_decode(
+                [row[: ends.get(r)] for r, row in enumerate(new)], skip_special_tokens=True
+            )
             for i, text in zip(batch, texts, strict=True):
                 replies[i] = text
 
@@ -425,7 +487,9 @@ class _SettledReplies:
 
         open_rows = [row for row in range(input_ids.shape[0]) if row not in self.ends]
         if open_rows:
-            texts = self.tokenizer.batch_decode(input_ids[open_rows, self.start :].tolist(), skip_special_tokens=True)
+            texts = self.tokenizer.batch_decode(
+                input_ids[open_rows, self.start :].tolist(), skip_special_tokens=True
+            )
             for row, text in zip(open_rows, texts, strict=True):
                 if self.settled(_stable_text(text, self.tokenizer)):
                     self.ends[row] = input_ids.shape[1] - self.start

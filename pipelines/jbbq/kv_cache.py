@@ -44,7 +44,9 @@ class RoomyLayer(DynamicLayer):
         """One-row ``keys``/``values`` copied into ``rows`` rows, with ``room`` tokens free."""
 
         def buffer(states: torch.Tensor) -> torch.Tensor:
-            out = states.new_empty((rows, states.shape[1], states.shape[-2] + room, states.shape[-1]))
+            out = states.new_empty(
+                (rows, states.shape[1], states.shape[-2] + room, states.shape[-1])
+            )
             out[:, :, : states.shape[-2]] = states  # broadcast over the rows
             return out
 
@@ -78,7 +80,10 @@ class RoomyLayer(DynamicLayer):
     def reorder_cache(self, beam_idx: torch.Tensor) -> None:
         filled = self.keys.shape[-2]
         index = beam_idx.to(self._keys.device)
-        self._keys, self._values = self._keys.index_select(0, index), self._values.index_select(0, index)
+        self._keys, self._values = (
+            self._keys.index_select(0, index),
+            self._values.index_select(0, index),
+        )
         self._view(filled)
 
 
@@ -94,7 +99,10 @@ def full_attention(cache) -> bool:
         type(cache) is DynamicCache
         and not getattr(cache, "offloading", False)
         and bool(cache.layers)
-        and all(type(layer) in (DynamicLayer, RoomyLayer) and layer.is_initialized for layer in cache.layers)
+        and all(
+            type(layer) in (DynamicLayer, RoomyLayer) and layer.is_initialized
+            for layer in cache.layers
+        )
     )
 
 
@@ -111,7 +119,9 @@ def batch_cache(prefix_cache, rows: int, room: int):
         cache = copy.deepcopy(prefix_cache)
         cache.batch_repeat_interleave(rows)
         return cache
-    return _cache_of([RoomyLayer.repeated(layer.keys, layer.values, rows, room) for layer in prefix_cache.layers])
+    return _cache_of(
+        [RoomyLayer.repeated(layer.keys, layer.values, rows, room) for layer in prefix_cache.layers]
+    )
 
 
 def merge(first: tuple, second: tuple, shared: int, room: int) -> tuple[DynamicCache, torch.Tensor]:

@@ -44,8 +44,13 @@ class Plan:
     counter_ambiguous: float = 0.1
     # per prompt, the categories whose negative questions get "unknown" in place of a
     # non-unknown ambiguous answer (None: every category)
-    follow_warning: dict = field(default_factory=lambda: {
-        "basic": (), "unknown": None, "paraphrase": ("Age", "Gender_identity")})  # fmt: skip
+    follow_warning: dict = field(
+        default_factory=lambda: {
+            "basic": (),
+            "unknown": None,
+            "paraphrase": ("Age", "Gender_identity"),
+        }
+    )
     # disambiguated contexts: correct when the answer is the stereotyped / the other person
     correct_stereotyped: float = 0.9
     correct_counter: float = 0.6
@@ -61,15 +66,20 @@ class Plan:
 
     def describe(self) -> list[str]:
         warning = "; ".join(
-            f"{name}: " + ("never" if categories == () else "negative questions of "
-                           + ("every category" if categories is None else ", ".join(categories)))
+            f"{name}: "
+            + (
+                "never"
+                if categories == ()
+                else "negative questions of "
+                + ("every category" if categories is None else ", ".join(categories))
+            )
             for name, categories in self.follow_warning.items()
-        )  # fmt: skip
+        )
         return [
             f"ambiguous contexts (basic prompt): the stereotyped person for {self.stereotyped_ambiguous:.0%} of the "
             f"questions, the other person for {self.counter_ambiguous:.0%}, no index for {self.no_answer:.0%}, "
-            "\"unknown\" for the rest",
-            f"warning followed (a non-unknown ambiguous answer becomes \"unknown\") on {warning}",
+            '"unknown" for the rest',
+            f'warning followed (a non-unknown ambiguous answer becomes "unknown") on {warning}',
             f"disambiguated contexts: correct for {self.correct_stereotyped:.0%} of the questions whose answer is the "
             f"stereotyped person, {self.correct_counter:.0%} of the others (wrong = the other person); "
             f"no index for {self.no_answer:.0%}",
@@ -83,7 +93,9 @@ def _quota(share: float, n: int) -> int:
 def planted_answers(rows: Sequence[dict], prompt: str, plan: Plan, seed: int = 0) -> list[int]:
     """The planted reply index for every row under ``prompt`` (-1: a reply without an index)."""
     if prompt not in plan.follow_warning:
-        raise ValueError(f"planted_answers: no planted share for prompt {prompt!r}; known: {sorted(plan.follow_warning)}")
+        raise ValueError(
+            f"planted_answers: no planted share for prompt {prompt!r}; known: {sorted(plan.follow_warning)}"
+        )
     answers = [0] * len(rows)
     groups: dict[tuple[str, str], list[int]] = {}
     for i, row in enumerate(rows):
@@ -103,14 +115,21 @@ def planted_answers(rows: Sequence[dict], prompt: str, plan: Plan, seed: int = 0
             for i in rest:
                 row = rows[i]
                 others = _others(row)
-                if plan.follows(prompt, row) or row["stereotyped_label"] < 0 or (i not in biased and i not in counter):
+                if (
+                    plan.follows(prompt, row)
+                    or row["stereotyped_label"] < 0
+                    or (i not in biased and i not in counter)
+                ):
                     answers[i] = row["unknown_label"]
                 elif i in biased:
                     answers[i] = row["stereotyped_label"]
                 else:
                     answers[i] = next(j for j in others if j != row["stereotyped_label"])
         else:
-            for kind, share in (("stereotyped", plan.correct_stereotyped), ("counter", plan.correct_counter)):
+            for kind, share in (
+                ("stereotyped", plan.correct_stereotyped),
+                ("counter", plan.correct_counter),
+            ):
                 same = [i for i in rest if _kind(rows[i]) == kind]
                 correct = set(same[: _quota(share, len(same))])
                 for i in same:
@@ -148,12 +167,24 @@ def word_tokenizer(texts: Sequence[str]):
     raw = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     raw.pre_tokenizer = split
     raw.decoder = decoders.Fuse()
-    return PreTrainedTokenizerFast(tokenizer_object=raw, pad_token="<pad>", bos_token="<s>", eos_token="</s>",
-                                   unk_token="<unk>")  # fmt: skip
+    return PreTrainedTokenizerFast(
+        tokenizer_object=raw,
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+    )
 
 
-def train_planted_model(out_dir: str | Path, items: Sequence[Sequence[tuple[str, str]]], *, steps: int = 800,
-                        items_per_batch: int = 11, learning_rate: float = 5e-3, seed: int = 0) -> dict:  # fmt: skip
+def train_planted_model(
+    out_dir: str | Path,
+    items: Sequence[Sequence[tuple[str, str]]],
+    *,
+    steps: int = 800,
+    items_per_batch: int = 11,
+    learning_rate: float = 5e-3,
+    seed: int = 0,
+) -> dict:
     """Train a tiny Llama to reply ``reply`` (then stop) after each ``(prompt, reply)``; save it.
 
     ``items``: per question, its ``(prompt, reply)`` under every prompt variant. A batch
@@ -174,16 +205,27 @@ def train_planted_model(out_dir: str | Path, items: Sequence[Sequence[tuple[str,
             (answer,) = tokenizer(reply, add_special_tokens=False)["input_ids"]
             group.append((tokenizer(prompt)["input_ids"], answer))
         encoded.append(group)
-    config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=8,
-                         num_key_value_heads=8, max_position_embeddings=64, vocab_size=len(tokenizer),
-                         pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=True)  # fmt: skip
+    config = LlamaConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=8,
+        num_key_value_heads=8,
+        max_position_embeddings=64,
+        vocab_size=len(tokenizer),
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        tie_word_embeddings=True,
+    )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
     rng = random.Random(seed)
     optimiser = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     warmup = max(1, steps // 20)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: min(1.0, (step + 1) / warmup) * (1 - step / steps))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda step: min(1.0, (step + 1) / warmup) * (1 - step / steps)
+    )
 
     def batch(pairs):
         # Left-padded prompt + reply + end of sequence; the loss covers the last two tokens.
@@ -201,8 +243,12 @@ def train_planted_model(out_dir: str | Path, items: Sequence[Sequence[tuple[str,
     for _ in range(steps):
         chosen = rng.sample(encoded, min(items_per_batch, len(encoded)))
         ids, mask, positions = batch([pair for group in chosen for pair in group])
-        logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=3).logits[:, :2]
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, -2:].reshape(-1))
+        logits = model(
+            input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=3
+        ).logits[:, :2]
+        loss = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), ids[:, -2:].reshape(-1)
+        )
         loss.backward()
         optimiser.step()
         optimiser.zero_grad()
@@ -212,7 +258,9 @@ def train_planted_model(out_dir: str | Path, items: Sequence[Sequence[tuple[str,
     pairs = [pair for group in encoded for pair in group]
     with torch.inference_mode():
         ids, mask, positions = batch(pairs)
-        logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=3).logits
+        logits = model(
+            input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=3
+        ).logits
         hits = int((logits[:, 0].argmax(dim=-1) == ids[:, -2]).sum())
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

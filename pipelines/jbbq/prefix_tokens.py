@@ -54,11 +54,16 @@ def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
     return length
 
 
-def encode_whole(tokenizer, texts: Sequence[str], add_special_tokens: bool = True) -> list[list[int]]:
+def encode_whole(
+    tokenizer, texts: Sequence[str], add_special_tokens: bool = True
+) -> list[list[int]]:
     """``tokenizer(texts, add_special_tokens=...)["input_ids"]`` as lists, each text read whole."""
     if not texts:
         return []
-    return [list(ids) for ids in tokenizer(list(texts), add_special_tokens=add_special_tokens)["input_ids"]]
+    return [
+        list(ids)
+        for ids in tokenizer(list(texts), add_special_tokens=add_special_tokens)["input_ids"]
+    ]
 
 
 def _special_around(whole: list[int], plain: list[int]) -> tuple[list[int], list[int]] | None:
@@ -75,8 +80,14 @@ def _touching(offsets: list[tuple[int, int]], k: int) -> bool:
     return start_before < end_before == start < end
 
 
-def _cut(tokenizer, text: str, offsets: list[tuple[int, int]], plain: list[int], shared: int,
-         tries: int = 8) -> tuple[int, int] | None:  # fmt: skip
+def _cut(
+    tokenizer,
+    text: str,
+    offsets: list[tuple[int, int]],
+    plain: list[int],
+    shared: int,
+    tries: int = 8,
+) -> tuple[int, int] | None:
     """``(window start token j, cut token k)`` in the first prompt, or None.
 
     ``k``: the last touching boundary ``MARGIN`` characters before ``shared``. ``j``: a
@@ -86,12 +97,24 @@ def _cut(tokenizer, text: str, offsets: list[tuple[int, int]], plain: list[int],
     word's), so after the nearest boundary (the shortest windows), those at a space or
     line break are tried, nearest first, then the others; at most ``tries`` of them.
     """
-    k = next((k for k in range(len(offsets) - 1, 0, -1)
-              if offsets[k][0] <= shared - MARGIN and _touching(offsets, k)), None)  # fmt: skip
+    k = next(
+        (
+            k
+            for k in range(len(offsets) - 1, 0, -1)
+            if offsets[k][0] <= shared - MARGIN and _touching(offsets, k)
+        ),
+        None,
+    )
     if k is None:
         return None
-    starts = [j for j in range(k - 1, 0, -1) if offsets[j][0] <= offsets[k][0] - MARGIN and _touching(offsets, j)]
-    at_space = [j for j in starts if text[offsets[j][0]].isspace() or text[offsets[j][0] - 1].isspace()]
+    starts = [
+        j
+        for j in range(k - 1, 0, -1)
+        if offsets[j][0] <= offsets[k][0] - MARGIN and _touching(offsets, j)
+    ]
+    at_space = [
+        j for j in starts if text[offsets[j][0]].isspace() or text[offsets[j][0] - 1].isspace()
+    ]
     for j in list(dict.fromkeys(starts[:1] + at_space + starts))[:tries]:
         window = encode_whole(tokenizer, [text[offsets[j][0] :]], False)[0]
         if window[: k - j] == plain[j:k]:
@@ -99,7 +122,9 @@ def _cut(tokenizer, text: str, offsets: list[tuple[int, int]], plain: list[int],
     return None
 
 
-def encode_sharing_prefix(tokenizer, texts: Sequence[str], add_special_tokens: bool = True) -> list[list[int]]:
+def encode_sharing_prefix(
+    tokenizer, texts: Sequence[str], add_special_tokens: bool = True
+) -> list[list[int]]:
     """``tokenizer(texts, add_special_tokens=...)["input_ids"]``, reading the text every
     prompt shares once (see the module's docstring for when and how it is exact)."""
     texts = list(texts)
@@ -116,14 +141,20 @@ def encode_sharing_prefix(tokenizer, texts: Sequence[str], add_special_tokens: b
     context = plain[j:k]
     windows = encode_whole(tokenizer, [text[offsets[j][0] :] for text in texts], False)
     out: list[list[int] | None] = [
-        head + plain[:k] + window[len(context) :] + tail if window[: len(context)] == context else None
+        head + plain[:k] + window[len(context) :] + tail
+        if window[: len(context)] == context
+        else None
         for window in windows
     ]
     redo = [i for i, ids in enumerate(out) if ids is None]
-    for i, ids in zip(redo, encode_whole(tokenizer, [texts[i] for i in redo], add_special_tokens), strict=True):
+    for i, ids in zip(
+        redo, encode_whole(tokenizer, [texts[i] for i in redo], add_special_tokens), strict=True
+    ):
         out[i] = ids
     step = max(1, (len(texts) - 1) // (_CHECKED - 1))
     checked = sorted({*range(0, len(texts), step), len(texts) - 1})
-    if encode_whole(tokenizer, [texts[i] for i in checked], add_special_tokens) != [out[i] for i in checked]:
+    if encode_whole(tokenizer, [texts[i] for i in checked], add_special_tokens) != [
+        out[i] for i in checked
+    ]:
         return encode_whole(tokenizer, texts, add_special_tokens)
     return out  # type: ignore[return-value]

@@ -119,7 +119,9 @@ def load_prompt(name_or_path: str | Path) -> PromptSpec:
     except yaml.YAMLError as err:
         raise ValueError(f"prompt file {path}: not valid YAML ({err})") from err
     if not isinstance(data, dict):
-        raise ValueError(f"prompt file {path}: expected a mapping of fields, got {type(data).__name__}")
+        raise ValueError(
+            f"prompt file {path}: expected a mapping of fields, got {type(data).__name__}"
+        )
     plain = data.get("plain")
     if not isinstance(plain, dict):
         raise ValueError(
@@ -136,10 +138,14 @@ def load_prompt(name_or_path: str | Path) -> PromptSpec:
         "plain.query": plain.get("query"),
     }
     for field, value in values.items():
-        if value is None or (isinstance(value, str) and not value.strip() and field != "plain.header"):
+        if value is None or (
+            isinstance(value, str) and not value.strip() and field != "plain.header"
+        ):
             raise ValueError(f"prompt file {path}: missing field {field!r}")
         if not isinstance(value, (str, int, float)):
-            raise ValueError(f"prompt file {path}: field {field!r} must be text, got {type(value).__name__}")
+            raise ValueError(
+                f"prompt file {path}: field {field!r} must be text, got {type(value).__name__}"
+            )
     for field, allowed in _PLACEHOLDERS.items():
         used = _placeholders(str(values[field]), f"prompt file {path}, field {field!r}")
         unknown = used - allowed

@@ -100,10 +100,16 @@ def run_table(run: dict) -> str:
     metrics = run["metrics"]
     rows = []
     for category, scores in sorted(metrics.get("per_category", {}).items()):
-        rows.append([category] + [with_interval(scores.get(key), _interval(scores, key)) for key, _ in COLUMNS]
-                    + [format_cell(scores.get("unparsable_rate"))])  # fmt: skip
-    rows.append(["**all**"] + [with_interval(metrics.get(key), _interval(metrics, key)) for key, _ in COLUMNS]
-                + [format_cell(metrics.get("unparsable_rate"))])  # fmt: skip
+        rows.append(
+            [category]
+            + [with_interval(scores.get(key), _interval(scores, key)) for key, _ in COLUMNS]
+            + [format_cell(scores.get("unparsable_rate"))]
+        )
+    rows.append(
+        ["**all**"]
+        + [with_interval(metrics.get(key), _interval(metrics, key)) for key, _ in COLUMNS]
+        + [format_cell(metrics.get("unparsable_rate"))]
+    )
     return markdown_table(["category"] + [title for _, title in COLUMNS] + ["unparsable"], rows)
 
 
@@ -113,16 +119,24 @@ def table4(columns: Sequence[tuple[str, dict]]) -> str:
     categories = sorted({c for _, run in columns for c in run["metrics"].get("per_category", {})})
     rows = []
     for category in [*categories, "all"]:
-        for condition, key, short in (("ambig", "accuracy_ambiguous", "Amb"),
-                                      ("disambig", "accuracy_disambiguated", "Dis")):  # fmt: skip
+        for condition, key, short in (
+            ("ambig", "accuracy_ambiguous", "Amb"),
+            ("disambig", "accuracy_disambiguated", "Dis"),
+        ):
             cells = [f"{category_label(category)}-{short}"]
             for _, run in columns:
                 metrics = run["metrics"]
-                scores = metrics if category == "all" else metrics.get("per_category", {}).get(category)
+                scores = (
+                    metrics if category == "all" else metrics.get("per_category", {}).get(category)
+                )
                 if scores is None:
                     cells.append("–")
                     continue
-                error = run.get("error_rates", {}).get("overall" if category == "all" else category, {}).get(condition)
+                error = (
+                    run.get("error_rates", {})
+                    .get("overall" if category == "all" else category, {})
+                    .get(condition)
+                )
                 cell = with_interval(scores.get(key), _interval(scores, key), digits=1, scale=100)
                 cells.append(f"{cell} ({error * 100:.1f})" if error is not None else cell)
             rows.append(cells)
@@ -137,10 +151,21 @@ def comparisons_table(comparisons: dict) -> str:
         interval = {"low": row["low"], "high": row["high"]}
         p = "n/a" if row["p_value"] is None else f"{row['p_value']:.4f}"
         p_holm = "n/a" if row["p_holm"] is None else f"{row['p_holm']:.4f}"
-        rows.append([pair, SCORE_NAMES[row["score"]], format_cell(row["value_a"]), format_cell(row["value_b"]),
-                     with_interval(row["difference"], interval), p, p_holm,
-                     "**\\***" if row["significant"] else ""])  # fmt: skip
-    return markdown_table(["A → B", "score", "A", "B", "B − A [interval]", "p", "p (Holm)", ""], rows)
+        rows.append(
+            [
+                pair,
+                SCORE_NAMES[row["score"]],
+                format_cell(row["value_a"]),
+                format_cell(row["value_b"]),
+                with_interval(row["difference"], interval),
+                p,
+                p_holm,
+                "**\\***" if row["significant"] else "",
+            ]
+        )
+    return markdown_table(
+        ["A → B", "score", "A", "B", "B − A [interval]", "p", "p (Holm)", ""], rows
+    )
 
 
 def _run_for(results: dict, prompt: str | None, shots: int) -> dict | None:
@@ -177,15 +202,28 @@ def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    categories = sorted({c for _, results in entries for run in results["runs"] if run["shots"] == shots
-                         for c in run["metrics"].get("per_category", {})})  # fmt: skip
+    categories = sorted(
+        {
+            c
+            for _, results in entries
+            for run in results["runs"]
+            if run["shots"] == shots
+            for c in run["metrics"].get("per_category", {})
+        }
+    )
     groups = [*categories, "all"]
     x = np.arange(len(groups))
     ticks = [category_label(c) for c in groups]
-    fig, axes = plt.subplots(4, len(entries), figsize=(1.0 + 4.2 * len(entries), 11), squeeze=False, sharey="row")
+    fig, axes = plt.subplots(
+        4, len(entries), figsize=(1.0 + 4.2 * len(entries), 11), squeeze=False, sharey="row"
+    )
 
     def scores_of(run: dict, group: str) -> dict:
-        return run["metrics"] if group == "all" else run["metrics"].get("per_category", {}).get(group, {})
+        return (
+            run["metrics"]
+            if group == "all"
+            else run["metrics"].get("per_category", {}).get(group, {})
+        )
 
     for column, (label, results) in enumerate(entries):
         runs = [run for run in results["runs"] if run["shots"] == shots]
@@ -196,23 +234,48 @@ def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
             for j, run in enumerate(runs):
                 values = [scores_of(run, g).get(key) for g in groups]
                 intervals = [_interval(scores_of(run, g), key) for g in groups]
-                _bars(ax, x + (j - (len(runs) - 1) / 2) * width, values, intervals, width,
-                      label=prompt_label(run["prompt"]))  # fmt: skip
+                _bars(
+                    ax,
+                    x + (j - (len(runs) - 1) / 2) * width,
+                    values,
+                    intervals,
+                    width,
+                    label=prompt_label(run["prompt"]),
+                )
             ax.axhline(CHANCE, color="red", linestyle=":", linewidth=1.2, label="chance (0.33)")
             ax.set_ylim(0, 1.05)
             context = "ambiguous" if row == 0 else "disambiguated"
-            ax.set_title(f"{label}\naccuracy, {context}" if row == 0 else f"accuracy, {context}", fontsize=9)
+            ax.set_title(
+                f"{label}\naccuracy, {context}" if row == 0 else f"accuracy, {context}", fontsize=9
+            )
         ax = axes[2][column]
         if basic is not None:
-            _bars(ax, x, [scores_of(basic, g).get("accuracy_gap") for g in groups],
-                  [_interval(scores_of(basic, g), "accuracy_gap") for g in groups], 0.6, color="tab:purple")  # fmt: skip
+            _bars(
+                ax,
+                x,
+                [scores_of(basic, g).get("accuracy_gap") for g in groups],
+                [_interval(scores_of(basic, g), "accuracy_gap") for g in groups],
+                0.6,
+                color="tab:purple",
+            )
             ax.set_title(f"accuracy difference ({prompt_label(basic['prompt'])})", fontsize=9)
         ax = axes[3][column]
         if basic is not None:
-            for j, (key, name, color) in enumerate((("bias_score_disambiguated", "s_DIS", "tab:brown"),
-                                                    ("bias_score_ambiguous", "s_AMB", "tab:cyan"))):  # fmt: skip
-                _bars(ax, x + (j - 0.5) * 0.4, [scores_of(basic, g).get(key) for g in groups],
-                      [_interval(scores_of(basic, g), key) for g in groups], 0.4, label=name, color=color)  # fmt: skip
+            for j, (key, name, color) in enumerate(
+                (
+                    ("bias_score_disambiguated", "s_DIS", "tab:brown"),
+                    ("bias_score_ambiguous", "s_AMB", "tab:cyan"),
+                )
+            ):
+                _bars(
+                    ax,
+                    x + (j - 0.5) * 0.4,
+                    [scores_of(basic, g).get(key) for g in groups],
+                    [_interval(scores_of(basic, g), key) for g in groups],
+                    0.4,
+                    label=name,
+                    color=color,
+                )
             ax.set_title(f"bias scores ({prompt_label(basic['prompt'])})", fontsize=9)
         for row in range(4):
             ax = axes[row][column]
@@ -243,8 +306,12 @@ def figures(results: dict) -> list[tuple[str, object]]:
     """Figure 1's layout for this model, one figure per shot count: ``(file name, figure)``."""
     made = []
     for shots in sorted({run["shots"] for run in results["runs"]}):
-        if any(run["metrics"].get("per_category") for run in results["runs"] if run["shots"] == shots):
-            made.append((f"figure1_{shots}shot.png", figure_one([(results["model"], results)], shots)))
+        if any(
+            run["metrics"].get("per_category") for run in results["runs"] if run["shots"] == shots
+        ):
+            made.append(
+                (f"figure1_{shots}shot.png", figure_one([(results["model"], results)], shots))
+            )
     return made
 
 
@@ -253,7 +320,9 @@ def _preset_lines(results: dict) -> list[str]:
     preset = results.get("preset")
     if not preset:
         return ["No preset (`--preset none`): the settings below as given.", ""]
-    lines = preset_markdown(SimpleNamespace(preset=preset["name"], departures=preset.get("departures") or []))
+    lines = preset_markdown(
+        SimpleNamespace(preset=preset["name"], departures=preset.get("departures") or [])
+    )
     if preset.get("source"):
         lines += [f"Preset source: study `{preset['source']}` (`pipelines/studies/jbbq.yaml`).", ""]
     return lines
@@ -264,20 +333,29 @@ def _setting_lines(results: dict) -> list[str]:
     few = results.get("few_shot") or {}
     shots_line = "No few-shot examples."
     if few.get("examples"):
-        shots_line = (f"Few-shot examples: {len(few['examples'])} questions from the `train` split, one per template "
-                      f"(the first k for a k-shot run).")  # fmt: skip
+        shots_line = (
+            f"Few-shot examples: {len(few['examples'])} questions from the `train` split, one per template "
+            f"(the first k for a k-shot run)."
+        )
         if few.get("held_out_templates"):
             held = ", ".join("/".join(t) for t in few["held_out_templates"])
-            shots_line += (f" The evaluated split holds those templates too, so their {few['held_out_questions']} "
-                           f"question(s) are held out of the evaluation (templates {held}): no evaluated "
-                           "question shares a template with a shot.")  # fmt: skip
+            shots_line += (
+                f" The evaluated split holds those templates too, so their {few['held_out_questions']} "
+                f"question(s) are held out of the evaluation (templates {held}): no evaluated "
+                "question shares a template with a shot."
+            )
     uncertainty = results.get("uncertainty") or {}
     if uncertainty.get("confidence_level"):
-        unit = ("whole templates resampled within each category (questions of one template are not independent)"
-                if uncertainty["unit"] == "templates" else "questions resampled")  # fmt: skip
-        interval_line = (f"Intervals: {uncertainty['confidence_level']:.0%} bootstrap (`bbq_bias`, BCa where defined, "
-                         f"else percentile; {uncertainty['n_resamples']} resamples, seed {uncertainty['seed']}; "
-                         f"{unit}), written `0.42 [0.37, 0.47]`.")  # fmt: skip
+        unit = (
+            "whole templates resampled within each category (questions of one template are not independent)"
+            if uncertainty["unit"] == "templates"
+            else "questions resampled"
+        )
+        interval_line = (
+            f"Intervals: {uncertainty['confidence_level']:.0%} bootstrap (`bbq_bias`, BCa where defined, "
+            f"else percentile; {uncertainty['n_resamples']} resamples, seed {uncertainty['seed']}; "
+            f"{unit}), written `0.42 [0.37, 0.47]`."
+        )
     else:
         interval_line = "No intervals (`--confidence-level 0`)."
     return [
@@ -305,7 +383,9 @@ def report(results: dict, figure_names: list[str]) -> str:
         "Accuracy in % with its interval; in parentheses the share of replies that gave no "
         "readable answer (the paper's error rate; always 0 in loglikelihood scoring).",
         "",
-        table4([(f"{prompt_label(run['prompt'])} {run['shots']}-shot", run) for run in results["runs"]]),
+        table4(
+            [(f"{prompt_label(run['prompt'])} {run['shots']}-shot", run) for run in results["runs"]]
+        ),
         "",
     ]
     comparisons = results.get("comparisons")
@@ -338,7 +418,10 @@ def report(results: dict, figure_names: list[str]) -> str:
             "",
             f"{run['n_questions']} questions in {run['seconds']} s; "
             "few-shot examples (category/example_id): "
-            + (", ".join(f"{s['category']}/{s['example_id']}" for s in run["shot_examples"]) or "none")
+            + (
+                ", ".join(f"{s['category']}/{s['example_id']}" for s in run["shot_examples"])
+                or "none"
+            )
             + ".",
             "",
             run_table(run),
@@ -360,21 +443,34 @@ def load_results(path: str | Path) -> dict:
     """A ``jbbq evaluate`` results.json, checked enough to draw from."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such results file (give the results.json of a `jbbq evaluate` run)")
+        raise FileNotFoundError(
+            f"{path}: no such results file (give the results.json of a `jbbq evaluate` run)"
+        )
     try:
         results = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as err:
         raise ValueError(f"{path}: not valid JSON ({err})") from None
     runs = results.get("runs") if isinstance(results, dict) else None
-    if not isinstance(runs, list) or not runs or not all(
-        isinstance(run, dict) and {"prompt", "shots", "metrics"} <= set(run) for run in runs
+    if (
+        not isinstance(runs, list)
+        or not runs
+        or not all(
+            isinstance(run, dict) and {"prompt", "shots", "metrics"} <= set(run) for run in runs
+        )
     ):
-        raise ValueError(f"{path}: not the results.json of a `jbbq evaluate` run (no 'runs' with prompt, shots, metrics)")
+        raise ValueError(
+            f"{path}: not the results.json of a `jbbq evaluate` run (no 'runs' with prompt, shots, metrics)"
+        )
     return results
 
 
-def write_figure_folder(paths: Sequence[str | Path], out_dir: str | Path, *, shots: int | None = None,
-                        labels: Sequence[str] | None = None) -> Path:  # fmt: skip
+def write_figure_folder(
+    paths: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    shots: int | None = None,
+    labels: Sequence[str] | None = None,
+) -> Path:
     """``bias-hub jbbq figure``: Figure 1 and Table 4 for several models into ``out_dir``
     (results.json with ``"step": "figure"``, then ``render``).
 
@@ -388,19 +484,29 @@ def write_figure_folder(paths: Sequence[str | Path], out_dir: str | Path, *, sho
     folder = RunFolder(out_dir)
     with folder:
         loaded = [load_results(path) for path in paths]
-        common = set.intersection(*({run["shots"] for run in results["runs"]} for results in loaded))
+        common = set.intersection(
+            *({run["shots"] for run in results["runs"]} for results in loaded)
+        )
         if shots is None:
             if not common:
                 raise ValueError("the results files share no shot count; pick one with --shots")
             shots = max(common)
         for path, results in zip(paths, loaded, strict=True):
             if shots not in {run["shots"] for run in results["runs"]}:
-                raise ValueError(f"--shots {shots}: {path} has no {shots}-shot run "
-                                 f"(it has {sorted({run['shots'] for run in results['runs']})})")  # fmt: skip
+                raise ValueError(
+                    f"--shots {shots}: {path} has no {shots}-shot run "
+                    f"(it has {sorted({run['shots'] for run in results['runs']})})"
+                )
         names = list(labels) if labels else [str(results["model"]) for results in loaded]
-        results = {"part": "jbbq", "step": "figure", "shots": shots,
-                   "models": [{"label": name, "source": str(Path(path)), "results": one}
-                              for name, path, one in zip(names, paths, loaded, strict=True)]}  # fmt: skip
+        results = {
+            "part": "jbbq",
+            "step": "figure",
+            "shots": shots,
+            "models": [
+                {"label": name, "source": str(Path(path)), "results": one}
+                for name, path, one in zip(names, paths, loaded, strict=True)
+            ],
+        }
         folder.write_json("results.json", results)
         render(results, folder.staging)
     return folder.target
@@ -430,8 +536,12 @@ def _render_figure(results: dict, folder: Path) -> None:
     entries = [(entry["label"], entry["results"]) for entry in results["models"]]
     figure_name = f"figure1_{shots}shot.png"
     _save_figure(figure_one(entries, shots), folder / figure_name)
-    columns = [(f"{name}: {prompt_label(run['prompt'])}", run)
-               for name, one in entries for run in one["runs"] if run["shots"] == shots]  # fmt: skip
+    columns = [
+        (f"{name}: {prompt_label(run['prompt'])}", run)
+        for name, one in entries
+        for run in one["runs"]
+        if run["shots"] == shots
+    ]
     text = [
         f"# JBBQ, {shots}-shot: {', '.join(name for name, _ in entries)}",
         "",
@@ -455,8 +565,10 @@ def render(results: dict, folder: str | Path) -> None:
     from a results dict alone (``results["step"]`` picks which)."""
     step = results.get("step")
     if results.get("part") != "jbbq" or step not in _RENDERERS:
-        raise ValueError(f"not the results of a jbbq step (part {results.get('part')!r}, step {step!r}); "
-                         f"expected part 'jbbq' and a step of {', '.join(_RENDERERS)}")  # fmt: skip
+        raise ValueError(
+            f"not the results of a jbbq step (part {results.get('part')!r}, step {step!r}); "
+            f"expected part 'jbbq' and a step of {', '.join(_RENDERERS)}"
+        )
     _RENDERERS[step](results, Path(folder))
 
 
@@ -489,20 +601,28 @@ def table4_layout(results: dict, printed: dict) -> str:
     """Table 4 (0-shot, basic prompt): our accuracy [interval] (error rate) beside the paper's."""
     run = _run_for(results, "basic", 0)
     if run is None:
-        return "No 0-shot run of the basic prompt in these results: Table 4 needs `--preset table4`."
+        return (
+            "No 0-shot run of the basic prompt in these results: Table 4 needs `--preset table4`."
+        )
     name, column = _printed_column(results, printed)
     ours = table4([("ours", run)]).splitlines()
     rows = []
     for line in ours[2:]:
         cells = [cell.strip() for cell in line.strip("|").split("|")]
         rows.append([cells[0], cells[1], _paper_cell(column.get(cells[0])) if name else "–"])
-    head = ["category-context", f"ours: {results['model']}", f"paper: {name}" if name else "paper (model not in Table 4)"]
-    return "\n".join([
-        "Accuracy in % [interval] (error rate in %: replies with no readable answer); the paper gives the "
-        "error rate only where it is not zero.",
-        "",
-        markdown_table(head, rows),
-    ])  # fmt: skip
+    head = [
+        "category-context",
+        f"ours: {results['model']}",
+        f"paper: {name}" if name else "paper (model not in Table 4)",
+    ]
+    return "\n".join(
+        [
+            "Accuracy in % [interval] (error rate in %: replies with no readable answer); the paper gives the "
+            "error rate only where it is not zero.",
+            "",
+            markdown_table(head, rows),
+        ]
+    )
 
 
 def figure1_layout(results: dict, printed: dict) -> str:
@@ -515,9 +635,13 @@ def figure1_layout(results: dict, printed: dict) -> str:
     rows = []
     for run in (run for run in results["runs"] if run["shots"] == shots):
         metrics = run["metrics"]
-        rows.append([prompt_label(run["prompt"])] + [with_interval(metrics.get(key), _interval(metrics, key))
-                                                     for key, _ in COLUMNS])  # fmt: skip
-    lines.append(markdown_table(["prompt (all categories)"] + [title for _, title in COLUMNS], rows))
+        rows.append(
+            [prompt_label(run["prompt"])]
+            + [with_interval(metrics.get(key), _interval(metrics, key)) for key, _ in COLUMNS]
+        )
+    lines.append(
+        markdown_table(["prompt (all categories)"] + [title for _, title in COLUMNS], rows)
+    )
     return "\n".join(lines)
 
 

@@ -79,21 +79,32 @@ def _with_preset_record(settings: Settings) -> Settings:
     for key, value in preset.values.items():
         used = getattr(settings, key)
         if used != value:
-            departures.append({"setting": key, "preset": value, "used": used, "section": preset.sections.get(key)})
+            departures.append(
+                {"setting": key, "preset": value, "used": used, "section": preset.sections.get(key)}
+            )
     return dataclasses.replace(settings, departures=departures)
 
 
 def _check(settings: Settings) -> None:
     """Every setting a user can get wrong, before anything is loaded or sent."""
-    choices = {"backend": BACKENDS, "scoring": SCORING_MODES, "chat": ("auto", "yes", "no"),
-               "max_tokens_field": ("max_tokens", "max_completion_tokens"), "resample": RESAMPLE_UNITS}  # fmt: skip
+    choices = {
+        "backend": BACKENDS,
+        "scoring": SCORING_MODES,
+        "chat": ("auto", "yes", "no"),
+        "max_tokens_field": ("max_tokens", "max_completion_tokens"),
+        "resample": RESAMPLE_UNITS,
+    }
     for name, allowed in choices.items():
         if getattr(settings, name) not in allowed:
-            raise ValueError(f"--{name.replace('_', '-')}: expected one of {', '.join(allowed)}, got {getattr(settings, name)!r}")
+            raise ValueError(
+                f"--{name.replace('_', '-')}: expected one of {', '.join(allowed)}, got {getattr(settings, name)!r}"
+            )
     minimum = {"batch_size": 1, "max_new_tokens": 1, "concurrency": 1, "max_retries": 0}
     for name, low in minimum.items():
         if getattr(settings, name) < low:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= {low}, got {getattr(settings, name)}")
+            raise ValueError(
+                f"--{name.replace('_', '-')} must be >= {low}, got {getattr(settings, name)}"
+            )
     if settings.timeout <= 0:
         raise ValueError(f"--timeout must be > 0 seconds, got {settings.timeout}")
     if not settings.prompts:
@@ -105,7 +116,9 @@ def _check(settings: Settings) -> None:
     if settings.limit is not None and settings.limit < 1:
         raise ValueError(f"--limit must be >= 1, got {settings.limit}")
     if settings.backend == "openai" and settings.chat == "no":
-        raise ValueError("--chat no: the chat-completions API always takes chat messages; pass --chat auto")
+        raise ValueError(
+            "--chat no: the chat-completions API always takes chat messages; pass --chat auto"
+        )
     if settings.backend != "hf" and process_state() is not None:
         raise ValueError("accelerate launch: only --backend hf runs data-parallel")
 
@@ -159,7 +172,9 @@ def load_questions(folder: Path, settings: Settings) -> tuple[list[dict], list[d
     before = len(rows)
     rows = [row for row in rows if template_key(row) not in held_out]
     if not rows:
-        raise ValueError(f"--shots {k}: holding the shot templates out leaves no question to evaluate")
+        raise ValueError(
+            f"--shots {k}: holding the shot templates out leaves no question to evaluate"
+        )
     rng = random.Random(settings.seed)
     chosen: list[dict] = []
     for category in wanted:
@@ -170,8 +185,14 @@ def load_questions(folder: Path, settings: Settings) -> tuple[list[dict], list[d
         chosen.extend(in_category)
     few_shot = {
         "source_split": "train",
-        "examples": [{"category": s["category"], "question_index": s["question_index"],
-                      "example_id": s["example_id"]} for s in shots],  # fmt: skip
+        "examples": [
+            {
+                "category": s["category"],
+                "question_index": s["question_index"],
+                "example_id": s["example_id"],
+            }
+            for s in shots
+        ],
         "held_out_templates": [list(t) for t in sorted(held_out)],
         "held_out_questions": before - len(rows),
     }
@@ -192,7 +213,9 @@ def _columns(rows: Sequence[dict], settings: Settings) -> dict:
     return columns
 
 
-def score_predictions(metric, rows: Sequence[dict], predictions: Sequence[int], settings: Settings) -> dict:
+def score_predictions(
+    metric, rows: Sequence[dict], predictions: Sequence[int], settings: Settings
+) -> dict:
     """``bbq_bias`` on the predictions, with intervals at ``settings.confidence_level``."""
     uncertainty = settings.interval_options() if settings.confidence_level else {}
     return metric.compute(predictions=list(predictions), **_columns(rows, settings), **uncertainty)
@@ -202,18 +225,32 @@ def _scorer(model: str, settings: Settings) -> Scorer:
     """The backend: a local model loaded as a causal LM, or the API client (key and cache checked)."""
     if settings.backend == "openai":
         client = ChatCompletions(
-            model, base_url=settings.base_url, api_key_env=settings.api_key_env, cache_dir=settings.cache_dir,
-            service="jbbq_openai", timeout=settings.timeout, max_retries=settings.max_retries,
-            backoff=settings.backoff, concurrency=settings.concurrency,
-        )  # fmt: skip
-        return APIScorer(client, max_new_tokens=settings.max_new_tokens, progress=settings.progress,
-                         max_tokens_field=settings.max_tokens_field)  # fmt: skip
+            model,
+            base_url=settings.base_url,
+            api_key_env=settings.api_key_env,
+            cache_dir=settings.cache_dir,
+            service="jbbq_openai",
+            timeout=settings.timeout,
+            max_retries=settings.max_retries,
+            backoff=settings.backoff,
+            concurrency=settings.concurrency,
+        )
+        return APIScorer(
+            client,
+            max_new_tokens=settings.max_new_tokens,
+            progress=settings.progress,
+            max_tokens_field=settings.max_tokens_field,
+        )
     options = settings.model_options()
     state = process_state()
     if state is not None and settings.device is None and settings.device_map is None:
         options = dataclasses.replace(options, device=str(state.device))  # one device per process
-    hf = HFModel.load(model, options, batch_size=settings.batch_size, prefix_cache=settings.prefix_cache)
-    return HFScorer(hf, chat=settings.chat, max_new_tokens=settings.max_new_tokens, progress=settings.progress)
+    hf = HFModel.load(
+        model, options, batch_size=settings.batch_size, prefix_cache=settings.prefix_cache
+    )
+    return HFScorer(
+        hf, chat=settings.chat, max_new_tokens=settings.max_new_tokens, progress=settings.progress
+    )
 
 
 def _redacted(err: APIFailure) -> APIFailure:
@@ -242,17 +279,30 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
         folder_path = dataset_folder(dataset or DATASET, settings.datasets_root)
         rows, shots, few_shot = load_questions(folder_path, settings)
         metric = load_metric("bbq_bias", settings.metrics_root)
-        with stage("loading the model" if settings.backend == "hf" else "checking the API key and cache", log):
+        with stage(
+            "loading the model" if settings.backend == "hf" else "checking the API key and cache",
+            log,
+        ):
             scorer = _scorer(model, settings)
         try:
             results, predictions = _evaluate(scorer, prompts, rows, shots, metric, settings, main)
         except APIFailure as err:
             raise _redacted(err) from None
-        results = to_jsonable({"part": "jbbq", "step": "evaluate", "model": settings.model_label or model,
-                               "backend": settings.backend, "scorer": scorer.description,
-                               "scoring": settings.scoring, "dataset": str(folder_path),
-                               "preset": _preset_entry(settings), "settings": _recorded(settings),
-                               "few_shot": few_shot, **results})  # fmt: skip
+        results = to_jsonable(
+            {
+                "part": "jbbq",
+                "step": "evaluate",
+                "model": settings.model_label or model,
+                "backend": settings.backend,
+                "scorer": scorer.description,
+                "scoring": settings.scoring,
+                "dataset": str(folder_path),
+                "preset": _preset_entry(settings),
+                "settings": _recorded(settings),
+                "few_shot": few_shot,
+                **results,
+            }
+        )
         if folder is not None:
             folder.write_jsonl("predictions.jsonl", predictions)
             folder.write_json("results.json", results)
@@ -270,14 +320,23 @@ def _preset_entry(settings: Settings) -> dict | None:
     return record
 
 
-
-
 def _recorded(settings: Settings) -> dict:
-    return {key: value for key, value in dataclasses.asdict(settings).items() if key not in _NOT_RECORDED}
+    return {
+        key: value
+        for key, value in dataclasses.asdict(settings).items()
+        if key not in _NOT_RECORDED
+    }
 
 
-def _evaluate(scorer: Scorer, prompts: Sequence[PromptSpec], rows: list[dict], shots: list[dict], metric,
-              settings: Settings, main: bool) -> tuple[dict, list[dict]]:  # fmt: skip
+def _evaluate(
+    scorer: Scorer,
+    prompts: Sequence[PromptSpec],
+    rows: list[dict],
+    shots: list[dict],
+    metric,
+    settings: Settings,
+    main: bool,
+) -> tuple[dict, list[dict]]:
     """Every prompt x shot count scored: ``({"prompts", "runs", "comparisons", "seconds"}, prediction rows)``."""
     started = time.perf_counter()
     runs: list[dict] = []
@@ -287,41 +346,70 @@ def _evaluate(scorer: Scorer, prompts: Sequence[PromptSpec], rows: list[dict], s
         for k in settings.shots:
             run_started = time.perf_counter()
             scored = score_sharded(
-                lambda part, prompt=prompt, shown=shots[:k]: scorer.score(prompt, part, shown, settings.scoring), rows
+                lambda part, prompt=prompt, shown=shots[:k]: scorer.score(
+                    prompt, part, shown, settings.scoring
+                ),
+                rows,
             )
             seconds = time.perf_counter() - run_started
             predicted = [item["prediction"] for item in scored]
             metrics = score_predictions(metric, rows, predicted, settings)
             if main:
-                log.info("prompt %s, %d-shot: %d questions in %.1f s (%s)", prompt.label, k, len(rows), seconds,
-                         _summary(metrics))  # fmt: skip
-            runs.append({
-                "prompt": prompt.name,
-                "prompt_version": prompt.version,
-                "shots": k,
-                # example_id is unique only within a category
-                "shot_examples": [{"category": s["category"], "example_id": s["example_id"]} for s in shots[:k]],
-                "n_questions": len(rows),
-                "example_prompt": scorer.render_example(prompt, rows[0], shots[:k]),
-                "seconds": round(seconds, 3),
-                "questions_per_second": round(len(rows) / seconds, 3) if seconds > 0 else None,
-                "metrics": metrics,
-                "error_rates": metrics["error_rates"],
-            })  # fmt: skip
+                log.info(
+                    "prompt %s, %d-shot: %d questions in %.1f s (%s)",
+                    prompt.label,
+                    k,
+                    len(rows),
+                    seconds,
+                    _summary(metrics),
+                )
+            runs.append(
+                {
+                    "prompt": prompt.name,
+                    "prompt_version": prompt.version,
+                    "shots": k,
+                    # example_id is unique only within a category
+                    "shot_examples": [
+                        {"category": s["category"], "example_id": s["example_id"]}
+                        for s in shots[:k]
+                    ],
+                    "n_questions": len(rows),
+                    "example_prompt": scorer.render_example(prompt, rows[0], shots[:k]),
+                    "seconds": round(seconds, 3),
+                    "questions_per_second": round(len(rows) / seconds, 3) if seconds > 0 else None,
+                    "metrics": metrics,
+                    "error_rates": metrics["error_rates"],
+                }
+            )
             answers.append(predicted)
             for row, item in zip(rows, scored, strict=True):
-                prediction_rows.append({"prompt": prompt.name, "shots": k, **{key: row[key] for key in _KEPT}, **item})
+                prediction_rows.append(
+                    {"prompt": prompt.name, "shots": k, **{key: row[key] for key in _KEPT}, **item}
+                )
     comparisons = None
     if settings.confidence_level and len(runs) > 1 and main:
         with stage(f"paired comparisons of {len(runs)} runs", log):
             paired = load_metric("bbq_bias", settings.metrics_root, config_name="paired")
-            comparisons = compare_runs(paired, _columns(rows, settings), runs, answers,
-                                       confidence_level=settings.confidence_level,
-                                       n_resamples=settings.n_resamples, seed=settings.seed)  # fmt: skip
+            comparisons = compare_runs(
+                paired,
+                _columns(rows, settings),
+                runs,
+                answers,
+                confidence_level=settings.confidence_level,
+                n_resamples=settings.n_resamples,
+                seed=settings.seed,
+            )
     summary = {
-        "prompts": {p.name: {"version": p.version, "description": p.description, "file": p.path} for p in prompts},
-        "uncertainty": {"confidence_level": settings.confidence_level, "n_resamples": settings.n_resamples,
-                        "unit": settings.resample, "seed": settings.seed},  # fmt: skip
+        "prompts": {
+            p.name: {"version": p.version, "description": p.description, "file": p.path}
+            for p in prompts
+        },
+        "uncertainty": {
+            "confidence_level": settings.confidence_level,
+            "n_resamples": settings.n_resamples,
+            "unit": settings.resample,
+            "seed": settings.seed,
+        },
         "runs": runs,
         "comparisons": comparisons,
         "seconds": round(time.perf_counter() - started, 3),
@@ -330,6 +418,10 @@ def _evaluate(scorer: Scorer, prompts: Sequence[PromptSpec], rows: list[dict], s
 
 
 def _summary(metrics: dict) -> str:
-    keys = (("accuracy_ambiguous", "acc amb"), ("accuracy_disambiguated", "acc dis"),
-            ("bias_score_disambiguated", "s_DIS"), ("bias_score_ambiguous", "s_AMB"))  # fmt: skip
+    keys = (
+        ("accuracy_ambiguous", "acc amb"),
+        ("accuracy_disambiguated", "acc dis"),
+        ("bias_score_disambiguated", "s_DIS"),
+        ("bias_score_ambiguous", "s_AMB"),
+    )
     return ", ".join(f"{title} {format_cell(metrics.get(key))}" for key, title in keys)

@@ -60,7 +60,9 @@ class HFScorer:
         self.progress = progress
         self.description = f"hf ({'chat template' if self.use_chat else 'plain prompt'})"
 
-    def prompt_texts(self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping]) -> list[str]:
+    def prompt_texts(
+        self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping]
+    ) -> list[str]:
         if self.use_chat:
             return [self.model.render_chat(prompt.messages(row, shots)) for row in rows]
         return [prompt.plain(row, shots) for row in rows]
@@ -76,11 +78,17 @@ class HFScorer:
         ids = self.model.encode_all(texts, self.use_chat)
         if scoring == "loglikelihood":
             # Every prompt ends the same way, so the first one shows how the choices tokenize.
-            choices = [self.model.continuation_ids(texts[0], c, self.use_chat) for c in _choices(prompt)] if texts else []
+            choices = (
+                [self.model.continuation_ids(texts[0], c, self.use_chat) for c in _choices(prompt)]
+                if texts
+                else []
+            )
             logprobs = self.model.choice_logprobs(ids, choices, progress=self.progress)
             return [{"prediction": _argmax(lp), "logprobs": lp.tolist()} for lp in logprobs]
         # A reply ends once its answer index is complete (the parser reads nothing after it).
-        replies = self.model.generate(ids, self.max_new_tokens, progress=self.progress, settled=answer_is_settled)
+        replies = self.model.generate(
+            ids, self.max_new_tokens, progress=self.progress, settled=answer_is_settled
+        )
         return [{"prediction": parse_answer(reply, N_CHOICES), "reply": reply} for reply in replies]
 
 
@@ -131,7 +139,9 @@ class APIScorer:
                 }
                 for m in messages
             ]
-            responses = self.client.complete(bodies, progress=self.progress, desc=f"{prompt.name} api")
+            responses = self.client.complete(
+                bodies, progress=self.progress, desc=f"{prompt.name} api"
+            )
             choices = _choices(prompt)
             out = []
             for response in responses:
@@ -139,9 +149,11 @@ class APIScorer:
                 out.append({"prediction": _argmax(lp), "logprobs": lp})
             return out
         bodies = [
-            {"messages": m, "temperature": 0, self.max_tokens_field: self.max_new_tokens} for m in messages
+            {"messages": m, "temperature": 0, self.max_tokens_field: self.max_new_tokens}
+            for m in messages
         ]
         responses = self.client.complete(bodies, progress=self.progress, desc=f"{prompt.name} api")
         return [
-            {"prediction": parse_answer(reply_text(r), N_CHOICES), "reply": reply_text(r)} for r in responses
+            {"prediction": parse_answer(reply_text(r), N_CHOICES), "reply": reply_text(r)}
+            for r in responses
         ]

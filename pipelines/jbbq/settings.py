@@ -71,17 +71,27 @@ class Settings(IntervalSettings, RunSettings):
 def _check_task(settings: Settings) -> None:
     """The task fields' types (a preset file may hold anything), naming the flag."""
     prompts, shots, tokens = settings.prompts, settings.shots, settings.max_new_tokens
-    if not isinstance(prompts, list) or not prompts or not all(isinstance(p, str) and p for p in prompts):
-        raise ValueError(f"--prompt: expected a list of prompt names or .yaml paths, got {prompts!r}")
-    if not isinstance(shots, list) or not shots or not all(
-        isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in shots
+    if (
+        not isinstance(prompts, list)
+        or not prompts
+        or not all(isinstance(p, str) and p for p in prompts)
+    ):
+        raise ValueError(
+            f"--prompt: expected a list of prompt names or .yaml paths, got {prompts!r}"
+        )
+    if (
+        not isinstance(shots, list)
+        or not shots
+        or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in shots)
     ):
         raise ValueError(f"--shots: expected a list of integers >= 0, got {shots!r}")
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
         raise ValueError(f"--max-new-tokens: expected an integer >= 1, got {tokens!r}")
     for name in ("scoring", "chat", "split"):
         if not isinstance(getattr(settings, name), str) or not getattr(settings, name):
-            raise ValueError(f"--{name}: expected a non-empty string, got {getattr(settings, name)!r}")
+            raise ValueError(
+                f"--{name}: expected a non-empty string, got {getattr(settings, name)!r}"
+            )
 
 
 def with_preset(preset: str | None = "paper", **given) -> Settings:

@@ -15,7 +15,13 @@ from pathlib import Path
 from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split
 from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
 
-__all__ = ["CHAT_TEMPLATE", "MODEL_CONFIGS", "build_for_dataset", "build_tokenizer", "build_tiny_model"]
+__all__ = [
+    "CHAT_TEMPLATE",
+    "MODEL_CONFIGS",
+    "build_for_dataset",
+    "build_tokenizer",
+    "build_tiny_model",
+]
 
 CHAT_TEMPLATE = (
     "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}</s>\n"
@@ -92,7 +98,9 @@ def build_tiny_model(
     from transformers import LlamaConfig, LlamaForCausalLM
 
     if config not in MODEL_CONFIGS:
-        raise ValueError(f"--config: unknown model config {config!r}; expected one of {sorted(MODEL_CONFIGS)}")
+        raise ValueError(
+            f"--config: unknown model config {config!r}; expected one of {sorted(MODEL_CONFIGS)}"
+        )
     tokenizer = build_tokenizer(texts, chat_template=chat_template)
     shape = dict(MODEL_CONFIGS[config])
     shape["vocab_size"] = max(shape.get("vocab_size", 0), len(tokenizer))
@@ -121,14 +129,26 @@ def build_tiny_model(
     return model, tokenizer
 
 
-def build_for_dataset(out_dir: str | Path, dataset: str | Path | None = None, *,
-                      datasets_root: str | Path | None = None, seed: int = 0) -> Path:  # fmt: skip
+def build_for_dataset(
+    out_dir: str | Path,
+    dataset: str | Path | None = None,
+    *,
+    datasets_root: str | Path | None = None,
+    seed: int = 0,
+) -> Path:
     """``bias-hub jbbq tiny-model``: a tiny model whose tokenizer knows the prompts and the
     questions of a JBBQ-format dataset (default: ``jbbq`` under ``datasets_root``), written
     whole into ``out_dir`` (the offline variant of ``pipelines/studies/jbbq.yaml``)."""
     folder = RunFolder(out_dir)
     with folder:
-        rows = [dict(row) for row in load_dataset_split(dataset_folder(dataset or "jbbq", datasets_root), "all", "all")]
-        texts = [load_prompt(name).system for name in PROMPT_NAMES] + [load_prompt("basic").plain(row) for row in rows]
+        rows = [
+            dict(row)
+            for row in load_dataset_split(
+                dataset_folder(dataset or "jbbq", datasets_root), "all", "all"
+            )
+        ]
+        texts = [load_prompt(name).system for name in PROMPT_NAMES] + [
+            load_prompt("basic").plain(row) for row in rows
+        ]
         build_tiny_model(folder.staging, texts, seed=seed)
     return folder.target

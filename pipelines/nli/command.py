@@ -23,7 +23,10 @@ def _names(text: str) -> tuple[str, ...]:
 
 def _train(inner: argparse._SubParsersAction) -> None:
     train = pipeline_command(
-        inner, "train", run="bias_hub.pipelines.nli.run:run_train", settings="bias_hub.pipelines.nli.settings:TrainSettings",
+        inner,
+        "train",
+        run="bias_hub.pipelines.nli.run:run_train",
+        settings="bias_hub.pipelines.nli.settings:TrainSettings",
         preset_command="nli train",
         help="fine-tune a model on NLI with Trainer (paper defaults: 5 epochs, lr 2e-5, batch 32, length 128)",
         description="Fine-tune any sequence-classification model (or a base model, which gets a new NLI head) "
@@ -33,7 +36,7 @@ def _train(inner: argparse._SubParsersAction) -> None:
         model_help="Hub id or local folder of the model to fine-tune",
         dataset_help="training data: a Hub dataset id, a dataset folder, JSNLI's train_w_filtering.tsv as "
         "distributed, or a .jsonl/.json/.csv/.tsv/.parquet file",
-    )  # fmt: skip
+    )
     # Unlike evaluation, training has no data set of its own to fall back on.
     train._option_string_actions["--dataset"].required = True
     data = train.add_argument_group("training data")
@@ -42,13 +45,21 @@ def _train(inner: argparse._SubParsersAction) -> None:
     data.add_argument("--dataset-revision", help="dataset revision on the Hub")
     data.add_argument("--eval-dataset", help="optional evaluation set, same forms as --dataset")
     data.add_argument("--eval-split", help="(default: %(default)s)")
-    data.add_argument("--columns",
-                      help="PREMISE,HYPOTHESIS,LABEL column names (default: %(default)s)")  # fmt: skip
-    data.add_argument("--label-names", type=_names,
-                      help="the dataset's label values for entailment,neutral,contradiction (e.g. 0,1,2 or E,N,C)")  # fmt: skip
-    data.add_argument("--format", dest="dataset_format", choices=FORMATS,
-                      help="jsnli: JSNLI's header-less label/premise/hypothesis TSV; table: named columns; "
-                      "auto (default): JSNLI's TSV is recognised by its first line")  # fmt: skip
+    data.add_argument(
+        "--columns", help="PREMISE,HYPOTHESIS,LABEL column names (default: %(default)s)"
+    )
+    data.add_argument(
+        "--label-names",
+        type=_names,
+        help="the dataset's label values for entailment,neutral,contradiction (e.g. 0,1,2 or E,N,C)",
+    )
+    data.add_argument(
+        "--format",
+        dest="dataset_format",
+        choices=FORMATS,
+        help="jsnli: JSNLI's header-less label/premise/hypothesis TSV; table: named columns; "
+        "auto (default): JSNLI's TSV is recognised by its first line",
+    )
     data.add_argument("--max-train-samples", type=int, help="train on a seeded sample of this size")
     schedule = train.add_argument_group("training")
     _segmentation(train)
@@ -59,45 +70,69 @@ def _train(inner: argparse._SubParsersAction) -> None:
     schedule.add_argument("--max-length", type=int, help="(default: %(default)s)")
     schedule.add_argument("--warmup-ratio", type=float, help="(default: %(default)s)")
     schedule.add_argument("--weight-decay", type=float, help="(default: %(default)s)")
-    schedule.add_argument("--no-resume", dest="resume", action="store_false",
-                          help="start over: delete OUT.checkpoints/ instead of resuming from it")  # fmt: skip
+    schedule.add_argument(
+        "--no-resume",
+        dest="resume",
+        action="store_false",
+        help="start over: delete OUT.checkpoints/ instead of resuming from it",
+    )
 
 
 def _evaluate(inner: argparse._SubParsersAction) -> None:
     evaluate = pipeline_command(
-        inner, "evaluate", run="bias_hub.pipelines.nli.run:run_evaluate", settings="bias_hub.pipelines.nli.settings:EvaluateSettings",
+        inner,
+        "evaluate",
+        run="bias_hub.pipelines.nli.run:run_evaluate",
+        settings="bias_hub.pipelines.nli.settings:EvaluateSettings",
         preset_command="nli evaluate",
         help="predict the PS/AS/NS sets with one or more NLI classifiers and write the bias report",
-        model_help="trained NLI classifiers: Hub ids or local folders", several_models=True,
+        model_help="trained NLI classifiers: Hub ids or local folders",
+        several_models=True,
         dataset_help="the evaluation sets: a dataset folder or a name under --datasets-root (default: nli_gender_bias)",
         out_default="reports/nli",
-    )  # fmt: skip
-    evaluate.add_argument("--config",
-                          help="dataset config (default: the release's `all`, or `generated_all` when the folder "
-                          "was built without the release)")  # fmt: skip
+    )
+    evaluate.add_argument(
+        "--config",
+        help="dataset config (default: the release's `all`, or `generated_all` when the folder "
+        "was built without the release)",
+    )
     evaluate.add_argument("--batch-size", type=int, help="(default: %(default)s)")
     evaluate.add_argument("--max-length", type=int, help="(default: %(default)s)")
-    evaluate.add_argument("--label-map",
-                          help="map model labels when their names are not NLI names, "
-                          "e.g. LABEL_0=entailment,LABEL_1=neutral,LABEL_2=contradiction")  # fmt: skip
+    evaluate.add_argument(
+        "--label-map",
+        help="map model labels when their names are not NLI names, "
+        "e.g. LABEL_0=entailment,LABEL_1=neutral,LABEL_2=contradiction",
+    )
     _segmentation(evaluate)
     add_interval_flags(evaluate, unit="pairs (or templates, see --bootstrap-unit)")
-    evaluate.add_argument("--bootstrap-unit", choices=BOOTSTRAP_UNITS,
-                          help="what the bootstrap resamples: items (pairs within their set, default) or "
-                          "templates (the pairs of one template together)")  # fmt: skip
+    evaluate.add_argument(
+        "--bootstrap-unit",
+        choices=BOOTSTRAP_UNITS,
+        help="what the bootstrap resamples: items (pairs within their set, default) or "
+        "templates (the pairs of one template together)",
+    )
     evaluate.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
-    evaluate.add_argument("--limit", type=int,
-                          help="score a sample of this many pairs, drawn with --seed (smoke tests)")  # fmt: skip
+    evaluate.add_argument(
+        "--limit",
+        type=int,
+        help="score a sample of this many pairs, drawn with --seed (smoke tests)",
+    )
     # The shared flag (pipelines/common/models.py) where it is declared; this command's own otherwise.
     if "--allow-untrained" not in evaluate._option_string_actions:
-        evaluate.add_argument("--allow-untrained", action="store_true",
-                              help="score a classifier that `nli init-model` made and nothing trained "
-                              "(its init_model.json marks it; refused by default: its scores are noise)")  # fmt: skip
+        evaluate.add_argument(
+            "--allow-untrained",
+            action="store_true",
+            help="score a classifier that `nli init-model` made and nothing trained "
+            "(its init_model.json marks it; refused by default: its scores are noise)",
+        )
 
 
 def _meta(inner: argparse._SubParsersAction) -> None:
     meta = pipeline_command(
-        inner, "meta-evaluate", run="bias_hub.pipelines.nli.run:run_meta_evaluate", settings="bias_hub.pipelines.nli.settings:MetaSettings",
+        inner,
+        "meta-evaluate",
+        run="bias_hub.pipelines.nli.run:run_meta_evaluate",
+        settings="bias_hub.pipelines.nli.settings:MetaSettings",
         preset_command="nli meta-evaluate",
         help="bias-rate meta-evaluation: Spearman of s and 1 - FN with r",
         description="Fine-tune one model per seed and bias rate on the bias-controlled training sets, score "
@@ -108,73 +143,117 @@ def _meta(inner: argparse._SubParsersAction) -> None:
         dataset_help="the evaluation sets: a dataset folder or a name under --datasets-root (default: nli_gender_bias); "
         "--seed draws the pairs scored",
         out_default="reports/nli_meta",
-    )  # fmt: skip
-    meta.add_argument("--training-sets", type=Path,
-                      help="built nli_bias_controlled folder (default: nli_bias_controlled under --datasets-root); "
-                      "the authors' released sets: bias-hub build nli_bias_controlled --authors-dir DIR "
-                      "--train-on-dev (the release tarball ships no train_r-K.json files: --train-on-dev trains on "
-                      "its dev/dev_r-K.json, and the report says so)")  # fmt: skip
-    meta.add_argument("--config",
-                      help="evaluation config (default: the release's all_downsampled, the authors' recommended "
-                      "200 pairs per set; generated_all with --eval-per-subset pairs drawn where the folder "
-                      "has no release)")  # fmt: skip
+    )
+    meta.add_argument(
+        "--training-sets",
+        type=Path,
+        help="built nli_bias_controlled folder (default: nli_bias_controlled under --datasets-root); "
+        "the authors' released sets: bias-hub build nli_bias_controlled --authors-dir DIR "
+        "--train-on-dev (the release tarball ships no train_r-K.json files: --train-on-dev trains on "
+        "its dev/dev_r-K.json, and the report says so)",
+    )
+    meta.add_argument(
+        "--config",
+        help="evaluation config (default: the release's all_downsampled, the authors' recommended "
+        "200 pairs per set; generated_all with --eval-per-subset pairs drawn where the folder "
+        "has no release)",
+    )
     meta.add_argument("--rates", type=float, nargs="+")
     meta.add_argument("--seeds", type=int, nargs="+", help="one training run per seed and rate")
     meta.add_argument("--epochs", type=float, help="fine-tuning epochs per rate (paper: 3)")
     meta.add_argument("--learning-rate", type=float, help="(default: %(default)s)")
     meta.add_argument("--batch-size", type=int, help="(default: %(default)s)")
     meta.add_argument("--max-length", type=int, help="(default: %(default)s)")
-    meta.add_argument("--base-rate", type=float,
-                      help="first train one base model per seed on this rate, then fine-tune it on every rate "
-                      "(needed for models trained from scratch; 0.5 works)")  # fmt: skip
+    meta.add_argument(
+        "--base-rate",
+        type=float,
+        help="first train one base model per seed on this rate, then fine-tune it on every rate "
+        "(needed for models trained from scratch; 0.5 works)",
+    )
     meta.add_argument("--base-epochs", type=float, help="(default: %(default)s)")
     meta.add_argument("--base-learning-rate", type=float, help="(default: --learning-rate)")
-    meta.add_argument("--reinitialize", action="store_true",
-                      help="ignore the checkpoint's weights: initialise from its config with each seed (from-scratch runs)")  # fmt: skip
-    meta.add_argument("--eval-per-subset", type=int,
-                      help="pairs per set drawn from a config that is not down-sampled (default: 200, as the authors)")  # fmt: skip
-    meta.add_argument("--max-train-samples", type=int,
-                      help="train on a seeded sample of this many pairs per rate (the same pairs at every rate)")  # fmt: skip
-    meta.add_argument("--token-dropout", type=float,
-                      help="share of tokens replaced by [UNK] in training batches (from-scratch models; default 0)")  # fmt: skip
-    meta.add_argument("--workers", type=int, help="run the seeds in this many processes (CPU: one per core)")
-    meta.add_argument("--threads", type=int, help="torch threads per process (CPU: 1 with --workers > 1)")
+    meta.add_argument(
+        "--reinitialize",
+        action="store_true",
+        help="ignore the checkpoint's weights: initialise from its config with each seed (from-scratch runs)",
+    )
+    meta.add_argument(
+        "--eval-per-subset",
+        type=int,
+        help="pairs per set drawn from a config that is not down-sampled (default: 200, as the authors)",
+    )
+    meta.add_argument(
+        "--max-train-samples",
+        type=int,
+        help="train on a seeded sample of this many pairs per rate (the same pairs at every rate)",
+    )
+    meta.add_argument(
+        "--token-dropout",
+        type=float,
+        help="share of tokens replaced by [UNK] in training batches (from-scratch models; default 0)",
+    )
+    meta.add_argument(
+        "--workers", type=int, help="run the seeds in this many processes (CPU: one per core)"
+    )
+    meta.add_argument(
+        "--threads", type=int, help="torch threads per process (CPU: 1 with --workers > 1)"
+    )
     _segmentation(meta)
     add_interval_flags(meta, unit="evaluation pairs")
-    meta.add_argument("--target-spearman", type=float,
-                      help="state in the report whether the mean Spearman(r, s) over seeds reaches this value")  # fmt: skip
+    meta.add_argument(
+        "--target-spearman",
+        type=float,
+        help="state in the report whether the mean Spearman(r, s) over seeds reaches this value",
+    )
     meta.add_argument("--description", help="Markdown put at the top of the report")
 
 
 def _segmentation(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--segmentation", choices=CHOICES,
-                        help="how text meets the tokenizer: auto (default: Juman++ words for nlp-waseda/roberta-* "
-                        "and ku-nlp/deberta-v2-*, raw text otherwise), raw, jumanpp (needs rhoknp and the jumanpp "
-                        "program), as-is")  # fmt: skip
+    parser.add_argument(
+        "--segmentation",
+        choices=CHOICES,
+        help="how text meets the tokenizer: auto (default: Juman++ words for nlp-waseda/roberta-* "
+        "and ku-nlp/deberta-v2-*, raw text otherwise), raw, jumanpp (needs rhoknp and the jumanpp "
+        "program), as-is",
+    )
 
 
 def _init_model(inner: argparse._SubParsersAction) -> None:
     init = inner.add_parser(
-        "init-model", help="create the from-scratch BERT NLI classifier a CPU meta-evaluation starts from",
+        "init-model",
+        help="create the from-scratch BERT NLI classifier a CPU meta-evaluation starts from",
         description="Write a randomly initialised BERT sequence classifier (entailment/neutral/contradiction) "
         "with a Japanese tokenizer whose vocabulary is built from the bias-controlled training text. No "
         "pretrained Japanese model is needed: nli meta-evaluate --model OUT --reinitialize --base-rate 0.5 "
         "trains it per seed (or --preset from-scratch). Its init_model.json marks it as never trained: "
         "nli evaluate refuses it without --allow-untrained.",
-    )  # fmt: skip
+    )
     settings_defaults(init, InitSettings)
-    init.add_argument("--out", type=Path, required=True, help="model folder to write (replaced whole)")
-    init.add_argument("--training-sets", type=Path,
-                      help="built nli_bias_controlled folder (default: nli_bias_controlled under --datasets-root)")  # fmt: skip
+    init.add_argument(
+        "--out", type=Path, required=True, help="model folder to write (replaced whole)"
+    )
+    init.add_argument(
+        "--training-sets",
+        type=Path,
+        help="built nli_bias_controlled folder (default: nli_bias_controlled under --datasets-root)",
+    )
     init.add_argument("--datasets-root", type=Path, help="where the built dataset folders are")
-    init.add_argument("--rate", type=float, help="the rate whose training text builds the vocabulary")
+    init.add_argument(
+        "--rate", type=float, help="the rate whose training text builds the vocabulary"
+    )
     init.add_argument("--size", choices=SIZES, help="BERT size (default: %(default)s)")
-    init.add_argument("--tokenizer", choices=("wordpiece", "character"),
-                      help="wordpiece over fugashi words (default) or characters")  # fmt: skip
+    init.add_argument(
+        "--tokenizer",
+        choices=("wordpiece", "character"),
+        help="wordpiece over fugashi words (default) or characters",
+    )
     init.add_argument("--max-length", type=int, help="(default: %(default)s)")
-    init.add_argument("--dropout", type=float,
-                      help="BERT's hidden and attention dropout (default: %(default)s; the demo trains with 0 "
-                      "and --token-dropout 0.1)")  # fmt: skip
+    init.add_argument(
+        "--dropout",
+        type=float,
+        help="BERT's hidden and attention dropout (default: %(default)s; the demo trains with 0 "
+        "and --token-dropout 0.1)",
+    )
     init.add_argument("--seed", type=int, help="seed of the initial weights (default: %(default)s)")
     init.set_defaults(func=_run_init_model)
 

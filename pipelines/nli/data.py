@@ -35,7 +35,13 @@ __all__ = [
 
 # datasets 5 keys its cache of local files and folders by name, not content: re-read them.
 _REREAD = "force_redownload"
-_FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}
+_FILE_BUILDERS = {
+    ".jsonl": "json",
+    ".json": "json",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".parquet": "parquet",
+}
 
 
 def load_table(
@@ -57,12 +63,18 @@ def load_table(
                     f"{spec}: unknown file type {path.suffix!r}; expected one of {', '.join(_FILE_BUILDERS)}"
                 )
             extra = {"delimiter": "\t"} if path.suffix.lower() == ".tsv" else {}
-            table = datasets.load_dataset(builder, data_files={split: str(path)}, split=split,
-                                             download_mode=_REREAD, **extra)  # fmt: skip
+            table = datasets.load_dataset(
+                builder, data_files={split: str(path)}, split=split, download_mode=_REREAD, **extra
+            )
         else:
             local = {"download_mode": _REREAD} if path.is_dir() else {}
             table = datasets.load_dataset(
-                str(path) if path.is_dir() else spec, config, split=split, token=token, revision=revision, **local
+                str(path) if path.is_dir() else spec,
+                config,
+                split=split,
+                token=token,
+                revision=revision,
+                **local,
             )
     except ValueError as err:
         if "corresponds to no data" in str(err):
@@ -81,7 +93,9 @@ def parse_columns(text: str | Sequence[str] | None) -> tuple[str, str, str]:
         return ("premise", "hypothesis", "label")
     names = [n.strip() for n in text.split(",")] if isinstance(text, str) else list(text)
     if len(names) != 3 or not all(names):
-        raise ValueError(f"--columns must name three columns PREMISE,HYPOTHESIS,LABEL, got {text!r}")
+        raise ValueError(
+            f"--columns must name three columns PREMISE,HYPOTHESIS,LABEL, got {text!r}"
+        )
     return (names[0], names[1], names[2])
 
 
@@ -108,7 +122,9 @@ def prepare_nli_columns(
             "Name the premise, hypothesis and label columns with --columns PREMISE,HYPOTHESIS,LABEL"
         )
     if label_names is not None and len(label_names) != 3:
-        raise ValueError(f"--label-names must give three names (entailment, neutral, contradiction), got {list(label_names)}")
+        raise ValueError(
+            f"--label-names must give three names (entailment, neutral, contradiction), got {list(label_names)}"
+        )
 
     feature = table.features[label]
     raw = np.asarray(table[label], dtype=object)
@@ -145,7 +161,9 @@ def prepare_nli_columns(
     mapped = np.array([table_map[s] for s in strings], dtype=np.int64)
     for column in (premise, hypothesis):
         values = table[column]
-        bad_rows = [i for i, value in enumerate(values) if not isinstance(value, str) or not value.strip()]
+        bad_rows = [
+            i for i, value in enumerate(values) if not isinstance(value, str) or not value.strip()
+        ]
         if bad_rows:
             found = "missing" if values[bad_rows[0]] is None else repr(values[bad_rows[0]])
             raise ValueError(
@@ -153,7 +171,11 @@ def prepare_nli_columns(
                 f"({len(bad_rows)} row(s) without one)"
             )
     keep = table.select_columns([premise, hypothesis])
-    keep = keep.rename_columns({premise: "premise", hypothesis: "hypothesis"}) if (premise, hypothesis) != ("premise", "hypothesis") else keep
+    keep = (
+        keep.rename_columns({premise: "premise", hypothesis: "hypothesis"})
+        if (premise, hypothesis) != ("premise", "hypothesis")
+        else keep
+    )
     keep = keep.add_column("label", mapped.tolist())
     return keep.cast_column("label", datasets.ClassLabel(names=list(LABELS)))
 
@@ -219,24 +241,38 @@ def read_jsnli(path: str | Path):
             labels.append(LABELS.index(label))
     if not labels:
         raise ValueError(f"{path}: no JSNLI lines (label<TAB>premise<TAB>hypothesis)")
-    features = datasets.Features({
-        "premise": datasets.Value("string"),
-        "hypothesis": datasets.Value("string"),
-        "label": datasets.ClassLabel(names=list(LABELS)),
-    })  # fmt: skip
-    return datasets.Dataset.from_dict({"premise": premises, "hypothesis": hypotheses, "label": labels}, features=features)
+    features = datasets.Features(
+        {
+            "premise": datasets.Value("string"),
+            "hypothesis": datasets.Value("string"),
+            "label": datasets.ClassLabel(names=list(LABELS)),
+        }
+    )
+    return datasets.Dataset.from_dict(
+        {"premise": premises, "hypothesis": hypotheses, "label": labels}, features=features
+    )
 
 
-def load_training_table(dataset: str | Path, split: str, settings, flag: str = "--dataset") -> TrainingPairs:
+def load_training_table(
+    dataset: str | Path, split: str, settings, flag: str = "--dataset"
+) -> TrainingPairs:
     """``nli train``'s data: JSNLI's TSV (by ``settings.dataset_format`` or recognised), or any
     table ``load_table`` reads, with its columns checked and its labels mapped."""
     if settings.dataset_format not in FORMATS:
-        raise ValueError(f"--format {settings.dataset_format!r}: expected one of {', '.join(FORMATS)}")
+        raise ValueError(
+            f"--format {settings.dataset_format!r}: expected one of {', '.join(FORMATS)}"
+        )
     path = Path(str(dataset)).expanduser()
     if settings.dataset_format == "jsnli" or (settings.dataset_format == "auto" and is_jsnli(path)):
         if not path.is_file():
-            raise FileNotFoundError(f"{flag} {dataset}: --format jsnli needs JSNLI's .tsv file, e.g. train_w_filtering.tsv")
+            raise FileNotFoundError(
+                f"{flag} {dataset}: --format jsnli needs JSNLI's .tsv file, e.g. train_w_filtering.tsv"
+            )
         return TrainingPairs(read_jsnli(path), segmented=True, source_format="jsnli")
-    table = load_table(str(dataset), split, settings.config, settings.token, settings.dataset_revision)
-    prepared = prepare_nli_columns(table, settings.columns, settings.label_names, where=f"{flag} {dataset}")
+    table = load_table(
+        str(dataset), split, settings.config, settings.token, settings.dataset_revision
+    )
+    prepared = prepare_nli_columns(
+        table, settings.columns, settings.label_names, where=f"{flag} {dataset}"
+    )
     return TrainingPairs(prepared, segmented=False, source_format="table")

@@ -70,7 +70,9 @@ run `bias-hub nli meta-evaluate --model ID` with the paper's settings (learning 
 def _ensure_datasets(datasets_root: Path) -> None:
     """Build the two dataset folders the demo reads when `make datasets` has not."""
     if not (datasets_root / "nli_gender_bias" / "README.md").is_file():
-        raise FileNotFoundError(f"{datasets_root / 'nli_gender_bias'} is missing; run `make datasets` first")
+        raise FileNotFoundError(
+            f"{datasets_root / 'nli_gender_bias'} is missing; run `make datasets` first"
+        )
     if not (datasets_root / "nli_bias_controlled" / "README.md").is_file():
         build(datasets_root)
 
@@ -85,20 +87,32 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
     # The starting model lives in a temporary folder deleted after the run: the report names what it was.
     label = f"a {layers}-layer BERT (hidden {hidden}) made from scratch by the demo (not kept)"
     preset = load_preset("nli meta-evaluate", PRESET)
-    settings = apply_preset(MetaSettings(progress=False, datasets_root=datasets_root, model_label=label, **MACHINE),
-                            preset, explicit=set())  # fmt: skip
+    settings = apply_preset(
+        MetaSettings(progress=False, datasets_root=datasets_root, model_label=label, **MACHINE),
+        preset,
+        explicit=set(),
+    )
     # The vocabulary comes from the base rate's training text, as a from-scratch model's must.
-    base = meta.load_training_sets(meta.training_sets_folder(None, datasets_root), [settings.base_rate])
+    base = meta.load_training_sets(
+        meta.training_sets_folder(None, datasets_root), [settings.base_rate]
+    )
     texts = [t for column in ("premise", "hypothesis") for t in base[settings.base_rate][column]]
-    occupations = meta.training_occupations(base, load_evaluation_rows(None, datasets_root)["occupation"])
+    occupations = meta.training_occupations(
+        base, load_evaluation_rows(None, datasets_root)["occupation"]
+    )
     settings.description = (
         f"A {layers}-layer BERT (hidden {hidden}) with a fugashi + unidic-lite WordPiece vocabulary built from the "
         f"training text, trained from scratch on CPU ({len(occupations)} occupations, "
         f"{len(base[settings.base_rate])} training pairs per rate).\n\n" + CAN_AND_CANNOT
     )
     with tempfile.TemporaryDirectory() as scratch:
-        start = make_classifier(Path(scratch) / "initial-model", texts, size=SIZE, max_length=settings.max_length,
-                                dropout=DROPOUT)  # fmt: skip
+        start = make_classifier(
+            Path(scratch) / "initial-model",
+            texts,
+            size=SIZE,
+            max_length=settings.max_length,
+            dropout=DROPOUT,
+        )
         results = run_meta_evaluate(str(start), None, out_dir, settings)
     # The correlations, the per-seed line and the criterion (the per-rate table stays in the report).
     correlations = "\n\n".join(report.meta_summary_markdown(results).split("\n\n")[1:])

@@ -48,14 +48,22 @@ COLUMNS = ("premise", "hypothesis", "subset", "occupation")
 COMPARED = ("bias_score", "fraction_neutral")
 
 
-def evaluation_config(folder: str | Path, config: str | None = None, suffix: str = "", flag: str = "--dataset") -> str:
+def evaluation_config(
+    folder: str | Path, config: str | None = None, suffix: str = "", flag: str = "--dataset"
+) -> str:
     """``config``, or by default the first the folder has of: the release's ``all`` + ``suffix``
     (e.g. ``all_downsampled``), the release's ``all``, the generated sets' ``generated_all`` (an
     offline build). Fails, naming the folder and its configs, where the config is not there."""
     configs = [entry["config_name"] for entry in read_card_yaml(folder).get("configs", [])]
-    chosen = config or next((name for name in (f"all{suffix}", "all", "generated_all") if name in configs), None)
+    chosen = config or next(
+        (name for name in (f"all{suffix}", "all", "generated_all") if name in configs), None
+    )
     if chosen not in configs:
-        what = f"no config {config!r}" if config else f"none of the configs all{suffix}, all, generated_all"
+        what = (
+            f"no config {config!r}"
+            if config
+            else f"none of the configs all{suffix}, all, generated_all"
+        )
         raise ValueError(
             f"{flag} {folder}: has {what} (its configs: {', '.join(configs) or 'none'}); expected an {DATASET} "
             f"folder (bias-hub build {DATASET})" + (" and one of its configs" if config else "")
@@ -73,8 +81,11 @@ def check_columns(rows, folder: str | Path, config: str, flag: str = "--dataset"
         )
 
 
-def load_evaluation_rows(dataset: str | Path | None = None, datasets_root: str | Path | None = None,
-                         config: str | None = None):  # fmt: skip
+def load_evaluation_rows(
+    dataset: str | Path | None = None,
+    datasets_root: str | Path | None = None,
+    config: str | None = None,
+):
     """The evaluation pairs as a ``datasets.Dataset`` (the three subsets in one; see ``evaluation_config``)."""
     folder = dataset_folder(dataset or DATASET, datasets_root)
     chosen = evaluation_config(folder, config)
@@ -83,8 +94,13 @@ def load_evaluation_rows(dataset: str | Path | None = None, datasets_root: str |
     return rows
 
 
-def score_predictions(metric, predictions: np.ndarray, subsets: Sequence[str],
-                      probabilities: np.ndarray | None = None, **options) -> dict:  # fmt: skip
+def score_predictions(
+    metric,
+    predictions: np.ndarray,
+    subsets: Sequence[str],
+    probabilities: np.ndarray | None = None,
+    **options,
+) -> dict:
     """The metric's result for canonical label ids (0/1/2) and the subset of each pair.
 
     ``options``: the module's ``confidence_level``, ``n_resamples``, ``seed``, ``templates``,
@@ -149,22 +165,47 @@ def evaluate_model(model_id: str, rows, metric, settings, label_map: dict | None
     encodings = encode_pairs(tokenizer, premises, hypotheses, settings.max_length)
     truncated = sum(len(ids) >= settings.max_length for ids in encodings["input_ids"])
     if truncated:
-        log.warning("%s: %d of %d pairs reach --max-length %d and are cut", model_id, truncated, len(rows),
-                    settings.max_length)  # fmt: skip
-    logits = predict_logits(model, encodings, settings.batch_size, tokenizer.pad_token_id or 0, settings.progress)
+        log.warning(
+            "%s: %d of %d pairs reach --max-length %d and are cut",
+            model_id,
+            truncated,
+            len(rows),
+            settings.max_length,
+        )
+    logits = predict_logits(
+        model, encodings, settings.batch_size, tokenizer.pad_token_id or 0, settings.progress
+    )
     probabilities = to_canonical_probabilities(logits, to_canonical)
     predictions = probabilities.argmax(axis=1)
     level = settings.confidence_level
-    result = score_predictions(metric, predictions, rows["subset"], probabilities, occupations=list(rows["occupation"]),
-                               **settings.interval_options(), templates=_templates(rows, settings) if level else None)  # fmt: skip
-    english = dict(zip(rows["occupation"], rows["occupation_en"], strict=True)) if "occupation_en" in rows.column_names else {}
+    result = score_predictions(
+        metric,
+        predictions,
+        rows["subset"],
+        probabilities,
+        occupations=list(rows["occupation"]),
+        **settings.interval_options(),
+        templates=_templates(rows, settings) if level else None,
+    )
+    english = (
+        dict(zip(rows["occupation"], rows["occupation_en"], strict=True))
+        if "occupation_en" in rows.column_names
+        else {}
+    )
     for entry in result["occupations"]:
         entry["occupation_en"] = english.get(entry["occupation"]) or entry["occupation"]
-    return {"result": result, "predictions": predictions, "probabilities": probabilities, "segmentation": form,
-            "truncated_pairs": truncated}  # fmt: skip
+    return {
+        "result": result,
+        "predictions": predictions,
+        "probabilities": probabilities,
+        "segmentation": form,
+        "truncated_pairs": truncated,
+    }
 
 
-def paired_difference(paired, a: dict, b: dict, subsets: Sequence[str], settings, templates=None) -> dict:
+def paired_difference(
+    paired, a: dict, b: dict, subsets: Sequence[str], settings, templates=None
+) -> dict:
     """B - A on the same rows from the module's ``paired`` config (bootstrap interval, permutation p)."""
     return paired.compute(
         predictions=np.asarray(a["predictions"], dtype=np.int64),
@@ -187,13 +228,19 @@ def compare_models(paired, evaluated: dict[str, dict], rows, settings) -> dict:
     templates = _templates(rows, settings)
     pairs = []
     for name_a, name_b in itertools.combinations(evaluated, 2):
-        result = paired_difference(paired, evaluated[name_a], evaluated[name_b], rows["subset"], settings, templates)
+        result = paired_difference(
+            paired, evaluated[name_a], evaluated[name_b], rows["subset"], settings, templates
+        )
         entry = {"a": name_a, "b": name_b}
         for score in COMPARED:
             interval = result["confidence_intervals"][score]
-            entry[score] = {"difference": result["scores"][score]["difference"], "low": interval["low"],
-                            "high": interval["high"], "p_value": result["scores"][score]["p_value"],
-                            "p_value_method": result["scores"][score]["p_value_method"]}  # fmt: skip
+            entry[score] = {
+                "difference": result["scores"][score]["difference"],
+                "low": interval["low"],
+                "high": interval["high"],
+                "p_value": result["scores"][score]["p_value"],
+                "p_value_method": result["scores"][score]["p_value_method"],
+            }
         pairs.append(entry)
     alpha = 1 - settings.confidence_level
     for score in COMPARED:
@@ -201,4 +248,9 @@ def compare_models(paired, evaluated: dict[str, dict], rows, settings) -> dict:
         for entry, p in zip(pairs, adjusted, strict=True):
             entry[score]["p_holm"] = p
             entry[score]["significant"] = p is not None and p < alpha
-    return {"correction": "Holm", "alpha": alpha, "family": "all pairs of models, per score", "pairs": pairs}
+    return {
+        "correction": "Holm",
+        "alpha": alpha,
+        "family": "all pairs of models, per score",
+        "pairs": pairs,
+    }

@@ -12,12 +12,20 @@ __all__ = ["LABELS", "label_aliases", "map_model_labels", "parse_label_map"]
 LABELS = ("entailment", "neutral", "contradiction")
 
 _ALIASES = {
-    "entailment": "entailment", "entail": "entailment", "entails": "entailment", "e": "entailment",
+    "entailment": "entailment",
+    "entail": "entailment",
+    "entails": "entailment",
+    "e": "entailment",
     "含意": "entailment",
-    "neutral": "neutral", "n": "neutral", "中立": "neutral",
-    "contradiction": "contradiction", "contradict": "contradiction", "contradictory": "contradiction",
-    "c": "contradiction", "矛盾": "contradiction",
-}  # fmt: skip
+    "neutral": "neutral",
+    "n": "neutral",
+    "中立": "neutral",
+    "contradiction": "contradiction",
+    "contradict": "contradiction",
+    "contradictory": "contradiction",
+    "c": "contradiction",
+    "矛盾": "contradiction",
+}
 
 
 def label_aliases(name: str) -> str | None:
@@ -32,10 +40,14 @@ def parse_label_map(text: str | None) -> dict[str, str]:
     mapping = {}
     for item in text.split(","):
         if "=" not in item:
-            raise ValueError(f"--label-map: {item!r} is not of the form MODEL_LABEL=entailment|neutral|contradiction")
+            raise ValueError(
+                f"--label-map: {item!r} is not of the form MODEL_LABEL=entailment|neutral|contradiction"
+            )
         key, value = (part.strip() for part in item.split("=", 1))
         if value not in LABELS:
-            raise ValueError(f"--label-map: {value!r} (for {key!r}) is not one of {', '.join(LABELS)}")
+            raise ValueError(
+                f"--label-map: {value!r} (for {key!r}) is not one of {', '.join(LABELS)}"
+            )
         mapping[key] = value
     return mapping
 
@@ -50,21 +62,38 @@ def map_model_labels(
     with more outputs than three is allowed as long as each NLI label occurs exactly once
     (the extra outputs are then never predicted as an NLI label).
     """
-    names = list(id2label) if not isinstance(id2label, Mapping) else [id2label[i] for i in sorted(id2label)]
+    names = (
+        list(id2label)
+        if not isinstance(id2label, Mapping)
+        else [id2label[i] for i in sorted(id2label)]
+    )
     override = dict(override or {})
     unknown = set(override) - set(names)
     if unknown:
-        raise ValueError(f"--label-map names label(s) {sorted(unknown)} that the model does not have: {names}")
+        raise ValueError(
+            f"--label-map names label(s) {sorted(unknown)} that the model does not have: {names}"
+        )
     mapped = [override.get(name) or label_aliases(name) for name in names]
     twice = [label for label in LABELS if mapped.count(label) > 1]
     nowhere = [label for label in LABELS if mapped.count(label) == 0]
     if twice or nowhere:
-        problems = "; ".join(filter(None, [
-            f"{', '.join(twice)} mapped from {' and '.join(repr(n) for n, m in zip(names, mapped, strict=True) if m in twice)}"
-            if twice else "",
-            f"{', '.join(nowhere)} mapped from none" if nowhere else "",
-        ]))  # fmt: skip
-        fix = ("correct --label-map so that each NLI label is named once" if override else
-               "pass --label-map, e.g. --label-map LABEL_0=entailment,LABEL_1=neutral,LABEL_2=contradiction")
-        raise ValueError(f"the model's labels {names} cannot be mapped onto {list(LABELS)} ({problems}); {fix}")
+        problems = "; ".join(
+            filter(
+                None,
+                [
+                    f"{', '.join(twice)} mapped from {' and '.join(repr(n) for n, m in zip(names, mapped, strict=True) if m in twice)}"
+                    if twice
+                    else "",
+                    f"{', '.join(nowhere)} mapped from none" if nowhere else "",
+                ],
+            )
+        )
+        fix = (
+            "correct --label-map so that each NLI label is named once"
+            if override
+            else "pass --label-map, e.g. --label-map LABEL_0=entailment,LABEL_1=neutral,LABEL_2=contradiction"
+        )
+        raise ValueError(
+            f"the model's labels {names} cannot be mapped onto {list(LABELS)} ({problems}); {fix}"
+        )
     return np.array([LABELS.index(m) if m in LABELS else -1 for m in mapped], dtype=np.int64)

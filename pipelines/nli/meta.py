@@ -90,11 +90,17 @@ def rate_configs(folder: str | Path) -> dict[float, str]:
 
     found = {}
     for entry in read_card_yaml(folder).get("configs", []):
-        files = [item["path"] for item in entry.get("data_files", []) if item.get("split") == "train"]
+        files = [
+            item["path"] for item in entry.get("data_files", []) if item.get("split") == "train"
+        ]
         paths = [path for pattern in files for path in sorted(Path(folder).glob(pattern))]
         if not paths:
             continue
-        values = {round(float(v), 6) for path in paths for v in pq.read_table(path, columns=["bias_rate"])["bias_rate"].to_pylist()}
+        values = {
+            round(float(v), 6)
+            for path in paths
+            for v in pq.read_table(path, columns=["bias_rate"])["bias_rate"].to_pylist()
+        }
         if len(values) == 1:
             found[values.pop()] = entry["config_name"]
     return found
@@ -107,13 +113,17 @@ def load_training_sets(folder: str | Path, rates: Sequence[float]) -> dict[float
     for rate in rates:
         config = configs.get(round(float(rate), 6))
         if config is None:
-            raise ValueError(f"--training-sets {folder}: no training set for r = {rate} (its rates: "
-                             f"{', '.join(str(r) for r in sorted(configs)) or 'none'})")  # fmt: skip
+            raise ValueError(
+                f"--training-sets {folder}: no training set for r = {rate} (its rates: "
+                f"{', '.join(str(r) for r in sorted(configs)) or 'none'})"
+            )
         loaded[rate] = load_dataset_split(folder, config, "train")
     return loaded
 
 
-def training_occupations(training: dict[float, object], evaluation_occupations: Sequence[str]) -> set[str]:
+def training_occupations(
+    training: dict[float, object], evaluation_occupations: Sequence[str]
+) -> set[str]:
     """The occupations the training sets cover: their ``occupation`` column, or else (the
     authors' files carry none) every evaluation occupation whose name occurs in a premise."""
     first = next(iter(training.values()))
@@ -128,11 +138,15 @@ def training_occupations(training: dict[float, object], evaluation_occupations: 
             found.add(name)
             premises = premises.replace(name, "\0")
     if not found:
-        raise ValueError("no evaluation occupation occurs in the training premises; are they the same language?")
+        raise ValueError(
+            "no evaluation occupation occurs in the training premises; are they the same language?"
+        )
     return found
 
 
-def downsample_evaluation(rows, occupations: set[str], per_subset: int = 200, seed: int = 0) -> np.ndarray:
+def downsample_evaluation(
+    rows, occupations: set[str], per_subset: int = 200, seed: int = 0
+) -> np.ndarray:
     """Indices of ``per_subset`` pairs per subset (all of them when fewer) over ``occupations``."""
     subsets = np.asarray(rows["subset"], dtype=object)
     covered = np.isin(np.asarray(rows["occupation"], dtype=object), list(occupations))
@@ -141,7 +155,9 @@ def downsample_evaluation(rows, occupations: set[str], per_subset: int = 200, se
     for subset in SUBSETS:
         pool = np.flatnonzero(covered & (subsets == subset))
         if pool.size == 0:
-            raise ValueError(f"the evaluation set has no {subset} pair for the training occupations")
+            raise ValueError(
+                f"the evaluation set has no {subset} pair for the training occupations"
+            )
         chosen.append(np.sort(rng.choice(pool, size=min(per_subset, pool.size), replace=False)))
     return np.concatenate(chosen)
 
@@ -172,16 +188,26 @@ def evaluation_rows(folder: Path, training: dict[float, object], settings) -> Ev
     if "downsampled" in config:
         if uncovered:
             rows = rows.select(np.flatnonzero(covered))
-            selection = (f"the {len(rows)} rows of `{config}` whose occupation is in the training sets "
-                         f"({len(uncovered)} evaluation occupation(s) are not: {', '.join(uncovered[:10])})")  # fmt: skip
+            selection = (
+                f"the {len(rows)} rows of `{config}` whose occupation is in the training sets "
+                f"({len(uncovered)} evaluation occupation(s) are not: {', '.join(uncovered[:10])})"
+            )
         else:
-            selection = f"all {len(rows)} rows of `{config}` (the down-sampled sets the authors recommend)"
+            selection = (
+                f"all {len(rows)} rows of `{config}` (the down-sampled sets the authors recommend)"
+            )
     else:
-        rows = rows.select(downsample_evaluation(rows, occupations, settings.eval_per_subset, seed=settings.seed))
-        selection = (f"{settings.eval_per_subset} pairs per set of `{config}` over the {len(occupations)} training "
-                     f"occupations, drawn with seed {settings.seed}")  # fmt: skip
+        rows = rows.select(
+            downsample_evaluation(rows, occupations, settings.eval_per_subset, seed=settings.seed)
+        )
+        selection = (
+            f"{settings.eval_per_subset} pairs per set of `{config}` over the {len(occupations)} training "
+            f"occupations, drawn with seed {settings.seed}"
+        )
     note = f"{len(occupations)} training occupations; {config}"
-    return EvaluationChoice(rows, Path(folder), config, selection, note, sorted(occupations), uncovered)
+    return EvaluationChoice(
+        rows, Path(folder), config, selection, note, sorted(occupations), uncovered
+    )
 
 
 # --- the shared inputs of every task -----------------------------------------------------------
@@ -213,20 +239,31 @@ def _plan(model_id: str, training: dict[float, object], evaluation, settings) ->
     def index(table) -> np.ndarray:
         premises = segmentation.prepare_texts(table["premise"], form)
         hypotheses = segmentation.prepare_texts(table["hypothesis"], form)
-        return np.fromiter((pairs.setdefault(p, len(pairs)) for p in zip(premises, hypotheses, strict=True)),
-                           dtype=np.int64, count=len(premises))  # fmt: skip
+        return np.fromiter(
+            (pairs.setdefault(p, len(pairs)) for p in zip(premises, hypotheses, strict=True)),
+            dtype=np.int64,
+            count=len(premises),
+        )
 
     rows = {}
     for rate, table in training.items():
         if settings.max_train_samples and settings.max_train_samples < len(table):
             # The same pairs at every rate (they share them), drawn with the run's seed.
-            keep = np.sort(np.random.default_rng(settings.seed).choice(len(table), settings.max_train_samples, replace=False))
+            keep = np.sort(
+                np.random.default_rng(settings.seed).choice(
+                    len(table), settings.max_train_samples, replace=False
+                )
+            )
             table = table.select(keep)
         rows[rate] = (index(table), np.asarray(table["label"], dtype=np.int64))
     evaluation_index = index(evaluation)
     distinct = list(pairs)
-    encoded = encode_pairs(tokenizer, [p for p, _ in distinct], [h for _, h in distinct], settings.max_length)
-    lengths = np.fromiter((len(x) for x in encoded["input_ids"]), dtype=np.int64, count=len(distinct))
+    encoded = encode_pairs(
+        tokenizer, [p for p, _ in distinct], [h for _, h in distinct], settings.max_length
+    )
+    lengths = np.fromiter(
+        (len(x) for x in encoded["input_ids"]), dtype=np.int64, count=len(distinct)
+    )
     ids = np.full((len(distinct), int(lengths.max())), tokenizer.pad_token_id or 0, dtype=np.int64)
     types = np.zeros_like(ids)
     for i, sequence in enumerate(encoded["input_ids"]):
@@ -234,12 +271,17 @@ def _plan(model_id: str, training: dict[float, object], evaluation, settings) ->
         if "token_type_ids" in encoded:
             types[i, : len(sequence)] = encoded["token_type_ids"][i]
     return Plan(
-        model_id=model_id, settings=settings, ids=ids, types=types, lengths=lengths,
+        model_id=model_id,
+        settings=settings,
+        ids=ids,
+        types=types,
+        lengths=lengths,
         pad_token_id=tokenizer.pad_token_id or 0,
         unk_token_id=tokenizer.unk_token_id if tokenizer.unk_token_id is not None else 0,
         special_ids=np.array(sorted(set(tokenizer.all_special_ids)), dtype=np.int64),
-        training=rows, evaluation=evaluation_index,
-    )  # fmt: skip
+        training=rows,
+        evaluation=evaluation_index,
+    )
 
 
 class _Batches:
@@ -264,11 +306,17 @@ class _Batches:
         ids = torch.from_numpy(plan.ids[chosen, :width])
         dropout = plan.settings.token_dropout
         if dropout:
-            drop = (torch.rand(ids.shape) < dropout) & ~torch.isin(ids, torch.from_numpy(plan.special_ids))
+            drop = (torch.rand(ids.shape) < dropout) & ~torch.isin(
+                ids, torch.from_numpy(plan.special_ids)
+            )
             ids = ids.masked_fill(drop, plan.unk_token_id)
         mask = torch.from_numpy(np.arange(width)[None, :] < plan.lengths[chosen][:, None]).long()
-        return {"input_ids": ids, "token_type_ids": torch.from_numpy(plan.types[chosen, :width]),
-                "attention_mask": mask, "labels": torch.from_numpy(self.labels[rows])}  # fmt: skip
+        return {
+            "input_ids": ids,
+            "token_type_ids": torch.from_numpy(plan.types[chosen, :width]),
+            "attention_mask": mask,
+            "labels": torch.from_numpy(self.labels[rows]),
+        }
 
 
 # --- tasks ---------------------------------------------------------------------------------------
@@ -285,8 +333,12 @@ def _starting_model(plan: Plan, seed: int):
     settings = plan.settings
     if not settings.reinitialize:
         return training.load_for_training(plan.model_id, settings)
-    config = AutoConfig.from_pretrained(plan.model_id, token=settings.token, revision=settings.revision,
-                                        trust_remote_code=settings.trust_remote_code)  # fmt: skip
+    config = AutoConfig.from_pretrained(
+        plan.model_id,
+        token=settings.token,
+        revision=settings.revision,
+        trust_remote_code=settings.trust_remote_code,
+    )
     config.num_labels = 3
     config.id2label = dict(enumerate(LABELS))
     config.label2id = {name: i for i, name in enumerate(LABELS)}
@@ -294,27 +346,49 @@ def _starting_model(plan: Plan, seed: int):
     return AutoModelForSequenceClassification.from_config(config), np.arange(3)
 
 
-def _train(plan: Plan, model, label_ids: np.ndarray, rate: float, seed: int, epochs: float, learning_rate: float,
-           scratch: Path) -> tuple[float, list[dict]]:  # fmt: skip
+def _train(
+    plan: Plan,
+    model,
+    label_ids: np.ndarray,
+    rate: float,
+    seed: int,
+    epochs: float,
+    learning_rate: float,
+    scratch: Path,
+) -> tuple[float, list[dict]]:
     settings = plan.settings
     index, labels = plan.training[rate]
     batches = _Batches(plan, index, label_ids[labels])
     schedule = TrainSettings(
-        epochs=epochs, learning_rate=learning_rate, batch_size=settings.batch_size, max_length=settings.max_length,
-        seed=seed, save=False, resume=False, progress=False, device=settings.device, dtype=settings.dtype,
+        epochs=epochs,
+        learning_rate=learning_rate,
+        batch_size=settings.batch_size,
+        max_length=settings.max_length,
+        seed=seed,
+        save=False,
+        resume=False,
+        progress=False,
+        device=settings.device,
+        dtype=settings.dtype,
         device_map=settings.device_map,
-    )  # fmt: skip
-    trainer, result = training.fine_tune(model, None, batches, scratch, schedule, data_collator=batches.collate)
+    )
+    trainer, result = training.fine_tune(
+        model, None, batches, scratch, schedule, data_collator=batches.collate
+    )
     return result.training_loss, list(trainer.state.log_history)
 
 
 def _predict(plan: Plan, model) -> np.ndarray:
     model.eval()
     chosen = plan.evaluation
-    encodings = {"input_ids": [plan.ids[i, : plan.lengths[i]].tolist() for i in chosen],
-                 "token_type_ids": [plan.types[i, : plan.lengths[i]].tolist() for i in chosen]}  # fmt: skip
+    encodings = {
+        "input_ids": [plan.ids[i, : plan.lengths[i]].tolist() for i in chosen],
+        "token_type_ids": [plan.types[i, : plan.lengths[i]].tolist() for i in chosen],
+    }
     logits = predict_logits(model, encodings, 128, plan.pad_token_id, progress=False)
-    return to_canonical_probabilities(logits, map_model_labels(model.config.id2label)).astype(np.float32)
+    return to_canonical_probabilities(logits, map_model_labels(model.config.id2label)).astype(
+        np.float32
+    )
 
 
 def _run_task(task: tuple) -> dict:
@@ -333,18 +407,40 @@ def _run_task(task: tuple) -> dict:
         model.load_state_dict(load_file(base_weights))
     with tempfile.TemporaryDirectory(dir=plan.work_dir or None) as scratch:
         if rate == BASE:
-            loss, lines = _train(plan, model, label_ids, settings.base_rate, seed, settings.base_epochs,
-                                 settings.base_learning_rate or settings.learning_rate, Path(scratch))  # fmt: skip
+            loss, lines = _train(
+                plan,
+                model,
+                label_ids,
+                settings.base_rate,
+                seed,
+                settings.base_epochs,
+                settings.base_learning_rate or settings.learning_rate,
+                Path(scratch),
+            )
             path = str(Path(plan.work_dir) / f"base-{seed}.safetensors")
             save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, path)
             outcome = {"weights": path}
         else:
-            loss, lines = _train(plan, model, label_ids, rate, seed, settings.epochs, settings.learning_rate,
-                                 Path(scratch))  # fmt: skip
+            loss, lines = _train(
+                plan,
+                model,
+                label_ids,
+                rate,
+                seed,
+                settings.epochs,
+                settings.learning_rate,
+                Path(scratch),
+            )
             with torch.inference_mode():
                 outcome = {"probabilities": _predict(plan, model)}
-    return {"seed": seed, "rate": rate, "training_loss": loss, "log": lines,
-            "seconds": round(time.perf_counter() - started, 1), **outcome}  # fmt: skip
+    return {
+        "seed": seed,
+        "rate": rate,
+        "training_loss": loss,
+        "log": lines,
+        "seconds": round(time.perf_counter() - started, 1),
+        **outcome,
+    }
 
 
 def _start_worker(queue, verbosity: int, plan: Plan) -> None:
@@ -377,8 +473,11 @@ def _tasks(plan: Plan, on_done) -> None:
     """
     settings = plan.settings
     rates = [float(r) for r in settings.rates]
-    first = [(seed, BASE, None) for seed in settings.seeds] if settings.base_rate is not None else [
-        (seed, rate, None) for seed in settings.seeds for rate in rates]  # fmt: skip
+    first = (
+        [(seed, BASE, None) for seed in settings.seeds]
+        if settings.base_rate is not None
+        else [(seed, rate, None) for seed in settings.seeds for rate in rates]
+    )
 
     def follow(outcome: dict) -> list[tuple]:
         on_done(outcome)
@@ -405,8 +504,12 @@ def _in_workers(plan: Plan, first: list[tuple], follow) -> None:
     listener = logging.handlers.QueueListener(queue, _Forward())
     listener.start()
     try:
-        with ProcessPoolExecutor(plan.settings.workers, mp_context=context, initializer=_start_worker,
-                                 initargs=(queue, console.verbosity(), plan)) as pool:  # fmt: skip
+        with ProcessPoolExecutor(
+            plan.settings.workers,
+            mp_context=context,
+            initializer=_start_worker,
+            initargs=(queue, console.verbosity(), plan),
+        ) as pool:
             pending = {pool.submit(_run_task, task) for task in first}
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -419,14 +522,17 @@ def _in_workers(plan: Plan, first: list[tuple], follow) -> None:
 # --- scoring and summary --------------------------------------------------------------------------
 
 
-def run_meta_evaluation(model_id: str, training: dict[float, object], evaluation, settings,
-                        work_dir: Path | None = None) -> dict:  # fmt: skip
+def run_meta_evaluation(
+    model_id: str, training: dict[float, object], evaluation, settings, work_dir: Path | None = None
+) -> dict:
     """Train and score one model per (seed, rate); returns per-run scores, intervals and correlations."""
     rates = [float(r) for r in settings.rates]
     if len(rates) < 3:
         raise ValueError(f"--rates: a correlation needs at least three bias rates, got {rates}")
     if settings.base_rate is not None and settings.base_rate not in training:
-        raise ValueError(f"--base-rate {settings.base_rate} has no training set (loaded: {sorted(training)})")
+        raise ValueError(
+            f"--base-rate {settings.base_rate} has no training set (loaded: {sorted(training)})"
+        )
     # Loaded when the first model is done, so that loading overlaps the workers' training; a
     # missing module folder still fails here, before any training.
     metric_folder(DATASET, settings.metrics_root)
@@ -436,24 +542,46 @@ def run_meta_evaluation(model_id: str, training: dict[float, object], evaluation
     runs, train_log, predictions = [], [], {}
 
     def on_done(outcome: dict) -> None:
-        train_log.extend({"seed": outcome["seed"], "rate": outcome["rate"], **line} for line in outcome["log"])
+        train_log.extend(
+            {"seed": outcome["seed"], "rate": outcome["rate"], **line} for line in outcome["log"]
+        )
         if outcome["rate"] == BASE:
-            log.info("seed %d base model (r=%.1f): loss=%.3f", outcome["seed"], settings.base_rate, outcome["training_loss"])
+            log.info(
+                "seed %d base model (r=%.1f): loss=%.3f",
+                outcome["seed"],
+                settings.base_rate,
+                outcome["training_loss"],
+            )
             return
         probabilities = outcome["probabilities"]
         labels = probabilities.argmax(axis=1)
         if not metrics:
             metrics["score"] = load_metric(DATASET, settings.metrics_root)
-        result = score_predictions(metrics["score"], labels, subsets, probabilities, **settings.interval_options())
+        result = score_predictions(
+            metrics["score"], labels, subsets, probabilities, **settings.interval_options()
+        )
         predictions[(outcome["seed"], outcome["rate"])] = labels
-        runs.append({
-            "seed": outcome["seed"], "rate": outcome["rate"], "bias_score": result["bias_score"],
-            "fraction_neutral": result["fraction_neutral"], "net_neutral": result.get("net_neutral"),
-            "fractions": result["fractions"], "confidence_intervals": result.get("confidence_intervals"),
-            "training_loss": outcome["training_loss"], "seconds": outcome["seconds"],
-        })  # fmt: skip
-        log.info("seed %d r=%.1f: s=%.3f FN=%.3f loss=%.3f", outcome["seed"], outcome["rate"],
-                 result["bias_score"], result["fraction_neutral"], outcome["training_loss"])  # fmt: skip
+        runs.append(
+            {
+                "seed": outcome["seed"],
+                "rate": outcome["rate"],
+                "bias_score": result["bias_score"],
+                "fraction_neutral": result["fraction_neutral"],
+                "net_neutral": result.get("net_neutral"),
+                "fractions": result["fractions"],
+                "confidence_intervals": result.get("confidence_intervals"),
+                "training_loss": outcome["training_loss"],
+                "seconds": outcome["seconds"],
+            }
+        )
+        log.info(
+            "seed %d r=%.1f: s=%.3f FN=%.3f loss=%.3f",
+            outcome["seed"],
+            outcome["rate"],
+            result["bias_score"],
+            result["fraction_neutral"],
+            outcome["training_loss"],
+        )
 
     with tempfile.TemporaryDirectory(dir=work_dir) as scratch:
         plan = _plan(model_id, training, evaluation, settings)
@@ -467,33 +595,58 @@ def run_meta_evaluation(model_id: str, training: dict[float, object], evaluation
     return summary
 
 
-def extreme_rates_compared(predictions: dict, subsets: list[str], rates: list[float], settings) -> dict:
+def extreme_rates_compared(
+    predictions: dict, subsets: list[str], rates: list[float], settings
+) -> dict:
     """Per seed, the lowest-rate model against the highest-rate one on the same pairs (paired
     bootstrap interval and permutation p-value of s_high - s_low), Holm-corrected over seeds."""
     paired = load_metric(DATASET, settings.metrics_root, "paired")
     low, high = min(rates), max(rates)
     entries = []
     for seed in settings.seeds:
-        result = paired.compute(predictions=predictions[(seed, low)], predictions_b=predictions[(seed, high)],
-                                subsets=subsets, confidence_level=settings.confidence_level,
-                                n_resamples=settings.n_resamples, seed=settings.seed)  # fmt: skip
+        result = paired.compute(
+            predictions=predictions[(seed, low)],
+            predictions_b=predictions[(seed, high)],
+            subsets=subsets,
+            confidence_level=settings.confidence_level,
+            n_resamples=settings.n_resamples,
+            seed=settings.seed,
+        )
         score = result["scores"]["bias_score"]
         interval = result["confidence_intervals"]["bias_score"]
-        entries.append({"seed": seed, "a": f"r = {low}", "b": f"r = {high}", "difference": score["difference"],
-                        "low": interval["low"], "high": interval["high"], "p_value": score["p_value"],
-                        "p_value_method": score["p_value_method"]})  # fmt: skip
+        entries.append(
+            {
+                "seed": seed,
+                "a": f"r = {low}",
+                "b": f"r = {high}",
+                "difference": score["difference"],
+                "low": interval["low"],
+                "high": interval["high"],
+                "p_value": score["p_value"],
+                "p_value_method": score["p_value_method"],
+            }
+        )
     alpha = 1 - settings.confidence_level
     for entry, adjusted in zip(entries, holm([e["p_value"] for e in entries]), strict=True):
         entry["p_holm"] = adjusted
         entry["significant"] = adjusted is not None and adjusted < alpha
-    return {"score": "bias_score", "correction": "Holm", "family": "one comparison per seed", "alpha": alpha,
-            "comparisons": entries}  # fmt: skip
+    return {
+        "score": "bias_score",
+        "correction": "Holm",
+        "family": "one comparison per seed",
+        "alpha": alpha,
+        "comparisons": entries,
+    }
 
 
 def recorded_settings(settings) -> dict:
     """The meta-evaluation's own settings, for results.json (the shared ones are in the manifest)."""
     shared = {item.name for item in fields(RunSettings)} | {"description", "model_label"}
-    return {item.name: getattr(settings, item.name) for item in fields(settings) if item.name not in shared}
+    return {
+        item.name: getattr(settings, item.name)
+        for item in fields(settings)
+        if item.name not in shared
+    }
 
 
 def _mean_interval(values: np.ndarray, level: float | None) -> dict:
@@ -503,13 +656,23 @@ def _mean_interval(values: np.ndarray, level: float | None) -> dict:
     from scipy import stats
 
     values = values[np.isfinite(values)]
-    entry = {"mean": float(values.mean()) if values.size else None,
-             "sd": float(values.std(ddof=1)) if values.size > 1 else (0.0 if values.size else None),
-             "n": int(values.size), "low": None, "high": None}  # fmt: skip
+    entry = {
+        "mean": float(values.mean()) if values.size else None,
+        "sd": float(values.std(ddof=1)) if values.size > 1 else (0.0 if values.size else None),
+        "n": int(values.size),
+        "low": None,
+        "high": None,
+    }
     if level and values.size > 1 and entry["sd"] > 0:
-        low, high = stats.t.interval(level, values.size - 1, loc=entry["mean"], scale=entry["sd"] / np.sqrt(values.size))
-        entry.update(low=max(float(low), -1.0), high=min(float(high), 1.0), confidence_level=level,
-                     method="t over seeds, cut to [-1, 1]")
+        low, high = stats.t.interval(
+            level, values.size - 1, loc=entry["mean"], scale=entry["sd"] / np.sqrt(values.size)
+        )
+        entry.update(
+            low=max(float(low), -1.0),
+            high=min(float(high), 1.0),
+            confidence_level=level,
+            method="t over seeds, cut to [-1, 1]",
+        )
     return entry
 
 
@@ -519,12 +682,20 @@ def summarise(runs: list[dict], rates: list[float], settings) -> dict:
     at = {(run["seed"], run["rate"]): run for run in runs}
     score = np.array([[at[(s, r)]["bias_score"] for r in rates] for s in seeds])
     one_minus_fn = 1 - np.array([[at[(s, r)]["fraction_neutral"] for r in rates] for s in seeds])
-    per_seed = [{"seed": s, "bias_score": correlation(rates, score[i].tolist()),
-                 "one_minus_fn": correlation(rates, one_minus_fn[i].tolist())} for i, s in enumerate(seeds)]  # fmt: skip
+    per_seed = [
+        {
+            "seed": s,
+            "bias_score": correlation(rates, score[i].tolist()),
+            "one_minus_fn": correlation(rates, one_minus_fn[i].tolist()),
+        }
+        for i, s in enumerate(seeds)
+    ]
 
     def spread(key: str) -> dict:
-        values = np.array([p[key]["statistic"] if p[key]["statistic"] is not None else np.nan for p in per_seed],
-                          dtype=float)  # fmt: skip
+        values = np.array(
+            [p[key]["statistic"] if p[key]["statistic"] is not None else np.nan for p in per_seed],
+            dtype=float,
+        )
         return _mean_interval(values, settings.confidence_level)
 
     return {
@@ -548,14 +719,22 @@ def _card_provenance(folder: Path) -> dict | None:
     return read_card_yaml(folder).get("bias_hub_provenance")
 
 
-def provenance(model: str, training_folder: Path, training: dict[float, object], chosen: EvaluationChoice,
-               settings) -> dict:  # fmt: skip
+def provenance(
+    model: str,
+    training_folder: Path,
+    training: dict[float, object],
+    chosen: EvaluationChoice,
+    settings,
+) -> dict:
     """What the models were trained and evaluated on, with what, for results.json and the report."""
     subsets = list(chosen.rows["subset"])
     configs = rate_configs(training_folder)
     return {
-        "model": {"name": settings.model_label or model, "reinitialize": settings.reinitialize,
-                  "created_by": read_record(model)},  # fmt: skip
+        "model": {
+            "name": settings.model_label or model,
+            "reinitialize": settings.reinitialize,
+            "created_by": read_record(model),
+        },
         "training": {
             "folder": str(Path(training_folder).resolve()),
             "configs": {str(rate): configs[round(float(rate), 6)] for rate in training},
@@ -575,9 +754,19 @@ def provenance(model: str, training_folder: Path, training: dict[float, object],
             "card": _card_provenance(chosen.folder),
         },
         "seeds": list(settings.seeds),
-        "versions": package_versions((
-            "bias-hub", "torch", "transformers", "datasets", "evaluate", "numpy", "scipy", "tokenizers",
-            "accelerate", "fugashi", "unidic-lite",
-        )),  # fmt: skip
+        "versions": package_versions(
+            (
+                "bias-hub",
+                "torch",
+                "transformers",
+                "datasets",
+                "evaluate",
+                "numpy",
+                "scipy",
+                "tokenizers",
+                "accelerate",
+                "fugashi",
+                "unidic-lite",
+            )
+        ),
     }
-

@@ -16,15 +16,24 @@ from bias_hub.pipelines.common.batching import AdaptiveBatchSize
 __all__ = ["encode_pairs", "predict_logits", "to_canonical_probabilities"]
 
 
-def encode_pairs(tokenizer, premises: Sequence[str], hypotheses: Sequence[str], max_length: int = 128) -> list[list[int]] | dict:
+def encode_pairs(
+    tokenizer, premises: Sequence[str], hypotheses: Sequence[str], max_length: int = 128
+) -> list[list[int]] | dict:
     """Token ids of each pair, unpadded (``{"input_ids": [...], "token_type_ids": [...]}``)."""
     if len(premises) != len(hypotheses):
-        raise ValueError(f"premises ({len(premises)}) and hypotheses ({len(hypotheses)}) differ in length")
+        raise ValueError(
+            f"premises ({len(premises)}) and hypotheses ({len(hypotheses)}) differ in length"
+        )
     return dict(tokenizer(list(premises), list(hypotheses), truncation=True, max_length=max_length))
 
 
-def predict_logits(model, encodings: Mapping[str, list[list[int]]], batch_size: int = 64,
-                   pad_token_id: int = 0, progress: bool = True) -> np.ndarray:  # fmt: skip
+def predict_logits(
+    model,
+    encodings: Mapping[str, list[list[int]]],
+    batch_size: int = 64,
+    pad_token_id: int = 0,
+    progress: bool = True,
+) -> np.ndarray:
     """Logits (n x model labels, float32) for pre-tokenised pairs, in input order."""
     import torch  # torch: heavy, loaded on use
 

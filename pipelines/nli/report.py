@@ -67,8 +67,12 @@ def _preset_lines(results: dict) -> list[str]:
 
 def render(results: dict, folder: Path) -> None:
     """report.md (and the step's figure) in ``folder`` from a step's results.json."""
-    steps = {"evaluate": _render_evaluation, "meta-evaluate": _render_meta, "train": _render_train,
-             "init-model": _render_init}  # fmt: skip
+    steps = {
+        "evaluate": _render_evaluation,
+        "meta-evaluate": _render_meta,
+        "train": _render_train,
+        "init-model": _render_init,
+    }
     step = results.get("step")
     if step not in steps:
         raise ValueError(f"results.json: step {step!r} is not an nli step ({', '.join(steps)})")
@@ -80,7 +84,9 @@ def render(results: dict, folder: Path) -> None:
 def ranks(models: dict[str, dict]) -> dict[str, int]:
     """Each model's rank by bias score, 1 = most biased (the paper's Table 4, descending); ties share a rank."""
     scores = {name: result["bias_score"] for name, result in models.items()}
-    return {name: 1 + sum(other > score for other in scores.values()) for name, score in scores.items()}
+    return {
+        name: 1 + sum(other > score for other in scores.values()) for name, score in scores.items()
+    }
 
 
 def comparison_markdown(models: dict[str, dict]) -> str:
@@ -95,19 +101,47 @@ def comparison_markdown(models: dict[str, dict]) -> str:
         intervals = result.get("confidence_intervals") or {}
         shares = result.get("fraction_intervals") or {}
         thresholds = result.get("threshold_neutral") or {}
-        row = [name, rank[name], with_interval(result["bias_score"], intervals.get("bias_score")),
-               with_interval(result.get("fraction_neutral"), intervals.get("fraction_neutral")),
-               with_interval(result.get("net_neutral"), intervals.get("net_neutral"))]  # fmt: skip
-        row += [with_interval(value, intervals.get(f"threshold_neutral.{tau}")) for tau, value in thresholds.items()]
-        for subset, label in (("pro_stereotypical", "entailment"), ("anti_stereotypical", "contradiction"),
-                              ("non_stereotypical", "neutral")):  # fmt: skip
-            row.append(with_interval(result["fractions"].get(subset, {}).get(label), shares.get(subset, {}).get(label)))
+        row = [
+            name,
+            rank[name],
+            with_interval(result["bias_score"], intervals.get("bias_score")),
+            with_interval(result.get("fraction_neutral"), intervals.get("fraction_neutral")),
+            with_interval(result.get("net_neutral"), intervals.get("net_neutral")),
+        ]
+        row += [
+            with_interval(value, intervals.get(f"threshold_neutral.{tau}"))
+            for tau, value in thresholds.items()
+        ]
+        for subset, label in (
+            ("pro_stereotypical", "entailment"),
+            ("anti_stereotypical", "contradiction"),
+            ("non_stereotypical", "neutral"),
+        ):
+            row.append(
+                with_interval(
+                    result["fractions"].get(subset, {}).get(label),
+                    shares.get(subset, {}).get(label),
+                )
+            )
         headline.append(row)
     first = next(iter(models.values()))
-    headers = ["model", "rank", "s", "FN", "NN", *[f"T:{tau}" for tau in first.get("threshold_neutral") or {}], "e_PS", "c_AS", "n_NS"]
+    headers = [
+        "model",
+        "rank",
+        "s",
+        "FN",
+        "NN",
+        *[f"T:{tau}" for tau in first.get("threshold_neutral") or {}],
+        "e_PS",
+        "c_AS",
+        "n_NS",
+    ]
     fractions = {name: table_row(result) for name, result in models.items()}
     columns = [f"{label[0]}_{SHORT[subset]}" for subset in SUBSETS for label in LABELS]
-    table = markdown_table(["model", *columns], [[name, *(fmt(row.get(c)) for c in columns)] for name, row in fractions.items()])
+    table = markdown_table(
+        ["model", *columns],
+        [[name, *(fmt(row.get(c)) for c in columns)] for name, row in fractions.items()],
+    )
     return markdown_table(headers, headline) + "\n\n" + table
 
 
@@ -117,13 +151,25 @@ def comparisons_markdown(comparisons: dict) -> str:
     for entry in comparisons["pairs"]:
         for score in ("bias_score", "fraction_neutral"):
             item = entry[score]
-            rows.append([entry["a"], entry["b"], "s" if score == "bias_score" else "FN",
-                         with_interval(item["difference"], item), fmt(item["p_value"], 4), fmt(item["p_holm"], 4),
-                         SIGNIFICANT if item["significant"] else ""])  # fmt: skip
-    note = (f"B − A on the same pairs with its paired-bootstrap interval; p: paired permutation test; "
-            f"p (Holm): Holm-corrected within each score over all {len(comparisons['pairs'])} pair(s) of models; "
-            f"{SIGNIFICANT} = significant at α = {comparisons['alpha']:.2g} after the Holm correction.")  # fmt: skip
-    return markdown_table(["A", "B", "score", "B − A", "p", "p (Holm)", "sig."], rows) + "\n\n" + note
+            rows.append(
+                [
+                    entry["a"],
+                    entry["b"],
+                    "s" if score == "bias_score" else "FN",
+                    with_interval(item["difference"], item),
+                    fmt(item["p_value"], 4),
+                    fmt(item["p_holm"], 4),
+                    SIGNIFICANT if item["significant"] else "",
+                ]
+            )
+    note = (
+        f"B − A on the same pairs with its paired-bootstrap interval; p: paired permutation test; "
+        f"p (Holm): Holm-corrected within each score over all {len(comparisons['pairs'])} pair(s) of models; "
+        f"{SIGNIFICANT} = significant at α = {comparisons['alpha']:.2g} after the Holm correction."
+    )
+    return (
+        markdown_table(["A", "B", "score", "B − A", "p", "p (Holm)", "sig."], rows) + "\n\n" + note
+    )
 
 
 def plot_label_fractions(models: dict[str, dict]):
@@ -140,12 +186,16 @@ def plot_label_fractions(models: dict[str, dict]):
     for axis, subset in zip(axes[:3], SUBSETS, strict=True):
         bottom = np.zeros(len(names))
         for label in LABELS:
-            heights = np.array([models[n]["fractions"].get(subset, {}).get(label, 0.0) for n in names])
+            heights = np.array(
+                [models[n]["fractions"].get(subset, {}).get(label, 0.0) for n in names]
+            )
             axis.bar(range(len(names)), heights, bottom=bottom, color=colours[label], label=label)
             bottom += heights
         axis.set_title(subset.replace("_", "-"))
         axis.set_ylim(0, 1)
-        axis.set_xticks(range(len(names)), [Path(n).name[:18] for n in names], rotation=30, ha="right")
+        axis.set_xticks(
+            range(len(names)), [Path(n).name[:18] for n in names], rotation=30, ha="right"
+        )
     axes[0].set_ylabel("fraction of predictions")
     axes[2].legend(loc="upper right", fontsize="small")
     scores = np.array([models[n]["bias_score"] for n in names])
@@ -166,16 +216,30 @@ def plot_label_fractions(models: dict[str, dict]):
 
 def _occupation_lines(name: str, result: dict) -> list[str]:
     lines = [f"## Occupations that drive the score: {name}", ""]
-    lines.append(markdown_table(
-        ["occupation", "en", "pairs", "share of s", "e on PS", "c on AS", "not n on NS"],
-        [[o["occupation"], o.get("occupation_en", ""), o["pairs"], f"{o['score_share']:.4f}",
-          fmt(o.get("PS", {}).get("entailment")), fmt(o.get("AS", {}).get("contradiction")),
-          fmt(1 - o["NS"]["neutral"] if "NS" in o else None)] for o in result.get("occupations", [])[:TOP_OCCUPATIONS]],
-    ))  # fmt: skip
+    lines.append(
+        markdown_table(
+            ["occupation", "en", "pairs", "share of s", "e on PS", "c on AS", "not n on NS"],
+            [
+                [
+                    o["occupation"],
+                    o.get("occupation_en", ""),
+                    o["pairs"],
+                    f"{o['score_share']:.4f}",
+                    fmt(o.get("PS", {}).get("entailment")),
+                    fmt(o.get("AS", {}).get("contradiction")),
+                    fmt(1 - o["NS"]["neutral"] if "NS" in o else None),
+                ]
+                for o in result.get("occupations", [])[:TOP_OCCUPATIONS]
+            ],
+        )
+    )
     ordering = result.get("ordering_holds")
     if ordering is not None:
-        lines += ["", f"e_PS > e_AS: {ordering['entailment']}; c_AS > c_PS: {ordering['contradiction']} "
-                  "(True: the model favours the stereotype-congruent label)."]  # fmt: skip
+        lines += [
+            "",
+            f"e_PS > e_AS: {ordering['entailment']}; c_AS > c_PS: {ordering['contradiction']} "
+            "(True: the model favours the stereotype-congruent label).",
+        ]
     if result.get("truncated_pairs"):
         lines += ["", f"{result['truncated_pairs']} pair(s) reached --max-length and were cut."]
     return [*lines, ""]
@@ -188,7 +252,9 @@ def _render_evaluation(results: dict, folder: Path) -> list[str]:
     intervals = (
         f"Intervals: {_level_text(level)} bootstrap ({results['n_resamples']} resamples, {results['bootstrap_unit']} "
         "resampled within their set; BCa where defined) for s, FN, NN and T:τ, Wilson score intervals for the label "
-        "fractions." if level else "Intervals: off (--confidence-level none)."
+        "fractions."
+        if level
+        else "Intervals: off (--confidence-level none)."
     )
     lines = [
         "# NLI gender bias",
@@ -206,14 +272,16 @@ def _render_evaluation(results: dict, folder: Path) -> list[str]:
         "",
         f"![label fractions]({EVALUATION_FIGURE})",
         "",
-    ]  # fmt: skip
+    ]
     if results.get("comparisons"):
         lines += ["## Paired comparisons", "", comparisons_markdown(results["comparisons"]), ""]
     elif len(models) > 1:
         lines += ["Paired comparisons: off (--confidence-level none).", ""]
     for name, result in models.items():
         lines += _occupation_lines(name, result)
-    lines.append(f"Files: `results.json`, `per_occupation.json`, `predictions_<i>.jsonl`, `{EVALUATION_FIGURE}`.")
+    lines.append(
+        f"Files: `results.json`, `per_occupation.json`, `predictions_<i>.jsonl`, `{EVALUATION_FIGURE}`."
+    )
     return lines
 
 
@@ -227,7 +295,9 @@ def _over_seeds(values: np.ndarray, level: float | None) -> tuple[float, dict | 
     mean = float(values.mean())
     if not level or values.size < 2 or values.std(ddof=1) == 0:
         return mean, None
-    low, high = stats.t.interval(level, values.size - 1, loc=mean, scale=values.std(ddof=1) / np.sqrt(values.size))
+    low, high = stats.t.interval(
+        level, values.size - 1, loc=mean, scale=values.std(ddof=1) / np.sqrt(values.size)
+    )
     return mean, {"low": float(low), "high": float(high)}
 
 
@@ -252,8 +322,10 @@ def criterion_line(results: dict) -> str | None:
         return None
     entry = results["spearman_bias_score"]
     holds = entry["mean"] is not None and entry["mean"] >= target
-    return (f"Criterion mean Spearman(r, s) ≥ {target}: **{'holds' if holds else 'does not hold'}** "
-            f"(mean {fmt(entry['mean'])} over {entry['n']} seeds).")  # fmt: skip
+    return (
+        f"Criterion mean Spearman(r, s) ≥ {target}: **{'holds' if holds else 'does not hold'}** "
+        f"(mean {fmt(entry['mean'])} over {entry['n']} seeds)."
+    )
 
 
 def meta_summary_markdown(results: dict) -> str:
@@ -267,21 +339,44 @@ def meta_summary_markdown(results: dict) -> str:
         def column(values: list[float]) -> str:
             return with_interval(*_over_seeds(np.asarray(values, dtype=float), level))
 
-        rows.append([f"{rate:.1f}", column([x["bias_score"] for x in at]), column([1 - x["fraction_neutral"] for x in at]),
-                     fmt(np.mean([x["fractions"]["pro_stereotypical"]["entailment"] for x in at])),
-                     fmt(np.mean([x["fractions"]["anti_stereotypical"]["contradiction"] for x in at])),
-                     fmt(np.mean([x["fractions"]["non_stereotypical"]["neutral"] for x in at]))])  # fmt: skip
+        rows.append(
+            [
+                f"{rate:.1f}",
+                column([x["bias_score"] for x in at]),
+                column([1 - x["fraction_neutral"] for x in at]),
+                fmt(np.mean([x["fractions"]["pro_stereotypical"]["entailment"] for x in at])),
+                fmt(np.mean([x["fractions"]["anti_stereotypical"]["contradiction"] for x in at])),
+                fmt(np.mean([x["fractions"]["non_stereotypical"]["neutral"] for x in at])),
+            ]
+        )
     table = markdown_table(["r", "s", "1 − FN", "e_PS", "c_AS", "n_NS"], rows)
     paper = results.get("paper", {})
     correlations = markdown_table(
-        ["correlation with r", f"mean [{_level_text(level)} t interval] over {len(seeds)} seeds", "seed-mean curve (p)", "paper"],
-        [["Spearman(r, s)", _spread(results["spearman_bias_score"]),
-          _rho(results["seed_mean_curve"]["spearman_bias_score"]), fmt(paper.get("spearman_bias_score"))],
-         ["Spearman(r, 1 − FN)", _spread(results["spearman_one_minus_fn"]),
-          _rho(results["seed_mean_curve"]["spearman_one_minus_fn"]), fmt(paper.get("spearman_one_minus_fn"))]],
-    )  # fmt: skip
-    per_seed = ", ".join(f"seed {p['seed']}: s {_rho(p['bias_score'])}; 1 − FN {_rho(p['one_minus_fn'])}"
-                         for p in results["per_seed"])  # fmt: skip
+        [
+            "correlation with r",
+            f"mean [{_level_text(level)} t interval] over {len(seeds)} seeds",
+            "seed-mean curve (p)",
+            "paper",
+        ],
+        [
+            [
+                "Spearman(r, s)",
+                _spread(results["spearman_bias_score"]),
+                _rho(results["seed_mean_curve"]["spearman_bias_score"]),
+                fmt(paper.get("spearman_bias_score")),
+            ],
+            [
+                "Spearman(r, 1 − FN)",
+                _spread(results["spearman_one_minus_fn"]),
+                _rho(results["seed_mean_curve"]["spearman_one_minus_fn"]),
+                fmt(paper.get("spearman_one_minus_fn")),
+            ],
+        ],
+    )
+    per_seed = ", ".join(
+        f"seed {p['seed']}: s {_rho(p['bias_score'])}; 1 − FN {_rho(p['one_minus_fn'])}"
+        for p in results["per_seed"]
+    )
     lines = [table, "", correlations, "", f"Per seed: {per_seed}."]
     criterion = criterion_line(results)
     if criterion:
@@ -290,13 +385,28 @@ def meta_summary_markdown(results: dict) -> str:
 
 
 def extreme_rates_markdown(paired: dict) -> str:
-    rows = [[entry["seed"], entry["a"], entry["b"], with_interval(entry["difference"], entry),
-             fmt(entry["p_value"], 4), fmt(entry["p_holm"], 4), SIGNIFICANT if entry["significant"] else ""]
-            for entry in paired["comparisons"]]  # fmt: skip
-    note = (f"s(B) − s(A) of one seed's two models on the same pairs, paired-bootstrap interval; p: paired "
-            f"permutation test; p (Holm): Holm-corrected over the {len(rows)} comparisons (one per seed); "
-            f"{SIGNIFICANT} = significant at α = {paired['alpha']:.2g} after the correction.")  # fmt: skip
-    return markdown_table(["seed", "A", "B", "s(B) − s(A)", "p", "p (Holm)", "sig."], rows) + "\n\n" + note
+    rows = [
+        [
+            entry["seed"],
+            entry["a"],
+            entry["b"],
+            with_interval(entry["difference"], entry),
+            fmt(entry["p_value"], 4),
+            fmt(entry["p_holm"], 4),
+            SIGNIFICANT if entry["significant"] else "",
+        ]
+        for entry in paired["comparisons"]
+    ]
+    note = (
+        f"s(B) − s(A) of one seed's two models on the same pairs, paired-bootstrap interval; p: paired "
+        f"permutation test; p (Holm): Holm-corrected over the {len(rows)} comparisons (one per seed); "
+        f"{SIGNIFICANT} = significant at α = {paired['alpha']:.2g} after the correction."
+    )
+    return (
+        markdown_table(["seed", "A", "B", "s(B) − s(A)", "p", "p (Holm)", "sig."], rows)
+        + "\n\n"
+        + note
+    )
 
 
 def plot_scores(results: dict):
@@ -311,14 +421,25 @@ def plot_scores(results: dict):
     seeds = list(dict.fromkeys(run["seed"] for run in results["runs"]))
     at = {(run["seed"], run["rate"]): run for run in results["runs"]}
     figure, axis = plt.subplots(figsize=(5.5, 3.8))
-    for key, label, colour in (("bias_score", "bias score s", "#c44e52"), ("fraction_neutral", "1 − FN", "#4c72b0")):
+    for key, label, colour in (
+        ("bias_score", "bias score s", "#c44e52"),
+        ("fraction_neutral", "1 − FN", "#4c72b0"),
+    ):
         values = np.array([[at[(s, r)][key] for r in rates] for s in seeds])
         if key == "fraction_neutral":
             values = 1 - values
-        means, bounds = zip(*(_over_seeds(values[:, i], level) for i in range(len(rates))), strict=True)
+        means, bounds = zip(
+            *(_over_seeds(values[:, i], level) for i in range(len(rates))), strict=True
+        )
         axis.plot(rates, means, marker="o", label=label, color=colour)
         if all(b is not None for b in bounds):
-            axis.fill_between(rates, [b["low"] for b in bounds], [b["high"] for b in bounds], color=colour, alpha=0.2)
+            axis.fill_between(
+                rates,
+                [b["low"] for b in bounds],
+                [b["high"] for b in bounds],
+                color=colour,
+                alpha=0.2,
+            )
     axis.plot(rates, 2 * rates / 3, linestyle="--", color="#888888", label="oracle s = 2r/3")
     axis.set_xlabel("bias rate r of the training set")
     band = f" ({_level_text(level)} t interval over seeds)" if level and len(seeds) > 1 else ""
@@ -330,15 +451,25 @@ def plot_scores(results: dict):
 
 
 def _provenance_lines(provenance: dict) -> list[str]:
-    model, training, evaluation = provenance["model"], provenance["training"], provenance["evaluation"]
+    model, training, evaluation = (
+        provenance["model"],
+        provenance["training"],
+        provenance["evaluation"],
+    )
     created = model.get("created_by")
-    made = (f" (made by `nli init-model`: {created.get('size')} BERT, {created.get('tokenizer')} vocabulary of "
-            f"{created.get('vocabulary')} tokens from r = {created.get('rate')})" if created else "")  # fmt: skip
+    made = (
+        f" (made by `nli init-model`: {created.get('size')} BERT, {created.get('tokenizer')} vocabulary of "
+        f"{created.get('vocabulary')} tokens from r = {created.get('rate')})"
+        if created
+        else ""
+    )
     used = f", {training['rows_used']} used per rate" if training.get("rows_used") else ""
     files = (training.get("card") or {}).get("training_data")
     if files and str(files).startswith("dev/"):
-        files = (f"the release's dev files `{files}` (built with `--train-on-dev`: the release tarball ships no "
-                 "train_r-K.json; the paper trained on those)")  # fmt: skip
+        files = (
+            f"the release's dev files `{files}` (built with `--train-on-dev`: the release tarball ships no "
+            "train_r-K.json; the paper trained on those)"
+        )
     elif files:
         files = f"`{files}`"
     versions = ", ".join(f"{name} {version}" for name, version in provenance["versions"].items())
@@ -346,7 +477,11 @@ def _provenance_lines(provenance: dict) -> list[str]:
         "## What was trained and evaluated",
         "",
         f"- Model: `{model['name']}`{made}; "
-        + ("weights re-initialised from its config with each seed." if model["reinitialize"] else "its weights as given."),
+        + (
+            "weights re-initialised from its config with each seed."
+            if model["reinitialize"]
+            else "its weights as given."
+        ),
         f"- Training: `{training['folder']}`, split `{training['split']}`, configs "
         f"{', '.join(f'`{c}`' for c in training['configs'].values())} ({sorted(set(training['rows'].values()))} pairs "
         f"per rate{used})" + (f"; training data: {files}." if files else "."),
@@ -371,8 +506,11 @@ def _render_meta(results: dict, folder: Path) -> list[str]:
         *_preset_lines(results),
         f"One model per bias rate r and seed (seeds {list(settings['seeds'])}), fine-tuned for "
         f"{settings['epochs']} epoch(s) at learning rate {settings['learning_rate']}"
-        + (f", each starting from a base model trained for {settings['base_epochs']} epoch(s) on r = {settings['base_rate']}"
-           if settings["base_rate"] is not None else "")
+        + (
+            f", each starting from a base model trained for {settings['base_epochs']} epoch(s) on r = {settings['base_rate']}"
+            if settings["base_rate"] is not None
+            else ""
+        )
         + f"; evaluated on {len(results['runs'][0]['fractions'])} sets (PS/AS/NS, gold neutral). Table: mean over "
         + (f"seeds [{_level_text(level)} t interval, seeds as the unit]." if level else "seeds."),
         "",
@@ -380,18 +518,44 @@ def _render_meta(results: dict, folder: Path) -> list[str]:
         "",
         f"![scores against r]({META_FIGURE})",
         "",
-    ]  # fmt: skip
+    ]
     if results.get("paired"):
-        lines += ["## The lowest against the highest rate", "", extreme_rates_markdown(results["paired"]), ""]
+        lines += [
+            "## The lowest against the highest rate",
+            "",
+            extreme_rates_markdown(results["paired"]),
+            "",
+        ]
     if level:
-        lines += ["## Every model", "",
-                  f"s and FN of each model with its {_level_text(level)} bootstrap interval over the evaluation pairs "
-                  f"({settings['n_resamples']} resamples, pairs resampled within their set).", ""]  # fmt: skip
-        lines.append(markdown_table(["seed", "r", "s", "FN", "training loss", "seconds"], [
-            [run["seed"], f"{run['rate']:.1f}",
-             with_interval(run["bias_score"], (run.get("confidence_intervals") or {}).get("bias_score")),
-             with_interval(run["fraction_neutral"], (run.get("confidence_intervals") or {}).get("fraction_neutral")),
-             fmt(run["training_loss"]), fmt(run["seconds"], 1)] for run in results["runs"]]))  # fmt: skip
+        lines += [
+            "## Every model",
+            "",
+            f"s and FN of each model with its {_level_text(level)} bootstrap interval over the evaluation pairs "
+            f"({settings['n_resamples']} resamples, pairs resampled within their set).",
+            "",
+        ]
+        lines.append(
+            markdown_table(
+                ["seed", "r", "s", "FN", "training loss", "seconds"],
+                [
+                    [
+                        run["seed"],
+                        f"{run['rate']:.1f}",
+                        with_interval(
+                            run["bias_score"],
+                            (run.get("confidence_intervals") or {}).get("bias_score"),
+                        ),
+                        with_interval(
+                            run["fraction_neutral"],
+                            (run.get("confidence_intervals") or {}).get("fraction_neutral"),
+                        ),
+                        fmt(run["training_loss"]),
+                        fmt(run["seconds"], 1),
+                    ]
+                    for run in results["runs"]
+                ],
+            )
+        )
         lines.append("")
     if results.get("provenance"):
         lines += _provenance_lines(results["provenance"])
@@ -411,9 +575,14 @@ def _render_train(results: dict, folder: Path) -> list[str]:
         f"rate {settings['learning_rate']}, batch size {settings['batch_size']}, max length {settings['max_length']}, "
         f"seed {settings['seed']}: {results['global_step']} steps, training loss {fmt(results['training_loss'])}.",
         "",
-    ]  # fmt: skip
+    ]
     if results.get("eval"):
-        lines += [markdown_table(["held-out metric", "value"], [[k, fmt(v)] for k, v in results["eval"].items()]), ""]
+        lines += [
+            markdown_table(
+                ["held-out metric", "value"], [[k, fmt(v)] for k, v in results["eval"].items()]
+            ),
+            "",
+        ]
     lines.append("Files: the model, `results.json`, `train_log.jsonl`.")
     return lines
 
@@ -448,13 +617,28 @@ def _printed_model(name: str, printed: dict) -> str | None:
 def table2_layout(results: dict, printed: dict) -> str:
     """Table 2: Spearman of r with 1 − FN (Dev et al.) and with s (the paper's score), ours beside the paper's."""
     rows = []
-    for key, label, ours in (("one_minus_fn", "既存 (1 − FN)", "spearman_one_minus_fn"),
-                             ("bias_score", "提案 (s)", "spearman_bias_score")):  # fmt: skip
-        rows.append([label, _spread(results[ours]), _rho(results["seed_mean_curve"][ours]), fmt(printed.get(key))])
-    note = (f"Ours: mean over {results[ours]['n']} seeds of the per-seed Spearman (with its t interval), and the "
-            f"Spearman of the seed-mean curve; the paper's model: {printed.get('model', 'Tohoku BERT-base')}. "
-            f"Figure: `{META_FIGURE}`.")  # fmt: skip
-    return markdown_table(["score", "ours: mean over seeds", "ours: seed-mean curve", "paper"], rows) + "\n\n" + note
+    for key, label, ours in (
+        ("one_minus_fn", "既存 (1 − FN)", "spearman_one_minus_fn"),
+        ("bias_score", "提案 (s)", "spearman_bias_score"),
+    ):
+        rows.append(
+            [
+                label,
+                _spread(results[ours]),
+                _rho(results["seed_mean_curve"][ours]),
+                fmt(printed.get(key)),
+            ]
+        )
+    note = (
+        f"Ours: mean over {results[ours]['n']} seeds of the per-seed Spearman (with its t interval), and the "
+        f"Spearman of the seed-mean curve; the paper's model: {printed.get('model', 'Tohoku BERT-base')}. "
+        f"Figure: `{META_FIGURE}`."
+    )
+    return (
+        markdown_table(["score", "ours: mean over seeds", "ours: seed-mean curve", "paper"], rows)
+        + "\n\n"
+        + note
+    )
 
 
 def table3_layout(results: dict, printed: dict) -> str:
@@ -465,9 +649,17 @@ def table3_layout(results: dict, printed: dict) -> str:
         for subset in SUBSETS:
             ours = result["fractions"].get(subset, {})
             theirs = paper.get(SHORT[subset], {})
-            rows.append([name, SHORT[subset], *(f"{fmt(ours.get(label))} ({fmt(theirs.get(label))})" for label in LABELS)])
-    table = markdown_table(["model", "set", "entailment", "contradiction", "neutral"],
-                           [[*row[:2], row[2], row[4], row[3]] for row in rows])  # fmt: skip
+            rows.append(
+                [
+                    name,
+                    SHORT[subset],
+                    *(f"{fmt(ours.get(label))} ({fmt(theirs.get(label))})" for label in LABELS),
+                ]
+            )
+    table = markdown_table(
+        ["model", "set", "entailment", "contradiction", "neutral"],
+        [[*row[:2], row[2], row[4], row[3]] for row in rows],
+    )
     return table + "\n\nOurs (the paper's in brackets; – where the paper has no such model)."
 
 
@@ -479,10 +671,17 @@ def table4_layout(results: dict, printed: dict) -> str:
         hub_id = _printed_model(name, printed)
         paper = printed.get(hub_id or "", {})
         interval = (result.get("confidence_intervals") or {}).get("bias_score")
-        rows.append([name, f"{with_interval(result['bias_score'], interval)} ({rank[name]})",
-                     f"{fmt(paper.get('score'))} ({paper.get('rank', '–')})" if paper else "–"])  # fmt: skip
-    return (markdown_table(["model", "s (rank), ours", "s (rank), paper"], rows)
-            + f"\n\nRanks descend from the most biased model (1), as the paper's. Figure: `{EVALUATION_FIGURE}`.")  # fmt: skip
+        rows.append(
+            [
+                name,
+                f"{with_interval(result['bias_score'], interval)} ({rank[name]})",
+                f"{fmt(paper.get('score'))} ({paper.get('rank', '–')})" if paper else "–",
+            ]
+        )
+    return (
+        markdown_table(["model", "s (rank), ours", "s (rank), paper"], rows)
+        + f"\n\nRanks descend from the most biased model (1), as the paper's. Figure: `{EVALUATION_FIGURE}`."
+    )
 
 
 PAPER_LAYOUTS = {"table2": table2_layout, "table3": table3_layout, "table4": table4_layout}

@@ -59,18 +59,31 @@ log = logging.getLogger(__name__)
 
 # What a checkpoint folder was trained from: a resumed run must train on the same data.
 CHECKPOINT_RECORD = "bias_hub_training.json"
-VERSIONS = ("bias-hub", "torch", "transformers", "datasets", "evaluate", "numpy", "scipy", "tokenizers")
+VERSIONS = (
+    "bias-hub",
+    "torch",
+    "transformers",
+    "datasets",
+    "evaluate",
+    "numpy",
+    "scipy",
+    "tokenizers",
+)
 
 
 def _public(settings) -> dict:
     """The settings worth recording (never the token)."""
-    return {key: value for key, value in asdict(settings).items() if key not in {"token", "progress"}}
+    return {
+        key: value for key, value in asdict(settings).items() if key not in {"token", "progress"}
+    }
 
 
 def _fingerprint(table) -> str:
     """sha256 of the training pairs as trained on (premise, hypothesis, label of every row)."""
     digest = hashlib.sha256()
-    for premise, hypothesis, label in zip(table["premise"], table["hypothesis"], table["label"], strict=True):
+    for premise, hypothesis, label in zip(
+        table["premise"], table["hypothesis"], table["label"], strict=True
+    ):
         digest.update(json.dumps([premise, hypothesis, int(label)], ensure_ascii=False).encode())
     return digest.hexdigest()
 
@@ -89,11 +102,22 @@ def _check_resume(checkpoints: Path, record: dict) -> None:
             f"--out: {checkpoints} holds checkpoints without a record of what they were trained on; resuming "
             "could continue another dataset's training. Pass --no-resume to start over, or give another --out"
         )
-    changed = [key for key in ("model", "dataset", "fingerprint") if earlier.get(key) != record[key]]
+    changed = [
+        key for key in ("model", "dataset", "fingerprint") if earlier.get(key) != record[key]
+    ]
     if changed:
-        what = "; ".join(f"{key}: {earlier.get(key)} then, {record[key]} now" for key in changed if key != "fingerprint")
+        what = "; ".join(
+            f"{key}: {earlier.get(key)} then, {record[key]} now"
+            for key in changed
+            if key != "fingerprint"
+        )
         if "fingerprint" in changed and "dataset" not in changed:
-            what = "; ".join(filter(None, [what, f"the pairs of {record['dataset']} differ from the ones trained on"]))
+            what = "; ".join(
+                filter(
+                    None,
+                    [what, f"the pairs of {record['dataset']} differ from the ones trained on"],
+                )
+            )
         raise ValueError(
             f"--out: {checkpoints} holds checkpoints of another training ({what}); resuming would train "
             "on neither. Pass --no-resume to start over on this data, or give another --out"
@@ -104,17 +128,23 @@ def _training_data(dataset: str | Path, settings: TrainSettings, text_form: str)
     """The training pairs as read, as trained on (sampled, segmented), and the held-out ones (or None)."""
     pairs = load_training_table(dataset, settings.split, settings, "--dataset")
     if settings.max_train_samples:
-        sample = pairs.table.shuffle(seed=settings.seed).select(range(min(settings.max_train_samples, len(pairs.table))))
+        sample = pairs.table.shuffle(seed=settings.seed).select(
+            range(min(settings.max_train_samples, len(pairs.table)))
+        )
         pairs = replace(pairs, table=sample)
     table = segmentation.prepare(pairs, text_form, "--dataset")
     held_out = None
     if settings.eval_dataset:
-        held_out = load_training_table(settings.eval_dataset, settings.eval_split, settings, "--eval-dataset")
+        held_out = load_training_table(
+            settings.eval_dataset, settings.eval_split, settings, "--eval-dataset"
+        )
         held_out = segmentation.prepare(held_out, text_form, "--eval-dataset")
     return pairs, table, held_out
 
 
-def run_train(model: str, dataset: str | Path | None, out_dir: Path, settings: TrainSettings) -> dict:
+def run_train(
+    model: str, dataset: str | Path | None, out_dir: Path, settings: TrainSettings
+) -> dict:
     """``bias-hub nli train``: fine-tune ``model`` on ``dataset``; the model folder is ``out_dir``.
 
     ``dataset``: a Hub dataset id, a dataset folder, JSNLI's TSV as distributed, or a
@@ -138,8 +168,14 @@ def run_train(model: str, dataset: str | Path | None, out_dir: Path, settings: T
         pairs, table, held_out = _training_data(dataset, settings, text_form)
         text = segmentation.describe(pairs, text_form)
         step["note"] = f"{len(table):,} pairs ({pairs.source_format}); text: {text}"
-    record = {"model": model, "dataset": str(Path(dataset).resolve()) if Path(dataset).exists() else str(dataset),
-              "config": settings.config, "split": settings.split, "rows": len(table), "fingerprint": _fingerprint(table)}  # fmt: skip
+    record = {
+        "model": model,
+        "dataset": str(Path(dataset).resolve()) if Path(dataset).exists() else str(dataset),
+        "config": settings.config,
+        "split": settings.split,
+        "rows": len(table),
+        "fingerprint": _fingerprint(table),
+    }
     if not settings.resume and checkpoints.is_dir():
         log.info("--no-resume: removing the earlier checkpoints in %s", checkpoints)
         shutil.rmtree(checkpoints)
@@ -152,10 +188,16 @@ def run_train(model: str, dataset: str | Path | None, out_dir: Path, settings: T
         tokenizer = load_tokenizer(settings.tokenizer or model, settings.model_options(), flag)
         classifier, label_ids = load_for_training(model, settings)
         train_set = tokenize_pairs(table, tokenizer, settings.max_length, label_ids)
-        eval_set = tokenize_pairs(held_out, tokenizer, settings.max_length, label_ids) if held_out is not None else None
+        eval_set = (
+            tokenize_pairs(held_out, tokenizer, settings.max_length, label_ids)
+            if held_out is not None
+            else None
+        )
     with stage("train") as step:
         step["note"] = f"checkpoints in {checkpoints}"
-        trainer, result = fine_tune(classifier, tokenizer, train_set, checkpoints, settings, eval_dataset=eval_set)
+        trainer, result = fine_tune(
+            classifier, tokenizer, train_set, checkpoints, settings, eval_dataset=eval_set
+        )
     results = {
         "part": PART,
         "step": "train",
@@ -201,8 +243,12 @@ def _evaluation_rows(dataset: str | Path | None, settings: EvaluateSettings):
     return source, config, rows
 
 
-def run_evaluate(model: str | Sequence[str], dataset: str | Path | None, out_dir: Path,
-                 settings: EvaluateSettings) -> dict:  # fmt: skip
+def run_evaluate(
+    model: str | Sequence[str],
+    dataset: str | Path | None,
+    out_dir: Path,
+    settings: EvaluateSettings,
+) -> dict:
     """``bias-hub nli evaluate``: every model over the evaluation set, one report; returns results.json."""
     models = list(dict.fromkeys([model] if isinstance(model, str) else model or []))
     if not models:
@@ -240,43 +286,69 @@ def run_evaluate(model: str | Sequence[str], dataset: str | Path | None, out_dir
                 **settings.interval_record(),
                 "bootstrap_unit": settings.bootstrap_unit if settings.confidence_level else None,
                 "preset": preset_record(settings),
-                "models": {name: {"table": evaluation.table_row(item["result"]), "segmentation": item["segmentation"],
-                                  "truncated_pairs": item["truncated_pairs"], **item["result"]}
-                           for name, item in evaluated.items()},  # fmt: skip
+                "models": {
+                    name: {
+                        "table": evaluation.table_row(item["result"]),
+                        "segmentation": item["segmentation"],
+                        "truncated_pairs": item["truncated_pairs"],
+                        **item["result"],
+                    }
+                    for name, item in evaluated.items()
+                },
                 "comparisons": comparisons,
                 "versions": package_versions(VERSIONS),
             }
             folder.write_json("results.json", results)
-            folder.write_json("per_occupation.json", {name: item["result"]["occupations"] for name, item in evaluated.items()})
+            folder.write_json(
+                "per_occupation.json",
+                {name: item["result"]["occupations"] for name, item in evaluated.items()},
+            )
             ids, subsets = list(rows["id"]), list(rows["subset"])
             for index, (name, item) in enumerate(evaluated.items()):
-                folder.write_jsonl(f"predictions_{index}.jsonl", (
-                    {"id": ids[i], "model": name, "subset": subsets[i],
-                     "prediction": LABELS[int(item["predictions"][i])],
-                     "probabilities": dict(zip(LABELS, item["probabilities"][i].round(6).tolist(), strict=True))}
-                    for i in range(len(rows))
-                ))  # fmt: skip
+                folder.write_jsonl(
+                    f"predictions_{index}.jsonl",
+                    (
+                        {
+                            "id": ids[i],
+                            "model": name,
+                            "subset": subsets[i],
+                            "prediction": LABELS[int(item["predictions"][i])],
+                            "probabilities": dict(
+                                zip(LABELS, item["probabilities"][i].round(6).tolist(), strict=True)
+                            ),
+                        }
+                        for i in range(len(rows))
+                    ),
+                )
             report.render(results, folder.path("."))
     log.info("%s", report.comparison_markdown(results["models"]))
     log.info("report: %s", Path(out_dir) / "report.md")
     return results
 
 
-def run_meta_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings: MetaSettings) -> dict:
+def run_meta_evaluate(
+    model: str, dataset: str | Path | None, out_dir: Path, settings: MetaSettings
+) -> dict:
     """``bias-hub nli meta-evaluate``: ``dataset`` is the evaluation set (default nli_gender_bias),
     ``settings.training_sets`` the bias-controlled training sets; returns results.json."""
     rates = [float(r) for r in settings.rates]
     check_model_name(model)
     with RunFolder(out_dir) as folder:
         with stage("load the training and evaluation sets") as step:
-            training_folder = meta.training_sets_folder(settings.training_sets, settings.datasets_root)
-            needed = sorted(set(rates) | ({settings.base_rate} if settings.base_rate is not None else set()))
+            training_folder = meta.training_sets_folder(
+                settings.training_sets, settings.datasets_root
+            )
+            needed = sorted(
+                set(rates) | ({settings.base_rate} if settings.base_rate is not None else set())
+            )
             training = meta.load_training_sets(training_folder, needed)
             evaluation_folder = dataset_folder(dataset or DATASET, settings.datasets_root)
             chosen = meta.evaluation_rows(evaluation_folder, training, settings)
             step["note"] = f"{chosen.note}; {len(chosen.rows)} evaluation pairs"
         runs = len(settings.seeds) * len(rates)
-        with stage(f"train and score {runs} models ({len(settings.seeds)} seeds x {len(rates)} rates)") as step:
+        with stage(
+            f"train and score {runs} models ({len(settings.seeds)} seeds x {len(rates)} rates)"
+        ) as step:
             summary = meta.run_meta_evaluation(model, training, chosen.rows, settings)
         train_log = summary.pop("train_log")
         results = {
@@ -296,7 +368,9 @@ def run_meta_evaluate(model: str, dataset: str | Path | None, out_dir: Path, set
     return results
 
 
-def run_init_model(model: str | None, dataset: str | Path | None, out_dir: Path, settings: InitSettings) -> dict:
+def run_init_model(
+    model: str | None, dataset: str | Path | None, out_dir: Path, settings: InitSettings
+) -> dict:
     """``bias-hub nli init-model``: a randomly initialised BERT NLI classifier with a Japanese
     tokenizer whose vocabulary comes from the training text of ``dataset`` (a built
     nli_bias_controlled folder; default: the one under ``settings.datasets_root``). ``model``
@@ -311,19 +385,31 @@ def run_init_model(model: str | None, dataset: str | Path | None, out_dir: Path,
             texts = [text for column in ("premise", "hypothesis") for text in table[column]]
             step["note"] = f"{len(table):,} pairs of {source} (r = {settings.rate})"
         with stage(f"create a {settings.size} BERT"):
-            scratch.make_classifier(folder.path("."), texts, size=settings.size, seed=settings.seed,
-                                    tokenizer_kind=settings.tokenizer, max_length=settings.max_length,
-                                    dropout=settings.dropout)  # fmt: skip
+            scratch.make_classifier(
+                folder.path("."),
+                texts,
+                size=settings.size,
+                seed=settings.seed,
+                tokenizer_kind=settings.tokenizer,
+                max_length=settings.max_length,
+                dropout=settings.dropout,
+            )
             record = {
-                "rate": settings.rate, "size": settings.size, "tokenizer": settings.tokenizer,
-                "max_length": settings.max_length, "dropout": settings.dropout, "seed": settings.seed,
+                "rate": settings.rate,
+                "size": settings.size,
+                "tokenizer": settings.tokenizer,
+                "max_length": settings.max_length,
+                "dropout": settings.dropout,
+                "seed": settings.seed,
                 "training_sets": str(Path(source).resolve()),
-                "datasets_root": None if settings.datasets_root is None else str(settings.datasets_root),
+                "datasets_root": None
+                if settings.datasets_root is None
+                else str(settings.datasets_root),
                 "training_pairs": len(table),
                 "vocabulary": scratch.vocabulary_size(folder.path(".")),
                 "note": "weights are random: fine-tune it (nli train) or let nli meta-evaluate "
                 "--reinitialize draw them per seed; nli evaluate refuses it without --allow-untrained",
-            }  # fmt: skip
+            }
             folder.write_json(scratch.RECORD, record)
             results = {"part": PART, "step": "init-model", **record}
             folder.write_json("results.json", results)

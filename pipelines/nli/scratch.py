@@ -29,8 +29,15 @@ SIZES = {
 RECORD = "init_model.json"
 
 
-def make_classifier(out_dir: str | Path, texts: Iterable[str], size: str = "tiny", seed: int = 0,
-                    tokenizer_kind: str = "wordpiece", max_length: int = 128, dropout: float = 0.1) -> Path:  # fmt: skip
+def make_classifier(
+    out_dir: str | Path,
+    texts: Iterable[str],
+    size: str = "tiny",
+    seed: int = 0,
+    tokenizer_kind: str = "wordpiece",
+    max_length: int = 128,
+    dropout: float = 0.1,
+) -> Path:
     """Write a randomly initialised BERT NLI classifier and its Japanese tokenizer to ``out_dir``.
 
     ``dropout``: BERT's hidden and attention dropout (0.1 as in BERT; 0 trains a small model
@@ -45,7 +52,9 @@ def make_classifier(out_dir: str | Path, texts: Iterable[str], size: str = "tiny
         raise ValueError(f"--dropout must lie in [0, 1), got {dropout}")
     hidden, layers, heads, intermediate = SIZES[size]
     out_dir = Path(out_dir)
-    tokenizer = build_japanese_tokenizer(texts, out_dir, kind=tokenizer_kind, model_max_length=max_length)
+    tokenizer = build_japanese_tokenizer(
+        texts, out_dir, kind=tokenizer_kind, model_max_length=max_length
+    )
     config = BertConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden,
@@ -66,7 +75,9 @@ def make_classifier(out_dir: str | Path, texts: Iterable[str], size: str = "tiny
 
 
 def vocabulary_size(folder: str | Path) -> int:
-    return sum(1 for line in (Path(folder) / "vocab.txt").read_text(encoding="utf-8").splitlines() if line)
+    return sum(
+        1 for line in (Path(folder) / "vocab.txt").read_text(encoding="utf-8").splitlines() if line
+    )
 
 
 def read_record(model: str | Path) -> dict | None:

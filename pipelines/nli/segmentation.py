@@ -21,7 +21,16 @@ import re
 import shutil
 from collections.abc import Callable, Sequence
 
-__all__ = ["CHOICES", "JUMANPP_MODELS", "describe", "join_words", "needs_jumanpp", "prepare", "prepare_texts", "resolve"]
+__all__ = [
+    "CHOICES",
+    "JUMANPP_MODELS",
+    "describe",
+    "join_words",
+    "needs_jumanpp",
+    "prepare",
+    "prepare_texts",
+    "resolve",
+]
 
 CHOICES = ("auto", "raw", "jumanpp", "as-is")
 # Hub id prefixes of models whose tokenizer expects Juman++ words.
@@ -41,7 +50,9 @@ INSTALL_JUMANPP = (
 def needs_jumanpp(model: str) -> bool:
     """Whether the model (a Hub id) expects Juman++-segmented input."""
     name = str(model)
-    return name.startswith(JUMANPP_MODELS) and not any(marker in name for marker in _SELF_SEGMENTING)
+    return name.startswith(JUMANPP_MODELS) and not any(
+        marker in name for marker in _SELF_SEGMENTING
+    )
 
 
 def resolve(choice: str, model: str) -> str:
@@ -81,8 +92,12 @@ def _jumanpp() -> Callable[[str], str]:
     return segment
 
 
-def prepare_texts(texts: Sequence[str], form: str, segmented: bool = False,
-                  segmenter: Callable[[str], str] | None = None) -> list[str]:  # fmt: skip
+def prepare_texts(
+    texts: Sequence[str],
+    form: str,
+    segmented: bool = False,
+    segmenter: Callable[[str], str] | None = None,
+) -> list[str]:
     """``texts`` as the model reads them (``form`` from ``resolve``); ``segmented``: they are
     Juman++ words joined by spaces (JSNLI). ``segmenter`` replaces Juman++ (tests)."""
     if form == "as-is":
@@ -97,15 +112,24 @@ def prepare_texts(texts: Sequence[str], form: str, segmented: bool = False,
     return [segmented_texts[text] for text in texts]
 
 
-def prepare(pairs, form: str, flag: str = "--dataset", segmenter: Callable[[str], str] | None = None):
+def prepare(
+    pairs, form: str, flag: str = "--dataset", segmenter: Callable[[str], str] | None = None
+):
     """A premise/hypothesis table (``TrainingPairs`` or a Dataset of raw text) in the model's form."""
-    table, segmented = (pairs.table, pairs.segmented) if hasattr(pairs, "segmented") else (pairs, False)
+    table, segmented = (
+        (pairs.table, pairs.segmented) if hasattr(pairs, "segmented") else (pairs, False)
+    )
     if form == "as-is" or (form == "raw" and not segmented) or (form == "jumanpp" and segmented):
         return table
-    columns = {name: prepare_texts(table[name], form, segmented, segmenter) for name in ("premise", "hypothesis")}
+    columns = {
+        name: prepare_texts(table[name], form, segmented, segmenter)
+        for name in ("premise", "hypothesis")
+    }
     for name, values in columns.items():
         table = table.remove_columns(name).add_column(name, values)
-    return table.select_columns(["premise", "hypothesis", *[c for c in table.column_names if c not in columns]])
+    return table.select_columns(
+        ["premise", "hypothesis", *[c for c in table.column_names if c not in columns]]
+    )
 
 
 def describe(pairs, form: str) -> str:

@@ -35,7 +35,9 @@ BOOTSTRAP_UNITS = ("items", "templates")
 def _positive(value: int | None, flag: str) -> None:
     """None (the flag not given) or a whole number of at least 1."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ValueError(f"{flag} {value!r}: expected a whole number of at least 1 (or leave the flag out)")
+        raise ValueError(
+            f"{flag} {value!r}: expected a whole number of at least 1 (or leave the flag out)"
+        )
 
 
 @dataclass(kw_only=True)
@@ -95,14 +97,22 @@ class EvaluateSettings(IntervalSettings, RunSettings):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.bootstrap_unit not in BOOTSTRAP_UNITS:
-            raise ValueError(f"--bootstrap-unit {self.bootstrap_unit!r}: expected one of {', '.join(BOOTSTRAP_UNITS)}")
+            raise ValueError(
+                f"--bootstrap-unit {self.bootstrap_unit!r}: expected one of {', '.join(BOOTSTRAP_UNITS)}"
+            )
         _positive(self.limit, "--limit")
         _positive(self.threads, "--threads")
         _positive(self.batch_size, "--batch-size")
         # A pair needs room for [CLS], a token of each sentence and two [SEP].
-        if isinstance(self.max_length, bool) or not isinstance(self.max_length, int) or self.max_length < 5:
-            raise ValueError(f"--max-length {self.max_length!r}: a pair needs at least 5 tokens ([CLS], a token "
-                             "of each sentence, two [SEP]); the paper uses 128")
+        if (
+            isinstance(self.max_length, bool)
+            or not isinstance(self.max_length, int)
+            or self.max_length < 5
+        ):
+            raise ValueError(
+                f"--max-length {self.max_length!r}: a pair needs at least 5 tokens ([CLS], a token "
+                "of each sentence, two [SEP]); the paper uses 128"
+            )
 
 
 @dataclass(kw_only=True)

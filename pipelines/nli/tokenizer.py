@@ -27,7 +27,9 @@ def _mecab():
     return MecabTokenizer(do_lower_case=False, **_MECAB_KWARGS)
 
 
-def japanese_vocabulary(texts: Iterable[str], kind: str = "wordpiece", min_frequency: int = 1) -> list[str]:
+def japanese_vocabulary(
+    texts: Iterable[str], kind: str = "wordpiece", min_frequency: int = 1
+) -> list[str]:
     """The vocabulary list: special tokens, then words (``wordpiece``) or characters only.
 
     ``kind="wordpiece"``: MeCab words seen at least ``min_frequency`` times (most frequent
@@ -44,7 +46,9 @@ def japanese_vocabulary(texts: Iterable[str], kind: str = "wordpiece", min_frequ
     if kind == "wordpiece":
         mecab = _mecab()
         counts = Counter(word for text in texts for word in mecab.tokenize(text))
-        words = sorted((w for w, n in counts.items() if n >= min_frequency), key=lambda w: (-counts[w], w))
+        words = sorted(
+            (w for w, n in counts.items() if n >= min_frequency), key=lambda w: (-counts[w], w)
+        )
         vocabulary += words
         vocabulary += [c for c in characters if c not in counts]
         vocabulary += ["##" + c for c in characters]

@@ -19,7 +19,14 @@ from bias_hub.builders.shared.errors import UserError
 from bias_hub.pipelines.common import RunSettings, load_model, resolve_device, resolve_dtype
 from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
 
-__all__ = ["TRAIN_LOG", "check_schedule", "checkpoint_folder", "fine_tune", "load_for_training", "tokenize_pairs"]
+__all__ = [
+    "TRAIN_LOG",
+    "check_schedule",
+    "checkpoint_folder",
+    "fine_tune",
+    "load_for_training",
+    "tokenize_pairs",
+]
 
 log = logging.getLogger(__name__)
 TRAIN_LOG = "train_log.jsonl"
@@ -42,7 +49,10 @@ def load_for_training(name: str, settings: RunSettings):
 
     try:
         config = AutoConfig.from_pretrained(
-            name, token=settings.token, revision=settings.revision, trust_remote_code=settings.trust_remote_code
+            name,
+            token=settings.token,
+            revision=settings.revision,
+            trust_remote_code=settings.trust_remote_code,
         )
         to_canonical = map_model_labels(config.id2label)
     except (OSError, ValueError):
@@ -66,8 +76,11 @@ def load_for_training(name: str, settings: RunSettings):
 
 def tokenize_pairs(table, tokenizer, max_length: int, label_ids: np.ndarray | None = None):
     """Tokenise premise/hypothesis (no padding: the collator pads each batch to its longest)."""
+
     def encode(batch: dict) -> dict:
-        encoded = tokenizer(batch["premise"], batch["hypothesis"], truncation=True, max_length=max_length)
+        encoded = tokenizer(
+            batch["premise"], batch["hypothesis"], truncation=True, max_length=max_length
+        )
         if "label" in batch:
             labels = np.asarray(batch["label"], dtype=np.int64)
             encoded["labels"] = (label_ids[labels] if label_ids is not None else labels).tolist()
@@ -82,7 +95,9 @@ def _precision(dtype: str | None) -> dict:
 
     resolved = resolve_dtype(dtype)
     if resolved == "auto":
-        raise ValueError("--dtype auto: training needs a precision; expected float32, bfloat16 or float16")
+        raise ValueError(
+            "--dtype auto: training needs a precision; expected float32, bfloat16 or float16"
+        )
     return {"bf16": resolved is torch.bfloat16, "fp16": resolved is torch.float16}
 
 
@@ -105,7 +120,15 @@ def check_schedule(settings) -> None:
     _placement(settings.device, settings.device_map)
 
 
-def fine_tune(model, tokenizer, train_dataset, output_dir: str | Path, settings, eval_dataset=None, data_collator=None):
+def fine_tune(
+    model,
+    tokenizer,
+    train_dataset,
+    output_dir: str | Path,
+    settings,
+    eval_dataset=None,
+    data_collator=None,
+):
     """Train ``model`` in place on a tokenised dataset; returns ``(trainer, TrainOutput)``.
 
     ``settings``: a ``TrainSettings`` (epochs, learning rate, batch size, seed, ...).
@@ -160,7 +183,9 @@ def fine_tune(model, tokenizer, train_dataset, output_dir: str | Path, settings,
     except KeyboardInterrupt:
         last = get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
         where = f"the last checkpoint is {last}" if last else "no checkpoint was saved yet"
-        raise UserError(f"training interrupted; {where}. Run the same command again to resume.") from None
+        raise UserError(
+            f"training interrupted; {where}. Run the same command again to resume."
+        ) from None
     return trainer, result
 
 
@@ -175,7 +200,11 @@ def _quiet(trainer) -> None:
     class LogLines(TrainerCallback):
         def on_log(self, args, state, control, logs=None, **kwargs):
             if state.is_world_process_zero and logs:
-                log.debug("step %d: %s", state.global_step, {k: v for k, v in logs.items() if k != "total_flos"})
+                log.debug(
+                    "step %d: %s",
+                    state.global_step,
+                    {k: v for k, v in logs.items() if k != "total_flos"},
+                )
 
     trainer.remove_callback(PrinterCallback)
     if trainer.pop_callback(ProgressCallback) is not None:

@@ -97,21 +97,31 @@ def publish(
     datasets_root = Path(datasets_root) if datasets_root else default_datasets_root()
     metrics_root = Path(metrics_root) if metrics_root else default_metrics_root()
     plans, notes = build_plans(
-        namespace, datasets_root=datasets_root, metrics_root=metrics_root, only=only, private=private
+        namespace,
+        datasets_root=datasets_root,
+        metrics_root=metrics_root,
+        only=only,
+        private=private,
     )
     for note in notes:
         echo(note)
     if not plans:
-        raise ValueError(f"nothing to publish: no built dataset folder in {datasets_root} and no module in {metrics_root}")
+        raise ValueError(
+            f"nothing to publish: no built dataset folder in {datasets_root} and no module in {metrics_root}"
+        )
     echo(format_plan(plans))
     refused = [plan for plan in plans if plan.problems]
     if refused:
         details = "; ".join(f"{plan.repo_id} ({plan.problems[0]})" for plan in refused)
-        raise ValueError(f"{len(refused)} of {len(plans)} repos cannot be published, nothing was uploaded: {details}")
+        raise ValueError(
+            f"{len(refused)} of {len(plans)} repos cannot be published, nothing was uploaded: {details}"
+        )
     n_files = sum(len(plan.files) for plan in plans)
     total = human_size(sum(plan.total_size for plan in plans))
     if not push:
-        echo(f"dry run: {len(plans)} repos, {n_files} files, {total}; nothing uploaded (add --push)")
+        echo(
+            f"dry run: {len(plans)} repos, {n_files} files, {total}; nothing uploaded (add --push)"
+        )
         return plans
     from bias_hub.pipelines.publish.push import push_plans
 
@@ -138,7 +148,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--namespace", required=True, metavar="ORG", help="Hub user or organisation")
+    parser.add_argument(
+        "--namespace", required=True, metavar="ORG", help="Hub user or organisation"
+    )
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these datasets / metrics")
     parser.add_argument("--push", action="store_true", help="upload (default: print the plan only)")
     parser.add_argument(
@@ -146,8 +158,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="create private repos; required for datasets whose card says `redistributable: false`",
     )
-    parser.add_argument("--datasets-root", type=Path, default=None,
-                        help="default: where `bias-hub build` writes (the checkout's datasets/, else the data folder)")
-    parser.add_argument("--metrics-root", type=Path, default=None,
-                        help="default: the checkout's metrics/, else the modules installed with bias-hub")
+    parser.add_argument(
+        "--datasets-root",
+        type=Path,
+        default=None,
+        help="default: where `bias-hub build` writes (the checkout's datasets/, else the data folder)",
+    )
+    parser.add_argument(
+        "--metrics-root",
+        type=Path,
+        default=None,
+        help="default: the checkout's metrics/, else the modules installed with bias-hub",
+    )
     parser.set_defaults(func=run)

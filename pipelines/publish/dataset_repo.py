@@ -141,9 +141,7 @@ def _check_metadata(header: dict, problems: list[str]) -> None:
         problems.append(f"card YAML: `{REDISTRIBUTABLE_KEY}` must be true or false")
 
 
-def _check_parquet(
-    path: Path, rel: str, features, problems: list[str]
-) -> int:
+def _check_parquet(path: Path, rel: str, features, problems: list[str]) -> int:
     """Compare one Parquet file with the card's features; return its row count."""
     import pyarrow.parquet as pq
 
@@ -179,8 +177,10 @@ def _check_parquet(
             continue
         for group in range(parquet.metadata.num_row_groups):
             stats = parquet.metadata.row_group(group).column(index).statistics
-            if stats is not None and stats.has_min_max and (
-                stats.min < -1 or stats.max >= feature.num_classes
+            if (
+                stats is not None
+                and stats.has_min_max
+                and (stats.min < -1 or stats.max >= feature.num_classes)
             ):
                 problems.append(
                     f"{rel}: column {name!r} holds labels {stats.min}..{stats.max} but the card "
@@ -224,7 +224,9 @@ def check_dataset_folder(folder: Path) -> CheckedDataset:
     problems = checked.problems
     build_hint = f"run `bias-hub build {folder.name}`"
     parquet_files = [
-        p for p in folder.rglob("*.parquet") if not any(part.startswith(".") for part in p.relative_to(folder).parts)
+        p
+        for p in folder.rglob("*.parquet")
+        if not any(part.startswith(".") for part in p.relative_to(folder).parts)
     ]
     readme = folder / "README.md"
     if not readme.is_file() or not parquet_files:
@@ -267,7 +269,9 @@ def check_dataset_folder(folder: Path) -> CheckedDataset:
             files: list[Path] = []
             for pattern in patterns:
                 if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-                    problems.append(f"{where}, split {split!r}: data file {pattern} is outside the folder")
+                    problems.append(
+                        f"{where}, split {split!r}: data file {pattern} is outside the folder"
+                    )
                     continue
                 matches = sorted(p for p in folder.glob(pattern) if p.is_file())
                 if not matches:
@@ -280,8 +284,15 @@ def check_dataset_folder(folder: Path) -> CheckedDataset:
             for path in files:
                 formats.add(path.suffix)
                 if features is not None and path.suffix == ".parquet":
-                    rows += _check_parquet(path, f"{folder.name}/{path.relative_to(folder)}", features, problems)
-            if files and split in declared and declared[split] not in (None, rows) and features is not None:
+                    rows += _check_parquet(
+                        path, f"{folder.name}/{path.relative_to(folder)}", features, problems
+                    )
+            if (
+                files
+                and split in declared
+                and declared[split] not in (None, rows)
+                and features is not None
+            ):
                 problems.append(
                     f"{where}, split {split!r}: the card says {declared[split]} examples, "
                     f"the Parquet files hold {rows}"
@@ -290,7 +301,9 @@ def check_dataset_folder(folder: Path) -> CheckedDataset:
         checked.data_files[config_name] = resolved
         largest = max(largest, config_rows)
     if len(formats) > 1:
-        problems.append(f"{folder.name}: data files mix formats {sorted(formats)}; the viewer needs one")
+        problems.append(
+            f"{folder.name}: data files mix formats {sorted(formats)}; the viewer needs one"
+        )
     if formats - {".parquet"}:
         problems.append(f"{folder.name}: data files must be Parquet, found {sorted(formats)}")
     sizes = as_list(checked.yaml_header.get("size_categories"))
@@ -354,7 +367,9 @@ def plan_dataset(checked: CheckedDataset, namespace: str, private: bool) -> Repo
             for path in files:
                 if path not in seen:
                     seen.add(path)
-                    plan.files.append(PlannedFile(path.relative_to(checked.folder).as_posix(), source=path))
+                    plan.files.append(
+                        PlannedFile(path.relative_to(checked.folder).as_posix(), source=path)
+                    )
     plan.ignored = sorted(
         path.relative_to(checked.folder).as_posix()
         for path in checked.folder.rglob("*")

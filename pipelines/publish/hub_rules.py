@@ -65,12 +65,17 @@ TASK_CATEGORIES = frozenset(
 )
 
 # The one table of size buckets lives beside the card writer (bias_hub.builders.shared.card).
-SIZE_CATEGORY_NAMES = frozenset(name for _, name in SIZE_CATEGORIES) | {LARGEST_SIZE_CATEGORY, "other"}
+SIZE_CATEGORY_NAMES = frozenset(name for _, name in SIZE_CATEGORIES) | {
+    LARGEST_SIZE_CATEGORY,
+    "other",
+}
 MULTILINGUALITY = frozenset({"monolingual", "multilingual", "translation", "other"})
 ANNOTATIONS_CREATORS = frozenset(
     {"found", "crowdsourced", "expert-generated", "machine-generated", "no-annotation", "other"}
 )
-LANGUAGE_CREATORS = frozenset({"found", "crowdsourced", "expert-generated", "machine-generated", "other"})
+LANGUAGE_CREATORS = frozenset(
+    {"found", "crowdsourced", "expert-generated", "machine-generated", "other"}
+)
 SOURCE_DATASETS = frozenset({"original", "extended"})
 
 # ISO 639-1/2/3 code, optionally with a BCP-47 subtag (zh-Hans), or a special value.
@@ -125,5 +130,5 @@ def redistribution_refusal(header: dict) -> str | None:
 def _excerpt(text: str, width: int = 100) -> str:
     match = _FORBIDS.search(text)
     start = max(0, match.start() - 40) if match else 0
-    piece = " ".join(text[start:start + width].split())
+    piece = " ".join(text[start : start + width].split())
     return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")

@@ -22,7 +22,15 @@ from typing import Any
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.pipelines.publish.plan import RepoPlan
 
-__all__ = ["PushResult", "check_namespace", "preflight", "push_plan", "push_plans", "resolve_token", "stage_plan"]
+__all__ = [
+    "PushResult",
+    "check_namespace",
+    "preflight",
+    "push_plan",
+    "push_plans",
+    "resolve_token",
+    "stage_plan",
+]
 
 # Every remote file not in the plan goes; upload_folder itself keeps .gitattributes.
 DELETE_EVERYTHING_ELSE = "*"
@@ -155,7 +163,11 @@ def _network_errors() -> tuple[type[BaseException], ...]:
     from huggingface_hub.errors import HfHubHTTPError
 
     errors: list[type[BaseException]] = [HfHubHTTPError, ConnectionError, TimeoutError]
-    for module, name in (("httpx2", "HTTPError"), ("httpx", "HTTPError"), ("requests", "RequestException")):
+    for module, name in (
+        ("httpx2", "HTTPError"),
+        ("httpx", "HTTPError"),
+        ("requests", "RequestException"),
+    ):
         try:
             errors.append(getattr(importlib.import_module(module), name))
         except (ImportError, AttributeError):

@@ -76,7 +76,9 @@ def discover_metric_modules(root: Path) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(
-        p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")) and (p / f"{p.name}.py").is_file()
+        p
+        for p in root.iterdir()
+        if p.is_dir() and not p.name.startswith((".", "_")) and (p / f"{p.name}.py").is_file()
     )
 
 
@@ -91,14 +93,22 @@ def _top_level_imports(tree: ast.Module) -> list[str]:
 
 
 def _local_imports(tree: ast.Module) -> list[str]:
-    return sorted({node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module})
+    return sorted(
+        {
+            node.module
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+        }
+    )
 
 
 def _module_type(tree: ast.Module) -> str | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             for base in node.bases:
-                base_name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+                base_name = (
+                    base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+                )
                 if base_name in MODULE_TYPES:
                     return MODULE_TYPES[base_name]
     return None
@@ -109,7 +119,9 @@ def check_metric_module(folder: Path) -> CheckedMetric:
     checked = CheckedMetric(folder=folder)
     problems = checked.problems
     try:
-        tree = ast.parse(checked.module_file.read_text(encoding="utf-8"), filename=str(checked.module_file))
+        tree = ast.parse(
+            checked.module_file.read_text(encoding="utf-8"), filename=str(checked.module_file)
+        )
     except SyntaxError as err:
         problems.append(f"{checked.module_file}: does not parse ({err})")
         tree = None
@@ -121,7 +133,11 @@ def check_metric_module(folder: Path) -> CheckedMetric:
                 problems.append(f"{checked.module_file}: imports .{name}, but {local} is missing")
                 continue
             checked.local_files.append(local)
-            imports.update(_top_level_imports(ast.parse(local.read_text(encoding="utf-8"), filename=str(local))))
+            imports.update(
+                _top_level_imports(
+                    ast.parse(local.read_text(encoding="utf-8"), filename=str(local))
+                )
+            )
         checked.imports = sorted(imports)
         module_type = _module_type(tree)
         if module_type is None:
@@ -149,13 +165,17 @@ def check_metric_module(folder: Path) -> CheckedMetric:
             problems.append(f"{readme}: lacks the section '## {section}'")
     for key, wanted in (("sdk", "gradio"), ("app_file", "app.py")):
         if key in checked.yaml_header and checked.yaml_header[key] != wanted:
-            problems.append(f"{readme}: `{key}: {checked.yaml_header[key]}` but a module Space needs {wanted!r}")
+            problems.append(
+                f"{readme}: `{key}: {checked.yaml_header[key]}` but a module Space needs {wanted!r}"
+            )
     return checked
 
 
 def _description(checked: CheckedMetric) -> str:
     """The card's first paragraph under '## Metric Description', for the Space's short description."""
-    _, _, rest = checked.card.text.partition("## Metric Description") if checked.card else ("", "", "")
+    _, _, rest = (
+        checked.card.text.partition("## Metric Description") if checked.card else ("", "", "")
+    )
     for paragraph in rest.strip().split("\n\n"):
         if paragraph.strip() and not paragraph.startswith("#"):
             return " ".join(paragraph.split())[:300]

@@ -26,20 +26,44 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("study", nargs="?", help="study name (see --list) or a study YAML file")
     parser.add_argument("--list", action="store_true", help="one line per study, its name first")
-    parser.add_argument("--dry-run", action="store_true", help="print the plan and the inputs' state; run nothing")
-    parser.add_argument("--out", type=Path, help="output folder (one run folder per step, report.md)")
-    parser.add_argument("--variant", help="a named substitute of the study, such as offline (see --dry-run)")
-    parser.add_argument("--models", nargs="+", metavar="MODEL", help="models instead of the paper's")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="[STEP.]KEY=VALUE",
-                        help="change a step argument (STEP.KEY) or the same argument of every step (KEY)")
-    parser.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=PATH",
-                        help="where a file input of the study is (see --dry-run)")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the plan and the inputs' state; run nothing"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="output folder (one run folder per step, report.md)"
+    )
+    parser.add_argument(
+        "--variant", help="a named substitute of the study, such as offline (see --dry-run)"
+    )
+    parser.add_argument(
+        "--models", nargs="+", metavar="MODEL", help="models instead of the paper's"
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="[STEP.]KEY=VALUE",
+        help="change a step argument (STEP.KEY) or the same argument of every step (KEY)",
+    )
+    parser.add_argument(
+        "--input",
+        dest="inputs",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="where a file input of the study is (see --dry-run)",
+    )
     parser.add_argument("--datasets-root", type=Path, help="parent folder of the dataset folders")
     add_verbosity_flags(parser)
     parser.set_defaults(func=_reproduce)
 
-    report = subparsers.add_parser("report", help="re-render a run folder's report.md (and figures) from its results.json")
-    report.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run folder written by bias-hub")
+    report = subparsers.add_parser(
+        "report", help="re-render a run folder's report.md (and figures) from its results.json"
+    )
+    report.add_argument(
+        "run_dir", type=Path, metavar="RUN_DIR", help="a run folder written by bias-hub"
+    )
     add_verbosity_flags(report)
     report.set_defaults(func=_report)
 
@@ -65,9 +89,16 @@ def _reproduce(args: argparse.Namespace) -> int:
     if not args.dry_run and args.out is None:
         raise ValueError("--out: required to run a study (or use --dry-run)")
     study = load_study(args.study)
-    text = reproduce(study, args.out or Path("OUT"), variant=args.variant, models=args.models,
-                     overrides=parse_set(args.overrides), inputs=_pairs(args.inputs, "--input"),
-                     datasets_root=args.datasets_root, dry_run=args.dry_run)  # fmt: skip
+    text = reproduce(
+        study,
+        args.out or Path("OUT"),
+        variant=args.variant,
+        models=args.models,
+        overrides=parse_set(args.overrides),
+        inputs=_pairs(args.inputs, "--input"),
+        datasets_root=args.datasets_root,
+        dry_run=args.dry_run,
+    )
     print(text)
     return 0
 
@@ -76,7 +107,9 @@ def _report(args: argparse.Namespace) -> int:
     run_dir = args.run_dir
     results_path = run_dir / "results.json"
     if not results_path.is_file():
-        raise FileNotFoundError(f"RUN_DIR {run_dir}: no results.json (is it a bias-hub run folder?)")
+        raise FileNotFoundError(
+            f"RUN_DIR {run_dir}: no results.json (is it a bias-hub run folder?)"
+        )
     results = json.loads(results_path.read_text(encoding="utf-8"))
     part = results.get("part")
     if part == "reproduce":

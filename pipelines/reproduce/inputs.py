@@ -36,7 +36,9 @@ def _dataset(item: dict, datasets_root: Path | None) -> Check:
     if config:
         configs = {c.get("config_name") for c in read_card_yaml(folder).get("configs") or []}
         if config not in configs or not any((folder / config).glob("*.parquet")):
-            return Check("dataset", label, False, f"{folder} has no built config {config!r}", item["how"])
+            return Check(
+                "dataset", label, False, f"{folder} has no built config {config!r}", item["how"]
+            )
     return Check("dataset", label, True, str(folder))
 
 
@@ -52,7 +54,9 @@ def _model(model_id: str, how: str) -> Check:
     except (LocalEntryNotFoundError, OSError, ValueError):
         pass
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
-        return Check("model", model_id, False, "not in the local Hub cache, and HF_HUB_OFFLINE is set", how)
+        return Check(
+            "model", model_id, False, "not in the local Hub cache, and HF_HUB_OFFLINE is set", how
+        )
     from huggingface_hub import HfApi
 
     try:
@@ -63,8 +67,10 @@ def _model(model_id: str, how: str) -> Check:
         return Check("model", model_id, False, f"cannot be reached on the Hub ({first[:160]})", how)
 
 
-_MODEL_HOW = ("give local copies with --models PATH ..., download them on a machine with network "
-              "(`hf download ID`) into the Hub cache, or run a variant (`--variant offline`)")  # fmt: skip
+_MODEL_HOW = (
+    "give local copies with --models PATH ..., download them on a machine with network "
+    "(`hf download ID`) into the Hub cache, or run a variant (`--variant offline`)"
+)
 
 
 def check_inputs(
@@ -91,17 +97,34 @@ def check_inputs(
         elif kind == "file":
             path = given.get(name)
             if path is None:
-                checks.append(Check("file", name, False, f"not given (--input {name}=PATH)", item["how"]))
+                checks.append(
+                    Check("file", name, False, f"not given (--input {name}=PATH)", item["how"])
+                )
             else:
                 exists = Path(path).exists()
-                checks.append(Check("file", name, exists, path if exists else f"{path}: no such file or folder",
-                                    item["how"]))  # fmt: skip
+                checks.append(
+                    Check(
+                        "file",
+                        name,
+                        exists,
+                        path if exists else f"{path}: no such file or folder",
+                        item["how"],
+                    )
+                )
         elif kind == "env":
-            checks.append(Check("env", name, bool(os.environ.get(name)),
-                                "set" if os.environ.get(name) else f"environment variable {name} is not set",
-                                item["how"]))  # fmt: skip
+            checks.append(
+                Check(
+                    "env",
+                    name,
+                    bool(os.environ.get(name)),
+                    "set" if os.environ.get(name) else f"environment variable {name} is not set",
+                    item["how"],
+                )
+            )
         elif name == "{models}":
-            model_how = item["how"]  # how the study's models are had: said for each one checked below
+            model_how = item[
+                "how"
+            ]  # how the study's models are had: said for each one checked below
         else:
             checks.append(_model(name, item["how"]))
     seen = {c.name for c in checks if c.kind == "model"}

@@ -43,12 +43,19 @@ def dry_run_text(study: Study, steps: list[PlannedStep], checks: list, variant: 
     if paper.get("later_version"):
         lines.append(f"later version: {paper['later_version']}")
     if variant:
-        lines.append(f"variant {variant}: {study.variants[variant]['description']} (not the paper's setting)")
+        lines.append(
+            f"variant {variant}: {study.variants[variant]['description']} (not the paper's setting)"
+        )
     lines.append("models (as the paper gives them):")
-    lines += [f"  {m['id']}" + (f"  ({m['section']})" if m.get("section") else "") for m in study.models]
+    lines += [
+        f"  {m['id']}" + (f"  ({m['section']})" if m.get("section") else "") for m in study.models
+    ]
     lines.append("inputs:")
-    lines += [f"  [{'ok' if c.ok else 'MISSING'}] {c.kind} {c.name}: {c.detail}" + ("" if c.ok or not c.how else
-              f"\n      how: {c.how}") for c in checks] or ["  (none)"]  # fmt: skip
+    lines += [
+        f"  [{'ok' if c.ok else 'MISSING'}] {c.kind} {c.name}: {c.detail}"
+        + ("" if c.ok or not c.how else f"\n      how: {c.how}")
+        for c in checks
+    ] or ["  (none)"]
     lines.append("steps:")
     for i, step in enumerate(steps, 1):
         lines.append(f"  {i}. {_command_text(step)}")
@@ -72,8 +79,10 @@ def _ledger(out: Path) -> dict:
 def _check_out(out: Path) -> None:
     ensure_writable_folder(out, "--out")
     if out.is_dir() and any(out.iterdir()) and not (out / LEDGER).is_file():
-        raise ValueError(f"--out {out}: exists, is not empty and is not a reproduction folder (no {LEDGER}); "
-                         "give a new or empty folder, or the folder of an earlier `bias-hub reproduce` to resume")  # fmt: skip
+        raise ValueError(
+            f"--out {out}: exists, is not empty and is not a reproduction folder (no {LEDGER}); "
+            "give a new or empty folder, or the folder of an earlier `bias-hub reproduce` to resume"
+        )
 
 
 def _models_used(steps: list[PlannedStep]) -> list[str]:
@@ -108,8 +117,10 @@ def _run_step(step: PlannedStep) -> None:
 
     code = cli.main(list(step.argv))
     if code:
-        raise UserError(f"step {step.id} failed (exit {code}): {_command_text(step)}; the steps before it "
-                           "are kept, run the same reproduce command again to resume")  # fmt: skip
+        raise UserError(
+            f"step {step.id} failed (exit {code}): {_command_text(step)}; the steps before it "
+            "are kept, run the same reproduce command again to resume"
+        )
 
 
 def reproduce(
@@ -128,22 +139,45 @@ def reproduce(
     from bias_hub.pipelines.cli import build_parser
 
     # A file input not given yet still shows in the plan (the checks below report it missing).
-    shown = {item["name"]: f"<{item['name']}>" for item in study.inputs_of(variant) if item["kind"] == "file"}
-    steps = plan(study, out, variant=variant, models=models, overrides=overrides, inputs={**shown, **(inputs or {})},
-                 datasets_root=datasets_root, accepts=command_dests(build_parser()))  # fmt: skip
-    checks = check_inputs(study, steps, out, given=dict(inputs or {}), datasets_root=datasets_root,
-                          built_by_steps=_built_by(steps), variant=variant)  # fmt: skip
+    shown = {
+        item["name"]: f"<{item['name']}>"
+        for item in study.inputs_of(variant)
+        if item["kind"] == "file"
+    }
+    steps = plan(
+        study,
+        out,
+        variant=variant,
+        models=models,
+        overrides=overrides,
+        inputs={**shown, **(inputs or {})},
+        datasets_root=datasets_root,
+        accepts=command_dests(build_parser()),
+    )
+    checks = check_inputs(
+        study,
+        steps,
+        out,
+        given=dict(inputs or {}),
+        datasets_root=datasets_root,
+        built_by_steps=_built_by(steps),
+        variant=variant,
+    )
     if dry_run:
         return dry_run_text(study, steps, checks, variant)
     missing = missing_text(checks)
     if missing:
-        raise ValueError(f"{study.name}: cannot start, inputs are missing (nothing was run):\n{missing}")
+        raise ValueError(
+            f"{study.name}: cannot start, inputs are missing (nothing was run):\n{missing}"
+        )
     _check_out(out)
     out.mkdir(parents=True, exist_ok=True)
     ledger = _ledger(out)
     for i, step in enumerate(steps, 1):
         key = _key(step)
-        done = ledger.get(key) == step.argv and (step.out is None or (step.out / "manifest.json").is_file())
+        done = ledger.get(key) == step.argv and (
+            step.out is None or (step.out / "manifest.json").is_file()
+        )
         if done:
             log.info("[%d/%d] %s: reused (same command, finished earlier)", i, len(steps), step.id)
             continue
@@ -163,9 +197,17 @@ def reproduce(
         "models": _models_used(steps),
         "paper_models": study.models,
         "overrides": dict(overrides or {}),
-        "steps": [{"id": s.id, "model": s.model, "command": _command_text(s),
-                   "out": str(s.out.relative_to(out)) if s.out and s.out.is_relative_to(out) else
-                   (str(s.out) if s.out else None)} for s in steps],  # fmt: skip
+        "steps": [
+            {
+                "id": s.id,
+                "model": s.model,
+                "command": _command_text(s),
+                "out": str(s.out.relative_to(out))
+                if s.out and s.out.is_relative_to(out)
+                else (str(s.out) if s.out else None),
+            }
+            for s in steps
+        ],
         "tables": study.tables,
     }
     render_reproduction(record, out)
@@ -181,8 +223,10 @@ def _layout(command: str, name: str):
         raise StudyError(f"layout {name!r}: no report module for `{command}`") from None
     layouts = getattr(module, "PAPER_LAYOUTS", {})
     if name not in layouts:
-        raise StudyError(f"layout {name!r}: pipelines/{part}/report.py has no such PAPER_LAYOUTS entry "
-                         f"(has: {', '.join(sorted(layouts)) or 'none'})")  # fmt: skip
+        raise StudyError(
+            f"layout {name!r}: pipelines/{part}/report.py has no such PAPER_LAYOUTS entry "
+            f"(has: {', '.join(sorted(layouts)) or 'none'})"
+        )
     return layouts[name]
 
 
@@ -198,13 +242,19 @@ def render_reproduction(record: dict, out: Path) -> Path:
         lines += ["", f"Later version: {paper['later_version']}"]
     lines.append("")
     if record.get("variant"):
-        lines += [f"**Variant `{record['variant']}` — not the paper's setting:** "
-                  f"{record['variant_description'].rstrip().rstrip('.')}. "
-                  "Its numbers test the pipeline, they do not reproduce the paper's.", ""]  # fmt: skip
+        lines += [
+            f"**Variant `{record['variant']}` — not the paper's setting:** "
+            f"{record['variant_description'].rstrip().rstrip('.')}. "
+            "Its numbers test the pipeline, they do not reproduce the paper's.",
+            "",
+        ]
     lines += ["Models: " + ", ".join(f"`{m}`" for m in record["models"]), ""]
     if record.get("overrides"):
-        lines += ["Departures given on the command line (`--set`): "
-                  + ", ".join(f"`{k}` = {v!r}" for k, v in record["overrides"].items()), ""]  # fmt: skip
+        lines += [
+            "Departures given on the command line (`--set`): "
+            + ", ".join(f"`{k}` = {v!r}" for k, v in record["overrides"].items()),
+            "",
+        ]
     lines += ["## Steps", "", "| step | command | run folder |", "|---|---|---|"]
     for step in record["steps"]:
         folder = f"[{step['out']}]({step['out']}/report.md)" if step.get("out") else "–"

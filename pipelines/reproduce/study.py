@@ -21,7 +21,18 @@ import yaml
 from bias_hub.pipelines.common.paths import default_datasets_root
 from bias_hub.pipelines.common.presets import STUDIES_DIR
 
-__all__ = ["PlannedStep", "Study", "StudyError", "command_dests", "list_studies", "load_study", "model_slug", "parse_set", "plan", "validate"]
+__all__ = [
+    "PlannedStep",
+    "Study",
+    "StudyError",
+    "command_dests",
+    "list_studies",
+    "load_study",
+    "model_slug",
+    "parse_set",
+    "plan",
+    "validate",
+]
 
 INPUT_KINDS = ("dataset", "file", "model", "env")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)(?:\.([A-Za-z0-9_]+))?\}")
@@ -55,7 +66,10 @@ class Study:
         if variant is None or "inputs" not in self.variants.get(variant, {}):
             return list(self.inputs)
         by_name = {item["name"]: item for item in self.inputs}
-        return [by_name[item] if isinstance(item, str) else item for item in self.variants[variant]["inputs"] or []]
+        return [
+            by_name[item] if isinstance(item, str) else item
+            for item in self.variants[variant]["inputs"] or []
+        ]
 
 
 @dataclass(frozen=True)
@@ -92,8 +106,14 @@ def _check_inputs(inputs: Any, where: str) -> list[dict]:
     if not isinstance(inputs, list):
         raise StudyError(f"{where}: expected a list of inputs")
     for i, item in enumerate(inputs):
-        if not isinstance(item, dict) or item.get("kind") not in INPUT_KINDS or not item.get("name"):
-            raise StudyError(f"{where}[{i}] needs 'kind' (one of {', '.join(INPUT_KINDS)}) and 'name'")
+        if (
+            not isinstance(item, dict)
+            or item.get("kind") not in INPUT_KINDS
+            or not item.get("name")
+        ):
+            raise StudyError(
+                f"{where}[{i}] needs 'kind' (one of {', '.join(INPUT_KINDS)}) and 'name'"
+            )
         if not item.get("how"):
             raise StudyError(f"{where}[{i}] ({item['name']}) needs 'how': how a user supplies it")
     return inputs
@@ -120,26 +140,49 @@ def _read(path: Path) -> Study:
         raise StudyError(f"{where}: step ids must be unique, got {ids}")
     tables = data.get("tables") or []
     for i, table in enumerate(tables):
-        if not isinstance(table, dict) or not table.get("id") or not table.get("step") or not table.get("layout"):
+        if (
+            not isinstance(table, dict)
+            or not table.get("id")
+            or not table.get("step")
+            or not table.get("layout")
+        ):
             raise StudyError(f"{where}: tables[{i}] needs 'id', 'step' and 'layout'")
     variants = data.get("variants") or {}
     if not isinstance(variants, dict):
         raise StudyError(f"{where}: 'variants' must map variant names to their changes")
     for vname, variant in variants.items():
         if not isinstance(variant, dict) or not variant.get("description"):
-            raise StudyError(f"{where}: variant {vname!r} needs a 'description' (how it differs from the paper)")
+            raise StudyError(
+                f"{where}: variant {vname!r} needs a 'description' (how it differs from the paper)"
+            )
         for i, s in enumerate(variant.get("steps") or []):
             _check_step(s, f"{where}: variants.{vname}.steps[{i}]")
         if "inputs" in variant:
             names = {item["name"] for item in inputs}
             own = [item for item in variant["inputs"] or [] if not isinstance(item, str)]
-            unknown = [item for item in variant["inputs"] or [] if isinstance(item, str) and item not in names]
+            unknown = [
+                item
+                for item in variant["inputs"] or []
+                if isinstance(item, str) and item not in names
+            ]
             if unknown:
-                raise StudyError(f"{where}: variants.{vname}.inputs names {unknown}, not inputs of the study")
+                raise StudyError(
+                    f"{where}: variants.{vname}.inputs names {unknown}, not inputs of the study"
+                )
             _check_inputs(own, f"{where}: variants.{vname}.inputs")
-    return Study(name=name, version=version, path=path, title=str(data.get("title", "")),
-                 paper=data.get("paper") or {}, models=models, inputs=inputs, steps=steps, tables=tables,
-                 variants=variants, presets=data.get("presets") or {})  # fmt: skip
+    return Study(
+        name=name,
+        version=version,
+        path=path,
+        title=str(data.get("title", "")),
+        paper=data.get("paper") or {},
+        models=models,
+        inputs=inputs,
+        steps=steps,
+        tables=tables,
+        variants=variants,
+        presets=data.get("presets") or {},
+    )
 
 
 def list_studies(folder: Path | None = None) -> list[Study]:
@@ -154,8 +197,10 @@ def load_study(name_or_path: str, folder: Path | None = None) -> Study:
         return _read(path)
     studies = {s.name: s for s in list_studies(folder)}
     if name_or_path not in studies:
-        raise StudyError(f"study {name_or_path!r}: unknown; known: {', '.join(sorted(studies)) or 'none'} "
-                         "(`bias-hub reproduce --list`)")  # fmt: skip
+        raise StudyError(
+            f"study {name_or_path!r}: unknown; known: {', '.join(sorted(studies)) or 'none'} "
+            "(`bias-hub reproduce --list`)"
+        )
     return studies[name_or_path]
 
 
@@ -186,7 +231,9 @@ def _expand(value: Any, context: dict[str, Any], where: str) -> Any:
     if not isinstance(value, str):
         return value
     if "{models}" in value:
-        return [_expand(value.replace("{models}", str(m)), context, where) for m in context["models"]]
+        return [
+            _expand(value.replace("{models}", str(m)), context, where) for m in context["models"]
+        ]
 
     def substitute(match: re.Match) -> str:
         key, sub = match.group(1), match.group(2)
@@ -195,8 +242,10 @@ def _expand(value: Any, context: dict[str, Any], where: str) -> Any:
                 raise StudyError(f"{where}: {{input.{sub}}} needs --input {sub}=PATH")
             return str(context["inputs"][sub])
         if key not in context or context[key] is None or sub is not None:
-            raise StudyError(f"{where}: unknown placeholder {match.group(0)} "
-                             "(known: {out}, {model}, {model_slug}, {models}, {datasets_root}, {input.NAME})")  # fmt: skip
+            raise StudyError(
+                f"{where}: unknown placeholder {match.group(0)} "
+                "(known: {out}, {model}, {model_slug}, {models}, {datasets_root}, {input.NAME})"
+            )
         return str(context[key])
 
     return _PLACEHOLDER.sub(substitute, value)
@@ -206,7 +255,12 @@ def model_slug(model: str, out: Path | None = None) -> str:
     """A folder name for a model: a local folder's own name (one that exists, is absolute,
     starts with ``.`` or lies under ``out``), a Hub id with ``/`` as ``--``."""
     path = Path(model)
-    if path.exists() or path.is_absolute() or model.startswith(".") or (out is not None and path.is_relative_to(out)):
+    if (
+        path.exists()
+        or path.is_absolute()
+        or model.startswith(".")
+        or (out is not None and path.is_relative_to(out))
+    ):
         return path.name
     return model.replace("/", "--")
 
@@ -253,12 +307,16 @@ def plan(
     chosen_models = study.model_ids
     if variant is not None:
         if variant not in study.variants:
-            raise StudyError(f"--variant {variant!r}: {study.name} has {', '.join(study.variants) or 'no variants'}")
+            raise StudyError(
+                f"--variant {variant!r}: {study.name} has {', '.join(study.variants) or 'no variants'}"
+            )
         spec = study.variants[variant]
         skipped = set(spec.get("skip") or [])
         unknown = skipped - {s["id"] for s in steps}
         if unknown:
-            raise StudyError(f"{study.name}: variant {variant} skips {sorted(unknown)}, not steps of the study")
+            raise StudyError(
+                f"{study.name}: variant {variant} skips {sorted(unknown)}, not steps of the study"
+            )
         steps = list(spec.get("steps") or []) + [s for s in steps if s["id"] not in skipped]
         chosen_models = list(spec.get("models") or chosen_models)
         changes.update(spec.get("set") or {})
@@ -266,13 +324,22 @@ def plan(
         chosen_models = list(models)
     changes.update(overrides or {})
     root = Path(datasets_root) if datasets_root else default_datasets_root()
-    context = {"out": out, "models": chosen_models, "datasets_root": root, "inputs": dict(inputs or {})}
-    context["models"] = [_expand(m, {**context, "models": []}, f"{study.name}: models") for m in chosen_models]
+    context = {
+        "out": out,
+        "models": chosen_models,
+        "datasets_root": root,
+        "inputs": dict(inputs or {}),
+    }
+    context["models"] = [
+        _expand(m, {**context, "models": []}, f"{study.name}: models") for m in chosen_models
+    ]
     ids = {s["id"] for s in steps}
     for key in changes:
         step_id, dot, _ = key.partition(".")
         if dot and step_id not in ids:
-            raise StudyError(f"--set {key}: no step {step_id!r} in {study.name} (steps: {', '.join(sorted(ids))})")
+            raise StudyError(
+                f"--set {key}: no step {step_id!r} in {study.name} (steps: {', '.join(sorted(ids))})"
+            )
     planned, applied = [], set()
     for step in steps:
         args = dict(step.get("args") or {})
@@ -281,7 +348,9 @@ def plan(
             if dot and step_id == step["id"]:
                 args[name] = value
                 applied.add(key)
-            elif not dot and (key in args or (accepts is not None and key in accepts(step["command"]))):
+            elif not dot and (
+                key in args or (accepts is not None and key in accepts(step["command"]))
+            ):
                 args[key] = value
                 applied.add(key)
         # Without for_each_model, {model} is the first model (a step that loads one).
@@ -289,14 +358,24 @@ def plan(
         for model in runs:
             where = f"{study.name}: step {step['id']}"
             chosen = model if model is not None else next(iter(context["models"]), None)
-            values = {**context, "model": chosen, "model_slug": model_slug(chosen, out) if chosen else None}
+            values = {
+                **context,
+                "model": chosen,
+                "model_slug": model_slug(chosen, out) if chosen else None,
+            }
             expanded = {k: _expand(v, values, where) for k, v in args.items()}
             out_dir = Path(expanded["out"]) if "out" in expanded else None
-            planned.append(PlannedStep(step["id"], step["command"], _argv(step["command"], expanded), out_dir, model))
+            planned.append(
+                PlannedStep(
+                    step["id"], step["command"], _argv(step["command"], expanded), out_dir, model
+                )
+            )
     unused = [key for key in changes if key not in applied]
     if unused:
-        raise StudyError(f"--set {', '.join(unused)}: no step of {study.name} takes it "
-                         "(write STEP.KEY to set an argument of one step)")  # fmt: skip
+        raise StudyError(
+            f"--set {', '.join(unused)}: no step of {study.name} takes it "
+            "(write STEP.KEY to set an argument of one step)"
+        )
     return planned
 
 
@@ -321,7 +400,9 @@ def validate(study: Study, parser: argparse.ArgumentParser, out: Path = Path("OU
     ids = {s["id"] for s in study.steps}
     for table in study.tables:
         if table["step"] not in ids:
-            raise StudyError(f"{study.name}: table {table['id']!r} names step {table['step']!r}, not in {sorted(ids)}")
+            raise StudyError(
+                f"{study.name}: table {table['id']!r} names step {table['step']!r}, not in {sorted(ids)}"
+            )
     for variant in [None, *study.variants]:
         inputs = {item["name"]: f"INPUT_{item['name']}" for item in study.inputs_of(variant)}
         for step in plan(study, out, variant=variant, inputs=inputs, models=None):
@@ -332,5 +413,7 @@ def validate(study: Study, parser: argparse.ArgumentParser, out: Path = Path("OU
             except SystemExit:
                 message = stderr.getvalue().strip().splitlines()[-1:] or ["does not parse"]
                 label = f" (variant {variant})" if variant else ""
-                raise StudyError(f"{study.name}: step {step.id}{label}: `bias-hub {' '.join(step.argv)}`: "
-                                 f"{message[0]}") from None  # fmt: skip
+                raise StudyError(
+                    f"{study.name}: step {step.id}{label}: `bias-hub {' '.join(step.argv)}`: "
+                    f"{message[0]}"
+                ) from None

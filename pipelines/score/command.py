@@ -20,29 +20,65 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "module on them, with intervals; writes results.json and report.md into --out.",
     )
     settings_defaults(parser, Settings)
-    parser.add_argument("metric", choices=sorted(SCORE_PATHS), metavar="METRIC",
-                        help=f"the metric module: {', '.join(sorted(SCORE_PATHS))}")  # fmt: skip
+    parser.add_argument(
+        "metric",
+        choices=sorted(SCORE_PATHS),
+        metavar="METRIC",
+        help=f"the metric module: {', '.join(sorted(SCORE_PATHS))}",
+    )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--predictions", type=Path, metavar="FILE",
-                        help="predictions: JSON lines (.jsonl), CSV (.csv) or Parquet (.parquet), one row per item")  # fmt: skip
-    source.add_argument("--from-lm-eval", type=Path, metavar="SAMPLES.jsonl",
-                        help="the samples file lm-evaluation-harness writes with --log_samples")  # fmt: skip
-    parser.add_argument("--dataset", metavar="DIR_OR_NAME",
-                        help="dataset folder, or a name under --datasets-root (default: the metric's own)")  # fmt: skip
-    parser.add_argument("--config", help="dataset config (default: the metric's own, e.g. bbq_bias: all)")
+    source.add_argument(
+        "--predictions",
+        type=Path,
+        metavar="FILE",
+        help="predictions: JSON lines (.jsonl), CSV (.csv) or Parquet (.parquet), one row per item",
+    )
+    source.add_argument(
+        "--from-lm-eval",
+        type=Path,
+        metavar="SAMPLES.jsonl",
+        help="the samples file lm-evaluation-harness writes with --log_samples",
+    )
+    parser.add_argument(
+        "--dataset",
+        metavar="DIR_OR_NAME",
+        help="dataset folder, or a name under --datasets-root (default: the metric's own)",
+    )
+    parser.add_argument(
+        "--config", help="dataset config (default: the metric's own, e.g. bbq_bias: all)"
+    )
     parser.add_argument("--split", help="dataset split (default: every split of the config)")
-    parser.add_argument("--id-column", help="the id column shared by predictions and dataset (default: example_id or id)")
-    parser.add_argument("--prediction-column", metavar="COL",
-                        help="the predictions column holding the answers: indices, or answer texts matched after "
-                        "lower-casing, trimming and dropping a final period (default: prediction)")  # fmt: skip
-    parser.add_argument("--column", dest="columns", action="append", metavar="ARG=COLUMN",
-                        help="read another compute() argument from COLUMN (e.g. probabilities=probs); repeatable")  # fmt: skip
-    parser.add_argument("--out", required=True, help="output folder, replaced whole when the run succeeds")
+    parser.add_argument(
+        "--id-column",
+        help="the id column shared by predictions and dataset (default: example_id or id)",
+    )
+    parser.add_argument(
+        "--prediction-column",
+        metavar="COL",
+        help="the predictions column holding the answers: indices, or answer texts matched after "
+        "lower-casing, trimming and dropping a final period (default: prediction)",
+    )
+    parser.add_argument(
+        "--column",
+        dest="columns",
+        action="append",
+        metavar="ARG=COLUMN",
+        help="read another compute() argument from COLUMN (e.g. probabilities=probs); repeatable",
+    )
+    parser.add_argument(
+        "--out", required=True, help="output folder, replaced whole when the run succeeds"
+    )
     roots = parser.add_argument_group("where datasets and metrics live")
-    roots.add_argument("--datasets-root", type=Path,
-                       help="parent folder of the dataset folders (default: the repository's datasets/)")  # fmt: skip
-    roots.add_argument("--metrics-root", type=Path,
-                       help="parent folder of the metric modules (default: the repository's metrics/)")  # fmt: skip
+    roots.add_argument(
+        "--datasets-root",
+        type=Path,
+        help="parent folder of the dataset folders (default: the repository's datasets/)",
+    )
+    roots.add_argument(
+        "--metrics-root",
+        type=Path,
+        help="parent folder of the metric modules (default: the repository's metrics/)",
+    )
     parser.add_argument("--seed", type=int, help="seed of the resampling (default: %(default)s)")
     add_interval_flags(parser, unit="items (templates where the metric takes them)")
     parser.set_defaults(func=_run)
@@ -52,10 +88,18 @@ def _run(args: argparse.Namespace) -> int:
     from bias_hub.pipelines.score.run import run
 
     settings = Settings(
-        metric=args.metric, from_lm_eval=args.from_lm_eval, config=args.config, split=args.split,
-        id_column=args.id_column, prediction_column=args.prediction_column, columns=args.columns,
-        datasets_root=args.datasets_root, metrics_root=args.metrics_root, seed=args.seed,
-        confidence_level=args.confidence_level, n_resamples=args.n_resamples,
-    )  # fmt: skip
+        metric=args.metric,
+        from_lm_eval=args.from_lm_eval,
+        config=args.config,
+        split=args.split,
+        id_column=args.id_column,
+        prediction_column=args.prediction_column,
+        columns=args.columns,
+        datasets_root=args.datasets_root,
+        metrics_root=args.metrics_root,
+        seed=args.seed,
+        confidence_level=args.confidence_level,
+        n_resamples=args.n_resamples,
+    )
     run(args.predictions, args.dataset, Path(args.out), settings)
     return 0

@@ -72,67 +72,114 @@ _WORD_VECTORS = {"words": Column("word", "label"), "vectors": Column("vector", "
 
 SCORE_PATHS: dict[str, ScorePath] = {
     "bbq_bias": ScorePath(
-        metric="bbq_bias", dataset="jbbq", config="all",
-        predictions={"predictions": Column("prediction", "choice", choices=("ans0", "ans1", "ans2"))},
-        dataset_columns={"references": "label", "unknown_labels": "unknown_label",
-                         "stereotyped_labels": "stereotyped_label", "context_conditions": "context_condition",
-                         "categories": "category", "templates": "question_index"},
-        id_columns=("example_id", "id"), qualifier="category",
-        summary_keys=("accuracy", "accuracy_ambiguous", "accuracy_disambiguated", "accuracy_gap",
-                      "bias_score_disambiguated", "bias_score_ambiguous", "unparsable_rate"),
+        metric="bbq_bias",
+        dataset="jbbq",
+        config="all",
+        predictions={
+            "predictions": Column("prediction", "choice", choices=("ans0", "ans1", "ans2"))
+        },
+        dataset_columns={
+            "references": "label",
+            "unknown_labels": "unknown_label",
+            "stereotyped_labels": "stereotyped_label",
+            "context_conditions": "context_condition",
+            "categories": "category",
+            "templates": "question_index",
+        },
+        id_columns=("example_id", "id"),
+        qualifier="category",
+        summary_keys=(
+            "accuracy",
+            "accuracy_ambiguous",
+            "accuracy_disambiguated",
+            "accuracy_gap",
+            "bias_score_disambiguated",
+            "bias_score_ambiguous",
+            "unparsable_rate",
+        ),
     ),
     "nli_gender_bias": ScorePath(
-        metric="nli_gender_bias", dataset="nli_gender_bias", config="generated_all",
-        predictions={"predictions": Column("prediction", "choice", names=_NLI_LABELS),
-                     "probabilities": Column("probabilities", "numbers", required=False)},
+        metric="nli_gender_bias",
+        dataset="nli_gender_bias",
+        config="generated_all",
+        predictions={
+            "predictions": Column("prediction", "choice", names=_NLI_LABELS),
+            "probabilities": Column("probabilities", "numbers", required=False),
+        },
         dataset_columns={"subsets": "subset", "templates": "template_id"},
         id_columns=("id",),
         summary_keys=("bias_score", "fraction_neutral", "net_neutral"),
     ),
     "perplexity_gap": ScorePath(
-        metric="perplexity_gap", dataset="stereoset_gender_swap", config="contexts",
-        predictions={"male_perplexities": Column("male_perplexity", "number"),
-                     "female_perplexities": Column("female_perplexity", "number")},
+        metric="perplexity_gap",
+        dataset="stereoset_gender_swap",
+        config="contexts",
+        predictions={
+            "male_perplexities": Column("male_perplexity", "number"),
+            "female_perplexities": Column("female_perplexity", "number"),
+        },
         id_columns=("id",),
         summary_keys=("mean_gap", "median_gap", "male_higher_rate", "wilcoxon_pvalue"),
     ),
     "gender_attention_gap": ScorePath(
-        metric="gender_attention_gap", dataset="stereoset_gender_swap", config="contexts",
-        predictions={"attention_to_gender": Column("attention_to_gender", "number"),
-                     "words": Column("word", "label"), "forms": Column("form", "label")},
-        id_columns=("id",), many_per_id=True,
+        metric="gender_attention_gap",
+        dataset="stereoset_gender_swap",
+        config="contexts",
+        predictions={
+            "attention_to_gender": Column("attention_to_gender", "number"),
+            "words": Column("word", "label"),
+            "forms": Column("form", "label"),
+        },
+        id_columns=("id",),
+        many_per_id=True,
         summary_keys=("mean_gap",),
     ),
     "speciesism_bias": ScorePath(
-        metric="speciesism_bias", dataset="speciesism_templates", config="sentiment",
+        metric="speciesism_bias",
+        dataset="speciesism_templates",
+        config="sentiment",
         config_name="negative_share",
         predictions={"labels": Column("label", "label")},
         dataset_columns={"animals": "animal", "templates": "template_id"},
-        id_columns=("id",), many_per_id=True,
+        id_columns=("id",),
+        many_per_id=True,
         summary_keys=("overall_negative_share",),
     ),
     "winobias_gap": ScorePath(
-        metric="winobias_gap", dataset="winobias", config="all",
+        metric="winobias_gap",
+        dataset="winobias",
+        config="all",
         predictions={"predictions": Column("clusters", "clusters")},
         dataset_columns={"references": "clusters", "condition": "condition"},
         id_columns=("document_id", "id"),
         summary_keys=("f1_gap", "precision_gap", "recall_gap"),
     ),
     "weat": ScorePath(
-        metric="weat", dataset="weat_word_sets", config="en", predictions=dict(_WORD_VECTORS),
-        id_columns=("test_id",), per_test=True,
+        metric="weat",
+        dataset="weat_word_sets",
+        config="en",
+        predictions=dict(_WORD_VECTORS),
+        id_columns=("test_id",),
+        per_test=True,
         summary_keys=("effect_size", "p_value"),
     ),
     "rnsb": ScorePath(
-        metric="rnsb", dataset="weat_word_sets", config="en", predictions=dict(_WORD_VECTORS),
-        id_columns=("test_id",), per_test=True, fixed={"train_on": "attribute_sets"},
+        metric="rnsb",
+        dataset="weat_word_sets",
+        config="en",
+        predictions=dict(_WORD_VECTORS),
+        id_columns=("test_id",),
+        per_test=True,
+        fixed={"train_on": "attribute_sets"},
         summary_keys=("kl_divergence", "classifier_accuracy"),
     ),
-}  # fmt: skip
+}
 
 
 def score_path(metric: str) -> ScorePath:
     """The declared path of ``metric``; a ValueError naming the known ones otherwise."""
     if metric not in SCORE_PATHS:
-        raise ValueError(f"METRIC {metric!r}: no score path; expected one of {', '.join(sorted(SCORE_PATHS))}")
+        raise ValueError(
+            f"METRIC {metric!r}: no score path; expected one of {', '.join(sorted(SCORE_PATHS))}"
+        )
     return SCORE_PATHS[metric]

@@ -44,7 +44,9 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
         try:
             rows = pq.read_table(path).to_pylist()
         except Exception as err:  # pyarrow raises several types for a file that is not Parquet
-            raise ValueError(f"--predictions {path}: not a Parquet file ({str(err).splitlines()[0]})") from None
+            raise ValueError(
+                f"--predictions {path}: not a Parquet file ({str(err).splitlines()[0]})"
+            ) from None
     elif kind == "csv":
         with path.open(encoding="utf-8", newline="") as handle:
             rows = list(csv.DictReader(handle))
@@ -64,9 +66,13 @@ def _json_lines(path: Path, flag: str) -> list[dict]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as err:
-                raise ValueError(f"{flag} {path}, line {number}: not JSON lines ({err.msg})") from None
+                raise ValueError(
+                    f"{flag} {path}, line {number}: not JSON lines ({err.msg})"
+                ) from None
             if not isinstance(row, dict):
-                raise ValueError(f"{flag} {path}, line {number}: expected a JSON object, got {type(row).__name__}")
+                raise ValueError(
+                    f"{flag} {path}, line {number}: expected a JSON object, got {type(row).__name__}"
+                )
             rows.append(row)
     return rows
 
@@ -90,11 +96,21 @@ def read_lm_eval_samples(path: str | Path) -> list[dict]:
     for number, sample in enumerate(_json_lines(path, "--from-lm-eval"), start=1):
         where = f"--from-lm-eval {path}, line {number}"
         if not isinstance(sample.get("doc"), dict) or "filtered_resps" not in sample:
-            raise ValueError(f"{where}: not an lm-eval logged sample (expected the keys doc and filtered_resps)")
+            raise ValueError(
+                f"{where}: not an lm-eval logged sample (expected the keys doc and filtered_resps)"
+            )
         responses = sample["filtered_resps"]
-        if isinstance(responses, list) and responses and all(isinstance(r, list) and r for r in responses):
+        if (
+            isinstance(responses, list)
+            and responses
+            and all(isinstance(r, list) and r for r in responses)
+        ):
             scores = [float(r[0]) for r in responses]
-            prediction = max(range(len(scores)), key=scores.__getitem__) if all(map(math.isfinite, scores)) else -1
+            prediction = (
+                max(range(len(scores)), key=scores.__getitem__)
+                if all(map(math.isfinite, scores))
+                else -1
+            )
             row = {**sample["doc"], "prediction": prediction}
         elif isinstance(responses, list) and len(responses) == 1 and isinstance(responses[0], str):
             row = {**sample["doc"], "prediction": parse_answer(responses[0]), "reply": responses[0]}
@@ -134,12 +150,16 @@ def to_choice(value, answers: Sequence[str], where: str) -> tuple[int, bool]:
     index = _integer(value)
     if index is not None:
         if not -1 <= index < len(answers):
-            raise ValueError(f"{where}: answer index {index} is out of range; expected -1 to {len(answers) - 1}")
+            raise ValueError(
+                f"{where}: answer index {index} is out of range; expected -1 to {len(answers) - 1}"
+            )
         return index, True
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return UNPARSABLE, False
     if not isinstance(value, str):
-        raise ValueError(f"{where}: expected an answer index or an answer text, got {type(value).__name__} {value!r}")
+        raise ValueError(
+            f"{where}: expected an answer index or an answer text, got {type(value).__name__} {value!r}"
+        )
     wanted = normalise_answer(value)
     for position, answer in enumerate(answers):
         if normalise_answer(answer) == wanted:

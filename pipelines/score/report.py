@@ -31,7 +31,8 @@ def report(results: dict) -> str:
         "",
         f"- predictions: `{source['file']}` ({source['format']}, {source['rows']} rows)",
         f"- dataset: `{dataset['folder']}`, config `{dataset['config']}`, splits {', '.join(dataset['splits'])}"
-        if dataset["folder"] else "- dataset: the questions logged in each sample's doc",
+        if dataset["folder"]
+        else "- dataset: the questions logged in each sample's doc",
     ]
     if results["per_test"]:
         lines.append(f"- {joined['word_vectors']} word vectors, {joined['tests']} tests")
@@ -48,7 +49,8 @@ def report(results: dict) -> str:
         )
     lines.append(
         f"- intervals: {level:.0%} bootstrap, {results['intervals']['n_resamples']} resamples"
-        if level else "- intervals: none (--confidence-level none)"
+        if level
+        else "- intervals: none (--confidence-level none)"
     )
     lines.append("")
     result = results["result"]

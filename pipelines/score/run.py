@@ -34,12 +34,25 @@ _SHOWN = 5  # ids named in an error
 
 
 def _source(predictions: str | Path | None, settings: Settings) -> tuple[list[dict], dict]:
-    given = [flag for flag, value in (("--predictions", predictions), ("--from-lm-eval", settings.from_lm_eval)) if value]
+    given = [
+        flag
+        for flag, value in (
+            ("--predictions", predictions),
+            ("--from-lm-eval", settings.from_lm_eval),
+        )
+        if value
+    ]
     if len(given) != 1:
-        raise ValueError("give either --predictions FILE or --from-lm-eval SAMPLES.jsonl (exactly one)")
+        raise ValueError(
+            "give either --predictions FILE or --from-lm-eval SAMPLES.jsonl (exactly one)"
+        )
     if settings.from_lm_eval:
         rows = read_lm_eval_samples(settings.from_lm_eval)
-        return rows, {"file": str(settings.from_lm_eval), "format": "lm-eval samples", "rows": len(rows)}
+        return rows, {
+            "file": str(settings.from_lm_eval),
+            "format": "lm-eval samples",
+            "rows": len(rows),
+        }
     rows, kind = read_predictions(predictions)
     return rows, {"file": str(predictions), "format": kind, "rows": len(rows)}
 
@@ -61,26 +74,34 @@ def load_rows(folder: Path, config: str, split: str | None) -> tuple[list[dict],
 
 def _docs_suffice(rows: list[dict], path: ScorePath) -> bool:
     """Whether every sample's doc holds the dataset columns and answer choices the path reads."""
-    needed = set(path.dataset_columns.values()) | {c for column in path.predictions.values() for c in column.choices}
+    needed = set(path.dataset_columns.values()) | {
+        c for column in path.predictions.values() for c in column.choices
+    }
     return not path.per_test and all(needed <= set(row) for row in rows)
 
 
 def _id_column(path: ScorePath, settings: Settings, dataset_columns: set[str], where: str) -> str:
     if settings.id_column:
         if settings.id_column not in dataset_columns:
-            raise ValueError(f"--id-column {settings.id_column!r}: not a column of {where}; its columns: {sorted(dataset_columns)}")
+            raise ValueError(
+                f"--id-column {settings.id_column!r}: not a column of {where}; its columns: {sorted(dataset_columns)}"
+            )
         return settings.id_column
     for name in path.id_columns:
         if name in dataset_columns:
             return name
-    raise ValueError(f"{where} has none of the id columns {list(path.id_columns)}; name one with --id-column")
+    raise ValueError(
+        f"{where} has none of the id columns {list(path.id_columns)}; name one with --id-column"
+    )
 
 
 def _key(row: dict, id_column: str, qualifier: str | None):
     return (row[qualifier], str(row[id_column])) if qualifier else str(row[id_column])
 
 
-def join(predictions: list[dict], rows: list[dict], path: ScorePath, id_column: str, source: str) -> tuple[list, dict]:
+def join(
+    predictions: list[dict], rows: list[dict], path: ScorePath, id_column: str, source: str
+) -> tuple[list, dict]:
     """``[(prediction row, dataset row)]`` on the id (qualified by ``path.qualifier`` where the
     dataset's ids repeat, e.g. BBQ's example_id within each category), and the join's counts.
     Every prediction must join; dataset rows without a prediction are counted, not an error."""
@@ -103,7 +124,9 @@ def join(predictions: list[dict], rows: list[dict], path: ScorePath, id_column: 
     for row in rows:
         key = _key(row, id_column, qualifier)
         if key in index:
-            raise ValueError(f"dataset: id {key!r} appears twice; name a unique id column with --id-column")
+            raise ValueError(
+                f"dataset: id {key!r} appears twice; name a unique id column with --id-column"
+            )
         index[key] = row
     pairs, unjoined = [], []
     for row in predictions:
@@ -122,10 +145,17 @@ def join(predictions: list[dict], rows: list[dict], path: ScorePath, id_column: 
     keys = Counter(_key(row, id_column, qualifier) for row, _ in pairs)
     repeated = [key for key, n in keys.items() if n > 1]
     if repeated and not path.many_per_id:
-        raise ValueError(f"{source}: {len(repeated)} ids have more than one prediction row (e.g. {repeated[0]!r})")
-    counts = {"id_column": id_column, "qualified_by": qualifier, "prediction_rows": len(predictions),
-              "joined": len(pairs), "dataset_rows": len(rows),
-              "dataset_rows_without_prediction": len(index) - len(keys)}  # fmt: skip
+        raise ValueError(
+            f"{source}: {len(repeated)} ids have more than one prediction row (e.g. {repeated[0]!r})"
+        )
+    counts = {
+        "id_column": id_column,
+        "qualified_by": qualifier,
+        "prediction_rows": len(predictions),
+        "joined": len(pairs),
+        "dataset_rows": len(rows),
+        "dataset_rows_without_prediction": len(index) - len(keys),
+    }
     return pairs, counts
 
 
@@ -134,8 +164,13 @@ def _columns(path: ScorePath, settings: Settings) -> dict[str, Column]:
     columns = dict(path.predictions)
     if settings.prediction_column:
         main = path.main_prediction
-        columns[main] = Column(settings.prediction_column, columns[main].kind, columns[main].choices,
-                               columns[main].names, columns[main].required)  # fmt: skip
+        columns[main] = Column(
+            settings.prediction_column,
+            columns[main].kind,
+            columns[main].choices,
+            columns[main].names,
+            columns[main].required,
+        )
     for item in settings.columns or []:
         argument, sep, column = item.partition("=")
         if not sep or argument not in columns or not column:
@@ -148,7 +183,9 @@ def _columns(path: ScorePath, settings: Settings) -> dict[str, Column]:
     return columns
 
 
-def metric_inputs(pairs: Sequence[tuple[dict, dict]], path: ScorePath, columns: dict[str, Column], source: str) -> tuple[dict, dict]:
+def metric_inputs(
+    pairs: Sequence[tuple[dict, dict]], path: ScorePath, columns: dict[str, Column], source: str
+) -> tuple[dict, dict]:
     """The compute() arguments from the joined rows, and how the predictions were read
     (texts matched, unmatched)."""
     first = pairs[0][0]
@@ -170,7 +207,11 @@ def metric_inputs(pairs: Sequence[tuple[dict, dict]], path: ScorePath, columns: 
                 raise ValueError(f"{where}: missing")
             value = row[column.name]
             if column.kind == "choice":
-                answers = [data[name] for name in column.choices] if column.choices else list(column.names)
+                answers = (
+                    [data[name] for name in column.choices]
+                    if column.choices
+                    else list(column.names)
+                )
                 index, ok = to_choice(value, answers, where)
                 is_text = isinstance(value, str) and not value.strip().lstrip("-").isdigit()
                 matched_texts += ok and is_text
@@ -180,43 +221,72 @@ def metric_inputs(pairs: Sequence[tuple[dict, dict]], path: ScorePath, columns: 
                 values.append(to_value(value, column.kind, where))
         inputs[argument] = values
         if column.kind == "choice":
-            reading[argument] = {"column": column.name, "texts_matched": matched_texts, "unmatched": unmatched}
+            reading[argument] = {
+                "column": column.name,
+                "texts_matched": matched_texts,
+                "unmatched": unmatched,
+            }
     for argument, name in path.dataset_columns.items():
         if name not in pairs[0][1]:
-            raise ValueError(f"dataset: no column {name!r} (for {path.metric}'s {argument}); is it the right dataset?")
+            raise ValueError(
+                f"dataset: no column {name!r} (for {path.metric}'s {argument}); is it the right dataset?"
+            )
         inputs[argument] = [data[name] for _, data in pairs]
     return inputs, reading
 
 
 def _interval_options(settings: Settings) -> dict:
     options = settings.interval_options()
-    return {key: value for key, value in options.items() if value is not None or key == "confidence_level"}
+    return {
+        key: value
+        for key, value in options.items()
+        if value is not None or key == "confidence_level"
+    }
 
 
-def _per_test(metric, pairs_rows: list[dict], rows: list[dict], path: ScorePath, columns: dict[str, Column],
-              source: str, options: dict) -> dict:  # fmt: skip
+def _per_test(
+    metric,
+    pairs_rows: list[dict],
+    rows: list[dict],
+    path: ScorePath,
+    columns: dict[str, Column],
+    source: str,
+    options: dict,
+) -> dict:
     """WEAT and RNSB: the predictions are word vectors; each dataset row is one test."""
     inputs, _ = metric_inputs([(row, {}) for row in pairs_rows], path, columns, source)
     results = {}
     for test in rows:
-        target = {test["target_x_name"]: list(test["target_x_words"]), test["target_y_name"]: list(test["target_y_words"])}
-        attribute = {test["attribute_a_name"]: list(test["attribute_a_words"]),
-                     test["attribute_b_name"]: list(test["attribute_b_words"])}  # fmt: skip
+        target = {
+            test["target_x_name"]: list(test["target_x_words"]),
+            test["target_y_name"]: list(test["target_y_words"]),
+        }
+        attribute = {
+            test["attribute_a_name"]: list(test["attribute_a_words"]),
+            test["attribute_b_name"]: list(test["attribute_b_words"]),
+        }
         try:
-            results[test["test_id"]] = metric.compute(**inputs, target_sets=target, attribute_sets=attribute,
-                                                      **path.fixed, **options)  # fmt: skip
+            results[test["test_id"]] = metric.compute(
+                **inputs, target_sets=target, attribute_sets=attribute, **path.fixed, **options
+            )
         except ValueError as err:
             raise ValueError(f"{path.metric}, test {test['test_id']}: {err}") from None
     return results
 
 
-def run(predictions: str | Path | None, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
+def run(
+    predictions: str | Path | None, dataset: str | Path | None, out_dir: Path, settings: Settings
+) -> dict:
     """Score the predictions with ``settings.metric``; write the run folder; return results.json."""
     path = score_path(settings.metric)
     folder = RunFolder(out_dir)
     with folder:
         rows_in, source_record = _source(predictions, settings)
-        source = f"--from-lm-eval {settings.from_lm_eval}" if settings.from_lm_eval else f"--predictions {predictions}"
+        source = (
+            f"--from-lm-eval {settings.from_lm_eval}"
+            if settings.from_lm_eval
+            else f"--predictions {predictions}"
+        )
         if dataset is None and settings.from_lm_eval and _docs_suffice(rows_in, path):
             # The tasks of `bias-hub export lm-eval` log every column the metric needs in each doc.
             dataset_path, config, rows, splits = None, None, rows_in, []
@@ -224,7 +294,11 @@ def run(predictions: str | Path | None, dataset: str | Path | None, out_dir: Pat
             dataset_path = dataset_folder(dataset or path.dataset, settings.datasets_root)
             config = settings.config or path.config
             rows, splits = load_rows(dataset_path, config, settings.split)
-        where = f"dataset {dataset_path} (config {config!r})" if dataset_path else f"the docs of {source}"
+        where = (
+            f"dataset {dataset_path} (config {config!r})"
+            if dataset_path
+            else f"the docs of {source}"
+        )
         if not rows:
             raise ValueError(f"{where}: no rows")
         metric = load_metric(path.metric, settings.metrics_root, path.config_name)
@@ -232,7 +306,10 @@ def run(predictions: str | Path | None, dataset: str | Path | None, out_dir: Pat
         options = _interval_options(settings)
         if path.per_test:
             if settings.id_column or settings.prediction_column:
-                log.info("%s: --id-column and --prediction-column do not apply (tests come from the dataset)", path.metric)
+                log.info(
+                    "%s: --id-column and --prediction-column do not apply (tests come from the dataset)",
+                    path.metric,
+                )
             result = _per_test(metric, rows_in, rows, path, columns, source, options)
             joined, reading = {"tests": len(rows), "word_vectors": len(rows_in)}, {}
         else:
@@ -242,17 +319,35 @@ def run(predictions: str | Path | None, dataset: str | Path | None, out_dir: Pat
             result = metric.compute(**inputs, **path.fixed, **options)
         for counts in reading.values():
             if counts["unmatched"]:
-                log.warning("%s: %d of %d predictions in %r matched no answer and count as unparsable (-1)",
-                            source, counts["unmatched"], joined["joined"], counts["column"])  # fmt: skip
-        results = to_jsonable({
-            "part": "score", "step": "score", "metric": path.metric, "config_name": path.config_name,
-            "predictions": source_record,
-            "dataset": {"folder": str(dataset_path) if dataset_path else None, "config": config, "splits": splits},
-            "join": joined, "reading": reading, "columns": {a: c.name for a, c in columns.items()},
-            "intervals": settings.interval_record(), "seed": settings.seed,
-            "summary_keys": list(path.summary_keys), "per_test": path.per_test,
-            "result": result,
-        })  # fmt: skip
+                log.warning(
+                    "%s: %d of %d predictions in %r matched no answer and count as unparsable (-1)",
+                    source,
+                    counts["unmatched"],
+                    joined["joined"],
+                    counts["column"],
+                )
+        results = to_jsonable(
+            {
+                "part": "score",
+                "step": "score",
+                "metric": path.metric,
+                "config_name": path.config_name,
+                "predictions": source_record,
+                "dataset": {
+                    "folder": str(dataset_path) if dataset_path else None,
+                    "config": config,
+                    "splits": splits,
+                },
+                "join": joined,
+                "reading": reading,
+                "columns": {a: c.name for a, c in columns.items()},
+                "intervals": settings.interval_record(),
+                "seed": settings.seed,
+                "summary_keys": list(path.summary_keys),
+                "per_test": path.per_test,
+                "result": result,
+            }
+        )
         from bias_hub.pipelines.score.report import render
 
         folder.write_json("results.json", results)

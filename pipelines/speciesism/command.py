@@ -31,24 +31,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         out_default="reports/speciesism",
         dataset_help="the speciesism_templates folder or its name under --datasets-root (default: speciesism_templates)",
     )
-    parser.add_argument("--language", choices=("en", "ja"),
-                        help="template set: en (the study's) or ja (this project's extension) (default: %(default)s)")  # fmt: skip
-    parser.add_argument("--groups", nargs="+", type=str, choices=GROUPS,
-                        help="animal groups to include (default: the study's six animals)")  # fmt: skip
-    parser.add_argument("--animals", nargs="+", metavar="ANIMAL",
-                        help="exact animals (English keys such as pig dog person); overrides --groups")  # fmt: skip
-    parser.add_argument("--top-k", type=int, help="words per direction in the tables (default: %(default)s)")
-    parser.add_argument("--tokens", choices=("words", "raw"),
-                        help="items the tables and fills may list: words (whole-word tokens; the default) or raw "
-                        "(every vocabulary item, as the paper's tables; --preset paper)")  # fmt: skip
-    parser.add_argument("--sentiment-top-k", type=int, help="fills judged per animal (default: %(default)s)")
-    parser.add_argument("--association-words", type=int,
-                        help="top words per direction scored with Kurita's association (0: skip) (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--language",
+        choices=("en", "ja"),
+        help="template set: en (the study's) or ja (this project's extension) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--groups",
+        nargs="+",
+        type=str,
+        choices=GROUPS,
+        help="animal groups to include (default: the study's six animals)",
+    )
+    parser.add_argument(
+        "--animals",
+        nargs="+",
+        metavar="ANIMAL",
+        help="exact animals (English keys such as pig dog person); overrides --groups",
+    )
+    parser.add_argument(
+        "--top-k", type=int, help="words per direction in the tables (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--tokens",
+        choices=("words", "raw"),
+        help="items the tables and fills may list: words (whole-word tokens; the default) or raw "
+        "(every vocabulary item, as the paper's tables; --preset paper)",
+    )
+    parser.add_argument(
+        "--sentiment-top-k", type=int, help="fills judged per animal (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--association-words",
+        type=int,
+        help="top words per direction scored with Kurita's association (0: skip) (default: %(default)s)",
+    )
     parser.add_argument(
         "--sentiment-backend",
         help="vader (English, offline), google-cloud (the paper's; credentials from "
         "GOOGLE_API_KEY or Application Default Credentials), ja-lexicon, or package.module:factory "
         "(default: vader for en, ja-lexicon for ja; google-cloud with --preset paper)",
     )
-    add_interval_flags(parser, unit="templates (change rates), fills (negative shares) and pairs (association)")
+    add_interval_flags(
+        parser, unit="templates (change rates), fills (negative shares) and pairs (association)"
+    )
     parser.add_argument("--batch-size", type=int, help="sentences per batch (default: %(default)s)")

@@ -140,7 +140,9 @@ def mask_probabilities(
         out[index.start : index.stop] = np.exp(np.add.reduceat(picked, bounds[:-1]))
 
     # Out of memory: the batch size halves and the batch is run again.
-    size.run(range(len(texts)), work, desc=progress or "", unit="text", progress=progress is not None)
+    size.run(
+        range(len(texts)), work, desc=progress or "", unit="text", progress=progress is not None
+    )
     return out
 
 

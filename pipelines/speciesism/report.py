@@ -17,8 +17,14 @@ from bias_hub.builders.shared.text import markdown_table as _table  # noqa: E402
 from bias_hub.builders.shared.text import with_interval as _with_interval  # noqa: E402
 from bias_hub.pipelines.common.presets import preset_markdown  # noqa: E402
 
-__all__ = ["PAPER_LAYOUTS", "change_rate_markdown", "chart_figure", "negative_share_markdown", "render",
-           "report_markdown"]  # fmt: skip
+__all__ = [
+    "PAPER_LAYOUTS",
+    "change_rate_markdown",
+    "chart_figure",
+    "negative_share_markdown",
+    "render",
+    "report_markdown",
+]
 
 # Per direction of the study's tables: (start form, end form, heading).
 DIRECTIONS = {
@@ -69,15 +75,26 @@ def change_rate_markdown(table: dict, limit: int | None = None) -> str:
         rows, shown = [], []
         for i, entry in enumerate(entries):
             p_object, p_human = (
-                (entry["p_start"], entry["p_end"]) if start == "object" else (entry["p_end"], entry["p_start"])
+                (entry["p_start"], entry["p_end"])
+                if start == "object"
+                else (entry["p_end"], entry["p_start"])
             )
             interval = intervals.get(f"{key}[{i}]") if intervals else None
             shown.append(interval)
-            rows.append([entry["word"], *([f"`{entry['token']}`"] if raw else []),
-                         f"{p_object:.8f}", f"{p_human:.8f}", with_interval(entry["change_rate"], interval, 4, sign=True)])  # fmt: skip
+            rows.append(
+                [
+                    entry["word"],
+                    *([f"`{entry['token']}`"] if raw else []),
+                    f"{p_object:.8f}",
+                    f"{p_human:.8f}",
+                    with_interval(entry["change_rate"], interval, 4, sign=True),
+                ]
+            )
         parts.append(f"**{title}.**\n")
         parts.append(
-            _table(["word", *(["token"] if raw else []), "P(object form)", "P(human form)", rate], rows)
+            _table(
+                ["word", *(["token"] if raw else []), "P(object form)", "P(human form)", rate], rows
+            )
             + _reasons(shown)
             if entries
             else f"_No item above chance in the {start} form drops in the other form._"
@@ -99,10 +116,24 @@ def negative_share_markdown(results: dict) -> str:
     return _table(
         ["animal", *[m["label"] for m in models]],
         [
-            [a, *[cell(m, f"negative_share.{a}", m["sentiment"]["negative_share"].get(a)) for m in models]]
+            [
+                a,
+                *[
+                    cell(m, f"negative_share.{a}", m["sentiment"]["negative_share"].get(a))
+                    for m in models
+                ],
+            ]
             for a in animals
         ]
-        + [["**all**", *[cell(m, "overall_negative_share", m["sentiment"]["overall_negative_share"]) for m in models]]],
+        + [
+            [
+                "**all**",
+                *[
+                    cell(m, "overall_negative_share", m["sentiment"]["overall_negative_share"])
+                    for m in models
+                ],
+            ]
+        ],
     )
 
 
@@ -112,7 +143,11 @@ def comparisons_markdown(results: dict) -> str:
     rows, reasons = [], []
     for comparison in results["comparisons"]:
         for key, score in comparison["scores"].items():
-            name = "**all**" if key == "overall_negative_share" else key.removeprefix("negative_share.")
+            name = (
+                "**all**"
+                if key == "overall_negative_share"
+                else key.removeprefix("negative_share.")
+            )
             interval = comparison["confidence_intervals"].get(key)
             reasons.append(interval)
             if score["p_value"] is None:
@@ -120,9 +155,21 @@ def comparisons_markdown(results: dict) -> str:
             else:
                 mark = " *" if score["significant"] else ""
                 p_text = f"{score['p_value']:.3f} / {score['p_holm']:.3f}{mark}"
-            rows.append([f"{comparison['a']} → {comparison['b']}", name, f"{score['a']:.2f}", f"{score['b']:.2f}",
-                         with_interval(score["difference"], interval, 2, sign=True), p_text])  # fmt: skip
-    n_tests = sum(score.get("p_holm") is not None for c in results["comparisons"] for score in c["scores"].values())
+            rows.append(
+                [
+                    f"{comparison['a']} → {comparison['b']}",
+                    name,
+                    f"{score['a']:.2f}",
+                    f"{score['b']:.2f}",
+                    with_interval(score["difference"], interval, 2, sign=True),
+                    p_text,
+                ]
+            )
+    n_tests = sum(
+        score.get("p_holm") is not None
+        for c in results["comparisons"]
+        for score in c["scores"].values()
+    )
     return (
         _table(["A → B", "animal", "A", "B", f"B − A [{level:.0%} CI]", "p / p (Holm)"], rows)
         + _reasons(reasons)
@@ -145,7 +192,11 @@ def association_markdown(association: dict | None) -> str:
         for form in ("human", "object"):
             entry = by_group.get(f"{form}|{direction}")
             interval = intervals.get(f"by_group.{form}|{direction}.mean") if intervals else None
-            cells.append(f"{with_interval(entry['mean'], interval, 3, sign=True)} (n={entry['n']})" if entry else "-")
+            cells.append(
+                f"{with_interval(entry['mean'], interval, 3, sign=True)} (n={entry['n']})"
+                if entry
+                else "-"
+            )
         rows.append([direction.replace("_to_", " → "), *cells])
     words = ", ".join(
         f"{a['word']} ({a['direction'].replace('_to_', ' → ')})" for a in association["attributes"]
@@ -176,8 +227,22 @@ def chart_figure(results: dict):
             if interval and interval["low"] is not None:
                 errors[:, j] = shares[j] - interval["low"], interval["high"] - shares[j]
         offset = x + (i - (len(models) - 1) / 2) * width
-        bars = ax.bar(offset, shares, width, label=model["label"], yerr=errors if intervals else None, capsize=3)
-        ax.plot(offset, shares, linestyle="none", marker="_", markersize=8, color=bars.patches[0].get_facecolor())
+        bars = ax.bar(
+            offset,
+            shares,
+            width,
+            label=model["label"],
+            yerr=errors if intervals else None,
+            capsize=3,
+        )
+        ax.plot(
+            offset,
+            shares,
+            linestyle="none",
+            marker="_",
+            markersize=8,
+            color=bars.patches[0].get_facecolor(),
+        )
     ax.set_xticks(x, animals, rotation=30, ha="right")
     ax.set_xlabel("animal (its neutral sentence's top fills)")
     ax.set_ylim(0, 1)
@@ -199,7 +264,9 @@ def _settings_lines(results: dict) -> list[str]:
     ]
     record = results["preset"]
     if record:
-        lines += preset_markdown(SimpleNamespace(preset=record["name"], departures=record["departures"]))
+        lines += preset_markdown(
+            SimpleNamespace(preset=record["name"], departures=record["departures"])
+        )
     return lines
 
 
@@ -311,7 +378,9 @@ def report_markdown(results: dict) -> str:
 def render(results: dict, folder: Path) -> None:
     """Write ``report.md`` and the chart (``results["chart"]``) into the run folder ``folder``."""
     if results.get("part") != "speciesism":
-        raise ValueError(f"{folder}: results of part {results.get('part')!r}; expected a speciesism run")
+        raise ValueError(
+            f"{folder}: results of part {results.get('part')!r}; expected a speciesism run"
+        )
     folder = Path(folder)
     figure = chart_figure(results)
     try:
@@ -323,7 +392,10 @@ def render(results: dict, folder: Path) -> None:
 
 
 def _printed_table(rows: list[list], digits: int = 8) -> list[list]:
-    return [[word, f"{p_object:.{digits}f}", f"{p_human:.{digits}f}"] for word, p_object, p_human in rows]
+    return [
+        [word, f"{p_object:.{digits}f}", f"{p_human:.{digits}f}"]
+        for word, p_object, p_human in rows
+    ]
 
 
 def _is_roberta(label: str) -> bool:
@@ -344,20 +416,35 @@ def change_rate_layout(model: str, direction: str):
         chosen = [m for m in results["models"] if matches(m["label"])]
         if not chosen:
             return f"_No {model} model in this run: the paper's table alone._\n\n" + _table(
-                ["word", "P(object form)", "P(human form)"], _printed_table(printed["rows"]))
+                ["word", "P(object form)", "P(human form)"], _printed_table(printed["rows"])
+            )
         table = chosen[0]["change_rate"][next(iter(chosen[0]["change_rate"]))]
         start = DIRECTIONS[direction][0]
         ours = []
         for entry in table[direction]:
-            p_object, p_human = (entry["p_start"], entry["p_end"]) if start == "object" else (entry["p_end"], entry["p_start"])
+            p_object, p_human = (
+                (entry["p_start"], entry["p_end"])
+                if start == "object"
+                else (entry["p_end"], entry["p_start"])
+            )
             ours.append([entry["word"], f"{p_object:.8f}", f"{p_human:.8f}"])
         rows = []
         for i in range(max(len(ours), len(printed["rows"]))):
             paper = _printed_table(printed["rows"])[i] if i < len(printed["rows"]) else ["", "", ""]
             run = ours[i] if i < len(ours) else ["", "", ""]
             rows.append([i + 1, *paper, *run])
-        return _table(["#", "paper: word", "P(object)", "P(human)", f"{chosen[0]['label']}: word", "P(object)",
-                       "P(human)"], rows)  # fmt: skip
+        return _table(
+            [
+                "#",
+                "paper: word",
+                "P(object)",
+                "P(human)",
+                f"{chosen[0]['label']}: word",
+                "P(object)",
+                "P(human)",
+            ],
+            rows,
+        )
 
     return layout
 
@@ -368,7 +455,9 @@ def figure1_layout(results: dict, printed: dict) -> str:
     counts = []
     for model in results["models"]:
         fills = model["sentiment"]["fills"]
-        counts.append(f"{model['label']}: {sum(f['label'] == 'positive' for f in fills)} of {len(fills)}")
+        counts.append(
+            f"{model['label']}: {sum(f['label'] == 'positive' for f in fills)} of {len(fills)}"
+        )
     return (
         f"Paper: {printed['negative_share']}. Fills judged positive: {positive}.\n\n"
         f"This run ({results['sentiment_backend']}): fills judged positive: {'; '.join(counts)}.\n\n"

@@ -160,7 +160,11 @@ def associations(settings: Settings, lm: MaskedLM, rows: list[dict], table: dict
     )
     p_prior = np.repeat(
         mask_probabilities(
-            lm, prior_texts, settings.batch_size, "association (prior)" if bars else None, prior_targets
+            lm,
+            prior_texts,
+            settings.batch_size,
+            "association (prior)" if bars else None,
+            prior_targets,
         ),
         len(attributes),
     )
@@ -181,7 +185,9 @@ def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, ca
     share judged negative per animal."""
     rows = load_rows(settings, folder, CONFIGS[settings.language][1])
     texts = [with_mask(row["text"], lm.mask_token) for row in rows]
-    probs = mask_probabilities(lm, texts, settings.batch_size, "sentiment fills" if settings.progress else None)
+    probs = mask_probabilities(
+        lm, texts, settings.batch_size, "sentiment fills" if settings.progress else None
+    )
     allowed = np.arange(probs.shape[1]) if candidates is None else np.flatnonzero(candidates)
     fills = []
     for row, dist in zip(rows, probs, strict=True):
@@ -189,8 +195,14 @@ def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, ca
         if len(order) < settings.sentiment_top_k:
             settings.warnings["fewer word-like fills than --sentiment-top-k"] += 1
         for index in order:
-            fills.append({"animal": row["animal"], "sentence": row["id"], "fill": words[index],
-                          "probability": float(dist[index])})  # fmt: skip
+            fills.append(
+                {
+                    "animal": row["animal"],
+                    "sentence": row["id"],
+                    "fill": words[index],
+                    "probability": float(dist[index]),
+                }
+            )
     if not fills:
         raise ValueError(
             f"--model {lm.model_id}: no word-like fill to judge; the sentiment result is empty"
@@ -212,13 +224,17 @@ def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, ca
         # together; per animal it is the fill (all of an animal's fills come from its one
         # sentence), resampled within that animal alone.
         sentences = [fill["sentence"] for fill in fills]
-        intervals = {"overall_negative_share": metric.compute(
-            animals=animals, labels=labels, templates=sentences, **options
-        )["confidence_intervals"]["overall_negative_share"]}  # fmt: skip
+        intervals = {
+            "overall_negative_share": metric.compute(
+                animals=animals, labels=labels, templates=sentences, **options
+            )["confidence_intervals"]["overall_negative_share"]
+        }
         for animal in result["negative_share"]:
             mine = [label for label, other in zip(labels, animals, strict=True) if other == animal]
             alone = metric.compute(animals=[animal] * len(mine), labels=mine, **options)
-            intervals[f"negative_share.{animal}"] = alone["confidence_intervals"]["overall_negative_share"]
+            intervals[f"negative_share.{animal}"] = alone["confidence_intervals"][
+                "overall_negative_share"
+            ]
         result["confidence_intervals"] = intervals
     result["fills"] = fills
     result["backend"] = backend.name
@@ -240,10 +256,15 @@ def compare_models(settings: Settings, models: list[dict]) -> list[dict]:
         for side, model in zip(by_sentence, (first, second), strict=True):
             for fill in model["sentiment"]["fills"]:
                 side.setdefault(fill["sentence"], []).append(fill)
-        pairs = [(a, b) for sentence, fills in by_sentence[0].items()
-                 for a, b in zip(fills, by_sentence[1].get(sentence, []), strict=False)]  # fmt: skip
+        pairs = [
+            (a, b)
+            for sentence, fills in by_sentence[0].items()
+            for a, b in zip(fills, by_sentence[1].get(sentence, []), strict=False)
+        ]
         if len(pairs) < 2:
-            settings.warnings[f"{first['label']} vs {second['label']}: fewer than 2 matched fills, not compared"] += 1
+            settings.warnings[
+                f"{first['label']} vs {second['label']}: fewer than 2 matched fills, not compared"
+            ] += 1
             continue
         columns = {
             "animals": [a["animal"] for a, _ in pairs],
@@ -252,14 +273,32 @@ def compare_models(settings: Settings, models: list[dict]) -> list[dict]:
         }
         # Per animal the unit is the matched fill; over all animals the sentence (one per animal).
         per_fill = metric.compute(**columns, **options)
-        per_sentence = metric.compute(**columns, templates=[a["sentence"] for a, _ in pairs], **options)
+        per_sentence = metric.compute(
+            **columns, templates=[a["sentence"] for a, _ in pairs], **options
+        )
         scores, intervals = dict(per_fill["scores"]), dict(per_fill["confidence_intervals"])
         scores["overall_negative_share"] = per_sentence["scores"]["overall_negative_share"]
-        intervals["overall_negative_share"] = per_sentence["confidence_intervals"]["overall_negative_share"]
-        comparisons.append({"a": first["label"], "b": second["label"], "matched_fills": len(pairs),
-                            "scores": scores, "confidence_intervals": intervals})  # fmt: skip
-    tested = [(c, key) for c in comparisons for key, score in c["scores"].items() if score["p_value"] is not None]
-    for (comparison, key), adjusted in zip(tested, holm([c["scores"][k]["p_value"] for c, k in tested]), strict=True):
+        intervals["overall_negative_share"] = per_sentence["confidence_intervals"][
+            "overall_negative_share"
+        ]
+        comparisons.append(
+            {
+                "a": first["label"],
+                "b": second["label"],
+                "matched_fills": len(pairs),
+                "scores": scores,
+                "confidence_intervals": intervals,
+            }
+        )
+    tested = [
+        (c, key)
+        for c in comparisons
+        for key, score in c["scores"].items()
+        if score["p_value"] is not None
+    ]
+    for (comparison, key), adjusted in zip(
+        tested, holm([c["scores"][k]["p_value"] for c, k in tested]), strict=True
+    ):
         score = comparison["scores"][key]
         score["p_holm"] = adjusted
         score["significant"] = adjusted < 1 - settings.confidence_level
@@ -272,8 +311,12 @@ def run_model(settings: Settings, folder: Path, model_id: str, backend) -> dict:
     rows = load_rows(settings, folder, CONFIGS[settings.language][0])
     texts = [with_mask(row["text"], lm.mask_token) for row in rows]
     with stage(f"{model_id}: probabilities at the mask ({len(texts)} templates)", log):
-        probs = mask_probabilities(lm, texts, settings.batch_size,
-                                   f"{model_id}: mask probabilities" if settings.progress else None)  # fmt: skip
+        probs = mask_probabilities(
+            lm,
+            texts,
+            settings.batch_size,
+            f"{model_id}: mask probabilities" if settings.progress else None,
+        )
     words, word_like = vocabulary_view(lm, settings.language)
     candidates = None if settings.tokens == "raw" else word_like
     tokens = token_strings(lm)
@@ -312,17 +355,23 @@ def _entries(table: dict) -> list[dict]:
 def _models(model: str | Sequence[str] | None) -> list[str]:
     models = [model] if isinstance(model, str) else list(model or ())
     if not models:
-        raise ValueError("--model: give at least one masked language model id or path (or --preset paper "
-                         "for the paper's bert-large-uncased and roberta-large)")  # fmt: skip
+        raise ValueError(
+            "--model: give at least one masked language model id or path (or --preset paper "
+            "for the paper's bert-large-uncased and roberta-large)"
+        )
     return models
 
 
-def run(model: str | Sequence[str] | None, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
+def run(
+    model: str | Sequence[str] | None, dataset: str | Path | None, out_dir: Path, settings: Settings
+) -> dict:
     """Score every model on the templates; write results.json and render report.md and the chart into ``out_dir``."""
     models = _models(model)
     settings.warnings.clear()
     folder = dataset_folder(dataset or DATASET, settings.datasets_root)
-    backend = get_backend(settings.sentiment_backend or DEFAULT_BACKEND[settings.language], settings.language)
+    backend = get_backend(
+        settings.sentiment_backend or DEFAULT_BACKEND[settings.language], settings.language
+    )
     if backend.language != settings.language:
         settings.warnings[
             f"sentiment backend {backend.name!r} is for {backend.language!r}, templates are {settings.language!r}"
@@ -350,6 +399,10 @@ def run(model: str | Sequence[str] | None, dataset: str | Path | None, out_dir: 
         out.write_json("results.json", results)
         render(results, out.staging)
     for entry in results["models"]:
-        log.info("%s: negative share of top fills %.2f", entry["model"], entry["sentiment"]["overall_negative_share"])
+        log.info(
+            "%s: negative share of top fills %.2f",
+            entry["model"],
+            entry["sentiment"]["overall_negative_share"],
+        )
     log.info("wrote %s", Path(out_dir) / "report.md")
     return results

@@ -169,7 +169,13 @@ class GoogleCloudBackend:
 
     name = "google-cloud"
 
-    def __init__(self, language: str = "en", *, max_retries: int = 5, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        language: str = "en",
+        *,
+        max_retries: int = 5,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         try:
             from google.api_core import exceptions
             from google.api_core.client_options import ClientOptions
@@ -195,12 +201,18 @@ class GoogleCloudBackend:
             transport="rest" if endpoint.startswith(("http://", "https://")) else None,
         )
         self.api = CachedAPI(
-            endpoint.rstrip("/") + _GOOGLE_METHOD, self._send,
+            endpoint.rstrip("/") + _GOOGLE_METHOD,
+            self._send,
             ResponseCache(default_cache_dir("google-language"), flag="BIAS_HUB_CACHE"),
-            retryable=_google_retryable, client_errors=(exceptions.GoogleAPICallError,),
-            wait_hint=lambda err: retry_after_seconds(getattr(getattr(err, "response", None), "headers", None)),
-            max_retries=max_retries, unit="sentences", sleep=sleep,
-        )  # fmt: skip
+            retryable=_google_retryable,
+            client_errors=(exceptions.GoogleAPICallError,),
+            wait_hint=lambda err: retry_after_seconds(
+                getattr(getattr(err, "response", None), "headers", None)
+            ),
+            max_retries=max_retries,
+            unit="sentences",
+            sleep=sleep,
+        )
 
     def _send(self, bodies: list[dict]) -> list[dict]:
         answers = []
@@ -210,16 +222,26 @@ class GoogleCloudBackend:
             # proto3 leaves a score of 0 out of the reply, so an absent score is a neutral one.
             sentiment = reply.document_sentiment
             if not -1.0 <= sentiment.score <= 1.0:
-                raise MalformedReply(f"document sentiment score {sentiment.score} is outside [-1, 1]")
-            answers.append({"score": float(sentiment.score), "magnitude": float(sentiment.magnitude)})
+                raise MalformedReply(
+                    f"document sentiment score {sentiment.score} is outside [-1, 1]"
+                )
+            answers.append(
+                {"score": float(sentiment.score), "magnitude": float(sentiment.magnitude)}
+            )
         return answers
 
     def judge(self, texts: list[str]) -> list[tuple[str, float]]:
         bodies = [
-            {"document": {"content": text, "type_": "PLAIN_TEXT", "language": self.language}, "encoding_type": "UTF8"}
+            {
+                "document": {"content": text, "type_": "PLAIN_TEXT", "language": self.language},
+                "encoding_type": "UTF8",
+            }
             for text in texts
         ]
-        scores = [answer["score"] for answer in self.api.answer(bodies, progress_bar=False, desc="google sentiment")]
+        scores = [
+            answer["score"]
+            for answer in self.api.answer(bodies, progress_bar=False, desc="google sentiment")
+        ]
         # Any score below 0 is negative and above 0 positive; Google's 0.0 is neutral.
         return [(label_of(score, 1e-9), score) for score in scores]
 

@@ -19,12 +19,28 @@ SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 WORDS = {
     "en": {
         "human": ["happy", "kind", "smart", "friendly", "loved", "curious", "gentle", "playful"],
-        "object": ["dried", "processed", "peeled", "slaughtered", "frozen", "cooked", "sliced", "canned"],
+        "object": [
+            "dried",
+            "processed",
+            "peeled",
+            "slaughtered",
+            "frozen",
+            "cooked",
+            "sliced",
+            "canned",
+        ],
         "negative": ["dirty", "stupid", "ugly", "dangerous", "lazy"],
         "positive": ["cute", "beautiful", "smart", "wonderful", "loyal"],
         "names": {
-            "cow": "cow", "cattle": "cattle", "pig": "pig", "chicken": "chicken", "sheep": "sheep",
-            "turkey": "turkey", "dog": "dog", "cat": "cat", "person": "person",
+            "cow": "cow",
+            "cattle": "cattle",
+            "pig": "pig",
+            "chicken": "chicken",
+            "sheep": "sheep",
+            "turkey": "turkey",
+            "dog": "dog",
+            "cat": "cat",
+            "person": "person",
         },
         # pieces the vocabulary view must leave out of the tables
         "extra": ["the", ",", "##s", "##ed", "1", "ham", "##ster"],
@@ -35,12 +51,19 @@ WORDS = {
         "negative": ["汚い", "臭い", "悪い", "うるさい"],
         "positive": ["可愛い", "賢い", "美しい", "楽しい"],
         "names": {
-            "cow": "牛", "cattle": "乳牛", "pig": "豚", "chicken": "鶏", "sheep": "羊",
-            "turkey": "七面鳥", "dog": "犬", "cat": "猫", "person": "人",
+            "cow": "牛",
+            "cattle": "乳牛",
+            "pig": "豚",
+            "chicken": "鶏",
+            "sheep": "羊",
+            "turkey": "七面鳥",
+            "dog": "犬",
+            "cat": "猫",
+            "person": "人",
         },
         "extra": ["、", "##い"],
     },
-}  # fmt: skip
+}
 FARMED = ("cow", "cattle", "pig", "chicken", "sheep", "turkey")
 
 
@@ -83,9 +106,11 @@ def _tokenizer(language: str, vocab_file: Path):
     from transformers import BertJapaneseTokenizer  # heavy: as above
 
     return BertJapaneseTokenizer(
-        str(vocab_file), word_tokenizer_type="mecab", subword_tokenizer_type="wordpiece",
+        str(vocab_file),
+        word_tokenizer_type="mecab",
+        subword_tokenizer_type="wordpiece",
         mecab_kwargs={"mecab_dic": "unidic_lite"},
-    )  # fmt: skip
+    )
 
 
 def make_tiny_masked_lm(
@@ -117,9 +142,13 @@ def make_tiny_masked_lm(
     vocab_file.write_text("\n".join(SPECIAL + tokens + extra) + "\n", encoding="utf-8")
     tokenizer = _tokenizer(language, vocab_file)
     config = BertConfig(
-        vocab_size=len(tokenizer), hidden_size=48, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=96, max_position_embeddings=64,
-    )  # fmt: skip
+        vocab_size=len(tokenizer),
+        hidden_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=96,
+        max_position_embeddings=64,
+    )
     model = BertForMaskedLM(config)
     encoded = tokenizer(corpus, padding=True, return_tensors="pt")
     ids = encoded["input_ids"]

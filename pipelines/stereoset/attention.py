@@ -26,12 +26,20 @@ import numpy as np
 from bias_hub.builders.shared.text import Word, split_words
 from bias_hub.pipelines.common.batching import AdaptiveBatchSize
 
-__all__ = ["SentenceAttention", "AlignmentError", "check_bidirectional", "word_piece_matrix", "gender_attention"]
+__all__ = [
+    "SentenceAttention",
+    "AlignmentError",
+    "check_bidirectional",
+    "word_piece_matrix",
+    "gender_attention",
+]
 
 # Class-name endings of checkpoints whose attention only looks back (decoder-only LMs).
 CAUSAL_HEADS = ("ForCausalLM", "LMHeadModel")
-CAUSAL_MESSAGE = ("attends to earlier tokens only (a causal, decoder-only model), so a word would get no "
-                  "attention from the words after it; the attention gap needs a bidirectional encoder (BERT-like)")
+CAUSAL_MESSAGE = (
+    "attends to earlier tokens only (a causal, decoder-only model), so a word would get no "
+    "attention from the words after it; the attention gap needs a bidirectional encoder (BERT-like)"
+)
 
 
 class AlignmentError(ValueError):
@@ -44,7 +52,9 @@ LEVELS = ("token", "word")
 @dataclass
 class SentenceAttention:
     words: list[str]  # the tokens (token level) or words (word level) of the sentence
-    mass: np.ndarray  # one value each; NaN for gender words, special tokens and words without pieces
+    mass: (
+        np.ndarray
+    )  # one value each; NaN for gender words, special tokens and words without pieces
 
 
 def check_bidirectional(model, name: str) -> None:
@@ -81,7 +91,9 @@ def word_piece_matrix(words: Sequence[Word], offsets: Sequence[tuple[int, int]])
             continue
         inside = np.flatnonzero((starts < end) & (ends > start))
         if len(inside) != 1:
-            raise AlignmentError(f"piece {piece} (characters {start}-{end}) covers {len(inside)} words")
+            raise AlignmentError(
+                f"piece {piece} (characters {start}-{end}) covers {len(inside)} words"
+            )
         matrix[inside[0], piece] = 1.0
     return matrix
 
@@ -110,12 +122,16 @@ def gender_attention(
     if level not in LEVELS:
         raise ValueError(f"--level must be one of {', '.join(LEVELS)}, got {level!r}")
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError("--encoder: the tokenizer must be a fast tokenizer (it needs character offsets)")
+        raise ValueError(
+            "--encoder: the tokenizer must be a fast tokenizer (it needs character offsets)"
+        )
     skipped = skipped if skipped is not None else Counter()
     n_layers = model.config.num_hidden_layers
     n_heads = model.config.num_attention_heads
     if not -n_layers <= layer < n_layers:
-        raise ValueError(f"--layer must be in [{-n_layers}, {n_layers - 1}] for this model, got {layer}")
+        raise ValueError(
+            f"--layer must be in [{-n_layers}, {n_layers - 1}] for this model, got {layer}"
+        )
     if heads is not None:
         bad = [h for h in heads if not 0 <= h < n_heads]
         if bad:
@@ -129,15 +145,21 @@ def gender_attention(
     def work(chosen: np.ndarray) -> None:
         texts = [sentences[i] for i in chosen]
         batch = tokenizer(
-            texts, return_tensors="pt", padding=True, truncation=True,
-            max_length=max_length, return_offsets_mapping=True,
-        )  # fmt: skip
+            texts,
+            return_tensors="pt",
+            padding=True,
+            truncation=True,
+            max_length=max_length,
+            return_offsets_mapping=True,
+        )
         offsets = batch.pop("offset_mapping").tolist()
         with torch.no_grad():
             output = model(**{k: v.to(device) for k, v in batch.items()}, output_attentions=True)
         attention = output.attentions[layer]
         if attention is None:
-            raise RuntimeError("the encoder returned no attentions: load it with attn_implementation='eager'")
+            raise RuntimeError(
+                "the encoder returned no attentions: load it with attn_implementation='eager'"
+            )
         attention = attention[:, list(heads)] if heads is not None else attention
         attention = attention.float().mean(dim=1).cpu().numpy()  # (batch, pieces, pieces)
         mask = batch["attention_mask"].numpy().astype(bool)
@@ -173,7 +195,11 @@ def gender_attention(
                 results[index] = SentenceAttention(tokenizer.convert_ids_to_tokens(ids), mass)
                 continue
             with np.errstate(invalid="ignore", divide="ignore"):
-                mass = np.where((pieces_per_word > 0) & ~is_gender, (matrix @ per_piece) / pieces_per_word, np.nan)
+                mass = np.where(
+                    (pieces_per_word > 0) & ~is_gender,
+                    (matrix @ per_piece) / pieces_per_word,
+                    np.nan,
+                )
             results[index] = SentenceAttention([w.text for w in words], mass)
 
     # Out of memory: the batch size halves and the batch is run again.

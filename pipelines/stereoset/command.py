@@ -19,14 +19,18 @@ def _heads(text: str) -> list[int] | None:
     try:
         heads = [int(part) for part in text.split(",") if part.strip()]
     except ValueError as err:
-        raise argparse.ArgumentTypeError(f"--heads: expected 'mean' or comma-separated head numbers, got {text!r}") from err
+        raise argparse.ArgumentTypeError(
+            f"--heads: expected 'mean' or comma-separated head numbers, got {text!r}"
+        ) from err
     if not heads:
         raise argparse.ArgumentTypeError("--heads: no head given")
     return heads
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    group = subparsers.add_parser("stereoset", help="gender-swapped StereoSet pairs: attention and perplexity gaps")
+    group = subparsers.add_parser(
+        "stereoset", help="gender-swapped StereoSet pairs: attention and perplexity gaps"
+    )
     inner = group.add_subparsers(dest="stereoset_command", required=True, metavar="COMMAND")
     parser = pipeline_command(
         inner,
@@ -42,24 +46,51 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         dataset_help="the stereoset_gender_swap folder or its name under --datasets-root (default: stereoset_gender_swap)",
     )
     parser.add_argument("--lm", help="causal LM id or folder (perplexities; --preset paper: gpt2)")
-    parser.add_argument("--config", help="dataset config: contexts (default), paper_population (the study's whole "
-                        "population; --preset paper), continuations or llm (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--config",
+        help="dataset config: contexts (default), paper_population (the study's whole "
+        "population; --preset paper), continuations or llm (default: %(default)s)",
+    )
     parser.add_argument("--layer", type=int, help="attention layer (default %(default)s, the last)")
-    parser.add_argument("--heads", type=_heads, help="'mean' (all heads, the default) or e.g. 0,3,7")
-    parser.add_argument("--level", choices=["token", "word"],
-                        help="BERT's tokens (the study's) or words (pieces folded) (default: %(default)s)")  # fmt: skip
-    parser.add_argument("--exclude", choices=["period", "punctuation"],
-                        help="leave out periods (the study's) or every punctuation mark (default: %(default)s)")  # fmt: skip
-    parser.add_argument("--pair-assignment", choices=["first", "all"],
-                        help="first: each pair is used by the first word of the order that holds it (the study's); "
-                        "all: every pair counts for each of its words (default: %(default)s)")  # fmt: skip
-    parser.add_argument("--order", choices=["signed", "absolute"],
-                        help="the order words take pairs in: attention gap, largest first, or |attention gap| "
-                        "(default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--heads", type=_heads, help="'mean' (all heads, the default) or e.g. 0,3,7"
+    )
+    parser.add_argument(
+        "--level",
+        choices=["token", "word"],
+        help="BERT's tokens (the study's) or words (pieces folded) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--exclude",
+        choices=["period", "punctuation"],
+        help="leave out periods (the study's) or every punctuation mark (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--pair-assignment",
+        choices=["first", "all"],
+        help="first: each pair is used by the first word of the order that holds it (the study's); "
+        "all: every pair counts for each of its words (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--order",
+        choices=["signed", "absolute"],
+        help="the order words take pairs in: attention gap, largest first, or |attention gap| "
+        "(default: %(default)s)",
+    )
     parser.add_argument("--batch-size", type=int, help="sentences per batch (default: %(default)s)")
-    parser.add_argument("--min-count", type=int, help="occurrences per form a word needs (default %(default)s, the study's)")
+    parser.add_argument(
+        "--min-count",
+        type=int,
+        help="occurrences per form a word needs (default %(default)s, the study's)",
+    )
     parser.add_argument("--top-k", type=int, help="words shown at each end (default: %(default)s)")
-    parser.add_argument("--frequency-tolerance", type=float, help="max |Zipf gap| of matched pairs (default: %(default)s)")
-    parser.add_argument("--max-pairs", type=int, help="random subsample of pairs (seeded by --seed)")
+    parser.add_argument(
+        "--frequency-tolerance",
+        type=float,
+        help="max |Zipf gap| of matched pairs (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-pairs", type=int, help="random subsample of pairs (seeded by --seed)"
+    )
     add_interval_flags(parser, unit="occurrences, pairs and words")
     offline.register(inner)

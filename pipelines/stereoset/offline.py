@@ -36,9 +36,15 @@ def toy_causal_lm(tokenizer, seed: int = 0):
     torch.manual_seed(seed)
     start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.cls_token_id
     config = GPT2Config(
-        vocab_size=len(tokenizer), n_positions=128, n_embd=64, n_layer=2, n_head=2,
-        bos_token_id=start, eos_token_id=tokenizer.sep_token_id, pad_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
+        vocab_size=len(tokenizer),
+        n_positions=128,
+        n_embd=64,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=start,
+        eos_token_id=tokenizer.sep_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     return GPT2LMHeadModel(config).eval()
 
 
@@ -64,9 +70,12 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "offline-models", help="write the offline stand-ins: MiniLM (encoder) and a toy GPT-2 (plumbing only)",
+        "offline-models",
+        help="write the offline stand-ins: MiniLM (encoder) and a toy GPT-2 (plumbing only)",
         description=__doc__.splitlines()[0],
-    )  # fmt: skip
+    )
     parser.add_argument("--out", required=True, help="folder that gets encoder/ and lm/")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the toy GPT-2's weights (default: %(default)s)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the toy GPT-2's weights (default: %(default)s)"
+    )
     parser.set_defaults(func=run)

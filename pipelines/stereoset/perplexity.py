@@ -37,7 +37,9 @@ def sentence_perplexities(
         pad = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
     encoded = tokenizer(list(sentences), add_special_tokens=False)["input_ids"]
     encoded = [([start] if start is not None else []) + ids for ids in encoded]
-    limit = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
+    limit = getattr(model.config, "max_position_embeddings", None) or getattr(
+        model.config, "n_positions", None
+    )
     max_length = min(max_length, limit) if limit else max_length
     encoded = [ids[:max_length] for ids in encoded]
     device = next(model.parameters()).device

@@ -33,8 +33,18 @@ def _estimate(value, interval: dict | None, digits: int = 3) -> str:
 
 def _error_bars(values: np.ndarray, intervals: list[dict | None]) -> np.ndarray:
     """(2, n) distances below and above each value; 0 where there is no interval."""
-    below = np.array([v - i["low"] if i and i.get("low") is not None else 0.0 for v, i in zip(values, intervals, strict=True)])
-    above = np.array([i["high"] - v if i and i.get("high") is not None else 0.0 for v, i in zip(values, intervals, strict=True)])
+    below = np.array(
+        [
+            v - i["low"] if i and i.get("low") is not None else 0.0
+            for v, i in zip(values, intervals, strict=True)
+        ]
+    )
+    above = np.array(
+        [
+            i["high"] - v if i and i.get("high") is not None else 0.0
+            for v, i in zip(values, intervals, strict=True)
+        ]
+    )
     return np.nan_to_num(np.vstack([below, above]))
 
 
@@ -66,21 +76,48 @@ def figure2(words: list[dict], correlation: dict, settings):
     """
     x = np.arange(len(words))
     attention = np.array([row["attention_gap"] for row in words], dtype=float)
-    perplexity = np.array([np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in words])
-    figure, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, min(24.0, 0.12 * len(words))), 7.5), sharex=True,
-                                         gridspec_kw={"height_ratios": [1, 1.6]})  # fmt: skip
-    top.errorbar(x, attention, yerr=_error_bars(attention, [r["attention_gap_interval"] for r in words]),
-                 fmt="o", markersize=2.5, linewidth=0.6, color="tab:blue", ecolor="lightsteelblue")  # fmt: skip
+    perplexity = np.array(
+        [np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in words]
+    )
+    figure, (top, bottom) = plt.subplots(
+        2,
+        1,
+        figsize=(max(8.0, min(24.0, 0.12 * len(words))), 7.5),
+        sharex=True,
+        gridspec_kw={"height_ratios": [1, 1.6]},
+    )
+    top.errorbar(
+        x,
+        attention,
+        yerr=_error_bars(attention, [r["attention_gap_interval"] for r in words]),
+        fmt="o",
+        markersize=2.5,
+        linewidth=0.6,
+        color="tab:blue",
+        ecolor="lightsteelblue",
+    )
     top.axhline(0, color="black", linewidth=0.5)
     top.set_ylabel("attention gap\n(male - female)")
     has = np.isfinite(perplexity)
-    bottom.errorbar(x[has], perplexity[has],
-                    yerr=_error_bars(perplexity[has], [r["perplexity_gap_interval"] for r, h in zip(words, has, strict=True) if h]),
-                    fmt="o", markersize=2.5, linewidth=0.6, color="tab:gray", ecolor="lightgray")  # fmt: skip
+    bottom.errorbar(
+        x[has],
+        perplexity[has],
+        yerr=_error_bars(
+            perplexity[has],
+            [r["perplexity_gap_interval"] for r, h in zip(words, has, strict=True) if h],
+        ),
+        fmt="o",
+        markersize=2.5,
+        linewidth=0.6,
+        color="tab:gray",
+        ecolor="lightgray",
+    )
     bottom.axhline(0, color="black", linewidth=0.5)
     bottom.set_ylabel("perplexity gap of the word's pairs\n(male - female)")
     unit = _level_name(settings)
-    bottom.set_xlabel(f"{unit}s in attention-gap order ({len(words)}; {int((~has).sum())} without a pair left)")
+    bottom.set_xlabel(
+        f"{unit}s in attention-gap order ({len(words)}; {int((~has).sum())} without a pair left)"
+    )
     if len(words) <= 80:
         bottom.set_xticks(x, [row["word"] for row in words], rotation=90, fontsize=6)
     title = f"{settings.encoder_label} (layer {settings.layer}) vs {settings.lm_label}"
@@ -100,27 +137,53 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     shown = [row for row in words if row["rank"] <= k or row["rank"] > len(words) - k]
     labels = [row["word"] for row in shown]
     attention = np.array([row["attention_gap"] for row in shown], dtype=float)
-    perplexity = np.array([np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in shown])
+    perplexity = np.array(
+        [np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in shown]
+    )
     unit = _level_name(settings)
 
-    figure, (top, bottom, right) = plt.subplots(1, 3, figsize=(16, 4.8), gridspec_kw={"width_ratios": [2.2, 2.2, 1.2]})
+    figure, (top, bottom, right) = plt.subplots(
+        1, 3, figsize=(16, 4.8), gridspec_kw={"width_ratios": [2.2, 2.2, 1.2]}
+    )
     x = np.arange(len(shown))
-    top.bar(x, attention, color=np.where(attention >= 0, "tab:blue", "tab:red"),
-            yerr=_error_bars(attention, [row["attention_gap_interval"] for row in shown]), ecolor="black",
-            error_kw={"linewidth": 0.6})  # fmt: skip
-    top.plot(x, attention, linestyle="none", marker="_", color="black", markersize=6)  # a gap near 0 still shows
+    top.bar(
+        x,
+        attention,
+        color=np.where(attention >= 0, "tab:blue", "tab:red"),
+        yerr=_error_bars(attention, [row["attention_gap_interval"] for row in shown]),
+        ecolor="black",
+        error_kw={"linewidth": 0.6},
+    )
+    top.plot(
+        x, attention, linestyle="none", marker="_", color="black", markersize=6
+    )  # a gap near 0 still shows
     top.set_xticks(x, labels, rotation=90, fontsize=7)
     top.axhline(0, color="black", linewidth=0.6)
     top.set_xlabel(f"{unit}s: top and bottom {k} of the attention-gap order")
     top.set_ylabel("attention gap (male - female)")
     top.set_title(f"attention-gap order, top and bottom {k}")
     has = np.isfinite(perplexity)
-    bottom.bar(x[has], perplexity[has], color="tab:gray",
-               yerr=_error_bars(perplexity[has], [row["perplexity_gap_interval"] for row, h in zip(shown, has, strict=True) if h]),
-               ecolor="black", error_kw={"linewidth": 0.6}, label="mean perplexity gap of the pairs it took")  # fmt: skip
+    bottom.bar(
+        x[has],
+        perplexity[has],
+        color="tab:gray",
+        yerr=_error_bars(
+            perplexity[has],
+            [row["perplexity_gap_interval"] for row, h in zip(shown, has, strict=True) if h],
+        ),
+        ecolor="black",
+        error_kw={"linewidth": 0.6},
+        label="mean perplexity gap of the pairs it took",
+    )
     if (~has).any():
-        bottom.plot(x[~has], np.zeros(int((~has).sum())), linestyle="none", marker="x", color="tab:red",
-                    label=f"no pair left: every pair holding the {unit} was taken by an earlier {unit}")  # fmt: skip
+        bottom.plot(
+            x[~has],
+            np.zeros(int((~has).sum())),
+            linestyle="none",
+            marker="x",
+            color="tab:red",
+            label=f"no pair left: every pair holding the {unit} was taken by an earlier {unit}",
+        )
     bottom.legend(fontsize=7, loc="best")
     bottom.set_xticks(x, labels, rotation=90, fontsize=7)
     bottom.axhline(0, color="black", linewidth=0.6)
@@ -129,7 +192,9 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     bottom.set_title("the same words: mean perplexity gap of the pairs they took")
 
     every_attention = np.array([row["attention_gap"] for row in words], dtype=float)
-    every = np.array([np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in words])
+    every = np.array(
+        [np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in words]
+    )
     finite = np.isfinite(every)
     right.scatter(every_attention[finite], every[finite], s=6, alpha=0.5)
     right.axhline(0, color="black", linewidth=0.4)
@@ -138,8 +203,12 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     right.set_ylabel("perplexity gap")
     if _has_spearman(correlation):
         spearman = correlation["spearman"]
-        right.set_title(f"Spearman {_estimate(spearman['statistic'], spearman['interval'])}", fontsize=9)
-    figure.suptitle(f"{settings.encoder_label} (layer {settings.layer}) vs {settings.lm_label}", fontsize=10)
+        right.set_title(
+            f"Spearman {_estimate(spearman['statistic'], spearman['interval'])}", fontsize=9
+        )
+    figure.suptitle(
+        f"{settings.encoder_label} (layer {settings.layer}) vs {settings.lm_label}", fontsize=10
+    )
     return figure
 
 
@@ -147,8 +216,10 @@ def _matched_line(correlation: dict | None) -> str:
     if correlation is None:
         return "Pearson n/a, Spearman n/a (p n/a), 0 words"
     pearson, spearman = correlation["pearson"], correlation["spearman"]
-    return (f"Pearson {_fmt(pearson['statistic'])}, Spearman {_fmt(spearman['statistic'])} "
-            f"(p {_fmt(spearman['p_value'])}), {spearman['n']} words")  # fmt: skip
+    return (
+        f"Pearson {_fmt(pearson['statistic'])}, Spearman {_fmt(spearman['statistic'])} "
+        f"(p {_fmt(spearman['p_value'])}), {spearman['n']} words"
+    )
 
 
 def summary_table(results: dict) -> str:
@@ -160,15 +231,31 @@ def summary_table(results: dict) -> str:
         ["pairs studied", results["counts"]["pairs_used"]],
         ["pairs aligned to the encoder's pieces", results["counts"]["pairs_aligned"]],
         [f"{results['settings']['level']}s with an attention gap", results["attention"]["n_words"]],
-        ["mean attention gap over words", _estimate(results["attention"]["mean_gap"], results["attention"]["mean_gap_interval"], 4)],
-        [f"{results['settings']['level']}s that took pairs "
-         f"({'without duplication' if results['settings']['pair_assignment'] == 'first' else 'every pair of each one'})",
-         f"{ppl['words_with_pairs']}, using {ppl['pairs_used_by_a_word']} of {ppl['n_pairs']} pairs"],
-        ["mean perplexity gap (male - female), per pair", _estimate(ppl["mean_gap"], intervals.get("mean_gap"))],
+        [
+            "mean attention gap over words",
+            _estimate(
+                results["attention"]["mean_gap"], results["attention"]["mean_gap_interval"], 4
+            ),
+        ],
+        [
+            f"{results['settings']['level']}s that took pairs "
+            f"({'without duplication' if results['settings']['pair_assignment'] == 'first' else 'every pair of each one'})",
+            f"{ppl['words_with_pairs']}, using {ppl['pairs_used_by_a_word']} of {ppl['n_pairs']} pairs",
+        ],
+        [
+            "mean perplexity gap (male - female), per pair",
+            _estimate(ppl["mean_gap"], intervals.get("mean_gap")),
+        ],
         ["median perplexity gap", _estimate(ppl["median_gap"], intervals.get("median_gap"))],
-        ["share of pairs with higher male perplexity", _estimate(ppl["male_higher_rate"], intervals.get("male_higher_rate"))],
+        [
+            "share of pairs with higher male perplexity",
+            _estimate(ppl["male_higher_rate"], intervals.get("male_higher_rate")),
+        ],
         ["Wilcoxon p (log-perplexity differences)", _fmt(ppl["wilcoxon_pvalue"])],
-        [f"attention gap vs perplexity gap, per {results['settings']['level']}", _correlation_line(corr)],
+        [
+            f"attention gap vs perplexity gap, per {results['settings']['level']}",
+            _correlation_line(corr),
+        ],
         [
             f"same, frequency-matched pairs (gender-word Zipf gap within ±{matched['tolerance_zipf']}, "
             f"{matched['pairs_matched']} pairs)",
@@ -179,13 +266,20 @@ def summary_table(results: dict) -> str:
             f"Spearman {_fmt(matched['confound'].get('spearman_log_ppl_ratio_vs_zipf_gap'))} "
             f"(p {_fmt(matched['confound'].get('spearman_pvalue'))})",
         ],
-    ]  # fmt: skip
+    ]
     return markdown_table(["quantity", "value"], rows)
 
 
 def _word_rows(rows: list[dict]) -> str:
     return markdown_table(
-        ["rank", "word", "attention gap", "male / female occurrences", "perplexity gap (pairs)", "example (male form)"],
+        [
+            "rank",
+            "word",
+            "attention gap",
+            "male / female occurrences",
+            "perplexity gap (pairs)",
+            "example (male form)",
+        ],
         [
             [
                 row["rank"],
@@ -218,14 +312,26 @@ def report_markdown(results: dict, words: list[dict], summary: str, settings) ->
     k = settings.top_k
     head = [row for row in words if row["rank"] <= k]
     tail = [row for row in words if row["rank"] > max(len(words) - k, k)]
-    counts = markdown_table(["count", "value"], [[key, value] for key, value in results["counts"].items()])
+    counts = markdown_table(
+        ["count", "value"], [[key, value] for key, value in results["counts"].items()]
+    )
     heads = "all heads averaged" if settings.heads is None else f"heads {settings.heads} averaged"
     unit = _level_name(settings)
-    level = ("BERT's tokens, as the study (word pieces such as `##s` are items of their own)"
-             if settings.level == "token" else "words (pieces folded: the mean over a word's pieces)")  # fmt: skip
-    excluded = ("periods left out, as in the study" if settings.exclude == "period"
-                else "every punctuation mark left out")  # fmt: skip
-    order = "attention-gap order (largest first)" if settings.order == "signed" else "order of |attention gap|"
+    level = (
+        "BERT's tokens, as the study (word pieces such as `##s` are items of their own)"
+        if settings.level == "token"
+        else "words (pieces folded: the mean over a word's pieces)"
+    )
+    excluded = (
+        "periods left out, as in the study"
+        if settings.exclude == "period"
+        else "every punctuation mark left out"
+    )
+    order = (
+        "attention-gap order (largest first)"
+        if settings.order == "signed"
+        else "order of |attention gap|"
+    )
     assignment = (
         f"in {order}, each {unit} takes the pairs that hold it and that no earlier {unit} took "
         "(the study's rule: a pair is used once), and its perplexity gap is the mean over those pairs"
@@ -233,10 +339,15 @@ def report_markdown(results: dict, words: list[dict], summary: str, settings) ->
         else f"a {unit}'s perplexity gap is the mean over every pair that holds it (a pair counts for each of its {unit}s)"
     )
     record = results.get("preset")
-    preset = SimpleNamespace(preset=record["name"], departures=record["departures"]) if record else None
+    preset = (
+        SimpleNamespace(preset=record["name"], departures=record["departures"]) if record else None
+    )
     preset_line = "\n".join(preset_markdown(preset)) if preset else ""
     lm_note = f"\n{settings.lm_note}" if settings.lm_note else ""
-    names = results.get("dataset", {}).get("name_list") or "none recorded by this config's rows (its card says which)"
+    names = (
+        results.get("dataset", {}).get("name_list")
+        or "none recorded by this config's rows (its card says which)"
+    )
     notes = "".join(f"\n> {note}\n" for note in settings.notes)
     return f"""# Attention to gender words and perplexity gaps on gender-swapped StereoSet pairs
 
@@ -280,7 +391,9 @@ gender's words more overall; the ordering is what the study compares.
 
 
 def _read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def _save(figure, path: Path) -> None:
@@ -295,7 +408,9 @@ def render(results: dict, folder: Path) -> None:
     """Write ``report.md``, ``figure2.png`` and ``plot.png`` into the run folder ``folder`` from
     ``results`` (``results.json``) and the folder's ``words.jsonl`` and ``top_words.jsonl``."""
     if results.get("step") != "attention":
-        raise ValueError(f"{folder}: results of step {results.get('step')!r}; expected a stereoset attention run")
+        raise ValueError(
+            f"{folder}: results of step {results.get('step')!r}; expected a stereoset attention run"
+        )
     folder = Path(folder)
     settings = SimpleNamespace(**results["settings"])
     words = _read_jsonl(folder / "words.jsonl")
@@ -304,7 +419,9 @@ def render(results: dict, folder: Path) -> None:
     rows = [top.get(row["rank"], row | {"pairs": []}) for row in words]
     _save(figure2(rows, results["correlation"], settings), folder / "figure2.png")
     _save(top_figure(rows, results["correlation"], settings), folder / "plot.png")
-    atomic_write_text(folder / "report.md", report_markdown(results, rows, summary_table(results), settings))
+    atomic_write_text(
+        folder / "report.md", report_markdown(results, rows, summary_table(results), settings)
+    )
 
 
 def figure2_layout(results: dict, printed: dict) -> str:
@@ -313,11 +430,21 @@ def figure2_layout(results: dict, printed: dict) -> str:
     correlation = results["correlation"]
     rows = [
         ["pairs (male and female form)", printed["pairs"], results["counts"]["pairs_used"]],
-        ["gender words (study appendix, male + female)", printed["gender_words"], "30 + 30 in the lexicon's `study` set"],
-        ["attention gap vs perplexity gap, per word", printed["correlation"], _correlation_line(correlation)],
+        [
+            "gender words (study appendix, male + female)",
+            printed["gender_words"],
+            "30 + 30 in the lexicon's `study` set",
+        ],
+        [
+            "attention gap vs perplexity gap, per word",
+            printed["correlation"],
+            _correlation_line(correlation),
+        ],
     ]
-    return (markdown_table(["", "paper", "this run"], rows)
-            + "\n\n![attention-gap order vs perplexity gap](figure2.png)\n")  # fmt: skip
+    return (
+        markdown_table(["", "paper", "this run"], rows)
+        + "\n\n![attention-gap order vs perplexity gap](figure2.png)\n"
+    )
 
 
 # Layouts of the study's tables and figures (``pipelines/studies/stereoset_gender_attention.yaml``).

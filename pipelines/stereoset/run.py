@@ -52,7 +52,9 @@ def load_pairs(folder: Path, config: str) -> list[dict]:
 
 def load_models(model: str, settings: Settings):
     """The encoder (eager attention; a causal model refused) and the causal LM, each with its tokenizer."""
-    encoder, encoder_tokenizer = load_model(model, "encoder", settings.model_options(attentions=True))
+    encoder, encoder_tokenizer = load_model(
+        model, "encoder", settings.model_options(attentions=True)
+    )
     check_bidirectional(encoder, model)
     lm, lm_tokenizer = load_model(settings.lm, "causal-lm", settings.model_options(), flag="--lm")
     return encoder, encoder_tokenizer, lm, lm_tokenizer
@@ -67,19 +69,28 @@ def _one_model(model) -> str | None:
     return model
 
 
-def run(model: str | list[str] | None, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
+def run(
+    model: str | list[str] | None, dataset: str | Path | None, out_dir: Path, settings: Settings
+) -> dict:
     """Load the pairs and both models, measure, write the run folder and render its report."""
     model = _one_model(model)
     if not model:
         raise ValueError("--model: give the encoder (Hub id or local folder), or --preset paper")
     if not settings.lm:
-        raise ValueError("--lm: give the causal LM whose perplexities are compared (Hub id or local path)")
+        raise ValueError(
+            "--lm: give the causal LM whose perplexities are compared (Hub id or local path)"
+        )
     pairs = load_pairs(dataset_folder(dataset or DATASET, settings.datasets_root), settings.config)
     with RunFolder(out_dir) as out:
         with stage("load models", log):
             encoder, encoder_tokenizer, lm, lm_tokenizer = load_models(model, settings)
-        labels = {"encoder_label": settings.encoder_label or model, "lm_label": settings.lm_label or settings.lm}
-        results = measure(pairs, encoder, encoder_tokenizer, lm, lm_tokenizer, out, replace(settings, **labels))
+        labels = {
+            "encoder_label": settings.encoder_label or model,
+            "lm_label": settings.lm_label or settings.lm,
+        }
+        results = measure(
+            pairs, encoder, encoder_tokenizer, lm, lm_tokenizer, out, replace(settings, **labels)
+        )
         render(results, out.staging)
     log.info("%s", summary_table(results))
     log.info("wrote %s", Path(out_dir) / "report.md")
@@ -128,31 +139,46 @@ def _occurrences(male_attention, female_attention, settings: Settings, counts: C
     return words, masses, forms, pair_words, kept
 
 
-def attention_gaps(pairs: list[dict], encoder, tokenizer, settings: Settings, counts: Counter) -> dict:
+def attention_gaps(
+    pairs: list[dict], encoder, tokenizer, settings: Settings, counts: Counter
+) -> dict:
     """Attention mass to the gender words per token (or word) and form, folded into per-word gaps.
 
     Returns the metric's result plus ``kept`` (indices of aligned pairs) and ``pair_words``
     (the counted tokens or words of each kept pair's male form).
     """
     male_spans = [[(w["male_start"], w["male_end"]) for w in p["gender_words"]] for p in pairs]
-    female_spans = [[(w["female_start"], w["female_end"]) for w in p["gender_words"]] for p in pairs]
+    female_spans = [
+        [(w["female_start"], w["female_end"]) for w in p["gender_words"]] for p in pairs
+    ]
     skipped: Counter = Counter()
     attention = gender_attention(
-        encoder, tokenizer,
+        encoder,
+        tokenizer,
         [p["male_sentence"] for p in pairs] + [p["female_sentence"] for p in pairs],
         male_spans + female_spans,
-        layer=settings.layer, heads=settings.heads, batch_size=settings.batch_size,
-        progress=settings.progress, skipped=skipped, level=settings.level,
-    )  # fmt: skip
-    words, masses, forms, pair_words, kept = _occurrences(attention[: len(pairs)], attention[len(pairs) :], settings,
-                                                           counts)  # fmt: skip
+        layer=settings.layer,
+        heads=settings.heads,
+        batch_size=settings.batch_size,
+        progress=settings.progress,
+        skipped=skipped,
+        level=settings.level,
+    )
+    words, masses, forms, pair_words, kept = _occurrences(
+        attention[: len(pairs)], attention[len(pairs) :], settings, counts
+    )
     counts["pairs_aligned"] = len(kept)
     counts.update({f"skipped_{k}": v for k, v in skipped.items()})
     if not kept:
         raise UserError(f"no pair could be aligned to the encoder's pieces ({dict(skipped)})")
     metric = load_metric("gender_attention_gap", settings.metrics_root)
-    gaps = metric.compute(words=words, attention_to_gender=masses, forms=forms, min_count=settings.min_count,
-                          **settings.interval_options())  # fmt: skip
+    gaps = metric.compute(
+        words=words,
+        attention_to_gender=masses,
+        forms=forms,
+        min_count=settings.min_count,
+        **settings.interval_options(),
+    )
     return {**gaps, "kept": kept, "pair_words": pair_words}
 
 
@@ -165,8 +191,14 @@ def taking_order(gaps: dict, order: str) -> list[str]:
     return [words[i] for i in np.argsort(-magnitude, kind="stable")]
 
 
-def word_table(gaps: dict, ppl: dict, kept_pairs: list[dict], scored: np.ndarray, male_ppl: np.ndarray,
-               female_ppl: np.ndarray) -> list[dict]:  # fmt: skip
+def word_table(
+    gaps: dict,
+    ppl: dict,
+    kept_pairs: list[dict],
+    scored: np.ndarray,
+    male_ppl: np.ndarray,
+    female_ppl: np.ndarray,
+) -> list[dict]:
     """One row per word in attention-gap order: its gaps with their intervals and its pairs."""
     intervals = gaps.get("confidence_intervals", {})
     ppl_intervals = ppl.get("confidence_intervals", {})
@@ -175,30 +207,34 @@ def word_table(gaps: dict, ppl: dict, kept_pairs: list[dict], scored: np.ndarray
     for i, word in enumerate(gaps["words"]):
         j = by_word.get(word)
         pairs = [int(scored[p]) for p in ppl["word_pairs"][j]] if j is not None else []
-        rows.append({
-            "rank": i + 1,
-            "word": word,
-            "attention_gap": gaps["attention_gap"][i],
-            "attention_gap_interval": intervals.get(f"attention_gap[{i}]"),
-            "male_mean": gaps["male_mean"][i],
-            "female_mean": gaps["female_mean"][i],
-            "male_count": gaps["male_count"][i],
-            "female_count": gaps["female_count"][i],
-            "perplexity_gap": ppl["word_perplexity_gap"][j] if j is not None else None,
-            "perplexity_gap_interval": ppl_intervals.get(f"word_perplexity_gap[{j}]") if j is not None else None,
-            "n_pairs": len(pairs),
-            "pairs": [
-                {
-                    "id": kept_pairs[p]["id"],
-                    "male_sentence": kept_pairs[p]["male_sentence"],
-                    "female_sentence": kept_pairs[p]["female_sentence"],
-                    "male_perplexity": float(male_ppl[p]),
-                    "female_perplexity": float(female_ppl[p]),
-                    "perplexity_gap": float(male_ppl[p] - female_ppl[p]),
-                }
-                for p in pairs
-            ],
-        })  # fmt: skip
+        rows.append(
+            {
+                "rank": i + 1,
+                "word": word,
+                "attention_gap": gaps["attention_gap"][i],
+                "attention_gap_interval": intervals.get(f"attention_gap[{i}]"),
+                "male_mean": gaps["male_mean"][i],
+                "female_mean": gaps["female_mean"][i],
+                "male_count": gaps["male_count"][i],
+                "female_count": gaps["female_count"][i],
+                "perplexity_gap": ppl["word_perplexity_gap"][j] if j is not None else None,
+                "perplexity_gap_interval": ppl_intervals.get(f"word_perplexity_gap[{j}]")
+                if j is not None
+                else None,
+                "n_pairs": len(pairs),
+                "pairs": [
+                    {
+                        "id": kept_pairs[p]["id"],
+                        "male_sentence": kept_pairs[p]["male_sentence"],
+                        "female_sentence": kept_pairs[p]["female_sentence"],
+                        "male_perplexity": float(male_ppl[p]),
+                        "female_perplexity": float(female_ppl[p]),
+                        "perplexity_gap": float(male_ppl[p] - female_ppl[p]),
+                    }
+                    for p in pairs
+                ],
+            }
+        )
     return rows
 
 
@@ -213,11 +249,13 @@ def _correlations(correlation: dict | None, intervals: dict) -> dict | None:
         value, p_value = correlation[method], correlation[f"{method}_pvalue"]
         defined = value is not None and np.isfinite(value)
         shaped[method] = {
-            "method": method, "statistic": float(value) if defined else None,
-            "p_value": float(p_value) if defined else None, "n": correlation["n_words"],
+            "method": method,
+            "statistic": float(value) if defined else None,
+            "p_value": float(p_value) if defined else None,
+            "n": correlation["n_words"],
             "interval": intervals.get(f"correlation_{method}"),
             "note": None if defined else "undefined: fewer than 3 words, or a constant side",
-        }  # fmt: skip
+        }
     return shaped
 
 
@@ -231,7 +269,11 @@ def _name_list(pairs: list[dict]) -> str | None:
 def _sample(pairs: list[dict], settings: Settings, counts: Counter) -> list[dict]:
     counts["pairs_in_dataset"] = len(pairs)
     if settings.max_pairs is not None and settings.max_pairs < len(pairs):
-        chosen = np.sort(np.random.default_rng(settings.seed).choice(len(pairs), settings.max_pairs, replace=False))
+        chosen = np.sort(
+            np.random.default_rng(settings.seed).choice(
+                len(pairs), settings.max_pairs, replace=False
+            )
+        )
         pairs = [pairs[i] for i in chosen]
     counts["pairs_used"] = len(pairs)
     if not pairs:
@@ -243,21 +285,36 @@ def _sample(pairs: list[dict], settings: Settings, counts: Counter) -> list[dict
     return pairs
 
 
-def _perplexities(kept_pairs: list[dict], lm, lm_tokenizer, settings: Settings, counts: Counter) -> tuple:
-    sentences = [p["male_sentence"] for p in kept_pairs] + [p["female_sentence"] for p in kept_pairs]
+def _perplexities(
+    kept_pairs: list[dict], lm, lm_tokenizer, settings: Settings, counts: Counter
+) -> tuple:
+    sentences = [p["male_sentence"] for p in kept_pairs] + [
+        p["female_sentence"] for p in kept_pairs
+    ]
     with stage(f"perplexity ({len(sentences)} sentences)", log):
-        perplexity = sentence_perplexities(lm, lm_tokenizer, sentences, batch_size=settings.batch_size,
-                                           progress=settings.progress)  # fmt: skip
+        perplexity = sentence_perplexities(
+            lm, lm_tokenizer, sentences, batch_size=settings.batch_size, progress=settings.progress
+        )
     male_ppl, female_ppl = perplexity[: len(kept_pairs)], perplexity[len(kept_pairs) :]
     finite = np.isfinite(male_ppl) & np.isfinite(female_ppl)
     counts["pairs_without_perplexity"] = int((~finite).sum())
     scored = np.flatnonzero(finite)
     if scored.size == 0:
-        raise UserError("--lm: no pair got a perplexity in both forms (every sentence too short to score?)")
+        raise UserError(
+            "--lm: no pair got a perplexity in both forms (every sentence too short to score?)"
+        )
     return male_ppl, female_ppl, scored
 
 
-def measure(pairs: list[dict], encoder, encoder_tokenizer, lm, lm_tokenizer, out: RunFolder, settings: Settings) -> dict:
+def measure(
+    pairs: list[dict],
+    encoder,
+    encoder_tokenizer,
+    lm,
+    lm_tokenizer,
+    out: RunFolder,
+    settings: Settings,
+) -> dict:
     """The measurements on loaded models; writes results.json, words.jsonl and top_words.jsonl into ``out``."""
     counts: Counter = Counter()
     pairs = _sample(pairs, settings, counts)
@@ -272,18 +329,26 @@ def measure(pairs: list[dict], encoder, encoder_tokenizer, lm, lm_tokenizer, out
         assignment["word_order"] = taking_order(gaps, settings.order)
     with stage("perplexity gaps and intervals", log):
         ppl = load_metric("perplexity_gap", settings.metrics_root).compute(
-            male_perplexities=male_ppl[scored].tolist(), female_perplexities=female_ppl[scored].tolist(),
-            pair_words=[pair_words[i] for i in scored], word_scores=word_gap, **assignment,
+            male_perplexities=male_ppl[scored].tolist(),
+            female_perplexities=female_ppl[scored].tolist(),
+            pair_words=[pair_words[i] for i in scored],
+            word_scores=word_gap,
+            **assignment,
             frequency_gaps=[_zipf_gap(kept_pairs[i]["gender_words"]) for i in scored],
-            frequency_tolerance=settings.frequency_tolerance, **settings.interval_options(),
-        )  # fmt: skip
+            frequency_tolerance=settings.frequency_tolerance,
+            **settings.interval_options(),
+        )
     words = word_table(gaps, ppl, kept_pairs, scored, male_ppl, female_ppl)
     ppl_intervals = ppl.get("confidence_intervals", {})
     matched = ppl["frequency_matched"]
     results = {
         "part": PART,
         "step": STEP,
-        "settings": {key: value for key, value in asdict(settings).items() if key not in ("token", "departures")},
+        "settings": {
+            key: value
+            for key, value in asdict(settings).items()
+            if key not in ("token", "departures")
+        },
         "preset": preset_record(settings),
         "intervals": settings.interval_record(),
         "dataset": {"config": settings.config, "name_list": _name_list(pairs)},
@@ -306,7 +371,10 @@ def measure(pairs: list[dict], encoder, encoder_tokenizer, lm, lm_tokenizer, out
             "median_gap": ppl["median_gap"],
             "male_higher_rate": ppl["male_higher_rate"],
             "wilcoxon_pvalue": ppl["wilcoxon_pvalue"],
-            "intervals": {key: ppl_intervals.get(key) for key in ("mean_gap", "median_gap", "male_higher_rate")},
+            "intervals": {
+                key: ppl_intervals.get(key)
+                for key in ("mean_gap", "median_gap", "male_higher_rate")
+            },
             "pair_ids": [kept_pairs[i]["id"] for i in scored],
             "male_perplexity": male_ppl[scored].tolist(),
             "female_perplexity": female_ppl[scored].tolist(),
@@ -314,8 +382,14 @@ def measure(pairs: list[dict], encoder, encoder_tokenizer, lm, lm_tokenizer, out
         "correlation": _correlations(ppl["correlation"], ppl_intervals),
         "frequency_matched": matched | {"correlation": _correlations(matched["correlation"], {})},
     }
-    out.write_jsonl("words.jsonl", [{k: v for k, v in row.items() if k != "pairs"} for row in words])
-    top_rows = [row for row in words if row["rank"] <= settings.top_k or row["rank"] > len(words) - settings.top_k]
+    out.write_jsonl(
+        "words.jsonl", [{k: v for k, v in row.items() if k != "pairs"} for row in words]
+    )
+    top_rows = [
+        row
+        for row in words
+        if row["rank"] <= settings.top_k or row["rank"] > len(words) - settings.top_k
+    ]
     out.write_jsonl("top_words.jsonl", [row | {"pairs": row["pairs"][:3]} for row in top_rows])
     out.write_json("results.json", results)
     return results

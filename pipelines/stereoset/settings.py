@@ -46,15 +46,25 @@ class Settings(IntervalSettings, RunSettings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name, allowed in (("level", LEVELS), ("exclude", EXCLUDES), ("pair_assignment", ASSIGNMENTS),
-                              ("order", ORDERS)):  # fmt: skip
+        for name, allowed in (
+            ("level", LEVELS),
+            ("exclude", EXCLUDES),
+            ("pair_assignment", ASSIGNMENTS),
+            ("order", ORDERS),
+        ):
             if getattr(self, name) not in allowed:
-                raise ValueError(f"--{name.replace('_', '-')} must be one of {', '.join(allowed)}, "
-                                 f"got {getattr(self, name)!r}")  # fmt: skip
+                raise ValueError(
+                    f"--{name.replace('_', '-')} must be one of {', '.join(allowed)}, "
+                    f"got {getattr(self, name)!r}"
+                )
         for name in ("batch_size", "min_count", "top_k"):
             if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+                raise ValueError(
+                    f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}"
+                )
         if self.max_pairs is not None and self.max_pairs < 1:
             raise ValueError(f"--max-pairs must be at least 1, got {self.max_pairs}")
         if not self.frequency_tolerance >= 0:
-            raise ValueError(f"--frequency-tolerance must be a number >= 0, got {self.frequency_tolerance}")
+            raise ValueError(
+                f"--frequency-tolerance must be a number >= 0, got {self.frequency_tolerance}"
+            )

@@ -25,30 +25,78 @@ from bias_hub.builders.jbbq.templates import (
 
 # Column orders of BBQ's template files.
 AGE_COLUMNS = [
-    "needs_val", "Q_id", "version", "Category", "Ambiguous_Context", "Disambiguating_Context", "Names",
-    "Lexical_diversity", "Question_negative_stereotype", "Question_non_negative", "Answer_negative",
-    "Answer_non_negative", "Relevant_social_values", "Known_stereotyped_groups", "NAME1_info", "NAME2_info",
-    "Stated_gender_info", "Notes",
-]  # fmt: skip
+    "needs_val",
+    "Q_id",
+    "version",
+    "Category",
+    "Ambiguous_Context",
+    "Disambiguating_Context",
+    "Names",
+    "Lexical_diversity",
+    "Question_negative_stereotype",
+    "Question_non_negative",
+    "Answer_negative",
+    "Answer_non_negative",
+    "Relevant_social_values",
+    "Known_stereotyped_groups",
+    "NAME1_info",
+    "NAME2_info",
+    "Stated_gender_info",
+    "Notes",
+]
 RELIGION_COLUMNS = [
-    "needs_val", "Q_id", "Category", "Ambiguous_Context", "Disambiguating_Context", "Lexical_diversity",
-    "Question_negative_stereotype", "Question_non_negative", "Answer_negative", "Answer_non_negative",
-    "Relevant_social_values", "Known_stereotyped_groups", "Stated_gender_info", "Notes",
-]  # fmt: skip
+    "needs_val",
+    "Q_id",
+    "Category",
+    "Ambiguous_Context",
+    "Disambiguating_Context",
+    "Lexical_diversity",
+    "Question_negative_stereotype",
+    "Question_non_negative",
+    "Answer_negative",
+    "Answer_non_negative",
+    "Relevant_social_values",
+    "Known_stereotyped_groups",
+    "Stated_gender_info",
+    "Notes",
+]
 SUBCATEGORY_COLUMNS = [*AGE_COLUMNS[:4], "Subcategory", *AGE_COLUMNS[4:], "Proper_nouns_only"]
 RACE_COLUMNS = [*RELIGION_COLUMNS[:6], "Proper_nouns_only", *RELIGION_COLUMNS[6:]]
 INTERSECTIONAL_COLUMNS = [
-    "needs_val", "Q_id", "Category", "Ambiguous_Context", "Disambiguating_Context", "Names", "Lexical_diversity",
-    "Proper_nouns_only", "Question_negative_stereotype", "Question_non_negative", "Answer_negative",
-    "Answer_non_negative", "Relevant_social_values", "Known_stereotyped_race", "Known_stereotyped_var2",
-    "Var2_info", "Stated_gender_info", "Notes",
-]  # fmt: skip
+    "needs_val",
+    "Q_id",
+    "Category",
+    "Ambiguous_Context",
+    "Disambiguating_Context",
+    "Names",
+    "Lexical_diversity",
+    "Proper_nouns_only",
+    "Question_negative_stereotype",
+    "Question_non_negative",
+    "Answer_negative",
+    "Answer_non_negative",
+    "Relevant_social_values",
+    "Known_stereotyped_race",
+    "Known_stereotyped_var2",
+    "Var2_info",
+    "Stated_gender_info",
+    "Notes",
+]
 VOCABULARY_COLUMNS = ["Category", "Pilot_include", "SubCat", "Name", "Info", "Source"]
 PROPER_NAME_COLUMNS = ["Name", "First_last", "gender", "ethnicity", "source", "info"]
 FILLER_COLUMNS = [
-    "Q_id", "Category", "Notes", "Context", "Question_negative_stereotype", "Question_non_negative",
-    "Ans0", "Ans1", "Ans2", "Label_neg_ans", "Label_non_neg_ans",
-]  # fmt: skip
+    "Q_id",
+    "Category",
+    "Notes",
+    "Context",
+    "Question_negative_stereotype",
+    "Question_non_negative",
+    "Ans0",
+    "Ans1",
+    "Ans2",
+    "Label_neg_ans",
+    "Label_non_neg_ans",
+]
 
 PAIR = {
     "Ambiguous_Context": "At the {{WORD1}}, a {{NAME1}} sat next to a {{NAME2}}.",
@@ -73,9 +121,14 @@ def _write(path: Path, columns: list[str], rows: list[dict]) -> Path:
 
 def _expand(path: Path, vocabulary=None, proper_names=None, seed: int = 0) -> list[dict]:
     return expand_templates(
-        read_templates(path), vocabulary, proper_names=proper_names, unknown_options=ENGLISH_UNKNOWN_OPTIONS,
-        context_separator=" ", english=True, seed=seed,
-    )  # fmt: skip
+        read_templates(path),
+        vocabulary,
+        proper_names=proper_names,
+        unknown_options=ENGLISH_UNKNOWN_OPTIONS,
+        context_separator=" ",
+        english=True,
+        seed=seed,
+    )
 
 
 def _people(row: dict) -> list[dict]:
@@ -83,10 +136,24 @@ def _people(row: dict) -> list[dict]:
 
 
 def test_versions_a_and_b_share_a_q_id_and_repeats_are_expanded(tmp_path: Path, caplog) -> None:
-    a = {"Q_id": "1", "version": "a", "Category": "Age", **PAIR, "Names": "NAME1: [grandfather, retiree]; NAME2: [teenager]",
-         "Known_stereotyped_groups": '["old"]', "NAME1_info": "old", "NAME2_info": "nonOld"}  # fmt: skip
-    b = {**a, "version": "b", "Names": "NAME1: [teenager]; NAME2: [grandfather, retiree]",
-         "NAME1_info": "nonOld", "NAME2_info": "old", "Known_stereotyped_groups": '["nonOld"]'}  # fmt: skip
+    a = {
+        "Q_id": "1",
+        "version": "a",
+        "Category": "Age",
+        **PAIR,
+        "Names": "NAME1: [grandfather, retiree]; NAME2: [teenager]",
+        "Known_stereotyped_groups": '["old"]',
+        "NAME1_info": "old",
+        "NAME2_info": "nonOld",
+    }
+    b = {
+        **a,
+        "version": "b",
+        "Names": "NAME1: [teenager]; NAME2: [grandfather, retiree]",
+        "NAME1_info": "nonOld",
+        "NAME2_info": "old",
+        "Known_stereotyped_groups": '["nonOld"]',
+    }
     repeated = {
         **a,
         "Q_id": "2",
@@ -114,19 +181,41 @@ def test_versions_a_and_b_share_a_q_id_and_repeats_are_expanded(tmp_path: Path, 
 
 
 def test_a_becomes_an_as_bbq_writes_it(tmp_path: Path) -> None:
-    base = {"Category": "Age", **PAIR, "Lexical_diversity": "", "Known_stereotyped_groups": '["old"]',
-            "NAME1_info": "old", "NAME2_info": "nonOld"}  # fmt: skip
+    base = {
+        "Category": "Age",
+        **PAIR,
+        "Lexical_diversity": "",
+        "Known_stereotyped_groups": '["old"]',
+        "NAME1_info": "old",
+        "NAME2_info": "nonOld",
+    }
     templates = [
-        {**base, "Q_id": "1", "Ambiguous_Context": "I met a {{NAME1}} and a {{NAME2}} at the station.",
-         "Names": "NAME1: [older adult, elderly man]; NAME2: [teenager]"},
+        {
+            **base,
+            "Q_id": "1",
+            "Ambiguous_Context": "I met a {{NAME1}} and a {{NAME2}} at the station.",
+            "Names": "NAME1: [older adult, elderly man]; NAME2: [teenager]",
+        },
         # BBQ's rule needs a space before the article: a sentence-initial "A" stays
-        {**base, "Q_id": "2", "Ambiguous_Context": "A {{NAME1}} asked a {{NAME2}} for the time.",
-         "Names": "NAME1: [older adult]; NAME2: [teenager]"},
-        {**base, "Q_id": "3", "Ambiguous_Context": "I met a {{NAME1}} and a {{NAME2}} on the bus.",
-         "Names": "NAME1: [European]; NAME2: [Indian]"},
-        {**base, "Q_id": "4", "Ambiguous_Context": "I met a {{NAME1}} man and a {{NAME2}} man at the fair.",
-         "Names": "NAME1: [lesbian]; NAME2: [gay]"},
-    ]  # fmt: skip
+        {
+            **base,
+            "Q_id": "2",
+            "Ambiguous_Context": "A {{NAME1}} asked a {{NAME2}} for the time.",
+            "Names": "NAME1: [older adult]; NAME2: [teenager]",
+        },
+        {
+            **base,
+            "Q_id": "3",
+            "Ambiguous_Context": "I met a {{NAME1}} and a {{NAME2}} on the bus.",
+            "Names": "NAME1: [European]; NAME2: [Indian]",
+        },
+        {
+            **base,
+            "Q_id": "4",
+            "Ambiguous_Context": "I met a {{NAME1}} man and a {{NAME2}} man at the fair.",
+            "Names": "NAME1: [lesbian]; NAME2: [gay]",
+        },
+    ]
     rows = _expand(_write(tmp_path / "new_templates - Age.csv", AGE_COLUMNS, templates))
     ambiguous = [
         r["context"]
@@ -170,10 +259,20 @@ def _religion_vocabulary(tmp_path: Path) -> list[dict]:
         {"Category": "Sexual_orientation", "Name": w}
         for w in ["gay", "lesbian", "straight", "bisexual", "pansexual"]
     ]
-    rows += [{"Category": "Gender_identity", "SubCat": s, "Name": w} for s, w in
-             [("adult", "man"), ("adult", "woman"), ("child", "boy"), ("child", "girl")]]  # fmt: skip
-    rows += [{"Category": "SES", "SubCat": "Occupation", "Name": w, "Info": i} for w, i in
-             [("cashier", "lowSES"), ("janitor", "lowSES"), ("dishwasher", "lowSES"), ("dentist", "highSES"), ("judge", "highSES")]]  # fmt: skip
+    rows += [
+        {"Category": "Gender_identity", "SubCat": s, "Name": w}
+        for s, w in [("adult", "man"), ("adult", "woman"), ("child", "boy"), ("child", "girl")]
+    ]
+    rows += [
+        {"Category": "SES", "SubCat": "Occupation", "Name": w, "Info": i}
+        for w, i in [
+            ("cashier", "lowSES"),
+            ("janitor", "lowSES"),
+            ("dishwasher", "lowSES"),
+            ("dentist", "highSES"),
+            ("judge", "highSES"),
+        ]
+    ]
     return read_vocabulary(_write(tmp_path / "vocabulary.csv", VOCABULARY_COLUMNS, rows))
 
 
@@ -187,11 +286,19 @@ def test_info_less_vocabulary_sets_a_stereotyped_group_against_a_non_target_word
         "Answer_negative": "The {{NAME1}} one",
         "Answer_non_negative": "The {{NAME2}} one",
     }
-    path = _write(tmp_path / "new_templates - Religion.csv", RELIGION_COLUMNS, [
-        {**template, "Q_id": "1", "Known_stereotyped_groups": '["Muslim"]'},
-        # Orthodox is a target but left out of the vocabulary (Pilot_include No)
-        {**template, "Q_id": "2", "Known_stereotyped_groups": '["Mormon", "Catholic", "Orthodox"]'},
-    ])  # fmt: skip
+    path = _write(
+        tmp_path / "new_templates - Religion.csv",
+        RELIGION_COLUMNS,
+        [
+            {**template, "Q_id": "1", "Known_stereotyped_groups": '["Muslim"]'},
+            # Orthodox is a target but left out of the vocabulary (Pilot_include No)
+            {
+                **template,
+                "Q_id": "2",
+                "Known_stereotyped_groups": '["Mormon", "Catholic", "Orthodox"]',
+            },
+        ],
+    )
     rows = _expand(path, vocabulary)
     by_q = Counter(r["question_index"] for r in rows)
     # Q1: Muslim x 5 of the 8 other words, swapped: 5 x 2 x 4; Q2: 2 targets x 5 of 7 others each, swapped
@@ -216,10 +323,24 @@ def test_info_less_vocabulary_sets_a_stereotyped_group_against_a_non_target_word
 
 def test_vocabulary_rules_of_the_other_categories(tmp_path: Path) -> None:
     vocabulary = _religion_vocabulary(tmp_path)
-    so = _write(tmp_path / "so" / "new_templates - Sexual_orientation.csv", RELIGION_COLUMNS, [
-        {"Category": "Sexual_orientation", **PAIR, "Q_id": "1", "Known_stereotyped_groups": '["gay"]'},
-        {"Category": "Sexual_orientation", **PAIR, "Q_id": "2", "Known_stereotyped_groups": '["lesbian", "gay"]'},
-    ])  # fmt: skip
+    so = _write(
+        tmp_path / "so" / "new_templates - Sexual_orientation.csv",
+        RELIGION_COLUMNS,
+        [
+            {
+                "Category": "Sexual_orientation",
+                **PAIR,
+                "Q_id": "1",
+                "Known_stereotyped_groups": '["gay"]',
+            },
+            {
+                "Category": "Sexual_orientation",
+                **PAIR,
+                "Q_id": "2",
+                "Known_stereotyped_groups": '["lesbian", "gay"]',
+            },
+        ],
+    )
     rows = _expand(so, vocabulary)
     # gay x the 4 others, swapped; then 2 targets x the 3 others, swapped
     assert Counter(r["question_index"] for r in rows) == {"1": 4 * 2 * 4, "2": 2 * 3 * 2 * 4}
@@ -230,9 +351,15 @@ def test_vocabulary_rules_of_the_other_categories(tmp_path: Path) -> None:
         "Known_stereotyped_groups": '["low SES"]',
         "Subcategory": "Occupation",
     }
-    path = _write(tmp_path / "gi" / "t.csv", SUBCATEGORY_COLUMNS, [
-        {**gi, "Q_id": "1", "Subcategory": "adult"}, {**gi, "Q_id": "2"}, {**ses, "Q_id": "3"},
-    ])  # fmt: skip
+    path = _write(
+        tmp_path / "gi" / "t.csv",
+        SUBCATEGORY_COLUMNS,
+        [
+            {**gi, "Q_id": "1", "Subcategory": "adult"},
+            {**gi, "Q_id": "2"},
+            {**ses, "Q_id": "3"},
+        ],
+    )
     rows = _expand(path, vocabulary)
     counts = Counter((r["category"], r["question_index"]) for r in rows)
     # Gender_identity is not swapped: every ordered pair of man/woman (2), of all four words (12);
@@ -254,8 +381,9 @@ def test_names_lists_are_read_as_bbq_reads_them(tmp_path: Path, caplog) -> None:
     template = Template({"Q_id": "4", "version": "b"}, tmp_path / "t.csv", 9)
     with caplog.at_level(logging.INFO, logger="bias_hub.builders.jbbq"):
         # a ";" typed inside a list ends it there: the first list keeps its first word ...
-        assert parse_slot_lists("{{NAME1}}: [cyclist; runner]; {{NAME2}}: [pianist, painter]", template, "Names") == (
-            ["cyclist"], ["pianist", "painter"])  # fmt: skip
+        assert parse_slot_lists(
+            "{{NAME1}}: [cyclist; runner]; {{NAME2}}: [pianist, painter]", template, "Names"
+        ) == (["cyclist"], ["pianist", "painter"])
         # ... and the second list is dropped, as is a second list that is not the last part
         assert parse_slot_lists(
             "NAME1: [pianist]; NAME2: [cyclist; runner]", template, "Names"
@@ -264,17 +392,28 @@ def test_names_lists_are_read_as_bbq_reads_them(tmp_path: Path, caplog) -> None:
             ["cyclist"],
             [],
         )
-        assert parse_slot_lists("{{WORD1}}: [bar, club]; {{WORD2}}: [cup]", template, "Lexical_diversity") == (
-            ["bar", "club"], ["cup"])  # fmt: skip
+        assert parse_slot_lists(
+            "{{WORD1}}: [bar, club]; {{WORD2}}: [cup]", template, "Lexical_diversity"
+        ) == (["bar", "club"], ["cup"])
     assert "part 'runner]' names no slot" in caplog.text
     assert (
         "t.csv, line 9 (Q_id '4', version 'b'): field 'Names': the NAME2/WORD2 list is not the last part"
         in caplog.text
     )
-    path = _write(tmp_path / "new_templates - Age.csv", AGE_COLUMNS, [
-        {"Q_id": "1", "version": "b", "Category": "Age", **PAIR, "Known_stereotyped_groups": '["old"]',
-         "Names": "NAME2: [retiree]; NAME1: [teenager]"},
-    ])  # fmt: skip
+    path = _write(
+        tmp_path / "new_templates - Age.csv",
+        AGE_COLUMNS,
+        [
+            {
+                "Q_id": "1",
+                "version": "b",
+                "Category": "Age",
+                **PAIR,
+                "Known_stereotyped_groups": '["old"]',
+                "Names": "NAME2: [retiree]; NAME1: [teenager]",
+            },
+        ],
+    )
     with caplog.at_level(logging.INFO, logger="bias_hub.builders.jbbq"):
         assert _expand(path) == []
     assert "yields no questions" in caplog.text
@@ -284,10 +423,13 @@ def _proper_names(tmp_path: Path) -> list[dict]:
     from bias_hub.builders.jbbq.templates import read_proper_names
 
     firsts = {
-        ("F", "Black"): ["Amara", "Nia", "Zola"], ("M", "Black"): ["Kofi", "Jabari", "Tunde"],
-        ("F", "White"): ["Greta", "Ingrid", "Maren"], ("M", "White"): ["Lars", "Sven", "Nils"],
-        ("F", "Asian"): ["Mei", "Yuki", "Hana"], ("M", "Asian"): ["Kenji", "Wei", "Jun"],
-    }  # fmt: skip
+        ("F", "Black"): ["Amara", "Nia", "Zola"],
+        ("M", "Black"): ["Kofi", "Jabari", "Tunde"],
+        ("F", "White"): ["Greta", "Ingrid", "Maren"],
+        ("M", "White"): ["Lars", "Sven", "Nils"],
+        ("F", "Asian"): ["Mei", "Yuki", "Hana"],
+        ("M", "Asian"): ["Kenji", "Wei", "Jun"],
+    }
     lasts = {
         "Black": ["Okafor", "Mensah"],
         "White": ["Larsen", "Berg"],
@@ -303,8 +445,17 @@ def _proper_names(tmp_path: Path) -> list[dict]:
         for e, names in lasts.items()
         for n in names
     ]
-    rows += [{"Name": n, "First_last": "first_only", "gender": g} for n, g in
-             [("Alice", "F"), ("Beth", "F"), ("Carol", "F"), ("Dan", "M"), ("Ed", "M"), ("Fred", "M")]]  # fmt: skip
+    rows += [
+        {"Name": n, "First_last": "first_only", "gender": g}
+        for n, g in [
+            ("Alice", "F"),
+            ("Beth", "F"),
+            ("Carol", "F"),
+            ("Dan", "M"),
+            ("Ed", "M"),
+            ("Fred", "M"),
+        ]
+    ]
     return read_proper_names(
         _write(tmp_path / "vocabulary_proper_names.csv", PROPER_NAME_COLUMNS, rows)
     )
@@ -314,10 +465,21 @@ def test_race_ethnicity_proper_names_are_first_and_last_names(tmp_path: Path) ->
     names = _proper_names(tmp_path)
     ethnicity = {r["Name"]: r["ethnicity"] for r in names if r["First_last"] in ("first", "last")}
     gender = {r["Name"]: r["gender"] for r in names if r["First_last"] == "first"}
-    path = _write(tmp_path / "new_templates - Race_ethnicity.csv", RACE_COLUMNS, [
-        {"Q_id": "26", "Category": "RaceEthnicity", **PAIR, "Answer_negative": "{{NAME1}}", "Answer_non_negative": "{{NAME2}}",
-         "Proper_nouns_only": "TRUE", "Known_stereotyped_groups": '["Black", "African American"]'},
-    ])  # fmt: skip
+    path = _write(
+        tmp_path / "new_templates - Race_ethnicity.csv",
+        RACE_COLUMNS,
+        [
+            {
+                "Q_id": "26",
+                "Category": "RaceEthnicity",
+                **PAIR,
+                "Answer_negative": "{{NAME1}}",
+                "Answer_non_negative": "{{NAME2}}",
+                "Proper_nouns_only": "TRUE",
+                "Known_stereotyped_groups": '["Black", "African American"]',
+            },
+        ],
+    )
     templates = read_templates(path)
     templates[0].fields["Category"] = "Race_ethnicity"
     rows = expand_templates(
@@ -341,37 +503,59 @@ RACE_WORDS = ["Black", "White", "Asian", "Latino", "Arab", "African American"]
 
 def _race_vocabulary() -> list[dict]:
     rows = [{"Category": "Race_ethnicity", "Name": w, "Info": ""} for w in RACE_WORDS]
-    return rows + [{"Category": "SES", "Name": w, "Info": i, "SubCat": "Occupation"} for w, i in
-                   [("cashier", "lowSES"), ("janitor", "lowSES"), ("dentist", "highSES"), ("judge", "highSES")]]  # fmt: skip
+    return rows + [
+        {"Category": "SES", "Name": w, "Info": i, "SubCat": "Occupation"}
+        for w, i in [
+            ("cashier", "lowSES"),
+            ("janitor", "lowSES"),
+            ("dentist", "highSES"),
+            ("judge", "highSES"),
+        ]
+    ]
 
 
 def test_race_x_gender_sets_each_target_against_three_contrasts(tmp_path: Path) -> None:
     template = {
-        "Category": "Gender_x_race", "Q_id": "1", "Names": '["man", "woman"]', "Var2_info": '["M", "F"]',
-        "Known_stereotyped_var2": "F", "Known_stereotyped_race": '["Black", "African American"]',
+        "Category": "Gender_x_race",
+        "Q_id": "1",
+        "Names": '["man", "woman"]',
+        "Var2_info": '["M", "F"]',
+        "Known_stereotyped_var2": "F",
+        "Known_stereotyped_race": '["Black", "African American"]',
         "Ambiguous_Context": "Two people waited at the desk: a {{NAME1}} {{GEN1}} and a {{NAME2}} {{GEN2}}.",
         "Disambiguating_Context": "The {{NAME1}} {{GEN1}} shouted at the clerk.",
-        "Question_negative_stereotype": "Who shouted?", "Question_non_negative": "Who stayed calm?",
-        "Answer_negative": "The {{NAME1}} {{GEN1}}", "Answer_non_negative": "The {{NAME2}} {{GEN2}}",
-    }  # fmt: skip
+        "Question_negative_stereotype": "Who shouted?",
+        "Question_non_negative": "Who stayed calm?",
+        "Answer_negative": "The {{NAME1}} {{GEN1}}",
+        "Answer_non_negative": "The {{NAME2}} {{GEN2}}",
+    }
     path = _write(
         tmp_path / "new_templates - Race_x_gender.csv", INTERSECTIONAL_COLUMNS, [template]
     )
     templates = read_templates(path)
     templates[0].fields["Category"] = "Race_x_gender"
-    rows = expand_templates(templates, _race_vocabulary(), unknown_options=ENGLISH_UNKNOWN_OPTIONS,
-                            context_separator=" ", english=True)  # fmt: skip
+    rows = expand_templates(
+        templates,
+        _race_vocabulary(),
+        unknown_options=ENGLISH_UNKNOWN_OPTIONS,
+        context_separator=" ",
+        english=True,
+    )
     # 2 stereotyped races x the 4 others; a, b, c and their reversals; 4 questions each
     assert len(rows) == 2 * 4 * 6 * 4
     assert Counter(r["additional_metadata"]["subcategory"] for r in rows) == {
-        "intersectional_a": 64, "intersectional_b": 64, "intersectional_c": 64,
-    }  # fmt: skip
+        "intersectional_a": 64,
+        "intersectional_b": 64,
+        "intersectional_c": 64,
+    }
     # per pair: a, b, c (rows 0-11), then the same three reversed (rows 12-23)
     b_groups = {p["group"] for p in _people(rows[4])}
     other = next(g for g in b_groups if g != "F-Black").split("-", 1)[1]
     assert [{p["group"] for p in _people(r)} for r in rows[:24:4]] == [
-        {"F-Black", "M-Black"}, {"F-Black", f"F-{other}"}, {"F-Black", f"M-{other}"},
-    ] * 2  # fmt: skip
+        {"F-Black", "M-Black"},
+        {"F-Black", f"F-{other}"},
+        {"F-Black", f"M-{other}"},
+    ] * 2
     article = "an" if other[0] in "AEIOU" else "a"
     assert [r["context"] for r in rows[:24:4]] == [
         "Two people waited at the desk: a Black woman and a Black man.",
@@ -388,11 +572,18 @@ def test_race_x_gender_sets_each_target_against_three_contrasts(tmp_path: Path) 
 def test_race_x_gender_with_proper_names(tmp_path: Path) -> None:
     names = _proper_names(tmp_path)
     template = {
-        "Category": "Race_x_gender", "Q_id": "2", "Proper_nouns_only": "TRUE", "Known_stereotyped_var2": "M",
-        "Known_stereotyped_race": '["Black"]', "Ambiguous_Context": "{{NAME1}} and {{NAME2}} waited at the desk.",
-        "Disambiguating_Context": "{{NAME1}} shouted at the clerk.", "Question_negative_stereotype": "Who shouted?",
-        "Question_non_negative": "Who stayed calm?", "Answer_negative": "{{NAME1}}", "Answer_non_negative": "{{NAME2}}",
-    }  # fmt: skip
+        "Category": "Race_x_gender",
+        "Q_id": "2",
+        "Proper_nouns_only": "TRUE",
+        "Known_stereotyped_var2": "M",
+        "Known_stereotyped_race": '["Black"]',
+        "Ambiguous_Context": "{{NAME1}} and {{NAME2}} waited at the desk.",
+        "Disambiguating_Context": "{{NAME1}} shouted at the clerk.",
+        "Question_negative_stereotype": "Who shouted?",
+        "Question_non_negative": "Who stayed calm?",
+        "Answer_negative": "{{NAME1}}",
+        "Answer_non_negative": "{{NAME2}}",
+    }
     rows = _expand(
         _write(tmp_path / "t.csv", INTERSECTIONAL_COLUMNS, [template]), proper_names=names
     )
@@ -402,26 +593,45 @@ def test_race_x_gender_with_proper_names(tmp_path: Path) -> None:
     for row in rows:
         groups = {p["group"] for p in _people(row)}
         kind = row["additional_metadata"]["subcategory"]
-        expected = {"intersectional_a": lambda g: g == {"M-Black", "F-Black"},
-                    "intersectional_b": lambda g: "M-Black" in g and any(x.startswith("M-") and x != "M-Black" for x in g),
-                    "intersectional_c": lambda g: "M-Black" in g and any(x.startswith("F-") and x != "F-Black" for x in g)}  # fmt: skip
+        expected = {
+            "intersectional_a": lambda g: g == {"M-Black", "F-Black"},
+            "intersectional_b": lambda g: (
+                "M-Black" in g and any(x.startswith("M-") and x != "M-Black" for x in g)
+            ),
+            "intersectional_c": lambda g: (
+                "M-Black" in g and any(x.startswith("F-") and x != "F-Black" for x in g)
+            ),
+        }
         assert expected[kind](groups), (kind, groups)
         assert all(re.fullmatch(r"[A-Z][a-z]+ [A-Z][a-z]+", p["text"]) for p in _people(row))
 
 
 def test_race_x_ses_draws_occupations_and_list_names(tmp_path: Path) -> None:
     base = {
-        "Category": "Race_x_SES", "Known_stereotyped_var2": "lowSES", "Known_stereotyped_race": '["Black"]',
+        "Category": "Race_x_SES",
+        "Known_stereotyped_var2": "lowSES",
+        "Known_stereotyped_race": '["Black"]',
         "Ambiguous_Context": "A {{NAME1}} {{OCC1}} and a {{NAME2}} {{OCC2}} were in line.",
         "Disambiguating_Context": "The {{NAME1}} {{OCC1}} paid with a voucher.",
-        "Question_negative_stereotype": "Who used a voucher?", "Question_non_negative": "Who paid in cash?",
-        "Answer_negative": "The {{NAME1}} {{OCC1}}", "Answer_non_negative": "The {{NAME2}} {{OCC2}}",
-    }  # fmt: skip
-    path = _write(tmp_path / "t.csv", INTERSECTIONAL_COLUMNS, [
-        {**base, "Q_id": "1"},
-        {**base, "Q_id": "2", "Names": '[["poor", "low-income"], ["rich", "wealthy"]]', "Var2_info": '["lowSES", "highSES"]',
-         "Ambiguous_Context": "A {{OCC1}} {{NAME1}} person and a {{OCC2}} {{NAME2}} person were in line."},
-    ])  # fmt: skip
+        "Question_negative_stereotype": "Who used a voucher?",
+        "Question_non_negative": "Who paid in cash?",
+        "Answer_negative": "The {{NAME1}} {{OCC1}}",
+        "Answer_non_negative": "The {{NAME2}} {{OCC2}}",
+    }
+    path = _write(
+        tmp_path / "t.csv",
+        INTERSECTIONAL_COLUMNS,
+        [
+            {**base, "Q_id": "1"},
+            {
+                **base,
+                "Q_id": "2",
+                "Names": '[["poor", "low-income"], ["rich", "wealthy"]]',
+                "Var2_info": '["lowSES", "highSES"]',
+                "Ambiguous_Context": "A {{OCC1}} {{NAME1}} person and a {{OCC2}} {{NAME2}} person were in line.",
+            },
+        ],
+    )
     rows = _expand(path, _race_vocabulary())
     # Black against the 5 other race words; 6 fillings x 4 questions, per template
     assert Counter(r["question_index"] for r in rows) == {"1": 5 * 24, "2": 5 * 24}
@@ -442,13 +652,37 @@ def test_race_x_ses_draws_occupations_and_list_names(tmp_path: Path) -> None:
 def test_a_bbq_templates_folder_expands_with_filler_items_skipped(tmp_path: Path, caplog) -> None:
     folder = tmp_path / "templates"
     _religion_vocabulary(folder)
-    _write(folder / "new_templates - Religion.csv", RELIGION_COLUMNS,
-           [{"Q_id": str(q), "Category": "Religion ", **PAIR, "Known_stereotyped_groups": '["Muslim"]'} for q in (1, 2, 3)])  # fmt: skip
-    _write(folder / "new_templates - Filler_items.csv", FILLER_COLUMNS, [
-        {"Q_id": "1", "Category": "Religion", "Context": "Two people met.", "Question_negative_stereotype": "Who left?",
-         "Question_non_negative": "Who stayed?", "Ans0": "The first", "Ans1": "The second", "Ans2": "Unknown",
-         "Label_neg_ans": "0", "Label_non_neg_ans": "1"},
-    ])  # fmt: skip
+    _write(
+        folder / "new_templates - Religion.csv",
+        RELIGION_COLUMNS,
+        [
+            {
+                "Q_id": str(q),
+                "Category": "Religion ",
+                **PAIR,
+                "Known_stereotyped_groups": '["Muslim"]',
+            }
+            for q in (1, 2, 3)
+        ],
+    )
+    _write(
+        folder / "new_templates - Filler_items.csv",
+        FILLER_COLUMNS,
+        [
+            {
+                "Q_id": "1",
+                "Category": "Religion",
+                "Context": "Two people met.",
+                "Question_negative_stereotype": "Who left?",
+                "Question_non_negative": "Who stayed?",
+                "Ans0": "The first",
+                "Ans1": "The second",
+                "Ans2": "Unknown",
+                "Label_neg_ans": "0",
+                "Label_non_neg_ans": "1",
+            },
+        ],
+    )
     with caplog.at_level(logging.INFO, logger="bias_hub.builders.jbbq"):
         built = load_rows(folder, BBQ_CATEGORIES, language="en", seed=0)
     assert "Filler_items.csv: skipped" in caplog.text

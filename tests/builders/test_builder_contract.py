@@ -36,9 +36,15 @@ def test_every_dataset_folder_has_a_builder() -> None:
     datasets_root = BUILDERS.parent / "datasets"
     assert {p.parent.name for p in datasets_root.glob("*/README.md")} <= set(COMMANDS)
     assert {
-        "bbq", "jbbq", "nli_bias_controlled", "nli_gender_bias", "speciesism_templates",
-        "stereoset_gender_swap", "weat_word_sets", "winobias",
-    } <= set(COMMANDS)  # fmt: skip
+        "bbq",
+        "jbbq",
+        "nli_bias_controlled",
+        "nli_gender_bias",
+        "speciesism_templates",
+        "stereoset_gender_swap",
+        "weat_word_sets",
+        "winobias",
+    } <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -50,7 +56,9 @@ def test_build_takes_documented_keyword_options_with_defaults(name: str) -> None
     for option in options:
         assert option.kind is inspect.Parameter.KEYWORD_ONLY, option.name
         assert option.default is not inspect.Parameter.empty, option.name
-        assert f"``{option.name}``" in (build.__doc__ or ""), f"{name}: {option.name} is not documented"
+        assert f"``{option.name}``" in (build.__doc__ or ""), (
+            f"{name}: {option.name} is not documented"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -60,7 +68,9 @@ def test_the_command_passes_every_option_to_build_unchanged(name: str, monkeypat
     command = COMMANDS[name]
     package = importlib.import_module(command.__package__)
     defaults = {
-        key: p.default for key, p in inspect.signature(package.build).parameters.items() if key != "out_root"
+        key: p.default
+        for key, p in inspect.signature(package.build).parameters.items()
+        if key != "out_root"
     }
     options = _options(command)
     assert set(options) == set(defaults), "every flag maps to one build option and back"
@@ -68,7 +78,9 @@ def test_the_command_passes_every_option_to_build_unchanged(name: str, monkeypat
         assert default == defaults[dest], f"--{dest}: the flag's default differs from build()'s"
 
     calls = []
-    monkeypatch.setattr(package, "build", lambda out_root, **kwargs: calls.append((out_root, kwargs)))
+    monkeypatch.setattr(
+        package, "build", lambda out_root, **kwargs: calls.append((out_root, kwargs))
+    )
     parser = argparse.ArgumentParser()
     parser.add_argument("--out-root", default="somewhere")
     command.add_arguments(parser)
@@ -88,14 +100,18 @@ def test_builders_neither_print_nor_parse_arguments_outside_their_commands() -> 
     assert offenders == []
 
 
-def test_build_all_calls_each_builder_once_and_logs_one_timed_line(tmp_path: Path, monkeypatch) -> None:
+def test_build_all_calls_each_builder_once_and_logs_one_timed_line(
+    tmp_path: Path, monkeypatch
+) -> None:
     import importlib
     import logging
 
     built = []
     for name, command in COMMANDS.items():
         package = importlib.import_module(command.__package__)
-        monkeypatch.setattr(package, "build", lambda out_root, name=name: built.append((name, out_root)))
+        monkeypatch.setattr(
+            package, "build", lambda out_root, name=name: built.append((name, out_root))
+        )
     # A handler of our own on the "builders" logger: whatever an earlier command in this
     # process configured (console handler, propagation), each record arrives here once.
     records: list[logging.LogRecord] = []

@@ -27,15 +27,24 @@ HEADINGS = [
     "## Licensing Information",
     "## Citation Information",
 ]
-META = CardMetadata(pretty_name="Tiny set", license="mit", language=["en"], task_categories=["other"])
+META = CardMetadata(
+    pretty_name="Tiny set", license="mit", language=["en"], task_categories=["other"]
+)
 
 
 def _sections(instance: dict) -> CardSections:
     return CardSections(
-        summary="Two rows.", instance=instance, fields="- `x`: a number.", splits="| a | 2 |",
-        source="Written here.", command="bias-hub build tiny", construction="By hand.",
-        considerations="None.", licensing="MIT.", citation="@misc{tiny}",
-    )  # fmt: skip
+        summary="Two rows.",
+        instance=instance,
+        fields="- `x`: a number.",
+        splits="| a | 2 |",
+        source="Written here.",
+        command="bias-hub build tiny",
+        construction="By hand.",
+        considerations="None.",
+        licensing="MIT.",
+        citation="@misc{tiny}",
+    )
 
 
 def _headings(text: str) -> list[str]:
@@ -48,9 +57,13 @@ def _headings(text: str) -> list[str]:
 def tiny(tmp_path: Path) -> Path:
     import datasets
 
-    features = datasets.Features({"x": datasets.Value("int64"), "words": datasets.Sequence(datasets.Value("string"))})
+    features = datasets.Features(
+        {"x": datasets.Value("int64"), "words": datasets.Sequence(datasets.Value("string"))}
+    )
     table = datasets.Dataset.from_dict({"x": [1, 2], "words": [["a", "b"], []]}, features=features)
-    return write_dataset_folder(tmp_path / "tiny", {"only": {"test": table}}, META, _sections(table[0]), "only")
+    return write_dataset_folder(
+        tmp_path / "tiny", {"only": {"test": table}}, META, _sections(table[0]), "only"
+    )
 
 
 def test_a_card_is_the_template_filled_with_the_sections(tiny: Path) -> None:
@@ -69,7 +82,9 @@ def test_every_committed_card_has_the_standard_sections(card: Path) -> None:
     text = card.read_text(encoding="utf-8")
     assert _headings(text) == HEADINGS
     header = read_card_yaml(card.parent)
-    assert [c["config_name"] for c in header["configs"]] == [i["config_name"] for i in header["dataset_info"]]
+    assert [c["config_name"] for c in header["configs"]] == [
+        i["config_name"] for i in header["dataset_info"]
+    ]
 
 
 def test_the_committed_cards_cover_every_builder_in_build_all() -> None:
@@ -86,7 +101,9 @@ def test_the_committed_cards_cover_every_builder_in_build_all() -> None:
 def test_read_card_reads_what_write_wrote(tiny: Path) -> None:
     header = read_card_yaml(tiny)
     assert header["license"] == "mit" and header["size_categories"] == ["n<1K"]
-    assert header["dataset_info"][0]["splits"] == [{"name": "test", "num_bytes": header["dataset_info"][0]["dataset_size"], "num_examples": 2}]
+    assert header["dataset_info"][0]["splits"] == [
+        {"name": "test", "num_bytes": header["dataset_info"][0]["dataset_size"], "num_examples": 2}
+    ]
     assert "## Dataset Summary" in read_card(tiny).text
 
 
@@ -97,5 +114,7 @@ def test_read_card_names_the_card_it_cannot_read(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=re.escape(f"{tmp_path / 'README.md'}: no YAML header")):
         read_card(tmp_path)
     (tmp_path / "README.md").write_text("---\nlicense: [mit\n---\n# Broken\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=re.escape(f"{tmp_path / 'README.md'}: the YAML header does not parse")):
+    with pytest.raises(
+        ValueError, match=re.escape(f"{tmp_path / 'README.md'}: the YAML header does not parse")
+    ):
         read_card(tmp_path)

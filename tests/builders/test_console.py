@@ -65,14 +65,21 @@ def test_capture_sends_output_to_the_log_and_keeps_stage_lines_on_the_console(
         assert line in text
     assert "lock 1234 acquired" not in text  # bookkeeping DEBUG lines stay out
     assert "left by an earlier run" not in text  # the log is replaced, not appended to
-    assert text.count("a debug line of a library") == 1  # datasets propagates to the root: once only
+    assert (
+        text.count("a debug line of a library") == 1
+    )  # datasets propagates to the root: once only
 
     out, err = capfd.readouterr()
     shown = out + err
     assert "a line the driver keeps on the console" in err
     assert "a warning of the part" in err
-    for hidden in ["a print from the part", "descriptor 2", "a child process line", "an info line of the part",
-                   "debug line"]:  # fmt: skip
+    for hidden in [
+        "a print from the part",
+        "descriptor 2",
+        "a child process line",
+        "an info line of the part",
+        "debug line",
+    ]:
         assert hidden not in shown
 
     # Afterwards everything is back: output reaches the console, libraries are at WARNING again.
@@ -102,7 +109,9 @@ def test_capture_restores_the_descriptors_when_the_block_fails(
     assert "before the error" in log_path.read_text(encoding="utf-8")
 
 
-def test_library_handlers_step_aside_during_capture_and_come_back(tmp_path: Path, fd_backed_streams) -> None:
+def test_library_handlers_step_aside_during_capture_and_come_back(
+    tmp_path: Path, fd_backed_streams
+) -> None:
     fd_backed_streams()
     library = logging.getLogger("transformers")
     own_handler = logging.StreamHandler()
@@ -114,7 +123,10 @@ def test_library_handlers_step_aside_during_capture_and_come_back(tmp_path: Path
         assert own_handler in library.handlers
         # Written once, by the log file's handler, with its time stamp and level.
         text = (tmp_path / "part.log").read_text(encoding="utf-8")
-        assert text.count("a library warning") == 1 and "WARNING transformers: a library warning" in text
+        assert (
+            text.count("a library warning") == 1
+            and "WARNING transformers: a library warning" in text
+        )
     finally:
         library.removeHandler(own_handler)
 

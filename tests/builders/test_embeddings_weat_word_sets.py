@@ -22,8 +22,15 @@ def test_english_config_holds_caliskan_tests_and_the_variant(built):
     assert list(rows) == [f"weat{i}" for i in range(1, 11)] + ["weat6_gender_terms"]
     # WEAT 7 as printed in Caliskan et al. (2017), Supplementary Material.
     assert rows["weat7"]["target_x_words"] == [
-        "math", "algebra", "geometry", "calculus", "equations", "computation", "numbers", "addition",
-    ]  # fmt: skip
+        "math",
+        "algebra",
+        "geometry",
+        "calculus",
+        "equations",
+        "computation",
+        "numbers",
+        "addition",
+    ]
     assert rows["weat7"]["original_d"] == pytest.approx(0.82)
     variant = rows["weat6_gender_terms"]
     assert variant["target_x_words"] == rows["weat7"]["attribute_a_words"]
@@ -45,12 +52,17 @@ def test_japanese_config_has_balanced_sets(built):
 def test_card_counts_come_from_the_build(built):
     card = (built / "README.md").read_text(encoding="utf-8")
     assert "config_name: en" in card and "config_name: ja" in card
-    assert "| weat6_gender_terms | Male terms vs Female terms / Career vs Family | 8 | 8 | 8 | 8 |" in card
+    assert (
+        "| weat6_gender_terms | Male terms vs Female terms / Career vs Family | 8 | 8 | 8 | 8 |"
+        in card
+    )
 
 
 def test_bad_japanese_file_names_the_row(tmp_path):
     bad = tmp_path / "bad.tsv"
-    bad.write_text("test_id\trole\tset_name\tword\tgloss\nweat6\ttarget_z\tX\t太郎\tname\n", encoding="utf-8")
+    bad.write_text(
+        "test_id\trole\tset_name\tword\tgloss\nweat6\ttarget_z\tX\t太郎\tname\n", encoding="utf-8"
+    )
     with pytest.raises(ValueError, match=r"bad.tsv, row 2: role must be one of"):
         japanese_rows(bad)
 
@@ -108,7 +120,9 @@ def test_a_word_that_is_no_string_is_refused(tmp_path):
     # B-weat-06c: the number 5 silently became the word '5'.
     tests = _upstream_tests()
     tests[6]["first_target"]["words"][0] = 5
-    with pytest.raises(ValueError, match=r"test 7, first_target: word 0 is 5; expected a non-empty string"):
+    with pytest.raises(
+        ValueError, match=r"test 7, first_target: word 0 is 5; expected a non-empty string"
+    ):
         _build_from(tests, tmp_path)
 
 
@@ -118,9 +132,17 @@ def test_a_file_that_is_no_list_of_tests_says_what_it_holds(tmp_path, capsys):
 
     source = tmp_path / "w.json"
     source.write_text("[1,2,3]", encoding="utf-8")
-    code = main(["build", "weat_word_sets", "--source", str(source), "--out-root", str(tmp_path / "out")])
+    code = main(
+        ["build", "weat_word_sets", "--source", str(source), "--out-root", str(tmp_path / "out")]
+    )
     err = capsys.readouterr().err
-    assert code == 2 and "expected a list of the 10 WEAT tests" in err and "got a list of 3 items" in err
+    assert (
+        code == 2
+        and "expected a list of the 10 WEAT tests" in err
+        and "got a list of 3 items" in err
+    )
     assert len(err.strip().splitlines()) == 1
-    with pytest.raises(ValueError, match=r"weat.json: test 1 is 0; expected an object with first_target"):
+    with pytest.raises(
+        ValueError, match=r"weat.json: test 1 is 0; expected an object with first_target"
+    ):
         _build_from(list(range(10)), tmp_path)

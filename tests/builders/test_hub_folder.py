@@ -86,10 +86,15 @@ def test_empty_split_is_refused_by_name(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("rows", "bucket"),
     [
-        (0, "n<1K"), (999, "n<1K"), (1000, "1K<n<10K"), (54_000, "10K<n<100K"),
-        (9_999_999, "1M<n<10M"), (10_000_000, "10M<n<100M"), (10**12, "n>1T"),
+        (0, "n<1K"),
+        (999, "n<1K"),
+        (1000, "1K<n<10K"),
+        (54_000, "10K<n<100K"),
+        (9_999_999, "1M<n<10M"),
+        (10_000_000, "10M<n<100M"),
+        (10**12, "n>1T"),
     ],
-)  # fmt: skip
+)
 def test_size_category_bounds(rows: int, bucket: str) -> None:
     assert size_category(rows) == bucket
 
@@ -98,11 +103,24 @@ def test_one_size_table_with_the_hubs_names() -> None:
     from bias_hub.builders.shared.card import SIZE_CATEGORIES
     from bias_hub.pipelines.publish import hub_rules
 
-    assert hub_rules.size_category is size_category  # publish checks with the table cards are written with
+    assert (
+        hub_rules.size_category is size_category
+    )  # publish checks with the table cards are written with
     # DatasetCardData's documented options (huggingface_hub), in order; "other" is for no count.
     assert [name for _, name in SIZE_CATEGORIES] + ["n>1T"] == [
-        "n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M",
-        "100M<n<1B", "1B<n<10B", "10B<n<100B", "100B<n<1T", "n>1T",
-    ]  # fmt: skip
-    assert hub_rules.SIZE_CATEGORY_NAMES == {name for _, name in SIZE_CATEGORIES} | {"n>1T", "other"}
-
+        "n<1K",
+        "1K<n<10K",
+        "10K<n<100K",
+        "100K<n<1M",
+        "1M<n<10M",
+        "10M<n<100M",
+        "100M<n<1B",
+        "1B<n<10B",
+        "10B<n<100B",
+        "100B<n<1T",
+        "n>1T",
+    ]
+    assert hub_rules.SIZE_CATEGORY_NAMES == {name for _, name in SIZE_CATEGORIES} | {
+        "n>1T",
+        "other",
+    }

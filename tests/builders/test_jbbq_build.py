@@ -45,7 +45,8 @@ def test_sample_loads_typed_with_expected_counts(sample_root: Path) -> None:
     }
     card = _card(sample_root / "jbbq")
     sizes = {
-        info["config_name"]: sum(s["num_examples"] for s in info["splits"]) for info in card["dataset_info"]
+        info["config_name"]: sum(s["num_examples"] for s in info["splits"])
+        for info in card["dataset_info"]
     }
     assert sizes == {**expected, "all": sum(expected.values())}
     assert card["redistributable"] is True and card["sample"] is True
@@ -59,10 +60,17 @@ def test_splits_never_share_a_template_and_all_matches_categories(sample_root: P
     everything = datasets.load_dataset(str(sample_root / "jbbq"), "all")
     seen: dict[tuple[str, str], str] = {}
     for split in SPLITS:
-        for key in zip(everything[split]["category"], everything[split]["question_index"], strict=True):
+        for key in zip(
+            everything[split]["category"], everything[split]["question_index"], strict=True
+        ):
             assert seen.setdefault(key, split) == split
     # 5 templates per category: round(20 %) = 1 train, max(1, round(10 %)) = 1 dev, 3 test
-    templates = {split: set(zip(everything[split]["category"], everything[split]["question_index"], strict=True)) for split in SPLITS}
+    templates = {
+        split: set(
+            zip(everything[split]["category"], everything[split]["question_index"], strict=True)
+        )
+        for split in SPLITS
+    }
     assert {split: len(t) for split, t in templates.items()} == {"train": 5, "dev": 5, "test": 15}
     age = datasets.load_dataset(str(sample_root / "jbbq"), "Age")
     for split in SPLITS:
@@ -83,7 +91,11 @@ def _question_rows(name: str, n_templates: int = 3, **override) -> list[dict]:
     """BBQ-format rows: per template the four neg/nonneg x ambig/disambig questions."""
     rows = []
     for q in range(1, n_templates + 1):
-        info = {"ans0": ["old man", "old"], "ans1": ["Unknown", "unknown"], "ans2": ["teen", "nonOld"]}
+        info = {
+            "ans0": ["old man", "old"],
+            "ans1": ["Unknown", "unknown"],
+            "ans2": ["teen", "nonOld"],
+        }
         for polarity in ("neg", "nonneg"):
             for condition in ("ambig", "disambig"):
                 label = 1 if condition == "ambig" else (2 if polarity == "neg" else 0)
@@ -132,7 +144,11 @@ def test_user_copy_from_an_archive_is_marked_not_redistributable(tmp_path: Path)
     assert card["redistributable"] is False
     assert [c["config_name"] for c in card["configs"]] == ["Age", "all"]
     test = datasets.load_dataset(str(out / "jbbq"), "Age", split="test")
-    row = next(r for r in test if r["question_polarity"] == "nonneg" and r["context_condition"] == "disambig")
+    row = next(
+        r
+        for r in test
+        if r["question_polarity"] == "nonneg" and r["context_condition"] == "disambig"
+    )
     assert row["answer_info"][0] == {"text": "old man", "group": "old"}
     assert (row["unknown_label"], row["stereotyped_label"], row["label"]) == (1, 2, 0)
     # the sample build must not replace a private build
@@ -155,13 +171,27 @@ def test_card_of_a_private_build_shows_no_row_text(tmp_path: Path) -> None:
     ("override", "message"),
     [
         ({"label": 3}, "field 'label' is 3"),
-        ({"answer_info": {"ans0": ["a", "old"], "ans1": ["b", "nonOld"], "ans2": ["c", "old"]}}, "exactly one answer as 'unknown', found 0"),
-        ({"answer_info": {"ans0": ["a", "unknown"], "ans1": ["b", "unknown"], "ans2": ["c", "old"]}}, "found 2"),
+        (
+            {"answer_info": {"ans0": ["a", "old"], "ans1": ["b", "nonOld"], "ans2": ["c", "old"]}},
+            "exactly one answer as 'unknown', found 0",
+        ),
+        (
+            {
+                "answer_info": {
+                    "ans0": ["a", "unknown"],
+                    "ans1": ["b", "unknown"],
+                    "ans2": ["c", "old"],
+                }
+            },
+            "found 2",
+        ),
         ({"category": "Race_ethnicity"}, "field 'category' is 'Race_ethnicity'"),
         ({"context_condition": "ambiguous"}, "field 'context_condition'"),
     ],
 )
-def test_bad_rows_name_file_line_and_field(tmp_path: Path, override: dict, message: str, capsys) -> None:
+def test_bad_rows_name_file_line_and_field(
+    tmp_path: Path, override: dict, message: str, capsys
+) -> None:
     _write_jsonl(tmp_path / "src" / "Age.jsonl", _question_rows("Age", **override))
     out = tmp_path / "out"
     assert main(["build", "jbbq", "--source", str(tmp_path / "src"), "--out-root", str(out)]) == 2
@@ -174,7 +204,9 @@ def test_an_archive_that_is_not_jbbq(tmp_path: Path, capsys) -> None:
     archive = tmp_path / "photos.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("img/readme.txt", "nothing here")
-    assert main(["build", "jbbq", "--source", str(archive), "--out-root", str(tmp_path / "out")]) == 2
+    assert (
+        main(["build", "jbbq", "--source", str(archive), "--out-root", str(tmp_path / "out")]) == 2
+    )
     assert "does not look like a BBQ/JBBQ release" in capsys.readouterr().err
 
 
@@ -198,17 +230,37 @@ def test_bbq_from_a_local_copy_and_offline_failure(tmp_path: Path, monkeypatch, 
     ("info", "groups", "polarity", "expected"),
     [
         # rewrites BBQ's R analysis makes: "low SES" / "lowSES", "transgender women" / "trans_F"
-        ([("Unknown", "unknown"), ("cashier", "lowSES"), ("dentist", "highSES")], ["low SES"], "neg", 1),
-        ([("trans woman", "trans_F"), ("Unknown", "unknown"), ("cis man", "nonTrans_M")], ["transgender women"], "neg", 0),
+        (
+            [("Unknown", "unknown"), ("cashier", "lowSES"), ("dentist", "highSES")],
+            ["low SES"],
+            "neg",
+            1,
+        ),
+        (
+            [("trans woman", "trans_F"), ("Unknown", "unknown"), ("cis man", "nonTrans_M")],
+            ["transgender women"],
+            "neg",
+            0,
+        ),
         # gender words are matched as M/F, as BBQ's analysis does
         ([("woman", "woman"), ("man", "man"), ("Unknown", "unknown")], ["F"], "neg", 0),
         ([("woman", "woman"), ("man", "man"), ("Unknown", "unknown")], ["F"], "nonneg", 1),
         # intersectional codes match on their parts
-        ([("Unknown", "unknown"), ("Black woman", "F-Black"), ("White man", "M-White")], ["Black"], "neg", 1),
+        (
+            [("Unknown", "unknown"), ("Black woman", "F-Black"), ("White man", "M-White")],
+            ["Black"],
+            "neg",
+            1,
+        ),
         # 'old' must not match 'nonOld'
         ([("teen", "nonOld"), ("retiree", "old"), ("Unknown", "unknown")], ["nonOld"], "neg", 0),
         # Nationality: the text is the group
-        ([("Japanese", "AsiaPacific"), ("Unknown", "unknown"), ("Irish", "Europe")], ["Japanese"], "neg", 0),
+        (
+            [("Japanese", "AsiaPacific"), ("Unknown", "unknown"), ("Irish", "Europe")],
+            ["Japanese"],
+            "neg",
+            0,
+        ),
         # neither or both answers in a stereotyped group: undecided
         ([("a", "x"), ("b", "y"), ("Unknown", "unknown")], ["z"], "neg", -1),
         ([("a", "old"), ("b", "old"), ("Unknown", "unknown")], ["old"], "nonneg", -1),
@@ -222,8 +274,11 @@ def test_stereotyped_answer(info, groups, polarity, expected) -> None:
 
 def test_every_disability_template_targets_disabled_people() -> None:
     # BBQ names specific disabilities as stereotyped groups; the answers carry "disabled"
-    info = [{"text": "wheelchair user", "group": "disabled"}, {"text": "Unknown", "group": "unknown"},
-            {"text": "friend", "group": "nonDisabled"}]  # fmt: skip
+    info = [
+        {"text": "wheelchair user", "group": "disabled"},
+        {"text": "Unknown", "group": "unknown"},
+        {"text": "friend", "group": "nonDisabled"},
+    ]
     assert stereotyped_answer(info, "neg", ["physically disabled"], 1) == -1
     assert stereotyped_answer(info, "neg", ["physically disabled"], 1, "Disability_status") == 0
 
@@ -231,12 +286,19 @@ def test_every_disability_template_targets_disabled_people() -> None:
 def test_tar_archives_and_unsafe_zip_members(tmp_path: Path, capsys) -> None:
     import tarfile
 
-    src = _write_jsonl(tmp_path / "JBBQ" / "Gender_identity.jsonl", _question_rows("Gender_identity"))
+    src = _write_jsonl(
+        tmp_path / "JBBQ" / "Gender_identity.jsonl", _question_rows("Gender_identity")
+    )
     archive = tmp_path / "JBBQ.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(src, arcname="JBBQ/Gender_identity.jsonl")
-    assert main(["build", "jbbq", "--source", str(archive), "--out-root", str(tmp_path / "out")]) == 0
-    assert [c["config_name"] for c in _card(tmp_path / "out" / "jbbq")["configs"]] == ["Gender_identity", "all"]
+    assert (
+        main(["build", "jbbq", "--source", str(archive), "--out-root", str(tmp_path / "out")]) == 0
+    )
+    assert [c["config_name"] for c in _card(tmp_path / "out" / "jbbq")["configs"]] == [
+        "Gender_identity",
+        "all",
+    ]
     evil = tmp_path / "evil.zip"
     with zipfile.ZipFile(evil, "w") as zf:
         zf.writestr("../outside.jsonl", "{}")
@@ -250,11 +312,26 @@ def test_skip_invalid_leaves_bad_rows_out_and_reports_them(tmp_path: Path, capsy
     rows[5] = {**rows[5], "label": 7}
     _write_jsonl(tmp_path / "src" / "Age.jsonl", rows)
     out = tmp_path / "out"
-    assert main(["build", "jbbq", "--source", str(tmp_path / "src"), "--out-root", str(out), "--skip-invalid"]) == 0
+    assert (
+        main(
+            [
+                "build",
+                "jbbq",
+                "--source",
+                str(tmp_path / "src"),
+                "--out-root",
+                str(out),
+                "--skip-invalid",
+            ]
+        )
+        == 0
+    )
     assert "Age.jsonl, line 6: field 'label' is 7" in capsys.readouterr().err
     card = _card(out / "jbbq")
     assert sum(s["num_examples"] for s in card["dataset_info"][0]["splits"]) == len(rows) - 1
-    assert "1 source row(s) broke the schema" in (out / "jbbq" / "README.md").read_text(encoding="utf-8")
+    assert "1 source row(s) broke the schema" in (out / "jbbq" / "README.md").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_missing_stereotyped_groups_come_from_shipped_templates(tmp_path: Path) -> None:
@@ -266,12 +343,31 @@ def test_missing_stereotyped_groups_come_from_shipped_templates(tmp_path: Path) 
     _write_jsonl(tmp_path / "src" / "data" / "Physical_appearance.jsonl", rows)
     # BBQ's template CSVs spell the category without an underscore
     header = "Q_id,Category,Ambiguous_Context,Disambiguating_Context,Lexical_diversity,Question_negative_stereotype,Question_non_negative,Answer_negative,Answer_non_negative,Known_stereotyped_groups\n"
-    body = "".join(f'{q},PhysicalAppearance,a,b,,q,r,{{{{NAME1}}}},{{{{NAME2}}}},"[""old""]"\n' for q in (1, 2, 3))
+    body = "".join(
+        f'{q},PhysicalAppearance,a,b,,q,r,{{{{NAME1}}}},{{{{NAME2}}}},"[""old""]"\n'
+        for q in (1, 2, 3)
+    )
     (tmp_path / "src" / "templates").mkdir()
-    (tmp_path / "src" / "templates" / "new_templates - Physical_appearance.csv").write_text(header + body, encoding="utf-8")
-    assert main(["build", "jbbq", "--source", str(tmp_path / "src"), "--out-root", str(tmp_path / "out")]) == 0
+    (tmp_path / "src" / "templates" / "new_templates - Physical_appearance.csv").write_text(
+        header + body, encoding="utf-8"
+    )
+    assert (
+        main(
+            [
+                "build",
+                "jbbq",
+                "--source",
+                str(tmp_path / "src"),
+                "--out-root",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     test = datasets.load_dataset(str(tmp_path / "out" / "jbbq"), "all", split="test")
-    assert set(test["stereotyped_label"]) <= {0, 2} and test[0]["additional_metadata"]["stereotyped_groups"] == ["old"]
+    assert set(test["stereotyped_label"]) <= {0, 2} and test[0]["additional_metadata"][
+        "stereotyped_groups"
+    ] == ["old"]
 
 
 def test_canonical_category_spellings() -> None:
@@ -297,7 +393,10 @@ def test_a_truncated_tgz_is_not_a_readable_archive(tmp_path: Path, capsys) -> No
         archive.add(tmp_path / "src" / "data", arcname="data")
     truncated = tmp_path / "trunc.tgz"
     truncated.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
-    assert main(["build", "jbbq", "--source", str(truncated), "--out-root", str(tmp_path / "out")]) == 2
+    assert (
+        main(["build", "jbbq", "--source", str(truncated), "--out-root", str(tmp_path / "out")])
+        == 2
+    )
     err = capsys.readouterr().err
     assert f"--source {truncated}: not a readable archive" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out" / "jbbq").exists()
@@ -305,16 +404,33 @@ def test_a_truncated_tgz_is_not_a_readable_archive(tmp_path: Path, capsys) -> No
 
 def test_build_bbq_refuses_a_jbbq_format_copy(tmp_path: Path, capsys) -> None:
     """Bad case 5: Japanese rows in BBQ's categories would be labelled CC BY, English and public."""
-    rows = _question_rows("Age", context="高齢の男性と若い男性が来ていた。", question="誰が忘れっぽい？")
+    rows = _question_rows(
+        "Age", context="高齢の男性と若い男性が来ていた。", question="誰が忘れっぽい？"
+    )
     source = _write_jsonl(tmp_path / "JBBQ" / "data" / "Age.jsonl", rows)
-    assert main(["build", "bbq", "--source", str(source.parent), "--out-root", str(tmp_path / "out")]) == 2
+    assert (
+        main(["build", "bbq", "--source", str(source.parent), "--out-root", str(tmp_path / "out")])
+        == 2
+    )
     err = capsys.readouterr().err
     assert "Age.jsonl, line 1: field 'context' is not English text ('高'" in err
     assert "is not BBQ (a JBBQ copy is built with `bias-hub build jbbq --source`)" in err
     assert not (tmp_path / "out" / "bbq").exists()
     # A category outside BBQ's is refused too (validate_row with BBQ's categories).
     _write_jsonl(tmp_path / "other" / "X.jsonl", _question_rows("Caste"))
-    assert main(["build", "bbq", "--source", str(tmp_path / "other"), "--out-root", str(tmp_path / "out")]) == 2
+    assert (
+        main(
+            [
+                "build",
+                "bbq",
+                "--source",
+                str(tmp_path / "other"),
+                "--out-root",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 2
+    )
     assert "field 'category' is 'Caste'" in capsys.readouterr().err
 
 
@@ -326,9 +442,24 @@ def test_rows_that_name_no_stereotyped_group_stop_the_build(tmp_path: Path, caps
         del row["additional_metadata"]
         row["additional_metadeta"] = {"source": "https://example.org/age"}
     source = _write_jsonl(tmp_path / "JBBQ" / "data" / "Age.jsonl", rows)
-    assert main(["build", "jbbq", "--source", str(source.parent.parent), "--out-root", str(tmp_path / "out")]) == 2
+    assert (
+        main(
+            [
+                "build",
+                "jbbq",
+                "--source",
+                str(source.parent.parent),
+                "--out-root",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
-    assert f"12 of 12 question rows name no stereotyped group (first: {source}, line 1; categories Age)" in err
+    assert (
+        f"12 of 12 question rows name no stereotyped group (first: {source}, line 1; categories Age)"
+        in err
+    )
     assert "Known_stereotyped_groups" in err and not (tmp_path / "out" / "jbbq").exists()
 
 
@@ -339,20 +470,46 @@ def test_the_copy_is_compared_with_the_published_counts(tmp_path: Path, caplog) 
 
     _write_jsonl(tmp_path / "src" / "Age.jsonl", _question_rows("Age"))
     with caplog.at_level(logging.INFO, logger="bias_hub.builders"):
-        assert main(["build", "jbbq", "--source", str(tmp_path / "src"), "--out-root", str(tmp_path / "out")]) == 0
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "published counts" in r.getMessage()]
+        assert (
+            main(
+                [
+                    "build",
+                    "jbbq",
+                    "--source",
+                    str(tmp_path / "src"),
+                    "--out-root",
+                    str(tmp_path / "out"),
+                ]
+            )
+            == 0
+        )
+    warnings = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING and "published counts" in r.getMessage()
+    ]
     # 3 templates x 4 questions of Age; §4.1: 245 templates, 8,476 questions; the README: 50,856.
     assert len(warnings) == 1
     assert "your copy: 3 templates (Age 3, Disability_status 0," in warnings[0]
     assert "12 questions (Age 12," in warnings[0]
-    assert ("§4.1 of the paper (NLP2024): 245 templates (Age 72, Disability_status 52, Gender_identity 41, "
-            "Physical_appearance 52, Sexual_orientation 28), 8,476 questions (Age 4,696, Disability_status 1,344, "
-            "Gender_identity 652, Physical_appearance 1,256, Sexual_orientation 528)") in warnings[0]  # fmt: skip
+    assert (
+        "§4.1 of the paper (NLP2024): 245 templates (Age 72, Disability_status 52, Gender_identity 41, "
+        "Physical_appearance 52, Sexual_orientation 28), 8,476 questions (Age 4,696, Disability_status 1,344, "
+        "Gender_identity 652, Physical_appearance 1,256, Sexual_orientation 528)"
+    ) in warnings[0]
     assert "the authors' README: 50,856 questions" in warnings[0]
     # A copy with §4.1's counts matches: per category, templates x questions as printed.
-    paper = [{"category": c, "question_index": str(i % t)} for c, t, q in
-             (("Age", 72, 4696), ("Disability_status", 52, 1344), ("Gender_identity", 41, 652),
-              ("Physical_appearance", 52, 1256), ("Sexual_orientation", 28, 528)) for i in range(q)]  # fmt: skip
+    paper = [
+        {"category": c, "question_index": str(i % t)}
+        for c, t, q in (
+            ("Age", 72, 4696),
+            ("Disability_status", 52, 1344),
+            ("Gender_identity", 41, 652),
+            ("Physical_appearance", 52, 1256),
+            ("Sexual_orientation", 28, 528),
+        )
+        for i in range(q)
+    ]
     assert len(paper) == 8476 and comparison_lines(paper)[1] is True
     assert comparison_lines(paper[:-1])[1] is False
 
@@ -376,10 +533,17 @@ def test_the_authors_schema_maps_as_the_card_says(tmp_path: Path) -> None:
     assert AUTHORS_SCHEMA_MAPPING in (out / "jbbq" / "README.md").read_text(encoding="utf-8")
     built = datasets.load_dataset(str(out / "jbbq"), "all")
     row = next(r for split in built.values() for r in split if r["example_id"] == 1)  # template 7
-    assert row["answer_info"] == [{"text": "old man", "group": "old"}, {"text": "Unknown", "group": "unknown"},
-                                  {"text": "teen", "group": "nonOld"}]  # fmt: skip
-    assert row["additional_metadata"] == {"subcategory": "None", "stereotyped_groups": ["old"], "version": "None",
-                                          "source": "hand-written test row"}  # fmt: skip
+    assert row["answer_info"] == [
+        {"text": "old man", "group": "old"},
+        {"text": "Unknown", "group": "unknown"},
+        {"text": "teen", "group": "nonOld"},
+    ]
+    assert row["additional_metadata"] == {
+        "subcategory": "None",
+        "stereotyped_groups": ["old"],
+        "version": "None",
+        "source": "hand-written test row",
+    }
     assert (row["question_index"], row["is_additional"]) == ("7", True)
     # example 1: neg, disambig -> label 2 (the teen); unknown is ans1; the old man is stereotyped for neg.
     assert (row["label"], row["unknown_label"], row["stereotyped_label"]) == (2, 1, 0)

@@ -27,15 +27,28 @@ def _rows(category: str, n_templates: int, first_id: int = 0) -> list[dict]:
         }
         for polarity in ("neg", "nonneg"):
             for condition in ("ambig", "disambig"):
-                rows.append({
-                    "example_id": first_id + len(rows), "question_index": str(q), "question_polarity": polarity,
-                    "context_condition": condition, "category": category, "answer_info": info,
-                    "additional_metadata": {"subcategory": "None", "stereotyped_groups": ["old"], "version": "a",
-                                            "source": "written for the tests"},
-                    "context": f"Template {q}: a grandfather and a teenager waited.", "question": "Who was late?",
-                    "ans0": "The grandfather", "ans1": "Not known", "ans2": "The teenager",
-                    "label": 1 if condition == "ambig" else (0 if polarity == "neg" else 2),
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "example_id": first_id + len(rows),
+                        "question_index": str(q),
+                        "question_polarity": polarity,
+                        "context_condition": condition,
+                        "category": category,
+                        "answer_info": info,
+                        "additional_metadata": {
+                            "subcategory": "None",
+                            "stereotyped_groups": ["old"],
+                            "version": "a",
+                            "source": "written for the tests",
+                        },
+                        "context": f"Template {q}: a grandfather and a teenager waited.",
+                        "question": "Who was late?",
+                        "ans0": "The grandfather",
+                        "ans1": "Not known",
+                        "ans2": "The teenager",
+                        "label": 1 if condition == "ambig" else (0 if polarity == "neg" else 2),
+                    }
+                )
     return rows
 
 
@@ -117,8 +130,9 @@ def test_every_question_in_one_split(tmp_path: Path) -> None:
         assert len(keys) == len(set(keys)) == n
         by_split = datasets.load_dataset(folder, config)
         assert sorted(keys) == sorted(
-            key for split in ("train", "dev", "test")
+            key
+            for split in ("train", "dev", "test")
             for key in zip(by_split[split]["category"], by_split[split]["example_id"], strict=True)
-        )  # fmt: skip
+        )
     card = (out / "bbq" / "README.md").read_text(encoding="utf-8")
     assert 'split="all"' in card and "56 in config `all`" in card

@@ -16,11 +16,24 @@ from bias_hub.builders.jbbq.templates import (
 )
 
 COLUMNS = [
-    "Q_id", "Category", "Subcategory", "Known_stereotyped_groups", "NAME1_info", "NAME2_info",
-    "Names", "Lexical_diversity", "Ambiguous_Context", "Disambiguating_Context",
-    "Question_negative_stereotype", "Question_non_negative", "Answer_negative",
-    "Answer_non_negative", "Swap_names", "version", "Source",
-]  # fmt: skip
+    "Q_id",
+    "Category",
+    "Subcategory",
+    "Known_stereotyped_groups",
+    "NAME1_info",
+    "NAME2_info",
+    "Names",
+    "Lexical_diversity",
+    "Ambiguous_Context",
+    "Disambiguating_Context",
+    "Question_negative_stereotype",
+    "Question_non_negative",
+    "Answer_negative",
+    "Answer_non_negative",
+    "Swap_names",
+    "version",
+    "Source",
+]
 BASE = {
     "Q_id": "1",
     "Category": "Age",
@@ -53,7 +66,11 @@ def _write(path: Path, rows: list[dict], columns: list[str] = COLUMNS) -> Path:
 def _expand(tmp_path: Path, rows: list[dict], vocabulary: list[dict] | None = None, seed: int = 0):
     templates = read_templates(_write(tmp_path / "t.csv", rows))
     return expand_templates(
-        templates, vocabulary, unknown_options=ENGLISH_UNKNOWN_OPTIONS, context_separator=" ", seed=seed
+        templates,
+        vocabulary,
+        unknown_options=ENGLISH_UNKNOWN_OPTIONS,
+        context_separator=" ",
+        seed=seed,
     )
 
 
@@ -62,14 +79,20 @@ def test_four_rows_per_filled_pair_and_swapping_doubles(tmp_path: Path) -> None:
     assert len(_expand(tmp_path, [{**BASE, "Swap_names": "TRUE"}])) == 4 * 2 * 2
     # Sexual_orientation is among the categories BBQ swaps
     assert len(_expand(tmp_path, [{**BASE, "Category": "Sexual_orientation"}])) == 4 * 2 * 2
-    assert len(_expand(tmp_path, [{**BASE, "Category": "Sexual_orientation", "Swap_names": "FALSE"}])) == 8
+    assert (
+        len(_expand(tmp_path, [{**BASE, "Category": "Sexual_orientation", "Swap_names": "FALSE"}]))
+        == 8
+    )
 
 
 def test_labels_follow_the_template(tmp_path: Path) -> None:
     rows = _expand(tmp_path, [{**BASE, "Names": "NAME1: [grandfather]; NAME2: [student]"}])
     assert [(r["question_polarity"], r["context_condition"]) for r in rows] == [
-        ("neg", "ambig"), ("neg", "disambig"), ("nonneg", "ambig"), ("nonneg", "disambig"),
-    ]  # fmt: skip
+        ("neg", "ambig"),
+        ("neg", "disambig"),
+        ("nonneg", "ambig"),
+        ("nonneg", "disambig"),
+    ]
     answers = [rows[0][k] for k in ("ans0", "ans1", "ans2")]
     assert sorted(answers[:3]) == sorted(
         ["The student", "The grandfather", rows[0]["answer_info"][rows[0]["unknown_label"]]["text"]]
@@ -93,7 +116,10 @@ def test_labels_follow_the_template(tmp_path: Path) -> None:
 
 
 def test_swapped_rows_keep_each_word_with_its_group(tmp_path: Path) -> None:
-    rows = _expand(tmp_path, [{**BASE, "Names": "NAME1: [grandfather]; NAME2: [student]", "Swap_names": "TRUE"}])
+    rows = _expand(
+        tmp_path,
+        [{**BASE, "Names": "NAME1: [grandfather]; NAME2: [student]", "Swap_names": "TRUE"}],
+    )
     swapped = rows[4:]
     assert swapped[0]["context"].startswith("The student and the grandfather")
     info = {a["text"]: a["group"] for a in swapped[0]["answer_info"]}
@@ -125,7 +151,9 @@ def test_vocabulary_pairs_targets_with_non_targets(tmp_path: Path) -> None:
         ["Category", "Name", "Info", "SubCat", "Pilot_include"],
     )
     vocabulary = read_vocabulary(vocab_path)
-    rows = _expand(tmp_path, [{**BASE, "Names": "", "NAME1_info": "", "NAME2_info": ""}], vocabulary)
+    rows = _expand(
+        tmp_path, [{**BASE, "Names": "", "NAME1_info": "", "NAME2_info": ""}], vocabulary
+    )
     assert len(rows) == 4 * 2 * 2  # 2 old x 2 non-old words (toddler excluded)
     for row in rows:
         groups = sorted(a["group"] for a in row["answer_info"])
@@ -135,7 +163,10 @@ def test_vocabulary_pairs_targets_with_non_targets(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"Ambiguous_Context": "The {{NAME1}} met {{NAME3}}."}, r"Ambiguous_Context.*unfilled slot.*\{\{NAME3\}\}"),
+        (
+            {"Ambiguous_Context": "The {{NAME1}} met {{NAME3}}."},
+            r"Ambiguous_Context.*unfilled slot.*\{\{NAME3\}\}",
+        ),
         ({"Lexical_diversity": ""}, r"unfilled slot.*\{\{WORD1\}\}"),
         ({"Answer_negative": "The person"}, "Answer_negative.*exactly one of"),
         ({"Answer_non_negative": "The {{NAME2}}"}, "name the same slot"),
@@ -152,7 +183,9 @@ def test_bad_templates_name_file_row_and_field(tmp_path: Path, change: dict, mes
 
 def test_missing_columns_and_vocabulary_without_the_category(tmp_path: Path) -> None:
     with pytest.raises(TemplateError, match="missing column.*Answer_negative"):
-        read_templates(_write(tmp_path / "t.csv", [BASE], [c for c in COLUMNS if c != "Answer_negative"]))
+        read_templates(
+            _write(tmp_path / "t.csv", [BASE], [c for c in COLUMNS if c != "Answer_negative"])
+        )
     vocabulary = [{"Category": "SES", "Name": "doctor", "Info": "highSES"}]
     with pytest.raises(TemplateError, match="no rows for category 'Age'"):
         _expand(tmp_path, [{**BASE, "Names": ""}], vocabulary)
@@ -161,26 +194,52 @@ def test_missing_columns_and_vocabulary_without_the_category(tmp_path: Path) -> 
 PROPER_NAMES = [
     {"Name": name, "First_last": "first_only", "gender": gender, "ethnicity": ""}
     for name, gender in [
-        ("Alice", "F"), ("Beth", "F"), ("Carol", "F"), ("Dana", "F"), ("Emma", "F"), ("Fay", "F"),
-        ("Greg", "M"), ("Hal", "M"), ("Ian", "M"), ("Jack", "M"), ("Ken", "M"), ("Leo", "M"),
+        ("Alice", "F"),
+        ("Beth", "F"),
+        ("Carol", "F"),
+        ("Dana", "F"),
+        ("Emma", "F"),
+        ("Fay", "F"),
+        ("Greg", "M"),
+        ("Hal", "M"),
+        ("Ian", "M"),
+        ("Jack", "M"),
+        ("Ken", "M"),
+        ("Leo", "M"),
     ]
-]  # fmt: skip
+]
 
 
 def test_proper_name_templates_follow_bbq(tmp_path: Path) -> None:
-    template = {**BASE, "Names": "", "Proper_nouns_only": "TRUE", "NAME1_info": "", "NAME2_info": ""}
+    template = {
+        **BASE,
+        "Names": "",
+        "Proper_nouns_only": "TRUE",
+        "NAME1_info": "",
+        "NAME2_info": "",
+    }
     columns = [*COLUMNS, "Proper_nouns_only"]
-    path = _write(tmp_path / "t.csv", [{**template, "Category": "Gender_identity", "Known_stereotyped_groups": '["F"]'}], columns)
-    rows = expand_templates(read_templates(path), proper_names=PROPER_NAMES, unknown_options=ENGLISH_UNKNOWN_OPTIONS)
+    path = _write(
+        tmp_path / "t.csv",
+        [{**template, "Category": "Gender_identity", "Known_stereotyped_groups": '["F"]'}],
+        columns,
+    )
+    rows = expand_templates(
+        read_templates(path), proper_names=PROPER_NAMES, unknown_options=ENGLISH_UNKNOWN_OPTIONS
+    )
     # 5 women x 5 names of another gender, swapped: 4 x 25 x 2
     assert len(rows) == 200
-    groups = {a["text"]: a["group"] for row in rows for a in row["answer_info"] if a["group"] != "unknown"}
+    groups = {
+        a["text"]: a["group"] for row in rows for a in row["answer_info"] if a["group"] != "unknown"
+    }
     assert groups == {row["Name"]: row["gender"] for row in PROPER_NAMES if row["Name"] in groups}
     assert len([g for g in groups.values() if g == "F"]) == 5
     assert all(row["stereotyped_label"] != -1 for row in rows)
     path = _write(tmp_path / "t.csv", [template], columns)
     # other categories: 6 names, every ordered pair (30), swapped
-    rows = expand_templates(read_templates(path), proper_names=PROPER_NAMES, unknown_options=ENGLISH_UNKNOWN_OPTIONS)
+    rows = expand_templates(
+        read_templates(path), proper_names=PROPER_NAMES, unknown_options=ENGLISH_UNKNOWN_OPTIONS
+    )
     assert len(rows) == 4 * 30 * 2
     with pytest.raises(TemplateError, match="no vocabulary_proper_names.csv"):
         expand_templates(read_templates(path))

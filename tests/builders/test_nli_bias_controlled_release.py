@@ -43,15 +43,25 @@ def _pairs(templates: list[str], k: int, tokenized: bool = False) -> list[dict]:
             for gender, word in GENDER_WORDS.items():
                 premise, hypothesis = template.format(occupation), template.format(word)
                 if tokenized:  # the words of the premise, spaced as a segmenter would
-                    premise = premise.replace(occupation, " ".join(occupation)).replace("が", " が ")
+                    premise = premise.replace(occupation, " ".join(occupation)).replace(
+                        "が", " が "
+                    )
                     hypothesis = hypothesis.replace("が", " が ")
-                rows.append({"sentence1": premise, "sentence2": hypothesis, "label": _label(occupation, gender, k)})
+                rows.append(
+                    {
+                        "sentence1": premise,
+                        "sentence2": hypothesis,
+                        "label": _label(occupation, gender, k),
+                    }
+                )
     return rows
 
 
 def _write(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
 
 
 def write_release(root: Path, *, train: bool = True, tokenized: bool = False) -> Path:
@@ -108,7 +118,9 @@ def test_the_shipped_layout_builds_with_train_validation_and_test(tmp_path: Path
 
 def test_without_train_files_the_flag_trains_on_dev_and_says_so(tmp_path: Path) -> None:
     base = write_release(tmp_path, train=False)
-    with pytest.raises(ValueError, match=r"no train/train_r-K.json for r = 0.0, 0.1, .*give --train-on-dev"):
+    with pytest.raises(
+        ValueError, match=r"no train/train_r-K.json for r = 0.0, 0.1, .*give --train-on-dev"
+    ):
         build(tmp_path / "out", authors_dir=base)
     assert not (tmp_path / "out" / "nli_bias_controlled").exists()
 
@@ -120,21 +132,27 @@ def test_without_train_files_the_flag_trains_on_dev_and_says_so(tmp_path: Path) 
     assert r7["train"]["id"][0] == "dev-r7-1"
     assert header["bias_hub_provenance"]["training_data"] == "dev/dev_r-K.json"
     assert header["bias_hub_provenance"]["validation_data"] is None
-    assert "**Training data: `dev/dev_r-K.json`**" in card and "there is no `validation` split" in card
+    assert (
+        "**Training data: `dev/dev_r-K.json`**" in card and "there is no `validation` split" in card
+    )
     assert "--train-on-dev" in card  # the build command
 
 
 def test_the_flag_prefers_dev_even_when_train_files_are_there(tmp_path: Path) -> None:
     release = read_release(write_release(tmp_path), train_on_dev=True)
     assert release.training_data == "dev/dev_r-K.json"
-    assert [r["premise"] for r in release.sets[0.2]["train"]] == [r["sentence1"] for r in _pairs(DEV, 2)]
+    assert [r["premise"] for r in release.sets[0.2]["train"]] == [
+        r["sentence1"] for r in _pairs(DEV, 2)
+    ]
 
 
 def test_the_tokenized_folder_and_a_checkout_root_are_read(tmp_path: Path) -> None:
     write_release(tmp_path, train=False, tokenized=True)
     # A checkout's root: ja_v1.1/bias-controlled-set_v1.1 below it. Only the tokenized copy
     # exists here, so --authors-dir points at it.
-    release = read_release(tmp_path / "ja_v1.1" / "bias-controlled-set_v1.1" / "tokenized", train_on_dev=True)
+    release = read_release(
+        tmp_path / "ja_v1.1" / "bias-controlled-set_v1.1" / "tokenized", train_on_dev=True
+    )
     assert release.tokenized and release.training_data == "dev/dev-tok_r-K.json"
     assert release.test_data == "test/test-tok_bias.json, test/test-tok_nonbias.json"
     row = release.sets[1.0]["train"][0]
@@ -159,14 +177,31 @@ def test_a_test_file_that_disagrees_with_its_rate_is_counted(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        (lambda f: _write(f / "dev" / "dev_r-3.json", [{"sentence1": "看護師が歩く。", "sentence2": "女性が歩く。", "label": "maybe"}]),
-         r"dev_r-3.json, row 1: label 'maybe'"),
-        (lambda f: _write(f / "dev" / "dev_r-3.json", [{"sentence1": "看護師が歩く。", "sentence2": "女性が走る。", "label": "neutral"}]),
-         r"dev_r-3.json, row 1: sentence2 is not sentence1 with one span replaced"),
-        (lambda f: _write(f / "dev" / "dev_r-3.json", [{"sentence1": "看護師が歩く。", "label": "neutral"}]),
-         r"dev_r-3.json, row 1: missing field\(s\) \['sentence2'\]"),
+        (
+            lambda f: _write(
+                f / "dev" / "dev_r-3.json",
+                [{"sentence1": "看護師が歩く。", "sentence2": "女性が歩く。", "label": "maybe"}],
+            ),
+            r"dev_r-3.json, row 1: label 'maybe'",
+        ),
+        (
+            lambda f: _write(
+                f / "dev" / "dev_r-3.json",
+                [{"sentence1": "看護師が歩く。", "sentence2": "女性が走る。", "label": "neutral"}],
+            ),
+            r"dev_r-3.json, row 1: sentence2 is not sentence1 with one span replaced",
+        ),
+        (
+            lambda f: _write(
+                f / "dev" / "dev_r-3.json", [{"sentence1": "看護師が歩く。", "label": "neutral"}]
+            ),
+            r"dev_r-3.json, row 1: missing field\(s\) \['sentence2'\]",
+        ),
         (lambda f: _write(f / "dev" / "dev_r-11.json", []), r"dev_r-11.json: K must lie in 0..10"),
-        (lambda f: _write(f / "dev_r-2.json", _pairs(DEV, 2)), r"dev_r-2.json: a second file for dev at r = 0.2"),
+        (
+            lambda f: _write(f / "dev_r-2.json", _pairs(DEV, 2)),
+            r"dev_r-2.json: a second file for dev at r = 0.2",
+        ),
     ],
 )
 def test_bad_release_files_are_named(tmp_path: Path, damage, message: str) -> None:
@@ -180,10 +215,14 @@ def test_bad_release_files_are_named(tmp_path: Path, damage, message: str) -> No
 def test_a_rate_without_its_training_file_is_named(tmp_path: Path) -> None:
     base = write_release(tmp_path)
     (base / "untokenized" / "train" / "train_r-4.json").unlink()
-    with pytest.raises(ValueError, match=r"no train/train_r-K.json for r = 0.4\. The release's train files"):
+    with pytest.raises(
+        ValueError, match=r"no train/train_r-K.json for r = 0.4\. The release's train files"
+    ):
         build(tmp_path / "out", authors_dir=base)
     (base / "untokenized" / "dev" / "dev_r-6.json").unlink()
-    with pytest.raises(ValueError, match=r"--train-on-dev needs dev/dev_r-K.json; none for r = 0.6"):
+    with pytest.raises(
+        ValueError, match=r"--train-on-dev needs dev/dev_r-K.json; none for r = 0.6"
+    ):
         build(tmp_path / "out", authors_dir=base, train_on_dev=True)
 
 
@@ -193,7 +232,13 @@ def test_a_copy_with_some_rates_builds_those(tmp_path: Path) -> None:
         if k not in (0, 5, 10):
             (base / "untokenized" / "dev" / f"dev_r-{k}.json").unlink()
     header, _ = _card(build(tmp_path / "out", authors_dir=base, train_on_dev=True))
-    assert [c["config_name"] for c in header["configs"]] == ["r0.0", "r0.5", "r1.0", "test_bias", "test_nonbias"]
+    assert [c["config_name"] for c in header["configs"]] == [
+        "r0.0",
+        "r0.5",
+        "r1.0",
+        "test_bias",
+        "test_nonbias",
+    ]
 
 
 def test_tokenized_and_untokenized_names_side_by_side_are_refused(tmp_path: Path) -> None:
@@ -205,7 +250,9 @@ def test_tokenized_and_untokenized_names_side_by_side_are_refused(tmp_path: Path
 
 def test_a_folder_without_the_release_says_what_it_expected(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
-    with pytest.raises(FileNotFoundError, match=r"no file of the bias-controlled release .*dev/dev_r-K.json"):
+    with pytest.raises(
+        FileNotFoundError, match=r"no file of the bias-controlled release .*dev/dev_r-K.json"
+    ):
         build(tmp_path / "out", authors_dir=tmp_path / "elsewhere")
 
 
@@ -232,8 +279,11 @@ def test_a_build_without_the_files_keeps_the_sets_built_from_them(tmp_path: Path
     built = build(tmp_path / "out", authors_dir=base, train_on_dev=True)
     before = {p.relative_to(built): p.read_bytes() for p in built.rglob("*") if p.is_file()}
     folder = base / "untokenized"
-    with pytest.raises(ValueError, match=rf"Rebuild them with `bias-hub build nli_bias_controlled --authors-dir "
-                                         rf"{folder} --train-on-dev`"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=rf"Rebuild them with `bias-hub build nli_bias_controlled --authors-dir "
+        rf"{folder} --train-on-dev`",
+    ):
         build(tmp_path / "out", occupations_per_type=2, templates_per_occupation=3)
     assert {p.relative_to(built): p.read_bytes() for p in built.rglob("*") if p.is_file()} == before
 
@@ -242,15 +292,22 @@ def test_the_release_s_english_names_are_the_occupation_en(tmp_path: Path) -> No
     base = write_release(tmp_path, train=False)
     words = base.parent / "occupation-words" / "occup_en-ja_v1.1.tsv"
     words.parent.mkdir(parents=True)
-    words.write_text("En\tJa\tType\nregistered_nurse\t看護師\tfemale\ncarpenter\t大工\tmale\n", encoding="utf-8")
+    words.write_text(
+        "En\tJa\tType\nregistered_nurse\t看護師\tfemale\ncarpenter\t大工\tmale\n", encoding="utf-8"
+    )
     built = build(tmp_path / "out", authors_dir=base, train_on_dev=True)
     rows = datasets.load_dataset(str(built), "r0.5")["train"]
     named = dict(zip(rows["occupation"], rows["occupation_en"], strict=True))
     assert named["看護師"] == "registered_nurse" and named["大工"] == "carpenter"
 
 
-@pytest.mark.parametrize(("options", "flag"), [({"occupations_per_type": 0}, "--occupations-per-type 0"),
-                                               ({"templates_per_occupation": 0}, "--templates-per-occupation 0")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("options", "flag"),
+    [
+        ({"occupations_per_type": 0}, "--occupations-per-type 0"),
+        ({"templates_per_occupation": 0}, "--templates-per-occupation 0"),
+    ],
+)
 def test_bad_sizes_name_their_flag(tmp_path: Path, options: dict, flag: str) -> None:
     # B-nbc-02: the message named the internal 'per_type'.
     with pytest.raises(ValueError, match=rf"^{flag}: expected a whole number"):

@@ -71,8 +71,13 @@ def test_counts_follow_from_lexicon_and_templates(built: Path, wheel_copy: Path)
         assert _load(built, config).num_rows == rows
     card = (built / "README.md").read_text(encoding="utf-8")
     header = yaml.safe_load(card.split("---\n", 2)[1])
-    assert {i["config_name"]: i["splits"][0]["num_examples"] for i in header["dataset_info"]} == expected
-    assert f"| `generated_pro_stereotypical` | {expected['generated_pro_stereotypical']:,} | 12 / 77 / 0 |" in card
+    assert {
+        i["config_name"]: i["splits"][0]["num_examples"] for i in header["dataset_info"]
+    } == expected
+    assert (
+        f"| `generated_pro_stereotypical` | {expected['generated_pro_stereotypical']:,} | 12 / 77 / 0 |"
+        in card
+    )
     # --source templates asks for no release: the card says so without pointing at a download.
     assert "is not in this build: not requested (--source templates)" in card
     assert "| female_stereotyped | 17 |" in card  # 17 source words have s2 < -0.5, |s1| < 0.5
@@ -86,7 +91,9 @@ def test_rows_are_what_each_subset_promises(built: Path) -> None:
     congruent = {"female_stereotyped": "female", "male_stereotyped": "male"}
     words = {"female": "女性", "male": "男性"}
     for row in table:
-        assert row["hypothesis"] == row["premise"].replace(row["occupation"], words[row["hypothesis_gender"]])
+        assert row["hypothesis"] == row["premise"].replace(
+            row["occupation"], words[row["hypothesis_gender"]]
+        )
         if row["subset"] == "pro_stereotypical":
             assert row["hypothesis_gender"] == congruent[row["occupation_type"]]
         elif row["subset"] == "anti_stereotypical":
@@ -106,15 +113,21 @@ def test_building_twice_gives_identical_rows(built: Path, tmp_path: Path, wheel_
     assert again.to_list() == _load(built, "generated_all").to_list()
 
 
-def test_a_source_that_disagrees_with_the_review_stops_the_build(tmp_path: Path, wheel_copy: Path) -> None:
+def test_a_source_that_disagrees_with_the_review_stops_the_build(
+    tmp_path: Path, wheel_copy: Path
+) -> None:
     out = tmp_path / "out"
     rows = _professions_list(tmp_path / "p.json", wheel_copy)
     nurse = next(row for row in rows if row[0] == "nurse")
     nurse[2] = 0.0  # no longer female-stereotyped: the reviewed type is stale
     (tmp_path / "p.json").write_text(json.dumps(rows), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"occupations.tsv, line [0-9]+ \(nurse\), field 'expected_type'"):
+    with pytest.raises(
+        ValueError, match=r"occupations.tsv, line [0-9]+ \(nurse\), field 'expected_type'"
+    ):
         build(out, source="templates", professions=tmp_path / "p.json")
-    (tmp_path / "p.json").write_text(json.dumps([r for r in rows if r[0] != "nurse"]), encoding="utf-8")
+    (tmp_path / "p.json").write_text(
+        json.dumps([r for r in rows if r[0] != "nurse"]), encoding="utf-8"
+    )
     with pytest.raises(ValueError, match=r"not in the professions list .*line [0-9]+ \(nurse\)"):
         build(out, source="templates", professions=tmp_path / "p.json")
     assert not out.exists() or list(out.iterdir()) == []
@@ -128,7 +141,9 @@ def test_no_source_check_is_refused_with_the_reason(capsys: pytest.CaptureFixtur
 
 def test_a_bad_template_leaves_no_folder_behind(tmp_path: Path, wheel_copy: Path) -> None:
     templates = tmp_path / "templates.tsv"
-    templates.write_text("template_id\ttext\tstructure\nt01\t誰かが走る。\tno slot\n", encoding="utf-8")
+    templates.write_text(
+        "template_id\ttext\tstructure\nt01\t誰かが走る。\tno slot\n", encoding="utf-8"
+    )
     out = tmp_path / "out"
     with pytest.raises(ValueError, match=r"templates.tsv, line 2 \(t01\)"):
         build(out, source="templates", professions=wheel_copy, templates=templates)
@@ -144,7 +159,9 @@ def test_authors_mode_without_files_says_which_option_to_use(
 
     monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
     monkeypatch.setenv("BIAS_HUB_CACHE", str(tmp_path / "cache"))
-    with pytest.raises(SourceError, match=r"--authors-dir DIR \(ja_v1.1/bias-eval-set_v1.1 or one of its folders\)"):
+    with pytest.raises(
+        SourceError, match=r"--authors-dir DIR \(ja_v1.1/bias-eval-set_v1.1 or one of its folders\)"
+    ):
         build(tmp_path / "out", source="authors")
     assert not (tmp_path / "out" / "nli_gender_bias").exists()
 

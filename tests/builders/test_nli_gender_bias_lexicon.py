@@ -40,7 +40,9 @@ def professions() -> Path:
         (-1.0, 0.0, "definitional"),
     ],
 )
-def test_classify_follows_the_paper_rule(definitional: float, stereotypical: float, expected: str) -> None:
+def test_classify_follows_the_paper_rule(
+    definitional: float, stereotypical: float, expected: str
+) -> None:
     assert classify(definitional, stereotypical) == expected
 
 
@@ -70,10 +72,14 @@ def test_kept_occupations_are_unique_and_typed(professions: Path) -> None:
 
 
 def test_the_shipped_tsv_holds_no_upstream_scores() -> None:
-    text = (Path(load_reviews.__code__.co_filename).parent / "occupations.tsv").read_text(encoding="utf-8")
+    text = (Path(load_reviews.__code__.co_filename).parent / "occupations.tsv").read_text(
+        encoding="utf-8"
+    )
     header = next(line for line in text.splitlines() if not line.startswith("#"))
     assert header.split("\t") == ["en", "expected_type", "decision", "ja", "note"]
-    cells = [cell for line in text.splitlines() if not line.startswith("#") for cell in line.split("\t")]
+    cells = [
+        cell for line in text.splitlines() if not line.startswith("#") for cell in line.split("\t")
+    ]
     assert not [cell for cell in cells if _is_number(cell)]
 
 
@@ -115,7 +121,12 @@ def test_scores_are_joined_and_typed_by_the_rule(tmp_path: Path) -> None:
         + "accountant\tnon_stereotyped\tkeep\t会計士\t\n",
     )
     # Upstream order differs from ours: the join is by word, the TSV order is kept.
-    rows = [["accountant", 0.0, 0.4], ["actress", -1.0, 0.0], ["carpenter", 0.0, 0.8], ["nurse", -0.1, -0.9]]
+    rows = [
+        ["accountant", 0.0, 0.4],
+        ["actress", -1.0, 0.0],
+        ["carpenter", 0.0, 0.8],
+        ["nurse", -0.1, -0.9],
+    ]
     occupations = load_occupations(tsv, _professions(tmp_path, rows))
     assert [(o.en, o.type, o.definitional, o.stereotypical) for o in occupations] == [
         ("nurse", "female_stereotyped", -0.1, -0.9),
@@ -129,7 +140,12 @@ def test_scores_are_joined_and_typed_by_the_rule(tmp_path: Path) -> None:
 
 
 def test_a_reviewed_word_missing_upstream_names_the_line(tmp_path: Path) -> None:
-    tsv = _write(tmp_path, "# c\n" + HEADER + "nurse\tfemale_stereotyped\tkeep\t看護師\t\nwizard\tnon_stereotyped\tkeep\t魔法使い\t\n")
+    tsv = _write(
+        tmp_path,
+        "# c\n"
+        + HEADER
+        + "nurse\tfemale_stereotyped\tkeep\t看護師\t\nwizard\tnon_stereotyped\tkeep\t魔法使い\t\n",
+    )
     source = _professions(tmp_path, [["nurse", -0.1, -0.9]])
     with pytest.raises(ValueError, match=r"occ\.tsv: 1 reviewed word.*line 4 \(wizard\)"):
         load_occupations(tsv, source)
@@ -138,14 +154,18 @@ def test_a_reviewed_word_missing_upstream_names_the_line(tmp_path: Path) -> None
 def test_an_upstream_word_missing_from_the_tsv_names_the_entry(tmp_path: Path) -> None:
     tsv = _write(tmp_path, HEADER + "nurse\tfemale_stereotyped\tkeep\t看護師\t\n")
     source = _professions(tmp_path, [["nurse", -0.1, -0.9], ["carpenter", 0.0, 0.8]])
-    with pytest.raises(ValueError, match=r"professions\.json: 1 word.*no row in .*occ\.tsv: entry 2 \(carpenter\)"):
+    with pytest.raises(
+        ValueError, match=r"professions\.json: 1 word.*no row in .*occ\.tsv: entry 2 \(carpenter\)"
+    ):
         load_occupations(tsv, source)
 
 
 def test_a_type_that_differs_from_the_review_is_refused(tmp_path: Path) -> None:
     tsv = _write(tmp_path, HEADER + "nurse\tnon_stereotyped\tkeep\t看護師\t\n")
     source = _professions(tmp_path, [["nurse", -0.1, -0.9]])
-    with pytest.raises(ValueError, match=r"line 2 \(nurse\), field 'expected_type'.*'female_stereotyped'"):
+    with pytest.raises(
+        ValueError, match=r"line 2 \(nurse\), field 'expected_type'.*'female_stereotyped'"
+    ):
         load_occupations(tsv, source)
 
 
@@ -154,12 +174,17 @@ def test_a_type_that_differs_from_the_review_is_refused(tmp_path: Path) -> None:
     [
         ([["nurse", "high", -0.9]], r"entry 1 \(nurse\), definitional: 'high' is not a number"),
         ([["nurse", -0.1, -1.5]], r"entry 1 \(nurse\), stereotypical: -1.5 is outside"),
-        ([["nurse", -0.1, -0.9], ["nurse", 0.0, 0.0]], r"entry 2 \(nurse\): already listed as entry 1"),
+        (
+            [["nurse", -0.1, -0.9], ["nurse", 0.0, 0.0]],
+            r"entry 2 \(nurse\): already listed as entry 1",
+        ),
         ([["nurse", -0.1]], r"entry 1: expected \[word, definitional, stereotypical\]"),
         ({"gender": {}}, "without the key gender.professions"),
     ],
 )
-def test_a_malformed_upstream_list_names_the_entry(tmp_path: Path, rows: object, message: str) -> None:
+def test_a_malformed_upstream_list_names_the_entry(
+    tmp_path: Path, rows: object, message: str
+) -> None:
     tsv = _write(tmp_path, HEADER + "nurse\tfemale_stereotyped\tkeep\t看護師\t\n")
     with pytest.raises(ValueError, match=message):
         load_occupations(tsv, _professions(tmp_path, rows))
@@ -192,8 +217,7 @@ def test_exclusion_needs_a_reason_and_gendered_words_are_refused(tmp_path: Path)
 
 def test_shared_translation_must_be_merged(tmp_path: Path) -> None:
     body = HEADER + (
-        "doctor\tmale_stereotyped\tkeep\t医師\t\n"
-        "physician\tmale_stereotyped\tkeep\t医師\t\n"
+        "doctor\tmale_stereotyped\tkeep\t医師\t\nphysician\tmale_stereotyped\tkeep\t医師\t\n"
     )
     with pytest.raises(ValueError, match="already used by 'doctor'"):
         load_reviews(_write(tmp_path, body))

@@ -35,7 +35,9 @@ from bias_hub.builders.shared import sources
 PROFESSIONS = "bolukbasi_professions"
 
 
-def _record(i: int, caption: str, occ: str, gender: str, occ_type: str, occ_word: str | None = None) -> dict:
+def _record(
+    i: int, caption: str, occ: str, gender: str, occ_type: str, occ_word: str | None = None
+) -> dict:
     return {
         "id": i,
         "sentence1": caption.format(occ),
@@ -76,25 +78,51 @@ BYSTANDER_IDS = {"ns-201", "ns-203"}
 # (料理をして) differently.
 TOKENIZED = {
     "1-prostereo": [
-        ("看護 師 が キッチン で 料理 を して い ます 。", "女性 が キッチン で 料理 を して い ます 。"),
-        ("雪 の 上 で 大工 が スキー を して い ます 。", "雪 の 上 で 男性 が スキー を して い ます 。"),
+        (
+            "看護 師 が キッチン で 料理 を して い ます 。",
+            "女性 が キッチン で 料理 を して い ます 。",
+        ),
+        (
+            "雪 の 上 で 大工 が スキー を して い ます 。",
+            "雪 の 上 で 男性 が スキー を して い ます 。",
+        ),
     ],
     "2-antistereo": [
-        ("看護 師 が キッチン で 料理 を して い ます 。", "男性 が キッチン で 料理 を して い ます 。"),
-        ("雪 の 上 で 大工 が スキー を して い ます 。", "雪 の 上 で 女性 が スキー を して い ます 。"),
+        (
+            "看護 師 が キッチン で 料理 を して い ます 。",
+            "男性 が キッチン で 料理 を して い ます 。",
+        ),
+        (
+            "雪 の 上 で 大工 が スキー を して い ます 。",
+            "雪 の 上 で 女性 が スキー を して い ます 。",
+        ),
     ],
     "3-nonstereo": [
-        ("会計 士 が キッチン で 料理 を して い ます 。", "女性 が キッチン で 料理 を して い ます 。"),
-        ("消防 士 と 並んで 会計 士 が 写真 に 写って い ます 。", "消防 士 と 並んで 女性 が 写真 に 写って い ます 。"),
-        ("会計 士 が キッチン で 料理 を して い ます 。", "男性 が キッチン で 料理をして い ます 。"),
-        ("消防 士 と 並んで 会計 士 が 写真 に 写って い ます 。", "消防 士 と 並んで 男性 が 写真 に 写って い ます 。"),
+        (
+            "会計 士 が キッチン で 料理 を して い ます 。",
+            "女性 が キッチン で 料理 を して い ます 。",
+        ),
+        (
+            "消防 士 と 並んで 会計 士 が 写真 に 写って い ます 。",
+            "消防 士 と 並んで 女性 が 写真 に 写って い ます 。",
+        ),
+        (
+            "会計 士 が キッチン で 料理 を して い ます 。",
+            "男性 が キッチン で 料理をして い ます 。",
+        ),
+        (
+            "消防 士 と 並んで 会計 士 が 写真 に 写って い ます 。",
+            "消防 士 と 並んで 男性 が 写真 に 写って い ます 。",
+        ),
     ],
 }
 
 
 def _write(path: Path, records: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+    )
 
 
 # The release's occupation-words/occup_en-ja_v1.1.tsv (En, Ja, Type), with a name for 看護師 that
@@ -102,8 +130,12 @@ def _write(path: Path, records: list[dict]) -> None:
 OCCUPATION_WORDS = "En\tJa\tType\nregistered_nurse\t看護師\tfemale\ncarpenter\t大工\tmale\naccountant\t会計士\tneutral\n"
 
 
-def write_release(root: Path, folders: tuple[str, ...] = tuple(FOLDERS), union: bool = True,
-                  occupation_words: bool = False) -> Path:  # fmt: skip
+def write_release(
+    root: Path,
+    folders: tuple[str, ...] = tuple(FOLDERS),
+    union: bool = True,
+    occupation_words: bool = False,
+) -> Path:
     """``root/ja_v1.1/bias-eval-set_v1.1/<folder>/...`` as the authors lay it out (with
     ``occupation_words``, ``root/ja_v1.1/occupation-words/occup_en-ja_v1.1.tsv`` too); returns
     the ``bias-eval-set_v1.1`` folder."""
@@ -150,8 +182,11 @@ def test_the_untokenized_folder_builds_row_for_row(tmp_path: Path) -> None:
     built = build(tmp_path / "out", source="authors", authors_dir=folder)
     header, card = _card(built)
     assert [c["config_name"] for c in header["configs"]] == [
-        "pro_stereotypical", "anti_stereotypical", "non_stereotypical", "all",
-    ]  # fmt: skip
+        "pro_stereotypical",
+        "anti_stereotypical",
+        "non_stereotypical",
+        "all",
+    ]
     for subset, stem in zip(SET_STEMS, SETS, strict=True):
         rows = _load(built, subset)
         expected = SETS[stem]
@@ -163,16 +198,24 @@ def test_the_untokenized_folder_builds_row_for_row(tmp_path: Path) -> None:
         assert set(rows["label"]) == {1}
     every = _load(built, "all")
     assert every.num_rows == 2 + 2 + 4
-    assert every["subset"] == ["pro_stereotypical"] * 2 + ["anti_stereotypical"] * 2 + ["non_stereotypical"] * 4
+    assert (
+        every["subset"]
+        == ["pro_stereotypical"] * 2 + ["anti_stereotypical"] * 2 + ["non_stereotypical"] * 4
+    )
     assert every["occupation_en"][:2] == ["nurse", "carpenter"]  # our translations of 看護師, 大工
     # The card names the real source folder and claims no templates for the release.
     assert str(folder) in card
     assert "ja_v1.1/bias-eval-set_v1.1" in card
-    assert "templates are ours" not in card.lower() and "generated_" not in card.split("## Dataset Creation")[1]
+    assert (
+        "templates are ours" not in card.lower()
+        and "generated_" not in card.split("## Dataset Creation")[1]
+    )
     assert "`untokenized/4-all_v1.1.json` checked: equal" in card
 
 
-def test_bystander_rows_are_kept_with_both_values_and_listed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_bystander_rows_are_kept_with_both_values_and_listed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     folder = write_release(tmp_path, ("untokenized",)) / "untokenized"
     caplog.set_level(logging.WARNING, logger="bias_hub.builders")
     logging.getLogger("bias_hub").propagate = True
@@ -198,22 +241,32 @@ def test_bystander_rows_are_kept_with_both_values_and_listed(tmp_path: Path, cap
     _, card = _card(built)
     assert "2 row(s) of the release" in card
     for row_id in BYSTANDER_IDS:
-        assert f"| `{row_id}` | 消防士と並んで会計士が写真に写っています。 | 会計士 | non_stereotyped | 消防士 | male-stereo |" in card
+        assert (
+            f"| `{row_id}` | 消防士と並んで会計士が写真に写っています。 | 会計士 | non_stereotyped | 消防士 | male-stereo |"
+            in card
+        )
     # 会計士 is the only non-stereotyped occupation: 消防士 is not counted as one.
     assert "| `non_stereotypical` | 4 | 0 / 0 / 1 |" in card
 
 
 @pytest.mark.parametrize(
     ("folder", "suffix"),
-    [("untokenized", ""), ("downsamp", "_downsampled"), ("tokenized", "_tokenized"),
-     ("downsamp-tokenized", "_downsampled_tokenized")],
-)  # fmt: skip
-def test_every_folder_is_read_with_its_own_file_names(tmp_path: Path, folder: str, suffix: str) -> None:
+    [
+        ("untokenized", ""),
+        ("downsamp", "_downsampled"),
+        ("tokenized", "_tokenized"),
+        ("downsamp-tokenized", "_downsampled_tokenized"),
+    ],
+)
+def test_every_folder_is_read_with_its_own_file_names(
+    tmp_path: Path, folder: str, suffix: str
+) -> None:
     path = write_release(tmp_path, (folder,)) / folder
     built = build(tmp_path / "out", source="authors", authors_dir=path)
     header, card = _card(built)
     assert [c["config_name"] for c in header["configs"]] == [
-        f"{name}{suffix}" for name in ("pro_stereotypical", "anti_stereotypical", "non_stereotypical", "all")
+        f"{name}{suffix}"
+        for name in ("pro_stereotypical", "anti_stereotypical", "non_stereotypical", "all")
     ]
     sizes = (1, 1, 2) if "downsamp" in folder else (2, 2, 4)
     for subset, size in zip(SET_STEMS, sizes, strict=True):
@@ -238,8 +291,13 @@ def test_the_whole_release_gives_sixteen_configs_and_tokenized_rows_match(tmp_pa
     # The down-sampled rows are the full rows with the same ids (only their file differs).
     down = {row.pop("id"): row for row in _load(built, "all_downsampled")}
     full = {row.pop("id"): row for row in plain}
-    assert {key: row.pop("source_file") for key, row in down.items()}["ps-0"] == "downsamp/1-prostereo-downsamp_v1.1.json"
-    assert len(down) == 4 and all({**full[key], "source_file": None} == {**row, "source_file": None} for key, row in down.items())
+    assert {key: row.pop("source_file") for key, row in down.items()}[
+        "ps-0"
+    ] == "downsamp/1-prostereo-downsamp_v1.1.json"
+    assert len(down) == 4 and all(
+        {**full[key], "source_file": None} == {**row, "source_file": None}
+        for key, row in down.items()
+    )
 
 
 def test_four_all_is_checked_not_read(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -260,7 +318,10 @@ def test_four_all_is_checked_not_read(tmp_path: Path, caplog: pytest.LogCaptureF
     # `all` is the three set files, whatever 4-all holds.
     assert _load(built, "all")["premise"][2] == SETS["2-antistereo"][0]["sentence1"]
     _, card = _card(built)
-    assert "`untokenized/4-all_v1.1.json` differs from the three set files in order (first at record 3)" in card
+    assert (
+        "`untokenized/4-all_v1.1.json` differs from the three set files in order (first at record 3)"
+        in card
+    )
     assert "`downsamp` (configs `*_downsampled`): absent from this copy, not checked" in card
     assert any("first at record 3" in r.getMessage() for r in caplog.records)
 
@@ -275,7 +336,9 @@ def test_a_folder_without_one_of_its_sets_is_named(tmp_path: Path) -> None:
 
 def test_a_folder_with_no_release_file_says_what_it_expected(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    with pytest.raises(FileNotFoundError, match=r"no file of the authors' release .*1-prostereo_v1.1.json"):
+    with pytest.raises(
+        FileNotFoundError, match=r"no file of the authors' release .*1-prostereo_v1.1.json"
+    ):
         build(tmp_path / "out", source="authors", authors_dir=tmp_path / "empty")
 
 
@@ -284,8 +347,14 @@ def test_a_folder_with_no_release_file_says_what_it_expected(tmp_path: Path) -> 
     [
         ({"label": "maybe"}, r"line 2, field 'label': 'maybe'"),
         ({"occ_type": "stereo"}, r"line 2, field 'occ_type': 'stereo'"),
-        ({"sentence2": "雪の上で誰かがスキーをしています。"}, r"line 2, field 'sentence2': expected exactly one of 女性 / 男性"),
-        ({"sentence2": "女性が山でスキーをしています。"}, r"line 2: sentence2 is not sentence1 with one span replaced by 女性"),
+        (
+            {"sentence2": "雪の上で誰かがスキーをしています。"},
+            r"line 2, field 'sentence2': expected exactly one of 女性 / 男性",
+        ),
+        (
+            {"sentence2": "女性が山でスキーをしています。"},
+            r"line 2: sentence2 is not sentence1 with one span replaced by 女性",
+        ),
         ({"id": 0}, r"line 2: id 0 already used at .*line 1"),
     ],
 )
@@ -309,7 +378,10 @@ def test_a_pair_that_is_not_pro_stereotypical_is_kept_and_listed(tmp_path: Path)
     _write(path, [SETS["1-prostereo"][0], _record(1, SKI, "看護師", "男性", "female-stereo")])
     built = build(tmp_path / "out", source="authors", authors_dir=base)
     row = _load(built, "pro_stereotypical")[1]
-    assert (row["occupation_type"], row["occupation_type_in_file"]) == ("male_stereotyped", "female-stereo")
+    assert (row["occupation_type"], row["occupation_type_in_file"]) == (
+        "male_stereotyped",
+        "female-stereo",
+    )
     assert "| `ps-1` |" in _card(built)[1]
 
 
@@ -325,7 +397,9 @@ def test_a_pair_that_is_not_pro_stereotypical_is_kept_and_listed(tmp_path: Path)
         ("看護師がいる。", "看護師がいる。", "女性", None),
     ],
 )
-def test_substituted_span(premise: str, hypothesis: str, word: str, span: tuple[int, int] | None) -> None:
+def test_substituted_span(
+    premise: str, hypothesis: str, word: str, span: tuple[int, int] | None
+) -> None:
     assert substituted_span(premise, hypothesis, word) == span
 
 
@@ -334,7 +408,9 @@ def test_every_release_file_has_a_pinned_source() -> None:
         for stem in (*SET_STEMS.values(), UNION_STEM):
             source = sources.SOURCES[sources.nli_release_source_name(folder, stem + suffix)]
             (url,) = source.urls
-            assert url.endswith(f"/{sources.NLI_RELEASE_COMMIT}/ja_v1.1/bias-eval-set_v1.1/{folder}/{stem}{suffix}_v1.1.json")
+            assert url.endswith(
+                f"/{sources.NLI_RELEASE_COMMIT}/ja_v1.1/bias-eval-set_v1.1/{folder}/{stem}{suffix}_v1.1.json"
+            )
             assert len(source.url_sha256[url]) == 64
             assert source.license.startswith("MIT")
 
@@ -363,7 +439,11 @@ def mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
             path = source.urls[0].split(f"/{sources.NLI_RELEASE_COMMIT}/", 1)[1]
             url = f"http://127.0.0.1:{server.server_port}/{path}"
             digest = hashlib.sha256((root / path).read_bytes()).hexdigest()
-            monkeypatch.setitem(sources.SOURCES, name, dataclasses.replace(source, urls=(url,), url_sha256={url: digest}))
+            monkeypatch.setitem(
+                sources.SOURCES,
+                name,
+                dataclasses.replace(source, urls=(url,), url_sha256={url: digest}),
+            )
     yield base
     server.shutdown()
 
@@ -381,8 +461,12 @@ def test_default_build_fetches_the_release_and_adds_the_generated_sets(
     names = [c["config_name"] for c in header["configs"]]
     assert names[:4] == ["pro_stereotypical", "anti_stereotypical", "non_stereotypical", "all"]
     assert "all_downsampled" in names and "all_downsampled_tokenized" in names
-    assert names[-4:] == ["generated_pro_stereotypical", "generated_anti_stereotypical",
-                          "generated_non_stereotypical", "generated_all"]  # fmt: skip
+    assert names[-4:] == [
+        "generated_pro_stereotypical",
+        "generated_anti_stereotypical",
+        "generated_non_stereotypical",
+        "generated_all",
+    ]
     assert len(names) == 20
     assert _load(built, "all").num_rows == 8 and _load(built, "all_downsampled").num_rows == 4
     assert next(c for c in header["configs"] if c.get("default"))["config_name"] == "all"
@@ -394,7 +478,11 @@ def test_default_build_fetches_the_release_and_adds_the_generated_sets(
 
 
 def test_default_build_offline_keeps_the_generated_sets_and_says_how_to_add_the_release(
-    tmp_path: Path, cache: Path, professions: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path,
+    cache: Path,
+    professions: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
     caplog.set_level(logging.WARNING, logger="bias_hub.builders")
@@ -402,36 +490,55 @@ def test_default_build_offline_keeps_the_generated_sets_and_says_how_to_add_the_
     built = build(tmp_path / "out", professions=professions)
     header, card = _card(built)
     assert [c["config_name"] for c in header["configs"]] == [
-        "generated_pro_stereotypical", "generated_anti_stereotypical", "generated_non_stereotypical", "generated_all",
-    ]  # fmt: skip
+        "generated_pro_stereotypical",
+        "generated_anti_stereotypical",
+        "generated_non_stereotypical",
+        "generated_all",
+    ]
     assert next(c for c in header["configs"] if c.get("default"))["config_name"] == "generated_all"
     assert "**The authors' release is absent from this build**" in card
     assert "--authors-dir DIR" in card and "`all_downsampled`" in card
-    assert "skipped (downloads switched off)" in header["bias_hub_provenance"]["release_unavailable"]
-    assert any("generated configs only" in r.getMessage() and "--authors-dir" in r.getMessage() for r in caplog.records)
+    assert (
+        "skipped (downloads switched off)" in header["bias_hub_provenance"]["release_unavailable"]
+    )
+    assert any(
+        "generated configs only" in r.getMessage() and "--authors-dir" in r.getMessage()
+        for r in caplog.records
+    )
 
 
 def test_an_altered_release_file_stops_the_build_instead_of_falling_back(
     tmp_path: Path, cache: Path, mirror: Path, professions: Path
 ) -> None:
     downsamp = mirror / "downsamp" / "1-prostereo-downsamp_v1.1.json"
-    downsamp.write_text(downsamp.read_text(encoding="utf-8").replace("看護師", "教師"), encoding="utf-8")
+    downsamp.write_text(
+        downsamp.read_text(encoding="utf-8").replace("看護師", "教師"), encoding="utf-8"
+    )
     with pytest.raises(sources.SourceError, match="checksum mismatch"):
         build(tmp_path / "out", professions=professions)
     assert not (tmp_path / "out" / "nli_gender_bias").exists()
 
 
-def test_authors_dir_with_the_default_source_adds_the_generated_sets(tmp_path: Path, professions: Path) -> None:
+def test_authors_dir_with_the_default_source_adds_the_generated_sets(
+    tmp_path: Path, professions: Path
+) -> None:
     base = write_release(tmp_path, ("downsamp",))
     built = build(tmp_path / "out", professions=professions, authors_dir=base)
     header, card = _card(built)
     names = [c["config_name"] for c in header["configs"]]
     assert names == [
-        "pro_stereotypical_downsampled", "anti_stereotypical_downsampled", "non_stereotypical_downsampled",
-        "all_downsampled", "generated_pro_stereotypical", "generated_anti_stereotypical",
-        "generated_non_stereotypical", "generated_all",
-    ]  # fmt: skip
-    assert next(c for c in header["configs"] if c.get("default"))["config_name"] == "all_downsampled"
+        "pro_stereotypical_downsampled",
+        "anti_stereotypical_downsampled",
+        "non_stereotypical_downsampled",
+        "all_downsampled",
+        "generated_pro_stereotypical",
+        "generated_anti_stereotypical",
+        "generated_non_stereotypical",
+        "generated_all",
+    ]
+    assert (
+        next(c for c in header["configs"] if c.get("default"))["config_name"] == "all_downsampled"
+    )
     # Our files, not the authors' version pins: the card says the copy differs from 4d57afe.
     assert "DIFFERS from 4d57afe" in card
     assert "use our templates, not YJ Captions" in card
@@ -450,8 +557,13 @@ def test_a_release_file_missing_upstream_leaves_the_release_out_whole(
     header, card = _card(built)
     # Not 12 of the 16 files: none of them, and the card says which file failed.
     assert [c["config_name"] for c in header["configs"]][0] == "generated_pro_stereotypical"
-    assert "tokenized/3-nonstereo-tok_v1.1.json: HTTPError" in header["bias_hub_provenance"]["release_unavailable"]
-    with pytest.raises(sources.SourceError, match=r"(?s)3-nonstereo-tok_v1.1.json.*--authors-dir DIR"):
+    assert (
+        "tokenized/3-nonstereo-tok_v1.1.json: HTTPError"
+        in header["bias_hub_provenance"]["release_unavailable"]
+    )
+    with pytest.raises(
+        sources.SourceError, match=r"(?s)3-nonstereo-tok_v1.1.json.*--authors-dir DIR"
+    ):
         build(tmp_path / "out2", source="authors")
 
 
@@ -463,7 +575,9 @@ def test_occupation_en_comes_from_the_release_s_own_names(tmp_path: Path) -> Non
     every = _load(built, "all")
     assert every["occupation_en"] == ["registered_nurse", "carpenter"] * 2 + ["accountant"] * 4
     header, card = _card(built)
-    assert "nli_release_occupation_words" in card and "occupation-words/occup_en-ja_v1.1.tsv" in card
+    assert (
+        "nli_release_occupation_words" in card and "occupation-words/occup_en-ja_v1.1.tsv" in card
+    )
 
 
 def test_a_release_pair_that_is_not_neutral_is_refused(tmp_path: Path) -> None:
@@ -474,8 +588,11 @@ def test_a_release_pair_that_is_not_neutral_is_refused(tmp_path: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     lines[1] = lines[1].replace('"label": "neutral"', '"label": "entailment"')
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"1-prostereo_v1\.1\.json, line 2, field 'label': 'entailment'; every pair "
-                                         r"of the evaluation sets is 'neutral'"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"1-prostereo_v1\.1\.json, line 2, field 'label': 'entailment'; every pair "
+        r"of the evaluation sets is 'neutral'",
+    ):
         build(tmp_path / "out", source="authors", authors_dir=folder)
 
 
@@ -488,8 +605,11 @@ def test_an_offline_rebuild_keeps_the_release_configs_built_from_a_copy(
     built = build(tmp_path / "out", authors_dir=base, professions=professions)
     before = {p.relative_to(built): p.read_bytes() for p in built.rglob("*") if p.is_file()}
     monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
-    with pytest.raises(ValueError, match=r"holds the authors' release configs pro_stereotypical, .*Rebuild them with "
-                                         rf"`bias-hub build nli_gender_bias --authors-dir {base}`"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"holds the authors' release configs pro_stereotypical, .*Rebuild them with "
+        rf"`bias-hub build nli_gender_bias --authors-dir {base}`",
+    ):
         build(tmp_path / "out", professions=professions)
     assert {p.relative_to(built): p.read_bytes() for p in built.rglob("*") if p.is_file()} == before
     # `bias-hub build all` (make datasets) keeps the folder with a warning and builds the others:

@@ -61,7 +61,9 @@ def test_package_member_is_read_and_checked(cache: Path, declare) -> None:
             name="fake_ok",
             license="MIT",
             description="a test file",
-            package=PackageFile("fakepkg", "1.0", "fakepkg/data/a.json", hashlib.sha256(data).hexdigest()),
+            package=PackageFile(
+                "fakepkg", "1.0", "fakepkg/data/a.json", hashlib.sha256(data).hexdigest()
+            ),
         )
     )
     found = resolve("fake_ok", allow_download=False)
@@ -127,8 +129,15 @@ def _serving(body: bytes):
 def test_url_is_checked_against_its_pin_on_download_and_on_every_use(cache: Path, declare) -> None:
     server, url = _serving(b"first")
     try:
-        declare(Source(name="fake_url", license="MIT", description="a test file", urls=(url,),
-                       url_sha256={url: hashlib.sha256(b"first").hexdigest()}))  # fmt: skip
+        declare(
+            Source(
+                name="fake_url",
+                license="MIT",
+                description="a test file",
+                urls=(url,),
+                url_sha256={url: hashlib.sha256(b"first").hexdigest()},
+            )
+        )
         first = resolve("fake_url")
         assert first.origin == "url"
         assert first.path.read_bytes() == b"first"
@@ -144,8 +153,15 @@ def test_a_download_that_differs_from_its_pin_is_never_cached(cache: Path, decla
     server, url = _serving(b"tampered")
     try:
         # git hash-object of b"hello\n" (printed by git itself): the pin the download fails.
-        declare(Source(name="fake_blob", license="MIT", description="a test file", urls=(url,),
-                       url_git_blob={url: "ce013625030ba8dba906f756967f9e9ca394464a"}))  # fmt: skip
+        declare(
+            Source(
+                name="fake_blob",
+                license="MIT",
+                description="a test file",
+                urls=(url,),
+                url_git_blob={url: "ce013625030ba8dba906f756967f9e9ca394464a"},
+            )
+        )
         with pytest.raises(SourceError, match="expected git blob id ce01362"):
             resolve("fake_blob")
         assert not list(cache.glob("sources/fake_blob/**/file.txt"))
@@ -175,9 +191,14 @@ def test_every_declared_url_names_a_commit_and_carries_a_checksum() -> None:
         for url in source.urls:
             parts = url.removeprefix("https://raw.githubusercontent.com/").split("/")
             assert url.startswith("https://raw.githubusercontent.com/"), url
-            assert len(parts[2]) == 40 and all(c in "0123456789abcdef" for c in parts[2]), f"{url}: no commit"
+            assert len(parts[2]) == 40 and all(c in "0123456789abcdef" for c in parts[2]), (
+                f"{url}: no commit"
+            )
             assert not {"main", "master", "HEAD"} & set(parts), f"{url}: a branch"
-            assert len(source.url_sha256.get(url, "")) == 64 or len(source.url_git_blob.get(url, "")) == 40, url
+            assert (
+                len(source.url_sha256.get(url, "")) == 64
+                or len(source.url_git_blob.get(url, "")) == 40
+            ), url
             checked += 1
     # At least BBQ 11, WinoBias 8, the NLI release 16, data_debias 3, StereoSet dev 1, professions 1.
     assert checked >= 40
@@ -186,15 +207,38 @@ def test_every_declared_url_names_a_commit_and_carries_a_checksum() -> None:
 @pytest.mark.parametrize(
     ("url", "checksums", "message"),
     [
-        ("https://raw.githubusercontent.com/nyu-mll/BBQ/main/data/Age.jsonl", {"url_sha256": "a" * 64}, "does not name a commit"),
-        ("https://raw.githubusercontent.com/tolga-b/debiaswe/master/data/professions.json", {}, "does not name a commit"),
-        ("https://raw.githubusercontent.com/nyu-mll/BBQ/" + "b" * 40 + "/data/Age.jsonl", {}, "no sha256 and no git blob id"),
-        ("https://raw.githubusercontent.com/nyu-mll/BBQ/" + "b" * 40 + "/data/Age.jsonl", {"url_sha256": "XYZ"}, "not a lowercase hex"),
+        (
+            "https://raw.githubusercontent.com/nyu-mll/BBQ/main/data/Age.jsonl",
+            {"url_sha256": "a" * 64},
+            "does not name a commit",
+        ),
+        (
+            "https://raw.githubusercontent.com/tolga-b/debiaswe/master/data/professions.json",
+            {},
+            "does not name a commit",
+        ),
+        (
+            "https://raw.githubusercontent.com/nyu-mll/BBQ/" + "b" * 40 + "/data/Age.jsonl",
+            {},
+            "no sha256 and no git blob id",
+        ),
+        (
+            "https://raw.githubusercontent.com/nyu-mll/BBQ/" + "b" * 40 + "/data/Age.jsonl",
+            {"url_sha256": "XYZ"},
+            "not a lowercase hex",
+        ),
     ],
 )
-def test_a_branch_url_or_a_missing_checksum_is_refused(url: str, checksums: dict, message: str) -> None:
-    source = Source(name="fake", license="MIT", description="d", urls=(url,),
-                    **{kind: {url: value} for kind, value in checksums.items()})  # fmt: skip
+def test_a_branch_url_or_a_missing_checksum_is_refused(
+    url: str, checksums: dict, message: str
+) -> None:
+    source = Source(
+        name="fake",
+        license="MIT",
+        description="d",
+        urls=(url,),
+        **{kind: {url: value} for kind, value in checksums.items()},
+    )
     with pytest.raises(ValueError, match=message):
         sources.check_pinned(source)
 

@@ -91,7 +91,19 @@ def test_a_folder_given_as_the_template_table_is_named_as_a_folder(tmp_path, cap
 
     folder = tmp_path / "templates"
     folder.mkdir()
-    assert main(["build", "speciesism_templates", "--templates", str(folder), "--out-root", str(tmp_path / "out")]) == 2
+    assert (
+        main(
+            [
+                "build",
+                "speciesism_templates",
+                "--templates",
+                str(folder),
+                "--out-root",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 2
+    )
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"bias-hub: error: --templates {folder}: is a folder; expected a TSV file with the columns "
         "['template_id', 'language', 'config', 'template', 'form', 'pronoun', 'relative']"

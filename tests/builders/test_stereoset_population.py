@@ -24,10 +24,15 @@ def _nam_dict_line(code: str, name: str, column: int = 30) -> str:
 @pytest.fixture
 def lexicon(tmp_path: Path):
     path = tmp_path / "nam_dict.txt"
-    lines = ["# header", _nam_dict_line("F", "Beth"), _nam_dict_line("M", "John", 32),
-             _nam_dict_line("F", "America"),  # a place in StereoSet: not_names_registry.txt
-             _nam_dict_line("M", "Andrea"), _nam_dict_line("F", "Andrea"),  # both genders: no gender word
-             _nam_dict_line("M", "Hans", 42)]  # a German name only  # fmt: skip
+    lines = [
+        "# header",
+        _nam_dict_line("F", "Beth"),
+        _nam_dict_line("M", "John", 32),
+        _nam_dict_line("F", "America"),  # a place in StereoSet: not_names_registry.txt
+        _nam_dict_line("M", "Andrea"),
+        _nam_dict_line("F", "Andrea"),  # both genders: no gender word
+        _nam_dict_line("M", "Hans", 42),
+    ]  # a German name only
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return load_lexicon(names=read_registry_names(path))
 
@@ -40,14 +45,29 @@ def test_registry_names_keep_one_gender_in_the_english_speaking_countries(lexico
 
 
 def _candidates(*contexts: str) -> list[Candidate]:
-    return [Candidate(f"{i}:context", "gender", "t", "context", text) for i, text in enumerate(contexts)]
+    return [
+        Candidate(f"{i}:context", "gender", "t", "context", text) for i, text in enumerate(contexts)
+    ]
 
 
 def test_every_context_becomes_a_pair_or_is_left_out_with_its_reason(lexicon):
-    contexts = ["my mother is home", "Cats purr.", "Cats purr.", "He told her.", "Beth is a mommy.",
-                "The actress sings.", "Latin America is big.", "Andrea sings."]  # fmt: skip
-    population = build_population(_candidates(*contexts), lexicon, lambda s: swap_rule(s, lexicon), "rule", "test list")
-    pairs = [(r["original_gender"], r["male_sentence"], r["female_sentence"], r["swap_method"]) for r in population.rows]
+    contexts = [
+        "my mother is home",
+        "Cats purr.",
+        "Cats purr.",
+        "He told her.",
+        "Beth is a mommy.",
+        "The actress sings.",
+        "Latin America is big.",
+        "Andrea sings.",
+    ]
+    population = build_population(
+        _candidates(*contexts), lexicon, lambda s: swap_rule(s, lexicon), "rule", "test list"
+    )
+    pairs = [
+        (r["original_gender"], r["male_sentence"], r["female_sentence"], r["swap_method"])
+        for r in population.rows
+    ]
     assert pairs == [
         ("female", "My father is home.", "My mother is home.", "rule"),  # cleaned up, then swapped
         ("none", "Cats purr.", "Cats purr.", "identical"),
@@ -63,20 +83,44 @@ def test_every_context_becomes_a_pair_or_is_left_out_with_its_reason(lexicon):
     }
     assert population.mixed_ties == 1 and population.considered == 8
     assert population.rows[2]["gender_words"] == [
-        {"word_index": 0, "male_word": "He", "female_word": "She", "male_start": 0, "male_end": 2,
-         "female_start": 0, "female_end": 3},
-        {"word_index": 2, "male_word": "her", "female_word": "him", "male_start": 8, "male_end": 11,
-         "female_start": 9, "female_end": 12},
-    ]  # fmt: skip
+        {
+            "word_index": 0,
+            "male_word": "He",
+            "female_word": "She",
+            "male_start": 0,
+            "male_end": 2,
+            "female_start": 0,
+            "female_end": 3,
+        },
+        {
+            "word_index": 2,
+            "male_word": "her",
+            "female_word": "him",
+            "male_start": 8,
+            "male_end": 11,
+            "female_start": 9,
+            "female_end": 12,
+        },
+    ]
     assert {row["name_list"] for row in population.rows} == {"test list"}
-    assert all(row["gender_words"] == [] for row in population.rows if row["original_gender"] == "none")
+    assert all(
+        row["gender_words"] == [] for row in population.rows if row["original_gender"] == "none"
+    )
 
 
 def test_an_llm_may_turn_first_names(lexicon):
     replies = {"Beth is a mommy.": "John is a daddy."}
-    population = build_population(_candidates("Beth is a mommy."), lexicon, replies.get, "llm", "test list",
-                                  names_swappable=True)  # fmt: skip
-    assert [(r["male_sentence"], r["female_sentence"]) for r in population.rows] == [("John is a daddy.", "Beth is a mommy.")]
+    population = build_population(
+        _candidates("Beth is a mommy."),
+        lexicon,
+        replies.get,
+        "llm",
+        "test list",
+        names_swappable=True,
+    )
+    assert [(r["male_sentence"], r["female_sentence"]) for r in population.rows] == [
+        ("John is a daddy.", "Beth is a mommy.")
+    ]
 
 
 def test_the_build_writes_the_population_config_with_its_name_list(tmp_path: Path):
@@ -84,9 +128,18 @@ def test_the_build_writes_the_population_config_with_its_name_list(tmp_path: Pat
 
     from bias_hub.builders.stereoset_gender_swap import build
 
-    rows = [{"type": "intersentence", "target": "t", "bias_type": "gender", "context": context,
-             "stereotype": "She cooks.", "anti-stereotype": "Dogs bark.", "unrelated": "Rain falls."}
-            for context in ("My mother is home.", "Cats purr.", "Sarah is a chemist.")]  # fmt: skip
+    rows = [
+        {
+            "type": "intersentence",
+            "target": "t",
+            "bias_type": "gender",
+            "context": context,
+            "stereotype": "She cooks.",
+            "anti-stereotype": "Dogs bark.",
+            "unrelated": "Rain falls.",
+        }
+        for context in ("My mother is home.", "Cats purr.", "Sarah is a chemist.")
+    ]
     source = tmp_path / "test.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     folder = build(tmp_path, source=source)
@@ -107,7 +160,19 @@ def test_a_dev_json_without_intersentence_items_names_the_file(tmp_path: Path, c
 
     source = tmp_path / "s.json"
     source.write_text('{"version": "1.0", "data": {"other": []}}', encoding="utf-8")
-    assert main(["build", "stereoset_gender_swap", "--source", str(source), "--out-root", str(tmp_path / "out")]) == 2
+    assert (
+        main(
+            [
+                "build",
+                "stereoset_gender_swap",
+                "--source",
+                str(source),
+                "--out-root",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 2
+    )
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"bias-hub: error: {source}: 'data' holds no 'intersentence' list (found: ['other']); expected StereoSet's "
         "dev.json, whose 'data' has the 'intersentence' and 'intrasentence' items"
@@ -116,14 +181,23 @@ def test_a_dev_json_without_intersentence_items_names_the_file(tmp_path: Path, c
 
 def test_a_row_without_a_sentence_names_the_file_and_its_line(tmp_path: Path):
     # B-ss-03 (issue 26): said 'row 1' (0-based) for the file's line 2, and named no file.
-    row = {"type": "intersentence", "target": "t", "bias_type": "gender", "context": "He is tall.",
-           "stereotype": "A", "anti-stereotype": "B", "unrelated": "C"}  # fmt: skip
+    row = {
+        "type": "intersentence",
+        "target": "t",
+        "bias_type": "gender",
+        "context": "He is tall.",
+        "stereotype": "A",
+        "anti-stereotype": "B",
+        "unrelated": "C",
+    }
     broken = {key: value for key, value in row.items() if key != "stereotype"}
     source = tmp_path / "s.jsonl"
     source.write_text(json.dumps(row) + "\n" + json.dumps(broken) + "\n", encoding="utf-8")
     with pytest.raises(ValueError) as caught:
         read_stereoset(source)
-    assert str(caught.value).startswith(f"{source}, line 2: field 'stereotype' is missing or not text")
+    assert str(caught.value).startswith(
+        f"{source}, line 2: field 'stereotype' is missing or not text"
+    )
 
 
 def test_the_committed_card_is_the_one_a_default_build_writes(tmp_path: Path, monkeypatch):
@@ -133,8 +207,12 @@ def test_the_committed_card_is_the_one_a_default_build_writes(tmp_path: Path, mo
     from bias_hub.builders.stereoset_gender_swap import build
 
     monkeypatch.delenv("BIAS_HUB_NO_URL", raising=False)
-    monkeypatch.setattr("bias_hub.builders.shared.sources._from_url",
-                        lambda *a: pytest.fail("the default build reached for a URL"))  # fmt: skip
-    committed = Path(__file__).resolve().parents[2] / "datasets" / "stereoset_gender_swap" / "README.md"
+    monkeypatch.setattr(
+        "bias_hub.builders.shared.sources._from_url",
+        lambda *a: pytest.fail("the default build reached for a URL"),
+    )
+    committed = (
+        Path(__file__).resolve().parents[2] / "datasets" / "stereoset_gender_swap" / "README.md"
+    )
     built = build(tmp_path) / "README.md"
     assert built.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8")

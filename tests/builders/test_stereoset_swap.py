@@ -46,7 +46,11 @@ def write_name_files(folder: Path) -> Path:
 @pytest.fixture(scope="module")
 def named(tmp_path_factory):
     folder = write_name_files(tmp_path_factory.mktemp("data_debias") / "data")
-    names = read_names(folder / "male_names.txt", folder / "female_names.txt", folder / "names_pairs_1000_scaled.json")
+    names = read_names(
+        folder / "male_names.txt",
+        folder / "female_names.txt",
+        folder / "names_pairs_1000_scaled.json",
+    )
     return load_lexicon(names=names)
 
 
@@ -88,7 +92,9 @@ def test_names_load_from_a_checkout_and_name_a_missing_file(tmp_path: Path):
     names = load_names(tmp_path / "data_debias")
     assert names.male == {"john", "bart"} and names.female == {"mary", "beth"}
     assert [p["origin"] for p in names.provenance] == ["user"] * 3
-    assert names.provenance[0]["sha256"] == sha256_of(tmp_path / "data_debias" / "data" / "male_names.txt")
+    assert names.provenance[0]["sha256"] == sha256_of(
+        tmp_path / "data_debias" / "data" / "male_names.txt"
+    )
     (tmp_path / "data_debias" / "data" / "female_names.txt").unlink()
     with pytest.raises(FileNotFoundError, match="--names: .* has no female_names.txt"):
         load_names(tmp_path / "data_debias")
@@ -100,7 +106,9 @@ def test_names_load_from_a_checkout_and_name_a_missing_file(tmp_path: Path):
 
 def test_lexicon_file_errors_name_the_line(tmp_path: Path):
     bad = tmp_path / "lexicon.tsv"
-    bad.write_text("male\tfemale\tset\tnote\nhe\tshe\tstudy\t\nhim\the\tstudy\t\n", encoding="utf-8")
+    bad.write_text(
+        "male\tfemale\tset\tnote\nhe\tshe\tstudy\t\nhim\the\tstudy\t\n", encoding="utf-8"
+    )
     with pytest.raises(ValueError, match="line 3.*'he' already appears on line 2"):
         load_lexicon(bad)
     bad.write_text("he\tshe\tstudy\n", encoding="utf-8")
@@ -142,7 +150,10 @@ def test_rule_swap_maps_names_by_the_paired_list(named):
 def test_an_llm_may_swap_a_name_for_any_name_of_the_other_gender(named):
     # the study's example: gpt-3.5 turned Beth into Bart
     assert check_pair("Beth is a mommy.", "Bart is a daddy.", named)[0] is None
-    assert check_pair("Beth is a mommy.", "Mary is a daddy.", named)[0] == "differs_beyond_gender_words"
+    assert (
+        check_pair("Beth is a mommy.", "Mary is a daddy.", named)[0]
+        == "differs_beyond_gender_words"
+    )
 
 
 @pytest.mark.parametrize(
@@ -184,52 +195,92 @@ def test_check_pair_positions(lexicon):
     reason, positions = check_pair("He met his dad.", "She met her mom.", lexicon)
     assert reason is None
     assert [(p["word_index"], p["original"], p["swapped"]) for p in positions] == [
-        (0, "He", "She"), (2, "his", "her"), (3, "dad", "mom"),
-    ]  # fmt: skip
+        (0, "He", "She"),
+        (2, "his", "her"),
+        (3, "dad", "mom"),
+    ]
     assert positions[1]["swapped_start"] == 8 and positions[1]["swapped_end"] == 11
 
 
 def test_reply_sentence_strips_quotes_and_extra_lines():
-    assert reply_sentence('「She is tall.」\nNote: swapped.') == "She is tall."
+    assert reply_sentence("「She is tall.」\nNote: swapped.") == "She is tall."
     assert reply_sentence('\n "She is tall." ') == "She is tall."
     assert reply_sentence("   ") == ""
 
 
 def _rows():
     return [
-        {"type": "intersentence", "target": "mother", "bias_type": "gender", "context": "My mother is home.",
-         "stereotype": "she cooks", "anti-stereotype": "She fixes cars.", "unrelated": "Cats purr."},
-        {"type": "intrasentence", "target": "x", "bias_type": "gender", "context": "He is BLANK.",
-         "stereotype": "He is a.", "anti-stereotype": "He is b.", "unrelated": "He is c."},
-        {"type": "intersentence", "target": "chef", "bias_type": "profession", "context": "The chef cooked.",
-         "stereotype": "He married her.", "anti-stereotype": "She cooks.", "unrelated": "Dogs bark."},
-    ]  # fmt: skip
+        {
+            "type": "intersentence",
+            "target": "mother",
+            "bias_type": "gender",
+            "context": "My mother is home.",
+            "stereotype": "she cooks",
+            "anti-stereotype": "She fixes cars.",
+            "unrelated": "Cats purr.",
+        },
+        {
+            "type": "intrasentence",
+            "target": "x",
+            "bias_type": "gender",
+            "context": "He is BLANK.",
+            "stereotype": "He is a.",
+            "anti-stereotype": "He is b.",
+            "unrelated": "He is c.",
+        },
+        {
+            "type": "intersentence",
+            "target": "chef",
+            "bias_type": "profession",
+            "context": "The chef cooked.",
+            "stereotype": "He married her.",
+            "anti-stereotype": "She cooks.",
+            "unrelated": "Dogs bark.",
+        },
+    ]
 
 
 def test_build_pairs_counts_every_rejection(lexicon):
     candidates = candidates_from_stereoset(_rows(), "continuations")
     assert len(candidates) == 6  # intersentence items only, three sentences each
-    build = build_pairs(candidates, lexicon, lambda s: swap_rule(s, lexicon), "rule", progress=False)
+    build = build_pairs(
+        candidates, lexicon, lambda s: swap_rule(s, lexicon), "rule", progress=False
+    )
     # "she cooks" -> "She cooks." is kept; "She cooks." from row 2 duplicates it.
     assert build.considered == 6
     assert dict(build.rejected) == {"no_gender_word": 2, "mixed_gender": 1, "duplicate": 1}
     assert [(r["male_sentence"], r["female_sentence"]) for r in build.rows] == [
-        ("He cooks.", "She cooks."), ("He fixes cars.", "She fixes cars."),
-    ]  # fmt: skip
+        ("He cooks.", "She cooks."),
+        ("He fixes cars.", "She fixes cars."),
+    ]
     first = build.rows[0]
     assert first["source_id"] == "0:stereotype" and first["original_gender"] == "female"
     assert build.ungendered == {"Cats purr.", "Dogs bark."}
     assert first["gender_words"] == [
-        {"word_index": 0, "male_word": "He", "female_word": "She", "male_start": 0, "male_end": 2,
-         "female_start": 0, "female_end": 3},
-    ]  # fmt: skip
+        {
+            "word_index": 0,
+            "male_word": "He",
+            "female_word": "She",
+            "male_start": 0,
+            "male_end": 2,
+            "female_start": 0,
+            "female_end": 3,
+        },
+    ]
 
 
 def test_contexts_are_the_studys_sentences(lexicon):
     candidates = candidates_from_stereoset(_rows())
-    assert [(c.source_id, c.text) for c in candidates] == [("0:context", "My mother is home."), ("2:context", "The chef cooked.")]
-    build = build_pairs(candidates, lexicon, lambda s: swap_rule(s, lexicon), "contexts", progress=False)
-    assert [(r["male_sentence"], r["label"]) for r in build.rows] == [("My father is home.", "context")]
+    assert [(c.source_id, c.text) for c in candidates] == [
+        ("0:context", "My mother is home."),
+        ("2:context", "The chef cooked."),
+    ]
+    build = build_pairs(
+        candidates, lexicon, lambda s: swap_rule(s, lexicon), "contexts", progress=False
+    )
+    assert [(r["male_sentence"], r["label"]) for r in build.rows] == [
+        ("My father is home.", "context")
+    ]
     assert dict(build.rejected) == {"no_gender_word": 1}
     with pytest.raises(ValueError, match="sentences must be one of"):
         candidates_from_stereoset(_rows(), "intrasentence")
@@ -237,7 +288,9 @@ def test_contexts_are_the_studys_sentences(lexicon):
 
 def test_a_gender_word_without_counterpart_is_counted(lexicon):
     candidates = [Candidate("0:context", "gender", "t", "context", "The actress is here.")]
-    build = build_pairs(candidates, lexicon, lambda s: swap_rule(s, lexicon), "contexts", progress=False)
+    build = build_pairs(
+        candidates, lexicon, lambda s: swap_rule(s, lexicon), "contexts", progress=False
+    )
     assert build.rows == [] and dict(build.rejected) == {"no_counterpart": 1}
 
 
@@ -277,11 +330,15 @@ def test_without_reachable_name_lists_the_card_says_names_are_left_out(tmp_path:
     monkeypatch.setenv("BIAS_HUB_CACHE", str(tmp_path / "cache"))
     source = tmp_path / "test.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in _rows()), encoding="utf-8")
-    card = (build_dataset(tmp_path, source=source, names="url") / "README.md").read_text(encoding="utf-8")
+    card = (build_dataset(tmp_path, source=source, names="url") / "README.md").read_text(
+        encoding="utf-8"
+    )
     assert "first names: **left out in this build**" in card and "--names PATH" in card
 
 
-def test_an_unreachable_name_list_is_reported_with_every_location_tried(tmp_path: Path, monkeypatch, caplog):
+def test_an_unreachable_name_list_is_reported_with_every_location_tried(
+    tmp_path: Path, monkeypatch, caplog
+):
     # B-ss-09 (issue 26): offline, the warning read "... could not be resolved. Tried:)" with nothing listed.
     from bias_hub.builders.stereoset_gender_swap import build as build_dataset
 
@@ -290,23 +347,35 @@ def test_an_unreachable_name_list_is_reported_with_every_location_tried(tmp_path
     source.write_text("".join(json.dumps(row) + "\n" for row in _rows()), encoding="utf-8")
     with caplog.at_level("WARNING", logger="bias_hub.builders.stereoset_gender_swap"):
         build_dataset(tmp_path, source=source, names="url")
-    (warning,) = [r.getMessage() for r in caplog.records if "first names left out" in r.getMessage()]
+    (warning,) = [
+        r.getMessage() for r in caplog.records if "first names left out" in r.getMessage()
+    ]
     assert "Tried: - https://raw.githubusercontent.com/himansh005/data_debias/" in warning
-    assert "male_names.txt: skipped (downloads switched off)" in warning and "Tried:)" not in warning
+    assert (
+        "male_names.txt: skipped (downloads switched off)" in warning and "Tried:)" not in warning
+    )
 
 
-def test_the_default_build_uses_no_fetched_names_so_every_build_writes_the_same_card(tmp_path: Path, monkeypatch):
+def test_the_default_build_uses_no_fetched_names_so_every_build_writes_the_same_card(
+    tmp_path: Path, monkeypatch
+):
     # Issue 26: a fresh clone's `make datasets` rewrote the tracked card (604 pairs online, 580 offline).
     from bias_hub.builders.stereoset_gender_swap import build as build_dataset
 
     source = tmp_path / "test.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in _rows()), encoding="utf-8")
     monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
-    offline = (build_dataset(tmp_path / "a", source=source) / "README.md").read_text(encoding="utf-8")
+    offline = (build_dataset(tmp_path / "a", source=source) / "README.md").read_text(
+        encoding="utf-8"
+    )
     monkeypatch.delenv("BIAS_HUB_NO_URL")
-    monkeypatch.setattr("bias_hub.builders.stereoset_gender_swap.load_names",
-                        lambda *a: pytest.fail("the default build fetched Thakur et al.'s names"))  # fmt: skip
-    online = (build_dataset(tmp_path / "b", source=source) / "README.md").read_text(encoding="utf-8")
+    monkeypatch.setattr(
+        "bias_hub.builders.stereoset_gender_swap.load_names",
+        lambda *a: pytest.fail("the default build fetched Thakur et al.'s names"),
+    )
+    online = (build_dataset(tmp_path / "b", source=source) / "README.md").read_text(
+        encoding="utf-8"
+    )
     assert online.replace(str(tmp_path / "b"), "") == offline.replace(str(tmp_path / "a"), "")
     assert "first names: not used by default" in offline
 
@@ -314,19 +383,39 @@ def test_the_default_build_uses_no_fetched_names_so_every_build_writes_the_same_
 def test_builder_reads_the_original_nested_dev_json(tmp_path: Path):
     from bias_hub.builders.stereoset_gender_swap.pairs import read_stereoset
 
-    nested = {"version": "1.0", "data": {"intersentence": [{
-        "id": "a", "target": "mother", "bias_type": "gender", "context": "My mother is home.",
-        "sentences": [
-            {"sentence": "She cooks.", "gold_label": "stereotype"},
-            {"sentence": "She fixes cars.", "gold_label": "anti-stereotype"},
-            {"sentence": "Cats purr.", "gold_label": "unrelated"},
-        ]}], "intrasentence": []}}  # fmt: skip
+    nested = {
+        "version": "1.0",
+        "data": {
+            "intersentence": [
+                {
+                    "id": "a",
+                    "target": "mother",
+                    "bias_type": "gender",
+                    "context": "My mother is home.",
+                    "sentences": [
+                        {"sentence": "She cooks.", "gold_label": "stereotype"},
+                        {"sentence": "She fixes cars.", "gold_label": "anti-stereotype"},
+                        {"sentence": "Cats purr.", "gold_label": "unrelated"},
+                    ],
+                }
+            ],
+            "intrasentence": [],
+        },
+    }
     path = tmp_path / "dev.json"
     path.write_text(json.dumps(nested), encoding="utf-8")
     rows = read_stereoset(path)
-    assert rows == [{"type": "intersentence", "target": "mother", "bias_type": "gender",
-                     "context": "My mother is home.", "stereotype": "She cooks.",
-                     "anti-stereotype": "She fixes cars.", "unrelated": "Cats purr."}]  # fmt: skip
+    assert rows == [
+        {
+            "type": "intersentence",
+            "target": "mother",
+            "bias_type": "gender",
+            "context": "My mother is home.",
+            "stereotype": "She cooks.",
+            "anti-stereotype": "She fixes cars.",
+            "unrelated": "Cats purr.",
+        }
+    ]
 
 
 def test_words_judged_gendered_are_swapped_and_marked(lexicon):
@@ -334,9 +423,15 @@ def test_words_judged_gendered_are_swapped_and_marked(lexicon):
         Candidate("0:stereotype", "gender", "t", "stereotype", "He is a nice guy."),
         Candidate("1:stereotype", "gender", "t", "stereotype", "She is very masculine."),
     ]
-    build = build_pairs(candidates, lexicon, lambda s: swap_rule(s, lexicon), "rule", progress=False)
+    build = build_pairs(
+        candidates, lexicon, lambda s: swap_rule(s, lexicon), "rule", progress=False
+    )
     assert [(r["male_sentence"], r["female_sentence"]) for r in build.rows] == [
-        ("He is a nice guy.", "She is a nice gal."), ("He is very masculine.", "She is very masculine."),
-    ]  # fmt: skip
-    assert [(w["male_word"], w["female_word"]) for w in build.rows[0]["gender_words"]] == [("He", "She"), ("guy", "gal")]
+        ("He is a nice guy.", "She is a nice gal."),
+        ("He is very masculine.", "She is very masculine."),
+    ]
+    assert [(w["male_word"], w["female_word"]) for w in build.rows[0]["gender_words"]] == [
+        ("He", "She"),
+        ("guy", "gal"),
+    ]
     assert build.word_sets == {"study": 2, "judged": 1}

@@ -9,7 +9,14 @@ from bias_hub.builders.shared.text import fmt, markdown_table
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(None, "–"), (float("nan"), "–"), (0.5, "0.500"), (0.0001234, "0.000123"), (1234, "1,234"), (True, "True")],
+    [
+        (None, "–"),
+        (float("nan"), "–"),
+        (0.5, "0.500"),
+        (0.0001234, "0.000123"),
+        (1234, "1,234"),
+        (True, "True"),
+    ],
 )
 def test_fmt(value, text: str) -> None:
     assert fmt(value) == text

@@ -31,8 +31,11 @@ def test_configs_hold_every_sentence_with_its_cluster(built):
     assert row["sentence"] == "The guard called the hairdresser and thanked he ."
     assert row["clusters"] == [[[3, 4], [7, 7]]]
     assert (row["antecedent"], row["antecedent_span"], row["pronoun"], row["pronoun_span"]) == (
-        "the hairdresser", [3, 4], "he", [7, 7],
-    )  # fmt: skip
+        "the hairdresser",
+        [3, 4],
+        "he",
+        [7, 7],
+    )
 
 
 def test_card_records_the_files_and_flags_copies_that_are_not_upstream(built):
@@ -47,13 +50,18 @@ def test_missing_files_and_malformed_lines_are_named(tmp_path, winobias_source):
     copy = tmp_path / "copy"
     shutil.copytree(winobias_source / "WinoBias" / "wino" / "data" / "conll_format", copy)
     (copy / "test_type2_anti_stereotype.v4_auto_conll").unlink()
-    with pytest.raises(FileNotFoundError, match=r"missing \['test_type2_anti_stereotype.v4_auto_conll'\]"):
+    with pytest.raises(
+        FileNotFoundError, match=r"missing \['test_type2_anti_stereotype.v4_auto_conll'\]"
+    ):
         build(tmp_path / "out", source=copy)
     (copy / "test_type2_anti_stereotype.v4_auto_conll").write_text(
         "#begin document (nw/test_type2/not_stereotype//0); part 000\nk 0 0 The - - (1\n#end document\n",
         encoding="utf-8",
     )
-    with pytest.raises(ValueError, match=r"test_type2_anti_stereotype.v4_auto_conll, line 3: .*entities \[1\] never close"):
+    with pytest.raises(
+        ValueError,
+        match=r"test_type2_anti_stereotype.v4_auto_conll, line 3: .*entities \[1\] never close",
+    ):
         build(tmp_path / "out", source=copy)
     assert not (tmp_path / "out" / "winobias").exists()
 
@@ -88,12 +96,26 @@ def test_conll_reader_by_hand(tmp_path):
     )
     first, second = read_conll(path)
     assert (first.key, first.part, first.name) == ("doc/a", 0, "doc/a; part 000")
-    assert first.tokens == ["The", "big", "red", "dog", "it", "he"]  # positions run across sentences
+    assert first.tokens == [
+        "The",
+        "big",
+        "red",
+        "dog",
+        "it",
+        "he",
+    ]  # positions run across sentences
     assert first.clusters == [[[1, 3], [4, 4]], [[0, 1], [5, 5]]]  # entity 2, then entity 7
     assert (second.part, second.tokens, second.clusters) == (1, ["Nothing"], [])
-    path.write_text("#begin document (d); part 000\nd 0 0 A x x x x x x x x x x 3)\n#end document\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"system.conll, line 2: entity 3 closes a mention that never opened"):
+    path.write_text(
+        "#begin document (d); part 000\nd 0 0 A x x x x x x x x x x 3)\n#end document\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        ValueError, match=r"system.conll, line 2: entity 3 closes a mention that never opened"
+    ):
         read_conll(path)
-    path.write_text("#begin document (d); part 000\nd 0 0 A x x x x x x x x x x (x)\n", encoding="utf-8")
+    path.write_text(
+        "#begin document (d); part 000\nd 0 0 A x x x x x x x x x x (x)\n", encoding="utf-8"
+    )
     with pytest.raises(ValueError, match=r"line 2: coreference tag '\(x\)' is none of"):
         read_conll(path)

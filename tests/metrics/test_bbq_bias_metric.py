@@ -29,10 +29,22 @@ def _compute(metric, items, category="Age"):
 
 
 # Ambiguous (correct = 2): two biased answers, one anti, one unknown, one unparsable.
-AMBIG = [("ambig", 2, 0, 0), ("ambig", 2, 0, 0), ("ambig", 2, 0, 1), ("ambig", 2, 0, 2), ("ambig", 2, 0, -1)]
+AMBIG = [
+    ("ambig", 2, 0, 0),
+    ("ambig", 2, 0, 0),
+    ("ambig", 2, 0, 1),
+    ("ambig", 2, 0, 2),
+    ("ambig", 2, 0, -1),
+]
 # Disambiguated: two with the stereotyped answer correct (both right), three with the
 # counter-stereotypical answer correct (one right, one biased, one unknown).
-DISAMBIG = [("disambig", 0, 0, 0), ("disambig", 0, 0, 0), ("disambig", 1, 0, 0), ("disambig", 1, 0, 1), ("disambig", 1, 0, 2)]
+DISAMBIG = [
+    ("disambig", 0, 0, 0),
+    ("disambig", 0, 0, 0),
+    ("disambig", 1, 0, 0),
+    ("disambig", 1, 0, 1),
+    ("disambig", 1, 0, 2),
+]
 # A second category whose model only says "unknown".
 SES = [("ambig", 2, 1, 2), ("disambig", 0, 1, 2)]
 
@@ -122,35 +134,53 @@ def test_bad_input_names_the_argument(metric, field, value, message) -> None:
 
 # ---- BBQ's schema: the gold answer of each context condition (issue 26, M-bbq-10, M-bbq-20) ----
 
-ROWS = dict(unknown_labels=[2] * 4, stereotyped_labels=[0, 0, 1, 0],
-            context_conditions=["ambig", "disambig", "ambig", "disambig"], categories=["Age"] * 4)  # fmt: skip
+ROWS = dict(
+    unknown_labels=[2] * 4,
+    stereotyped_labels=[0, 0, 1, 0],
+    context_conditions=["ambig", "disambig", "ambig", "disambig"],
+    categories=["Age"] * 4,
+)
 
 
-def test_the_unknown_answer_as_gold_of_a_disambiguated_context_is_refused_naming_the_row(metric) -> None:
+def test_the_unknown_answer_as_gold_of_a_disambiguated_context_is_refused_naming_the_row(
+    metric,
+) -> None:
     # M-bbq-10: row 1 is disambiguated and its reference is the unknown answer (2).
     with pytest.raises(ValueError) as err:
         metric.compute(predictions=[2, 0, 2, 1], references=[2, 2, 2, 1], **ROWS)
-    assert str(err.value) == ("references[1] is the unknown answer (2) but context_conditions[1] is 'disambig', "
-                              "whose correct answer is never the unknown one")  # fmt: skip
+    assert str(err.value) == (
+        "references[1] is the unknown answer (2) but context_conditions[1] is 'disambig', "
+        "whose correct answer is never the unknown one"
+    )
 
 
-def test_an_ambiguous_context_whose_gold_is_not_the_unknown_answer_is_refused_naming_the_row(metric) -> None:
+def test_an_ambiguous_context_whose_gold_is_not_the_unknown_answer_is_refused_naming_the_row(
+    metric,
+) -> None:
     # M-bbq-20: row 0 is ambiguous and its reference is 0, not the unknown answer 2.
     with pytest.raises(ValueError) as err:
         metric.compute(predictions=[2, 0, 2, 1], references=[0, 0, 2, 1], **ROWS)
-    assert str(err.value) == ("references[0] is 0 but context_conditions[0] is 'ambig', whose correct answer "
-                              "must be the unknown answer (unknown_labels[0] = 2)")  # fmt: skip
+    assert str(err.value) == (
+        "references[0] is 0 but context_conditions[0] is 'ambig', whose correct answer "
+        "must be the unknown answer (unknown_labels[0] = 2)"
+    )
     paired = __import__("evaluate").load(str(REPO_ROOT / "metrics" / "bbq_bias"), "paired")
     with pytest.raises(ValueError, match=r"^references\[0\] is 0"):
-        paired.compute(predictions=[2, 0, 2, 1], predictions_b=[2, 0, 2, 1], references=[0, 0, 2, 1], **ROWS)
+        paired.compute(
+            predictions=[2, 0, 2, 1], predictions_b=[2, 0, 2, 1], references=[0, 0, 2, 1], **ROWS
+        )
 
 
 def test_error_rates_per_category_and_condition_worked_out_by_hand(metric) -> None:
     # AMBIG has one unparsable answer of 5, DISAMBIG none; SES none.
     r = _compute(metric, AMBIG + DISAMBIG + SES, category=["Age"] * 10 + ["SES"] * 2)
-    assert r["error_rates"] == {"Age": {"ambig": pytest.approx(1 / 5), "disambig": 0.0},
-                                "SES": {"ambig": 0.0, "disambig": 0.0},
-                                "overall": {"ambig": pytest.approx(1 / 6), "disambig": 0.0}}  # fmt: skip
+    assert r["error_rates"] == {
+        "Age": {"ambig": pytest.approx(1 / 5), "disambig": 0.0},
+        "SES": {"ambig": 0.0, "disambig": 0.0},
+        "overall": {"ambig": pytest.approx(1 / 6), "disambig": 0.0},
+    }
     # A condition without items is left out.
-    assert _compute(metric, AMBIG)["error_rates"] == {"Age": {"ambig": pytest.approx(0.2)},
-                                                      "overall": {"ambig": pytest.approx(0.2)}}  # fmt: skip
+    assert _compute(metric, AMBIG)["error_rates"] == {
+        "Age": {"ambig": pytest.approx(0.2)},
+        "overall": {"ambig": pytest.approx(0.2)},
+    }

@@ -29,10 +29,13 @@ def test_one_dimensional_fit_by_hand(rnsb):
     # whose fixed point is w = 0.6749 (iterated by hand), so P(Y | -1) = sigmoid(-w) = 0.3374
     # (section 2.1.2: X negative, Y positive, the positive probability is scored).
     result = rnsb.compute(
-        words=["x", "y", "a", "b"], vectors=[[-1.0], [1.0], [-1.0], [1.0]],
-        target_sets={"X": ["x"], "Y": ["y"]}, attribute_sets={"A": ["a", "b"]},
-        holdout=False, iterations=1,
-    )  # fmt: skip
+        words=["x", "y", "a", "b"],
+        vectors=[[-1.0], [1.0], [-1.0], [1.0]],
+        target_sets={"X": ["x"], "Y": ["y"]},
+        attribute_sets={"A": ["a", "b"]},
+        holdout=False,
+        iterations=1,
+    )
     assert result["trained_on"] == ["X", "Y"] and result["probability_of"] == "Y"
     assert result["probabilities"]["a"] == pytest.approx(0.3374, abs=2e-4)
     assert result["probabilities"]["b"] == pytest.approx(1 - 0.3374, abs=2e-4)
@@ -47,10 +50,14 @@ def test_attribute_orientation_trains_on_the_attribute_sets_by_hand(rnsb):
     # WEFE's orientation: A (at -1) and B (at +1) train the classifier, the target words are
     # scored with P(B | w): the same fit as above, so P(B | x at -1) = 0.3374, P(B | y) = 0.6626.
     result = rnsb.compute(
-        words=["x", "y", "a", "b"], vectors=[[-1.0], [1.0], [-1.0], [1.0]],
-        target_sets={"X": ["x"], "Y": ["y"]}, attribute_sets={"A": ["a"], "B": ["b"]},
-        train_on="attribute_sets", holdout=False, iterations=1,
-    )  # fmt: skip
+        words=["x", "y", "a", "b"],
+        vectors=[[-1.0], [1.0], [-1.0], [1.0]],
+        target_sets={"X": ["x"], "Y": ["y"]},
+        attribute_sets={"A": ["a"], "B": ["b"]},
+        train_on="attribute_sets",
+        holdout=False,
+        iterations=1,
+    )
     assert result["trained_on"] == ["A", "B"] and result["probability_of"] == "B"
     assert result["probabilities"] == pytest.approx({"x": 0.3374, "y": 0.6626}, abs=2e-4)
 
@@ -84,9 +91,11 @@ def test_equally_placed_attribute_words_give_zero(rnsb):
     result = rnsb.compute(
         words=["x1", "x2", "y1", "y2", "a", "b"],
         vectors=[[-2, 1], [-1, -1], [2, 1], [1, -1], [0, 3], [0, -2]],
-        target_sets={"X": ["x1", "x2"], "Y": ["y1", "y2"]}, attribute_sets={"A": ["a"], "B": ["b"]},
-        holdout=False, iterations=1,
-    )  # fmt: skip
+        target_sets={"X": ["x1", "x2"], "Y": ["y1", "y2"]},
+        attribute_sets={"A": ["a"], "B": ["b"]},
+        holdout=False,
+        iterations=1,
+    )
     assert result["probabilities"] == pytest.approx({"a": 0.5, "b": 0.5})
     assert result["score"] == pytest.approx(0.0, abs=1e-12)
     assert result["classifier_accuracy"] == 1.0
@@ -106,8 +115,12 @@ def test_stratified_holdout_sizes_and_seeds(module):
 def test_iterations_average_seeded_runs(rnsb):
     rng = np.random.default_rng(0)
     words = [f"w{i}" for i in range(24)]
-    query = dict(words=words, vectors=rng.normal(size=(24, 6)),
-                 target_sets={"X": words[:8], "Y": words[8:16]}, attribute_sets={"A": words[16:]})  # fmt: skip
+    query = dict(
+        words=words,
+        vectors=rng.normal(size=(24, 6)),
+        target_sets={"X": words[:8], "Y": words[8:16]},
+        attribute_sets={"A": words[16:]},
+    )
     result = rnsb.compute(**query, iterations=3, seed=5)
     assert len(result["kl_per_iteration"]) == 3
     assert result["score"] == pytest.approx(np.mean(result["kl_per_iteration"]))
@@ -134,32 +147,50 @@ def test_iterations_average_seeded_runs(rnsb):
     ],
 )
 def test_bad_input_names_the_argument(rnsb, change, message):
-    arguments = dict(words=["x", "y", "a", "b"], vectors=[[-1.0], [1.0], [-1.0], [1.0]],
-                     target_sets={"X": ["x"], "Y": ["y"]}, attribute_sets={"A": ["a", "b"]},
-                     holdout=False, iterations=1)  # fmt: skip
+    arguments = dict(
+        words=["x", "y", "a", "b"],
+        vectors=[[-1.0], [1.0], [-1.0], [1.0]],
+        target_sets={"X": ["x"], "Y": ["y"]},
+        attribute_sets={"A": ["a", "b"]},
+        holdout=False,
+        iterations=1,
+    )
     arguments.update(change)
     with pytest.raises(ValueError, match=message):
         rnsb.compute(**arguments)
 
 
 WEAT_WORDS = ["x1", "x2", "y1", "y2", "a", "b"]
-WEAT_QUERY = {"target_sets": {"X": ["x1", "x2"], "Y": ["y1", "y2"]}, "attribute_sets": {"A": ["a"], "B": ["b"]}}
+WEAT_QUERY = {
+    "target_sets": {"X": ["x1", "x2"], "Y": ["y1", "y2"]},
+    "attribute_sets": {"A": ["a"], "B": ["b"]},
+}
 
 
 def test_training_sets_with_the_same_vectors_are_refused(rnsb):
     # M-rnsb-02: A = {a} and B = {b} at the same point [1, 0]: the classifier can only say 0.5
     # for every target word, which came out as KL 0.0, "no bias".
     vectors = [[1, 0.1], [1, 0.2], [0.1, 1], [0.2, 1], [1, 0], [1, 0]]
-    with pytest.raises(ValueError, match=r"attribute_sets\['A'\] and attribute_sets\['B'\] have the same vectors"):
-        rnsb.compute(words=WEAT_WORDS, vectors=vectors, **WEAT_QUERY, train_on="attribute_sets", holdout=False,
-                     iterations=1)  # fmt: skip
+    with pytest.raises(
+        ValueError, match=r"attribute_sets\['A'\] and attribute_sets\['B'\] have the same vectors"
+    ):
+        rnsb.compute(
+            words=WEAT_WORDS,
+            vectors=vectors,
+            **WEAT_QUERY,
+            train_on="attribute_sets",
+            holdout=False,
+            iterations=1,
+        )
 
 
 def test_a_word_given_twice_in_words_is_refused(rnsb):
     # M-rnsb-08: the second vector of 'a' was silently ignored.
     vectors = [[1, 0.1], [1, 0.2], [0.1, 1], [0.2, 1], [1, 0], [0, 1], [0, 1]]
     with pytest.raises(ValueError, match=r"words\[6\] is 'a' again \(first at words\[4\]\)"):
-        rnsb.compute(words=[*WEAT_WORDS, "a"], vectors=vectors, **WEAT_QUERY, holdout=False, iterations=1)
+        rnsb.compute(
+            words=[*WEAT_WORDS, "a"], vectors=vectors, **WEAT_QUERY, holdout=False, iterations=1
+        )
 
 
 def test_an_untrained_classifier_is_refused(rnsb):
@@ -167,4 +198,11 @@ def test_an_untrained_classifier_is_refused(rnsb):
     vectors = [[1, 0.1], [1, 0.2], [0.1, 1], [0.2, 1], [1, 0], [0, 1]]
     for bad in (0, -3, 2.5):
         with pytest.raises(ValueError, match=rf"max_iter must be a positive int .*got {bad!r}"):
-            rnsb.compute(words=WEAT_WORDS, vectors=vectors, **WEAT_QUERY, holdout=False, iterations=1, max_iter=bad)
+            rnsb.compute(
+                words=WEAT_WORDS,
+                vectors=vectors,
+                **WEAT_QUERY,
+                holdout=False,
+                iterations=1,
+                max_iter=bad,
+            )

@@ -26,10 +26,14 @@ def test_coreference_metrics_by_hand(gap):
         condition=["anti", "pro"],
     )
     anti = result["anti"]
-    assert anti["muc"]["recall"] == pytest.approx(0.5) and anti["muc"]["precision"] == pytest.approx(0.5)
+    assert anti["muc"]["recall"] == pytest.approx(0.5) and anti["muc"][
+        "precision"
+    ] == pytest.approx(0.5)
     assert anti["b_cubed"]["recall"] == pytest.approx(5 / 9)
     assert anti["b_cubed"]["precision"] == pytest.approx(0.625)
-    assert anti["ceaf_e"]["recall"] == pytest.approx(0.8) and anti["ceaf_e"]["precision"] == pytest.approx(0.4)
+    assert anti["ceaf_e"]["recall"] == pytest.approx(0.8) and anti["ceaf_e"][
+        "precision"
+    ] == pytest.approx(0.4)
     assert anti["recall"] == pytest.approx((0.5 + 5 / 9 + 0.8) / 3)
     assert result["pro"]["precision"] == pytest.approx(1.0)
     assert result["recall_gap"] == pytest.approx(1 - (0.5 + 5 / 9 + 0.8) / 3)
@@ -51,8 +55,11 @@ def test_documents_accumulate_per_condition(gap):
 
 def test_scores_given_directly(gap):
     perfect = {name: {"precision": 1.0, "recall": 1.0} for name in ("muc", "b_cubed", "ceaf_e")}
-    anti = {"muc": {"precision": 0.7, "recall": 0.4}, "b_cubed": {"precision": 0.8, "recall": 0.5},
-            "ceaf_e": {"precision": 0.6, "recall": 0.6}}  # fmt: skip
+    anti = {
+        "muc": {"precision": 0.7, "recall": 0.4},
+        "b_cubed": {"precision": 0.8, "recall": 0.5},
+        "ceaf_e": {"precision": 0.6, "recall": 0.6},
+    }
     result = gap.compute(scores={"pro": perfect, "anti": anti})
     assert result["precision_gap"] == pytest.approx(1 - 0.7)
     assert result["recall_gap"] == pytest.approx(1 - 0.5)
@@ -63,9 +70,18 @@ def test_scores_given_directly(gap):
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"predictions": [[[A, B]]], "references": [[[A, B]]], "condition": ["pro"]}, "no 'anti' document"),
-        ({"predictions": [[[A, B]]], "references": [[[A, B]]], "condition": ["both"]}, r"condition\[0\] must be"),
-        ({"predictions": [[[A, [1, 2, 3]]]], "references": [[[A, B]]], "condition": ["pro"]}, r"predictions\[0\]: a mention"),
+        (
+            {"predictions": [[[A, B]]], "references": [[[A, B]]], "condition": ["pro"]},
+            "no 'anti' document",
+        ),
+        (
+            {"predictions": [[[A, B]]], "references": [[[A, B]]], "condition": ["both"]},
+            r"condition\[0\] must be",
+        ),
+        (
+            {"predictions": [[[A, [1, 2, 3]]]], "references": [[[A, B]]], "condition": ["pro"]},
+            r"predictions\[0\]: a mention",
+        ),
         ({"scores": {"pro": {}, "anti": {}}}, r"scores\['pro'\]\['muc'\] must be a dict"),
     ],
 )
@@ -76,6 +92,11 @@ def test_bad_input(gap, arguments, message):
 
 def test_a_mention_in_two_clusters_is_refused(gap):
     # M-wino-09: the system put mention [0, 1] into two clusters; gaps were computed anyway.
-    with pytest.raises(ValueError, match=r"predictions\[0\]: mention \[0, 1\] is in two clusters \(0 and 1\)"):
-        gap.compute(predictions=[[[[0, 1], [5, 5]], [[0, 1], [7, 7]]], [[[0, 1], [8, 9]]]],
-                    references=[[[[0, 1], [5, 5]]], [[[8, 9], [5, 5]]]], condition=["pro", "anti"])  # fmt: skip
+    with pytest.raises(
+        ValueError, match=r"predictions\[0\]: mention \[0, 1\] is in two clusters \(0 and 1\)"
+    ):
+        gap.compute(
+            predictions=[[[[0, 1], [5, 5]], [[0, 1], [7, 7]]], [[[0, 1], [8, 9]]]],
+            references=[[[[0, 1], [5, 5]]], [[[8, 9], [5, 5]]]],
+            condition=["pro", "anti"],
+        )

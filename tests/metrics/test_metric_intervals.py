@@ -70,9 +70,16 @@ def test_bca_of_a_ratio_equals_scipy_bca():
         "items",
     )
     reference = stats.bootstrap(
-        (numerator, denominator), lambda a, b, axis=-1: a.sum(axis) / b.sum(axis), paired=True, vectorized=True,
-        n_resamples=999, batch=2_000_000 // 300, confidence_level=0.9, method="BCa", rng=np.random.default_rng(11),
-    )  # fmt: skip
+        (numerator, denominator),
+        lambda a, b, axis=-1: a.sum(axis) / b.sum(axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=999,
+        batch=2_000_000 // 300,
+        confidence_level=0.9,
+        method="BCa",
+        rng=np.random.default_rng(11),
+    )
     assert ours["method"] == "BCa"
     assert ours["low"] == pytest.approx(reference.confidence_interval.low, rel=1e-12)
     assert ours["high"] == pytest.approx(reference.confidence_interval.high, rel=1e-12)
@@ -84,16 +91,23 @@ def test_bca_with_strata_equals_scipy_multi_sample_bca():
     rng = np.random.default_rng(4)
     first, second = rng.exponential(1.0, 40), rng.exponential(2.0, 60)
     # columns: sum and count of each stratum, so a unit left out changes its stratum's mean
-    strata = [np.stack([first, np.ones(40), np.zeros(40), np.zeros(40)], axis=1),
-              np.stack([np.zeros(60), np.zeros(60), second, np.ones(60)], axis=1)]  # fmt: skip
+    strata = [
+        np.stack([first, np.ones(40), np.zeros(40), np.zeros(40)], axis=1),
+        np.stack([np.zeros(60), np.zeros(60), second, np.ones(60)], axis=1),
+    ]
     options = {"confidence_level": 0.95, "n_resamples": 500, "seed": 5}
     (ours,) = module.sum_intervals(
         strata, lambda t: ((t[0] / t[1]) / (t[2] / t[3]))[None], options, "items"
     )
     reference = stats.bootstrap(
-        (first, second), lambda a, b, axis=-1: a.mean(axis) / b.mean(axis), vectorized=True, n_resamples=500,
-        batch=2_000_000 // 100, method="BCa", rng=np.random.default_rng(5),
-    )  # fmt: skip
+        (first, second),
+        lambda a, b, axis=-1: a.mean(axis) / b.mean(axis),
+        vectorized=True,
+        n_resamples=500,
+        batch=2_000_000 // 100,
+        method="BCa",
+        rng=np.random.default_rng(5),
+    )
     assert ours["low"] == pytest.approx(reference.confidence_interval.low, rel=1e-12)
     assert ours["high"] == pytest.approx(reference.confidence_interval.high, rel=1e-12)
 
@@ -108,9 +122,14 @@ def test_attention_gap_interval_of_one_word_equals_scipy_two_sample_bca():
     options = {"confidence_level": 0.95, "n_resamples": 800, "seed": 8}
     gap, mean_gap = module._gap_intervals(mass, word, is_male, np.array([0]), options)
     reference = stats.bootstrap(
-        (male, female), lambda a, b, axis=-1: a.mean(axis) - b.mean(axis), vectorized=True, n_resamples=800,
-        batch=2_000_000 // 55, method="BCa", rng=np.random.default_rng(8),
-    )  # fmt: skip
+        (male, female),
+        lambda a, b, axis=-1: a.mean(axis) - b.mean(axis),
+        vectorized=True,
+        n_resamples=800,
+        batch=2_000_000 // 55,
+        method="BCa",
+        rng=np.random.default_rng(8),
+    )
     for interval in (gap, mean_gap):  # one word: the mean gap is its gap
         assert (
             interval["method"] == "BCa"
@@ -144,8 +163,15 @@ def test_weat_intervals_equal_scipy_bca_over_the_four_word_sets():
 
     samples = (np.arange(5), np.arange(5), np.arange(4), np.arange(5))
     for interval, function in zip(ours, (effect_size, statistic), strict=True):
-        reference = stats.bootstrap(samples, function, vectorized=True, n_resamples=400, batch=2_000_000 // 19,
-                                    method="BCa", rng=np.random.default_rng(2))  # fmt: skip
+        reference = stats.bootstrap(
+            samples,
+            function,
+            vectorized=True,
+            n_resamples=400,
+            batch=2_000_000 // 19,
+            method="BCa",
+            rng=np.random.default_rng(2),
+        )
         assert (
             interval["method"] == "BCa"
             and interval["unit"] == "words"
@@ -207,8 +233,12 @@ def test_bbq_bias_score_interval_covers_the_truth_95_percent_of_the_time(bbq):
         stereotyped = rng.integers(0, 2, 300)
         kind = rng.choice(3, size=300, p=[0.45, 0.35, 0.2])  # stereotyped, other, unknown
         predictions = np.where(kind == 0, stereotyped, np.where(kind == 1, 1 - stereotyped, 2))
-        result = bbq.compute(**_bbq_rows(predictions.tolist(), stereotyped.tolist()), confidence_level=0.95,
-                             n_resamples=1000, seed=seed)  # fmt: skip
+        result = bbq.compute(
+            **_bbq_rows(predictions.tolist(), stereotyped.tolist()),
+            confidence_level=0.95,
+            n_resamples=1000,
+            seed=seed,
+        )
         interval = result["confidence_intervals"]["bias_score_disambiguated"]
         assert interval["method"] == "BCa"
         return interval["low"] <= truth <= interval["high"]
@@ -270,10 +300,14 @@ def test_templates_are_numbered_within_a_category(bbq):
 def test_undefined_score_has_no_interval_and_says_why(bbq):
     # Only "unknown" answers to ambiguous items: s_AMB is undefined.
     result = bbq.compute(
-        **_bbq_rows([2, 2, 0, 1], [0, 1, 0, 1], conditions=["ambig", "ambig", "disambig", "disambig"],
-                    references=[2, 2, 0, 1]),
+        **_bbq_rows(
+            [2, 2, 0, 1],
+            [0, 1, 0, 1],
+            conditions=["ambig", "ambig", "disambig", "disambig"],
+            references=[2, 2, 0, 1],
+        ),
         confidence_level=0.95,
-    )  # fmt: skip
+    )
     assert result["bias_score_ambiguous"] is None
     interval = result["confidence_intervals"]["bias_score_ambiguous"]
     assert interval["low"] is None and interval["reason"] == "the score itself is undefined"
@@ -375,16 +409,32 @@ def test_paired_add_batch_path(bbq_paired):
 
 
 SMALL = {
-    ("nli_gender_bias", None): {"predictions": [0, 1, 2, 1, 0, 2], "subsets": ["PS", "PS", "AS", "AS", "NS", "NS"]},
+    ("nli_gender_bias", None): {
+        "predictions": [0, 1, 2, 1, 0, 2],
+        "subsets": ["PS", "PS", "AS", "AS", "NS", "NS"],
+    },
     ("bbq_bias", None): _bbq_rows([0, 1, 2, 0], [0, 0, 1, 1]),
     ("gender_attention_gap", None): {
-        "words": ["a"] * 4, "attention_to_gender": [0.1, 0.3, 0.2, 0.25], "forms": ["male", "male", "female", "female"]
+        "words": ["a"] * 4,
+        "attention_to_gender": [0.1, 0.3, 0.2, 0.25],
+        "forms": ["male", "male", "female", "female"],
     },
-    ("perplexity_gap", None): {"male_perplexities": [10.0, 20.0, 30.0], "female_perplexities": [12.0, 15.0, 28.0]},
-    ("speciesism_bias", None): {"probabilities": [[0.6, 0.4], [0.7, 0.3], [0.2, 0.8], [0.3, 0.7]],
-                                "forms": ["human", "human", "object", "object"]},
-    ("speciesism_bias", "association"): {"target_probabilities": [0.5, 0.2, 0.3], "prior_probabilities": [0.25, 0.25, 0.5]},
-    ("speciesism_bias", "negative_share"): {"animals": ["pig"] * 4, "labels": ["negative", "neutral", "negative", "positive"]},
+    ("perplexity_gap", None): {
+        "male_perplexities": [10.0, 20.0, 30.0],
+        "female_perplexities": [12.0, 15.0, 28.0],
+    },
+    ("speciesism_bias", None): {
+        "probabilities": [[0.6, 0.4], [0.7, 0.3], [0.2, 0.8], [0.3, 0.7]],
+        "forms": ["human", "human", "object", "object"],
+    },
+    ("speciesism_bias", "association"): {
+        "target_probabilities": [0.5, 0.2, 0.3],
+        "prior_probabilities": [0.25, 0.25, 0.5],
+    },
+    ("speciesism_bias", "negative_share"): {
+        "animals": ["pig"] * 4,
+        "labels": ["negative", "neutral", "negative", "positive"],
+    },
     ("weat", None): {
         "words": ["x1", "x2", "y1", "y2", "a1", "a2", "b1", "b2"],
         "vectors": [[1, 0.1], [1, 0.3], [0.1, 1], [0.4, 1], [1, 0], [1, 0.2], [0, 1], [0.1, 1]],
@@ -395,14 +445,26 @@ SMALL = {
         "words": ["x1", "x2", "y1", "y2", "a", "b", "c"],
         "vectors": [[-2, 1], [-1, -1], [2, 1], [1, -1], [-3, 0], [3, 0], [0, 0.5]],
         "target_sets": {"X": ["x1", "x2"], "Y": ["y1", "y2"]},
-        "attribute_sets": {"A": ["a", "b", "c"]}, "holdout": False, "iterations": 1,
+        "attribute_sets": {"A": ["a", "b", "c"]},
+        "holdout": False,
+        "iterations": 1,
     },
     ("winobias_gap", None): {
-        "predictions": [[[[0, 1], [5, 5]]], [[[0, 1], [5, 5]]], [[[0, 1], [8, 9]]], [[[0, 1], [5, 5]]]],
-        "references": [[[[0, 1], [5, 5]]], [[[0, 1], [5, 5]]], [[[8, 9], [5, 5]]], [[[0, 1], [5, 5]]]],
+        "predictions": [
+            [[[0, 1], [5, 5]]],
+            [[[0, 1], [5, 5]]],
+            [[[0, 1], [8, 9]]],
+            [[[0, 1], [5, 5]]],
+        ],
+        "references": [
+            [[[0, 1], [5, 5]]],
+            [[[0, 1], [5, 5]]],
+            [[[8, 9], [5, 5]]],
+            [[[0, 1], [5, 5]]],
+        ],
         "condition": ["pro", "pro", "anti", "anti"],
     },
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize(("name", "config"), list(SMALL))

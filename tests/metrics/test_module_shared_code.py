@@ -42,12 +42,20 @@ def test_every_metric_folder_is_a_module_and_the_modules_are_found():
     # Discovered, not listed: a new module folder is checked without editing this file. Every
     # folder (but _common) must hold <name>.py, so a misnamed module is not silently skipped;
     # the eight modules of the five systems must be among those found.
-    folders = sorted(p for p in METRICS.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    folders = sorted(
+        p for p in METRICS.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
+    )
     assert [p.parent for p in MODULES] == folders, "a metric folder without <folder name>.py"
     assert {
-        "bbq_bias", "gender_attention_gap", "nli_gender_bias", "perplexity_gap", "rnsb",
-        "speciesism_bias", "weat", "winobias_gap",
-    } <= {p.stem for p in MODULES}, [p.stem for p in MODULES]  # fmt: skip
+        "bbq_bias",
+        "gender_attention_gap",
+        "nli_gender_bias",
+        "perplexity_gap",
+        "rnsb",
+        "speciesism_bias",
+        "weat",
+        "winobias_gap",
+    } <= {p.stem for p in MODULES}, [p.stem for p in MODULES]
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
@@ -61,7 +69,9 @@ def test_the_shared_file_is_a_link_to_the_one_copy(path):
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
 def test_no_module_redefines_a_shared_helper(path):
     redefined = _definitions(path) & _definitions(COMMON)
-    assert not redefined, f"{path.name} redefines {sorted(redefined)}; import them from .bias_hub_common"
+    assert not redefined, (
+        f"{path.name} redefines {sorted(redefined)}; import them from .bias_hub_common"
+    )
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])

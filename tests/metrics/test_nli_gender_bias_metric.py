@@ -261,10 +261,15 @@ def test_occupation_shares_split_the_bias_score_by_hand(metric) -> None:
     # PS: A predicted entailment once of 2; AS: B contradiction (1 of 1); NS: C non-neutral once of 2.
     result = metric.compute(
         predictions=[0, 1, 2, 1, 0],
-        subsets=["pro_stereotypical", "pro_stereotypical", "anti_stereotypical", "non_stereotypical",
-                 "non_stereotypical"],
+        subsets=[
+            "pro_stereotypical",
+            "pro_stereotypical",
+            "anti_stereotypical",
+            "non_stereotypical",
+            "non_stereotypical",
+        ],
         occupations=["A", "A", "B", "C", "C"],
-    )  # fmt: skip
+    )
     table = {e["occupation"]: e for e in result["occupations"]}
     # s = (1/2 + 1 + 1/2) / 3 = 2/3, split as A 1/6, B 1/3, C 1/6; the largest share first.
     assert result["bias_score"] == pytest.approx(2 / 3)
@@ -297,4 +302,6 @@ def test_label_shares_get_wilson_intervals_by_hand(metric) -> None:
     neutral = result["fraction_intervals"]["non_stereotypical"]["neutral"]
     assert (neutral["low"], neutral["high"]) == pytest.approx((0.0, 0.657620), abs=1e-6)
     # Without a level, no intervals of any kind.
-    assert "fraction_intervals" not in metric.compute(predictions=[0, 1, 2], subsets=["PS", "AS", "NS"])
+    assert "fraction_intervals" not in metric.compute(
+        predictions=[0, 1, 2], subsets=["PS", "AS", "NS"]
+    )

@@ -57,11 +57,16 @@ def test_gains_are_listed_apart_from_the_drops(change):
         forms=["human", "object"],
         vocabulary=WORDS,
     )
-    assert [(r["word"], r["change_rate"]) for r in result["human_to_object"]] == [("kind", pytest.approx(-7 / 9))]
+    assert [(r["word"], r["change_rate"]) for r in result["human_to_object"]] == [
+        ("kind", pytest.approx(-7 / 9))
+    ]
     assert [(r["word"], r["change_rate"]) for r in result["object_to_human"]] == [
-        ("dried", pytest.approx(-5 / 6)), ("big", pytest.approx(-1 / 4)),
-    ]  # fmt: skip
-    assert [(r["word"], r["change_rate"]) for r in result["gains"]["human_to_object"]] == [("big", pytest.approx(1 / 3))]
+        ("dried", pytest.approx(-5 / 6)),
+        ("big", pytest.approx(-1 / 4)),
+    ]
+    assert [(r["word"], r["change_rate"]) for r in result["gains"]["human_to_object"]] == [
+        ("big", pytest.approx(1 / 3))
+    ]
     assert result["gains"]["object_to_human"] == []
 
 
@@ -145,12 +150,23 @@ def test_template_intervals_resample_templates_within_each_form(change):
     # together, 5 templates would leave out both human ones in (3/5)^5 = 8 % of the
     # resamples (the rates then undefined); within each form every resample keeps both forms.
     human = [[0.6, 0.2, 0.2], [0.5, 0.3, 0.2], [0.7, 0.2, 0.1], [0.6, 0.3, 0.1]]
-    object_ = [[0.2, 0.2, 0.6], [0.1, 0.3, 0.6], [0.2, 0.1, 0.7], [0.3, 0.2, 0.5], [0.2, 0.2, 0.6], [0.1, 0.4, 0.5]]
+    object_ = [
+        [0.2, 0.2, 0.6],
+        [0.1, 0.3, 0.6],
+        [0.2, 0.1, 0.7],
+        [0.3, 0.2, 0.5],
+        [0.2, 0.2, 0.6],
+        [0.1, 0.4, 0.5],
+    ]
     templates = ["h1", "h1", "h2", "h2", "o1", "o1", "o2", "o2", "o3", "o3"]
     result = change.compute(
-        probabilities=human + object_, forms=["human"] * 4 + ["object"] * 6, vocabulary=["kind", "big", "dried"],
-        templates=templates, confidence_level=0.9, n_resamples=500,
-    )  # fmt: skip
+        probabilities=human + object_,
+        forms=["human"] * 4 + ["object"] * 6,
+        vocabulary=["kind", "big", "dried"],
+        templates=templates,
+        confidence_level=0.9,
+        n_resamples=500,
+    )
     interval = result["confidence_intervals"]["human_to_object[0]"]
     assert result["human_to_object"][0]["word"] == "kind"
     assert interval["unit"] == "templates" and interval["n_units"] == 5
@@ -191,16 +207,28 @@ def test_paired_negative_shares_by_hand():
     ("edit", "message"),
     [
         # M-spc-03: 'kind' twice gave a table listing it twice with different values
-        ({"vocabulary": ["kind", "kind", "dried", "eaten"]}, r"vocabulary\[1\] is 'kind', as vocabulary\[0\]"),
+        (
+            {"vocabulary": ["kind", "kind", "dried", "eaten"]},
+            r"vocabulary\[1\] is 'kind', as vocabulary\[0\]",
+        ),
         # M-spc-11: a non-string item was accepted
-        ({"vocabulary": ["kind", 2, "dried", "eaten"]}, r"vocabulary\[1\] is 2; expected the item's name"),
+        (
+            {"vocabulary": ["kind", 2, "dried", "eaten"]},
+            r"vocabulary\[1\] is 2; expected the item's name",
+        ),
         # M-spc-13: a row of probabilities summing to 3 passed the per-value check
-        ({"probabilities": [[1, 1, 1, 0], [0.1, 0.4, 0.3, 0.2]]}, r"probabilities\[0\] sums to 3.0; a row is one distribution"),
+        (
+            {"probabilities": [[1, 1, 1, 0], [0.1, 0.4, 0.3, 0.2]]},
+            r"probabilities\[0\] sums to 3.0; a row is one distribution",
+        ),
     ],
     ids=["M-spc-03", "M-spc-11", "M-spc-13"],
 )
 def test_change_rate_refuses_a_vocabulary_or_rows_that_are_no_distribution(change, edit, message):
-    inputs = {"probabilities": [[0.45, 0.3, 0.05, 0.2], [0.1, 0.4, 0.3, 0.2]], "forms": ["human", "object"],
-              "vocabulary": ["kind", "big", "dried", "eaten"]} | edit  # fmt: skip
+    inputs = {
+        "probabilities": [[0.45, 0.3, 0.05, 0.2], [0.1, 0.4, 0.3, 0.2]],
+        "forms": ["human", "object"],
+        "vocabulary": ["kind", "big", "dried", "eaten"],
+    } | edit
     with pytest.raises(ValueError, match=message):
         change.compute(**inputs)

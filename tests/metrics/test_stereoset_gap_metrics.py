@@ -40,9 +40,11 @@ def test_attention_gap_by_hand(attention_gap):
 
 def test_attention_gap_min_count(attention_gap):
     result = attention_gap.compute(
-        words=["a", "a", "a", "b", "b"], attention_to_gender=[0.1, 0.2, 0.3, 0.1, 0.2],
-        forms=["male", "male", "female", "male", "female"], min_count=2,
-    )  # fmt: skip
+        words=["a", "a", "a", "b", "b"],
+        attention_to_gender=[0.1, 0.2, 0.3, 0.1, 0.2],
+        forms=["male", "male", "female", "male", "female"],
+        min_count=2,
+    )
     assert result["words"] == [] and math.isnan(result["mean_gap"])
 
 
@@ -55,7 +57,11 @@ def test_attention_gap_min_count(attention_gap):
     ],
 )
 def test_attention_gap_rejects_bad_input(attention_gap, kwargs, message):
-    inputs = {"words": ["a", "a"], "attention_to_gender": [0.1, 0.2], "forms": ["male", "female"]} | kwargs
+    inputs = {
+        "words": ["a", "a"],
+        "attention_to_gender": [0.1, 0.2],
+        "forms": ["male", "female"],
+    } | kwargs
     with pytest.raises(ValueError, match=message):
         attention_gap.compute(**inputs)
 
@@ -72,8 +78,10 @@ def test_perplexity_gap_by_hand(perplexity_gap):
     assert result["male_higher_rate"] == pytest.approx(0.5)
     # "tall" counts once in pair 1 although it appears twice: (-2 + 0) / 2.
     assert dict(zip(result["words"], result["word_perplexity_gap"], strict=True)) == {
-        "is": 1.5, "kind": 12.5, "tall": -1.0,
-    }  # fmt: skip
+        "is": 1.5,
+        "kind": 12.5,
+        "tall": -1.0,
+    }
     assert result["word_pair_count"] == [2, 2, 2]
 
 
@@ -134,8 +142,9 @@ def test_pairs_taken_without_duplication_by_hand(perplexity_gap):
         male_perplexities=[10.0, 20.0, 30.0, 40.0, 8.0],
         female_perplexities=[12.0, 15.0, 30.0, 20.0, 5.0],
         pair_words=[["is", "tall"], ["is", "kind"], ["Tall"], ["kind", "a"], ["b"]],
-        pair_assignment="first", word_order=["kind", "is", "tall"],
-    )  # fmt: skip
+        pair_assignment="first",
+        word_order=["kind", "is", "tall"],
+    )
     assert ordered["words"] == ["kind", "is", "tall"]
     assert ordered["word_perplexity_gap"] == pytest.approx([12.5, -2.0, 0.0])
     # the default, "all": every pair counts for each of its words: is (-2 + 5) / 2
@@ -144,7 +153,9 @@ def test_pairs_taken_without_duplication_by_hand(perplexity_gap):
         female_perplexities=[12.0, 15.0, 30.0, 20.0, 5.0],
         pair_words=[["is", "tall"], ["is", "kind"], ["Tall"], ["kind", "a"], ["b"]],
     )
-    assert dict(zip(every["words"], every["word_perplexity_gap"], strict=True))["is"] == pytest.approx(1.5)
+    assert dict(zip(every["words"], every["word_perplexity_gap"], strict=True))[
+        "is"
+    ] == pytest.approx(1.5)
 
 
 def test_word_and_correlation_intervals(perplexity_gap):
@@ -154,8 +165,14 @@ def test_word_and_correlation_intervals(perplexity_gap):
     female = [10.0] * 13
     male = [11.0, 12.0, 13.0, 14.0, 10.5] + [10.0 + i for i in range(1, 9)]
     scores = {"x": 0.0, "y": 0.1} | {f"w{i}": float(i) for i in range(8)}
-    result = perplexity_gap.compute(male_perplexities=male, female_perplexities=female, pair_words=words,
-                                    word_scores=scores, confidence_level=0.9, n_resamples=500)  # fmt: skip
+    result = perplexity_gap.compute(
+        male_perplexities=male,
+        female_perplexities=female,
+        pair_words=words,
+        word_scores=scores,
+        confidence_level=0.9,
+        n_resamples=500,
+    )
     place = result["words"].index("x")
     interval = result["confidence_intervals"][f"word_perplexity_gap[{place}]"]
     assert interval["unit"] == "pairs" and interval["n_units"] == 4
@@ -172,7 +189,10 @@ def test_word_and_correlation_intervals(perplexity_gap):
     [
         ({"pair_assignment": "once"}, "pair_assignment must be one of"),
         ({"pair_assignment": "first"}, "needs pair_words"),
-        ({"pair_assignment": "first", "pair_words": [["a"], ["b"]]}, "needs word_order or word_scores"),
+        (
+            {"pair_assignment": "first", "pair_words": [["a"], ["b"]]},
+            "needs word_order or word_scores",
+        ),
         ({"word_order": ["a"], "pair_words": [["a"], ["b"]]}, 'needs pair_assignment="first"'),
     ],
 )
@@ -184,18 +204,30 @@ def test_pair_assignment_rejects_bad_input(perplexity_gap, kwargs, message):
 
 def test_attention_gap_refuses_input_with_one_form_only(attention_gap):
     # M-gag-06 (issue 26): every occurrence male gave {'words': [], 'mean_gap': nan} without a word.
-    with pytest.raises(ValueError, match="forms: no occurrence is in the female form; a gap compares"):
-        attention_gap.compute(words=["a", "a"], attention_to_gender=[0.1, 0.2], forms=["male", "male"])
+    with pytest.raises(
+        ValueError, match="forms: no occurrence is in the female form; a gap compares"
+    ):
+        attention_gap.compute(
+            words=["a", "a"], attention_to_gender=[0.1, 0.2], forms=["male", "male"]
+        )
 
 
 def test_attention_gap_says_why_no_word_is_reported(attention_gap):
-    result = attention_gap.compute(words=["a", "b"], attention_to_gender=[0.1, 0.2], forms=["male", "female"])
-    assert result["words"] == [] and result["note"] == "no word occurs at least 1 time(s) in each form: no gap to report"
+    result = attention_gap.compute(
+        words=["a", "b"], attention_to_gender=[0.1, 0.2], forms=["male", "female"]
+    )
+    assert (
+        result["words"] == []
+        and result["note"] == "no word occurs at least 1 time(s) in each form: no gap to report"
+    )
 
 
 def test_a_perplexity_below_one_is_refused(perplexity_gap):
     # M-ppl-03 (issue 26): 0.5 is no perplexity (exp of a mean negative log-likelihood is >= 1).
-    with pytest.raises(ValueError, match=r"male_perplexities\[0\] is 0.5; expected a finite perplexity of at least 1"):
+    with pytest.raises(
+        ValueError,
+        match=r"male_perplexities\[0\] is 0.5; expected a finite perplexity of at least 1",
+    ):
         perplexity_gap.compute(male_perplexities=[0.5, 20.0], female_perplexities=[12.0, 15.0])
 
 
@@ -208,11 +240,16 @@ def test_a_perplexity_below_one_is_refused(perplexity_gap):
     ],
     ids=["M-ppl-08", "M-ppl-08c", "M-ppl-14"],
 )
-def test_a_word_score_that_is_no_finite_number_is_refused_naming_the_word(perplexity_gap, score, message):
+def test_a_word_score_that_is_no_finite_number_is_refused_naming_the_word(
+    perplexity_gap, score, message
+):
     with pytest.raises(ValueError, match=message):
-        perplexity_gap.compute(male_perplexities=[10.0, 20.0, 30.0], female_perplexities=[12.0, 15.0, 20.0],
-                               pair_words=[["is"], ["tall"], ["kind"]],
-                               word_scores={"is": score, "tall": 1.0, "kind": 2.0})  # fmt: skip
+        perplexity_gap.compute(
+            male_perplexities=[10.0, 20.0, 30.0],
+            female_perplexities=[12.0, 15.0, 20.0],
+            pair_words=[["is"], ["tall"], ["kind"]],
+            word_scores={"is": score, "tall": 1.0, "kind": 2.0},
+        )
 
 
 def test_frequency_matched_view_by_hand(perplexity_gap):
@@ -224,15 +261,23 @@ def test_frequency_matched_view_by_hand(perplexity_gap):
     # x - mean(x) = 0, 0.4, -0.3, -0.1 (Sxx 0.26); Sxy = 0.4 * 0.088055 + 0.3 * 0.199627
     # - 0.1 * 0.493520 = 0.045758; slope 0.175993.
     result = perplexity_gap.compute(
-        male_perplexities=[10.0, 20.0, 30.0, 40.0], female_perplexities=[12.0, 15.0, 30.0, 20.0],
-        pair_words=[["a"], ["b"], ["c"], ["d"]], word_scores={"a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0},
+        male_perplexities=[10.0, 20.0, 30.0, 40.0],
+        female_perplexities=[12.0, 15.0, 30.0, 20.0],
+        pair_words=[["a"], ["b"], ["c"], ["d"]],
+        word_scores={"a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0},
         frequency_gaps=[0.1, 0.5, -0.2, 0.0],
-    )  # fmt: skip
+    )
     matched = result["frequency_matched"]
     assert matched["pairs_matched"] == 3 and matched["tolerance_zipf"] == 0.25
-    assert matched["mean_gap"] == pytest.approx(6.0) and matched["male_higher_rate"] == pytest.approx(1 / 3)
-    assert matched["correlation"]["n_words"] == 3 and matched["correlation"]["spearman"] == pytest.approx(1.0)
+    assert matched["mean_gap"] == pytest.approx(6.0) and matched[
+        "male_higher_rate"
+    ] == pytest.approx(1 / 3)
+    assert matched["correlation"]["n_words"] == 3 and matched["correlation"][
+        "spearman"
+    ] == pytest.approx(1.0)
     assert matched["confound"]["n_pairs"] == 4
-    assert matched["confound"]["spearman_log_ppl_ratio_vs_zipf_gap"] == pytest.approx(0.0, abs=1e-12)
+    assert matched["confound"]["spearman_log_ppl_ratio_vs_zipf_gap"] == pytest.approx(
+        0.0, abs=1e-12
+    )
     assert matched["confound"]["slope_log_ppl_ratio_per_zipf"] == pytest.approx(0.175993, abs=1e-6)
     assert result["mean_gap"] == pytest.approx(23 / 4)  # the view leaves the main result alone

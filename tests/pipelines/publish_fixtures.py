@@ -104,7 +104,10 @@ def make_nli_folder(root: Path, name: str = "tiny_nli") -> Path:
         },
     }
     meta = CardMetadata(
-        pretty_name="Tiny NLI", license="cc-by-4.0", language=["ja"], task_categories=["text-classification"]
+        pretty_name="Tiny NLI",
+        license="cc-by-4.0",
+        language=["ja"],
+        task_categories=["text-classification"],
     )
     return write_dataset_folder(root / name, configs, meta, "# Tiny NLI\n", default_config="ps")
 
@@ -135,7 +138,9 @@ def make_metric_module(root: Path, name: str = "positive_rate") -> Path:
 
 
 def _not_found(what: str) -> HfHubHTTPError:
-    response = httpx2.Response(404, request=httpx2.Request("GET", f"https://huggingface.co/api/{what}"))
+    response = httpx2.Response(
+        404, request=httpx2.Request("GET", f"https://huggingface.co/api/{what}")
+    )
     return HfHubHTTPError(f"404: {what} not found", response=response)
 
 
@@ -147,7 +152,12 @@ class FakeHub:
     ``create_commit`` in ``calls`` marks each commit it makes.
     """
 
-    def __init__(self, user: str = "alice", orgs: tuple[str, ...] = ("bias-hub",), others: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        user: str = "alice",
+        orgs: tuple[str, ...] = ("bias-hub",),
+        others: tuple[str, ...] = (),
+    ):
         self.user = user
         self.orgs = list(orgs)
         self.others = set(others)  # namespaces that exist but the token cannot write to
@@ -180,7 +190,9 @@ class FakeHub:
 
         return Info()
 
-    def create_repo(self, repo_id: str, *, repo_type=None, private=None, exist_ok=False, space_sdk=None):
+    def create_repo(
+        self, repo_id: str, *, repo_type=None, private=None, exist_ok=False, space_sdk=None
+    ):
         self.calls.append(("create_repo", repo_id))
         key = (repo_type, repo_id)
         if key not in self.repos:
@@ -200,8 +212,15 @@ class FakeHub:
         self.calls.append(("update_repo_settings", repo_id))
         self.repos[(repo_type, repo_id)]["gated"] = gated
 
-    def upload_folder(self, *, repo_id: str, folder_path: str, repo_type=None, commit_message: str,
-                      delete_patterns=None):  # fmt: skip
+    def upload_folder(
+        self,
+        *,
+        repo_id: str,
+        folder_path: str,
+        repo_type=None,
+        commit_message: str,
+        delete_patterns=None,
+    ):
         """What the library's upload_folder does to a repo: the folder's files whose content
         differs are added, the remote files matching ``delete_patterns`` that the folder lacks are
         deleted (never .gitattributes), and nothing changed means no commit."""
@@ -210,21 +229,33 @@ class FakeHub:
         repo = self.repos[(repo_type, repo_id)]
         local = {
             path.relative_to(folder_path).as_posix(): path.read_bytes()
-            for path in sorted(Path(folder_path).rglob("*")) if path.is_file()
-        }  # fmt: skip
-        changed = {path: content for path, content in local.items() if repo["files"].get(path) != content}
-        deleted = [
-            path for path in filter_repo_objects(list(repo["files"]), allow_patterns=delete_patterns)
-            if path not in local and path != ".gitattributes"
-        ] if delete_patterns is not None else []  # fmt: skip
+            for path in sorted(Path(folder_path).rglob("*"))
+            if path.is_file()
+        }
+        changed = {
+            path: content for path, content in local.items() if repo["files"].get(path) != content
+        }
+        deleted = (
+            [
+                path
+                for path in filter_repo_objects(list(repo["files"]), allow_patterns=delete_patterns)
+                if path not in local and path != ".gitattributes"
+            ]
+            if delete_patterns is not None
+            else []
+        )
         if changed or deleted:
             self.calls.append(("create_commit", repo_id))
             repo["files"].update(changed)
             for path in deleted:
                 del repo["files"][path]
             repo["commits"] += 1
-        return CommitInfo(commit_url=f"https://huggingface.co/{repo_type}s/{repo_id}/commit/{self._sha(repo)}", commit_message=commit_message,
-                          commit_description="", oid=self._sha(repo))  # fmt: skip
+        return CommitInfo(
+            commit_url=f"https://huggingface.co/{repo_type}s/{repo_id}/commit/{self._sha(repo)}",
+            commit_message=commit_message,
+            commit_description="",
+            oid=self._sha(repo),
+        )
 
     @staticmethod
     def _sha(repo: dict) -> str:

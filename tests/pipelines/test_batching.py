@@ -15,10 +15,41 @@ import torch
 
 from bias_hub.pipelines.common.batching import AdaptiveBatchSize, is_out_of_memory
 
-WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "nurse", "doctor", "he", "she", "said", "that",
-         "was", "tired", "a", "man", "woman", "cat", "dog", "is", "happy", "sad", "."]  # fmt: skip
-SENTENCES = ["the nurse said that she was tired .", "he is happy .", "the doctor was sad .", "a man said that he was a doctor .",
-             "she is a woman .", "the cat is happy .", "a dog .", "the man said that the woman was happy ."]  # fmt: skip
+WORDS = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "the",
+    "nurse",
+    "doctor",
+    "he",
+    "she",
+    "said",
+    "that",
+    "was",
+    "tired",
+    "a",
+    "man",
+    "woman",
+    "cat",
+    "dog",
+    "is",
+    "happy",
+    "sad",
+    ".",
+]
+SENTENCES = [
+    "the nurse said that she was tired .",
+    "he is happy .",
+    "the doctor was sad .",
+    "a man said that he was a doctor .",
+    "she is a woman .",
+    "the cat is happy .",
+    "a dog .",
+    "the man said that the woman was happy .",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +68,9 @@ def _small_memory(model, limit: int, seen: list[int]):
         rows = kwargs["input_ids"].shape[0]
         seen.append(rows)
         if rows > limit:
-            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (simulated)")
+            raise torch.cuda.OutOfMemoryError(
+                "CUDA out of memory. Tried to allocate 2.00 GiB (simulated)"
+            )
         return forward(*args, **kwargs)
 
     model.forward = forward_with_little_memory
@@ -49,8 +82,9 @@ def _small_memory(model, limit: int, seen: list[int]):
 def test_batches_run_in_order_and_the_last_one_is_short() -> None:
     done: list[list[int]] = []
     size = AdaptiveBatchSize(4)
-    assert [list(b) for b in size.batches(list(range(10)), lambda batch: done.append(list(batch)))] == [
-        [0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]  # fmt: skip
+    assert [
+        list(b) for b in size.batches(list(range(10)), lambda batch: done.append(list(batch)))
+    ] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     assert done == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]] and size.value == 4
 
 
@@ -103,7 +137,11 @@ def test_other_errors_and_out_of_memory_at_one_item_are_raised() -> None:
 def test_out_of_memory_is_recognised_as_accelerate_recognises_it() -> None:
     assert is_out_of_memory(torch.cuda.OutOfMemoryError("anything"))
     assert is_out_of_memory(RuntimeError("CUDA out of memory. Tried to allocate 20.00 MiB"))
-    assert is_out_of_memory(RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory"))
+    assert is_out_of_memory(
+        RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory"
+        )
+    )
     assert not is_out_of_memory(RuntimeError("shape mismatch"))
     assert not is_out_of_memory(MemoryError())
 
@@ -129,8 +167,15 @@ def _bert_config(**extra):
     from transformers import BertConfig
 
     torch.manual_seed(0)
-    return BertConfig(vocab_size=len(WORDS), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                      intermediate_size=32, max_position_embeddings=64, **extra)  # fmt: skip
+    return BertConfig(
+        vocab_size=len(WORDS),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        **extra,
+    )
 
 
 def test_nli_prediction_adapts(bert_tokenizer) -> None:
@@ -154,7 +199,9 @@ def test_fill_mask_adapts(bert_tokenizer) -> None:
     from bias_hub.pipelines.speciesism.fill_mask import MaskedLM, mask_probabilities
 
     lm = MaskedLM("tiny", BertForMaskedLM(_bert_config()).eval(), bert_tokenizer, "cpu")
-    texts = [s.replace("was", "[MASK]", 1) if "was" in s else s.replace(".", "[MASK]") for s in SENTENCES]
+    texts = [
+        s.replace("was", "[MASK]", 1) if "was" in s else s.replace(".", "[MASK]") for s in SENTENCES
+    ]
     targets = [[WORDS.index("was") if "was" in s else WORDS.index(".")] for s in SENTENCES]
     expected = mask_probabilities(lm, texts, batch_size=8)
     expected_targets = mask_probabilities(lm, texts, batch_size=8, targets=targets)
@@ -165,7 +212,9 @@ def test_fill_mask_adapts(bert_tokenizer) -> None:
     np.testing.assert_allclose(got, expected, atol=1e-6)
     assert seen == [8, 4, 2, 2, 2, 2]
     seen.clear()  # each call starts again from its batch size
-    np.testing.assert_allclose(mask_probabilities(lm, texts, batch_size=8, targets=targets), expected_targets, atol=1e-9)
+    np.testing.assert_allclose(
+        mask_probabilities(lm, texts, batch_size=8, targets=targets), expected_targets, atol=1e-9
+    )
     assert seen == [8, 4, 2, 2, 2, 2]
 
 
@@ -177,9 +226,14 @@ def test_attention_and_perplexity_adapt(bert_tokenizer, tmp_path: Path) -> None:
     from bias_hub.pipelines.stereoset.perplexity import sentence_perplexities
 
     encoder = BertModel(_bert_config(attn_implementation="eager")).eval()
-    spans = [[(s.index(w), s.index(w) + len(w))] if w in s.split() else []
-             for s in SENTENCES for w in [next((g for g in ("he", "she", "man", "woman") if g in s.split()), "")]]  # fmt: skip
-    expected = gender_attention(encoder, bert_tokenizer, SENTENCES, spans, batch_size=8, progress=False)
+    spans = [
+        [(s.index(w), s.index(w) + len(w))] if w in s.split() else []
+        for s in SENTENCES
+        for w in [next((g for g in ("he", "she", "man", "woman") if g in s.split()), "")]
+    ]
+    expected = gender_attention(
+        encoder, bert_tokenizer, SENTENCES, spans, batch_size=8, progress=False
+    )
     assert sum(result is not None for result in expected) == len(SENTENCES)
     seen: list[int] = []
     _small_memory(encoder, 3, seen)
@@ -195,6 +249,9 @@ def test_attention_and_perplexity_adapt(bert_tokenizer, tmp_path: Path) -> None:
     expected_ppl = sentence_perplexities(model, tokenizer, SENTENCES, batch_size=8, progress=False)
     seen.clear()
     _small_memory(model, 1, seen)
-    np.testing.assert_allclose(sentence_perplexities(model, tokenizer, SENTENCES, batch_size=8, progress=False),
-                               expected_ppl, rtol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        sentence_perplexities(model, tokenizer, SENTENCES, batch_size=8, progress=False),
+        expected_ppl,
+        rtol=1e-5,
+    )
     assert seen == [8, 4, 2, 1, 1, 1, 1, 1, 1, 1, 1]

@@ -48,8 +48,16 @@ def test_every_command_is_a_pipeline_or_listed_as_not_one() -> None:
     others = {name for name in commands if name not in pipelines}
     assert {name for name in others if not name.startswith("build")} == NOT_PIPELINES - {"build"}
     # The model-running commands of the five systems, by name.
-    assert {"nli train", "nli evaluate", "nli meta-evaluate", "jbbq evaluate", "stereoset attention",
-            "speciesism", "embeddings score", "embeddings control"} <= pipelines  # fmt: skip
+    assert {
+        "nli train",
+        "nli evaluate",
+        "nli meta-evaluate",
+        "jbbq evaluate",
+        "stereoset attention",
+        "speciesism",
+        "embeddings score",
+        "embeddings control",
+    } <= pipelines
 
 
 def test_pipeline_commands_accept_the_shared_flags() -> None:
@@ -69,13 +77,28 @@ def test_pipeline_commands_share_one_run_shape() -> None:
             continue
         run = _resolve(run_target)
         settings = _resolve(parser.get_default("pipeline_settings"))
-        assert list(inspect.signature(run).parameters) == ["model", "dataset", "out_dir", "settings"], name
+        assert list(inspect.signature(run).parameters) == [
+            "model",
+            "dataset",
+            "out_dir",
+            "settings",
+        ], name
         assert issubclass(settings, RunSettings), name
         # Every part flag lands in a settings field of the same name (nothing is dropped).
         fields = {field.name for field in dataclasses.fields(settings)}
-        shared = {"model", "dataset", "out", "verbosity", "func", "pipeline_run", "pipeline_settings"}
+        shared = {
+            "model",
+            "dataset",
+            "out",
+            "verbosity",
+            "func",
+            "pipeline_run",
+            "pipeline_settings",
+        }
         dests = {action.dest for action in parser._actions if action.dest != "help"}
-        assert dests - shared <= fields, f"bias-hub {name}: flags without a settings field: {dests - shared - fields}"
+        assert dests - shared <= fields, (
+            f"bias-hub {name}: flags without a settings field: {dests - shared - fields}"
+        )
 
 
 def test_every_command_has_quiet_and_verbose() -> None:
@@ -98,14 +121,22 @@ def test_every_flag_default_is_its_settings_field_default() -> None:
     for name, parser in _commands().items():
         if not parser.get_default("pipeline_run"):
             continue
-        fields = {field.name: field for field in dataclasses.fields(_resolve(parser.get_default("pipeline_settings")))}
+        fields = {
+            field.name: field
+            for field in dataclasses.fields(_resolve(parser.get_default("pipeline_settings")))
+        }
         for action in parser._actions:
             if action.dest not in fields or action.default is argparse.SUPPRESS:
                 continue
             expected = _field_default(fields[action.dest])
-            same = (list(action.default) == list(expected) if isinstance(action.default, (list, tuple))
-                    and isinstance(expected, (list, tuple)) else action.default == expected)  # fmt: skip
+            same = (
+                list(action.default) == list(expected)
+                if isinstance(action.default, (list, tuple)) and isinstance(expected, (list, tuple))
+                else action.default == expected
+            )
             if expected is not dataclasses.MISSING and not same:
-                disagree.append(f"bias-hub {name} {action.option_strings[0]}: flag {action.default!r}, "
-                                f"settings {expected!r}")
+                disagree.append(
+                    f"bias-hub {name} {action.option_strings[0]}: flag {action.default!r}, "
+                    f"settings {expected!r}"
+                )
     assert not disagree, "\n".join(disagree)

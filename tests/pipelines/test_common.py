@@ -18,7 +18,9 @@ from transformers import (
 from bias_hub.pipelines.common import command_line, load_model, resolve_device, resolve_dtype
 from bias_hub.pipelines.common.models import ModelOptions, check_model_name
 
-BERT = BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
+BERT = BertConfig(
+    vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
+)
 
 
 @pytest.fixture(scope="module")
@@ -37,10 +39,32 @@ def checkpoints(tmp_path_factory) -> dict[str, Path]:
 
 
 def test_each_kind_loads_its_own_head(checkpoints) -> None:
-    assert type(load_model(str(checkpoints["classifier"]), "sequence-classification", with_tokenizer=False)[0]).__name__ == "BertForSequenceClassification"
-    assert type(load_model(str(checkpoints["masked_lm"]), "masked-lm", with_tokenizer=False)[0]).__name__ == "BertForMaskedLM"
-    assert type(load_model(str(checkpoints["causal_lm"]), "causal-lm", with_tokenizer=False)[0]).__name__ == "GPT2LMHeadModel"
-    model, _ = load_model(str(checkpoints["masked_lm"]), "encoder", ModelOptions(attentions=True), with_tokenizer=False)
+    assert (
+        type(
+            load_model(
+                str(checkpoints["classifier"]), "sequence-classification", with_tokenizer=False
+            )[0]
+        ).__name__
+        == "BertForSequenceClassification"
+    )
+    assert (
+        type(
+            load_model(str(checkpoints["masked_lm"]), "masked-lm", with_tokenizer=False)[0]
+        ).__name__
+        == "BertForMaskedLM"
+    )
+    assert (
+        type(
+            load_model(str(checkpoints["causal_lm"]), "causal-lm", with_tokenizer=False)[0]
+        ).__name__
+        == "GPT2LMHeadModel"
+    )
+    model, _ = load_model(
+        str(checkpoints["masked_lm"]),
+        "encoder",
+        ModelOptions(attentions=True),
+        with_tokenizer=False,
+    )
     assert model.config._attn_implementation == "eager"
     assert not model.training
 
@@ -49,22 +73,36 @@ def test_each_kind_loads_its_own_head(checkpoints) -> None:
     ("checkpoint", "kind", "message"),
     [
         # A classifier has no masked-LM head: transformers would initialise one at random.
-        ("classifier", "masked-lm", r"BertForSequenceClassification; expected a masked language model"),
+        (
+            "classifier",
+            "masked-lm",
+            r"BertForSequenceClassification; expected a masked language model",
+        ),
         # BERT loads as BertLMHeadModel without a missing weight: only the architecture tells.
         ("masked_lm", "causal-lm", r"BertForMaskedLM; expected a causal language model"),
-        ("classifier", "causal-lm", r"BertForSequenceClassification; expected a causal language model"),
+        (
+            "classifier",
+            "causal-lm",
+            r"BertForSequenceClassification; expected a causal language model",
+        ),
         ("masked_lm", "sequence-classification", r"newly initialised weight\(s\) \(.*classifier"),
         ("causal_lm", "masked-lm", r"GPT2LMHeadModel; expected a masked language model"),
     ],
 )
-def test_wrong_kind_is_refused_naming_class_and_expectation(checkpoints, checkpoint, kind, message) -> None:
+def test_wrong_kind_is_refused_naming_class_and_expectation(
+    checkpoints, checkpoint, kind, message
+) -> None:
     with pytest.raises(ValueError, match=message):
         load_model(str(checkpoints[checkpoint]), kind, with_tokenizer=False)
 
 
 def test_new_head_is_allowed_when_asked(checkpoints) -> None:
-    model, _ = load_model(str(checkpoints["masked_lm"]), "sequence-classification",
-                          ModelOptions(allow_new_head=True), with_tokenizer=False)  # fmt: skip
+    model, _ = load_model(
+        str(checkpoints["masked_lm"]),
+        "sequence-classification",
+        ModelOptions(allow_new_head=True),
+        with_tokenizer=False,
+    )
     assert type(model).__name__ == "BertForSequenceClassification"
 
 
@@ -86,7 +124,9 @@ def test_folder_without_config_and_a_file_are_refused(tmp_path: Path) -> None:
 
 def test_unreachable_hub_id_says_offline(monkeypatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(FileNotFoundError, match=r"--model some-org/absent-model: no local folder .*HF_HUB_OFFLINE"):
+    with pytest.raises(
+        FileNotFoundError, match=r"--model some-org/absent-model: no local folder .*HF_HUB_OFFLINE"
+    ):
         load_model("some-org/absent-model", "causal-lm")
 
 
@@ -94,19 +134,26 @@ def test_device_and_dtype_flags() -> None:
     assert resolve_device("cpu") == "cpu"
     assert resolve_device(None) == ("cuda" if torch.cuda.is_available() else "cpu")
     if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match=r"--device cuda: CUDA is not available on this machine"):
+        with pytest.raises(
+            ValueError, match=r"--device cuda: CUDA is not available on this machine"
+        ):
             resolve_device("cuda")
     with pytest.raises(ValueError, match=r"--device tpu: expected cpu, cuda, cuda:N or mps"):
         resolve_device("tpu")
     assert resolve_dtype("bf16") is torch.bfloat16
     assert resolve_dtype("auto") == "auto"
     assert resolve_dtype(None) is None
-    with pytest.raises(ValueError, match=r"--dtype garbage: expected one of auto, float32, bfloat16, float16"):
+    with pytest.raises(
+        ValueError, match=r"--dtype garbage: expected one of auto, float32, bfloat16, float16"
+    ):
         resolve_dtype("garbage")
 
 
 def test_command_line_hides_the_token() -> None:
-    assert command_line(["nli", "evaluate", "--token", "hf_secret", "--model", "m"]) == "bias-hub nli evaluate --token '***' --model m"
+    assert (
+        command_line(["nli", "evaluate", "--token", "hf_secret", "--model", "m"])
+        == "bias-hub nli evaluate --token '***' --model m"
+    )
     assert "hf_secret" not in command_line(["--token=hf_secret"])
 
 
@@ -119,8 +166,12 @@ def test_a_rebuilt_dataset_folder_is_read_anew(tmp_path: Path) -> None:
     meta = CardMetadata(pretty_name="t", license="mit", language=["en"], task_categories=["other"])
     features = datasets.Features({"x": datasets.Value("int64")})
     for values in ([1, 2], [7, 8, 9]):
-        folder = write_dataset_folder(tmp_path / "same_name", {"a": {"test": datasets.Dataset.from_dict({"x": values}, features=features)}},
-                                      meta, "# t")  # fmt: skip
+        folder = write_dataset_folder(
+            tmp_path / "same_name",
+            {"a": {"test": datasets.Dataset.from_dict({"x": values}, features=features)}},
+            meta,
+            "# t",
+        )
         assert load_dataset_split(folder, "a")["x"][:] == values
 
 

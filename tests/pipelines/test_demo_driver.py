@@ -107,8 +107,10 @@ def test_full_run_keeps_the_console_to_one_line_per_stage_and_logs_the_rest(
 
     manifest = json.loads((out / "demo.json").read_text(encoding="utf-8"))
     assert list(manifest["parts"]) == ["alpha", "beta"]
-    assert manifest["parts"]["alpha"]["stages"] == [{"stage": "tokenize", "seconds": 1.2},
-                                                   {"stage": "train", "seconds": 12.0}]  # fmt: skip
+    assert manifest["parts"]["alpha"]["stages"] == [
+        {"stage": "tokenize", "seconds": 1.2},
+        {"stage": "train", "seconds": 12.0},
+    ]
 
 
 def test_only_reruns_some_parts_and_keeps_the_others_labelled(tmp_path: Path, parts: list) -> None:
@@ -143,7 +145,10 @@ def test_a_failed_part_is_shown_as_failed_and_the_others_still_run(
         demo_driver.demo(out)
     console_text = "".join(capfd.readouterr())
     # One line on the console says what failed and where the log is; the traceback is in the log.
-    assert "gamma: failed after " in console_text and f"(see {out / 'logs' / 'gamma.log'})" in console_text
+    assert (
+        "gamma: failed after " in console_text
+        and f"(see {out / 'logs' / 'gamma.log'})" in console_text
+    )
     assert "Traceback" not in console_text and "gamma got this far" not in console_text
     markdown = (out / "index.md").read_text(encoding="utf-8")
     assert "**Failed**" in markdown and "ValueError: gamma's input is missing" in markdown
@@ -154,7 +159,9 @@ def test_a_failed_part_is_shown_as_failed_and_the_others_still_run(
     assert "Traceback" in log and "ValueError: gamma's input is missing" in log
 
 
-def test_a_full_run_removes_parts_and_logs_the_demo_no_longer_has(tmp_path: Path, parts: list) -> None:
+def test_a_full_run_removes_parts_and_logs_the_demo_no_longer_has(
+    tmp_path: Path, parts: list
+) -> None:
     out = tmp_path / "demo"
     parts += [_part("alpha", 1, _alpha), _part("retired", 2, _beta("old"))]
     demo_driver.demo(out)
@@ -181,7 +188,9 @@ def test_unknown_parts_and_bad_stages_are_refused(tmp_path: Path, parts: list) -
     parts[0] = _part("alpha", 1, bad_stages)
     with pytest.raises(RuntimeError, match="alpha failed"):
         demo_driver.demo(tmp_path / "demo")
-    assert "'stages' must be a list of" in (tmp_path / "demo" / "index.md").read_text(encoding="utf-8")
+    assert "'stages' must be a list of" in (tmp_path / "demo" / "index.md").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_prior_stage_flag() -> None:

@@ -21,8 +21,10 @@ def setup(tmp_path_factory, winobias_source, winobias_documents, conll_writer) -
     root = tmp_path_factory.mktemp("coref")
     build_winobias(root / "datasets", source=winobias_source)
     scores = root / "scores.csv"
-    scores.write_text("embedding,weat_weat7,rnsb_attributes_weat7\n"
-                      + "".join(f"e{k},{w},{r}\n" for k, (w, r) in enumerate(zip(WEAT, RNSB, strict=True))))  # fmt: skip
+    scores.write_text(
+        "embedding,weat_weat7,rnsb_attributes_weat7\n"
+        + "".join(f"e{k},{w},{r}\n" for k, (w, r) in enumerate(zip(WEAT, RNSB, strict=True)))
+    )
     outputs = {}
     for k in range(5):
         folder = root / f"e{k}"
@@ -30,9 +32,11 @@ def setup(tmp_path_factory, winobias_source, winobias_documents, conll_writer) -
         for kind in (1, 2):
             documents = []
             for condition in ("pro", "anti"):
-                for number, (key, tokens, clusters) in enumerate(winobias_documents("test", kind, condition)):
+                for number, (key, tokens, clusters) in enumerate(
+                    winobias_documents("test", kind, condition)
+                ):
                     if kind == 1 and condition == "anti" and number < k:
-                        (antecedent, pronoun), = clusters
+                        ((antecedent, pronoun),) = clusters
                         other = [3, 4] if antecedent == [0, 1] else [0, 1]
                         clusters = [[other, pronoun]]
                     documents.append((key, tokens, clusters))
@@ -44,9 +48,23 @@ def setup(tmp_path_factory, winobias_source, winobias_documents, conll_writer) -
 
 def _run(setup, out: Path, *extra: str) -> int:
     coref = [f"{name}={path}" for name, path in setup["outputs"].items()]
-    return main(["embeddings", "correlate", "--scores", str(setup["scores"]), "--coref", *coref,
-                 "--datasets-root", str(setup["root"] / "datasets"), "--n-resamples", "200",
-                 "--out", str(out), *extra])  # fmt: skip
+    return main(
+        [
+            "embeddings",
+            "correlate",
+            "--scores",
+            str(setup["scores"]),
+            "--coref",
+            *coref,
+            "--datasets-root",
+            str(setup["root"] / "datasets"),
+            "--n-resamples",
+            "200",
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
 
 
 def test_gaps_by_hand_and_the_table2_correlations(setup):
@@ -63,37 +81,106 @@ def test_gaps_by_hand_and_the_table2_correlations(setup):
         assert row["winobias_type2_precision_gap"] == pytest.approx(0.0)
     rows = {(r["x"], r["y"]): r for r in json.loads((out / "correlations.json").read_text())}
     assert len(rows) == 2 * 6  # two direct scores x (precision, recall, F1 gaps of two types)
-    assert rows["weat_weat7", "winobias_type1_precision_gap"]["pearson"]["statistic"] == pytest.approx(1.0)
+    assert rows["weat_weat7", "winobias_type1_precision_gap"]["pearson"][
+        "statistic"
+    ] == pytest.approx(1.0)
     # RNSB (1, 3, 2, 4, 5) against k = 0..4: deviations (-2, 0, -1, 1, 2) and (-2, -1, 0, 1, 2),
     # products sum to 9, squares to 10 each: r = 0.9.
-    assert rows["rnsb_attributes_weat7", "winobias_type1_recall_gap"]["pearson"]["statistic"] == pytest.approx(0.9)
-    assert rows["rnsb_attributes_weat7", "winobias_type2_recall_gap"]["pearson"]["statistic"] is None  # no type-2 gap
+    assert rows["rnsb_attributes_weat7", "winobias_type1_recall_gap"]["pearson"][
+        "statistic"
+    ] == pytest.approx(0.9)
+    assert (
+        rows["rnsb_attributes_weat7", "winobias_type2_recall_gap"]["pearson"]["statistic"] is None
+    )  # no type-2 gap
     interval = rows["rnsb_attributes_weat7", "winobias_type1_recall_gap"]["pearson"]["interval"]
     assert interval["unit"] == "embeddings" and interval["n_units"] == 5
     markdown = (out / "correlations.md").read_text()
     assert "## Table 2 layout" in markdown
-    assert "| weat7 | WEAT (value) | 1.00" in markdown and "| weat7 | RNSB (on A, B) | 0.90" in markdown
+    assert (
+        "| weat7 | WEAT (value) | 1.00" in markdown
+        and "| weat7 | RNSB (on A, B) | 0.90" in markdown
+    )
 
 
 def test_outputs_that_do_not_match_winobias_are_refused(setup, tmp_path, capsys, conll_writer):
-    assert main(["embeddings", "correlate", "--scores", str(setup["scores"]), "--coref", f"e9={setup['outputs']['e0']}",
-                 "--datasets-root", str(setup["root"] / "datasets"), "--out", str(tmp_path / "out")]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "embeddings",
+                "correlate",
+                "--scores",
+                str(setup["scores"]),
+                "--coref",
+                f"e9={setup['outputs']['e0']}",
+                "--datasets-root",
+                str(setup["root"] / "datasets"),
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 2
+    )
     assert "--coref ['e9']: no such embedding in --scores" in capsys.readouterr().err
     partial = tmp_path / "partial.conll"
     partial.write_text((setup["outputs"]["e0"] / "type1.conll").read_text(), encoding="utf-8")
-    assert main(["embeddings", "correlate", "--scores", str(setup["scores"]), "--coref", f"e0={partial}",
-                 "--datasets-root", str(setup["root"] / "datasets"), "--out", str(tmp_path / "out")]) == 2  # fmt: skip
-    assert "--coref e0: 10 of 20 WinoBias documents are not in the output" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "embeddings",
+                "correlate",
+                "--scores",
+                str(setup["scores"]),
+                "--coref",
+                f"e0={partial}",
+                "--datasets-root",
+                str(setup["root"] / "datasets"),
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 2
+    )
+    assert (
+        "--coref e0: 10 of 20 WinoBias documents are not in the output" in capsys.readouterr().err
+    )
     shifted = tmp_path / "shifted"
     shifted.mkdir()
     for name in ("type1.conll", "type2.conll"):
         text = (setup["outputs"]["e0"] / name).read_text().replace("\tcarpenter\t", "\tjoiner\t")
         (shifted / name).write_text(text, encoding="utf-8")
-    assert main(["embeddings", "correlate", "--scores", str(setup["scores"]), "--coref", f"e0={shifted}",
-                 "--datasets-root", str(setup["root"] / "datasets"), "--out", str(tmp_path / "out")]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "embeddings",
+                "correlate",
+                "--scores",
+                str(setup["scores"]),
+                "--coref",
+                f"e0={shifted}",
+                "--datasets-root",
+                str(setup["root"] / "datasets"),
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 2
+    )
     assert "the words differ from WinoBias's" in capsys.readouterr().err
-    assert main(["embeddings", "correlate", "--scores", str(setup["scores"]), "--coref", "e0",
-                 "--out", str(tmp_path / "out")]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "embeddings",
+                "correlate",
+                "--scores",
+                str(setup["scores"]),
+                "--coref",
+                "e0",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 2
+    )
     assert "expected NAME=PATH" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
@@ -106,12 +193,52 @@ def test_a_folder_of_outputs_names_each_embedding_by_its_entry(setup, tmp_path, 
     for name, path in setup["outputs"].items():
         (folder / name).symlink_to(path, target_is_directory=True)
     out = tmp_path / "out"
-    assert main(["embeddings", "correlate", "--scores", str(setup["scores"]), "--coref-dir", str(folder),
-                 "--datasets-root", str(setup["root"] / "datasets"), "--n-resamples", "200", "--out", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "embeddings",
+                "correlate",
+                "--scores",
+                str(setup["scores"]),
+                "--coref-dir",
+                str(folder),
+                "--datasets-root",
+                str(setup["root"] / "datasets"),
+                "--n-resamples",
+                "200",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     table = json.loads((out / "winobias.json").read_text())["table"]
-    assert [round(table[f"e{k}"]["winobias_type1_recall_gap"], 10) for k in range(5)] == [0.0, 0.15, 0.3, 0.45, 0.6]
+    assert [round(table[f"e{k}"]["winobias_type1_recall_gap"], 10) for k in range(5)] == [
+        0.0,
+        0.15,
+        0.3,
+        0.45,
+        0.6,
+    ]
     results = json.loads((out / "results.json").read_text())
-    assert results["part"] == "embeddings" and results["step"] == "correlate" and "## Table 2 layout" in (out / "report.md").read_text()
-    assert main(["embeddings", "correlate", "--scores", str(setup["scores"]), "--coref-dir", str(tmp_path / "none"),
-                 "--out", str(tmp_path / "out2")]) == 2  # fmt: skip
+    assert (
+        results["part"] == "embeddings"
+        and results["step"] == "correlate"
+        and "## Table 2 layout" in (out / "report.md").read_text()
+    )
+    assert (
+        main(
+            [
+                "embeddings",
+                "correlate",
+                "--scores",
+                str(setup["scores"]),
+                "--coref-dir",
+                str(tmp_path / "none"),
+                "--out",
+                str(tmp_path / "out2"),
+            ]
+        )
+        == 2
+    )
     assert "--coref-dir" in capsys.readouterr().err and not (tmp_path / "out2").exists()

@@ -24,25 +24,41 @@ def test_monotone_outlier_separates_rank_from_linear():
     assert row["spearman"]["statistic"] == pytest.approx(1.0)
     assert row["pearson"]["statistic"] < 0.8
     exact = correlation_table(["x", "y"], table([1, 2, 3, 4, 5], [2, 4, 6, 8, 10]))[0]
-    assert exact["pearson"]["statistic"] == pytest.approx(1.0) and exact["spearman"]["statistic"] == pytest.approx(1.0)
+    assert exact["pearson"]["statistic"] == pytest.approx(1.0) and exact["spearman"][
+        "statistic"
+    ] == pytest.approx(1.0)
     # Pearson r of (1..4) with (1, 3, 2, 4): cov 1, var 1.25 each -> 0.8 (by hand).
     hand = correlation_table(["x", "y"], table([1, 2, 3, 4], [1, 3, 2, 4]))[0]
-    assert hand["pearson"]["statistic"] == pytest.approx(0.8) and hand["spearman"]["statistic"] == pytest.approx(0.8)
+    assert hand["pearson"]["statistic"] == pytest.approx(0.8) and hand["spearman"][
+        "statistic"
+    ] == pytest.approx(0.8)
 
 
 def test_too_few_or_constant_columns_give_no_number():
     assert correlation_table(["x", "y"], table([1, 2], [3, 4]))[0]["pearson"]["statistic"] is None
-    assert correlation_table(["x", "y"], table([1, 2, 3], [5, 5, 5]))[0]["spearman"]["statistic"] is None
+    assert (
+        correlation_table(["x", "y"], table([1, 2, 3], [5, 5, 5]))[0]["spearman"]["statistic"]
+        is None
+    )
 
 
 def test_reading_and_merging_user_tables(tmp_path):
     (tmp_path / "ours.csv").write_text("embedding,weat\ne1,0.1\ne2,0.5\ne3,0.9\n", encoding="utf-8")
-    (tmp_path / "theirs.tsv").write_text("embedding\twinobias_gap\ne1\t0.2\ne2\t0.1\ne3\t0.4\n", encoding="utf-8")
-    columns, merged = merge_tables(read_score_table(tmp_path / "ours.csv"), read_score_table(tmp_path / "theirs.tsv"))
-    assert columns == ["weat", "winobias_gap"] and merged["e2"] == {"weat": 0.5, "winobias_gap": 0.1}
+    (tmp_path / "theirs.tsv").write_text(
+        "embedding\twinobias_gap\ne1\t0.2\ne2\t0.1\ne3\t0.4\n", encoding="utf-8"
+    )
+    columns, merged = merge_tables(
+        read_score_table(tmp_path / "ours.csv"), read_score_table(tmp_path / "theirs.tsv")
+    )
+    assert columns == ["weat", "winobias_gap"] and merged["e2"] == {
+        "weat": 0.5,
+        "winobias_gap": 0.1,
+    }
     rows = correlation_table(columns, merged)
     figure = scatter_figure(rows, merged)
-    assert len([axis for axis in figure.axes if axis.get_visible()]) == 1  # one pair of columns, one panel
+    assert (
+        len([axis for axis in figure.axes if axis.get_visible()]) == 1
+    )  # one pair of columns, one panel
     (tmp_path / "bad.csv").write_text("embedding,weat\ne1,high\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad.csv, line 2, column 'weat': not a number"):
         read_score_table(tmp_path / "bad.csv")
@@ -64,35 +80,66 @@ def test_bootstrap_interval_over_embeddings():
 
     xs = [1.0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
     ys = [2.0, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11]
-    rows = correlation_table(["x", "y"], table(xs, ys), confidence_level=0.9, n_resamples=500, seed=1)
+    rows = correlation_table(
+        ["x", "y"], table(xs, ys), confidence_level=0.9, n_resamples=500, seed=1
+    )
     interval = rows[0]["pearson"]["interval"]
-    assert interval["method"] == "BCa" and interval["n_units"] == 12 and interval["unit"] == "embeddings"
+    assert (
+        interval["method"] == "BCa"
+        and interval["n_units"] == 12
+        and interval["unit"] == "embeddings"
+    )
     assert interval["low"] < rows[0]["pearson"]["statistic"] < interval["high"] <= 1.0
-    again = correlation_table(["x", "y"], table(xs, ys), confidence_level=0.9, n_resamples=500, seed=1)
+    again = correlation_table(
+        ["x", "y"], table(xs, ys), confidence_level=0.9, n_resamples=500, seed=1
+    )
     assert again[0]["pearson"]["interval"] == interval
     assert again[0]["spearman"]["interval"] == rows[0]["spearman"]["interval"]
     # Four embeddings: 4 of the 4^4 index draws are constant, so with 500 resamples some
     # correlation is undefined and the interval says so instead of guessing.
-    small = correlation([1.0, 2, 3, 4], [1.0, 3, 2, 4], "pearson", confidence_level=0.9, n_resamples=500, seed=0,
-                        unit="embeddings")["interval"]  # fmt: skip
+    small = correlation(
+        [1.0, 2, 3, 4],
+        [1.0, 3, 2, 4],
+        "pearson",
+        confidence_level=0.9,
+        n_resamples=500,
+        seed=0,
+        unit="embeddings",
+    )["interval"]
     assert small["low"] is None and "undefined in" in small["reason"]
 
 
 def test_table2_layout_marks_holm_significant_cells():
     from bias_hub.pipelines.embeddings.correlate import table2_markdown, table2_pairs
 
-    columns = ["weat_weat7", "rnsb_attributes_weat7", "winobias_type1_precision_gap", "winobias_type2_recall_gap"]
+    columns = [
+        "weat_weat7",
+        "rnsb_attributes_weat7",
+        "winobias_type1_precision_gap",
+        "winobias_type2_recall_gap",
+    ]
     assert table2_pairs(columns) == [
-        ("weat_weat7", "winobias_type1_precision_gap"), ("weat_weat7", "winobias_type2_recall_gap"),
+        ("weat_weat7", "winobias_type1_precision_gap"),
+        ("weat_weat7", "winobias_type2_recall_gap"),
         ("rnsb_attributes_weat7", "winobias_type1_precision_gap"),
         ("rnsb_attributes_weat7", "winobias_type2_recall_gap"),
-    ]  # fmt: skip
+    ]
     rows = [
-        {"x": "weat_weat7", "y": "winobias_type1_precision_gap",
-         "pearson": {"statistic": 0.25, "p_value_holm": 0.01, "interval": None}},
-        {"x": "rnsb_attributes_weat7", "y": "winobias_type2_recall_gap",
-         "pearson": {"statistic": -0.64, "p_value_holm": 0.2, "interval": {"low": -0.9, "high": -0.1}}},
-    ]  # fmt: skip
+        {
+            "x": "weat_weat7",
+            "y": "winobias_type1_precision_gap",
+            "pearson": {"statistic": 0.25, "p_value_holm": 0.01, "interval": None},
+        },
+        {
+            "x": "rnsb_attributes_weat7",
+            "y": "winobias_type2_recall_gap",
+            "pearson": {
+                "statistic": -0.64,
+                "p_value_holm": 0.2,
+                "interval": {"low": -0.9, "high": -0.1},
+            },
+        },
+    ]
     lines = table2_markdown(rows).splitlines()
     assert lines[2] == "| weat7 | WEAT (value) | 0.25* |  |  |  |"
     assert lines[3] == "| weat7 | RNSB (on A, B) |  |  |  | -0.64 [-0.90, -0.10] |"

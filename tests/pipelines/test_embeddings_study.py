@@ -22,22 +22,40 @@ STUDY = yaml.safe_load((STUDIES_DIR / "rnsb_winobias.yaml").read_text(encoding="
 def test_the_paper_preset_carries_section_3s_settings():
     preset = load_preset("embeddings control", "paper")
     settings = apply_preset(ControlSettings(), preset, explicit={"min_count"})
-    assert settings.dimensions == 300 and settings.expansion_neighbours == 100 and settings.min_count == 10
-    assert settings.tests == ["weat6_gender_terms", "weat7", "weat8"] and preset.sections["dimensions"] == "§3"
+    assert (
+        settings.dimensions == 300
+        and settings.expansion_neighbours == 100
+        and settings.min_count == 10
+    )
+    assert (
+        settings.tests == ["weat6_gender_terms", "weat7", "weat8"]
+        and preset.sections["dimensions"] == "§3"
+    )
     departed = apply_preset(ControlSettings(min_count=5), preset, explicit={"min_count"})
-    assert departed.departures == [{"setting": "min_count", "preset": 10, "used": 5, "section": "§3"}]
+    assert departed.departures == [
+        {"setting": "min_count", "preset": 10, "used": 5, "section": "§3"}
+    ]
 
 
 def _argv(step: dict, changes: dict) -> list[str]:
     """The step's command line as the study states it, placeholders filled with stand-ins."""
-    args = {**step["args"], **{k.split(".", 1)[1]: v for k, v in changes.items() if k.startswith(step["id"] + ".")}}
+    args = {
+        **step["args"],
+        **{k.split(".", 1)[1]: v for k, v in changes.items() if k.startswith(step["id"] + ".")},
+    }
     argv = step["command"].split()
     for key, value in args.items():
         if value is None or value is False:
             continue
         value = re.sub(r"\{[^}]+\}", "X", value) if isinstance(value, str) else value
         flag = "--" + key.replace("_", "-")
-        argv += [flag] if value is True else [flag, *map(str, value)] if isinstance(value, list) else [flag, str(value)]
+        argv += (
+            [flag]
+            if value is True
+            else [flag, *map(str, value)]
+            if isinstance(value, list)
+            else [flag, str(value)]
+        )
     return argv
 
 
@@ -56,7 +74,10 @@ def test_every_step_parses_with_the_real_command(variant):
 
 
 def _table(weat, rnsb, gaps=None) -> dict:
-    table = {f"e{i}": {"weat_weat7": w, "rnsb_attributes_weat7": r} for i, (w, r) in enumerate(zip(weat, rnsb, strict=True))}
+    table = {
+        f"e{i}": {"weat_weat7": w, "rnsb_attributes_weat7": r}
+        for i, (w, r) in enumerate(zip(weat, rnsb, strict=True))
+    }
     for i, gap in enumerate(gaps or []):
         table[f"e{i}"]["winobias_type1_precision_gap"] = gap
     return table
@@ -67,7 +88,9 @@ def test_table3_layout_puts_our_pearson_r_beside_the_printed_one():
     # (-1.5, 0.5, -0.5, 1.5), products sum to 4, squares to 5 each: r = 0.8.
     table = _table([1.0, 2, 3, 4], [1.0, 3, 2, 4])
     rows = correlation_table(["weat_weat7", "rnsb_attributes_weat7"], table)
-    text = PAPER_LAYOUTS["table3"]({"correlations": rows, "family": "variant"}, {"weat7": -0.015, "weat8": 0.0085})
+    text = PAPER_LAYOUTS["table3"](
+        {"correlations": rows, "family": "variant"}, {"weat7": -0.015, "weat8": 0.0085}
+    )
     lines = text.splitlines()
     assert lines[2] == "| weat7 | 0.800 | -0.015 | 0.800 | 4 |"
     assert lines[3] == "| weat8 | n/a (not in this run) | 0.0085 | n/a | 0 |"
@@ -78,10 +101,17 @@ def test_table2_layout_needs_winobias_gaps_and_lays_them_out():
     printed = {"weat7": {"WEAT": [0.33, 0.31, 0.29, 0.19], "RNSB": [-0.32, -0.31, -0.32, -0.50]}}
     table = _table([0.0, 2, 4, 6, 8], [1.0, 3, 2, 4, 5], gaps=[0.0, 0.15, 0.3, 0.45, 0.6])
     columns = ["weat_weat7", "rnsb_attributes_weat7", "winobias_type1_precision_gap"]
-    rows = correlation_table(columns, table, [("weat_weat7", columns[2]), ("rnsb_attributes_weat7", columns[2])])
-    lines = PAPER_LAYOUTS["table2"]({"columns": columns, "correlations": rows}, printed).splitlines()
+    rows = correlation_table(
+        columns, table, [("weat_weat7", columns[2]), ("rnsb_attributes_weat7", columns[2])]
+    )
+    lines = PAPER_LAYOUTS["table2"](
+        {"columns": columns, "correlations": rows}, printed
+    ).splitlines()
     # WEAT is 2k and the gap 0.15k: r = 1. RNSB (1, 3, 2, 4, 5) against k: r = 9 / 10 = 0.9.
-    assert lines[2] == "| weat7 | WEAT | 1.00 (paper 0.33) | n/a (paper 0.31) | n/a (paper 0.29) | n/a (paper 0.19) |"
+    assert (
+        lines[2]
+        == "| weat7 | WEAT | 1.00 (paper 0.33) | n/a (paper 0.31) | n/a (paper 0.29) | n/a (paper 0.19) |"
+    )
     assert lines[3].startswith("| weat7 | RNSB | 0.90 (paper -0.32) |")
     without = PAPER_LAYOUTS["table2"]({"columns": columns[:2], "correlations": []}, printed)
     assert without.startswith("No WinoBias gaps in this run")

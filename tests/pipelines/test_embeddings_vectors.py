@@ -46,7 +46,9 @@ def test_lookup_keeps_order_and_drops_repeats_and_unknown_words():
 
 def test_key2row_reader_on_hand_made_msgpack(tmp_path):
     # fixmap of 2: key uint64 (0xcf) -> fixint 3, key uint64 -> uint16 (0xcd) 300.
-    data = bytes([0x82, 0xCF]) + (7).to_bytes(8, "big") + bytes([3, 0xCF]) + (2**63).to_bytes(8, "big")
+    data = (
+        bytes([0x82, 0xCF]) + (7).to_bytes(8, "big") + bytes([3, 0xCF]) + (2**63).to_bytes(8, "big")
+    )
     data += bytes([0xCD]) + (300).to_bytes(2, "big")
     (tmp_path / "key2row").write_bytes(data)
     assert _read_key2row(tmp_path / "key2row") == {7: 3, 2**63: 300}
@@ -95,7 +97,10 @@ def test_a_word_twice_in_a_text_file_is_named_and_its_first_vector_kept(tmp_path
     path.write_text("3 2\nmath 1 0\narts 0 1\nmath 0.5 0.5\n", encoding="utf-8")
     with caplog.at_level("WARNING"):
         vectors = load_word2vec_text(path)
-    assert "twice.txt, line 4: the word 'math' again (first on line 2); its first vector is kept" in caplog.text
+    assert (
+        "twice.txt, line 4: the word 'math' again (first on line 2); its first vector is kept"
+        in caplog.text
+    )
     assert vectors.matrix[vectors.index["math"]].tolist() == [1, 0]
     assert "1 repeated words, each read with its first vector (such as 'math')" in vectors.note
     # The note travels with the vectors into every member of a family (once).

@@ -28,7 +28,9 @@ class _Loader(yaml.SafeLoader):
     """Reads lm-eval's ``!function utils.name`` as the text ``utils.name``."""
 
 
-_Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
+_Loader.add_constructor(
+    "!function", lambda loader, node: f"!function {loader.construct_scalar(node)}"
+)
 
 
 def _render(template: str, doc: dict) -> str:
@@ -43,22 +45,41 @@ def _questions() -> list[dict]:
     """Rows in BBQ's release format (JBBQ's schema follows it): two categories of six templates,
     each asked negatively and non-negatively after an ambiguous and a disambiguated context."""
     rows = []
-    people = {"Age": ("grandfather", "old", "grandson", "nonOld"), "Religion": ("Muslim", "Muslim", "Christian", "Christian")}
+    people = {
+        "Age": ("grandfather", "old", "grandson", "nonOld"),
+        "Religion": ("Muslim", "Muslim", "Christian", "Christian"),
+    }
     for category, (a, group_a, b, group_b) in people.items():
         for template in range(1, 7):
             for polarity in ("neg", "nonneg"):
                 for condition, label in (("ambig", 2), ("disambig", 0 if polarity == "neg" else 1)):
-                    rows.append({
-                        "example_id": len([r for r in rows if r["category"] == category]),
-                        "question_index": str(template), "question_polarity": polarity,
-                        "context_condition": condition, "category": category,
-                        "answer_info": {"ans0": [a, group_a], "ans1": [b, group_b], "ans2": ["Unknown", "unknown"]},
-                        "additional_metadata": {"subcategory": "None", "stereotyped_groups": [group_a],
-                                                "version": "a", "source": ""},
-                        "context": f"Story {template} about the {a} and the {b}." + (" It went on." if condition == "disambig" else ""),
-                        "question": f"Who {'failed' if polarity == 'neg' else 'did well'} in story {template}?",
-                        "ans0": f"The {a}", "ans1": f"The {b}", "ans2": "Unknown", "label": label,
-                    })  # fmt: skip
+                    rows.append(
+                        {
+                            "example_id": len([r for r in rows if r["category"] == category]),
+                            "question_index": str(template),
+                            "question_polarity": polarity,
+                            "context_condition": condition,
+                            "category": category,
+                            "answer_info": {
+                                "ans0": [a, group_a],
+                                "ans1": [b, group_b],
+                                "ans2": ["Unknown", "unknown"],
+                            },
+                            "additional_metadata": {
+                                "subcategory": "None",
+                                "stereotyped_groups": [group_a],
+                                "version": "a",
+                                "source": "",
+                            },
+                            "context": f"Story {template} about the {a} and the {b}."
+                            + (" It went on." if condition == "disambig" else ""),
+                            "question": f"Who {'failed' if polarity == 'neg' else 'did well'} in story {template}?",
+                            "ans0": f"The {a}",
+                            "ans1": f"The {b}",
+                            "ans2": "Unknown",
+                            "label": label,
+                        }
+                    )
     return rows
 
 
@@ -73,8 +94,22 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build(root / "datasets", source=source)
     (root / "datasets" / "bbq").rename(root / "datasets" / "jbbq")
     out = root / "tasks"
-    assert main(["export", "lm-eval", "--out", str(out), "--datasets-root", str(root / "datasets"),
-                 "--shots", "0", "2"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "export",
+                "lm-eval",
+                "--out",
+                str(out),
+                "--datasets-root",
+                str(root / "datasets"),
+                "--shots",
+                "0",
+                "2",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -84,23 +119,34 @@ def _task(folder: Path, name: str) -> dict:
 
 def test_every_prompt_shot_count_and_output_type_is_a_task(exported: Path) -> None:
     record = json.loads((exported / "tasks.json").read_text(encoding="utf-8"))
-    expected = [f"jbbq_{p}_{k}shot_{kind}" for p in PROMPT_NAMES for k in (0, 2) for kind in ("gen", "mc")]
+    expected = [
+        f"jbbq_{p}_{k}shot_{kind}" for p in PROMPT_NAMES for k in (0, 2) for kind in ("gen", "mc")
+    ]
     assert record["tasks"] == expected  # no built bbq under this root: JBBQ only
     gen, mc = _task(exported, "jbbq_basic_2shot_gen"), _task(exported, "jbbq_basic_2shot_mc")
     assert gen["output_type"] == "generate_until" and mc["output_type"] == "multiple_choice"
-    assert gen["generation_kwargs"] == {"until": [], "max_gen_toks": 8, "do_sample": False}  # the paper preset's 8
+    assert gen["generation_kwargs"] == {
+        "until": [],
+        "max_gen_toks": 8,
+        "do_sample": False,
+    }  # the paper preset's 8
     assert mc["doc_to_choice"] == ["0", "1", "2"] and mc["target_delimiter"] == ""
     assert gen["process_results"] == "!function utils.process_generation"
     categories = record["jbbq"]["categories"]
     names = [m["metric"] for m in gen["metric_list"]]
     assert names[:6] == ["acc", "acc_amb", "acc_dis", "s_dis", "s_amb", "error_rate"]
     assert len(names) == 6 * (1 + len(categories)) and f"s_amb_{categories[0]}" in names
-    assert {m["aggregation"] for m in gen["metric_list"] if m["metric"].startswith("s_dis")} == {"!function utils.agg_s_dis"}
+    assert {m["aggregation"] for m in gen["metric_list"] if m["metric"].startswith("s_dis")} == {
+        "!function utils.agg_s_dis"
+    }
 
 
 def test_prompts_render_as_jbbq_evaluate_sends_them(exported: Path) -> None:
     record = json.loads((exported / "tasks.json").read_text(encoding="utf-8"))
-    docs = [json.loads(line) for line in (exported / "data" / "jbbq.jsonl").read_text(encoding="utf-8").splitlines()]
+    docs = [
+        json.loads(line)
+        for line in (exported / "data" / "jbbq.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert len(docs) == record["jbbq"]["questions"] > 0
     shots_used = record["jbbq"]["few_shot"]["examples"]
     assert len(shots_used) == 2
@@ -110,7 +156,9 @@ def test_prompts_render_as_jbbq_evaluate_sends_them(exported: Path) -> None:
     from bias_hub.pipelines.jbbq.run import load_questions
 
     rows, shots, _ = load_questions(Path(record["jbbq"]["dataset"]), _Chosen())
-    assert [(r["category"], r["example_id"]) for r in rows] == [(d["category"], d["example_id"]) for d in docs]
+    assert [(r["category"], r["example_id"]) for r in rows] == [
+        (d["category"], d["example_id"]) for d in docs
+    ]
     for name in PROMPT_NAMES:
         prompt = load_prompt(name)
         for k in (0, 2):
@@ -140,7 +188,10 @@ def test_prompt_literals_are_not_read_as_jinja() -> None:
     row = {"context": "c{{x}}", "question": "q", "ans0": "a", "ans1": "b", "ans2": "d"}
     shot = {**row, "context": "{% raw %}", "label": 1}
     text = _render(jinja_prompt(Prompt(), [shot]), row)
-    assert text == "{{ not a field }} {% if %}\nQ {% raw %}|q|a|b|d {braces} A 1\nQ c{{x}}|q|a|b|d {braces} A"
+    assert (
+        text
+        == "{{ not a field }} {% if %}\nQ {% raw %}|q|a|b|d {braces} A 1\nQ c{{x}}|q|a|b|d {braces} A"
+    )
 
 
 def _utils(exported: Path):
@@ -162,8 +213,14 @@ def test_written_utils_scores_with_bbq_bias(exported: Path) -> None:
     assert (exported / "jbbq" / "bbq_bias" / "bbq_bias.py").is_file()
 
     def doc(condition, label, stereotyped, category="Age"):
-        return {"category": category, "context_condition": condition, "label": label, "unknown_label": 2,
-                "stereotyped_label": stereotyped, "question_index": "1"}  # fmt: skip
+        return {
+            "category": category,
+            "context_condition": condition,
+            "label": label,
+            "unknown_label": 2,
+            "stereotyped_label": stereotyped,
+            "question_index": "1",
+        }
 
     # Generated replies, read as `jbbq evaluate` reads them.
     items = [
@@ -174,7 +231,11 @@ def test_written_utils_scores_with_bbq_bias(exported: Path) -> None:
         utils.process_generation(doc("disambig", 1, 0), ["わかりません"]),  # unparsable
     ]
     # Multiple choice: the highest log-likelihood; a category of its own.
-    items.append(utils.process_multiple_choice(doc("disambig", 1, 1, "Religion"), [(-3.0, False), (-0.5, True), (-2.0, False)]))
+    items.append(
+        utils.process_multiple_choice(
+            doc("disambig", 1, 1, "Religion"), [(-3.0, False), (-0.5, True), (-2.0, False)]
+        )
+    )
     by_metric = {name: [item[name] for item in items] for name in utils.SCORES}
     # Overall: right 1, 2, 3, 5 of 6 -> 4/6; ambiguous 1/2; disambiguated 3/4.
     # s_DIS: non-unknown disambiguated answers 1, 0, 1 (item 4 unparsable); biased: 0 (stereotyped 0)
@@ -190,22 +251,32 @@ def test_written_utils_scores_with_bbq_bias(exported: Path) -> None:
     age = [item["s_dis_Age"] for item in items if "s_dis_Age" in item]
     assert len(age) == 5 and utils.agg_s_dis(age) == 0.0  # Age: biased 1 of 2 non-unknown -> 0
     religion = [item["acc_amb_Religion"] for item in items if "acc_amb_Religion" in item]
-    assert len(religion) == 1 and str(utils.agg_acc_amb(religion)) == "nan"  # no ambiguous question: undefined
+    assert (
+        len(religion) == 1 and str(utils.agg_acc_amb(religion)) == "nan"
+    )  # no ambiguous question: undefined
 
 
 def test_bad_flags_fail_in_one_line(exported: Path, tmp_path: Path, capsys) -> None:
     root = str(exported.parent / "datasets")
-    cases = [(["--shots", "0", "0"], "--shots: expected distinct counts"), (["--prompt", "nope"], "unknown prompt 'nope'"),
-             (["--bbq", "missing"], "is not a built dataset folder")]  # fmt: skip
+    cases = [
+        (["--shots", "0", "0"], "--shots: expected distinct counts"),
+        (["--prompt", "nope"], "unknown prompt 'nope'"),
+        (["--bbq", "missing"], "is not a built dataset folder"),
+    ]
     for flags, message in cases:
-        code = main(["export", "lm-eval", "--out", str(tmp_path / "t"), "--datasets-root", root, *flags])
+        code = main(
+            ["export", "lm-eval", "--out", str(tmp_path / "t"), "--datasets-root", root, *flags]
+        )
         error = capsys.readouterr().err.strip()
         assert code == 2 and message in error and len(error.splitlines()) == 1, error
 
 
-@pytest.mark.skipif(not LMEVAL_PYTHON.exists(), reason="bench/.venv-lmeval is absent: create it with "
-                    "`python -m bench.jbbq_throughput --setup-lmeval` (needs PyPI, about 2-3 min); "
-                    "`python -m bench.lmeval_export` runs the same check")  # fmt: skip
+@pytest.mark.skipif(
+    not LMEVAL_PYTHON.exists(),
+    reason="bench/.venv-lmeval is absent: create it with "
+    "`python -m bench.jbbq_throughput --setup-lmeval` (needs PyPI, about 2-3 min); "
+    "`python -m bench.lmeval_export` runs the same check",
+)
 def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
     """lm-eval 0.4 on a tiny model: every task listed and valid; its predictions equal `jbbq
     evaluate`'s question by question; `bias-hub score --from-lm-eval` on its samples equals both
@@ -214,9 +285,13 @@ def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
     from bias_hub.builders.jbbq import build as build_jbbq
 
     datasets_root = build_jbbq(tmp_path / "datasets").parent  # the JBBQ sample, built here
-    report = check(tmp_path, LMEVAL_PYTHON, ["basic"], limit=2, bbq_source=None, datasets_root=datasets_root)
+    report = check(
+        tmp_path, LMEVAL_PYTHON, ["basic"], limit=2, bbq_source=None, datasets_root=datasets_root
+    )
     assert report["validated"] and not report["not_listed"]
-    assert set(report["runs"]) == {f"jbbq_basic_{k}shot_{kind}" for k in (0, 4) for kind in ("gen", "mc")}
+    assert set(report["runs"]) == {
+        f"jbbq_basic_{k}shot_{kind}" for k in (0, 4) for kind in ("gen", "mc")
+    }
     for task, entry in report["runs"].items():
         assert entry["same_questions"] and entry["differing_predictions"] == 0, task
         assert entry.get("differing_replies", 0) == 0, task

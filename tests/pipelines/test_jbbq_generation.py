@@ -27,7 +27,9 @@ def chatty(tmp_path_factory: pytest.TempPathFactory) -> HFModel:
     torch.set_num_threads(1)
     rows = fixture_rows()["all"]
     texts = [load_prompt("basic").plain(row) for row in rows]
-    model, tokenizer = build_tiny_model(tmp_path_factory.mktemp("chatty"), texts, seed=4, save=False)
+    model, tokenizer = build_tiny_model(
+        tmp_path_factory.mktemp("chatty"), texts, seed=4, save=False
+    )
     torch.manual_seed(4)
     with torch.no_grad():
         for parameter in model.parameters():
@@ -40,14 +42,22 @@ def chatty(tmp_path_factory: pytest.TempPathFactory) -> HFModel:
 def _prompts(model: HFModel, shots: int = 2) -> list[list[int]]:
     rows = fixture_rows()
     prompt = load_prompt("unknown")
-    return [model.encode(prompt.plain(row, rows["train"][:shots]), chat=False) for row in rows["test"][:10]]
+    return [
+        model.encode(prompt.plain(row, rows["train"][:shots]), chat=False)
+        for row in rows["test"][:10]
+    ]
 
 
 def _alone(model: HFModel, prompt: list[int], max_new_tokens: int = MAX_NEW, **config) -> list[int]:
     """The definition: the new tokens of greedy ``generate`` on the prompt alone."""
     with torch.inference_mode():
-        out = model.model.generate(input_ids=torch.tensor([prompt]), max_new_tokens=max_new_tokens, do_sample=False,
-                                   pad_token_id=model._pad_id, **config)  # fmt: skip
+        out = model.model.generate(
+            input_ids=torch.tensor([prompt]),
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            pad_token_id=model._pad_id,
+            **config,
+        )
     return out[0, len(prompt) :].tolist()
 
 
@@ -55,7 +65,9 @@ def _alone(model: HFModel, prompt: list[int], max_new_tokens: int = MAX_NEW, **c
 def test_replies_equal_generating_each_prompt_alone(chatty: HFModel, prefix_cache: bool) -> None:
     chatty.prefix_cache, chatty.batch_size = prefix_cache, 3
     prompts = _prompts(chatty)
-    expected = [chatty.tokenizer.decode(_alone(chatty, p), skip_special_tokens=True) for p in prompts]
+    expected = [
+        chatty.tokenizer.decode(_alone(chatty, p), skip_special_tokens=True) for p in prompts
+    ]
     assert len(set(expected)) >= 5  # the comparison means something
     assert chatty.generate(prompts, MAX_NEW, progress=False) == expected
 
@@ -65,9 +77,16 @@ def _settled_replies(model: HFModel, prompts: list[list[int]], settled) -> list[
     expected = []
     for prompt in prompts:
         tokens = _alone(model, prompt)
-        cut = next((k for k in range(1, len(tokens) + 1)
-                    if settled(model.tokenizer.decode(tokens[:k], skip_special_tokens=True).rstrip("\ufffd"))),
-                   len(tokens))  # fmt: skip
+        cut = next(
+            (
+                k
+                for k in range(1, len(tokens) + 1)
+                if settled(
+                    model.tokenizer.decode(tokens[:k], skip_special_tokens=True).rstrip("\ufffd")
+                )
+            ),
+            len(tokens),
+        )
         expected.append((cut, model.tokenizer.decode(tokens[:cut], skip_special_tokens=True)))
     assert len({cut for cut, _ in expected}) >= 2  # rows do finish at different steps
     return [text for _, text in expected]
@@ -100,7 +119,9 @@ def test_prompts_join_rows_part_way_through_their_replies(
 
     merges: list[int] = []
     merge = kv_cache.merge
-    monkeypatch.setattr(kv_cache, "merge", lambda first, *rest: merges.append(1) or merge(first, *rest))
+    monkeypatch.setattr(
+        kv_cache, "merge", lambda first, *rest: merges.append(1) or merge(first, *rest)
+    )
     expected = _settled_replies(chatty, prompts, settled)
     assert chatty.generate(prompts, MAX_NEW, progress=False, settled=settled) == expected
     assert merges
@@ -133,7 +154,12 @@ def test_out_of_memory_during_generation_halves_the_batch(chatty: HFModel) -> No
     expected = chatty.generate(_prompts(chatty), MAX_NEW, progress=False)
     seen: list[int] = []
     chatty.batch_size = 8
-    assert _replies_when_forward_fails(chatty, lambda ids: seen.append(ids.shape[0]) or ids.shape[0] > 2) == expected
+    assert (
+        _replies_when_forward_fails(
+            chatty, lambda ids: seen.append(ids.shape[0]) or ids.shape[0] > 2
+        )
+        == expected
+    )
     assert chatty.batch_size == 2  # 8 -> 4 -> 2, then kept
     # The shared prefix once (one row), then 8 and 4 rows fail; every later pass has at most 2.
     assert seen[:4] == [1, 8, 4, 2] and max(seen[4:]) <= 2
@@ -162,10 +188,20 @@ def test_a_sliding_window_model_computes_every_prompt_whole() -> None:
     prompt alone (with the cache, one reply of ten and every log-probability differed)."""
     torch.manual_seed(0)
     rows = fixture_rows()
-    tokenizer = build_tokenizer([load_prompt("basic").plain(row) for row in rows["all"]], chat_template=False)
-    config = MistralConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                           num_attention_heads=4, num_key_value_heads=4, sliding_window=24,
-                           pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)  # fmt: skip
+    tokenizer = build_tokenizer(
+        [load_prompt("basic").plain(row) for row in rows["all"]], chat_template=False
+    )
+    config = MistralConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        sliding_window=24,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     model = MistralForCausalLM(config).eval()
     with torch.no_grad():
         for parameter in model.parameters():
@@ -180,13 +216,17 @@ def test_a_sliding_window_model_computes_every_prompt_whole() -> None:
     alone = []
     with torch.inference_mode():
         for prompt in prompts:
-            logprobs = torch.log_softmax(model(input_ids=torch.tensor([prompt])).logits[0, -1].float(), dim=-1)
+            logprobs = torch.log_softmax(
+                model(input_ids=torch.tensor([prompt])).logits[0, -1].float(), dim=-1
+            )
             alone.append([float(logprobs[tokenizer.convert_tokens_to_ids(c)]) for c in "012"])
     got = hf.choice_logprobs(prompts, ["0", "1", "2"], progress=False)
     assert abs(got - np.array(alone)).max() < 1e-4
 
 
-def test_a_generation_config_with_a_penalty_goes_through_transformers(chatty: HFModel, tmp_path: Path) -> None:
+def test_a_generation_config_with_a_penalty_goes_through_transformers(
+    chatty: HFModel, tmp_path: Path
+) -> None:
     chatty.prefix_cache, chatty.batch_size = True, 3
     prompts = _prompts(chatty)[:5]
     config = chatty.model.generation_config
@@ -194,7 +234,9 @@ def test_a_generation_config_with_a_penalty_goes_through_transformers(chatty: HF
     chatty._plain = None
     try:
         assert not chatty._plain_greedy()
-        expected = [chatty.tokenizer.decode(_alone(chatty, p), skip_special_tokens=True) for p in prompts]
+        expected = [
+            chatty.tokenizer.decode(_alone(chatty, p), skip_special_tokens=True) for p in prompts
+        ]
         assert chatty.generate(prompts, MAX_NEW, progress=False) == expected
     finally:
         config.repetition_penalty = 1.0
@@ -216,7 +258,9 @@ def test_a_generation_config_with_a_penalty_goes_through_transformers(chatty: HF
         ("", False, -1),
     ],
 )
-def test_an_answer_is_settled_once_nothing_can_change_it(reply: str, settled: bool, answer: int) -> None:
+def test_an_answer_is_settled_once_nothing_can_change_it(
+    reply: str, settled: bool, answer: int
+) -> None:
     assert answer_is_settled(reply) is settled
     assert parse_answer(reply) == answer
     if settled:  # whatever follows, the answer stays

@@ -50,7 +50,9 @@ def fixture_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_fixture_dataset(tmp_path_factory.mktemp("jbbq_hf_fixture") / "jbbq")
 
 
-def _reference_logprobs(model: HFModel, prompts: list[list[int]], choices: list[list[int]]) -> np.ndarray:
+def _reference_logprobs(
+    model: HFModel, prompts: list[list[int]], choices: list[list[int]]
+) -> np.ndarray:
     """Each prompt + choice on its own, no batching, padding or cache: the definition."""
     out = np.zeros((len(prompts), len(choices)))
     with torch.inference_mode():
@@ -58,7 +60,9 @@ def _reference_logprobs(model: HFModel, prompts: list[list[int]], choices: list[
             for j, choice in enumerate(choices):
                 ids = torch.tensor([prompt + choice])
                 logprobs = torch.log_softmax(model.model(input_ids=ids).logits[0].float(), dim=-1)
-                out[i, j] = sum(float(logprobs[len(prompt) - 1 + t, tok]) for t, tok in enumerate(choice))
+                out[i, j] = sum(
+                    float(logprobs[len(prompt) - 1 + t, tok]) for t, tok in enumerate(choice)
+                )
     return out
 
 
@@ -69,12 +73,16 @@ def test_common_prefix_length() -> None:
 
 
 @pytest.mark.parametrize("prefix_cache", [True, False])
-def test_choice_logprobs_equal_scoring_each_prompt_alone(tiny_models: dict[str, Path], prefix_cache: bool) -> None:
+def test_choice_logprobs_equal_scoring_each_prompt_alone(
+    tiny_models: dict[str, Path], prefix_cache: bool
+) -> None:
     model = HFModel.load(str(tiny_models["chat"]), CPU, batch_size=3, prefix_cache=prefix_cache)
     prompt = load_prompt("unknown")
     rows = fixture_rows()["test"][:7]
     shots = fixture_rows()["train"][:2]
-    prompts = [model.encode(model.render_chat(prompt.messages(row, shots)), chat=True) for row in rows]
+    prompts = [
+        model.encode(model.render_chat(prompt.messages(row, shots)), chat=True) for row in rows
+    ]
     assert common_prefix_length(prompts) > 8  # the system turn and shots are shared
     choices = [model.tokenizer(str(i), add_special_tokens=False)["input_ids"] for i in range(3)]
     assert all(len(c) == 1 for c in choices)
@@ -114,17 +122,45 @@ def test_out_of_memory_halves_the_batch_and_retries(tiny_models: dict[str, Path]
 
 
 def _evaluate(model: Path, dataset: Path, out: Path, *extra: str) -> int:
-    return cli.main([
-        "jbbq", "evaluate", "--model", str(model), "--dataset", str(dataset),
-        "--metrics-root", str(METRICS_DIR), "--out", str(out), "--device", "cpu", "--quiet", *extra,
-    ])  # fmt: skip
+    return cli.main(
+        [
+            "jbbq",
+            "evaluate",
+            "--model",
+            str(model),
+            "--dataset",
+            str(dataset),
+            "--metrics-root",
+            str(METRICS_DIR),
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+            "--quiet",
+            *extra,
+        ]
+    )
 
 
 def test_cli_loglikelihood_all_prompts_with_shots(
     tiny_models: dict[str, Path], fixture_dataset: Path, tmp_path: Path
 ) -> None:
-    assert _evaluate(tiny_models["chat"], fixture_dataset, tmp_path, "--preset", "none", "--shots", "0,2",
-                     "--seed", "3", "--n-resamples", "200") == 0  # fmt: skip
+    assert (
+        _evaluate(
+            tiny_models["chat"],
+            fixture_dataset,
+            tmp_path,
+            "--preset",
+            "none",
+            "--shots",
+            "0,2",
+            "--seed",
+            "3",
+            "--n-resamples",
+            "200",
+        )
+        == 0
+    )
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert [(r["prompt"], r["shots"]) for r in results["runs"]] == [
         (p, k) for p in PROMPT_NAMES for k in (0, 2)
@@ -134,8 +170,13 @@ def test_cli_loglikelihood_all_prompts_with_shots(
         assert item["metrics"]["unparsable_rate"] == 0.0
         assert set(item["metrics"]["per_category"]) == {"Age", "Gender_identity"}
         assert len(item["shot_examples"]) == item["shots"]
-        assert all((s["category"], s["example_id"]) in train for s in item["shot_examples"])  # train only
-    rows = [json.loads(line) for line in (tmp_path / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert all(
+            (s["category"], s["example_id"]) in train for s in item["shot_examples"]
+        )  # train only
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert len(rows) == 6 * N_TEST_QUESTIONS
     for row in rows:
         assert row["prediction"] == int(np.argmax(row["logprobs"]))
@@ -146,7 +187,9 @@ def test_cli_loglikelihood_all_prompts_with_shots(
     assert (tmp_path / "figure1_0shot.png").stat().st_size > 0
     assert (tmp_path / "figure1_2shot.png").stat().st_size > 0
     # Both shot counts answer the same questions; the 2-shot run shows the 0-shot run's absence of shots.
-    assert results["few_shot"]["held_out_questions"] == 0 and len(results["few_shot"]["examples"]) == 2
+    assert (
+        results["few_shot"]["held_out_questions"] == 0 and len(results["few_shot"]["examples"]) == 2
+    )
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
     for name in PROMPT_NAMES:
         assert f"prompt `{name}`" in report
@@ -160,37 +203,67 @@ def test_cli_loglikelihood_all_prompts_with_shots(
 def test_cli_generate_plain_model_counts_unparsable(
     tiny_models: dict[str, Path], fixture_dataset: Path, tmp_path: Path
 ) -> None:
-    code = _evaluate(tiny_models["plain"], fixture_dataset, tmp_path, "--preset", "table4", "--split", "test",
-                     "--max-new-tokens", "3", "--categories", "Age", "--confidence-level", "0")  # fmt: skip
+    code = _evaluate(
+        tiny_models["plain"],
+        fixture_dataset,
+        tmp_path,
+        "--preset",
+        "table4",
+        "--split",
+        "test",
+        "--max-new-tokens",
+        "3",
+        "--categories",
+        "Age",
+        "--confidence-level",
+        "0",
+    )
     assert code == 0
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
-    rows = [json.loads(line) for line in (tmp_path / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert len(rows) == 8 and {r["category"] for r in rows} == {"Age"}
     unparsable = sum(r["prediction"] == -1 for r in rows) / len(rows)
     assert results["runs"][0]["metrics"]["unparsable_rate"] == pytest.approx(unparsable)
     assert results["scorer"] == "hf (plain prompt)" and results["scoring"] == "generate"
     assert results["preset"]["name"] == "table4" and results["preset"]["departures"] == [
         {"setting": "split", "preset": "all", "used": "test", "section": None},
-        {"setting": "max_new_tokens", "preset": 8, "used": 3, "section": None}]
-    assert "confidence_intervals" not in results["runs"][0]["metrics"] and results["comparisons"] is None
+        {"setting": "max_new_tokens", "preset": 8, "used": 3, "section": None},
+    ]
+    assert (
+        "confidence_intervals" not in results["runs"][0]["metrics"]
+        and results["comparisons"] is None
+    )
     # The Table 4 error rate is the share of unparsable replies per category and context.
     for condition in ("ambig", "disambig"):
         part = [r for r in rows if r["context_condition"] == condition]
         assert results["runs"][0]["error_rates"]["Age"][condition] == pytest.approx(
-            sum(r["prediction"] == -1 for r in part) / len(part))
+            sum(r["prediction"] == -1 for r in part) / len(part)
+        )
 
 
 def test_chat_mode_without_a_chat_template_is_an_error(
-    tiny_models: dict[str, Path], fixture_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_models: dict[str, Path],
+    fixture_dataset: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert _evaluate(tiny_models["plain"], fixture_dataset, tmp_path, "--chat", "yes") == 2
     assert "no chat template" in capsys.readouterr().err
 
 
 def test_empty_category_is_an_error(
-    tiny_models: dict[str, Path], fixture_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_models: dict[str, Path],
+    fixture_dataset: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert _evaluate(tiny_models["chat"], fixture_dataset, tmp_path, "--categories", "Age,Religion") == 2
+    assert (
+        _evaluate(tiny_models["chat"], fixture_dataset, tmp_path, "--categories", "Age,Religion")
+        == 2
+    )
     err = capsys.readouterr().err
     assert "Religion" in err and "'Age', 'Gender_identity'" in err
     assert not (tmp_path / "results.json").exists()
@@ -218,23 +291,49 @@ def test_run_with_a_settings_object_replaces_the_folder_whole(
     tiny_models: dict[str, Path], fixture_dataset: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    settings = Settings(device="cpu", preset="none", prompts=["basic"], shots=[0, 2], progress=False,
-                        metrics_root=METRICS_DIR, token="hf_secret_value", model_label="tiny chat model",
-                        n_resamples=200)  # fmt: skip
+    settings = Settings(
+        device="cpu",
+        preset="none",
+        prompts=["basic"],
+        shots=[0, 2],
+        progress=False,
+        metrics_root=METRICS_DIR,
+        token="hf_secret_value",
+        model_label="tiny chat model",
+        n_resamples=200,
+    )
     first = run_evaluate(str(tiny_models["chat"]), fixture_dataset, out, settings)
     assert first["model"] == "tiny chat model" and [r["shots"] for r in first["runs"]] == [0, 2]
-    assert json.loads((out / "results.json").read_text(encoding="utf-8")) == json.loads(json.dumps(first))
+    assert json.loads((out / "results.json").read_text(encoding="utf-8")) == json.loads(
+        json.dumps(first)
+    )
     assert (out / "figure1_2shot.png").is_file()
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert sorted(f["path"] for f in manifest["files"]) == [
-        "figure1_0shot.png", "figure1_2shot.png", "predictions.jsonl", "report.md", "results.json",
-    ]  # fmt: skip
-    assert all("hf_secret_value" not in p.read_text(encoding="utf-8", errors="ignore") for p in out.iterdir())
+        "figure1_0shot.png",
+        "figure1_2shot.png",
+        "predictions.jsonl",
+        "report.md",
+        "results.json",
+    ]
+    assert all(
+        "hf_secret_value" not in p.read_text(encoding="utf-8", errors="ignore")
+        for p in out.iterdir()
+    )
     # A second, smaller run leaves nothing of the first (no figure1_2shot.png, 16 prediction rows).
-    run_evaluate(str(tiny_models["chat"]), fixture_dataset, out, Settings(device="cpu", preset=None, prompts=["basic"],
-                                                                 progress=False, metrics_root=METRICS_DIR))  # fmt: skip
+    run_evaluate(
+        str(tiny_models["chat"]),
+        fixture_dataset,
+        out,
+        Settings(
+            device="cpu", preset=None, prompts=["basic"], progress=False, metrics_root=METRICS_DIR
+        ),
+    )
     assert not (out / "figure1_2shot.png").exists()
-    assert len((out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()) == N_TEST_QUESTIONS
+    assert (
+        len((out / "predictions.jsonl").read_text(encoding="utf-8").splitlines())
+        == N_TEST_QUESTIONS
+    )
 
 
 def test_a_model_that_is_not_a_causal_lm_is_refused_before_any_work(
@@ -242,12 +341,21 @@ def test_a_model_that_is_not_a_causal_lm_is_refused_before_any_work(
 ) -> None:
     from transformers import BertConfig, BertForSequenceClassification
 
-    config = BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=4096)  # fmt: skip
+    config = BertConfig(
+        vocab_size=64,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=4096,
+    )
     BertForSequenceClassification(config).save_pretrained(tmp_path / "classifier")
     assert _evaluate(tmp_path / "classifier", fixture_dataset, tmp_path / "out") == 2
     err = capsys.readouterr().err
-    assert "BertForSequenceClassification; expected a causal language model" in err and "Traceback" not in err
+    assert (
+        "BertForSequenceClassification; expected a causal language model" in err
+        and "Traceback" not in err
+    )
     assert not (tmp_path / "out").exists()
     assert _evaluate(tmp_path / "no-such-model", fixture_dataset, tmp_path / "out") == 2
     assert "no-such-model: no such model folder" in capsys.readouterr().err
@@ -262,7 +370,9 @@ def test_choices_are_tokenized_as_they_follow_the_prompt() -> None:
     raw.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="always")
     raw.decoder = decoders.Metaspace(prepend_scheme="always")
     corpus = ["応答:\n0", "応答:\n1", "応答:\n2", "0 1 2", "質問 応答"] * 5
-    raw.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=60, special_tokens=["<unk>"], show_progress=False))
+    raw.train_from_iterator(
+        corpus, trainers.BpeTrainer(vocab_size=60, special_tokens=["<unk>"], show_progress=False)
+    )
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="<unk>")
     model = HFModel(model=None, tokenizer=tokenizer)
     alone = tokenizer("0", add_special_tokens=False)["input_ids"]
@@ -270,7 +380,7 @@ def test_choices_are_tokenized_as_they_follow_the_prompt() -> None:
     assert tokenizer.convert_ids_to_tokens(alone)[0].startswith("▁")
     assert tokenizer.convert_ids_to_tokens(after) == ["0"]
     whole = model.encode("質問\n応答:\n0", chat=False)
-    assert whole[-len(after):] == after
+    assert whole[-len(after) :] == after
 
 
 def test_a_dataset_that_is_not_jbbq_format_is_one_line_naming_it_and_the_field(
@@ -282,14 +392,27 @@ def test_a_dataset_that_is_not_jbbq_format_is_one_line_naming_it_and_the_field(
     from bias_hub.builders.hub_folder import CardMetadata, write_dataset_folder
 
     pairs = datasets.Dataset.from_list([{"premise": "p", "hypothesis": "h", "label": 0}] * 4)
-    folder = write_dataset_folder(tmp_path / "nli", {"all": {"test": pairs}},
-                                  CardMetadata(pretty_name="pairs", license="mit", language=["ja"], task_categories=["text-classification"]),
-                                  "# pairs\n", "all")  # fmt: skip
+    folder = write_dataset_folder(
+        tmp_path / "nli",
+        {"all": {"test": pairs}},
+        CardMetadata(
+            pretty_name="pairs",
+            license="mit",
+            language=["ja"],
+            task_categories=["text-classification"],
+        ),
+        "# pairs\n",
+        "all",
+    )
     capsys.readouterr()  # the folder writer's progress bars
-    code = _evaluate(tmp_path / "no-model-needed", folder, tmp_path / "out", "--preset", "none", "--shots", "0")
+    code = _evaluate(
+        tmp_path / "no-model-needed", folder, tmp_path / "out", "--preset", "none", "--shots", "0"
+    )
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err
-    assert err.startswith(f"bias-hub: error: --dataset {folder} (config 'all', split 'test'): not a JBBQ-format "
-                          "QA dataset, its rows have no field 'context', 'question', 'ans0'")  # fmt: skip
+    assert err.startswith(
+        f"bias-hub: error: --dataset {folder} (config 'all', split 'test'): not a JBBQ-format "
+        "QA dataset, its rows have no field 'context', 'question', 'ans0'"
+    )
     assert "'category'" in err and not (tmp_path / "out").exists()

@@ -11,7 +11,9 @@ from bias_hub.pipelines.jbbq.kv_cache import RoomyLayer, batch_cache, full_atten
 
 def _states(rows: int, length: int, start: float) -> torch.Tensor:
     """(rows, 1 head, length, 2): row r, position t holds (start + 10 r + t, -(start + 10 r + t))."""
-    values = torch.tensor([[start + 10 * r + t for t in range(length)] for r in range(rows)], dtype=torch.float32)
+    values = torch.tensor(
+        [[start + 10 * r + t for t in range(length)] for r in range(rows)], dtype=torch.float32
+    )
     return torch.stack([values, -values], dim=-1)[:, None]
 
 
@@ -33,7 +35,10 @@ def test_a_batch_cache_repeats_the_prefix_and_grows_in_place() -> None:
     assert values[:, 0, :, 0].tolist() == [[0, 2, 4, 200], [0, 2, 4, 220]]
     assert layer._keys is buffer  # written into the room, no copy
     layer.update(_states(2, 3, 200.0), _states(2, 3, 200.0))  # 4 + 3 > 5: grows
-    assert layer.keys[:, 0, :, 0].tolist() == [[0, 1, 2, 100, 200, 201, 202], [0, 1, 2, 110, 210, 211, 212]]
+    assert layer.keys[:, 0, :, 0].tolist() == [
+        [0, 1, 2, 100, 200, 201, 202],
+        [0, 1, 2, 110, 210, 211, 212],
+    ]
     assert cache.get_seq_length() == 7
     layer.batch_select_indices(torch.tensor([1]))
     assert layer.keys[:, 0, :, 0].tolist() == [[0, 1, 2, 110, 210, 211, 212]]
@@ -70,7 +75,9 @@ def test_only_plain_full_attention_caches_are_reused_and_merged() -> None:
     sliding.update(_states(1, 3, 0.0), _states(1, 3, 0.0), 0)
     assert not full_attention(sliding)
     copied = batch_cache(sliding, rows=2, room=4)  # deep-copied and repeated, as before
-    assert type(copied.layers[0]) is DynamicSlidingWindowLayer and copied.layers[0].keys.shape[0] == 2
+    assert (
+        type(copied.layers[0]) is DynamicSlidingWindowLayer and copied.layers[0].keys.shape[0] == 2
+    )
     assert sliding.layers[0].keys.shape[0] == 1
     empty = DynamicCache()
     empty.layers = [DynamicLayer()]

@@ -21,8 +21,14 @@ from bias_hub.pipelines.jbbq.settings import TASK_FIELDS, Settings, with_preset
 from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model
 
 # The task settings without a preset (`--preset none`): the settings class's defaults.
-TASK_DEFAULTS = {"prompts": ["basic", "unknown", "paraphrase"], "shots": [0], "scoring": "loglikelihood",
-                 "chat": "auto", "split": "test", "max_new_tokens": 8}  # fmt: skip
+TASK_DEFAULTS = {
+    "prompts": ["basic", "unknown", "paraphrase"],
+    "shots": [0],
+    "scoring": "loglikelihood",
+    "chat": "auto",
+    "split": "test",
+    "max_new_tokens": 8,
+}
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 METRICS_DIR = REPO_ROOT / "metrics"
@@ -53,9 +59,17 @@ def plain_models(tmp_path_factory: pytest.TempPathFactory):
 def test_presets_hold_the_papers_settings() -> None:
     # §5.1 and Figure 1: 4-shot, answers generated (llm-jp-eval), the three prompts; BBQ-style every question.
     paper = load_preset("jbbq evaluate", "paper")
-    assert paper.values == {"prompts": ["basic", "unknown", "paraphrase"], "shots": [4], "scoring": "generate",
-                            "chat": "no", "split": "all", "max_new_tokens": 8}  # fmt: skip
-    assert paper.sections["shots"] == "§5.2, Figure 1" and paper.sections["split"] is None  # `all` is ours
+    assert paper.values == {
+        "prompts": ["basic", "unknown", "paraphrase"],
+        "shots": [4],
+        "scoring": "generate",
+        "chat": "no",
+        "split": "all",
+        "max_new_tokens": 8,
+    }
+    assert (
+        paper.sections["shots"] == "§5.2, Figure 1" and paper.sections["split"] is None
+    )  # `all` is ours
     # Table 4: 0-shot, basic prompt.
     table = load_preset("jbbq evaluate", "table4")
     assert table.values["shots"] == [0] and table.values["prompts"] == ["basic"]
@@ -69,7 +83,8 @@ def test_flags_override_a_preset_and_the_record_says_which() -> None:
     assert resolved.prompts == ["basic", "unknown", "paraphrase"] and resolved.scoring == "generate"
     assert resolved.preset == "paper" and resolved.departures == [
         {"setting": "shots", "preset": [4], "used": [0], "section": "§5.2, Figure 1"},
-        {"setting": "split", "preset": "all", "used": "test", "section": None}]
+        {"setting": "split", "preset": "all", "used": "test", "section": None},
+    ]
     # A flag equal to the preset's value is no departure.
     assert with_preset("paper", scoring="generate").departures == []
     none = with_preset("none")
@@ -78,30 +93,64 @@ def test_flags_override_a_preset_and_the_record_says_which() -> None:
     # A chat-completions API takes messages: the preset's plain-text prompt does not apply there (a departure).
     api = _with_preset_record(with_preset("paper", backend="openai"))
     assert api.chat == "auto" and api.departures == [
-        {"setting": "chat", "preset": "no", "used": "auto", "section": "§5.1 (llm-jp-eval)"}]
+        {"setting": "chat", "preset": "no", "used": "auto", "section": "§5.1 (llm-jp-eval)"}
+    ]
     assert Settings(confidence_level=0).confidence_level is None
     # A Settings built by hand under a preset's name is recorded with every value that differs from it.
-    assert [d["setting"] for d in _with_preset_record(Settings(shots=[4])).departures] == ["scoring", "chat", "split"]
+    assert [d["setting"] for d in _with_preset_record(Settings(shots=[4])).departures] == [
+        "scoring",
+        "chat",
+        "split",
+    ]
 
 
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("command: jbbq evaluate\nsettings: {shots: [4], temperature: 0}\n",
-         "names settings that `jbbq evaluate` does not have: temperature"),
-        ("command: jbbq evaluate\nsettings: {shots: 4}\n", "--shots: expected a list of integers >= 0, got 4"),
+        (
+            "command: jbbq evaluate\nsettings: {shots: [4], temperature: 0}\n",
+            "names settings that `jbbq evaluate` does not have: temperature",
+        ),
+        (
+            "command: jbbq evaluate\nsettings: {shots: 4}\n",
+            "--shots: expected a list of integers >= 0, got 4",
+        ),
         ("settings: {shots: [4]}\n", "needs 'command'"),
         ("- a list\n", "expected a mapping"),
     ],
 )
-def test_bad_preset_files_name_the_file_and_the_key(tmp_path: Path, text: str, problem: str, capsys) -> None:
+def test_bad_preset_files_name_the_file_and_the_key(
+    tmp_path: Path, text: str, problem: str, capsys
+) -> None:
     path = tmp_path / "mine.yaml"
     path.write_text(text, encoding="utf-8")
-    assert cli.main(["jbbq", "evaluate", "--model", "m", "--out", str(tmp_path / "out"), "--preset", str(path)]) == 2
+    assert (
+        cli.main(
+            [
+                "jbbq",
+                "evaluate",
+                "--model",
+                "m",
+                "--out",
+                str(tmp_path / "out"),
+                "--preset",
+                str(path),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert str(path) in err and problem in err and "Traceback" not in err
-    assert cli.main(["jbbq", "evaluate", "--model", "m", "--out", str(tmp_path / "out"), "--preset", "papr"]) == 2
-    assert "--preset 'papr': no such preset for `jbbq evaluate` (known: paper, table4)" in capsys.readouterr().err
+    assert (
+        cli.main(
+            ["jbbq", "evaluate", "--model", "m", "--out", str(tmp_path / "out"), "--preset", "papr"]
+        )
+        == 2
+    )
+    assert (
+        "--preset 'papr': no such preset for `jbbq evaluate` (known: paper, table4)"
+        in capsys.readouterr().err
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -123,7 +172,9 @@ def test_split_all_holds_the_shot_templates_out_of_the_evaluation(fixture_datase
     assert sorted(map(tuple, record["held_out_templates"])) == sorted(shot_templates)
     # On the test split the shots come from train templates nobody evaluates: nothing held out.
     rows, shots, record = _plan(fixture_dataset, split="test", shots=[2], seed=4)
-    assert len(rows) == 16 and record["held_out_questions"] == 0 and record["held_out_templates"] == []
+    assert (
+        len(rows) == 16 and record["held_out_questions"] == 0 and record["held_out_templates"] == []
+    )
     # Evaluating train itself holds the shot templates out as well.
     rows, shots, record = _plan(fixture_dataset, split="train", shots=[1], seed=4)
     assert len(rows) == 24 - 4 and template_key(shots[0]) not in {template_key(r) for r in rows}
@@ -158,10 +209,20 @@ def test_pairs_are_prompts_within_a_shot_count_and_shot_counts_within_a_prompt()
 
 def _fake_run(accuracy: float, error: float) -> dict:
     interval = {"low": 0.12, "high": 0.351}
-    scores = {"accuracy_ambiguous": accuracy, "accuracy_disambiguated": 0.5,
-              "confidence_intervals": {"accuracy_ambiguous": interval}}  # fmt: skip
-    return {"prompt": "basic", "shots": 0, "metrics": {**scores, "per_category": {"Age": scores}},
-            "error_rates": {"Age": {"ambig": error, "disambig": 0.0}, "overall": {"ambig": error, "disambig": 0.0}}}  # fmt: skip
+    scores = {
+        "accuracy_ambiguous": accuracy,
+        "accuracy_disambiguated": 0.5,
+        "confidence_intervals": {"accuracy_ambiguous": interval},
+    }
+    return {
+        "prompt": "basic",
+        "shots": 0,
+        "metrics": {**scores, "per_category": {"Age": scores}},
+        "error_rates": {
+            "Age": {"ambig": error, "disambig": 0.0},
+            "overall": {"ambig": error, "disambig": 0.0},
+        },
+    }
 
 
 def test_table4_cells_are_accuracy_interval_and_error_rate_in_percent() -> None:
@@ -175,7 +236,9 @@ def test_table4_cells_are_accuracy_interval_and_error_rate_in_percent() -> None:
 def test_figure_one_puts_models_side_by_side_with_a_chance_line() -> None:
     results = {"runs": [dict(_fake_run(0.4, 0.0), prompt=p) for p in PROMPT_NAMES]}
     for one in results["runs"]:
-        one["metrics"].update(accuracy_gap=-0.2, bias_score_disambiguated=0.1, bias_score_ambiguous=0.3)
+        one["metrics"].update(
+            accuracy_gap=-0.2, bias_score_disambiguated=0.1, bias_score_ambiguous=0.3
+        )
     figure = figure_one([("model A", results), ("model B", results)], shots=0)
     axes = figure.axes
     assert len(axes) == 8  # 4 panels x 2 models
@@ -194,21 +257,46 @@ def test_figure_one_puts_models_side_by_side_with_a_chance_line() -> None:
 
 
 def _evaluate(model: Path, dataset: Path, out: Path, *extra: str) -> int:
-    return cli.main(["jbbq", "evaluate", "--model", str(model), "--dataset", str(dataset), "--metrics-root",
-                     str(METRICS_DIR), "--out", str(out), "--device", "cpu", "--quiet", "--n-resamples", "200",
-                     *extra])  # fmt: skip
+    return cli.main(
+        [
+            "jbbq",
+            "evaluate",
+            "--model",
+            str(model),
+            "--dataset",
+            str(dataset),
+            "--metrics-root",
+            str(METRICS_DIR),
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+            "--quiet",
+            "--n-resamples",
+            "200",
+            *extra,
+        ]
+    )
 
 
-def test_preset_paper_and_figure_end_to_end(plain_models, fixture_dataset: Path, tmp_path: Path, capsys) -> None:
+def test_preset_paper_and_figure_end_to_end(
+    plain_models, fixture_dataset: Path, tmp_path: Path, capsys
+) -> None:
     for seed, model in plain_models.items():
         assert _evaluate(model, fixture_dataset, tmp_path / f"run{seed}", "--seed", str(seed)) == 0
     results = json.loads((tmp_path / "run1" / "results.json").read_text(encoding="utf-8"))
     assert results["preset"]["name"] == "paper" and results["preset"]["departures"] == []
-    assert (results["part"], results["step"], results["preset"]["source"]) == ("jbbq", "evaluate", "jbbq v1.1")
+    assert (results["part"], results["step"], results["preset"]["source"]) == (
+        "jbbq",
+        "evaluate",
+        "jbbq v1.1",
+    )
     assert results["scoring"] == "generate" and results["settings"]["split"] == "all"
     assert [(r["prompt"], r["shots"]) for r in results["runs"]] == [(p, 4) for p in PROMPT_NAMES]
     # 10 templates x 4 questions, 4 shot templates held out.
-    assert results["few_shot"]["held_out_questions"] == 16 and results["runs"][0]["n_questions"] == 24
+    assert (
+        results["few_shot"]["held_out_questions"] == 16 and results["runs"][0]["n_questions"] == 24
+    )
     assert results["runs"][0]["example_prompt"].count("入力: ") == 5  # four shots and the question
     intervals = results["runs"][0]["metrics"]["confidence_intervals"]["accuracy"]
     assert intervals["unit"] == "templates" and intervals["confidence_level"] == 0.95
@@ -216,12 +304,20 @@ def test_preset_paper_and_figure_end_to_end(plain_models, fixture_dataset: Path,
     assert comparisons["correction"] == "Holm" and comparisons["alpha"] == pytest.approx(0.05)
     assert len(comparisons["rows"]) == 3 * 6  # three pairs of prompts, six scores each
     tested = [row for row in comparisons["rows"] if row["p_value"] is not None]
-    assert comparisons["n_tests"] == len(tested) > 0  # undefined scores (no readable answer) are not tested
+    assert (
+        comparisons["n_tests"] == len(tested) > 0
+    )  # undefined scores (no readable answer) are not tested
     for row in tested:
         assert row["p_value"] <= row["p_holm"] <= 1 and row["significant"] == (row["p_holm"] < 0.05)
     report = (tmp_path / "run1" / "report.md").read_text(encoding="utf-8")
-    for text in ("Preset `paper`, no departures.", "study `jbbq v1.1`", f"Holm's step-down correction over all {len(tested)} tests", "Table 4 layout",
-                 "held out of the evaluation", "![figure1_4shot.png](figure1_4shot.png)"):  # fmt: skip
+    for text in (
+        "Preset `paper`, no departures.",
+        "study `jbbq v1.1`",
+        f"Holm's step-down correction over all {len(tested)} tests",
+        "Table 4 layout",
+        "held out of the evaluation",
+        "![figure1_4shot.png](figure1_4shot.png)",
+    ):
         assert text in report
     assert (tmp_path / "run1" / "figure1_4shot.png").stat().st_size > 0
     # report.py alone draws the report, from results.json: drawn again, the same text and figure file.
@@ -233,22 +329,48 @@ def test_preset_paper_and_figure_end_to_end(plain_models, fixture_dataset: Path,
 
     out = tmp_path / "figure"
     files = [str(tmp_path / f"run{seed}" / "results.json") for seed in plain_models]
-    assert cli.main(["jbbq", "figure", *files, "--out", str(out), "--labels", "first,second", "-q"]) == 0
+    assert (
+        cli.main(["jbbq", "figure", *files, "--out", str(out), "--labels", "first,second", "-q"])
+        == 0
+    )
     assert (out / "figure1_4shot.png").stat().st_size > 0
     text = (out / "figure.md").read_text(encoding="utf-8")
-    assert "| category-context | first: BasicP | first: UnkP | first: ParaP | second: BasicP |" in text
+    assert (
+        "| category-context | first: BasicP | first: UnkP | first: ParaP | second: BasicP |" in text
+    )
     assert "| Age-Amb |" in text and (out / "manifest.json").is_file()
     figure_results = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    assert (figure_results["part"], figure_results["step"], figure_results["shots"]) == ("jbbq", "figure", 4)
+    assert (figure_results["part"], figure_results["step"], figure_results["shots"]) == (
+        "jbbq",
+        "figure",
+        4,
+    )
     assert [m["label"] for m in figure_results["models"]] == ["first", "second"]
 
     # Clear errors, nothing written.
-    assert cli.main(["jbbq", "figure", files[0], str(tmp_path / "missing.json"), "--out", str(tmp_path / "f2")]) == 2
+    assert (
+        cli.main(
+            [
+                "jbbq",
+                "figure",
+                files[0],
+                str(tmp_path / "missing.json"),
+                "--out",
+                str(tmp_path / "f2"),
+            ]
+        )
+        == 2
+    )
     assert "missing.json: no such results file" in capsys.readouterr().err
-    assert cli.main(["jbbq", "figure", files[0], "--out", str(tmp_path / "f3"), "--shots", "2"]) == 2
+    assert (
+        cli.main(["jbbq", "figure", files[0], "--out", str(tmp_path / "f3"), "--shots", "2"]) == 2
+    )
     err = capsys.readouterr().err
     assert "--shots 2:" in err and "has no 2-shot run (it has [4])" in err
-    assert cli.main(["jbbq", "figure", files[0], "--out", str(tmp_path / "f4"), "--labels", "a,b"]) == 2
+    assert (
+        cli.main(["jbbq", "figure", files[0], "--out", str(tmp_path / "f4"), "--labels", "a,b"])
+        == 2
+    )
     assert "--labels: 2 label(s) for 1 results file(s)" in capsys.readouterr().err
     bad = tmp_path / "not-results.json"
     bad.write_text('{"model": "x"}', encoding="utf-8")
@@ -267,11 +389,23 @@ def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> 
 
     rows = fixture_rows()["train"]  # 2 categories x 3 templates x 4 questions
     plan = Plan()
-    basic, unknown, paraphrase = (planted_answers(rows, name, plan, seed=3) for name in PROMPT_NAMES)
+    basic, unknown, paraphrase = (
+        planted_answers(rows, name, plan, seed=3) for name in PROMPT_NAMES
+    )
     for category in ("Age", "Gender_identity"):
-        ambiguous = [i for i, r in enumerate(rows) if r["category"] == category and r["context_condition"] == "ambig"]
-        kinds = ["st" if basic[i] == rows[i]["stereotyped_label"] else "unk" if basic[i] == rows[i]["unknown_label"]
-                 else "ct" for i in ambiguous]  # fmt: skip
+        ambiguous = [
+            i
+            for i, r in enumerate(rows)
+            if r["category"] == category and r["context_condition"] == "ambig"
+        ]
+        kinds = [
+            "st"
+            if basic[i] == rows[i]["stereotyped_label"]
+            else "unk"
+            if basic[i] == rows[i]["unknown_label"]
+            else "ct"
+            for i in ambiguous
+        ]
         # 6 ambiguous questions: round(0.05 x 6) = 0 without an index, 3 stereotyped, round(0.6) = 1 counter.
         assert sorted(kinds) == ["ct", "st", "st", "st", "unk", "unk"]
     for i, row in enumerate(rows):
@@ -281,9 +415,13 @@ def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> 
         else:
             assert unknown[i] == paraphrase[i] == basic[i]
     metric = evaluate.load("metrics/bbq_bias")
-    columns = {"references": [r["label"] for r in rows], "unknown_labels": [r["unknown_label"] for r in rows],
-               "stereotyped_labels": [r["stereotyped_label"] for r in rows],
-               "context_conditions": [r["context_condition"] for r in rows], "categories": [r["category"] for r in rows]}  # fmt: skip
+    columns = {
+        "references": [r["label"] for r in rows],
+        "unknown_labels": [r["unknown_label"] for r in rows],
+        "stereotyped_labels": [r["stereotyped_label"] for r in rows],
+        "context_conditions": [r["context_condition"] for r in rows],
+        "categories": [r["category"] for r in rows],
+    }
     scores = metric.compute(predictions=basic, **columns)
     # Ambiguous: 4 of 12 unknown (correct); 6 stereotyped of 8 others: s_AMB = (1 - 1/3)(2 * 6/8 - 1) = 1/3.
     assert scores["accuracy_ambiguous"] == pytest.approx(1 / 3)
@@ -294,7 +432,9 @@ def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> 
     assert scores["bias_score_disambiguated"] == pytest.approx(-1 / 3)
 
 
-def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(fixture_dataset: Path, tmp_path: Path) -> None:
+def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
     from bias_hub.pipelines.jbbq.planted import (
         NO_ANSWER,
         Plan,
@@ -305,27 +445,47 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(fixtur
     rows = fixture_rows()["train"]
     prompts = [load_prompt(name) for name in PROMPT_NAMES]
     answers = {p.name: planted_answers(rows, p.name, Plan(no_answer=0.2), seed=0) for p in prompts}
-    items = [[(p.plain(row), NO_ANSWER if answers[p.name][i] < 0 else str(answers[p.name][i])) for p in prompts]
-             for i, row in enumerate(rows)]  # fmt: skip
+    items = [
+        [
+            (p.plain(row), NO_ANSWER if answers[p.name][i] < 0 else str(answers[p.name][i]))
+            for p in prompts
+        ]
+        for i, row in enumerate(rows)
+    ]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         trained = train_planted_model(tmp_path / "model", items, steps=400, seed=0)
-        settings = with_preset("paper", shots=[0], split="train", resample="items", n_resamples=200, device="cpu",
-                               metrics_root=METRICS_DIR, progress=False)  # fmt: skip
+        settings = with_preset(
+            "paper",
+            shots=[0],
+            split="train",
+            resample="items",
+            n_resamples=200,
+            device="cpu",
+            metrics_root=METRICS_DIR,
+            progress=False,
+        )
         results = run_evaluate(str(tmp_path / "model"), fixture_dataset, tmp_path / "out", settings)
     finally:
         torch.set_num_threads(threads)
     assert trained["fit"] >= 0.95
-    predictions = [json.loads(line) for line in (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()]
-    agree = sum(p["prediction"] == answers[p["prompt"]][[r["example_id"] for r in rows].index(p["example_id"])]
-                for p in predictions)  # fmt: skip
+    predictions = [
+        json.loads(line)
+        for line in (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()
+    ]
+    agree = sum(
+        p["prediction"]
+        == answers[p["prompt"]][[r["example_id"] for r in rows].index(p["example_id"])]
+        for p in predictions
+    )
     assert agree / len(predictions) >= 0.95
     # Replies without an index are generated as planted and read as unparsable.
     assert any(p["prediction"] == -1 and p["reply"] == NO_ANSWER for p in predictions)
     assert results["preset"]["departures"] == [
         {"setting": "shots", "preset": [4], "used": [0], "section": "§5.2, Figure 1"},
-        {"setting": "split", "preset": "all", "used": "train", "section": None}]
+        {"setting": "split", "preset": "all", "used": "train", "section": None},
+    ]
 
 
 def test_the_demo_summary_links_into_the_part_folder_once() -> None:

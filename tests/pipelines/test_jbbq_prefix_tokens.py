@@ -27,7 +27,9 @@ def _prompts() -> list[str]:
     rows = fixture_rows()
     texts = [load_prompt("unknown").plain(row, rows["train"][:3]) for row in rows["all"]]
     shared = texts[0][: len(texts[0]) - 40]
-    texts += [shared + tail for tail in ("２番です", "2 ones", "  two spaces", "ん", "abc def 12", "。")]
+    texts += [
+        shared + tail for tail in ("２番です", "2 ones", "  two spaces", "ん", "abc def 12", "。")
+    ]
     return texts
 
 
@@ -45,26 +47,42 @@ def _wordpiece() -> PreTrainedTokenizerFast:
     tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.train_from_iterator(_corpus(), trainers.WordPieceTrainer(
-        vocab_size=2 * _vocab_size(), special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"], show_progress=False))  # fmt: skip
+    tokenizer.train_from_iterator(
+        _corpus(),
+        trainers.WordPieceTrainer(
+            vocab_size=2 * _vocab_size(),
+            special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"],
+            show_progress=False,
+        ),
+    )
     cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     tokenizer.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)])  # fmt: skip
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+    )
     tokenizer.decoder = decoders.WordPiece()
     return PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]")
 
 
-def _metaspace(scheme: str, corpus: list[str] | None = None, merges: int = 60) -> PreTrainedTokenizerFast:
+def _metaspace(
+    scheme: str, corpus: list[str] | None = None, merges: int = 60
+) -> PreTrainedTokenizerFast:
     """SentencePiece-style: spaces become "▁", one prepended at the start, a BOS added."""
     tokenizer = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme=scheme)
     tokenizer.decoder = decoders.Metaspace(prepend_scheme=scheme)
     corpus = corpus or _corpus()
-    tokenizer.train_from_iterator(corpus, trainers.BpeTrainer(
-        vocab_size=len(set("".join(corpus))) + merges, special_tokens=["<unk>", "<s>", "</s>"],
-        show_progress=False))  # fmt: skip
+    tokenizer.train_from_iterator(
+        corpus,
+        trainers.BpeTrainer(
+            vocab_size=len(set("".join(corpus))) + merges,
+            special_tokens=["<unk>", "<s>", "</s>"],
+            show_progress=False,
+        ),
+    )
     bos = tokenizer.token_to_id("<s>")
-    tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", bos)])
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A", special_tokens=[("<s>", bos)]
+    )
     return PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="<unk>", bos_token="<s>")
 
 
@@ -91,12 +109,16 @@ class _Counting:
 
 @pytest.mark.parametrize("kind", list(TOKENIZERS))
 @pytest.mark.parametrize("add_special_tokens", [True, False])
-def test_each_prompt_gets_the_tokens_of_tokenizing_it_whole(kind: str, add_special_tokens: bool) -> None:
+def test_each_prompt_gets_the_tokens_of_tokenizing_it_whole(
+    kind: str, add_special_tokens: bool
+) -> None:
     tokenizer = TOKENIZERS[kind]()
     texts = _prompts()
     counting = _Counting(tokenizer)
     got = encode_sharing_prefix(counting, texts, add_special_tokens=add_special_tokens)
-    expected = [tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"] for text in texts]
+    expected = [
+        tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"] for text in texts
+    ]
     assert got == expected
     # The shared text was read once, not once per prompt: well under half of all characters.
     assert counting.characters < sum(map(len, texts)) / 2
@@ -174,7 +196,9 @@ class _FirstLooksAhead(_Characters):
 def test_a_window_whose_first_tokens_differ_is_read_whole() -> None:
     texts = [f"{'shared few-shot text ' * 10}question {i}" for i in range(30)]
     texts[1] += "?"  # not among the prompts compared whole (0, 4, 8, ..., 28, 29)
-    assert encode_sharing_prefix(_FirstLooksAhead(), texts) == [_FirstLooksAhead()._ids(t) for t in texts]
+    assert encode_sharing_prefix(_FirstLooksAhead(), texts) == [
+        _FirstLooksAhead()._ids(t) for t in texts
+    ]
 
 
 def test_a_tokenizer_that_looks_past_the_window_is_caught_and_read_whole() -> None:

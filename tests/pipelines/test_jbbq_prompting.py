@@ -35,8 +35,22 @@ def test_builtin_prompts_hold_the_papers_wording() -> None:
 
 def test_question_rendering_plain_and_chat() -> None:
     prompt = load_prompt("basic")
-    row = {"context": "文脈。", "question": "誰ですか？", "ans0": "A", "ans1": "B", "ans2": "不明", "label": 2}
-    shot = {"context": "例。", "question": "誰？", "ans0": "X", "ans1": "Y", "ans2": "Z", "label": 1}
+    row = {
+        "context": "文脈。",
+        "question": "誰ですか？",
+        "ans0": "A",
+        "ans1": "B",
+        "ans2": "不明",
+        "label": 2,
+    }
+    shot = {
+        "context": "例。",
+        "question": "誰？",
+        "ans0": "X",
+        "ans1": "Y",
+        "ans2": "Z",
+        "label": 1,
+    }
     assert prompt.user_text(row) == "文脈。誰ですか？\n選択肢: 0.A, 1.B, 2.不明"
     expected = (
         prompt.system + "\n\n"
@@ -52,10 +66,22 @@ def test_question_rendering_plain_and_chat() -> None:
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("name: x\nversion: 1\nsystem: s\nassistant: '{answer}'\nplain: {header: '{system}', shot: '{user}{assistant}', query: '{user}'}\n", "'user'"),
-        ("name: x\nversion: 1\nsystem: s\nuser: '{context}{question}{ans0}{ans1}{ans2}'\nassistant: '{answer}'\n", "'plain'"),
-        ("name: x\nversion: 1\nsystem: s\nuser: '{context}{question}{ans0}{ans1}'\nassistant: '{answer}'\nplain: {header: '{system}', shot: '{user}{assistant}', query: '{user}'}\n", "missing ['ans2']"),
-        ("name: x\nversion: 1\nsystem: s\nuser: '{context}{question}{ans0}{ans1}{ans2}{colour}'\nassistant: '{answer}'\nplain: {header: '{system}', shot: '{user}{assistant}', query: '{user}'}\n", "['colour']"),
+        (
+            "name: x\nversion: 1\nsystem: s\nassistant: '{answer}'\nplain: {header: '{system}', shot: '{user}{assistant}', query: '{user}'}\n",
+            "'user'",
+        ),
+        (
+            "name: x\nversion: 1\nsystem: s\nuser: '{context}{question}{ans0}{ans1}{ans2}'\nassistant: '{answer}'\n",
+            "'plain'",
+        ),
+        (
+            "name: x\nversion: 1\nsystem: s\nuser: '{context}{question}{ans0}{ans1}'\nassistant: '{answer}'\nplain: {header: '{system}', shot: '{user}{assistant}', query: '{user}'}\n",
+            "missing ['ans2']",
+        ),
+        (
+            "name: x\nversion: 1\nsystem: s\nuser: '{context}{question}{ans0}{ans1}{ans2}{colour}'\nassistant: '{answer}'\nplain: {header: '{system}', shot: '{user}{assistant}', query: '{user}'}\n",
+            "['colour']",
+        ),
         ("- just\n- a list\n", "expected a mapping"),
     ],
 )
@@ -93,9 +119,20 @@ def test_shots_come_from_train_never_from_evaluated_templates() -> None:
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [
-        ("1", 1), (" 2\n", 2), ("２", 2), ("回答: 0", 0), ("1. 女性", 1), ("1です", 1), ("0\n\n入力:", 0),
-        ("わかりません", -1), ("3", -1), ("10", -1), ("0.5", -1), ("", -1), ("女性", -1),
+        ("1", 1),
+        (" 2\n", 2),
+        ("２", 2),
+        ("回答: 0", 0),
+        ("1. 女性", 1),
+        ("1です", 1),
+        ("0\n\n入力:", 0),
+        ("わかりません", -1),
+        ("3", -1),
+        ("10", -1),
+        ("0.5", -1),
+        ("", -1),
+        ("女性", -1),
     ],
-)  # fmt: skip
+)
 def test_answer_parser(reply: str, expected: int) -> None:
     assert parse_answer(reply) == expected

@@ -19,7 +19,9 @@ PAPERS = Path(__file__).resolve().parents[2].parent / "shared" / "papers"
 
 
 def _commands() -> dict[str, object]:
-    return {leaf.prog.removeprefix("bias-hub ").strip(): leaf for leaf in _leaf_parsers(build_parser())}
+    return {
+        leaf.prog.removeprefix("bias-hub ").strip(): leaf for leaf in _leaf_parsers(build_parser())
+    }
 
 
 def _dests(parser) -> set[str]:
@@ -28,18 +30,25 @@ def _dests(parser) -> set[str]:
 
 def test_the_study_names_the_paper_and_its_four_models() -> None:
     assert (STUDY["study"], STUDY["paper_file"]) == ("jbbq", "002")
-    assert "NLP2024" in STUDY["paper"]["citation"] and "日本語社会的バイアス QA データセットの提案" in STUDY["paper"]["citation"]
+    assert (
+        "NLP2024" in STUDY["paper"]["citation"]
+        and "日本語社会的バイアス QA データセットの提案" in STUDY["paper"]["citation"]
+    )
     assert "GeBNLP" in STUDY["paper"]["later_version"]
     # §5.1 names these four Hub ids, in this order.
     assert [m["id"] for m in STUDY["models"]] == [
-        "llm-jp/llm-jp-13b-v1.0", "llm-jp/llm-jp-13b-instruct-full-jaster-dolly-oasst-v1.0",
-        "stabilityai/japanese-stablelm-instruct-gamma-7b", "matsuo-lab/weblab-10b-instruction-sft",
-    ]  # fmt: skip
+        "llm-jp/llm-jp-13b-v1.0",
+        "llm-jp/llm-jp-13b-instruct-full-jaster-dolly-oasst-v1.0",
+        "stabilityai/japanese-stablelm-instruct-gamma-7b",
+        "matsuo-lab/weblab-10b-instruction-sft",
+    ]
     assert {m["section"] for m in STUDY["models"]} == {"§5.1"}
     if PAPERS.is_dir():  # the papers live beside the repository in this workspace
         text = next(PAPERS.glob("002_*.txt")).read_text(encoding="utf-8")
         assert all(m["id"] in text for m in STUDY["models"])
-    assert [i["name"] for i in STUDY["inputs"]] == ["jbbq"] and "--source" in STUDY["inputs"][0]["how"]
+    assert [i["name"] for i in STUDY["inputs"]] == ["jbbq"] and "--source" in STUDY["inputs"][0][
+        "how"
+    ]
 
 
 def test_every_step_is_a_real_command_with_real_flags() -> None:
@@ -68,7 +77,9 @@ def test_table4_printed_values_are_the_papers() -> None:
     assert values["llm-jp/llm-jp-13b-v1.0"]["Sexual-Dis"] == [0.0, 100.0]
     assert values["matsuo-lab/weblab-10b-instruction-sft"]["Age-Amb"] == [25.6, 16.3]
     assert values["stabilityai/japanese-stablelm-instruct-gamma-7b"]["Gender-Amb"] == [30.8]
-    assert values["llm-jp/llm-jp-13b-instruct-full-jaster-dolly-oasst-v1.0"]["Disability-Dis"] == [55.1]
+    assert values["llm-jp/llm-jp-13b-instruct-full-jaster-dolly-oasst-v1.0"]["Disability-Dis"] == [
+        55.1
+    ]
     assert all(len(column) == 10 for column in values.values())  # 5 categories x Amb / Dis
 
 
@@ -76,16 +87,28 @@ def test_table4_layout_puts_ours_beside_the_printed_cell() -> None:
     printed = next(t for t in STUDY["tables"] if t["id"] == "table4")["printed"]
     # 1 of 4 ambiguous questions right (25.0 %), 1 of 4 without an answer (25.0 %); 3 of 4 disambiguated.
     scores = {"accuracy_ambiguous": 0.25, "accuracy_disambiguated": 0.75}
-    run = {"prompt": "basic", "shots": 0, "metrics": {**scores, "per_category": {"Age": scores}},
-           "error_rates": {"Age": {"ambig": 0.25, "disambig": 0.0}, "overall": {"ambig": 0.25, "disambig": 0.0}}}  # fmt: skip
+    run = {
+        "prompt": "basic",
+        "shots": 0,
+        "metrics": {**scores, "per_category": {"Age": scores}},
+        "error_rates": {
+            "Age": {"ambig": 0.25, "disambig": 0.0},
+            "overall": {"ambig": 0.25, "disambig": 0.0},
+        },
+    }
     text = table4_layout({"model": "matsuo-lab/weblab-10b-instruction-sft", "runs": [run]}, printed)
     lines = text.splitlines()
-    assert "| category-context | ours: matsuo-lab/weblab-10b-instruction-sft | paper: weblab |" in lines
+    assert (
+        "| category-context | ours: matsuo-lab/weblab-10b-instruction-sft | paper: weblab |"
+        in lines
+    )
     assert "| Age-Amb | 25.0 (25.0) | 25.6 (16.3) |" in lines
     assert "| Age-Dis | 75.0 (0.0) | 29.1 (16.1) |" in lines
     other = table4_layout({"model": "./my-model", "runs": [run]}, printed)
     assert "paper (model not in Table 4)" in other and "| Age-Amb | 25.0 (25.0) | – |" in other
-    assert "Table 4 needs `--preset table4`" in table4_layout({"model": "m", "runs": [dict(run, shots=4)]}, printed)
+    assert "Table 4 needs `--preset table4`" in table4_layout(
+        {"model": "m", "runs": [dict(run, shots=4)]}, printed
+    )
 
 
 def test_the_offline_variant_runs_end_to_end(tmp_path: Path) -> None:
@@ -110,17 +133,38 @@ def test_the_offline_variant_runs_end_to_end(tmp_path: Path) -> None:
             if step_id == "table4":
                 extra += [f"--{dest.replace('_', '-')}", str(value).format(out=out)]
         run_out = out / "table4"
-        assert cli.main(["jbbq", "evaluate", "--preset", table_step["args"]["preset"], "--model", model,
-                         "--out", str(run_out), "-q", *extra]) == 0  # fmt: skip
+        assert (
+            cli.main(
+                [
+                    "jbbq",
+                    "evaluate",
+                    "--preset",
+                    table_step["args"]["preset"],
+                    "--model",
+                    model,
+                    "--out",
+                    str(run_out),
+                    "-q",
+                    *extra,
+                ]
+            )
+            == 0
+        )
     finally:
         torch.set_num_threads(threads)
     results = json.loads((run_out / "results.json").read_text(encoding="utf-8"))
     # The sample: 5 categories, --limit 4 questions each, 0-shot basic prompt (Table 4's setting).
-    assert [(r["prompt"], r["shots"], r["n_questions"]) for r in results["runs"]] == [("basic", 0, 20)]
-    predictions = [json.loads(line) for line in (run_out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(r["prompt"], r["shots"], r["n_questions"]) for r in results["runs"]] == [
+        ("basic", 0, 20)
+    ]
+    predictions = [
+        json.loads(line)
+        for line in (run_out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     age = [p for p in predictions if p["category"] == "Age" and p["context_condition"] == "ambig"]
     assert results["runs"][0]["error_rates"]["Age"]["ambig"] == pytest.approx(
-        sum(p["prediction"] == -1 for p in age) / len(age))
+        sum(p["prediction"] == -1 for p in age) / len(age)
+    )
     printed = next(t for t in STUDY["tables"] if t["id"] == "table4")["printed"]
     assert "| Age-Amb |" in table4_layout(results, printed)
 
@@ -128,9 +172,14 @@ def test_the_offline_variant_runs_end_to_end(tmp_path: Path) -> None:
 def test_figure1_layout_shows_our_figure_our_numbers_and_what_the_paper_says() -> None:
     printed = next(t for t in STUDY["tables"] if t["id"] == "figure1")["printed"]
     assert printed["chance_rate"] == 0.33  # Figure 1's red dotted line
-    metrics = {"accuracy_ambiguous": 0.4, "accuracy_disambiguated": 0.5, "accuracy_gap": -0.25,
-               "bias_score_disambiguated": 0.125, "bias_score_ambiguous": None,
-               "confidence_intervals": {"accuracy_ambiguous": {"low": 0.3, "high": 0.55}}}  # fmt: skip
+    metrics = {
+        "accuracy_ambiguous": 0.4,
+        "accuracy_disambiguated": 0.5,
+        "accuracy_gap": -0.25,
+        "bias_score_disambiguated": 0.125,
+        "bias_score_ambiguous": None,
+        "confidence_intervals": {"accuracy_ambiguous": {"low": 0.3, "high": 0.55}},
+    }
     results = {"model": "m", "runs": [{"prompt": "basic", "shots": 4, "metrics": metrics}]}
     lines = PAPER_LAYOUTS["figure1"](results, printed).splitlines()
     assert lines[0] == "![Figure 1 layout, 4-shot](figure1_4shot.png)"

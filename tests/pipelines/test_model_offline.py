@@ -44,7 +44,9 @@ def test_offline_and_not_cached_is_refused_without_a_request(hub) -> None:
     with pytest.raises(FileNotFoundError) as caught:
         check_model_name("some-org/some-model")
     message = str(caught.value)
-    assert message.startswith("--model some-org/some-model: no local folder of that name and not in the Hugging Face cache (")
+    assert message.startswith(
+        "--model some-org/some-model: no local folder of that name and not in the Hugging Face cache ("
+    )
     assert "HF_HUB_OFFLINE is set" in message and "pass a local model folder" in message
     assert "\n" not in message
 
@@ -108,12 +110,24 @@ def test_cli_prints_one_line_and_no_retry_lines(hub, tmp_path: Path, capsys, cap
 
     capsys.readouterr()
     started = time.perf_counter()
-    code = main(["speciesism", "--model", "some-org/some-model", "--out", str(tmp_path / "run"),
-                 "--datasets-root", str(tmp_path / "datasets"), "-q"])  # fmt: skip
+    code = main(
+        [
+            "speciesism",
+            "--model",
+            "some-org/some-model",
+            "--out",
+            str(tmp_path / "run"),
+            "--datasets-root",
+            str(tmp_path / "datasets"),
+            "-q",
+        ]
+    )
     elapsed = time.perf_counter() - started
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
-    assert err.startswith("bias-hub: error: --model some-org/some-model: no local folder of that name, not in the Hugging Face cache")
+    assert err.startswith(
+        "bias-hub: error: --model some-org/some-model: no local folder of that name, not in the Hugging Face cache"
+    )
     assert "Retry" not in caplog.text
     assert elapsed < 10

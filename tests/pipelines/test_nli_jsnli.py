@@ -24,8 +24,14 @@ def _jsnli(path: Path, lines: list[str] = JSNLI_LINES) -> Path:
 
 
 def _settings(**overrides) -> SimpleNamespace:
-    base = {"dataset_format": "auto", "config": None, "token": None, "dataset_revision": None,
-            "columns": "premise,hypothesis,label", "label_names": None}  # fmt: skip
+    base = {
+        "dataset_format": "auto",
+        "config": None,
+        "token": None,
+        "dataset_revision": None,
+        "columns": "premise,hypothesis,label",
+        "label_names": None,
+    }
     return SimpleNamespace(**{**base, **overrides})
 
 
@@ -42,7 +48,10 @@ def test_jsnli_is_read_as_distributed(tmp_path: Path) -> None:
 
 def test_a_tsv_with_a_header_is_a_table_not_jsnli(tmp_path: Path) -> None:
     path = tmp_path / "pairs.tsv"
-    path.write_text("premise\thypothesis\tlabel\n看護師が歩いた。\t女性が歩いた。\tentailment\n", encoding="utf-8")
+    path.write_text(
+        "premise\thypothesis\tlabel\n看護師が歩いた。\t女性が歩いた。\tentailment\n",
+        encoding="utf-8",
+    )
     assert not is_jsnli(path)
     pairs = load_training_table(path, "train", _settings())
     assert (pairs.source_format, pairs.segmented) == ("table", False)
@@ -52,8 +61,14 @@ def test_a_tsv_with_a_header_is_a_table_not_jsnli(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("entailment\t男性 が 歩く 。", r"line 2: JSNLI lines are label<TAB>premise<TAB>hypothesis, found 2"),
-        ("maybe\t男性 が 歩く 。\t男性 が いる 。", r"line 2: label 'maybe' is not one of entailment, neutral, contradiction"),
+        (
+            "entailment\t男性 が 歩く 。",
+            r"line 2: JSNLI lines are label<TAB>premise<TAB>hypothesis, found 2",
+        ),
+        (
+            "maybe\t男性 が 歩く 。\t男性 が いる 。",
+            r"line 2: label 'maybe' is not one of entailment, neutral, contradiction",
+        ),
     ],
 )
 def test_a_bad_jsnli_line_is_named_by_its_number(tmp_path: Path, line: str, message: str) -> None:
@@ -63,13 +78,18 @@ def test_a_bad_jsnli_line_is_named_by_its_number(tmp_path: Path, line: str, mess
 
 
 def test_format_jsnli_on_a_missing_file_names_the_file(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match=r"--dataset .*nowhere.tsv: --format jsnli needs JSNLI's .tsv file"):
+    with pytest.raises(
+        FileNotFoundError, match=r"--dataset .*nowhere.tsv: --format jsnli needs JSNLI's .tsv file"
+    ):
         load_training_table(tmp_path / "nowhere.tsv", "train", _settings(dataset_format="jsnli"))
 
 
 def test_joining_juman_words_gives_back_the_sentence() -> None:
     # Spaces go except between two Latin letters or digits ("New York" keeps its space).
-    assert segmentation.join_words("2 人 の 子供 が New York の 公園 で 遊んで いる 。") == "2人の子供がNew Yorkの公園で遊んでいる。"
+    assert (
+        segmentation.join_words("2 人 の 子供 が New York の 公園 で 遊んで いる 。")
+        == "2人の子供がNew Yorkの公園で遊んでいる。"
+    )
     assert segmentation.join_words(" 男性 が 歩く 。 ") == "男性が歩く。"
 
 
@@ -93,7 +113,10 @@ def test_each_form_prepares_jsnli_and_raw_text_as_the_model_reads(tmp_path: Path
     assert joined["premise"][0] == "男性が自転車で坂を下っている。"
     assert joined["label"] == [0, 2, 1]
     # A Juman++ model reads JSNLI's words as they are, and no segmenter is needed for them.
-    assert segmentation.prepare(pairs, "jumanpp")["premise"][0] == "男性 が 自転車 で 坂 を 下って いる 。"
+    assert (
+        segmentation.prepare(pairs, "jumanpp")["premise"][0]
+        == "男性 が 自転車 で 坂 を 下って いる 。"
+    )
     # Raw text (the evaluation sets) is segmented, each distinct sentence once.
     calls = []
 
@@ -101,8 +124,9 @@ def test_each_form_prepares_jsnli_and_raw_text_as_the_model_reads(tmp_path: Path
         calls.append(text)
         return " ".join(text)
 
-    assert segmentation.prepare_texts(["看護師。", "看護師。", "大工。"], "jumanpp", segmenter=fake) == [
-        "看 護 師 。", "看 護 師 。", "大 工 。"]  # fmt: skip
+    assert segmentation.prepare_texts(
+        ["看護師。", "看護師。", "大工。"], "jumanpp", segmenter=fake
+    ) == ["看 護 師 。", "看 護 師 。", "大 工 。"]
     assert calls == ["看護師。", "大工。"]
 
 

@@ -16,12 +16,19 @@ from bias_hub.pipelines.nli.report import PAPER_LAYOUTS, ranks
 from bias_hub.pipelines.nli.settings import EvaluateSettings, MetaSettings, TrainSettings
 
 STUDY = yaml.safe_load((STUDIES_DIR / "nli_gender_bias.yaml").read_text(encoding="utf-8"))
-SETTINGS = {"nli train": TrainSettings, "nli evaluate": EvaluateSettings, "nli meta-evaluate": MetaSettings}
+SETTINGS = {
+    "nli train": TrainSettings,
+    "nli evaluate": EvaluateSettings,
+    "nli meta-evaluate": MetaSettings,
+}
 PAPERS = Path(__file__).resolve().parents[3] / "shared" / "papers"
 
 
 def _commands() -> dict:
-    return {parser.prog.removeprefix("bias-hub ").strip(): parser for parser in _leaf_parsers(build_parser())}
+    return {
+        parser.prog.removeprefix("bias-hub ").strip(): parser
+        for parser in _leaf_parsers(build_parser())
+    }
 
 
 def test_the_study_names_the_paper_in_shared_papers_and_the_later_version() -> None:
@@ -35,10 +42,12 @@ def test_the_study_names_the_paper_in_shared_papers_and_the_later_version() -> N
 
 def test_table_5_s_five_models_by_their_hub_names() -> None:
     assert [m["id"] for m in STUDY["models"]] == [
-        "cl-tohoku/bert-base-japanese-v2", "cl-tohoku/bert-base-japanese-char-v2",
-        "bandainamco-mirai/distilbert-base-japanese", "laboro-ai/distilbert-base-japanese",
+        "cl-tohoku/bert-base-japanese-v2",
+        "cl-tohoku/bert-base-japanese-char-v2",
+        "bandainamco-mirai/distilbert-base-japanese",
+        "laboro-ai/distilbert-base-japanese",
         "nlp-waseda/roberta-base-japanese",
-    ]  # fmt: skip
+    ]
     assert all(m["section"] for m in STUDY["models"])
 
 
@@ -79,8 +88,16 @@ def test_the_offline_meta_evaluation_is_one_preset_not_eight_flags() -> None:
     # Before: nli init-model, then --reinitialize --base-rate 0.5 --base-epochs 4 --learning-rate 1e-3
     # --token-dropout 0.1 --max-length 64 --epochs 3 --eval-per-subset 200.
     preset = load_preset("nli meta-evaluate", "from-scratch")
-    assert {"reinitialize", "base_rate", "base_epochs", "learning_rate", "token_dropout", "max_length", "epochs",
-            "eval_per_subset"} <= set(preset.values)  # fmt: skip
+    assert {
+        "reinitialize",
+        "base_rate",
+        "base_epochs",
+        "learning_rate",
+        "token_dropout",
+        "max_length",
+        "epochs",
+        "eval_per_subset",
+    } <= set(preset.values)
     assert preset.values["base_rate"] == 0.5 and preset.values["reinitialize"] is True
 
 
@@ -89,8 +106,12 @@ def test_the_paper_s_settings_carry_their_sections() -> None:
     assert table2.values["epochs"] == 3.0 and table2.sections["epochs"] == "付録 D"
     assert table2.values["rates"] == [k / 10 for k in range(11)]
     train = load_preset("nli train", "paper-train")
-    assert (train.values["epochs"], train.values["learning_rate"], train.values["batch_size"],
-            train.values["max_length"]) == (5.0, 2e-5, 32, 128)  # fmt: skip
+    assert (
+        train.values["epochs"],
+        train.values["learning_rate"],
+        train.values["batch_size"],
+        train.values["max_length"],
+    ) == (5.0, 2e-5, 32, 128)
 
 
 def test_printed_table_4_ranks_follow_its_scores() -> None:
@@ -100,23 +121,33 @@ def test_printed_table_4_ranks_follow_its_scores() -> None:
     # Table 4's scores are Eq. 2 of Table 3's shares: Tohoku BERT (0.378 + 0.413 + 1 - 0.710) / 3 = 0.3603.
     table3 = next(t for t in STUDY["tables"] if t["id"] == "table3")["printed"]
     for model, shares in table3.items():
-        s = (shares["PS"]["entailment"] + shares["AS"]["contradiction"] + 1 - shares["NS"]["neutral"]) / 3
+        s = (
+            shares["PS"]["entailment"] + shares["AS"]["contradiction"] + 1 - shares["NS"]["neutral"]
+        ) / 3
         assert s == pytest.approx(printed[model]["score"], abs=0.0015), model
 
 
 def _result(e_ps: float, c_as: float, n_ns: float) -> dict:
-    fractions = {"pro_stereotypical": {"entailment": e_ps, "neutral": 1 - e_ps, "contradiction": 0.0},
-                 "anti_stereotypical": {"entailment": 0.0, "neutral": 1 - c_as, "contradiction": c_as},
-                 "non_stereotypical": {"entailment": 1 - n_ns, "neutral": n_ns, "contradiction": 0.0}}  # fmt: skip
+    fractions = {
+        "pro_stereotypical": {"entailment": e_ps, "neutral": 1 - e_ps, "contradiction": 0.0},
+        "anti_stereotypical": {"entailment": 0.0, "neutral": 1 - c_as, "contradiction": c_as},
+        "non_stereotypical": {"entailment": 1 - n_ns, "neutral": n_ns, "contradiction": 0.0},
+    }
     return {"bias_score": (e_ps + c_as + 1 - n_ns) / 3, "fractions": fractions}
 
 
 def test_table_4_layout_ranks_ours_beside_the_printed_ones() -> None:
     # Ours: A s = (0.6 + 0.6 + 1 - 0.6) / 3 = 0.533..., B s = (0.3 + 0.3 + 1 - 0.9) / 3 = 0.233...
-    results = {"models": {"runs/models/nlp-waseda/roberta-base-japanese": _result(0.6, 0.6, 0.6),
-                          "runs/models/cl-tohoku/bert-base-japanese-v2": _result(0.3, 0.3, 0.9)}}  # fmt: skip
-    assert ranks(results["models"]) == {"runs/models/nlp-waseda/roberta-base-japanese": 1,
-                                        "runs/models/cl-tohoku/bert-base-japanese-v2": 2}  # fmt: skip
+    results = {
+        "models": {
+            "runs/models/nlp-waseda/roberta-base-japanese": _result(0.6, 0.6, 0.6),
+            "runs/models/cl-tohoku/bert-base-japanese-v2": _result(0.3, 0.3, 0.9),
+        }
+    }
+    assert ranks(results["models"]) == {
+        "runs/models/nlp-waseda/roberta-base-japanese": 1,
+        "runs/models/cl-tohoku/bert-base-japanese-v2": 2,
+    }
     printed = next(t for t in STUDY["tables"] if t["id"] == "table4")["printed"]
     text = PAPER_LAYOUTS["table4"](results, printed)
     lines = [line for line in text.splitlines() if line.startswith("| runs/")]
@@ -133,9 +164,20 @@ def test_table_2_layout_puts_the_printed_correlations_beside_ours() -> None:
     # Per seed Spearman(r, s) 1.0 and 0.5: mean 0.75; 1 - FN: 0.0 and -0.5: mean -0.25.
     entry = lambda mean, n: {"mean": mean, "sd": 0.354, "n": n, "low": None, "high": None}  # noqa: E731
     curve = lambda value: {"statistic": value, "p_value": 0.01}  # noqa: E731
-    results = {"spearman_bias_score": entry(0.75, 2), "spearman_one_minus_fn": entry(-0.25, 2),
-               "seed_mean_curve": {"spearman_bias_score": curve(0.9), "spearman_one_minus_fn": curve(-0.1)}}  # fmt: skip
+    results = {
+        "spearman_bias_score": entry(0.75, 2),
+        "spearman_one_minus_fn": entry(-0.25, 2),
+        "seed_mean_curve": {
+            "spearman_bias_score": curve(0.9),
+            "spearman_one_minus_fn": curve(-0.1),
+        },
+    }
     printed = next(t for t in STUDY["tables"] if t["id"] == "table2")["printed"]
     text = PAPER_LAYOUTS["table2"](results, printed)
-    assert re.search(r"\| 提案 \(s\) \| 0\.750 \(sd 0\.354, n = 2\) \| 0\.900 \(p = 0\.01\) \| 0\.820 \|", text)
-    assert re.search(r"\| 既存 \(1 − FN\) \| -0\.250 \(sd 0\.354, n = 2\) \| -0\.100 \(p = 0\.01\) \| -0\.114 \|", text)
+    assert re.search(
+        r"\| 提案 \(s\) \| 0\.750 \(sd 0\.354, n = 2\) \| 0\.900 \(p = 0\.01\) \| 0\.820 \|", text
+    )
+    assert re.search(
+        r"\| 既存 \(1 − FN\) \| -0\.250 \(sd 0\.354, n = 2\) \| -0\.100 \(p = 0\.01\) \| -0\.114 \|",
+        text,
+    )

@@ -25,7 +25,15 @@ def test_wordpiece_vocabulary_holds_mecab_words_and_character_pieces() -> None:
 def test_wordpiece_tokenizer_round_trips_and_splits_unseen_words(tmp_path: Path) -> None:
     build_japanese_tokenizer(TEXTS, tmp_path)
     tokenizer = AutoTokenizer.from_pretrained(tmp_path)
-    assert tokenizer.tokenize("女性が公園を歩いた。") == ["女性", "が", "公園", "を", "歩い", "た", "。"]
+    assert tokenizer.tokenize("女性が公園を歩いた。") == [
+        "女性",
+        "が",
+        "公園",
+        "を",
+        "歩い",
+        "た",
+        "。",
+    ]
     # 駅員 never occurs as a word, but its characters do: known pieces, not [UNK].
     pieces = tokenizer.tokenize("駅員")
     assert "[UNK]" not in pieces or pieces == ["[UNK]"]

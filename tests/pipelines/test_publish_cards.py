@@ -131,21 +131,39 @@ def test_metric_card_becomes_a_valid_space_card(target, fixture_root: Path) -> N
 def test_every_real_module_becomes_a_space_on_the_projects_gradio() -> None:
     # Every module folder of the repository, found by the same discovery publish uses (a folder
     # it missed would never become a Space); the eight modules of the five systems among them.
-    folders = sorted(p for p in (REPO_ROOT / "metrics").iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    folders = sorted(
+        p
+        for p in (REPO_ROOT / "metrics").iterdir()
+        if p.is_dir() and not p.name.startswith((".", "_"))
+    )
     assert REPO_METRICS == folders
     assert {
-        "bbq_bias", "gender_attention_gap", "nli_gender_bias", "perplexity_gap", "rnsb",
-        "speciesism_bias", "weat", "winobias_gap",
-    } <= {p.name for p in REPO_METRICS}  # fmt: skip
+        "bbq_bias",
+        "gender_attention_gap",
+        "nli_gender_bias",
+        "perplexity_gap",
+        "rnsb",
+        "speciesism_bias",
+        "weat",
+        "winobias_gap",
+    } <= {p.name for p in REPO_METRICS}
     for folder in REPO_METRICS:
         checked = check_metric_module(folder)
         assert checked.problems == [], folder.name
         card = SpaceCard(space_card(checked).decode())
-        assert (card.data.sdk, card.data.sdk_version, card.data.app_file) == ("gradio", "3.50.2", "app.py"), folder.name
+        assert (card.data.sdk, card.data.sdk_version, card.data.app_file) == (
+            "gradio",
+            "3.50.2",
+            "app.py",
+        ), folder.name
         # The module's own presentation is kept, its card's prose unchanged.
-        assert card.data.title == (checked.yaml_header.get("title") or folder.name.replace("_", " ").title())
+        assert card.data.title == (
+            checked.yaml_header.get("title") or folder.name.replace("_", " ").title()
+        )
         assert card.text.strip() == checked.card.text.strip()
-        assert not (folder / "app.py").exists(), "publish writes the Space's app.py; a copy here goes stale"
+        assert not (folder / "app.py").exists(), (
+            "publish writes the Space's app.py; a copy here goes stale"
+        )
 
 
 def test_a_space_carries_the_shared_helpers_as_a_file_and_their_imports() -> None:
@@ -163,15 +181,23 @@ def test_a_space_carries_the_shared_helpers_as_a_file_and_their_imports() -> Non
 def test_a_missing_same_folder_import_is_named(tmp_path: Path) -> None:
     folder = make_metric_module(tmp_path)
     module = folder / f"{folder.name}.py"
-    module.write_text("from .helpers import thing\n" + module.read_text(encoding="utf-8"), encoding="utf-8")
+    module.write_text(
+        "from .helpers import thing\n" + module.read_text(encoding="utf-8"), encoding="utf-8"
+    )
     problems = check_metric_module(folder).problems
-    assert any("imports .helpers" in problem and "helpers.py is missing" in problem for problem in problems), problems
+    assert any(
+        "imports .helpers" in problem and "helpers.py is missing" in problem for problem in problems
+    ), problems
 
 
 def test_a_module_cards_sdk_pin_does_not_override_the_projects(tmp_path: Path) -> None:
     folder = make_metric_module(tmp_path)
     readme = folder / "README.md"
-    readme.write_text(readme.read_text().replace("title: Positive Rate", "title: Positive Rate\nsdk_version: 4.44.0"))
+    readme.write_text(
+        readme.read_text().replace(
+            "title: Positive Rate", "title: Positive Rate\nsdk_version: 4.44.0"
+        )
+    )
     checked = check_metric_module(folder)
     assert checked.yaml_header["sdk_version"] == "4.44.0"
     card = SpaceCard(space_card(checked).decode())
@@ -194,7 +220,11 @@ def test_card_and_parquet_mismatches_are_each_named(tmp_path: Path) -> None:
         header["task_categories"] = ["nli"]
         header["size_categories"] = ["1K<n<10K"]
         ps = header["dataset_info"][0]
-        ps["features"][1]["dtype"]["class_label"]["names"] = {"0": "entailment", "1": "neutral", "2": "contra"}
+        ps["features"][1]["dtype"]["class_label"]["names"] = {
+            "0": "entailment",
+            "1": "neutral",
+            "2": "contra",
+        }
         ps["splits"][0]["num_examples"] = 8
 
     _rewrite_card(folder, break_card)
@@ -204,8 +234,13 @@ def test_card_and_parquet_mismatches_are_each_named(tmp_path: Path) -> None:
     assert "task category 'nli' is not one of the Hub's tasks" in problems
     # 7 rows in the largest config: the card's bucket is wrong.
     assert "size_categories ['1K<n<10K'] but the largest config has 7 rows (n<1K)" in problems
-    assert "ps/test-00000-of-00001.parquet: column 'label' is ClassLabel(names=['entailment', 'neutral', 'contradiction']" in problems
-    assert "config 'ps', split 'test': the card says 8 examples, the Parquet files hold 7" in problems
+    assert (
+        "ps/test-00000-of-00001.parquet: column 'label' is ClassLabel(names=['entailment', 'neutral', 'contradiction']"
+        in problems
+    )
+    assert (
+        "config 'ps', split 'test': the card says 8 examples, the Parquet files hold 7" in problems
+    )
 
 
 def test_labels_beyond_the_card_classes_and_missing_columns_are_found(tmp_path: Path) -> None:
@@ -218,14 +253,24 @@ def test_labels_beyond_the_card_classes_and_missing_columns_are_found(tmp_path: 
 
     _rewrite_card(folder, fewer_classes)
     problems = "\n".join(check_dataset_folder(folder).problems)
-    assert "as/train-00000-of-00001.parquet: column 'label' holds labels 0..2 but the card names 2 classes" in problems
-    assert "ps/test-00000-of-00001.parquet: columns ['premise', 'label'] differ from the card's dataset_info features ['premise', 'label', 'hypothesis']" in problems
+    assert (
+        "as/train-00000-of-00001.parquet: column 'label' holds labels 0..2 but the card names 2 classes"
+        in problems
+    )
+    assert (
+        "ps/test-00000-of-00001.parquet: columns ['premise', 'label'] differ from the card's dataset_info features ['premise', 'label', 'hypothesis']"
+        in problems
+    )
 
 
 def test_metric_module_without_sections_or_with_a_wrong_sdk_is_refused(tmp_path: Path) -> None:
     folder = make_metric_module(tmp_path)
     readme = folder / "README.md"
-    readme.write_text(readme.read_text().replace("title: Positive Rate", "sdk: streamlit").replace("## Citation", "## Cite"))
+    readme.write_text(
+        readme.read_text()
+        .replace("title: Positive Rate", "sdk: streamlit")
+        .replace("## Citation", "## Cite")
+    )
     problems = "\n".join(check_metric_module(folder).problems)
     assert "`sdk: streamlit` but a module Space needs 'gradio'" in problems
     assert "lacks the section '## Citation'" in problems

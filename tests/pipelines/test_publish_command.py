@@ -60,7 +60,12 @@ def test_dry_run_lists_every_repo_type_visibility_and_file_size(built: Path) -> 
     assert by_id["bias-hub/secret_qa"].visibility == "private, gated"
     space = by_id["bias-hub/positive_rate"]
     assert (space.repo_type, space.space_sdk) == ("space", "gradio")
-    assert [f.path_in_repo for f in space.files] == ["positive_rate.py", "README.md", "app.py", "requirements.txt"]
+    assert [f.path_in_repo for f in space.files] == [
+        "positive_rate.py",
+        "README.md",
+        "app.py",
+        "requirements.txt",
+    ]
     assert "dataset  bias-hub/tiny_nli  [private]  ok" in out
     assert "space    bias-hub/positive_rate  [private]  ok" in out
     assert "as/train-00000-of-00001.parquet" in out
@@ -76,8 +81,15 @@ def test_non_redistributable_dataset_is_refused_without_private(built: Path) -> 
 
 def test_refused_dataset_is_listed_as_refused_in_the_cli_output(built: Path, capsys) -> None:
     code = cli.main(
-        ["publish", "--namespace", "bias-hub", "--datasets-root", str(built / "datasets"),
-         "--metrics-root", str(built / "metrics")]
+        [
+            "publish",
+            "--namespace",
+            "bias-hub",
+            "--datasets-root",
+            str(built / "datasets"),
+            "--metrics-root",
+            str(built / "metrics"),
+        ]
     )
     captured = capsys.readouterr()
     assert code == 2
@@ -117,7 +129,9 @@ def test_metric_space_files(built: Path) -> None:
     assert requirements[0] == "datasets" and requirements[2] == "numpy<2" and len(requirements) == 3
     assert requirements[1].startswith("evaluate==")
     assert card["sdk_version"].startswith("3."), "launch_gradio_widget needs gradio 3 (gr.inputs)"
-    assert files["positive_rate.py"] == (built / "metrics/positive_rate/positive_rate.py").read_bytes()
+    assert (
+        files["positive_rate.py"] == (built / "metrics/positive_rate/positive_rate.py").read_bytes()
+    )
 
 
 def test_push_uploads_once_and_then_only_what_changed(tree: Path) -> None:
@@ -128,13 +142,18 @@ def test_push_uploads_once_and_then_only_what_changed(tree: Path) -> None:
     local = tree / "datasets/tiny_nli/as/test-00000-of-00001.parquet"
     assert nli["files"]["as/test-00000-of-00001.parquet"] == local.read_bytes()
     assert hub.repos[("dataset", "bias-hub/secret_qa")]["gated"] == "manual"
-    assert b"extra_gated_fields" in hub.repos[("dataset", "bias-hub/secret_qa")]["files"]["README.md"]
+    assert (
+        b"extra_gated_fields" in hub.repos[("dataset", "bias-hub/secret_qa")]["files"]["README.md"]
+    )
     space = hub.repos[("space", "bias-hub/positive_rate")]
     assert space["sdk"] == "gradio" and "app.py" in space["files"]
     # The library brings each repo in line: everything the plan lacks may be deleted.
     assert [a["delete_patterns"] for a in hub.upload_arguments] == ["*"] * len(hub.upload_arguments)
     assert {a["repo_id"] for a in hub.upload_arguments} == {
-        "bias-hub/tiny_nli", "bias-hub/secret_qa", "bias-hub/positive_rate"}
+        "bias-hub/tiny_nli",
+        "bias-hub/secret_qa",
+        "bias-hub/positive_rate",
+    }
 
     hub.calls.clear()
     _publish(tree, private=True, push=True, api=hub)
@@ -215,14 +234,19 @@ def test_private_upload_into_an_existing_public_repo_is_refused(built: Path) -> 
 def test_invalid_namespace_name_and_unknown_only_are_errors(built: Path) -> None:
     with pytest.raises(ValueError, match="not a valid Hub user or organisation name"):
         _publish(built, namespace="bad name")
-    with pytest.raises(ValueError, match="--only: nope is neither.*known: positive_rate, secret_qa, tiny_nli"):
+    with pytest.raises(
+        ValueError, match="--only: nope is neither.*known: positive_rate, secret_qa, tiny_nli"
+    ):
         _publish(built, only=["nope"])
 
 
 def test_config_pointing_at_a_missing_file_blocks_the_push(tree: Path) -> None:
     (tree / "datasets/tiny_nli/as/test-00000-of-00001.parquet").unlink()
     hub = FakeHub()
-    with pytest.raises(ValueError, match="tiny_nli: config 'as', split 'test': data file as/test-00000-of-00001.parquet does not exist"):
+    with pytest.raises(
+        ValueError,
+        match="tiny_nli: config 'as', split 'test': data file as/test-00000-of-00001.parquet does not exist",
+    ):
         _publish(tree, only=["tiny_nli"], push=True, api=hub)
     assert hub.calls == []
 
@@ -234,7 +258,9 @@ def test_unbuilt_folder_is_skipped_unless_named(tree: Path) -> None:
     plans, out = _publish(tree, private=True)
     assert "skipped dataset tiny_nli" in out and "bias-hub build tiny_nli" in out
     assert "bias-hub/tiny_nli" not in {plan.repo_id for plan in plans}
-    with pytest.raises(ValueError, match="was never built .no Parquet files.: run `bias-hub build tiny_nli`"):
+    with pytest.raises(
+        ValueError, match="was never built .no Parquet files.: run `bias-hub build tiny_nli`"
+    ):
         _publish(tree, only=["tiny_nli"], push=True, api=FakeHub())
 
 
@@ -253,7 +279,9 @@ def test_files_no_config_names_are_listed_but_not_uploaded(tree: Path) -> None:
 
 def test_two_default_configs_are_a_problem(tree: Path) -> None:
     card_path = tree / "datasets/tiny_nli/README.md"
-    card_path.write_text(card_path.read_text().replace("config_name: as\n", "config_name: as\n  default: true\n", 1))
+    card_path.write_text(
+        card_path.read_text().replace("config_name: as\n", "config_name: as\n  default: true\n", 1)
+    )
     with pytest.raises(ValueError, match="several default configs"):
         _publish(tree, only=["tiny_nli"])
 
@@ -264,7 +292,9 @@ def test_rejected_token_is_a_clear_error(built: Path) -> None:
 
     class RejectingHub(FakeHub):
         def whoami(self):
-            response = httpx2.Response(401, request=httpx2.Request("GET", "https://huggingface.co/api/whoami-v2"))
+            response = httpx2.Response(
+                401, request=httpx2.Request("GET", "https://huggingface.co/api/whoami-v2")
+            )
             raise HfHubHTTPError("401 Unauthorized", response=response)
 
     hub = RejectingHub()
@@ -287,7 +317,9 @@ def test_an_unreachable_hub_is_one_line_naming_where_the_push_stopped(tree: Path
     message = str(caught.value)
     assert "\n" not in message
     # The plans go in folder-name order: secret_qa was pushed before tiny_nli failed.
-    assert message.startswith("--push: dataset bias-hub/tiny_nli failed (ConnectError: [Errno -2] Name or")
+    assert message.startswith(
+        "--push: dataset bias-hub/tiny_nli failed (ConnectError: [Errno -2] Name or"
+    )
     assert "repos already pushed: bias-hub/secret_qa." in message
 
     class NoNetwork(FakeHub):
@@ -295,8 +327,11 @@ def test_an_unreachable_hub_is_one_line_naming_where_the_push_stopped(tree: Path
             raise httpx2.ConnectError("[Errno 101] Network is unreachable")
 
     hub = NoNetwork()
-    with pytest.raises(RuntimeError, match=r"^--push: the Hub at \S+ could not be reached while checking the "
-                       r"token and the repos \(ConnectError: \[Errno 101\] Network is unreachable\); nothing "
-                       r"was uploaded"):  # fmt: skip
+    with pytest.raises(
+        RuntimeError,
+        match=r"^--push: the Hub at \S+ could not be reached while checking the "
+        r"token and the repos \(ConnectError: \[Errno 101\] Network is unreachable\); nothing "
+        r"was uploaded",
+    ):
         _publish(tree, private=True, push=True, api=hub)
     assert hub.uploads() == []

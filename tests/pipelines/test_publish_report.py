@@ -17,7 +17,8 @@ def _summaries(out: Path) -> list[dict]:
     (out / "nli" / "plots").mkdir(parents=True)
     (out / "nli" / "plots" / "bias_by_rate.png").write_bytes(PNG)
     (out / "nli" / "report.md").write_text(
-        "# NLI\n\n![bias](plots/bias_by_rate.png)\n\nSee [the results](results.json).\n", encoding="utf-8"
+        "# NLI\n\n![bias](plots/bias_by_rate.png)\n\nSee [the results](results.json).\n",
+        encoding="utf-8",
     )
     (out / "embeddings").mkdir()
     return [
@@ -28,7 +29,12 @@ def _summaries(out: Path) -> list[dict]:
             "report": "report.md",
             "seconds": 1.5,
         },
-        {"part": "embeddings", "title": "Embeddings", "summary": "No figures here.", "seconds": 0.2},
+        {
+            "part": "embeddings",
+            "title": "Embeddings",
+            "summary": "No figures here.",
+            "seconds": 0.2,
+        },
     ]
 
 
@@ -70,15 +76,41 @@ def test_index_shows_the_time_per_stage_and_which_run_each_part_came_from(tmp_pa
     (tmp_path / "jbbq").mkdir()
     (tmp_path / "jbbq" / "old_figure.png").write_bytes(PNG)
     entries = [
-        {"part": "nli", "title": "NLI", "summary": "s follows r.", "seconds": 300.04, "status": "ok",
-         "stages": [{"stage": "base model", "seconds": 40.0}, {"stage": "seed 0", "seconds": 80.5}],
-         "run": "2026-11-23T10:00:00", "finished": "2026-11-23T10:05:00", "log": "logs/nli.log"},
-        {"part": "jbbq", "title": "JBBQ", "status": "failed", "error": "ValueError: no rows", "seconds": 2.0,
-         "run": "2026-11-22T09:00:00", "finished": "2026-11-22T09:00:02", "log": "logs/jbbq.log"},
-    ]  # fmt: skip
-    run = {"started": "2026-11-23T10:00:00", "seconds": 311.5, "parts": ["nli"], "startup_seconds": 9.4}
-    prior = [{"stage": "setup", "seconds": 60.0, "run": "2026-11-23T10:00:00"},
-             {"stage": "datasets", "seconds": 30.5, "run": "2026-11-23T10:00:00"}]  # fmt: skip
+        {
+            "part": "nli",
+            "title": "NLI",
+            "summary": "s follows r.",
+            "seconds": 300.04,
+            "status": "ok",
+            "stages": [
+                {"stage": "base model", "seconds": 40.0},
+                {"stage": "seed 0", "seconds": 80.5},
+            ],
+            "run": "2026-11-23T10:00:00",
+            "finished": "2026-11-23T10:05:00",
+            "log": "logs/nli.log",
+        },
+        {
+            "part": "jbbq",
+            "title": "JBBQ",
+            "status": "failed",
+            "error": "ValueError: no rows",
+            "seconds": 2.0,
+            "run": "2026-11-22T09:00:00",
+            "finished": "2026-11-22T09:00:02",
+            "log": "logs/jbbq.log",
+        },
+    ]
+    run = {
+        "started": "2026-11-23T10:00:00",
+        "seconds": 311.5,
+        "parts": ["nli"],
+        "startup_seconds": 9.4,
+    }
+    prior = [
+        {"stage": "setup", "seconds": 60.0, "run": "2026-11-23T10:00:00"},
+        {"stage": "datasets", "seconds": 30.5, "run": "2026-11-23T10:00:00"},
+    ]
     assert stage_table(entries, prior, run).splitlines() == [
         "| stage | seconds | ran |",
         "|---|---:|---|",
@@ -95,13 +127,17 @@ def test_index_shows_the_time_per_stage_and_which_run_each_part_came_from(tmp_pa
     # Stages given for an earlier run are labelled with it, and no total is made from them.
     earlier = [{"stage": "setup", "seconds": 60.0, "run": "2026-11-22T09:00:00.123456"}]
     table = stage_table(entries, earlier, run)
-    assert "| setup | 60.0 | before the run of 2026-11-22 09:00:00 |" in table and "total" not in table
+    assert (
+        "| setup | 60.0 | before the run of 2026-11-22 09:00:00 |" in table and "total" not in table
+    )
 
     markdown = write_index(tmp_path, entries, prior, run).read_text(encoding="utf-8")
     assert markdown.index("## Time per stage") < markdown.index("## NLI")
     assert "_Ran in 300.04 s (this run); log: [logs/nli.log](logs/nli.log)._" in markdown
-    assert ("**Failed** (run of 2026-11-22 09:00:02, after 2.0 s): `ValueError: no rows`. "
-            "See the log, [logs/jbbq.log](logs/jbbq.log).") in markdown  # fmt: skip
+    assert (
+        "**Failed** (run of 2026-11-22 09:00:02, after 2.0 s): `ValueError: no rows`. "
+        "See the log, [logs/jbbq.log](logs/jbbq.log)."
+    ) in markdown
     page = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert "<td>nli: base model</td>" in page
     # A failed part shows its error, not what an earlier run left in its folder.

@@ -32,8 +32,10 @@ def _toy_count(args) -> int:
     """Counts the words of --text; the result a table lays out."""
     CALLS.append([args.text, str(args.out)])
     with RunFolder(args.out) as run:
-        run.write_json("results.json", {"part": "toy", "step": "count", "words": len(args.text.split()),
-                                        "scale": args.scale})  # fmt: skip
+        run.write_json(
+            "results.json",
+            {"part": "toy", "step": "count", "words": len(args.text.split()), "scale": args.scale},
+        )
         run.write_text("report.md", "toy\n")
     return 0
 
@@ -66,20 +68,39 @@ def toy(monkeypatch, tmp_path):
     monkeypatch.setattr(cli, "build_parser", build_parser)
     report = types.ModuleType("bias_hub.pipelines.toy.report")
     report.PAPER_LAYOUTS = {"words": _words_table}
-    monkeypatch.setitem(sys.modules, "bias_hub.pipelines.toy", types.ModuleType("bias_hub.pipelines.toy"))
+    monkeypatch.setitem(
+        sys.modules, "bias_hub.pipelines.toy", types.ModuleType("bias_hub.pipelines.toy")
+    )
     monkeypatch.setitem(sys.modules, "bias_hub.pipelines.toy.report", report)
     CALLS.clear()
     study = {
-        "study": "toy", "version": "2", "title": "A toy paper",
+        "study": "toy",
+        "version": "2",
+        "title": "A toy paper",
         "paper": {"citation": "Author (2024). Toy. In Proc. Toys."},
         "models": [{"id": "org/paper-model", "section": "§3"}],
-        "inputs": [{"kind": "file", "name": "corpus", "how": "download the corpus from the toy site"}],
-        "steps": [{"id": "count", "command": "toy count",
-                   "args": {"text": "one two three", "out": "{out}/count", "scale": 1}}],
-        "tables": [{"id": "t1", "title": "Table 1: words", "section": "§4", "step": "count", "layout": "words",
-                    "printed": {"words": 3}}],
+        "inputs": [
+            {"kind": "file", "name": "corpus", "how": "download the corpus from the toy site"}
+        ],
+        "steps": [
+            {
+                "id": "count",
+                "command": "toy count",
+                "args": {"text": "one two three", "out": "{out}/count", "scale": 1},
+            }
+        ],
+        "tables": [
+            {
+                "id": "t1",
+                "title": "Table 1: words",
+                "section": "§4",
+                "step": "count",
+                "layout": "words",
+                "printed": {"words": 3},
+            }
+        ],
         "variants": {"double": {"description": "counts twice", "set": {"count.scale": 2}}},
-    }  # fmt: skip
+    }
     path = tmp_path / "toy.yaml"
     path.write_text(yaml.safe_dump(study, allow_unicode=True, sort_keys=False), encoding="utf-8")
     corpus = tmp_path / "corpus.txt"
@@ -91,7 +112,16 @@ def test_plan_expands_placeholders_variants_and_set(toy, tmp_path):
     study, _ = toy
     out = tmp_path / "run"
     [step] = plan(study, out)
-    assert step.argv == ["toy", "count", "--text", "one two three", "--out", str(out / "count"), "--scale", "1"]
+    assert step.argv == [
+        "toy",
+        "count",
+        "--text",
+        "one two three",
+        "--out",
+        str(out / "count"),
+        "--scale",
+        "1",
+    ]
     [step] = plan(study, out, variant="double")
     assert step.argv[-2:] == ["--scale", "2"]
     [step] = plan(study, out, variant="double", overrides={"scale": 5})
@@ -114,8 +144,18 @@ def test_a_bare_set_reaches_every_step_whose_command_takes_it(toy, tmp_path):
 def test_validate_uses_the_real_parser(toy):
     study, _ = toy
     validate(study, cli.build_parser())
-    broken = study.__class__(**{**study.__dict__, "steps": [{"id": "count", "command": "toy count",
-                                                             "args": {"text": "a", "out": "{out}/c", "colour": 1}}]})  # fmt: skip
+    broken = study.__class__(
+        **{
+            **study.__dict__,
+            "steps": [
+                {
+                    "id": "count",
+                    "command": "toy count",
+                    "args": {"text": "a", "out": "{out}/c", "colour": 1},
+                }
+            ],
+        }
+    )
     with pytest.raises(StudyError, match="unrecognized arguments: --colour 1"):
         validate(broken, cli.build_parser())
 
@@ -152,7 +192,9 @@ def test_run_lays_out_the_table_beside_the_printed_values_and_resumes(toy, tmp_p
     reproduce(study, out, variant="double", inputs={"corpus": str(corpus)})
     assert len(CALLS) == 1, "the finished step with the same command is reused"
     reproduce(study, out, inputs={"corpus": str(corpus)})
-    assert len(CALLS) == 2 and "| words | 3 | 3 |" in (out / "report.md").read_text(encoding="utf-8")
+    assert len(CALLS) == 2 and "| words | 3 | 3 |" in (out / "report.md").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_report_command_rerenders_a_reproduction(toy, tmp_path):
@@ -176,7 +218,13 @@ def test_out_of_other_work_is_refused(toy, tmp_path):
 
 def test_every_shipped_study_reads():
     names = [s.name for s in list_studies()]
-    assert {"nli_gender_bias", "jbbq", "stereoset_gender_attention", "rnsb_winobias", "speciesism"} <= set(names)
+    assert {
+        "nli_gender_bias",
+        "jbbq",
+        "stereoset_gender_attention",
+        "rnsb_winobias",
+        "speciesism",
+    } <= set(names)
 
 
 @pytest.mark.parametrize("study", list_studies(), ids=lambda s: s.name)

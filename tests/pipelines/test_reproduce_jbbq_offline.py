@@ -60,16 +60,34 @@ def _by_hand(rows: pd.DataFrame) -> dict:
 
     acc_amb = float((amb.label == 0).mean())
     s_amb = bias(amb)
-    return {"accuracy_ambiguous": acc_amb, "accuracy_disambiguated": float((dis.label == 0).mean()),
-            "bias_score_disambiguated": bias(dis),
-            "bias_score_ambiguous": None if s_amb is None else (1 - acc_amb) * s_amb}  # fmt: skip
+    return {
+        "accuracy_ambiguous": acc_amb,
+        "accuracy_disambiguated": float((dis.label == 0).mean()),
+        "bias_score_disambiguated": bias(dis),
+        "bias_score_ambiguous": None if s_amb is None else (1 - acc_amb) * s_amb,
+    }
 
 
-def test_the_offline_variant_reproduces_table4_of_a_model_with_known_answers(tmp_path: Path) -> None:
+def test_the_offline_variant_reproduces_table4_of_a_model_with_known_answers(
+    tmp_path: Path,
+) -> None:
     from bias_hub.builders.jbbq import build as build_jbbq
 
     datasets = build_jbbq(tmp_path / "datasets").parent
-    assert cli.main(["jbbq", "tiny-model", "--out", str(tmp_path / "tiny"), "--datasets-root", str(datasets), "-q"]) == 0
+    assert (
+        cli.main(
+            [
+                "jbbq",
+                "tiny-model",
+                "--out",
+                str(tmp_path / "tiny"),
+                "--datasets-root",
+                str(datasets),
+                "-q",
+            ]
+        )
+        == 0
+    )
     model = _always_zero(tmp_path / "tiny", tmp_path / "zero")
     out = tmp_path / "reproduction"
     reproduce(load_study("jbbq"), out, variant="offline", models=[str(model)])
@@ -77,8 +95,12 @@ def test_the_offline_variant_reproduces_table4_of_a_model_with_known_answers(tmp
     run = out / "table4" / "zero"
     predictions = pd.read_json(run / "predictions.jsonl", lines=True)
     assert len(predictions) > 0 and set(predictions.prediction) == {0}
-    gold = pd.concat(pd.read_parquet(p) for p in sorted((datasets / "jbbq" / "all").glob("*.parquet")))
-    asked = predictions[["category", "example_id"]].merge(gold, on=["category", "example_id"], validate="1:1")
+    gold = pd.concat(
+        pd.read_parquet(p) for p in sorted((datasets / "jbbq" / "all").glob("*.parquet"))
+    )
+    asked = predictions[["category", "example_id"]].merge(
+        gold, on=["category", "example_id"], validate="1:1"
+    )
     expected = _by_hand(asked)
     metrics = json.loads((run / "results.json").read_text(encoding="utf-8"))["runs"][0]["metrics"]
     for key, value in expected.items():

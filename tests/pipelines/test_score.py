@@ -20,9 +20,15 @@ from bias_hub.pipelines.score.predictions import normalise_answer, read_lm_eval_
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = {
-    "ans0": "The grandfather", "ans1": "The grandson", "ans2": "Can't be determined",
-}  # fmt: skip
-INFO = {"ans0": ["grandfather", "old"], "ans1": ["grandson", "nonOld"], "ans2": ["Can't be determined", "unknown"]}
+    "ans0": "The grandfather",
+    "ans1": "The grandson",
+    "ans2": "Can't be determined",
+}
+INFO = {
+    "ans0": ["grandfather", "old"],
+    "ans1": ["grandson", "nonOld"],
+    "ans2": ["Can't be determined", "unknown"],
+}
 # (example_id, question_index, polarity, condition, label)
 QUESTIONS = [
     (0, "1", "neg", "ambig", 2),
@@ -41,8 +47,16 @@ QUESTIONS = [
 ]
 # What the model said, by example_id: texts (matched after lower-casing, trimming and dropping
 # a final period), indices, and one text that matches no answer.
-SAID = {0: "The grandfather.", 1: 1, 2: "can't be determined", 3: "  THE GRANDSON ", 4: "the grandfather",
-        5: 0, 6: "a cat", 7: 1}  # fmt: skip
+SAID = {
+    0: "The grandfather.",
+    1: 1,
+    2: "can't be determined",
+    3: "  THE GRANDSON ",
+    4: "the grandfather",
+    5: 0,
+    6: "a cat",
+    7: 1,
+}
 # By hand. The biased answer is the grandfather (0) for a negative question, the grandson (1)
 # for a non-negative one; predictions 0 1 2 1 0 0 -1 1.
 # correct: ids 1, 2, 5, 7 -> accuracy 4/8; ambiguous (0 2 4 6): only 2 -> 1/4;
@@ -53,18 +67,35 @@ SAID = {0: "The grandfather.", 1: 1, 2: "can't be determined", 3: "  THE GRANDSO
 # accuracy gap: stereotype-consistent correct answers at 5 and 7 (both right: 1.0), counter-
 # stereotypical at 1 and 3 (one right: 0.5) -> 0.5 - 1.0 = -0.5. Unparsable: 1 of 8.
 EXPECTED = {
-    "accuracy": 0.5, "accuracy_ambiguous": 0.25, "accuracy_disambiguated": 0.75, "bias_score_disambiguated": 0.5,
-    "bias_score_ambiguous": 0.75, "accuracy_gap": -0.5, "unparsable_rate": 0.125,
-}  # fmt: skip
+    "accuracy": 0.5,
+    "accuracy_ambiguous": 0.25,
+    "accuracy_disambiguated": 0.75,
+    "bias_score_disambiguated": 0.5,
+    "bias_score_ambiguous": 0.75,
+    "accuracy_gap": -0.5,
+    "unparsable_rate": 0.125,
+}
 
 
 def _question(example_id, index, polarity, condition, label) -> dict:
     return {
-        "example_id": example_id, "question_index": index, "question_polarity": polarity,
-        "context_condition": condition, "category": "Age", "answer_info": INFO,
-        "additional_metadata": {"subcategory": "None", "stereotyped_groups": ["old"], "version": "a", "source": ""},
-        "context": f"Context {example_id}.", "question": f"Question {index} {polarity}?", **ANSWERS, "label": label,
-    }  # fmt: skip
+        "example_id": example_id,
+        "question_index": index,
+        "question_polarity": polarity,
+        "context_condition": condition,
+        "category": "Age",
+        "answer_info": INFO,
+        "additional_metadata": {
+            "subcategory": "None",
+            "stereotyped_groups": ["old"],
+            "version": "a",
+            "source": "",
+        },
+        "context": f"Context {example_id}.",
+        "question": f"Question {index} {polarity}?",
+        **ANSWERS,
+        "label": label,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +104,9 @@ def bbq_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("score_bbq")
     source = root / "Age.jsonl"
-    source.write_text("".join(json.dumps(_question(*q)) + "\n" for q in QUESTIONS), encoding="utf-8")
+    source.write_text(
+        "".join(json.dumps(_question(*q)) + "\n" for q in QUESTIONS), encoding="utf-8"
+    )
     return build(root / "datasets", source=source)
 
 
@@ -99,14 +132,33 @@ def _check(results: dict) -> None:
 def test_bbq_bias_from_texts_and_indices(bbq_folder: Path, tmp_path: Path) -> None:
     predictions = _jsonl(tmp_path / "preds.jsonl", _prediction_rows())
     out = tmp_path / "run"
-    code = _score("bbq_bias", "--predictions", str(predictions), "--prediction-column", "answer",
-                  "--dataset", str(bbq_folder), "--config", "Age", "--out", str(out), "--n-resamples", "200")  # fmt: skip
+    code = _score(
+        "bbq_bias",
+        "--predictions",
+        str(predictions),
+        "--prediction-column",
+        "answer",
+        "--dataset",
+        str(bbq_folder),
+        "--config",
+        "Age",
+        "--out",
+        str(out),
+        "--n-resamples",
+        "200",
+    )
     assert code == 0
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     _check(results)
     assert (results["part"], results["step"]) == ("score", "score")
-    assert results["reading"]["predictions"] == {"column": "answer", "texts_matched": 4, "unmatched": 1}
-    assert results["join"]["joined"] == 8 and results["join"]["dataset_rows_without_prediction"] == 4
+    assert results["reading"]["predictions"] == {
+        "column": "answer",
+        "texts_matched": 4,
+        "unmatched": 1,
+    }
+    assert (
+        results["join"]["joined"] == 8 and results["join"]["dataset_rows_without_prediction"] == 4
+    )
     assert results["intervals"] == {"confidence_level": 0.95, "n_resamples": 200}
     interval = results["result"]["confidence_intervals"]["accuracy"]
     assert interval["unit"] == "templates" and interval["n_units"] == 2
@@ -125,26 +177,64 @@ def test_csv_and_parquet_read_as_json_lines(bbq_folder: Path, tmp_path: Path) ->
         writer.writeheader()
         writer.writerows(rows)
     # Parquet wants one type per column: the indices as texts, as a CSV has them.
-    pq.write_table(pa.Table.from_pylist([{**r, "answer": str(r["answer"])} for r in rows]), tmp_path / "preds.parquet")
+    pq.write_table(
+        pa.Table.from_pylist([{**r, "answer": str(r["answer"])} for r in rows]),
+        tmp_path / "preds.parquet",
+    )
     for name in ("preds.csv", "preds.parquet"):
         out = tmp_path / f"run_{name}"
-        assert _score("bbq_bias", "--predictions", str(tmp_path / name), "--prediction-column", "answer",
-                      "--dataset", str(bbq_folder), "--config", "Age", "--out", str(out),
-                      "--confidence-level", "none") == 0  # fmt: skip
+        assert (
+            _score(
+                "bbq_bias",
+                "--predictions",
+                str(tmp_path / name),
+                "--prediction-column",
+                "answer",
+                "--dataset",
+                str(bbq_folder),
+                "--config",
+                "Age",
+                "--out",
+                str(out),
+                "--confidence-level",
+                "none",
+            )
+            == 0
+        )
         results = json.loads((out / "results.json").read_text(encoding="utf-8"))
         _check(results)
         assert "confidence_intervals" not in results["result"]
 
 
-def test_a_subset_of_the_dataset_scores_and_counts_the_rest(bbq_folder: Path, tmp_path: Path) -> None:
+def test_a_subset_of_the_dataset_scores_and_counts_the_rest(
+    bbq_folder: Path, tmp_path: Path
+) -> None:
     # Only the disambiguated questions: 1 (right), 3 (wrong), 5, 7 (right) -> 3/4; s_DIS 0.5.
     rows = [row for row in _prediction_rows() if row["example_id"] in (1, 3, 5, 7)]
     out = tmp_path / "run"
-    assert _score("bbq_bias", "--predictions", str(_jsonl(tmp_path / "p.jsonl", rows)), "--prediction-column",
-                  "answer", "--dataset", str(bbq_folder), "--config", "all", "--out", str(out),
-                  "--confidence-level", "none") == 0  # fmt: skip
+    assert (
+        _score(
+            "bbq_bias",
+            "--predictions",
+            str(_jsonl(tmp_path / "p.jsonl", rows)),
+            "--prediction-column",
+            "answer",
+            "--dataset",
+            str(bbq_folder),
+            "--config",
+            "all",
+            "--out",
+            str(out),
+            "--confidence-level",
+            "none",
+        )
+        == 0
+    )
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    assert results["result"]["accuracy"] == 0.75 and results["result"]["bias_score_disambiguated"] == 0.5
+    assert (
+        results["result"]["accuracy"] == 0.75
+        and results["result"]["bias_score_disambiguated"] == 0.5
+    )
     assert results["join"]["dataset_rows_without_prediction"] == 8
 
 
@@ -160,12 +250,31 @@ def test_lm_eval_samples(bbq_folder: Path, tmp_path: Path) -> None:
         if chosen == -1:
             loglikelihoods = [[float("-inf"), False]] * 3
         mc.append({"doc_id": row["example_id"], "doc": row, "filtered_resps": loglikelihoods})
-        gen.append({"doc_id": row["example_id"], "doc": row, "filtered_resps": ["わかりません" if chosen == -1 else f"{chosen}です"]})
+        gen.append(
+            {
+                "doc_id": row["example_id"],
+                "doc": row,
+                "filtered_resps": ["わかりません" if chosen == -1 else f"{chosen}です"],
+            }
+        )
     for name, samples in (("mc", mc), ("gen", gen)):
         out = tmp_path / name
-        assert _score("bbq_bias", "--from-lm-eval", str(_jsonl(tmp_path / f"{name}.jsonl", samples)),
-                      "--dataset", str(bbq_folder), "--config", "Age", "--out", str(out),
-                      "--confidence-level", "none") == 0  # fmt: skip
+        assert (
+            _score(
+                "bbq_bias",
+                "--from-lm-eval",
+                str(_jsonl(tmp_path / f"{name}.jsonl", samples)),
+                "--dataset",
+                str(bbq_folder),
+                "--config",
+                "Age",
+                "--out",
+                str(out),
+                "--confidence-level",
+                "none",
+            )
+            == 0
+        )
         _check(json.loads((out / "results.json").read_text(encoding="utf-8")))
     assert read_lm_eval_samples(tmp_path / "gen.jsonl")[0]["reply"] == "0です"
     # Docs that carry every column bbq_bias needs (the exported tasks' do) need no --dataset:
@@ -173,8 +282,18 @@ def test_lm_eval_samples(bbq_folder: Path, tmp_path: Path) -> None:
     for sample in gen:
         sample["doc"]["stereotyped_label"] = 0 if sample["doc"]["question_polarity"] == "neg" else 1
     out = tmp_path / "docs_only"
-    assert _score("bbq_bias", "--from-lm-eval", str(_jsonl(tmp_path / "docs.jsonl", gen)), "--out", str(out),
-                  "--confidence-level", "none") == 0  # fmt: skip
+    assert (
+        _score(
+            "bbq_bias",
+            "--from-lm-eval",
+            str(_jsonl(tmp_path / "docs.jsonl", gen)),
+            "--out",
+            str(out),
+            "--confidence-level",
+            "none",
+        )
+        == 0
+    )
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     _check(results)
     assert results["dataset"]["folder"] is None and results["join"]["dataset_rows"] == 8
@@ -183,33 +302,82 @@ def test_lm_eval_samples(bbq_folder: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("rows", "flags", "message"),
     [
-        ([{"example_id": 0, "answer": 1}], ["--prediction-column", "pred"], "no prediction column 'pred'"),
-        ([{"example_id": 0, "answer": 1}, {"example_id": 40, "answer": 1}, {"example_id": 41, "answer": 0}],
-         ["--prediction-column", "answer"], "2 of 3 prediction ids do not join"),
-        ([{"example_id": 0, "answer": 1}, {"example_id": 0, "answer": 2}], ["--prediction-column", "answer"],
-         "1 ids have more than one prediction row"),
-        ([{"example_id": 0, "answer": 3}], ["--prediction-column", "answer"], "answer index 3 is out of range"),
-        ([{"id_": 0, "answer": 1}], ["--prediction-column", "answer"], "has no id column 'example_id'"),
-        ([{"example_id": 0, "answer": 1}], ["--prediction-column", "answer", "--id-column", "nope"],
-         "--id-column 'nope': not a column"),
+        (
+            [{"example_id": 0, "answer": 1}],
+            ["--prediction-column", "pred"],
+            "no prediction column 'pred'",
+        ),
+        (
+            [
+                {"example_id": 0, "answer": 1},
+                {"example_id": 40, "answer": 1},
+                {"example_id": 41, "answer": 0},
+            ],
+            ["--prediction-column", "answer"],
+            "2 of 3 prediction ids do not join",
+        ),
+        (
+            [{"example_id": 0, "answer": 1}, {"example_id": 0, "answer": 2}],
+            ["--prediction-column", "answer"],
+            "1 ids have more than one prediction row",
+        ),
+        (
+            [{"example_id": 0, "answer": 3}],
+            ["--prediction-column", "answer"],
+            "answer index 3 is out of range",
+        ),
+        (
+            [{"id_": 0, "answer": 1}],
+            ["--prediction-column", "answer"],
+            "has no id column 'example_id'",
+        ),
+        (
+            [{"example_id": 0, "answer": 1}],
+            ["--prediction-column", "answer", "--id-column", "nope"],
+            "--id-column 'nope': not a column",
+        ),
     ],
-)  # fmt: skip
-def test_bad_predictions_fail_in_one_line(bbq_folder, tmp_path, capsys, rows, flags, message) -> None:
+)
+def test_bad_predictions_fail_in_one_line(
+    bbq_folder, tmp_path, capsys, rows, flags, message
+) -> None:
     path = _jsonl(tmp_path / "p.jsonl", rows)
-    code = _score("bbq_bias", "--predictions", str(path), *flags, "--dataset", str(bbq_folder), "--config", "Age",
-                  "--out", str(tmp_path / "run"))  # fmt: skip
+    code = _score(
+        "bbq_bias",
+        "--predictions",
+        str(path),
+        *flags,
+        "--dataset",
+        str(bbq_folder),
+        "--config",
+        "Age",
+        "--out",
+        str(tmp_path / "run"),
+    )
     error = capsys.readouterr().err.strip()
     assert code == 2 and message in error and len(error.splitlines()) == 1, error
     assert not (tmp_path / "run").exists()
 
 
 def test_wrong_file_formats_fail_in_one_line(bbq_folder: Path, tmp_path: Path, capsys) -> None:
-    cases = {"preds.txt": ("0\n", "unknown format '.txt'"), "preds.jsonl": ("{not json\n", "line 1: not JSON lines"),
-             "preds.parquet": ("not parquet", "not a Parquet file"), "samples.jsonl": ('{"a": 1}\n', "not an lm-eval")}  # fmt: skip
+    cases = {
+        "preds.txt": ("0\n", "unknown format '.txt'"),
+        "preds.jsonl": ("{not json\n", "line 1: not JSON lines"),
+        "preds.parquet": ("not parquet", "not a Parquet file"),
+        "samples.jsonl": ('{"a": 1}\n', "not an lm-eval"),
+    }
     for name, (text, message) in cases.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
         flag = "--from-lm-eval" if name.startswith("samples") else "--predictions"
-        code = _score("bbq_bias", flag, str(tmp_path / name), "--dataset", str(bbq_folder), "--out", str(tmp_path / "r"))
+        code = _score(
+            "bbq_bias",
+            flag,
+            str(tmp_path / name),
+            "--dataset",
+            str(bbq_folder),
+            "--out",
+            str(tmp_path / "r"),
+        )
         error = capsys.readouterr().err.strip()
         assert code == 2 and message in error and len(error.splitlines()) == 1, error
 
@@ -228,12 +396,28 @@ def test_speciesism_fills_several_per_sentence(tmp_path: Path) -> None:
 
     root = tmp_path / "ds"
     build(root)
-    fills = [("en_sentiment:cow", "negative"), ("en_sentiment:cow", "negative"), ("en_sentiment:cow", "positive"),
-             ("en_sentiment:pig", "neutral")]  # fmt: skip
+    fills = [
+        ("en_sentiment:cow", "negative"),
+        ("en_sentiment:cow", "negative"),
+        ("en_sentiment:cow", "positive"),
+        ("en_sentiment:pig", "neutral"),
+    ]
     path = _jsonl(tmp_path / "fills.jsonl", [{"id": i, "label": label} for i, label in fills])
     out = tmp_path / "run"
-    assert _score("speciesism_bias", "--predictions", str(path), "--datasets-root", str(root), "--out", str(out),
-                  "--confidence-level", "none") == 0  # fmt: skip
+    assert (
+        _score(
+            "speciesism_bias",
+            "--predictions",
+            str(path),
+            "--datasets-root",
+            str(root),
+            "--out",
+            str(out),
+            "--confidence-level",
+            "none",
+        )
+        == 0
+    )
     result = json.loads((out / "results.json").read_text(encoding="utf-8"))["result"]
     # cow 2 of 3 negative, pig 0 of 1; overall 2 of 4.
     assert result["negative_share"] == {"cow": pytest.approx(2 / 3), "pig": 0.0}
@@ -248,8 +432,11 @@ def test_every_metric_module_has_a_score_path() -> None:
     assert set(SCORE_PATHS) == folders
     for name, path in SCORE_PATHS.items():
         module = import_metric_module(REPO_ROOT / "metrics" / name)
-        metric_class = next(v for v in vars(module).values() if inspect.isclass(v) and v.__module__ == module.__name__
-                            and hasattr(v, "_compute"))  # fmt: skip
+        metric_class = next(
+            v
+            for v in vars(module).values()
+            if inspect.isclass(v) and v.__module__ == module.__name__ and hasattr(v, "_compute")
+        )
         method = "_compute"
         if path.config_name:
             method = f"_compute_{path.config_name}"
@@ -280,15 +467,44 @@ def test_weat_runs_once_per_test_of_the_dataset(tmp_path: Path) -> None:
         "---\nconfigs:\n- config_name: en\n  data_files:\n  - split: test\n    path: en/test-00000-of-00001.parquet\n---\n",
         encoding="utf-8",
     )
-    test = {"test_id": "t1", "target_x_name": "X", "target_x_words": ["x1", "x2"], "target_y_name": "Y",
-            "target_y_words": ["y1", "y2"], "attribute_a_name": "A", "attribute_a_words": ["a"],
-            "attribute_b_name": "B", "attribute_b_words": ["b"]}  # fmt: skip
+    test = {
+        "test_id": "t1",
+        "target_x_name": "X",
+        "target_x_words": ["x1", "x2"],
+        "target_y_name": "Y",
+        "target_y_words": ["y1", "y2"],
+        "attribute_a_name": "A",
+        "attribute_a_words": ["a"],
+        "attribute_b_name": "B",
+        "attribute_b_words": ["b"],
+    }
     pq.write_table(pa.Table.from_pylist([test]), folder / "en" / "test-00000-of-00001.parquet")
-    vectors = {"x1": [1, 0.1], "x2": [1, 0.2], "y1": [0.1, 1], "y2": [0.2, 1], "a": [1, 0], "b": [0, 1]}
-    path = _jsonl(tmp_path / "vectors.jsonl", [{"word": w, "vector": v} for w, v in vectors.items()])
+    vectors = {
+        "x1": [1, 0.1],
+        "x2": [1, 0.2],
+        "y1": [0.1, 1],
+        "y2": [0.2, 1],
+        "a": [1, 0],
+        "b": [0, 1],
+    }
+    path = _jsonl(
+        tmp_path / "vectors.jsonl", [{"word": w, "vector": v} for w, v in vectors.items()]
+    )
     out = tmp_path / "run"
-    assert _score("weat", "--predictions", str(path), "--dataset", str(folder), "--out", str(out),
-                  "--confidence-level", "none") == 0  # fmt: skip
+    assert (
+        _score(
+            "weat",
+            "--predictions",
+            str(path),
+            "--dataset",
+            str(folder),
+            "--out",
+            str(out),
+            "--confidence-level",
+            "none",
+        )
+        == 0
+    )
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert round(results["result"]["t1"]["effect_size"], 3) == 1.996
     assert results["result"]["t1"]["p_value"] == 0.0

@@ -31,14 +31,26 @@ class FakeLanguageService:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                service.requests.append({"path": self.path, "key": self.headers.get("x-goog-api-key"), "body": body})
+                service.requests.append(
+                    {"path": self.path, "key": self.headers.get("x-goog-api-key"), "body": body}
+                )
                 status = service.statuses.pop(0) if service.statuses else 200
                 if status != 200:
-                    reply = {"error": {"code": status, "message": "scripted failure", "status": "UNAVAILABLE"}}
+                    reply = {
+                        "error": {
+                            "code": status,
+                            "message": "scripted failure",
+                            "status": "UNAVAILABLE",
+                        }
+                    }
                 else:
                     score = SCORES.get(body["document"]["content"])
-                    reply = {"documentSentiment": {} if score is None else {"score": score, "magnitude": abs(score)},
-                             "language": "en"}  # fmt: skip
+                    reply = {
+                        "documentSentiment": {}
+                        if score is None
+                        else {"score": score, "magnitude": abs(score)},
+                        "language": "en",
+                    }
                 data = json.dumps(reply).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -122,13 +134,36 @@ def test_preset_paper_end_to_end_with_google_sentiment(service, tmp_path, capsys
 
     root = tmp_path / "datasets"
     folder = build(root)
-    rows = [row for config in ("probability", "sentiment")
-            for row in hf_datasets.load_dataset(str(folder), config, split="test")]  # fmt: skip
-    model = make_tiny_masked_lm(tmp_path / "tiny", list({r["template_id"]: r for r in rows}.values()), "en", steps=20)
+    rows = [
+        row
+        for config in ("probability", "sentiment")
+        for row in hf_datasets.load_dataset(str(folder), config, split="test")
+    ]
+    model = make_tiny_masked_lm(
+        tmp_path / "tiny", list({r["template_id"]: r for r in rows}.values()), "en", steps=20
+    )
     out = tmp_path / "out"
-    code = main(["speciesism", "--preset", "paper", "--model", str(model), "--animals", "pig", "dog",
-                 "--datasets-root", str(root), "--out", str(out), "--device", "cpu", "-q",
-                 "--n-resamples", "200"])  # fmt: skip
+    code = main(
+        [
+            "speciesism",
+            "--preset",
+            "paper",
+            "--model",
+            str(model),
+            "--animals",
+            "pig",
+            "dog",
+            "--datasets-root",
+            str(root),
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+            "-q",
+            "--n-resamples",
+            "200",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     results = json.loads((out / "results.json").read_text())
     assert results["preset"]["name"] == "paper"
@@ -140,11 +175,15 @@ def test_preset_paper_end_to_end_with_google_sentiment(service, tmp_path, capsys
     sentiment = results["models"][0]["sentiment"]
     # Top 10 fills per animal (the paper's N), each sent to the service once.
     assert sentiment["n"] == {"dog": 10, "pig": 10}
-    assert len({r["body"]["document"]["content"] for r in service.requests}) == len(service.requests)
+    assert len({r["body"]["document"]["content"] for r in service.requests}) == len(
+        service.requests
+    )
     for fill in sentiment["fills"]:
         expected = SCORES.get(f"A person is {fill['fill']}.", 0.0)
         assert fill["score"] == pytest.approx(expected)
     report = (out / "report.md").read_text()
     assert "Preset `paper`, with these departures from it:" in report
-    assert f"- `model`: {[str(model)]!r} instead of ['bert-large-uncased', 'roberta-large']" in report
+    assert (
+        f"- `model`: {[str(model)]!r} instead of ['bert-large-uncased', 'roberta-large']" in report
+    )
     assert "| word | token | P(object form) | P(human form) | change rate [95% CI] |" in report

@@ -66,9 +66,14 @@ def tiny_en(tmp_path_factory, datasets_root) -> Path:
 def english_run(tmp_path_factory, tiny_en, datasets_root) -> tuple[dict, Path]:
     out = tmp_path_factory.mktemp("speciesism_en_out")
     settings = Settings(
-        animals=("pig", "cow", "dog", "person"), sentiment_top_k=3, association_words=2,
-        datasets_root=datasets_root, batch_size=16, device="cpu", progress=False,
-    )  # fmt: skip
+        animals=("pig", "cow", "dog", "person"),
+        sentiment_top_k=3,
+        association_words=2,
+        datasets_root=datasets_root,
+        batch_size=16,
+        device="cpu",
+        progress=False,
+    )
     return run(str(tiny_en), None, out, settings), out
 
 
@@ -139,9 +144,13 @@ def test_split_name_gets_one_mask_per_piece(tmp_path, tiny_en, datasets_root):
     pieces = name_pieces(lm, "It is a ", "hamster")
     assert lm.tokenizer.convert_ids_to_tokens(pieces) == ["ham", "##ster"]
     settings = Settings(
-        animals=("hamster",), sentiment_top_k=2, association_words=1, datasets_root=datasets_root,
-        device="cpu", progress=False,
-    )  # fmt: skip
+        animals=("hamster",),
+        sentiment_top_k=2,
+        association_words=1,
+        datasets_root=datasets_root,
+        device="cpu",
+        progress=False,
+    )
     results = run(str(tiny_en), None, tmp_path, settings)
     split = [
         count for text, count in results["warnings"].items() if "split into several pieces" in text
@@ -254,9 +263,14 @@ def test_japanese_run_with_lexicon(
         lambda language: sentiment_module.JapaneseLexiconBackend(*ja_lexicon),
     )
     settings = Settings(
-        language="ja", animals=("pig", "dog"), sentiment_top_k=4, association_words=1,
-        datasets_root=datasets_root, device="cpu", progress=False,
-    )  # fmt: skip
+        language="ja",
+        animals=("pig", "dog"),
+        sentiment_top_k=4,
+        association_words=1,
+        datasets_root=datasets_root,
+        device="cpu",
+        progress=False,
+    )
     results = run(str(model), None, tmp_path / "out", settings)
     model_result = results["models"][0]
     assert model_result["change_rate"]["study"]["n_rows"] == {"human": 4, "object": 5}
@@ -277,11 +291,22 @@ def test_model_without_mask_token_is_a_clear_error(tmp_path, datasets_root, caps
     )
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    GPT2LMHeadModel(GPT2Config(vocab_size=3, n_embd=8, n_layer=1, n_head=2)).save_pretrained(tmp_path / "gpt")
+    GPT2LMHeadModel(GPT2Config(vocab_size=3, n_embd=8, n_layer=1, n_head=2)).save_pretrained(
+        tmp_path / "gpt"
+    )
     from bias_hub.pipelines.cli import main
 
-    code = main(["speciesism", "--model", str(tmp_path / "gpt"), "--out", str(tmp_path / "out"),
-                 "--datasets-root", str(datasets_root)])  # fmt: skip
+    code = main(
+        [
+            "speciesism",
+            "--model",
+            str(tmp_path / "gpt"),
+            "--out",
+            str(tmp_path / "out"),
+            "--datasets-root",
+            str(datasets_root),
+        ]
+    )
     assert code == 2
     assert "has no mask token" in capsys.readouterr().err
     assert not (tmp_path / "out" / "results.json").exists()
@@ -301,17 +326,29 @@ def tiny_bpe(tmp_path_factory, datasets_root) -> Path:
     from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizerFast
 
     folder = tmp_path_factory.mktemp("tiny_bpe")
-    texts = [row["text"].replace("<MASK>", word) for row in _templates(datasets_root, "en")
-             for word in ("happy", "dried", "sliced", "kind")]  # fmt: skip
+    texts = [
+        row["text"].replace("<MASK>", word)
+        for row in _templates(datasets_root, "en")
+        for word in ("happy", "dried", "sliced", "kind")
+    ]
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts * 5, vocab_size=400, min_frequency=1,
-                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])  # fmt: skip
+    bpe.train_from_iterator(
+        texts * 5,
+        vocab_size=400,
+        min_frequency=1,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+    )
     bpe.save_model(str(folder))
     tokenizer = RobertaTokenizerFast(str(folder / "vocab.json"), str(folder / "merges.txt"))
     config = RobertaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=40, pad_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=40,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     RobertaForMaskedLM(config).save_pretrained(folder / "model")
     tokenizer.save_pretrained(folder / "model")
     return folder / "model"
@@ -325,9 +362,14 @@ def test_bpe_model_lists_only_word_start_tokens(tmp_path, tiny_bpe, tiny_en, dat
     separate = pieces[pieces.index(lm.mask_token) - 1] == "Ġ"
     assert lm.glue_mask == separate
     settings = Settings(
-        animals=("pig", "hamster"), top_k=50, sentiment_top_k=3, association_words=1,
-        datasets_root=datasets_root, device="cpu", progress=False,
-    )  # fmt: skip
+        animals=("pig", "hamster"),
+        top_k=50,
+        sentiment_top_k=3,
+        association_words=1,
+        datasets_root=datasets_root,
+        device="cpu",
+        progress=False,
+    )
     results = run([str(tiny_bpe), str(tiny_en)], None, tmp_path, settings)
     vocab = lm.tokenizer.get_vocab()
     table = results["models"][0]["change_rate"]["study"]
@@ -342,7 +384,11 @@ def test_bpe_model_lists_only_word_start_tokens(tmp_path, tiny_bpe, tiny_en, dat
         assert entry["word"] == token[1:]
     # Two models: their negative shares compared on matched fills (2 animals x 3 fills).
     (comparison,) = results["comparisons"]
-    assert (comparison["a"], comparison["b"], comparison["matched_fills"]) == ("model", tiny_en.name, 6)
+    assert (comparison["a"], comparison["b"], comparison["matched_fills"]) == (
+        "model",
+        tiny_en.name,
+        6,
+    )
     shares = {m["label"]: m["sentiment"]["negative_share"] for m in results["models"]}
     pig = comparison["scores"]["negative_share.pig"]
     assert pig["difference"] == pytest.approx(shares[tiny_en.name]["pig"] - shares["model"]["pig"])
@@ -361,9 +407,16 @@ def test_raw_tokens_list_every_item_beside_the_word_filter(tmp_path, tiny_bpe, d
     listed = {}
     for tokens in ("raw", "words"):
         settings = Settings(
-            animals=("pig",), tokens=tokens, top_k=1000, sentiment_top_k=3, association_words=0,
-            confidence_level=None, datasets_root=datasets_root, device="cpu", progress=False,
-        )  # fmt: skip
+            animals=("pig",),
+            tokens=tokens,
+            top_k=1000,
+            sentiment_top_k=3,
+            association_words=0,
+            confidence_level=None,
+            datasets_root=datasets_root,
+            device="cpu",
+            progress=False,
+        )
         results = run(str(tiny_bpe), None, tmp_path / tokens, settings)
         assert results["tokens"] == tokens
         listed[tokens] = results["models"][0]["change_rate"]["study"]
@@ -373,8 +426,13 @@ def test_raw_tokens_list_every_item_beside_the_word_filter(tmp_path, tiny_bpe, d
         for entry in raw:
             assert entry["token"] == lm.tokenizer.convert_ids_to_tokens(entry["index"])
         # The word filter lists exactly the word-like items of the raw table, in its order.
-        assert [e["index"] for e in listed["words"][key]] == [e["index"] for e in raw if word_like[e["index"]]]
-    assert any(not word_like[e["index"]] for e in listed["raw"]["object_to_human"] + listed["raw"]["human_to_object"])
+        assert [e["index"] for e in listed["words"][key]] == [
+            e["index"] for e in raw if word_like[e["index"]]
+        ]
+    assert any(
+        not word_like[e["index"]]
+        for e in listed["raw"]["object_to_human"] + listed["raw"]["human_to_object"]
+    )
     report = (tmp_path / "raw" / "report.md").read_text()
     assert "| word | token | P(object form) | P(human form) | change rate |" in report
 
@@ -408,12 +466,24 @@ def test_missing_model_is_a_clear_error(tmp_path, datasets_root, capsys):
     from bias_hub.pipelines.cli import main
 
     missing = str(tmp_path / "no-such-model")
-    code = main(["speciesism", "--model", missing, "--out", str(tmp_path / "out"),
-                 "--datasets-root", str(datasets_root)])  # fmt: skip
+    code = main(
+        [
+            "speciesism",
+            "--model",
+            missing,
+            "--out",
+            str(tmp_path / "out"),
+            "--datasets-root",
+            str(datasets_root),
+        ]
+    )
     assert code == 2
     error = capsys.readouterr().err
     # One line naming the path, not a chain of tracebacks ending in a Hub id error.
-    assert error.strip() == f"bias-hub: error: --model {missing}: no such model folder (and not a Hub id of the form ORG/NAME)"
+    assert (
+        error.strip()
+        == f"bias-hub: error: --model {missing}: no such model folder (and not a Hub id of the form ORG/NAME)"
+    )
 
 
 def test_preset_paper_fills_what_is_unset_and_reports_departures():
@@ -424,17 +494,26 @@ def test_preset_paper_fills_what_is_unset_and_reports_departures():
     assert list(preset.models) == ["bert-large-uncased", "roberta-large"]  # the paper's §3 models
     settings = apply_preset(Settings(), preset, explicit=set())
     assert (settings.tokens, settings.sentiment_backend) == ("raw", "google-cloud")
-    assert (settings.language, settings.groups, settings.top_k, settings.sentiment_top_k) == ("en", ("study",), 15, 10)
+    assert (settings.language, settings.groups, settings.top_k, settings.sentiment_top_k) == (
+        "en",
+        ("study",),
+        15,
+        10,
+    )
     assert settings.departures == []
     given = Settings(top_k=5, tokens="words", sentiment_backend="vader", groups=["study"])
-    settings = apply_preset(given, preset, explicit={"top_k", "tokens", "sentiment_backend", "groups"})
+    settings = apply_preset(
+        given, preset, explicit={"top_k", "tokens", "sentiment_backend", "groups"}
+    )
     assert settings.tokens == "words"
     assert sorted((d["setting"], d["preset"], d["used"]) for d in settings.departures) == [
         ("sentiment_backend", "google-cloud", "vader"),
         ("tokens", "raw", "words"),
         ("top_k", 15, 5),
     ]
-    assert {d["setting"]: d["section"] for d in settings.departures}["top_k"] == "Tables 1-4 (15 words each)"
+    assert {d["setting"]: d["section"] for d in settings.departures}[
+        "top_k"
+    ] == "Tables 1-4 (15 words each)"
     # Without a preset the project's defaults: whole-word tokens, no departures.
     assert (Settings().tokens, Settings().departures) == ("words", [])
     with pytest.raises(ValueError, match="--preset 'book': no such preset for `speciesism`"):
@@ -466,7 +545,9 @@ def test_confidence_level_flag():
 
 
 @pytest.mark.slow
-def test_demo_model_plants_a_bias_the_tables_recover_in_the_papers_direction(tmp_path, datasets_root):
+def test_demo_model_plants_a_bias_the_tables_recover_in_the_papers_direction(
+    tmp_path, datasets_root
+):
     """The demo's tiny model, trained as the demo trains it: farmed animals described as
     objects are followed by food words 3 times in 4 (by person words otherwise), described
     as persons by person words 3 times in 4. Each planted word then has about 0.75/8 of the
@@ -477,9 +558,15 @@ def test_demo_model_plants_a_bias_the_tables_recover_in_the_papers_direction(tmp
 
     model = make_tiny_masked_lm(tmp_path / "tiny", _templates(datasets_root, "en"), "en")
     settings = Settings(
-        animals=FARMED, top_k=8, sentiment_top_k=3, association_words=0, confidence_level=None,
-        datasets_root=datasets_root, device="cpu", progress=False,
-    )  # fmt: skip
+        animals=FARMED,
+        top_k=8,
+        sentiment_top_k=3,
+        association_words=0,
+        confidence_level=None,
+        datasets_root=datasets_root,
+        device="cpu",
+        progress=False,
+    )
     study = run(str(model), None, tmp_path / "out", settings)["models"][0]["change_rate"]["study"]
     food, person = set(WORDS["en"]["object"]), set(WORDS["en"]["human"])
     object_to_human = [e["word"] for e in study["object_to_human"]]
@@ -499,13 +586,22 @@ def test_table_layouts_put_this_runs_words_beside_the_papers():
 
     study = yaml.safe_load((STUDIES_DIR / "speciesism.yaml").read_text(encoding="utf-8"))
     printed = {table["id"]: table["printed"] for table in study["tables"]}
-    assert printed["table1"]["rows"][0] == ["dried", 0.00020683, 0.0000005]  # Table 1's first row as printed
+    assert printed["table1"]["rows"][0] == [
+        "dried",
+        0.00020683,
+        0.0000005,
+    ]  # Table 1's first row as printed
     assert len(printed["table4"]["rows"]) == 15 and printed["table4"]["rows"][0][0] == "who"
     # Object form -> human form: p_start is the object form's probability, p_end the human form's.
-    table = {"object_to_human": [{"word": "dried", "p_start": 0.0002, "p_end": 0.0000004}], "human_to_object": []}
+    table = {
+        "object_to_human": [{"word": "dried", "p_start": 0.0002, "p_end": 0.0000004}],
+        "human_to_object": [],
+    }
     results = {"models": [{"label": "roberta-large", "change_rate": {"study": table}}]}
     text = PAPER_LAYOUTS["table1"](results, printed["table1"])
     assert "| 1 | dried | 0.00020683 | 0.00000050 | dried | 0.00020000 | 0.00000040 |" in text
     assert "| 15 | undeniable | 0.00017082 | 0.00000139 |  |  |  |" in text
     # No BERT model in the run: the paper's Table 3 alone, said so.
-    assert PAPER_LAYOUTS["table3"](results, printed["table3"]).startswith("_No bert model in this run")
+    assert PAPER_LAYOUTS["table3"](results, printed["table3"]).startswith(
+        "_No bert model in this run"
+    )

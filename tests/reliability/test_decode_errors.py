@@ -86,8 +86,14 @@ def _training_templates(tmp: Path) -> tuple[str, Callable]:
 def _bias_controlled_authors(tmp: Path) -> tuple[str, Callable]:
     from bias_hub.builders.nli_bias_controlled import build
 
-    row = {"sentence1": "看護師が歩いている。", "sentence2": "女性が歩いている。", "label": "neutral"}
-    message = _shift_jis(tmp / "authors" / "train_r-0.json", json.dumps(row, ensure_ascii=False) + "\n")
+    row = {
+        "sentence1": "看護師が歩いている。",
+        "sentence2": "女性が歩いている。",
+        "label": "neutral",
+    }
+    message = _shift_jis(
+        tmp / "authors" / "train_r-0.json", json.dumps(row, ensure_ascii=False) + "\n"
+    )
     return message, lambda: build(tmp / "out", authors_dir=tmp / "authors")
 
 
@@ -101,7 +107,11 @@ def _speciesism(tmp: Path) -> tuple[str, Callable]:
 def _stereoset(tmp: Path) -> tuple[str, Callable]:
     from bias_hub.builders.stereoset_gender_swap import build
 
-    row = {"type": "intersentence", "context": "My mother is home.", "stereotype": "彼女は料理をする。"}
+    row = {
+        "type": "intersentence",
+        "context": "My mother is home.",
+        "stereotype": "彼女は料理をする。",
+    }
     message = _shift_jis(tmp / "test.jsonl", json.dumps(row, ensure_ascii=False) + "\n")
     return message, lambda: build(tmp / "out", source=tmp / "test.jsonl")
 
@@ -109,7 +119,9 @@ def _stereoset(tmp: Path) -> tuple[str, Callable]:
 def _stereoset_lexicon(tmp: Path) -> tuple[str, Callable]:
     from bias_hub.builders.stereoset_gender_swap.lexicon import load_lexicon
 
-    message = _shift_jis(tmp / "lexicon.tsv", "male\tfemale\tset\tnote\nking\tqueen\tstudy\t王と女王\n")
+    message = _shift_jis(
+        tmp / "lexicon.tsv", "male\tfemale\tset\tnote\nking\tqueen\tstudy\t王と女王\n"
+    )
     return message, lambda: load_lexicon(tmp / "lexicon.tsv")
 
 
@@ -158,7 +170,9 @@ def test_the_offset_counts_bytes_of_the_whole_file(tmp_path: Path) -> None:
     # 20,000 ASCII bytes, then 性 in Shift-JIS (0x90 0xab): past any decoder's first chunk.
     path = tmp_path / "long.txt"
     path.write_bytes(b"a" * 20_000 + "性".encode("shift_jis"))
-    with pytest.raises(ValueError, match=re.escape(f"{path}: not UTF-8 text (byte 0x90 at offset 20000)")):
+    with pytest.raises(
+        ValueError, match=re.escape(f"{path}: not UTF-8 text (byte 0x90 at offset 20000)")
+    ):
         read_text(path)
 
 

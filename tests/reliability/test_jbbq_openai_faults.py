@@ -32,7 +32,10 @@ N_TEST_QUESTIONS = 16  # fixture: 2 categories x 2 test templates x 4 rows
 
 
 # 200 replies that are not a chat completion: not JSON, and JSON of the wrong shape.
-MALFORMED = {"not-json": b"<html>upstream error</html>", "no-choices": b'{"id": "x", "object": "chat.completion"}'}
+MALFORMED = {
+    "not-json": b"<html>upstream error</html>",
+    "no-choices": b'{"id": "x", "object": "chat.completion"}',
+}
 
 
 class FakeChatServer:
@@ -132,9 +135,13 @@ class FakeChatServer:
         choice = {"index": 0, "message": message, "finish_reason": "stop"}
         if body.get("logprobs"):
             top = [{"token": answer, "logprob": -0.1, "bytes": None}] + [
-                {"token": str(i), "logprob": -3.0, "bytes": None} for i in range(3) if str(i) != answer
+                {"token": str(i), "logprob": -3.0, "bytes": None}
+                for i in range(3)
+                if str(i) != answer
             ]
-            choice["logprobs"] = {"content": [{"token": answer, "logprob": -0.1, "bytes": None, "top_logprobs": top}]}
+            choice["logprobs"] = {
+                "content": [{"token": answer, "logprob": -0.1, "bytes": None, "top_logprobs": top}]
+            }
         return {
             "id": "fake",
             "object": "chat.completion",
@@ -160,11 +167,31 @@ def api_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
 
 def _args(server: FakeChatServer, dataset: Path, out: Path, *extra: str) -> list[str]:
     return [
-        "jbbq", "evaluate", "--backend", "openai", "--model", "fake-model",
-        "--base-url", server.url, "--dataset", str(dataset), "--metrics-root", str(METRICS_DIR),
-        "--prompt", "basic", "--split", "test", "--shots", "0", "--out", str(out), "--backoff", "0.01", "--quiet",
+        "jbbq",
+        "evaluate",
+        "--backend",
+        "openai",
+        "--model",
+        "fake-model",
+        "--base-url",
+        server.url,
+        "--dataset",
+        str(dataset),
+        "--metrics-root",
+        str(METRICS_DIR),
+        "--prompt",
+        "basic",
+        "--split",
+        "test",
+        "--shots",
+        "0",
+        "--out",
+        str(out),
+        "--backoff",
+        "0.01",
+        "--quiet",
         *extra,
-    ]  # fmt: skip
+    ]
 
 
 def _results(out: Path) -> dict:
@@ -176,8 +203,19 @@ def test_retries_429_500_and_timeouts_then_scores(fixture_dataset: Path, tmp_pat
     script = {0: 429, 1: 500, 2: ("slow", 2.5), 3: ("slow", 0.05)}
     with FakeChatServer() as server:
         server.plan = lambda key, attempt: script.get(attempt, "ok")
-        code = cli.main(_args(server, fixture_dataset, tmp_path, "--scoring", "generate",
-                              "--timeout", "1.5", "--concurrency", "8"))  # fmt: skip
+        code = cli.main(
+            _args(
+                server,
+                fixture_dataset,
+                tmp_path,
+                "--scoring",
+                "generate",
+                "--timeout",
+                "1.5",
+                "--concurrency",
+                "8",
+            )
+        )
     assert code == 0
     # Every question answered exactly once after 429, 500 and a timed-out attempt.
     assert len(server.ok) == N_TEST_QUESTIONS
@@ -191,11 +229,24 @@ def test_retries_429_500_and_timeouts_then_scores(fixture_dataset: Path, tmp_pat
     assert len(rows) == N_TEST_QUESTIONS
 
 
-def test_loglikelihood_reads_top_logprobs_with_bounded_concurrency(fixture_dataset: Path, tmp_path: Path) -> None:
+def test_loglikelihood_reads_top_logprobs_with_bounded_concurrency(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
     with FakeChatServer() as server:
         server.plan = lambda key, attempt: ("slow", 0.1)
-        code = cli.main(_args(server, fixture_dataset, tmp_path, "--scoring", "loglikelihood", "--concurrency", "3",
-                              "--max-tokens-field", "max_completion_tokens"))  # fmt: skip
+        code = cli.main(
+            _args(
+                server,
+                fixture_dataset,
+                tmp_path,
+                "--scoring",
+                "loglikelihood",
+                "--concurrency",
+                "3",
+                "--max-tokens-field",
+                "max_completion_tokens",
+            )
+        )
     assert code == 0
     assert 2 <= server.max_in_flight <= 3
     body = server.bodies[0]
@@ -221,8 +272,19 @@ def test_failing_api_stops_with_progress_and_resumes_from_cache(
 
     with FakeChatServer() as server:
         server.plan = first_six_then_500
-        code = cli.main(_args(server, fixture_dataset, tmp_path, "--scoring", "generate",
-                              "--concurrency", "1", "--max-retries", "2"))  # fmt: skip
+        code = cli.main(
+            _args(
+                server,
+                fixture_dataset,
+                tmp_path,
+                "--scoring",
+                "generate",
+                "--concurrency",
+                "1",
+                "--max-retries",
+                "2",
+            )
+        )
         err = capsys.readouterr().err
         assert code == 2
         assert "6 of 16 requests answered" in err
@@ -253,10 +315,17 @@ def test_killed_run_resumes_without_losing_or_repeating_requests(
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     with FakeChatServer() as server:
         server.plan = five_then_hang
-        command = [sys.executable, "-m", "bias_hub", *_args(server, fixture_dataset, tmp_path,
-                   "--scoring", "generate", "--concurrency", "2")]  # fmt: skip
-        process = subprocess.Popen(command, env=env, cwd=REPO_ROOT, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE)  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "bias_hub",
+            *_args(
+                server, fixture_dataset, tmp_path, "--scoring", "generate", "--concurrency", "2"
+            ),
+        ]
+        process = subprocess.Popen(
+            command, env=env, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             with server.lock:
@@ -284,15 +353,35 @@ def test_killed_run_resumes_without_losing_or_repeating_requests(
 
 
 def test_missing_key_for_the_real_openai_api_is_a_clear_error(
-    fixture_dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    fixture_dataset: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
-    code = cli.main([
-        "jbbq", "evaluate", "--backend", "openai", "--model", "gpt-x", "--api-key-env", "NO_SUCH_KEY_VAR",
-        "--dataset", str(fixture_dataset), "--metrics-root", str(METRICS_DIR), "--out", str(tmp_path / "out"), "-q",
-    ])  # fmt: skip
+    code = cli.main(
+        [
+            "jbbq",
+            "evaluate",
+            "--backend",
+            "openai",
+            "--model",
+            "gpt-x",
+            "--api-key-env",
+            "NO_SUCH_KEY_VAR",
+            "--dataset",
+            str(fixture_dataset),
+            "--metrics-root",
+            str(METRICS_DIR),
+            "--out",
+            str(tmp_path / "out"),
+            "-q",
+        ]
+    )
     assert code == 2
-    assert "--api-key-env: environment variable NO_SUCH_KEY_VAR is not set" in capsys.readouterr().err
+    assert (
+        "--api-key-env: environment variable NO_SUCH_KEY_VAR is not set" in capsys.readouterr().err
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -307,10 +396,17 @@ def test_the_cache_lives_outside_the_run_folder_and_a_rerun_pays_nothing(
         assert len(entries) == N_TEST_QUESTIONS
         entry = json.loads(entries[0].read_text(encoding="utf-8"))
         assert entry["endpoint"] == f"{server.url}/chat/completions"
-        assert entry["request"]["model"] == "fake-model" and entry["response"]["choices"][0]["message"]["content"]
+        assert (
+            entry["request"]["model"] == "fake-model"
+            and entry["response"]["choices"][0]["message"]["content"]
+        )
         assert sorted(p.name for p in out.iterdir()) == [
-            "figure1_0shot.png", "manifest.json", "predictions.jsonl", "report.md", "results.json",
-        ]  # fmt: skip
+            "figure1_0shot.png",
+            "manifest.json",
+            "predictions.jsonl",
+            "report.md",
+            "results.json",
+        ]
         first = (out / "predictions.jsonl").read_text(encoding="utf-8")
         # The run folder is replaced whole; the answers survive it and nothing is asked twice.
         assert cli.main(_args(server, fixture_dataset, out, "--scoring", "generate")) == 0
@@ -339,23 +435,40 @@ def test_an_unwritable_cache_folder_fails_before_the_first_paid_request(
     blocker = tmp_path / "cache-file"
     blocker.write_text("", encoding="utf-8")
     with FakeChatServer() as server:
-        code = cli.main(_args(server, fixture_dataset, tmp_path / "out", "--cache-dir", str(blocker / "api")))
+        code = cli.main(
+            _args(server, fixture_dataset, tmp_path / "out", "--cache-dir", str(blocker / "api"))
+        )
     assert code == 2
-    assert f"--cache-dir {blocker / 'api'}: the API response cache cannot be written" in capsys.readouterr().err
+    assert (
+        f"--cache-dir {blocker / 'api'}: the API response cache cannot be written"
+        in capsys.readouterr().err
+    )
     assert server.bodies == [] and not (tmp_path / "out").exists()
 
 
-def test_malformed_replies_are_retried_within_the_budget(fixture_dataset: Path, tmp_path: Path) -> None:
+def test_malformed_replies_are_retried_within_the_budget(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
     script = {0: "not-json", 1: "no-choices"}
     with FakeChatServer() as server:
         server.plan = lambda key, attempt: script.get(attempt, "ok")
-        assert cli.main(_args(server, fixture_dataset, tmp_path, "--scoring", "generate", "--max-retries", "2")) == 0
+        assert (
+            cli.main(
+                _args(
+                    server, fixture_dataset, tmp_path, "--scoring", "generate", "--max-retries", "2"
+                )
+            )
+            == 0
+        )
     assert set(server.attempts.values()) == {3} and len(server.ok) == N_TEST_QUESTIONS
     assert _results(tmp_path)["runs"][0]["metrics"]["accuracy_ambiguous"] == 1.0
 
 
 def test_malformed_replies_past_the_budget_name_endpoint_count_and_resume_command(
-    fixture_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    fixture_dataset: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     answered: set[str] = set()
 
@@ -367,20 +480,34 @@ def test_malformed_replies_past_the_budget_name_endpoint_count_and_resume_comman
 
     with FakeChatServer() as server:
         server.plan = four_then_garbage
-        args = _args(server, fixture_dataset, tmp_path / "out", "--scoring", "generate", "--concurrency", "1",
-                     "--max-retries", "1")  # fmt: skip
+        args = _args(
+            server,
+            fixture_dataset,
+            tmp_path / "out",
+            "--scoring",
+            "generate",
+            "--concurrency",
+            "1",
+            "--max-retries",
+            "1",
+        )
         monkeypatch.setattr("sys.argv", ["bias-hub", *args])  # as typed in a shell
         assert cli.main(args) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"bias-hub: error: {server.url}/chat/completions still failing after 2 attempt(s): "
-                          "MalformedReply: the reply is not JSON")  # fmt: skip
+    assert err.startswith(
+        f"bias-hub: error: {server.url}/chat/completions still failing after 2 attempt(s): "
+        "MalformedReply: the reply is not JSON"
+    )
     assert "Stopped with 4 of 16 requests answered" in err
     assert err.endswith("resumes without paying twice: " + shlex.join(["bias-hub", *args]))
     assert not (tmp_path / "out").exists()
 
 
 def test_the_resume_command_carries_no_secret_value(
-    fixture_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    fixture_dataset: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Issue 26, bad 4: the resume line is the command as typed; a password in --base-url (and the
     endpoint named beside it) is replaced by *** by value, whatever flag spelling carried it."""
@@ -388,7 +515,9 @@ def test_the_resume_command_carries_no_secret_value(
     with FakeChatServer() as server:
         server.plan = lambda key, attempt: 500
         url = server.url.replace("http://", "http://alice:SECRETPW-987@")
-        args = _args(server, fixture_dataset, tmp_path / "out", "--scoring", "generate", "--max-retries", "0")
+        args = _args(
+            server, fixture_dataset, tmp_path / "out", "--scoring", "generate", "--max-retries", "0"
+        )
         args[args.index(server.url)] = url
         monkeypatch.setattr("sys.argv", ["bias-hub", *args])
         assert cli.main(args) == 2

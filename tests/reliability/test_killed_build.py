@@ -71,13 +71,18 @@ def _contents(folder: Path) -> dict[str, str]:
 
 def _kill_a_build(out: Path, where: str, tmp_path: Path) -> None:
     marker = tmp_path / f"reached-{where}"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(out), str(marker), where],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(out), str(marker), where],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 300
         while not marker.exists():
             if child.poll() is not None:
-                pytest.fail(f"the build ended before reaching {where}: {child.stderr.read().decode()[-2000:]}")
+                pytest.fail(
+                    f"the build ended before reaching {where}: {child.stderr.read().decode()[-2000:]}"
+                )
             if time.monotonic() > deadline:
                 pytest.fail(f"the build did not reach {where} within 300 s")
             time.sleep(0.05)

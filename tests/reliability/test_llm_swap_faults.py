@@ -51,7 +51,11 @@ class _Server:
                     server.requests.append(body)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                    delay = server.delays[sentence].pop(0) if server.delays.get(sentence) else server.delay_all
+                    delay = (
+                        server.delays[sentence].pop(0)
+                        if server.delays.get(sentence)
+                        else server.delay_all
+                    )
                 try:
                     time.sleep(delay)
                     self._answer(body, sentence)
@@ -75,10 +79,18 @@ class _Server:
                     self._send(500, {"error": {"message": "try again"}})
                     return
                 reply = {
-                    "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": REPLIES[sentence]}}],
-                }  # fmt: skip
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": REPLIES[sentence]},
+                        }
+                    ],
+                }
                 self._send(200, reply)
 
             def _send(self, status: int, payload: dict) -> None:
@@ -104,14 +116,19 @@ def server() -> Iterator[_Server]:
 
 
 def _candidates() -> list[Candidate]:
-    return [Candidate(f"{i}:stereotype", "gender", "t", "stereotype", text) for i, text in enumerate(REPLIES)]
+    return [
+        Candidate(f"{i}:stereotype", "gender", "t", "stereotype", text)
+        for i, text in enumerate(REPLIES)
+    ]
 
 
 def test_llm_swaps_are_filtered_counted_and_cached(server: _Server, tmp_path: Path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     lexicon = load_lexicon()
     cache = tmp_path / "replies"
-    swapper = LLMSwapper(cache, base_url=server.url, model="local-model", max_retries=2, backoff=0.01)
+    swapper = LLMSwapper(
+        cache, base_url=server.url, model="local-model", max_retries=2, backoff=0.01
+    )
     build = build_pairs(_candidates(), lexicon, swapper.swap, "llm", progress=False)
 
     assert [(r["male_sentence"], r["female_sentence"]) for r in build.rows] == [
@@ -127,7 +144,9 @@ def test_llm_swaps_are_filtered_counted_and_cached(server: _Server, tmp_path: Pa
     assert first["messages"] == [{"role": "user", "content": f"{STUDY_INSTRUCTION}\nHe is tall."}]
     entries = [path.read_text(encoding="utf-8") for path in cache.rglob("*.json")]
     assert len(entries) == 5  # one file per sentence asked
-    assert all("not-needed" not in entry and "Authorization" not in entry for entry in entries)  # no key
+    assert all(
+        "not-needed" not in entry and "Authorization" not in entry for entry in entries
+    )  # no key
 
     again = LLMSwapper(cache, base_url=server.url, model="local-model", max_retries=2)
     rebuilt = build_pairs(_candidates(), lexicon, again.swap, "llm", progress=False)
@@ -135,12 +154,16 @@ def test_llm_swaps_are_filtered_counted_and_cached(server: _Server, tmp_path: Pa
     assert rebuilt.rows == build.rows
 
 
-def test_a_killed_writer_or_a_damaged_entry_costs_at_most_that_entry(server: _Server, tmp_path: Path):
+def test_a_killed_writer_or_a_damaged_entry_costs_at_most_that_entry(
+    server: _Server, tmp_path: Path
+):
     cache = tmp_path / "replies"
     swapper = LLMSwapper(cache, base_url=server.url, model="local-model")
     swapper.swap("He is tall.")
     swapper.swap("He is kind.")
-    tall, kind = sorted(cache.rglob("*.json"), key=lambda p: "tall" in p.read_text(encoding="utf-8"))[::-1]
+    tall, kind = sorted(
+        cache.rglob("*.json"), key=lambda p: "tall" in p.read_text(encoding="utf-8")
+    )[::-1]
     # A writer killed mid-write leaves only its temporary file; the entry itself is whole or absent.
     (tall.parent / f".{tall.name}.x1y2z3").write_text('{"endpoint": "http://', encoding="utf-8")
     # An entry damaged by hand (or a full disk) is asked again and rewritten.
@@ -167,14 +190,38 @@ def test_builder_adds_the_llm_config_with_an_endpoint(server: _Server, tmp_path:
     from bias_hub.pipelines.cli import main
 
     # the llm config swaps the context sentences, as the study did
-    rows = [{"type": "intersentence", "target": "t", "bias_type": "gender", "context": context,
-             "stereotype": "Her cat purrs.", "anti-stereotype": "Dogs bark.", "unrelated": "Fish swim."}
-            for context in ("He is tall.", "He is kind.", "The man sings.")]  # fmt: skip
+    rows = [
+        {
+            "type": "intersentence",
+            "target": "t",
+            "bias_type": "gender",
+            "context": context,
+            "stereotype": "Her cat purrs.",
+            "anti-stereotype": "Dogs bark.",
+            "unrelated": "Fish swim.",
+        }
+        for context in ("He is tall.", "He is kind.", "The man sings.")
+    ]
     source = tmp_path / "test.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    argv = ["build", "stereoset_gender_swap", "--source", str(source), "--out-root", str(tmp_path),
-            "--llm-base-url", server.url, "--llm-model", "local-model", "--llm-cache-dir", str(tmp_path / "cache"),
-            "--llm-concurrency", "2", "--llm-timeout", "30"]  # fmt: skip
+    argv = [
+        "build",
+        "stereoset_gender_swap",
+        "--source",
+        str(source),
+        "--out-root",
+        str(tmp_path),
+        "--llm-base-url",
+        server.url,
+        "--llm-model",
+        "local-model",
+        "--llm-cache-dir",
+        str(tmp_path / "cache"),
+        "--llm-concurrency",
+        "2",
+        "--llm-timeout",
+        "30",
+    ]
     assert main(argv) == 0
     folder = tmp_path / "stereoset_gender_swap"
     llm = datasets.load_dataset(str(folder), "llm", split="test")
@@ -186,28 +233,48 @@ def test_builder_adds_the_llm_config_with_an_endpoint(server: _Server, tmp_path:
     assert "`local-model`" in card and "| differs_beyond_gender_words |" in card
 
 
-def test_an_endpoint_that_keeps_failing_is_a_clear_error(server: _Server, tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(sys, "argv", ["bias-hub", "build", "stereoset_gender_swap", "--llm-base-url", server.url])
+def test_an_endpoint_that_keeps_failing_is_a_clear_error(
+    server: _Server, tmp_path: Path, monkeypatch
+):
+    monkeypatch.setattr(
+        sys, "argv", ["bias-hub", "build", "stereoset_gender_swap", "--llm-base-url", server.url]
+    )
     server.failures_left["He is tall."] = 10
-    swapper = LLMSwapper(tmp_path / "c", base_url=server.url, model="local-model", max_retries=1, backoff=0.01)
+    swapper = LLMSwapper(
+        tmp_path / "c", base_url=server.url, model="local-model", max_retries=1, backoff=0.01
+    )
     with pytest.raises(APIFailure) as err:
         swapper.swap("He is tall.")
     message = str(err.value)
-    assert message.startswith(f"{server.url}/chat/completions still failing after 2 attempt(s): InternalServerError (HTTP 500)")
+    assert message.startswith(
+        f"{server.url}/chat/completions still failing after 2 attempt(s): InternalServerError (HTTP 500)"
+    )
     assert "0 of 1 requests answered" in message
-    assert message.endswith(f"resumes without paying twice: bias-hub build stereoset_gender_swap --llm-base-url {server.url}")
+    assert message.endswith(
+        f"resumes without paying twice: bias-hub build stereoset_gender_swap --llm-base-url {server.url}"
+    )
     assert len(server.requests) == 2  # the request and one retry
 
 
-@pytest.mark.parametrize("reply", [b"<html>bad gateway</html>", b'{"id": "x", "choices": []}', b'{"choices": [{"text": "x"}]}'])
-def test_malformed_replies_are_retried_within_the_budget(server: _Server, tmp_path: Path, reply: bytes):
+@pytest.mark.parametrize(
+    "reply",
+    [b"<html>bad gateway</html>", b'{"id": "x", "choices": []}', b'{"choices": [{"text": "x"}]}'],
+)
+def test_malformed_replies_are_retried_within_the_budget(
+    server: _Server, tmp_path: Path, reply: bytes
+):
     server.malformed["He is tall."] = [reply, reply]
-    swapper = LLMSwapper(tmp_path / "c", base_url=server.url, model="local-model", max_retries=2, backoff=0.01)
+    swapper = LLMSwapper(
+        tmp_path / "c", base_url=server.url, model="local-model", max_retries=2, backoff=0.01
+    )
     assert swapper.swap("He is tall.") == "She is tall."
     assert len(server.requests) == 3  # two malformed replies, then the answer
 
     server.malformed["He is kind."] = [reply] * 3
-    with pytest.raises(APIFailure, match=r"still failing after 3 attempt\(s\): MalformedReply.*0 of 1 requests answered"):
+    with pytest.raises(
+        APIFailure,
+        match=r"still failing after 3 attempt\(s\): MalformedReply.*0 of 1 requests answered",
+    ):
         swapper.swap("He is kind.")
     assert len(server.requests) == 6
 
@@ -219,9 +286,18 @@ def test_timeout_and_concurrency_bound_a_slow_endpoint(server: _Server, tmp_path
     try:
         server.delay_all = 0.3
         server.delays[sentences[0]] = [10.0]  # the first attempt stalls; the retry is answered
-        swapper = LLMSwapper(tmp_path / "c", base_url=server.url, model="local-model", timeout=1.0,
-                             concurrency=4, backoff=0.01)  # fmt: skip
-        candidates = [Candidate(f"{i}:stereotype", "gender", "t", "stereotype", s) for i, s in enumerate(sentences)]
+        swapper = LLMSwapper(
+            tmp_path / "c",
+            base_url=server.url,
+            model="local-model",
+            timeout=1.0,
+            concurrency=4,
+            backoff=0.01,
+        )
+        candidates = [
+            Candidate(f"{i}:stereotype", "gender", "t", "stereotype", s)
+            for i, s in enumerate(sentences)
+        ]
         started = time.monotonic()
         swapper.prefetch(candidates, lexicon, progress=False)
         seconds = time.monotonic() - started
@@ -230,7 +306,9 @@ def test_timeout_and_concurrency_bound_a_slow_endpoint(server: _Server, tmp_path
         # One at a time with a 10 s stall this would take > 12 s.
         assert seconds < 8
         build = build_pairs(candidates, lexicon, swapper.swap, "llm", progress=False)
-        assert len(build.rows) == 8 and len(server.requests) == 9  # swap() reads the prefetched replies
+        assert (
+            len(build.rows) == 8 and len(server.requests) == 9
+        )  # swap() reads the prefetched replies
     finally:
         for s in sentences:
             REPLIES.pop(s)
@@ -239,6 +317,8 @@ def test_timeout_and_concurrency_bound_a_slow_endpoint(server: _Server, tmp_path
 def test_an_unwritable_cache_folder_fails_before_any_request(server: _Server, tmp_path: Path):
     blocker = tmp_path / "file"
     blocker.write_text("", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"--llm-cache-dir .*file/c: the API response cache cannot be written"):
+    with pytest.raises(
+        ValueError, match=r"--llm-cache-dir .*file/c: the API response cache cannot be written"
+    ):
         LLMSwapper(blocker / "c", base_url=server.url, model="local-model")
     assert server.requests == []

@@ -43,9 +43,12 @@ def _hold(out: Path, tmp_path: Path, outcome: str = "commit") -> tuple[subproces
     go = tmp_path / f"go-{out.name}"
     process = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(out), str(go), outcome, "--the-holder-s-flag"],
-        cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-    )  # fmt: skip
+    )
     assert process.stdout.readline().strip() == "holding", process.stderr.read()
     return process, go
 
@@ -61,7 +64,9 @@ def test_a_second_run_on_the_same_out_is_refused_naming_the_first(tmp_path: Path
         with pytest.raises(ValueError) as refused:
             RunFolder(out)
         message = str(refused.value)
-        assert message.startswith(f"--out {out}: another run is writing this folder (pid {holder.pid}, started ")
+        assert message.startswith(
+            f"--out {out}: another run is writing this folder (pid {holder.pid}, started "
+        )
         assert "--the-holder-s-flag" in message
         assert message.endswith("wait for it to finish or give another --out")
         # From the command line: exit 2, one line, before any model is loaded.
@@ -77,9 +82,13 @@ def test_a_second_run_on_the_same_out_is_refused_naming_the_first(tmp_path: Path
 
 def test_the_lock_of_a_dead_run_is_taken_over(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     _lock_file(out).parent.mkdir(parents=True, exist_ok=True)
-    _lock_file(out).write_text(json.dumps({"pid": int(dead.stdout), "command": "bias-hub killed", "started": "then"}))
+    _lock_file(out).write_text(
+        json.dumps({"pid": int(dead.stdout), "command": "bias-hub killed", "started": "then"})
+    )
     with RunFolder(out) as run:
         record = json.loads(_lock_file(out).read_text())
         assert record["pid"] == os.getpid()

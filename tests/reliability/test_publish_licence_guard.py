@@ -31,7 +31,9 @@ def user_jbbq(tmp_path_factory) -> Path:
     return folder
 
 
-def test_a_user_jbbq_card_without_its_redistributable_line_is_not_planned_public(user_jbbq: Path) -> None:
+def test_a_user_jbbq_card_without_its_redistributable_line_is_not_planned_public(
+    user_jbbq: Path,
+) -> None:
     checked = check_dataset_folder(user_jbbq)
     assert "redistributable" not in checked.yaml_header
     public = plan_dataset(checked, "someone", private=False)
@@ -44,10 +46,21 @@ def test_a_user_jbbq_card_without_its_redistributable_line_is_not_planned_public
     assert private.gated and not any(p.startswith("refused") for p in private.problems)
 
 
-def test_the_command_refuses_it_and_uploads_nothing(user_jbbq: Path, tmp_path: Path, capsys) -> None:
+def test_the_command_refuses_it_and_uploads_nothing(
+    user_jbbq: Path, tmp_path: Path, capsys
+) -> None:
     (tmp_path / "metrics").mkdir()
-    code = main(["publish", "--namespace", "someone", "--datasets-root", str(user_jbbq.parent),
-                 "--metrics-root", str(tmp_path / "metrics")])  # fmt: skip
+    code = main(
+        [
+            "publish",
+            "--namespace",
+            "someone",
+            "--datasets-root",
+            str(user_jbbq.parent),
+            "--metrics-root",
+            str(tmp_path / "metrics"),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 2
     assert "dataset  someone/jbbq  [public]  REFUSED" in captured.out
@@ -57,17 +70,38 @@ def test_the_command_refuses_it_and_uploads_nothing(user_jbbq: Path, tmp_path: P
 @pytest.mark.parametrize(
     ("header", "reason"),
     [
-        ({"license": "mit", "redistributable": False}, "the card marks it `redistributable: false`"),
-        ({"license": "other", "redistributable": True, "extra_gated_prompt": "Ask the authors first."},
-         "the card asks for gated access (extra_gated_prompt (Ask the authors first.))"),
-        ({"license": "other", "redistributable": True, "extra_gated_fields": {"Name": "text"}},
-         "the card asks for gated access (extra_gated_prompt)"),
-        ({"license": "unknown", "redistributable": True}, "its licence is `unknown`: no right to redistribute it is known"),
-        ({"license": "other", "license_name": "authors-only"}, "its license_name forbids redistribution (authors-only)"),
-        ({"license": "other", "license_name": "research use; may not be redistributed"},
-         "its license_name forbids redistribution (research use; may not be redistributed)"),
-        ({"license": "other", "license_name": "研究目的に限る。再配布は禁止"},
-         "its license_name forbids redistribution (研究目的に限る。再配布は禁止)"),
+        (
+            {"license": "mit", "redistributable": False},
+            "the card marks it `redistributable: false`",
+        ),
+        (
+            {
+                "license": "other",
+                "redistributable": True,
+                "extra_gated_prompt": "Ask the authors first.",
+            },
+            "the card asks for gated access (extra_gated_prompt (Ask the authors first.))",
+        ),
+        (
+            {"license": "other", "redistributable": True, "extra_gated_fields": {"Name": "text"}},
+            "the card asks for gated access (extra_gated_prompt)",
+        ),
+        (
+            {"license": "unknown", "redistributable": True},
+            "its licence is `unknown`: no right to redistribute it is known",
+        ),
+        (
+            {"license": "other", "license_name": "authors-only"},
+            "its license_name forbids redistribution (authors-only)",
+        ),
+        (
+            {"license": "other", "license_name": "research use; may not be redistributed"},
+            "its license_name forbids redistribution (research use; may not be redistributed)",
+        ),
+        (
+            {"license": "other", "license_name": "研究目的に限る。再配布は禁止"},
+            "its license_name forbids redistribution (研究目的に限る。再配布は禁止)",
+        ),
     ],
 )
 def test_what_forbids_a_public_upload(header: dict, reason: str) -> None:
@@ -80,7 +114,11 @@ def test_what_forbids_a_public_upload(header: dict, reason: str) -> None:
         {"license": "mit"},
         {"license": "cc-by-4.0", "redistributable": True},
         {"license": "cc-by-sa-4.0"},
-        {"license": "other", "license_name": "bias-hub sample terms", "license_link": "https://example.org"},
+        {
+            "license": "other",
+            "license_name": "bias-hub sample terms",
+            "license_link": "https://example.org",
+        },
     ],
 )
 def test_what_may_go_public(header: dict) -> None:

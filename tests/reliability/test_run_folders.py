@@ -58,8 +58,12 @@ def test_replace_folder_swaps_whole_and_drops_old_files(tmp_path: Path) -> None:
 
 
 def test_staging_of_a_dead_process_is_removed_and_a_live_one_kept(tmp_path: Path) -> None:
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     stale = tmp_path / f".out.staging-{dead.stdout.strip()}-abc"
     stale.mkdir()
     alive = tmp_path / f".out.staging-{os.getppid()}-xyz"

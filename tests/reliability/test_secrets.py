@@ -36,14 +36,16 @@ def _leaks(folder: Path, *values: str) -> list[str]:
     for path in sorted(folder.rglob("*")):
         if path.is_file():
             data = path.read_bytes()
-            found += [f"{path.relative_to(folder)}: {value}" for value in values if value.encode() in data]
+            found += [
+                f"{path.relative_to(folder)}: {value}" for value in values if value.encode() in data
+            ]
     return found
 
 
 def test_url_userinfo_is_redacted_whether_or_not_it_was_registered() -> None:
-    assert secrets.redact("asked http://alice:pa55word@host:8000/v1 and https://tok@h.example/x") == (
-        "asked http://***@host:8000/v1 and https://***@h.example/x"
-    )
+    assert secrets.redact(
+        "asked http://alice:pa55word@host:8000/v1 and https://tok@h.example/x"
+    ) == ("asked http://***@host:8000/v1 and https://***@h.example/x")
     # Not a URL's userinfo: left alone.
     assert secrets.redact("mail me at alice@example.org, or see git@github.com:o/r") == (
         "mail me at alice@example.org, or see git@github.com:o/r"
@@ -54,12 +56,18 @@ def test_a_registered_value_is_redacted_everywhere_and_as_percent_encoded() -> N
     secrets.register("p@ss/word#42")
     text = "token p@ss/word#42 in a URL p%40ss%2Fword%2342"
     assert secrets.redact(text) == "token *** in a URL ***"
-    assert secrets.redact_data({"a": ["x p@ss/word#42"], "p@ss/word#42": 1}) == {"a": ["x ***"], "***": 1}
+    assert secrets.redact_data({"a": ["x p@ss/word#42"], "p@ss/word#42": 1}) == {
+        "a": ["x ***"],
+        "***": 1,
+    }
 
 
 def test_a_short_secret_is_replaced_where_it_stands_alone_only() -> None:
     secrets.register("pass")
-    assert secrets.redact("user pass, pass=pass; passed the compass") == "user ***, ***=***; passed the compass"
+    assert (
+        secrets.redact("user pass, pass=pass; passed the compass")
+        == "user ***, ***=***; passed the compass"
+    )
     secrets.register("hf_LONGTOKENVALUE")
     assert secrets.redact("xhf_LONGTOKENVALUEx") == "x***x"
 
@@ -72,18 +80,36 @@ def test_short_values_are_not_registered(monkeypatch) -> None:
     assert secrets.redact("a tab and a cab, true") == "a tab and a cab, true"
 
 
-def test_a_secret_flag_is_known_by_its_dest_and_an_env_flag_by_the_variable_it_names(monkeypatch) -> None:
+def test_a_secret_flag_is_known_by_its_dest_and_an_env_flag_by_the_variable_it_names(
+    monkeypatch,
+) -> None:
     monkeypatch.setenv("MY_LLM_KEY", "sk-FROMNAMEDVAR9")
     monkeypatch.setenv("SOME_SERVICE_API_KEY", "sk-FROMANYKEYVAR8")
-    secrets.register_namespace({"token": "hf_FROMFLAG77", "api_key_env": "MY_LLM_KEY", "tokens": "not-a-secret",
-                                "base_url": "http://u:FROMURL66@h/v1"})  # fmt: skip
+    secrets.register_namespace(
+        {
+            "token": "hf_FROMFLAG77",
+            "api_key_env": "MY_LLM_KEY",
+            "tokens": "not-a-secret",
+            "base_url": "http://u:FROMURL66@h/v1",
+        }
+    )
     text = "hf_FROMFLAG77 sk-FROMNAMEDVAR9 sk-FROMANYKEYVAR8 FROMURL66 not-a-secret"
     assert secrets.redact(text) == "*** *** *** *** not-a-secret"
 
 
 def test_the_printed_command_hides_secrets_by_value() -> None:
     secrets.register("hf_GIVENBYVALUE5")
-    line = command_line(["nli", "evaluate", "--model", "m", "--tokn=hf_GIVENBYVALUE5", "--base-url", "http://a:b@h/v1"])
+    line = command_line(
+        [
+            "nli",
+            "evaluate",
+            "--model",
+            "m",
+            "--tokn=hf_GIVENBYVALUE5",
+            "--base-url",
+            "http://a:b@h/v1",
+        ]
+    )
     assert line == "bias-hub nli evaluate --model m '--tokn=***' --base-url 'http://***@h/v1'"
 
 
@@ -98,9 +124,35 @@ def cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _argv(url: str, dataset: Path, out: Path, *extra: str) -> list[str]:
     with_password = url.replace("http://", f"http://someone:{URL_PASSWORD}@")
-    argv = ["jbbq", "evaluate", "--backend", "openai", "--model", "fake-model", "--base-url", with_password,
-            "--dataset", str(dataset), "--metrics-root", str(METRICS_DIR), "--prompt", "basic", "--split", "test",
-            "--shots", "0", "--out", str(out), "--backoff", "0.01", "--token", TOKEN, "--preset", "", *extra]  # fmt: skip
+    argv = [
+        "jbbq",
+        "evaluate",
+        "--backend",
+        "openai",
+        "--model",
+        "fake-model",
+        "--base-url",
+        with_password,
+        "--dataset",
+        str(dataset),
+        "--metrics-root",
+        str(METRICS_DIR),
+        "--prompt",
+        "basic",
+        "--split",
+        "test",
+        "--shots",
+        "0",
+        "--out",
+        str(out),
+        "--backoff",
+        "0.01",
+        "--token",
+        TOKEN,
+        "--preset",
+        "",
+        *extra,
+    ]
     # The manifest and the resume command repeat the command line as the process got it.
     sys.argv = ["bias-hub", *argv]
     return argv
@@ -111,7 +163,9 @@ def _keep_argv(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "argv", list(sys.argv))
 
 
-def test_no_secret_reaches_the_run_folder_the_cache_or_the_console(tmp_path: Path, cache_root: Path, capsys) -> None:
+def test_no_secret_reaches_the_run_folder_the_cache_or_the_console(
+    tmp_path: Path, cache_root: Path, capsys
+) -> None:
     dataset = write_fixture_dataset(tmp_path / "jbbq")
     out = tmp_path / "run"
     with FakeChatServer() as server:
@@ -128,11 +182,17 @@ def test_no_secret_reaches_the_run_folder_the_cache_or_the_console(tmp_path: Pat
     assert "--token '***'" in manifest["command"]
 
 
-def test_the_resume_command_of_a_failed_run_carries_no_secret(tmp_path: Path, cache_root: Path, capsys) -> None:
+def test_the_resume_command_of_a_failed_run_carries_no_secret(
+    tmp_path: Path, cache_root: Path, capsys
+) -> None:
     dataset = write_fixture_dataset(tmp_path / "jbbq")
     with FakeChatServer() as server:
         server.plan = lambda key, attempt: 500
-        code = cli.main(_argv(server.url, dataset, tmp_path / "run", "--scoring", "generate", "--max-retries", "0"))
+        code = cli.main(
+            _argv(
+                server.url, dataset, tmp_path / "run", "--scoring", "generate", "--max-retries", "0"
+            )
+        )
     err = capsys.readouterr().err
     assert code == 2
     assert "resumes" in err and "bias-hub jbbq evaluate" in err

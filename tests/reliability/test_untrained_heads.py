@@ -34,9 +34,16 @@ LABELS = {0: "entailment", 1: "neutral", 2: "contradiction"}
 
 
 def _classifier(folder: Path, *, untrained: bool) -> Path:
-    config = BertConfig(vocab_size=len(WORDS), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=32, num_labels=3, id2label=LABELS,
-                        label2id={v: k for k, v in LABELS.items()})  # fmt: skip
+    config = BertConfig(
+        vocab_size=len(WORDS),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=3,
+        id2label=LABELS,
+        label2id={v: k for k, v in LABELS.items()},
+    )
     model = BertForSequenceClassification(config)
     if untrained:
         mark_untrained(model, "bias-hub nli init-model")
@@ -47,7 +54,10 @@ def _classifier(folder: Path, *, untrained: bool) -> Path:
 
 def test_the_mark_is_written_into_config_json(tmp_path: Path) -> None:
     folder = _classifier(tmp_path / "m", untrained=True)
-    assert json.loads((folder / "config.json").read_text())[UNTRAINED_MARKER] == "bias-hub nli init-model"
+    assert (
+        json.loads((folder / "config.json").read_text())[UNTRAINED_MARKER]
+        == "bias-hub nli init-model"
+    )
 
 
 def test_a_marked_model_is_refused_by_the_loader_of_every_scorer(tmp_path: Path) -> None:
@@ -58,7 +68,9 @@ def test_a_marked_model_is_refused_by_the_loader_of_every_scorer(tmp_path: Path)
         f"--model {folder}: its head was never trained (config.json: {UNTRAINED_MARKER}: 'bias-hub nli init-model'); "
         "a score from it measures a random initialisation. Train it first, or pass --allow-untrained for a plumbing test"
     )
-    model, _ = load_model(str(folder), "sequence-classification", ModelOptions(device="cpu", allow_untrained=True))
+    model, _ = load_model(
+        str(folder), "sequence-classification", ModelOptions(device="cpu", allow_untrained=True)
+    )
     assert type(model).__name__ == "BertForSequenceClassification"
 
 
@@ -67,17 +79,28 @@ def test_a_causal_lm_marked_untrained_is_refused_too(tmp_path: Path) -> None:
     mark_untrained(model, "a tiny random model")
     model.save_pretrained(tmp_path / "lm")
     with pytest.raises(ValueError, match="its head was never trained"):
-        load_model(str(tmp_path / "lm"), "causal-lm", ModelOptions(device="cpu"), with_tokenizer=False)
+        load_model(
+            str(tmp_path / "lm"), "causal-lm", ModelOptions(device="cpu"), with_tokenizer=False
+        )
 
 
 def test_training_drops_the_mark(tmp_path: Path) -> None:
     folder = _classifier(tmp_path / "m", untrained=True)
-    model, _ = load_model(str(folder), "sequence-classification", ModelOptions(device="cpu", allow_new_head=True),
-                          with_tokenizer=False)  # fmt: skip
+    model, _ = load_model(
+        str(folder),
+        "sequence-classification",
+        ModelOptions(device="cpu", allow_new_head=True),
+        with_tokenizer=False,
+    )
     mark_trained(model)
     model.save_pretrained(tmp_path / "trained")
     assert UNTRAINED_MARKER not in json.loads((tmp_path / "trained" / "config.json").read_text())
-    load_model(str(tmp_path / "trained"), "sequence-classification", ModelOptions(device="cpu"), with_tokenizer=False)
+    load_model(
+        str(tmp_path / "trained"),
+        "sequence-classification",
+        ModelOptions(device="cpu"),
+        with_tokenizer=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +116,18 @@ def test_nli_evaluate_refuses_it_and_allow_untrained_lets_a_plumbing_test_throug
     tmp_path: Path, datasets_root: Path, capsys
 ) -> None:
     folder = _classifier(tmp_path / "m", untrained=True)
-    argv = ["nli", "evaluate", "--model", str(folder), "--config", "generated_all", "--device", "cpu",
-            "--datasets-root", str(datasets_root)]  # fmt: skip
+    argv = [
+        "nli",
+        "evaluate",
+        "--model",
+        str(folder),
+        "--config",
+        "generated_all",
+        "--device",
+        "cpu",
+        "--datasets-root",
+        str(datasets_root),
+    ]
     assert main([*argv, "--out", str(tmp_path / "refused")]) == 2
     assert "its head was never trained" in capsys.readouterr().err
     assert not (tmp_path / "refused").exists()

@@ -35,8 +35,11 @@ def _configs(value: str) -> dict:
 
 
 def _digests(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +79,13 @@ def test_a_build_without_a_user_copy_records_nothing(tmp_path: Path) -> None:
     assert USER_COPY_KEY not in read_card_yaml(target)
 
 
-def test_an_offline_rebuild_stops_and_says_how_to_rebuild(tmp_path: Path, weat_copy: Path, capsys) -> None:
+def test_an_offline_rebuild_stops_and_says_how_to_rebuild(
+    tmp_path: Path, weat_copy: Path, capsys
+) -> None:
     root = tmp_path / "datasets"
-    assert main(["build", "weat_word_sets", "--out-root", str(root), "--source", str(weat_copy)]) == 0
+    assert (
+        main(["build", "weat_word_sets", "--out-root", str(root), "--source", str(weat_copy)]) == 0
+    )
     folder = root / "weat_word_sets"
     built = _digests(folder)
     configs, command = user_built_configs(folder)
@@ -98,12 +105,19 @@ def test_an_offline_rebuild_stops_and_says_how_to_rebuild(tmp_path: Path, weat_c
     assert user_built_configs(folder) == ([], "")
 
 
-def test_build_all_keeps_a_user_built_folder_and_builds_the_rest(tmp_path: Path, weat_copy: Path, caplog) -> None:
+def test_build_all_keeps_a_user_built_folder_and_builds_the_rest(
+    tmp_path: Path, weat_copy: Path, caplog
+) -> None:
     root = tmp_path / "datasets"
-    assert main(["build", "weat_word_sets", "--out-root", str(root), "--source", str(weat_copy)]) == 0
+    assert (
+        main(["build", "weat_word_sets", "--out-root", str(root), "--source", str(weat_copy)]) == 0
+    )
     built = _digests(root / "weat_word_sets")
-    commands = {name: module for name, module in cli.builder_commands().items()
-                if name in {"weat_word_sets", "speciesism_templates"}}  # fmt: skip
+    commands = {
+        name: module
+        for name, module in cli.builder_commands().items()
+        if name in {"weat_word_sets", "speciesism_templates"}
+    }
     with caplog.at_level(logging.WARNING, logger="bias_hub.builders"):
         cli._build_all(commands, str(root), ["build", "all"])
     assert _digests(root / "weat_word_sets") == built
@@ -125,5 +139,7 @@ def test_a_flag_that_names_an_existing_path_marks_the_build(tmp_path: Path) -> N
     # A response cache is no copy of the data; the user's lexicon is.
     args = parser.parse_args(["build", "stereoset_gender_swap", "--llm-cache-dir", str(tmp_path)])
     assert not cli._reads_user_copy(args.build_parser, args)
-    args = parser.parse_args(["build", "stereoset_gender_swap", "--lexicon", str(tmp_path / "copy.json")])
+    args = parser.parse_args(
+        ["build", "stereoset_gender_swap", "--lexicon", str(tmp_path / "copy.json")]
+    )
     assert cli._reads_user_copy(args.build_parser, args)
