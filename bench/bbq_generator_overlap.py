@@ -93,7 +93,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def run_ours(templates: Path, seed: int) -> dict[str, list[dict]]:
-    from bias_hub.builders.jbbq.qa_build import load_rows
+    from bias_hub.builders.jbbq.bbq_format import load_rows
     from bias_hub.builders.jbbq.schema import BBQ_CATEGORIES
 
     built = load_rows(templates, BBQ_CATEGORIES, language="en", seed=seed)
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             "give the BBQ release (checkout root or archive) as RELEASE or in $BBQ_RELEASE"
         )
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    from bias_hub.builders.jbbq.qa_build import opened_source
+    from bias_hub.builders.jbbq.bbq_format import opened_source
     from bias_hub.builders.jbbq.schema import BBQ_CATEGORIES
 
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]

@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from bias_hub.pipelines.jbbq.parsing import parse_answer
-    from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model
+    from bias_hub.pipelines.jbbq.random_model import build_tiny_model
 
     torch.set_num_threads(args.threads)
     python = lmeval_python(args)

@@ -91,14 +91,14 @@ def _model(
     ]
     if not planted:
         from bias_hub.pipelines.jbbq.prompting import load_prompt
-        from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model
+        from bias_hub.pipelines.jbbq.random_model import build_tiny_model
 
         texts = [d["context"] + d["question"] + d["ans0"] + d["ans1"] + d["ans2"] for d in docs]
         build_tiny_model(
             folder, texts + [load_prompt(p).system for p in prompts], seed=seed, chat_template=False
         )
-        return "random tiny Llama (bias_hub.pipelines.jbbq.tiny_model)"
-    from bias_hub.pipelines.jbbq.planted import NO_ANSWER, train_planted_model
+        return "random tiny Llama (bias_hub.pipelines.jbbq.random_model)"
+    from bias_hub.pipelines.jbbq.planted_model import NO_ANSWER, train_planted_model
 
     env = Environment(
         loader=BaseLoader, undefined=StrictUndefined, keep_trailing_newline=True
@@ -117,7 +117,7 @@ def _model(
         for doc in docs
     ]
     fit = train_planted_model(folder, items, steps=300, seed=seed)["fit"]
-    return f"tiny Llama trained to planted replies (bias_hub.pipelines.jbbq.planted), fit {fit:.2f}"
+    return f"tiny Llama trained to planted replies (bias_hub.pipelines.jbbq.planted_model), fit {fit:.2f}"
 
 
 def _load_task(tasks_dir: Path, task: str) -> dict:

@@ -31,7 +31,7 @@ import numpy as np
 
 def _pairs(datasets_root: Path | None, limit: int | None) -> tuple[list[str], list[str], str]:
     """The evaluation pairs: the built dataset, else lexicon x templates (no build needed)."""
-    from bias_hub.pipelines.common.paths import default_datasets_root
+    from bias_hub.pipelines.common.locations import default_datasets_root
     from bias_hub.pipelines.nli.evaluation import evaluation_config, load_evaluation_rows
     from bias_hub.pipelines.nli.settings import DATASET
 
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     from bias_hub.pipelines.nli.labels import LABELS
     from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits
-    from bias_hub.pipelines.nli.scratch import make_classifier
+    from bias_hub.pipelines.nli.random_model import make_classifier
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -64,7 +64,7 @@ def builder_function(command: ModuleType) -> Callable[..., Path]:
 
 
 def _register_build(subparsers: argparse._SubParsersAction) -> None:
-    from bias_hub.pipelines.common.paths import default_datasets_root
+    from bias_hub.pipelines.common.locations import default_datasets_root
 
     # The same root the pipelines read by default: the checkout's datasets/, or the data folder.
     out_root = str(default_datasets_root())
@@ -115,7 +115,7 @@ def _reads_user_copy(parser: argparse.ArgumentParser, args: argparse.Namespace) 
 
 
 def _build_one(args: argparse.Namespace) -> None:
-    from bias_hub.builders.hub_folder import user_copy_build
+    from bias_hub.builders.dataset_folder import user_copy_build
     from bias_hub.builders.shared.console import command_line
     from bias_hub.builders.shared.files import ensure_writable_root
 
@@ -130,7 +130,7 @@ def _build_all(
 ) -> None:
     """Every builder that needs no user-supplied data, with its defaults: one timed line each.
     A folder holding configs built from the user's own copy is kept, with a warning."""
-    from bias_hub.builders.hub_folder import UserBuildKept, user_copy_build
+    from bias_hub.builders.dataset_folder import UserBuildKept, user_copy_build
     from bias_hub.builders.shared.console import command_line, stage
     from bias_hub.builders.shared.files import ensure_writable_root
 
@@ -180,7 +180,7 @@ def _leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentPars
 
 def _with_verbosity_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """-q/-v on every command, the same everywhere (pipeline commands already have them)."""
-    from bias_hub.pipelines.common.flags import add_verbosity_flags
+    from bias_hub.pipelines.common.command import add_verbosity_flags
 
     for leaf in _leaf_parsers(parser):
         if "--quiet" not in leaf._option_string_actions:

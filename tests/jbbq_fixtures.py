@@ -85,7 +85,7 @@ def write_fixture_dataset(target: str | Path) -> Path:
     """Write the fixture as a dataset folder (config ``all`` plus one per category)."""
     import datasets
 
-    from bias_hub.builders.hub_folder import CardMetadata, write_dataset_folder
+    from bias_hub.builders.dataset_folder import CardMetadata, write_dataset_folder
     from bias_hub.builders.jbbq.schema import FEATURES
 
     splits = {name: rows for name, rows in fixture_rows().items() if name != "all"}

@@ -156,11 +156,11 @@ def _run_python(block: Block, namespace: dict) -> None:
 
 def _run_bash(block: Block, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from bias_hub.pipelines.cli import main
-    from bias_hub.pipelines.common import paths
+    from bias_hub.pipelines.common import locations
 
     # The scratch folder stands for the checkout: builds and reads go to its datasets/.
-    monkeypatch.setattr(paths, "default_datasets_root", lambda: root / "datasets")
-    monkeypatch.setattr(paths, "default_metrics_root", lambda: root / "metrics")
+    monkeypatch.setattr(locations, "default_datasets_root", lambda: root / "datasets")
+    monkeypatch.setattr(locations, "default_metrics_root", lambda: root / "metrics")
     for line in commands(block.text):
         argv = shlex.split(line, comments=True)
         if argv[0] == "make":

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from bias_hub.pipelines.common import paths
+from bias_hub.pipelines.common import locations
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # What `uv build` reads: the metadata, the packages and the metric modules (tests, datasets,
@@ -58,10 +58,10 @@ def _metric_names() -> list[str]:
 
 
 def test_a_checkout_reads_and_builds_its_own_folders(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(paths.DATA_ENV, "/somewhere/else")  # only an installed copy reads it
-    assert paths.in_checkout()
-    assert paths.default_datasets_root() == REPO_ROOT / "datasets"
-    assert paths.default_metrics_root() == REPO_ROOT / "metrics"
+    monkeypatch.setenv(locations.DATA_ENV, "/somewhere/else")  # only an installed copy reads it
+    assert locations.in_checkout()
+    assert locations.default_datasets_root() == REPO_ROOT / "datasets"
+    assert locations.default_metrics_root() == REPO_ROOT / "metrics"
     from bias_hub.pipelines.cli import build_parser
 
     args = build_parser().parse_args(["build", "speciesism_templates"])
@@ -72,28 +72,28 @@ def test_installed_copy_uses_the_data_root_and_its_own_metrics(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     site = tmp_path / "site-packages"
-    monkeypatch.setattr(paths, "repo_root", lambda: site)
+    monkeypatch.setattr(locations, "repo_root", lambda: site)
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
-    monkeypatch.delenv(paths.DATA_ENV, raising=False)
-    assert not paths.in_checkout()
+    monkeypatch.delenv(locations.DATA_ENV, raising=False)
+    assert not locations.in_checkout()
     assert (
-        paths.default_datasets_root()
+        locations.default_datasets_root()
         == tmp_path / "home" / ".local" / "share" / "bias-hub" / "datasets"
     )
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert paths.default_datasets_root() == tmp_path / "xdg" / "bias-hub" / "datasets"
-    monkeypatch.setenv(paths.DATA_ENV, str(tmp_path / "mine"))
-    assert paths.default_datasets_root() == tmp_path / "mine" / "datasets"
-    assert paths.default_metrics_root() == site / "metrics"
+    assert locations.default_datasets_root() == tmp_path / "xdg" / "bias-hub" / "datasets"
+    monkeypatch.setenv(locations.DATA_ENV, str(tmp_path / "mine"))
+    assert locations.default_datasets_root() == tmp_path / "mine" / "datasets"
+    assert locations.default_metrics_root() == site / "metrics"
     # A flag still wins over every default.
     with pytest.raises(
         FileNotFoundError, match=r"--dataset x: .*/flag/x is not a built dataset folder"
     ):
-        paths.dataset_folder("x", tmp_path / "flag")
+        locations.dataset_folder("x", tmp_path / "flag")
     with pytest.raises(FileNotFoundError, match=r"/mine/datasets/x is not a built dataset folder"):
-        paths.dataset_folder("x")
+        locations.dataset_folder("x")
 
 
 # --- the wheel, installed ------------------------------------------------------------------
@@ -212,7 +212,7 @@ def test_installed_wheel_builds_and_runs_speciesism_from_another_folder(
     import datasets
     import torch
 
-    from bias_hub.pipelines.speciesism.tiny_model import make_tiny_masked_lm
+    from bias_hub.pipelines.speciesism.planted_model import make_tiny_masked_lm
 
     uv = _uv()
     venv = tmp_path / "venv"

@@ -43,9 +43,9 @@ def build(
     """
     # `bias-hub` imports every builder package to list its commands: what needs datasets and
     # pyarrow loads when a build runs.
-    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.dataset_folder import write_dataset_folder
+    from bias_hub.builders.jbbq.bbq_format import build_configs, load_rows, warn_undecided
     from bias_hub.builders.jbbq.cards import bbq_card
-    from bias_hub.builders.jbbq.qa_build import build_configs, load_rows, warn_undecided
     from bias_hub.builders.jbbq.schema import BBQ_CATEGORIES
     from bias_hub.builders.shared.card import CardMetadata
     from bias_hub.builders.shared.sources import resolve

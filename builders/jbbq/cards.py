@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bias_hub.builders.jbbq.qa_build import SPLIT_RATIOS, BuiltRows, split_counts_table
+from bias_hub.builders.jbbq.bbq_format import SPLIT_RATIOS, BuiltRows, split_counts_table
 from bias_hub.builders.shared.card import CardSections
 from bias_hub.builders.shared.text import markdown_table
 

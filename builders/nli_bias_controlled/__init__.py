@@ -50,7 +50,7 @@ def build(
     # bring in datasets (heavy).
     import datasets
 
-    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.dataset_folder import write_dataset_folder
     from bias_hub.builders.nli_bias_controlled.card import card_sections, metadata
     from bias_hub.builders.nli_bias_controlled.rows import config_name, features
 
@@ -89,7 +89,7 @@ def build(
 def _keep_release_configs(target: Path, facts: dict) -> None:
     """Refuse a generated build over a folder built from the authors' files: an offline rebuild
     (``make datasets``) must never replace them silently."""
-    from bias_hub.builders.hub_folder import UserBuildKept
+    from bias_hub.builders.dataset_folder import UserBuildKept
     from bias_hub.builders.shared.card import read_card_yaml
 
     if facts["origin"] == "release" or not (target / "README.md").is_file():

@@ -69,7 +69,7 @@ def build(
     """
     # Loaded on use: `bias-hub build --help` imports this package (its command module), and these
     # bring in datasets (heavy).
-    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.dataset_folder import write_dataset_folder
     from bias_hub.builders.nli_gender_bias.card import card_sections, metadata
     from bias_hub.builders.nli_gender_bias.release import Fetched
     from bias_hub.builders.nli_gender_bias.rows import (
@@ -122,7 +122,7 @@ def build(
 def _keep_release_configs(target: Path, configs: dict, release) -> None:
     """Refuse a build that would drop the release configs the folder holds (built from the user's
     copy, or fetched earlier): an offline rebuild must never replace them silently."""
-    from bias_hub.builders.hub_folder import UserBuildKept
+    from bias_hub.builders.dataset_folder import UserBuildKept
     from bias_hub.builders.shared.card import read_card_yaml
 
     if not (target / "README.md").is_file():

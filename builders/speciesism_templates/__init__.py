@@ -34,7 +34,7 @@ def build(
     """
     import datasets
 
-    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.dataset_folder import write_dataset_folder
     from bias_hub.builders.speciesism_templates.card import METADATA, card_sections
     from bias_hub.builders.speciesism_templates.templates import ROW_FIELDS, SPLIT, build_rows
 

@@ -156,7 +156,7 @@ def build(
     # datasets (and what imports it) loads only when a build runs: `bias-hub --help` imports this package.
     import datasets
 
-    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.dataset_folder import write_dataset_folder
     from bias_hub.builders.stereoset_gender_swap.card import card_metadata, card_sections
     from bias_hub.builders.stereoset_gender_swap.features import FEATURES, POPULATION_FEATURES
 

@@ -34,7 +34,7 @@ def build(
     # and must not pay for datasets and the folder writer.
     import datasets
 
-    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.dataset_folder import write_dataset_folder
     from bias_hub.builders.shared.sources import resolve
     from bias_hub.builders.weat_word_sets.card import METADATA, card_sections
     from bias_hub.builders.weat_word_sets.rows import english_rows, features, japanese_rows

@@ -71,7 +71,7 @@ def build(
     # and must not pay for datasets and the folder writer.
     import datasets
 
-    from bias_hub.builders.hub_folder import write_dataset_folder
+    from bias_hub.builders.dataset_folder import write_dataset_folder
     from bias_hub.builders.shared.sources import SOURCES, resolve, sha256_of
     from bias_hub.builders.winobias.card import METADATA, card_sections
     from bias_hub.builders.winobias.rows import features, rows_of

@@ -5,13 +5,20 @@ transformers, datasets) are imported inside the functions, so importing this
 package is cheap.
 """
 
-from bias_hub.pipelines.common.flags import (
+from bias_hub.pipelines.common.command import (
     COMMON_FLAGS,
-    RunSettings,
     add_pipeline_flags,
     add_verbosity_flags,
     pipeline_command,
     settings_from_args,
+)
+from bias_hub.pipelines.common.locations import (
+    dataset_folder,
+    import_metric_module,
+    load_dataset_split,
+    load_metric,
+    metric_folder,
+    repo_root,
 )
 from bias_hub.pipelines.common.models import (
     KINDS,
@@ -22,15 +29,8 @@ from bias_hub.pipelines.common.models import (
     resolve_device,
     resolve_dtype,
 )
-from bias_hub.pipelines.common.paths import (
-    dataset_folder,
-    import_metric_module,
-    load_dataset_split,
-    load_metric,
-    metric_folder,
-    repo_root,
-)
 from bias_hub.pipelines.common.run_folder import RunFolder, command_line, package_versions
+from bias_hub.pipelines.common.settings import RunSettings
 from bias_hub.pipelines.common.stats import holm
 
 __all__ = [

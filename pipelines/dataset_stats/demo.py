@@ -14,7 +14,7 @@ logger = logging.getLogger(__name__)
 
 
 def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
-    from bias_hub.pipelines.common.paths import default_datasets_root
+    from bias_hub.pipelines.common.locations import default_datasets_root
 
     # The folder `bias-hub build` writes (the checkout's datasets/, or the data root), not ./datasets.
     stats = dataset_statistics(datasets_root or default_datasets_root())

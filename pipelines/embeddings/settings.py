@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bias_hub.pipelines.common.flags import IntervalSettings, RunSettings
+from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
 
 __all__ = ["DEFAULT_TESTS", "ControlSettings", "CorrelateSettings", "ScoreSettings"]
 

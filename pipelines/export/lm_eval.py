@@ -312,7 +312,7 @@ def _write_utils(out: RunFolder) -> None:
     the answer parser inlined, and the bbq_bias module it scores with."""
     import bias_hub.pipelines.export.lm_eval_utils as utils
     import bias_hub.pipelines.jbbq.parsing as parsing
-    from bias_hub.pipelines.common.paths import metric_folder
+    from bias_hub.pipelines.common.locations import metric_folder
 
     parser = inspect.getsource(parsing)
     parser = parser.split('"""', 2)[2].replace("from __future__ import annotations\n", "")

@@ -14,10 +14,10 @@ import logging
 from pathlib import Path
 
 from bias_hub.pipelines.common import pipeline_command
-from bias_hub.pipelines.common.flags import add_interval_flags
+from bias_hub.pipelines.common.command import add_interval_flags
 from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES
+from bias_hub.pipelines.jbbq.random_model import build_for_dataset
 from bias_hub.pipelines.jbbq.report import write_figure_folder
-from bias_hub.pipelines.jbbq.tiny_model import build_for_dataset
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Demo part: a tiny model with a planted bias, evaluated with the paper's preset; planted vs measured.
 
-The model (``bias_hub.pipelines.jbbq.planted``) is trained on the sample's train split to answer
+The model (``bias_hub.pipelines.jbbq.planted_model``) is trained on the sample's train split to answer
 as ``Plan`` says: the stereotyped person for half of the ambiguous questions, the warning
 followed part of the time, the correct answer more often when it is the stereotyped one.
 It is then evaluated with ``--preset paper`` (generated answers, the three prompts) at
@@ -17,7 +17,12 @@ from pathlib import Path
 from bias_hub.builders.shared.files import atomic_write_text
 from bias_hub.builders.shared.text import markdown_table, with_interval
 from bias_hub.pipelines.common import dataset_folder, load_dataset_split, load_metric
-from bias_hub.pipelines.jbbq.planted import NO_ANSWER, Plan, planted_answers, train_planted_model
+from bias_hub.pipelines.jbbq.planted_model import (
+    NO_ANSWER,
+    Plan,
+    planted_answers,
+    train_planted_model,
+)
 from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
 from bias_hub.pipelines.jbbq.report import SCORE_NAMES, format_cell, prompt_label
 from bias_hub.pipelines.jbbq.run import run_evaluate

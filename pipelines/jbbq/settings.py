@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bias_hub.builders.shared.api_cache_openai import OPENAI_URL
-from bias_hub.pipelines.common.flags import IntervalSettings, RunSettings
 from bias_hub.pipelines.common.presets import apply_preset, load_preset
+from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
 
 __all__ = ["BACKENDS", "COMMAND", "RESAMPLE_UNITS", "Settings", "TASK_FIELDS", "with_preset"]
 

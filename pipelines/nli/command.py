@@ -6,13 +6,13 @@ import argparse
 from pathlib import Path
 
 from bias_hub.pipelines.common import pipeline_command
-from bias_hub.pipelines.common.flags import (
+from bias_hub.pipelines.common.command import (
     add_interval_flags,
     settings_defaults,
     settings_from_args,
 )
 from bias_hub.pipelines.nli.data import FORMATS
-from bias_hub.pipelines.nli.scratch import SIZES
+from bias_hub.pipelines.nli.random_model import SIZES
 from bias_hub.pipelines.nli.segmentation import CHOICES
 from bias_hub.pipelines.nli.settings import BOOTSTRAP_UNITS, InitSettings
 

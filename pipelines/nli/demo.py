@@ -16,10 +16,10 @@ from pathlib import Path
 from bias_hub.builders.nli_bias_controlled import build
 from bias_hub.pipelines.common import repo_root
 from bias_hub.pipelines.common.presets import apply_preset, load_preset
-from bias_hub.pipelines.nli import meta, report
+from bias_hub.pipelines.nli import meta_evaluation, report
 from bias_hub.pipelines.nli.evaluation import load_evaluation_rows
+from bias_hub.pipelines.nli.random_model import SIZES, make_classifier
 from bias_hub.pipelines.nli.run import run_meta_evaluate
-from bias_hub.pipelines.nli.scratch import SIZES, make_classifier
 from bias_hub.pipelines.nli.settings import MetaSettings
 
 ORDER = 10
@@ -93,11 +93,11 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
         explicit=set(),
     )
     # The vocabulary comes from the base rate's training text, as a from-scratch model's must.
-    base = meta.load_training_sets(
-        meta.training_sets_folder(None, datasets_root), [settings.base_rate]
+    base = meta_evaluation.load_training_sets(
+        meta_evaluation.training_sets_folder(None, datasets_root), [settings.base_rate]
     )
     texts = [t for column in ("premise", "hypothesis") for t in base[settings.base_rate][column]]
-    occupations = meta.training_occupations(
+    occupations = meta_evaluation.training_occupations(
         base, load_evaluation_rows(None, datasets_root)["occupation"]
     )
     settings.description = (

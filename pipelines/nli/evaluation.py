@@ -21,7 +21,7 @@ from bias_hub.pipelines.common.stats import holm
 from bias_hub.pipelines.nli import segmentation
 from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
 from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
-from bias_hub.pipelines.nli.scratch import RECORD, read_record
+from bias_hub.pipelines.nli.random_model import RECORD, read_record
 from bias_hub.pipelines.nli.settings import DATASET
 
 __all__ = [

@@ -4,7 +4,7 @@ Every step is ``run_<step>(model, dataset, out_dir, settings) -> dict`` (the sha
 shape): it writes ``results.json`` (with ``"part": "nli"`` and its ``"step"``) through
 ``RunFolder`` and lets ``report.render`` write report.md and the figures from that dict alone,
 so ``bias-hub report RUN_DIR`` can render them again. The computations live beside this module
-(``training``, ``evaluation``, ``meta``, ``scratch``), the settings in ``settings``.
+(``training``, ``evaluation``, ``meta_evaluation``, ``random_model``), the settings in ``settings``.
 
 torch and transformers are imported inside the steps that need them (heavy; ``bias-hub
 --help`` and the settings never load them).
@@ -33,7 +33,7 @@ from bias_hub.pipelines.common import (
     package_versions,
 )
 from bias_hub.pipelines.common.presets import preset_record
-from bias_hub.pipelines.nli import evaluation, meta, report, scratch, segmentation
+from bias_hub.pipelines.nli import evaluation, meta_evaluation, random_model, report, segmentation
 from bias_hub.pipelines.nli.data import load_training_table
 from bias_hub.pipelines.nli.labels import LABELS, parse_label_map
 from bias_hub.pipelines.nli.settings import (
@@ -335,21 +335,21 @@ def run_meta_evaluate(
     check_model_name(model)
     with RunFolder(out_dir) as folder:
         with stage("load the training and evaluation sets") as step:
-            training_folder = meta.training_sets_folder(
+            training_folder = meta_evaluation.training_sets_folder(
                 settings.training_sets, settings.datasets_root
             )
             needed = sorted(
                 set(rates) | ({settings.base_rate} if settings.base_rate is not None else set())
             )
-            training = meta.load_training_sets(training_folder, needed)
+            training = meta_evaluation.load_training_sets(training_folder, needed)
             evaluation_folder = dataset_folder(dataset or DATASET, settings.datasets_root)
-            chosen = meta.evaluation_rows(evaluation_folder, training, settings)
+            chosen = meta_evaluation.evaluation_rows(evaluation_folder, training, settings)
             step["note"] = f"{chosen.note}; {len(chosen.rows)} evaluation pairs"
         runs = len(settings.seeds) * len(rates)
         with stage(
             f"train and score {runs} models ({len(settings.seeds)} seeds x {len(rates)} rates)"
         ) as step:
-            summary = meta.run_meta_evaluation(model, training, chosen.rows, settings)
+            summary = meta_evaluation.run_meta_evaluation(model, training, chosen.rows, settings)
         train_log = summary.pop("train_log")
         results = {
             "part": PART,
@@ -357,7 +357,9 @@ def run_meta_evaluate(
             "description": settings.description or f"Model: `{settings.model_label or model}`.",
             "preset": preset_record(settings),
             **summary,
-            "provenance": meta.provenance(model, training_folder, training, chosen, settings),
+            "provenance": meta_evaluation.provenance(
+                model, training_folder, training, chosen, settings
+            ),
             "stages": [{"stage": "train and score", "seconds": step["seconds"]}],
         }
         folder.write_json("results.json", results)
@@ -380,12 +382,12 @@ def run_init_model(
         raise ValueError(f"nli init-model makes its model; got --model {model}")
     with RunFolder(out_dir) as folder:
         with stage("read the training text") as step:
-            source = meta.training_sets_folder(dataset, settings.datasets_root)
-            table = meta.load_training_sets(source, [settings.rate])[settings.rate]
+            source = meta_evaluation.training_sets_folder(dataset, settings.datasets_root)
+            table = meta_evaluation.load_training_sets(source, [settings.rate])[settings.rate]
             texts = [text for column in ("premise", "hypothesis") for text in table[column]]
             step["note"] = f"{len(table):,} pairs of {source} (r = {settings.rate})"
         with stage(f"create a {settings.size} BERT"):
-            scratch.make_classifier(
+            random_model.make_classifier(
                 folder.path("."),
                 texts,
                 size=settings.size,
@@ -406,11 +408,11 @@ def run_init_model(
                 if settings.datasets_root is None
                 else str(settings.datasets_root),
                 "training_pairs": len(table),
-                "vocabulary": scratch.vocabulary_size(folder.path(".")),
+                "vocabulary": random_model.vocabulary_size(folder.path(".")),
                 "note": "weights are random: fine-tune it (nli train) or let nli meta-evaluate "
                 "--reinitialize draw them per seed; nli evaluate refuses it without --allow-untrained",
             }
-            folder.write_json(scratch.RECORD, record)
+            folder.write_json(random_model.RECORD, record)
             results = {"part": PART, "step": "init-model", **record}
             folder.write_json("results.json", results)
             report.render(results, folder.path("."))

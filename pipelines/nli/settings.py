@@ -1,7 +1,7 @@
 """Settings of ``bias-hub nli train | evaluate | meta-evaluate | init-model`` and the part's dataset names.
 
 The one place of every default: the commands' flags take theirs from these dataclasses
-(``bias_hub.pipelines.common.flags.pipeline_command`` / ``settings_defaults``). A cheap module (no torch,
+(``bias_hub.pipelines.common.command.pipeline_command`` / ``settings_defaults``). A cheap module (no torch,
 no transformers), imported by the command module at registration and by every step.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bias_hub.pipelines.common.flags import IntervalSettings, RunSettings
+from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
 
 __all__ = [
     "BOOTSTRAP_UNITS",

@@ -92,7 +92,7 @@ def publish(
     echo: Callable[[str], None] = print,
 ) -> list[RepoPlan]:
     """Plan, print, and with ``push`` upload. ``api`` replaces ``HfApi`` (tests pass a fake)."""
-    from bias_hub.pipelines.common.paths import default_datasets_root, default_metrics_root
+    from bias_hub.pipelines.common.locations import default_datasets_root, default_metrics_root
 
     datasets_root = Path(datasets_root) if datasets_root else default_datasets_root()
     metrics_root = Path(metrics_root) if metrics_root else default_metrics_root()

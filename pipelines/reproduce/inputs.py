@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bias_hub.builders.shared.card import read_card_yaml
-from bias_hub.pipelines.common.paths import dataset_folder
+from bias_hub.pipelines.common.locations import dataset_folder
 from bias_hub.pipelines.reproduce.study import PlannedStep, Study
 
 __all__ = ["Check", "check_inputs", "missing_text", "step_models"]

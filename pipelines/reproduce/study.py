@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from bias_hub.pipelines.common.paths import default_datasets_root
+from bias_hub.pipelines.common.locations import default_datasets_root
 from bias_hub.pipelines.common.presets import STUDIES_DIR
 
 __all__ = [

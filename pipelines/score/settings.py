@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bias_hub.pipelines.common.flags import IntervalSettings
+from bias_hub.pipelines.common.settings import IntervalSettings
 
 __all__ = ["Settings"]
 

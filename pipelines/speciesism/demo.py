@@ -9,11 +9,11 @@ import datasets
 
 from bias_hub.builders.shared.files import atomic_write_text
 from bias_hub.builders.speciesism_templates import build
-from bias_hub.pipelines.common.paths import default_datasets_root
+from bias_hub.pipelines.common.locations import default_datasets_root
+from bias_hub.pipelines.speciesism.planted_model import make_tiny_masked_lm
 from bias_hub.pipelines.speciesism.report import change_rate_markdown, negative_share_markdown
 from bias_hub.pipelines.speciesism.run import run
 from bias_hub.pipelines.speciesism.settings import CONFIGS, DATASET, Settings
-from bias_hub.pipelines.speciesism.tiny_model import make_tiny_masked_lm
 
 ORDER = 40
 

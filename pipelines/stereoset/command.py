@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 
 from bias_hub.pipelines.common import pipeline_command
-from bias_hub.pipelines.common.flags import add_interval_flags
-from bias_hub.pipelines.stereoset import offline
+from bias_hub.pipelines.common.command import add_interval_flags
+from bias_hub.pipelines.stereoset import stand_in_models
 
 
 def _heads(text: str) -> list[int] | None:
@@ -93,4 +93,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-pairs", type=int, help="random subsample of pairs (seeded by --seed)"
     )
     add_interval_flags(parser, unit="occurrences, pairs and words")
-    offline.register(inner)
+    stand_in_models.register(inner)

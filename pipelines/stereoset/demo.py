@@ -15,11 +15,11 @@ from pathlib import Path
 from bias_hub.builders.shared.model_wheels import model_path
 from bias_hub.builders.stereoset_gender_swap import build
 from bias_hub.pipelines.common import dataset_folder
-from bias_hub.pipelines.common.paths import default_datasets_root
-from bias_hub.pipelines.stereoset.offline import LM_NOTE, toy_causal_lm
+from bias_hub.pipelines.common.locations import default_datasets_root
 from bias_hub.pipelines.stereoset.report import summary_table
 from bias_hub.pipelines.stereoset.run import load_pairs, run
 from bias_hub.pipelines.stereoset.settings import DATASET, Settings
+from bias_hub.pipelines.stereoset.stand_in_models import LM_NOTE, toy_causal_lm
 
 ORDER = 30
 # The context pairs (about 600) keep the demo near a minute on two CPU cores; run_demo can subsample.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bias_hub.pipelines.common.flags import IntervalSettings, RunSettings
+from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
 
 __all__ = ["ASSIGNMENTS", "DATASET", "EXCLUDES", "LEVELS", "ORDERS", "Settings"]
 

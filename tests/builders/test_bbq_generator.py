@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bias_hub.builders.jbbq.qa_build import load_rows
+from bias_hub.builders.jbbq.bbq_format import load_rows
 from bias_hub.builders.jbbq.schema import BBQ_CATEGORIES
 from bias_hub.builders.jbbq.template_csv import Template, parse_slot_lists
 from bias_hub.builders.jbbq.templates import (
@@ -705,7 +705,7 @@ def test_a_bbq_templates_folder_expands_with_filler_items_skipped(tmp_path: Path
 def test_category_comes_from_the_file_name_as_in_bbq(
     tmp_path: Path, file_name: str, column: str, expected: str
 ) -> None:
-    from bias_hub.builders.jbbq.qa_build import category_of
+    from bias_hub.builders.jbbq.bbq_format import category_of
 
     template = Template({"Category": column}, tmp_path / file_name, 2)
     assert category_of(template, BBQ_CATEGORIES) == expected

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bias_hub.builders.hub_folder import write_dataset_folder
+from bias_hub.builders.dataset_folder import write_dataset_folder
 from bias_hub.builders.shared.card import CardMetadata, CardSections, read_card, read_card_yaml
 
 REPO_CARDS = sorted((Path(__file__).resolve().parents[2] / "datasets").glob("*/README.md"))

@@ -371,7 +371,7 @@ def test_missing_stereotyped_groups_come_from_shipped_templates(tmp_path: Path) 
 
 
 def test_canonical_category_spellings() -> None:
-    from bias_hub.builders.jbbq.qa_build import canonical_category
+    from bias_hub.builders.jbbq.bbq_format import canonical_category
     from bias_hub.builders.jbbq.schema import BBQ_CATEGORIES
 
     assert canonical_category("GenderIdentity", BBQ_CATEGORIES) == "Gender_identity"

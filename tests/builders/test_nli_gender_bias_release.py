@@ -22,7 +22,7 @@ import datasets
 import pytest
 import yaml
 
-from bias_hub.builders.hub_folder import UserBuildKept
+from bias_hub.builders.dataset_folder import UserBuildKept
 from bias_hub.builders.nli_gender_bias import build
 from bias_hub.builders.nli_gender_bias.release import (
     FOLDERS,

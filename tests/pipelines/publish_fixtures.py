@@ -14,7 +14,7 @@ from huggingface_hub.errors import HfHubHTTPError
 from huggingface_hub.hf_api import CommitInfo
 from huggingface_hub.utils import filter_repo_objects
 
-from bias_hub.builders.hub_folder import CardMetadata, write_dataset_folder
+from bias_hub.builders.dataset_folder import CardMetadata, write_dataset_folder
 
 NLI_LABELS = ["entailment", "neutral", "contradiction"]
 

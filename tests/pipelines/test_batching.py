@@ -221,7 +221,7 @@ def test_fill_mask_adapts(bert_tokenizer) -> None:
 def test_attention_and_perplexity_adapt(bert_tokenizer, tmp_path: Path) -> None:
     from transformers import BertModel
 
-    from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model
+    from bias_hub.pipelines.jbbq.random_model import build_tiny_model
     from bias_hub.pipelines.stereoset.attention import gender_attention
     from bias_hub.pipelines.stereoset.perplexity import sentence_perplexities
 

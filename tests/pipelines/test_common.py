@@ -160,7 +160,7 @@ def test_command_line_hides_the_token() -> None:
 def test_a_rebuilt_dataset_folder_is_read_anew(tmp_path: Path) -> None:
     import datasets
 
-    from bias_hub.builders.hub_folder import CardMetadata, write_dataset_folder
+    from bias_hub.builders.dataset_folder import CardMetadata, write_dataset_folder
     from bias_hub.pipelines.common import load_dataset_split
 
     meta = CardMetadata(pretty_name="t", license="mit", language=["en"], task_categories=["other"])

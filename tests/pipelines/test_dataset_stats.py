@@ -4,7 +4,7 @@ from pathlib import Path
 
 import datasets
 
-from bias_hub.builders.hub_folder import CardMetadata, write_dataset_folder
+from bias_hub.builders.dataset_folder import CardMetadata, write_dataset_folder
 from bias_hub.pipelines.dataset_stats.demo import run_demo
 from bias_hub.pipelines.dataset_stats.stats import statistics_markdown
 

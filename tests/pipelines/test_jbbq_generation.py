@@ -15,7 +15,7 @@ from bias_hub.pipelines.jbbq import kv_cache
 from bias_hub.pipelines.jbbq.hf_backend import HFModel, _stable_text
 from bias_hub.pipelines.jbbq.parsing import answer_is_settled, parse_answer
 from bias_hub.pipelines.jbbq.prompting import load_prompt
-from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model, build_tokenizer
+from bias_hub.pipelines.jbbq.random_model import build_tiny_model, build_tokenizer
 
 MAX_NEW = 6
 

@@ -15,9 +15,9 @@ from bias_hub.pipelines import cli
 from bias_hub.pipelines.common import ModelOptions
 from bias_hub.pipelines.jbbq.hf_backend import HFModel, common_prefix_length
 from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
+from bias_hub.pipelines.jbbq.random_model import build_tiny_model
 from bias_hub.pipelines.jbbq.run import load_questions, run_evaluate
 from bias_hub.pipelines.jbbq.settings import Settings
-from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 METRICS_DIR = REPO_ROOT / "metrics"
@@ -389,7 +389,7 @@ def test_a_dataset_that_is_not_jbbq_format_is_one_line_naming_it_and_the_field(
     """P-jbbq-03: an NLI dataset given to `jbbq evaluate` (was: KeyError 'category' traceback)."""
     import datasets
 
-    from bias_hub.builders.hub_folder import CardMetadata, write_dataset_folder
+    from bias_hub.builders.dataset_folder import CardMetadata, write_dataset_folder
 
     pairs = datasets.Dataset.from_list([{"premise": "p", "hypothesis": "h", "label": 0}] * 4)
     folder = write_dataset_folder(

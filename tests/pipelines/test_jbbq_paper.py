@@ -15,10 +15,10 @@ from bias_hub.pipelines.common.presets import load_preset
 from bias_hub.pipelines.common.stats import holm
 from bias_hub.pipelines.jbbq.comparisons import comparison_pairs
 from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt, template_key
+from bias_hub.pipelines.jbbq.random_model import build_tiny_model
 from bias_hub.pipelines.jbbq.report import CHANCE, figure_one, render, table4
 from bias_hub.pipelines.jbbq.run import _with_preset_record, load_questions, run_evaluate
 from bias_hub.pipelines.jbbq.settings import TASK_FIELDS, Settings, with_preset
-from bias_hub.pipelines.jbbq.tiny_model import build_tiny_model
 
 # The task settings without a preset (`--preset none`): the settings class's defaults.
 TASK_DEFAULTS = {
@@ -385,7 +385,7 @@ def test_preset_paper_and_figure_end_to_end(
 def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> None:
     import evaluate
 
-    from bias_hub.pipelines.jbbq.planted import Plan, planted_answers
+    from bias_hub.pipelines.jbbq.planted_model import Plan, planted_answers
 
     rows = fixture_rows()["train"]  # 2 categories x 3 templates x 4 questions
     plan = Plan()
@@ -435,7 +435,7 @@ def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> 
 def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:
-    from bias_hub.pipelines.jbbq.planted import (
+    from bias_hub.pipelines.jbbq.planted_model import (
         NO_ANSWER,
         Plan,
         planted_answers,

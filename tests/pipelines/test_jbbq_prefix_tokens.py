@@ -18,7 +18,7 @@ from transformers import PreTrainedTokenizerFast
 
 from bias_hub.pipelines.jbbq.prefix_tokens import MARGIN, encode_sharing_prefix, encode_whole
 from bias_hub.pipelines.jbbq.prompting import load_prompt
-from bias_hub.pipelines.jbbq.tiny_model import build_tokenizer
+from bias_hub.pipelines.jbbq.random_model import build_tokenizer
 
 
 def _prompts() -> list[str]:

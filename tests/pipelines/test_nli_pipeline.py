@@ -14,13 +14,13 @@ import datasets
 import numpy as np
 import pytest
 
-from bias_hub.builders.hub_folder import CardMetadata, write_dataset_folder
+from bias_hub.builders.dataset_folder import CardMetadata, write_dataset_folder
 from bias_hub.builders.nli_bias_controlled.rows import TrainingTemplate, build_rows, features
 from bias_hub.builders.nli_gender_bias.lexicon import Occupation
 from bias_hub.pipelines import cli
 from bias_hub.pipelines.common import ModelOptions, RunFolder, load_model
 from bias_hub.pipelines.common.stats import correlation, holm
-from bias_hub.pipelines.nli import meta, report
+from bias_hub.pipelines.nli import meta_evaluation, report
 from bias_hub.pipelines.nli.evaluation import load_evaluation_rows
 from bias_hub.pipelines.nli.run import run_evaluate
 from bias_hub.pipelines.nli.settings import EvaluateSettings, MetaSettings
@@ -462,10 +462,10 @@ def test_meta_evaluation_runs_per_seed_and_rate(
         for r in rates
     }
     evaluation = load_evaluation_rows(None, fixture_root / "datasets")
-    occupations = meta.training_occupations(training, evaluation["occupation"])
+    occupations = meta_evaluation.training_occupations(training, evaluation["occupation"])
     assert occupations == set(OCCUPATIONS)
     evaluation = evaluation.select(
-        meta.downsample_evaluation(evaluation, occupations, per_subset=3)
+        meta_evaluation.downsample_evaluation(evaluation, occupations, per_subset=3)
     )
     # The fixture holds 4 pairs per set (2 occupations or genders x 2 templates): 3 drawn from each.
     assert len(evaluation) == 9 and sorted(set(evaluation["subset"])) == sorted(SUBSETS)
@@ -481,7 +481,7 @@ def test_meta_evaluation_runs_per_seed_and_rate(
         progress=False,
         max_length=32,
     )
-    summary = meta.run_meta_evaluation(str(tiny_model), training, evaluation, settings)
+    summary = meta_evaluation.run_meta_evaluation(str(tiny_model), training, evaluation, settings)
     assert len(summary["runs"]) == 6
     assert {(r["seed"], r["rate"]) for r in summary["runs"]} == {
         (s, r) for s in (0, 1) for r in rates
@@ -593,7 +593,9 @@ def test_occupations_of_authors_files_are_found_in_the_premises() -> None:
     table = datasets.Dataset.from_dict(
         {"premise": ["建設作業員が歩いた。", "看護師が座った。"], "occupation": ["", ""]}
     )
-    found = meta.training_occupations({0.0: table}, ["作業員", "建設作業員", "看護師", "医者"])
+    found = meta_evaluation.training_occupations(
+        {0.0: table}, ["作業員", "建設作業員", "看護師", "医者"]
+    )
     assert found == {"建設作業員", "看護師"}
 
 

@@ -130,7 +130,7 @@ def test_preset_paper_end_to_end_with_google_sentiment(service, tmp_path, capsys
 
     from bias_hub.builders.speciesism_templates import build
     from bias_hub.pipelines.cli import main
-    from bias_hub.pipelines.speciesism.tiny_model import make_tiny_masked_lm
+    from bias_hub.pipelines.speciesism.planted_model import make_tiny_masked_lm
 
     root = tmp_path / "datasets"
     folder = build(root)

@@ -55,7 +55,7 @@ def _templates(root: Path, language: str) -> list[dict]:
 
 @pytest.fixture(scope="session")
 def tiny_en(tmp_path_factory, datasets_root) -> Path:
-    from bias_hub.pipelines.speciesism.tiny_model import make_tiny_masked_lm
+    from bias_hub.pipelines.speciesism.planted_model import make_tiny_masked_lm
 
     return make_tiny_masked_lm(
         tmp_path_factory.mktemp("tiny_en"), _templates(datasets_root, "en"), "en", steps=20
@@ -252,7 +252,7 @@ def test_japanese_lexicon_backend_by_hand(ja_lexicon):
 def test_japanese_run_with_lexicon(
     tmp_path, tmp_path_factory, datasets_root, ja_lexicon, monkeypatch
 ):
-    from bias_hub.pipelines.speciesism.tiny_model import make_tiny_masked_lm
+    from bias_hub.pipelines.speciesism.planted_model import make_tiny_masked_lm
 
     model = make_tiny_masked_lm(
         tmp_path_factory.mktemp("tiny_ja"), _templates(datasets_root, "ja"), "ja", steps=20
@@ -536,7 +536,7 @@ def test_holm_by_hand():
 def test_confidence_level_flag():
     import argparse
 
-    from bias_hub.pipelines.common.flags import confidence_level
+    from bias_hub.pipelines.common.command import confidence_level
 
     assert confidence_level("0.9") == 0.9
     assert confidence_level("none") is None and confidence_level("0") is None
@@ -554,7 +554,7 @@ def test_demo_model_plants_a_bias_the_tables_recover_in_the_papers_direction(
     mass in its own form and 0.25/8 in the other: a change rate near -2/3 from its own form.
     So the paper's Table 1 direction (object -> human, drops) must list the food words and
     Table 2's (human -> object) the person words."""
-    from bias_hub.pipelines.speciesism.tiny_model import FARMED, WORDS, make_tiny_masked_lm
+    from bias_hub.pipelines.speciesism.planted_model import FARMED, WORDS, make_tiny_masked_lm
 
     model = make_tiny_masked_lm(tmp_path / "tiny", _templates(datasets_root, "en"), "en")
     settings = Settings(

@@ -15,7 +15,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from bias_hub.builders.hub_folder import (
+from bias_hub.builders.dataset_folder import (
     USER_COPY_KEY,
     UserBuildKept,
     user_built_configs,

@@ -6,7 +6,7 @@ import datasets
 import pytest
 import yaml
 
-from bias_hub.builders.hub_folder import CardMetadata, write_dataset_folder
+from bias_hub.builders.dataset_folder import CardMetadata, write_dataset_folder
 from bias_hub.builders.shared.card import size_category
 
 FEATURES = datasets.Features(

@@ -43,7 +43,7 @@ from bias_hub.pipelines.nli import segmentation, training
 from bias_hub.pipelines.nli.evaluation import SUBSETS, evaluation_config, score_predictions
 from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
 from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
-from bias_hub.pipelines.nli.scratch import read_record
+from bias_hub.pipelines.nli.random_model import read_record
 from bias_hub.pipelines.nli.settings import DATASET, TRAINING_SETS, TrainSettings
 
 __all__ = [

@@ -1,0 +1,94 @@
+"""The settings every pipeline shares, as dataclasses: ``RunSettings`` (loading, seed, progress,
+preset) and ``IntervalSettings`` (the bootstrap intervals). Each part's ``settings.py`` subclasses
+them; these fields' defaults are the only defaults (``bias_hub.pipelines.common.command`` turns
+them into the flags' defaults)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from bias_hub.pipelines.common.models import ModelOptions
+
+__all__ = ["IntervalSettings", "RunSettings", "check_intervals"]
+
+
+@dataclasses.dataclass(kw_only=True)
+class RunSettings:
+    """Settings every pipeline takes; each part subclasses it with its own fields."""
+
+    datasets_root: Path | None = None
+    metrics_root: Path | None = None
+    device: str | None = None
+    dtype: str | None = None
+    device_map: str | None = None
+    token: str | None = None
+    revision: str | None = None
+    trust_remote_code: bool = False
+    # Score a model whose head was never trained (bias_hub.pipelines.common.models.mark_untrained): plumbing tests.
+    allow_untrained: bool = False
+    seed: int = 0
+    # Progress bars (still only on a terminal); False under -q and in tests.
+    progress: bool = True
+    # Set by ``--preset`` through ``bias_hub.pipelines.common.presets.apply_preset``: the preset's name
+    # and every value the run took that differs from it (recorded in results.json and report.md).
+    preset: str | None = None
+    departures: list[dict] = dataclasses.field(default_factory=list)
+
+    def model_options(self, **changes: Any) -> ModelOptions:
+        options = ModelOptions(
+            token=self.token,
+            revision=self.revision,
+            dtype=self.dtype,
+            device=self.device,
+            device_map=self.device_map,
+            trust_remote_code=self.trust_remote_code,
+            allow_untrained=self.allow_untrained,
+        )
+        return dataclasses.replace(options, **changes)
+
+
+@dataclasses.dataclass(kw_only=True)
+class IntervalSettings:
+    """The interval settings, declared once: a part whose scores carry intervals mixes this into
+    its settings (``class Settings(IntervalSettings, RunSettings)``) and adds the flags with
+    ``add_interval_flags``. ``confidence_level`` None switches intervals (and the paired tests
+    that use the same level) off."""
+
+    confidence_level: float | None = 0.95
+    n_resamples: int = 2000
+
+    def __post_init__(self) -> None:
+        check_intervals(self.confidence_level, self.n_resamples)
+
+    def interval_options(self, seed: int | None = None) -> dict:
+        """The keyword arguments every metric module's ``compute`` takes for its intervals."""
+        on = self.confidence_level is not None
+        seed = getattr(self, "seed", 0) if seed is None else seed
+        return {
+            "confidence_level": self.confidence_level,
+            "n_resamples": self.n_resamples if on else None,
+            "seed": seed if on else None,
+        }
+
+    def interval_record(self) -> dict:
+        """What results.json records of them."""
+        on = self.confidence_level is not None
+        return {
+            "confidence_level": self.confidence_level,
+            "n_resamples": self.n_resamples if on else None,
+        }
+
+
+def check_intervals(level: float | None, n_resamples: int) -> None:
+    """The one check of the interval settings, naming the flags (a settings object built in
+    Python fails the same way)."""
+    if level is not None and (
+        isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1
+    ):
+        raise ValueError(
+            f"--confidence-level {level!r}: expected a level between 0 and 1 such as 0.95, or none"
+        )
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 100:
+        raise ValueError(f"--n-resamples {n_resamples!r}: expected a whole number of at least 100")
