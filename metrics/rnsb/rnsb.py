@@ -275,6 +275,39 @@ def _divergence_interval(
     )[0]
 
 
+def _divergence(words, matrix, training, scored, iterations, seed, holdout, test_size, classifier):
+    """The classifier's divergence over the scored words: the result's score fields, and the
+    per-iteration probabilities the interval resamples."""
+    (first_name, first_rows), (second_name, second_rows) = training.items()
+    # The second set is class 0 and the first class 1, as WEFE's labels (-1, +1) sort:
+    # the stratified split then draws the same words as WEFE's for the same seed.
+    labels = np.repeat([1, 0], [len(first_rows), len(second_rows)])
+    scored_rows = [row for rows in scored.values() for row in rows]
+    kls, probabilities, accuracies = _classify(
+        matrix[first_rows + second_rows],
+        labels,
+        matrix[scored_rows],
+        iterations,
+        seed,
+        holdout,
+        test_size,
+        classifier,
+    )
+    mean_p, scored_words = probabilities.mean(axis=0), [words[row] for row in scored_rows]
+    result = {
+        "score": float(np.mean(kls)),
+        "score_name": "kl_divergence",
+        "kl_divergence": float(np.mean(kls)),
+        "kl_per_iteration": kls,
+        "trained_on": [first_name, second_name],
+        "probability_of": second_name,
+        "probabilities": dict(zip(scored_words, mean_p.tolist(), strict=True)),
+        "distribution": dict(zip(scored_words, (mean_p / mean_p.sum()).tolist(), strict=True)),
+        "classifier_accuracy": float(np.mean(accuracies)),
+    }
+    return result, probabilities
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Rnsb(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
@@ -318,13 +351,9 @@ class Rnsb(DirectCompute, evaluate.Metric):
         n_resamples: int = 2000,
     ) -> dict:
         options = uncertainty_options(confidence_level, n_resamples, seed)
-        classifier = {
-            "solver": solver,
-            "C": C,
-            "tol": tol,
-            "max_iter": max_iter,
-            "fit_intercept": fit_intercept,
-        }
+        classifier = dict(
+            solver=solver, C=C, tol=tol, max_iter=max_iter, fit_intercept=fit_intercept
+        )
         _check_options(train_on, iterations, seed, classifier, holdout, test_size, max_oov_share)
         on_targets = train_on == "target_sets"
         targets = named_sets(target_sets, "target_sets", 2 if on_targets else None)
@@ -339,43 +368,16 @@ class Rnsb(DirectCompute, evaluate.Metric):
             (target_rows, attribute_rows) if on_targets else (attribute_rows, target_rows)
         )
         _check_separable(training, matrix, train_on)
-        (first_name, first_rows), (second_name, second_rows) = training.items()
-        # The second set is class 0 and the first class 1, as WEFE's labels (-1, +1) sort:
-        # the stratified split then draws the same words as WEFE's for the same seed.
-        labels = np.repeat([1, 0], [len(first_rows), len(second_rows)])
-        scored_rows = [row for rows in scored.values() for row in rows]
-        kls, probabilities, accuracies = _classify(
-            matrix[first_rows + second_rows],
-            labels,
-            matrix[scored_rows],
-            iterations,
-            seed,
-            holdout,
-            test_size,
-            classifier,
+        result, probabilities = _divergence(
+            words, matrix, training, scored, iterations, seed, holdout, test_size, classifier
         )
-        mean_p, scored_words = probabilities.mean(axis=0), [words[row] for row in scored_rows]
-        result = {
-            "score": float(np.mean(kls)),
-            "score_name": "kl_divergence",
-            "kl_divergence": float(np.mean(kls)),
-            "kl_per_iteration": kls,
-            "train_on": train_on,
-            "trained_on": [first_name, second_name],
-            "probability_of": second_name,
-            "probabilities": dict(zip(scored_words, mean_p.tolist(), strict=True)),
-            "distribution": dict(zip(scored_words, (mean_p / mean_p.sum()).tolist(), strict=True)),
-            "classifier_accuracy": float(np.mean(accuracies)),
-            "words_used": {
-                n: [words[r] for r in rows] for n, rows in {**target_rows, **attribute_rows}.items()
-            },
-            "oov": {**target_oov, **attribute_oov},
+        result["train_on"] = train_on
+        result["words_used"] = {
+            n: [words[r] for r in rows] for n, rows in {**target_rows, **attribute_rows}.items()
         }
+        result["oov"] = {**target_oov, **attribute_oov}
         if options is not None:
             sizes = [len(rows) for rows in scored.values()]
-            result["confidence_intervals"] = {
-                "kl_divergence": _divergence_interval(
-                    probabilities, sizes, result["score"], options
-                )
-            }
+            interval = _divergence_interval(probabilities, sizes, result["score"], options)
+            result["confidence_intervals"] = {"kl_divergence": interval}
         return result

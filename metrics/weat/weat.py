@@ -367,30 +367,24 @@ class Weat(DirectCompute, evaluate.Metric):
         a_rows, b_rows = attribute_rows.values()
         unit = _unit(matrix)
         cosines = unit[x_rows + y_rows] @ unit[a_rows + b_rows].T
-        associations = cosines[:, : len(a_rows)].mean(axis=1) - cosines[:, len(a_rows) :].mean(
-            axis=1
+        a_side, b_side = cosines[:, : len(a_rows)], cosines[:, len(a_rows) :]
+        associations = a_side.mean(axis=1) - b_side.mean(axis=1)
+        settings = dict(
+            exact_max_partitions=exact_max_partitions,
+            permutations=permutations,
+            seed=seed,
+            p_value_ties=p_value_ties,
+            alternative=alternative,
         )
-        settings = {
-            "exact_max_partitions": exact_max_partitions,
-            "permutations": permutations,
-            "seed": seed,
-            "p_value_ties": p_value_ties,
-            "alternative": alternative,
-        }
         scores = _scores(associations, len(x_rows), std_ddof, settings)
         used = {
-            name: [words[row] for row in rows]
-            for name, rows in {**target_rows, **attribute_rows}.items()
+            n: [words[r] for r in rows] for n, rows in {**target_rows, **attribute_rows}.items()
         }
         target_words = [words[row] for row in x_rows + y_rows]
-        result = {
-            "score": scores["effect_size"],
-            "score_name": "effect_size",
-            **scores,
-            "associations": dict(zip(target_words, associations.tolist(), strict=True)),
-            "words_used": used,
-            "oov": {**target_oov, **attribute_oov},
-        }
+        result = {"score": scores["effect_size"], "score_name": "effect_size", **scores}
+        result["associations"] = dict(zip(target_words, associations.tolist(), strict=True))
+        result["words_used"] = used
+        result["oov"] = {**target_oov, **attribute_oov}
         if options is not None:
             effect_size = scores["effect_size"]
             observed = [np.nan if effect_size is None else effect_size, scores["statistic"]]
