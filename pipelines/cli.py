@@ -180,7 +180,7 @@ def _leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentPars
 
 def _with_verbosity_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """-q/-v on every command, the same everywhere (pipeline commands already have them)."""
-    from bias_hub.pipelines.common.command import add_verbosity_flags
+    from bias_hub.pipelines.common.arguments import add_verbosity_flags
 
     for leaf in _leaf_parsers(parser):
         if "--quiet" not in leaf._option_string_actions:

@@ -5,7 +5,7 @@ transformers, datasets) are imported inside the functions, so importing this
 package is cheap.
 """
 
-from bias_hub.pipelines.common.command import (
+from bias_hub.pipelines.common.arguments import (
     COMMON_FLAGS,
     add_pipeline_flags,
     add_verbosity_flags,

@@ -1,6 +1,6 @@
 """The settings every pipeline shares, as dataclasses: ``RunSettings`` (loading, seed, progress,
 preset) and ``IntervalSettings`` (the bootstrap intervals). Each part's ``settings.py`` subclasses
-them; these fields' defaults are the only defaults (``bias_hub.pipelines.common.command`` turns
+them; these fields' defaults are the only defaults (``bias_hub.pipelines.common.arguments`` turns
 them into the flags' defaults)."""
 
 from __future__ import annotations

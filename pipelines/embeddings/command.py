@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from bias_hub.pipelines.common import pipeline_command, settings_from_args
-from bias_hub.pipelines.common.command import add_interval_flags, settings_defaults
+from bias_hub.pipelines.common.arguments import add_interval_flags, settings_defaults
 from bias_hub.pipelines.embeddings.settings import CorrelateSettings
 
 

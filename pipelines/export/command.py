@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bias_hub.pipelines.common.command import settings_defaults
+from bias_hub.pipelines.common.arguments import settings_defaults
 from bias_hub.pipelines.export.settings import Settings
 
 __all__ = ["register"]

@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 
 from bias_hub.pipelines.common import pipeline_command
-from bias_hub.pipelines.common.command import add_interval_flags
+from bias_hub.pipelines.common.arguments import add_interval_flags
 from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES
 from bias_hub.pipelines.jbbq.random_model import build_for_dataset
 from bias_hub.pipelines.jbbq.report import write_figure_folder

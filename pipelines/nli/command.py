@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from bias_hub.pipelines.common import pipeline_command
-from bias_hub.pipelines.common.command import (
+from bias_hub.pipelines.common.arguments import (
     add_interval_flags,
     settings_defaults,
     settings_from_args,

@@ -1,7 +1,7 @@
 """Settings of ``bias-hub nli train | evaluate | meta-evaluate | init-model`` and the part's dataset names.
 
 The one place of every default: the commands' flags take theirs from these dataclasses
-(``bias_hub.pipelines.common.command.pipeline_command`` / ``settings_defaults``). A cheap module (no torch,
+(``bias_hub.pipelines.common.arguments.pipeline_command`` / ``settings_defaults``). A cheap module (no torch,
 no transformers), imported by the command module at registration and by every step.
 """
 

@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-from bias_hub.pipelines.common.command import add_verbosity_flags
+from bias_hub.pipelines.common.arguments import add_verbosity_flags
 from bias_hub.pipelines.common.run_folder import MANIFEST, RunFolder
 from bias_hub.pipelines.reproduce.run import render_reproduction, reproduce
 from bias_hub.pipelines.reproduce.study import list_studies, load_study, parse_set

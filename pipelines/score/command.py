@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bias_hub.pipelines.common.command import add_interval_flags, settings_defaults
+from bias_hub.pipelines.common.arguments import add_interval_flags, settings_defaults
 from bias_hub.pipelines.score.paths import SCORE_PATHS
 from bias_hub.pipelines.score.settings import Settings
 

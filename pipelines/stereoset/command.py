@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from bias_hub.pipelines.common import pipeline_command
-from bias_hub.pipelines.common.command import add_interval_flags
+from bias_hub.pipelines.common.arguments import add_interval_flags
 from bias_hub.pipelines.stereoset import stand_in_models
 
 

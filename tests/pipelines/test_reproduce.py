@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from bias_hub.pipelines import cli
-from bias_hub.pipelines.common.command import add_verbosity_flags
+from bias_hub.pipelines.common.arguments import add_verbosity_flags
 from bias_hub.pipelines.common.run_folder import RunFolder
 from bias_hub.pipelines.reproduce.run import reproduce
 from bias_hub.pipelines.reproduce.study import (

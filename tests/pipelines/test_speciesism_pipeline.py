@@ -536,7 +536,7 @@ def test_holm_by_hand():
 def test_confidence_level_flag():
     import argparse
 
-    from bias_hub.pipelines.common.command import confidence_level
+    from bias_hub.pipelines.common.arguments import confidence_level
 
     assert confidence_level("0.9") == 0.9
     assert confidence_level("none") is None and confidence_level("0") is None

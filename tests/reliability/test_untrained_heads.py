@@ -136,7 +136,7 @@ def test_nli_evaluate_refuses_it_and_allow_untrained_lets_a_plumbing_test_throug
 
 
 def test_the_flag_is_one_of_the_common_flags() -> None:
-    from bias_hub.pipelines.common.command import COMMON_FLAGS
+    from bias_hub.pipelines.common.arguments import COMMON_FLAGS
     from bias_hub.pipelines.common.settings import RunSettings
 
     assert "--allow-untrained" in COMMON_FLAGS
