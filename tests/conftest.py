@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,19 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """SIGINT handled as Python handles it in a process started from a terminal
+    (``KeyboardInterrupt``), whatever the runner found: ``nohup make test &`` and some CI runners
+    start it ignored, and a child inherits an ignored SIGINT (a handled one is reset to the
+    default at exec, so a child Python handles it too). The runner's disposition is put back."""
+    found = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, found)
 
 
 @pytest.fixture
