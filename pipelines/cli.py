@@ -154,13 +154,20 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bias-hub",
         description="Social-bias benchmarks for Japanese and English language models.",
     )
+    parser.set_defaults(loads_models=False)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _register_build(subparsers)
-    for module in _submodules(pipelines, "command"):
-        module.register(subparsers)
     from bias_hub.pipelines import demo
 
-    demo.register(subparsers)
+    for module in [*_submodules(pipelines, "command"), demo]:
+        before = set(subparsers.choices)
+        module.register(subparsers)
+        # A command module that sets LOADS_MODELS = True: its commands import torch,
+        # transformers, datasets and evaluate first (see _main).
+        for name in set(subparsers.choices) - before:
+            subparsers.choices[name].set_defaults(
+                loads_models=getattr(module, "LOADS_MODELS", False)
+            )
     return _with_verbosity_flags(parser)
 
 
@@ -201,10 +208,6 @@ USER_ERRORS = (
 )
 
 
-# Commands that load a model: they import torch, transformers, datasets and evaluate first.
-LOADS_MODELS = frozenset({"nli", "jbbq", "stereoset", "speciesism", "demo"})
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     # Ctrl-C may come at any moment, even while the commands and torch are still being
     # imported: it is always the one line below, never a traceback.
@@ -238,7 +241,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args.argv, args.top_parser = argv, parser
     verbosity = getattr(args, "verbosity", 0)
     console.configure(verbosity)
-    if next((word for word in argv if not word.startswith("-")), "") in LOADS_MODELS:
+    if args.loads_models:
         # Their first steps import torch, transformers, datasets and evaluate (which loads
         # transformers' pipelines): a Ctrl-C then waits for these imports to finish (see
         # console.interrupts_deferred), then is the one line.

@@ -38,6 +38,10 @@ from bias_hub.builders.shared import console
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.files import ensure_writable_folder, write_json
 
+# The CLI imports torch, transformers, datasets and evaluate before running these commands,
+# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
+LOADS_MODELS = True
+
 __all__ = ["demo", "demo_parts", "parse_prior_stage", "register", "run"]
 
 log = logging.getLogger(__name__)

@@ -19,6 +19,10 @@ from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES
 from bias_hub.pipelines.jbbq.random_model import build_for_dataset
 from bias_hub.pipelines.jbbq.report import write_figure_folder
 
+# The CLI imports torch, transformers, datasets and evaluate before running these commands,
+# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
+LOADS_MODELS = True
+
 log = logging.getLogger(__name__)
 
 

@@ -16,6 +16,10 @@ from bias_hub.pipelines.nli.random_model import SIZES
 from bias_hub.pipelines.nli.segmentation import CHOICES
 from bias_hub.pipelines.nli.settings import BOOTSTRAP_UNITS, InitSettings
 
+# The CLI imports torch, transformers, datasets and evaluate before running these commands,
+# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
+LOADS_MODELS = True
+
 
 def _names(text: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(","))

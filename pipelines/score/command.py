@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from bias_hub.pipelines.common.arguments import add_interval_flags, settings_defaults
-from bias_hub.pipelines.score.paths import SCORE_PATHS
+from bias_hub.pipelines.common.score_path import score_paths
 from bias_hub.pipelines.score.settings import Settings
 
 __all__ = ["register"]
@@ -20,11 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "module on them, with intervals; writes results.json and report.md into --out.",
     )
     settings_defaults(parser, Settings)
+    metrics = sorted(score_paths())
     parser.add_argument(
-        "metric",
-        choices=sorted(SCORE_PATHS),
-        metavar="METRIC",
-        help=f"the metric module: {', '.join(sorted(SCORE_PATHS))}",
+        "metric", choices=metrics, metavar="METRIC", help=f"the metric module: {', '.join(metrics)}"
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(

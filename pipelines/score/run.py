@@ -4,7 +4,7 @@
 the predictions file in the model's place (the predictions are what the model made):
 ``predictions`` is a JSON lines, CSV or Parquet file, or, with ``settings.from_lm_eval``,
 None. It joins the prediction rows to the dataset's rows on the id column, feeds the columns
-the metric's score path declares (``pipelines/score/paths.py``) to the metric module, loaded
+the metric's score path declares (``pipelines/<part>/score_paths.py``) to the metric module, loaded
 with ``evaluate.load`` as a user would, and writes ``results.json`` and ``report.md``
 through one ``RunFolder``.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.pipelines.common import RunFolder, dataset_folder, load_metric
-from bias_hub.pipelines.score.paths import Column, ScorePath, score_path
+from bias_hub.pipelines.common.score_path import Column, ScorePath, score_path
 from bias_hub.pipelines.score.predictions import (
     read_lm_eval_samples,
     read_predictions,

@@ -17,7 +17,7 @@ class Settings(IntervalSettings):
     ``run``'s ``predictions`` (a JSON lines, CSV or Parquet file) and ``from_lm_eval`` (the
     samples file lm-evaluation-harness writes with ``--log_samples``) are exclusive; ``run``'s
     ``dataset``, and ``config``, ``id_column`` and ``prediction_column`` left at None take the metric's
-    declared score path (``pipelines/score/paths.py``); ``split`` None joins every split of
+    declared score path (``pipelines/<part>/score_paths.py``); ``split`` None joins every split of
     the config.
     """
 

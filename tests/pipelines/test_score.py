@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bias_hub.pipelines.cli import main
-from bias_hub.pipelines.score.paths import SCORE_PATHS
+from bias_hub.pipelines.common.score_path import score_paths
 from bias_hub.pipelines.score.predictions import normalise_answer, read_lm_eval_samples, to_choice
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -429,8 +429,8 @@ def test_every_metric_module_has_a_score_path() -> None:
     from bias_hub.pipelines.common.locations import import_metric_module
 
     folders = {p.name for p in (REPO_ROOT / "metrics").iterdir() if (p / f"{p.name}.py").is_file()}
-    assert set(SCORE_PATHS) == folders
-    for name, path in SCORE_PATHS.items():
+    assert set(score_paths()) == folders
+    for name, path in score_paths().items():
         module = import_metric_module(REPO_ROOT / "metrics" / name)
         metric_class = next(
             v
