@@ -11,7 +11,7 @@ TORCH := torch==2.13.0
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
 	HF_HUB_DISABLE_TELEMETRY=1 TOKENIZERS_PARALLELISM=false MPLBACKEND=Agg
 
-.PHONY: setup setup-dev datasets demo test lint bench publish clean
+.PHONY: setup setup-dev datasets demo test test-all lint bench publish clean
 
 # `setup`: what the demo and the commands need; `setup-dev`: also the test and lint tools.
 setup: $(STAMP)
@@ -79,8 +79,18 @@ demo: datasets
 		$${setup_s:+--prior-stage setup=$$setup_s} --prior-stage datasets=$$(cat $(TIMINGS)/datasets)
 	@echo "The commands of README.md: $(BIAS_HUB) ..., or bias-hub ... after source $(VENV)/bin/activate"
 
+# `make test`: the loop to run after each change (about 3 minutes on 2 cores), every test but
+# the slow end-to-end ones (`@pytest.mark.slow`: the wheel in a fresh venv, the CONTRIBUTING
+# walk-through in a copy, a clean clone's build, trainings, lm-eval runs, reproduce end to end).
+# `make test-all`: that loop, then the slow tests; the whole suite, each test once. CI runs it.
+# Two workers (pytest-xdist), one thread each: on 2 cores more threads only wait for each other.
+TEST_WORKERS ?= 2
+PYTEST := $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS)
 test: setup-dev
-	$(OFFLINE) $(PY) -m pytest -q
+	$(PYTEST) -m "not slow"
+
+test-all: test
+	$(PYTEST) -m slow
 
 # One formatter (ruff format) and one linter; CI runs both.
 LINTED := __init__.py __main__.py setup.py builders pipelines metrics tests bench

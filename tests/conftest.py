@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +21,77 @@ for _name in (
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# One thread per process (torch reads it at import; subprocesses inherit it): on a loaded
+# 2-core machine, two threads ran tiny models 12-100x slower, and make test runs two workers.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- the checkout is left as the suite found it ------------------------------------------
+
+_NOT_WATCHED = {".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".venv-lmeval"}
+_CHECKOUT = pytest.StashKey[set]()
+
+
+def checkout_files(root: Path = REPO_ROOT) -> set[str]:
+    """Every file under ``root`` but the venvs, git's own folder and the tools' caches."""
+    found = set()
+    for folder, names, files in os.walk(root):
+        names[:] = [n for n in names if n not in _NOT_WATCHED and not n.startswith(".venv")]
+        found.update(os.path.relpath(os.path.join(folder, f), root) for f in files)
+    return found
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the run itself, not an xdist worker
+        session.config.stash[_CHECKOUT] = checkout_files()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Every writer a test runs writes under its --out / --out-root (a temporary folder), never
+    into the checkout, whatever the working directory: a file that appeared in the checkout or
+    left it during the run fails the run, named."""
+    before = session.config.stash.get(_CHECKOUT, None)
+    if before is None:
+        return
+    after = checkout_files()
+    changed = [f"+ {name}" for name in sorted(after - before)]
+    changed += [f"- {name}" for name in sorted(before - after)]
+    if changed:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        reporter.write_line(
+            "the run wrote into the checkout (a writer ignored its --out?):\n  "
+            + "\n  ".join(changed),
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# --- every dataset `bias-hub build all` builds, once per run ---------------------------------
+
+
+@pytest.fixture(scope="session")
+def built_datasets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A datasets root as `bias-hub build all` leaves a clean clone's: the checkout's committed
+    cards, then every dataset built with its defaults. Built once per run (the xdist workers
+    share it through their common temporary folder). Read it; copy what a test would change."""
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    root, done = shared / "built" / "datasets", shared / "built" / "done"
+    with FileLock(str(shared / "built.lock")):
+        if not done.exists():
+            from bias_hub.pipelines.cli import main
+
+            for card in (REPO_ROOT / "datasets").glob("*/README.md"):
+                (root / card.parent.name).mkdir(parents=True)
+                shutil.copy2(card, root / card.parent.name / "README.md")
+            assert main(["build", "all", "--out-root", str(root), "-q"]) == 0
+            done.touch()
+    return root
 
 
 @pytest.fixture

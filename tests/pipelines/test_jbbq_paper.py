@@ -432,6 +432,7 @@ def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> 
     assert scores["bias_score_disambiguated"] == pytest.approx(-1 / 3)
 
 
+@pytest.mark.slow
 def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:

@@ -393,6 +393,7 @@ def test_train_rejects_labels_outside_the_mapping(
     assert "['maybe'] outside the mapping" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_train_under_accelerate_launch_one_cpu_process(tiny_model: Path, tmp_path: Path) -> None:
     data = _train_file(tmp_path / "train.jsonl")
     out = tmp_path / "accelerated"
@@ -776,6 +777,7 @@ def _authors_training_file(path: Path, rate: float) -> None:
     )
 
 
+@pytest.mark.slow
 def test_meta_evaluate_reads_the_authors_sets_once_built(
     tiny_model: Path, fixture_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -299,6 +299,7 @@ def test_failing_api_stops_with_progress_and_resumes_from_cache(
     assert _results(tmp_path)["runs"][0]["metrics"]["accuracy_ambiguous"] == 1.0
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_without_losing_or_repeating_requests(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:
