@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from checkout_copies import checkout_files
 from threadpoolctl import threadpool_limits
 
 for _name in (
@@ -30,17 +31,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # --- the checkout is left as the suite found it ------------------------------------------
 
-_NOT_WATCHED = {".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".venv-lmeval"}
 _CHECKOUT = pytest.StashKey[set]()
-
-
-def checkout_files(root: Path = REPO_ROOT) -> set[str]:
-    """Every file under ``root`` but the venvs, git's own folder and the tools' caches."""
-    found = set()
-    for folder, names, files in os.walk(root):
-        names[:] = [n for n in names if n not in _NOT_WATCHED and not n.startswith(".venv")]
-        found.update(os.path.relpath(os.path.join(folder, f), root) for f in files)
-    return found
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -61,8 +52,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if changed:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         reporter.write_line(
-            "the run wrote into the checkout (a writer ignored its --out?):\n  "
-            + "\n  ".join(changed),
+            "the run changed the checkout's files (a writer ignored its --out, or a file was "
+            "added or removed by hand during the run):\n  " + "\n  ".join(changed),
             red=True,
         )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -205,6 +196,28 @@ def winobias_documents():
 def conll_writer():
     """``conll_text``: CoNLL-2012 text for (key, tokens, clusters) documents."""
     return conll_text
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _results_json_contract() -> Iterator[None]:
+    """Every results.json a run folder writes during the tests has the one shape
+    (tests/results_contract.py): the test whose run wrote another fails, naming it."""
+    from results_contract import check_results
+
+    from bias_hub.pipelines.common.run_folder import RunFolder
+
+    write_json = RunFolder.write_json
+
+    def checked(self: RunFolder, name: str, data) -> Path:
+        if name == "results.json":
+            check_results(data)
+        return write_json(self, name, data)
+
+    RunFolder.write_json = checked
+    try:
+        yield
+    finally:
+        RunFolder.write_json = write_json
 
 
 @pytest.fixture(autouse=True, scope="session")

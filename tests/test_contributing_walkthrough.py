@@ -338,7 +338,8 @@ def test_a_toy_sixth_system_added_by_contributing_passes_the_suite_and_runs(
     )
     assert -1 <= interval["low"] <= 1 / 3 <= interval["high"] <= 1
     assert (
-        results["intervals"] == {"confidence_level": 0.95, "n_resamples": 2000}
+        results["intervals"]
+        == {"confidence_level": 0.95, "n_resamples": 2000, "bootstrap_unit": "items", "seed": 0}
         and results["preset"] is None
     )
     report = (out / "run" / "report.md").read_text(encoding="utf-8")

@@ -81,9 +81,13 @@ def confidence_level(text: str) -> float | None:
     return value
 
 
-def add_interval_flags(parser: argparse.ArgumentParser, unit: str = "items") -> None:
-    """``--confidence-level`` and ``--n-resamples``, one group for every part. Their defaults
-    come from the command's settings class (``IntervalSettings``), never from here."""
+def add_interval_flags(
+    parser: argparse.ArgumentParser, unit: str = "items", bootstrap_units: tuple[str, ...] = ()
+) -> None:
+    """``--confidence-level`` and ``--n-resamples``, one group for every part, and
+    ``--bootstrap-unit`` where the part offers several units (its settings class's
+    ``BOOTSTRAP_UNITS``). Their defaults come from the command's settings class
+    (``IntervalSettings``), never from here."""
     group = parser.add_argument_group("intervals")
     group.add_argument(
         "--confidence-level",
@@ -98,6 +102,13 @@ def add_interval_flags(parser: argparse.ArgumentParser, unit: str = "items") -> 
         metavar="N",
         help="bootstrap resamples and permutations (default: %(default)s)",
     )
+    if len(bootstrap_units) > 1:
+        group.add_argument(
+            "--bootstrap-unit",
+            choices=bootstrap_units,
+            help="what one bootstrap draw resamples: items (each on its own) or templates (the "
+            "items of one template together, as they are not independent) (default: %(default)s)",
+        )
 
 
 def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:

@@ -18,6 +18,7 @@ from bias_hub.pipelines.common.arguments import add_interval_flags
 from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES
 from bias_hub.pipelines.jbbq.random_model import build_for_dataset
 from bias_hub.pipelines.jbbq.report import write_figure_folder
+from bias_hub.pipelines.jbbq.settings import Settings
 
 # The CLI imports torch, transformers, datasets and evaluate before running these commands,
 # with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
@@ -69,7 +70,12 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     task.add_argument(
         "--shots", type=_int_list, help="few-shot counts, e.g. 0 or 0,4 (seeded by --seed)"
     )
-    task.add_argument("--scoring", choices=["generate", "loglikelihood"])
+    task.add_argument(
+        "--scoring",
+        choices=["generate", "loglikelihood"],
+        help="generate: parse the model's reply; loglikelihood: pick the answer the model finds "
+        "most likely (default: %(default)s)",
+    )
     task.add_argument(
         "--chat",
         choices=["auto", "yes", "no"],
@@ -87,12 +93,10 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         "--limit", type=int, help="at most this many questions per category (a seeded sample)"
     )
 
-    add_interval_flags(parser, unit="templates")
-    parser.add_argument(
-        "--resample",
-        choices=["templates", "items"],
-        help="resample whole templates (questions of one template are not independent) "
-        "or single questions (default: %(default)s)",
+    add_interval_flags(
+        parser,
+        unit="templates within each category (or questions, see --bootstrap-unit)",
+        bootstrap_units=Settings.BOOTSTRAP_UNITS,
     )
 
     local = parser.add_argument_group("local model (--backend hf)")

@@ -163,7 +163,7 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
         "paper",
         shots=[0],
         split=SPLIT,
-        resample="items",
+        bootstrap_unit="items",
         n_resamples=N_RESAMPLES,
         seed=SEED,
         device="cpu",

@@ -344,16 +344,16 @@ def _setting_lines(results: dict) -> list[str]:
                 f"question(s) are held out of the evaluation (templates {held}): no evaluated "
                 "question shares a template with a shot."
             )
-    uncertainty = results.get("uncertainty") or {}
-    if uncertainty.get("confidence_level"):
+    intervals = results["intervals"]
+    if intervals["confidence_level"]:
         unit = (
             "whole templates resampled within each category (questions of one template are not independent)"
-            if uncertainty["unit"] == "templates"
+            if intervals["bootstrap_unit"] == "templates"
             else "questions resampled"
         )
         interval_line = (
-            f"Intervals: {uncertainty['confidence_level']:.0%} bootstrap (`bbq_bias`, BCa where defined, "
-            f"else percentile; {uncertainty['n_resamples']} resamples, seed {uncertainty['seed']}; "
+            f"Intervals: {intervals['confidence_level']:.0%} bootstrap (`bbq_bias`, BCa where defined, "
+            f"else percentile; {intervals['n_resamples']} resamples, seed {intervals['seed']}; "
             f"{unit}), written `0.42 [0.37, 0.47]`."
         )
     else:

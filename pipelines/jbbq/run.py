@@ -30,6 +30,7 @@ from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.builders.shared.secrets import redact
 from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split, load_metric
 from bias_hub.pipelines.common.presets import load_preset, preset_names, preset_record
+from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
 from bias_hub.pipelines.jbbq.comparisons import compare_runs
 from bias_hub.pipelines.jbbq.distributed import is_main_process, process_state, score_sharded
 from bias_hub.pipelines.jbbq.hf_backend import HFModel
@@ -42,7 +43,7 @@ from bias_hub.pipelines.jbbq.prompting import (
 )
 from bias_hub.pipelines.jbbq.report import format_cell, render
 from bias_hub.pipelines.jbbq.scorers import SCORING_MODES, APIScorer, HFScorer, Scorer
-from bias_hub.pipelines.jbbq.settings import BACKENDS, COMMAND, RESAMPLE_UNITS, Settings
+from bias_hub.pipelines.jbbq.settings import BACKENDS, COMMAND, Settings
 
 __all__ = ["QUESTION_FIELDS", "Settings", "load_questions", "run_evaluate", "score_predictions"]
 
@@ -92,7 +93,6 @@ def _check(settings: Settings) -> None:
         "scoring": SCORING_MODES,
         "chat": ("auto", "yes", "no"),
         "max_tokens_field": ("max_tokens", "max_completion_tokens"),
-        "resample": RESAMPLE_UNITS,
     }
     for name, allowed in choices.items():
         if getattr(settings, name) not in allowed:
@@ -208,7 +208,7 @@ def _columns(rows: Sequence[dict], settings: Settings) -> dict:
         "context_conditions": [row["context_condition"] for row in rows],
         "categories": [row["category"] for row in rows],
     }
-    if settings.resample == "templates":
+    if settings.bootstrap_unit == "templates":
         columns["templates"] = [row["question_index"] for row in rows]
     return columns
 
@@ -324,7 +324,7 @@ def _recorded(settings: Settings) -> dict:
     return {
         key: value
         for key, value in dataclasses.asdict(settings).items()
-        if key not in _NOT_RECORDED
+        if key not in _NOT_RECORDED and key not in INTERVAL_FIELDS
     }
 
 
@@ -404,12 +404,7 @@ def _evaluate(
             p.name: {"version": p.version, "description": p.description, "file": p.path}
             for p in prompts
         },
-        "uncertainty": {
-            "confidence_level": settings.confidence_level,
-            "n_resamples": settings.n_resamples,
-            "unit": settings.resample,
-            "seed": settings.seed,
-        },
+        "intervals": settings.interval_record(),
         "runs": runs,
         "comparisons": comparisons,
         "seconds": round(time.perf_counter() - started, 3),

@@ -16,11 +16,10 @@ from bias_hub.builders.shared.api_cache_openai import OPENAI_URL
 from bias_hub.pipelines.common.presets import apply_preset, load_preset
 from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
 
-__all__ = ["BACKENDS", "COMMAND", "RESAMPLE_UNITS", "Settings", "TASK_FIELDS", "with_preset"]
+__all__ = ["BACKENDS", "COMMAND", "Settings", "TASK_FIELDS", "with_preset"]
 
 COMMAND = "jbbq evaluate"
 BACKENDS = ("hf", "openai")
-RESAMPLE_UNITS = ("templates", "items")
 # The settings a preset fixes (prompts, few-shot counts, scoring, chat template, split, reply length).
 TASK_FIELDS = ("prompts", "shots", "scoring", "chat", "split", "max_new_tokens")
 
@@ -28,6 +27,10 @@ TASK_FIELDS = ("prompts", "shots", "scoring", "chat", "split", "max_new_tokens")
 @dataclass(kw_only=True)
 class Settings(IntervalSettings, RunSettings):
     """What to evaluate and how (``confidence_level`` None or 0: no intervals, no paired comparisons)."""
+
+    # Whole templates within each category (the questions of one template are not independent),
+    # or single questions.
+    BOOTSTRAP_UNITS = ("templates", "items")
 
     backend: str = "hf"
     # The study preset (pipelines/studies/jbbq.yaml); "none" or None: the defaults below.
@@ -42,8 +45,8 @@ class Settings(IntervalSettings, RunSettings):
     config: str = "all"
     categories: list[str] | None = None
     limit: int | None = None
-    # uncertainty (confidence_level, n_resamples: IntervalSettings)
-    resample: str = "templates"
+    # intervals (confidence_level, n_resamples: IntervalSettings)
+    bootstrap_unit: str = "templates"
     # a local model (--backend hf)
     batch_size: int = 16
     prefix_cache: bool = True

@@ -38,6 +38,7 @@ from bias_hub.pipelines.common import (
     metric_folder,
     package_versions,
 )
+from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
 from bias_hub.pipelines.common.stats import correlation, holm
 from bias_hub.pipelines.nli import segmentation, training
 from bias_hub.pipelines.nli.evaluation import SUBSETS, evaluation_config, score_predictions
@@ -640,8 +641,10 @@ def extreme_rates_compared(
 
 
 def recorded_settings(settings) -> dict:
-    """The meta-evaluation's own settings, for results.json (the shared ones are in the manifest)."""
+    """The meta-evaluation's own settings, for results.json (the shared ones are in the manifest,
+    the interval ones under ``"intervals"``)."""
     shared = {item.name for item in fields(RunSettings)} | {"description", "model_label"}
+    shared |= INTERVAL_FIELDS
     return {
         item.name: getattr(settings, item.name)
         for item in fields(settings)
@@ -700,6 +703,7 @@ def summarise(runs: list[dict], rates: list[float], settings) -> dict:
 
     return {
         "settings": recorded_settings(settings),
+        "intervals": settings.interval_record(),
         "rates": rates,
         "runs": runs,
         "per_seed": per_seed,

@@ -247,10 +247,11 @@ def _occupation_lines(name: str, result: dict) -> list[str]:
 
 def _render_evaluation(results: dict, folder: Path) -> list[str]:
     """report.md's lines and label_fractions.png of ``nli evaluate``."""
-    models, level = results["models"], results.get("confidence_level")
+    models, record = results["models"], results["intervals"]
+    level = record["confidence_level"]
     _save_figure(plot_label_fractions(models), folder / EVALUATION_FIGURE, dpi=110)
     intervals = (
-        f"Intervals: {_level_text(level)} bootstrap ({results['n_resamples']} resamples, {results['bootstrap_unit']} "
+        f"Intervals: {_level_text(level)} bootstrap ({record['n_resamples']} resamples, {record['bootstrap_unit']} "
         "resampled within their set; BCa where defined) for s, FN, NN and T:τ, Wilson score intervals for the label "
         "fractions."
         if level
@@ -330,7 +331,7 @@ def criterion_line(results: dict) -> str | None:
 
 def meta_summary_markdown(results: dict) -> str:
     """Scores per rate (mean over seeds with a t interval), the correlations with r, the criterion."""
-    rates, level = results["rates"], results["settings"].get("confidence_level")
+    rates, level = results["rates"], results["intervals"]["confidence_level"]
     seeds = list(dict.fromkeys(run["seed"] for run in results["runs"]))
     rows = []
     for rate in rates:
@@ -417,7 +418,7 @@ def plot_scores(results: dict):
     import matplotlib.pyplot as plt
 
     rates = np.array(results["rates"])
-    level = results["settings"].get("confidence_level")
+    level = results["intervals"]["confidence_level"]
     seeds = list(dict.fromkeys(run["seed"] for run in results["runs"]))
     at = {(run["seed"], run["rate"]): run for run in results["runs"]}
     figure, axis = plt.subplots(figsize=(5.5, 3.8))
@@ -497,7 +498,7 @@ def _render_meta(results: dict, folder: Path) -> list[str]:
     """report.md's lines and scores_vs_rate.png of ``nli meta-evaluate``."""
     _save_figure(plot_scores(results), folder / META_FIGURE, dpi=110)
     settings = results["settings"]
-    level = settings.get("confidence_level")
+    level = results["intervals"]["confidence_level"]
     lines = [
         "# Bias-rate meta-evaluation",
         "",
@@ -531,7 +532,7 @@ def _render_meta(results: dict, folder: Path) -> list[str]:
             "## Every model",
             "",
             f"s and FN of each model with its {_level_text(level)} bootstrap interval over the evaluation pairs "
-            f"({settings['n_resamples']} resamples, pairs resampled within their set).",
+            f"({results['intervals']['n_resamples']} resamples, pairs resampled within their set).",
             "",
         ]
         lines.append(

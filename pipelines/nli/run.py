@@ -283,8 +283,7 @@ def run_evaluate(
                 "dataset": str(Path(source).resolve()),
                 "config": config,
                 "pairs": len(rows),
-                **settings.interval_record(),
-                "bootstrap_unit": settings.bootstrap_unit if settings.confidence_level else None,
+                "intervals": settings.interval_record(),
                 "preset": preset_record(settings),
                 "models": {
                     name: {

@@ -341,8 +341,10 @@ def run(
                 "join": joined,
                 "reading": reading,
                 "columns": {a: c.name for a, c in columns.items()},
-                "intervals": settings.interval_record(),
-                "seed": settings.seed,
+                # The metric resamples templates where the path feeds it their column.
+                "intervals": settings.interval_record(
+                    "templates" if "templates" in path.dataset_columns else "items"
+                ),
                 "summary_keys": list(path.summary_keys),
                 "per_test": path.per_test,
                 "result": result,

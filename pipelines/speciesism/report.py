@@ -139,7 +139,7 @@ def negative_share_markdown(results: dict) -> str:
 
 def comparisons_markdown(results: dict) -> str:
     """Pairs of models: B - A of each negative share, its interval and Holm-adjusted p-value."""
-    level = results["confidence_level"]
+    level = results["intervals"]["confidence_level"]
     rows, reasons = [], []
     for comparison in results["comparisons"]:
         for key, score in comparison["scores"].items():
@@ -248,7 +248,7 @@ def chart_figure(results: dict):
     ax.set_ylim(0, 1)
     ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
     ax.set_ylabel("share of negative fills")
-    level = results.get("confidence_level")
+    level = results["intervals"]["confidence_level"]
     bars = f"; bars: {level:.0%} intervals, fills resampled" if level else ""
     ax.set_title(f"Top fills judged negative ({results['sentiment_backend']}{bars})", fontsize=10)
     ax.legend(fontsize=8)
@@ -271,12 +271,13 @@ def _settings_lines(results: dict) -> list[str]:
 
 
 def _intervals_lines(results: dict) -> list[str]:
-    level = results["confidence_level"]
+    intervals = results["intervals"]
+    level = intervals["confidence_level"]
     if not level:
         return ["Intervals: off (`--confidence-level none`).", ""]
     return [
-        f"Intervals: {level:.0%} bootstrap intervals ({results['n_resamples']} resamples, seed "
-        f"{results['seed']}; BCa where defined, else percentile). Units: a change rate resamples "
+        f"Intervals: {level:.0%} bootstrap intervals ({intervals['n_resamples']} resamples, seed "
+        f"{intervals['seed']}; BCa where defined, else percentile). Units: a change rate resamples "
         "the **templates** within each form (a template's sentences share its wording across the "
         "animals, so they are one unit; the animals themselves are fixed). The study's English set "
         "has 2 human-form and 6 object-form templates, so every human-form mean is resampled from 2 "

@@ -294,12 +294,12 @@ def _word_rows(rows: list[dict]) -> str:
     )
 
 
-def _interval_note(settings) -> str:
-    if settings.confidence_level is None:
+def _interval_note(intervals: dict) -> str:
+    if intervals["confidence_level"] is None:
         return "No intervals (`--confidence-level 0`)."
-    level = f"{settings.confidence_level:.0%}"
+    level = f"{intervals['confidence_level']:.0%}"
     return (
-        f"Brackets: {level} bootstrap intervals ({settings.n_resamples} resamples, seed {settings.seed}; BCa where "
+        f"Brackets: {level} bootstrap intervals ({intervals['n_resamples']} resamples, seed {intervals['seed']}; BCa where "
         "defined, else percentile). An attention gap's interval resamples the word's occurrences within each form "
         "(none for a word seen once in a form); a perplexity gap's resamples the pairs the word took (none for one "
         "pair); the mean and share resample pairs; the correlation's resamples words, holding each word's two "
@@ -355,7 +355,7 @@ Encoder `{settings.encoder_label}` (layer {settings.layer}, {heads}); causal LM 
 {preset_line}{notes}
 {summary}
 
-{_interval_note(settings)}
+{_interval_note(results["intervals"])}
 
 How it is measured (the study's §4.2): the attention each {unit} gives to the gender words of its
 sentence (summed over the gender words' pieces) is averaged over the {unit}'s occurrences in the

@@ -31,6 +31,7 @@ from bias_hub.pipelines.common import (
     load_model,
 )
 from bias_hub.pipelines.common.presets import preset_record
+from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
 from bias_hub.pipelines.stereoset.attention import check_bidirectional, gender_attention
 from bias_hub.pipelines.stereoset.perplexity import sentence_perplexities
 from bias_hub.pipelines.stereoset.report import render, summary_table
@@ -347,7 +348,7 @@ def measure(
         "settings": {
             key: value
             for key, value in asdict(settings).items()
-            if key not in ("token", "departures")
+            if key not in {"token", "departures", *INTERVAL_FIELDS}
         },
         "preset": preset_record(settings),
         "intervals": settings.interval_record(),

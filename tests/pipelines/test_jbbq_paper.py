@@ -461,7 +461,7 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
             "paper",
             shots=[0],
             split="train",
-            resample="items",
+            bootstrap_unit="items",
             n_resamples=200,
             device="cpu",
             metrics_root=METRICS_DIR,

@@ -159,7 +159,13 @@ def test_bbq_bias_from_texts_and_indices(bbq_folder: Path, tmp_path: Path) -> No
     assert (
         results["join"]["joined"] == 8 and results["join"]["dataset_rows_without_prediction"] == 4
     )
-    assert results["intervals"] == {"confidence_level": 0.95, "n_resamples": 200}
+    # bbq_bias resamples the templates its score path feeds it (the question_index column).
+    assert results["intervals"] == {
+        "confidence_level": 0.95,
+        "n_resamples": 200,
+        "bootstrap_unit": "templates",
+        "seed": 0,
+    }
     interval = results["result"]["confidence_intervals"]["accuracy"]
     assert interval["unit"] == "templates" and interval["n_units"] == 2
     report = (out / "report.md").read_text(encoding="utf-8")
