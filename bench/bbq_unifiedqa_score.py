@@ -1,6 +1,6 @@
 """`bias-hub score bbq_bias` on BBQ's released UnifiedQA predictions vs an independent computation.
 
-    python -m bench.bbq_unifiedqa_score --source ../shared/reference/bbq_real.tgz
+    python -m bench.bbq_unifiedqa_score --source path/to/bbq_release.tgz
 
 For each category in the release (BBQ's ``data/*.jsonl`` and ``results/UnifiedQA/preds_*.jsonl``):
 

@@ -1,7 +1,7 @@
 """`bias-hub export lm-eval` checked against lm-evaluation-harness 0.4 on a tiny model.
 
     python -m bench.lmeval_export                 # needs bench/.venv-lmeval (--setup-lmeval creates it)
-    python -m bench.lmeval_export --limit 4 --prompt basic --bbq-source ../shared/reference/bbq_real.tgz
+    python -m bench.lmeval_export --limit 4 --prompt basic --bbq-source path/to/bbq_release.tgz
 
 1. ``bias-hub export lm-eval`` of the built JBBQ sample (``datasets/jbbq``; and BBQ built from
    ``--bbq-source`` when given), ``--limit`` questions per category, the chosen prompts, 0 and 4 shots;

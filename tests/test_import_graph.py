@@ -156,7 +156,7 @@ def test_pipelines_take_from_builders_only_the_shared_layer_and_build():
 
 
 def test_the_interval_flags_and_presets_are_declared_once():
-    """Issue 22: `--confidence-level`/`--n-resamples` live in pipelines/common/arguments.py alone, and
+    """`--confidence-level`/`--n-resamples` live in pipelines/common/arguments.py alone, and
     no part keeps a presets table of its own (presets are study data, read by one loader)."""
     declared, tables = [], []
     for path in sorted((ROOT / "pipelines").rglob("*.py")) + sorted(

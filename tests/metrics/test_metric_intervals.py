@@ -1,4 +1,4 @@
-"""Bootstrap intervals and paired comparisons of the metric modules (issue 17).
+"""Bootstrap intervals and paired comparisons of the metric modules.
 
 Coverage is checked by simulation against scores known by construction; BCa against
 scipy.stats.bootstrap's own; the paired permutation p-values against counts by hand.

@@ -92,7 +92,7 @@ def test_gensim_keyed_vectors_and_fasttext_bin(tmp_path):
 
 
 def test_a_word_twice_in_a_text_file_is_named_and_its_first_vector_kept(tmp_path, caplog):
-    # P-emb-08: 'math' on lines 2 and 4 passed without a word (gensim's loader warns).
+    # 'math' on lines 2 and 4 used to pass without a word (gensim's loader warns).
     path = tmp_path / "twice.txt"
     path.write_text("3 2\nmath 1 0\narts 0 1\nmath 0.5 0.5\n", encoding="utf-8")
     with caplog.at_level("WARNING"):

@@ -1,4 +1,4 @@
-"""The command line's own guards (issue 26): flags are only what they spell, Ctrl-C is one line
+"""The command line's own guards: flags are only what they spell, Ctrl-C is one line
 at any moment, only the project's own errors are one-line errors, and a build checks
 ``--out-root`` before any work."""
 
@@ -39,9 +39,24 @@ def test_no_parser_accepts_an_abbreviated_flag() -> None:
     assert abbreviating == []
 
 
+def test_every_flag_of_every_parser_says_what_it_does() -> None:
+    # A help that is only "(default: ...)" says nothing; a suppressed flag is shown nowhere.
+    silent = []
+    for parser in _every_parser(build_parser()):
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            text = (action.help or "").strip()
+            if action.help == argparse.SUPPRESS:
+                continue  # a removed flag, kept to refuse it with the reason
+            if not text or text.startswith("(default"):
+                silent.append(f"{parser.prog} {'/'.join(action.option_strings) or action.dest}")
+    assert silent == []
+
+
 @pytest.mark.parametrize("flag", ["--tok", "--toke", "--tok=hf_SECRET"])
 def test_a_prefix_of_token_is_refused_not_taken_for_it(flag: str, tmp_path: Path, capsys) -> None:
-    # Bad case 4: argparse took `--tok hf_SECRET` for --token, which the manifest did not redact.
+    # argparse took `--tok hf_SECRET` for --token, which the manifest did not redact.
     argv = ["nli", "evaluate", "--model", "m", "--out", str(tmp_path / "out"), flag]
     argv += [] if "=" in flag else ["hf_SECRET"]
     with pytest.raises(SystemExit) as exit_:
@@ -51,7 +66,7 @@ def test_a_prefix_of_token_is_refused_not_taken_for_it(flag: str, tmp_path: Path
 
 
 def test_ctrl_c_while_the_commands_are_being_set_up_is_one_line(monkeypatch, capsys) -> None:
-    # P-int-02: an interrupt before the command ran (while its modules were imported) was a traceback.
+    # An interrupt before the command ran (while its modules were imported) was a traceback.
     def interrupted() -> argparse.ArgumentParser:
         raise KeyboardInterrupt
 
@@ -114,7 +129,7 @@ def test_ctrl_c_in_the_first_seconds_of_a_real_run_is_one_line(
 def test_a_user_error_is_one_line_and_any_other_runtime_error_keeps_its_traceback(
     monkeypatch, capsys
 ) -> None:
-    # Issue 22: every RuntimeError (torch's, a library's, a bug of ours) used to print as one
+    # Every RuntimeError (torch's, a library's, a bug of ours) used to print as one
     # line as if the user had made a mistake; only the project's own UserError does now.
     def failing(error: Exception):
         def run(args: argparse.Namespace) -> None:
@@ -167,7 +182,7 @@ def immutable(tmp_path: Path):
 def test_a_build_into_an_immutable_out_root_names_it_before_any_work(
     immutable: Path, capsys
 ) -> None:
-    # B-jbbq-21: a raw OSError on a hidden staging path, for root too (os.access says yes).
+    # A raw OSError on a hidden staging path, for root too (os.access says yes).
     assert main(["build", "weat_word_sets", "--out-root", str(immutable)]) == 2
     assert capsys.readouterr().err.strip() == (
         f"bias-hub: error: --out-root {immutable} is not writable (Operation not permitted)"

@@ -510,7 +510,7 @@ def test_the_resume_command_carries_no_secret_value(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Issue 26, bad 4: the resume line is the command as typed; a password in --base-url (and the
+    """The resume line is the command as typed; a password in --base-url (and the
     endpoint named beside it) is replaced by *** by value, whatever flag spelling carried it."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRETKEY-0123")
     with FakeChatServer() as server:

@@ -1,4 +1,4 @@
-"""One run at a time per ``--out`` (issue 26, F-01).
+"""One run at a time per ``--out``.
 
 Two ``jbbq evaluate ... --out X`` started together both reported success and one result
 silently replaced the other. Now the second is refused while the first runs, naming the

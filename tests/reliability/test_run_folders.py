@@ -1,4 +1,4 @@
-"""Run folders and dataset folders under faults (issue 15): all or nothing, never a mix of two
+"""Run folders and dataset folders under faults: all or nothing, never a mix of two
 runs, writable checks before any work, normal permissions, clean-up after a kill."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Secrets are redacted by value, not by the spelling of a flag (issue 26, bad case 4 and D-24).
+"""Secrets are redacted by value, not by the spelling of a flag.
 
 The sweep found ``--tok hf_SECRET`` (argparse took the prefix for ``--token``) written in clear
 into manifest.json, ``--toke`` in a printed resume command, and ``user:password@`` of
