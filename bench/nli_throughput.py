@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> dict:
     warm = slice(0, min(64, len(premises)))
     predict_logits(
         model,
-        encode_pairs(tokenizer, premises[warm], hypotheses[warm]),
+        encode_pairs(tokenizer, premises[warm], hypotheses[warm], args.max_length),
         args.batch_size,
         progress=False,
     )

@@ -17,6 +17,7 @@ INTERRUPTED = "bias-hub: interrupted; outputs of this run were not written (earl
 try:
     import argparse
     import importlib
+    import inspect
     import logging
     import pkgutil
     import signal
@@ -59,8 +60,22 @@ def builder_commands() -> dict[str, ModuleType]:
 
 
 def builder_function(command: ModuleType) -> Callable[..., Path]:
-    """The ``build`` function of the builder package a command module belongs to."""
+    """The ``build`` function of the builder package a command module belongs to (looked up
+    when called, so that tests can stand in for it)."""
     return importlib.import_module(command.__package__).build
+
+
+def run_builder(command: ModuleType, args: argparse.Namespace) -> Path:
+    """The one adapter of every ``bias-hub build DATASET``: ``build(out_root, **options)`` with
+    each keyword option of ``build`` taken from the flag of the same dest (a command module
+    declares its flags, never the call)."""
+    build = builder_function(command)
+    options = [
+        name
+        for name, parameter in inspect.signature(build).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    return build(Path(args.out_root), **{name: getattr(args, name) for name in options})
 
 
 def _register_build(subparsers: argparse._SubParsersAction) -> None:
@@ -122,7 +137,7 @@ def _build_one(args: argparse.Namespace) -> None:
     ensure_writable_root(args.out_root, "--out-root")
     reads = _reads_user_copy(args.build_parser, args)
     with user_copy_build(command_line(args.argv), reads_user_copy=reads, force=args.force):
-        args.build_module.run(args)
+        run_builder(args.build_module, args)
 
 
 def _build_all(

@@ -45,7 +45,7 @@ class HFModel:
 
     model: object
     tokenizer: object
-    batch_size: int = 16
+    batch_size: int
     prefix_cache: bool = True
 
     @classmethod
@@ -54,7 +54,7 @@ class HFModel:
         name: str,
         options: ModelOptions | None = None,
         *,
-        batch_size: int = 16,
+        batch_size: int,
         prefix_cache: bool = True,
     ) -> HFModel:
         """A causal LM by Hub id or local folder (any other head is refused before loading)."""

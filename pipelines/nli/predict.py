@@ -17,7 +17,7 @@ __all__ = ["encode_pairs", "predict_logits", "to_canonical_probabilities"]
 
 
 def encode_pairs(
-    tokenizer, premises: Sequence[str], hypotheses: Sequence[str], max_length: int = 128
+    tokenizer, premises: Sequence[str], hypotheses: Sequence[str], max_length: int
 ) -> list[list[int]] | dict:
     """Token ids of each pair, unpadded (``{"input_ids": [...], "token_type_ids": [...]}``)."""
     if len(premises) != len(hypotheses):
@@ -30,7 +30,7 @@ def encode_pairs(
 def predict_logits(
     model,
     encodings: Mapping[str, list[list[int]]],
-    batch_size: int = 64,
+    batch_size: int,
     pad_token_id: int = 0,
     progress: bool = True,
 ) -> np.ndarray:

@@ -17,7 +17,9 @@ def test_every_builder_command_has_the_expected_shape() -> None:
     for name, module in cli.builder_commands().items():
         assert module.NAME == name
         assert module.HELP
-        assert callable(module.add_arguments) and callable(module.run)
+        assert callable(module.add_arguments)
+        # The CLI's one adapter (cli.run_builder) calls build(); a module of its own would restate it.
+        assert not hasattr(module, "run"), name
 
 
 def test_unknown_dataset_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -452,7 +452,7 @@ def test_piece_probabilities_multiply_and_unscored_masks_are_skipped(tiny_en):
     positions = (encoded["input_ids"][0] == tokenizer.mask_token_id).nonzero()[:, 0]
     probs = torch.softmax(logits[positions], dim=-1)
     expected = float(probs[0, ham] * probs[1, ster])
-    (got,) = mask_probabilities(lm, [text], targets=[[ham, ster, -1]])
+    (got,) = mask_probabilities(lm, [text], 1, targets=[[ham, ster, -1]])
     assert got == pytest.approx(expected, rel=1e-5)
 
 
@@ -578,7 +578,7 @@ def test_demo_model_plants_a_bias_the_tables_recover_in_the_papers_direction(
 
 
 def test_table_layouts_put_this_runs_words_beside_the_papers():
-    # Issue 23: PAPER_LAYOUTS lay out Tables 1-4 with the printed values (from the study file) beside ours.
+    # PAPER_LAYOUTS lay out Tables 1-4 with the printed values (from the study file) beside ours.
     import yaml
 
     from bias_hub.pipelines.common.presets import STUDIES_DIR

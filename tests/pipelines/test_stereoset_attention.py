@@ -110,9 +110,13 @@ def test_gender_attention_rejects_bad_layer_and_heads(tiny_models):
 
     model, tokenizer = _load(tiny_models["bert"])
     with pytest.raises(ValueError, match="--layer"):
-        gender_attention(model, tokenizer, ["He is."], [[(0, 2)]], layer=5, progress=False)
+        gender_attention(
+            model, tokenizer, ["He is."], [[(0, 2)]], batch_size=1, layer=5, progress=False
+        )
     with pytest.raises(ValueError, match="--heads"):
-        gender_attention(model, tokenizer, ["He is."], [[(0, 2)]], heads=[2], progress=False)
+        gender_attention(
+            model, tokenizer, ["He is."], [[(0, 2)]], batch_size=1, heads=[2], progress=False
+        )
 
 
 SENTENCES = ["He is tall.", "The woman and her mom sing, and she cooks.", "Dad sings.", "she"]
@@ -436,7 +440,14 @@ def test_scripted_attention_picks_the_layer_and_heads(tiny_models):
     }
     for (layer, heads), mass in expected.items():
         [result] = gender_attention(
-            encoder, tokenizer, ["He cooks."], [[(0, 2)]], layer=layer, heads=heads, progress=False
+            encoder,
+            tokenizer,
+            ["He cooks."],
+            [[(0, 2)]],
+            batch_size=1,
+            layer=layer,
+            heads=heads,
+            progress=False,
         )
         assert result.words == ["He", "cooks", "."]
         assert result.mass[1:] == pytest.approx([mass, 0.0], rel=1e-5), (layer, heads)
@@ -608,7 +619,7 @@ def test_stereoset_token_level_and_pairs_without_duplication_from_hand_made_atte
 def test_the_paper_preset_is_recorded_and_an_override_is_a_departure(scripted_run):
     # The study file's preset fills every setting not given (its config: the paper population);
     # a flag given beside it wins and is recorded, with the section that states the paper's value
-    # (issue 23: one preset behaviour; this part used to refuse any override).
+    # (one preset behaviour for every part; this one used to refuse any override).
     results, out = scripted_run("--preset", "paper")
     assert results["preset"] == {
         "name": "paper",
@@ -663,7 +674,7 @@ def test_without_model_or_lm_the_error_says_what_to_give(tmp_path):
 
 
 def test_a_causal_model_is_refused_as_the_encoder(tiny_models, built_root, tmp_path, capsys):
-    # Bad case 2 of issue 26: a GPT2LMHeadModel ran and exited 0; attending backwards only, 32 of
+    # A GPT2LMHeadModel used to run and exited 0; attending backwards only, 32 of
     # 175 words got exactly zero attention.
     from bias_hub.pipelines.cli import main
 
@@ -702,16 +713,20 @@ def test_attentions_that_look_back_only_are_refused(tiny_models):
     _, tokenizer = _load(tiny_models["bert"])
     model = GPT2Model.from_pretrained(tiny_models["gpt"], attn_implementation="eager").eval()
     with pytest.raises(ValueError, match=r"^--model: the encoder attends to earlier tokens only"):
-        gender_attention(model, tokenizer, ["He is tall."], [[(0, 2)]], progress=False)
+        gender_attention(
+            model, tokenizer, ["He is tall."], [[(0, 2)]], batch_size=1, progress=False
+        )
     bert, _ = _load(tiny_models["bert"])
     assert (
-        gender_attention(bert, tokenizer, ["He is tall."], [[(0, 2)]], progress=False)[0]
+        gender_attention(
+            bert, tokenizer, ["He is tall."], [[(0, 2)]], batch_size=1, progress=False
+        )[0]
         is not None
     )
 
 
 def test_the_report_is_rendered_again_from_the_run_folder_alone(scripted_run):
-    # Issue 22: report.py alone renders report.md and the figures, from results.json and the run's files.
+    # report.py alone renders report.md and the figures, from results.json and the run's files.
     from bias_hub.pipelines.stereoset.report import render
 
     results, out = scripted_run()
@@ -725,7 +740,7 @@ def test_the_report_is_rendered_again_from_the_run_folder_alone(scripted_run):
 
 
 def test_every_word_of_the_plot_has_a_mark_or_the_legend_says_why(scripted_run):
-    # Issue 24: plot.png drew words with no bar and no explanation. At the token level "tall",
+    # plot.png used to draw words with no bar and no explanation. At the token level "tall",
     # "the" and "##s" find their pairs taken (see the test above): each gets an x and a legend entry.
     from types import SimpleNamespace
 
@@ -748,7 +763,7 @@ def test_every_word_of_the_plot_has_a_mark_or_the_legend_says_why(scripted_run):
 
 @pytest.mark.parametrize("study", ["stereoset_gender_attention", "speciesism"])
 def test_the_study_steps_name_real_commands_and_flags(study):
-    # Issue 23: every step of this area's study files is a bias-hub command, and every argument a flag of it.
+    # Every step of this area's study files is a bias-hub command, and every argument a flag of it.
     import importlib
 
     import yaml
