@@ -83,9 +83,10 @@ demo: datasets
 # the slow end-to-end ones (`@pytest.mark.slow`: the wheel in a fresh venv, the CONTRIBUTING
 # walk-through in a copy, a clean clone's build, trainings, lm-eval runs, reproduce end to end).
 # `make test-all`: that loop, then the slow tests; the whole suite, each test once. CI runs it.
-# Two workers (pytest-xdist), one thread each: on 2 cores more threads only wait for each other.
+# Two workers (pytest-xdist; a worker that runs out of tests takes some of the other's), one thread
+# each: on 2 cores more threads only wait for each other.
 TEST_WORKERS ?= 2
-PYTEST := $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS)
+PYTEST := $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 test: setup-dev
 	$(PYTEST) -m "not slow"
 

@@ -173,7 +173,17 @@ def _run_bash(block: Block, root: Path, monkeypatch: pytest.MonkeyPatch) -> None
         assert main([*argv[1:], "-q"]) == 0, f"{block.where}: `{line}` failed"
 
 
-@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(REPO_ROOT)))
+# README.md's examples run every part on its stand-ins (about 20 s on 2 cores): make test-all.
+@pytest.mark.parametrize(
+    "document",
+    [
+        pytest.param(d, marks=pytest.mark.slow)
+        if d.name == "README.md" and d.parent == REPO_ROOT
+        else d
+        for d in DOCUMENTS
+    ],
+    ids=lambda p: str(p.relative_to(REPO_ROOT)),
+)
 def test_document_examples_run_offline(
     document: Path, scratch: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,6 +7,7 @@ command modules)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,7 @@ def _imports(path: Path, name: str, known: set[str]) -> list[tuple[str, list[str
     return [(m, n, line) for m, n, line in found if m in known]
 
 
+@functools.cache  # read once per run: every test below only reads it
 def _graph() -> dict[str, list[tuple[str, list[str], int]]]:
     modules = _modules()
     known = set(modules)

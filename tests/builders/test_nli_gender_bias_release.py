@@ -596,6 +596,7 @@ def test_a_release_pair_that_is_not_neutral_is_refused(tmp_path: Path) -> None:
         build(tmp_path / "out", source="authors", authors_dir=folder)
 
 
+@pytest.mark.slow
 def test_an_offline_rebuild_keeps_the_release_configs_built_from_a_copy(
     tmp_path: Path, cache: Path, professions: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

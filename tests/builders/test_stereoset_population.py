@@ -200,6 +200,7 @@ def test_a_row_without_a_sentence_names_the_file_and_its_line(tmp_path: Path):
     )
 
 
+@pytest.mark.slow
 def test_the_committed_card_is_the_one_a_default_build_writes(tmp_path: Path, monkeypatch):
     # On a fresh clone `make datasets` once rewrote the tracked card (604 -> 580 pairs offline), and a
     # folder whose card and Parquet disagree fails to load. A default build reads no network source now

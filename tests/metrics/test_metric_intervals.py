@@ -223,6 +223,7 @@ def test_nli_bias_score_interval_covers_the_truth_95_percent_of_the_time(nli):
     assert 0.93 <= rate <= 0.97, rate
 
 
+@pytest.mark.slow
 def test_bbq_bias_score_interval_covers_the_truth_95_percent_of_the_time(bbq):
     # Disambiguated items; the answer is the stereotyped person with probability 0.45, the
     # other person 0.35, unknown 0.2: s_DIS = 2 * 0.45 / 0.8 - 1 = 0.125.

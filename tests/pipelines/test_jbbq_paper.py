@@ -279,6 +279,7 @@ def _evaluate(model: Path, dataset: Path, out: Path, *extra: str) -> int:
     )
 
 
+@pytest.mark.slow
 def test_preset_paper_and_figure_end_to_end(
     plain_models, fixture_dataset: Path, tmp_path: Path, capsys
 ) -> None:

@@ -1012,6 +1012,7 @@ def test_init_model_writes_a_classifier_with_the_training_vocabulary(tmp_path: P
     assert record["training_pairs"] == 12
 
 
+@pytest.mark.slow
 def test_meta_evaluate_uses_the_downsampled_sets_and_records_its_sources(tmp_path: Path) -> None:
     root = tmp_path / "datasets"
     training = _training_folder(root / "nli_bias_controlled")

@@ -453,12 +453,12 @@ def test_scripted_attention_picks_the_layer_and_heads(tiny_models):
         assert result.mass[1:] == pytest.approx([mass, 0.0], rel=1e-5), (layer, heads)
 
 
-@pytest.fixture
-def scripted_run(tiny_models, tmp_path, monkeypatch):
-    """Runs the command on three context pairs with the ScriptedEncoder's attentions."""
+@pytest.fixture(scope="module")
+def scripted_root(tmp_path_factory) -> Path:
+    """The dataset of three context pairs the scripted runs read, built once for the module."""
     from bias_hub.pipelines.cli import main
-    from bias_hub.pipelines.stereoset import run
 
+    tmp_path = tmp_path_factory.mktemp("scripted")
     root = tmp_path / "datasets"
     source = tmp_path / "test.jsonl"
     rows = [
@@ -488,6 +488,16 @@ def scripted_run(tiny_models, tmp_path, monkeypatch):
         )
         == 0
     )
+    return root
+
+
+@pytest.fixture
+def scripted_run(tiny_models, scripted_root, tmp_path, monkeypatch):
+    """Runs the command on three context pairs with the ScriptedEncoder's attentions."""
+    from bias_hub.pipelines.cli import main
+    from bias_hub.pipelines.stereoset import run
+
+    root = scripted_root
     _, tokenizer = _load(tiny_models["bert"])
     lm, lm_tokenizer = _load(tiny_models["gpt"], causal=True)
     monkeypatch.setattr(

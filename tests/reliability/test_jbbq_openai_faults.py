@@ -198,6 +198,7 @@ def _results(out: Path) -> dict:
     return json.loads((out / "results.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_retries_429_500_and_timeouts_then_scores(fixture_dataset: Path, tmp_path: Path) -> None:
     # The timeout is generous so that a busy test machine never times out a normal reply.
     script = {0: 429, 1: 500, 2: ("slow", 2.5), 3: ("slow", 0.05)}
