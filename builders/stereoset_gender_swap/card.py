@@ -105,7 +105,8 @@ def _registry_names_text(lexicon: Lexicon) -> str:
     return (
         f"`{p['location']}` (origin: {p['origin']}, sha256 `{p['sha256']}`; {p['license']}): the names with a "
         f"frequency in Great Britain, Ireland or the USA, {len(names.male)} male and {len(names.female)} female "
-        f"(of one gender in every entry; {len(names.ambiguous)} listed for both or as mostly one are no gender "
+        f"(of one gender in every entry, a name of one gender as a first part such as Mary included; "
+        f"{len(names.ambiguous)} listed for both or as mostly one are no gender "
         f"word; {len(names.excluded)} that StereoSet uses as places or common words are ignored: "
         "`not_names.txt`, `not_names_registry.txt`: America, Sierra Leone, Katy Perry, Taco Bell, ...)"
     )

@@ -48,8 +48,9 @@ NOT_NAMES_REGISTRY_PATH = Path(__file__).with_name("not_names_registry.txt")
 # The countries of nam_dict.txt whose names count (English-speaking, as StereoSet's writers):
 # their frequency characters stand at columns 30, 31 and 32 (gender-guesser's own layout).
 REGISTRY_COUNTRIES = {"great_britain": 30, "ireland": 31, "usa": 32}
-# nam_dict.txt's gender codes of one gender; "1M", "?M", "1F", "?F" and "?" are mostly or either.
-_REGISTRY_GENDERS = {"M": "male", "F": "female"}
+# nam_dict.txt's gender codes of one gender for a first name: "1M"/"1F" are male/female when the
+# name comes first ("Mary", not "Jean-Mary"), as in a sentence; "?M", "?F" and "?" are mostly or either.
+_REGISTRY_GENDERS = {"M": "male", "1M": "male", "F": "female", "1F": "female"}
 
 
 def _word_list(path: Path) -> list[str]:
@@ -137,7 +138,8 @@ def load_names(folder: str | os.PathLike[str] | None = None) -> Names:
 def read_registry_names(path: Path, provenance: tuple[dict, ...] = ()) -> Names:
     """First names from gender-guesser's ``nam_dict.txt``: every single-word name with a frequency in
     one of ``REGISTRY_COUNTRIES``, male or female when every such entry gives that one gender (a
-    name also listed as the other, or as mostly/either, is ambiguous and no gender word). No name
+    name also listed as the other, or as mostly/either, is ambiguous and no gender word; "1M"/"1F",
+    one gender as a first name, count as that gender). No name
     has a counterpart: the rule swap cannot swap a name, so a sentence holding one is left out."""
     genders: dict[str, set[str]] = {}
     for number, line in enumerate(read_text(path).splitlines(), start=1):

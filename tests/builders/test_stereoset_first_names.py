@@ -180,3 +180,20 @@ def test_each_pattern_is_left_out_and_counted(built: Path):
     assert f"- {KINSHIP}\n- {TITLE}\n- {ALONE}\n" in card
     population = datasets.load_dataset(str(built), "paper_population", split="test")
     assert population["male_sentence"] == ["My uncle is a policeman."]
+
+
+def test_a_name_of_one_gender_as_a_first_part_is_a_gender_word(tmp_path: Path):
+    # nam_dict.txt's "1F Mary": female when the name comes first, as in a sentence. Read as
+    # ambiguous, "Mary smiled as she took the elevator." became "Mary smiled as he took ...".
+    path = tmp_path / "nam_dict.txt"
+    lines = [_nam_dict_line(code, name) for code, name in (("1F", "Mary"), ("M", "Chris"))]
+    lines.append(_nam_dict_line("?M", "Chris"))  # mostly male: a name of either gender
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    names = read_registry_names(path)
+    assert names.female == {"mary"} and names.male == set() and names.ambiguous == {"chris"}
+    lexicon = load_lexicon(names=names)
+    sentence = "Mary smiled as she took the elevator."
+    build = build_pairs(
+        _candidates(sentence), lexicon, lambda s: swap_rule(s, lexicon), "rule", progress=False
+    )
+    assert build.rows == [] and build.rejected_texts == {"first_name": [sentence]}
