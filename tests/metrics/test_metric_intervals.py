@@ -196,6 +196,7 @@ def _coverage(compute, simulations: int = 400) -> float:
     return float(np.mean([compute(i) for i in range(simulations)]))
 
 
+@pytest.mark.slow
 def test_nli_bias_score_interval_covers_the_truth_95_percent_of_the_time(nli):
     # Per subset, each row's label is drawn from fixed shares: e_p = 0.4, c_a = 0.3, n_n = 0.6,
     # so the population bias score is (0.4 + 0.3 + (1 - 0.6)) / 3 = 1.1 / 3.

@@ -164,6 +164,7 @@ def test_missing_words_are_refused_with_names(setup, tmp_path, capsys):
     )
 
 
+@pytest.mark.slow
 def test_control_scores_a_family_and_correlates(setup):
     out = setup["root"] / "control"
     code = main(

@@ -445,6 +445,7 @@ def test_spearman_by_hand() -> None:
     assert correlation([0.0, 0.5, 1.0], [0.2, 0.2, 0.2])["statistic"] is None
 
 
+@pytest.mark.slow
 def test_meta_evaluation_runs_per_seed_and_rate(
     tiny_model: Path, fixture_root: Path, tmp_path: Path, repo_root: Path
 ) -> None:
@@ -522,6 +523,7 @@ def test_token_dropout_replaces_only_ordinary_tokens(tiny_model: Path) -> None:
     assert (everything.numpy()[~keep] == tokenizer.unk_token_id).all()
 
 
+@pytest.mark.slow
 def test_meta_evaluate_command_writes_report(
     tiny_model: Path, fixture_root: Path, tmp_path: Path
 ) -> None:
