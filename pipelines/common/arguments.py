@@ -24,12 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bias_hub.pipelines.common.answer_reading import READERS
 from bias_hub.pipelines.common.models import DTYPES
 from bias_hub.pipelines.common.settings import RunSettings
 
 __all__ = [
     "COMMON_FLAGS",
     "INTERVAL_FLAGS",
+    "add_answer_reader_flag",
     "add_interval_flags",
     "add_pipeline_flags",
     "add_verbosity_flags",
@@ -97,6 +99,19 @@ def add_interval_flags(parser: argparse.ArgumentParser, unit: str = "items") -> 
         type=int,
         metavar="N",
         help="bootstrap resamples and permutations (default: %(default)s)",
+    )
+
+
+def add_answer_reader_flag(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--answer-reader``, the one declaration for every command that reads replies (its
+    default comes from the command's settings class; ``default`` says what that is in words)."""
+    parser.add_argument(
+        "--answer-reader",
+        choices=READERS,
+        help="how a reply is read as an answer: llm-jp-eval (the JBBQ paper's harness: the reply "
+        "is exactly the index), bbq (BBQ's analysis script: the answer text, with its repairs; "
+        "what it cannot read is dropped), lenient (an index or an option's text anywhere, "
+        f"unknown synonyms; for chat models). Default: {default}",
     )
 
 
