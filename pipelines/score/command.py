@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bias_hub.pipelines.common.arguments import add_interval_flags, settings_defaults
+from bias_hub.pipelines.common.arguments import (
+    add_answer_reader_flag,
+    add_interval_flags,
+    settings_defaults,
+)
 from bias_hub.pipelines.score.paths import SCORE_PATHS
 from bias_hub.pipelines.score.settings import Settings
 
@@ -39,6 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SAMPLES.jsonl",
         help="the samples file lm-evaluation-harness writes with --log_samples",
     )
+    source.add_argument(
+        "--from-inspect",
+        type=Path,
+        metavar="LOG",
+        help="an Inspect AI eval log (.eval or .json) of a task `bias-hub export inspect` wrote",
+    )
     parser.add_argument(
         "--dataset",
         metavar="DIR_OR_NAME",
@@ -55,8 +65,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--prediction-column",
         metavar="COL",
-        help="the predictions column holding the answers: indices, or answer texts matched after "
-        "lower-casing, trimming and dropping a final period (default: prediction)",
+        help="the predictions column holding the answers: indices, or answer texts read by "
+        "--answer-reader (default: prediction)",
+    )
+    add_answer_reader_flag(
+        parser,
+        "what the exported task recorded (lm-eval, Inspect), else bbq (BBQ's analysis script)",
     )
     parser.add_argument(
         "--column",
@@ -90,6 +104,8 @@ def _run(args: argparse.Namespace) -> int:
     settings = Settings(
         metric=args.metric,
         from_lm_eval=args.from_lm_eval,
+        from_inspect=args.from_inspect,
+        answer_reader=args.answer_reader,
         config=args.config,
         split=args.split,
         id_column=args.id_column,

@@ -42,10 +42,22 @@ def report(results: dict) -> str:
             f"- joined on `{joined['id_column']}`{qualified}: {joined['joined']} prediction rows; "
             f"{joined['dataset_rows_without_prediction']} of {joined['dataset_rows']} dataset rows have no prediction"
         )
+    reader = results.get("answer_reader")
+    if reader:
+        lines.append(f"- answers read by the `{reader['name']}` reader ({reader['chosen_by']})")
     for argument, reading in results["reading"].items():
+        fate = (
+            f"{reading['dropped']} left out of the scores, as BBQ's analysis script leaves them"
+            if reading["dropped"]
+            else f"{reading['rows'] - reading['read']} scored as unparsable (-1)"
+        )
+        shares = ", ".join(
+            f"{rule} {n / reading['rows']:.1%}" for rule, n in reading["rules"].items()
+        )
         lines.append(
-            f"- `{argument}` from column `{reading['column']}`: {reading['texts_matched']} answer texts matched, "
-            f"{reading['unmatched']} matched no answer (scored as unparsable, -1)"
+            f"- `{argument}` from column `{reading['column']}`: {reading['read']} of {reading['rows']} "
+            f"read ({reading['coverage']:.1%}); {fate}; by rule: {shares} "
+            "(every row in `predictions.jsonl`)"
         )
     lines.append(
         f"- intervals: {level:.0%} bootstrap, {results['intervals']['n_resamples']} resamples"
