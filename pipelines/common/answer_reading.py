@@ -3,7 +3,8 @@ and the rule that read it. One module for every path that reads replies: ``bias-
 evaluate``, ``bias-hub score`` and the tasks ``bias-hub export`` writes for lm-evaluation-harness
 and Inspect AI (which carry a copy of this file: it imports nothing but the standard library).
 
-``read_answer(reply, options, unknown=None, short_forms=None, reader="lenient") -> Reading``.
+``read_answer(reply, options, unknown=None, short_forms=None, reader="lenient") -> Reading``
+(``read_row_reply(row, reply)`` for a question row in BBQ's format).
 ``reply`` is a generated text, or an index given as a number (rule ``given``: -1 stays -1, an
 index outside the options is ``out-of-range``). ``options`` are the row's answer texts in
 order; ``unknown`` the index of its "cannot be determined" option; ``short_forms`` BBQ's
@@ -59,8 +60,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 __all__ = [
     "DEFAULT_READER",
@@ -73,6 +74,7 @@ __all__ = [
     "drops_unread",
     "is_settled",
     "read_answer",
+    "read_row_reply",
 ]
 
 READERS = ("llm-jp-eval", "bbq", "lenient")
@@ -134,9 +136,10 @@ _NUMBER = re.compile(r"(?<![0-9a-z])-\d+|\d+(?:\.\d+)?")
 _LATIN = re.compile(r"[0-9a-z]")
 
 
-@dataclass(frozen=True)
-class Reading:
-    """An answer index (-1: not read) and the rule that read it (one of ``RULES``)."""
+class Reading(NamedTuple):
+    """An answer index (-1: not read) and the rule that read it (one of ``RULES``). A named
+    tuple, not a dataclass: the exported copies of this module run without being registered
+    in ``sys.modules`` (lm-eval imports a task's utils.py from its file), which dataclasses need."""
 
     index: int
     rule: str
@@ -177,6 +180,29 @@ def read_answer(
     if reader == "bbq":
         return _bbq(reply, options, short_forms)
     return _lenient(reply, options, unknown)
+
+
+def read_row_reply(row: Mapping, reply, reader: str | None = None) -> Reading:
+    """``read_answer`` for a question in BBQ's format (JBBQ's too): options ``ans0``..``ans2``,
+    the unknown option ``unknown_label``, short forms from ``answer_info``; ``reader`` None takes
+    the row's ``answer_reader`` (the exported tasks record it there), else ``DEFAULT_READER``."""
+    info = row.get("answer_info")
+    if isinstance(info, list):
+        short_forms = [
+            str(item.get("text", "")) if isinstance(item, Mapping) else "" for item in info
+        ]
+    elif isinstance(info, Mapping):
+        short_forms = [str((info.get(f"ans{i}") or [""])[0]) for i in range(3)]
+    else:
+        short_forms = None
+    unknown = row.get("unknown_label")
+    return read_answer(
+        reply,
+        [row["ans0"], row["ans1"], row["ans2"]],
+        unknown=unknown if isinstance(unknown, int) else None,
+        short_forms=short_forms,
+        reader=reader or row.get("answer_reader") or DEFAULT_READER,
+    )
 
 
 def is_settled(reply: str, reader: str = DEFAULT_READER) -> bool:

@@ -17,7 +17,7 @@ from bias_hub.pipelines.common.answer_reading import (
     DEFAULT_READER,
     UNPARSABLE,
     is_settled,
-    read_answer,
+    read_row_reply,
 )
 from bias_hub.pipelines.jbbq.openai_backend import choice_logprobs_from_top, reply_text
 from bias_hub.pipelines.jbbq.prompting import PromptSpec
@@ -46,12 +46,7 @@ def read_replies(rows: Sequence[Mapping], replies: Sequence[str], reader: str) -
     """Each reply read against its row's options (``answer_reading``): ``prediction``, ``reply``, ``rule``."""
     out = []
     for row, reply in zip(rows, replies, strict=True):
-        reading = read_answer(
-            reply,
-            [row[f"ans{i}"] for i in range(N_CHOICES)],
-            unknown=row.get("unknown_label"),
-            reader=reader,
-        )
+        reading = read_row_reply(row, reply, reader)
         out.append({"prediction": reading.index, "reply": reply, "rule": reading.rule})
     return out
 
