@@ -298,8 +298,8 @@ def test_bad_flags_fail_in_one_line(exported: Path, tmp_path: Path, capsys) -> N
     "`python -m bench.lmeval_export` runs the same check",
 )
 def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
-    """lm-eval 0.4 on a tiny model: every task listed and valid; its predictions equal `jbbq
-    evaluate`'s question by question; `bias-hub score --from-lm-eval` on its samples equals both
+    """lm-eval 0.4 on a tiny model, the exported folder moved elsewhere first: every task listed
+    and valid, with the n-shot its name says; its predictions equal `jbbq evaluate`'s question by question; `bias-hub score --from-lm-eval` on its samples equals both
     `jbbq evaluate`'s scores and lm-eval's own results table."""
     from bench.lmeval_export import check
     from bias_hub.builders.jbbq import build as build_jbbq
@@ -309,6 +309,8 @@ def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
         tmp_path, LMEVAL_PYTHON, ["basic"], limit=2, bbq_source=None, datasets_root=datasets_root
     )
     assert report["validated"] and not report["not_listed"]
+    # run from a folder the export was moved to; each task's n-shot as its name says
+    assert report["n_shot_matches"] and report["n_shot"]["jbbq_basic_4shot_gen"] == 4
     assert set(report["runs"]) == {
         f"jbbq_basic_{k}shot_{kind}" for k in (0, 4) for kind in ("gen", "mc")
     }

@@ -105,6 +105,7 @@ def test_flags_override_a_preset_and_the_record_says_which() -> None:
     assert Settings(confidence_level=0).confidence_level is None
     # A Settings built by hand under a preset's name is recorded with every value that differs from it.
     assert [d["setting"] for d in _with_preset_record(Settings(shots=[4])).departures] == [
+        "answer_reader",
         "scoring",
         "chat",
         "split",
@@ -452,6 +453,7 @@ def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> 
 def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:
+    from bias_hub.pipelines.jbbq.demo import PLANTED_LAYOUT
     from bias_hub.pipelines.jbbq.planted_model import (
         NO_ANSWER,
         Plan,
@@ -460,7 +462,7 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
     )
 
     rows = fixture_rows()["train"]
-    prompts = [load_prompt(name) for name in PROMPT_NAMES]
+    prompts = [load_prompt(name, PLANTED_LAYOUT) for name in PROMPT_NAMES]
     answers = {p.name: planted_answers(rows, p.name, Plan(no_answer=0.2), seed=0) for p in prompts}
     items = [
         [
@@ -477,6 +479,7 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
             "paper",
             shots=[0],
             split="train",
+            layout=PLANTED_LAYOUT,
             resample="items",
             n_resamples=200,
             device="cpu",
@@ -500,6 +503,12 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
     # Replies without an index are generated as planted and read as unparsable.
     assert any(p["prediction"] == -1 and p["reply"] == NO_ANSWER for p in predictions)
     assert results["preset"]["departures"] == [
+        {
+            "setting": "layout",
+            "preset": "llm-jp-eval",
+            "used": "compact",
+            "section": "§5.1 (llm-jp-eval)",
+        },
         {"setting": "shots", "preset": [4], "used": [0], "section": "§5.2, Figure 1"},
         {"setting": "split", "preset": "all", "used": "train", "section": None},
     ]
