@@ -61,6 +61,10 @@ def main(tasks_dir: str, plan_path: str, out_dir: str) -> None:
         log_dir=str(out / "ours"),
         display="none",
     )
+    if log.status != "success":
+        raise RuntimeError(
+            f"the exported task failed in Inspect: {log.error.traceback if log.error else log.status}"
+        )
     metrics = {name: m.value for score in log.results.scores for name, m in score.metrics.items()}
     for row in rows:  # inspect_evals' record_to_sample wants BBQ's answer_info: a dict of pairs
         row["answer_info"] = {
@@ -73,6 +77,10 @@ def main(tasks_dir: str, plan_path: str, out_dir: str) -> None:
         log_dir=str(out / "inspect_evals"),
         display="none",
     )
+    if their_log.status != "success":
+        raise RuntimeError(
+            f"inspect_evals' BBQ failed: {their_log.error.traceback if their_log.error else their_log.status}"
+        )
     their_metrics = {
         name: m.value for score in their_log.results.scores for name, m in score.metrics.items()
     }
