@@ -24,7 +24,7 @@ from pathlib import Path
 def main(tasks_dir: str, plan_path: str, out_dir: str) -> None:
     from inspect_ai import Task, eval
     from inspect_ai.dataset import MemoryDataset
-    from inspect_ai.model import ModelOutput, get_model
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
     from inspect_ai.scorer import choice
     from inspect_ai.solver import multiple_choice
     from inspect_evals.bbq.bbq import record_to_sample
@@ -45,14 +45,18 @@ def main(tasks_dir: str, plan_path: str, out_dir: str) -> None:
         # the longest context wins where one question's context starts another's
         return max(found, key=lambda r: len(r["context"]) + len(r["question"]))
 
+    def output(reply: str) -> ModelOutput:
+        # with its usage given, mockllm counts no tokens (that would fetch tiktoken's tables)
+        out = ModelOutput.from_content(model="mockllm", content=reply)
+        out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return out
+
     def ours(messages, tools, tool_choice, config):
-        reply = plan[key(find(messages[-1].text))]["reply"]
-        return ModelOutput.from_content(model="mockllm", content=reply)
+        return output(plan[key(find(messages[-1].text))]["reply"])
 
     def theirs(messages, tools, tool_choice, config):
         index = plan[key(find(messages[-1].text))]["index"]
-        reply = "ANSWER: " + ("ABC"[index] if index is not None else "")
-        return ModelOutput.from_content(model="mockllm", content=reply)
+        return output("ANSWER: " + ("ABC"[index] if index is not None else ""))
 
     out = Path(out_dir)
     (log,) = eval(

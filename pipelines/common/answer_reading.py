@@ -37,7 +37,9 @@ The readers, each after the harness it is named for:
     first two words (split on spaces; a one-word short form has none) occur in the lower-cased
     reply (``first-words``; the script matches them as a regular expression, here as plain
     text). A reply still unread is dropped by the script, not counted wrong:
-    ``drops_unread("bbq")`` is True and ``bias-hub score`` leaves such rows out of the scores.
+    ``drops_unread("bbq")`` is True and ``bias-hub score`` leaves such rows out of the scores
+    (``jbbq evaluate`` and the exported tasks' own metrics count them as -1: leaving a question
+    out there would change the questions the prompts are compared on).
     The script also lists BBQ's unknown phrasings but never uses them to match a reply; this
     reader follows it, and ``lenient`` uses them.
 
