@@ -35,13 +35,13 @@ from bench.bbq_unifiedqa_score import SCORES, bbq_reading, independent_scores
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INSPECT_VENV = REPO_ROOT / "bench" / ".venv-inspect"
-PINS = ("inspect-ai==0.3.285", "inspect-evals==0.26.0", "evaluate")
+PINS = ("inspect-ai==0.3.285", "inspect-evals==0.26.0", "evaluate", "scipy")
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
 
 
 def setup_inspect(venv: Path) -> Path:
     """Inspect AI and inspect_evals in their own venv (never a bias-hub dependency), with
-    ``evaluate`` for the exported scorer's bbq_bias module."""
+    what the exported scorer's bbq_bias module needs (evaluate, scipy)."""
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

@@ -6,8 +6,8 @@ with ``-T prompt=NAME -T shots=K``, and ``bbq``), ``scoring.py``
 prompt at each few-shot count: the text every question shares and the layout of one question,
 as ``bias-hub jbbq evaluate --chat no`` renders them), ``data/`` (the questions, each with the
 answer reader that reads its replies) and ``bbq_bias/`` (the metric module the scorer runs).
-It needs Inspect AI and ``evaluate`` where it runs, nothing of bias-hub; it can be copied
-whole. JBBQ's licence forbids redistribution: the folder is for local runs only.
+It needs Inspect AI and ``bbq_bias/requirements.txt`` (evaluate, numpy, scipy) where it runs,
+nothing of bias-hub; it can be copied whole. JBBQ's licence forbids redistribution: the folder is for local runs only.
 
 ``bias-hub score bbq_bias --from-inspect LOG`` reads the log of such a run.
 """
@@ -137,7 +137,7 @@ def _readme(record: dict) -> str:
     lines = [
         "# bias-hub tasks for Inspect AI",
         "",
-        "Written by `bias-hub export inspect`; needs `inspect-ai` and `evaluate` where it runs:",
+        "Written by `bias-hub export inspect`; needs `inspect-ai` and `pip install -r bbq_bias/requirements.txt`:",
         "",
         "```",
         f"inspect eval {record['tasks'][0]} --model hf/MODEL",
