@@ -74,6 +74,7 @@ def main(tasks_dir: str, plan_path: str, out_dir: str) -> None:
         row["answer_info"] = {
             f"ans{i}": [a["text"], a["group"]] for i, a in enumerate(row["answer_info"])
         }
+        row.setdefault("additional_metadata", {})  # only carried into the sample's metadata
     samples = [record_to_sample(row).model_copy(update={"id": key(row)}) for row in rows]
     (their_log,) = eval(
         Task(dataset=MemoryDataset(samples), solver=[multiple_choice()], scorer=choice()),

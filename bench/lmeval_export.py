@@ -340,8 +340,16 @@ def check(
         if task in ours:
             from bias_hub.pipelines.score.predictions import read_lm_eval_samples
 
+            from bias_hub.pipelines.common.answer_reading import read_row_reply
+
             logged = read_lm_eval_samples(samples_file)
-            theirs = {(r["category"], r["example_id"]): r["prediction"] for r in logged}
+            # a generation sample logs the reply: read it as the task's utils.py does
+            theirs = {
+                (r["category"], r["example_id"]): read_row_reply(r, r["prediction"]).index
+                if isinstance(r["prediction"], str)
+                else r["prediction"]
+                for r in logged
+            }
             mine = ours[task]["answers"]
             entry["same_questions"] = set(theirs) == set(mine)
             entry["differing_predictions"] = sum(theirs[key] != mine.get(key) for key in theirs)
