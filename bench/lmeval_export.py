@@ -338,9 +338,8 @@ def check(
                 _same(table[task].get(f"{n}_{category},none"), values[k]) for n, k in SCORES.items()
             )
         if task in ours:
-            from bias_hub.pipelines.score.predictions import read_lm_eval_samples
-
             from bias_hub.pipelines.common.answer_reading import read_row_reply
+            from bias_hub.pipelines.score.predictions import read_lm_eval_samples
 
             logged = read_lm_eval_samples(samples_file)
             # a generation sample logs the reply: read it as the task's utils.py does
