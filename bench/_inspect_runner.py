@@ -63,6 +63,7 @@ def main(tasks_dir: str, plan_path: str, out_dir: str) -> None:
         f"{tasks_dir}/tasks.py@bbq",
         model=get_model("mockllm/model", custom_outputs=ours),
         log_dir=str(out / "ours"),
+        log_format="json",  # .eval logs are zstd zips, which Python 3.11's zipfile cannot open
         display="none",
     )
     if log.status != "success":

@@ -122,8 +122,10 @@ def read_inspect_log(path: str | Path) -> list[dict]:
     ``bias-hub export inspect`` keep every question field there), plus ``prediction`` and
     ``reply``: the model's completion, for the answer reader to read.
 
-    Reads both log formats without Inspect installed: ``.eval`` (a zip archive whose
-    ``samples/*.json`` hold one sample each) and ``.json`` (one document with ``samples``).
+    Reads both log formats without Inspect installed: ``.json`` (one document with
+    ``samples``) and ``.eval`` (a zip archive whose ``samples/*.json`` hold one sample each;
+    Inspect 0.3.285 compresses it with zstd, which Python's zipfile reads from 3.14 on: an
+    older Python is told to convert the log to JSON).
     Every epoch of a sample is a row of its own.
     """
     import zipfile
@@ -139,6 +141,13 @@ def read_inspect_log(path: str | Path) -> list[dict]:
                 samples = [json.loads(archive.read(name)) for name in names]
         except (zipfile.BadZipFile, json.JSONDecodeError) as err:
             raise ValueError(f"{flag} {path}: not an Inspect .eval log ({err})") from None
+        except NotImplementedError:
+            # Inspect compresses .eval logs with zstd, which Python's zipfile reads from 3.14 on
+            raise ValueError(
+                f"{flag} {path}: this .eval log is compressed in a way Python's zipfile cannot read "
+                "(zstd); convert it with `inspect log convert --to json LOG`, or run Inspect with "
+                "--log-format json"
+            ) from None
     elif path.suffix == ".json":
         try:
             log = json.loads(path.read_text(encoding="utf-8"))
