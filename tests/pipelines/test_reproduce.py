@@ -15,6 +15,7 @@ import yaml
 from bias_hub.pipelines import cli
 from bias_hub.pipelines.common.arguments import add_verbosity_flags
 from bias_hub.pipelines.common.run_folder import RunFolder
+from bias_hub.pipelines.reproduce import steps
 from bias_hub.pipelines.reproduce.run import reproduce
 from bias_hub.pipelines.reproduce.study import (
     StudyError,
@@ -32,6 +33,7 @@ def _toy_count(args) -> int:
     """Counts the words of --text; the result a table lays out."""
     CALLS.append([args.text, str(args.out)])
     with RunFolder(args.out) as run:
+        run.record_inputs(settings={"text": args.text, "scale": args.scale})
         run.write_json(
             "results.json",
             {"part": "toy", "step": "count", "words": len(args.text.split()), "scale": args.scale},
@@ -66,6 +68,7 @@ def toy(monkeypatch, tmp_path):
         return parser
 
     monkeypatch.setattr(cli, "build_parser", build_parser)
+    monkeypatch.setattr(steps, "ALLOWED_COMMANDS", steps.ALLOWED_COMMANDS | {"toy count"})
     report = types.ModuleType("bias_hub.pipelines.toy.report")
     report.PAPER_LAYOUTS = {"words": _words_table}
     monkeypatch.setitem(
