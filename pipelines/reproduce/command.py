@@ -87,6 +87,8 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
             raise ValueError(f"{flag} {item!r}: expected NAME=PATH")
+        if name in pairs:
+            raise ValueError(f"{flag} {name}: given twice ({pairs[name]} and {value})")
         pairs[name] = value
     return pairs
 

@@ -448,7 +448,7 @@ def _checked_argv(
     try:
         check_allowed(step["command"], argv, allow_any_command)
     except StepError as err:
-        raise refuse(str(err), None) from None
+        raise refuse(str(err), "force" if "--force" in argv else None) from None
     if commands is not None:
         message = commands.parse_error(argv)
         if message is not None:
