@@ -24,8 +24,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import json
 import os
-import re
 import subprocess
 from collections.abc import Iterable, Mapping
 from importlib import metadata
@@ -37,7 +37,6 @@ from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.pipelines.common.locations import in_checkout, repo_root
 
 __all__ = [
-    "INPUTS_HEADING",
     "STAND_IN_ORIGINS",
     "changed_inputs",
     "code_record",
@@ -45,12 +44,10 @@ __all__ = [
     "file_sha256",
     "fingerprint_inputs",
     "inputs_lines",
-    "inputs_markdown",
     "stand_ins",
     "tree_sha256",
 ]
 
-INPUTS_HEADING = "## Inputs read by this run"
 # Built by the project in place of the data a paper used: never the paper's numbers.
 STAND_IN_ORIGINS = ("sample", "generated")
 # Files of a run folder that describe the run rather than make up the model it holds.
@@ -230,7 +227,9 @@ def _settings(settings: Any) -> Any:
     if isinstance(settings, Mapping):
         # The token is a secret and says nothing about the numbers; the rest is the run's recipe.
         settings = {key: value for key, value in settings.items() if key != "token"}
-    return to_jsonable(settings)
+    # Whatever a settings class holds, the record is JSON (a run must never fail at its commit
+    # for it): values JSON has no type for are written as text.
+    return json.loads(json.dumps(to_jsonable(settings), default=str))
 
 
 def fingerprint_inputs(
@@ -368,15 +367,3 @@ def _digest(item: Mapping[str, Any]) -> str:
     if item.get("api"):
         return "served by an API (no fingerprint)"
     return "missing"
-
-
-def inputs_markdown(record: Mapping[str, Any] | None) -> str:
-    """The section a run's report.md ends with: ``inputs_lines`` in a code block
-    whose fence is longer than any run of backticks in a path (no Markdown gets through)."""
-    lines = inputs_lines(record)
-    runs = re.findall(r"`+", "\n".join(lines))
-    fence = "`" * max(3, max((len(run) for run in runs), default=0) + 1)
-    return "\n".join(
-        [INPUTS_HEADING, "", "The full sha256 of each is in manifest.json.", "", fence]
-        + [*lines, fence, ""]
-    )

@@ -10,7 +10,7 @@ partial one (the next run clears what a killed one left). Text written through i
 ``write_text``, ``write_json``, ``write_jsonl`` and the manifest -- carries no secret: every
 registered token or key and every URL's userinfo become ``***`` (``bias_hub.builders.shared.secrets``).
 What the run read is recorded with ``record_inputs`` (``bias_hub.pipelines.common.provenance``):
-the manifest keeps the fingerprints under ``"inputs"`` and report.md ends with them.
+the manifest keeps the fingerprints under ``"inputs"`` (``bias-hub report RUN`` prints them).
 
     with RunFolder(out_dir) as run:
         run.write_json("results.json", results)
@@ -45,18 +45,13 @@ from bias_hub.builders.shared.files import (
     write_json,
 )
 from bias_hub.builders.shared.secrets import redact, redact_data
-from bias_hub.pipelines.common.provenance import (
-    INPUTS_HEADING,
-    fingerprint_inputs,
-    inputs_markdown,
-)
+from bias_hub.pipelines.common.provenance import fingerprint_inputs
 
 __all__ = ["OutLock", "RunFolder", "command_line", "package_versions"]
 
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 INPUTS = "inputs"
-REPORT = "report.md"
 _PACKAGES = ("bias-hub", "torch", "transformers", "datasets", "evaluate", "numpy", "scipy")
 
 
@@ -245,15 +240,6 @@ class RunFolder:
         self.info[INPUTS] = record
         return record
 
-    def _end_report_with_inputs(self) -> None:
-        report = self.staging / REPORT
-        if INPUTS not in self.info or not report.is_file():
-            return
-        text = report.read_text(encoding="utf-8")
-        # A re-rendered report may carry the section of the run it was copied from: replaced.
-        text = text.split(f"\n{INPUTS_HEADING}\n", 1)[0].rstrip("\n")
-        atomic_write_text(report, f"{text}\n\n{inputs_markdown(self.info[INPUTS])}")
-
     def files(self) -> list[Path]:
         return sorted(p for p in self.staging.rglob("*") if p.is_file() and p.name != MANIFEST)
 
@@ -264,7 +250,6 @@ class RunFolder:
         if self._done:
             raise RuntimeError("this run folder was already committed or aborted")
         try:
-            self._end_report_with_inputs()
             entries = []
             for path in self.files():
                 data = _redacted_file(path)

@@ -26,7 +26,7 @@ from typing import Any
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.files import atomic_write_text, ensure_writable_folder, write_json
 from bias_hub.builders.shared.secrets import redact, redact_data
-from bias_hub.pipelines.common.provenance import changed_inputs, stand_ins
+from bias_hub.pipelines.common.provenance import changed_inputs, inputs_lines, stand_ins
 from bias_hub.pipelines.common.run_folder import INPUTS, MANIFEST
 from bias_hub.pipelines.reproduce.inputs import check_inputs, missing_text, stand_in_text
 from bias_hub.pipelines.reproduce.study import PlannedStep, Study, StudyError, plan
@@ -289,6 +289,7 @@ def reproduce(
                 if s.out and s.out.is_relative_to(out)
                 else (str(s.out) if s.out else None),
                 "stand_ins": stand_ins(_manifest_inputs(s.out)),
+                "inputs": inputs_lines(_manifest_inputs(s.out)) if s.out else [],
             }
             for s in steps
         ],
@@ -313,6 +314,29 @@ def _layout(command: str, name: str):
             f"(has: {', '.join(sorted(layouts)) or 'none'})"
         )
     return layouts[name]
+
+
+def _inputs_section(steps: list[dict]) -> list[str]:
+    """What each step read, as its manifest fingerprinted it: a code block (no Markdown in a
+    path gets through; the fence is longer than any run of backticks in it)."""
+    body = []
+    for step in steps:
+        if step.get("inputs"):
+            body += [f"{step['id']} ({step['out']}):", *(f"  {line}" for line in step["inputs"])]
+    if not body:
+        return []
+    longest = max((len(run) for run in re.findall(r"`+", "\n".join(body))), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [
+        "## Inputs",
+        "",
+        "What each step read (the full sha256 in its run folder's manifest.json):",
+        "",
+        fence,
+        *body,
+        fence,
+        "",
+    ]
 
 
 def render_reproduction(record: dict, out: Path) -> Path:
@@ -351,6 +375,7 @@ def render_reproduction(record: dict, out: Path) -> Path:
         folder = f"[{step['out']}]({step['out']}/report.md)" if step.get("out") else "–"
         lines.append(f"| {step['id']} | `{step['command']}` | {folder} |")
     lines.append("")
+    lines += _inputs_section(record["steps"])
     commands = {s["id"]: s for s in record["steps"]}
     for table in record["tables"]:
         section = f" ({table['section']})" if table.get("section") else ""

@@ -227,6 +227,9 @@ def test_allowed_stand_ins_label_every_table(toy, tmp_path):
     assert results["steps"][0]["stand_ins"] == [
         "toyset (config all), sample: toy sample (not the toy set)"
     ]
+    # The report lists what each step read, as its manifest fingerprinted it.
+    inputs = report.split("\n## Inputs\n", 1)[1].split("\n## ", 1)[0]
+    assert f"  dataset {(root / 'toyset').resolve()} config all [sample]: 2 files" in inputs
     # The release itself is no stand-in: the paper run starts without the flag.
     _toyset(root, sample=False)
     reproduce(study, tmp_path / "release", datasets_root=root)
