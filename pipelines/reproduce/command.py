@@ -65,8 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--allow-any-command",
         action="store_true",
-        help="let the study's steps run any bias-hub command (by default: the parts' commands "
-        "and build without --force, never publish)",
+        help="let the study's steps run any bias-hub command (by default: the parts' commands, "
+        "build without --force and report; never publish)",
     )
     add_verbosity_flags(parser)
     parser.set_defaults(func=_reproduce)

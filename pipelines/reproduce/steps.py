@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import io
 import json
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
-    "ALLOWED_COMMANDS",
+    "STUDY_COMMANDS",
     "Commands",
     "StepError",
     "check_allowed",
@@ -28,29 +30,8 @@ __all__ = [
     "step_argv",
 ]
 
-# What a study step may run: the parts' commands and the builders. Not `publish` (it pushes to
-# the Hub), `reproduce` or `demo`; a study that needs more is run with --allow-any-command.
-ALLOWED_COMMANDS = frozenset(
-    {
-        "build",
-        "embeddings control",
-        "embeddings correlate",
-        "embeddings score",
-        "export lm-eval",
-        "jbbq evaluate",
-        "jbbq figure",
-        "jbbq tiny-model",
-        "nli evaluate",
-        "nli init-model",
-        "nli meta-evaluate",
-        "nli train",
-        "report",
-        "score",
-        "speciesism",
-        "stereoset attention",
-        "stereoset offline-models",
-    }
-)
+# Commands a study step may run besides the parts' own (see ``check_allowed``).
+STUDY_COMMANDS = frozenset({"build", "report"})
 # A value argparse reads as a negative number, not as a flag.
 _NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
@@ -64,20 +45,32 @@ def shown(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _is_part(word: str) -> bool:
+    """Whether ``bias-hub WORD ...`` is a part's command: ``pipelines/WORD/`` has a report module
+    (every part renders its run's report; ``publish`` and ``reproduce`` have none)."""
+    name = f"bias_hub.pipelines.{word}.report"
+    if name in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # no such package, or a module that is no package
+        return False
+
+
 def check_allowed(command: str, argv: list[str], allow_any: bool = False) -> None:
-    """Refuse a command outside ``ALLOWED_COMMANDS`` and ``build --force`` (unless ``allow_any``)."""
+    """Refuse, unless ``allow_any``, a command that is neither a part's (found, not listed:
+    ``_is_part``) nor one of ``STUDY_COMMANDS``, and ``build --force``: a study never pushes to
+    the Hub, runs a study, or replaces a dataset built from the user's own copy."""
     if allow_any:
         return
     words = command.split()
-    allowed = words[:1] == ["build"] or any(
-        " ".join(words[:n]) in ALLOWED_COMMANDS for n in range(1, len(words) + 1)
-    )
-    if not allowed:
+    if not words or not (words[0] in STUDY_COMMANDS or _is_part(words[0])):
         raise StepError(
-            f"`bias-hub {command}` is not a command a study step may run (they may run: "
-            f"{', '.join(sorted(ALLOWED_COMMANDS))}); pass --allow-any-command to run it anyway"
+            f"`bias-hub {command}` is not a command a study step may run (a step runs a part's "
+            f"command, {' or '.join(sorted(STUDY_COMMANDS))}); pass --allow-any-command to run "
+            "it anyway"
         )
-    if words[:1] == ["build"] and "--force" in argv:
+    if words[0] == "build" and "--force" in argv:
         raise StepError(
             "`build --force` would replace a dataset built from your own copy of the data; "
             "a study step may not, unless you pass --allow-any-command"

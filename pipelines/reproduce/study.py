@@ -13,9 +13,10 @@ Two optional fields of an input (``inputs[]`` and a variant's own inputs):
   the step's preset (``{speciesism.sentiment_backend: google-cloud}``: no Google key for VADER).
 
 Study files are plain data: YAML aliases (``*name``) are refused, and so are ``--set`` values
-that hold one. A step may run only the commands in ``steps.ALLOWED_COMMANDS`` (``build``
-without ``--force``), unless the user passes ``--allow-any-command``; every planned step's
-command line is parsed by the real parser before the first one runs (``steps.py``).
+that hold one. A step may run only a part's command, ``build`` (without ``--force``) or
+``report`` (``steps.check_allowed``), unless the user passes ``--allow-any-command``; every
+planned step's command line is parsed by the real parser before the first one runs
+(``steps.py``).
 """
 
 from __future__ import annotations

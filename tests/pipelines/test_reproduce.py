@@ -15,7 +15,6 @@ import yaml
 from bias_hub.pipelines import cli
 from bias_hub.pipelines.common.arguments import add_verbosity_flags
 from bias_hub.pipelines.common.run_folder import RunFolder
-from bias_hub.pipelines.reproduce import steps
 from bias_hub.pipelines.reproduce.run import reproduce
 from bias_hub.pipelines.reproduce.study import (
     StudyError,
@@ -68,7 +67,6 @@ def toy(monkeypatch, tmp_path):
         return parser
 
     monkeypatch.setattr(cli, "build_parser", build_parser)
-    monkeypatch.setattr(steps, "ALLOWED_COMMANDS", steps.ALLOWED_COMMANDS | {"toy count"})
     report = types.ModuleType("bias_hub.pipelines.toy.report")
     report.PAPER_LAYOUTS = {"words": _words_table}
     monkeypatch.setitem(

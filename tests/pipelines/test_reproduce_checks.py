@@ -133,6 +133,10 @@ def test_study_steps_run_only_the_allowed_commands(toy, tmp_path, monkeypatch):
     study = load_study(str(write_study(tmp_path, publish)))
     with pytest.raises(StudyError, match="step push: `bias-hub publish` is not a command a study"):
         reproduce(study, tmp_path / "run", inputs={"corpus": "c"}, dry_run=True)
+    again = toy_study(steps=[{"id": "again", "command": "reproduce", "args": {"study": "x"}}])
+    study = load_study(str(write_study(tmp_path, {**again, "tables": []})))
+    with pytest.raises(StudyError, match="`bias-hub reproduce` is not a command a study"):
+        reproduce(study, tmp_path / "run", inputs={"corpus": "c"}, dry_run=True)
     build = toy_study(
         steps=[{"id": "data", "command": "build jbbq", "args": {"out_root": "{out}/datasets"}}],
         tables=[],
