@@ -81,6 +81,10 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
     generate = {"max_tokens": task.max_new_tokens, "temperature": 0.0}
     out = RunFolder(out_dir)
     with out:
+        out.record_inputs(
+            datasets=[(folder, "all") for folder in (jbbq_folder, bbq_folder) if folder],
+            settings=settings,
+        )
         questions, shots, few_shot = jbbq_questions(jbbq_folder, settings, task.split)
         out.write_jsonl("data/jbbq.jsonl", [data_row(row, task.reader) for row in questions])
         variants = {
