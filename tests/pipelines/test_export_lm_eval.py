@@ -297,6 +297,8 @@ def test_bad_flags_fail_in_one_line(exported: Path, tmp_path: Path, capsys) -> N
     "`python -m bench.jbbq_throughput --setup-lmeval` (needs PyPI, about 2-3 min); "
     "`python -m bench.lmeval_export` runs the same check",
 )
+@pytest.mark.slow
+@pytest.mark.timeout(2400)  # trains a tiny model, runs jbbq evaluate and lm-eval twice each
 def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
     """lm-eval 0.4 on a tiny model, the exported folder moved elsewhere first: every task listed
     and valid, with the n-shot its name says; its predictions equal `jbbq evaluate`'s question by question; `bias-hub score --from-lm-eval` on its samples equals both
