@@ -9,10 +9,14 @@ that matches no answer of its row becomes -1 (unparsable) and is counted.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
+
+from bias_hub.builders.shared.files import open_text
 
 __all__ = [
     "FORMATS",
@@ -48,7 +52,7 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
                 f"--predictions {path}: not a Parquet file ({str(err).splitlines()[0]})"
             ) from None
     elif kind == "csv":
-        with path.open(encoding="utf-8", newline="") as handle:
+        with _opened(path, "--predictions", newline="") as handle:
             rows = list(csv.DictReader(handle))
     else:
         rows = _json_lines(path, "--predictions")
@@ -57,9 +61,18 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
     return rows, kind
 
 
+def _opened(path: Path, flag: str, newline: str | None = None) -> io.StringIO:
+    """The file's text through the project's one reader (a BOM dropped; a file in another
+    encoding than UTF-8 named with its line and byte), as ``flag`` gave it."""
+    try:
+        return open_text(path, newline)
+    except ValueError as err:
+        raise ValueError(f"{flag} {err}") from None
+
+
 def _json_lines(path: Path, flag: str) -> list[dict]:
     rows = []
-    with path.open(encoding="utf-8") as handle:
+    with _opened(path, flag) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -130,6 +143,10 @@ def normalise_answer(text: str) -> str:
     return text[:-1].strip() if text.endswith(".") else text
 
 
+# An index written as text: ASCII digits only ("²" is a digit to str.isdigit, which int() refuses).
+_INDEX_TEXT = re.compile(r"-?[0-9]+")
+
+
 def _integer(value) -> int | None:
     """``value`` as an answer index when it is one: an int, an integral float, or (CSV) a text
     of an optional minus sign and digits."""
@@ -139,7 +156,7 @@ def _integer(value) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if isinstance(value, str) and _INDEX_TEXT.fullmatch(value.strip()):
         return int(value.strip())
     return None
 
