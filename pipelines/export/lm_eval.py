@@ -137,7 +137,12 @@ def _resolve(settings: Settings) -> tuple[list[str], str, int]:
 
         prompts = list(PROMPT_NAMES)
     split = settings.split or preset.get("split") or "test"
-    max_new_tokens = settings.max_new_tokens or preset.get("max_new_tokens") or 8
+    # `is None`, not `or`: --max-new-tokens 0 is a value to refuse, not one to replace.
+    max_new_tokens = (
+        settings.max_new_tokens
+        if settings.max_new_tokens is not None
+        else preset.get("max_new_tokens") or 8
+    )
     if (
         not settings.shots
         or any(k < 0 for k in settings.shots)
@@ -219,6 +224,7 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
             log.info(
                 "no built bbq dataset: the folder holds JBBQ's tasks only (build it with `bias-hub build bbq`)"
             )
+    refuse_losing_files_it_did_not_write(Path(out_dir))
     out = RunFolder(out_dir)
     target = out.target.resolve()
     with out:
@@ -263,7 +269,7 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
                     tasks.append(task["task"])
         record = {
             "jbbq": {
-                "dataset": str(jbbq_folder),
+                "dataset": str(jbbq_folder.resolve()),
                 "split": split,
                 "questions": len(questions),
                 "categories": categories,
@@ -294,7 +300,7 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
             out.write_text(f"bbq/{task['task']}.yaml", _yaml(task))
             tasks.append(task["task"])
             record["bbq"] = {
-                "dataset": str(bbq_folder),
+                "dataset": str(bbq_folder.resolve()),
                 "split": split,
                 "questions": len(rows),
                 "categories": bbq_categories,
@@ -305,6 +311,52 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
         out.write_text("README.md", _readme(target, record))
     log.info("wrote %s: %d lm-eval tasks (%s)", out_dir, len(tasks), ", ".join(tasks))
     return record
+
+
+def refuse_losing_files_it_did_not_write(out_dir: Path) -> None:
+    """An export replaces its folder whole: refused, naming them, when the folder holds files
+    the last export did not write (a task of the user's own beside ours, a note) or changed
+    since (an edited prompt), which the swap would delete."""
+    import hashlib
+    import json
+
+    from bias_hub.builders.shared.files import followed
+    from bias_hub.pipelines.common.run_folder import MANIFEST
+
+    target = followed(out_dir)
+    manifest = target / MANIFEST
+    if not manifest.is_file():
+        return  # new, empty, or not a run folder (RunFolder refuses that)
+    try:
+        written = {
+            entry["path"]: entry["sha256"]
+            for entry in json.loads(manifest.read_text(encoding="utf-8"))["files"]
+        }
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(
+            f"--out {out_dir}: its {MANIFEST} does not list the files the last export wrote, so "
+            "nothing tells which files are yours; give a new folder"
+        ) from None
+    added, changed = [], []
+    for path in sorted(p for p in target.rglob("*") if p.is_file() or p.is_symlink()):
+        name = path.relative_to(target).as_posix()
+        if name == MANIFEST or "__pycache__" in path.relative_to(target).parts:
+            continue  # bytecode lm-eval's import of utils.py left: made again from the .py
+        if name not in written or path.is_symlink():
+            added.append(name)
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != written[name]:
+            changed.append(name)
+    if added or changed:
+        listed = [
+            *(f"{n} (not written by the export)" for n in added),
+            *(f"{n} (changed)" for n in changed),
+        ]
+        raise ValueError(
+            f"--out {out_dir}: an export replaces its folder whole and would delete "
+            f"{len(listed)} files it did not write: {', '.join(listed[:10])}"
+            f"{', ...' if len(listed) > 10 else ''}; move them out of the folder, or export to "
+            "another --out"
+        )
 
 
 def _write_utils(out: RunFolder) -> None:
