@@ -211,6 +211,7 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
     """Write the task folder; return what it holds (also written as ``tasks.json``)."""
     from bias_hub.pipelines.jbbq.prompting import load_prompt
 
+    refuse_losing_files_it_did_not_write(Path(out_dir))
     prompts, split, max_new_tokens = _resolve(settings)
     specs = [load_prompt(name) for name in prompts]
     jbbq_folder = dataset_folder(settings.jbbq, settings.datasets_root)
@@ -224,7 +225,6 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
             log.info(
                 "no built bbq dataset: the folder holds JBBQ's tasks only (build it with `bias-hub build bbq`)"
             )
-    refuse_losing_files_it_did_not_write(Path(out_dir))
     out = RunFolder(out_dir)
     target = out.target.resolve()
     with out:
