@@ -29,6 +29,7 @@ from types import SimpleNamespace
 import yaml
 
 from bias_hub.pipelines.common import RunFolder, dataset_folder
+from bias_hub.pipelines.common.run_folder import refuse_losing_files_it_did_not_write
 from bias_hub.pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
 from bias_hub.pipelines.export.settings import Settings
 
@@ -211,7 +212,8 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
     """Write the task folder; return what it holds (also written as ``tasks.json``)."""
     from bias_hub.pipelines.jbbq.prompting import load_prompt
 
-    refuse_losing_files_it_did_not_write(Path(out_dir))
+    # The folder is lm-eval's --include_path, where a task of the user's own naturally goes.
+    refuse_losing_files_it_did_not_write(out_dir, "an export")
     prompts, split, max_new_tokens = _resolve(settings)
     specs = [load_prompt(name) for name in prompts]
     jbbq_folder = dataset_folder(settings.jbbq, settings.datasets_root)
@@ -311,52 +313,6 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
         out.write_text("README.md", _readme(target, record))
     log.info("wrote %s: %d lm-eval tasks (%s)", out_dir, len(tasks), ", ".join(tasks))
     return record
-
-
-def refuse_losing_files_it_did_not_write(out_dir: Path) -> None:
-    """An export replaces its folder whole: refused, naming them, when the folder holds files
-    the last export did not write (a task of the user's own beside ours, a note) or changed
-    since (an edited prompt), which the swap would delete."""
-    import hashlib
-    import json
-
-    from bias_hub.builders.shared.files import followed
-    from bias_hub.pipelines.common.run_folder import MANIFEST
-
-    target = followed(out_dir)
-    manifest = target / MANIFEST
-    if not manifest.is_file():
-        return  # new, empty, or not a run folder (RunFolder refuses that)
-    try:
-        written = {
-            entry["path"]: entry["sha256"]
-            for entry in json.loads(manifest.read_text(encoding="utf-8"))["files"]
-        }
-    except (ValueError, KeyError, TypeError):
-        raise ValueError(
-            f"--out {out_dir}: its {MANIFEST} does not list the files the last export wrote, so "
-            "nothing tells which files are yours; give a new folder"
-        ) from None
-    added, changed = [], []
-    for path in sorted(p for p in target.rglob("*") if p.is_file() or p.is_symlink()):
-        name = path.relative_to(target).as_posix()
-        if name == MANIFEST or "__pycache__" in path.relative_to(target).parts:
-            continue  # bytecode lm-eval's import of utils.py left: made again from the .py
-        if name not in written or path.is_symlink():
-            added.append(name)
-        elif hashlib.sha256(path.read_bytes()).hexdigest() != written[name]:
-            changed.append(name)
-    if added or changed:
-        listed = [
-            *(f"{n} (not written by the export)" for n in added),
-            *(f"{n} (changed)" for n in changed),
-        ]
-        raise ValueError(
-            f"--out {out_dir}: an export replaces its folder whole and would delete "
-            f"{len(listed)} files it did not write: {', '.join(listed[:10])}"
-            f"{', ...' if len(listed) > 10 else ''}; move them out of the folder, or export to "
-            "another --out"
-        )
 
 
 def _write_utils(out: RunFolder) -> None:

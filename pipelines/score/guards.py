@@ -1,15 +1,24 @@
-"""What ``bias-hub score`` checks about its folders before it reads a prediction: that ``--out``
-holds no other command's run, and that ``--dataset`` is a folder of the kind the metric scores."""
+"""What ``bias-hub score`` checks about its folders and its join before it scores: that ``--out``
+holds no other command's run and none of the run's inputs, that ``--dataset`` is a folder of
+the kind the metric scores, and that the rows a prediction joins hold the texts it was made on."""
 
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
+from collections.abc import Sequence
 from pathlib import Path
 
 from bias_hub.builders.shared.files import followed, read_text
 from bias_hub.pipelines.score.paths import ScorePath
 
-__all__ = ["refuse_another_command_s_run", "refuse_a_folder_of_another_kind"]
+__all__ = [
+    "refuse_a_folder_of_another_kind",
+    "refuse_a_join_of_other_texts",
+    "refuse_another_command_s_run",
+    "refuse_inputs_inside_out",
+]
 
 MANIFEST = "manifest.json"
 
@@ -56,3 +65,62 @@ def refuse_a_folder_of_another_kind(folder: Path, config: str, path: ScorePath) 
         f"{path.metric} scores a folder like `{path.dataset}` (config {path.config!r} by default): "
         "is --dataset the right folder? (--config names one of its configs)"
     )
+
+
+def refuse_inputs_inside_out(out_dir: Path, inputs: dict[str, Path | str | None]) -> None:
+    """An input inside ``--out`` would be deleted by the run that reads it (the folder is
+    replaced whole): refused, naming the flag."""
+    target = followed(out_dir).resolve()
+    for flag, value in inputs.items():
+        if value and Path(value).resolve().is_relative_to(target):
+            raise ValueError(
+                f"{flag} {value} lies inside --out {out_dir}, which the run replaces whole (the "
+                "file would be deleted): move it out, or give another --out"
+            )
+
+
+# The texts a question or pair is made of, by the names the project's datasets give them: a
+# prediction row that carries one was made on that text.
+_TEXTS = (
+    "context",
+    "question",
+    "ans0",
+    "ans1",
+    "ans2",
+    "premise",
+    "hypothesis",
+    "sentence",
+    "male_sentence",
+    "female_sentence",
+)
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip().casefold()
+
+
+def refuse_a_join_of_other_texts(
+    pairs: Sequence[tuple[dict, dict]], source: str, where: str
+) -> None:
+    """Ids say which row a prediction answers; the texts a prediction row carries (an lm-eval
+    doc, a release's predictions file) say which question it was made on. A row whose texts
+    differ from its dataset row's (after NFKC and spaces) joined another dataset or config that
+    shares its ids: refused, naming the row, the field and both texts."""
+    differing = []
+    for number, (row, data) in enumerate(pairs, start=1):
+        for name in _TEXTS:
+            ours, theirs = row.get(name), data.get(name)
+            if (
+                isinstance(ours, str)
+                and isinstance(theirs, str)
+                and _normal(ours) != _normal(theirs)
+            ):
+                differing.append((number, name, ours, theirs))
+                break
+    if differing:
+        number, name, ours, theirs = differing[0]
+        raise ValueError(
+            f"{source}: {len(differing)} of {len(pairs)} rows join rows of {where} with another "
+            f"text (row {number}, {name!r}: {ours[:60]!r} here, {theirs[:60]!r} there): are they "
+            "predictions for this dataset and config?"
+        )

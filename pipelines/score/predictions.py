@@ -40,6 +40,8 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
             f"--predictions {path}: unknown format {path.suffix or '(no suffix)'!r}; expected JSON lines "
             "(.jsonl), CSV (.csv) or Parquet (.parquet)"
         )
+    if path.is_dir():
+        raise IsADirectoryError(f"--predictions {path}: is a folder; expected a file")
     if not path.is_file():
         raise FileNotFoundError(f"--predictions {path}: no such file")
     if kind == "parquet":
@@ -53,12 +55,36 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
             ) from None
     elif kind == "csv":
         with _opened(path, "--predictions", newline="") as handle:
-            rows = list(csv.DictReader(handle))
+            rows = _csv_rows(handle, f"--predictions {path}")
     else:
         rows = _json_lines(path, "--predictions")
     if not rows:
         raise ValueError(f"--predictions {path}: holds no rows")
     return rows, kind
+
+
+def _csv_rows(handle: io.StringIO, where: str) -> list[dict]:
+    """The rows of a CSV file as dicts; a header naming a column twice, or a row with more or
+    fewer cells than the header, is refused with its line (csv.DictReader keeps the last of
+    two columns and fills or stacks the cells silently)."""
+    reader = csv.reader(handle)
+    header = next(reader, None)
+    if header is None:
+        return []
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise ValueError(f"{where}, line 1: the header names column {twice[0]!r} twice")
+    rows = []
+    for cells in reader:
+        if not cells:
+            continue
+        if len(cells) != len(header):
+            raise ValueError(
+                f"{where}, line {reader.line_num}: {len(cells)} cells where the header has "
+                f"{len(header)} ({', '.join(header)})"
+            )
+        rows.append(dict(zip(header, cells, strict=True)))
+    return rows
 
 
 def _opened(path: Path, flag: str, newline: str | None = None) -> io.StringIO:
@@ -196,6 +222,8 @@ def to_value(value, kind: str, where: str):
             number = float(value)
         except (TypeError, ValueError):
             raise ValueError(f"{where}: expected a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise ValueError(f"{where}: expected a finite number, got {value!r}")
         return number
     if isinstance(value, str):
         try:

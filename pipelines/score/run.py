@@ -18,10 +18,13 @@ from pathlib import Path
 
 from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.pipelines.common import RunFolder, dataset_folder, load_metric
+from bias_hub.pipelines.common.run_folder import refuse_losing_files_it_did_not_write
 from bias_hub.pipelines.score import coverage as coverage_check
 from bias_hub.pipelines.score.guards import (
     refuse_a_folder_of_another_kind,
+    refuse_a_join_of_other_texts,
     refuse_another_command_s_run,
+    refuse_inputs_inside_out,
 )
 from bias_hub.pipelines.score.paths import Column, ScorePath, score_path
 from bias_hub.pipelines.score.predictions import (
@@ -324,6 +327,10 @@ def run(
     """Score the predictions with ``settings.metric``; write the run folder; return results.json."""
     path = score_path(settings.metric)
     refuse_another_command_s_run(Path(out_dir))
+    refuse_inputs_inside_out(
+        Path(out_dir), {"--predictions": predictions, "--from-lm-eval": settings.from_lm_eval}
+    )
+    refuse_losing_files_it_did_not_write(out_dir, "a score run")
     folder = RunFolder(out_dir)
     with folder:
         rows_in, source_record = _source(predictions, settings)
@@ -367,6 +374,8 @@ def run(
         else:
             id_column = _id_column(path, settings, set(rows[0]), where)
             pairs, joined = join(rows_in, rows, path, id_column, source, where)
+            if dataset_path is not None:
+                refuse_a_join_of_other_texts(pairs, source, where)
             inputs, reading = metric_inputs(pairs, path, columns, source)
             _name_unmatched(pairs, columns, reading, source)
             coverage = _coverage(pairs, rows, joined, dataset_path, where, settings)

@@ -140,3 +140,17 @@ def test_a_traceback_is_redacted_too(capsys) -> None:
         cli._redacting_excepthook(type(err), err, err.__traceback__)
     err = capsys.readouterr().err
     assert "RuntimeError: a library failed with ***" in err and TOKEN not in err
+
+
+def test_a_data_file_linked_from_outside_the_folder_is_not_published(tmp_path: Path) -> None:
+    # A public folder whose split is a link into another (say, a licensed) dataset's files.
+    fixtures.make_nli_folder(tmp_path / "datasets")
+    fixtures.make_metric_module(tmp_path / "metrics")
+    data = tmp_path / "datasets" / "tiny_nli" / "ps" / "test-00000-of-00001.parquet"
+    elsewhere = tmp_path / "licensed.parquet"
+    data.rename(elsewhere)
+    data.symlink_to(elsewhere)
+    hub = fixtures.FakeHub()
+    with pytest.raises(ValueError, match="is a link to .*licensed.parquet, outside the folder"):
+        _publish(tmp_path, hub, push=True)
+    assert hub.uploads() == []

@@ -379,3 +379,159 @@ def test_file_names_cannot_write_markdown_into_the_report(tmp_path: Path, capsys
     assert not any(line.startswith("## Injected") for line in report.splitlines())
     line = next(line for line in report.splitlines() if line.startswith("- predictions:"))
     assert "``" in line and "\\n## Injected heading" in line
+
+
+# --- hostile inputs beyond the sweep's ---------------------------------------------------
+
+
+def _gold(path: Path, rows: list[dict] = QUESTIONS) -> Path:
+    path.write_text(
+        "".join(
+            json.dumps({"example_id": r["example_id"], "prediction": r["label"]}) + "\n"
+            for r in rows
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_an_input_inside_out_is_never_deleted_by_the_run_that_reads_it(
+    datasets_root: Path, tmp_path: Path, capsys
+) -> None:
+    out = tmp_path / "run"
+    flags = ["--datasets-root", str(datasets_root), "--out", str(out)]
+    assert _score(capsys, "--predictions", str(_gold(tmp_path / "p.jsonl")), *flags)[0] == 0
+    inside = _gold(out / "p.jsonl")
+    code, err = _score(capsys, "--predictions", str(inside), *flags)
+    assert code == 2 and f"--predictions {inside} lies inside --out {out}" in err
+    assert inside.is_file()
+
+
+def test_a_file_added_to_a_score_run_folder_is_not_deleted_by_the_next_run(
+    datasets_root: Path, tmp_path: Path, capsys
+) -> None:
+    out = tmp_path / "run"
+    argv = ["--predictions", str(_gold(tmp_path / "p.jsonl")), "--datasets-root"]
+    argv += [str(datasets_root), "--out", str(out)]
+    assert _score(capsys, *argv)[0] == 0
+    (out / "notes.md").write_text("what I saw", encoding="utf-8")
+    code, err = _score(capsys, *argv)
+    assert code == 2 and "would delete 1 files it did not write: notes.md" in err
+    assert (out / "notes.md").read_text(encoding="utf-8") == "what I saw"
+
+
+def test_predictions_joined_to_another_dataset_sharing_its_ids_are_refused(
+    datasets_root: Path, tmp_path: Path, capsys
+) -> None:
+    # Docs of another benchmark whose ids and categories happen to be JBBQ's, scored against
+    # the built JBBQ (the docs lack bbq_bias's columns, so the dataset is joined).
+    docs = [
+        {"example_id": r["example_id"], "category": r["category"], "question": f"Other {i}?"}
+        for i, r in enumerate(QUESTIONS)
+    ]
+    samples = [
+        {"doc_id": i, "doc": d, "filtered_resps": [[-1.0, False], [-2.0, False], [-3.0, False]]}
+        for i, d in enumerate(docs)
+    ]
+    path = _lm_eval_run(tmp_path / "other", samples, 40)
+    code, err = _score(
+        capsys,
+        "--from-lm-eval",
+        str(path),
+        "--datasets-root",
+        str(datasets_root),
+        "--out",
+        str(tmp_path / "r"),
+    )
+    assert code == 2 and "40 of 40 rows join rows of dataset" in err
+    assert "row 1, 'question': 'Other 0?' here" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "example_id,prediction,prediction\n0,1,2\n",
+            "line 1: the header names column 'prediction' twice",
+        ),
+        ("example_id,prediction\n0,1\n1,2,extra\n", "line 3: 3 cells where the header has 2"),
+        ("example_id,prediction\n0,1\n1\n", "line 3: 1 cells where the header has 2"),
+    ],
+)
+def test_a_csv_whose_rows_do_not_fit_its_header_is_refused_with_the_line(
+    datasets_root: Path, tmp_path: Path, capsys, text: str, message: str
+) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text(text, encoding="utf-8")
+    code, err = _score(
+        capsys,
+        "--predictions",
+        str(path),
+        "--datasets-root",
+        str(datasets_root),
+        "--out",
+        str(tmp_path / "r"),
+    )
+    assert code == 2 and f"--predictions {path}, {message}" in err
+
+
+def test_a_number_that_is_not_finite_is_named_with_its_row_and_column(
+    tmp_path: Path, capsys
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "pairs"
+    (folder / "contexts").mkdir(parents=True)
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: contexts\n  data_files:\n  - split: test\n"
+        "    path: contexts/test-00000-of-00001.parquet\n---\n",
+        encoding="utf-8",
+    )
+    pq.write_table(
+        pa.table({"id": ["c0", "c1"]}), folder / "contexts" / "test-00000-of-00001.parquet"
+    )
+    path = tmp_path / "ppl.jsonl"
+    path.write_text(
+        '{"id": "c0", "male_perplexity": 5, "female_perplexity": 3}\n'
+        '{"id": "c1", "male_perplexity": NaN, "female_perplexity": 3}\n',
+        encoding="utf-8",
+    )
+    code = main(
+        [
+            "score",
+            "perplexity_gap",
+            "--predictions",
+            str(path),
+            "--dataset",
+            str(folder),
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert (
+        f"--predictions {path}, row 2, column 'male_perplexity': expected a finite number, got nan"
+        in err
+    )
+
+
+def test_a_folder_given_as_the_predictions_file_is_named_as_a_folder(
+    tmp_path: Path, capsys
+) -> None:
+    (tmp_path / "preds.jsonl").mkdir()
+    code, err = _score(
+        capsys, "--predictions", str(tmp_path / "preds.jsonl"), "--out", str(tmp_path / "r")
+    )
+    assert code == 2 and "is a folder; expected a file" in err
+
+
+def test_samples_and_a_results_file_of_different_runs_are_refused(tmp_path: Path, capsys) -> None:
+    # The results file says 10 questions; the samples answer doc_id 0 to 39.
+    path = _lm_eval_run(tmp_path / "mixed", _samples(QUESTIONS), 10)
+    code, err = _score(capsys, "--from-lm-eval", str(path), "--out", str(tmp_path / "r"))
+    assert code == 2 and "doc_id 10 is not one of the 10 questions of task jbbq_t" in err
+    (tmp_path / "mixed" / f"results_{DATE}.json").write_text('{"n-samples": ', encoding="utf-8")
+    code, err = _score(capsys, "--from-lm-eval", str(path), "--out", str(tmp_path / "r"))
+    assert code == 2 and f"results_{DATE}.json (the lm-eval results beside --from-lm-eval" in err
