@@ -92,3 +92,35 @@ def test_the_export_records_the_absolute_dataset_folder(
     assert _export(Path("datasets"), tmp_path / "t") == 0
     record = json.loads((tmp_path / "t" / "tasks.json").read_text(encoding="utf-8"))
     assert record["jbbq"]["dataset"] == str((datasets_root / "jbbq").resolve())
+
+
+def test_a_prompt_file_in_shift_jis_is_named_with_its_line(
+    datasets_root: Path, tmp_path: Path, capsys
+) -> None:
+    from bias_hub.pipelines.jbbq.prompting import PROMPT_DIR
+
+    prompt = tmp_path / "mine.yaml"
+    prompt.write_bytes((PROMPT_DIR / "basic.yaml").read_text(encoding="utf-8").encode("cp932"))
+    data = prompt.read_bytes()
+    offset = next(i for i, byte in enumerate(data) if byte > 0x7F)
+    line = data[:offset].count(b"\n") + 1
+    code = main(
+        [
+            "export",
+            "lm-eval",
+            "--out",
+            str(tmp_path / "t"),
+            "--datasets-root",
+            str(datasets_root),
+            "--prompt",
+            str(prompt),
+            "--shots",
+            "0",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert (
+        f"{prompt}: not UTF-8 text (line {line}: byte 0x{data[offset]:02x} at offset {offset})"
+        in err
+    )
