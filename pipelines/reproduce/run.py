@@ -290,8 +290,12 @@ def render_reproduction(record: dict, out: Path) -> Path:
     if record.get("settings"):
         lines += ["## Settings: what the paper states and our reading", ""]
         lines += basis_markdown(record["settings"])
-    commands = {s["id"]: s["command"] for s in record["steps"]}
-    commands = {**(record.get("commands") or {}), **commands}
+    # The bias-hub command of each step ("nli evaluate"): the study's for every step, the ones
+    # run as their command lines say ("bias-hub nli evaluate --model ...").
+    commands = {
+        **(record.get("commands") or {}),
+        **{s["id"]: s["command"].split(maxsplit=1)[1] for s in record["steps"]},
+    }
     for table in record["tables"]:
         section = f" ({table['section']})" if table.get("section") else ""
         lines += [f"## {table.get('title') or table['id']}{section}", ""]
@@ -299,7 +303,7 @@ def render_reproduction(record: dict, out: Path) -> Path:
         if table["step"] not in commands:
             lines += [f"Step `{table['step']}` was not run.", ""]
             continue
-        layout = _layout(commands[table["step"]].split(maxsplit=1)[1], table["layout"])
+        layout = _layout(commands[table["step"]], table["layout"])
         if not runs:
             # Skipped by the variant: the paper's values alone.
             lines += [f"Step `{table['step']}` was not run in this reproduction.", ""]
