@@ -56,7 +56,7 @@ def demo_parts() -> list[ModuleType]:
 
 
 def _part_name(module: ModuleType) -> str:
-    return module.__name__.split(".")[1]
+    return module.__name__.rsplit(".", 2)[-2]  # bias_hub.pipelines.<part>.demo
 
 
 def parse_prior_stage(text: str) -> dict:
