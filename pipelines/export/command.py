@@ -36,7 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     settings_defaults(parser, Settings)
     parser.add_argument(
-        "--out", required=True, help=f"{what}, replaced whole when the export succeeds"
+        "--out",
+        required=True,
+        help=f"{what}, replaced whole when the export succeeds; refused while it holds files an "
+        "earlier export did not write (or that were changed since), which it names",
     )
     parser.add_argument(
         "--jbbq",

@@ -33,6 +33,7 @@ import yaml
 
 from bias_hub.pipelines.common import RunFolder, dataset_folder
 from bias_hub.pipelines.common.answer_reading import DEFAULT_READER, READERS
+from bias_hub.pipelines.common.run_folder import refuse_losing_files_it_did_not_write
 from bias_hub.pipelines.export.inlining import inline_module
 from bias_hub.pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
 from bias_hub.pipelines.export.settings import Settings
@@ -182,7 +183,12 @@ def resolve(settings: Settings) -> Resolved:
 
         prompts = list(PROMPT_NAMES)
     split = settings.split or preset.get("split") or "test"
-    max_new_tokens = settings.max_new_tokens or preset.get("max_new_tokens") or 8
+    # `is None`, not `or`: --max-new-tokens 0 is a value to refuse, not one to replace.
+    max_new_tokens = (
+        settings.max_new_tokens
+        if settings.max_new_tokens is not None
+        else preset.get("max_new_tokens") or 8
+    )
     layout = settings.layout or preset.get("layout") or DEFAULT_LAYOUT
     reader = settings.answer_reader or preset.get("answer_reader") or DEFAULT_READER
     if (
@@ -258,6 +264,8 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
     """Write the task folder; return what it holds (also written as ``tasks.json``)."""
     from bias_hub.pipelines.jbbq.prompting import load_prompt
 
+    # The folder is lm-eval's --include_path, where a task of the user's own naturally goes.
+    refuse_losing_files_it_did_not_write(out_dir, "an export")
     task = resolve(settings)
     specs = [load_prompt(name, task.layout) for name in task.prompts]
     jbbq_folder, bbq_folder = dataset_folders(settings)
@@ -338,12 +346,14 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
 
 
 def dataset_folders(settings: Settings) -> tuple[Path, Path | None]:
-    """The JBBQ dataset folder and BBQ's (None when ``--bbq`` is not given and none is built)."""
-    jbbq_folder = dataset_folder(settings.jbbq, settings.datasets_root)
+    """The JBBQ dataset folder and BBQ's (None when ``--bbq`` is not given and none is built),
+    absolute: tasks.json records where the questions were read from (provenance only; the
+    tasks read their copy under data/, so the folder stays copyable)."""
+    jbbq_folder = dataset_folder(settings.jbbq, settings.datasets_root).resolve()
     if settings.bbq is not None:
-        return jbbq_folder, dataset_folder(settings.bbq, settings.datasets_root)
+        return jbbq_folder, dataset_folder(settings.bbq, settings.datasets_root).resolve()
     try:
-        return jbbq_folder, dataset_folder("bbq", settings.datasets_root)
+        return jbbq_folder, dataset_folder("bbq", settings.datasets_root).resolve()
     except FileNotFoundError:
         log.info(
             "no built bbq dataset: the folder holds JBBQ's tasks only (build it with `bias-hub build bbq`)"

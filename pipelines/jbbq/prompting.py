@@ -23,6 +23,8 @@ from pathlib import Path
 
 import yaml
 
+from bias_hub.builders.shared.files import read_text
+
 __all__ = [
     "DEFAULT_LAYOUT",
     "LAYOUTS",
@@ -132,7 +134,7 @@ def _resolve(name_or_path: str | Path, folder: Path = PROMPT_DIR, what: str = "-
 
 def _read_mapping(path: Path, what: str) -> dict:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text(path))
     except yaml.YAMLError as err:
         raise ValueError(f"{what} file {path}: not valid YAML ({err})") from err
     if not isinstance(data, dict):

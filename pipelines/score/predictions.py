@@ -6,13 +6,18 @@ text is read into an index later, by the answer reader (``bias_hub.pipelines.com
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
+import re
 from pathlib import Path
+
+from bias_hub.builders.shared.files import open_text
 
 __all__ = [
     "FORMATS",
     "as_index",
+    "inspect_log",
     "read_inspect_log",
     "read_lm_eval_samples",
     "read_predictions",
@@ -20,7 +25,6 @@ __all__ = [
 ]
 
 FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}
-UNPARSABLE = -1
 
 
 def read_predictions(path: str | Path) -> tuple[list[dict], str]:
@@ -32,6 +36,8 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
             f"--predictions {path}: unknown format {path.suffix or '(no suffix)'!r}; expected JSON lines "
             "(.jsonl), CSV (.csv) or Parquet (.parquet)"
         )
+    if path.is_dir():
+        raise IsADirectoryError(f"--predictions {path}: is a folder; expected a file")
     if not path.is_file():
         raise FileNotFoundError(f"--predictions {path}: no such file")
     if kind == "parquet":
@@ -44,8 +50,8 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
                 f"--predictions {path}: not a Parquet file ({str(err).splitlines()[0]})"
             ) from None
     elif kind == "csv":
-        with path.open(encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
+        with _opened(path, "--predictions", newline="") as handle:
+            rows = _csv_rows(handle, f"--predictions {path}")
     else:
         rows = _json_lines(path, "--predictions")
     if not rows:
@@ -53,9 +59,42 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
     return rows, kind
 
 
+def _csv_rows(handle: io.StringIO, where: str) -> list[dict]:
+    """The rows of a CSV file as dicts; a header naming a column twice, or a row with more or
+    fewer cells than the header, is refused with its line (csv.DictReader keeps the last of
+    two columns and fills or stacks the cells silently)."""
+    reader = csv.reader(handle)
+    header = next(reader, None)
+    if header is None:
+        return []
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise ValueError(f"{where}, line 1: the header names column {twice[0]!r} twice")
+    rows = []
+    for cells in reader:
+        if not cells:
+            continue
+        if len(cells) != len(header):
+            raise ValueError(
+                f"{where}, line {reader.line_num}: {len(cells)} cells where the header has "
+                f"{len(header)} ({', '.join(header)})"
+            )
+        rows.append(dict(zip(header, cells, strict=True)))
+    return rows
+
+
+def _opened(path: Path, flag: str, newline: str | None = None) -> io.StringIO:
+    """The file's text through the project's one reader (a BOM dropped; a file in another
+    encoding than UTF-8 named with its line and byte), as ``flag`` gave it."""
+    try:
+        return open_text(path, newline)
+    except ValueError as err:
+        raise ValueError(f"{flag} {err}") from None
+
+
 def _json_lines(path: Path, flag: str) -> list[dict]:
     rows = []
-    with path.open(encoding="utf-8") as handle:
+    with _opened(path, flag) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -117,17 +156,13 @@ def read_lm_eval_samples(path: str | Path) -> list[dict]:
     return rows
 
 
-def read_inspect_log(path: str | Path) -> list[dict]:
-    """The samples of an Inspect AI eval log as rows: each sample's ``metadata`` (the tasks of
-    ``bias-hub export inspect`` keep every question field there), plus ``prediction`` and
-    ``reply``: the model's completion, for the answer reader to read.
-
-    Reads both log formats without Inspect installed: ``.json`` (one document with
-    ``samples``) and ``.eval`` (a zip archive whose ``samples/*.json`` hold one sample each;
-    Inspect 0.3.285 compresses it with zstd, which Python's zipfile reads from 3.14 on: an
-    older Python is told to convert the log to JSON).
-    Every epoch of a sample is a row of its own.
-    """
+def inspect_log(path: str | Path) -> tuple[dict, list[dict]]:
+    """An Inspect AI eval log's ``eval`` spec (its task, its dataset's size and sample ids) and
+    its samples, read without Inspect installed: ``.json`` (one document with ``eval`` and
+    ``samples``) or ``.eval`` (a zip archive: ``header.json``, or ``_journal/start.json`` while
+    a run is under way, and ``samples/*.json``, one sample each; Inspect 0.3.285 compresses it
+    with zstd, which Python's zipfile reads from 3.14 on: an older Python is told to convert the
+    log to JSON)."""
     import zipfile
 
     path = Path(path)
@@ -137,8 +172,15 @@ def read_inspect_log(path: str | Path) -> list[dict]:
     if path.suffix == ".eval":
         try:
             with zipfile.ZipFile(path) as archive:
-                names = sorted(n for n in archive.namelist() if n.startswith("samples/"))
-                samples = [json.loads(archive.read(name)) for name in names]
+                names = archive.namelist()
+                samples = [
+                    json.loads(archive.read(name))
+                    for name in sorted(n for n in names if n.startswith("samples/"))
+                ]
+                header = next(
+                    (n for n in ("header.json", "_journal/start.json") if n in names), None
+                )
+                log = json.loads(archive.read(header)) if header else {}
         except (zipfile.BadZipFile, json.JSONDecodeError) as err:
             raise ValueError(f"{flag} {path}: not an Inspect .eval log ({err})") from None
         except NotImplementedError:
@@ -150,7 +192,8 @@ def read_inspect_log(path: str | Path) -> list[dict]:
             ) from None
     elif path.suffix == ".json":
         try:
-            log = json.loads(path.read_text(encoding="utf-8"))
+            with _opened(path, flag) as handle:
+                log = json.load(handle)
         except json.JSONDecodeError as err:
             raise ValueError(f"{flag} {path}: not JSON ({err.msg})") from None
         samples = log.get("samples") if isinstance(log, dict) else None
@@ -162,6 +205,18 @@ def read_inspect_log(path: str | Path) -> list[dict]:
         raise ValueError(
             f"{flag} {path}: expected an Inspect eval log (.eval or .json), got {path.suffix or 'no suffix'!r}"
         )
+    spec = log.get("eval") if isinstance(log, dict) else None
+    return (spec if isinstance(spec, dict) else {}), samples
+
+
+def read_inspect_log(path: str | Path) -> list[dict]:
+    """The samples of an Inspect AI eval log (``inspect_log``) as rows: each sample's
+    ``metadata`` (the tasks of ``bias-hub export inspect`` keep every question field there),
+    plus ``prediction`` and ``reply``: the model's completion, for the answer reader to read.
+    Every epoch of a sample is a row of its own.
+    """
+    flag = "--from-inspect"
+    _, samples = inspect_log(path)
     rows = []
     for sample in samples:
         where = f"{flag} {path}, sample {sample.get('id')!r}"
@@ -181,6 +236,10 @@ def read_inspect_log(path: str | Path) -> list[dict]:
     return rows
 
 
+# An index written as text: ASCII digits only ("²" is a digit to str.isdigit, which int() refuses).
+_INDEX_TEXT = re.compile(r"-?[0-9]+")
+
+
 def as_index(value):
     """``value`` as an answer index when it is one: an int, an integral float, or (CSV) a text
     of an optional minus sign and digits; any other value unchanged."""
@@ -188,7 +247,7 @@ def as_index(value):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if isinstance(value, str) and _INDEX_TEXT.fullmatch(value.strip()):
         return int(value.strip())
     return value
 
@@ -205,6 +264,8 @@ def to_value(value, kind: str, where: str):
             number = float(value)
         except (TypeError, ValueError):
             raise ValueError(f"{where}: expected a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise ValueError(f"{where}: expected a finite number, got {value!r}")
         return number
     if isinstance(value, str):
         try:

@@ -27,6 +27,14 @@ from bias_hub.pipelines.common.answer_reading import (
     drops_unread,
     read_answer,
 )
+from bias_hub.pipelines.common.run_folder import refuse_losing_files_it_did_not_write
+from bias_hub.pipelines.score import coverage as coverage_check
+from bias_hub.pipelines.score.guards import (
+    refuse_a_folder_of_another_kind,
+    refuse_a_join_of_other_texts,
+    refuse_another_command_s_run,
+    refuse_inputs_inside_out,
+)
 from bias_hub.pipelines.score.paths import Column, ScorePath, score_path
 from bias_hub.pipelines.score.predictions import (
     as_index,
@@ -36,6 +44,7 @@ from bias_hub.pipelines.score.predictions import (
     to_value,
 )
 from bias_hub.pipelines.score.settings import Settings
+from bias_hub.pipelines.score.values import describe, refuse_unknown_labels, unread_values
 
 __all__ = ["join", "load_rows", "metric_inputs", "run"]
 
@@ -135,7 +144,12 @@ def _key(row: dict, id_column: str, qualifier: str | None):
 
 
 def join(
-    predictions: list[dict], rows: list[dict], path: ScorePath, id_column: str, source: str
+    predictions: list[dict],
+    rows: list[dict],
+    path: ScorePath,
+    id_column: str,
+    source: str,
+    rows_name: str = "dataset",
 ) -> tuple[list, dict]:
     """``[(prediction row, dataset row)]`` on the id (qualified by ``path.qualifier`` where the
     dataset's ids repeat, e.g. BBQ's example_id within each category), and the join's counts.
@@ -160,7 +174,7 @@ def join(
         key = _key(row, id_column, qualifier)
         if key in index:
             raise ValueError(
-                f"dataset: id {key!r} appears twice; name a unique id column with --id-column"
+                f"{rows_name}: id {key!r} appears twice; name a unique id column with --id-column"
             )
         index[key] = row
     pairs, unjoined = [], []
@@ -241,7 +255,9 @@ def _read_choice(
     )
 
 
-def _reading_record(column: Column, reader: str, readings: list[Reading], kept: int) -> dict:
+def _reading_record(
+    column: Column, reader: str, readings: list[Reading], kept: int, unread: list[dict]
+) -> dict:
     rules = Counter(r.rule for r in readings)
     read = sum(r.read for r in readings)
     return {
@@ -252,6 +268,7 @@ def _reading_record(column: Column, reader: str, readings: list[Reading], kept: 
         "rows": len(readings),
         "coverage": read / len(readings),
         "dropped": len(readings) - kept,
+        "unmatched_values": unread[:_SHOWN],
     }
 
 
@@ -264,12 +281,14 @@ def metric_inputs(
     replies: bool = False,
 ) -> tuple[dict, dict, list[list[Reading]]]:
     """The compute() arguments from the joined rows; how the answers were read (per choice
-    argument: the reader, rows per rule, coverage, rows dropped); and every row's readings.
+    argument: the reader, rows per rule, coverage, rows dropped, the first values left unread
+    as written); and every row's readings.
 
     Answers given as texts (or indices) are read by ``reader`` (``answer_reading``); an
     unread one is -1, or, under a reader whose harness drops them (``bbq``), the row is left
     out of every argument. A text of digits is an index given (a CSV cell), unless ``replies``:
-    the texts a model generated (lm-eval and Inspect logs), which the reader reads as they are."""
+    the texts a model generated (lm-eval and Inspect logs), which the reader reads as they are.
+    A column of fixed label names refuses a value it leaves unread (``values``)."""
     first = pairs[0][0]
     present = {}
     for argument, column in columns.items():
@@ -297,6 +316,12 @@ def metric_inputs(
                 raise ValueError(f"{where}: missing")
             values.append(_read_choice(row, data, column, reader, where, replies))
         readings[argument] = values
+    unread = {
+        argument: unread_values(pairs, values, present[argument])
+        for argument, values in readings.items()
+    }
+    for argument, found in unread.items():
+        refuse_unknown_labels(found, present[argument], source)
     keep = [
         not drops_unread(reader) or all(values[i].read for values in readings.values())
         for i in range(len(pairs))
@@ -322,7 +347,7 @@ def metric_inputs(
     for argument, name in path.dataset_columns.items():
         inputs[argument] = [data[name] for _, data in kept]
     reading = {
-        argument: _reading_record(columns[argument], reader, values, len(kept))
+        argument: _reading_record(columns[argument], reader, values, len(kept), unread[argument])
         for argument, values in readings.items()
     }
     per_row = [[values[i] for values in readings.values()] for i in range(len(pairs))]
@@ -359,28 +384,34 @@ def _read_rows(
     return out
 
 
-def _say_coverage(source: str, counts: dict) -> None:
-    """A warning line when not every answer was read (kept for the console; results.json and
-    the report carry the counts)."""
+def _say_unread(source: str, counts: dict) -> None:
+    """A warning line when not every answer was read, naming the first values left unread as
+    written, with their rows (kept for the console; results.json and the report carry them)."""
     unread = counts["rows"] - counts["read"]
     if not unread:
         return
-    rules = ", ".join(f"{rule} {n}" for rule, n in counts["rules"].items() if rule in UNREAD_RULES)
+    why = [f"{rule} {n}" for rule, n in counts["rules"].items() if rule in UNREAD_RULES]
+    given = unread - sum(n for rule, n in counts["rules"].items() if rule in UNREAD_RULES)
+    if given:
+        why.append(f"-1 given {given}")
     fate = (
         "are left out of the scores, as BBQ's analysis script leaves them"
         if counts["dropped"]
         else "count as unparsable (-1)"
     )
+    shown = describe(counts["unmatched_values"])
     log.warning(
-        "%s: %d of %d answers in %r (%.1f %%) were not read by the %s reader (%s); they %s",
+        "%s: %d of %d predictions in %r matched no answer under the %s reader (%.1f %%: %s); "
+        "they %s%s",
         source,
         unread,
         counts["rows"],
         counts["column"],
-        100 * unread / counts["rows"],
         counts["reader"],
-        rules or "given as -1",
+        100 * unread / counts["rows"],
+        ", ".join(why),
         fate,
+        f": {shown}" if shown else "",
     )
 
 
@@ -423,11 +454,48 @@ def _per_test(
     return results
 
 
+def _coverage(
+    pairs: list,
+    rows: list[dict],
+    joined: dict,
+    dataset_path: Path | None,
+    where: str,
+    settings: Settings,
+) -> coverage_check.Coverage:
+    """What the predictions answer of what they should: an lm-eval task's questions (from the
+    results file beside the samples) or an Inspect task's samples (from the log's header),
+    else the dataset's rows; unknown for samples scored from their docs alone without a size."""
+    if settings.from_inspect:
+        task = coverage_check.inspect_coverage(Path(settings.from_inspect))
+        if task.expected is not None or dataset_path is None:
+            return task
+    if settings.from_lm_eval:
+        task = coverage_check.lm_eval_coverage(Path(settings.from_lm_eval))
+        if task is not None:
+            return task
+        if dataset_path is None:
+            return coverage_check.unknown_coverage(Path(settings.from_lm_eval), len(pairs))
+    id_column, qualifier = joined["id_column"], joined["qualified_by"]
+    return coverage_check.dataset_coverage(
+        [data for _, data in pairs], rows, lambda row: _key(row, id_column, qualifier), where
+    )
+
+
 def run(
     predictions: str | Path | None, dataset: str | Path | None, out_dir: Path, settings: Settings
 ) -> dict:
     """Score the predictions with ``settings.metric``; write the run folder; return results.json."""
     path = score_path(settings.metric)
+    refuse_another_command_s_run(Path(out_dir))
+    refuse_inputs_inside_out(
+        Path(out_dir),
+        {
+            "--predictions": predictions,
+            "--from-lm-eval": settings.from_lm_eval,
+            "--from-inspect": settings.from_inspect,
+        },
+    )
+    refuse_losing_files_it_did_not_write(out_dir, "a score run")
     folder = RunFolder(out_dir)
     with folder:
         rows_in, source_record = _source(predictions, settings)
@@ -440,12 +508,15 @@ def run(
         )
         reader, reader_reason = _reader(settings, rows_in)
         logged = settings.from_lm_eval or settings.from_inspect
+        if settings.from_lm_eval:
+            coverage_check.repeated_samples(Path(settings.from_lm_eval))
         if dataset is None and logged and _docs_suffice(rows_in, path):
             # The tasks of `bias-hub export` log every column the metric needs with each question.
             dataset_path, config, rows, splits = None, None, rows_in, []
         else:
-            dataset_path = dataset_folder(dataset or path.dataset, settings.datasets_root)
+            dataset_path = dataset_folder(dataset or path.dataset, settings.datasets_root).resolve()
             config = settings.config or path.config
+            refuse_a_folder_of_another_kind(dataset_path, config, path)
             rows, splits = load_rows(dataset_path, config, settings.split)
         where = (
             f"dataset {dataset_path} (config {config!r})"
@@ -456,7 +527,7 @@ def run(
             raise ValueError(f"{where}: no rows")
         folder.record_inputs(
             datasets=[(dataset_path, config)] if dataset_path else [],
-            files=[predictions or settings.from_lm_eval],
+            files=[predictions or settings.from_lm_eval or settings.from_inspect],
             settings=settings,
         )
         metric = load_metric(path.metric, settings.metrics_root, path.config_name)
@@ -469,18 +540,26 @@ def run(
                     path.metric,
                 )
             result = _per_test(metric, rows_in, rows, path, columns, source, options)
-            joined, reading = {"tests": len(rows), "word_vectors": len(rows_in)}, {}
+            joined, reading, coverage = (
+                {"tests": len(rows), "word_vectors": len(rows_in)},
+                {},
+                None,
+            )
             read_rows: list[dict] = []
         else:
             id_column = _id_column(path, settings, set(rows[0]), where)
-            pairs, joined = join(rows_in, rows, path, id_column, source)
+            pairs, joined = join(rows_in, rows, path, id_column, source, where)
+            if dataset_path is not None:
+                refuse_a_join_of_other_texts(pairs, source, where)
             inputs, reading, per_row = metric_inputs(
                 pairs, path, columns, source, reader, replies=bool(logged)
             )
+            coverage = _coverage(pairs, rows, joined, dataset_path, where, settings)
+            coverage_check.check(coverage, settings.allow_partial, source)
             result = metric.compute(**inputs, **path.fixed, **options)
             read_rows = _read_rows(pairs, per_row, columns, reading, id_column, joined)
         for counts in reading.values():
-            _say_coverage(source, counts)
+            _say_unread(source, counts)
         results = to_jsonable(
             {
                 "part": "score",
@@ -494,6 +573,7 @@ def run(
                     "splits": splits,
                 },
                 "join": joined,
+                "coverage": coverage.record() if coverage else None,
                 "answer_reader": {"name": reader, "chosen_by": reader_reason} if reading else None,
                 "reading": reading,
                 "columns": {a: c.name for a, c in columns.items()},
