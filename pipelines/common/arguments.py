@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,20 @@ def confidence_level(text: str) -> float | None:
             f"expected a number between 0 and 1 such as 0.95, or none (no intervals); got {text!r}"
         )
     return value
+
+
+def say_intervals_off(argv: list[str]) -> None:
+    """``--confidence-level 0`` is read as ``none`` (every interval and paired test off): said on
+    the console, since a 0 could also be a slip for 0.95."""
+    for at, word in enumerate(argv):
+        flag, equals, value = word.partition("=")
+        if flag != "--confidence-level":
+            continue
+        value = value if equals else (argv[at + 1] if at + 1 < len(argv) else "")
+        if value.strip() == "0":
+            logging.getLogger("bias_hub.pipelines.cli").warning(
+                "--confidence-level 0 is read as none: no bootstrap intervals, no paired tests"
+            )
 
 
 def add_interval_flags(parser: argparse.ArgumentParser, unit: str = "items") -> None:
