@@ -25,7 +25,14 @@ def pythonpath_for(copy: Path) -> str:
     return str(holder)
 
 
-_NOT_WATCHED = {".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis", ".venv-lmeval"}
+_NOT_WATCHED = {
+    ".git",
+    "__pycache__",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".venv-lmeval",
+}
 
 
 def checkout_files(root: Path = REPO_ROOT) -> set[str]:

@@ -20,16 +20,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bias_hub.pipelines.common.answer_reading import READERS
 from bias_hub.pipelines.common.models import DTYPES
 from bias_hub.pipelines.common.settings import RunSettings
 
 __all__ = [
     "COMMON_FLAGS",
     "INTERVAL_FLAGS",
+    "add_answer_reader_flag",
     "add_interval_flags",
     "add_pipeline_flags",
     "add_verbosity_flags",
@@ -64,9 +67,14 @@ COMMON_FLAGS = (
 INTERVAL_FLAGS = ("--confidence-level", "--n-resamples")
 
 
+# The spellings of --confidence-level that switch intervals (and paired tests) off.
+INTERVALS_OFF = frozenset({"none", "off", "0"})
+
+
 def confidence_level(text: str) -> float | None:
-    """argparse type of ``--confidence-level``: a number in (0, 1), or ``none`` (intervals off)."""
-    if text.strip().lower() in {"none", "off", "0"}:
+    """argparse type of ``--confidence-level``: a number in (0, 1), or ``none`` (also ``off`` and
+    ``0``: intervals off; the command warns that it read a 0 so)."""
+    if text.strip().lower() in INTERVALS_OFF:
         return None
     try:
         value = float(text)
@@ -76,9 +84,23 @@ def confidence_level(text: str) -> float | None:
         ) from None
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(
-            f"expected a number between 0 and 1 such as 0.95, or none; got {text!r}"
+            f"expected a number between 0 and 1 such as 0.95, or none (no intervals); got {text!r}"
         )
     return value
+
+
+def say_intervals_off(argv: list[str]) -> None:
+    """``--confidence-level 0`` is read as ``none`` (every interval and paired test off): said on
+    the console, since a 0 could also be a slip for 0.95."""
+    for at, word in enumerate(argv):
+        flag, equals, value = word.partition("=")
+        if flag != "--confidence-level":
+            continue
+        value = value if equals else (argv[at + 1] if at + 1 < len(argv) else "")
+        if value.strip() == "0":
+            logging.getLogger("bias_hub.pipelines.cli").warning(
+                "--confidence-level 0 is read as none: no bootstrap intervals, no paired tests"
+            )
 
 
 def add_interval_flags(
@@ -94,13 +116,13 @@ def add_interval_flags(
         type=confidence_level,
         metavar="LEVEL",
         help=f"level of the bootstrap intervals over {unit} and of the paired tests, "
-        "or none to switch them off (default: %(default)s)",
+        "or none (also 0) to switch them off (default: %(default)s)",
     )
     group.add_argument(
         "--n-resamples",
         type=int,
         metavar="N",
-        help="bootstrap resamples and permutations (default: %(default)s)",
+        help="bootstrap resamples and permutations, 100 to 100,000 (default: %(default)s)",
     )
     if len(bootstrap_units) > 1:
         group.add_argument(
@@ -109,6 +131,19 @@ def add_interval_flags(
             help="what one bootstrap draw resamples: items (each on its own) or templates (the "
             "items of one template together, as they are not independent) (default: %(default)s)",
         )
+
+
+def add_answer_reader_flag(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--answer-reader``, the one declaration for every command that reads replies (its
+    default comes from the command's settings class; ``default`` says what that is in words)."""
+    parser.add_argument(
+        "--answer-reader",
+        choices=READERS,
+        help="how a reply is read as an answer: llm-jp-eval (the JBBQ paper's harness: the reply "
+        "is exactly the index), bbq (BBQ's analysis script: the answer text, with its repairs; "
+        "what it cannot read is dropped), lenient (an index or an option's text anywhere, "
+        f"unknown synonyms; for chat models). Default: {default}",
+    )
 
 
 def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:

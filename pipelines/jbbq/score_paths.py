@@ -10,7 +10,13 @@ SCORE_PATHS = (
         dataset="jbbq",
         config="all",
         predictions={
-            "predictions": Column("prediction", "choice", choices=("ans0", "ans1", "ans2"))
+            "predictions": Column(
+                "prediction",
+                "choice",
+                choices=("ans0", "ans1", "ans2"),
+                unknown="unknown_label",
+                short_forms="answer_info",
+            )
         },
         dataset_columns={
             "references": "label",

@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bias_hub.pipelines.common.arguments import add_interval_flags, settings_defaults
+from bias_hub.pipelines.common.arguments import (
+    add_answer_reader_flag,
+    add_interval_flags,
+    settings_defaults,
+)
 from bias_hub.pipelines.common.score_path import score_paths
 from bias_hub.pipelines.score.settings import Settings
 
@@ -37,6 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SAMPLES.jsonl",
         help="the samples file lm-evaluation-harness writes with --log_samples",
     )
+    source.add_argument(
+        "--from-inspect",
+        type=Path,
+        metavar="LOG",
+        help="an Inspect AI eval log (.eval or .json) of a task `bias-hub export inspect` wrote",
+    )
     parser.add_argument(
         "--dataset",
         metavar="DIR_OR_NAME",
@@ -53,8 +63,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--prediction-column",
         metavar="COL",
-        help="the predictions column holding the answers: indices, or answer texts matched after "
-        "lower-casing, trimming and dropping a final period (default: prediction)",
+        help="the predictions column holding the answers: indices, or answer texts read by "
+        "--answer-reader (default: prediction)",
+    )
+    add_answer_reader_flag(
+        parser,
+        "what the exported task recorded (lm-eval, Inspect), else bbq (BBQ's analysis script)",
     )
     parser.add_argument(
         "--column",
@@ -65,6 +79,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--out", required=True, help="output folder, replaced whole when the run succeeds"
+    )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="score predictions that answer only part of their lm-eval task (its results file "
+        "beside the samples says how many questions it has), of their Inspect task (its log's "
+        "header says how many samples) or of the dataset's rows; refused otherwise, since a "
+        "file cut short scores like a whole one; recorded as partial",
     )
     roots = parser.add_argument_group("where datasets and metrics live")
     roots.add_argument(
@@ -88,6 +110,8 @@ def _run(args: argparse.Namespace) -> int:
     settings = Settings(
         metric=args.metric,
         from_lm_eval=args.from_lm_eval,
+        from_inspect=args.from_inspect,
+        answer_reader=args.answer_reader,
         config=args.config,
         split=args.split,
         id_column=args.id_column,
@@ -96,6 +120,7 @@ def _run(args: argparse.Namespace) -> int:
         datasets_root=args.datasets_root,
         metrics_root=args.metrics_root,
         seed=args.seed,
+        allow_partial=args.allow_partial,
         confidence_level=args.confidence_level,
         n_resamples=args.n_resamples,
     )

@@ -81,8 +81,14 @@ def run(
         raise ValueError(
             "--lm: give the causal LM whose perplexities are compared (Hub id or local path)"
         )
-    pairs = load_pairs(dataset_folder(dataset or DATASET, settings.datasets_root), settings.config)
+    source = dataset_folder(dataset or DATASET, settings.datasets_root)
+    pairs = load_pairs(source, settings.config)
     with RunFolder(out_dir) as out:
+        out.record_inputs(
+            datasets=[(source, settings.config)],
+            models=[(model, settings.revision), (settings.lm, settings.revision)],
+            settings=settings,
+        )
         with stage("load models", log):
             encoder, encoder_tokenizer, lm, lm_tokenizer = load_models(model, settings)
         labels = {

@@ -5,6 +5,7 @@ at any moment, only the project's own errors are one-line errors, and a build ch
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import shutil
 import signal
@@ -249,3 +250,81 @@ def test_ctrl_c_inside_a_finalizer_is_not_swallowed() -> None:
             time.sleep(1.0)  # the signal comes again, here
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_an_ascii_terminal_shows_reproduce_list_with_escapes(monkeypatch) -> None:
+    # The study titles are Japanese: an ASCII console (PYTHONIOENCODING=ascii, a terminal
+    # without UTF-8) used to end in a UnicodeEncodeError. In-process: a separate Python would
+    # spend most of ten seconds importing the libraries this worker has already imported.
+    written = io.BytesIO()
+    console = io.TextIOWrapper(written, encoding="ascii", errors="strict")
+    monkeypatch.setattr(sys, "stdout", console)
+    assert main(["reproduce", "--list"]) == 0
+    console.flush()
+    out = written.getvalue().decode("ascii")
+    assert "jbbq  v" in out and "\\u" in out
+
+
+def test_a_damaged_results_json_is_one_line_naming_it(tmp_path: Path, capsys) -> None:
+    from bias_hub.pipelines.common import RunFolder
+
+    run_dir = tmp_path / "run"
+    with RunFolder(run_dir) as run:
+        # A score run's results.json that lost its "join" (an edit, another version).
+        run.write_json(
+            "results.json",
+            {
+                "part": "score",
+                "step": "score",
+                "metric": "bbq_bias",
+                "summary_keys": [],
+                "per_test": False,
+            },
+        )
+    assert main(["report", str(run_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"{run_dir / 'results.json'}: report.md cannot be rendered from it (KeyError:" in err
+    (run_dir / "results.json").write_text('{"part": "score", "metric"', encoding="utf-8")
+    assert main(["report", str(run_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"bias-hub: error: {run_dir / 'results.json'}: damaged, not JSON (")
+
+
+def test_confidence_level_zero_is_said_to_be_none_on_the_console(tmp_path: Path, capsys) -> None:
+    assert (
+        main(
+            [
+                "score",
+                "bbq_bias",
+                "--predictions",
+                str(tmp_path / "p.txt"),
+                "--out",
+                str(tmp_path / "r"),
+                "--confidence-level",
+                "0",
+            ]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "--confidence-level 0 is read as none: no bootstrap intervals, no paired tests" in err
+
+
+def test_n_resamples_is_capped_with_the_reason(tmp_path: Path, capsys) -> None:
+    code = main(
+        [
+            "score",
+            "bbq_bias",
+            "--predictions",
+            str(tmp_path / "p.jsonl"),
+            "--out",
+            str(tmp_path / "r"),
+            "--n-resamples",
+            str(10**11),
+        ]
+    )
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "--n-resamples 100,000,000,000: at most 100,000." in err
+    assert "the Monte Carlo error falls as 1/sqrt(N)" in err
