@@ -96,22 +96,34 @@ def _register_build(subparsers: argparse._SubParsersAction) -> None:
             module.register_steps(inner)
 
 
-# Builder flags that name no copy of the data although their value may be a path.
-_NOT_A_COPY = {"out_root", "force", "help", "verbosity", "llm_cache"}
+# Builder flags whose value may be a path but names nothing the build reads: where it writes,
+# switches, and caches of answers (a cache grows with use; it is not the data).
+_NOT_READ = {"out_root", "out", "force", "help", "verbosity"}
+
+
+def paths_read(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, *, defaults: bool = True
+) -> list[Path]:
+    """The existing files and folders a build's flags name (``--source``, ``--authors-dir``, a
+    template table...), in flag order; without ``defaults``, only those the command line gave
+    (a value other than the flag's default)."""
+    found = []
+    for action in parser._actions:
+        dest = action.dest
+        if dest in _NOT_READ or "cache" in dest or not hasattr(args, dest):
+            continue
+        value = getattr(args, dest)
+        if value is None or (not defaults and value == action.default):
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (str, Path)) and str(item) and Path(item).expanduser().exists():
+                found.append(Path(item).expanduser())
+    return found
 
 
 def _reads_user_copy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
     """Whether the build reads something the user gave: a flag set to an existing path."""
-    for action in parser._actions:
-        if action.dest in _NOT_A_COPY or not hasattr(args, action.dest):
-            continue
-        value = getattr(args, action.dest)
-        if value == action.default or value is None:
-            continue
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, (str, Path)) and str(item) and Path(item).expanduser().exists():
-                return True
-    return False
+    return bool(paths_read(parser, args, defaults=False))
 
 
 def _build_one(args: argparse.Namespace) -> None:

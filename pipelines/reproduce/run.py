@@ -6,8 +6,8 @@ whose run folder exists from an earlier attempt is reused only when its command 
 same and every input its manifest fingerprinted (dataset files, models, input files) is
 unchanged, so an interrupted reproduction resumes where it stopped and a rebuilt dataset or an
 edited input reruns the steps that read it (each rerun says why in one line). A ``build`` step
-writes no run folder: it is reused on its command line alone. Nothing else in the folder is
-touched.
+writes no run folder: the ledger (``steps.json``) keeps what it read and wrote, and it is reused
+only while both are unchanged (``build_steps``). Nothing else in the folder is touched.
 
 A paper run (no ``--variant``) on a stand-in dataset (a sample, a generated set) stops before
 any work, unless ``--allow-stand-ins``; every table computed on one then says so.
@@ -28,6 +28,7 @@ from bias_hub.builders.shared.files import atomic_write_text, ensure_writable_fo
 from bias_hub.builders.shared.secrets import redact, redact_data
 from bias_hub.pipelines.common.provenance import changed_inputs, inputs_lines, stand_ins
 from bias_hub.pipelines.common.run_folder import INPUTS, MANIFEST
+from bias_hub.pipelines.reproduce.build_steps import build_changes, build_lines, run_build
 from bias_hub.pipelines.reproduce.inputs import check_inputs, missing_text, stand_in_text
 from bias_hub.pipelines.reproduce.study import PlannedStep, Study, StudyError, plan
 
@@ -164,11 +165,12 @@ def _why_rerun(step: PlannedStep, earlier: Any) -> str | None:
         return ""
     if argv != redact_data(step.argv):
         return "its command changed"
-    if step.out is None:
-        return None  # a build step: its command is all there is to compare
-    if not (step.out / MANIFEST).is_file():
+    if step.out is None:  # a build step: the ledger holds what it read and wrote
+        changes = build_changes(earlier if isinstance(earlier, dict) else {})
+    elif not (step.out / MANIFEST).is_file():
         return "its run folder is incomplete"
-    changes = changed_inputs(_manifest_inputs(step.out))
+    else:
+        changes = changed_inputs(_manifest_inputs(step.out))
     if not changes:
         return None
     more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
@@ -207,6 +209,7 @@ def reproduce(
     # bias_hub.pipelines.cli registers this package's commands: imported where used, so no import circle.
     from bias_hub.pipelines.cli import build_parser
 
+    parser = build_parser()
     _unknown_inputs(study, variant, dict(inputs or {}))
     # A file input not given yet still shows in the plan (the checks below report it missing).
     shown = {
@@ -222,7 +225,7 @@ def reproduce(
         overrides=overrides,
         inputs={**shown, **(inputs or {})},
         datasets_root=datasets_root,
-        parser=build_parser(),
+        parser=parser,
         allow_any_command=allow_any_command,
     )
     checks = check_inputs(
@@ -264,8 +267,12 @@ def reproduce(
         if why:
             log.info("[%d/%d] %s: rerun, %s", i, len(steps), step.id, why)
         log.info("[%d/%d] %s", i, len(steps), _command_text(step))
-        _run_step(step)
-        ledger[key] = {"argv": redact_data(step.argv)}
+        entry: dict[str, Any] = {"argv": step.argv}
+        if step.out is None:
+            entry.update(run_build(step.argv, parser, lambda step=step: _run_step(step)))
+        else:
+            _run_step(step)
+        ledger[key] = redact_data(entry)
         write_json(out / LEDGER, ledger)
     record = {
         "part": "reproduce",
@@ -289,7 +296,9 @@ def reproduce(
                 if s.out and s.out.is_relative_to(out)
                 else (str(s.out) if s.out else None),
                 "stand_ins": stand_ins(_manifest_inputs(s.out)),
-                "inputs": inputs_lines(_manifest_inputs(s.out)) if s.out else [],
+                "inputs": inputs_lines(_manifest_inputs(s.out))
+                if s.out
+                else build_lines(ledger.get(_key(s))),
             }
             for s in steps
         ],
@@ -322,7 +331,8 @@ def _inputs_section(steps: list[dict]) -> list[str]:
     body = []
     for step in steps:
         if step.get("inputs"):
-            body += [f"{step['id']} ({step['out']}):", *(f"  {line}" for line in step["inputs"])]
+            where = step["out"] or f"a dataset build, its record in {LEDGER}"
+            body += [f"{step['id']} ({where}):", *(f"  {line}" for line in step["inputs"])]
     if not body:
         return []
     longest = max((len(run) for run in re.findall(r"`+", "\n".join(body))), default=0)
@@ -330,7 +340,8 @@ def _inputs_section(steps: list[dict]) -> list[str]:
     return [
         "## Inputs",
         "",
-        "What each step read (the full sha256 in its run folder's manifest.json):",
+        "What each step read (the full sha256 in its run folder's manifest.json) and what each "
+        "build wrote:",
         "",
         fence,
         *body,
