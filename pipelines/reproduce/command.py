@@ -154,7 +154,7 @@ def _report(args: argparse.Namespace) -> int:
     if not hasattr(module, "render"):
         raise ValueError(f"pipelines/{part}/report.py has no render(results, folder)")
     inputs = _recorded_inputs(run_dir)
-    with RunFolder(run_dir) as run:
+    with RunFolder(run_dir, copies_all=True) as run:
         for path in sorted(p for p in run_dir.rglob("*") if p.is_file() and p.name != MANIFEST):
             shutil.copy2(path, run.path(path.relative_to(run_dir).as_posix()))
         run.info["rerendered"] = True

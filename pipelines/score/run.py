@@ -18,7 +18,6 @@ from pathlib import Path
 
 from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.pipelines.common import RunFolder, dataset_folder, load_metric
-from bias_hub.pipelines.common.run_folder import refuse_losing_files_it_did_not_write
 from bias_hub.pipelines.score import coverage as coverage_check
 from bias_hub.pipelines.score.guards import (
     refuse_a_folder_of_another_kind,
@@ -330,7 +329,6 @@ def run(
     refuse_inputs_inside_out(
         Path(out_dir), {"--predictions": predictions, "--from-lm-eval": settings.from_lm_eval}
     )
-    refuse_losing_files_it_did_not_write(out_dir, "a score run")
     folder = RunFolder(out_dir)
     with folder:
         rows_in, source_record = _source(predictions, settings)

@@ -55,8 +55,9 @@ def test_a_re_export_keeps_files_it_did_not_write(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
     assert (
-        "an export replaces its folder whole and would delete 2 files it did not write: "
-        "jbbq/my_own_task.yaml (not written by an export), README.md (changed)" in err
+        "holds 2 file(s) its last run did not write, which this run would delete (it replaces "
+        "the folder whole): jbbq/my_own_task.yaml (added), README.md (changed since); move them "
+        "out of the folder, or give a new --out" in err
     )
     assert mine.read_text(encoding="utf-8") == "task: my_own_task\n"
     assert readme.read_text(encoding="utf-8").endswith("My notes.\n")
