@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bias_hub.builders.shared.files import read_text
+
 __all__ = [
     "Preset",
     "STUDIES_DIR",
@@ -94,7 +96,7 @@ def safe_yaml(text: str, where: str) -> Any:
 
 
 def _read_yaml(path: Path) -> dict:
-    data = safe_yaml(path.read_text(encoding="utf-8"), str(path))
+    data = safe_yaml(read_text(path), str(path))
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping at the top, got {type(data).__name__}")
     return data

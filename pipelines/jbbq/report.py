@@ -23,7 +23,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from bias_hub.builders.shared.files import atomic_write_text
+from bias_hub.builders.shared.files import atomic_write_text, read_text
 from bias_hub.builders.shared.text import markdown_table, with_interval
 from bias_hub.pipelines.common.presets import preset_markdown
 from bias_hub.pipelines.common.run_folder import RunFolder
@@ -446,8 +446,9 @@ def load_results(path: str | Path) -> dict:
         raise FileNotFoundError(
             f"{path}: no such results file (give the results.json of a `jbbq evaluate` run)"
         )
+    text = read_text(path)
     try:
-        results = json.loads(path.read_text(encoding="utf-8"))
+        results = json.loads(text)
     except ValueError as err:
         raise ValueError(f"{path}: not valid JSON ({err})") from None
     runs = results.get("runs") if isinstance(results, dict) else None
