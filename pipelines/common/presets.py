@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bias_hub.builders.shared.files import read_text
+from bias_hub.builders.shared.text import code_span
 
 __all__ = [
     "Preset",
@@ -230,9 +231,11 @@ def preset_markdown(settings: Any) -> list[str]:
     if getattr(settings, "preset", None) is None:
         return []
     if not settings.departures:
-        return [f"Preset `{settings.preset}`, no departures.", ""]
-    lines = [f"Preset `{settings.preset}`, with these departures from it:", ""]
+        return [f"Preset {code_span(settings.preset)}, no departures.", ""]
+    lines = [f"Preset {code_span(settings.preset)}, with these departures from it:", ""]
     for d in settings.departures:
         where = f" ({d['section']})" if d.get("section") else ""
-        lines.append(f"- `{d['setting']}`: {d['used']!r} instead of {d['preset']!r}{where}")
+        lines.append(
+            f"- {code_span(d['setting'])}: {d['used']!r} instead of {d['preset']!r}{where}"
+        )
     return [*lines, ""]

@@ -26,6 +26,7 @@ from typing import Any
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.files import atomic_write_text, ensure_writable_folder, write_json
 from bias_hub.builders.shared.secrets import redact, redact_data
+from bias_hub.builders.shared.text import code_cell, code_span, table_cell
 from bias_hub.pipelines.common.provenance import changed_inputs, inputs_lines, stand_ins
 from bias_hub.pipelines.common.run_folder import INPUTS, MANIFEST
 from bias_hub.pipelines.reproduce.build_steps import build_changes, build_lines, run_build
@@ -355,7 +356,7 @@ def render_reproduction(record: dict, out: Path) -> Path:
     ``bias-hub report``)."""
     paper = record.get("paper") or {}
     lines = [f"# {record['title'] or record['study']}: reproduced with bias-hub", ""]
-    lines.append(f"Study `{record['study']}` v{record['version']}.")
+    lines.append(f"Study {code_span(record['study'])} v{record['version']}.")
     if paper.get("citation"):
         lines += ["", f"Paper: {paper['citation']}"]
     if paper.get("later_version"):
@@ -363,7 +364,7 @@ def render_reproduction(record: dict, out: Path) -> Path:
     lines.append("")
     if record.get("variant"):
         lines += [
-            f"**Variant `{record['variant']}` — not the paper's setting:** "
+            f"**Variant {code_span(record['variant'])} — not the paper's setting:** "
             f"{record['variant_description'].rstrip().rstrip('.')}. "
             "Its numbers test the pipeline, they do not reproduce the paper's.",
             "",
@@ -374,17 +375,21 @@ def render_reproduction(record: dict, out: Path) -> Path:
             "stand-in says which.",
             "",
         ]
-    lines += ["Models: " + ", ".join(f"`{m}`" for m in record["models"]), ""]
+    lines += ["Models: " + ", ".join(f"{code_span(m)}" for m in record["models"]), ""]
     if record.get("overrides"):
         lines += [
             "Departures given on the command line (`--set`): "
-            + ", ".join(f"`{k}` = {v!r}" for k, v in record["overrides"].items()),
+            + ", ".join(
+                f"{code_span(k)} = {code_span(repr(v))}" for k, v in record["overrides"].items()
+            ),
             "",
         ]
     lines += ["## Steps", "", "| step | command | run folder |", "|---|---|---|"]
     for step in record["steps"]:
-        folder = f"[{step['out']}]({step['out']}/report.md)" if step.get("out") else "–"
-        lines.append(f"| {step['id']} | `{step['command']}` | {folder} |")
+        folder = (
+            f"[{table_cell(step['out'])}](<{step['out']}/report.md>)" if step.get("out") else "–"
+        )
+        lines.append(f"| {table_cell(step['id'])} | {code_cell(step['command'])} | {folder} |")
     lines.append("")
     lines += _inputs_section(record["steps"])
     commands = {s["id"]: s for s in record["steps"]}
@@ -393,17 +398,20 @@ def render_reproduction(record: dict, out: Path) -> Path:
         lines += [f"## {table.get('title') or table['id']}{section}", ""]
         runs = [s for s in record["steps"] if s["id"] == table["step"]]
         if not runs:
-            lines += [f"Step `{table['step']}` was not run.", ""]
+            lines += [f"Step {code_span(table['step'])} was not run.", ""]
             continue
         layout = _layout(commands[table["step"]]["command"].split(maxsplit=1)[1], table["layout"])
         for run in runs:
             results_path = out / run["out"] / "results.json" if run.get("out") else None
             if results_path is None or not results_path.is_file():
-                lines += [f"No results.json for step `{run['id']}` at {results_path}.", ""]
+                lines += [
+                    f"No results.json for step {code_span(run['id'])} at {code_span(results_path)}.",
+                    "",
+                ]
                 continue
             results = json.loads(results_path.read_text(encoding="utf-8"))
             if run.get("model") and len(runs) > 1:
-                lines += [f"### `{run['model']}`", ""]
+                lines += [f"### {code_span(run['model'])}", ""]
             lines += [_relink(layout(results, table.get("printed") or {}).rstrip(), run["out"]), ""]
             if table.get("figure"):
                 figure = f"{run['out']}/{table['figure']}"
@@ -413,5 +421,8 @@ def render_reproduction(record: dict, out: Path) -> Path:
                     f"**Computed on {'; '.join(run['stand_ins'])}, not the paper's data.**",
                     "",
                 ]
-            lines += [f"Ours from `{run['out']}/results.json`; printed values from the paper.", ""]
+            lines += [
+                f"Ours from {code_span(run['out'] + '/results.json')}; printed values from the paper.",
+                "",
+            ]
     return atomic_write_text(out / "report.md", redact("\n".join(lines)))
