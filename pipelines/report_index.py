@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 INTRO = (
-    "Every part below ran on the embedded defaults (`make demo`). Models in the demo are "
+    "Every part below ran on the embedded defaults (`bias-hub demo`). Models in the demo are "
     "tiny ones created on the spot or small registry-shipped ones: their numbers show that "
     "the pipeline works end to end, not how biased any real model is."
 )

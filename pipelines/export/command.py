@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bias_hub.pipelines.common.arguments import settings_defaults
+from bias_hub.pipelines.common.arguments import add_root_flags, settings_defaults
 from bias_hub.pipelines.export.settings import Settings
 
 __all__ = ["register"]
@@ -63,11 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--seed", type=int, help="seed of the few-shot choice and --limit (default: %(default)s)"
     )
-    parser.add_argument(
-        "--datasets-root",
-        type=Path,
-        help="parent folder of the dataset folders (default: the repository's datasets/)",
-    )
+    add_root_flags(parser, metrics=False)
     parser.set_defaults(func=_run)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bias_hub.builders.shared.card import read_card_yaml
-from bias_hub.pipelines.common.locations import dataset_folder
+from bias_hub.pipelines.common.locations import dataset_folder, default_datasets_root
 from bias_hub.pipelines.reproduce.study import PlannedStep, Study
 
 __all__ = ["Check", "check_inputs", "missing_text", "step_models"]
@@ -29,9 +29,11 @@ class Check:
 
 def _dataset(item: dict, datasets_root: Path | None) -> Check:
     name, config = item["name"], item.get("config")
-    folder = dataset_folder(name, datasets_root)
     label = f"{name}" + (f" (config {config})" if config else "")
-    if not (folder / "README.md").is_file():
+    try:
+        folder = dataset_folder(name, datasets_root)
+    except FileNotFoundError:  # not built: a missing input to list, not an error
+        folder = Path(datasets_root or default_datasets_root()) / name
         return Check("dataset", label, False, f"no dataset folder at {folder}", item["how"])
     if config:
         configs = {c.get("config_name") for c in read_card_yaml(folder).get("configs") or []}

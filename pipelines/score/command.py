@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bias_hub.pipelines.common.arguments import add_interval_flags, settings_defaults
+from bias_hub.pipelines.common.arguments import (
+    add_interval_flags,
+    add_root_flags,
+    settings_defaults,
+)
 from bias_hub.pipelines.score.paths import SCORE_PATHS
 from bias_hub.pipelines.score.settings import Settings
 
@@ -68,17 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--out", required=True, help="output folder, replaced whole when the run succeeds"
     )
-    roots = parser.add_argument_group("where datasets and metrics live")
-    roots.add_argument(
-        "--datasets-root",
-        type=Path,
-        help="parent folder of the dataset folders (default: the repository's datasets/)",
-    )
-    roots.add_argument(
-        "--metrics-root",
-        type=Path,
-        help="parent folder of the metric modules (default: the repository's metrics/)",
-    )
+    add_root_flags(parser)
     parser.add_argument("--seed", type=int, help="seed of the resampling (default: %(default)s)")
     add_interval_flags(parser, unit="items (templates where the metric takes them)")
     parser.set_defaults(func=_run)
