@@ -26,7 +26,6 @@ from pathlib import Path
 __all__ = [
     "DATA_ENV",
     "dataset_folder",
-    "build_hint",
     "default_datasets_root",
     "default_metrics_root",
     "describe_datasets_root",
@@ -86,7 +85,7 @@ def describe_datasets_root() -> str:
     return f"{root}; set ${DATA_ENV} to move it"
 
 
-def build_hint(name: str) -> str:
+def _build_hint(name: str) -> str:
     """How to build the dataset folder ``name`` here (a wheel's user has no Makefile)."""
     hint = f"`bias-hub build {name}`"
     return hint + " (or `make datasets`)" if in_checkout() else hint
@@ -116,7 +115,7 @@ def dataset_folder(
         name = given.name
         raise FileNotFoundError(
             f"--dataset {dataset}: {folder} is not a built dataset folder (no README.md card); "
-            f"build it with {build_hint(name)}, or point --datasets-root "
+            f"build it with {_build_hint(name)}, or point --datasets-root "
             "at the folder that holds it"
         )
     return folder
