@@ -285,10 +285,6 @@ def demo(
     started = time.perf_counter() - (manifest["run"]["startup_seconds"] or 0.0)
     try:
         log.info("demo: %s -> %s (full logs in %s)", ", ".join(chosen), out, out / LOGS)
-        if not only:
-            built = _build_missing_datasets(out / LOGS / DATASETS_LOG)
-            if built is not None:
-                manifest["prior_stages"].append({**built, "run": run_started})
         for part in chosen:
             title = (
                 manifest["parts"].get(part, {}).get("title", part)
@@ -310,7 +306,13 @@ def demo(
 
 
 def run(args: argparse.Namespace) -> None:
-    demo(args.out, args.only, args.prior_stage)
+    prior = list(args.prior_stage or [])
+    if not args.only:  # a full run reads every dataset; a part run builds what it reads
+        out = ensure_writable_folder(args.out, "--out")
+        built = _build_missing_datasets(out / LOGS / DATASETS_LOG)
+        if built is not None:
+            prior.append(built)
+    demo(args.out, args.only, prior or None)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

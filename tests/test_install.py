@@ -12,6 +12,7 @@ The wheel itself, installed into fresh environments, is tested in ``tests/test_w
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -237,3 +238,42 @@ def test_only_locations_decides_where_datasets_live() -> None:
         where = path.relative_to(REPO_ROOT)
         assert "repo_root()" not in text, where
         assert not re.search(r"""/ ["']datasets["']""", text), where
+
+
+def test_a_full_demo_builds_what_the_data_root_lacks_before_its_parts(
+    installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An install has no `make datasets`: `bias-hub demo` builds the datasets first, so that
+    its first part (the dataset statistics) sees them, and times that as a stage."""
+    import types
+
+    from bias_hub.pipelines import demo as demo_driver
+    from bias_hub.pipelines.discovery import builder_commands
+
+    commands = builder_commands()
+    # Two builders: one that `bias-hub build all` builds, one that needs the user's data.
+    monkeypatch.setattr(
+        demo_driver,
+        "builder_commands",
+        lambda: {name: commands[name] for name in ("speciesism_templates", "winobias")},
+    )
+    seen: list[list[str]] = []
+
+    def run_demo(out_dir: Path) -> dict:
+        seen.append(sorted(p.name for p in installed.iterdir()))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return {"title": "Statistics", "summary": ""}
+
+    part = types.ModuleType("bias_hub.pipelines.stats_part.demo")
+    part.ORDER, part.run_demo = 0, run_demo
+    monkeypatch.setattr(demo_driver, "demo_parts", lambda: [part])
+    out = tmp_path / "demo"
+    assert cli.main(["demo", "--out", str(out)]) == 0
+    assert seen == [["speciesism_templates"]]
+    manifest = json.loads((out / "demo.json").read_text(encoding="utf-8"))
+    assert [stage["stage"] for stage in manifest["prior_stages"]] == ["datasets"]
+    assert "speciesism_templates" in (out / "logs" / "datasets.log").read_text(encoding="utf-8")
+    # Built once: the next run builds nothing and keeps no log of builds it did not make.
+    assert cli.main(["demo", "--out", str(out)]) == 0
+    assert seen[-1] == ["speciesism_templates"]
+    assert not (out / "logs" / "datasets.log").exists()
