@@ -236,8 +236,8 @@ def test_only_locations_decides_where_datasets_live() -> None:
             continue
         text = path.read_text(encoding="utf-8")
         where = path.relative_to(REPO_ROOT)
-        assert "repo_root()" not in text, where
-        assert not re.search(r"""/ ["']datasets["']""", text), where
+        # repo_root() / "datasets", out_dir / "datasets", ...: a root of their own
+        assert not re.search(r"""/\s*["']datasets["']""", text), where
 
 
 def test_a_full_demo_builds_what_the_data_root_lacks_before_its_parts(

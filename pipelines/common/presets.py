@@ -23,6 +23,7 @@ of the same shape as one entry (``command``, ``settings``, optional ``name``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ __all__ = [
     "preset_markdown",
     "preset_names",
     "preset_record",
+    "safe_yaml",
     "study_files",
 ]
 
@@ -59,13 +61,40 @@ def study_files() -> list[Path]:
     return sorted(STUDIES_DIR.glob("*.yaml"))
 
 
-def _read_yaml(path: Path) -> dict:
+@functools.cache
+def _no_alias_loader() -> type:
+    import yaml  # loaded on use: importing the presets stays cheap
+
+    class NoAliases(yaml.SafeLoader):
+        """The safe loader, refusing every alias (``*name``) before it is expanded."""
+
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.YAMLError(
+                    f"line {event.start_mark.line + 1}: the alias *{event.anchor} "
+                    "(aliases are not allowed: write the value out)"
+                )
+            return super().compose_node(parent, index)
+
+    return NoAliases
+
+
+def safe_yaml(text: str, where: str) -> Any:
+    """``text`` read as YAML data, without aliases: a study file or a ``--set`` value is plain
+    data, and an alias lets a few lines expand into gigabytes (a "billion laughs").
+    Raises ``ValueError`` naming ``where``."""
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # A SafeLoader subclass: plain data only, as yaml.safe_load, and no aliases.
+        return yaml.load(text, Loader=_no_alias_loader())
     except yaml.YAMLError as err:
-        raise ValueError(f"{path}: not valid YAML ({err})") from None
+        raise ValueError(f"{where}: not valid YAML ({err})") from None
+
+
+def _read_yaml(path: Path) -> dict:
+    data = safe_yaml(path.read_text(encoding="utf-8"), str(path))
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping at the top, got {type(data).__name__}")
     return data

@@ -9,6 +9,8 @@ new one; a failed or interrupted run leaves the previous folder as it was and no
 partial one (the next run clears what a killed one left). Text written through it --
 ``write_text``, ``write_json``, ``write_jsonl`` and the manifest -- carries no secret: every
 registered token or key and every URL's userinfo become ``***`` (``bias_hub.builders.shared.secrets``).
+What the run read is recorded with ``record_inputs`` (``bias_hub.pipelines.common.provenance``):
+the manifest keeps the fingerprints under ``"inputs"`` (``bias-hub report RUN`` prints them).
 
     with RunFolder(out_dir) as run:
         run.write_json("results.json", results)
@@ -43,11 +45,13 @@ from bias_hub.builders.shared.files import (
     write_json,
 )
 from bias_hub.builders.shared.secrets import redact, redact_data
+from bias_hub.pipelines.common.provenance import fingerprint_inputs
 
 __all__ = ["OutLock", "RunFolder", "command_line", "package_versions"]
 
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
+INPUTS = "inputs"
 _PACKAGES = ("bias-hub", "torch", "transformers", "datasets", "evaluate", "numpy", "scipy")
 
 
@@ -214,6 +218,27 @@ class RunFolder:
         finally:
             plt.close(figure)
         return path
+
+    def record_inputs(
+        self,
+        *,
+        datasets: Iterable[Any] = (),
+        models: Iterable[Any] = (),
+        files: Iterable[Any] = (),
+        settings: Any = None,
+    ) -> dict:
+        """Fingerprint what the run read (``provenance.fingerprint_inputs``; see its arguments)
+        into the manifest's ``"inputs"``. A second call adds to the first."""
+        record = fingerprint_inputs(
+            datasets=datasets, models=models, files=files, settings=settings
+        )
+        earlier = self.info.get(INPUTS)
+        if earlier:
+            for key in ("datasets", "models", "files"):
+                record[key] = earlier[key] + record[key]
+            record["settings"] = record["settings"] or earlier["settings"]
+        self.info[INPUTS] = record
+        return record
 
     def files(self) -> list[Path]:
         return sorted(p for p in self.staging.rglob("*") if p.is_file() and p.name != MANIFEST)

@@ -222,6 +222,10 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
     out = RunFolder(out_dir)
     target = out.target.resolve()
     with out:
+        out.record_inputs(
+            datasets=[(folder, "all") for folder in (jbbq_folder, bbq_folder) if folder],
+            settings=settings,
+        )
         questions, shots, few_shot = _jbbq_questions(jbbq_folder, settings, split)
         data = target / "data" / "jbbq.jsonl"
         out.write_jsonl("data/jbbq.jsonl", [_data_row(row) for row in questions])

@@ -484,6 +484,7 @@ def write_figure_folder(
     folder = RunFolder(out_dir)
     with folder:
         loaded = [load_results(path) for path in paths]
+        folder.record_inputs(files=paths)
         common = set.intersection(
             *({run["shots"] for run in results["runs"]} for results in loaded)
         )

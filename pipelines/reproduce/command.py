@@ -10,7 +10,8 @@ import shutil
 from pathlib import Path
 
 from bias_hub.pipelines.common.arguments import add_root_flags, add_verbosity_flags
-from bias_hub.pipelines.common.run_folder import MANIFEST, RunFolder
+from bias_hub.pipelines.common.provenance import inputs_lines
+from bias_hub.pipelines.common.run_folder import INPUTS, MANIFEST, RunFolder
 from bias_hub.pipelines.reproduce.run import render_reproduction, reproduce
 from bias_hub.pipelines.reproduce.study import list_studies, load_study, parse_set
 
@@ -55,6 +56,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="where a file input of the study is (see --dry-run)",
     )
     add_root_flags(parser, metrics=False)
+    parser.add_argument(
+        "--allow-stand-ins",
+        action="store_true",
+        help="run the paper's setting on stand-ins (a sample or generated dataset) instead of "
+        "stopping; every table computed on one then says so",
+    )
+    parser.add_argument(
+        "--allow-any-command",
+        action="store_true",
+        help="let the study's steps run any bias-hub command (by default: the parts' commands, "
+        "build without --force and report; never publish)",
+    )
     add_verbosity_flags(parser)
     parser.set_defaults(func=_reproduce)
 
@@ -74,6 +87,8 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
             raise ValueError(f"{flag} {item!r}: expected NAME=PATH")
+        if name in pairs:
+            raise ValueError(f"{flag} {name}: given twice ({pairs[name]} and {value})")
         pairs[name] = value
     return pairs
 
@@ -98,6 +113,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         inputs=_pairs(args.inputs, "--input"),
         datasets_root=args.datasets_root,
         dry_run=args.dry_run,
+        allow_stand_ins=args.allow_stand_ins,
+        allow_any_command=args.allow_any_command,
     )
     print(text)
     return 0
@@ -123,10 +140,24 @@ def _report(args: argparse.Namespace) -> int:
         raise ValueError(f"{results_path}: part {part!r} has no report module") from None
     if not hasattr(module, "render"):
         raise ValueError(f"pipelines/{part}/report.py has no render(results, folder)")
+    inputs = _recorded_inputs(run_dir)
     with RunFolder(run_dir) as run:
         for path in sorted(p for p in run_dir.rglob("*") if p.is_file() and p.name != MANIFEST):
             shutil.copy2(path, run.path(path.relative_to(run_dir).as_posix()))
         run.info["rerendered"] = True
+        if inputs is not None:
+            run.info[INPUTS] = inputs
         module.render(results, run.staging)
     print(f"wrote {run_dir / 'report.md'}")
+    print("inputs:")
+    print("\n".join(f"  {line}" for line in inputs_lines(inputs)))
     return 0
+
+
+def _recorded_inputs(run_dir: Path) -> dict | None:
+    """The input fingerprints the run recorded (kept when its report is re-rendered)."""
+    try:
+        manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return manifest.get(INPUTS) if isinstance(manifest, dict) else None

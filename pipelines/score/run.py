@@ -309,6 +309,11 @@ def run(
         )
         if not rows:
             raise ValueError(f"{where}: no rows")
+        folder.record_inputs(
+            datasets=[(dataset_path, config)] if dataset_path else [],
+            files=[predictions or settings.from_lm_eval],
+            settings=settings,
+        )
         metric = load_metric(path.metric, settings.metrics_root, path.config_name)
         columns = _columns(path, settings)
         options = _interval_options(settings)

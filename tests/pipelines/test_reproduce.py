@@ -32,6 +32,7 @@ def _toy_count(args) -> int:
     """Counts the words of --text; the result a table lays out."""
     CALLS.append([args.text, str(args.out)])
     with RunFolder(args.out) as run:
+        run.record_inputs(settings={"text": args.text, "scale": args.scale})
         run.write_json(
             "results.json",
             {"part": "toy", "step": "count", "words": len(args.text.split()), "scale": args.scale},
