@@ -378,6 +378,8 @@ def _evaluate(
     prediction_rows: list[dict] = []
     for prompt in prompts:
         for k in settings.shots:
+            if main:  # what the progress lines below are about
+                log.info("prompt %s, %d-shot: %d questions ...", prompt.label, k, len(rows))
             run_started = time.perf_counter()
             scored = score_sharded(
                 lambda part, prompt=prompt, shown=shots[:k]: scorer.score(
