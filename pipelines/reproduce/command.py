@@ -120,6 +120,19 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _results(path: Path) -> dict:
+    """A run folder's results.json, or a ValueError naming it (not JSON, not an object)."""
+    from bias_hub.builders.shared.files import read_text
+
+    try:
+        results = json.loads(read_text(path))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: damaged, not JSON ({err})") from None
+    if not isinstance(results, dict):
+        raise ValueError(f"{path}: damaged, a JSON {type(results).__name__} instead of an object")
+    return results
+
+
 def _report(args: argparse.Namespace) -> int:
     run_dir = args.run_dir
     results_path = run_dir / "results.json"
@@ -127,7 +140,7 @@ def _report(args: argparse.Namespace) -> int:
         raise FileNotFoundError(
             f"RUN_DIR {run_dir}: no results.json (is it a bias-hub run folder?)"
         )
-    results = json.loads(results_path.read_text(encoding="utf-8"))
+    results = _results(results_path)
     part = results.get("part")
     if part == "reproduce":
         print(f"wrote {render_reproduction(results, run_dir)}")
@@ -147,7 +160,14 @@ def _report(args: argparse.Namespace) -> int:
         run.info["rerendered"] = True
         if inputs is not None:
             run.info[INPUTS] = inputs
-        module.render(results, run.staging)
+        try:
+            module.render(results, run.staging)
+        except (KeyError, TypeError, AttributeError, IndexError) as err:
+            # The file was edited, cut, or written by another version: say so, not a traceback.
+            raise ValueError(
+                f"{results_path}: report.md cannot be rendered from it ({type(err).__name__}: "
+                f"{err}); is it damaged, or written by another version of bias-hub?"
+            ) from None
     print(f"wrote {run_dir / 'report.md'}")
     print("inputs:")
     print("\n".join(f"  {line}" for line in inputs_lines(inputs)))

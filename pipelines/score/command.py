@@ -72,6 +72,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--out", required=True, help="output folder, replaced whole when the run succeeds"
     )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="score predictions that answer only part of their lm-eval task (its results file "
+        "beside the samples says how many questions it has) or of the dataset's rows; refused "
+        "otherwise, since a file cut short scores like a whole one; recorded as partial",
+    )
     add_root_flags(parser)
     parser.add_argument("--seed", type=int, help="seed of the resampling (default: %(default)s)")
     add_interval_flags(parser, unit="items (templates where the metric takes them)")
@@ -92,6 +99,7 @@ def _run(args: argparse.Namespace) -> int:
         datasets_root=args.datasets_root,
         metrics_root=args.metrics_root,
         seed=args.seed,
+        allow_partial=args.allow_partial,
         confidence_level=args.confidence_level,
         n_resamples=args.n_resamples,
     )

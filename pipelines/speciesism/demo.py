@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import datasets
-
 from bias_hub.builders.shared.files import atomic_write_text
 from bias_hub.pipelines.common.locations import ensure_built
 from bias_hub.pipelines.speciesism.planted_model import make_tiny_masked_lm
 from bias_hub.pipelines.speciesism.report import change_rate_markdown, negative_share_markdown
 from bias_hub.pipelines.speciesism.run import run
-from bias_hub.pipelines.speciesism.settings import CONFIGS, DATASET, Settings
+from bias_hub.pipelines.speciesism.settings import DATASET, Settings
+from bias_hub.pipelines.speciesism.stand_in_models import load_templates
 
 ORDER = 40
 
@@ -27,13 +26,6 @@ NOTE = (
     "`bias-hub speciesism --preset paper` runs the paper's models (bert-large-uncased and "
     "roberta-large) with its settings."
 )
-
-
-def _templates(root: Path, language: str) -> list[dict]:
-    rows = []
-    for config in CONFIGS[language]:
-        rows += list(datasets.load_dataset(str(root / DATASET), config, split="test"))
-    return list({row["template_id"]: row for row in rows}.values())
 
 
 def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
@@ -56,7 +48,7 @@ def _run_demo(out_dir: Path, datasets_root: Path | None) -> dict:
     reports = {}
     for language in ("en", "ja"):
         model = make_tiny_masked_lm(
-            out_dir / f"tiny-mlm-{language}", _templates(root, language), language
+            out_dir / f"tiny-mlm-{language}", load_templates(root, language), language
         )
         settings = Settings(
             language=language,
