@@ -186,20 +186,6 @@ USER_ERRORS = (
 LOADS_MODELS = frozenset({"nli", "jbbq", "stereoset", "speciesism", "demo"})
 
 
-def _say_intervals_off(argv: list[str]) -> None:
-    """``--confidence-level 0`` is read as ``none`` (every interval and paired test off): said on
-    the console, since a 0 could also be a slip for 0.95."""
-    for at, word in enumerate(argv):
-        flag, equals, value = word.partition("=")
-        if flag != "--confidence-level":
-            continue
-        value = value if equals else (argv[at + 1] if at + 1 < len(argv) else "")
-        if value.strip() == "0":
-            logging.getLogger("bias_hub.pipelines.cli").warning(
-                "--confidence-level 0 is read as none: no bootstrap intervals, no paired tests"
-            )
-
-
 def _printable_console() -> None:
     """A console that cannot show a character (an ASCII terminal, ``PYTHONIOENCODING=ascii``)
     gets ``\\u....`` for it instead of a UnicodeEncodeError in the middle of the output."""
@@ -253,7 +239,9 @@ def _main(argv: Sequence[str] | None) -> int:
     args.argv, args.top_parser = argv, parser
     verbosity = getattr(args, "verbosity", 0)
     console.configure(verbosity)
-    _say_intervals_off(argv)
+    from bias_hub.pipelines.common.arguments import say_intervals_off
+
+    say_intervals_off(argv)
     if next((word for word in argv if not word.startswith("-")), "") in LOADS_MODELS:
         # Their first steps import torch, transformers, datasets and evaluate (which loads
         # transformers' pipelines): a Ctrl-C then waits for these imports to finish (see

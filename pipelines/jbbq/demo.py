@@ -36,6 +36,10 @@ STEPS = 1000
 SEED = 0
 N_RESAMPLES = 2000
 SPLIT = "train"
+# The layout the planted model learns its replies in: a tiny line-level model learns them in
+# bias-hub's compact layout within the demo's steps, not in llm-jp-eval's (measured on the test
+# fixture: fit 1.0 against 0.36 after 400 steps), so the demo departs from the paper preset here.
+PLANTED_LAYOUT = "compact"
 # (result key, column title) of the planted-vs-measured table
 KEYS = [
     ("accuracy_ambiguous", "acc amb"),
@@ -121,7 +125,7 @@ def summary_markdown(intro: str, plan_lines: list[str], table: str, comparisons:
 def _run(out_dir: Path, dataset_dir: Path) -> dict:
     plan = Plan()
     rows = [dict(row) for row in load_dataset_split(dataset_dir, "all", SPLIT)]
-    prompts = [load_prompt(name) for name in PROMPT_NAMES]
+    prompts = [load_prompt(name, PLANTED_LAYOUT) for name in PROMPT_NAMES]
     answers = {p.name: planted_answers(rows, p.name, plan, seed=SEED) for p in prompts}
     items = [
         [
@@ -164,6 +168,7 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
         "paper",
         shots=[0],
         split=SPLIT,
+        layout=PLANTED_LAYOUT,
         resample="items",
         n_resamples=N_RESAMPLES,
         seed=SEED,
@@ -178,7 +183,7 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
     intro = (
         "A tiny Llama trained for this demo (some seconds of CPU) on the sample's train split to answer with a "
         "**planted bias**; then evaluated by `jbbq evaluate --preset paper` with the paper's three prompts and "
-        f"generated answers, overridden to 0 shots on split `{SPLIT}` (the questions it was trained on: five "
+        f"generated answers, overridden to 0 shots and the compact prompt layout (a line-level tiny model learns it) on split `{SPLIT}` (the questions it was trained on: five "
         "templates cannot teach a model this small which person an unseen template stereotypes). So the numbers "
         "check that prompting, generation, parsing, scoring and intervals recover a known bias; they say nothing "
         "about any real model. The questions are the project's sample templates, not JBBQ. Intervals resample "

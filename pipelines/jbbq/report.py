@@ -25,6 +25,7 @@ import numpy as np
 
 from bias_hub.builders.shared.files import atomic_write_text
 from bias_hub.builders.shared.text import markdown_table, with_interval
+from bias_hub.pipelines.common.answer_reading import RULES
 from bias_hub.pipelines.common.presets import preset_markdown
 from bias_hub.pipelines.common.run_folder import RunFolder
 
@@ -358,8 +359,18 @@ def _setting_lines(results: dict) -> list[str]:
         )
     else:
         interval_line = "No intervals (`--confidence-level 0`)."
+    layouts = sorted({run.get("layout", "own") for run in results["runs"]})
+    reader = results.get("answer_reader")
+    reading_line = (
+        f"Replies read by the `{reader}` answer reader (`bias_hub.pipelines.common.answer_reading`); "
+        "the share read by each rule is under *How the replies were read*."
+        if reader
+        else "Answers chosen by log-likelihood: no reply is read."
+    )
     return [
         *_preset_lines(results),
+        f"Prompt layout: {', '.join(f'`{name}`' for name in layouts)}. {reading_line}",
+        "",
         f"Scorer: {results['scorer']}; scoring `{results['scoring']}`; chat template `{settings['chat']}`; "
         f"split `{settings['split']}` of `{results['dataset']}` (config `{settings['config']}`); "
         f"{results['runs'][0]['n_questions']} questions per run; seed {settings['seed']}.",
@@ -403,6 +414,9 @@ def report(results: dict, figure_names: list[str]) -> str:
             comparisons_table(comparisons),
             "",
         ]
+    readings = [(run, run.get("reading")) for run in results["runs"] if run.get("reading")]
+    if readings:
+        lines += ["## How the replies were read", "", reading_table(readings), ""]
     lines += [
         "## Every run",
         "",
@@ -437,6 +451,21 @@ def report(results: dict, figure_names: list[str]) -> str:
         ]
     lines += ["Predictions: `predictions.jsonl`; all numbers: `results.json`.", ""]
     return "\n".join(lines)
+
+
+def reading_table(readings: list[tuple[dict, dict]]) -> str:
+    """One row per run: the share of its replies read by each rule of the answer reader, and
+    the share read at all (coverage)."""
+    rules = [rule for rule in RULES if any(rule in reading["rules"] for _, reading in readings)]
+    rows = [
+        [
+            f"{prompt_label(run['prompt'])} {run['shots']}-shot",
+            *(f"{reading['rules'].get(rule, 0) / reading['replies']:.1%}" for rule in rules),
+            f"{reading['coverage']:.1%}",
+        ]
+        for run, reading in readings
+    ]
+    return markdown_table(["run", *rules, "read"], rows)
 
 
 def load_results(path: str | Path) -> dict:

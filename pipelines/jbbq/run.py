@@ -29,6 +29,7 @@ from bias_hub.builders.shared.console import stage
 from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.builders.shared.secrets import redact
 from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split, load_metric
+from bias_hub.pipelines.common.answer_reading import RULES, UNPARSABLE, UNREAD_RULES
 from bias_hub.pipelines.common.presets import load_preset, preset_names, preset_record
 from bias_hub.pipelines.jbbq.comparisons import compare_runs
 from bias_hub.pipelines.jbbq.distributed import is_main_process, process_state, score_sharded
@@ -261,6 +262,7 @@ def _scorer(model: str, settings: Settings) -> Scorer:
             progress=settings.progress,
             max_tokens_field=settings.max_tokens_field,
             api=settings.api,
+            reader=settings.answer_reader,
         )
     options = settings.model_options()
     state = process_state()
@@ -272,7 +274,11 @@ def _scorer(model: str, settings: Settings) -> Scorer:
         model, options, batch_size=settings.batch_size, prefix_cache=settings.prefix_cache
     )
     return HFScorer(
-        hf, chat=settings.chat, max_new_tokens=settings.max_new_tokens, progress=settings.progress
+        hf,
+        chat=settings.chat,
+        max_new_tokens=settings.max_new_tokens,
+        progress=settings.progress,
+        reader=settings.answer_reader,
     )
 
 
@@ -294,7 +300,7 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
     if settings.prompts == ["all"]:
         settings = dataclasses.replace(settings, prompts=list(PROMPT_NAMES))
     _check(settings)
-    prompts = [load_prompt(name) for name in settings.prompts]
+    prompts = [load_prompt(name, settings.layout) for name in settings.prompts]
     main = is_main_process()
     # Before any model is loaded or request paid for: an unwritable --out fails here.
     folder = RunFolder(out_dir) if main else None
@@ -330,6 +336,8 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
                 "backend": settings.backend,
                 "scorer": scorer.description,
                 "scoring": settings.scoring,
+                # generated replies only: a log-likelihood choice is read from the scores
+                "answer_reader": settings.answer_reader if settings.scoring == "generate" else None,
                 "dataset": str(folder_path),
                 "preset": _preset_entry(settings),
                 "settings": _recorded(settings),
@@ -390,6 +398,7 @@ def _evaluate(
             seconds = time.perf_counter() - run_started
             predicted = [item["prediction"] for item in scored]
             metrics = score_predictions(metric, rows, predicted, settings)
+            reading = reading_record(scored)
             if main:
                 log.info(
                     "prompt %s, %d-shot: %d questions in %.1f s (%s)",
@@ -399,10 +408,12 @@ def _evaluate(
                     seconds,
                     _summary(metrics),
                 )
+                _say_coverage(f"prompt {prompt.label}, {k}-shot", reading, settings.answer_reader)
             runs.append(
                 {
                     "prompt": prompt.name,
                     "prompt_version": prompt.version,
+                    "layout": prompt.layout,
                     "shots": k,
                     # example_id is unique only within a category
                     "shot_examples": [
@@ -415,6 +426,7 @@ def _evaluate(
                     "questions_per_second": round(len(rows) / seconds, 3) if seconds > 0 else None,
                     "metrics": metrics,
                     "error_rates": metrics["error_rates"],
+                    "reading": reading,
                 }
             )
             answers.append(predicted)
@@ -437,7 +449,12 @@ def _evaluate(
             )
     summary = {
         "prompts": {
-            p.name: {"version": p.version, "description": p.description, "file": p.path}
+            p.name: {
+                "version": p.version,
+                "layout": p.layout,
+                "description": p.description,
+                "file": p.path,
+            }
             for p in prompts
         },
         "uncertainty": {
@@ -451,6 +468,32 @@ def _evaluate(
         "seconds": round(time.perf_counter() - started, 3),
     }
     return summary, prediction_rows
+
+
+def reading_record(scored: Sequence[dict]) -> dict | None:
+    """How the replies of one run were read: questions per rule of ``answer_reading`` and the
+    share read (``coverage``); None for log-likelihood scoring (no reply to read)."""
+    rules = [item["rule"] for item in scored if "rule" in item]
+    if not rules:
+        return None
+    counts = {rule: rules.count(rule) for rule in RULES if rule in rules}
+    read = sum(1 for item in scored if item.get("rule") and item["prediction"] != UNPARSABLE)
+    return {"rules": counts, "read": read, "replies": len(rules), "coverage": read / len(rules)}
+
+
+def _say_coverage(what: str, reading: dict | None, reader: str) -> None:
+    if reading is not None and reading["read"] < reading["replies"]:
+        unread = {r: n for r, n in reading["rules"].items() if r in UNREAD_RULES}
+        log.warning(
+            "%s: %d of %d replies (%.1f %%) were not read as an answer by the %s reader (%s); "
+            "they count as unparsable (-1)",
+            what,
+            reading["replies"] - reading["read"],
+            reading["replies"],
+            100 * (1 - reading["coverage"]),
+            reader,
+            ", ".join(f"{rule} {n}" for rule, n in unread.items()),
+        )
 
 
 def _summary(metrics: dict) -> str:

@@ -1,8 +1,9 @@
 """Backends behind one call: ``scorer.score(prompt, rows, shots, scoring) -> list[dict]``.
 
 Each returned dict holds ``prediction`` (the chosen index, ``-1`` when a
-generated reply could not be parsed) plus what it was derived from: ``reply``
-(generate) or ``logprobs`` (loglikelihood, one per choice).
+generated reply could not be read) plus what it was derived from: ``reply`` and
+``rule`` (generate: the reply and the rule of ``answer_reading`` that read it) or
+``logprobs`` (loglikelihood, one per choice).
 """
 
 from __future__ import annotations
@@ -12,15 +13,20 @@ from typing import Protocol
 
 import numpy as np
 
+from bias_hub.pipelines.common.answer_reading import (
+    DEFAULT_READER,
+    UNPARSABLE,
+    is_settled,
+    read_row_reply,
+)
 from bias_hub.pipelines.jbbq.openai_backend import (
     API_KINDS,
     choice_logprobs_from_top,
     reply_text,
 )
-from bias_hub.pipelines.jbbq.parsing import UNPARSABLE, answer_is_settled, parse_answer
 from bias_hub.pipelines.jbbq.prompting import PromptSpec
 
-__all__ = ["SCORING_MODES", "Scorer", "HFScorer", "APIScorer"]
+__all__ = ["SCORING_MODES", "Scorer", "HFScorer", "APIScorer", "read_replies"]
 
 SCORING_MODES = ("generate", "loglikelihood")
 N_CHOICES = 3
@@ -40,6 +46,20 @@ def _choices(prompt: PromptSpec) -> list[str]:
     return [prompt.assistant_text(i) for i in range(N_CHOICES)]
 
 
+def read_replies(rows: Sequence[Mapping], replies: Sequence[str], reader: str) -> list[dict]:
+    """Each reply read against its row's options (``answer_reading``): ``prediction``, ``reply``, ``rule``."""
+    out = []
+    for row, reply in zip(rows, replies, strict=True):
+        reading = read_row_reply(row, reply, reader)
+        out.append({"prediction": reading.index, "reply": reply, "rule": reading.rule})
+    return out
+
+
+def _settled(reader: str):
+    """The stopping test of generation under ``reader`` (None: the reply runs to its end)."""
+    return None if reader != "llm-jp-eval" else lambda reply: is_settled(reply, reader)
+
+
 def _argmax(logprobs: Sequence[float]) -> int:
     values = np.asarray(logprobs, dtype=float)
     if not np.isfinite(values).any():
@@ -50,7 +70,14 @@ def _argmax(logprobs: Sequence[float]) -> int:
 class HFScorer:
     """A local ``transformers`` model (see ``hf_backend.HFModel``)."""
 
-    def __init__(self, model, chat: str = "auto", max_new_tokens: int = 8, progress: bool = True):
+    def __init__(
+        self,
+        model,
+        chat: str = "auto",
+        max_new_tokens: int = 8,
+        progress: bool = True,
+        reader: str = DEFAULT_READER,
+    ):
         if chat not in ("auto", "yes", "no"):
             raise ValueError(f"--chat must be auto, yes or no, got {chat!r}")
         if chat == "yes" and not model.has_chat_template:
@@ -62,6 +89,7 @@ class HFScorer:
         self.use_chat = model.has_chat_template if chat == "auto" else chat == "yes"
         self.max_new_tokens = max_new_tokens
         self.progress = progress
+        self.reader = reader
         self.description = f"hf ({'chat template' if self.use_chat else 'plain prompt'})"
 
     def prompt_texts(
@@ -89,11 +117,11 @@ class HFScorer:
             )
             logprobs = self.model.choice_logprobs(ids, choices, progress=self.progress)
             return [{"prediction": _argmax(lp), "logprobs": lp.tolist()} for lp in logprobs]
-        # A reply ends once its answer index is complete (the parser reads nothing after it).
+        # A reply ends once nothing that follows can change how it reads.
         replies = self.model.generate(
-            ids, self.max_new_tokens, progress=self.progress, settled=answer_is_settled
+            ids, self.max_new_tokens, progress=self.progress, settled=_settled(self.reader)
         )
-        return [{"prediction": parse_answer(reply, N_CHOICES), "reply": reply} for reply in replies]
+        return read_replies(rows, replies, self.reader)
 
 
 class APIScorer:
@@ -114,6 +142,7 @@ class APIScorer:
         progress: bool = True,
         max_tokens_field: str = "max_tokens",
         api: str = "chat",
+        reader: str = DEFAULT_READER,
     ):
         if max_tokens_field not in ("max_tokens", "max_completion_tokens"):
             raise ValueError(
@@ -127,6 +156,7 @@ class APIScorer:
         self.max_tokens_field = max_tokens_field
         self.top_logprobs = top_logprobs
         self.progress = progress
+        self.reader = reader
         kind = "chat completions" if api == "chat" else "completions, plain prompt"
         self.description = f"openai-compatible API at {client.base_url} ({kind})"
 
@@ -171,7 +201,4 @@ class APIScorer:
             for given in inputs
         ]
         responses = self.client.complete(bodies, progress=self.progress, desc=desc)
-        return [
-            {"prediction": parse_answer(reply_text(r), N_CHOICES), "reply": reply_text(r)}
-            for r in responses
-        ]
+        return read_replies(rows, [reply_text(r) for r in responses], self.reader)
