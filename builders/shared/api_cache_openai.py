@@ -16,6 +16,7 @@ is not JSON or lacks it is retried within the retry budget like a 5xx.
 from __future__ import annotations
 
 import json
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -138,11 +139,18 @@ class ChatCompletions:
         )
         # The client's own retries are off for this client only: CachedAPI counts one budget
         # for transient errors and malformed replies alike.
+        # A query in the base URL (a proxy's tenant, Azure's api-version) goes with every request:
+        # the client joins the endpoint's path onto the URL, so it would land after the query.
+        address, _, query = self.base_url.partition("?")
         self._client = openai.OpenAI(
-            base_url=self.base_url, api_key=key or "not-needed", max_retries=0, timeout=timeout
+            base_url=address.rstrip("/"),
+            default_query=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None,
+            api_key=key or "not-needed",
+            max_retries=0,
+            timeout=timeout,
         )
         self.api = CachedAPI(
-            f"{self.base_url}/{self.path}",
+            f"{address.rstrip('/')}/{self.path}" + (f"?{query}" if query else ""),
             self._send,
             cache,
             retryable=_retryable,

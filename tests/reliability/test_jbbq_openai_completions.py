@@ -214,3 +214,18 @@ def test_settings_a_completions_endpoint_cannot_take_are_refused_before_any_requ
         assert cli.main(_args(server, fixture_dataset, tmp_path / "out", *flags)) == 2
     assert message in capsys.readouterr().err
     assert server.bodies == [] and not (tmp_path / "out").exists()
+
+
+def test_a_query_in_the_base_url_goes_with_every_request(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
+    # Proxies and Azure take parameters in the base URL's query (a tenant, an api-version):
+    # the endpoint's path goes before the query, and the query is sent with every request.
+    with FakeCompletionsServer() as server:
+        url = server.url
+        server.url = f"{url}?api-version=2024-06-01&tenant=lab"
+        args = _args(server, fixture_dataset, tmp_path, "--confidence-level", "0", "--limit", "1")
+        assert cli.main(args) == 0
+    assert server.paths and set(server.paths) == {
+        "/v1/completions?api-version=2024-06-01&tenant=lab"
+    }
