@@ -14,7 +14,7 @@ to a temporary folder) and the same batch size:
   pipeline's own path: rendering; tokenizing, the text all prompts share read once;
   prompts taken longest first; the few-shot prefix computed once and its key/value cache
   reused; each reply ending as soon as its answer index is complete; finished rows
-  leaving the batch and the next prompts joining the rows still going; parsing.
+  leaving the batch and the next prompts joining the rows still going; reading the replies.
 - lm-evaluation-harness 0.4.13 through its HF backend (``bench/.venv-lmeval``, see
   ``bench.jbbq_throughput``), a local ``generate_until`` task on the prompt texts with
   ``max_gen_toks`` = the preset's limit, greedy, no stop string but the model's end of
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from bias_hub.pipelines.jbbq.parsing import parse_answer
+    from bias_hub.pipelines.common.answer_reading import read_row_reply
     from bias_hub.pipelines.jbbq.random_model import build_tiny_model
 
     torch.set_num_threads(args.threads)
@@ -296,9 +296,11 @@ def main(argv: list[str] | None = None) -> int:
                 torch.cuda.empty_cache()
             baseline = run_lmeval(python, model_dir, texts, settings.max_new_tokens, args, work)
             theirs = baseline["replies"]
+            # lm-eval's replies read by the reader that read ours (the preset's)
+            item_rows = [row for _ in prompts for row in rows]
             same = [
-                parse_answer(reply) == item["prediction"]
-                for reply, item in zip(theirs, ours_items, strict=True)
+                read_row_reply(row, reply, settings.answer_reader).index == item["prediction"]
+                for row, reply, item in zip(item_rows, theirs, ours_items, strict=True)
             ]
             starts = sum(
                 reply.startswith(item["reply"])

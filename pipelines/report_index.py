@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 INTRO = (
-    "Every part below ran on the embedded defaults (`make demo`). Models in the demo are "
+    "Every part below ran on the embedded defaults (`bias-hub demo`). Models in the demo are "
     "tiny ones created on the spot or small registry-shipped ones: their numbers show that "
     "the pipeline works end to end, not how biased any real model is."
 )
@@ -333,11 +333,14 @@ def _file_of(target: str) -> str:
     return unquote(target.split("#", 1)[0].split("?", 1)[0])
 
 
-def broken_links(out_dir: str | Path, follow_markdown: bool = True) -> list[str]:
-    """Every link and image of ``index.html`` and ``index.md`` in ``out_dir`` that does not
-    resolve (a missing file, an in-page anchor with no element), one line each; with
-    ``follow_markdown``, also those of every Markdown file inside ``out_dir`` they link to
-    (the parts' reports), each read relative to its own folder. Empty when all resolve."""
+def broken_links(
+    out_dir: str | Path, follow_markdown: bool = True, start: str = "index.md"
+) -> list[str]:
+    """Every link and image of ``index.html`` and ``start`` (``index.md``; a reproduction's
+    ``report.md``) in ``out_dir`` that does not resolve (a missing file, an in-page anchor with
+    no element), one line each; with ``follow_markdown``, also those of every Markdown file
+    inside ``out_dir`` they link to (the parts' reports), each read relative to its own folder.
+    Empty when all resolve."""
     out_dir = Path(out_dir).resolve()
     problems: list[str] = []
     queue: list[Path] = []
@@ -349,7 +352,7 @@ def broken_links(out_dir: str | Path, follow_markdown: bool = True) -> list[str]
             p for t in parser.targets if (p := _missing(page, "index.html", t, parser.ids))
         ]
         queue += [page.parent / _file_of(t) for t in parser.targets if _relative(t)]
-    queue.insert(0, out_dir / "index.md")
+    queue.insert(0, out_dir / start)
     seen: set[Path] = set()
     for index, page in enumerate(queue):
         page = page.resolve()

@@ -25,6 +25,7 @@ import numpy as np
 
 from bias_hub.builders.shared.files import atomic_write_text, read_text
 from bias_hub.builders.shared.text import code_span, markdown_table, table_cell, with_interval
+from bias_hub.pipelines.common.answer_reading import RULES
 from bias_hub.pipelines.common.presets import preset_markdown
 from bias_hub.pipelines.common.run_folder import RunFolder
 
@@ -364,8 +365,18 @@ def _setting_lines(results: dict) -> list[str]:
         )
     else:
         interval_line = "No intervals (`--confidence-level 0`)."
+    layouts = sorted({run.get("layout", "own") for run in results["runs"]})
+    reader = results.get("answer_reader")
+    reading_line = (
+        f"Replies read by the `{reader}` answer reader (`bias_hub.pipelines.common.answer_reading`); "
+        "the share read by each rule is under *How the replies were read*."
+        if reader
+        else "Answers chosen by log-likelihood: no reply is read."
+    )
     return [
         *_preset_lines(results),
+        f"Prompt layout: {', '.join(code_span(name) for name in layouts)}. {reading_line}",
+        "",
         f"Scorer: {results['scorer']}; scoring {code_span(results['scoring'])}; chat template {code_span(settings['chat'])}; "
         f"split {code_span(settings['split'])} of {code_span(results['dataset'])} (config {code_span(settings['config'])}); "
         f"{results['runs'][0]['n_questions']} questions per run; seed {settings['seed']}.",
@@ -409,6 +420,9 @@ def report(results: dict, figure_names: list[str]) -> str:
             comparisons_table(comparisons),
             "",
         ]
+    readings = [(run, run.get("reading")) for run in results["runs"] if run.get("reading")]
+    if readings:
+        lines += ["## How the replies were read", "", reading_table(readings), ""]
     lines += [
         "## Every run",
         "",
@@ -443,6 +457,21 @@ def report(results: dict, figure_names: list[str]) -> str:
         ]
     lines += ["Predictions: `predictions.jsonl`; all numbers: `results.json`.", ""]
     return "\n".join(lines)
+
+
+def reading_table(readings: list[tuple[dict, dict]]) -> str:
+    """One row per run: the share of its replies read by each rule of the answer reader, and
+    the share read at all (coverage)."""
+    rules = [rule for rule in RULES if any(rule in reading["rules"] for _, reading in readings)]
+    rows = [
+        [
+            f"{prompt_label(run['prompt'])} {run['shots']}-shot",
+            *(f"{reading['rules'].get(rule, 0) / reading['replies']:.1%}" for rule in rules),
+            f"{reading['coverage']:.1%}",
+        ]
+        for run, reading in readings
+    ]
+    return markdown_table(["run", *rules, "read"], rows)
 
 
 def load_results(path: str | Path) -> dict:
@@ -585,18 +614,18 @@ def render(results: dict, folder: str | Path) -> None:
 # ---- the paper's layouts: our numbers beside the printed ones --------------------------------
 
 
-def _printed_column(results: dict, printed: dict) -> tuple[str | None, dict]:
-    """The paper's column for this run's model (by Hub id, then by the paper's short name)."""
+def _printed_model(results: dict, printed: dict) -> str | None:
+    """The printed model this run's model is (by Hub id, folder name or the paper's short name)."""
     model = str(results.get("model", ""))
     values = printed.get("values") or {}
     names = printed.get("columns") or {}
     for key in (model, model.rstrip("/").split("/")[-1]):
         if key in values:
-            return names.get(key, key), values[key]
+            return key
     for hub_id, name in names.items():
         if name == model and hub_id in values:
-            return name, values[hub_id]
-    return None, {}
+            return hub_id
+    return None
 
 
 def _paper_cell(value) -> str:
@@ -607,41 +636,58 @@ def _paper_cell(value) -> str:
     return f"{accuracy:.1f}" + (f" ({error:.1f})" if error is not None else "")
 
 
-def table4_layout(results: dict, printed: dict) -> str:
-    """Table 4 (0-shot, basic prompt): our accuracy [interval] (error rate) beside the paper's."""
-    run = _run_for(results, "basic", 0)
-    if run is None:
+def table4_layout(results: dict | None, printed: dict) -> str:
+    """Table 4 (0-shot, basic prompt): our accuracy [interval] (error rate) beside every printed
+    column, the column of this run's model first where the paper has it; ``results`` None: the
+    step did not run, the paper's columns alone."""
+    run = _run_for(results, "basic", 0) if results is not None else None
+    if results is not None and run is None:
         return (
             "No 0-shot run of the basic prompt in these results: Table 4 needs `--preset table4`."
         )
-    name, column = _printed_column(results, printed)
-    ours = table4([("ours", run)]).splitlines()
-    rows = []
-    for line in ours[2:]:
-        cells = [cell.strip() for cell in line.strip("|").split("|")]
-        rows.append([cells[0], cells[1], _paper_cell(column.get(cells[0])) if name else "–"])
+    values, names = printed.get("values") or {}, printed.get("columns") or {}
+    same = _printed_model(results, printed) if results is not None else None
+    order = sorted(values, key=lambda hub_id: hub_id != same)
+    ours = {}
+    if run is not None:
+        for line in table4([("ours", run)]).splitlines()[2:]:
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            ours[cells[0]] = cells[1]
+    keys = list(dict.fromkeys([*ours, *(key for column in values.values() for key in column)]))
+    rows = [
+        [key, ours.get(key, "not run" if run is None else "–")]
+        + [_paper_cell(values[hub_id].get(key)) for hub_id in order]
+        for key in keys
+    ]
     head = [
         "category-context",
-        f"ours: {table_cell(results['model'])}",
-        f"paper: {name}" if name else "paper (model not in Table 4)",
+        f"ours: {table_cell(results['model'])}" if run is not None else "ours",
     ]
-    return "\n".join(
-        [
-            "Accuracy in % [interval] (error rate in %: replies with no readable answer); the paper gives the "
-            "error rate only where it is not zero.",
+    head += [
+        f"paper: {names.get(hub_id, hub_id)}" + (" (this model)" if hub_id == same else "")
+        for hub_id in order
+    ]
+    lines = [
+        "Accuracy in % [interval] (error rate in %: replies with no readable answer); the paper gives the "
+        "error rate only where it is not zero.",
+        "",
+    ]
+    if run is not None and same is None:
+        lines += [
+            "This run's model is none of the paper's: its columns are shown for reference.",
             "",
-            markdown_table(head, rows),
         ]
-    )
+    return "\n".join([*lines, markdown_table(head, rows)])
 
 
-def figure1_layout(results: dict, printed: dict) -> str:
+def figure1_layout(results: dict | None, printed: dict) -> str:
     """Figure 1 (4-shot, three prompts): the paper draws it without printing values, so our figure
-    and our numbers, with what the paper says of them."""
+    and our numbers, with what the paper says of them (that alone where the step did not run)."""
+    paper = [f"Paper: {printed['note']}", ""] if printed.get("note") else []
+    if results is None:
+        return "\n".join([*paper, "Ours: not run."])
     shots = max((run["shots"] for run in results["runs"]), default=0)
-    lines = [f"![Figure 1 layout, {shots}-shot](figure1_{shots}shot.png)", ""]
-    if printed.get("note"):
-        lines += [f"Paper: {printed['note']}", ""]
+    lines = [f"![Figure 1 layout, {shots}-shot](figure1_{shots}shot.png)", "", *paper]
     rows = []
     for run in (run for run in results["runs"] if run["shots"] == shots):
         metrics = run["metrics"]

@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-from bias_hub.pipelines.common.arguments import add_verbosity_flags
+from bias_hub.pipelines.common.arguments import add_root_flags, add_verbosity_flags
 from bias_hub.pipelines.common.provenance import inputs_lines
 from bias_hub.pipelines.common.run_folder import INPUTS, MANIFEST, RunFolder
 from bias_hub.pipelines.reproduce.run import render_reproduction, reproduce
@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NAME=PATH",
         help="where a file input of the study is (see --dry-run)",
     )
-    parser.add_argument("--datasets-root", type=Path, help="parent folder of the dataset folders")
+    add_root_flags(parser, metrics=False)
     parser.add_argument(
         "--allow-stand-ins",
         action="store_true",

@@ -22,11 +22,13 @@ import re
 import shlex
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.files import atomic_write_text, ensure_writable_folder, write_json
 from bias_hub.builders.shared.secrets import redact, redact_data
 from bias_hub.builders.shared.text import code_cell, code_span, table_cell
+from bias_hub.pipelines.common.presets import basis_markdown, basis_record, load_preset
 from bias_hub.pipelines.common.provenance import changed_inputs, inputs_lines, stand_ins
 from bias_hub.pipelines.common.run_folder import INPUTS, MANIFEST
 from bias_hub.pipelines.reproduce.build_steps import build_changes, build_lines, run_build
@@ -304,11 +306,40 @@ def reproduce(
             for s in steps
         ],
         "tables": study.tables,
+        # Every step's command, run or skipped: a table of a skipped step still shows the paper's values.
+        "commands": {
+            s["id"]: s["command"]
+            for s in [*study.steps, *(study.variants.get(variant, {}).get("steps") or [])]
+        },
+        "settings": _preset_bases(steps),
     }
     record = redact_data(record)
     render_reproduction(record, out)
     write_json(out / "results.json", record)
     return f"wrote {out / 'report.md'}"
+
+
+def _preset_bases(steps: list[PlannedStep]) -> list[dict]:
+    """What each preset the steps use rests on (the paper's section, or our reading), once each."""
+    records = {}
+    for step in steps:
+        if "--preset" in step.argv:
+            name = step.argv[step.argv.index("--preset") + 1]
+            if (step.command, name) not in records:
+                records[step.command, name] = basis_record(load_preset(step.command, name))
+    return list(records.values())
+
+
+def _step_link(out: Path, folder: str | None) -> str:
+    """The run folder's report.md where it has one, else the folder itself (a model folder)."""
+    if not folder:
+        return "–"
+    # A study file names the folder: its text escaped, its address percent-encoded (a "|" or a
+    # space in it would end the table cell or the link).
+    name, target = table_cell(folder), quote(folder)
+    if (out / folder / "report.md").is_file():
+        return f"[{name}]({target}/report.md)"
+    return f"[{name}]({target})" if (out / folder).exists() else f"{name} (not written)"
 
 
 def _layout(command: str, name: str):
@@ -375,7 +406,8 @@ def render_reproduction(record: dict, out: Path) -> Path:
             "stand-in says which.",
             "",
         ]
-    lines += ["Models: " + ", ".join(f"{code_span(m)}" for m in record["models"]), ""]
+    if record["models"]:
+        lines += ["Models: " + ", ".join(code_span(m) for m in record["models"]), ""]
     if record.get("overrides"):
         lines += [
             "Departures given on the command line (`--set`): "
@@ -386,21 +418,34 @@ def render_reproduction(record: dict, out: Path) -> Path:
         ]
     lines += ["## Steps", "", "| step | command | run folder |", "|---|---|---|"]
     for step in record["steps"]:
-        folder = (
-            f"[{table_cell(step['out'])}](<{step['out']}/report.md>)" if step.get("out") else "–"
+        lines.append(
+            f"| {table_cell(step['id'])} | {code_cell(step['command'])} | "
+            f"{_step_link(out, step.get('out'))} |"
         )
-        lines.append(f"| {table_cell(step['id'])} | {code_cell(step['command'])} | {folder} |")
     lines.append("")
     lines += _inputs_section(record["steps"])
-    commands = {s["id"]: s for s in record["steps"]}
+    if record.get("settings"):
+        lines += ["## Settings: what the paper states and our reading", ""]
+        lines += basis_markdown(record["settings"])
+    # The bias-hub command of each step ("nli evaluate"): the study's for every step, the ones
+    # run as their command lines say ("bias-hub nli evaluate --model ...").
+    commands = {
+        **(record.get("commands") or {}),
+        **{s["id"]: s["command"].split(maxsplit=1)[1] for s in record["steps"]},
+    }
     for table in record["tables"]:
         section = f" ({table['section']})" if table.get("section") else ""
         lines += [f"## {table.get('title') or table['id']}{section}", ""]
         runs = [s for s in record["steps"] if s["id"] == table["step"]]
-        if not runs:
+        if table["step"] not in commands:
             lines += [f"Step {code_span(table['step'])} was not run.", ""]
             continue
-        layout = _layout(commands[table["step"]]["command"].split(maxsplit=1)[1], table["layout"])
+        layout = _layout(commands[table["step"]], table["layout"])
+        if not runs:
+            # Skipped by the variant: the paper's values alone.
+            lines += [f"Step {code_span(table['step'])} was not run in this reproduction.", ""]
+            lines += [layout(None, table.get("printed") or {}).rstrip(), ""]
+            continue
         for run in runs:
             results_path = out / run["out"] / "results.json" if run.get("out") else None
             if results_path is None or not results_path.is_file():
@@ -408,6 +453,7 @@ def render_reproduction(record: dict, out: Path) -> Path:
                     f"No results.json for step {code_span(run['id'])} at {code_span(results_path)}.",
                     "",
                 ]
+                lines += [layout(None, table.get("printed") or {}).rstrip(), ""]
                 continue
             results = json.loads(results_path.read_text(encoding="utf-8"))
             if run.get("model") and len(runs) > 1:

@@ -59,12 +59,13 @@ def _is_part(word: str) -> bool:
 
 def check_allowed(command: str, argv: list[str], allow_any: bool = False) -> None:
     """Refuse, unless ``allow_any``, a command that is neither a part's (found, not listed:
-    ``_is_part``) nor one of ``STUDY_COMMANDS``, and ``build --force``: a study never pushes to
+    ``_is_part``, the part named by the command's first word up to a hyphen) nor one of ``STUDY_COMMANDS``, and ``build --force``: a study never pushes to
     the Hub, runs a study, or replaces a dataset built from the user's own copy."""
     if allow_any:
         return
     words = command.split()
-    if not words or not (words[0] in STUDY_COMMANDS or _is_part(words[0])):
+    # A part's commands are named after it: ``speciesism`` and ``speciesism-tiny-models``.
+    if not words or not (words[0] in STUDY_COMMANDS or _is_part(words[0].split("-", 1)[0])):
         raise StepError(
             f"`bias-hub {command}` is not a command a study step may run (a step runs a part's "
             f"command, {' or '.join(sorted(STUDY_COMMANDS))}); pass --allow-any-command to run "

@@ -35,7 +35,9 @@ class Column:
     columns of the row, e.g. BBQ's ans0..ans2) or ``names`` (fixed label names, e.g. NLI's);
     ``label`` a text passed as it is; ``number`` a float; ``numbers`` a list of floats;
     ``clusters`` coreference clusters (a list of lists of [start, end] spans, JSON text in CSV).
-    ``required`` False: the argument is left out when the file lacks the column.
+    ``required`` False: the argument is left out when the file lacks the column. For the
+    answer reader, ``unknown`` names the dataset column holding the index of the row's
+    "cannot be determined" option and ``short_forms`` the one holding BBQ's ``answer_info``.
     """
 
     name: str
@@ -43,6 +45,8 @@ class Column:
     choices: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
     required: bool = True
+    unknown: str | None = None
+    short_forms: str | None = None
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,13 @@ SCORE_PATHS: dict[str, ScorePath] = {
         dataset="jbbq",
         config="all",
         predictions={
-            "predictions": Column("prediction", "choice", choices=("ans0", "ans1", "ans2"))
+            "predictions": Column(
+                "prediction",
+                "choice",
+                choices=("ans0", "ans1", "ans2"),
+                unknown="unknown_label",
+                short_forms="answer_info",
+            )
         },
         dataset_columns={
             "references": "label",

@@ -452,9 +452,14 @@ def render(results: dict, folder: Path) -> None:
     )
 
 
-def figure2_layout(results: dict, printed: dict) -> str:
+def figure2_layout(results: dict | None, printed: dict) -> str:
     """The study's Figure 2 beside ours: its counts and its reading of the figure (it prints no
-    coefficient), our counts and coefficients, and our figure."""
+    coefficient), our counts and coefficients, and our figure; the paper's alone where the step
+    did not run (``results`` None)."""
+    if results is None:
+        keys = ("pairs", "gender_words", "correlation")
+        rows = [[key.replace("_", " "), printed[key], "not run"] for key in keys]
+        return markdown_table(["", "paper", "this run"], rows)
     correlation = results["correlation"]
     rows = [
         ["pairs (male and female form)", printed["pairs"], _pair_counts(results)],

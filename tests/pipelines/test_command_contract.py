@@ -15,6 +15,7 @@ NOT_PIPELINES = {
     "build",
     "demo",
     "export lm-eval",
+    "export inspect",
     "publish",
     "score",
     "embeddings correlate",
@@ -23,6 +24,7 @@ NOT_PIPELINES = {
     "nli init-model",
     "report",
     "reproduce",
+    "speciesism-tiny-models",
     "stereoset offline-models",
 }
 

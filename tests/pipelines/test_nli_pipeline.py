@@ -937,7 +937,7 @@ def test_an_unusable_confidence_level_fails_before_any_model_loads(
         )
     assert exit_info.value.code == 2
     assert (
-        "--confidence-level: expected a number between 0 and 1 such as 0.95, or none; got '95'"
+        "--confidence-level: expected a number between 0 and 1 such as 0.95, or none (no intervals); got '95'"
         in capsys.readouterr().err
     )
 
