@@ -132,3 +132,27 @@ def test_a_pipe_after_an_escaped_backslash_gets_its_own_backslash() -> None:
     name = "C:\\models\\\\|odd"  # two backslashes, then the pipe
     row = markdown_table(["a", "b"], [[name, code_cell(name)]]).splitlines()[2]
     assert row == "| C:\\models\\\\\\|odd | `C:\\models\\\\\\|odd` |"
+
+
+def test_a_step_folder_named_with_a_pipe_and_a_space_links_to_its_report(tmp_path: Path) -> None:
+    from bias_hub.pipelines.report_index import broken_links
+    from bias_hub.pipelines.reproduce.run import render_reproduction
+
+    (tmp_path / "my run|2").mkdir()
+    (tmp_path / "my run|2" / "report.md").write_text("# step\n", encoding="utf-8")
+    record = {
+        "study": "toy",
+        "version": "1",
+        "title": "Toy",
+        "paper": {},
+        "variant": None,
+        "models": ["m"],
+        "steps": [{"id": "count", "command": "toy count", "out": "my run|2"}],
+        "tables": [],
+    }
+    report = render_reproduction(record, tmp_path)
+    tokens = _tokens(report.read_text(encoding="utf-8"))
+    assert [t.attrs.get("href") for t in tokens if t.type == "link_open"] == [
+        "my%20run%7C2/report.md"
+    ]
+    assert broken_links(tmp_path, start="report.md") == []
