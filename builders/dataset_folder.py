@@ -15,6 +15,9 @@ command; ``bias-hub build all`` keeps such a folder and says so, ``bias-hub buil
 --force`` replaces it. The command line marks every build that reads a path the user gave
 (``user_copy_build``); a builder that knows better names its user-built configs itself
 (``write_dataset_folder(..., user_configs=...)``).
+
+``folders_written()`` collects the folders the builds inside its block wrote, so a caller that
+runs a build as a step (``bias-hub reproduce``) can fingerprint what it made.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from bias_hub.builders.shared.card import (
 from bias_hub.builders.shared.files import (
     atomic_write_text,
     file_mode,
+    followed,
     replace_folder,
     staging_folder,
 )
@@ -50,6 +54,7 @@ __all__ = [
     "CardMetadata",
     "CardSections",
     "UserBuildKept",
+    "folders_written",
     "parquet_name",
     "read_card_yaml",
     "user_copy_build",
@@ -72,6 +77,21 @@ class _Build:
 _current: contextvars.ContextVar[_Build | None] = contextvars.ContextVar(
     "bias_hub_build", default=None
 )
+_written: contextvars.ContextVar[list[Path] | None] = contextvars.ContextVar(
+    "bias_hub_folders_written", default=None
+)
+
+
+@contextlib.contextmanager
+def folders_written() -> Iterator[list[Path]]:
+    """The dataset folders ``write_dataset_folder`` writes inside the block (absolute, links
+    followed), in the order written; the list fills as the block runs."""
+    written: list[Path] = []
+    token = _written.set(written)
+    try:
+        yield written
+    finally:
+        _written.reset(token)
 
 
 @contextlib.contextmanager
@@ -178,6 +198,9 @@ def write_dataset_folder(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     _forget_cached_copies(target)
+    written = _written.get()
+    if written is not None:
+        written.append(followed(target).resolve())
     return target
 
 

@@ -17,17 +17,19 @@ INTERRUPTED = "bias-hub: interrupted; outputs of this run were not written (earl
 try:
     import argparse
     import importlib
+    import importlib.util
     import inspect
     import logging
-    import pkgutil
     import signal
     import threading
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
     from pathlib import Path
     from types import ModuleType
 
-    from bias_hub import builders, pipelines
+    from bias_hub import pipelines
     from bias_hub.builders.shared.errors import UserError
+    from bias_hub.builders.shared.extras import missing_extra
+    from bias_hub.pipelines.discovery import builder_commands, builder_function, submodules
 except KeyboardInterrupt:
     print(INTERRUPTED, file=sys.stderr)
     raise SystemExit(130) from None
@@ -41,28 +43,6 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
-
-
-def _submodules(package: ModuleType, leaf: str) -> list[ModuleType]:
-    found = []
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if not info.ispkg:
-            continue
-        name = f"{package.__name__}.{info.name}.{leaf}"
-        if importlib.util.find_spec(name) is not None:
-            found.append(importlib.import_module(name))
-    return found
-
-
-def builder_commands() -> dict[str, ModuleType]:
-    """``{dataset name: command module}`` for every dataset builder."""
-    return {module.NAME: module for module in _submodules(builders, "command")}
-
-
-def builder_function(command: ModuleType) -> Callable[..., Path]:
-    """The ``build`` function of the builder package a command module belongs to (looked up
-    when called, so that tests can stand in for it)."""
-    return importlib.import_module(command.__package__).build
 
 
 def run_builder(command: ModuleType, args: argparse.Namespace) -> Path:
@@ -111,22 +91,34 @@ def _register_build(subparsers: argparse._SubParsersAction) -> None:
             module.register_steps(inner)
 
 
-# Builder flags that name no copy of the data although their value may be a path.
-_NOT_A_COPY = {"out_root", "force", "help", "verbosity", "llm_cache"}
+# Builder flags whose value may be a path but names nothing the build reads: where it writes,
+# switches, and caches of answers (a cache grows with use; it is not the data).
+_NOT_READ = {"out_root", "out", "force", "help", "verbosity"}
+
+
+def paths_read(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, *, defaults: bool = True
+) -> list[Path]:
+    """The existing files and folders a build's flags name (``--source``, ``--authors-dir``, a
+    template table...), in flag order; without ``defaults``, only those the command line gave
+    (a value other than the flag's default)."""
+    found = []
+    for action in parser._actions:
+        dest = action.dest
+        if dest in _NOT_READ or "cache" in dest or not hasattr(args, dest):
+            continue
+        value = getattr(args, dest)
+        if value is None or (not defaults and value == action.default):
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (str, Path)) and str(item) and Path(item).expanduser().exists():
+                found.append(Path(item).expanduser())
+    return found
 
 
 def _reads_user_copy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
     """Whether the build reads something the user gave: a flag set to an existing path."""
-    for action in parser._actions:
-        if action.dest in _NOT_A_COPY or not hasattr(args, action.dest):
-            continue
-        value = getattr(args, action.dest)
-        if value == action.default or value is None:
-            continue
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, (str, Path)) and str(item) and Path(item).expanduser().exists():
-                return True
-    return False
+    return bool(paths_read(parser, args, defaults=False))
 
 
 def _build_one(args: argparse.Namespace) -> None:
@@ -174,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     _register_build(subparsers)
     from bias_hub.pipelines import demo
 
-    for module in [*_submodules(pipelines, "command"), demo]:
+    for module in [*submodules(pipelines, "command"), demo]:
         before = set(subparsers.choices)
         module.register(subparsers)
         # A command module that sets LOADS_MODELS = True: its commands import torch,
@@ -283,30 +275,28 @@ def _main(argv: Sequence[str] | None) -> int:
         # Their first steps import torch, transformers, datasets and evaluate (which loads
         # transformers' pipelines): a Ctrl-C then waits for these imports to finish (see
         # console.interrupts_deferred), then is the one line.
+        # Those of an extra that is not installed are left to the step that needs them (a
+        # `jbbq evaluate --backend openai` needs no torch), which then names the extra.
         with console.interrupts_deferred():
-            import datasets  # noqa: F401
-            import evaluate  # noqa: F401
-            import torch  # noqa: F401
-            import transformers  # noqa: F401
+            for name in ("datasets", "evaluate", "torch", "transformers"):
+                if importlib.util.find_spec(name) is not None:
+                    importlib.import_module(name)
     from bias_hub.builders.shared.files import os_error_line
     from bias_hub.builders.shared.secrets import redact
 
     try:
         result = args.func(args)
-    except USER_ERRORS as err:
-        if verbosity > 0:
+    except Exception as err:
+        # A module of an extra that is not installed is the one line naming the extra.
+        error = err if isinstance(err, USER_ERRORS) else missing_extra(err)
+        # A full disk, a quota, a name too long: the machine's limit, one line naming the file.
+        line = os_error_line(err) if error is None and isinstance(err, OSError) else None
+        if (error is None and line is None) or verbosity > 0:
             raise
-        message = str(err).strip() or type(err).__name__
+        message = line or str(error).strip() or type(error).__name__
         # A library's message may echo what it was given (a Hub error, the token): redacted
         # like every log line.
         print(f"bias-hub: error: {redact(message)}", file=sys.stderr)
-        return 2
-    except OSError as err:
-        # A full disk, a quota, a name too long: the machine's limit, one line naming the file.
-        line = os_error_line(err)
-        if line is None or verbosity > 0:
-            raise
-        print(f"bias-hub: error: {redact(line)}", file=sys.stderr)
         return 2
     return int(result or 0)
 

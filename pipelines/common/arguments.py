@@ -35,6 +35,7 @@ __all__ = [
     "add_answer_reader_flag",
     "add_interval_flags",
     "add_pipeline_flags",
+    "add_root_flags",
     "add_verbosity_flags",
     "confidence_level",
     "explicit_dests",
@@ -167,6 +168,36 @@ def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(verbosity=0)
 
 
+def add_root_flags(parser: argparse.ArgumentParser, *, metrics: bool = True) -> None:
+    """``--datasets-root`` (and ``--metrics-root``), their help naming the folders this install
+    reads by default (``locations``: the checkout's, or the data root and the installed modules)."""
+    from bias_hub.pipelines.common.locations import default_metrics_root, describe_datasets_root
+
+    roots = parser.add_argument_group("where datasets and metrics live")
+    roots.add_argument(
+        "--datasets-root",
+        type=Path,
+        default=None,
+        help=_literal(
+            f"parent folder of the dataset folders (default: {describe_datasets_root()})"
+        ),
+    )
+    if metrics:
+        roots.add_argument(
+            "--metrics-root",
+            type=Path,
+            default=None,
+            help=_literal(
+                f"parent folder of the metric modules (default: {default_metrics_root()})"
+            ),
+        )
+
+
+def _literal(text: str) -> str:
+    """``text`` as argparse prints it (a ``%`` in a path is not a format field)."""
+    return text.replace("%", "%%")
+
+
 def add_pipeline_flags(
     parser: argparse.ArgumentParser,
     *,
@@ -201,19 +232,7 @@ def add_pipeline_flags(
         help="output folder, replaced whole when the run succeeds"
         + (" (default: %(default)s)" if out_default else ""),
     )
-    roots = parser.add_argument_group("where datasets and metrics live")
-    roots.add_argument(
-        "--datasets-root",
-        type=Path,
-        default=None,
-        help="parent folder of the dataset folders (default: the repository's datasets/)",
-    )
-    roots.add_argument(
-        "--metrics-root",
-        type=Path,
-        default=None,
-        help="parent folder of the metric modules (default: the repository's metrics/)",
-    )
+    add_root_flags(parser)
     model = parser.add_argument_group("loading the model")
     model.add_argument(
         "--device",

@@ -6,7 +6,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bias_hub.pipelines.common.arguments import add_answer_reader_flag, settings_defaults
+from bias_hub.pipelines.common.arguments import (
+    add_answer_reader_flag,
+    add_root_flags,
+    settings_defaults,
+)
 from bias_hub.pipelines.export.settings import Settings
 
 __all__ = ["register"]
@@ -87,11 +91,7 @@ def _add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--seed", type=int, help="seed of the few-shot choice and --limit (default: %(default)s)"
     )
-    parser.add_argument(
-        "--datasets-root",
-        type=Path,
-        help="parent folder of the dataset folders (default: the repository's datasets/)",
-    )
+    add_root_flags(parser, metrics=False)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ import string
 from pathlib import Path
 
 from bias_hub.pipelines.common import RunFolder
-from bias_hub.pipelines.common.run_folder import refuse_losing_files_it_did_not_write
+from bias_hub.pipelines.common.run_folder import check_run_folder
 from bias_hub.pipelines.export.inlining import inline_module
 from bias_hub.pipelines.export.lm_eval import (
     bbq_rows,
@@ -76,7 +76,8 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
     from bias_hub.pipelines.export import inspect_scoring
     from bias_hub.pipelines.jbbq.prompting import load_prompt
 
-    refuse_losing_files_it_did_not_write(out_dir, "an export")
+    # A file of the user's in the task folder stops the export before any work.
+    check_run_folder(out_dir)
     task = resolve(settings)
     specs = [load_prompt(name, task.layout) for name in task.prompts]
     jbbq_folder, bbq_folder = dataset_folders(settings)

@@ -33,7 +33,7 @@ import yaml
 
 from bias_hub.pipelines.common import RunFolder, dataset_folder
 from bias_hub.pipelines.common.answer_reading import DEFAULT_READER, READERS
-from bias_hub.pipelines.common.run_folder import refuse_losing_files_it_did_not_write
+from bias_hub.pipelines.common.run_folder import check_run_folder
 from bias_hub.pipelines.export.inlining import inline_module
 from bias_hub.pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
 from bias_hub.pipelines.export.settings import Settings
@@ -264,8 +264,9 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
     """Write the task folder; return what it holds (also written as ``tasks.json``)."""
     from bias_hub.pipelines.jbbq.prompting import load_prompt
 
-    # The folder is lm-eval's --include_path, where a task of the user's own naturally goes.
-    refuse_losing_files_it_did_not_write(out_dir, "an export")
+    # The folder is lm-eval's --include_path, where a task of the user's own naturally goes:
+    # a file the export would delete stops it before anything else is said or done.
+    check_run_folder(out_dir)
     task = resolve(settings)
     specs = [load_prompt(name, task.layout) for name in task.prompts]
     jbbq_folder, bbq_folder = dataset_folders(settings)

@@ -14,7 +14,11 @@ import logging
 from pathlib import Path
 
 from bias_hub.pipelines.common import pipeline_command
-from bias_hub.pipelines.common.arguments import add_answer_reader_flag, add_interval_flags
+from bias_hub.pipelines.common.arguments import (
+    add_answer_reader_flag,
+    add_interval_flags,
+    add_root_flags,
+)
 from bias_hub.pipelines.jbbq.prompting import LAYOUTS, PROMPT_NAMES
 from bias_hub.pipelines.jbbq.random_model import build_for_dataset
 from bias_hub.pipelines.jbbq.report import write_figure_folder
@@ -120,6 +124,13 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
     api = parser.add_argument_group("OpenAI-compatible API (--backend openai)")
+    api.add_argument(
+        "--api",
+        choices=["chat", "completions"],
+        help="chat: /chat/completions, chat messages (the server applies the model's chat "
+        "template); completions: /completions, the plain prompt as --chat no lays it out, for a "
+        "base model behind vllm serve, llama-server or TGI (default: %(default)s)",
+    )
     api.add_argument("--base-url", help="API base URL")
     api.add_argument("--api-key-env", help="environment variable holding the key")
     api.add_argument("--concurrency", type=int, help="requests in flight at most")
@@ -176,12 +187,7 @@ def add_tiny_model_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="a JBBQ-format dataset folder or a name under --datasets-root (default: jbbq)",
     )
-    parser.add_argument(
-        "--datasets-root",
-        type=Path,
-        default=None,
-        help="parent folder of the dataset folders (default: the repository's datasets/)",
-    )
+    add_root_flags(parser, metrics=False)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     parser.set_defaults(func=_tiny_model)
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from bias_hub.builders.shared.files import atomic_write_text
 from bias_hub.builders.shared.text import markdown_table, with_interval
-from bias_hub.pipelines.common import dataset_folder, load_dataset_split, load_metric
+from bias_hub.pipelines.common import load_dataset_split, load_metric
+from bias_hub.pipelines.common.locations import ensure_built
 from bias_hub.pipelines.jbbq.planted_model import (
     NO_ANSWER,
     Plan,
@@ -54,7 +55,7 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
     import torch  # heavy: only when the demo runs, not when `bias-hub demo` lists its parts
 
     out_dir = Path(out_dir)
-    dataset_dir = dataset_folder("jbbq", datasets_root)
+    dataset_dir = ensure_built("jbbq", datasets_root)  # the sample templates, when not built yet
     # One thread: the tiny model gains nothing from more, and on a busy machine several
     # threads waiting for each other make every step many times slower.
     threads = torch.get_num_threads()

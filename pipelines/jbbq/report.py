@@ -23,8 +23,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from bias_hub.builders.shared.files import atomic_write_text
-from bias_hub.builders.shared.text import markdown_table, with_interval
+from bias_hub.builders.shared.files import atomic_write_text, read_text
+from bias_hub.builders.shared.text import code_span, markdown_table, table_cell, with_interval
 from bias_hub.pipelines.common.answer_reading import RULES
 from bias_hub.pipelines.common.presets import preset_markdown
 from bias_hub.pipelines.common.run_folder import RunFolder
@@ -102,7 +102,7 @@ def run_table(run: dict) -> str:
     rows = []
     for category, scores in sorted(metrics.get("per_category", {}).items()):
         rows.append(
-            [category]
+            [table_cell(category)]
             + [with_interval(scores.get(key), _interval(scores, key)) for key, _ in COLUMNS]
             + [format_cell(scores.get("unparsable_rate"))]
         )
@@ -148,7 +148,10 @@ def comparisons_table(comparisons: dict) -> str:
     rows = []
     for row in comparisons["rows"]:
         a, b = row["a"], row["b"]
-        pair = f"{prompt_label(a['prompt'])} {a['shots']}-shot → {prompt_label(b['prompt'])} {b['shots']}-shot"
+        pair = (
+            f"{table_cell(prompt_label(a['prompt']))} {a['shots']}-shot → "
+            f"{table_cell(prompt_label(b['prompt']))} {b['shots']}-shot"
+        )
         interval = {"low": row["low"], "high": row["high"]}
         p = "n/a" if row["p_value"] is None else f"{row['p_value']:.4f}"
         p_holm = "n/a" if row["p_holm"] is None else f"{row['p_holm']:.4f}"
@@ -325,7 +328,10 @@ def _preset_lines(results: dict) -> list[str]:
         SimpleNamespace(preset=preset["name"], departures=preset.get("departures") or [])
     )
     if preset.get("source"):
-        lines += [f"Preset source: study `{preset['source']}` (`pipelines/studies/jbbq.yaml`).", ""]
+        lines += [
+            f"Preset source: study {code_span(preset['source'])} (`pipelines/studies/jbbq.yaml`).",
+            "",
+        ]
     return lines
 
 
@@ -369,10 +375,10 @@ def _setting_lines(results: dict) -> list[str]:
     )
     return [
         *_preset_lines(results),
-        f"Prompt layout: {', '.join(f'`{name}`' for name in layouts)}. {reading_line}",
+        f"Prompt layout: {', '.join(code_span(name) for name in layouts)}. {reading_line}",
         "",
-        f"Scorer: {results['scorer']}; scoring `{results['scoring']}`; chat template `{settings['chat']}`; "
-        f"split `{settings['split']}` of `{results['dataset']}` (config `{settings['config']}`); "
+        f"Scorer: {results['scorer']}; scoring {code_span(results['scoring'])}; chat template {code_span(settings['chat'])}; "
+        f"split {code_span(settings['split'])} of {code_span(results['dataset'])} (config {code_span(settings['config'])}); "
         f"{results['runs'][0]['n_questions']} questions per run; seed {settings['seed']}.",
         "",
         shots_line,
@@ -428,7 +434,7 @@ def report(results: dict, figure_names: list[str]) -> str:
     ]
     for run in results["runs"]:
         lines += [
-            f"### prompt `{run['prompt']}` (v{run['prompt_version']}), {run['shots']}-shot",
+            f"### prompt {code_span(run['prompt'])} (v{run['prompt_version']}), {run['shots']}-shot",
             "",
             f"{run['n_questions']} questions in {run['seconds']} s; "
             "few-shot examples (category/example_id): "
@@ -475,8 +481,9 @@ def load_results(path: str | Path) -> dict:
         raise FileNotFoundError(
             f"{path}: no such results file (give the results.json of a `jbbq evaluate` run)"
         )
+    text = read_text(path)
     try:
-        results = json.loads(path.read_text(encoding="utf-8"))
+        results = json.loads(text)
     except ValueError as err:
         raise ValueError(f"{path}: not valid JSON ({err})") from None
     runs = results.get("runs") if isinstance(results, dict) else None
@@ -581,7 +588,9 @@ def _render_figure(results: dict, folder: Path) -> None:
         "",
         table4(columns),
         "",
-        "Sources: " + ", ".join(f"`{entry['source']}`" for entry in results["models"]) + ".",
+        "Sources: "
+        + ", ".join(f"{code_span(entry['source'])}" for entry in results["models"])
+        + ".",
         "",
     ]
     atomic_write_text(folder / "figure.md", "\n".join(text))
@@ -650,7 +659,10 @@ def table4_layout(results: dict | None, printed: dict) -> str:
         + [_paper_cell(values[hub_id].get(key)) for hub_id in order]
         for key in keys
     ]
-    head = ["category-context", f"ours: {results['model']}" if run is not None else "ours"]
+    head = [
+        "category-context",
+        f"ours: {table_cell(results['model'])}" if run is not None else "ours",
+    ]
     head += [
         f"paper: {names.get(hub_id, hub_id)}" + (" (this model)" if hub_id == same else "")
         for hub_id in order
@@ -680,7 +692,7 @@ def figure1_layout(results: dict | None, printed: dict) -> str:
     for run in (run for run in results["runs"] if run["shots"] == shots):
         metrics = run["metrics"]
         rows.append(
-            [prompt_label(run["prompt"])]
+            [table_cell(prompt_label(run["prompt"]))]
             + [with_interval(metrics.get(key), _interval(metrics, key)) for key, _ in COLUMNS]
         )
     lines.append(

@@ -19,7 +19,11 @@ from bias_hub.pipelines.common.answer_reading import (
     is_settled,
     read_row_reply,
 )
-from bias_hub.pipelines.jbbq.openai_backend import choice_logprobs_from_top, reply_text
+from bias_hub.pipelines.jbbq.openai_backend import (
+    API_KINDS,
+    choice_logprobs_from_top,
+    reply_text,
+)
 from bias_hub.pipelines.jbbq.prompting import PromptSpec
 
 __all__ = ["SCORING_MODES", "Scorer", "HFScorer", "APIScorer", "read_replies"]
@@ -121,11 +125,13 @@ class HFScorer:
 
 
 class APIScorer:
-    """An OpenAI-compatible chat-completions endpoint (``bias_hub.builders.shared.api_cache_openai.ChatCompletions``).
+    """An OpenAI-compatible endpoint (``bias_hub.builders.shared.api_cache_openai``): chat
+    completions (``api="chat"``: the prompt as chat messages) or completions (``api="completions"``:
+    the plain prompt, as ``--chat no`` lays it out for a local model, continued as it is).
 
-    ``loglikelihood`` asks for one token with ``top_logprobs`` and reads the
-    choices' log-probabilities from it; a reply whose top tokens hold none of
-    the choices counts as unparsable.
+    ``loglikelihood`` asks for one token with its top log-probabilities and reads the
+    choices' log-probabilities from them; a reply whose top tokens hold none of the
+    choices counts as unparsable.
     """
 
     def __init__(
@@ -135,43 +141,55 @@ class APIScorer:
         top_logprobs: int = 20,
         progress: bool = True,
         max_tokens_field: str = "max_tokens",
+        api: str = "chat",
         reader: str = DEFAULT_READER,
     ):
         if max_tokens_field not in ("max_tokens", "max_completion_tokens"):
             raise ValueError(
                 f"--max-tokens-field must be max_tokens or max_completion_tokens, got {max_tokens_field!r}"
             )
+        if api not in API_KINDS:
+            raise ValueError(f"--api must be one of {', '.join(API_KINDS)}, got {api!r}")
         self.client = client
+        self.api = api
         self.max_new_tokens = max_new_tokens
         self.max_tokens_field = max_tokens_field
         self.top_logprobs = top_logprobs
         self.progress = progress
         self.reader = reader
-        self.description = f"openai-compatible API at {client.base_url}"
+        kind = "chat completions" if api == "chat" else "completions, plain prompt"
+        self.description = f"openai-compatible API at {client.base_url} ({kind})"
 
     def render_example(self, prompt: PromptSpec, row: Mapping, shots: Sequence[Mapping]) -> str:
-        """The chat messages sent for ``row``, one ``[role]`` block each."""
+        """What is sent for ``row``: the plain prompt, or the chat messages, one ``[role]`` block each."""
+        if self.api == "completions":
+            return prompt.plain(row, shots)
         return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in prompt.messages(row, shots))
+
+    def _inputs(
+        self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping]
+    ) -> list[dict]:
+        if self.api == "completions":
+            return [{"prompt": prompt.plain(row, shots)} for row in rows]
+        return [{"messages": prompt.messages(row, shots)} for row in rows]
+
+    def _logprob_fields(self) -> dict:
+        # Chat: a flag and a count; completions: the count itself (the legacy field).
+        if self.api == "completions":
+            return {"logprobs": self.top_logprobs}
+        return {"logprobs": True, "top_logprobs": self.top_logprobs}
 
     def score(
         self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping], scoring: str
     ) -> list[dict]:
-
-        messages = [prompt.messages(row, shots) for row in rows]
+        inputs = self._inputs(prompt, rows, shots)
+        desc = f"{prompt.name} api"
         if scoring == "loglikelihood":
             bodies = [
-                {
-                    "messages": m,
-                    "temperature": 0,
-                    self.max_tokens_field: 1,
-                    "logprobs": True,
-                    "top_logprobs": self.top_logprobs,
-                }
-                for m in messages
+                {**given, "temperature": 0, self.max_tokens_field: 1, **self._logprob_fields()}
+                for given in inputs
             ]
-            responses = self.client.complete(
-                bodies, progress=self.progress, desc=f"{prompt.name} api"
-            )
+            responses = self.client.complete(bodies, progress=self.progress, desc=desc)
             choices = _choices(prompt)
             out = []
             for response in responses:
@@ -179,8 +197,8 @@ class APIScorer:
                 out.append({"prediction": _argmax(lp), "logprobs": lp})
             return out
         bodies = [
-            {"messages": m, "temperature": 0, self.max_tokens_field: self.max_new_tokens}
-            for m in messages
+            {**given, "temperature": 0, self.max_tokens_field: self.max_new_tokens}
+            for given in inputs
         ]
-        responses = self.client.complete(bodies, progress=self.progress, desc=f"{prompt.name} api")
+        responses = self.client.complete(bodies, progress=self.progress, desc=desc)
         return read_replies(rows, [reply_text(r) for r in responses], self.reader)

@@ -65,7 +65,9 @@ class Settings(IntervalSettings, RunSettings):
     # a local model (--backend hf)
     batch_size: int = 16
     prefix_cache: bool = True
-    # an OpenAI-compatible API (--backend openai)
+    # an OpenAI-compatible API (--backend openai): its chat-completions endpoint (chat messages)
+    # or its completions one (the plain prompt, for a base model behind a server)
+    api: str = "chat"
     base_url: str = OPENAI_URL
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = 4

@@ -8,6 +8,7 @@ from pathlib import Path
 from bias_hub.pipelines.common import pipeline_command
 from bias_hub.pipelines.common.arguments import (
     add_interval_flags,
+    add_root_flags,
     settings_defaults,
     settings_from_args,
 )
@@ -273,7 +274,7 @@ def _init_model(inner: argparse._SubParsersAction) -> None:
         type=Path,
         help="built nli_bias_controlled folder (default: nli_bias_controlled under --datasets-root)",
     )
-    init.add_argument("--datasets-root", type=Path, help="where the built dataset folders are")
+    add_root_flags(init, metrics=False)
     init.add_argument(
         "--rate", type=float, help="the rate whose training text builds the vocabulary"
     )

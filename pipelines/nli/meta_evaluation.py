@@ -38,6 +38,7 @@ from bias_hub.pipelines.common import (
     metric_folder,
     package_versions,
 )
+from bias_hub.pipelines.common.locations import default_datasets_root
 from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
 from bias_hub.pipelines.common.stats import correlation, holm
 from bias_hub.pipelines.nli import segmentation, training
@@ -77,7 +78,7 @@ def training_sets_folder(spec: str | Path | None, datasets_root: str | Path | No
     except FileNotFoundError:
         raise FileNotFoundError(
             f"--training-sets {spec or TRAINING_SETS}: not a built dataset folder (no README.md card), "
-            f"neither as given nor under {datasets_root or 'the repository datasets/'}; build it with "
+            f"neither as given nor under {datasets_root or default_datasets_root()}; build it with "
             f"`bias-hub build {TRAINING_SETS}` (the authors' released bias-controlled-set_v1.1: "
             f"`bias-hub build {TRAINING_SETS} --authors-dir DIR --train-on-dev --out-root D`) and point "
             "--training-sets at it"
@@ -584,10 +585,21 @@ def run_meta_evaluation(
             outcome["training_loss"],
         )
 
-    with tempfile.TemporaryDirectory(dir=work_dir) as scratch:
+    models = len(settings.seeds) * (len(rates) + (settings.base_rate is not None))
+    with (
+        tempfile.TemporaryDirectory(dir=work_dir) as scratch,
+        console.progress_meter(
+            "meta-evaluation", total=models, unit="model", enabled=settings.progress
+        ) as advance,
+    ):
         plan = _plan(model_id, training, evaluation, settings)
         plan.work_dir = scratch
-        _tasks(plan, on_done)
+
+        def counted(outcome: dict) -> None:
+            on_done(outcome)
+            advance(1)
+
+        _tasks(plan, counted)
     runs.sort(key=lambda run: (list(settings.seeds).index(run["seed"]), run["rate"]))
     summary = summarise(runs, rates, settings)
     if level:

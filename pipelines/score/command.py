@@ -8,6 +8,7 @@ from pathlib import Path
 from bias_hub.pipelines.common.arguments import (
     add_answer_reader_flag,
     add_interval_flags,
+    add_root_flags,
     settings_defaults,
 )
 from bias_hub.pipelines.common.score_path import score_paths
@@ -88,17 +89,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "header says how many samples) or of the dataset's rows; refused otherwise, since a "
         "file cut short scores like a whole one; recorded as partial",
     )
-    roots = parser.add_argument_group("where datasets and metrics live")
-    roots.add_argument(
-        "--datasets-root",
-        type=Path,
-        help="parent folder of the dataset folders (default: the repository's datasets/)",
-    )
-    roots.add_argument(
-        "--metrics-root",
-        type=Path,
-        help="parent folder of the metric modules (default: the repository's metrics/)",
-    )
+    add_root_flags(parser)
     parser.add_argument("--seed", type=int, help="seed of the resampling (default: %(default)s)")
     add_interval_flags(parser, unit="items (templates where the metric takes them)")
     parser.set_defaults(func=_run)

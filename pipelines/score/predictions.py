@@ -5,14 +5,13 @@ text is read into an index later, by the answer reader (``bias_hub.pipelines.com
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
 import re
 from pathlib import Path
 
-from bias_hub.builders.shared.files import open_text
+from bias_hub.builders.shared.files import csv_records, open_text
 
 __all__ = [
     "FORMATS",
@@ -60,27 +59,7 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
 
 
 def _csv_rows(handle: io.StringIO, where: str) -> list[dict]:
-    """The rows of a CSV file as dicts; a header naming a column twice, or a row with more or
-    fewer cells than the header, is refused with its line (csv.DictReader keeps the last of
-    two columns and fills or stacks the cells silently)."""
-    reader = csv.reader(handle)
-    header = next(reader, None)
-    if header is None:
-        return []
-    twice = sorted({name for name in header if header.count(name) > 1})
-    if twice:
-        raise ValueError(f"{where}, line 1: the header names column {twice[0]!r} twice")
-    rows = []
-    for cells in reader:
-        if not cells:
-            continue
-        if len(cells) != len(header):
-            raise ValueError(
-                f"{where}, line {reader.line_num}: {len(cells)} cells where the header has "
-                f"{len(header)} ({', '.join(header)})"
-            )
-        rows.append(dict(zip(header, cells, strict=True)))
-    return rows
+    return [row for _, row in csv_records(handle, where)[1]]
 
 
 def _opened(path: Path, flag: str, newline: str | None = None) -> io.StringIO:

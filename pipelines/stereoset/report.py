@@ -16,7 +16,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bias_hub.builders.shared.files import atomic_write_text  # noqa: E402
-from bias_hub.builders.shared.text import fmt, markdown_table, with_interval  # noqa: E402
+from bias_hub.builders.shared.text import (  # noqa: E402
+    code_cell,
+    code_span,
+    fmt,
+    markdown_table,
+    with_interval,
+)
 from bias_hub.pipelines.common.presets import preset_markdown  # noqa: E402
 
 __all__ = ["PAPER_LAYOUTS", "figure2", "render", "report_markdown", "summary_table", "top_figure"]
@@ -246,7 +252,10 @@ def summary_table(results: dict) -> str:
     ppl = results["perplexity"]
     intervals = ppl["intervals"]
     rows = [
-        [f"pairs in the dataset config `{results['settings']['config']}`", _pair_counts(results)],
+        [
+            f"pairs in the dataset config {code_cell(results['settings']['config'])}",
+            _pair_counts(results),
+        ],
         ["pairs studied", results["counts"]["pairs_used"]],
         ["pairs aligned to the encoder's pieces", results["counts"]["pairs_aligned"]],
         [f"{results['settings']['level']}s with an attention gap", results["attention"]["n_words"]],
@@ -370,7 +379,7 @@ def report_markdown(results: dict, words: list[dict], summary: str, settings) ->
     notes = "".join(f"\n> {note}\n" for note in settings.notes)
     return f"""# Attention to gender words and perplexity gaps on gender-swapped StereoSet pairs
 
-Encoder `{settings.encoder_label}` (layer {settings.layer}, {heads}); causal LM `{settings.lm_label}`{lm_note}; dataset config `{settings.config}`; first-name list: {names}.
+Encoder {code_span(settings.encoder_label)} (layer {settings.layer}, {heads}); causal LM {code_span(settings.lm_label)}{lm_note}; dataset config {code_span(settings.config)}; first-name list: {names}.
 {preset_line}{notes}
 {summary}
 

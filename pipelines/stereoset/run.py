@@ -19,7 +19,6 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
-from wordfreq import zipf_frequency
 
 from bias_hub.builders.shared.console import stage
 from bias_hub.builders.shared.errors import UserError
@@ -116,6 +115,8 @@ def _zipf_gap(gender_words: list[dict]) -> float:
     an identical pair of the paper population)."""
     if not gender_words:
         return 0.0
+    from wordfreq import zipf_frequency  # the 'models' extra: loaded when a run needs it
+
     male = [zipf_frequency(w["male_word"].lower(), "en") for w in gender_words]
     female = [zipf_frequency(w["female_word"].lower(), "en") for w in gender_words]
     return float(np.mean(male) - np.mean(female))

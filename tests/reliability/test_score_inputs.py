@@ -469,7 +469,8 @@ def test_a_file_added_to_a_score_run_folder_is_not_deleted_by_the_next_run(
     assert _score(capsys, *argv)[0] == 0
     (out / "notes.md").write_text("what I saw", encoding="utf-8")
     code, err = _score(capsys, *argv)
-    assert code == 2 and "would delete 1 files it did not write: notes.md" in err
+    assert code == 2 and "1 file(s) its last run did not write, which this run would delete" in err
+    assert "notes.md (added)" in err
     assert (out / "notes.md").read_text(encoding="utf-8") == "what I saw"
 
 
