@@ -12,6 +12,7 @@ The wheel itself, installed into fresh environments, is tested in ``tests/test_w
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import subprocess
@@ -37,9 +38,16 @@ def _name(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+@functools.cache
+def _distributions() -> dict[str, list[str]]:
+    # Read once: each call walks every installed distribution's file list (about a second here,
+    # and the tests below ask for every module of every extra).
+    return metadata.packages_distributions()
+
+
 def _providers(module: str) -> set[str]:
     """The installed distributions that provide the top-level package of ``module``."""
-    found = metadata.packages_distributions().get(module.split(".")[0], [])
+    found = _distributions().get(module.split(".")[0], [])
     return {_name(d) for d in found}
 
 
