@@ -16,7 +16,7 @@ command; ``bias-hub build all`` keeps such a folder and says so, ``bias-hub buil
 (``user_copy_build``); a builder that knows better names its user-built configs itself
 (``write_dataset_folder(..., user_configs=...)``).
 
-``folders_written()`` collects the folders the builds inside its block wrote, so a caller that
+Each folder written is noted for ``builders.shared.written.folders_written()``, so a caller that
 runs a build as a step (``bias-hub reproduce``) can fingerprint what it made.
 """
 
@@ -48,13 +48,13 @@ from bias_hub.builders.shared.files import (
     staging_folder,
 )
 from bias_hub.builders.shared.secrets import redact
+from bias_hub.builders.shared.written import note_written
 
 __all__ = [
     "USER_COPY_KEY",
     "CardMetadata",
     "CardSections",
     "UserBuildKept",
-    "folders_written",
     "parquet_name",
     "read_card_yaml",
     "user_copy_build",
@@ -77,21 +77,6 @@ class _Build:
 _current: contextvars.ContextVar[_Build | None] = contextvars.ContextVar(
     "bias_hub_build", default=None
 )
-_written: contextvars.ContextVar[list[Path] | None] = contextvars.ContextVar(
-    "bias_hub_folders_written", default=None
-)
-
-
-@contextlib.contextmanager
-def folders_written() -> Iterator[list[Path]]:
-    """The dataset folders ``write_dataset_folder`` writes inside the block (absolute, links
-    followed), in the order written; the list fills as the block runs."""
-    written: list[Path] = []
-    token = _written.set(written)
-    try:
-        yield written
-    finally:
-        _written.reset(token)
 
 
 @contextlib.contextmanager
@@ -198,9 +183,7 @@ def write_dataset_folder(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     _forget_cached_copies(target)
-    written = _written.get()
-    if written is not None:
-        written.append(followed(target).resolve())
+    note_written(followed(target).resolve())
     return target
 
 

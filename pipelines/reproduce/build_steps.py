@@ -14,7 +14,7 @@ import argparse
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bias_hub.builders.dataset_folder import folders_written
+from bias_hub.builders.shared.written import folders_written
 from bias_hub.pipelines.common.provenance import changed_inputs, fingerprint_inputs, inputs_lines
 
 __all__ = ["READ", "WROTE", "build_changes", "build_lines", "run_build"]
