@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +27,14 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # One thread per process (torch reads it at import; subprocesses inherit it): on a loaded
 # 2-core machine, two threads ran tiny models 12-100x slower, and make test runs two workers.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# A datasets cache of each process's own (set before `datasets` is imported): the Arrow files of
+# two dataset folders with the same content share a cache name, and two xdist workers writing
+# and reading one of them at once failed with a missing .arrow file. Removed at exit.
+_DATASETS_CACHE = tempfile.mkdtemp(
+    prefix=f"bias-hub-tests-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-hf-datasets-"
+)
+os.environ["HF_DATASETS_CACHE"] = _DATASETS_CACHE
+atexit.register(shutil.rmtree, _DATASETS_CACHE, ignore_errors=True)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
