@@ -86,9 +86,9 @@ demo: datasets
 # walk-through in a copy, a clean clone's build, trainings, lm-eval runs, reproduce end to end).
 # `make test-all`: that loop, then the slow tests; the whole suite, each test once. CI runs it.
 # Two workers (pytest-xdist; a worker that runs out of tests takes some of the other's), one thread
-# each: on 2 cores more threads only wait for each other.
+# each: on 2 cores more threads only wait for each other. The 20 slowest tests are listed after each run.
 TEST_WORKERS ?= 2
-PYTEST := $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
+PYTEST := $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=20
 test: setup-dev
 	$(PYTEST) -m "not slow"
 
