@@ -99,9 +99,15 @@ def _check(settings: Settings) -> None:
             raise ValueError(
                 f"--{name.replace('_', '-')}: expected one of {', '.join(allowed)}, got {getattr(settings, name)!r}"
             )
-    minimum = {"batch_size": 1, "max_new_tokens": 1, "concurrency": 1, "max_retries": 0}
+    minimum = {
+        "batch_size": 1,
+        "batch_tokens": 1,
+        "max_new_tokens": 1,
+        "concurrency": 1,
+        "max_retries": 0,
+    }
     for name, low in minimum.items():
-        if getattr(settings, name) < low:
+        if getattr(settings, name) is not None and getattr(settings, name) < low:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be >= {low}, got {getattr(settings, name)}"
             )
@@ -246,7 +252,11 @@ def _scorer(model: str, settings: Settings) -> Scorer:
     if state is not None and settings.device is None and settings.device_map is None:
         options = dataclasses.replace(options, device=str(state.device))  # one device per process
     hf = HFModel.load(
-        model, options, batch_size=settings.batch_size, prefix_cache=settings.prefix_cache
+        model,
+        options,
+        batch_size=settings.batch_size,
+        prefix_cache=settings.prefix_cache,
+        batch_tokens=settings.batch_tokens,
     )
     return HFScorer(
         hf, chat=settings.chat, max_new_tokens=settings.max_new_tokens, progress=settings.progress

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bias_hub.builders.shared.api_cache_openai import OPENAI_URL
+from bias_hub.pipelines.common.batching import DEFAULT_BATCH_TOKENS
 from bias_hub.pipelines.common.presets import apply_preset, load_preset
 from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
 
@@ -44,8 +45,10 @@ class Settings(IntervalSettings, RunSettings):
     limit: int | None = None
     # uncertainty (confidence_level, n_resamples: IntervalSettings)
     resample: str = "templates"
-    # a local model (--backend hf)
-    batch_size: int = 16
+    # a local model (--backend hf): batches as large as the token budget allows (rows x the
+    # longest prompt), at most batch_size rows when given
+    batch_size: int | None = None
+    batch_tokens: int = DEFAULT_BATCH_TOKENS
     prefix_cache: bool = True
     # an OpenAI-compatible API (--backend openai)
     base_url: str = OPENAI_URL
