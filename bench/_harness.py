@@ -41,6 +41,8 @@ __all__ = [
     "bert_flops",
     "matmul_flops_per_second",
     "phase_table",
+    "race",
+    "race_table",
     "split_phases",
     "summary",
 ]
@@ -176,30 +178,25 @@ def interleave(
     """Warm each contestant up, then run them in turn, ``rounds`` times each (A B A B ...).
 
     Each contestant is a function that does one whole timed run and returns its ``Run``
-    (a contestant in another process times itself there). Prints one line per run.
+    (a contestant in another process times itself there). Prints one line per run to
+    ``out`` (None: nothing).
     """
     if rounds < MIN_ROUNDS:
         raise ValueError(f"--rounds must be at least {MIN_ROUNDS}, got {rounds}")
+    say = (lambda text: print(text, file=out, flush=True)) if out is not None else (lambda _: None)
     for name, function in (warm_up or {}).items():
         started = time.perf_counter()
         function()
-        print(
-            f"  warm-up {name}: {time.perf_counter() - started:.2f} s ({describe_load()})",
-            file=out,
-            flush=True,
-        )
-    order = " ".join(["/".join(contestants)] * rounds)
-    print(f"  timed runs, interleaved ({order}):", file=out, flush=True)
+        say(f"  warm-up {name}: {time.perf_counter() - started:.2f} s ({describe_load()})")
+    say(f"  timed runs, interleaved ({' '.join(['/'.join(contestants)] * rounds)}):")
     runs: dict[str, list[Run]] = {name: [] for name in contestants}
     for index in range(rounds):
         for name, function in contestants.items():
             run = function()
             runs[name].append(run)
-            print(
+            say(
                 f"    round {index + 1} {name}: {run.seconds:.2f} s (CPU {run.cpu_seconds:.2f} s; "
-                f"load {run.load_before} -> {run.load_after})",
-                file=out,
-                flush=True,
+                f"load {run.load_before} -> {run.load_after})"
             )
     return runs
 
@@ -328,3 +325,51 @@ class FlopCounter:
         keep = kwargs.get("logits_to_keep") or 0
         projected = rows * (min(int(keep), new) if keep else new)
         self.total += llama_flops(module.config, [(past, new)] * rows, projected)
+
+
+def race(
+    contestants: dict[str, Callable[[], object]],
+    rounds: int = MIN_ROUNDS,
+    warm_up: bool = True,
+    out=sys.stdout,
+) -> dict[str, dict]:
+    """``interleave`` for plain functions (no phases): each contestant warmed up once, then run
+    A B A B ...; per contestant its ``summary`` (wall seconds), CPU seconds (min and median) and
+    the output of its last run."""
+
+    def wrapped(function: Callable[[], object]) -> Callable[[], Run]:
+        return lambda: timed(lambda: ({}, function(), {}))
+
+    runs = interleave(
+        {name: wrapped(function) for name, function in contestants.items()},
+        rounds,
+        contestants if warm_up else None,
+        out,
+    )
+    return {
+        name: {
+            **summary(r),
+            "cpu": summary(r, key=lambda run: run.cpu_seconds),
+            "output": r[-1].output,
+        }
+        for name, r in runs.items()
+    }
+
+
+def race_table(results: dict[str, dict], baseline: str) -> str:
+    """One line per contestant: min and median seconds, CPU seconds, load, and how many times
+    faster than ``baseline`` (min / min and median / median)."""
+    base = results[baseline]
+    width = max(len(name) for name in results) + 2
+    lines = [
+        f"  {'':<{width}}{'min s':>10}{'median s':>10}{'CPU s':>9}  load       "
+        f"{baseline} / this (min, median)"
+    ]
+    for name, entry in results.items():
+        load = entry["load"] or ["?", "?"]
+        lines.append(
+            f"  {name:<{width}}{entry['min']:>10.3f}{entry['median']:>10.3f}{entry['cpu']['min']:>9.3f}"
+            f"  {load[0]}-{load[1]:<6}  {base['min'] / entry['min']:.2f}x, "
+            f"{base['median'] / entry['median']:.2f}x"
+        )
+    return "\n".join(lines)

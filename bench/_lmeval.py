@@ -63,16 +63,21 @@ def lmeval_python(args: argparse.Namespace) -> Path | None:
     return python
 
 
-def write_task(work: Path, yaml_text: str, documents: list[dict]) -> Path:
-    """A local lm-eval task folder: ``jbbq_bench.yaml`` over ``questions.jsonl``."""
-    data = work / "questions.jsonl"
-    with data.open("w", encoding="utf-8") as handle:
+def write_documents(path: Path, documents: list[dict]) -> Path:
+    """The questions file both tools read: one JSON object per line."""
+    with path.open("w", encoding="utf-8") as handle:
         for document in documents:
             handle.write(json.dumps(document, ensure_ascii=False) + "\n")
+    return path
+
+
+def write_task(work: Path, yaml_text: str, data: Path) -> Path:
+    """A local lm-eval task folder: ``jbbq_bench.yaml`` (``yaml_text`` with ``{data}``) over
+    the questions file ``data``."""
     task_dir = work / "task"
     task_dir.mkdir()
     (task_dir / "jbbq_bench.yaml").write_text(
-        yaml_text.format(data=json.dumps(str(data))), encoding="utf-8"
+        yaml_text.replace("{data}", json.dumps(str(data))), encoding="utf-8"
     )
     return task_dir
 

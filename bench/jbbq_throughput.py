@@ -58,6 +58,7 @@ from bench._lmeval import (
     LmEvalProcess,
     add_lmeval_arguments,
     lmeval_python,
+    write_documents,
     write_task,
 )
 
@@ -285,10 +286,12 @@ def main(argv: list[str] | None = None) -> int:
             device=args.device,
             save=not args.skip_lmeval,
         )
-        task_dir = write_task(
-            work, _TASK_YAML, [{**row, "prompt": t} for row, t in zip(rows, texts, strict=True)]
+        data = write_documents(
+            work / "questions.jsonl",
+            [{**row, "prompt": t} for row, t in zip(rows, texts, strict=True)],
         )
-        ours = BiasHub(model, tokenizer, shots, work / "questions.jsonl", args)
+        task_dir = write_task(work, _TASK_YAML, data)
+        ours = BiasHub(model, tokenizer, shots, data, args)
         ids = ours.hf.encode_all(texts, chat=False)
         choice_ids = [ours.hf.continuation_ids(texts[0], c, chat=False) for c in CHOICES]
         needed, shared = needed_flops(model.config, ids, choice_ids)
