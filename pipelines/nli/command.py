@@ -96,7 +96,17 @@ def _evaluate(inner: argparse._SubParsersAction) -> None:
         help="dataset config (default: the release's `all`, or `generated_all` when the folder "
         "was built without the release)",
     )
-    evaluate.add_argument("--batch-size", type=int, help="(default: %(default)s)")
+    evaluate.add_argument(
+        "--batch-size",
+        type=int,
+        help="at most this many pairs per forward pass (default: as many as --batch-tokens allows)",
+    )
+    evaluate.add_argument(
+        "--batch-tokens",
+        type=int,
+        help="tokens one forward pass holds, pairs x the longest (default: %(default)s; halved "
+        "on out-of-memory)",
+    )
     evaluate.add_argument("--max-length", type=int, help="(default: %(default)s)")
     evaluate.add_argument(
         "--label-map",
@@ -171,6 +181,12 @@ def _meta(inner: argparse._SubParsersAction) -> None:
         "(needed for models trained from scratch; 0.5 works)",
     )
     meta.add_argument("--base-epochs", type=float, help="(default: %(default)s)")
+    meta.add_argument(
+        "--shared-base",
+        action="store_true",
+        help="one base model for every seed, trained with the first seed (the paper starts "
+        "every run from one NLI model); the seeds then differ in their fine-tuning only",
+    )
     meta.add_argument("--base-learning-rate", type=float, help="(default: --learning-rate)")
     meta.add_argument(
         "--reinitialize",
@@ -196,7 +212,10 @@ def _meta(inner: argparse._SubParsersAction) -> None:
         "--workers", type=int, help="run the seeds in this many processes (CPU: one per core)"
     )
     meta.add_argument(
-        "--threads", type=int, help="torch threads per process (CPU: 1 with --workers > 1)"
+        "--threads",
+        type=int,
+        help="torch threads per worker process (default 1; the numbers are the same on any "
+        "machine for the same --threads)",
     )
     _segmentation(meta)
     add_interval_flags(meta, unit="evaluation pairs")
