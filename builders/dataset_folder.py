@@ -30,6 +30,7 @@ from pathlib import Path
 import datasets
 
 from bias_hub.builders.shared.card import (
+    USER_COPY_KEY,
     CardMetadata,
     CardSections,
     parquet_name,
@@ -55,8 +56,6 @@ __all__ = [
     "user_built_configs",
     "write_dataset_folder",
 ]
-
-USER_COPY_KEY = "built_from_user_copy"
 
 
 class UserBuildKept(ValueError):

@@ -205,10 +205,44 @@ USER_ERRORS = (
 LOADS_MODELS = frozenset({"nli", "jbbq", "stereoset", "speciesism", "demo"})
 
 
+def _say_intervals_off(argv: list[str]) -> None:
+    """``--confidence-level 0`` is read as ``none`` (every interval and paired test off): said on
+    the console, since a 0 could also be a slip for 0.95."""
+    for at, word in enumerate(argv):
+        flag, equals, value = word.partition("=")
+        if flag != "--confidence-level":
+            continue
+        value = value if equals else (argv[at + 1] if at + 1 < len(argv) else "")
+        if value.strip() == "0":
+            logging.getLogger("bias_hub.pipelines.cli").warning(
+                "--confidence-level 0 is read as none: no bootstrap intervals, no paired tests"
+            )
+
+
+def _printable_console() -> None:
+    """A console that cannot show a character (an ASCII terminal, ``PYTHONIOENCODING=ascii``)
+    gets ``\\u....`` for it instead of a UnicodeEncodeError in the middle of the output."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure") and getattr(stream, "errors", "strict") == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
+def _redacting_excepthook(kind, value, tb) -> None:
+    """A traceback (a bug, or ``-v``) is printed like every other line: without secrets."""
+    import traceback
+
+    from bias_hub.builders.shared.secrets import redact
+
+    sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb))))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # Ctrl-C may come at any moment, even while the commands and torch are still being
     # imported: it is always the one line below, never a traceback.
     from bias_hub.builders.shared.console import raise_interrupt_outside_finalizers
+
+    _printable_console()
+    sys.excepthook = _redacting_excepthook
 
     previous = None
     if threading.current_thread() is threading.main_thread():
@@ -238,6 +272,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args.argv, args.top_parser = argv, parser
     verbosity = getattr(args, "verbosity", 0)
     console.configure(verbosity)
+    _say_intervals_off(argv)
     if next((word for word in argv if not word.startswith("-")), "") in LOADS_MODELS:
         # Their first steps import torch, transformers, datasets and evaluate (which loads
         # transformers' pipelines): a Ctrl-C then waits for these imports to finish (see
@@ -247,13 +282,25 @@ def _main(argv: Sequence[str] | None) -> int:
             import evaluate  # noqa: F401
             import torch  # noqa: F401
             import transformers  # noqa: F401
+    from bias_hub.builders.shared.files import os_error_line
+    from bias_hub.builders.shared.secrets import redact
+
     try:
         result = args.func(args)
     except USER_ERRORS as err:
         if verbosity > 0:
             raise
         message = str(err).strip() or type(err).__name__
-        print(f"bias-hub: error: {message}", file=sys.stderr)
+        # A library's message may echo what it was given (a Hub error, the token): redacted
+        # like every log line.
+        print(f"bias-hub: error: {redact(message)}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        # A full disk, a quota, a name too long: the machine's limit, one line naming the file.
+        line = os_error_line(err)
+        if line is None or verbosity > 0:
+            raise
+        print(f"bias-hub: error: {redact(line)}", file=sys.stderr)
         return 2
     return int(result or 0)
 

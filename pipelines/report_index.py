@@ -332,11 +332,14 @@ def _file_of(target: str) -> str:
     return unquote(target.split("#", 1)[0].split("?", 1)[0])
 
 
-def broken_links(out_dir: str | Path, follow_markdown: bool = True) -> list[str]:
-    """Every link and image of ``index.html`` and ``index.md`` in ``out_dir`` that does not
-    resolve (a missing file, an in-page anchor with no element), one line each; with
-    ``follow_markdown``, also those of every Markdown file inside ``out_dir`` they link to
-    (the parts' reports), each read relative to its own folder. Empty when all resolve."""
+def broken_links(
+    out_dir: str | Path, follow_markdown: bool = True, start: str = "index.md"
+) -> list[str]:
+    """Every link and image of ``index.html`` and ``start`` (``index.md``; a reproduction's
+    ``report.md``) in ``out_dir`` that does not resolve (a missing file, an in-page anchor with
+    no element), one line each; with ``follow_markdown``, also those of every Markdown file
+    inside ``out_dir`` they link to (the parts' reports), each read relative to its own folder.
+    Empty when all resolve."""
     out_dir = Path(out_dir).resolve()
     problems: list[str] = []
     queue: list[Path] = []
@@ -348,7 +351,7 @@ def broken_links(out_dir: str | Path, follow_markdown: bool = True) -> list[str]
             p for t in parser.targets if (p := _missing(page, "index.html", t, parser.ids))
         ]
         queue += [page.parent / _file_of(t) for t in parser.targets if _relative(t)]
-    queue.insert(0, out_dir / "index.md")
+    queue.insert(0, out_dir / start)
     seen: set[Path] = set()
     for index, page in enumerate(queue):
         page = page.resolve()

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SIZE_CATEGORIES",
     "TEMPLATE",
+    "USER_COPY_KEY",
     "CardMetadata",
     "CardSections",
     "parquet_name",
@@ -35,6 +36,9 @@ __all__ = [
 ]
 
 TEMPLATE = Path(__file__).with_name("dataset_card.md")
+# The card key that lists the configs built from the user's own copy of the data (and the
+# command that built them): written by the builders, read by the pipelines' provenance.
+USER_COPY_KEY = "built_from_user_copy"
 
 # The Hub's size buckets (DatasetCardData's documented options), by exclusive upper bound.
 SIZE_CATEGORIES = (

@@ -10,9 +10,11 @@ everywhere.
 
 from __future__ import annotations
 
+import errno
 import glob
 import io
 import json
+import logging
 import math
 import os
 import shutil
@@ -25,8 +27,10 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "ensure_writable_folder",
+    "followed",
     "ensure_writable_root",
     "open_text",
+    "os_error_line",
     "read_text",
     "recover_folder",
     "replace_folder",
@@ -37,6 +41,10 @@ __all__ = [
 ]
 
 STAGING = "staging"
+log = logging.getLogger(__name__)
+# The longest sibling a folder written whole gets: ``.<name>.staging-<pid>-<8 random>`` (a pid
+# has at most 7 digits on Linux), so a folder's own name must leave room for it.
+_SIBLING_EXTRA = len(".") + len(f".{STAGING}-") + 7 + len("-") + 8
 
 
 def _umask() -> int:
@@ -64,6 +72,11 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
             handle.write(data)
         os.chmod(tmp, file_mode())
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        if err.filename is None:  # a failed write names no file: say which one it was
+            raise OSError(err.errno, err.strerror, str(path)) from err
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -78,7 +91,7 @@ def read_text(path: str | os.PathLike[str], newline: str | None = None) -> str:
     """The UTF-8 text of ``path`` (a leading byte-order mark dropped).
 
     A file in another encoding (Shift-JIS, say) is a ``ValueError`` that names the
-    file, the first byte that is not UTF-8 and its offset in the file.
+    file, the line, the first byte that is not UTF-8 and its offset in the file.
     ``newline=None`` turns ``\\r\\n`` and ``\\r`` into ``\\n`` as ``open()`` does;
     ``newline=""`` keeps them (for the ``csv`` module).
     """
@@ -86,8 +99,10 @@ def read_text(path: str | os.PathLike[str], newline: str | None = None) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
         raise ValueError(
-            f"{path}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})"
+            f"{path}: not UTF-8 text (line {line}: byte 0x{data[err.start]:02x} at offset "
+            f"{err.start}); save it as UTF-8 (a Japanese spreadsheet may have saved Shift-JIS)"
         ) from None
     text = text.removeprefix("\ufeff")
     if newline is None:
@@ -137,9 +152,18 @@ def ensure_writable_folder(target: str | os.PathLike[str], what: str = "--out") 
     Raises ``ValueError`` naming ``what`` when ``target`` is a file or its parent
     cannot be written; a folder that will be replaced whole needs a writable parent.
     """
-    target = Path(target)
+    given = Path(target)
+    target = followed(given)
+    if target != given:
+        log.info(
+            "%s %s is a symbolic link: the run writes the folder it points to, %s",
+            what,
+            given,
+            target,
+        )
     if target.exists() and not target.is_dir():
         raise ValueError(f"{what} {target}: is a file; expected a folder (or a path to create one)")
+    _check_name_length(target, what)
     parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -153,6 +177,47 @@ def ensure_writable_folder(target: str | os.PathLike[str], what: str = "--out") 
     except OSError:
         raise ValueError(f"{what} {target}: {parent} is not writable") from None
     return target
+
+
+def followed(target: str | os.PathLike[str]) -> Path:
+    """``target``, or the path it points to when it is a symbolic link.
+
+    A folder written whole is swapped in by renames: done on a link, they would replace the
+    link by a folder (and a second run would trip over the link kept as the old copy). So
+    the folder the link points to is the one replaced, and the link keeps pointing to it.
+    """
+    target = Path(target)
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
+
+
+def _check_name_length(target: Path, what: str) -> None:
+    try:
+        limit = os.pathconf(target.parent if target.parent.is_dir() else "/", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    size = len(os.fsencode(target.name))
+    if size + _SIBLING_EXTRA > limit:
+        shown = target.parent / f"{target.name[:40]}..."
+        raise ValueError(
+            f"{what} {shown}: the folder's name is {size} bytes; at most {limit - _SIBLING_EXTRA} "
+            f"fit (the file system allows {limit}, and the folder is assembled beside itself "
+            f"under its name plus {_SIBLING_EXTRA} characters); give a shorter name"
+        )
+
+
+def os_error_line(err: OSError) -> str | None:
+    """One line for a failure of the machine a user can act on (a full disk, a quota, a name
+    too long, a read-only file system), naming the file; None for any other ``OSError``."""
+    advice = {
+        errno.ENOSPC: "free some space or write elsewhere",
+        errno.EDQUOT: "free some space or write elsewhere",
+        errno.ENAMETOOLONG: "give a shorter name",
+        errno.EROFS: "write elsewhere",
+    }.get(err.errno)
+    if advice is None:
+        return None
+    where = f"{err.filename}: " if err.filename else ""
+    return f"{where}{err.strerror or os.strerror(err.errno)}; {advice}"
 
 
 def ensure_writable_root(root: str | os.PathLike[str], what: str = "--out-root") -> Path:
@@ -187,7 +252,7 @@ def recover_folder(target: str | os.PathLike[str]) -> None:
     swap that was interrupted is moved back when ``target`` itself is missing, and
     removed otherwise.
     """
-    target = Path(target)
+    target = followed(target)
     pattern = glob.escape(str(target.parent / f".{target.name}.{STAGING}-")) + "*"
     for stale in glob.glob(pattern):
         pid_text = stale.rsplit(f".{STAGING}-", 1)[1].split("-", 1)[0]
@@ -198,7 +263,9 @@ def recover_folder(target: str | os.PathLike[str]) -> None:
         ):
             shutil.rmtree(stale, ignore_errors=True)
     backup = target.parent / f".{target.name}.previous"
-    if backup.exists():
+    if backup.is_symlink():  # an older version renamed a linked --out aside: drop the link only
+        backup.unlink()
+    elif backup.exists():
         if target.exists():
             shutil.rmtree(backup, ignore_errors=True)
         else:
@@ -206,8 +273,9 @@ def recover_folder(target: str | os.PathLike[str]) -> None:
 
 
 def staging_folder(target: str | os.PathLike[str]) -> Path:
-    """A fresh, empty sibling of ``target`` to assemble its new contents in."""
-    target = Path(target)
+    """A fresh, empty sibling of ``target`` (of the folder it points to, for a link) to assemble
+    its new contents in."""
+    target = followed(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     recover_folder(target)
     staging = Path(
@@ -223,11 +291,13 @@ def replace_folder(staging: str | os.PathLike[str], target: str | os.PathLike[st
     The earlier folder is renamed aside first and removed only after the new one is in
     place; if the swap fails half-way, it is put back.
     """
-    staging, target = Path(staging), Path(target)
+    staging, target = Path(staging), followed(target)
     for folder in [staging, *(p for p in staging.rglob("*") if p.is_dir())]:
         os.chmod(folder, folder_mode())
     backup = target.parent / f".{target.name}.previous"
-    if backup.exists():
+    if backup.is_symlink():
+        backup.unlink()
+    elif backup.exists():
         shutil.rmtree(backup)
     if target.exists():
         if not target.is_dir():

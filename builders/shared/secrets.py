@@ -9,8 +9,10 @@ replaces every *value* known to be secret, and the user-information part of ever
   flag whose name is a secret, ``--token`` and the like, and of every environment variable
   that holds one: ``HF_TOKEN``, ``OPENAI_API_KEY``, the variable a ``--*-api-key-env`` flag
   names, ...; ``api_cache.api_key`` registers what it reads).
-- ``redact(text)``: each registered value becomes ``***``, and ``scheme://user:password@host``
-  becomes ``scheme://***@host`` (registered or not).
+- ``redact(text)``: each registered value becomes ``***`` -- as typed, percent-encoded (in
+  either case of hex digit) and, for a long value, broken over lines -- and
+  ``scheme://user:password@host`` becomes ``scheme://***@host`` and a URL's query value
+  named like a key (``?api_key=...``, ``&token=...``, ``&sig=...``) ``***`` (registered or not).
 - ``redact_data(data)``: the same through dicts, lists and strings (JSON before it is written).
 
 Values shorter than ``MIN_LENGTH`` characters are not registered: replacing every ``ab`` of
@@ -42,13 +44,21 @@ __all__ = [
 
 MASK = "***"
 MIN_LENGTH = 4
-# A flag dest or environment variable that holds a secret itself (not its name: *_env).
-_SECRET_NAME = re.compile(
-    r"(^|_)(token|password|passwd|secret|api_key|apikey|auth_key|access_key|credentials?)$", re.I
-)
+# A flag dest or environment variable that holds a secret itself (not its name: *_env):
+# *_TOKEN, *_KEY, *_SECRET, *_PASSWORD and the like.
+_SECRET_NAME = re.compile(r"(^|_)(token|password|passwd|secret|key|apikey|credentials?)$", re.I)
 # scheme://USERINFO@ -- the userinfo runs to the last @ before the path.
 _USERINFO = re.compile(
     r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#\s@]+(?:@[^/?#\s@]+)*)@"
+)
+# A URL, and in it a query parameter whose name says key (api_key, apiKey, access_token, sig...):
+# some proxies take the key there instead of in a header.
+# (From "://" on, a literal the regex engine finds fast: this runs over every file a run writes.)
+_URL = re.compile(r"://[^\s'\"<>`?]*\?[^\s'\"<>`]+")
+_SECRET_QUERY = re.compile(
+    r"(?P<name>[?&;][\w.\-]*?(?:key|token|secret|password|passwd|pwd|sig|signature|auth|"
+    r"credentials?)=)(?P<value>[^&#;\s'\"<>`]+)",
+    re.I,
 )
 
 _lock = threading.Lock()
@@ -62,12 +72,12 @@ def is_secret_name(name: str) -> bool:
 
 
 def register(value: Any) -> None:
-    """Redact ``value`` (a string of at least ``MIN_LENGTH`` characters) from now on, as typed
-    and as it appears percent-encoded in a URL."""
+    """Redact ``value`` (a string of at least ``MIN_LENGTH`` characters) from now on, as typed,
+    percent-encoded as in a URL, and (given percent-encoded) decoded."""
     global _pattern
     if not isinstance(value, str) or len(value) < MIN_LENGTH:
         return
-    forms = {value, urllib.parse.quote(value, safe=""), urllib.parse.unquote(value)}
+    forms = {value, urllib.parse.unquote(value)}
     forms = {form for form in forms if len(form) >= MIN_LENGTH}
     with _lock:
         if forms <= _values:
@@ -83,11 +93,29 @@ def register(value: Any) -> None:
 _SHORT = 12
 
 
+# Where a long value may be broken over lines (a wrapped log line, a folded report cell).
+_BREAK = r"(?:\r?\n[ \t>]*)?"
+
+
+def _character(char: str) -> str:
+    """``char`` as typed or percent-encoded, with hex digits in either case (%2f and %2F).
+    Letters, digits and ``-_.~`` are never encoded in a URL: matched as typed only (a pattern
+    of literals runs several times faster over a large report)."""
+    if char.isascii() and (char.isalnum() or char in "-_.~"):
+        return re.escape(char)
+    encoded = "".join(
+        "%" + "".join(f"[{h}{h.upper()}]" if h.isalpha() else h for h in f"{byte:02x}")
+        for byte in char.encode("utf-8")
+    )
+    return f"(?:{re.escape(char)}|{encoded})"
+
+
 def _alternative(value: str) -> str:
     # Longest first (the caller sorts), so that a secret containing another is replaced whole.
     if len(value) >= _SHORT:
-        return re.escape(value)
-    return rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])"
+        return _BREAK.join(_character(char) for char in value)
+    body = "".join(_character(char) for char in value)
+    return rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])"
 
 
 def registered() -> frozenset[str]:
@@ -100,6 +128,9 @@ def _register_url(text: str) -> None:
         register(userinfo)
         _, _, password = userinfo.partition(":")
         register(password)
+    for url in _URL.finditer(text):
+        for match in _SECRET_QUERY.finditer(url.group()):
+            register(match.group("value"))
 
 
 # An environment variable found by its name alone must look like a key to be registered: a
@@ -135,12 +166,19 @@ def register_namespace(values: Mapping[str, Any]) -> None:
 
 
 def redact(text: str) -> str:
-    """``text`` with every registered secret and every URL's userinfo replaced by ``***``."""
+    """``text`` with every registered secret, every URL's userinfo and every URL query value
+    named like a key replaced by ``***``."""
     if not isinstance(text, str) or not text:
         return text
     text = _USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", text)
+    if "://" in text:
+        text = _URL.sub(_redact_query, text)
     pattern = _pattern
     return pattern.sub(MASK, text) if pattern is not None else text
+
+
+def _redact_query(url: re.Match[str]) -> str:
+    return _SECRET_QUERY.sub(lambda m: f"{m.group('name')}{MASK}", url.group())
 
 
 def redact_data(data: Any) -> Any:

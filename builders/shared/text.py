@@ -6,7 +6,15 @@ import math
 import re
 from dataclasses import dataclass
 
-__all__ = ["Word", "fmt", "markdown_table", "split_words", "with_interval"]
+__all__ = [
+    "Word",
+    "code_span",
+    "fmt",
+    "markdown_table",
+    "split_words",
+    "table_cell",
+    "with_interval",
+]
 
 _WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
@@ -37,6 +45,26 @@ def markdown_table(headers: list[str], rows: list[list[object]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def _printable(text: object) -> str:
+    """``text`` on one line: a newline, tab or other control character as its escape (``\\n``)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def code_span(text: object) -> str:
+    """``text`` (a file name, a column a user named) as Markdown inline code that nothing in it
+    can end or turn into a heading, link or table: fenced by more backticks than it holds."""
+    text = _printable(text)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def table_cell(text: object) -> str:
+    """``text`` (a category or test name from the data) as one cell of a Markdown table row."""
+    return re.sub(r"([\\|`*_\[\]<>#])", r"\\\1", _printable(text))
 
 
 def fmt(value: object, digits: int = 3, missing: str = "–") -> str:

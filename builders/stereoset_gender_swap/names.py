@@ -8,6 +8,12 @@ words (§4.1). Three files of github.com/himansh005/data_debias are read (throug
 in the pairs file when it is on one side only there, else the one list that holds it; a
 name on both sides or in both lists is ambiguous and no gender word. A name's
 counterpart (for the rule swap) is its partner in the pairs file.
+
+Every build also reads the first names of a pinned registry package (gender-guesser's
+``nam_dict.txt``, ``read_registry_names``): they give each name a gender but pair no name with
+another, so the rule swap cannot turn them and a sentence holding one is left out, counted.
+``merge_names`` puts the two together: Thakur et al.'s pairs swap the names they know, the
+registry's names guard against a swap that would keep any other name of the other gender.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ __all__ = [
     "REGISTRY_COUNTRIES",
     "load_names",
     "load_registry_names",
+    "merge_names",
     "read_names",
     "read_registry_names",
 ]
@@ -41,8 +48,9 @@ NOT_NAMES_REGISTRY_PATH = Path(__file__).with_name("not_names_registry.txt")
 # The countries of nam_dict.txt whose names count (English-speaking, as StereoSet's writers):
 # their frequency characters stand at columns 30, 31 and 32 (gender-guesser's own layout).
 REGISTRY_COUNTRIES = {"great_britain": 30, "ireland": 31, "usa": 32}
-# nam_dict.txt's gender codes of one gender; "1M", "?M", "1F", "?F" and "?" are mostly or either.
-_REGISTRY_GENDERS = {"M": "male", "F": "female"}
+# nam_dict.txt's gender codes of one gender for a first name: "1M"/"1F" are male/female when the
+# name comes first ("Mary", not "Jean-Mary"), as in a sentence; "?M", "?F" and "?" are mostly or either.
+_REGISTRY_GENDERS = {"M": "male", "1M": "male", "F": "female", "1F": "female"}
 
 
 def _word_list(path: Path) -> list[str]:
@@ -130,7 +138,8 @@ def load_names(folder: str | os.PathLike[str] | None = None) -> Names:
 def read_registry_names(path: Path, provenance: tuple[dict, ...] = ()) -> Names:
     """First names from gender-guesser's ``nam_dict.txt``: every single-word name with a frequency in
     one of ``REGISTRY_COUNTRIES``, male or female when every such entry gives that one gender (a
-    name also listed as the other, or as mostly/either, is ambiguous and no gender word). No name
+    name also listed as the other, or as mostly/either, is ambiguous and no gender word; "1M"/"1F",
+    one gender as a first name, count as that gender). No name
     has a counterpart: the rule swap cannot swap a name, so a sentence holding one is left out."""
     genders: dict[str, set[str]] = {}
     for number, line in enumerate(read_text(path).splitlines(), start=1):
@@ -169,3 +178,23 @@ def load_registry_names() -> Names:
     """The registry names (``read_registry_names``) from the pinned gender-guesser wheel."""
     resolved = resolve("gender_guesser_names")
     return read_registry_names(resolved.path, provenance=(resolved.provenance(),))
+
+
+def merge_names(swapped: Names, guard: Names) -> Names:
+    """``swapped``'s names (with their counterparts) plus every name of ``guard`` that ``swapped``
+    does not list: where the two lists disagree on a name's gender, ``swapped`` decides. A name
+    either list excludes (a place, a common word) is no name."""
+    known = swapped.male | swapped.female | swapped.ambiguous
+    excluded = swapped.excluded | guard.excluded
+    return Names(
+        frozenset((swapped.male | (guard.male - known)) - excluded),
+        frozenset((swapped.female | (guard.female - known)) - excluded),
+        {
+            name: partner
+            for name, partner in swapped.counterpart.items()
+            if name not in excluded and partner not in excluded
+        },
+        frozenset(swapped.ambiguous | (guard.ambiguous - known)),
+        excluded,
+        swapped.provenance + guard.provenance,
+    )

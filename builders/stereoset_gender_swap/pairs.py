@@ -17,6 +17,7 @@ from bias_hub.builders.stereoset_gender_swap.swap import (
     check_pair,
     normalise_sentence,
     sentence_gender,
+    unswappable_name,
 )
 
 __all__ = [
@@ -50,7 +51,8 @@ class PairBuild:
     rows: list[dict] = field(default_factory=list)
     rejected: Counter = field(default_factory=Counter)
     considered: int = 0
-    examples: dict[str, list[str]] = field(default_factory=dict)
+    # reason -> every text rejected for it (the card lists some in full)
+    rejected_texts: dict[str, list[str]] = field(default_factory=dict)
     # kept pairs by the sets their gender words come from ("study", "judged", "name")
     word_sets: Counter = field(default_factory=Counter)
     # distinct sentences without a gender word: the study's LLM swap could leave such a
@@ -59,9 +61,7 @@ class PairBuild:
 
     def reject(self, reason: str, text: str) -> None:
         self.rejected[reason] += 1
-        self.examples.setdefault(reason, [])
-        if len(self.examples[reason]) < 3:
-            self.examples[reason].append(text)
+        self.rejected_texts.setdefault(reason, []).append(text)
 
 
 def _dev_json_rows(path: Path, text: str) -> list[dict]:
@@ -184,11 +184,13 @@ def swap_checked(
 ) -> tuple[str | None, str, list]:
     """``(reason, rejected text, positions)`` of one swap: ``reason`` None with the swapped
     sentence and its gender-word positions when the pair passes the clean-up; otherwise the
-    reason and the text to list (``original`` where no counterpart came back, ``original ->
-    swapped`` where the pair differs in more than gender words)."""
+    reason and the text to list (``original`` where no counterpart came back: ``first_name`` when
+    a first name has none, else ``no_counterpart``; ``original -> swapped`` where the pair differs
+    in more than gender words)."""
     reply = swapper(original)
     if reply is None:
-        return "no_counterpart", original, []
+        reason = "first_name" if unswappable_name(original, lexicon) else "no_counterpart"
+        return reason, original, []
     swapped = normalise_sentence(reply_sentence(reply))
     reason, positions = check_pair(original, swapped, lexicon)
     if reason is not None:

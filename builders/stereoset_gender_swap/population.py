@@ -13,7 +13,8 @@ holding words of both genders (the swap turns each). This module rebuilds that p
   ``swap.check_pair`` passes; a mixed pair's male form is the form with more male words (on a
   tie, the original);
 - a first name the swapper cannot turn (the rule knows no counterpart for a registry name) leaves
-  the pair out, counted: no pair swaps the gender words but keeps a name of the other gender.
+  the pair out, counted (``pairs.swap_checked``): no pair swaps the gender words but keeps a name
+  of the other gender.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ LEFT_OUT = {
     "duplicate_context": "the same context text came earlier (the study removed duplicates)",
     "first_name": "holds a first name the swap cannot turn (no counterpart offline), so its other form "
     "would keep a name of the other gender",
-    "no_counterpart": "a gender word has no counterpart (actress, an unpaired title)",
+    "no_counterpart": "a gender word has no counterpart (actress, Ms.)",
     "empty_reply": "the swapper returned nothing",
     "unchanged": "the swapped sentence equals the original",
     "differs_beyond_gender_words": "the forms differ in a word that is not a gender word turned into its "
@@ -53,6 +54,8 @@ class Population:
     # reason -> every context left out for it (original text, or "original -> reply")
     left_out: dict[str, list[str]] = field(default_factory=dict)
     mixed_ties: int = 0
+    # the distinct contexts after the clean-up (two texts may become one: "the man" / "The man.")
+    cleaned: set[str] = field(default_factory=set)
 
     def leave_out(self, reason: str, text: str) -> None:
         self.left_out.setdefault(reason, []).append(text)
@@ -123,12 +126,11 @@ def build_population(
     swapper: Callable[[str], str | None],
     method: str,
     name_list: str,
-    names_swappable: bool = False,
 ) -> Population:
     """Every context as a pair, or left out with its reason. ``method`` ("rule" or "llm") is
-    recorded per row, and ``name_list`` (which first names were gender words) too.
-    ``names_swappable``: the swapper can turn first names (an LLM); else a context holding one
-    is left out."""
+    recorded per row, and ``name_list`` (which first names were gender words) too. A first name
+    the swapper cannot turn (the rule: a registry name has no counterpart) leaves the context out
+    (``first_name``); an LLM may turn it into a name of the other gender."""
     population = Population()
     seen: set[str] = set()
     for candidate in candidates:
@@ -138,14 +140,10 @@ def build_population(
             continue
         seen.add(candidate.text)
         original = normalise_sentence(candidate.text)
+        population.cleaned.add(original)
         gender = sentence_gender(original, lexicon)
         if gender is None:
             _row(population, candidate, "none", original, original, [], "identical", name_list)
-            continue
-        if not names_swappable and any(
-            lexicon.is_name(word.text) for word in split_words(original)
-        ):
-            population.leave_out("first_name", original)
             continue
         reason, swapped, positions = swap_checked(original, swapper, lexicon)
         if reason is not None:

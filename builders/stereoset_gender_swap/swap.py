@@ -28,13 +28,22 @@ from bias_hub.builders.stereoset_gender_swap.lexicon import (
     split_words,
 )
 
-__all__ = ["swap_rule", "normalise_sentence", "sentence_gender", "check_pair", "REJECTIONS"]
+__all__ = [
+    "REJECTIONS",
+    "check_pair",
+    "normalise_sentence",
+    "sentence_gender",
+    "swap_rule",
+    "unswappable_name",
+]
 
 # Why a sentence or a pair is rejected; the build counts each.
 REJECTIONS = {
     "no_gender_word": "the sentence contains no gender word (lexicon word or first name)",
     "mixed_gender": "the sentence holds male and female words, so neither form is all-male or all-female",
-    "no_counterpart": "a gender word has no counterpart to swap to by rule (actress, an unpaired first name)",
+    "first_name": "holds a first name the rule cannot swap (no paired name of the other gender), so its "
+    'other form would keep a name of the other gender ("My Aunt John", "Mrs. Mike", "Beth is a daddy")',
+    "no_counterpart": "a gender word has no counterpart to swap to by rule (actress, Ms.)",
     "empty_reply": "the swapper returned nothing",
     "unchanged": "the swapped sentence equals the original",
     "differs_beyond_gender_words": "the two forms differ in a word that is not a gender word turned into its counterpart",
@@ -106,6 +115,14 @@ def swap_rule(text: str, lexicon: Lexicon) -> str | None:
         last = word.end
     pieces.append(text[last:])
     return "".join(pieces)
+
+
+def unswappable_name(text: str, lexicon: Lexicon) -> bool:
+    """Whether ``text`` holds a first name without a counterpart (the rule swap cannot turn it)."""
+    return any(
+        lexicon.is_name(word.text) and lexicon.counterpart(word.text) is None
+        for word in split_words(text)
+    )
 
 
 def normalise_sentence(text: str) -> str:

@@ -64,9 +64,14 @@ COMMON_FLAGS = (
 INTERVAL_FLAGS = ("--confidence-level", "--n-resamples")
 
 
+# The spellings of --confidence-level that switch intervals (and paired tests) off.
+INTERVALS_OFF = frozenset({"none", "off", "0"})
+
+
 def confidence_level(text: str) -> float | None:
-    """argparse type of ``--confidence-level``: a number in (0, 1), or ``none`` (intervals off)."""
-    if text.strip().lower() in {"none", "off", "0"}:
+    """argparse type of ``--confidence-level``: a number in (0, 1), or ``none`` (also ``off`` and
+    ``0``: intervals off; the command warns that it read a 0 so)."""
+    if text.strip().lower() in INTERVALS_OFF:
         return None
     try:
         value = float(text)
@@ -76,7 +81,7 @@ def confidence_level(text: str) -> float | None:
         ) from None
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(
-            f"expected a number between 0 and 1 such as 0.95, or none; got {text!r}"
+            f"expected a number between 0 and 1 such as 0.95, or none (no intervals); got {text!r}"
         )
     return value
 
@@ -90,13 +95,13 @@ def add_interval_flags(parser: argparse.ArgumentParser, unit: str = "items") -> 
         type=confidence_level,
         metavar="LEVEL",
         help=f"level of the bootstrap intervals over {unit} and of the paired tests, "
-        "or none to switch them off (default: %(default)s)",
+        "or none (also 0) to switch them off (default: %(default)s)",
     )
     group.add_argument(
         "--n-resamples",
         type=int,
         metavar="N",
-        help="bootstrap resamples and permutations (default: %(default)s)",
+        help="bootstrap resamples and permutations, 100 to 100,000 (default: %(default)s)",
     )
 
 

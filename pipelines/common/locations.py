@@ -30,6 +30,7 @@ __all__ = [
     "default_metrics_root",
     "import_metric_module",
     "in_checkout",
+    "is_bare_name",
     "load_dataset_split",
     "load_metric",
     "metric_folder",
@@ -84,21 +85,37 @@ def _root(root: str | os.PathLike[str] | None, default: str) -> Path:
     return default_datasets_root() if default == "datasets" else default_metrics_root()
 
 
+def is_bare_name(dataset: str | os.PathLike[str]) -> bool:
+    """Whether ``dataset`` is a name (``jbbq``), not a path (``./jbbq``, ``data/jbbq``, ``/x``)."""
+    text = os.fspath(dataset)
+    separators = [sep for sep in (os.sep, os.altsep, "/") if sep]
+    return bool(text) and text not in (".", "..") and not any(s in text for s in separators)
+
+
 def dataset_folder(
     dataset: str | os.PathLike[str], datasets_root: str | os.PathLike[str] | None = None
 ) -> Path:
-    """A built dataset folder: ``dataset`` as a folder path, or a name under ``datasets_root``.
+    """A built dataset folder: a bare name (``jbbq``) under ``datasets_root`` only, anything
+    else (``./jbbq``, ``data/jbbq``) as the path it is.
 
-    Raises ``FileNotFoundError`` saying how to build it when the folder holds no card.
+    A folder of the same name in the current directory never stands in for the built one:
+    it is read only when written as a path. Raises ``FileNotFoundError`` saying how to build
+    it when the folder holds no card.
     """
     given = Path(dataset)
-    folder = given if (given / "README.md").is_file() else _root(datasets_root, "datasets") / given
+    bare = is_bare_name(dataset)
+    folder = _root(datasets_root, "datasets") / given if bare else given
     if not (folder / "README.md").is_file():
         name = given.name
+        local = (
+            f"; a bare name is looked up there only: for the folder {given} here, write ./{given}"
+            if bare and (given / "README.md").is_file()
+            else ""
+        )
         raise FileNotFoundError(
             f"--dataset {dataset}: {folder} is not a built dataset folder (no README.md card); "
             f"build it with `bias-hub build {name}` (or `make datasets`), or point --datasets-root "
-            "at the folder that holds it"
+            f"at the folder that holds it{local}"
         )
     return folder
 

@@ -11,7 +11,15 @@ states it::
         models: [llm-jp/llm-jp-13b-instruct-full-jaster-dolly-oasst-v1.0]   # optional
         settings:
           shots: {value: [4], section: "§5.1"}
-          scoring: generate                      # a bare value: no section given
+          chat: {value: "no", assumed: "the harness §5.1 names gives the prompt as text"}
+          max_new_tokens: {value: 8, ours: "the paper gives no reply length; one index fits"}
+          scoring: generate                      # a bare value: no basis given (user files only)
+
+Each setting says what it rests on, exactly one of: ``section`` (where the paper states it),
+``assumed`` (the paper does not state it; our reading of what it did, with the reason) or
+``ours`` (a choice of this project, with the reason). A preset may give ``ours: REASON`` once
+for every setting without a basis of its own (a preset that is the project's, not the paper's).
+``basis_markdown`` lays them out in two lists: what the paper states, and our reading.
 
 One behaviour everywhere (``apply_preset``): a setting the command line does not give takes the
 preset's value; a setting given explicitly wins, and where it differs from the preset it is
@@ -23,28 +31,36 @@ of the same shape as one entry (``command``, ``settings``, optional ``name``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "BASIS_KINDS",
     "Preset",
     "STUDIES_DIR",
     "apply_preset",
+    "basis_markdown",
+    "basis_record",
     "load_preset",
     "preset_markdown",
     "preset_names",
     "preset_record",
+    "safe_yaml",
     "study_files",
 ]
 
 STUDIES_DIR = Path(__file__).resolve().parents[1] / "studies"
+# What a setting rests on: the paper's text, our reading of it, or our own choice.
+BASIS_KINDS = ("section", "assumed", "ours")
 
 
 @dataclass(frozen=True)
 class Preset:
     """One preset: ``values`` maps a settings field to its value, ``sections`` to where the
-    paper states it (None where it does not)."""
+    paper states it (None where it does not), ``basis`` to ``(kind, text)`` with ``kind`` one
+    of ``BASIS_KINDS`` (None where the preset gives none)."""
 
     name: str
     command: str
@@ -53,19 +69,47 @@ class Preset:
     sections: dict[str, str | None] = field(default_factory=dict)
     models: tuple[str, ...] = ()
     description: str = ""
+    basis: dict[str, tuple[str, str] | None] = field(default_factory=dict)
 
 
 def study_files() -> list[Path]:
     return sorted(STUDIES_DIR.glob("*.yaml"))
 
 
-def _read_yaml(path: Path) -> dict:
+@functools.cache
+def _no_alias_loader() -> type:
+    import yaml  # loaded on use: importing the presets stays cheap
+
+    class NoAliases(yaml.SafeLoader):
+        """The safe loader, refusing every alias (``*name``) before it is expanded."""
+
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.YAMLError(
+                    f"line {event.start_mark.line + 1}: the alias *{event.anchor} "
+                    "(aliases are not allowed: write the value out)"
+                )
+            return super().compose_node(parent, index)
+
+    return NoAliases
+
+
+def safe_yaml(text: str, where: str) -> Any:
+    """``text`` read as YAML data, without aliases: a study file or a ``--set`` value is plain
+    data, and an alias lets a few lines expand into gigabytes (a "billion laughs").
+    Raises ``ValueError`` naming ``where``."""
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # A SafeLoader subclass: plain data only, as yaml.safe_load, and no aliases.
+        return yaml.load(text, Loader=_no_alias_loader())
     except yaml.YAMLError as err:
-        raise ValueError(f"{path}: not valid YAML ({err})") from None
+        raise ValueError(f"{where}: not valid YAML ({err})") from None
+
+
+def _read_yaml(path: Path) -> dict:
+    data = safe_yaml(path.read_text(encoding="utf-8"), str(path))
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping at the top, got {type(data).__name__}")
     return data
@@ -79,12 +123,17 @@ def _preset_from(entry: Any, name: str, source: str) -> Preset:
     settings = entry.get("settings") or {}
     if not isinstance(settings, dict):
         raise ValueError(f"{source}: preset {name!r}: 'settings' must map setting names to values")
-    values, sections = {}, {}
+    values, sections, basis = {}, {}, {}
+    shared = entry.get("ours")
     for key, value in settings.items():
         if isinstance(value, dict) and "value" in value:
-            values[key], sections[key] = value["value"], value.get("section")
+            values[key] = value["value"]
+            basis[key] = _basis(value, f"{source}: preset {name!r}, setting {key!r}")
         else:
-            values[key], sections[key] = value, None
+            values[key], basis[key] = value, None
+        if basis[key] is None and shared:
+            basis[key] = ("ours", str(shared))
+        sections[key] = basis[key][1] if basis[key] and basis[key][0] == "section" else None
     models = entry.get("models") or ()
     if isinstance(models, str) or not all(isinstance(m, str) for m in models):
         raise ValueError(f"{source}: preset {name!r}: 'models' must be a list of model ids")
@@ -96,7 +145,25 @@ def _preset_from(entry: Any, name: str, source: str) -> Preset:
         sections=sections,
         models=tuple(models),
         description=str(entry.get("description", "")),
+        basis=basis,
     )
+
+
+def _basis(entry: dict, where: str) -> tuple[str, str] | None:
+    unknown = sorted(set(entry) - {"value", *BASIS_KINDS})
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown keys {unknown} (expected 'value' and one of {', '.join(BASIS_KINDS)})"
+        )
+    given = [kind for kind in BASIS_KINDS if kind in entry]
+    if len(given) > 1:
+        raise ValueError(f"{where}: give one of {', '.join(BASIS_KINDS)}, not {given}")
+    if not given:
+        return None
+    text = str(entry[given[0]] or "").strip()
+    if not text:
+        raise ValueError(f"{where}: '{given[0]}' needs its text (the section, or the reason)")
+    return given[0], text
 
 
 def _study_presets() -> list[Preset]:
@@ -205,3 +272,33 @@ def preset_markdown(settings: Any) -> list[str]:
         where = f" ({d['section']})" if d.get("section") else ""
         lines.append(f"- `{d['setting']}`: {d['used']!r} instead of {d['preset']!r}{where}")
     return [*lines, ""]
+
+
+def basis_record(preset: Preset) -> dict:
+    """A preset's settings with what each rests on, as a reproduction records them."""
+    rows = []
+    for key, value in preset.values.items():
+        kind, text = preset.basis.get(key) or (None, None)
+        rows.append({"setting": key, "value": _plain(value), "basis": kind, "text": text})
+    return {"preset": preset.name, "command": preset.command, "settings": rows}
+
+
+def basis_markdown(records: list[dict]) -> list[str]:
+    """Two lists from ``basis_record``s: the settings the paper states (with the section), and our
+    reading (assumed or ours, with the reason; or no basis given)."""
+    stated, read = [], []
+    for record in records:
+        for row in record["settings"]:
+            name = f"`{record['preset']}`: `{row['setting']}` = {row['value']!r}"
+            if row["basis"] == "section":
+                stated.append(f"- {name} ({row['text']})")
+            elif row["basis"]:
+                read.append(f"- {name} — {row['basis']}: {row['text']}")
+            else:
+                read.append(f"- {name} — no basis given")
+    lines = []
+    if stated:
+        lines += ["The paper states:", "", *stated, ""]
+    if read:
+        lines += ["Our reading (the paper does not state these):", "", *read, ""]
+    return lines

@@ -9,6 +9,8 @@ new one; a failed or interrupted run leaves the previous folder as it was and no
 partial one (the next run clears what a killed one left). Text written through it --
 ``write_text``, ``write_json``, ``write_jsonl`` and the manifest -- carries no secret: every
 registered token or key and every URL's userinfo become ``***`` (``bias_hub.builders.shared.secrets``).
+What the run read is recorded with ``record_inputs`` (``bias_hub.pipelines.common.provenance``):
+the manifest keeps the fingerprints under ``"inputs"`` (``bias-hub report RUN`` prints them).
 
     with RunFolder(out_dir) as run:
         run.write_json("results.json", results)
@@ -43,11 +45,19 @@ from bias_hub.builders.shared.files import (
     write_json,
 )
 from bias_hub.builders.shared.secrets import redact, redact_data
+from bias_hub.pipelines.common.provenance import fingerprint_inputs
 
-__all__ = ["OutLock", "RunFolder", "command_line", "package_versions"]
+__all__ = [
+    "OutLock",
+    "RunFolder",
+    "command_line",
+    "package_versions",
+    "refuse_losing_files_it_did_not_write",
+]
 
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
+INPUTS = "inputs"
 _PACKAGES = ("bias-hub", "torch", "transformers", "datasets", "evaluate", "numpy", "scipy")
 
 
@@ -215,6 +225,27 @@ class RunFolder:
             plt.close(figure)
         return path
 
+    def record_inputs(
+        self,
+        *,
+        datasets: Iterable[Any] = (),
+        models: Iterable[Any] = (),
+        files: Iterable[Any] = (),
+        settings: Any = None,
+    ) -> dict:
+        """Fingerprint what the run read (``provenance.fingerprint_inputs``; see its arguments)
+        into the manifest's ``"inputs"``. A second call adds to the first."""
+        record = fingerprint_inputs(
+            datasets=datasets, models=models, files=files, settings=settings
+        )
+        earlier = self.info.get(INPUTS)
+        if earlier:
+            for key in ("datasets", "models", "files"):
+                record[key] = earlier[key] + record[key]
+            record["settings"] = record["settings"] or earlier["settings"]
+        self.info[INPUTS] = record
+        return record
+
     def files(self) -> list[Path]:
         return sorted(p for p in self.staging.rglob("*") if p.is_file() and p.name != MANIFEST)
 
@@ -278,3 +309,45 @@ class RunFolder:
             self.commit()
         else:
             self.abort()
+
+
+def refuse_losing_files_it_did_not_write(
+    target: str | Path, run: str = "a run", what: str = "--out"
+) -> None:
+    """Before a run replaces the run folder ``target`` whole: a ValueError naming the files its
+    manifest does not list (a file the user added) or lists with other contents (one edited
+    since), which the swap would delete. Python's bytecode caches (``__pycache__``, which an
+    import of a written module leaves) are made again from their source and do not count."""
+    from bias_hub.builders.shared.files import followed
+
+    folder = followed(target)
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        return  # new, empty, or not a run folder (RunFolder refuses that)
+    try:
+        written = {
+            entry["path"]: entry["sha256"]
+            for entry in json.loads(manifest.read_text(encoding="utf-8"))["files"]
+        }
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(
+            f"{what} {target}: its {MANIFEST} does not list the files the last run wrote, so "
+            "nothing tells which files are yours; give a new folder"
+        ) from None
+    added, changed = [], []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() or p.is_symlink()):
+        parts = path.relative_to(folder).parts
+        name = "/".join(parts)
+        if name == MANIFEST or "__pycache__" in parts:
+            continue
+        if name not in written or path.is_symlink():
+            added.append(f"{name} (not written by {run})")
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != written[name]:
+            changed.append(f"{name} (changed)")
+    listed = added + changed
+    if listed:
+        raise ValueError(
+            f"{what} {target}: {run} replaces its folder whole and would delete {len(listed)} "
+            f"files it did not write: {', '.join(listed[:10])}{', ...' if len(listed) > 10 else ''}; "
+            f"move them out of the folder, or give another {what}"
+        )

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 from bias_hub.builders.shared.files import atomic_write_text
 from bias_hub.builders.shared.text import fmt, with_interval
 from bias_hub.pipelines.common.presets import preset_markdown
+from bias_hub.pipelines.common.stats import correlation
 from bias_hub.pipelines.embeddings.correlate import (
     EXTRINSIC,
     correlation_markdown,
@@ -437,20 +438,12 @@ def _correlation_row(results: dict, x: str, y: str) -> dict | None:
     )
 
 
-def table2_layout(results: dict, printed: dict) -> str:
+def table2_layout(results: dict | None, printed: dict) -> str:
     """Table 2: Pearson r of WEAT and RNSB (WEFE's, trained on A, B) with the WinoBias gaps, per
-    set pair; ours [interval] beside the printed value. ``printed``: {test: {"WEAT": [4 values],
-    "RNSB": [...]}} in the order Type 1 Pre., Type 1 Rec., Type 2 Pre., Type 2 Rec."""
-    if not any(column in results.get("columns", []) for column in EXTRINSIC):
-        return (
-            "No WinoBias gaps in this run (no `--coref`/`--coref-dir` outputs): Table 2 needs one "
-            "coreference system trained per embedding. Printed: "
-            + ", ".join(
-                f"{test} {score} {values}"
-                for test, scores in printed.items()
-                for score, values in scores.items()
-            )
-        )
+    set pair; ours [interval] beside the printed value, and our scatter. ``printed``: {test:
+    {"WEAT": [4 values], "RNSB": [...]}} in the order Type 1 Pre., Type 1 Rec., Type 2 Pre.,
+    Type 2 Rec. Without gaps (or ``results`` None), the printed values alone."""
+    gaps = results is not None and any(column in results.get("columns", []) for column in EXTRINSIC)
     lines = [
         "| set pair | score | Type 1 Pre. diff | Type 1 Rec. diff | Type 2 Pre. diff | Type 2 Rec. diff |",
         "|---|---|---|---|---|---|",
@@ -459,45 +452,103 @@ def table2_layout(results: dict, printed: dict) -> str:
         for score, values in scores.items():
             cells = []
             for column, paper in zip(EXTRINSIC, values, strict=True):
-                row = _correlation_row(results, f"{_TABLE2_SCORES[score]}{test}", column)
+                row = (
+                    _correlation_row(results, f"{_TABLE2_SCORES[score]}{test}", column)
+                    if gaps
+                    else None
+                )
                 ours = (
-                    "n/a"
+                    ("n/a" if gaps else "not run")
                     if row is None
                     else with_interval(row["pearson"]["statistic"], row["pearson"]["interval"])
                 )
                 cells.append(f"{ours} (paper {paper:g})")
             lines.append(f"| {test} | {score} | " + " | ".join(cells) + " |")
+    table = "\n".join(lines)
+    if not gaps:
+        return (
+            table
+            + "\n\nOurs: not run. No WinoBias gaps in this run (no `--coref`/`--coref-dir` outputs): "
+            "Table 2 needs one coreference system trained per embedding."
+        )
     return (
-        "\n".join(lines)
+        table
         + "\n\nOurs: Pearson r [bootstrap interval over embeddings]; RNSB trained on A, B (WEFE's)."
+        + "\n\n![WEAT and RNSB against the WinoBias gaps](scatter.png)"
     )
 
 
-def table3_layout(results: dict, printed: dict) -> str:
+def _symmetric(members: dict) -> bool:
+    """Whether every reduce member has an amplify twin that differs in nothing else."""
+
+    def twins(direction: str) -> list[str]:
+        return sorted(
+            repr(sorted((k, v) for k, v in m.items() if k not in {"name", "direction"}))
+            for m in members.values()
+            if m.get("direction") == direction
+        )
+
+    reduce = twins("reduce")
+    return bool(reduce) and reduce == twins("amplify")
+
+
+def _against_size(results: dict, test: str) -> float | None:
+    """Pearson r of RNSB with |WEAT value| across the family: how closely RNSB follows the size
+    of the bias, whatever its sign."""
+    rows = list((results.get("table") or {}).values())
+    weat = [row.get(f"weat_{test}") for row in rows]
+    return correlation(
+        [None if w is None else abs(w) for w in weat],
+        [row.get(f"rnsb_attributes_{test}") for row in rows],
+        "pearson",
+    )["statistic"]
+
+
+def table3_layout(results: dict | None, printed: dict) -> str:
     """Table 3: Pearson r of the WEAT value with RNSB (WEFE's, trained on A, B) across the
-    family, per set pair; ``printed``: {test: r}."""
+    family, per set pair; ``printed``: {test: r}. A family whose reduce and amplify members
+    mirror each other forces the value near 0, and the table says so beside it."""
     lines = [
         "| set pair | Pearson r (ours) | paper | Spearman ρ (ours) | embeddings |",
         "|---|---|---|---|---|",
     ]
+    if results is None:
+        lines += [
+            f"| {test} | not run | {paper:g} | not run | 0 |" for test, paper in printed.items()
+        ]
+        return "\n".join(lines) + "\n\nOurs: not run; the paper's values alone."
+    symmetric = _symmetric(results.get("members") or {})
+    forced = []
     for test, paper in printed.items():
         row = _correlation_row(results, f"weat_{test}", f"rnsb_attributes_{test}")
         if row is None:
             lines.append(f"| {test} | n/a (not in this run) | {paper:g} | n/a | 0 |")
             continue
         pearson, spearman = row["pearson"], row["spearman"]
+        mark = " ‡ near 0 by construction" if symmetric else ""
+        if symmetric:
+            forced.append((test, _against_size(results, test)))
         lines.append(
-            f"| {test} | {with_interval(pearson['statistic'], pearson['interval'], digits=3)} | {paper:g} | "
-            f"{with_interval(spearman['statistic'], spearman['interval'], digits=3)} | {row['n']} |"
+            f"| {test} | {with_interval(pearson['statistic'], pearson['interval'], digits=3)}{mark} | "
+            f"{paper:g} | {with_interval(spearman['statistic'], spearman['interval'], digits=3)} | "
+            f"{row['n']} |"
         )
     family = {
         "paper": "the study's 17 members built from the corpus",
         "variant": "bias-hub's ATTRACT-REPEL strength variant (not the study's family)",
     }.get(results.get("family"), "")
-    return (
-        "\n".join(lines)
-        + f"\n\nFamily: {family}. The scatter of each pair is `scatter.png` in the step's folder."
-    )
+    text = "\n".join(lines) + f"\n\nFamily: {family}. Figure: our scatter of each pair."
+    if forced:
+        sizes = ", ".join(f"{test} {fmt(r, 2) if r is not None else 'n/a'}" for test, r in forced)
+        text += (
+            "\n\n‡ Near 0 by construction: every reduce member of this family has an amplify twin "
+            "that differs in nothing else, so the WEAT values lie on both sides of the original's; "
+            "RNSB, a KL divergence, grows with the bias in either direction and cannot tell the two "
+            "apart (the study's §4), so across the family it follows the size of the WEAT value "
+            f"(Pearson r of RNSB with |WEAT value|: {sizes}) and its Pearson r with the WEAT value "
+            "is near 0 whatever the embeddings. A value near the paper's says nothing here."
+        )
+    return text
 
 
 PAPER_LAYOUTS = {"table2": table2_layout, "table3": table3_layout}

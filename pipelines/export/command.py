@@ -22,7 +22,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     settings_defaults(parser, Settings)
     parser.add_argument(
-        "--out", required=True, help="the task folder, replaced whole when the export succeeds"
+        "--out",
+        required=True,
+        help="the task folder, replaced whole when the export succeeds; refused while it holds "
+        "files an earlier export did not write (or that were changed since), which it names",
     )
     parser.add_argument(
         "--jbbq",

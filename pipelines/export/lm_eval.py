@@ -29,6 +29,7 @@ from types import SimpleNamespace
 import yaml
 
 from bias_hub.pipelines.common import RunFolder, dataset_folder
+from bias_hub.pipelines.common.run_folder import refuse_losing_files_it_did_not_write
 from bias_hub.pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
 from bias_hub.pipelines.export.settings import Settings
 
@@ -137,7 +138,12 @@ def _resolve(settings: Settings) -> tuple[list[str], str, int]:
 
         prompts = list(PROMPT_NAMES)
     split = settings.split or preset.get("split") or "test"
-    max_new_tokens = settings.max_new_tokens or preset.get("max_new_tokens") or 8
+    # `is None`, not `or`: --max-new-tokens 0 is a value to refuse, not one to replace.
+    max_new_tokens = (
+        settings.max_new_tokens
+        if settings.max_new_tokens is not None
+        else preset.get("max_new_tokens") or 8
+    )
     if (
         not settings.shots
         or any(k < 0 for k in settings.shots)
@@ -206,6 +212,8 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
     """Write the task folder; return what it holds (also written as ``tasks.json``)."""
     from bias_hub.pipelines.jbbq.prompting import load_prompt
 
+    # The folder is lm-eval's --include_path, where a task of the user's own naturally goes.
+    refuse_losing_files_it_did_not_write(out_dir, "an export")
     prompts, split, max_new_tokens = _resolve(settings)
     specs = [load_prompt(name) for name in prompts]
     jbbq_folder = dataset_folder(settings.jbbq, settings.datasets_root)
@@ -222,6 +230,10 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
     out = RunFolder(out_dir)
     target = out.target.resolve()
     with out:
+        out.record_inputs(
+            datasets=[(folder, "all") for folder in (jbbq_folder, bbq_folder) if folder],
+            settings=settings,
+        )
         questions, shots, few_shot = _jbbq_questions(jbbq_folder, settings, split)
         data = target / "data" / "jbbq.jsonl"
         out.write_jsonl("data/jbbq.jsonl", [_data_row(row) for row in questions])
@@ -263,7 +275,7 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
                     tasks.append(task["task"])
         record = {
             "jbbq": {
-                "dataset": str(jbbq_folder),
+                "dataset": str(jbbq_folder.resolve()),
                 "split": split,
                 "questions": len(questions),
                 "categories": categories,
@@ -294,7 +306,7 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
             out.write_text(f"bbq/{task['task']}.yaml", _yaml(task))
             tasks.append(task["task"])
             record["bbq"] = {
-                "dataset": str(bbq_folder),
+                "dataset": str(bbq_folder.resolve()),
                 "split": split,
                 "questions": len(rows),
                 "categories": bbq_categories,

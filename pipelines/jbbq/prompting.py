@@ -17,6 +17,8 @@ from pathlib import Path
 
 import yaml
 
+from bias_hub.builders.shared.files import read_text
+
 __all__ = [
     "PROMPT_DIR",
     "PROMPT_NAMES",
@@ -115,7 +117,7 @@ def load_prompt(name_or_path: str | Path) -> PromptSpec:
     """Read and validate one prompt file (a built-in name or a path)."""
     path = _resolve(name_or_path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text(path))
     except yaml.YAMLError as err:
         raise ValueError(f"prompt file {path}: not valid YAML ({err})") from err
     if not isinstance(data, dict):

@@ -151,12 +151,9 @@ def build_for_dataset(
     whole into ``out_dir`` (the offline variant of ``pipelines/studies/jbbq.yaml``)."""
     folder = RunFolder(out_dir)
     with folder:
-        rows = [
-            dict(row)
-            for row in load_dataset_split(
-                dataset_folder(dataset or "jbbq", datasets_root), "all", "all"
-            )
-        ]
+        source = dataset_folder(dataset or "jbbq", datasets_root)
+        rows = [dict(row) for row in load_dataset_split(source, "all", "all")]
+        folder.record_inputs(datasets=[(source, "all")], settings={"seed": seed})
         texts = [load_prompt(name).system for name in PROMPT_NAMES] + [
             load_prompt("basic").plain(row) for row in rows
         ]

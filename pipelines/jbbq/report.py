@@ -484,6 +484,7 @@ def write_figure_folder(
     folder = RunFolder(out_dir)
     with folder:
         loaded = [load_results(path) for path in paths]
+        folder.record_inputs(files=paths)
         common = set.intersection(
             *({run["shots"] for run in results["runs"]} for results in loaded)
         )
@@ -575,18 +576,18 @@ def render(results: dict, folder: str | Path) -> None:
 # ---- the paper's layouts: our numbers beside the printed ones --------------------------------
 
 
-def _printed_column(results: dict, printed: dict) -> tuple[str | None, dict]:
-    """The paper's column for this run's model (by Hub id, then by the paper's short name)."""
+def _printed_model(results: dict, printed: dict) -> str | None:
+    """The printed model this run's model is (by Hub id, folder name or the paper's short name)."""
     model = str(results.get("model", ""))
     values = printed.get("values") or {}
     names = printed.get("columns") or {}
     for key in (model, model.rstrip("/").split("/")[-1]):
         if key in values:
-            return names.get(key, key), values[key]
+            return key
     for hub_id, name in names.items():
         if name == model and hub_id in values:
-            return name, values[hub_id]
-    return None, {}
+            return hub_id
+    return None
 
 
 def _paper_cell(value) -> str:
@@ -597,41 +598,55 @@ def _paper_cell(value) -> str:
     return f"{accuracy:.1f}" + (f" ({error:.1f})" if error is not None else "")
 
 
-def table4_layout(results: dict, printed: dict) -> str:
-    """Table 4 (0-shot, basic prompt): our accuracy [interval] (error rate) beside the paper's."""
-    run = _run_for(results, "basic", 0)
-    if run is None:
+def table4_layout(results: dict | None, printed: dict) -> str:
+    """Table 4 (0-shot, basic prompt): our accuracy [interval] (error rate) beside every printed
+    column, the column of this run's model first where the paper has it; ``results`` None: the
+    step did not run, the paper's columns alone."""
+    run = _run_for(results, "basic", 0) if results is not None else None
+    if results is not None and run is None:
         return (
             "No 0-shot run of the basic prompt in these results: Table 4 needs `--preset table4`."
         )
-    name, column = _printed_column(results, printed)
-    ours = table4([("ours", run)]).splitlines()
-    rows = []
-    for line in ours[2:]:
-        cells = [cell.strip() for cell in line.strip("|").split("|")]
-        rows.append([cells[0], cells[1], _paper_cell(column.get(cells[0])) if name else "–"])
-    head = [
-        "category-context",
-        f"ours: {results['model']}",
-        f"paper: {name}" if name else "paper (model not in Table 4)",
+    values, names = printed.get("values") or {}, printed.get("columns") or {}
+    same = _printed_model(results, printed) if results is not None else None
+    order = sorted(values, key=lambda hub_id: hub_id != same)
+    ours = {}
+    if run is not None:
+        for line in table4([("ours", run)]).splitlines()[2:]:
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            ours[cells[0]] = cells[1]
+    keys = list(dict.fromkeys([*ours, *(key for column in values.values() for key in column)]))
+    rows = [
+        [key, ours.get(key, "not run" if run is None else "–")]
+        + [_paper_cell(values[hub_id].get(key)) for hub_id in order]
+        for key in keys
     ]
-    return "\n".join(
-        [
-            "Accuracy in % [interval] (error rate in %: replies with no readable answer); the paper gives the "
-            "error rate only where it is not zero.",
+    head = ["category-context", f"ours: {results['model']}" if run is not None else "ours"]
+    head += [
+        f"paper: {names.get(hub_id, hub_id)}" + (" (this model)" if hub_id == same else "")
+        for hub_id in order
+    ]
+    lines = [
+        "Accuracy in % [interval] (error rate in %: replies with no readable answer); the paper gives the "
+        "error rate only where it is not zero.",
+        "",
+    ]
+    if run is not None and same is None:
+        lines += [
+            "This run's model is none of the paper's: its columns are shown for reference.",
             "",
-            markdown_table(head, rows),
         ]
-    )
+    return "\n".join([*lines, markdown_table(head, rows)])
 
 
-def figure1_layout(results: dict, printed: dict) -> str:
+def figure1_layout(results: dict | None, printed: dict) -> str:
     """Figure 1 (4-shot, three prompts): the paper draws it without printing values, so our figure
-    and our numbers, with what the paper says of them."""
+    and our numbers, with what the paper says of them (that alone where the step did not run)."""
+    paper = [f"Paper: {printed['note']}", ""] if printed.get("note") else []
+    if results is None:
+        return "\n".join([*paper, "Ours: not run."])
     shots = max((run["shots"] for run in results["runs"]), default=0)
-    lines = [f"![Figure 1 layout, {shots}-shot](figure1_{shots}shot.png)", ""]
-    if printed.get("note"):
-        lines += [f"Paper: {printed['note']}", ""]
+    lines = [f"![Figure 1 layout, {shots}-shot](figure1_{shots}shot.png)", "", *paper]
     rows = []
     for run in (run for run in results["runs"] if run["shots"] == shots):
         metrics = run["metrics"]

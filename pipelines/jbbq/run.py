@@ -288,6 +288,17 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
     with folder or contextlib.nullcontext():
         folder_path = dataset_folder(dataset or DATASET, settings.datasets_root)
         rows, shots, few_shot = load_questions(folder_path, settings)
+        if folder is not None:
+            model_input = (
+                (model, settings.revision)
+                if settings.backend == "hf"
+                else {"id": model, "api": settings.base_url}
+            )
+            folder.record_inputs(
+                datasets=[(folder_path, settings.config)],
+                models=[model_input],
+                settings=_recorded(settings),
+            )
         metric = load_metric("bbq_bias", settings.metrics_root)
         with stage(
             "loading the model" if settings.backend == "hf" else "checking the API key and cache",

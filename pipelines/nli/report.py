@@ -619,13 +619,20 @@ def _printed_model(name: str, printed: dict) -> str | None:
     return None
 
 
-def table2_layout(results: dict, printed: dict) -> str:
-    """Table 2: Spearman of r with 1 − FN (Dev et al.) and with s (the paper's score), ours beside the paper's."""
+NOT_RUN = "not run"
+
+
+def table2_layout(results: dict | None, printed: dict) -> str:
+    """Table 2: Spearman of r with 1 − FN (Dev et al.) and with s (the paper's score), ours beside
+    the paper's; ``results`` None: the step did not run, the paper's values alone."""
     rows = []
     for key, label, ours in (
         ("one_minus_fn", "既存 (1 − FN)", "spearman_one_minus_fn"),
         ("bias_score", "提案 (s)", "spearman_bias_score"),
     ):
+        if results is None:
+            rows.append([label, NOT_RUN, NOT_RUN, fmt(printed.get(key))])
+            continue
         rows.append(
             [
                 label,
@@ -634,10 +641,12 @@ def table2_layout(results: dict, printed: dict) -> str:
                 fmt(printed.get(key)),
             ]
         )
+    paper_model = f"the paper's model: {printed.get('model', 'Tohoku BERT-base')}"
     note = (
         f"Ours: mean over {results[ours]['n']} seeds of the per-seed Spearman (with its t interval), and the "
-        f"Spearman of the seed-mean curve; the paper's model: {printed.get('model', 'Tohoku BERT-base')}. "
-        f"Figure: `{META_FIGURE}`."
+        f"Spearman of the seed-mean curve; {paper_model}. Figure: `{META_FIGURE}`."
+        if results is not None
+        else f"The paper's values ({paper_model}); ours: the step did not run."
     )
     return (
         markdown_table(["score", "ours: mean over seeds", "ours: seed-mean curve", "paper"], rows)
@@ -646,46 +655,70 @@ def table2_layout(results: dict, printed: dict) -> str:
     )
 
 
-def table3_layout(results: dict, printed: dict) -> str:
-    """Table 3: each model's label fractions per set, ours beside the paper's."""
+def _rows_by_printed_model(
+    results: dict | None, printed: dict
+) -> list[tuple[str, str | None, dict | None]]:
+    """``(row label, printed model or None, our result or None)``: every printed model in the
+    paper's order (ours where one of our models stands for it), then our models the paper lacks."""
+    ours = dict((results or {}).get("models") or {})
+    matched = {name: _printed_model(name, printed) for name in ours}
     rows = []
-    for name, result in results["models"].items():
-        paper = printed.get(_printed_model(name, printed) or "", {})
+    for hub_id in printed:
+        mine = [name for name, match in matched.items() if match == hub_id]
+        if not mine:
+            rows.append((hub_id, hub_id, None))
+        rows += [(name, hub_id, ours[name]) for name in mine]
+    rows += [(name, None, ours[name]) for name, match in matched.items() if match is None]
+    return rows
+
+
+def table3_layout(results: dict | None, printed: dict) -> str:
+    """Table 3: each model's label fractions per set, ours beside the paper's; every printed
+    model appears, run or not."""
+    rows = []
+    for name, hub_id, result in _rows_by_printed_model(results, printed):
+        paper = printed.get(hub_id, {}) if hub_id else {}
         for subset in SUBSETS:
-            ours = result["fractions"].get(subset, {})
             theirs = paper.get(SHORT[subset], {})
+            mine = (result or {}).get("fractions", {}).get(subset, {})
             rows.append(
                 [
                     name,
                     SHORT[subset],
-                    *(f"{fmt(ours.get(label))} ({fmt(theirs.get(label))})" for label in LABELS),
+                    *(
+                        f"{fmt(mine.get(label)) if result else NOT_RUN} ({fmt(theirs.get(label))})"
+                        for label in ("entailment", "contradiction", "neutral")
+                    ),
                 ]
             )
-    table = markdown_table(
-        ["model", "set", "entailment", "contradiction", "neutral"],
-        [[*row[:2], row[2], row[4], row[3]] for row in rows],
+    table = markdown_table(["model", "set", "entailment", "contradiction", "neutral"], rows)
+    return (
+        table
+        + "\n\nOurs (the paper's in brackets; – where the paper has no such model; "
+        + f"{NOT_RUN} where we ran no model for a printed one)."
     )
-    return table + "\n\nOurs (the paper's in brackets; – where the paper has no such model)."
 
 
-def table4_layout(results: dict, printed: dict) -> str:
-    """Table 4: each model's bias score and rank (1 = most biased), ours beside the paper's."""
-    models, rank = results["models"], ranks(results["models"])
+def table4_layout(results: dict | None, printed: dict) -> str:
+    """Table 4: each model's bias score and rank (1 = most biased), ours beside the paper's;
+    every printed model appears, run or not."""
+    models = (results or {}).get("models") or {}
+    rank = ranks(models) if models else {}
     rows = []
-    for name, result in sorted(models.items(), key=lambda item: rank[item[0]]):
-        hub_id = _printed_model(name, printed)
-        paper = printed.get(hub_id or "", {})
-        interval = (result.get("confidence_intervals") or {}).get("bias_score")
-        rows.append(
-            [
-                name,
-                f"{with_interval(result['bias_score'], interval)} ({rank[name]})",
-                f"{fmt(paper.get('score'))} ({paper.get('rank', '–')})" if paper else "–",
-            ]
-        )
+    for name, hub_id, result in _rows_by_printed_model(results, printed):
+        paper = printed.get(hub_id, {}) if hub_id else {}
+        if result is None:
+            ours = NOT_RUN
+        else:
+            interval = (result.get("confidence_intervals") or {}).get("bias_score")
+            ours = f"{with_interval(result['bias_score'], interval)} ({rank[name]})"
+        theirs = f"{fmt(paper.get('score'))} ({paper.get('rank', '–')})" if paper else "–"
+        rows.append([name, ours, theirs])
+    figure = f" Figure: `{EVALUATION_FIGURE}`." if models else ""
     return (
         markdown_table(["model", "s (rank), ours", "s (rank), paper"], rows)
-        + f"\n\nRanks descend from the most biased model (1), as the paper's. Figure: `{EVALUATION_FIGURE}`."
+        + "\n\nRanks descend from the most biased model (1), as the paper's; ours rank the models "
+        + f"of this run among themselves.{figure}"
     )
 
 

@@ -226,6 +226,13 @@ def run_train(
             for item in final.iterdir():
                 os.replace(item, folder.path(item.name))
             final.rmdir()
+            folder.record_inputs(
+                datasets=[
+                    (data, settings.config) for data in (dataset, settings.eval_dataset) if data
+                ],
+                models=[(name, settings.revision) for name in (model, settings.tokenizer) if name],
+                settings=_public(settings),
+            )
             folder.write_json("results.json", results)
             folder.write_jsonl(TRAIN_LOG, trainer.state.log_history)
             report.render(results, folder.path("."))
@@ -265,6 +272,11 @@ def run_evaluate(
             torch.set_num_threads(settings.threads)
         with stage("load the evaluation set") as step:
             source, config, rows = _evaluation_rows(dataset, settings)
+            folder.record_inputs(
+                datasets=[(source, config)],
+                models=[(name, settings.revision) for name in models],
+                settings=_public(settings),
+            )
             metric = load_metric(DATASET, settings.metrics_root)
             step["note"] = f"{len(rows):,} pairs from {source} ({config})"
         evaluated = {}
@@ -344,6 +356,11 @@ def run_meta_evaluate(
             training = meta_evaluation.load_training_sets(training_folder, needed)
             evaluation_folder = dataset_folder(dataset or DATASET, settings.datasets_root)
             chosen = meta_evaluation.evaluation_rows(evaluation_folder, training, settings)
+            folder.record_inputs(
+                datasets=[training_folder, (evaluation_folder, chosen.config)],
+                models=[(model, settings.revision)],
+                settings=_public(settings),
+            )
             step["note"] = f"{chosen.note}; {len(chosen.rows)} evaluation pairs"
         runs = len(settings.seeds) * len(rates)
         with stage(
@@ -385,6 +402,7 @@ def run_init_model(
         with stage("read the training text") as step:
             source = meta_evaluation.training_sets_folder(dataset, settings.datasets_root)
             table = meta_evaluation.load_training_sets(source, [settings.rate])[settings.rate]
+            folder.record_inputs(datasets=[source], settings=_public(settings))
             texts = [text for column in ("premise", "hypothesis") for text in table[column]]
             step["note"] = f"{len(table):,} pairs of {source} (r = {settings.rate})"
         with stage(f"create a {settings.size} BERT"):

@@ -4,6 +4,10 @@ Without ``--push`` a dry run: every dataset folder and metric module, its repo
 id, repo type, visibility and every file with its size, and every problem that
 would stop the upload. With ``--push`` the same plan is uploaded, but only if
 it has no problem at all: nothing is uploaded while anything is wrong.
+
+A push never deletes a file already on the Hub that the plan lacks (one added or
+kept there by hand, or one an earlier build had): it lists them before the first
+upload and keeps them. With ``--prune`` it deletes exactly the files it listed.
 """
 
 from __future__ import annotations
@@ -85,13 +89,15 @@ def publish(
     *,
     only: Sequence[str] | None = None,
     push: bool = False,
+    prune: bool = False,
     private: bool = False,
     datasets_root: Path | None = None,
     metrics_root: Path | None = None,
     api: Any | None = None,
     echo: Callable[[str], None] = print,
 ) -> list[RepoPlan]:
-    """Plan, print, and with ``push`` upload. ``api`` replaces ``HfApi`` (tests pass a fake)."""
+    """Plan, print, and with ``push`` upload; remote files the plan lacks are deleted only with
+    ``prune``. ``api`` replaces ``HfApi`` (tests pass a fake)."""
     from bias_hub.pipelines.common.locations import default_datasets_root, default_metrics_root
 
     datasets_root = Path(datasets_root) if datasets_root else default_datasets_root()
@@ -120,12 +126,14 @@ def publish(
     total = human_size(sum(plan.total_size for plan in plans))
     if not push:
         echo(
-            f"dry run: {len(plans)} repos, {n_files} files, {total}; nothing uploaded (add --push)"
+            f"dry run: {len(plans)} repos, {n_files} files, {total}; nothing uploaded (add --push). "
+            "A push lists the files on the Hub that the plan lacks and keeps them"
+            + ("; with --prune it deletes them" if prune else " (--prune deletes them)")
         )
         return plans
     from bias_hub.pipelines.publish.push import push_plans
 
-    push_plans(api if api is not None else _real_api(), plans, namespace)
+    push_plans(api if api is not None else _real_api(), plans, namespace, prune=prune, echo=echo)
     echo(f"pushed {len(plans)} repos ({n_files} files checked, {total})")
     return plans
 
@@ -135,6 +143,7 @@ def run(args: argparse.Namespace) -> None:
         args.namespace,
         only=args.only,
         push=args.push,
+        prune=args.prune,
         private=args.private,
         datasets_root=args.datasets_root,
         metrics_root=args.metrics_root,
@@ -153,6 +162,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these datasets / metrics")
     parser.add_argument("--push", action="store_true", help="upload (default: print the plan only)")
+    parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="with --push, delete the files on the Hub that the plan lacks (listed first); without "
+        "it they are listed and kept",
+    )
     parser.add_argument(
         "--private",
         action="store_true",

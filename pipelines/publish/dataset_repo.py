@@ -216,6 +216,18 @@ def _dataset_infos(header: dict) -> dict[str, tuple[object, dict[str, int]]]:
     return infos
 
 
+def _linked_outside(folder: Path, files: list[Path], where: str, split: str) -> list[str]:
+    """Data files that are links to a file outside the folder: a push would upload what they
+    point to (another dataset's rows, a licensed copy) under this folder's card and licence."""
+    inside = folder.resolve()
+    return [
+        f"{where}, split {split!r}: data file {path.relative_to(folder)} is a link to "
+        f"{path.resolve()}, outside the folder; copy the file in if it belongs here"
+        for path in files
+        if not path.resolve().is_relative_to(inside)
+    ]
+
+
 def check_dataset_folder(folder: Path) -> CheckedDataset:
     """Run every offline check on one dataset folder."""
     from datasets.utils.metadata import MetadataConfigs
@@ -274,6 +286,7 @@ def check_dataset_folder(folder: Path) -> CheckedDataset:
                     )
                     continue
                 matches = sorted(p for p in folder.glob(pattern) if p.is_file())
+                problems += _linked_outside(folder, matches, where, split)
                 if not matches:
                     problems.append(
                         f"{where}, split {split!r}: data file {pattern} does not exist ({build_hint})"

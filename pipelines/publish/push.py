@@ -1,25 +1,30 @@
 """Uploading planned repos through ``huggingface_hub``, idempotently.
 
 Everything that can be checked is checked before the first byte goes out: the
-token, that the namespace exists and the token may write to it, and that no
-repo meant to be private already exists as a public one. Each repo's planned
-files are then laid out in a temporary folder exactly as the repo should hold
-them and handed to ``HfApi.upload_folder(..., delete_patterns="*")``: the
-library skips files whose content the Hub already has, deletes the files the
-plan no longer has (never ``.gitattributes``) and makes no commit when nothing
-changed.
+token, that the namespace exists and the token may write to it, that no repo
+meant to be private already exists as a public one, and which files each
+existing repo holds that the plan lacks (a card edited on the Hub keeps its
+name and is replaced; a file added there by hand, or one the plan no longer
+has, is such a file). Those are listed before the first upload and kept, unless
+``prune``: then exactly those are deleted. Each repo's planned files are laid
+out in a temporary folder exactly as the repo should hold them and handed to
+``HfApi.upload_folder``, which skips files whose content the Hub already has and
+makes no commit when nothing changed.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bias_hub.builders.shared.errors import UserError
+from bias_hub.builders.shared.secrets import register
 from bias_hub.pipelines.publish.plan import RepoPlan
 
 __all__ = [
@@ -28,12 +33,13 @@ __all__ = [
     "preflight",
     "push_plan",
     "push_plans",
+    "remote_files_not_planned",
     "resolve_token",
     "stage_plan",
 ]
 
-# Every remote file not in the plan goes; upload_folder itself keeps .gitattributes.
-DELETE_EVERYTHING_ELSE = "*"
+# The Hub's own file, which upload_folder never deletes and no plan lists.
+GITATTRIBUTES = ".gitattributes"
 
 
 @dataclass
@@ -60,6 +66,9 @@ def resolve_token(token: str | None = None) -> str:
         raise ValueError(
             "--push needs a Hugging Face token with write access: set HF_TOKEN or run `hf auth login`"
         )
+    # A stored login is in no variable the command line registered: a Hub error echoing it
+    # must still print ***.
+    register(token)
     return token
 
 
@@ -111,6 +120,21 @@ def preflight(api: Any, plans: list[RepoPlan]) -> None:
             )
 
 
+def remote_files_not_planned(api: Any, plans: list[RepoPlan]) -> dict[str, list[str]]:
+    """``{repo id: [path, ...]}``: the files each existing repo holds that its plan lacks
+    (``.gitattributes`` aside), which only ``--prune`` deletes."""
+    extra = {}
+    for plan in plans:
+        if not api.repo_exists(plan.repo_id, repo_type=plan.repo_type):
+            continue
+        planned = {f.path_in_repo for f in plan.files} | {GITATTRIBUTES}
+        remote = api.list_repo_files(plan.repo_id, repo_type=plan.repo_type)
+        paths = sorted(path for path in remote if path not in planned)
+        if paths:
+            extra[plan.repo_id] = paths
+    return extra
+
+
 def stage_plan(plan: RepoPlan, folder: Path) -> Path:
     """Lay the plan's files out under ``folder`` as the repo will hold them (hard links where
     the file system allows, else copies; generated files written); return ``folder``."""
@@ -131,7 +155,9 @@ def _head(api: Any, plan: RepoPlan) -> str | None:
     return getattr(api.repo_info(plan.repo_id, repo_type=plan.repo_type), "sha", None)
 
 
-def push_plan(api: Any, plan: RepoPlan) -> PushResult:
+def push_plan(api: Any, plan: RepoPlan, delete: list[str] | None = None) -> PushResult:
+    """Bring the repo in line with the plan; of the files it holds that the plan lacks, delete
+    ``delete`` (exactly these, listed beforehand) and keep the others."""
     api.create_repo(
         plan.repo_id,
         repo_type=plan.repo_type,
@@ -150,7 +176,8 @@ def push_plan(api: Any, plan: RepoPlan) -> PushResult:
             repo_type=plan.repo_type,
             folder_path=str(stage_plan(plan, Path(staging))),
             commit_message=f"bias-hub publish: {plan.name}",
-            delete_patterns=DELETE_EVERYTHING_ELSE,
+            # Patterns matching these paths only ([, * and ? in a name matched as themselves).
+            delete_patterns=[glob.escape(path) for path in delete] if delete else None,
         )
     after = getattr(info, "oid", None)
     return PushResult(plan.repo_id, plan.repo_type, len(plan.files), after, changed=after != before)
@@ -180,8 +207,16 @@ def _one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text[:300]}" if text else type(err).__name__
 
 
-def push_plans(api: Any, plans: list[RepoPlan], namespace: str) -> list[PushResult]:
-    """Check the namespace and every repo first, then bring each repo in line with its plan.
+def push_plans(
+    api: Any,
+    plans: list[RepoPlan],
+    namespace: str,
+    *,
+    prune: bool = False,
+    echo: Callable[[str], None] = print,
+) -> list[PushResult]:
+    """Check the namespace and every repo first and list the remote files the plans lack, then
+    bring each repo in line with its plan; those files are deleted only with ``prune``.
 
     A network or Hub failure is one ``RuntimeError`` line saying where the push stopped.
     """
@@ -192,21 +227,29 @@ def push_plans(api: Any, plans: list[RepoPlan], namespace: str) -> list[PushResu
     try:
         check_namespace(api, namespace)
         preflight(api, plans)
+        extra = remote_files_not_planned(api, plans)
     except network as err:
         raise UserError(
             f"--push: the Hub at {endpoint} could not be reached while checking the token and the repos "
             f"({_one_line(err)}); nothing was uploaded. Check the network (or HF_ENDPOINT) and run it again"
         ) from None
+    for repo_id, paths in extra.items():
+        what = (
+            "deleted by this push (--prune)"
+            if prune
+            else "kept: not in the plan (--prune deletes them)"
+        )
+        echo(f"{repo_id}: {len(paths)} files on the Hub {what}: {', '.join(paths)}")
     results = []
     for plan in plans:
         try:
-            result = push_plan(api, plan)
+            result = push_plan(api, plan, extra.get(plan.repo_id) if prune else None)
         except network as err:
             done = ", ".join(r.repo_id for r in results) or "none"
             raise UserError(
                 f"--push: {plan.repo_type} {plan.repo_id} failed ({_one_line(err)}); repos already pushed: "
                 f"{done}. Running the command again uploads only what is missing"
             ) from None
-        print(result.describe(), flush=True)
+        echo(result.describe())
         results.append(result)
     return results

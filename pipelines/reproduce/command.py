@@ -10,7 +10,8 @@ import shutil
 from pathlib import Path
 
 from bias_hub.pipelines.common.arguments import add_verbosity_flags
-from bias_hub.pipelines.common.run_folder import MANIFEST, RunFolder
+from bias_hub.pipelines.common.provenance import inputs_lines
+from bias_hub.pipelines.common.run_folder import INPUTS, MANIFEST, RunFolder
 from bias_hub.pipelines.reproduce.run import render_reproduction, reproduce
 from bias_hub.pipelines.reproduce.study import list_studies, load_study, parse_set
 
@@ -55,6 +56,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="where a file input of the study is (see --dry-run)",
     )
     parser.add_argument("--datasets-root", type=Path, help="parent folder of the dataset folders")
+    parser.add_argument(
+        "--allow-stand-ins",
+        action="store_true",
+        help="run the paper's setting on stand-ins (a sample or generated dataset) instead of "
+        "stopping; every table computed on one then says so",
+    )
+    parser.add_argument(
+        "--allow-any-command",
+        action="store_true",
+        help="let the study's steps run any bias-hub command (by default: the parts' commands, "
+        "build without --force and report; never publish)",
+    )
     add_verbosity_flags(parser)
     parser.set_defaults(func=_reproduce)
 
@@ -74,6 +87,8 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
             raise ValueError(f"{flag} {item!r}: expected NAME=PATH")
+        if name in pairs:
+            raise ValueError(f"{flag} {name}: given twice ({pairs[name]} and {value})")
         pairs[name] = value
     return pairs
 
@@ -98,9 +113,24 @@ def _reproduce(args: argparse.Namespace) -> int:
         inputs=_pairs(args.inputs, "--input"),
         datasets_root=args.datasets_root,
         dry_run=args.dry_run,
+        allow_stand_ins=args.allow_stand_ins,
+        allow_any_command=args.allow_any_command,
     )
     print(text)
     return 0
+
+
+def _results(path: Path) -> dict:
+    """A run folder's results.json, or a ValueError naming it (not JSON, not an object)."""
+    from bias_hub.builders.shared.files import read_text
+
+    try:
+        results = json.loads(read_text(path))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: damaged, not JSON ({err})") from None
+    if not isinstance(results, dict):
+        raise ValueError(f"{path}: damaged, a JSON {type(results).__name__} instead of an object")
+    return results
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -110,7 +140,7 @@ def _report(args: argparse.Namespace) -> int:
         raise FileNotFoundError(
             f"RUN_DIR {run_dir}: no results.json (is it a bias-hub run folder?)"
         )
-    results = json.loads(results_path.read_text(encoding="utf-8"))
+    results = _results(results_path)
     part = results.get("part")
     if part == "reproduce":
         print(f"wrote {render_reproduction(results, run_dir)}")
@@ -123,10 +153,31 @@ def _report(args: argparse.Namespace) -> int:
         raise ValueError(f"{results_path}: part {part!r} has no report module") from None
     if not hasattr(module, "render"):
         raise ValueError(f"pipelines/{part}/report.py has no render(results, folder)")
+    inputs = _recorded_inputs(run_dir)
     with RunFolder(run_dir) as run:
         for path in sorted(p for p in run_dir.rglob("*") if p.is_file() and p.name != MANIFEST):
             shutil.copy2(path, run.path(path.relative_to(run_dir).as_posix()))
         run.info["rerendered"] = True
-        module.render(results, run.staging)
+        if inputs is not None:
+            run.info[INPUTS] = inputs
+        try:
+            module.render(results, run.staging)
+        except (KeyError, TypeError, AttributeError, IndexError) as err:
+            # The file was edited, cut, or written by another version: say so, not a traceback.
+            raise ValueError(
+                f"{results_path}: report.md cannot be rendered from it ({type(err).__name__}: "
+                f"{err}); is it damaged, or written by another version of bias-hub?"
+            ) from None
     print(f"wrote {run_dir / 'report.md'}")
+    print("inputs:")
+    print("\n".join(f"  {line}" for line in inputs_lines(inputs)))
     return 0
+
+
+def _recorded_inputs(run_dir: Path) -> dict | None:
+    """The input fingerprints the run recorded (kept when its report is re-rendered)."""
+    try:
+        manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return manifest.get(INPUTS) if isinstance(manifest, dict) else None

@@ -3,6 +3,12 @@
 Every input is checked before any work starts, so a reproduction never stops half-way for a
 file or a model that was missing from the beginning. Each missing input is reported with the
 study's own words on how to supply it.
+
+What is checked is what the plan uses: the models its steps load (a variant's or ``--models``
+replace the paper's, whose declared ``how`` still says how to get each), the inputs of the
+variant, and an input with ``only_if`` only where a step runs with that setting. A dataset's
+check says what its card records it was built from (``provenance.dataset_origin``): a sample
+or a generated set stands in for the paper's data, and the plan says so.
 """
 
 from __future__ import annotations
@@ -10,12 +16,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bias_hub.builders.shared.card import read_card_yaml
 from bias_hub.pipelines.common.locations import dataset_folder
+from bias_hub.pipelines.common.presets import Preset, load_preset
+from bias_hub.pipelines.common.provenance import STAND_IN_ORIGINS, dataset_origin
 from bias_hub.pipelines.reproduce.study import PlannedStep, Study
 
-__all__ = ["Check", "check_inputs", "missing_text", "step_models"]
+__all__ = ["Check", "check_inputs", "missing_text", "stand_in_text", "step_models"]
 
 
 @dataclass(frozen=True)
@@ -25,21 +34,69 @@ class Check:
     ok: bool
     detail: str
     how: str = ""
+    # A dataset's card: {"kind": release | sample | generated | built, "detail": ...}.
+    origin: dict | None = None
+    # What the paper used for this input (the study's `paper_input`).
+    paper_input: str = ""
+
+    @property
+    def stand_in(self) -> bool:
+        """A sample or generated set in place of the paper's data."""
+        return self.ok and (self.origin or {}).get("kind") in STAND_IN_ORIGINS
 
 
 def _dataset(item: dict, datasets_root: Path | None) -> Check:
     name, config = item["name"], item.get("config")
     folder = dataset_folder(name, datasets_root)
     label = f"{name}" + (f" (config {config})" if config else "")
+    paper = item.get("paper_input", "")
     if not (folder / "README.md").is_file():
-        return Check("dataset", label, False, f"no dataset folder at {folder}", item["how"])
+        return Check(
+            "dataset", label, False, f"no dataset folder at {folder}", item["how"], None, paper
+        )
+    card = read_card_yaml(folder)
     if config:
-        configs = {c.get("config_name") for c in read_card_yaml(folder).get("configs") or []}
+        configs = {c.get("config_name") for c in card.get("configs") or []}
         if config not in configs or not any((folder / config).glob("*.parquet")):
             return Check(
-                "dataset", label, False, f"{folder} has no built config {config!r}", item["how"]
+                "dataset",
+                label,
+                False,
+                f"{folder} has no built config {config!r}",
+                item["how"],
+                None,
+                paper,
             )
-    return Check("dataset", label, True, str(folder))
+    origin = dataset_origin(card, config)
+    return Check("dataset", label, True, str(folder), item["how"], origin, paper)
+
+
+def _preset(step: PlannedStep) -> Preset | None:
+    name = step.args.get("preset")
+    if not name:
+        return None
+    try:
+        return load_preset(step.command, str(name))
+    except (ValueError, FileNotFoundError):
+        return None  # the step's own parser and run name a bad preset
+
+
+def _setting(step: PlannedStep, key: str) -> Any:
+    """The value a planned step runs with for ``key``: its argument, else its preset's."""
+    if key in step.args:
+        return step.args[key]
+    preset = _preset(step)
+    return None if preset is None else preset.values.get(key)
+
+
+def _needed(item: dict, steps: list[PlannedStep]) -> bool:
+    """Whether an input with ``only_if`` ({STEP.KEY: value(s)}) is needed by the plan."""
+    for condition, wanted in (item.get("only_if") or {}).items():
+        step_id, _, key = condition.partition(".")
+        values = {str(v) for v in (wanted if isinstance(wanted, list) else [wanted])}
+        if not any(str(_setting(step, key)) in values for step in steps if step.id == step_id):
+            return False
+    return True
 
 
 def _model(model_id: str, how: str) -> Check:
@@ -86,9 +143,11 @@ def check_inputs(
     """Every declared input and every model the steps load, in the study's order. Models and
     datasets that a step of this plan makes (under ``out``, or built by a ``build`` step) are not
     required beforehand."""
-    checks, model_how = [], _MODEL_HOW
+    checks, model_how, declared_models = [], _MODEL_HOW, {}
     for item in study.inputs_of(variant):
         kind, name = item["kind"], item["name"]
+        if not _needed(item, steps):
+            continue
         if kind == "dataset":
             if name in built_by_steps:
                 checks.append(Check("dataset", name, True, "built by a step of this plan"))
@@ -122,12 +181,12 @@ def check_inputs(
                 )
             )
         elif name == "{models}":
-            model_how = item[
-                "how"
-            ]  # how the study's models are had: said for each one checked below
+            # How the study's models are had: said for each one checked below.
+            model_how = item["how"]
         else:
-            checks.append(_model(name, item["how"]))
-    seen = {c.name for c in checks if c.kind == "model"}
+            declared_models[name] = item["how"]
+    # The models the steps load: a variant's models and --models replace the paper's.
+    seen = set()
     for step in steps:
         for model in step_models(step):
             if model in seen:
@@ -136,12 +195,13 @@ def check_inputs(
             if Path(model).resolve().is_relative_to(out.resolve()):
                 checks.append(Check("model", model, True, "made by a step of this plan"))
             else:
-                checks.append(_model(model, model_how))
+                checks.append(_model(model, declared_models.get(model, model_how)))
     return checks
 
 
 def step_models(step: PlannedStep) -> list[str]:
-    """The values of ``--model`` (and ``--lm``) in a step's argv."""
+    """The models a step loads: the values of ``--model`` (and ``--lm``) in its argv, and where
+    it gives none, its preset's (``models`` and ``lm``)."""
     models, take = [], False
     for token in step.argv:
         if token.startswith("--"):
@@ -149,6 +209,12 @@ def step_models(step: PlannedStep) -> list[str]:
             continue
         if take:
             models.append(token)
+    preset = _preset(step)
+    if preset is not None:
+        if "model" not in step.args:
+            models += list(preset.models)
+        if "lm" not in step.args and isinstance(preset.values.get("lm"), str):
+            models.append(preset.values["lm"])
     return models
 
 
@@ -158,6 +224,21 @@ def missing_text(checks: list[Check]) -> str:
     for check in checks:
         if not check.ok:
             lines.append(f"- {check.kind} {check.name}: {check.detail}")
+            if check.how:
+                lines.append(f"    how: {check.how}")
+    return "\n".join(lines)
+
+
+def stand_in_text(checks: list[Check]) -> str:
+    """The lines a user reads when a paper run would use stand-ins: which, what the paper
+    used, and how to get it."""
+    lines = []
+    for check in checks:
+        if check.stand_in:
+            origin = check.origin or {}
+            lines.append(f"- dataset {check.name}: {origin['kind']} ({origin.get('detail', '')})")
+            if check.paper_input:
+                lines.append(f"    the paper used: {check.paper_input}")
             if check.how:
                 lines.append(f"    how: {check.how}")
     return "\n".join(lines)

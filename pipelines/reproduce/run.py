@@ -2,8 +2,15 @@
 
 The output folder holds one run folder per step (each written whole by its own command) and,
 once every step has finished, ``report.md`` and ``results.json`` of the reproduction. A step
-whose run folder exists from an earlier attempt with the same command line is reused, so an
-interrupted reproduction resumes where it stopped; nothing else in the folder is touched.
+whose run folder exists from an earlier attempt is reused only when its command line is the
+same and every input its manifest fingerprinted (dataset files, models, input files) is
+unchanged, so an interrupted reproduction resumes where it stopped and a rebuilt dataset or an
+edited input reruns the steps that read it (each rerun says why in one line). A ``build`` step
+writes no run folder: it is reused on its command line alone. Nothing else in the folder is
+touched.
+
+A paper run (no ``--variant``) on a stand-in dataset (a sample, a generated set) stops before
+any work, unless ``--allow-stand-ins``; every table computed on one then says so.
 """
 
 from __future__ import annotations
@@ -18,8 +25,12 @@ from typing import Any
 
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.files import atomic_write_text, ensure_writable_folder, write_json
-from bias_hub.pipelines.reproduce.inputs import check_inputs, missing_text
-from bias_hub.pipelines.reproduce.study import PlannedStep, Study, StudyError, command_dests, plan
+from bias_hub.builders.shared.secrets import redact, redact_data
+from bias_hub.pipelines.common.presets import basis_markdown, basis_record, load_preset
+from bias_hub.pipelines.common.provenance import changed_inputs, inputs_lines, stand_ins
+from bias_hub.pipelines.common.run_folder import INPUTS, MANIFEST
+from bias_hub.pipelines.reproduce.inputs import check_inputs, missing_text, stand_in_text
+from bias_hub.pipelines.reproduce.study import PlannedStep, Study, StudyError, plan
 
 __all__ = ["LEDGER", "dry_run_text", "render_reproduction", "reproduce"]
 
@@ -51,11 +62,12 @@ def dry_run_text(study: Study, steps: list[PlannedStep], checks: list, variant: 
         f"  {m['id']}" + (f"  ({m['section']})" if m.get("section") else "") for m in study.models
     ]
     lines.append("inputs:")
-    lines += [
-        f"  [{'ok' if c.ok else 'MISSING'}] {c.kind} {c.name}: {c.detail}"
-        + ("" if c.ok or not c.how else f"\n      how: {c.how}")
-        for c in checks
-    ] or ["  (none)"]
+    lines += [_input_line(c, paper_run=variant is None) for c in checks] or ["  (none)"]
+    if variant is None and any(c.stand_in for c in checks):
+        lines.append(
+            "  a paper run on a STAND-IN stops before any work; --allow-stand-ins runs it "
+            "anyway (every table then says what it was computed on)"
+        )
     lines.append("steps:")
     for i, step in enumerate(steps, 1):
         lines.append(f"  {i}. {_command_text(step)}")
@@ -64,6 +76,18 @@ def dry_run_text(study: Study, steps: list[PlannedStep], checks: list, variant: 
         section = f" ({table['section']})" if table.get("section") else ""
         lines.append(f"  {table['id']}: {table.get('title', '')}{section} <- step {table['step']}")
     return "\n".join(lines)
+
+
+def _input_line(check, paper_run: bool) -> str:
+    state = "MISSING" if not check.ok else ("STAND-IN" if check.stand_in and paper_run else "ok")
+    line = f"  [{state}] {check.kind} {check.name}: {check.detail}"
+    if check.origin:
+        line += f" ({check.origin['kind']}: {check.origin.get('detail', '')})"
+    if check.paper_input and (check.stand_in or not check.ok):
+        line += f"\n      the paper used: {check.paper_input}"
+    if check.how and (not check.ok or (check.stand_in and paper_run)):
+        line += f"\n      how: {check.how}"
+    return line
 
 
 def _ledger(out: Path) -> dict:
@@ -123,6 +147,46 @@ def _run_step(step: PlannedStep) -> None:
         )
 
 
+def _manifest_inputs(folder: Path | None) -> dict | None:
+    if folder is None:
+        return None
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return manifest.get(INPUTS) if isinstance(manifest, dict) else None
+
+
+def _why_rerun(step: PlannedStep, earlier: Any) -> str | None:
+    """None when the step's earlier run still holds (same command, same inputs); else why not
+    (an empty text: it never ran here)."""
+    argv = earlier.get("argv") if isinstance(earlier, dict) else earlier
+    if argv is None:
+        return ""
+    if argv != redact_data(step.argv):
+        return "its command changed"
+    if step.out is None:
+        return None  # a build step: its command is all there is to compare
+    if not (step.out / MANIFEST).is_file():
+        return "its run folder is incomplete"
+    changes = changed_inputs(_manifest_inputs(step.out))
+    if not changes:
+        return None
+    more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
+    return changes[0] + more
+
+
+def _unknown_inputs(study: Study, variant: str | None, given: dict[str, str]) -> None:
+    files = [item["name"] for item in study.inputs_of(variant) if item["kind"] == "file"]
+    unknown = sorted(set(given) - set(files))
+    if unknown:
+        which = f"{study.name}" + (f" (variant {variant})" if variant else "")
+        raise StudyError(
+            f"--input {', '.join(unknown)}: not a file input of {which}; it takes "
+            f"{', '.join(f'--input {name}=PATH' for name in files) or 'no --input'}"
+        )
+
+
 def reproduce(
     study: Study,
     out: Path,
@@ -133,11 +197,18 @@ def reproduce(
     inputs: dict[str, str] | None = None,
     datasets_root: Path | None = None,
     dry_run: bool = False,
+    allow_stand_ins: bool = False,
+    allow_any_command: bool = False,
 ) -> str:
-    """Run (or, with ``dry_run``, describe) the study; returns the text printed for the user."""
+    """Run (or, with ``dry_run``, describe) the study; returns the text printed for the user.
+
+    Everything is checked before the first step runs: every step's command line (by its own
+    parser), the inputs, and, for a paper run, that no input is a stand-in (unless
+    ``allow_stand_ins``)."""
     # bias_hub.pipelines.cli registers this package's commands: imported where used, so no import circle.
     from bias_hub.pipelines.cli import build_parser
 
+    _unknown_inputs(study, variant, dict(inputs or {}))
     # A file input not given yet still shows in the plan (the checks below report it missing).
     shown = {
         item["name"]: f"<{item['name']}>"
@@ -152,7 +223,8 @@ def reproduce(
         overrides=overrides,
         inputs={**shown, **(inputs or {})},
         datasets_root=datasets_root,
-        accepts=command_dests(build_parser()),
+        parser=build_parser(),
+        allow_any_command=allow_any_command,
     )
     checks = check_inputs(
         study,
@@ -164,26 +236,37 @@ def reproduce(
         variant=variant,
     )
     if dry_run:
-        return dry_run_text(study, steps, checks, variant)
+        return redact(dry_run_text(study, steps, checks, variant))
     missing = missing_text(checks)
     if missing:
         raise ValueError(
             f"{study.name}: cannot start, inputs are missing (nothing was run):\n{missing}"
+        )
+    if variant is None and not allow_stand_ins and any(c.stand_in for c in checks):
+        raise ValueError(
+            f"{study.name}: the paper's run would use stand-ins, not the paper's data (nothing "
+            f"was run):\n{stand_in_text(checks)}\nGet the real input as said, run a variant "
+            "(--variant), or pass --allow-stand-ins to run on them (every table then says so)"
         )
     _check_out(out)
     out.mkdir(parents=True, exist_ok=True)
     ledger = _ledger(out)
     for i, step in enumerate(steps, 1):
         key = _key(step)
-        done = ledger.get(key) == step.argv and (
-            step.out is None or (step.out / "manifest.json").is_file()
-        )
-        if done:
-            log.info("[%d/%d] %s: reused (same command, finished earlier)", i, len(steps), step.id)
+        why = _why_rerun(step, ledger.get(key))
+        if why is None:
+            log.info(
+                "[%d/%d] %s: reused (same command and inputs, finished earlier)",
+                i,
+                len(steps),
+                step.id,
+            )
             continue
+        if why:
+            log.info("[%d/%d] %s: rerun, %s", i, len(steps), step.id, why)
         log.info("[%d/%d] %s", i, len(steps), _command_text(step))
         _run_step(step)
-        ledger[key] = step.argv
+        ledger[key] = {"argv": redact_data(step.argv)}
         write_json(out / LEDGER, ledger)
     record = {
         "part": "reproduce",
@@ -197,6 +280,7 @@ def reproduce(
         "models": _models_used(steps),
         "paper_models": study.models,
         "overrides": dict(overrides or {}),
+        "allow_stand_ins": allow_stand_ins,
         "steps": [
             {
                 "id": s.id,
@@ -205,14 +289,43 @@ def reproduce(
                 "out": str(s.out.relative_to(out))
                 if s.out and s.out.is_relative_to(out)
                 else (str(s.out) if s.out else None),
+                "stand_ins": stand_ins(_manifest_inputs(s.out)),
+                "inputs": inputs_lines(_manifest_inputs(s.out)) if s.out else [],
             }
             for s in steps
         ],
         "tables": study.tables,
+        # Every step's command, run or skipped: a table of a skipped step still shows the paper's values.
+        "commands": {
+            s["id"]: s["command"]
+            for s in [*study.steps, *(study.variants.get(variant, {}).get("steps") or [])]
+        },
+        "settings": _preset_bases(steps),
     }
+    record = redact_data(record)
     render_reproduction(record, out)
     write_json(out / "results.json", record)
     return f"wrote {out / 'report.md'}"
+
+
+def _preset_bases(steps: list[PlannedStep]) -> list[dict]:
+    """What each preset the steps use rests on (the paper's section, or our reading), once each."""
+    records = {}
+    for step in steps:
+        if "--preset" in step.argv:
+            name = step.argv[step.argv.index("--preset") + 1]
+            if (step.command, name) not in records:
+                records[step.command, name] = basis_record(load_preset(step.command, name))
+    return list(records.values())
+
+
+def _step_link(out: Path, folder: str | None) -> str:
+    """The run folder's report.md where it has one, else the folder itself (a model folder)."""
+    if not folder:
+        return "–"
+    if (out / folder / "report.md").is_file():
+        return f"[{folder}]({folder}/report.md)"
+    return f"[{folder}]({folder})" if (out / folder).exists() else f"{folder} (not written)"
 
 
 def _layout(command: str, name: str):
@@ -228,6 +341,29 @@ def _layout(command: str, name: str):
             f"(has: {', '.join(sorted(layouts)) or 'none'})"
         )
     return layouts[name]
+
+
+def _inputs_section(steps: list[dict]) -> list[str]:
+    """What each step read, as its manifest fingerprinted it: a code block (no Markdown in a
+    path gets through; the fence is longer than any run of backticks in it)."""
+    body = []
+    for step in steps:
+        if step.get("inputs"):
+            body += [f"{step['id']} ({step['out']}):", *(f"  {line}" for line in step["inputs"])]
+    if not body:
+        return []
+    longest = max((len(run) for run in re.findall(r"`+", "\n".join(body))), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [
+        "## Inputs",
+        "",
+        "What each step read (the full sha256 in its run folder's manifest.json):",
+        "",
+        fence,
+        *body,
+        fence,
+        "",
+    ]
 
 
 def render_reproduction(record: dict, out: Path) -> Path:
@@ -248,7 +384,14 @@ def render_reproduction(record: dict, out: Path) -> Path:
             "Its numbers test the pipeline, they do not reproduce the paper's.",
             "",
         ]
-    lines += ["Models: " + ", ".join(f"`{m}`" for m in record["models"]), ""]
+    if not record.get("variant") and any(step.get("stand_ins") for step in record["steps"]):
+        lines += [
+            "**Not the paper's data:** run with `--allow-stand-ins`; each table computed on a "
+            "stand-in says which.",
+            "",
+        ]
+    if record["models"]:
+        lines += ["Models: " + ", ".join(f"`{m}`" for m in record["models"]), ""]
     if record.get("overrides"):
         lines += [
             "Departures given on the command line (`--set`): "
@@ -257,22 +400,36 @@ def render_reproduction(record: dict, out: Path) -> Path:
         ]
     lines += ["## Steps", "", "| step | command | run folder |", "|---|---|---|"]
     for step in record["steps"]:
-        folder = f"[{step['out']}]({step['out']}/report.md)" if step.get("out") else "–"
-        lines.append(f"| {step['id']} | `{step['command']}` | {folder} |")
+        lines.append(f"| {step['id']} | `{step['command']}` | {_step_link(out, step.get('out'))} |")
     lines.append("")
-    commands = {s["id"]: s for s in record["steps"]}
+    lines += _inputs_section(record["steps"])
+    if record.get("settings"):
+        lines += ["## Settings: what the paper states and our reading", ""]
+        lines += basis_markdown(record["settings"])
+    # The bias-hub command of each step ("nli evaluate"): the study's for every step, the ones
+    # run as their command lines say ("bias-hub nli evaluate --model ...").
+    commands = {
+        **(record.get("commands") or {}),
+        **{s["id"]: s["command"].split(maxsplit=1)[1] for s in record["steps"]},
+    }
     for table in record["tables"]:
         section = f" ({table['section']})" if table.get("section") else ""
         lines += [f"## {table.get('title') or table['id']}{section}", ""]
         runs = [s for s in record["steps"] if s["id"] == table["step"]]
-        if not runs:
+        if table["step"] not in commands:
             lines += [f"Step `{table['step']}` was not run.", ""]
             continue
-        layout = _layout(commands[table["step"]]["command"].split(maxsplit=1)[1], table["layout"])
+        layout = _layout(commands[table["step"]], table["layout"])
+        if not runs:
+            # Skipped by the variant: the paper's values alone.
+            lines += [f"Step `{table['step']}` was not run in this reproduction.", ""]
+            lines += [layout(None, table.get("printed") or {}).rstrip(), ""]
+            continue
         for run in runs:
             results_path = out / run["out"] / "results.json" if run.get("out") else None
             if results_path is None or not results_path.is_file():
                 lines += [f"No results.json for step `{run['id']}` at {results_path}.", ""]
+                lines += [layout(None, table.get("printed") or {}).rstrip(), ""]
                 continue
             results = json.loads(results_path.read_text(encoding="utf-8"))
             if run.get("model") and len(runs) > 1:
@@ -281,5 +438,10 @@ def render_reproduction(record: dict, out: Path) -> Path:
             if table.get("figure"):
                 figure = f"{run['out']}/{table['figure']}"
                 lines += [f"[![{table['id']}]({figure})]({figure})", ""]
+            if run.get("stand_ins"):
+                lines += [
+                    f"**Computed on {'; '.join(run['stand_ins'])}, not the paper's data.**",
+                    "",
+                ]
             lines += [f"Ours from `{run['out']}/results.json`; printed values from the paper.", ""]
-    return atomic_write_text(out / "report.md", "\n".join(lines))
+    return atomic_write_text(out / "report.md", redact("\n".join(lines)))

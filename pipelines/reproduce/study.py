@@ -3,13 +3,25 @@
 The schema is the one ``pipelines/studies/*.yaml`` follow (see ``CONTRIBUTING.md``). A study
 is interpreted here once: ``plan(study, ...)`` turns it, with a variant, the user's models and
 ``--set`` overrides, into the ``bias-hub`` command lines it runs.
+
+Two optional fields of an input (``inputs[]`` and a variant's own inputs):
+
+- ``paper_input``: what the paper itself used for it (``"JBBQ ver.1, the authors' release"``);
+  the plan shows it beside a stand-in, and a paper run on a stand-in names it when it stops.
+- ``only_if``: ``{STEP.KEY: VALUE}`` (or a list of values): the input is needed only when that
+  step runs with that value of that argument, as given in the study, its variant, ``--set`` or
+  the step's preset (``{speciesism.sentiment_backend: google-cloud}``: no Google key for VADER).
+
+Study files are plain data: YAML aliases (``*name``) are refused, and so are ``--set`` values
+that hold one. A step may run only a part's command, ``build`` (without ``--force``) or
+``report`` (``steps.check_allowed``), unless the user passes ``--allow-any-command``; every
+planned step's command line is parsed by the real parser before the first one runs
+(``steps.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,8 +30,16 @@ from typing import Any
 
 import yaml
 
+from bias_hub.builders.shared.secrets import is_secret_name, redact, register
 from bias_hub.pipelines.common.locations import default_datasets_root
-from bias_hub.pipelines.common.presets import STUDIES_DIR
+from bias_hub.pipelines.common.presets import STUDIES_DIR, safe_yaml
+from bias_hub.pipelines.reproduce.steps import (
+    Commands,
+    StepError,
+    check_allowed,
+    flag_argv,
+    shown,
+)
 
 __all__ = [
     "PlannedStep",
@@ -81,6 +101,8 @@ class PlannedStep:
     argv: list[str]
     out: Path | None
     model: str | None = None
+    # The step's arguments as planned (placeholders expanded), by argument name.
+    args: dict = field(default_factory=dict)
 
 
 def _require(data: dict, key: str, kind: type | tuple, where: str) -> Any:
@@ -116,14 +138,24 @@ def _check_inputs(inputs: Any, where: str) -> list[dict]:
             )
         if not item.get("how"):
             raise StudyError(f"{where}[{i}] ({item['name']}) needs 'how': how a user supplies it")
+        if not isinstance(item.get("paper_input", ""), str):
+            raise StudyError(f"{where}[{i}] ({item['name']}): 'paper_input' must be a text")
+        only_if = item.get("only_if", {})
+        if not isinstance(only_if, dict) or any(
+            not isinstance(key, str) or "." not in key for key in only_if
+        ):
+            raise StudyError(
+                f"{where}[{i}] ({item['name']}): 'only_if' must map STEP.KEY to the value(s) "
+                "that need the input"
+            )
     return inputs
 
 
 def _read(path: Path) -> Study:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise StudyError(f"{path}: not valid YAML ({err})") from None
+        data = safe_yaml(path.read_text(encoding="utf-8"), str(path))
+    except ValueError as err:
+        raise StudyError(str(err)) from None
     if not isinstance(data, dict):
         raise StudyError(f"{path}: expected a mapping at the top")
     where = path.name
@@ -205,17 +237,31 @@ def load_study(name_or_path: str, folder: Path | None = None) -> Study:
 
 
 def parse_set(items: list[str]) -> dict[str, Any]:
-    """``["evaluate.limit=40", "seed=1"]`` -> ``{"evaluate.limit": 40, "seed": 1}`` (YAML scalars)."""
+    """``["evaluate.limit=40", "seed=1"]`` -> ``{"evaluate.limit": 40, "seed": 1}`` (YAML values;
+    a text that is no YAML stays text). The value of a key named like a secret (``token``,
+    ``*_api_key``, ...) is registered for redaction at once."""
     values = {}
     for item in items:
         key, sep, text = item.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise StudyError(f"--set {item!r}: expected KEY=VALUE or STEP.KEY=VALUE")
-        try:
-            values[key.strip()] = yaml.safe_load(text) if text.strip() else ""
-        except yaml.YAMLError:
-            values[key.strip()] = text
+        if is_secret_name(key.rpartition(".")[2]):
+            register(text)
+        values[key] = _set_value(key, text) if text.strip() else ""
     return values
+
+
+def _set_value(key: str, text: str) -> Any:
+    try:
+        return safe_yaml(text, "")
+    except ValueError:
+        pass
+    try:
+        yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text  # not YAML: the text as typed
+    raise StudyError(f"--set {key}: the value holds a YAML alias (*name); write the value out")
 
 
 def _expand(value: Any, context: dict[str, Any], where: str) -> Any:
@@ -265,25 +311,6 @@ def model_slug(model: str, out: Path | None = None) -> str:
     return model.replace("/", "--")
 
 
-def _argv(command: str, args: dict[str, Any]) -> list[str]:
-    argv = command.split()
-    for key, value in args.items():
-        if key == "positional":
-            argv += [str(v) for v in (value if isinstance(value, list) else [value])]
-            continue
-        flag = "--" + key.replace("_", "-")
-        if value is None or value is False:
-            continue
-        if value is True:
-            argv.append(flag)
-        elif isinstance(value, list):
-            if value:
-                argv += [flag, *(str(v) for v in value)]
-        else:
-            argv += [flag, str(value)]
-    return argv
-
-
 def plan(
     study: Study,
     out: Path,
@@ -294,17 +321,26 @@ def plan(
     inputs: dict[str, str] | None = None,
     datasets_root: Path | None = None,
     accepts: Callable[[str], set[str]] | None = None,
+    parser: argparse.ArgumentParser | None = None,
+    allow_any_command: bool = False,
 ) -> list[PlannedStep]:
     """The steps as they will run, in order: the variant's extra steps first, then the study's.
 
     A ``STEP.KEY`` change sets that step's argument; a bare ``KEY`` sets it on every step whose
-    command accepts it (``accepts(command)`` gives a command's flag dests; without it, the steps
-    that already have the argument). A change that reaches no step is an error, never dropped."""
+    command accepts it (``accepts(command)`` gives a command's flag dests, or ``parser``'s;
+    without either, the steps that already have the argument). A change that reaches no step is
+    an error, never dropped. With ``parser`` (the ``bias-hub`` parser), each argument becomes
+    argv by its flag's kind and every step's argv is parsed before this returns: a wrong value
+    is a ``StudyError`` naming the step and the ``--set`` that gave it. Every step's command
+    must be one a study may run (``steps.check_allowed``) unless ``allow_any_command``."""
     if not study.steps:
         raise StudyError(f"{study.name}: the study declares no steps yet ({study.path})")
-    changes = {}
+    commands = Commands(parser) if parser is not None else None
+    if accepts is None and commands is not None:
+        accepts = commands.dests
     steps = list(study.steps)
     chosen_models = study.model_ids
+    variant_changes: dict[str, Any] = {}
     if variant is not None:
         if variant not in study.variants:
             raise StudyError(
@@ -319,10 +355,21 @@ def plan(
             )
         steps = list(spec.get("steps") or []) + [s for s in steps if s["id"] not in skipped]
         chosen_models = list(spec.get("models") or chosen_models)
-        changes.update(spec.get("set") or {})
+        variant_changes = dict(spec.get("set") or {})
     if models:
         chosen_models = list(models)
-    changes.update(overrides or {})
+    overrides = dict(overrides or {})
+    for key in overrides:
+        if key.rpartition(".")[2] == "out":
+            raise StudyError(
+                f"--set {key}: a step's output folder is the study's, under --out; "
+                "it is not changed by --set"
+            )
+    # Where each change comes from, for the messages: the variant's `set`, or the command line.
+    changes = [
+        *((key, value, f"variant {variant}: set {key}") for key, value in variant_changes.items()),
+        *((key, value, f"--set {key}={shown(value)}") for key, value in overrides.items()),
+    ]
     root = Path(datasets_root) if datasets_root else default_datasets_root()
     context = {
         "out": out,
@@ -334,24 +381,25 @@ def plan(
         _expand(m, {**context, "models": []}, f"{study.name}: models") for m in chosen_models
     ]
     ids = {s["id"] for s in steps}
-    for key in changes:
+    for key, _, origin in changes:
         step_id, dot, _ = key.partition(".")
         if dot and step_id not in ids:
             raise StudyError(
-                f"--set {key}: no step {step_id!r} in {study.name} (steps: {', '.join(sorted(ids))})"
+                f"{origin}: no step {step_id!r} in {study.name} (steps: {', '.join(sorted(ids))})"
             )
     planned, applied = [], set()
     for step in steps:
         args = dict(step.get("args") or {})
-        for key, value in changes.items():
+        origins: dict[str, str] = {}
+        for key, value, origin in changes:
             step_id, dot, name = key.partition(".")
             if dot and step_id == step["id"]:
-                args[name] = value
+                args[name], origins[name] = value, origin
                 applied.add(key)
             elif not dot and (
                 key in args or (accepts is not None and key in accepts(step["command"]))
             ):
-                args[key] = value
+                args[key], origins[key] = value, origin
                 applied.add(key)
         # Without for_each_model, {model} is the first model (a step that loads one).
         runs = context["models"] if step.get("for_each_model") else [None]
@@ -364,13 +412,10 @@ def plan(
                 "model_slug": model_slug(chosen, out) if chosen else None,
             }
             expanded = {k: _expand(v, values, where) for k, v in args.items()}
+            argv = _checked_argv(step, expanded, origins, commands, where, allow_any_command)
             out_dir = Path(expanded["out"]) if "out" in expanded else None
-            planned.append(
-                PlannedStep(
-                    step["id"], step["command"], _argv(step["command"], expanded), out_dir, model
-                )
-            )
-    unused = [key for key in changes if key not in applied]
+            planned.append(PlannedStep(step["id"], step["command"], argv, out_dir, model, expanded))
+    unused = [key for key, _, _ in changes if key not in applied]
     if unused:
         raise StudyError(
             f"--set {', '.join(unused)}: no step of {study.name} takes it "
@@ -379,19 +424,53 @@ def plan(
     return planned
 
 
+def _checked_argv(
+    step: dict,
+    args: dict[str, Any],
+    origins: dict[str, str],
+    commands: Commands | None,
+    where: str,
+    allow_any_command: bool,
+) -> list[str]:
+    """The step's argv, refused (naming the step, and the ``--set`` where one gave the value)
+    when a value does not fit its flag, the step's own parser rejects it, or the command is
+    not one a study may run."""
+
+    def refuse(message: str, key: str | None) -> StudyError:
+        origin = f": {origins[key]}" if key in origins else ""
+        return StudyError(redact(f"{where}{origin}: {message}"))
+
+    argv = step["command"].split()
+    for key, value in args.items():
+        try:
+            argv += flag_argv(step["command"], key, value, commands)
+        except StepError as err:
+            raise refuse(str(err), key) from None
+    try:
+        check_allowed(step["command"], argv, allow_any_command)
+    except StepError as err:
+        raise refuse(str(err), "force" if "--force" in argv else None) from None
+    if commands is not None:
+        message = commands.parse_error(argv)
+        if message is not None:
+            blamed = next(
+                (
+                    key
+                    for key in origins
+                    if re.search(
+                        rf"(?<![\w-])--{re.escape(key.replace('_', '-'))}(?![\w-])", message
+                    )
+                ),
+                None,
+            )
+            detail = message if blamed else f"`bias-hub {' '.join(argv)}`: {message}"
+            raise refuse(detail, blamed)
+    return argv
+
+
 def command_dests(parser: argparse.ArgumentParser) -> Callable[[str], set[str]]:
     """``accepts(command)`` for ``plan``: the flag dests of a ``bias-hub`` command such as ``"jbbq evaluate"``."""
-
-    def accepts(command: str) -> set[str]:
-        current = parser
-        for word in command.split():
-            nested = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
-            if not nested or word not in nested[0].choices:
-                return set()
-            current = nested[0].choices[word]
-        return {a.dest for a in current._actions if a.option_strings}
-
-    return accepts
+    return Commands(parser).dests
 
 
 def validate(study: Study, parser: argparse.ArgumentParser, out: Path = Path("OUT")) -> None:
@@ -405,15 +484,8 @@ def validate(study: Study, parser: argparse.ArgumentParser, out: Path = Path("OU
             )
     for variant in [None, *study.variants]:
         inputs = {item["name"]: f"INPUT_{item['name']}" for item in study.inputs_of(variant)}
-        for step in plan(study, out, variant=variant, inputs=inputs, models=None):
-            stderr = io.StringIO()
-            try:
-                with contextlib.redirect_stderr(stderr):
-                    parser.parse_args(step.argv)
-            except SystemExit:
-                message = stderr.getvalue().strip().splitlines()[-1:] or ["does not parse"]
-                label = f" (variant {variant})" if variant else ""
-                raise StudyError(
-                    f"{study.name}: step {step.id}{label}: `bias-hub {' '.join(step.argv)}`: "
-                    f"{message[0]}"
-                ) from None
+        try:
+            plan(study, out, variant=variant, inputs=inputs, parser=parser)
+        except StudyError as err:
+            label = f" (variant {variant})" if variant else ""
+            raise StudyError(f"{err}{label}") from None

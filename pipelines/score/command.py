@@ -68,6 +68,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--out", required=True, help="output folder, replaced whole when the run succeeds"
     )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="score predictions that answer only part of their lm-eval task (its results file "
+        "beside the samples says how many questions it has) or of the dataset's rows; refused "
+        "otherwise, since a file cut short scores like a whole one; recorded as partial",
+    )
     roots = parser.add_argument_group("where datasets and metrics live")
     roots.add_argument(
         "--datasets-root",
@@ -98,6 +105,7 @@ def _run(args: argparse.Namespace) -> int:
         datasets_root=args.datasets_root,
         metrics_root=args.metrics_root,
         seed=args.seed,
+        allow_partial=args.allow_partial,
         confidence_level=args.confidence_level,
         n_resamples=args.n_resamples,
     )

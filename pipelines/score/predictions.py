@@ -9,10 +9,14 @@ that matches no answer of its row becomes -1 (unparsable) and is counted.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
+
+from bias_hub.builders.shared.files import open_text
 
 __all__ = [
     "FORMATS",
@@ -36,6 +40,8 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
             f"--predictions {path}: unknown format {path.suffix or '(no suffix)'!r}; expected JSON lines "
             "(.jsonl), CSV (.csv) or Parquet (.parquet)"
         )
+    if path.is_dir():
+        raise IsADirectoryError(f"--predictions {path}: is a folder; expected a file")
     if not path.is_file():
         raise FileNotFoundError(f"--predictions {path}: no such file")
     if kind == "parquet":
@@ -48,8 +54,8 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
                 f"--predictions {path}: not a Parquet file ({str(err).splitlines()[0]})"
             ) from None
     elif kind == "csv":
-        with path.open(encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
+        with _opened(path, "--predictions", newline="") as handle:
+            rows = _csv_rows(handle, f"--predictions {path}")
     else:
         rows = _json_lines(path, "--predictions")
     if not rows:
@@ -57,9 +63,42 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
     return rows, kind
 
 
+def _csv_rows(handle: io.StringIO, where: str) -> list[dict]:
+    """The rows of a CSV file as dicts; a header naming a column twice, or a row with more or
+    fewer cells than the header, is refused with its line (csv.DictReader keeps the last of
+    two columns and fills or stacks the cells silently)."""
+    reader = csv.reader(handle)
+    header = next(reader, None)
+    if header is None:
+        return []
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise ValueError(f"{where}, line 1: the header names column {twice[0]!r} twice")
+    rows = []
+    for cells in reader:
+        if not cells:
+            continue
+        if len(cells) != len(header):
+            raise ValueError(
+                f"{where}, line {reader.line_num}: {len(cells)} cells where the header has "
+                f"{len(header)} ({', '.join(header)})"
+            )
+        rows.append(dict(zip(header, cells, strict=True)))
+    return rows
+
+
+def _opened(path: Path, flag: str, newline: str | None = None) -> io.StringIO:
+    """The file's text through the project's one reader (a BOM dropped; a file in another
+    encoding than UTF-8 named with its line and byte), as ``flag`` gave it."""
+    try:
+        return open_text(path, newline)
+    except ValueError as err:
+        raise ValueError(f"{flag} {err}") from None
+
+
 def _json_lines(path: Path, flag: str) -> list[dict]:
     rows = []
-    with path.open(encoding="utf-8") as handle:
+    with _opened(path, flag) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -130,6 +169,10 @@ def normalise_answer(text: str) -> str:
     return text[:-1].strip() if text.endswith(".") else text
 
 
+# An index written as text: ASCII digits only ("²" is a digit to str.isdigit, which int() refuses).
+_INDEX_TEXT = re.compile(r"-?[0-9]+")
+
+
 def _integer(value) -> int | None:
     """``value`` as an answer index when it is one: an int, an integral float, or (CSV) a text
     of an optional minus sign and digits."""
@@ -139,7 +182,7 @@ def _integer(value) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if isinstance(value, str) and _INDEX_TEXT.fullmatch(value.strip()):
         return int(value.strip())
     return None
 
@@ -179,6 +222,8 @@ def to_value(value, kind: str, where: str):
             number = float(value)
         except (TypeError, ValueError):
             raise ValueError(f"{where}: expected a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise ValueError(f"{where}: expected a finite number, got {value!r}")
         return number
     if isinstance(value, str):
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bias_hub.builders.shared.files import atomic_write_text
-from bias_hub.builders.shared.text import with_interval
+from bias_hub.builders.shared.text import code_span, table_cell, with_interval
 
 __all__ = ["render", "report"]
 
@@ -17,7 +17,10 @@ def _cells(result: dict, keys: list[str]) -> list[str]:
 
 def _table(rows: list[tuple[str, dict]], keys: list[str], first: str) -> list[str]:
     lines = [f"| {first} | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
-    lines += [f"| {name} | " + " | ".join(_cells(result, keys)) + " |" for name, result in rows]
+    lines += [
+        f"| {table_cell(name)} | " + " | ".join(_cells(result, keys)) + " |"
+        for name, result in rows
+    ]
     return lines
 
 
@@ -26,26 +29,33 @@ def report(results: dict) -> str:
     keys = list(results["summary_keys"])
     source, dataset, joined = results["predictions"], results["dataset"], results["join"]
     level = results["intervals"]["confidence_level"]
+    splits = ", ".join(code_span(split) for split in dataset["splits"])
     lines = [
         f"# {results['metric']} on predictions made elsewhere",
         "",
-        f"- predictions: `{source['file']}` ({source['format']}, {source['rows']} rows)",
-        f"- dataset: `{dataset['folder']}`, config `{dataset['config']}`, splits {', '.join(dataset['splits'])}"
+        f"- predictions: {code_span(source['file'])} ({source['format']}, {source['rows']} rows)",
+        f"- dataset: {code_span(dataset['folder'])}, config {code_span(dataset['config'])}, splits {splits}"
         if dataset["folder"]
         else "- dataset: the questions logged in each sample's doc",
     ]
     if results["per_test"]:
         lines.append(f"- {joined['word_vectors']} word vectors, {joined['tests']} tests")
     else:
-        qualified = f" within `{joined['qualified_by']}`" if joined["qualified_by"] else ""
+        qualified = f" within {code_span(joined['qualified_by'])}" if joined["qualified_by"] else ""
         lines.append(
-            f"- joined on `{joined['id_column']}`{qualified}: {joined['joined']} prediction rows; "
+            f"- joined on {code_span(joined['id_column'])}{qualified}: {joined['joined']} prediction rows; "
             f"{joined['dataset_rows_without_prediction']} of {joined['dataset_rows']} dataset rows have no prediction"
         )
+    lines += _coverage_lines(results.get("coverage"))
     for argument, reading in results["reading"].items():
+        shown = "; ".join(
+            f"row {v['row']}: {code_span(repr(v['value']))}"
+            for v in reading.get("unmatched_values", [])
+        )
         lines.append(
-            f"- `{argument}` from column `{reading['column']}`: {reading['texts_matched']} answer texts matched, "
-            f"{reading['unmatched']} matched no answer (scored as unparsable, -1)"
+            f"- `{argument}` from column {code_span(reading['column'])}: {reading['texts_matched']} answer "
+            f"texts matched, {reading['unmatched']} matched no answer (scored as unparsable, -1)"
+            + (f": {shown}" if shown else "")
         )
     lines.append(
         f"- intervals: {level:.0%} bootstrap, {results['intervals']['n_resamples']} resamples"
@@ -61,6 +71,25 @@ def report(results: dict) -> str:
         rows += sorted((result.get("per_category") or {}).items())
         lines += _table(rows, keys, "category" if "per_category" in result else "")
     return "\n".join(lines) + "\n"
+
+
+def _coverage_lines(coverage: dict | None) -> list[str]:
+    if not coverage:
+        return []
+    if coverage["expected"] is None:
+        return [f"- coverage: {coverage['answered']} {coverage['unit']}; {coverage['against']}"]
+    share = coverage["answered"] / coverage["expected"] if coverage["expected"] else 0.0
+    line = (
+        f"- coverage: {coverage['answered']} of {coverage['expected']} {coverage['unit']} "
+        f"({share:.1%}) of {table_cell(coverage['against'])}"
+    )
+    if not coverage["complete"]:
+        missing = ", ".join(map(table_cell, coverage["missing_examples"]))
+        line += (
+            f" -- **PARTIAL** (--allow-partial): the scores describe these {coverage['answered']} "
+            f"only; missing e.g. {missing}"
+        )
+    return [line]
 
 
 def render(results: dict, folder: Path) -> None:

@@ -18,6 +18,14 @@ from pathlib import Path
 
 from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.pipelines.common import RunFolder, dataset_folder, load_metric
+from bias_hub.pipelines.common.run_folder import refuse_losing_files_it_did_not_write
+from bias_hub.pipelines.score import coverage as coverage_check
+from bias_hub.pipelines.score.guards import (
+    refuse_a_folder_of_another_kind,
+    refuse_a_join_of_other_texts,
+    refuse_another_command_s_run,
+    refuse_inputs_inside_out,
+)
 from bias_hub.pipelines.score.paths import Column, ScorePath, score_path
 from bias_hub.pipelines.score.predictions import (
     read_lm_eval_samples,
@@ -26,6 +34,7 @@ from bias_hub.pipelines.score.predictions import (
     to_value,
 )
 from bias_hub.pipelines.score.settings import Settings
+from bias_hub.pipelines.score.values import describe, refuse_unknown_labels, unmatched_values
 
 __all__ = ["join", "load_rows", "metric_inputs", "run"]
 
@@ -100,7 +109,12 @@ def _key(row: dict, id_column: str, qualifier: str | None):
 
 
 def join(
-    predictions: list[dict], rows: list[dict], path: ScorePath, id_column: str, source: str
+    predictions: list[dict],
+    rows: list[dict],
+    path: ScorePath,
+    id_column: str,
+    source: str,
+    rows_name: str = "dataset",
 ) -> tuple[list, dict]:
     """``[(prediction row, dataset row)]`` on the id (qualified by ``path.qualifier`` where the
     dataset's ids repeat, e.g. BBQ's example_id within each category), and the join's counts.
@@ -125,7 +139,7 @@ def join(
         key = _key(row, id_column, qualifier)
         if key in index:
             raise ValueError(
-                f"dataset: id {key!r} appears twice; name a unique id column with --id-column"
+                f"{rows_name}: id {key!r} appears twice; name a unique id column with --id-column"
             )
         index[key] = row
     pairs, unjoined = [], []
@@ -274,11 +288,49 @@ def _per_test(
     return results
 
 
+def _coverage(
+    pairs: list,
+    rows: list[dict],
+    joined: dict,
+    dataset_path: Path | None,
+    where: str,
+    settings: Settings,
+) -> coverage_check.Coverage:
+    """What the predictions answer of what they should: an lm-eval task's questions (from the
+    results file beside the samples), else the dataset's rows; unknown for samples scored
+    from their docs alone without their results file."""
+    if settings.from_lm_eval:
+        task = coverage_check.lm_eval_coverage(Path(settings.from_lm_eval))
+        if task is not None:
+            return task
+        if dataset_path is None:
+            return coverage_check.unknown_coverage(Path(settings.from_lm_eval), len(pairs))
+    id_column, qualifier = joined["id_column"], joined["qualified_by"]
+    return coverage_check.dataset_coverage(
+        [data for _, data in pairs], rows, lambda row: _key(row, id_column, qualifier), where
+    )
+
+
+def _name_unmatched(pairs: list, columns: dict[str, Column], reading: dict, source: str) -> None:
+    """Values that matched no answer, as written: refused in a fixed label set, else recorded."""
+    for argument, counts in reading.items():
+        if not counts["unmatched"]:
+            continue
+        found = unmatched_values(pairs, columns[argument], source)
+        refuse_unknown_labels(found, columns[argument], source)
+        counts["unmatched_values"] = found[:_SHOWN]
+
+
 def run(
     predictions: str | Path | None, dataset: str | Path | None, out_dir: Path, settings: Settings
 ) -> dict:
     """Score the predictions with ``settings.metric``; write the run folder; return results.json."""
     path = score_path(settings.metric)
+    refuse_another_command_s_run(Path(out_dir))
+    refuse_inputs_inside_out(
+        Path(out_dir), {"--predictions": predictions, "--from-lm-eval": settings.from_lm_eval}
+    )
+    refuse_losing_files_it_did_not_write(out_dir, "a score run")
     folder = RunFolder(out_dir)
     with folder:
         rows_in, source_record = _source(predictions, settings)
@@ -287,12 +339,15 @@ def run(
             if settings.from_lm_eval
             else f"--predictions {predictions}"
         )
+        if settings.from_lm_eval:
+            coverage_check.repeated_samples(Path(settings.from_lm_eval))
         if dataset is None and settings.from_lm_eval and _docs_suffice(rows_in, path):
             # The tasks of `bias-hub export lm-eval` log every column the metric needs in each doc.
             dataset_path, config, rows, splits = None, None, rows_in, []
         else:
-            dataset_path = dataset_folder(dataset or path.dataset, settings.datasets_root)
+            dataset_path = dataset_folder(dataset or path.dataset, settings.datasets_root).resolve()
             config = settings.config or path.config
+            refuse_a_folder_of_another_kind(dataset_path, config, path)
             rows, splits = load_rows(dataset_path, config, settings.split)
         where = (
             f"dataset {dataset_path} (config {config!r})"
@@ -301,6 +356,11 @@ def run(
         )
         if not rows:
             raise ValueError(f"{where}: no rows")
+        folder.record_inputs(
+            datasets=[(dataset_path, config)] if dataset_path else [],
+            files=[predictions or settings.from_lm_eval],
+            settings=settings,
+        )
         metric = load_metric(path.metric, settings.metrics_root, path.config_name)
         columns = _columns(path, settings)
         options = _interval_options(settings)
@@ -311,20 +371,31 @@ def run(
                     path.metric,
                 )
             result = _per_test(metric, rows_in, rows, path, columns, source, options)
-            joined, reading = {"tests": len(rows), "word_vectors": len(rows_in)}, {}
+            joined, reading, coverage = (
+                {"tests": len(rows), "word_vectors": len(rows_in)},
+                {},
+                None,
+            )
         else:
             id_column = _id_column(path, settings, set(rows[0]), where)
-            pairs, joined = join(rows_in, rows, path, id_column, source)
+            pairs, joined = join(rows_in, rows, path, id_column, source, where)
+            if dataset_path is not None:
+                refuse_a_join_of_other_texts(pairs, source, where)
             inputs, reading = metric_inputs(pairs, path, columns, source)
+            _name_unmatched(pairs, columns, reading, source)
+            coverage = _coverage(pairs, rows, joined, dataset_path, where, settings)
+            coverage_check.check(coverage, settings.allow_partial, source)
             result = metric.compute(**inputs, **path.fixed, **options)
         for counts in reading.values():
             if counts["unmatched"]:
                 log.warning(
-                    "%s: %d of %d predictions in %r matched no answer and count as unparsable (-1)",
+                    "%s: %d of %d predictions in %r matched no answer and count as unparsable "
+                    "(-1): %s",
                     source,
                     counts["unmatched"],
                     joined["joined"],
                     counts["column"],
+                    describe(counts.get("unmatched_values", [])),
                 )
         results = to_jsonable(
             {
@@ -339,6 +410,7 @@ def run(
                     "splits": splits,
                 },
                 "join": joined,
+                "coverage": coverage.record() if coverage else None,
                 "reading": reading,
                 "columns": {a: c.name for a, c in columns.items()},
                 "intervals": settings.interval_record(),

@@ -32,3 +32,5 @@ class Settings(IntervalSettings):
     datasets_root: Path | None = None
     metrics_root: Path | None = None
     seed: int = 0
+    # Score predictions that answer only part of their task or dataset (refused otherwise).
+    allow_partial: bool = False

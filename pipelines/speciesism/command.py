@@ -1,4 +1,5 @@
-"""``bias-hub speciesism --model ID [ID ...]`` or ``bias-hub speciesism --preset paper``.
+"""``bias-hub speciesism --model ID [ID ...]`` or ``bias-hub speciesism --preset paper``; and
+``bias-hub speciesism-tiny-models --out DIR``, the offline stand-ins of the paper's two models.
 
 Flag defaults come from ``pipelines/speciesism/settings.py``; ``--preset paper`` from the study
 file ``pipelines/studies/speciesism.yaml``.
@@ -10,6 +11,7 @@ import argparse
 
 from bias_hub.pipelines.common import pipeline_command
 from bias_hub.pipelines.common.arguments import add_interval_flags
+from bias_hub.pipelines.speciesism import stand_in_models
 from bias_hub.pipelines.speciesism.settings import GROUPS
 
 
@@ -76,3 +78,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         parser, unit="templates (change rates), fills (negative shares) and pairs (association)"
     )
     parser.add_argument("--batch-size", type=int, help="sentences per batch (default: %(default)s)")
+    stand_in_models.register(subparsers)

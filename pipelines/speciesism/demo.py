@@ -5,15 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import datasets
-
 from bias_hub.builders.shared.files import atomic_write_text
 from bias_hub.builders.speciesism_templates import build
 from bias_hub.pipelines.common.locations import default_datasets_root
 from bias_hub.pipelines.speciesism.planted_model import make_tiny_masked_lm
 from bias_hub.pipelines.speciesism.report import change_rate_markdown, negative_share_markdown
 from bias_hub.pipelines.speciesism.run import run
-from bias_hub.pipelines.speciesism.settings import CONFIGS, DATASET, Settings
+from bias_hub.pipelines.speciesism.settings import DATASET, Settings
+from bias_hub.pipelines.speciesism.stand_in_models import load_templates
 
 ORDER = 40
 
@@ -39,13 +38,6 @@ def _datasets_root(out_dir: Path) -> Path:
     return root
 
 
-def _templates(root: Path, language: str) -> list[dict]:
-    rows = []
-    for config in CONFIGS[language]:
-        rows += list(datasets.load_dataset(str(root / DATASET), config, split="test"))
-    return list({row["template_id"]: row for row in rows}.values())
-
-
 def run_demo(out_dir: Path) -> dict:
     import torch  # heavy: loaded only when the demo runs
 
@@ -65,7 +57,7 @@ def _run_demo(out_dir: Path) -> dict:
     reports = {}
     for language in ("en", "ja"):
         model = make_tiny_masked_lm(
-            out_dir / f"tiny-mlm-{language}", _templates(root, language), language
+            out_dir / f"tiny-mlm-{language}", load_templates(root, language), language
         )
         settings = Settings(
             language=language,

@@ -412,10 +412,11 @@ def change_rate_layout(model: str, direction: str):
     (``object_to_human`` or ``human_to_object``)."""
     matches = _is_roberta if model == "roberta" else _is_bert
 
-    def layout(results: dict, printed: dict) -> str:
-        chosen = [m for m in results["models"] if matches(m["label"])]
+    def layout(results: dict | None, printed: dict) -> str:
+        chosen = [m for m in (results or {}).get("models", []) if matches(m["label"])]
         if not chosen:
-            return f"_No {model} model in this run: the paper's table alone._\n\n" + _table(
+            why = "not run" if results is None else f"no {model} model in this run"
+            return f"_Ours: {why}; the paper's table alone._\n\n" + _table(
                 ["word", "P(object form)", "P(human form)"], _printed_table(printed["rows"])
             )
         table = chosen[0]["change_rate"][next(iter(chosen[0]["change_rate"]))]
@@ -449,9 +450,12 @@ def change_rate_layout(model: str, direction: str):
     return layout
 
 
-def figure1_layout(results: dict, printed: dict) -> str:
-    """Figure 1 (no values printed): the paper's reading beside this run's shares and chart."""
+def figure1_layout(results: dict | None, printed: dict) -> str:
+    """Figure 1 (no values printed): the paper's reading beside this run's shares and chart (the
+    paper's alone where the step did not run)."""
     positive = "; ".join(f"{model}: {count}" for model, count in printed["positive"].items())
+    if results is None:
+        return f"Paper: {printed['negative_share']}. Fills judged positive: {positive}.\n\nOurs: not run."
     counts = []
     for model in results["models"]:
         fills = model["sentiment"]["fills"]

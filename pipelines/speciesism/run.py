@@ -377,6 +377,11 @@ def run(
             f"sentiment backend {backend.name!r} is for {backend.language!r}, templates are {settings.language!r}"
         ] += 1
     with RunFolder(out_dir) as out:
+        out.record_inputs(
+            datasets=[(folder, config) for config in CONFIGS[settings.language]],
+            models=[(model_id, settings.revision) for model_id in models],
+            settings=settings,
+        )
         results = {
             "part": PART,
             "step": STEP,

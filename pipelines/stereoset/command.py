@@ -77,6 +77,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the order words take pairs in: attention gap, largest first, or |attention gap| "
         "(default: %(default)s)",
     )
+    parser.add_argument(
+        "--identical-pairs",
+        choices=["exclude", "include"],
+        help="pairs without a gender word (the same sentence twice: paper_population's contexts "
+        "without one): left out of the statistics and Figure 2, or included as the study's count "
+        "holds them (default: %(default)s)",
+    )
     parser.add_argument("--batch-size", type=int, help="sentences per batch (default: %(default)s)")
     parser.add_argument(
         "--min-count",

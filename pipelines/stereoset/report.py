@@ -222,12 +222,31 @@ def _matched_line(correlation: dict | None) -> str:
     )
 
 
+def _pair_counts(results: dict) -> str:
+    """The dataset config's pairs: those that differ and the identical ones, and which were studied
+    (a run folder written before these counts were recorded shows its total only)."""
+    dataset = results.get("dataset", {})
+    if "identical_pairs" not in dataset:
+        return str(results["counts"]["pairs_in_dataset"])
+    identical = dataset["identical_pairs"]
+    fate = (
+        "studied"
+        if dataset["identical_pairs_studied"]
+        else "left out; `--identical-pairs include` studies them"
+    )
+    return (
+        f"{dataset['pairs']}: {dataset['differing_pairs']} that differ, "
+        f"{identical} identical (no gender word; {fate})"
+    )
+
+
 def summary_table(results: dict) -> str:
     corr = results["correlation"]
     matched = results["frequency_matched"]
     ppl = results["perplexity"]
     intervals = ppl["intervals"]
     rows = [
+        [f"pairs in the dataset config `{results['settings']['config']}`", _pair_counts(results)],
         ["pairs studied", results["counts"]["pairs_used"]],
         ["pairs aligned to the encoder's pieces", results["counts"]["pairs_aligned"]],
         [f"{results['settings']['level']}s with an attention gap", results["attention"]["n_words"]],
@@ -424,12 +443,18 @@ def render(results: dict, folder: Path) -> None:
     )
 
 
-def figure2_layout(results: dict, printed: dict) -> str:
+def figure2_layout(results: dict | None, printed: dict) -> str:
     """The study's Figure 2 beside ours: its counts and its reading of the figure (it prints no
-    coefficient), our counts and coefficients, and our figure."""
+    coefficient), our counts and coefficients, and our figure; the paper's alone where the step
+    did not run (``results`` None)."""
+    if results is None:
+        keys = ("pairs", "gender_words", "correlation")
+        rows = [[key.replace("_", " "), printed[key], "not run"] for key in keys]
+        return markdown_table(["", "paper", "this run"], rows)
     correlation = results["correlation"]
     rows = [
-        ["pairs (male and female form)", printed["pairs"], results["counts"]["pairs_used"]],
+        ["pairs (male and female form)", printed["pairs"], _pair_counts(results)],
+        ["pairs the statistics use", "", results["counts"]["pairs_used"]],
         [
             "gender words (study appendix, male + female)",
             printed["gender_words"],

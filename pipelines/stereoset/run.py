@@ -80,8 +80,14 @@ def run(
         raise ValueError(
             "--lm: give the causal LM whose perplexities are compared (Hub id or local path)"
         )
-    pairs = load_pairs(dataset_folder(dataset or DATASET, settings.datasets_root), settings.config)
+    source = dataset_folder(dataset or DATASET, settings.datasets_root)
+    pairs = load_pairs(source, settings.config)
     with RunFolder(out_dir) as out:
+        out.record_inputs(
+            datasets=[(source, settings.config)],
+            models=[(model, settings.revision), (settings.lm, settings.revision)],
+            settings=settings,
+        )
         with stage("load models", log):
             encoder, encoder_tokenizer, lm, lm_tokenizer = load_models(model, settings)
         labels = {
@@ -266,8 +272,26 @@ def _name_list(pairs: list[dict]) -> str | None:
     return "; ".join(lists) or None
 
 
+def _identical(pair: dict) -> bool:
+    """A pair without a gender word: the same sentence twice (the paper population's contexts without one)."""
+    return not pair["gender_words"]
+
+
 def _sample(pairs: list[dict], settings: Settings, counts: Counter) -> list[dict]:
+    """The pairs the statistics use: identical ones left out unless ``identical_pairs="include"``,
+    then ``max_pairs`` of them drawn (seeded); both counts of the dataset config are recorded."""
+    identical = sum(_identical(pair) for pair in pairs)
     counts["pairs_in_dataset"] = len(pairs)
+    counts["pairs_identical_in_dataset"] = identical
+    counts["pairs_differing_in_dataset"] = len(pairs) - identical
+    if settings.identical_pairs == "exclude":
+        pairs = [pair for pair in pairs if not _identical(pair)]
+        if identical and not pairs:
+            raise UserError(
+                f"--config {settings.config}: all {identical} pairs are identical (no gender word), "
+                "so there is no attention to gender words or perplexity gap to study; "
+                "--identical-pairs include studies them anyway"
+            )
     if settings.max_pairs is not None and settings.max_pairs < len(pairs):
         chosen = np.sort(
             np.random.default_rng(settings.seed).choice(
@@ -276,13 +300,23 @@ def _sample(pairs: list[dict], settings: Settings, counts: Counter) -> list[dict
         )
         pairs = [pairs[i] for i in chosen]
     counts["pairs_used"] = len(pairs)
+    counts["pairs_identical_used"] = sum(_identical(pair) for pair in pairs)
     if not pairs:
         raise ValueError("no sentence pairs to study")
-    identical = sum(not pair["gender_words"] for pair in pairs)
-    if identical:
-        # The paper population's contexts without a gender word: no attention to gender words, no gap.
-        counts["pairs_identical_no_gender_word"] = identical
     return pairs
+
+
+def _dataset_record(settings: Settings, pairs: list[dict], counts: Counter) -> dict:
+    """The dataset config and both of its counts: pairs that differ and identical pairs, and
+    whether the identical ones were studied."""
+    return {
+        "config": settings.config,
+        "name_list": _name_list(pairs),
+        "pairs": counts["pairs_in_dataset"],
+        "differing_pairs": counts["pairs_differing_in_dataset"],
+        "identical_pairs": counts["pairs_identical_in_dataset"],
+        "identical_pairs_studied": settings.identical_pairs == "include",
+    }
 
 
 def _perplexities(
@@ -351,7 +385,7 @@ def measure(
         },
         "preset": preset_record(settings),
         "intervals": settings.interval_record(),
-        "dataset": {"config": settings.config, "name_list": _name_list(pairs)},
+        "dataset": _dataset_record(settings, pairs, counts),
         "counts": dict(counts),
         "attention": {
             "n_words": len(gaps["words"]),

@@ -1,7 +1,10 @@
 """``bias-hub stereoset attention``'s settings: the one place of their defaults (cheap to import).
 
 The defaults follow the study (Ueno, §4.2): the last layer's attention, heads averaged, BERT's
-tokens, every token kept (min count 1), periods left out, pairs taken without duplication.
+tokens, every token kept (min count 1), periods left out, pairs taken without duplication. Ours,
+where the study is silent: identical pairs (no gender word: the paper population's contexts
+without one) are left out of the statistics, since they carry no attention to gender words and
+no perplexity gap (``identical_pairs="include"`` keeps them).
 The study's models and dataset config are its preset (``pipelines/studies/stereoset_gender_attention.yaml``).
 """
 
@@ -11,13 +14,15 @@ from dataclasses import dataclass, field
 
 from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
 
-__all__ = ["ASSIGNMENTS", "DATASET", "EXCLUDES", "LEVELS", "ORDERS", "Settings"]
+__all__ = ["ASSIGNMENTS", "DATASET", "EXCLUDES", "IDENTICAL_PAIRS", "LEVELS", "ORDERS", "Settings"]
 
 DATASET = "stereoset_gender_swap"
 LEVELS = ("token", "word")
 EXCLUDES = ("period", "punctuation")
 ASSIGNMENTS = ("first", "all")
 ORDERS = ("signed", "absolute")
+# What the statistics do with a pair without gender words (its two forms are the same sentence).
+IDENTICAL_PAIRS = ("exclude", "include")
 
 
 @dataclass(kw_only=True)
@@ -33,6 +38,7 @@ class Settings(IntervalSettings, RunSettings):
     exclude: str = "period"
     pair_assignment: str = "first"
     order: str = "signed"
+    identical_pairs: str = "exclude"
     min_count: int = 1
     batch_size: int = 32
     top_k: int = 15
@@ -51,6 +57,7 @@ class Settings(IntervalSettings, RunSettings):
             ("exclude", EXCLUDES),
             ("pair_assignment", ASSIGNMENTS),
             ("order", ORDERS),
+            ("identical_pairs", IDENTICAL_PAIRS),
         ):
             if getattr(self, name) not in allowed:
                 raise ValueError(

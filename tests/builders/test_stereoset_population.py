@@ -116,7 +116,6 @@ def test_an_llm_may_turn_first_names(lexicon):
         replies.get,
         "llm",
         "test list",
-        names_swappable=True,
     )
     assert [(r["male_sentence"], r["female_sentence"]) for r in population.rows] == [
         ("John is a daddy.", "Beth is a mommy.")

@@ -319,7 +319,8 @@ def test_builder_writes_a_loadable_folder_with_counts_in_the_card(tmp_path: Path
     assert "| contexts | 1 | 2 |" in card and "| continuations | 2 | 6 |" in card
     assert "| mixed_gender |" in card
     assert "| context sentences of the intersentence items | 2,123 | 2 |" in card
-    assert "| first names (Thakur et al.) | 2 | 2 |" in card  # john, bart / mary, beth
+    # john -> mary: one name of each gender paired (bart, beth: in the lists without a partner)
+    assert "| of which paired for the swap (Thakur et al.) | 1 | 1 |" in card
     assert str(names / "male_names.txt") in card
 
 
@@ -333,7 +334,7 @@ def test_without_reachable_name_lists_the_card_says_names_are_left_out(tmp_path:
     card = (build_dataset(tmp_path, source=source, names="url") / "README.md").read_text(
         encoding="utf-8"
     )
-    assert "first names: **left out in this build**" in card and "--names PATH" in card
+    assert "its names from (§4.1): **not used in this build**" in card and "--names PATH" in card
 
 
 def test_an_unreachable_name_list_is_reported_with_every_location_tried(
@@ -348,7 +349,7 @@ def test_an_unreachable_name_list_is_reported_with_every_location_tried(
     with caplog.at_level("WARNING", logger="bias_hub.builders.stereoset_gender_swap"):
         build_dataset(tmp_path, source=source, names="url")
     (warning,) = [
-        r.getMessage() for r in caplog.records if "first names left out" in r.getMessage()
+        r.getMessage() for r in caplog.records if "first names not swapped" in r.getMessage()
     ]
     assert "Tried: - https://raw.githubusercontent.com/himansh005/data_debias/" in warning
     assert (
@@ -377,7 +378,7 @@ def test_the_default_build_uses_no_fetched_names_so_every_build_writes_the_same_
         encoding="utf-8"
     )
     assert online.replace(str(tmp_path / "b"), "") == offline.replace(str(tmp_path / "a"), "")
-    assert "first names: not used by default" in offline
+    assert "its names from (§4.1): not used by default" in offline
 
 
 def test_builder_reads_the_original_nested_dev_json(tmp_path: Path):

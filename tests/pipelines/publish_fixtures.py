@@ -181,6 +181,9 @@ class FakeHub:
     def repo_exists(self, repo_id: str, *, repo_type: str | None = None) -> bool:
         return (repo_type, repo_id) in self.repos
 
+    def list_repo_files(self, repo_id: str, *, repo_type: str | None = None) -> list[str]:
+        return sorted(self.repos[(repo_type, repo_id)]["files"])
+
     def repo_info(self, repo_id: str, *, repo_type: str | None = None):
         repo = self.repos[(repo_type, repo_id)]
 

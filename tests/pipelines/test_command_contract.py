@@ -23,6 +23,7 @@ NOT_PIPELINES = {
     "nli init-model",
     "report",
     "reproduce",
+    "speciesism-tiny-models",
     "stereoset offline-models",
 }
 

@@ -113,5 +113,43 @@ def test_table2_layout_needs_winobias_gaps_and_lays_them_out():
         == "| weat7 | WEAT | 1.00 (paper 0.33) | n/a (paper 0.31) | n/a (paper 0.29) | n/a (paper 0.19) |"
     )
     assert lines[3].startswith("| weat7 | RNSB | 0.90 (paper -0.32) |")
-    without = PAPER_LAYOUTS["table2"]({"columns": columns[:2], "correlations": []}, printed)
-    assert without.startswith("No WinoBias gaps in this run")
+    assert "![WEAT and RNSB against the WinoBias gaps](scatter.png)" in lines
+    # Without gaps, or not run at all: the printed values alone, no scatter (which would be
+    # another table's).
+    for results in ({"columns": columns[:2], "correlations": []}, None):
+        without = PAPER_LAYOUTS["table2"](results, printed).splitlines()
+        assert without[2] == (
+            "| weat7 | WEAT | not run (paper 0.33) | not run (paper 0.31) | not run (paper 0.29) "
+            "| not run (paper 0.19) |"
+        )
+        assert not any("scatter" in line for line in without)
+
+
+def _member(name: str, direction: str, strength: float) -> dict:
+    return {"name": name, "direction": direction, "strength": strength, "expand": 0}
+
+
+def test_table3_says_when_a_symmetric_family_forces_the_value_near_zero():
+    # WEAT (-2, -1, 0, 1, 2) and RNSB its square (4, 1, 0, 1, 4): sum of x*y = 0, so r = 0 by
+    # construction. Against |WEAT| (2, 1, 0, 1, 2): deviations (.8, -.2, -1.2, -.2, .8) and
+    # (2, -1, -2, -1, 2), r = 6 / sqrt(2.8 * 14) = 0.958.
+    table = _table([-2.0, -1, 0, 1, 2], [4.0, 1, 0, 1, 4])
+    rows = correlation_table(["weat_weat7", "rnsb_attributes_weat7"], table)
+    members = {
+        "reduce-1": _member("reduce-1", "reduce", 1.0),
+        "reduce-0.5": _member("reduce-0.5", "reduce", 0.5),
+        "original": _member("original", "none", 1.0),
+        "amplify-0.5": _member("amplify-0.5", "amplify", 0.5),
+        "amplify-1": _member("amplify-1", "amplify", 1.0),
+    }
+    results = {"correlations": rows, "family": "variant", "members": members, "table": table}
+    text = PAPER_LAYOUTS["table3"](results, {"weat7": -0.015})
+    assert "| weat7 | 0.000 ‡ near 0 by construction | -0.015 |" in text
+    assert "Pearson r of RNSB with |WEAT value|: weat7 0.96" in text
+    # Without an amplify twin for each reduce member, nothing is forced and nothing is said.
+    del members["amplify-1"]
+    assert "‡" not in PAPER_LAYOUTS["table3"](results, {"weat7": -0.015})
+    # Not run: the paper's value alone.
+    assert "| weat7 | not run | -0.015 | not run | 0 |" in PAPER_LAYOUTS["table3"](
+        None, {"weat7": -0.015}
+    )

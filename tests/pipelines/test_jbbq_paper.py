@@ -92,8 +92,9 @@ def test_flags_override_a_preset_and_the_record_says_which() -> None:
     assert {k: getattr(Settings(preset=None), k) for k in TASK_FIELDS} == TASK_DEFAULTS
     # A chat-completions API takes messages: the preset's plain-text prompt does not apply there (a departure).
     api = _with_preset_record(with_preset("paper", backend="openai"))
+    # (The plain text is our reading of llm-jp-eval, not stated in the paper: no section.)
     assert api.chat == "auto" and api.departures == [
-        {"setting": "chat", "preset": "no", "used": "auto", "section": "§5.1 (llm-jp-eval)"}
+        {"setting": "chat", "preset": "no", "used": "auto", "section": None}
     ]
     assert Settings(confidence_level=0).confidence_level is None
     # A Settings built by hand under a preset's name is recorded with every value that differs from it.

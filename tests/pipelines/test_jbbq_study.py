@@ -98,14 +98,23 @@ def test_table4_layout_puts_ours_beside_the_printed_cell() -> None:
     }
     text = table4_layout({"model": "matsuo-lab/weblab-10b-instruction-sft", "runs": [run]}, printed)
     lines = text.splitlines()
+    # The run's model's printed column first, then the paper's other three.
     assert (
-        "| category-context | ours: matsuo-lab/weblab-10b-instruction-sft | paper: weblab |"
-        in lines
+        "| category-context | ours: matsuo-lab/weblab-10b-instruction-sft | paper: weblab (this model) "
+        "| paper: llm-jp | paper: llm-jp inst. | paper: stablelm |" in lines
     )
-    assert "| Age-Amb | 25.0 (25.0) | 25.6 (16.3) |" in lines
-    assert "| Age-Dis | 75.0 (0.0) | 29.1 (16.1) |" in lines
-    other = table4_layout({"model": "./my-model", "runs": [run]}, printed)
-    assert "paper (model not in Table 4)" in other and "| Age-Amb | 25.0 (25.0) | – |" in other
+    # Table 4, row Age-Amb: weblab 25.6 (16.3), llm-jp 0.4 (93.1), llm-jp inst. 1.0, stablelm 23.4.
+    assert "| Age-Amb | 25.0 (25.0) | 25.6 (16.3) | 0.4 (93.1) | 1.0 | 23.4 |" in lines
+    # Row Age-Dis: weblab 29.1 (16.1), llm-jp 2.2 (95.3), llm-jp inst. 50.0, stablelm 40.0.
+    assert "| Age-Dis | 75.0 (0.0) | 29.1 (16.1) | 2.2 (95.3) | 50.0 | 40.0 |" in lines
+    # A model the paper does not have: every printed column is still shown, in the paper's order.
+    other = table4_layout({"model": "./my-model", "runs": [run]}, printed).splitlines()
+    assert "This run's model is none of the paper's: its columns are shown for reference." in other
+    assert "| Age-Amb | 25.0 (25.0) | 0.4 (93.1) | 1.0 | 23.4 | 25.6 (16.3) |" in other
+    # Not run: the paper's columns alone, every printed row (Sexual-Dis: 0.0 (100.0), 53.5, 40.4, 30.0 (25.0)).
+    alone = table4_layout(None, printed).splitlines()
+    assert "| Sexual-Dis | not run | 0.0 (100.0) | 53.5 | 40.4 | 30.0 (25.0) |" in alone
+    assert sum(line.startswith("| ") for line in alone) == 1 + 10
     assert "Table 4 needs `--preset table4`" in table4_layout(
         {"model": "m", "runs": [dict(run, shots=4)]}, printed
     )

@@ -147,8 +147,10 @@ def test_push_uploads_once_and_then_only_what_changed(tree: Path) -> None:
     )
     space = hub.repos[("space", "bias-hub/positive_rate")]
     assert space["sdk"] == "gradio" and "app.py" in space["files"]
-    # The library brings each repo in line: everything the plan lacks may be deleted.
-    assert [a["delete_patterns"] for a in hub.upload_arguments] == ["*"] * len(hub.upload_arguments)
+    # New repos: nothing on the Hub to delete.
+    assert [a["delete_patterns"] for a in hub.upload_arguments] == [None] * len(
+        hub.upload_arguments
+    )
     assert {a["repo_id"] for a in hub.upload_arguments} == {
         "bias-hub/tiny_nli",
         "bias-hub/secret_qa",
@@ -159,8 +161,8 @@ def test_push_uploads_once_and_then_only_what_changed(tree: Path) -> None:
     _publish(tree, private=True, push=True, api=hub)
     assert [call for call, _ in hub.calls if call == "create_commit"] == []
 
-    # Change one split, drop a config from the card and its file: one commit, one
-    # upload and one deletion on the dataset repo, nothing elsewhere.
+    # Drop a config from the card and its file: one commit on the dataset repo (the card),
+    # nothing elsewhere; the config's file stays on the Hub, listed, until --prune.
     card_path = tree / "datasets/tiny_nli/README.md"
     card = yaml.safe_load(card_path.read_text().split("---")[1])
     card["configs"] = [c for c in card["configs"] if c["config_name"] != "ps"]
@@ -168,8 +170,17 @@ def test_push_uploads_once_and_then_only_what_changed(tree: Path) -> None:
     card_path.write_text("---\n" + yaml.safe_dump(card, sort_keys=False) + "---\n\n# Tiny NLI\n")
     shutil.rmtree(tree / "datasets/tiny_nli/ps")
     hub.calls.clear()
-    _publish(tree, private=True, push=True, api=hub)
+    _, printed = _publish(tree, private=True, push=True, api=hub)
     assert [repo for call, repo in hub.calls if call == "create_commit"] == ["bias-hub/tiny_nli"]
+    assert "ps/test-00000-of-00001.parquet" in nli["files"]
+    assert (
+        "bias-hub/tiny_nli: 1 files on the Hub kept: not in the plan (--prune deletes them): "
+        "ps/test-00000-of-00001.parquet" in printed
+    )
+    hub.calls.clear()
+    _, printed = _publish(tree, private=True, push=True, prune=True, api=hub)
+    assert [repo for call, repo in hub.calls if call == "create_commit"] == ["bias-hub/tiny_nli"]
+    assert "1 files on the Hub deleted by this push (--prune)" in printed
     assert sorted(nli["files"]) == [
         ".gitattributes",
         "README.md",

@@ -32,6 +32,7 @@ def _toy_count(args) -> int:
     """Counts the words of --text; the result a table lays out."""
     CALLS.append([args.text, str(args.out)])
     with RunFolder(args.out) as run:
+        run.record_inputs(settings={"text": args.text, "scale": args.scale})
         run.write_json(
             "results.json",
             {"part": "toy", "step": "count", "words": len(args.text.split()), "scale": args.scale},
@@ -51,8 +52,9 @@ def _toy_register(subparsers) -> None:
     count.set_defaults(func=_toy_count)
 
 
-def _words_table(results: dict, printed: dict) -> str:
-    return f"| | ours | paper |\n|---|---|---|\n| words | {results['words'] * results['scale']} | {printed['words']} |"
+def _words_table(results: dict | None, printed: dict) -> str:
+    ours = "not run" if results is None else results["words"] * results["scale"]
+    return f"| | ours | paper |\n|---|---|---|\n| words | {ours} | {printed['words']} |"
 
 
 @pytest.fixture
@@ -99,7 +101,10 @@ def toy(monkeypatch, tmp_path):
                 "printed": {"words": 3},
             }
         ],
-        "variants": {"double": {"description": "counts twice", "set": {"count.scale": 2}}},
+        "variants": {
+            "double": {"description": "counts twice", "set": {"count.scale": 2}},
+            "nothing": {"description": "runs no step", "skip": ["count"]},
+        },
     }
     path = tmp_path / "toy.yaml"
     path.write_text(yaml.safe_dump(study, allow_unicode=True, sort_keys=False), encoding="utf-8")
@@ -195,6 +200,16 @@ def test_run_lays_out_the_table_beside_the_printed_values_and_resumes(toy, tmp_p
     assert len(CALLS) == 2 and "| words | 3 | 3 |" in (out / "report.md").read_text(
         encoding="utf-8"
     )
+
+
+def test_a_table_whose_step_did_not_run_shows_the_printed_values(toy, tmp_path):
+    study, corpus = toy
+    out = tmp_path / "run"
+    reproduce(study, out, variant="nothing", inputs={"corpus": str(corpus)})
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert CALLS == []
+    assert "Step `count` was not run in this reproduction." in report
+    assert "| words | not run | 3 |" in report
 
 
 def test_report_command_rerenders_a_reproduction(toy, tmp_path):

@@ -603,5 +603,5 @@ def test_table_layouts_put_this_runs_words_beside_the_papers():
     assert "| 15 | undeniable | 0.00017082 | 0.00000139 |  |  |  |" in text
     # No BERT model in the run: the paper's Table 3 alone, said so.
     assert PAPER_LAYOUTS["table3"](results, printed["table3"]).startswith(
-        "_No bert model in this run"
+        "_Ours: no bert model in this run; the paper's table alone._"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -444,7 +445,8 @@ def test_scripted_attention_picks_the_layer_and_heads(tiny_models):
 
 @pytest.fixture
 def scripted_run(tiny_models, tmp_path, monkeypatch):
-    """Runs the command on three context pairs with the ScriptedEncoder's attentions."""
+    """Runs the command on three context pairs with the ScriptedEncoder's attentions (and, in
+    ``paper_population``, a fourth context without a gender word: an identical pair)."""
     from bias_hub.pipelines.cli import main
     from bias_hub.pipelines.stereoset import run
 
@@ -460,7 +462,7 @@ def scripted_run(tiny_models, tmp_path, monkeypatch):
             "anti-stereotype": "Her cat naps.",
             "unrelated": "Dogs bark.",
         }
-        for context in ("He cooks.", "Her mom is tall.", "The man sings.")
+        for context in ("He cooks.", "Her mom is tall.", "The man sings.", "The cook is tall.")
     ]
     source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     assert (
@@ -636,8 +638,10 @@ def test_the_paper_preset_is_recorded_and_an_override_is_a_departure(scripted_ru
         results["settings"]["level"],
         results["settings"]["min_count"],
     ) == (-1, "token", 1)
-    # The three contexts all hold a gender word: three swapped pairs, no identical one.
+    # Three contexts hold a gender word (three swapped pairs); "The cook is tall." is an identical
+    # pair, kept in the data and left out of the statistics by default.
     assert results["counts"]["pairs_used"] == 3
+    assert (results["dataset"]["pairs"], results["dataset"]["identical_pairs"]) == (4, 1)
     assert results["dataset"]["name_list"].startswith(
         "gender-guesser==0.4.0:gender_guesser/data/nam_dict.txt"
     )
@@ -651,6 +655,63 @@ def test_the_paper_preset_is_recorded_and_an_override_is_a_departure(scripted_ru
         "used": "word",
         "section": "§4.2 (1)",
     } in results["preset"]["departures"]
+
+
+def test_identical_pairs_stay_in_the_data_but_out_of_the_statistics_by_default(scripted_run):
+    flags = ("--config", "paper_population", "--level", "word", "--confidence-level", "0")
+    results, out = scripted_run(*flags)
+    assert results["dataset"] | {"name_list": None} == {
+        "config": "paper_population",
+        "name_list": None,
+        "pairs": 4,
+        "differing_pairs": 3,
+        "identical_pairs": 1,
+        "identical_pairs_studied": False,
+    }
+    assert results["counts"]["pairs_used"] == 3 and results["perplexity"]["n_pairs"] == 3
+    gaps = dict(
+        zip(results["attention"]["words"], results["attention"]["attention_gap"], strict=True)
+    )
+    # The gaps of the three pairs that differ (worked out in the test above); no "cook".
+    assert gaps == pytest.approx(
+        {"is": 0.3, "tall": 0.3, "the": 0.15, "cooks": 0.1125, "sings": 0.1125}, rel=1e-5
+    )
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert (
+        "| pairs in the dataset config `paper_population` | 4: 3 that differ, 1 identical (no gender "
+        "word; left out; `--identical-pairs include` studies them) |"
+    ) in report
+
+    # The other reading: "The cook is tall." in both forms gives every word 0 attention to gender
+    # words. is, tall: male (0.6 + 0) / 2 = 0.3, female (0.3 + 0) / 2 = 0.15 -> 0.15 (half);
+    # the: male (0.3 + 0) / 2, female (0.15 + 0) / 2 -> 0.075; cook: 0 - 0 = 0.
+    results, out = scripted_run(*flags, "--identical-pairs", "include")
+    assert results["dataset"]["identical_pairs_studied"] is True
+    assert results["counts"]["pairs_used"] == 4 and results["perplexity"]["n_pairs"] == 4
+    gaps = dict(
+        zip(results["attention"]["words"], results["attention"]["attention_gap"], strict=True)
+    )
+    assert gaps == pytest.approx(
+        {"is": 0.15, "tall": 0.15, "the": 0.075, "cooks": 0.1125, "sings": 0.1125, "cook": 0.0},
+        rel=1e-5,
+        abs=1e-9,
+    )
+    ppl = results["perplexity"]
+    same = [
+        (male, female)
+        for male, female in zip(ppl["male_perplexity"], ppl["female_perplexity"], strict=True)
+        if male == female
+    ]
+    assert len(same) == 1  # the identical pair: no perplexity gap
+
+
+def test_a_config_of_identical_pairs_only_says_how_to_study_them():
+    from bias_hub.builders.shared.errors import UserError
+    from bias_hub.pipelines.stereoset.run import Settings, _sample
+
+    pairs = [{"gender_words": [], "male_sentence": "A.", "female_sentence": "A."}] * 2
+    with pytest.raises(UserError, match="all 2 pairs are identical .*--identical-pairs include"):
+        _sample(pairs, Settings(config="paper_population"), Counter())
 
 
 def test_without_model_or_lm_the_error_says_what_to_give(tmp_path):

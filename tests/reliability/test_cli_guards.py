@@ -221,3 +221,76 @@ def test_ctrl_c_inside_a_finalizer_is_not_swallowed() -> None:
             time.sleep(1.0)  # the signal comes again, here
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_an_ascii_terminal_shows_reproduce_list_with_escapes(tmp_path: Path) -> None:
+    # The study titles are Japanese: an ASCII console used to end in a UnicodeEncodeError.
+    done = subprocess.run(
+        [sys.executable, "-m", "bias_hub", "reproduce", "--list"],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    out = done.stdout.decode("ascii")
+    assert "jbbq  v" in out and "\\u" in out
+
+
+def test_a_damaged_results_json_is_one_line_naming_it(tmp_path: Path, capsys) -> None:
+    from bias_hub.pipelines.common import RunFolder
+
+    run_dir = tmp_path / "run"
+    with RunFolder(run_dir) as run:
+        # A score run's results.json that lost its "join" (an edit, another version).
+        run.write_json(
+            "results.json",
+            {"part": "score", "metric": "bbq_bias", "summary_keys": [], "per_test": False},
+        )
+    assert main(["report", str(run_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"{run_dir / 'results.json'}: report.md cannot be rendered from it (KeyError:" in err
+    (run_dir / "results.json").write_text('{"part": "score", "metric"', encoding="utf-8")
+    assert main(["report", str(run_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"bias-hub: error: {run_dir / 'results.json'}: damaged, not JSON (")
+
+
+def test_confidence_level_zero_is_said_to_be_none_on_the_console(tmp_path: Path, capsys) -> None:
+    assert (
+        main(
+            [
+                "score",
+                "bbq_bias",
+                "--predictions",
+                str(tmp_path / "p.txt"),
+                "--out",
+                str(tmp_path / "r"),
+                "--confidence-level",
+                "0",
+            ]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "--confidence-level 0 is read as none: no bootstrap intervals, no paired tests" in err
+
+
+def test_n_resamples_is_capped_with_the_reason(tmp_path: Path, capsys) -> None:
+    code = main(
+        [
+            "score",
+            "bbq_bias",
+            "--predictions",
+            str(tmp_path / "p.jsonl"),
+            "--out",
+            str(tmp_path / "r"),
+            "--n-resamples",
+            str(10**11),
+        ]
+    )
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "--n-resamples 100,000,000,000: at most 100,000." in err
+    assert "the Monte Carlo error falls as 1/sqrt(N)" in err

@@ -1,7 +1,7 @@
 """A file that is not UTF-8 (Shift-JIS, as a Japanese spreadsheet saves it) is an error naming the file.
 
-Every reader a builder uses is given Shift-JIS bytes; the error must name the file, the first
-byte that is not UTF-8 and its offset, and no dataset folder may be written.
+Every reader a builder uses is given Shift-JIS bytes; the error must name the file, the line,
+the first byte that is not UTF-8 and its offset, and no dataset folder may be written.
 """
 
 from __future__ import annotations
@@ -25,7 +25,11 @@ def _shift_jis(path: Path, text: str) -> str:
     # The first byte above 0x7f opens a Shift-JIS character; the ones here (0x82, 0x8d,
     # 0x90, ...) can only continue a character in UTF-8, so decoding fails right there.
     offset = next(i for i, byte in enumerate(data) if byte > 0x7F)
-    return f"{path}: not UTF-8 text (byte 0x{data[offset]:02x} at offset {offset})"
+    line = data[:offset].count(b"\n") + 1
+    return (
+        f"{path}: not UTF-8 text (line {line}: byte 0x{data[offset]:02x} at offset {offset}); "
+        "save it as UTF-8 (a Japanese spreadsheet may have saved Shift-JIS)"
+    )
 
 
 def _shipped(relative: str) -> str:
@@ -167,11 +171,13 @@ def test_shift_jis_input_names_the_file_the_byte_and_its_offset(case: str, tmp_p
 def test_the_offset_counts_bytes_of_the_whole_file(tmp_path: Path) -> None:
     from bias_hub.builders.shared.files import read_text
 
-    # 20,000 ASCII bytes, then 性 in Shift-JIS (0x90 0xab): past any decoder's first chunk.
+    # 20,000 ASCII bytes in 2,000 lines, then 性 in Shift-JIS (0x90 0xab): past any decoder's
+    # first chunk, on line 2,001.
     path = tmp_path / "long.txt"
-    path.write_bytes(b"a" * 20_000 + "性".encode("shift_jis"))
+    path.write_bytes(b"aaaaaaaaa\n" * 2_000 + "性".encode("shift_jis"))
     with pytest.raises(
-        ValueError, match=re.escape(f"{path}: not UTF-8 text (byte 0x90 at offset 20000)")
+        ValueError,
+        match=re.escape(f"{path}: not UTF-8 text (line 2001: byte 0x90 at offset 20000)"),
     ):
         read_text(path)
 

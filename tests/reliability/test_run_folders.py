@@ -151,3 +151,146 @@ def test_subfolder_views_write_into_the_same_run(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert [entry["path"] for entry in manifest["files"]] == ["chive/report.md", "report.md"]
     assert (tmp_path / "run" / "chive" / "report.md").read_text() == "ja\n"
+
+
+def _run(out: Path, text: str) -> None:
+    with RunFolder(out) as run:
+        run.write_text("report.md", text)
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(
+        p.name for p in folder.iterdir() if ".staging-" in p.name or ".previous" in p.name
+    )
+
+
+def test_an_out_that_is_a_link_writes_the_folder_it_points_to(tmp_path: Path) -> None:
+    # --out latest -> run-1: the link stays a link, run-1 is replaced, and a second and a third
+    # run work too (the link was renamed aside and then tripped over: rmtree on a link).
+    _run(tmp_path / "run-1", "first")
+    (tmp_path / "latest").symlink_to("run-1")
+    for text in ("second", "third"):
+        _run(tmp_path / "latest", text)
+        assert (tmp_path / "latest").is_symlink()
+        assert (tmp_path / "run-1" / "report.md").read_text(encoding="utf-8") == text
+        assert _leftovers(tmp_path) == []
+
+
+def test_a_link_an_older_version_left_as_the_previous_copy_is_dropped(tmp_path: Path) -> None:
+    _run(tmp_path / "run-1", "first")
+    (tmp_path / ".out.previous").symlink_to("run-1")
+    _run(tmp_path / "out", "second")
+    assert not (tmp_path / ".out.previous").is_symlink()
+    assert (tmp_path / "run-1" / "report.md").read_text(encoding="utf-8") == "first"
+
+
+def test_a_build_into_a_linked_dataset_folder_replaces_what_the_link_points_to(
+    tmp_path: Path,
+) -> None:
+    # datasets/jbbq -> a folder on another disk: rebuilt there, the link kept.
+    elsewhere = tmp_path / "disk" / "jbbq"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "old.txt").write_text("old", encoding="utf-8")
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets" / "jbbq").symlink_to(elsewhere)
+    for _ in range(2):
+        staging = staging_folder(tmp_path / "datasets" / "jbbq")
+        (staging / "README.md").write_text("card", encoding="utf-8")
+        replace_folder(staging, tmp_path / "datasets" / "jbbq")
+    assert (tmp_path / "datasets" / "jbbq").is_symlink()
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["README.md"]
+
+
+def test_an_out_name_too_long_for_the_file_system_is_one_line_before_any_work(
+    tmp_path: Path,
+) -> None:
+    # 255 bytes is the usual limit; the staging folder beside it adds 26 characters.
+    with pytest.raises(ValueError, match="the folder's name is 240 bytes; at most 229 fit"):
+        ensure_writable_folder(tmp_path / ("r" * 240))
+    # Japanese names count in bytes: 80 characters of 3 bytes each.
+    with pytest.raises(ValueError, match="the folder's name is 240 bytes"):
+        ensure_writable_folder(tmp_path / ("結" * 80))
+    assert ensure_writable_folder(tmp_path / ("r" * 229)) == tmp_path / ("r" * 229)
+    assert list(tmp_path.iterdir()) == []
+
+
+def _word_sets(folder: Path) -> Path:
+    """A weat_word_sets-format folder with one test (a score run that needs no build)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (folder / "en").mkdir(parents=True)
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: en\n  data_files:\n  - split: test\n"
+        "    path: en/test-00000-of-00001.parquet\n---\n",
+        encoding="utf-8",
+    )
+    test = {
+        "test_id": "t1",
+        "target_x_name": "X",
+        "target_x_words": ["x1", "x2"],
+        "target_y_name": "Y",
+        "target_y_words": ["y1", "y2"],
+        "attribute_a_name": "A",
+        "attribute_a_words": ["a"],
+        "attribute_b_name": "B",
+        "attribute_b_words": ["b"],
+    }
+    pq.write_table(pa.Table.from_pylist([test]), folder / "en" / "test-00000-of-00001.parquet")
+    return folder
+
+
+def test_a_full_disk_is_one_line_naming_the_file_and_keeps_the_earlier_run(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    import errno
+    import types
+
+    from bias_hub.builders.shared import files
+    from bias_hub.pipelines.cli import main
+
+    vectors = {
+        "x1": [1, 0.1],
+        "x2": [1, 0.2],
+        "y1": [0.1, 1],
+        "y2": [0.2, 1],
+        "a": [1, 0],
+        "b": [0, 1],
+    }
+    predictions = tmp_path / "vectors.jsonl"
+    predictions.write_text(
+        "".join(json.dumps({"word": w, "vector": v}) + "\n" for w, v in vectors.items()),
+        encoding="utf-8",
+    )
+    argv = ["score", "weat", "--predictions", str(predictions), "--dataset"]
+    argv += [str(_word_sets(tmp_path / "sets")), "--out", str(tmp_path / "out")]
+    argv += ["--confidence-level", "none"]
+    assert main(argv) == 0
+    earlier = (tmp_path / "out" / "results.json").read_bytes()
+
+    class FullDisk:
+        """A file whose every write fails as on a full disk (the error names no file)."""
+
+        def __init__(self, fd: int, mode: str) -> None:
+            self.handle = os.fdopen(fd, mode)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.handle.close()
+
+        def write(self, data) -> None:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    # Only the project's writer sees the full disk (libraries keep writing their caches).
+    full = types.SimpleNamespace(**{n: getattr(os, n) for n in dir(os) if not n.startswith("__")})
+    full.fdopen = FullDisk
+    monkeypatch.setattr(files, "os", full)
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("bias-hub: error: ") and "results.json: No space left on device" in err
+    assert (tmp_path / "out" / "results.json").read_bytes() == earlier
+    assert _leftovers(tmp_path) == []

@@ -198,3 +198,59 @@ def test_the_resume_command_of_a_failed_run_carries_no_secret(
     assert "resumes" in err and "bias-hub jbbq evaluate" in err
     for value in (URL_PASSWORD, TOKEN, ENV_KEY):
         assert value not in err
+
+
+QUERY_KEY = "QUERYKEY0123456789"
+
+
+def test_a_key_in_the_base_url_s_query_reaches_no_file_cache_or_console(
+    tmp_path: Path, cache_root: Path, capsys
+) -> None:
+    # Some proxies take the key as ?api_key=...: it is redacted as a URL's password is, and
+    # the cache keys the endpoint without it.
+    dataset = write_fixture_dataset(tmp_path / "jbbq")
+    out = tmp_path / "run"
+    with FakeChatServer() as server:
+        argv = _argv(server.url, dataset, out, "--scoring", "generate")
+        at = argv.index("--base-url") + 1
+        argv[at] = f"{server.url}?api_key={QUERY_KEY}&model=x"
+        sys.argv = ["bias-hub", *argv]
+        assert cli.main(argv) == 0
+    printed = capsys.readouterr()
+    assert list(cache_root.rglob("*.json")), "the run cached no reply"
+    assert _leaks(out, QUERY_KEY) == [] and _leaks(cache_root, QUERY_KEY) == []
+    assert QUERY_KEY not in printed.out + printed.err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "?api_key=***&model=x" in manifest["command"]
+    entry = json.loads(next(cache_root.rglob("*.json")).read_text(encoding="utf-8"))
+    assert "/v1?api_key=***&model=x" in entry["endpoint"]
+
+
+def test_query_values_named_like_keys_are_redacted_whether_or_not_registered() -> None:
+    text = (
+        "GET https://proxy.example/v1/chat?apiKey=A1B2C3&lang=ja&access_token=T0K3N "
+        "and https://x.example/blob?sig=S1G&se=2030 but ?api_key=outside-a-url stays"
+    )
+    assert secrets.redact(text) == (
+        "GET https://proxy.example/v1/chat?apiKey=***&lang=ja&access_token=*** "
+        "and https://x.example/blob?sig=***&se=2030 but ?api_key=outside-a-url stays"
+    )
+
+
+def test_variables_named_like_keys_tokens_and_secrets_are_registered(monkeypatch) -> None:
+    monkeypatch.setenv("MY_SERVICE_KEY", "svc-KEYVALUE-1")
+    monkeypatch.setenv("CI_DEPLOY_TOKEN", "dep-TOKENVALUE-2")
+    monkeypatch.setenv("WEBHOOK_SECRET", "whk-SECRETVALUE-3")
+    monkeypatch.setenv("KEYBOARD_LAYOUT", "jp106-layout")  # not named like a key
+    secrets.register_environment()
+    text = "svc-KEYVALUE-1 dep-TOKENVALUE-2 whk-SECRETVALUE-3 jp106-layout"
+    assert secrets.redact(text) == "*** *** *** jp106-layout"
+
+
+def test_a_secret_percent_encoded_in_either_case_or_wrapped_over_lines_is_redacted() -> None:
+    secrets.register("hf_AbC/dEf+GhI=jKl")
+    text = (
+        "upper hf_AbC%2FdEf%2BGhI%3DjKl, lower hf_AbC%2fdEf%2bGhI%3djKl, "
+        "wrapped hf_AbC/dEf+G\n    hI=jKl, and quoted\n> hf_AbC/dEf+GhI=\n> jKl."
+    )
+    assert secrets.redact(text) == ("upper ***, lower ***, wrapped ***, and quoted\n> ***.")

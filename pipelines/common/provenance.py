@@ -1,0 +1,369 @@
+"""Fingerprints of what a run read, so that every number can be traced to its inputs.
+
+``fingerprint_inputs`` is the one function that computes them; ``RunFolder.record_inputs``
+stores its record in the run's ``manifest.json`` under ``"inputs"``:
+
+- ``datasets``: each dataset folder read, by absolute path, with the config, what its card says
+  it was built from (``origin``: ``release``, ``sample``, ``generated`` or ``built``) and the
+  sha256 of its card and of every data file of the config;
+- ``models``: a local model folder with the sha256 of its files (``tree_sha256``); a Hub id
+  with the revision it resolves to in the local Hub cache, or marked ``resolved: false``;
+- ``files``: input files (``--predictions``, a corpus, ...) with their sha256;
+- ``code``: the bias-hub version and, in a checkout, the git commit and whether tracked files
+  were modified; ``settings``: the run's settings.
+
+``changed_inputs(record)`` fingerprints the same inputs again and says, one line each, what
+differs: ``bias-hub reproduce`` reuses a step only when nothing does. The code version is
+recorded, not compared (an edit elsewhere in a checkout would otherwise rerun every step).
+
+Files are hashed once per process: the digest is cached by path, size and modification time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import subprocess
+from collections.abc import Iterable, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from bias_hub.builders.shared.card import USER_COPY_KEY, read_card_yaml
+from bias_hub.builders.shared.files import to_jsonable
+from bias_hub.pipelines.common.locations import in_checkout, repo_root
+
+__all__ = [
+    "STAND_IN_ORIGINS",
+    "changed_inputs",
+    "code_record",
+    "dataset_origin",
+    "file_sha256",
+    "fingerprint_inputs",
+    "inputs_lines",
+    "stand_ins",
+    "tree_sha256",
+]
+
+# Built by the project in place of the data a paper used: never the paper's numbers.
+STAND_IN_ORIGINS = ("sample", "generated")
+# Files of a run folder that describe the run rather than make up the model it holds.
+_NOT_CONTENT = {"manifest.json"}
+
+_digests: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file, computed once per process for a given path, size and mtime."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _digests:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _digests[key] = digest.hexdigest()
+    return _digests[key]
+
+
+def _tree_files(folder: Path) -> list[Path]:
+    return sorted(
+        path
+        for path in folder.rglob("*")
+        if path.is_file()
+        and path.name not in _NOT_CONTENT
+        and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+    )
+
+
+def tree_sha256(folder: str | os.PathLike[str]) -> tuple[str, int]:
+    """One sha256 for a folder's files (their relative paths and contents; hidden files and a
+    run's manifest.json left out) and how many files it covers."""
+    folder = Path(folder).resolve()
+    files = _tree_files(folder)
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{file_sha256(path)}\n".encode())
+    return digest.hexdigest(), len(files)
+
+
+def dataset_origin(card: Mapping[str, Any], config: str | None) -> dict[str, str]:
+    """What a dataset folder's card says its rows (of ``config``) were built from.
+
+    ``kind``: ``release`` (the authors' data, fetched or the user's own copy), ``sample``
+    (the project's sample in the release's format), ``generated`` (sets the project generates
+    in the paper's design) or ``built`` (built by bias-hub from the sources its card names);
+    ``detail``: the card's own words."""
+    provenance = card.get("bias_hub_provenance") or {}
+    user = card.get(USER_COPY_KEY) or {}
+    name = card.get("pretty_name") or ""
+    if user and (config is None or config in (user.get("configs") or [])):
+        return {"kind": "release", "detail": f"built from your copy: {user.get('command') or ''}"}
+    if card.get("sample"):
+        return {"kind": "sample", "detail": name}
+    if provenance.get("origin") == "generated" or config in (
+        provenance.get("generated_configs") or []
+    ):
+        return {"kind": "generated", "detail": provenance.get("training_data") or name}
+    if provenance.get("origin") == "release" or provenance.get("release_folders"):
+        return {"kind": "release", "detail": str(provenance.get("release") or name)}
+    return {"kind": "built", "detail": name}
+
+
+def _config_files(card: Mapping[str, Any], config: str | None) -> list[str]:
+    files = []
+    for entry in card.get("configs") or []:
+        if config is not None and entry.get("config_name") != config:
+            continue
+        data_files = entry.get("data_files") or []
+        for item in data_files if isinstance(data_files, list) else [data_files]:
+            paths = item.get("path") if isinstance(item, Mapping) else item
+            files += [paths] if isinstance(paths, str) else list(paths or [])
+    return files
+
+
+def _dataset(item: Any) -> dict:
+    """A dataset folder (``(folder, config)``, or a folder for all its configs), a data file,
+    or a Hub dataset id."""
+    target, config = item if isinstance(item, tuple) else (item, None)
+    path = Path(target).expanduser()
+    if path.is_file():
+        return _file(path)
+    if not (path / "README.md").is_file():
+        if path.is_dir():
+            return _file(path)
+        return {"id": str(target), "config": config, "resolved": False}
+    folder = path.resolve()
+    card = read_card_yaml(folder)
+    names = ["README.md", *_config_files(card, config)]
+    return {
+        "name": folder.name,
+        "folder": str(folder),
+        "config": config,
+        "origin": dataset_origin(card, config),
+        "files": {
+            name: file_sha256(folder / name) if (folder / name).is_file() else None
+            for name in names
+        },
+    }
+
+
+def _hub_revision(model_id: str, revision: str | None) -> str | None:
+    """The commit a Hub id (at ``revision``) resolves to in the local Hub cache, if it is there."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(model_id, "config.json", revision=revision)
+    except Exception:  # not a valid repo id, no cache: nothing is known
+        return None
+    return Path(found).parent.name if isinstance(found, str) else None
+
+
+def _model(item: Any) -> dict:
+    if isinstance(item, Mapping):
+        return dict(item)
+    model, revision = item if isinstance(item, tuple) else (item, None)
+    path = Path(model).expanduser()
+    if path.is_dir():
+        digest, count = tree_sha256(path)
+        return {"id": str(model), "path": str(path.resolve()), "sha256": digest, "files": count}
+    if path.is_file():
+        return {"id": str(model), **_file(path)}
+    resolved = _hub_revision(str(model), revision)
+    return {"id": str(model), "revision": revision, "resolved": resolved or False}
+
+
+def _file(path: str | os.PathLike[str]) -> dict:
+    path = Path(path).expanduser()
+    if path.is_dir():
+        digest, count = tree_sha256(path)
+        return {"path": str(path.resolve()), "sha256": digest, "files": count}
+    if path.is_file():
+        return {"path": str(path.resolve()), "sha256": file_sha256(path)}
+    return {"path": str(path.resolve()), "sha256": None}
+
+
+@functools.cache
+def code_record() -> dict[str, Any]:
+    """The bias-hub version; in a checkout also its git commit and whether tracked files differ
+    from it (untracked files, such as run folders inside the checkout, do not count)."""
+    try:
+        record: dict[str, Any] = {"bias-hub": metadata.version("bias-hub")}
+    except metadata.PackageNotFoundError:
+        record = {"bias-hub": None}
+    if in_checkout():
+        record["git_commit"], record["git_dirty"] = _git_state(repo_root())
+    return record
+
+
+def _git_state(root: Path) -> tuple[str | None, bool | None]:
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), *args],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return None, None
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return commit.strip(), None if status is None else bool(status.strip())
+
+
+def _settings(settings: Any) -> Any:
+    if dataclasses.is_dataclass(settings) and not isinstance(settings, type):
+        settings = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
+    if isinstance(settings, Mapping):
+        # The token is a secret and says nothing about the numbers; the rest is the run's recipe.
+        settings = {key: value for key, value in settings.items() if key != "token"}
+    # Whatever a settings class holds, the record is JSON (a run must never fail at its commit
+    # for it): values JSON has no type for are written as text.
+    return json.loads(json.dumps(to_jsonable(settings), default=str))
+
+
+def fingerprint_inputs(
+    *,
+    datasets: Iterable[Any] = (),
+    models: Iterable[Any] = (),
+    files: Iterable[str | os.PathLike[str]] = (),
+    settings: Any = None,
+) -> dict[str, Any]:
+    """The record of what a run read: ``datasets`` (``(folder, config)`` pairs, folders, data
+    files or Hub ids), ``models`` (local folders, Hub ids, ``(id, revision)`` pairs, or a
+    ready mapping such as ``{"id": name, "api": url}`` for an API model), ``files`` given by
+    the user, and the ``settings`` (a dataclass or a mapping)."""
+    return {
+        "datasets": [_dataset(item) for item in datasets],
+        "models": [_model(item) for item in models],
+        "files": [_file(item) for item in files if item is not None],
+        "code": code_record(),
+        "settings": _settings(settings),
+    }
+
+
+def _dataset_changes(recorded: dict) -> list[str]:
+    if "folder" not in recorded:
+        return []
+    folder = Path(recorded["folder"])
+    label = f"{recorded.get('name') or folder.name}"
+    if not (folder / "README.md").is_file():
+        return [f"data changed: {label} is gone ({folder})"]
+    now = _dataset((folder, recorded.get("config")))
+    before = recorded.get("files") or {}
+    changed = sorted(
+        name
+        for name in set(before) | set(now["files"])
+        if before.get(name) != now["files"].get(name)
+    )
+    return [f"data changed: {label}/{name}" for name in changed]
+
+
+def _model_changes(recorded: dict) -> list[str]:
+    if recorded.get("path") and recorded.get("sha256"):
+        path = Path(recorded["path"])
+        if not path.exists():
+            return [f"model changed: {recorded['id']} is gone ({path})"]
+        if _model(str(path)).get("sha256") != recorded["sha256"]:
+            return [f"model changed: {recorded['id']}"]
+    elif recorded.get("resolved"):
+        now = _hub_revision(recorded["id"], recorded.get("revision"))
+        if now is not None and now != recorded["resolved"]:
+            return [f"model changed: {recorded['id']} is now revision {now[:12]}"]
+    return []
+
+
+def _file_changes(recorded: dict) -> list[str]:
+    path = Path(recorded.get("path") or "")
+    if not recorded.get("path"):
+        return []
+    if recorded.get("sha256") is None:
+        return [] if not path.exists() else [f"input changed: {path} (did not exist)"]
+    if not path.exists():
+        return [f"input changed: {path} is gone"]
+    if _file(path).get("sha256") != recorded["sha256"]:
+        return [f"input changed: {path}"]
+    return []
+
+
+def changed_inputs(record: Mapping[str, Any] | None) -> list[str]:
+    """What differs now from an ``"inputs"`` record, one line per difference (empty when every
+    dataset file, model and input file is as it was). A record that is missing says so."""
+    if not record:
+        return ["no input fingerprints recorded (the run is older than them)"]
+    changes = []
+    for item in record.get("datasets") or []:
+        changes += _dataset_changes(item) if "folder" in item else _file_changes(item)
+    for item in record.get("models") or []:
+        changes += _model_changes(item)
+    for item in record.get("files") or []:
+        changes += _file_changes(item)
+    return changes
+
+
+def stand_ins(record: Mapping[str, Any] | None) -> list[str]:
+    """The datasets of an ``"inputs"`` record that stand in for a paper's data, described."""
+    found = []
+    for item in (record or {}).get("datasets") or []:
+        origin = item.get("origin") or {}
+        if origin.get("kind") in STAND_IN_ORIGINS:
+            config = f" (config {item['config']})" if item.get("config") else ""
+            detail = f": {origin['detail']}" if origin.get("detail") else ""
+            found.append(f"{item['name']}{config}, {origin['kind']}{detail}")
+    return found
+
+
+def inputs_lines(record: Mapping[str, Any] | None) -> list[str]:
+    """The record for a reader: one line per dataset, model and file, then the code version."""
+    if not record:
+        return ["(no input fingerprints recorded)"]
+    lines = []
+    for item in record.get("datasets") or []:
+        if "folder" in item:
+            config = f" config {item['config']}" if item.get("config") else ""
+            origin = item.get("origin") or {}
+            lines.append(
+                f"dataset {item['folder']}{config} [{origin.get('kind', '?')}]: "
+                f"{len(item.get('files') or {})} files"
+            )
+            lines += [
+                f"  {name}  sha256 {(digest or 'missing')[:16]}"
+                for name, digest in (item.get("files") or {}).items()
+            ]
+        else:
+            lines.append(f"dataset {item.get('path') or item.get('id')}: {_digest(item)}")
+    for item in record.get("models") or []:
+        where = f" ({item['path']})" if item.get("path") and item["path"] != item.get("id") else ""
+        lines.append(f"model {item.get('id')}{where}: {_digest(item)}")
+    for item in record.get("files") or []:
+        lines.append(f"file {item.get('path')}: {_digest(item)}")
+    code = record.get("code") or {}
+    version = f"bias-hub {code.get('bias-hub')}"
+    if code.get("git_commit"):
+        dirty = ", modified" if code.get("git_dirty") else ""
+        version += f" (git {code['git_commit'][:12]}{dirty})"
+    lines.append(f"code {version}")
+    return lines
+
+
+def _digest(item: Mapping[str, Any]) -> str:
+    if item.get("sha256"):
+        return f"sha256 {item['sha256'][:16]}"
+    if "resolved" in item:
+        if item["resolved"]:
+            return f"revision {item['resolved'][:12]}"
+        revision = f" at {item['revision']}" if item.get("revision") else ""
+        return f"Hub id{revision}, revision not resolved"
+    if item.get("api"):
+        return "served by an API (no fingerprint)"
+    return "missing"
