@@ -305,10 +305,8 @@ class _Batches:
     def __len__(self) -> int:
         return len(self.index)
 
-    def __getitem__(self, row: int) -> int:
-        return row
-
-    def collate(self, rows: list[int], generator=None) -> dict:
+    def collate(self, rows: list[int], generator) -> dict:
+        """The batch of ``rows``; ``generator`` draws the token dropout."""
         import torch
 
         plan = self.plan
