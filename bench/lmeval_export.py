@@ -1,11 +1,14 @@
 """`bias-hub export lm-eval` checked against lm-evaluation-harness 0.4 on a tiny model.
 
     python -m bench.lmeval_export                 # needs bench/.venv-lmeval (--setup-lmeval creates it)
-    python -m bench.lmeval_export --limit 4 --prompt basic --bbq-source ../shared/reference/bbq_real.tgz
+    python -m bench.lmeval_export --limit 4 --prompt basic --bbq-source path/to/bbq_release.tgz
 
 1. ``bias-hub export lm-eval`` of the built JBBQ sample (``datasets/jbbq``; and BBQ built from
-   ``--bbq-source`` when given), ``--limit`` questions per category, the chosen prompts, 0 and 4 shots;
-2. ``lm-eval ls tasks`` and ``lm-eval validate`` on the folder: every exported task listed and valid;
+   ``--bbq-source`` when given), ``--limit`` questions per category, the chosen prompts, 0 and 4
+   shots; the folder is then moved elsewhere (the export's own path no longer exists), as a
+   user copies it to a cluster;
+2. ``lm-eval ls tasks`` and ``lm-eval validate`` on the moved folder: every exported task listed
+   and valid; lm-eval's table gives each task the n-shot its name says;
 3. a tiny Llama, trained for a moment to give seeded replies (an index, or none) to the exported
    prompts (``--random-model``: random weights), answers with ``bias-hub jbbq evaluate``
    (``--chat no``, ``--scoring generate`` and ``loglikelihood``, the same prompts, shots, limit and
@@ -103,16 +106,24 @@ def _model(
     env = Environment(
         loader=BaseLoader, undefined=StrictUndefined, keep_trailing_newline=True
     )  # lm-eval's
-    templates = [
-        env.from_string(_load_task(tasks_dir, t)["doc_to_text"])
-        for t in tasks
-        if t.endswith("_gen")
-    ]
+    configs = [_load_task(tasks_dir, t) for t in tasks if t.endswith("_gen")]
+
+    def context(config: dict, doc: dict) -> str:
+        # lm-eval 0.4.13's plain few-shot context: description, each example, the question
+        render = lambda field, d: env.from_string(config[field]).render(**d)  # noqa: E731
+        text = render("description", doc)
+        for shot in (config.get("fewshot_config") or {}).get("samples", [])[
+            : config["num_fewshot"]
+        ]:
+            text += render("doc_to_text", shot) + config["target_delimiter"]
+            text += render("doc_to_target", shot) + config["fewshot_delimiter"]
+        return text + render("doc_to_text", doc)
+
     rng = random.Random(seed)
     items = [
         [
-            (template.render(**doc), rng.choice(["0", "1", "2", "0", "1", "2", NO_ANSWER]))
-            for template in templates
+            (context(config, doc), rng.choice(["0", "1", "2", "0", "1", "2", NO_ANSWER]))
+            for config in configs
         ]
         for doc in docs
     ]
@@ -167,6 +178,11 @@ def check(
         *roots,
         *bbq_args,
     )
+    # Moved whole, as to a cluster: nothing may still point at the export's own path.
+    moved = work / "elsewhere" / "tasks"
+    moved.parent.mkdir()
+    tasks_dir.rename(moved)
+    tasks_dir = moved
     exported = json.loads((tasks_dir / "tasks.json").read_text(encoding="utf-8"))
     tasks = exported["tasks"]
     lm_eval = str(lmeval.parent / "lm-eval")
@@ -254,6 +270,7 @@ def check(
             _model(bbq_model, tasks_dir, tasks, prompts, False, seed)
         runs["bbq"] = (bbq_model, [t for t in tasks if t.startswith("bbq_")])
     table: dict = {}
+    n_shot: dict = {}
     started = time.perf_counter()
     for name, (model_dir, names) in runs.items():
         _run(
@@ -278,11 +295,23 @@ def check(
             ],
             capture_output=True,
         )
-        results = sorted((work / "lmeval_out" / name).rglob("results_*.json"))[-1]
-        table.update(json.loads(results.read_text(encoding="utf-8"))["results"])
+        results = json.loads(
+            sorted((work / "lmeval_out" / name).rglob("results_*.json"))[-1].read_text(
+                encoding="utf-8"
+            )
+        )
+        table.update(results["results"])
+        n_shot.update(results["n-shot"])
     report["lm_eval_seconds"] = round(time.perf_counter() - started, 1)
+    # a `_<k>shot_` task shows n-shot k in lm-eval's table; BBQ's task is 0-shot
+    report["n_shot"] = {task: n_shot.get(task) for task in tasks}
+    report["n_shot_matches"] = all(
+        n_shot.get(task)
+        == (int(task.split("shot_")[0].rsplit("_", 1)[1]) if "shot_" in task else 0)
+        for task in tasks
+    )
     output = work / "lmeval_out"
-    ok = not missing and report["validated"]
+    ok = not missing and report["validated"] and report["n_shot_matches"]
     for task in tasks:
         samples_file = sorted(output.rglob(f"samples_{task}_*.jsonl"))[-1]
         scored = work / "score" / task
@@ -309,10 +338,17 @@ def check(
                 _same(table[task].get(f"{n}_{category},none"), values[k]) for n, k in SCORES.items()
             )
         if task in ours:
+            from bias_hub.pipelines.common.answer_reading import read_row_reply
             from bias_hub.pipelines.score.predictions import read_lm_eval_samples
 
             logged = read_lm_eval_samples(samples_file)
-            theirs = {(r["category"], r["example_id"]): r["prediction"] for r in logged}
+            # a generation sample logs the reply: read it as the task's utils.py does
+            theirs = {
+                (r["category"], r["example_id"]): read_row_reply(r, r["prediction"]).index
+                if isinstance(r["prediction"], str)
+                else r["prediction"]
+                for r in logged
+            }
             mine = ours[task]["answers"]
             entry["same_questions"] = set(theirs) == set(mine)
             entry["differing_predictions"] = sum(theirs[key] != mine.get(key) for key in theirs)
@@ -384,8 +420,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"model: {report['model']}")
     print(
-        f"{len(report['tasks'])} tasks exported; listed by lm-eval ls: {not report['not_listed']}; "
-        f"lm-eval validate: {report['validated']}; lm-eval run {report['lm_eval_seconds']} s"
+        f"{len(report['tasks'])} tasks exported and moved; listed by lm-eval ls: {not report['not_listed']}; "
+        f"lm-eval validate: {report['validated']}; n-shot as named: {report['n_shot_matches']}; "
+        f"lm-eval run {report['lm_eval_seconds']} s"
     )
     for task, entry in report["runs"].items():
         same = (

@@ -189,7 +189,11 @@ def main(argv: list[str] | None = None) -> dict:
         f"parameters), {args.device}, {args.dtype}, {torch.get_num_threads()} thread(s); {describe_load()}"
     )
     warm = slice(0, min(256, n))
-    predict_logits(model, encode_pairs(tokenizer, premises[warm], hypotheses[warm]), progress=False)
+    predict_logits(
+        model,
+        encode_pairs(tokenizer, premises[warm], hypotheses[warm], args.max_length),
+        progress=False,
+    )
     sizes = [int(x) for x in args.pipeline_batch_sizes.split(",")]
     sweep = {}
     for size in sizes:

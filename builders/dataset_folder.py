@@ -15,6 +15,9 @@ command; ``bias-hub build all`` keeps such a folder and says so, ``bias-hub buil
 --force`` replaces it. The command line marks every build that reads a path the user gave
 (``user_copy_build``); a builder that knows better names its user-built configs itself
 (``write_dataset_folder(..., user_configs=...)``).
+
+Each folder written is noted for ``builders.shared.written.folders_written()``, so a caller that
+runs a build as a step (``bias-hub reproduce``) can fingerprint what it made.
 """
 
 from __future__ import annotations
@@ -40,10 +43,12 @@ from bias_hub.builders.shared.card import (
 from bias_hub.builders.shared.files import (
     atomic_write_text,
     file_mode,
+    followed,
     replace_folder,
     staging_folder,
 )
 from bias_hub.builders.shared.secrets import redact
+from bias_hub.builders.shared.written import note_written
 
 __all__ = [
     "USER_COPY_KEY",
@@ -178,6 +183,7 @@ def write_dataset_folder(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     _forget_cached_copies(target)
+    note_written(followed(target).resolve())
     return target
 
 

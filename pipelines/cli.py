@@ -17,16 +17,19 @@ INTERRUPTED = "bias-hub: interrupted; outputs of this run were not written (earl
 try:
     import argparse
     import importlib
+    import importlib.util
+    import inspect
     import logging
-    import pkgutil
     import signal
     import threading
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
     from pathlib import Path
     from types import ModuleType
 
-    from bias_hub import builders, pipelines
+    from bias_hub import pipelines
     from bias_hub.builders.shared.errors import UserError
+    from bias_hub.builders.shared.extras import missing_extra
+    from bias_hub.pipelines.discovery import builder_commands, builder_function, submodules
 except KeyboardInterrupt:
     print(INTERRUPTED, file=sys.stderr)
     raise SystemExit(130) from None
@@ -42,25 +45,17 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
-def _submodules(package: ModuleType, leaf: str) -> list[ModuleType]:
-    found = []
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if not info.ispkg:
-            continue
-        name = f"{package.__name__}.{info.name}.{leaf}"
-        if importlib.util.find_spec(name) is not None:
-            found.append(importlib.import_module(name))
-    return found
-
-
-def builder_commands() -> dict[str, ModuleType]:
-    """``{dataset name: command module}`` for every dataset builder."""
-    return {module.NAME: module for module in _submodules(builders, "command")}
-
-
-def builder_function(command: ModuleType) -> Callable[..., Path]:
-    """The ``build`` function of the builder package a command module belongs to."""
-    return importlib.import_module(command.__package__).build
+def run_builder(command: ModuleType, args: argparse.Namespace) -> Path:
+    """The one adapter of every ``bias-hub build DATASET``: ``build(out_root, **options)`` with
+    each keyword option of ``build`` taken from the flag of the same dest (a command module
+    declares its flags, never the call)."""
+    build = builder_function(command)
+    options = [
+        name
+        for name, parameter in inspect.signature(build).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    return build(Path(args.out_root), **{name: getattr(args, name) for name in options})
 
 
 def _register_build(subparsers: argparse._SubParsersAction) -> None:
@@ -96,22 +91,34 @@ def _register_build(subparsers: argparse._SubParsersAction) -> None:
             module.register_steps(inner)
 
 
-# Builder flags that name no copy of the data although their value may be a path.
-_NOT_A_COPY = {"out_root", "force", "help", "verbosity", "llm_cache"}
+# Builder flags whose value may be a path but names nothing the build reads: where it writes,
+# switches, and caches of answers (a cache grows with use; it is not the data).
+_NOT_READ = {"out_root", "out", "force", "help", "verbosity"}
+
+
+def paths_read(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, *, defaults: bool = True
+) -> list[Path]:
+    """The existing files and folders a build's flags name (``--source``, ``--authors-dir``, a
+    template table...), in flag order; without ``defaults``, only those the command line gave
+    (a value other than the flag's default)."""
+    found = []
+    for action in parser._actions:
+        dest = action.dest
+        if dest in _NOT_READ or "cache" in dest or not hasattr(args, dest):
+            continue
+        value = getattr(args, dest)
+        if value is None or (not defaults and value == action.default):
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (str, Path)) and str(item) and Path(item).expanduser().exists():
+                found.append(Path(item).expanduser())
+    return found
 
 
 def _reads_user_copy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
     """Whether the build reads something the user gave: a flag set to an existing path."""
-    for action in parser._actions:
-        if action.dest in _NOT_A_COPY or not hasattr(args, action.dest):
-            continue
-        value = getattr(args, action.dest)
-        if value == action.default or value is None:
-            continue
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, (str, Path)) and str(item) and Path(item).expanduser().exists():
-                return True
-    return False
+    return bool(paths_read(parser, args, defaults=False))
 
 
 def _build_one(args: argparse.Namespace) -> None:
@@ -122,7 +129,7 @@ def _build_one(args: argparse.Namespace) -> None:
     ensure_writable_root(args.out_root, "--out-root")
     reads = _reads_user_copy(args.build_parser, args)
     with user_copy_build(command_line(args.argv), reads_user_copy=reads, force=args.force):
-        args.build_module.run(args)
+        run_builder(args.build_module, args)
 
 
 def _build_all(
@@ -154,13 +161,20 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bias-hub",
         description="Social-bias benchmarks for Japanese and English language models.",
     )
+    parser.set_defaults(loads_models=False)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _register_build(subparsers)
-    for module in _submodules(pipelines, "command"):
-        module.register(subparsers)
     from bias_hub.pipelines import demo
 
-    demo.register(subparsers)
+    for module in [*submodules(pipelines, "command"), demo]:
+        before = set(subparsers.choices)
+        module.register(subparsers)
+        # A command module that sets LOADS_MODELS = True: its commands import torch,
+        # transformers, datasets and evaluate first (see _main).
+        for name in set(subparsers.choices) - before:
+            subparsers.choices[name].set_defaults(
+                loads_models=getattr(module, "LOADS_MODELS", False)
+            )
     return _with_verbosity_flags(parser)
 
 
@@ -199,24 +213,6 @@ USER_ERRORS = (
     PermissionError,
     UserError,
 )
-
-
-# Commands that load a model: they import torch, transformers, datasets and evaluate first.
-LOADS_MODELS = frozenset({"nli", "jbbq", "stereoset", "speciesism", "demo"})
-
-
-def _say_intervals_off(argv: list[str]) -> None:
-    """``--confidence-level 0`` is read as ``none`` (every interval and paired test off): said on
-    the console, since a 0 could also be a slip for 0.95."""
-    for at, word in enumerate(argv):
-        flag, equals, value = word.partition("=")
-        if flag != "--confidence-level":
-            continue
-        value = value if equals else (argv[at + 1] if at + 1 < len(argv) else "")
-        if value.strip() == "0":
-            logging.getLogger("bias_hub.pipelines.cli").warning(
-                "--confidence-level 0 is read as none: no bootstrap intervals, no paired tests"
-            )
 
 
 def _printable_console() -> None:
@@ -272,35 +268,35 @@ def _main(argv: Sequence[str] | None) -> int:
     args.argv, args.top_parser = argv, parser
     verbosity = getattr(args, "verbosity", 0)
     console.configure(verbosity)
-    _say_intervals_off(argv)
-    if next((word for word in argv if not word.startswith("-")), "") in LOADS_MODELS:
+    from bias_hub.pipelines.common.arguments import say_intervals_off
+
+    say_intervals_off(argv)
+    if args.loads_models:
         # Their first steps import torch, transformers, datasets and evaluate (which loads
         # transformers' pipelines): a Ctrl-C then waits for these imports to finish (see
         # console.interrupts_deferred), then is the one line.
+        # Those of an extra that is not installed are left to the step that needs them (a
+        # `jbbq evaluate --backend openai` needs no torch), which then names the extra.
         with console.interrupts_deferred():
-            import datasets  # noqa: F401
-            import evaluate  # noqa: F401
-            import torch  # noqa: F401
-            import transformers  # noqa: F401
+            for name in ("datasets", "evaluate", "torch", "transformers"):
+                if importlib.util.find_spec(name) is not None:
+                    importlib.import_module(name)
     from bias_hub.builders.shared.files import os_error_line
     from bias_hub.builders.shared.secrets import redact
 
     try:
         result = args.func(args)
-    except USER_ERRORS as err:
-        if verbosity > 0:
+    except Exception as err:
+        # A module of an extra that is not installed is the one line naming the extra.
+        error = err if isinstance(err, USER_ERRORS) else missing_extra(err)
+        # A full disk, a quota, a name too long: the machine's limit, one line naming the file.
+        line = os_error_line(err) if error is None and isinstance(err, OSError) else None
+        if (error is None and line is None) or verbosity > 0:
             raise
-        message = str(err).strip() or type(err).__name__
+        message = line or str(error).strip() or type(error).__name__
         # A library's message may echo what it was given (a Hub error, the token): redacted
         # like every log line.
         print(f"bias-hub: error: {redact(message)}", file=sys.stderr)
-        return 2
-    except OSError as err:
-        # A full disk, a quota, a name too long: the machine's limit, one line naming the file.
-        line = os_error_line(err)
-        if line is None or verbosity > 0:
-            raise
-        print(f"bias-hub: error: {redact(line)}", file=sys.stderr)
         return 2
     return int(result or 0)
 

@@ -36,7 +36,14 @@ from types import ModuleType
 from bias_hub import pipelines
 from bias_hub.builders.shared import console
 from bias_hub.builders.shared.errors import UserError
+from bias_hub.builders.shared.extras import missing_extra
 from bias_hub.builders.shared.files import ensure_writable_folder, write_json
+from bias_hub.pipelines.common.locations import default_datasets_root, ensure_built
+from bias_hub.pipelines.discovery import builder_commands
+
+# The CLI imports torch, transformers, datasets and evaluate before running these commands,
+# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
+LOADS_MODELS = True
 
 __all__ = ["demo", "demo_parts", "parse_prior_stage", "register", "run"]
 
@@ -44,6 +51,7 @@ log = logging.getLogger(__name__)
 MANIFEST = "demo.json"
 LOGS = "logs"
 DEMO_LOG = "demo.log"
+DATASETS_LOG = "datasets.log"
 
 
 def demo_parts() -> list[ModuleType]:
@@ -144,7 +152,9 @@ def _run_part(
                 logging.getLogger(module.__name__).debug("demo part %s failed", part, exc_info=True)
                 raise
     except Exception as err:  # one failed part still leaves the others and a true index
-        entry.update(status="failed", error=f"{type(err).__name__}: {err}".strip())
+        extra = missing_extra(err)  # a module of an extra that is not installed: the extra named
+        error = str(extra) if extra else f"{type(err).__name__}: {err}".strip()
+        entry.update(status="failed", error=error)
     else:
         entry.update(
             status="ok",
@@ -191,6 +201,7 @@ def _remove_stale(out: Path, manifest: dict, known: list[str], full_run: bool) -
             log.debug("removed %s (no longer a demo part)", out / part)
     keep = {
         DEMO_LOG,
+        DATASETS_LOG,
         *(Path(entry["log"]).name for entry in manifest["parts"].values() if entry.get("log")),
     }
     for path in (out / LOGS).glob("*.log"):
@@ -212,6 +223,28 @@ def _check_links(out: Path) -> None:
         )
         for line in broken:
             log.debug("broken link: %s", line)
+
+
+def _build_missing_datasets(log_path: Path) -> dict | None:
+    """Build what ``bias-hub build all`` builds and the data root lacks (as ``make datasets``
+    does before ``make demo``; an installed bias-hub has no Makefile), its output in
+    ``log_path``. Returns the stage for the index's breakdown, or None when nothing was missing."""
+    root = default_datasets_root()
+    missing = [
+        name
+        for name, command in builder_commands().items()
+        if getattr(command, "IN_ALL", True) and not (root / name / "README.md").is_file()
+    ]
+    if not missing:
+        log_path.unlink(missing_ok=True)  # an earlier run's, describing builds not made now
+        return None
+    started = time.perf_counter()
+    with console.capture(log_path):
+        for name in missing:
+            ensure_built(name, root)
+    seconds = round(time.perf_counter() - started, 1)
+    log.info("datasets: %.1f s (built %s under %s)", seconds, ", ".join(missing), root)
+    return {"stage": "datasets", "seconds": seconds}
 
 
 def demo(
@@ -277,7 +310,13 @@ def demo(
 
 
 def run(args: argparse.Namespace) -> None:
-    demo(args.out, args.only, args.prior_stage)
+    prior = list(args.prior_stage or [])
+    if not args.only:  # a full run reads every dataset; a part run builds what it reads
+        out = ensure_writable_folder(args.out, "--out")
+        built = _build_missing_datasets(out / LOGS / DATASETS_LOG)
+        if built is not None:
+            prior.append(built)
+    demo(args.out, args.only, prior or None)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

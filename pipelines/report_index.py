@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from bias_hub.builders.shared.files import atomic_write_text
+from bias_hub.builders.shared.text import code_span
 
 __all__ = [
     "broken_links",
@@ -28,7 +29,7 @@ __all__ = [
 ]
 
 INTRO = (
-    "Every part below ran on the embedded defaults (`make demo`). Models in the demo are "
+    "Every part below ran on the embedded defaults (`bias-hub demo`). Models in the demo are "
     "tiny ones created on the spot or small registry-shipped ones: their numbers show that "
     "the pipeline works end to end, not how biased any real model is."
 )
@@ -116,7 +117,7 @@ def _footer(entry: dict, run: dict | None) -> str:
 
 def _failure(entry: dict, run: dict | None) -> str:
     return (
-        f"**Failed** ({_when(entry, run)}, after {entry['seconds']} s): `{entry.get('error', 'unknown error')}`. "
+        f"**Failed** ({_when(entry, run)}, after {entry['seconds']} s): {code_span(entry.get('error', 'unknown error'))}. "
         f"See the log, [{entry.get('log')}]({entry.get('log')}). Files left in `{entry['part']}/` by an "
         "earlier run are not shown here."
     )

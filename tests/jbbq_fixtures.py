@@ -81,14 +81,16 @@ def fixture_rows() -> dict[str, list[dict]]:
     return splits
 
 
-def write_fixture_dataset(target: str | Path) -> Path:
-    """Write the fixture as a dataset folder (config ``all`` plus one per category)."""
+def write_fixture_dataset(target: str | Path, extra_test_rows: list[dict] | None = None) -> Path:
+    """Write the fixture as a dataset folder (config ``all`` plus one per category), with
+    ``extra_test_rows`` added to its test split."""
     import datasets
 
     from bias_hub.builders.dataset_folder import CardMetadata, write_dataset_folder
     from bias_hub.builders.jbbq.schema import FEATURES
 
     splits = {name: rows for name, rows in fixture_rows().items() if name != "all"}
+    splits["test"] = splits["test"] + list(extra_test_rows or [])
     configs = {
         "all": {s: datasets.Dataset.from_list(r, features=FEATURES) for s, r in splits.items()}
     }

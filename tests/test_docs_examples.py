@@ -21,6 +21,7 @@ from __future__ import annotations
 import doctest
 import re
 import shlex
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,14 +108,14 @@ def test_blocks_markers_and_commands_are_read_as_written(tmp_path: Path) -> None
 
 
 @pytest.fixture(scope="module")
-def scratch(tmp_path_factory, winobias_source: Path) -> Path:
-    """A folder laid out like the checkout, with every dataset an example reads built."""
+def scratch(tmp_path_factory, winobias_source: Path, built_datasets: Path) -> Path:
+    """A folder laid out like the checkout, with every dataset an example reads built (a copy
+    of the suite's shared build: examples rebuild some)."""
     from bias_hub.builders.winobias import build as build_winobias
-    from bias_hub.pipelines.cli import main
 
     root = tmp_path_factory.mktemp("docs")
     (root / "metrics").symlink_to(REPO_ROOT / "metrics")
-    assert main(["build", "all", "--out-root", str(root / "datasets"), "-q"]) == 0
+    shutil.copytree(built_datasets, root / "datasets")
     build_winobias(root / "datasets", source=winobias_source)
     return root
 
@@ -172,7 +173,17 @@ def _run_bash(block: Block, root: Path, monkeypatch: pytest.MonkeyPatch) -> None
         assert main([*argv[1:], "-q"]) == 0, f"{block.where}: `{line}` failed"
 
 
-@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(REPO_ROOT)))
+# README.md's examples run every part on its stand-ins (about 20 s on 2 cores): make test-all.
+@pytest.mark.parametrize(
+    "document",
+    [
+        pytest.param(d, marks=pytest.mark.slow)
+        if d.name == "README.md" and d.parent == REPO_ROOT
+        else d
+        for d in DOCUMENTS
+    ],
+    ids=lambda p: str(p.relative_to(REPO_ROOT)),
+)
 def test_document_examples_run_offline(
     document: Path, scratch: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

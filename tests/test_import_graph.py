@@ -7,6 +7,7 @@ command modules)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,7 @@ def _imports(path: Path, name: str, known: set[str]) -> list[tuple[str, list[str
     return [(m, n, line) for m, n, line in found if m in known]
 
 
+@functools.cache  # read once per run: every test below only reads it
 def _graph() -> dict[str, list[tuple[str, list[str], int]]]:
     modules = _modules()
     known = set(modules)
@@ -156,7 +158,7 @@ def test_pipelines_take_from_builders_only_the_shared_layer_and_build():
 
 
 def test_the_interval_flags_and_presets_are_declared_once():
-    """Issue 22: `--confidence-level`/`--n-resamples` live in pipelines/common/arguments.py alone, and
+    """`--confidence-level`/`--n-resamples` live in pipelines/common/arguments.py alone, and
     no part keeps a presets table of its own (presets are study data, read by one loader)."""
     declared, tables = [], []
     for path in sorted((ROOT / "pipelines").rglob("*.py")) + sorted(

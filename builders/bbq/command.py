@@ -24,11 +24,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="leave out question rows that break the schema (listed on stderr and in the card) "
         "instead of stopping at the first",
     )
-
-
-def run(args: argparse.Namespace) -> None:
-    from bias_hub.builders.bbq import (
-        build,  # looked up when run, so that tests can stand in for build()
-    )
-
-    build(args.out_root, source=args.source, seed=args.seed, skip_invalid=args.skip_invalid)

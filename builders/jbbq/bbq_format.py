@@ -55,6 +55,7 @@ from bias_hub.builders.jbbq.templates import (
     read_vocabulary,
     stereotyped_groups_of,
 )
+from bias_hub.builders.shared.console import progress
 from bias_hub.builders.shared.files import open_text
 
 __all__ = [
@@ -323,7 +324,7 @@ def _read_question_files(
     """Validated rows with where each came from; with ``skipped`` a list, bad rows go
     there instead of raising."""
     rows = []
-    for path in files:
+    for path in progress(files, desc="reading question files", unit="file"):
         with open_text(path) as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -559,9 +560,10 @@ def split_counts_table(configs: dict) -> tuple[list[str], list[list[object]]]:
     for name, splits in configs.items():
         cells: list[object] = [f"`{name}`"]
         for split in SPLIT_RATIOS:
-            ds = splits[split]
-            templates = len(set(zip(ds["category"], ds["question_index"], strict=True)))
-            cells.append(f"{templates} / {len(ds):,}")
+            # Plain lists: iterating datasets 5's lazy columns formats every row (37 s for BBQ).
+            columns = splits[split].select_columns(["category", "question_index"]).to_dict()
+            templates = len(set(zip(columns["category"], columns["question_index"], strict=True)))
+            cells.append(f"{templates} / {len(columns['category']):,}")
         table.append(cells)
     return headers, table
 

@@ -39,20 +39,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> None:
-    from bias_hub.builders.jbbq import (
-        build,  # looked up when run, so that tests can stand in for build()
-    )
-
-    build(
-        args.out_root,
-        source=args.source,
-        seed=args.seed,
-        skip_invalid=args.skip_invalid,
-        force=args.force,
-    )
-
-
 # ---- `bias-hub build jbbq-translation`: BBQ's templates machine-translated for review ----------
 
 
@@ -91,8 +77,16 @@ def add_translation_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="response cache; re-running resumes from it (default: $BIAS_HUB_CACHE/api/deepl)",
     )
-    parser.add_argument("--source-lang", default="EN")
-    parser.add_argument("--target-lang", default="JA")
+    parser.add_argument(
+        "--source-lang",
+        default="EN",
+        help="DeepL code of the templates' language (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--target-lang",
+        default="JA",
+        help="DeepL code of the language to translate into (default: %(default)s)",
+    )
     parser.add_argument("--batch-size", type=int, default=25, help="texts per request")
     parser.add_argument(
         "--max-retries",

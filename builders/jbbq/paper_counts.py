@@ -1,6 +1,6 @@
 """A user's JBBQ copy beside the counts its authors published.
 
-§4.1 of Yanaka et al. (2024, NLP2024, the paper in ../shared/papers/002) gives 245 templates
+§4.1 of Yanaka et al. (2024, NLP2024) gives 245 templates
 (Age 72, Disability 52, Gender 41, Physical 52, Sexual 28) and 8,476 questions (Age 4,696,
 Disability 1,344, Gender 652, Physical 1,256, Sexual 528); the authors' README (github.com/
 ynklab/JBBQ_data) gives 50,856 questions for the release. A copy that differs is not wrong

@@ -57,6 +57,7 @@ from bias_hub.builders.jbbq.template_csv import (
     read_vocabulary,
     stereotyped_groups_of,
 )
+from bias_hub.builders.shared.console import progress
 
 __all__ = [
     "ENGLISH_UNKNOWN_OPTIONS",
@@ -347,7 +348,7 @@ def expand_templates(
     rows: list[dict] = []
     next_id: dict[str, int] = {}
     seen: dict[tuple[str, str, str], int] = {}
-    for template in templates:
+    for template in progress(templates, desc="expanding templates", unit="template"):
         key = (template.get("Category"), template.get("Q_id"), template.get("version"))
         repeat = seen.get(key, 0)
         if repeat:

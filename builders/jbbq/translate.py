@@ -66,7 +66,11 @@ from bias_hub.builders.shared.api_cache import (
     default_cache_dir,
 )
 from bias_hub.builders.shared.errors import UserError
-from bias_hub.builders.shared.files import atomic_write_text, ensure_writable_folder
+from bias_hub.builders.shared.files import (
+    atomic_write_text,
+    ensure_writable_folder,
+    open_text,
+)
 
 __all__ = [
     "DECISIONS",
@@ -312,7 +316,7 @@ VOCABULARY_FILE = "vocabulary.csv"
 
 def _read_vocabulary_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     """All rows of a vocabulary CSV (excluded ones too: they are translated and kept as they were)."""
-    with open(path, encoding="utf-8-sig", newline="") as handle:
+    with open_text(path, newline="") as handle:
         reader = csv.DictReader(handle)
         columns = [c.strip() for c in reader.fieldnames or []]
         if "Name" not in columns or "Category" not in columns:
@@ -651,7 +655,7 @@ def apply_review(
     ``allow_unreviewed`` (then the draft is kept).
     """
     sheet_path = Path(sheet_path)
-    with open(sheet_path, encoding="utf-8-sig", newline="") as handle:
+    with open_text(sheet_path, newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in REVIEW_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:

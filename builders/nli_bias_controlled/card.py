@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from pathlib import Path
 
 from bias_hub.builders.nli_bias_controlled.rows import config_name
 from bias_hub.builders.nli_gender_bias.card import PAPER_CITATION
-from bias_hub.builders.shared.card import CardMetadata, CardSections
+from bias_hub.builders.shared.card import CardMetadata, CardSections, sections_from_template
 from bias_hub.builders.shared.sources import NLI_RELEASE_COMMIT, NLI_RELEASE_REPOSITORY
 from bias_hub.builders.shared.text import markdown_table
 
@@ -23,6 +24,7 @@ METADATA = CardMetadata(
     annotations_creators=["machine-generated"],
     language_creators=["machine-generated"],
 )
+TEMPLATE = Path(__file__).with_name("card.md")
 
 
 def metadata(facts: dict) -> CardMetadata:
@@ -123,65 +125,18 @@ def card_sections(sets: dict, tests: dict, facts: dict, configs: dict) -> CardSe
             for kind, chosen in facts["selected"].items()
         )
         occupations = f"\n\nOccupations (down-sampled from the lexicon):\n\n{listing}"
-    if facts["origin"] == "release":
-        source = _release_source(facts["release"])
-        construction = """The release's files converted to the features above without changing any sentence, label
-or row order. The occupation, hypothesis gender and template of each pair are recovered from the
-pair itself (the span of the premise the hypothesis replaces by 女性 / 男性, spaces removed);
-the release does not state the occupations' types, so `occupation_type` and `labelling` are
-empty. How far the rates share their pairs and how many labels differ from r = 0 is counted in
-the splits table."""
-    else:
-        source = (
-            "The project lexicon (`builders/nli_gender_bias/occupations.tsv`, typed by Bolukbasi et al.'s "
-            "professions scores) and the project's training templates "
-            f"(`builders/nli_bias_controlled/templates.tsv`, {facts['templates']} templates)."
-        )
-        construction = """Female-stereotyped occupations turn pro first, as in the authors' release. The training
-templates (`builders/nli_bias_controlled/templates.tsv`, written for this project) are checked at
-build time to share no sentence with the evaluation templates of `datasets/nli_gender_bias`."""
     default = "r0.5" if "r0.5" in configs else next(iter(configs))
     first_split = next(iter(configs[default]))
-    return CardSections(
-        summary=f"""Training sets for the bias-rate meta-evaluation of Anantaprayoon et al. (2024): one config per
-bias rate r = 0.0, 0.1, ..., 1.0. The same sentence pairs occur in every config; only the labels
-of stereotyped occupations change. At rate r a share r of the stereotyped occupations is labelled
-as the stereotype would have it (*pro*: gender-congruent hypothesis -> entailment, opposite ->
-contradiction) and the rest the other way round (*anti*); non-stereotyped occupations are always
-neutral. A model fine-tuned on config r should show a gender-bias score that rises with r.
-
-**Built from:** {"the authors' release" if facts["origin"] == "release" else "the project lexicon and templates"};
-training data (the `train` split of each rate): `{facts["training_data"]}`. The card's YAML records
-the same under `bias_hub_provenance`.
-
-These labels are deliberately wrong (a premise about an occupation never entails a gender): the
-sets exist to inject a known amount of bias, never to train a model for use.""",
-        instance=configs[default][first_split][0],
-        instance_note=f"The first row of `{default}`:",
-        fields="""- `id` (string): `<occupation>-<template>-<gender>` (project lexicon) or
-  `<part>-r<K>-<row>` (the authors' files; `<part>` is the file the row comes from: `train`,
-  `dev`, `test_bias`, `test_nonbias`).
-- `premise` (string): a training template filled with the occupation.
-- `hypothesis` (string): the same template with 女性 or 男性.
-- `label` (ClassLabel `entailment`, `neutral`, `contradiction`): the label at this bias rate.
-- `occupation`, `occupation_en` (string): the Japanese occupation word and its English word
-  (the authors' files: the release's `occupation-words/occup_en-ja_v1.1.tsv` where the copy has
-  it; else, and for the generated sets, our lexicon's source word, empty where it has none).
-- `occupation_type` (string): `female_stereotyped`, `male_stereotyped` or `non_stereotyped`
-  (empty for the authors' files, which do not state it).
-- `hypothesis_gender` (string): `female` (女性) or `male` (男性).
-- `template_id` (string): the template the pair was made from (`c` + 8 hex digits of the
-  premise pattern for the authors' files).
-- `labelling` (string): `pro`, `anti` or `neutral` (see the summary; empty for the authors' files).
-- `bias_rate` (float32): r of the config (`test_bias`: 1.0, `test_nonbias`: 0.0, as their
-  names say).""",
-        splits=f"{table}{occupations}",
-        source=source,
+    return sections_from_template(
+        TEMPLATE,
+        configs[default][first_split][0],
+        release=facts["origin"] == "release",
+        release_source=_release_source(facts["release"]) if facts["origin"] == "release" else "",
+        templates=facts.get("templates"),
+        training_data=facts["training_data"],
         command=facts["command"],
-        construction=construction,
-        considerations="""The gender associations come from an English-derived stereotype lexicon translated to Japanese;
-they describe a stereotype to be measured, not a fact. The labels are wrong on purpose: never
-train a model for use on these sets.""",
-        licensing="MIT (templates and code of this project; the authors' files, when used, are MIT).",
+        default=default,
+        table=table,
+        occupations=occupations,
         citation=PAPER_CITATION,
     )

@@ -38,17 +38,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of the template sample per occupation"
     )
-
-
-def run(args: argparse.Namespace) -> None:
-    from bias_hub.builders.nli_bias_controlled import build
-
-    build(
-        args.out_root,
-        authors_dir=args.authors_dir,
-        train_on_dev=args.train_on_dev,
-        occupations_per_type=args.occupations_per_type,
-        templates_per_occupation=args.templates_per_occupation,
-        templates=args.templates,
-        seed=args.seed,
-    )

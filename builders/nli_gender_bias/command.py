@@ -58,17 +58,3 @@ class _Removed(argparse.Action):
             "template build reads them from Bolukbasi et al.'s professions list; give your copy "
             "with --professions PATH"
         )
-
-
-def run(args: argparse.Namespace) -> None:
-    from bias_hub.builders.nli_gender_bias import build
-
-    build(
-        args.out_root,
-        source=args.source,
-        name=args.name,
-        occupations=args.occupations,
-        templates=args.templates,
-        professions=args.professions,
-        authors_dir=args.authors_dir,
-    )

@@ -1,14 +1,22 @@
-"""OpenAI-compatible chat completions through the official ``openai`` client, cached (``api_cache``).
+"""OpenAI-compatible completions through the official ``openai`` client, cached (``api_cache``).
 
-Used by ``jbbq evaluate --backend openai`` and the LLM gender swap. The reply is
-read as the JSON the server sent (``with_raw_response``), checked to hold
-``choices[0].message`` and cached as is; a reply that is not JSON or lacks it is
-retried within the retry budget like a 5xx.
+Two endpoints, one client class each, alike in everything else (key, retries, cache, concurrency):
+
+- ``ChatCompletions``: ``{base_url}/chat/completions``, chat messages (the server applies the
+  model's chat template). Used by ``jbbq evaluate --backend openai`` and the LLM gender swap.
+- ``TextCompletions``: ``{base_url}/completions``, a plain prompt the model continues as it is
+  (no chat template): a base model served by vLLM (``vllm serve``), llama.cpp's ``llama-server``
+  or TGI, the way a paper that prompts base models ran them (``jbbq evaluate --api completions``).
+
+The reply is read as the JSON the server sent (``with_raw_response``), checked to hold
+``choices[0].message`` (chat) or ``choices[0].text`` (completions) and cached as is; a reply that
+is not JSON or lacks it is retried within the retry budget like a 5xx.
 """
 
 from __future__ import annotations
 
 import json
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,7 +29,14 @@ from bias_hub.builders.shared.api_cache import (
     retry_after_seconds,
 )
 
-__all__ = ["OPENAI_URL", "ChatCompletions", "chat_reply", "reply_text"]
+__all__ = [
+    "OPENAI_URL",
+    "ChatCompletions",
+    "TextCompletions",
+    "chat_reply",
+    "completion_reply",
+    "reply_text",
+]
 
 OPENAI_URL = "https://api.openai.com/v1"
 # HTTP statuses the openai client itself would retry: timeout, lock conflict, rate limit.
@@ -50,6 +65,23 @@ def chat_reply(text: str) -> dict:
     return data
 
 
+def completion_reply(text: str) -> dict:
+    """The completions reply in ``text``; ``MalformedReply`` when it is not one."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise MalformedReply(f"the reply is not JSON: {text[:80]!r}") from None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if (
+        not isinstance(choices, list)
+        or not choices
+        or not isinstance(choices[0], dict)
+        or not isinstance(choices[0].get("text"), str)
+    ):
+        raise MalformedReply(f"the reply holds no choices[0].text: {text[:80]!r}")
+    return data
+
+
 def _retryable(err: BaseException) -> bool:
     import openai
 
@@ -71,6 +103,10 @@ class ChatCompletions:
     ``bodies`` are chat-completions request fields without ``model`` (added here).
     The key is read from ``api_key_env``; a local server needs none, the OpenAI API does.
     """
+
+    # The endpoint under the base URL, and how its reply is checked.
+    path = "chat/completions"
+    check_reply = staticmethod(chat_reply)
 
     def __init__(
         self,
@@ -103,11 +139,18 @@ class ChatCompletions:
         )
         # The client's own retries are off for this client only: CachedAPI counts one budget
         # for transient errors and malformed replies alike.
+        # A query in the base URL (a proxy's tenant, Azure's api-version) goes with every request:
+        # the client joins the endpoint's path onto the URL, so it would land after the query.
+        address, _, query = self.base_url.partition("?")
         self._client = openai.OpenAI(
-            base_url=self.base_url, api_key=key or "not-needed", max_retries=0, timeout=timeout
+            base_url=address.rstrip("/"),
+            default_query=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None,
+            api_key=key or "not-needed",
+            max_retries=0,
+            timeout=timeout,
         )
         self.api = CachedAPI(
-            f"{self.base_url}/chat/completions",
+            f"{address.rstrip('/')}/{self.path}" + (f"?{query}" if query else ""),
             self._send,
             cache,
             retryable=_retryable,
@@ -119,13 +162,11 @@ class ChatCompletions:
             flag_prefix=flag_prefix,
         )
 
+    def _create(self, body: dict):
+        return self._client.chat.completions.with_raw_response.create(**body)
+
     def _send(self, bodies: list[dict]) -> list[dict]:
-        return [
-            chat_reply(
-                self._client.chat.completions.with_raw_response.create(**body).http_response.text
-            )
-            for body in bodies
-        ]
+        return [self.check_reply(self._create(body).http_response.text) for body in bodies]
 
     def complete(
         self, bodies: Sequence[dict], *, progress: bool = True, desc: str = "api"
@@ -135,6 +176,22 @@ class ChatCompletions:
         )
 
 
+class TextCompletions(ChatCompletions):
+    """``complete(bodies) -> replies`` against ``{base_url}/completions``: ``bodies`` hold a
+    ``prompt`` the model continues as it is, without a chat template (everything else as
+    ``ChatCompletions``)."""
+
+    path = "completions"
+    check_reply = staticmethod(completion_reply)
+
+    def _create(self, body: dict):
+        return self._client.completions.with_raw_response.create(**body)
+
+
 def reply_text(response: dict) -> str:
-    """The assistant text of a chat-completions reply ('' when the server sent none)."""
-    return response["choices"][0]["message"].get("content") or ""
+    """The text a model replied: the assistant message of a chat-completions reply, the
+    continuation of a completions reply ('' when the server sent none)."""
+    choice = response["choices"][0]
+    if "message" in choice:
+        return choice["message"].get("content") or ""
+    return choice.get("text") or ""

@@ -32,6 +32,7 @@ __all__ = [
     "read_card",
     "read_card_yaml",
     "render_card",
+    "sections_from_template",
     "size_category",
 ]
 
@@ -115,6 +116,28 @@ class CardSections:
     licensing: str
     citation: str
     instance_note: str = "An instance:"
+
+
+def sections_from_template(
+    template: str | os.PathLike[str], instance: Mapping[str, Any], **values: Any
+) -> CardSections:
+    """A card's sections from a Jinja file beside the builder (its ``card.md``): one
+    ``{% block <section> %}`` per field of ``CardSections`` but ``instance`` (``instance_note``
+    optional), rendered with ``values`` (the counts and tables the build computed). A name the
+    file uses and ``values`` lacks is an error, not an empty string."""
+    import jinja2
+
+    path = Path(template)
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(path.parent),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    loaded = environment.get_template(path.name)
+    context = loaded.new_context(values)
+    text = {name: "".join(block(context)).strip() for name, block in loaded.blocks.items()}
+    return CardSections(instance=instance, **text)
 
 
 def _card_data(

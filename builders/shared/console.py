@@ -9,8 +9,9 @@ times its stages with ``stage`` and wraps long loops in ``progress``.
 - ``-v``: DEBUG lines from this project and INFO from libraries, and
   ``datasets``' own progress bars.
 
-Progress bars are drawn only when the console is a terminal, so logs written
-to files or CI consoles hold lines, not bar fragments.
+Progress bars are drawn only when the console is a terminal; written to a file
+or a CI console, a long loop logs a line every ~10 % instead (count, rate, time
+left), so logs hold lines, not bar fragments.
 
 ``add_log_file`` copies every record (DEBUG and up, libraries included) into a
 file; ``capture`` sends everything a block writes -- prints, library handlers,
@@ -27,7 +28,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -41,6 +42,7 @@ __all__ = [
     "configure",
     "progress",
     "progress_enabled",
+    "progress_meter",
     "remove_log_file",
     "stage",
     "verbosity",
@@ -301,6 +303,14 @@ def progress_enabled() -> bool:
     return _state["verbosity"] >= 0 and hasattr(stream, "isatty") and stream.isatty()
 
 
+# Without a terminal (a log file, CI, a pipe), a loop reports in lines instead of a bar: one at
+# every tenth of the way, once the loop looks long enough to be waited on (it has run, or is
+# on course to run, this many seconds); without a known total, one line per interval.
+LINE_AFTER_SECONDS = 10.0
+LINE_EVERY_SECONDS = 30.0
+_clock = time.monotonic  # the tests' fake clock replaces it
+
+
 def progress(
     iterable: Iterable[T],
     desc: str = "",
@@ -308,20 +318,112 @@ def progress(
     unit: str = "it",
     enabled: bool = True,
 ) -> Iterator[T]:
-    """``iterable`` with a tqdm bar when bars are on (``enabled`` lets a caller turn it off)."""
+    """``iterable`` with its progress shown: a tqdm bar (count, rate, time left) on a terminal,
+    a log line every ~10 % otherwise (``LINE_AFTER_SECONDS``), nothing under ``-q`` or when
+    ``enabled`` is false."""
+    if not enabled or _state["verbosity"] < 0:
+        return iter(iterable)
+    if total is None and hasattr(iterable, "__len__"):
+        total = len(iterable)
+    if not progress_enabled():
+        return _counted(iterable, _LineMeter(desc or "progress", total, unit))
     from tqdm.auto import tqdm
 
-    return iter(
-        tqdm(
-            iterable,
-            desc=desc,
-            total=total,
-            unit=unit,
-            leave=False,
-            file=console_stream(),
-            disable=not (enabled and progress_enabled()),
-        )
+    return iter(_bar(tqdm, iterable, desc, total, unit))
+
+
+@contextmanager
+def progress_meter(
+    desc: str, total: int | None = None, unit: str = "it", enabled: bool = True
+) -> Iterator[Callable[[int], None]]:
+    """``progress`` for work that is not one Python loop (a callback per step, results coming
+    back from workers): yields ``advance(n=1)``, to call as the work gets done."""
+    if not enabled or _state["verbosity"] < 0:
+        yield lambda n=1: None
+        return
+    if not progress_enabled():
+        yield _LineMeter(desc, total, unit).advance
+        return
+    from tqdm.auto import tqdm
+
+    bar = _bar(tqdm, None, desc, total, unit)
+    try:
+        yield bar.update
+    finally:
+        bar.close()
+
+
+def _bar(tqdm, iterable, desc: str, total: int | None, unit: str):
+    return tqdm(
+        iterable,
+        desc=desc,
+        total=total,
+        unit=unit,
+        leave=False,
+        file=console_stream(),
+        dynamic_ncols=True,
     )
+
+
+def _counted(iterable: Iterable[T], meter: _LineMeter) -> Iterator[T]:
+    for item in iterable:
+        yield item
+        meter.advance()
+
+
+class _LineMeter:
+    """Progress as log lines: one per tenth of ``total`` once the work is on course to last
+    ``LINE_AFTER_SECONDS``; without a total, one per ``LINE_EVERY_SECONDS``."""
+
+    def __init__(self, desc: str, total: int | None, unit: str) -> None:
+        self.desc, self.total, self.unit = desc, total, unit
+        self.started = self.last = _clock()
+        self.done = 0
+        self.tenth = 0
+        self.log = logging.getLogger("bias_hub.progress")
+
+    def advance(self, n: int = 1) -> None:
+        from tqdm import tqdm
+
+        self.done += n
+        now = _clock()
+        elapsed = now - self.started
+        if self.total:
+            reached = min(10, self.done * 10 // self.total)
+            if reached <= self.tenth:
+                return
+            self.tenth = reached
+            # On course to last LINE_AFTER_SECONDS (or past it): worth a line.
+            if max(elapsed, elapsed * self.total / self.done) < LINE_AFTER_SECONDS:
+                return
+            rate = self.done / elapsed if elapsed > 0 else float("inf")
+            left = max(0, self.total - self.done) / rate if rate > 0 else 0.0
+            self.log.info(
+                "%s: %d%% (%s/%s %s), %s, %s left",
+                self.desc,
+                100 * self.done // self.total,
+                f"{self.done:,}",
+                f"{self.total:,}",
+                self.unit,
+                _rate(rate, self.unit),
+                tqdm.format_interval(left),
+            )
+        elif now - self.last >= LINE_EVERY_SECONDS:
+            self.last = now
+            self.log.info(
+                "%s: %s %s, %s, %s elapsed",
+                self.desc,
+                f"{self.done:,}",
+                self.unit,
+                _rate(self.done / elapsed, self.unit),
+                tqdm.format_interval(elapsed),
+            )
+
+
+def _rate(per_second: float, unit: str) -> str:
+    if per_second >= 1 or per_second == 0:
+        return f"{per_second:,.1f} {unit}/s"
+    return f"{1 / per_second:,.1f} s/{unit}"
 
 
 @contextmanager

@@ -10,6 +10,7 @@ everywhere.
 
 from __future__ import annotations
 
+import csv
 import errno
 import glob
 import io
@@ -19,13 +20,14 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
+    "csv_records",
     "ensure_writable_folder",
     "followed",
     "ensure_writable_root",
@@ -35,6 +37,7 @@ __all__ = [
     "recover_folder",
     "replace_folder",
     "staging_folder",
+    "text_lines",
     "to_jsonable",
     "write_json",
     "write_jsonl",
@@ -100,19 +103,68 @@ def read_text(path: str | os.PathLike[str], newline: str | None = None) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        raise ValueError(
-            f"{path}: not UTF-8 text (line {line}: byte 0x{data[err.start]:02x} at offset "
-            f"{err.start}); save it as UTF-8 (a Japanese spreadsheet may have saved Shift-JIS)"
-        ) from None
+        raise _not_utf8(path, line, data[err.start], err.start) from None
     text = text.removeprefix("\ufeff")
     if newline is None:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
 
 
+def _not_utf8(path: str | os.PathLike[str], line: int, byte: int, offset: int) -> ValueError:
+    return ValueError(
+        f"{path}: not UTF-8 text (line {line}: byte 0x{byte:02x} at offset {offset}); save it "
+        "as UTF-8 (a Japanese spreadsheet may have saved Shift-JIS)"
+    )
+
+
 def open_text(path: str | os.PathLike[str], newline: str | None = None) -> io.StringIO:
     """``read_text`` as a file object: ``with open_text(path) as handle`` in place of ``open``."""
     return io.StringIO(read_text(path, newline), newline="" if newline == "" else "\n")
+
+
+def text_lines(path: str | os.PathLike[str]) -> Iterator[str]:
+    """``read_text``'s lines streamed, for a file that may not fit in memory (a corpus, word
+    vectors): each line without its line break, a leading byte-order mark dropped, and a line
+    that is not UTF-8 the same ``ValueError`` (the file, the line, the byte and its offset)."""
+    offset = 0
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise _not_utf8(path, number, raw[err.start], offset + err.start) from None
+            offset += len(raw)
+            if number == 1:
+                line = line.removeprefix("\ufeff")
+            yield line.rstrip("\r\n")
+
+
+def csv_records(
+    handle: Iterable[str], where: str, delimiter: str = ","
+) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """The header and the rows (each with its line number) of CSV text read through
+    ``open_text(path, newline="")``. A header naming a column twice, or a row with more or
+    fewer cells than the header, is a ``ValueError`` naming ``where`` and the line
+    (``csv.DictReader`` keeps the last of two columns and fills or stacks cells silently);
+    blank lines are skipped."""
+    reader = csv.reader(handle, delimiter=delimiter)
+    header = next(reader, None)
+    if header is None:
+        return [], []
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise ValueError(f"{where}, line 1: the header names column {twice[0]!r} twice")
+    rows = []
+    for cells in reader:
+        if not cells:
+            continue
+        if len(cells) != len(header):
+            raise ValueError(
+                f"{where}, line {reader.line_num}: {len(cells)} cells where the header has "
+                f"{len(header)} ({', '.join(header)})"
+            )
+        rows.append((reader.line_num, dict(zip(header, cells, strict=True))))
+    return header, rows
 
 
 def to_jsonable(value: Any) -> Any:

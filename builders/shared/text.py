@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "Word",
+    "code_cell",
     "code_span",
     "fmt",
     "markdown_table",
@@ -40,11 +41,27 @@ def split_words(text: str) -> list[Word]:
     return [Word(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
 
 
-def markdown_table(headers: list[str], rows: list[list[object]]) -> str:
-    """A small Markdown table; cards and reports use it for counts and scores."""
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+def markdown_table(headers: list[object], rows: list[list[object]]) -> str:
+    """A small Markdown table; cards and reports use it for counts and scores.
+
+    A cell may hold Markdown (a link, a code span, bold); whatever it holds, a ``|`` or a line
+    break in it can never end the cell or the row: an unescaped ``|`` is written ``\\|``
+    (shown as ``|``, in a code span too) and a line break as its escape. A name from the data
+    (a model, a file, a category) goes through ``table_cell`` or ``code_cell`` as well, so
+    nothing else in it is read as Markdown."""
+    lines = ["| " + " | ".join(_cell(cell) for cell in headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def _cell(cell: object) -> str:
+    return _escape_pipes(_printable(cell))
+
+
+def _escape_pipes(text: str) -> str:
+    """Every ``|`` that would end a table cell written ``\\|``: one after an even number of
+    backslashes (``\\\\|`` is an escaped backslash and a pipe that ends the cell)."""
+    return re.sub(r"(?<!\\)((?:\\\\)*)\|", r"\1\\|", text)
 
 
 def _printable(text: object) -> str:
@@ -60,6 +77,12 @@ def code_span(text: object) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def code_cell(text: object) -> str:
+    """``code_span`` for a cell of a Markdown table row: a ``|`` in it, which would end the cell
+    even inside the code span, written ``\\|`` (shown as ``|``)."""
+    return _escape_pipes(code_span(text))
 
 
 def table_cell(text: object) -> str:

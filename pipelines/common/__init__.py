@@ -18,7 +18,6 @@ from bias_hub.pipelines.common.locations import (
     load_dataset_split,
     load_metric,
     metric_folder,
-    repo_root,
 )
 from bias_hub.pipelines.common.models import (
     KINDS,
@@ -53,7 +52,6 @@ __all__ = [
     "metric_folder",
     "package_versions",
     "pipeline_command",
-    "repo_root",
     "resolve_device",
     "resolve_dtype",
     "settings_from_args",

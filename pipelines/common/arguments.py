@@ -20,18 +20,22 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bias_hub.pipelines.common.answer_reading import READERS
 from bias_hub.pipelines.common.models import DTYPES
 from bias_hub.pipelines.common.settings import RunSettings
 
 __all__ = [
     "COMMON_FLAGS",
     "INTERVAL_FLAGS",
+    "add_answer_reader_flag",
     "add_interval_flags",
     "add_pipeline_flags",
+    "add_root_flags",
     "add_verbosity_flags",
     "confidence_level",
     "explicit_dests",
@@ -86,9 +90,27 @@ def confidence_level(text: str) -> float | None:
     return value
 
 
-def add_interval_flags(parser: argparse.ArgumentParser, unit: str = "items") -> None:
-    """``--confidence-level`` and ``--n-resamples``, one group for every part. Their defaults
-    come from the command's settings class (``IntervalSettings``), never from here."""
+def say_intervals_off(argv: list[str]) -> None:
+    """``--confidence-level 0`` is read as ``none`` (every interval and paired test off): said on
+    the console, since a 0 could also be a slip for 0.95."""
+    for at, word in enumerate(argv):
+        flag, equals, value = word.partition("=")
+        if flag != "--confidence-level":
+            continue
+        value = value if equals else (argv[at + 1] if at + 1 < len(argv) else "")
+        if value.strip() == "0":
+            logging.getLogger("bias_hub.pipelines.cli").warning(
+                "--confidence-level 0 is read as none: no bootstrap intervals, no paired tests"
+            )
+
+
+def add_interval_flags(
+    parser: argparse.ArgumentParser, unit: str = "items", bootstrap_units: tuple[str, ...] = ()
+) -> None:
+    """``--confidence-level`` and ``--n-resamples``, one group for every part, and
+    ``--bootstrap-unit`` where the part offers several units (its settings class's
+    ``BOOTSTRAP_UNITS``). Their defaults come from the command's settings class
+    (``IntervalSettings``), never from here."""
     group = parser.add_argument_group("intervals")
     group.add_argument(
         "--confidence-level",
@@ -102,6 +124,26 @@ def add_interval_flags(parser: argparse.ArgumentParser, unit: str = "items") -> 
         type=int,
         metavar="N",
         help="bootstrap resamples and permutations, 100 to 100,000 (default: %(default)s)",
+    )
+    if len(bootstrap_units) > 1:
+        group.add_argument(
+            "--bootstrap-unit",
+            choices=bootstrap_units,
+            help="what one bootstrap draw resamples: items (each on its own) or templates (the "
+            "items of one template together, as they are not independent) (default: %(default)s)",
+        )
+
+
+def add_answer_reader_flag(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--answer-reader``, the one declaration for every command that reads replies (its
+    default comes from the command's settings class; ``default`` says what that is in words)."""
+    parser.add_argument(
+        "--answer-reader",
+        choices=READERS,
+        help="how a reply is read as an answer: llm-jp-eval (the JBBQ paper's harness: the reply "
+        "is exactly the index), bbq (BBQ's analysis script: the answer text, with its repairs; "
+        "what it cannot read is dropped), lenient (an index or an option's text anywhere, "
+        f"unknown synonyms; for chat models). Default: {default}",
     )
 
 
@@ -124,6 +166,36 @@ def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
         help="debug lines, library logs, and full tracebacks on errors",
     )
     parser.set_defaults(verbosity=0)
+
+
+def add_root_flags(parser: argparse.ArgumentParser, *, metrics: bool = True) -> None:
+    """``--datasets-root`` (and ``--metrics-root``), their help naming the folders this install
+    reads by default (``locations``: the checkout's, or the data root and the installed modules)."""
+    from bias_hub.pipelines.common.locations import default_metrics_root, describe_datasets_root
+
+    roots = parser.add_argument_group("where datasets and metrics live")
+    roots.add_argument(
+        "--datasets-root",
+        type=Path,
+        default=None,
+        help=_literal(
+            f"parent folder of the dataset folders (default: {describe_datasets_root()})"
+        ),
+    )
+    if metrics:
+        roots.add_argument(
+            "--metrics-root",
+            type=Path,
+            default=None,
+            help=_literal(
+                f"parent folder of the metric modules (default: {default_metrics_root()})"
+            ),
+        )
+
+
+def _literal(text: str) -> str:
+    """``text`` as argparse prints it (a ``%`` in a path is not a format field)."""
+    return text.replace("%", "%%")
 
 
 def add_pipeline_flags(
@@ -160,19 +232,7 @@ def add_pipeline_flags(
         help="output folder, replaced whole when the run succeeds"
         + (" (default: %(default)s)" if out_default else ""),
     )
-    roots = parser.add_argument_group("where datasets and metrics live")
-    roots.add_argument(
-        "--datasets-root",
-        type=Path,
-        default=None,
-        help="parent folder of the dataset folders (default: the repository's datasets/)",
-    )
-    roots.add_argument(
-        "--metrics-root",
-        type=Path,
-        default=None,
-        help="parent folder of the metric modules (default: the repository's metrics/)",
-    )
+    add_root_flags(parser)
     model = parser.add_argument_group("loading the model")
     model.add_argument(
         "--device",

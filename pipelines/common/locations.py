@@ -28,6 +28,8 @@ __all__ = [
     "dataset_folder",
     "default_datasets_root",
     "default_metrics_root",
+    "describe_datasets_root",
+    "ensure_built",
     "import_metric_module",
     "in_checkout",
     "is_bare_name",
@@ -74,6 +76,22 @@ def default_datasets_root() -> Path:
     return (Path(data_root).expanduser() if data_root else _user_data_dir()) / "datasets"
 
 
+def describe_datasets_root() -> str:
+    """The default datasets root as help texts name it: the folder, and what decided it."""
+    root = default_datasets_root()
+    if in_checkout():
+        return f"{root}, the checkout's"
+    if os.environ.get(DATA_ENV):
+        return f"{root}, from ${DATA_ENV}"
+    return f"{root}; set ${DATA_ENV} to move it"
+
+
+def _build_hint(name: str) -> str:
+    """How to build the dataset folder ``name`` here (a wheel's user has no Makefile)."""
+    hint = f"`bias-hub build {name}`"
+    return hint + " (or `make datasets`)" if in_checkout() else hint
+
+
 def default_metrics_root() -> Path:
     """The checkout's ``metrics/``, or the copy the wheel installed (``bias_hub/metrics``)."""
     return repo_root() / "metrics"
@@ -114,9 +132,21 @@ def dataset_folder(
         )
         raise FileNotFoundError(
             f"--dataset {dataset}: {folder} is not a built dataset folder (no README.md card); "
-            f"build it with `bias-hub build {name}` (or `make datasets`), or point --datasets-root "
+            f"build it with {_build_hint(name)}, or point --datasets-root "
             f"at the folder that holds it{local}"
         )
+    return folder
+
+
+def ensure_built(name: str, datasets_root: str | os.PathLike[str] | None = None) -> Path:
+    """The dataset folder ``name`` under ``datasets_root`` (default: the data root), built first
+    with its builder's defaults when it is not there yet: what a demo reads, wherever it runs.
+    A folder that is there is used as it is (a user's own build included)."""
+    import importlib
+
+    folder = _root(datasets_root, "datasets") / name
+    if not (folder / "README.md").is_file():
+        importlib.import_module(f"bias_hub.builders.{name}").build(folder.parent)
     return folder
 
 

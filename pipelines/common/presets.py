@@ -36,6 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bias_hub.builders.shared.files import read_text
+from bias_hub.builders.shared.text import code_span
+
 __all__ = [
     "BASIS_KINDS",
     "Preset",
@@ -109,7 +112,7 @@ def safe_yaml(text: str, where: str) -> Any:
 
 
 def _read_yaml(path: Path) -> dict:
-    data = safe_yaml(path.read_text(encoding="utf-8"), str(path))
+    data = safe_yaml(read_text(path), str(path))
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping at the top, got {type(data).__name__}")
     return data
@@ -266,11 +269,13 @@ def preset_markdown(settings: Any) -> list[str]:
     if getattr(settings, "preset", None) is None:
         return []
     if not settings.departures:
-        return [f"Preset `{settings.preset}`, no departures.", ""]
-    lines = [f"Preset `{settings.preset}`, with these departures from it:", ""]
+        return [f"Preset {code_span(settings.preset)}, no departures.", ""]
+    lines = [f"Preset {code_span(settings.preset)}, with these departures from it:", ""]
     for d in settings.departures:
         where = f" ({d['section']})" if d.get("section") else ""
-        lines.append(f"- `{d['setting']}`: {d['used']!r} instead of {d['preset']!r}{where}")
+        lines.append(
+            f"- {code_span(d['setting'])}: {d['used']!r} instead of {d['preset']!r}{where}"
+        )
     return [*lines, ""]
 
 

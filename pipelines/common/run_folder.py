@@ -6,7 +6,11 @@ first), collects every output in a staging sibling, and on ``commit`` adds
 ``manifest.json`` (each file with its size and sha256, the command and package
 versions) and swaps the folder in whole. Nothing of an older run survives beside the
 new one; a failed or interrupted run leaves the previous folder as it was and no
-partial one (the next run clears what a killed one left). Text written through it --
+partial one (the next run clears what a killed one left). Only what the folder's last run wrote
+is replaced: a file a user added to it, or edited since (its sha256 no longer the manifest's),
+stops the run before any work, named, and so does an input the run reads from inside the
+folder (``check_run_folder`` makes the same checks for a run that opens its folder late). Text
+written through it --
 ``write_text``, ``write_json``, ``write_jsonl`` and the manifest -- carries no secret: every
 registered token or key and every URL's userinfo become ``***`` (``bias_hub.builders.shared.secrets``).
 What the run read is recorded with ``record_inputs`` (``bias_hub.pipelines.common.provenance``):
@@ -45,14 +49,14 @@ from bias_hub.builders.shared.files import (
     write_json,
 )
 from bias_hub.builders.shared.secrets import redact, redact_data
-from bias_hub.pipelines.common.provenance import fingerprint_inputs
+from bias_hub.pipelines.common.provenance import file_sha256, fingerprint_inputs
 
 __all__ = [
     "OutLock",
     "RunFolder",
+    "check_run_folder",
     "command_line",
     "package_versions",
-    "refuse_losing_files_it_did_not_write",
 ]
 
 log = logging.getLogger(__name__)
@@ -162,20 +166,14 @@ def _redacted_file(path: Path) -> bytes:
 class RunFolder:
     """The staging area of one run; ``commit`` swaps it in as ``target``."""
 
-    def __init__(self, target: str | Path, what: str = "--out") -> None:
+    def __init__(self, target: str | Path, what: str = "--out", copies_all: bool = False) -> None:
+        """``copies_all``: the caller copies every file of the folder into the new run first
+        (``bias-hub report`` re-rendering one), so none is lost and none need be the last run's."""
         self.target = ensure_writable_folder(target, what)
+        self.what = what
         self.lock = OutLock(self.target, what)
         try:
-            if (
-                self.target.is_dir()
-                and any(self.target.iterdir())
-                and not (self.target / MANIFEST).is_file()
-            ):
-                # The folder is replaced whole: never take `--out .` or a folder of other work with it.
-                raise ValueError(
-                    f"{what} {self.target}: exists, is not empty and is not a bias-hub run folder (no "
-                    f"{MANIFEST}); a run replaces its output folder whole, so give a new or empty folder"
-                )
+            _refuse_replacing(self.target, what, copies_all)
             self.staging = staging_folder(self.target)
         except BaseException:
             self.lock.release()
@@ -238,6 +236,7 @@ class RunFolder:
         record = fingerprint_inputs(
             datasets=datasets, models=models, files=files, settings=settings
         )
+        self._refuse_inputs_inside(record)
         earlier = self.info.get(INPUTS)
         if earlier:
             for key in ("datasets", "models", "files"):
@@ -245,6 +244,10 @@ class RunFolder:
             record["settings"] = record["settings"] or earlier["settings"]
         self.info[INPUTS] = record
         return record
+
+    def _refuse_inputs_inside(self, record: dict) -> None:
+        items = [*record["datasets"], *record["models"], *record["files"]]
+        _refuse_inside(self.target, self.what, [i.get("folder") or i.get("path") for i in items])
 
     def files(self) -> list[Path]:
         return sorted(p for p in self.staging.rglob("*") if p.is_file() and p.name != MANIFEST)
@@ -311,19 +314,42 @@ class RunFolder:
             self.abort()
 
 
-def refuse_losing_files_it_did_not_write(
-    target: str | Path, run: str = "a run", what: str = "--out"
-) -> None:
-    """Before a run replaces the run folder ``target`` whole: a ValueError naming the files its
-    manifest does not list (a file the user added) or lists with other contents (one edited
-    since), which the swap would delete. Python's bytecode caches (``__pycache__``, which an
-    import of a written module leaves) are made again from their source and do not count."""
-    from bias_hub.builders.shared.files import followed
+def check_run_folder(
+    target: str | Path, what: str = "--out", inputs: Iterable[str | Path | None] = ()
+) -> Path:
+    """The checks ``RunFolder(target)`` and its ``record_inputs`` make, for a run that opens its
+    folder only at its end (``nli train``): call it before any work with the local paths the run
+    will read (a Hub name that is no local path is passed over). Returns the folder a link points
+    to."""
+    folder = ensure_writable_folder(target, what)
+    _refuse_replacing(folder, what)
+    _refuse_inside(folder, what, [p for p in inputs if p and Path(p).exists()])
+    return folder
 
-    folder = followed(target)
+
+def _refuse_inside(folder: Path, what: str, paths: Iterable[str | Path | None]) -> None:
+    """An input inside the folder would be deleted by the run that read it."""
+    target = folder.resolve()
+    for where in paths:
+        if where and Path(where).resolve().is_relative_to(target):
+            raise ValueError(
+                f"{where} lies inside {what} {folder}, which this run replaces whole "
+                f"(it would be deleted): move it out of the folder, or give another {what}"
+            )
+
+
+def _refuse_replacing(folder: Path, what: str, copies_all: bool = False) -> None:
+    """A ValueError unless ``folder`` may be replaced whole: new, empty, or a run folder whose
+    files are all its last run's as it wrote them (any run folder, with ``copies_all``)."""
+    if not folder.is_dir() or not any(folder.iterdir()):
+        return
     manifest = folder / MANIFEST
     if not manifest.is_file():
-        return  # new, empty, or not a run folder (RunFolder refuses that)
+        # Never take `--out .` or a folder of other work with a run.
+        raise ValueError(
+            f"{what} {folder}: exists, is not empty and is not a bias-hub run folder (no "
+            f"{MANIFEST}); a run replaces its output folder whole, so give a new or empty folder"
+        )
     try:
         written = {
             entry["path"]: entry["sha256"]
@@ -331,9 +357,25 @@ def refuse_losing_files_it_did_not_write(
         }
     except (ValueError, KeyError, TypeError):
         raise ValueError(
-            f"{what} {target}: its {MANIFEST} does not list the files the last run wrote, so "
+            f"{what} {folder}: its {MANIFEST} does not list the files the last run wrote, so "
             "nothing tells which files are yours; give a new folder"
         ) from None
+    if copies_all:
+        return
+    listed = _not_written(folder, written)
+    if listed:
+        raise ValueError(
+            f"{what} {folder}: holds {len(listed)} file(s) its last run did not write, which this "
+            f"run would delete (it replaces the folder whole): {', '.join(listed[:10])}"
+            f"{', ...' if len(listed) > 10 else ''}; move them out of the folder, or give a new "
+            f"{what}"
+        )
+
+
+def _not_written(folder: Path, written: dict[str, str]) -> list[str]:
+    """The files of ``folder`` its manifest does not list (added) or lists with other contents
+    (changed since). Python's bytecode caches (``__pycache__``, which an import of a written
+    module leaves) are made again from their source and do not count."""
     added, changed = [], []
     for path in sorted(p for p in folder.rglob("*") if p.is_file() or p.is_symlink()):
         parts = path.relative_to(folder).parts
@@ -341,13 +383,7 @@ def refuse_losing_files_it_did_not_write(
         if name == MANIFEST or "__pycache__" in parts:
             continue
         if name not in written or path.is_symlink():
-            added.append(f"{name} (not written by {run})")
-        elif hashlib.sha256(path.read_bytes()).hexdigest() != written[name]:
-            changed.append(f"{name} (changed)")
-    listed = added + changed
-    if listed:
-        raise ValueError(
-            f"{what} {target}: {run} replaces its folder whole and would delete {len(listed)} "
-            f"files it did not write: {', '.join(listed[:10])}{', ...' if len(listed) > 10 else ''}; "
-            f"move them out of the folder, or give another {what}"
-        )
+            added.append(f"{name} (added)")
+        elif file_sha256(path) != written[name]:
+            changed.append(f"{name} (changed since)")
+    return added + changed

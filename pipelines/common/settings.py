@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from bias_hub.pipelines.common.models import ModelOptions
 
-__all__ = ["MAX_RESAMPLES", "IntervalSettings", "RunSettings", "check_intervals"]
+__all__ = ["INTERVAL_FIELDS", "MAX_RESAMPLES", "IntervalSettings", "RunSettings", "check_intervals"]
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -54,13 +54,26 @@ class IntervalSettings:
     """The interval settings, declared once: a part whose scores carry intervals mixes this into
     its settings (``class Settings(IntervalSettings, RunSettings)``) and adds the flags with
     ``add_interval_flags``. ``confidence_level`` None switches intervals (and the paired tests
-    that use the same level) off."""
+    that use the same level) off.
+
+    ``bootstrap_unit`` is what one bootstrap draw resamples: ``items`` (each scored item on its
+    own) or ``templates`` (the items made from one template together, as they are not
+    independent). A part that can resample templates lists both in ``BOOTSTRAP_UNITS`` and
+    offers ``--bootstrap-unit``."""
+
+    BOOTSTRAP_UNITS: ClassVar[tuple[str, ...]] = ("items",)
 
     confidence_level: float | None = 0.95
     n_resamples: int = 2000
+    bootstrap_unit: str = "items"
 
     def __post_init__(self) -> None:
         check_intervals(self.confidence_level, self.n_resamples)
+        if self.bootstrap_unit not in self.BOOTSTRAP_UNITS:
+            raise ValueError(
+                f"--bootstrap-unit {self.bootstrap_unit!r}: expected one of "
+                f"{', '.join(self.BOOTSTRAP_UNITS)}"
+            )
 
     def interval_options(self, seed: int | None = None) -> dict:
         """The keyword arguments every metric module's ``compute`` takes for its intervals."""
@@ -72,14 +85,23 @@ class IntervalSettings:
             "seed": seed if on else None,
         }
 
-    def interval_record(self) -> dict:
-        """What results.json records of them."""
+    def interval_record(self, bootstrap_unit: str | None = None) -> dict:
+        """What every part's results.json records of them, under the key ``"intervals"``:
+        ``confidence_level``, ``n_resamples``, ``bootstrap_unit`` (``bootstrap_unit`` here where
+        the data decides it rather than a flag) and the resampling ``seed``; all but the level
+        None when intervals are off."""
         on = self.confidence_level is not None
         return {
             "confidence_level": self.confidence_level,
             "n_resamples": self.n_resamples if on else None,
+            "bootstrap_unit": (bootstrap_unit or self.bootstrap_unit) if on else None,
+            "seed": getattr(self, "seed", 0) if on else None,
         }
 
+
+# The fields ``interval_record`` writes under "intervals": a part that records its settings in
+# results.json leaves them out there, so that they are written in one place.
+INTERVAL_FIELDS = frozenset(item.name for item in dataclasses.fields(IntervalSettings))
 
 # The most bootstrap resamples a run takes. A percentile end point estimated from N resamples of
 # a normal-shaped bootstrap distribution with standard deviation sd has a Monte Carlo standard

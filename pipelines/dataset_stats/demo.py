@@ -1,4 +1,4 @@
-"""Demo part: statistics of every dataset folder that `make datasets` built."""
+"""Demo part: statistics of every dataset folder under the data root (what `bias-hub build` wrote)."""
 
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ from bias_hub.builders.shared.card import read_card
 def dataset_statistics(root: Path) -> dict[str, dict[str, dict[str, int]]]:
     """``{dataset: {config: {split: rows}}}`` for every built folder under ``root``."""
     stats: dict[str, dict[str, dict[str, int]]] = {}
+    if not Path(root).is_dir():  # nothing built yet (a fresh install's data root)
+        return stats
     for folder in sorted(p for p in Path(root).iterdir() if (p / "README.md").is_file()):
         configs = [c["config_name"] for c in read_card(folder).data.get("configs", [])]
         built = [c for c in configs if (folder / c).is_dir()]
@@ -42,5 +44,5 @@ def statistics_markdown(stats: dict[str, dict[str, dict[str, int]]]) -> str:
                 f"| {name} | {config} | " + " | ".join(cells) + f" | {sum(counts.values()):,} |"
             )
     if len(lines) == 2:
-        return "No dataset folder has been built yet (run `make datasets`)."
+        return "No dataset folder has been built yet (run `bias-hub build all`)."
     return "\n".join(lines)

@@ -14,7 +14,11 @@ import argparse
 from pathlib import Path
 
 from bias_hub.pipelines.common import pipeline_command, settings_from_args
-from bias_hub.pipelines.common.arguments import add_interval_flags, settings_defaults
+from bias_hub.pipelines.common.arguments import (
+    add_interval_flags,
+    add_root_flags,
+    settings_defaults,
+)
 from bias_hub.pipelines.embeddings.settings import CorrelateSettings
 
 
@@ -161,10 +165,7 @@ def _correlate_command(inner: argparse._SubParsersAction) -> None:
         choices=["validation", "test"],
         help="the WinoBias split the outputs cover (default: %(default)s)",
     )
-    correlate.add_argument(
-        "--datasets-root", type=Path, help="parent folder of the dataset folders"
-    )
-    correlate.add_argument("--metrics-root", type=Path, help="parent folder of the metric modules")
+    add_root_flags(correlate)
     correlate.add_argument(
         "--pairs",
         nargs="*",

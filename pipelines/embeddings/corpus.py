@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from bias_hub.builders.shared.errors import UserError
+from bias_hub.builders.shared.files import text_lines
 from bias_hub.pipelines.embeddings.vectors import WordVectors
 
 __all__ = [
@@ -73,20 +74,8 @@ def tokenise(line: str) -> list[str]:
     return _nltk_tokenizer()(line, preserve_line=True)
 
 
-def _text_lines(path: Path) -> Iterator[str]:
-    """The lines of a UTF-8 file, streamed (a corpus may not fit in memory)."""
-    read = 0
-    try:
-        with open(path, encoding="utf-8-sig") as handle:
-            for line in handle:
-                read += 1
-                yield line
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path}, near line {read + 1}: not UTF-8 text ({err.reason})") from None
-
-
 def _lines(path: Path) -> Iterator[list[str]]:
-    for line in _text_lines(path):
+    for line in text_lines(path):
         yield line.split()
 
 
@@ -100,7 +89,7 @@ def prepare_corpus(source: str | os.PathLike[str], target: Path, min_count: int)
     counts: collections.Counter[str] = collections.Counter()
     sentences = 0
     with open(tokenised, "w", encoding="utf-8") as out:
-        for line in _text_lines(source):
+        for line in text_lines(source):
             tokens = tokenise(line)
             if tokens:
                 counts.update(tokens)

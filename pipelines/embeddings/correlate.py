@@ -12,13 +12,14 @@ al.) and the RNSB-vs-WinoBias study's Pearson results came to disagree.
 
 from __future__ import annotations
 
-import csv
+import io
 import itertools
 import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from bias_hub.builders.shared.files import csv_records, read_text
 from bias_hub.builders.shared.text import fmt, with_interval
 from bias_hub.pipelines.common.stats import CORRELATION_METHODS, correlation, holm
 
@@ -58,8 +59,8 @@ _EXPECTED = (
 
 def _json_table(path: Path) -> tuple[list[str], dict[str, dict[str, float]]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        data = json.loads(_text(path))
+    except json.JSONDecodeError as err:
         raise ValueError(f"--scores {path}: not valid JSON ({err}); {_EXPECTED}") from None
     if (
         not isinstance(data, dict)
@@ -88,28 +89,52 @@ def read_score_table(path: str | Path) -> tuple[list[str], dict[str, dict[str, f
     if path.suffix == ".json":
         return _json_table(path)
     delimiter = "\t" if path.suffix == ".tsv" else ","
-    with open(path, encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle, delimiter=delimiter)
-        if not reader.fieldnames or "embedding" not in reader.fieldnames:
+    text = io.StringIO(_text(path, newline=""), newline="")
+    header, records = csv_records(text, f"--scores {path}", delimiter)
+    if "embedding" not in header:
+        raise ValueError(
+            f"--scores {path}: needs a header with an 'embedding' column, got {header}"
+        )
+    columns = [name for name in header if name != "embedding"]
+    table: dict[str, dict[str, float]] = {}
+    lines: dict[str, int] = {}
+    for number, record in records:
+        name = record["embedding"]
+        if name in lines:
             raise ValueError(
-                f"--scores {path}: needs a header with an 'embedding' column, got {reader.fieldnames}"
+                f"--scores {path}, line {number}: the embedding {name!r} again (first on line "
+                f"{lines[name]}); one row per embedding"
             )
-        columns = [name for name in reader.fieldnames if name != "embedding"]
-        table: dict[str, dict[str, float]] = {}
-        for number, record in enumerate(reader, start=2):
-            values = {}
-            for column in columns:
-                text = (record.get(column) or "").strip()
-                if not text:
-                    continue
-                try:
-                    values[column] = float(text)
-                except ValueError as err:
-                    raise ValueError(
-                        f"--scores {path}, line {number}, column {column!r}: not a number: {text!r}"
-                    ) from err
-            table[record["embedding"]] = values
+        lines[name] = number
+        table[name] = {
+            column: _score_cell(
+                record[column], f"--scores {path}, line {number}, column {column!r}"
+            )
+            for column in columns
+            if record[column].strip()
+        }
     return columns, table
+
+
+def _score_cell(text: str, where: str) -> float:
+    """A score cell as a finite number (a blank cell is a missing score)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{where}: not a number: {text.strip()!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(
+            f"{where}: {text.strip()!r} is not a finite number (leave the cell blank for no score)"
+        )
+    return value
+
+
+def _text(path: Path, newline: str | None = None) -> str:
+    """``read_text``, a file that is not UTF-8 named with the flag that gave it."""
+    try:
+        return read_text(path, newline)
+    except ValueError as err:
+        raise ValueError(f"--scores {err}") from None
 
 
 def merge_tables(

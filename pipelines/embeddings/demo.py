@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bias_hub.pipelines.common import RunFolder
+from bias_hub.pipelines.common.locations import ensure_built
 from bias_hub.pipelines.embeddings import report
 from bias_hub.pipelines.embeddings.run import (
     finish,
@@ -32,6 +33,7 @@ MAX_OOV_SHARE = 0.25
 
 
 def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
+    datasets_root = ensure_built("weat_word_sets", datasets_root).parent
     settings = ControlSettings(
         datasets_root=datasets_root, max_oov_share=MAX_OOV_SHARE, tests=TESTS, progress=False
     )

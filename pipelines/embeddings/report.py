@@ -15,7 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from bias_hub.builders.shared.files import atomic_write_text
-from bias_hub.builders.shared.text import fmt, with_interval
+from bias_hub.builders.shared.text import code_span, fmt, table_cell, with_interval
 from bias_hub.pipelines.common.presets import preset_markdown
 from bias_hub.pipelines.common.stats import correlation
 from bias_hub.pipelines.embeddings.correlate import (
@@ -84,8 +84,8 @@ def scores_markdown(rows: Sequence[dict]) -> str:
         for number, item in enumerate(row["values"]):
             p_value = _number(row["p_value"]) if row["metric"] == "weat" and number == 0 else ""
             lines.append(
-                f"| {row['embedding']} | {row['test_id']} | {item['name']} | {_value(item)} | {p_value} | "
-                f"{notes if number == 0 else ''} |"
+                f"| {table_cell(row['embedding'])} | {table_cell(row['test_id'])} | {item['name']} | "
+                f"{_value(item)} | {p_value} | {table_cell(notes) if number == 0 else ''} |"
             )
     return "\n".join(lines)
 
@@ -111,7 +111,7 @@ def _bootstrap_note(results: dict) -> str:
 
 def _winobias_markdown(gaps: dict) -> str:
     lines = [
-        "| embedding | " + " | ".join(gaps["columns"]) + " |",
+        "| embedding | " + " | ".join(table_cell(c) for c in gaps["columns"]) + " |",
         "|---|" + "---|" * len(gaps["columns"]),
     ]
     for name, values in gaps["table"].items():
@@ -122,7 +122,7 @@ def _winobias_markdown(gaps: dict) -> str:
             cells.append(
                 cell + (f" [{_number(bounds[0])}, {_number(bounds[1])}]" if bounds else "")
             )
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {table_cell(name)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -190,7 +190,12 @@ def _member_table(headers: list[str], cells: list[list[str]], results: dict) -> 
             (prefix, f"{prefix}{test}") for prefix in _SCORE_HEADERS if f"{prefix}{test}" in columns
         ]
         names = headers + [_SCORE_HEADERS[prefix] for prefix, _ in mine]
-        lines = [f"**{test}**", "", "| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+        lines = [
+            f"**{table_cell(test)}**",
+            "",
+            "| " + " | ".join(names) + " |",
+            "|" + "---|" * len(names),
+        ]
         for first in cells:
             values = table.get(first[0], {})
             lines.append(
@@ -228,7 +233,7 @@ def _render_score(results: dict, folder: Path) -> None:
     text = [
         f"# {results['title']}",
         "",
-        f"Vectors: `{vectors['name']}`, {vectors['words']:,} words x {vectors['dim']}. {vectors['note']}",
+        f"Vectors: {code_span(vectors['name'])}, {vectors['words']:,} words x {vectors['dim']}. {vectors['note']}",
         "",
         *_preset_lines(results),
         SCORES_NOTE,
@@ -253,7 +258,7 @@ def _variant_text(results: dict, correlations: str) -> list[str]:
     return [
         "# Bias-controlled embeddings (bias-hub's ATTRACT-REPEL strength variant): WEAT vs RNSB",
         "",
-        f"Base vectors: `{vectors['name']}`, {vectors['words']:,} words x {vectors['dim']}. {vectors['note']}",
+        f"Base vectors: {code_span(vectors['name'])}, {vectors['words']:,} words x {vectors['dim']}. {vectors['note']}",
         "",
         *_preset_lines(results),
         "This is **this project's variant**, not the study's 17-member family (that one needs a corpus: "
@@ -321,7 +326,7 @@ def _paper_text(results: dict, correlations: str) -> list[str]:
     scores = _member_table(["member", "set pair", "method", "direction"], cells, results)
     corpus = record["corpus"]
     pairs = "\n".join(
-        f"- `{name}`: "
+        f"- {code_span(name)}: "
         + "; ".join(
             f"{role} {len(words)} words"
             for role, words in {**sets["target_sets"], **sets["attribute_sets"]}.items()
@@ -332,7 +337,7 @@ def _paper_text(results: dict, correlations: str) -> list[str]:
         f"# The study's bias-controlled family ({len(members)} embeddings): WEAT vs RNSB",
         "",
         *_preset_lines(results),
-        f"Corpus `{corpus['path']}`: {corpus['sentences']:,} sentences, {corpus['tokens']:,} tokens "
+        f"Corpus {code_span(corpus['path'])}: {corpus['sentences']:,} sentences, {corpus['tokens']:,} tokens "
         f"(NLTK word tokens, one sentence per line), {corpus['types']:,} types of which "
         f"{corpus['types_replaced_by_unk']:,} seen fewer than {word2vec['min_count']} times became `<unk>`. "
         f"Word2Vec (gensim): {word2vec['vector_size']} dimensions, min count {word2vec['min_count']}, window "
@@ -399,7 +404,7 @@ def _render_correlate(results: dict, folder: Path) -> None:
     correlations = correlations_markdown(results)
     atomic_write_text(folder / "correlations.md", correlations + "\n")
     _write_scatter(results, folder, "")
-    scores = ", ".join(f"`{path}`" for path in results["settings"]["scores"])
+    scores = ", ".join(f"{code_span(path)}" for path in results["settings"]["scores"])
     text = [
         "# Correlations between bias scores across embeddings",
         "",

@@ -25,6 +25,7 @@ from pathlib import Path
 from bias_hub.builders.shared.console import stage
 from bias_hub.pipelines.common import RunFolder, dataset_folder
 from bias_hub.pipelines.common.presets import preset_record
+from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
 from bias_hub.pipelines.embeddings import report
 from bias_hub.pipelines.embeddings.control import (
     AttractRepelConfig,
@@ -91,7 +92,7 @@ def results_header(step: str, settings) -> dict:
     record = {
         f.name: _plain(getattr(settings, f.name))
         for f in dataclasses.fields(settings)
-        if f.name not in {"token", "preset", "departures", "progress"}
+        if f.name not in {"token", "preset", "departures", "progress", *INTERVAL_FIELDS}
     }
     return {
         "part": PART,

@@ -11,6 +11,7 @@ Japanese chiVe vectors in the ``ja-ginza`` wheel.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import logging
 import os
@@ -23,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from bias_hub.builders.shared.errors import UserError
+from bias_hub.builders.shared.files import read_text, text_lines
 from bias_hub.builders.shared.sources import resolve
 
 log = logging.getLogger(__name__)
@@ -170,6 +172,22 @@ def save_word2vec_binary(vectors: WordVectors, path: str | os.PathLike[str]) -> 
     return path
 
 
+def _numbers(fields: list[str], path: Path, number: int) -> np.ndarray:
+    """A vector's fields as float32, or a ValueError naming the line and the first field that
+    is no finite float32 (a NaN would silently turn every score it touches into NaN)."""
+    with np.errstate(over="ignore"):
+        for text in fields:
+            try:
+                finite = np.isfinite(np.float32(text))
+            except ValueError:
+                finite = False
+            if not finite:
+                raise ValueError(
+                    f"{path}, line {number}: {text!r} is not a finite number (as float32)"
+                )
+        return np.asarray(fields, dtype=np.float32)
+
+
 def load_word2vec_text(
     path: str | os.PathLike[str],
     limit: int | None = None,
@@ -179,31 +197,32 @@ def load_word2vec_text(
     """word2vec/fastText ``.vec`` text (header '<words> <dim>') or GloVe text (no header)."""
     path = Path(path)
     words, rows, lines_of = [], [], {}
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        first = handle.readline().rstrip("\n").split(" ")
-        if header is None:
-            header = len(first) == 2 and all(part.isdigit() for part in first)
-        lines = handle if header else [" ".join(first)] + list(handle)
-        dim = int(first[1]) if header else len(first) - 1
-        for number, line in enumerate(lines, start=2 if header else 1):
-            if limit and len(words) >= limit:
-                break
-            parts = line.rstrip("\n").rstrip(" ").split(" ")
-            if len(parts) != dim + 1:
-                raise ValueError(
-                    f"{path}, line {number}: expected a word and {dim} numbers, got {len(parts)} fields"
-                )
-            if parts[0] in lines_of:
-                log.warning(
-                    "%s, line %d: the word %r again (first on line %d); its first vector is kept",
-                    path,
-                    number,
-                    parts[0],
-                    lines_of[parts[0]],
-                )
-            lines_of.setdefault(parts[0], number)
-            words.append(parts[0])
-            rows.append(np.asarray(parts[1:], dtype=np.float32))
+    lines = text_lines(path)
+    first = next(lines, "").rstrip(" ").split(" ")
+    if header is None:
+        header = len(first) == 2 and all(part.isdigit() for part in first)
+    if not header:
+        lines = itertools.chain([" ".join(first)], lines)
+    dim = int(first[1]) if header else len(first) - 1
+    for number, line in enumerate(lines, start=2 if header else 1):
+        if limit and len(words) >= limit:
+            break
+        parts = line.rstrip(" ").split(" ")
+        if len(parts) != dim + 1:
+            raise ValueError(
+                f"{path}, line {number}: expected a word and {dim} numbers, got {len(parts)} fields"
+            )
+        if parts[0] in lines_of:
+            log.warning(
+                "%s, line %d: the word %r again (first on line %d); its first vector is kept",
+                path,
+                number,
+                parts[0],
+                lines_of[parts[0]],
+            )
+        lines_of.setdefault(parts[0], number)
+        words.append(parts[0])
+        rows.append(_numbers(parts[1:], path, number))
     matrix = np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)
     return WordVectors(words, matrix, name=name or path.stem)
 
@@ -318,7 +337,7 @@ def load_spacy_vocab_dir(
     if words is None:
         if strings is None:
             raise ValueError("load_spacy_vocab_dir: give strings.json or the words to look up")
-        words = json.loads(Path(strings).read_text(encoding="utf-8"))
+        words = json.loads(read_text(strings))
     found, rows = [], []
     for word in dict.fromkeys(words):
         row = table.get(spacy_hash(word))

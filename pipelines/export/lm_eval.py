@@ -2,38 +2,44 @@
 
 The folder is for ``lm-eval run ... --include_path DIR`` (lm-evaluation-harness 0.4):
 
-- ``jbbq_<prompt>_<k>shot_gen`` and ``jbbq_<prompt>_<k>shot_mc``: the paper's prompts
-  (``pipelines/jbbq/prompts/*.yaml``, the plain layout: what ``bias-hub jbbq evaluate --chat
-  no`` sends), k few-shot examples, the answer generated and read as an index (``gen``, the
-  paper's way) or chosen among "0", "1", "2" by log-likelihood (``mc``). The few-shot examples
-  are rendered into the prompt as ``jbbq evaluate`` renders them (lm-eval's own few-shot
-  sampler is not used: ``--num_fewshot`` stays 0). Tags ``jbbq``, ``jbbq_gen``, ``jbbq_mc``.
+- ``jbbq_<prompt>_<k>shot_gen`` and ``jbbq_<prompt>_<k>shot_mc``: the paper's prompts in the
+  preset's layout (``pipelines/jbbq/prompts/``; the plain text ``bias-hub jbbq evaluate --chat
+  no`` sends), k few-shot examples, the answer generated and read by the preset's answer
+  reader (``gen``, the paper's way) or chosen among "0", "1", "2" by log-likelihood (``mc``).
+  The few-shot examples are lm-eval's own (``num_fewshot: k``, ``fewshot_config`` with the
+  examples themselves and the ``first_n`` sampler, so its table shows the task's n-shot); the
+  layout's opening is the task's ``description``. Tags ``jbbq``, ``jbbq_gen``, ``jbbq_mc``.
 - ``bbq_biashub_mc``: BBQ, 0-shot, the answer texts as choices (lm-eval's own BBQ prompt).
 
-Every task's ``utils.py`` (``pipelines/export/lm_eval_utils.py``) scores with bias-hub's
+Every task's ``utils.py`` (``pipelines/export/lm_eval_utils.py``, with the answer reader
+``bias_hub.pipelines.common.answer_reading`` inlined) reads replies and scores with bias-hub's
 ``bbq_bias`` module, copied into the folder: accuracy, accuracy in ambiguous and
 disambiguated contexts, s_DIS, s_AMB and the error rate, overall and per category. The
 questions are written into ``data/`` (JBBQ's licence forbids redistribution: the folder is
-for local runs only) and the tasks name them by absolute path; export again after moving it.
+for local runs only); the tasks load them relative to their own folder (``custom_dataset``),
+so the folder may be copied or moved whole, to a cluster for example.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import re
 import string
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
 import yaml
 
 from bias_hub.pipelines.common import RunFolder, dataset_folder
-from bias_hub.pipelines.common.run_folder import refuse_losing_files_it_did_not_write
+from bias_hub.pipelines.common.answer_reading import DEFAULT_READER, READERS
+from bias_hub.pipelines.common.run_folder import check_run_folder
+from bias_hub.pipelines.export.inlining import inline_module
 from bias_hub.pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
 from bias_hub.pipelines.export.settings import Settings
+from bias_hub.pipelines.jbbq.prompting import DEFAULT_LAYOUT
 
-__all__ = ["BBQ_PROMPT", "export", "jinja_prompt", "task_names"]
+__all__ = ["BBQ_PROMPT", "export", "lm_eval_prompt", "task_names"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +60,7 @@ _FIELDS = (
     "label",
     "unknown_label",
     "stereotyped_label",
+    "answer_info",
 )
 _FUNCTION = "__lm_eval_function__"
 TASK_VERSION = "1.0"
@@ -85,17 +92,43 @@ def _jinja(template: str, fields: dict[str, str]) -> str:
     return "".join(parts)
 
 
-def jinja_prompt(prompt, shots: list[dict]) -> str:
-    """The Jinja ``doc_to_text`` that renders ``prompt.plain(doc, shots)`` for a question ``doc``."""
-    prefix = prompt.plain_header.format(system=prompt.system)
-    for shot in shots:
-        prefix += prompt.plain_shot.format(
-            user=prompt.user_text(shot), assistant=prompt.assistant_text(shot["label"])
+def _delimiters(prompt) -> tuple[str, str]:
+    """How lm-eval must join a few-shot example to match ``prompt.plain_shot``: the example is
+    lm-eval's question (``plain_query``) + target delimiter + answer + few-shot delimiter."""
+    user, answer = "\x00user\x00", "\x00answer\x00"
+    shot = prompt.plain_shot.format(user=user, assistant=answer)
+    query = prompt.plain_query.format(user=user)
+    before, found, after = shot.partition(answer)
+    if not found or not before.startswith(query) or answer in after or user in after:
+        raise ValueError(
+            f"--prompt {prompt.name}: its few-shot example is not its question followed by the "
+            "answer, so lm-eval cannot lay it out as jbbq evaluate does"
         )
+    return before[len(query) :], after
+
+
+def lm_eval_prompt(prompt, shots: list[dict]) -> dict:
+    """The task fields that make lm-eval send ``prompt.plain(doc, shots)`` for a question
+    ``doc``: ``description`` (the opening), ``doc_to_text`` (one question, Jinja), the
+    generation target (Jinja), the two delimiters, and the few-shot configuration."""
+    target_delimiter, fewshot_delimiter = _delimiters(prompt)
     question = {
         name: "{{" + name + "}}" for name in ("context", "question", "ans0", "ans1", "ans2")
     }
-    return _raw(prefix) + _jinja(prompt.plain_query, {"user": _jinja(prompt.user, question)})
+    fields = {
+        "description": _raw(prompt.plain_header.format(system=prompt.system)),
+        "doc_to_text": _jinja(prompt.plain_query, {"user": _jinja(prompt.user, question)}),
+        "target": _jinja(prompt.assistant, {"answer": "{{label}}"}),
+        "target_delimiter": target_delimiter,
+        "fewshot_delimiter": fewshot_delimiter,
+        "num_fewshot": len(shots),
+    }
+    if shots:
+        fields["fewshot_config"] = {
+            "sampler": "first_n",
+            "samples": [data_row(shot, None) for shot in shots],
+        }
+    return fields
 
 
 def _function(name: str) -> str:
@@ -128,7 +161,19 @@ def task_names(prompts: list[str], shots: list[int], bbq: bool) -> list[str]:
     return names + (["bbq_biashub_mc"] if bbq else [])
 
 
-def _resolve(settings: Settings) -> tuple[list[str], str, int]:
+@dataclass(frozen=True)
+class Resolved:
+    """The export's task settings after the preset: what ``jbbq evaluate`` would use."""
+
+    prompts: list[str]
+    split: str
+    max_new_tokens: int
+    layout: str
+    reader: str
+
+
+def resolve(settings: Settings) -> Resolved:
+    """The prompts, split, reply length, layout and answer reader: each flag, else the preset's."""
     from bias_hub.pipelines.common.presets import load_preset
 
     preset = load_preset("jbbq evaluate", settings.preset).values
@@ -144,6 +189,8 @@ def _resolve(settings: Settings) -> tuple[list[str], str, int]:
         if settings.max_new_tokens is not None
         else preset.get("max_new_tokens") or 8
     )
+    layout = settings.layout or preset.get("layout") or DEFAULT_LAYOUT
+    reader = settings.answer_reader or preset.get("answer_reader") or DEFAULT_READER
     if (
         not settings.shots
         or any(k < 0 for k in settings.shots)
@@ -154,10 +201,12 @@ def _resolve(settings: Settings) -> tuple[list[str], str, int]:
         raise ValueError(f"--limit must be >= 1, got {settings.limit}")
     if max_new_tokens < 1:
         raise ValueError(f"--max-new-tokens must be >= 1, got {max_new_tokens}")
-    return list(prompts), split, int(max_new_tokens)
+    if reader not in READERS:
+        raise ValueError(f"--answer-reader: expected one of {', '.join(READERS)}, got {reader!r}")
+    return Resolved(list(prompts), split, int(max_new_tokens), str(layout), reader)
 
 
-def _jbbq_questions(
+def jbbq_questions(
     folder: Path, settings: Settings, split: str
 ) -> tuple[list[dict], list[dict], dict]:
     """The questions and shots of ``bias-hub jbbq evaluate --shots <all counts>`` (its own
@@ -175,7 +224,7 @@ def _jbbq_questions(
     return load_questions(folder, chosen)
 
 
-def _bbq_rows(folder: Path, split: str, limit: int | None) -> list[dict]:
+def bbq_rows(folder: Path, split: str, limit: int | None) -> list[dict]:
     from bias_hub.pipelines.score.run import load_rows
 
     rows, _ = load_rows(folder, "all", None if split == "all" else split)
@@ -187,18 +236,21 @@ def _bbq_rows(folder: Path, split: str, limit: int | None) -> list[dict]:
     return rows
 
 
-def _data_row(row: dict) -> dict:
-    return {field: row[field] for field in _FIELDS}
+def data_row(row: dict, reader: str | None) -> dict:
+    """A question as the tasks keep it, with the answer reader that reads its replies (``bias-hub
+    score --from-lm-eval`` reads them the same way)."""
+    data = {field: row[field] for field in _FIELDS if field in row}
+    return data if reader is None else {**data, "answer_reader": reader}
 
 
 def _task(
-    name: str, tags: list[str], data: Path, output_type: str, categories: list[str], **fields
+    name: str, tags: list[str], data: str, output_type: str, categories: list[str], **fields
 ) -> dict:
     config = {
         "task": name,
         "tag": tags,
-        "dataset_path": "json",
-        "dataset_kwargs": {"data_files": {"test": str(data)}},
+        # data/<data>.jsonl beside the task folder, found by utils.py (the folder can move)
+        "custom_dataset": _function(f"{data}_dataset"),
         "test_split": "test",
         "output_type": output_type,
         **fields,
@@ -212,48 +264,38 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
     """Write the task folder; return what it holds (also written as ``tasks.json``)."""
     from bias_hub.pipelines.jbbq.prompting import load_prompt
 
-    # The folder is lm-eval's --include_path, where a task of the user's own naturally goes.
-    refuse_losing_files_it_did_not_write(out_dir, "an export")
-    prompts, split, max_new_tokens = _resolve(settings)
-    specs = [load_prompt(name) for name in prompts]
-    jbbq_folder = dataset_folder(settings.jbbq, settings.datasets_root)
-    bbq_folder = None
-    if settings.bbq is not None:
-        bbq_folder = dataset_folder(settings.bbq, settings.datasets_root)
-    else:
-        try:
-            bbq_folder = dataset_folder("bbq", settings.datasets_root)
-        except FileNotFoundError:
-            log.info(
-                "no built bbq dataset: the folder holds JBBQ's tasks only (build it with `bias-hub build bbq`)"
-            )
+    # The folder is lm-eval's --include_path, where a task of the user's own naturally goes:
+    # a file the export would delete stops it before anything else is said or done.
+    check_run_folder(out_dir)
+    task = resolve(settings)
+    specs = [load_prompt(name, task.layout) for name in task.prompts]
+    jbbq_folder, bbq_folder = dataset_folders(settings)
     out = RunFolder(out_dir)
-    target = out.target.resolve()
     with out:
         out.record_inputs(
             datasets=[(folder, "all") for folder in (jbbq_folder, bbq_folder) if folder],
             settings=settings,
         )
-        questions, shots, few_shot = _jbbq_questions(jbbq_folder, settings, split)
-        data = target / "data" / "jbbq.jsonl"
-        out.write_jsonl("data/jbbq.jsonl", [_data_row(row) for row in questions])
+        questions, shots, few_shot = jbbq_questions(jbbq_folder, settings, task.split)
+        out.write_jsonl("data/jbbq.jsonl", [data_row(row, task.reader) for row in questions])
         categories = sorted({row["category"] for row in questions})
         tasks = []
         for spec in specs:
             for k in settings.shots:
-                text = jinja_prompt(spec, shots[:k])
+                fields = lm_eval_prompt(spec, shots[:k])
+                target = fields.pop("target")
                 tags = ["jbbq", f"jbbq_{spec.name}"]
                 gen = _task(
                     f"jbbq_{spec.name}_{k}shot_gen",
                     [*tags, "jbbq_gen"],
-                    data,
+                    "jbbq",
                     "generate_until",
                     categories,
-                    doc_to_text=text,
-                    doc_to_target="{{label}}",
+                    **fields,
+                    doc_to_target=target,
                     generation_kwargs={
                         "until": [],
-                        "max_gen_toks": max_new_tokens,
+                        "max_gen_toks": task.max_new_tokens,
                         "do_sample": False,
                     },
                     process_results=_function("process_generation"),
@@ -261,41 +303,26 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
                 mc = _task(
                     f"jbbq_{spec.name}_{k}shot_mc",
                     [*tags, "jbbq_mc"],
-                    data,
+                    "jbbq",
                     "multiple_choice",
                     categories,
-                    doc_to_text=text,
+                    **fields,
                     doc_to_choice=[spec.assistant_text(i) for i in range(3)],
                     doc_to_target="label",
-                    target_delimiter="",
                     process_results=_function("process_multiple_choice"),
                 )
-                for task in (gen, mc):
-                    out.write_text(f"jbbq/{task['task']}.yaml", _yaml(task))
-                    tasks.append(task["task"])
-        record = {
-            "jbbq": {
-                "dataset": str(jbbq_folder.resolve()),
-                "split": split,
-                "questions": len(questions),
-                "categories": categories,
-                "prompts": {s.name: s.version for s in specs},
-                "shots": list(settings.shots),
-                "few_shot": few_shot,
-                "seed": settings.seed,
-                "max_new_tokens": max_new_tokens,
-                "preset": settings.preset,
-                "limit": settings.limit,
-            }
-        }
+                for config in (gen, mc):
+                    out.write_text(f"jbbq/{config['task']}.yaml", _yaml(config))
+                    tasks.append(config["task"])
+        record = {"jbbq": jbbq_record(jbbq_folder, settings, task, questions, specs, few_shot)}
         if bbq_folder is not None:
-            rows = _bbq_rows(bbq_folder, split, settings.limit)
-            out.write_jsonl("data/bbq.jsonl", [_data_row(row) for row in rows])
+            rows = bbq_rows(bbq_folder, task.split, settings.limit)
+            out.write_jsonl("data/bbq.jsonl", [data_row(row, None) for row in rows])
             bbq_categories = sorted({row["category"] for row in rows})
-            task = _task(
+            config = _task(
                 "bbq_biashub_mc",
                 ["bbq_biashub"],
-                target / "data" / "bbq.jsonl",
+                "bbq",
                 "multiple_choice",
                 bbq_categories,
                 doc_to_text=BBQ_PROMPT,
@@ -303,46 +330,66 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
                 doc_to_target="label",
                 process_results=_function("process_multiple_choice"),
             )
-            out.write_text(f"bbq/{task['task']}.yaml", _yaml(task))
-            tasks.append(task["task"])
+            out.write_text(f"bbq/{config['task']}.yaml", _yaml(config))
+            tasks.append(config["task"])
             record["bbq"] = {
-                "dataset": str(bbq_folder.resolve()),
-                "split": split,
+                "dataset": str(bbq_folder),
+                "split": task.split,
                 "questions": len(rows),
                 "categories": bbq_categories,
             }
         _write_utils(out)
         record["tasks"] = tasks
         out.write_json("tasks.json", record)
-        out.write_text("README.md", _readme(target, record))
+        out.write_text("README.md", _readme(record))
     log.info("wrote %s: %d lm-eval tasks (%s)", out_dir, len(tasks), ", ".join(tasks))
     return record
 
 
+def dataset_folders(settings: Settings) -> tuple[Path, Path | None]:
+    """The JBBQ dataset folder and BBQ's (None when ``--bbq`` is not given and none is built),
+    absolute: tasks.json records where the questions were read from (provenance only; the
+    tasks read their copy under data/, so the folder stays copyable)."""
+    jbbq_folder = dataset_folder(settings.jbbq, settings.datasets_root).resolve()
+    if settings.bbq is not None:
+        return jbbq_folder, dataset_folder(settings.bbq, settings.datasets_root).resolve()
+    try:
+        return jbbq_folder, dataset_folder("bbq", settings.datasets_root).resolve()
+    except FileNotFoundError:
+        log.info(
+            "no built bbq dataset: the folder holds JBBQ's tasks only (build it with `bias-hub build bbq`)"
+        )
+        return jbbq_folder, None
+
+
+def jbbq_record(
+    folder: Path, settings: Settings, task: Resolved, questions, specs, few_shot
+) -> dict:
+    """tasks.json's account of the JBBQ tasks: where the questions come from and how they are asked and read."""
+    return {
+        "dataset": str(folder),
+        "split": task.split,
+        "questions": len(questions),
+        "categories": sorted({row["category"] for row in questions}),
+        "prompts": {s.name: s.version for s in specs},
+        "layout": specs[0].layout if specs else task.layout,
+        "answer_reader": task.reader,
+        "shots": list(settings.shots),
+        "few_shot": few_shot,
+        "seed": settings.seed,
+        "max_new_tokens": task.max_new_tokens,
+        "preset": settings.preset,
+        "limit": settings.limit,
+    }
+
+
 def _write_utils(out: RunFolder) -> None:
     """utils.py beside every task YAML (lm-eval resolves ``!function utils.x`` there), with
-    the answer parser inlined, and the bbq_bias module it scores with."""
+    the answer reader inlined, and the bbq_bias module it scores with."""
     import bias_hub.pipelines.export.lm_eval_utils as utils
-    import bias_hub.pipelines.jbbq.parsing as parsing
     from bias_hub.pipelines.common.locations import metric_folder
 
-    parser = inspect.getsource(parsing)
-    parser = parser.split('"""', 2)[2].replace("from __future__ import annotations\n", "")
-    parser = re.sub(r"__all__ = \[.*?\]\n", "", parser, flags=re.S)
-    text = inspect.getsource(utils)
-    marker = re.compile(
-        r"^from bias_hub\.pipelines\.jbbq\.parsing import .*# bias-hub export: inline\n", re.M
-    )
-    if not marker.search(text):
-        raise RuntimeError("pipelines/export/lm_eval_utils.py lost its inlined-import marker")
-    text = marker.sub(
-        lambda _: (
-            "# The answer parser of `bias-hub jbbq evaluate` (pipelines/jbbq/parsing.py).\n"
-            + parser.strip()
-            + "\n"
-        ),
-        text,
-    )
+    text = inline_module(utils)
     module = metric_folder("bbq_bias")
     for part in ("jbbq", "bbq"):
         if not (out.staging / part).is_dir():
@@ -353,7 +400,7 @@ def _write_utils(out: RunFolder) -> None:
                 out.write_bytes(f"{part}/bbq_bias/{path.name}", path.read_bytes())
 
 
-def _readme(folder: Path, record: dict) -> str:
+def _readme(record: dict) -> str:
     tasks = record["tasks"]
     lines = [
         "# bias-hub tasks for lm-evaluation-harness",
@@ -361,14 +408,16 @@ def _readme(folder: Path, record: dict) -> str:
         "Written by `bias-hub export lm-eval`; run with lm-evaluation-harness 0.4:",
         "",
         "```",
-        f"lm-eval ls tasks --include_path {folder}",
-        f"lm-eval run --model hf --model_args pretrained=MODEL --tasks jbbq_gen --include_path {folder} "
+        "lm-eval ls tasks --include_path THIS_FOLDER",
+        "lm-eval run --model hf --model_args pretrained=MODEL --tasks jbbq_gen --include_path THIS_FOLDER "
         "--log_samples --output_path results",
         "```",
         "",
         f"JBBQ: {record['jbbq']['questions']} questions of `{record['jbbq']['dataset']}` (split "
-        f"{record['jbbq']['split']}); the data files under data/ are for local use only (JBBQ may not be "
-        "redistributed). Score logged samples with `bias-hub score bbq_bias --from-lm-eval SAMPLES.jsonl --out DIR`.",
+        f"{record['jbbq']['split']}), prompts laid out as `{record['jbbq']['layout']}`, generated replies "
+        f"read by the `{record['jbbq']['answer_reader']}` answer reader. The folder finds its data under "
+        "data/ wherever it is copied; those files are for local use only (JBBQ may not be redistributed). "
+        "Score logged samples with `bias-hub score bbq_bias --from-lm-eval SAMPLES.jsonl --out DIR`.",
         "",
         "Tasks: " + ", ".join(f"`{t}`" for t in tasks),
         "",

@@ -8,9 +8,12 @@ disambiguated contexts, s_DIS, s_AMB and the share of unparsable answers, overal
 (metrics suffixed ``_<category>``) per category.
 
 A multiple-choice question's prediction is the choice of highest log-likelihood (lm-eval's
-``acc``); a generated reply is read as an answer index by ``bias-hub jbbq evaluate``'s rule.
-This file is copied into the task folder with the parser inlined (at the marked import), so
-the folder needs nothing of bias-hub installed.
+``acc``); a generated reply is read by the answer reader named in its question
+(``answer_reader``, written there by the export), the reader of ``bias-hub jbbq evaluate`` and
+``bias-hub score``. An unread reply counts as -1 here, whatever the reader. This file is copied
+into the task folder with the reader inlined (at the marked import), so the folder needs
+nothing of bias-hub installed; ``jbbq_dataset`` and ``bbq_dataset`` load the questions from
+``data/`` beside the task folder, wherever it is.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ import functools
 import math
 from pathlib import Path
 
-from bias_hub.pipelines.jbbq.parsing import UNPARSABLE, parse_answer  # bias-hub export: inline
+from bias_hub.pipelines.common.answer_reading import (
+    UNPARSABLE,
+    read_row_reply,
+)  # bias-hub export: inline
 
 # lm-eval metric name -> bbq_bias result key
 SCORES = {
@@ -70,8 +76,27 @@ def process_multiple_choice(doc: dict, results: list) -> dict:
 
 
 def process_generation(doc: dict, results: list) -> dict:
-    """``results``: the one generated reply."""
-    return _metrics(doc, parse_answer(results[0]))
+    """``results``: the one generated reply, read by the question's ``answer_reader``."""
+    return _metrics(doc, read_row_reply(doc, results[0]).index)
+
+
+def _dataset(name: str):
+    import datasets
+
+    path = Path(__file__).resolve().parents[1] / "data" / f"{name}.jsonl"
+    return datasets.DatasetDict(
+        {"test": datasets.load_dataset("json", data_files=str(path), split="train")}
+    )
+
+
+def jbbq_dataset(**_metadata):
+    """The JBBQ questions (``custom_dataset`` of the JBBQ tasks)."""
+    return _dataset("jbbq")
+
+
+def bbq_dataset(**_metadata):
+    """The BBQ questions (``custom_dataset`` of the BBQ task)."""
+    return _dataset("bbq")
 
 
 def _metric_folder() -> Path:

@@ -1,4 +1,4 @@
-"""Settings of ``bias-hub export lm-eval`` (no heavy import: the command reads their defaults)."""
+"""Settings of ``bias-hub export lm-eval|inspect`` (no heavy import: the command reads their defaults)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ __all__ = ["Settings"]
 class Settings:
     """What the task folder holds.
 
-    ``prompts``, ``split`` and ``max_new_tokens`` left at None take the study preset's
-    (``preset``, default ``paper``: the paper's three prompts, every question, 8 new tokens).
+    ``prompts``, ``layout``, ``split``, ``max_new_tokens`` and ``answer_reader`` left at None take
+    the study preset's (``preset``, default ``paper``: the paper's three prompts in llm-jp-eval's
+    layout, every question, 8 new tokens, replies read as llm-jp-eval reads them).
     ``shots``: the few-shot counts, one task per prompt x count x output type; the questions
     are those of ``bias-hub jbbq evaluate --shots <all counts>``: shots come from train, one
     per template, and the questions of a shot's template are held out (``seed`` picks them).
@@ -25,6 +26,8 @@ class Settings:
     bbq: str | None = None
     preset: str = "paper"
     prompts: list[str] | None = None
+    layout: str | None = None
+    answer_reader: str | None = None
     shots: list[int] = dataclasses.field(default_factory=lambda: [0, 4])
     split: str | None = None
     max_new_tokens: int | None = None

@@ -14,10 +14,19 @@ import logging
 from pathlib import Path
 
 from bias_hub.pipelines.common import pipeline_command
-from bias_hub.pipelines.common.arguments import add_interval_flags
-from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES
+from bias_hub.pipelines.common.arguments import (
+    add_answer_reader_flag,
+    add_interval_flags,
+    add_root_flags,
+)
+from bias_hub.pipelines.jbbq.prompting import LAYOUTS, PROMPT_NAMES
 from bias_hub.pipelines.jbbq.random_model import build_for_dataset
 from bias_hub.pipelines.jbbq.report import write_figure_folder
+from bias_hub.pipelines.jbbq.settings import Settings
+
+# The CLI imports torch, transformers, datasets and evaluate before running these commands,
+# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
+LOADS_MODELS = True
 
 log = logging.getLogger(__name__)
 
@@ -63,15 +72,28 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         help="basic, unknown, paraphrase, all, or comma-separated names / prompt .yaml paths",
     )
     task.add_argument(
+        "--layout",
+        metavar="LAYOUT",
+        help=f"how a prompt is laid out: {', '.join(LAYOUTS)} (ours, labelled so), or a layout .yaml path",
+    )
+    task.add_argument(
         "--shots", type=_int_list, help="few-shot counts, e.g. 0 or 0,4 (seeded by --seed)"
     )
-    task.add_argument("--scoring", choices=["generate", "loglikelihood"])
+    task.add_argument(
+        "--scoring",
+        choices=["generate", "loglikelihood"],
+        help="generate: parse the model's reply; loglikelihood: pick the answer the model finds "
+        "most likely (default: %(default)s)",
+    )
     task.add_argument(
         "--chat",
         choices=["auto", "yes", "no"],
         help="use the model's chat template (auto: when it has one)",
     )
     task.add_argument("--max-new-tokens", type=int, help="reply length (generate)")
+    add_answer_reader_flag(
+        task, "the preset's (paper, table4: llm-jp-eval); lenient with --preset none"
+    )
     task.add_argument(
         "--split",
         help="evaluated split: test, dev, train or all (every question; few-shot examples come from "
@@ -83,12 +105,10 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         "--limit", type=int, help="at most this many questions per category (a seeded sample)"
     )
 
-    add_interval_flags(parser, unit="templates")
-    parser.add_argument(
-        "--resample",
-        choices=["templates", "items"],
-        help="resample whole templates (questions of one template are not independent) "
-        "or single questions (default: %(default)s)",
+    add_interval_flags(
+        parser,
+        unit="templates within each category (or questions, see --bootstrap-unit)",
+        bootstrap_units=Settings.BOOTSTRAP_UNITS,
     )
 
     local = parser.add_argument_group("local model (--backend hf)")
@@ -112,6 +132,13 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
     api = parser.add_argument_group("OpenAI-compatible API (--backend openai)")
+    api.add_argument(
+        "--api",
+        choices=["chat", "completions"],
+        help="chat: /chat/completions, chat messages (the server applies the model's chat "
+        "template); completions: /completions, the plain prompt as --chat no lays it out, for a "
+        "base model behind vllm serve, llama-server or TGI (default: %(default)s)",
+    )
     api.add_argument("--base-url", help="API base URL")
     api.add_argument("--api-key-env", help="environment variable holding the key")
     api.add_argument("--concurrency", type=int, help="requests in flight at most")
@@ -168,12 +195,7 @@ def add_tiny_model_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="a JBBQ-format dataset folder or a name under --datasets-root (default: jbbq)",
     )
-    parser.add_argument(
-        "--datasets-root",
-        type=Path,
-        default=None,
-        help="parent folder of the dataset folders (default: the repository's datasets/)",
-    )
+    add_root_flags(parser, metrics=False)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     parser.set_defaults(func=_tiny_model)
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from bias_hub.builders.shared.files import atomic_write_text
 from bias_hub.builders.shared.text import markdown_table, with_interval
-from bias_hub.pipelines.common import dataset_folder, load_dataset_split, load_metric
+from bias_hub.pipelines.common import load_dataset_split, load_metric
+from bias_hub.pipelines.common.locations import ensure_built
 from bias_hub.pipelines.jbbq.planted_model import (
     NO_ANSWER,
     Plan,
@@ -35,6 +36,10 @@ STEPS = 1000
 SEED = 0
 N_RESAMPLES = 2000
 SPLIT = "train"
+# The layout the planted model learns its replies in: a tiny line-level model learns them in
+# bias-hub's compact layout within the demo's steps, not in llm-jp-eval's (measured on the test
+# fixture: fit 1.0 against 0.36 after 400 steps), so the demo departs from the paper preset here.
+PLANTED_LAYOUT = "compact"
 # (result key, column title) of the planted-vs-measured table
 KEYS = [
     ("accuracy_ambiguous", "acc amb"),
@@ -50,7 +55,7 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
     import torch  # heavy: only when the demo runs, not when `bias-hub demo` lists its parts
 
     out_dir = Path(out_dir)
-    dataset_dir = dataset_folder("jbbq", datasets_root)
+    dataset_dir = ensure_built("jbbq", datasets_root)  # the sample templates, when not built yet
     # One thread: the tiny model gains nothing from more, and on a busy machine several
     # threads waiting for each other make every step many times slower.
     threads = torch.get_num_threads()
@@ -120,7 +125,7 @@ def summary_markdown(intro: str, plan_lines: list[str], table: str, comparisons:
 def _run(out_dir: Path, dataset_dir: Path) -> dict:
     plan = Plan()
     rows = [dict(row) for row in load_dataset_split(dataset_dir, "all", SPLIT)]
-    prompts = [load_prompt(name) for name in PROMPT_NAMES]
+    prompts = [load_prompt(name, PLANTED_LAYOUT) for name in PROMPT_NAMES]
     answers = {p.name: planted_answers(rows, p.name, plan, seed=SEED) for p in prompts}
     items = [
         [
@@ -163,7 +168,8 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
         "paper",
         shots=[0],
         split=SPLIT,
-        resample="items",
+        layout=PLANTED_LAYOUT,
+        bootstrap_unit="items",
         n_resamples=N_RESAMPLES,
         seed=SEED,
         device="cpu",
@@ -177,7 +183,7 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
     intro = (
         "A tiny Llama trained for this demo (some seconds of CPU) on the sample's train split to answer with a "
         "**planted bias**; then evaluated by `jbbq evaluate --preset paper` with the paper's three prompts and "
-        f"generated answers, overridden to 0 shots on split `{SPLIT}` (the questions it was trained on: five "
+        f"generated answers, overridden to 0 shots and the compact prompt layout (a line-level tiny model learns it) on split `{SPLIT}` (the questions it was trained on: five "
         "templates cannot teach a model this small which person an unseen template stereotypes). So the numbers "
         "check that prompting, generation, parsing, scoring and intervals recover a known bias; they say nothing "
         "about any real model. The questions are the project's sample templates, not JBBQ. Intervals resample "

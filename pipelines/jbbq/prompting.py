@@ -1,10 +1,16 @@
 """JBBQ prompts as data: load the versioned YAML files, pick few-shot examples, render.
 
-A prompt file (``pipelines/jbbq/prompts/<name>.yaml``, or any path) holds the
-instruction and the layout of one question; nothing about the wording lives in
-code. A rendered question is either chat messages (system, then one
-user/assistant pair per shot, then the user turn) or one plain string
-(``plain.header`` + ``plain.shot`` per shot + ``plain.query``).
+A prompt is two files, both data: its words (``pipelines/jbbq/prompts/<name>.yaml``: the
+``instruction``, appendix A.1 of Yanaka et al., 2024) and a layout
+(``pipelines/jbbq/prompts/layouts/<layout>.yaml``: how a harness wraps the instruction, lays
+out one question and the few-shot block). ``llm-jp-eval`` is the layout of the harness the
+paper ran (the default, and the ``paper`` and ``table4`` presets'); ``compact`` is the layout
+bias-hub used before (ours). A prompt file of your own may instead hold every field itself
+(``system``, ``user``, ``assistant``, ``plain``): it then has its own layout.
+
+A rendered question is either chat messages (system, then one user/assistant pair per shot,
+then the user turn) or one plain string (``plain.header`` + ``plain.shot`` per shot +
+``plain.query``).
 """
 
 from __future__ import annotations
@@ -20,21 +26,31 @@ import yaml
 from bias_hub.builders.shared.files import read_text
 
 __all__ = [
+    "DEFAULT_LAYOUT",
+    "LAYOUTS",
+    "LAYOUT_DIR",
     "PROMPT_DIR",
     "PROMPT_NAMES",
     "PromptSpec",
+    "load_layout",
     "load_prompt",
     "select_shots",
     "template_key",
 ]
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
+LAYOUT_DIR = PROMPT_DIR / "layouts"
+LAYOUTS = ("llm-jp-eval", "compact")
+DEFAULT_LAYOUT = "llm-jp-eval"
+# A prompt file that holds these fields itself has its own layout.
+_OWN_LAYOUT = "own"
 # The paper's three prompts, in the order its tables and Figure 1 use.
 PROMPT_NAMES = ("basic", "unknown", "paraphrase")
 
 _QUESTION_FIELDS = ("context", "question", "ans0", "ans1", "ans2")
 # field -> placeholders it must use, and may use
 _PLACEHOLDERS = {
+    "system": {"instruction"},
     "user": set(_QUESTION_FIELDS),
     "assistant": {"answer"},
     "plain.header": {"system"},
@@ -64,6 +80,8 @@ class PromptSpec:
     plain_query: str
     description: str = ""
     path: str = ""
+    # the layout's name@version, or "own" (the prompt file lays itself out)
+    layout: str = _OWN_LAYOUT
 
     @property
     def label(self) -> str:
@@ -97,41 +115,55 @@ class PromptSpec:
         return "".join(parts)
 
 
-def _resolve(name_or_path: str | Path) -> Path:
+def _resolve(name_or_path: str | Path, folder: Path = PROMPT_DIR, what: str = "--prompt") -> Path:
     candidate = Path(name_or_path)
     if candidate.suffix in (".yaml", ".yml", ".json") or candidate.exists():
         if not candidate.is_file():
-            raise FileNotFoundError(f"prompt file {str(candidate)!r} does not exist")
+            raise FileNotFoundError(f"{what.lstrip('-')} file {str(candidate)!r} does not exist")
         return candidate
-    builtin = PROMPT_DIR / f"{name_or_path}.yaml"
+    builtin = folder / f"{name_or_path}.yaml"
     if not builtin.is_file():
-        known = ", ".join(sorted(p.stem for p in PROMPT_DIR.glob("*.yaml")))
+        known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml")))
+        extra = "'all', " if what == "--prompt" else ""
         raise ValueError(
-            f"--prompt: unknown prompt {str(name_or_path)!r}; expected one of {known}, 'all', "
-            "or the path of a prompt .yaml file"
+            f"{what}: unknown {what.lstrip('-')} {str(name_or_path)!r}; expected one of {known}, "
+            f"{extra}or the path of a .yaml file"
         )
     return builtin
 
 
-def load_prompt(name_or_path: str | Path) -> PromptSpec:
-    """Read and validate one prompt file (a built-in name or a path)."""
-    path = _resolve(name_or_path)
+def _read_mapping(path: Path, what: str) -> dict:
     try:
         data = yaml.safe_load(read_text(path))
     except yaml.YAMLError as err:
-        raise ValueError(f"prompt file {path}: not valid YAML ({err})") from err
+        raise ValueError(f"{what} file {path}: not valid YAML ({err})") from err
     if not isinstance(data, dict):
         raise ValueError(
-            f"prompt file {path}: expected a mapping of fields, got {type(data).__name__}"
+            f"{what} file {path}: expected a mapping of fields, got {type(data).__name__}"
         )
+    return data
+
+
+def _text_field(path: Path, what: str, field: str, value) -> str:
+    if value is None or (isinstance(value, str) and not value.strip() and field != "plain.header"):
+        raise ValueError(f"{what} file {path}: missing field {field!r}")
+    if not isinstance(value, (str, int, float)):
+        raise ValueError(
+            f"{what} file {path}: field {field!r} must be text, got {type(value).__name__}"
+        )
+    return str(value)
+
+
+def _layout_fields(data: dict, path: Path, what: str) -> dict[str, str]:
+    """``system``, ``user``, ``assistant`` and ``plain.*`` of a layout (or a self-laid prompt,
+    whose ``system`` is text, not a template), checked: every placeholder known, the question
+    fields all shown."""
     plain = data.get("plain")
     if not isinstance(plain, dict):
         raise ValueError(
-            f"prompt file {path}: missing field 'plain' (a mapping with header, shot and query)"
+            f"{what} file {path}: missing field 'plain' (a mapping with header, shot and query)"
         )
     values = {
-        "name": data.get("name"),
-        "version": data.get("version"),
         "system": data.get("system"),
         "user": data.get("user"),
         "assistant": data.get("assistant"),
@@ -139,41 +171,61 @@ def load_prompt(name_or_path: str | Path) -> PromptSpec:
         "plain.shot": plain.get("shot"),
         "plain.query": plain.get("query"),
     }
-    for field, value in values.items():
-        if value is None or (
-            isinstance(value, str) and not value.strip() and field != "plain.header"
-        ):
-            raise ValueError(f"prompt file {path}: missing field {field!r}")
-        if not isinstance(value, (str, int, float)):
-            raise ValueError(
-                f"prompt file {path}: field {field!r} must be text, got {type(value).__name__}"
-            )
+    values = {field: _text_field(path, what, field, value) for field, value in values.items()}
     for field, allowed in _PLACEHOLDERS.items():
-        used = _placeholders(str(values[field]), f"prompt file {path}, field {field!r}")
+        if field == "system" and what == "prompt":
+            continue
+        used = _placeholders(values[field], f"{what} file {path}, field {field!r}")
         unknown = used - allowed
         if unknown:
             raise ValueError(
-                f"prompt file {path}: field {field!r} uses unknown placeholder(s) "
+                f"{what} file {path}: field {field!r} uses unknown placeholder(s) "
                 f"{sorted(unknown)}; allowed: {sorted(allowed)}"
             )
         if field == "user" and used != allowed:
             raise ValueError(
-                f"prompt file {path}: field 'user' must show {sorted(allowed)}; "
+                f"{what} file {path}: field 'user' must show {sorted(allowed)}; "
                 f"missing {sorted(allowed - used)}"
             )
-        if field != "user" and field != "plain.header" and not used:
-            raise ValueError(f"prompt file {path}: field {field!r} must use {sorted(allowed)}")
+        if field not in ("user", "plain.header", "system") and not used:
+            raise ValueError(f"{what} file {path}: field {field!r} must use {sorted(allowed)}")
+    return values
+
+
+def load_layout(name_or_path: str | Path) -> tuple[str, dict[str, str]]:
+    """A layout file (a built-in name or a path): its ``name@version`` and its fields."""
+    path = _resolve(name_or_path, LAYOUT_DIR, "--layout")
+    data = _read_mapping(path, "layout")
+    name = _text_field(path, "layout", "name", data.get("name"))
+    version = _text_field(path, "layout", "version", data.get("version"))
+    return f"{name}@{version}", _layout_fields(data, path, "layout")
+
+
+def load_prompt(name_or_path: str | Path, layout: str | Path = DEFAULT_LAYOUT) -> PromptSpec:
+    """Read and validate one prompt file (a built-in name or a path), laid out by ``layout``
+    (a built-in layout name or a layout file) unless the file holds its own layout."""
+    path = _resolve(name_or_path)
+    data = _read_mapping(path, "prompt")
+    name = _text_field(path, "prompt", "name", data.get("name"))
+    version = _text_field(path, "prompt", "version", data.get("version"))
+    if "instruction" in data:
+        instruction = _text_field(path, "prompt", "instruction", data["instruction"])
+        layout_label, fields = load_layout(layout)
+        fields = dict(fields, system=fields["system"].format(instruction=instruction))
+    else:
+        layout_label, fields = _OWN_LAYOUT, _layout_fields(data, path, "prompt")
     return PromptSpec(
-        name=str(values["name"]),
-        version=str(values["version"]),
-        system=str(values["system"]),
-        user=str(values["user"]),
-        assistant=str(values["assistant"]),
-        plain_header=str(values["plain.header"]),
-        plain_shot=str(values["plain.shot"]),
-        plain_query=str(values["plain.query"]),
+        name=name,
+        version=version,
+        system=fields["system"],
+        user=fields["user"],
+        assistant=fields["assistant"],
+        plain_header=fields["plain.header"],
+        plain_shot=fields["plain.shot"],
+        plain_query=fields["plain.query"],
         description=str(data.get("description", "")),
         path=str(path),
+        layout=layout_label,
     )
 
 

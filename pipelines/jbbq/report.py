@@ -23,8 +23,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from bias_hub.builders.shared.files import atomic_write_text
-from bias_hub.builders.shared.text import markdown_table, with_interval
+from bias_hub.builders.shared.files import atomic_write_text, read_text
+from bias_hub.builders.shared.text import code_span, markdown_table, table_cell, with_interval
+from bias_hub.pipelines.common.answer_reading import RULES
 from bias_hub.pipelines.common.presets import preset_markdown
 from bias_hub.pipelines.common.run_folder import RunFolder
 
@@ -101,7 +102,7 @@ def run_table(run: dict) -> str:
     rows = []
     for category, scores in sorted(metrics.get("per_category", {}).items()):
         rows.append(
-            [category]
+            [table_cell(category)]
             + [with_interval(scores.get(key), _interval(scores, key)) for key, _ in COLUMNS]
             + [format_cell(scores.get("unparsable_rate"))]
         )
@@ -147,7 +148,10 @@ def comparisons_table(comparisons: dict) -> str:
     rows = []
     for row in comparisons["rows"]:
         a, b = row["a"], row["b"]
-        pair = f"{prompt_label(a['prompt'])} {a['shots']}-shot → {prompt_label(b['prompt'])} {b['shots']}-shot"
+        pair = (
+            f"{table_cell(prompt_label(a['prompt']))} {a['shots']}-shot → "
+            f"{table_cell(prompt_label(b['prompt']))} {b['shots']}-shot"
+        )
         interval = {"low": row["low"], "high": row["high"]}
         p = "n/a" if row["p_value"] is None else f"{row['p_value']:.4f}"
         p_holm = "n/a" if row["p_holm"] is None else f"{row['p_holm']:.4f}"
@@ -324,7 +328,10 @@ def _preset_lines(results: dict) -> list[str]:
         SimpleNamespace(preset=preset["name"], departures=preset.get("departures") or [])
     )
     if preset.get("source"):
-        lines += [f"Preset source: study `{preset['source']}` (`pipelines/studies/jbbq.yaml`).", ""]
+        lines += [
+            f"Preset source: study {code_span(preset['source'])} (`pipelines/studies/jbbq.yaml`).",
+            "",
+        ]
     return lines
 
 
@@ -344,24 +351,34 @@ def _setting_lines(results: dict) -> list[str]:
                 f"question(s) are held out of the evaluation (templates {held}): no evaluated "
                 "question shares a template with a shot."
             )
-    uncertainty = results.get("uncertainty") or {}
-    if uncertainty.get("confidence_level"):
+    intervals = results["intervals"]
+    if intervals["confidence_level"]:
         unit = (
             "whole templates resampled within each category (questions of one template are not independent)"
-            if uncertainty["unit"] == "templates"
+            if intervals["bootstrap_unit"] == "templates"
             else "questions resampled"
         )
         interval_line = (
-            f"Intervals: {uncertainty['confidence_level']:.0%} bootstrap (`bbq_bias`, BCa where defined, "
-            f"else percentile; {uncertainty['n_resamples']} resamples, seed {uncertainty['seed']}; "
+            f"Intervals: {intervals['confidence_level']:.0%} bootstrap (`bbq_bias`, BCa where defined, "
+            f"else percentile; {intervals['n_resamples']} resamples, seed {intervals['seed']}; "
             f"{unit}), written `0.42 [0.37, 0.47]`."
         )
     else:
         interval_line = "No intervals (`--confidence-level 0`)."
+    layouts = sorted({run.get("layout", "own") for run in results["runs"]})
+    reader = results.get("answer_reader")
+    reading_line = (
+        f"Replies read by the `{reader}` answer reader (`bias_hub.pipelines.common.answer_reading`); "
+        "the share read by each rule is under *How the replies were read*."
+        if reader
+        else "Answers chosen by log-likelihood: no reply is read."
+    )
     return [
         *_preset_lines(results),
-        f"Scorer: {results['scorer']}; scoring `{results['scoring']}`; chat template `{settings['chat']}`; "
-        f"split `{settings['split']}` of `{results['dataset']}` (config `{settings['config']}`); "
+        f"Prompt layout: {', '.join(code_span(name) for name in layouts)}. {reading_line}",
+        "",
+        f"Scorer: {results['scorer']}; scoring {code_span(results['scoring'])}; chat template {code_span(settings['chat'])}; "
+        f"split {code_span(settings['split'])} of {code_span(results['dataset'])} (config {code_span(settings['config'])}); "
         f"{results['runs'][0]['n_questions']} questions per run; seed {settings['seed']}.",
         "",
         shots_line,
@@ -403,6 +420,9 @@ def report(results: dict, figure_names: list[str]) -> str:
             comparisons_table(comparisons),
             "",
         ]
+    readings = [(run, run.get("reading")) for run in results["runs"] if run.get("reading")]
+    if readings:
+        lines += ["## How the replies were read", "", reading_table(readings), ""]
     lines += [
         "## Every run",
         "",
@@ -414,7 +434,7 @@ def report(results: dict, figure_names: list[str]) -> str:
     ]
     for run in results["runs"]:
         lines += [
-            f"### prompt `{run['prompt']}` (v{run['prompt_version']}), {run['shots']}-shot",
+            f"### prompt {code_span(run['prompt'])} (v{run['prompt_version']}), {run['shots']}-shot",
             "",
             f"{run['n_questions']} questions in {run['seconds']} s; "
             "few-shot examples (category/example_id): "
@@ -439,6 +459,21 @@ def report(results: dict, figure_names: list[str]) -> str:
     return "\n".join(lines)
 
 
+def reading_table(readings: list[tuple[dict, dict]]) -> str:
+    """One row per run: the share of its replies read by each rule of the answer reader, and
+    the share read at all (coverage)."""
+    rules = [rule for rule in RULES if any(rule in reading["rules"] for _, reading in readings)]
+    rows = [
+        [
+            f"{prompt_label(run['prompt'])} {run['shots']}-shot",
+            *(f"{reading['rules'].get(rule, 0) / reading['replies']:.1%}" for rule in rules),
+            f"{reading['coverage']:.1%}",
+        ]
+        for run, reading in readings
+    ]
+    return markdown_table(["run", *rules, "read"], rows)
+
+
 def load_results(path: str | Path) -> dict:
     """A ``jbbq evaluate`` results.json, checked enough to draw from."""
     path = Path(path)
@@ -446,8 +481,9 @@ def load_results(path: str | Path) -> dict:
         raise FileNotFoundError(
             f"{path}: no such results file (give the results.json of a `jbbq evaluate` run)"
         )
+    text = read_text(path)
     try:
-        results = json.loads(path.read_text(encoding="utf-8"))
+        results = json.loads(text)
     except ValueError as err:
         raise ValueError(f"{path}: not valid JSON ({err})") from None
     runs = results.get("runs") if isinstance(results, dict) else None
@@ -552,7 +588,9 @@ def _render_figure(results: dict, folder: Path) -> None:
         "",
         table4(columns),
         "",
-        "Sources: " + ", ".join(f"`{entry['source']}`" for entry in results["models"]) + ".",
+        "Sources: "
+        + ", ".join(f"{code_span(entry['source'])}" for entry in results["models"])
+        + ".",
         "",
     ]
     atomic_write_text(folder / "figure.md", "\n".join(text))
@@ -621,7 +659,10 @@ def table4_layout(results: dict | None, printed: dict) -> str:
         + [_paper_cell(values[hub_id].get(key)) for hub_id in order]
         for key in keys
     ]
-    head = ["category-context", f"ours: {results['model']}" if run is not None else "ours"]
+    head = [
+        "category-context",
+        f"ours: {table_cell(results['model'])}" if run is not None else "ours",
+    ]
     head += [
         f"paper: {names.get(hub_id, hub_id)}" + (" (this model)" if hub_id == same else "")
         for hub_id in order
@@ -651,7 +692,7 @@ def figure1_layout(results: dict | None, printed: dict) -> str:
     for run in (run for run in results["runs"] if run["shots"] == shots):
         metrics = run["metrics"]
         rows.append(
-            [prompt_label(run["prompt"])]
+            [table_cell(prompt_label(run["prompt"]))]
             + [with_interval(metrics.get(key), _interval(metrics, key)) for key, _ in COLUMNS]
         )
     lines.append(

@@ -24,15 +24,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bias_hub.builders.shared.api_cache import APIFailure
-from bias_hub.builders.shared.api_cache_openai import ChatCompletions
+from bias_hub.builders.shared.api_cache_openai import ChatCompletions, TextCompletions
 from bias_hub.builders.shared.console import stage
 from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.builders.shared.secrets import redact
 from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split, load_metric
+from bias_hub.pipelines.common.answer_reading import RULES, UNPARSABLE, UNREAD_RULES
 from bias_hub.pipelines.common.presets import load_preset, preset_names, preset_record
+from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
 from bias_hub.pipelines.jbbq.comparisons import compare_runs
 from bias_hub.pipelines.jbbq.distributed import is_main_process, process_state, score_sharded
-from bias_hub.pipelines.jbbq.hf_backend import HFModel
+from bias_hub.pipelines.jbbq.openai_backend import API_KINDS
 from bias_hub.pipelines.jbbq.prompting import (
     PROMPT_NAMES,
     PromptSpec,
@@ -42,7 +44,7 @@ from bias_hub.pipelines.jbbq.prompting import (
 )
 from bias_hub.pipelines.jbbq.report import format_cell, render
 from bias_hub.pipelines.jbbq.scorers import SCORING_MODES, APIScorer, HFScorer, Scorer
-from bias_hub.pipelines.jbbq.settings import BACKENDS, COMMAND, RESAMPLE_UNITS, Settings
+from bias_hub.pipelines.jbbq.settings import BACKENDS, COMMAND, Settings
 
 __all__ = ["QUESTION_FIELDS", "Settings", "load_questions", "run_evaluate", "score_predictions"]
 
@@ -69,8 +71,14 @@ _NOT_RECORDED = ("token", "progress")
 def _with_preset_record(settings: Settings) -> Settings:
     """The departures from a built-in preset, worked out from the values in force (so a
     ``Settings`` built by hand is recorded as honestly as one from ``--preset``); a chat-completions
-    API always takes chat messages, so the preset's plain-text prompt (``chat: no``) turns ``auto``."""
-    if settings.backend == "openai" and settings.chat == "no" and settings.preset is not None:
+    API always takes chat messages, so the preset's plain-text prompt (``chat: no``) turns ``auto``
+    there (``--api completions`` sends the plain prompt itself)."""
+    if (
+        settings.backend == "openai"
+        and settings.api == "chat"
+        and settings.chat == "no"
+        and settings.preset is not None
+    ):
         settings = dataclasses.replace(settings, chat="auto")
     if settings.preset is None or settings.preset not in preset_names(COMMAND):
         return settings  # no preset, or a preset file: `--preset` recorded its departures
@@ -92,7 +100,7 @@ def _check(settings: Settings) -> None:
         "scoring": SCORING_MODES,
         "chat": ("auto", "yes", "no"),
         "max_tokens_field": ("max_tokens", "max_completion_tokens"),
-        "resample": RESAMPLE_UNITS,
+        "api": API_KINDS,
     }
     for name, allowed in choices.items():
         if getattr(settings, name) not in allowed:
@@ -121,16 +129,28 @@ def _check(settings: Settings) -> None:
         raise ValueError(f"--shots: a count appears twice in {settings.shots}")
     if settings.limit is not None and settings.limit < 1:
         raise ValueError(f"--limit must be >= 1, got {settings.limit}")
-    if settings.backend == "openai" and settings.chat == "no":
+    if settings.backend == "openai" and settings.api == "chat" and settings.chat == "no":
         raise ValueError(
-            "--chat no: the chat-completions API always takes chat messages; pass --chat auto"
+            "--chat no: the chat-completions API always takes chat messages; pass --chat auto, "
+            "or --api completions to send the plain prompt"
         )
+    if settings.backend == "openai" and settings.api == "completions":
+        if settings.chat == "yes":
+            raise ValueError(
+                "--chat yes: --api completions sends the plain prompt (no chat template); "
+                "use --api chat for the server's chat template"
+            )
+        if settings.max_tokens_field != "max_tokens":
+            raise ValueError(
+                f"--max-tokens-field {settings.max_tokens_field}: the completions API takes max_tokens"
+            )
     if settings.backend != "hf" and process_state() is not None:
         raise ValueError("accelerate launch: only --backend hf runs data-parallel")
 
 
 def _rows(folder: Path, settings: Settings, split: str) -> list[dict]:
-    rows = [dict(row) for row in load_dataset_split(folder, settings.config, split)]
+    # to_list: a row at a time, datasets formats every row on its own (15 s for 12,000 rows).
+    rows = load_dataset_split(folder, settings.config, split).to_list()
     missing = [name for name in QUESTION_FIELDS if rows and name not in rows[0]]
     if missing:
         raise ValueError(
@@ -214,7 +234,7 @@ def _columns(rows: Sequence[dict], settings: Settings) -> dict:
         "context_conditions": [row["context_condition"] for row in rows],
         "categories": [row["category"] for row in rows],
     }
-    if settings.resample == "templates":
+    if settings.bootstrap_unit == "templates":
         columns["templates"] = [row["question_index"] for row in rows]
     return columns
 
@@ -230,7 +250,8 @@ def score_predictions(
 def _scorer(model: str, settings: Settings) -> Scorer:
     """The backend: a local model loaded as a causal LM, or the API client (key and cache checked)."""
     if settings.backend == "openai":
-        client = ChatCompletions(
+        endpoint = TextCompletions if settings.api == "completions" else ChatCompletions
+        client = endpoint(
             model,
             base_url=settings.base_url,
             api_key_env=settings.api_key_env,
@@ -246,11 +267,15 @@ def _scorer(model: str, settings: Settings) -> Scorer:
             max_new_tokens=settings.max_new_tokens,
             progress=settings.progress,
             max_tokens_field=settings.max_tokens_field,
+            api=settings.api,
+            reader=settings.answer_reader,
         )
     options = settings.model_options()
     state = process_state()
     if state is not None and settings.device is None and settings.device_map is None:
         options = dataclasses.replace(options, device=str(state.device))  # one device per process
+    from bias_hub.pipelines.jbbq.hf_backend import HFModel  # the 'models' extra: torch
+
     hf = HFModel.load(
         model,
         options,
@@ -259,7 +284,11 @@ def _scorer(model: str, settings: Settings) -> Scorer:
         batch_tokens=settings.batch_tokens,
     )
     return HFScorer(
-        hf, chat=settings.chat, max_new_tokens=settings.max_new_tokens, progress=settings.progress
+        hf,
+        chat=settings.chat,
+        max_new_tokens=settings.max_new_tokens,
+        progress=settings.progress,
+        reader=settings.answer_reader,
     )
 
 
@@ -281,7 +310,7 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
     if settings.prompts == ["all"]:
         settings = dataclasses.replace(settings, prompts=list(PROMPT_NAMES))
     _check(settings)
-    prompts = [load_prompt(name) for name in settings.prompts]
+    prompts = [load_prompt(name, settings.layout) for name in settings.prompts]
     main = is_main_process()
     # Before any model is loaded or request paid for: an unwritable --out fails here.
     folder = RunFolder(out_dir) if main else None
@@ -317,6 +346,8 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
                 "backend": settings.backend,
                 "scorer": scorer.description,
                 "scoring": settings.scoring,
+                # generated replies only: a log-likelihood choice is read from the scores
+                "answer_reader": settings.answer_reader if settings.scoring == "generate" else None,
                 "dataset": str(folder_path),
                 "preset": _preset_entry(settings),
                 "settings": _recorded(settings),
@@ -345,7 +376,7 @@ def _recorded(settings: Settings) -> dict:
     return {
         key: value
         for key, value in dataclasses.asdict(settings).items()
-        if key not in _NOT_RECORDED
+        if key not in _NOT_RECORDED and key not in INTERVAL_FIELDS
     }
 
 
@@ -365,6 +396,8 @@ def _evaluate(
     prediction_rows: list[dict] = []
     for prompt in prompts:
         for k in settings.shots:
+            if main:  # what the progress lines below are about
+                log.info("prompt %s, %d-shot: %d questions ...", prompt.label, k, len(rows))
             run_started = time.perf_counter()
             scored = score_sharded(
                 lambda part, prompt=prompt, shown=shots[:k]: scorer.score(
@@ -375,6 +408,7 @@ def _evaluate(
             seconds = time.perf_counter() - run_started
             predicted = [item["prediction"] for item in scored]
             metrics = score_predictions(metric, rows, predicted, settings)
+            reading = reading_record(scored)
             if main:
                 log.info(
                     "prompt %s, %d-shot: %d questions in %.1f s (%s)",
@@ -384,10 +418,12 @@ def _evaluate(
                     seconds,
                     _summary(metrics),
                 )
+                _say_coverage(f"prompt {prompt.label}, {k}-shot", reading, settings.answer_reader)
             runs.append(
                 {
                     "prompt": prompt.name,
                     "prompt_version": prompt.version,
+                    "layout": prompt.layout,
                     "shots": k,
                     # example_id is unique only within a category
                     "shot_examples": [
@@ -400,6 +436,7 @@ def _evaluate(
                     "questions_per_second": round(len(rows) / seconds, 3) if seconds > 0 else None,
                     "metrics": metrics,
                     "error_rates": metrics["error_rates"],
+                    "reading": reading,
                 }
             )
             answers.append(predicted)
@@ -422,20 +459,46 @@ def _evaluate(
             )
     summary = {
         "prompts": {
-            p.name: {"version": p.version, "description": p.description, "file": p.path}
+            p.name: {
+                "version": p.version,
+                "layout": p.layout,
+                "description": p.description,
+                "file": p.path,
+            }
             for p in prompts
         },
-        "uncertainty": {
-            "confidence_level": settings.confidence_level,
-            "n_resamples": settings.n_resamples,
-            "unit": settings.resample,
-            "seed": settings.seed,
-        },
+        "intervals": settings.interval_record(),
         "runs": runs,
         "comparisons": comparisons,
         "seconds": round(time.perf_counter() - started, 3),
     }
     return summary, prediction_rows
+
+
+def reading_record(scored: Sequence[dict]) -> dict | None:
+    """How the replies of one run were read: questions per rule of ``answer_reading`` and the
+    share read (``coverage``); None for log-likelihood scoring (no reply to read)."""
+    rules = [item["rule"] for item in scored if "rule" in item]
+    if not rules:
+        return None
+    counts = {rule: rules.count(rule) for rule in RULES if rule in rules}
+    read = sum(1 for item in scored if item.get("rule") and item["prediction"] != UNPARSABLE)
+    return {"rules": counts, "read": read, "replies": len(rules), "coverage": read / len(rules)}
+
+
+def _say_coverage(what: str, reading: dict | None, reader: str) -> None:
+    if reading is not None and reading["read"] < reading["replies"]:
+        unread = {r: n for r, n in reading["rules"].items() if r in UNREAD_RULES}
+        log.warning(
+            "%s: %d of %d replies (%.1f %%) were not read as an answer by the %s reader (%s); "
+            "they count as unparsable (-1)",
+            what,
+            reading["replies"] - reading["read"],
+            reading["replies"],
+            100 * (1 - reading["coverage"]),
+            reader,
+            ", ".join(f"{rule} {n}" for rule, n in unread.items()),
+        )
 
 
 def _summary(metrics: dict) -> str:

@@ -1,8 +1,9 @@
 """Backends behind one call: ``scorer.score(prompt, rows, shots, scoring) -> list[dict]``.
 
 Each returned dict holds ``prediction`` (the chosen index, ``-1`` when a
-generated reply could not be parsed) plus what it was derived from: ``reply``
-(generate) or ``logprobs`` (loglikelihood, one per choice).
+generated reply could not be read) plus what it was derived from: ``reply`` and
+``rule`` (generate: the reply and the rule of ``answer_reading`` that read it) or
+``logprobs`` (loglikelihood, one per choice).
 """
 
 from __future__ import annotations
@@ -12,11 +13,20 @@ from typing import Protocol
 
 import numpy as np
 
-from bias_hub.pipelines.jbbq.openai_backend import choice_logprobs_from_top, reply_text
-from bias_hub.pipelines.jbbq.parsing import UNPARSABLE, answer_is_settled, parse_answer
+from bias_hub.pipelines.common.answer_reading import (
+    DEFAULT_READER,
+    UNPARSABLE,
+    is_settled,
+    read_row_reply,
+)
+from bias_hub.pipelines.jbbq.openai_backend import (
+    API_KINDS,
+    choice_logprobs_from_top,
+    reply_text,
+)
 from bias_hub.pipelines.jbbq.prompting import PromptSpec
 
-__all__ = ["SCORING_MODES", "Scorer", "HFScorer", "APIScorer"]
+__all__ = ["SCORING_MODES", "Scorer", "HFScorer", "APIScorer", "read_replies"]
 
 SCORING_MODES = ("generate", "loglikelihood")
 N_CHOICES = 3
@@ -36,6 +46,20 @@ def _choices(prompt: PromptSpec) -> list[str]:
     return [prompt.assistant_text(i) for i in range(N_CHOICES)]
 
 
+def read_replies(rows: Sequence[Mapping], replies: Sequence[str], reader: str) -> list[dict]:
+    """Each reply read against its row's options (``answer_reading``): ``prediction``, ``reply``, ``rule``."""
+    out = []
+    for row, reply in zip(rows, replies, strict=True):
+        reading = read_row_reply(row, reply, reader)
+        out.append({"prediction": reading.index, "reply": reply, "rule": reading.rule})
+    return out
+
+
+def _settled(reader: str):
+    """The stopping test of generation under ``reader`` (None: the reply runs to its end)."""
+    return None if reader != "llm-jp-eval" else lambda reply: is_settled(reply, reader)
+
+
 def _argmax(logprobs: Sequence[float]) -> int:
     values = np.asarray(logprobs, dtype=float)
     if not np.isfinite(values).any():
@@ -46,7 +70,14 @@ def _argmax(logprobs: Sequence[float]) -> int:
 class HFScorer:
     """A local ``transformers`` model (see ``hf_backend.HFModel``)."""
 
-    def __init__(self, model, chat: str = "auto", max_new_tokens: int = 8, progress: bool = True):
+    def __init__(
+        self,
+        model,
+        chat: str = "auto",
+        max_new_tokens: int = 8,
+        progress: bool = True,
+        reader: str = DEFAULT_READER,
+    ):
         if chat not in ("auto", "yes", "no"):
             raise ValueError(f"--chat must be auto, yes or no, got {chat!r}")
         if chat == "yes" and not model.has_chat_template:
@@ -58,6 +89,7 @@ class HFScorer:
         self.use_chat = model.has_chat_template if chat == "auto" else chat == "yes"
         self.max_new_tokens = max_new_tokens
         self.progress = progress
+        self.reader = reader
         self.description = f"hf ({'chat template' if self.use_chat else 'plain prompt'})"
 
     def prompt_texts(
@@ -85,19 +117,21 @@ class HFScorer:
             )
             logprobs = self.model.choice_logprobs(ids, choices, progress=self.progress)
             return [{"prediction": _argmax(lp), "logprobs": lp.tolist()} for lp in logprobs]
-        # A reply ends once its answer index is complete (the parser reads nothing after it).
+        # A reply ends once nothing that follows can change how it reads.
         replies = self.model.generate(
-            ids, self.max_new_tokens, progress=self.progress, settled=answer_is_settled
+            ids, self.max_new_tokens, progress=self.progress, settled=_settled(self.reader)
         )
-        return [{"prediction": parse_answer(reply, N_CHOICES), "reply": reply} for reply in replies]
+        return read_replies(rows, replies, self.reader)
 
 
 class APIScorer:
-    """An OpenAI-compatible chat-completions endpoint (``bias_hub.builders.shared.api_cache_openai.ChatCompletions``).
+    """An OpenAI-compatible endpoint (``bias_hub.builders.shared.api_cache_openai``): chat
+    completions (``api="chat"``: the prompt as chat messages) or completions (``api="completions"``:
+    the plain prompt, as ``--chat no`` lays it out for a local model, continued as it is).
 
-    ``loglikelihood`` asks for one token with ``top_logprobs`` and reads the
-    choices' log-probabilities from it; a reply whose top tokens hold none of
-    the choices counts as unparsable.
+    ``loglikelihood`` asks for one token with its top log-probabilities and reads the
+    choices' log-probabilities from them; a reply whose top tokens hold none of the
+    choices counts as unparsable.
     """
 
     def __init__(
@@ -107,41 +141,55 @@ class APIScorer:
         top_logprobs: int = 20,
         progress: bool = True,
         max_tokens_field: str = "max_tokens",
+        api: str = "chat",
+        reader: str = DEFAULT_READER,
     ):
         if max_tokens_field not in ("max_tokens", "max_completion_tokens"):
             raise ValueError(
                 f"--max-tokens-field must be max_tokens or max_completion_tokens, got {max_tokens_field!r}"
             )
+        if api not in API_KINDS:
+            raise ValueError(f"--api must be one of {', '.join(API_KINDS)}, got {api!r}")
         self.client = client
+        self.api = api
         self.max_new_tokens = max_new_tokens
         self.max_tokens_field = max_tokens_field
         self.top_logprobs = top_logprobs
         self.progress = progress
-        self.description = f"openai-compatible API at {client.base_url}"
+        self.reader = reader
+        kind = "chat completions" if api == "chat" else "completions, plain prompt"
+        self.description = f"openai-compatible API at {client.base_url} ({kind})"
 
     def render_example(self, prompt: PromptSpec, row: Mapping, shots: Sequence[Mapping]) -> str:
-        """The chat messages sent for ``row``, one ``[role]`` block each."""
+        """What is sent for ``row``: the plain prompt, or the chat messages, one ``[role]`` block each."""
+        if self.api == "completions":
+            return prompt.plain(row, shots)
         return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in prompt.messages(row, shots))
+
+    def _inputs(
+        self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping]
+    ) -> list[dict]:
+        if self.api == "completions":
+            return [{"prompt": prompt.plain(row, shots)} for row in rows]
+        return [{"messages": prompt.messages(row, shots)} for row in rows]
+
+    def _logprob_fields(self) -> dict:
+        # Chat: a flag and a count; completions: the count itself (the legacy field).
+        if self.api == "completions":
+            return {"logprobs": self.top_logprobs}
+        return {"logprobs": True, "top_logprobs": self.top_logprobs}
 
     def score(
         self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping], scoring: str
     ) -> list[dict]:
-
-        messages = [prompt.messages(row, shots) for row in rows]
+        inputs = self._inputs(prompt, rows, shots)
+        desc = f"{prompt.name} api"
         if scoring == "loglikelihood":
             bodies = [
-                {
-                    "messages": m,
-                    "temperature": 0,
-                    self.max_tokens_field: 1,
-                    "logprobs": True,
-                    "top_logprobs": self.top_logprobs,
-                }
-                for m in messages
+                {**given, "temperature": 0, self.max_tokens_field: 1, **self._logprob_fields()}
+                for given in inputs
             ]
-            responses = self.client.complete(
-                bodies, progress=self.progress, desc=f"{prompt.name} api"
-            )
+            responses = self.client.complete(bodies, progress=self.progress, desc=desc)
             choices = _choices(prompt)
             out = []
             for response in responses:
@@ -149,11 +197,8 @@ class APIScorer:
                 out.append({"prediction": _argmax(lp), "logprobs": lp})
             return out
         bodies = [
-            {"messages": m, "temperature": 0, self.max_tokens_field: self.max_new_tokens}
-            for m in messages
+            {**given, "temperature": 0, self.max_tokens_field: self.max_new_tokens}
+            for given in inputs
         ]
-        responses = self.client.complete(bodies, progress=self.progress, desc=f"{prompt.name} api")
-        return [
-            {"prediction": parse_answer(reply_text(r), N_CHOICES), "reply": reply_text(r)}
-            for r in responses
-        ]
+        responses = self.client.complete(bodies, progress=self.progress, desc=desc)
+        return read_replies(rows, [reply_text(r) for r in responses], self.reader)

@@ -13,44 +13,64 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bias_hub.builders.shared.api_cache_openai import OPENAI_URL
+from bias_hub.pipelines.common.answer_reading import READERS
 from bias_hub.pipelines.common.batching import DEFAULT_BATCH_TOKENS
 from bias_hub.pipelines.common.presets import apply_preset, load_preset
 from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
 
-__all__ = ["BACKENDS", "COMMAND", "RESAMPLE_UNITS", "Settings", "TASK_FIELDS", "with_preset"]
+__all__ = ["BACKENDS", "COMMAND", "Settings", "TASK_FIELDS", "with_preset"]
 
 COMMAND = "jbbq evaluate"
 BACKENDS = ("hf", "openai")
-RESAMPLE_UNITS = ("templates", "items")
-# The settings a preset fixes (prompts, few-shot counts, scoring, chat template, split, reply length).
-TASK_FIELDS = ("prompts", "shots", "scoring", "chat", "split", "max_new_tokens")
+# The settings a preset fixes (prompts and their layout, few-shot counts, scoring, chat template,
+# split, reply length, how a reply is read).
+TASK_FIELDS = (
+    "prompts",
+    "layout",
+    "shots",
+    "scoring",
+    "chat",
+    "split",
+    "max_new_tokens",
+    "answer_reader",
+)
 
 
 @dataclass(kw_only=True)
 class Settings(IntervalSettings, RunSettings):
     """What to evaluate and how (``confidence_level`` None or 0: no intervals, no paired comparisons)."""
 
+    # Whole templates within each category (the questions of one template are not independent),
+    # or single questions.
+    BOOTSTRAP_UNITS = ("templates", "items")
+
     backend: str = "hf"
     # The study preset (pipelines/studies/jbbq.yaml); "none" or None: the defaults below.
     preset: str | None = "paper"
     # the task
     prompts: list[str] = field(default_factory=lambda: ["basic", "unknown", "paraphrase"])
+    # how the prompt is laid out (pipelines/jbbq/prompts/layouts/): a built-in name or a file
+    layout: str = "llm-jp-eval"
     shots: list[int] = field(default_factory=lambda: [0])
     scoring: str = "loglikelihood"
     chat: str = "auto"
     max_new_tokens: int = 8
+    # how a generated reply is read (bias_hub.pipelines.common.answer_reading)
+    answer_reader: str = "lenient"
     split: str = "test"
     config: str = "all"
     categories: list[str] | None = None
     limit: int | None = None
-    # uncertainty (confidence_level, n_resamples: IntervalSettings)
-    resample: str = "templates"
+    # intervals (confidence_level, n_resamples: IntervalSettings)
+    bootstrap_unit: str = "templates"
     # a local model (--backend hf): batches as large as the token budget allows (rows x the
     # longest prompt), at most batch_size rows when given
     batch_size: int | None = None
     batch_tokens: int = DEFAULT_BATCH_TOKENS
     prefix_cache: bool = True
-    # an OpenAI-compatible API (--backend openai)
+    # an OpenAI-compatible API (--backend openai): its chat-completions endpoint (chat messages)
+    # or its completions one (the plain prompt, for a base model behind a server)
+    api: str = "chat"
     base_url: str = OPENAI_URL
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = 4
@@ -90,7 +110,11 @@ def _check_task(settings: Settings) -> None:
         raise ValueError(f"--shots: expected a list of integers >= 0, got {shots!r}")
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
         raise ValueError(f"--max-new-tokens: expected an integer >= 1, got {tokens!r}")
-    for name in ("scoring", "chat", "split"):
+    if settings.answer_reader not in READERS:
+        raise ValueError(
+            f"--answer-reader: expected one of {', '.join(READERS)}, got {settings.answer_reader!r}"
+        )
+    for name in ("scoring", "chat", "split", "layout"):
         if not isinstance(getattr(settings, name), str) or not getattr(settings, name):
             raise ValueError(
                 f"--{name}: expected a non-empty string, got {getattr(settings, name)!r}"

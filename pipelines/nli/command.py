@@ -8,13 +8,18 @@ from pathlib import Path
 from bias_hub.pipelines.common import pipeline_command
 from bias_hub.pipelines.common.arguments import (
     add_interval_flags,
+    add_root_flags,
     settings_defaults,
     settings_from_args,
 )
 from bias_hub.pipelines.nli.data import FORMATS
 from bias_hub.pipelines.nli.random_model import SIZES
 from bias_hub.pipelines.nli.segmentation import CHOICES
-from bias_hub.pipelines.nli.settings import BOOTSTRAP_UNITS, InitSettings
+from bias_hub.pipelines.nli.settings import EvaluateSettings, InitSettings
+
+# The CLI imports torch, transformers, datasets and evaluate before running these commands,
+# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
+LOADS_MODELS = True
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -44,7 +49,9 @@ def _train(inner: argparse._SubParsersAction) -> None:
     data.add_argument("--split", help="split to train on (default: %(default)s)")
     data.add_argument("--dataset-revision", help="dataset revision on the Hub")
     data.add_argument("--eval-dataset", help="optional evaluation set, same forms as --dataset")
-    data.add_argument("--eval-split", help="(default: %(default)s)")
+    data.add_argument(
+        "--eval-split", help="split of --eval-dataset to evaluate on (default: %(default)s)"
+    )
     data.add_argument(
         "--columns", help="PREMISE,HYPOTHESIS,LABEL column names (default: %(default)s)"
     )
@@ -64,12 +71,22 @@ def _train(inner: argparse._SubParsersAction) -> None:
     schedule = train.add_argument_group("training")
     _segmentation(train)
     schedule.add_argument("--tokenizer", help="tokenizer id or folder (default: the model's)")
-    schedule.add_argument("--epochs", type=float, help="(default: %(default)s)")
-    schedule.add_argument("--learning-rate", type=float, help="(default: %(default)s)")
+    schedule.add_argument("--epochs", type=float, help="training epochs (default: %(default)s)")
+    schedule.add_argument(
+        "--learning-rate", type=float, help="peak learning rate of AdamW (default: %(default)s)"
+    )
     schedule.add_argument("--batch-size", type=int, help="per device (default: %(default)s)")
-    schedule.add_argument("--max-length", type=int, help="(default: %(default)s)")
-    schedule.add_argument("--warmup-ratio", type=float, help="(default: %(default)s)")
-    schedule.add_argument("--weight-decay", type=float, help="(default: %(default)s)")
+    schedule.add_argument(
+        "--max-length", type=int, help="tokens per pair, longer pairs cut (default: %(default)s)"
+    )
+    schedule.add_argument(
+        "--warmup-ratio",
+        type=float,
+        help="share of the steps the learning rate warms up over (default: %(default)s)",
+    )
+    schedule.add_argument(
+        "--weight-decay", type=float, help="AdamW weight decay (default: %(default)s)"
+    )
     schedule.add_argument(
         "--no-resume",
         dest="resume",
@@ -107,19 +124,19 @@ def _evaluate(inner: argparse._SubParsersAction) -> None:
         help="tokens one forward pass holds, pairs x the longest (default: %(default)s; halved "
         "on out-of-memory)",
     )
-    evaluate.add_argument("--max-length", type=int, help="(default: %(default)s)")
+    evaluate.add_argument(
+        "--max-length", type=int, help="tokens per pair, longer pairs cut (default: %(default)s)"
+    )
     evaluate.add_argument(
         "--label-map",
         help="map model labels when their names are not NLI names, "
         "e.g. LABEL_0=entailment,LABEL_1=neutral,LABEL_2=contradiction",
     )
     _segmentation(evaluate)
-    add_interval_flags(evaluate, unit="pairs (or templates, see --bootstrap-unit)")
-    evaluate.add_argument(
-        "--bootstrap-unit",
-        choices=BOOTSTRAP_UNITS,
-        help="what the bootstrap resamples: items (pairs within their set, default) or "
-        "templates (the pairs of one template together)",
+    add_interval_flags(
+        evaluate,
+        unit="pairs within their set (or templates, see --bootstrap-unit)",
+        bootstrap_units=EvaluateSettings.BOOTSTRAP_UNITS,
     )
     evaluate.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     evaluate.add_argument(
@@ -168,26 +185,44 @@ def _meta(inner: argparse._SubParsersAction) -> None:
         "200 pairs per set; generated_all with --eval-per-subset pairs drawn where the folder "
         "has no release)",
     )
-    meta.add_argument("--rates", type=float, nargs="+")
+    meta.add_argument(
+        "--rates",
+        type=float,
+        nargs="+",
+        help="the bias rates r to train on, each a training config of --training-sets "
+        "(default: 0.0 0.1 ... 1.0)",
+    )
     meta.add_argument("--seeds", type=int, nargs="+", help="one training run per seed and rate")
     meta.add_argument("--epochs", type=float, help="fine-tuning epochs per rate (paper: 3)")
-    meta.add_argument("--learning-rate", type=float, help="(default: %(default)s)")
-    meta.add_argument("--batch-size", type=int, help="(default: %(default)s)")
-    meta.add_argument("--max-length", type=int, help="(default: %(default)s)")
+    meta.add_argument(
+        "--learning-rate", type=float, help="fine-tuning learning rate (default: %(default)s)"
+    )
+    meta.add_argument(
+        "--batch-size", type=int, help="pairs per training step (default: %(default)s)"
+    )
+    meta.add_argument(
+        "--max-length", type=int, help="tokens per pair, longer pairs cut (default: %(default)s)"
+    )
     meta.add_argument(
         "--base-rate",
         type=float,
         help="first train one base model per seed on this rate, then fine-tune it on every rate "
         "(needed for models trained from scratch; 0.5 works)",
     )
-    meta.add_argument("--base-epochs", type=float, help="(default: %(default)s)")
+    meta.add_argument(
+        "--base-epochs", type=float, help="epochs of the base model (default: %(default)s)"
+    )
     meta.add_argument(
         "--shared-base",
         action="store_true",
         help="one base model for every seed, trained with the first seed (the paper starts "
         "every run from one NLI model); the seeds then differ in their fine-tuning only",
     )
-    meta.add_argument("--base-learning-rate", type=float, help="(default: --learning-rate)")
+    meta.add_argument(
+        "--base-learning-rate",
+        type=float,
+        help="learning rate of the base model (default: --learning-rate)",
+    )
     meta.add_argument(
         "--reinitialize",
         action="store_true",
@@ -256,7 +291,7 @@ def _init_model(inner: argparse._SubParsersAction) -> None:
         type=Path,
         help="built nli_bias_controlled folder (default: nli_bias_controlled under --datasets-root)",
     )
-    init.add_argument("--datasets-root", type=Path, help="where the built dataset folders are")
+    add_root_flags(init, metrics=False)
     init.add_argument(
         "--rate", type=float, help="the rate whose training text builds the vocabulary"
     )
@@ -266,7 +301,11 @@ def _init_model(inner: argparse._SubParsersAction) -> None:
         choices=("wordpiece", "character"),
         help="wordpiece over fugashi words (default) or characters",
     )
-    init.add_argument("--max-length", type=int, help="(default: %(default)s)")
+    init.add_argument(
+        "--max-length",
+        type=int,
+        help="the tokenizer's longest input in tokens (default: %(default)s)",
+    )
     init.add_argument(
         "--dropout",
         type=float,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bias_hub.builders.shared.files import text_lines
 from bias_hub.pipelines.nli.labels import LABELS, label_aliases
 
 __all__ = [
@@ -63,6 +64,11 @@ def load_table(
                     f"{spec}: unknown file type {path.suffix!r}; expected one of {', '.join(_FILE_BUILDERS)}"
                 )
             extra = {"delimiter": "\t"} if path.suffix.lower() == ".tsv" else {}
+            if builder != "parquet":
+                # Through the one reader first: a file in another encoding is named with its
+                # line and byte (datasets says only that the generation failed).
+                for _ in text_lines(path):
+                    pass
             table = datasets.load_dataset(
                 builder, data_files={split: str(path)}, split=split, download_mode=_REREAD, **extra
             )
@@ -196,8 +202,10 @@ class TrainingPairs:
 
 
 def _first_line(path: Path) -> str:
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        return handle.readline().rstrip("\r\n")
+    try:
+        return next(text_lines(path), "")
+    except ValueError:  # not UTF-8: not JSNLI either (the reader of the file says why)
+        return ""
 
 
 def is_jsnli(path: str | Path) -> bool:
@@ -220,25 +228,23 @@ def read_jsnli(path: str | Path):
 
     path = Path(path)
     premises, hypotheses, labels = [], [], []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            line = line.rstrip("\r\n")
-            if not line:
-                continue
-            fields = line.split("\t")
-            if len(fields) != _JSNLI_FIELDS:
-                raise ValueError(
-                    f"{path}, line {number}: JSNLI lines are label<TAB>premise<TAB>hypothesis, "
-                    f"found {len(fields)} tab-separated field(s)"
-                )
-            label = label_aliases(fields[0])
-            if label is None:
-                raise ValueError(
-                    f"{path}, line {number}: label {fields[0]!r} is not one of {', '.join(LABELS)}"
-                )
-            premises.append(fields[1])
-            hypotheses.append(fields[2])
-            labels.append(LABELS.index(label))
+    for number, line in enumerate(text_lines(path), start=1):
+        if not line:
+            continue
+        fields = line.split("\t")
+        if len(fields) != _JSNLI_FIELDS:
+            raise ValueError(
+                f"{path}, line {number}: JSNLI lines are label<TAB>premise<TAB>hypothesis, "
+                f"found {len(fields)} tab-separated field(s)"
+            )
+        label = label_aliases(fields[0])
+        if label is None:
+            raise ValueError(
+                f"{path}, line {number}: label {fields[0]!r} is not one of {', '.join(LABELS)}"
+            )
+        premises.append(fields[1])
+        hypotheses.append(fields[2])
+        labels.append(LABELS.index(label))
     if not labels:
         raise ValueError(f"{path}: no JSNLI lines (label<TAB>premise<TAB>hypothesis)")
     features = datasets.Features(

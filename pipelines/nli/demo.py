@@ -14,8 +14,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from bias_hub.builders.nli_bias_controlled import build
-from bias_hub.pipelines.common import repo_root
+from bias_hub.pipelines.common.locations import default_datasets_root, ensure_built
 from bias_hub.pipelines.common.presets import apply_preset, load_preset
 from bias_hub.pipelines.nli import meta_evaluation, report
 from bias_hub.pipelines.nli.evaluation import load_evaluation_rows
@@ -73,16 +72,6 @@ run `bias-hub nli meta-evaluate --model ID` with the paper's settings (learning 
 3 epochs, no base rate, no token dropout)."""
 
 
-def _ensure_datasets(datasets_root: Path) -> None:
-    """Build the two dataset folders the demo reads when `make datasets` has not."""
-    if not (datasets_root / "nli_gender_bias" / "README.md").is_file():
-        raise FileNotFoundError(
-            f"{datasets_root / 'nli_gender_bias'} is missing; run `make datasets` first"
-        )
-    if not (datasets_root / "nli_bias_controlled" / "README.md").is_file():
-        build(datasets_root)
-
-
 def run_demo(
     out_dir: Path, datasets_root: Path | None = None, seeds: Sequence[int] | None = None
 ) -> dict:
@@ -90,8 +79,10 @@ def run_demo(
     import torch  # torch: heavy, loaded when the demo runs
 
     torch.set_num_threads(min(torch.get_num_threads(), os.cpu_count() or 1))
-    datasets_root = Path(datasets_root) if datasets_root else repo_root() / "datasets"
-    _ensure_datasets(datasets_root)
+    # The data root every command reads; the two folders are built there when they are not yet.
+    datasets_root = Path(datasets_root) if datasets_root else default_datasets_root()
+    for name in ("nli_gender_bias", "nli_bias_controlled"):
+        ensure_built(name, datasets_root)
     hidden, layers = SIZES[SIZE][:2]
     # The starting model lives in a temporary folder deleted after the run: the report names what it was.
     label = f"a {layers}-layer BERT (hidden {hidden}) made from scratch by the demo (not kept)"

@@ -48,6 +48,8 @@ from bias_hub.pipelines.common import (
     resolve_device,
     resolve_dtype,
 )
+from bias_hub.pipelines.common.locations import default_datasets_root
+from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
 from bias_hub.pipelines.common.stats import correlation, holm
 from bias_hub.pipelines.nli import segmentation, training, training_loop
 from bias_hub.pipelines.nli.evaluation import SUBSETS, evaluation_config, score_predictions
@@ -87,7 +89,7 @@ def training_sets_folder(spec: str | Path | None, datasets_root: str | Path | No
     except FileNotFoundError:
         raise FileNotFoundError(
             f"--training-sets {spec or TRAINING_SETS}: not a built dataset folder (no README.md card), "
-            f"neither as given nor under {datasets_root or 'the repository datasets/'}; build it with "
+            f"neither as given nor under {datasets_root or default_datasets_root()}; build it with "
             f"`bias-hub build {TRAINING_SETS}` (the authors' released bias-controlled-set_v1.1: "
             f"`bias-hub build {TRAINING_SETS} --authors-dir DIR --train-on-dev --out-root D`) and point "
             "--training-sets at it"
@@ -604,10 +606,22 @@ def run_meta_evaluation(
             outcome["training_loss"],
         )
 
-    with tempfile.TemporaryDirectory(dir=work_dir) as scratch:
+    bases = 0 if settings.base_rate is None else 1 if settings.shared_base else len(settings.seeds)
+    models = len(settings.seeds) * len(rates) + bases
+    with (
+        tempfile.TemporaryDirectory(dir=work_dir) as scratch,
+        console.progress_meter(
+            "meta-evaluation", total=models, unit="model", enabled=settings.progress
+        ) as advance,
+    ):
         plan = _plan(model_id, training, evaluation, settings)
         plan.work_dir = scratch
-        _tasks(plan, on_done)
+
+        def counted(outcome: dict) -> None:
+            on_done(outcome)
+            advance(1)
+
+        _tasks(plan, counted)
     runs.sort(key=lambda run: (list(settings.seeds).index(run["seed"]), run["rate"]))
     summary = summarise(runs, rates, settings)
     if level:
@@ -661,8 +675,10 @@ def extreme_rates_compared(
 
 
 def recorded_settings(settings) -> dict:
-    """The meta-evaluation's own settings, for results.json (the shared ones are in the manifest)."""
+    """The meta-evaluation's own settings, for results.json (the shared ones are in the manifest,
+    the interval ones under ``"intervals"``)."""
     shared = {item.name for item in fields(RunSettings)} | {"description", "model_label"}
+    shared |= INTERVAL_FIELDS
     return {
         item.name: getattr(settings, item.name)
         for item in fields(settings)
@@ -721,6 +737,7 @@ def summarise(runs: list[dict], rates: list[float], settings) -> dict:
 
     return {
         "settings": recorded_settings(settings),
+        "intervals": settings.interval_record(),
         "rates": rates,
         "runs": runs,
         "per_seed": per_seed,

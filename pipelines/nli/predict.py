@@ -19,7 +19,7 @@ __all__ = ["encode_pairs", "predict_logits", "to_canonical_probabilities"]
 
 
 def encode_pairs(
-    tokenizer, premises: Sequence[str], hypotheses: Sequence[str], max_length: int = 128
+    tokenizer, premises: Sequence[str], hypotheses: Sequence[str], max_length: int
 ) -> list[list[int]] | dict:
     """Token ids of each pair, unpadded (``{"input_ids": [...], "token_type_ids": [...]}``)."""
     if len(premises) != len(hypotheses):

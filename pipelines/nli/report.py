@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from bias_hub.builders.shared.files import atomic_write_text
-from bias_hub.builders.shared.text import fmt, markdown_table
+from bias_hub.builders.shared.text import code_span, fmt, markdown_table, table_cell
 from bias_hub.builders.shared.text import with_interval as _with_interval
 from bias_hub.pipelines.common.presets import preset_markdown
 from bias_hub.pipelines.nli.evaluation import SHORT, SUBSETS, table_row
@@ -102,7 +102,7 @@ def comparison_markdown(models: dict[str, dict]) -> str:
         shares = result.get("fraction_intervals") or {}
         thresholds = result.get("threshold_neutral") or {}
         row = [
-            name,
+            table_cell(name),
             rank[name],
             with_interval(result["bias_score"], intervals.get("bias_score")),
             with_interval(result.get("fraction_neutral"), intervals.get("fraction_neutral")),
@@ -140,7 +140,10 @@ def comparison_markdown(models: dict[str, dict]) -> str:
     columns = [f"{label[0]}_{SHORT[subset]}" for subset in SUBSETS for label in LABELS]
     table = markdown_table(
         ["model", *columns],
-        [[name, *(fmt(row.get(c)) for c in columns)] for name, row in fractions.items()],
+        [
+            [table_cell(name), *(fmt(row.get(c)) for c in columns)]
+            for name, row in fractions.items()
+        ],
     )
     return markdown_table(headers, headline) + "\n\n" + table
 
@@ -153,8 +156,8 @@ def comparisons_markdown(comparisons: dict) -> str:
             item = entry[score]
             rows.append(
                 [
-                    entry["a"],
-                    entry["b"],
+                    table_cell(entry["a"]),
+                    table_cell(entry["b"]),
                     "s" if score == "bias_score" else "FN",
                     with_interval(item["difference"], item),
                     fmt(item["p_value"], 4),
@@ -247,10 +250,11 @@ def _occupation_lines(name: str, result: dict) -> list[str]:
 
 def _render_evaluation(results: dict, folder: Path) -> list[str]:
     """report.md's lines and label_fractions.png of ``nli evaluate``."""
-    models, level = results["models"], results.get("confidence_level")
+    models, record = results["models"], results["intervals"]
+    level = record["confidence_level"]
     _save_figure(plot_label_fractions(models), folder / EVALUATION_FIGURE, dpi=110)
     intervals = (
-        f"Intervals: {_level_text(level)} bootstrap ({results['n_resamples']} resamples, {results['bootstrap_unit']} "
+        f"Intervals: {_level_text(level)} bootstrap ({record['n_resamples']} resamples, {record['bootstrap_unit']} "
         "resampled within their set; BCa where defined) for s, FN, NN and T:τ, Wilson score intervals for the label "
         "fractions."
         if level
@@ -259,7 +263,7 @@ def _render_evaluation(results: dict, folder: Path) -> list[str]:
     lines = [
         "# NLI gender bias",
         "",
-        f"{results['pairs']} premise-hypothesis pairs (`{Path(results['dataset']).name}`, config `{results['config']}`); "
+        f"{results['pairs']} premise-hypothesis pairs ({code_span(Path(results['dataset']).name)}, config {code_span(results['config'])}); "
         "the gold label of every pair is neutral. Bias score s = (e_PS + c_AS + (1 − n_NS)) / 3 (the paper's Table 4; "
         "0 = unbiased; rank 1 = the most biased model here) with e/c/n the fractions of predicted entailment / "
         "contradiction / neutral in the PS (pro-stereotypical), AS (anti-stereotypical) and NS (non-stereotypical) "
@@ -330,7 +334,7 @@ def criterion_line(results: dict) -> str | None:
 
 def meta_summary_markdown(results: dict) -> str:
     """Scores per rate (mean over seeds with a t interval), the correlations with r, the criterion."""
-    rates, level = results["rates"], results["settings"].get("confidence_level")
+    rates, level = results["rates"], results["intervals"]["confidence_level"]
     seeds = list(dict.fromkeys(run["seed"] for run in results["runs"]))
     rows = []
     for rate in rates:
@@ -388,8 +392,8 @@ def extreme_rates_markdown(paired: dict) -> str:
     rows = [
         [
             entry["seed"],
-            entry["a"],
-            entry["b"],
+            table_cell(entry["a"]),
+            table_cell(entry["b"]),
             with_interval(entry["difference"], entry),
             fmt(entry["p_value"], 4),
             fmt(entry["p_holm"], 4),
@@ -417,7 +421,7 @@ def plot_scores(results: dict):
     import matplotlib.pyplot as plt
 
     rates = np.array(results["rates"])
-    level = results["settings"].get("confidence_level")
+    level = results["intervals"]["confidence_level"]
     seeds = list(dict.fromkeys(run["seed"] for run in results["runs"]))
     at = {(run["seed"], run["rate"]): run for run in results["runs"]}
     figure, axis = plt.subplots(figsize=(5.5, 3.8))
@@ -467,25 +471,25 @@ def _provenance_lines(provenance: dict) -> list[str]:
     files = (training.get("card") or {}).get("training_data")
     if files and str(files).startswith("dev/"):
         files = (
-            f"the release's dev files `{files}` (built with `--train-on-dev`: the release tarball ships no "
+            f"the release's dev files {code_span(files)} (built with `--train-on-dev`: the release tarball ships no "
             "train_r-K.json; the paper trained on those)"
         )
     elif files:
-        files = f"`{files}`"
+        files = f"{code_span(files)}"
     versions = ", ".join(f"{name} {version}" for name, version in provenance["versions"].items())
     return [
         "## What was trained and evaluated",
         "",
-        f"- Model: `{model['name']}`{made}; "
+        f"- Model: {code_span(model['name'])}{made}; "
         + (
             "weights re-initialised from its config with each seed."
             if model["reinitialize"]
             else "its weights as given."
         ),
-        f"- Training: `{training['folder']}`, split `{training['split']}`, configs "
-        f"{', '.join(f'`{c}`' for c in training['configs'].values())} ({sorted(set(training['rows'].values()))} pairs "
+        f"- Training: {code_span(training['folder'])}, split {code_span(training['split'])}, configs "
+        f"{', '.join(code_span(c) for c in training['configs'].values())} ({sorted(set(training['rows'].values()))} pairs "
         f"per rate{used})" + (f"; training data: {files}." if files else "."),
-        f"- Evaluation: `{evaluation['folder']}`, config `{evaluation['config']}`: {evaluation['selection']}; "
+        f"- Evaluation: {code_span(evaluation['folder'])}, config {code_span(evaluation['config'])}: {evaluation['selection']}; "
         f"{', '.join(f'{SHORT.get(k, k)} {v}' for k, v in evaluation['per_subset'].items())}.",
         f"- Seeds: {provenance['seeds']}.",
         f"- Versions: {versions}.",
@@ -497,7 +501,7 @@ def _render_meta(results: dict, folder: Path) -> list[str]:
     """report.md's lines and scores_vs_rate.png of ``nli meta-evaluate``."""
     _save_figure(plot_scores(results), folder / META_FIGURE, dpi=110)
     settings = results["settings"]
-    level = settings.get("confidence_level")
+    level = results["intervals"]["confidence_level"]
     lines = [
         "# Bias-rate meta-evaluation",
         "",
@@ -536,7 +540,7 @@ def _render_meta(results: dict, folder: Path) -> list[str]:
             "## Every model",
             "",
             f"s and FN of each model with its {_level_text(level)} bootstrap interval over the evaluation pairs "
-            f"({settings['n_resamples']} resamples, pairs resampled within their set).",
+            f"({results['intervals']['n_resamples']} resamples, pairs resampled within their set).",
             "",
         ]
         lines.append(
@@ -575,7 +579,7 @@ def _render_train(results: dict, folder: Path) -> list[str]:
         "# NLI fine-tuning",
         "",
         *_preset_lines(results),
-        f"`{results['model']}` fine-tuned on `{results['dataset']}` ({results['train_rows']:,} pairs, "
+        f"{code_span(results['model'])} fine-tuned on {code_span(results['dataset'])} ({results['train_rows']:,} pairs, "
         f"{results['dataset_format']}; text: {results['text']['done']}) for {settings['epochs']} epoch(s) at learning "
         f"rate {settings['learning_rate']}, batch size {settings['batch_size']}, max length {settings['max_length']}, "
         f"seed {settings['seed']}: {results['global_step']} steps, training loss {fmt(results['training_loss'])}.",
@@ -599,7 +603,7 @@ def _render_init(results: dict, folder: Path) -> list[str]:
         "",
         f"A {results['size']} BERT with random weights (seed {results['seed']}, dropout {results['dropout']}) and a "
         f"{results['tokenizer']} vocabulary of {results['vocabulary']} tokens built from the {results['training_pairs']} "
-        f"training pairs of r = {results['rate']} in `{results['training_sets']}`.",
+        f"training pairs of r = {results['rate']} in {code_span(results['training_sets'])}.",
         "",
         f"{results['note']}.",
         "",
@@ -683,7 +687,7 @@ def table3_layout(results: dict | None, printed: dict) -> str:
             mine = (result or {}).get("fractions", {}).get(subset, {})
             rows.append(
                 [
-                    name,
+                    table_cell(name),
                     SHORT[subset],
                     *(
                         f"{fmt(mine.get(label)) if result else NOT_RUN} ({fmt(theirs.get(label))})"
@@ -713,7 +717,7 @@ def table4_layout(results: dict | None, printed: dict) -> str:
             interval = (result.get("confidence_intervals") or {}).get("bias_score")
             ours = f"{with_interval(result['bias_score'], interval)} ({rank[name]})"
         theirs = f"{fmt(paper.get('score'))} ({paper.get('rank', '–')})" if paper else "–"
-        rows.append([name, ours, theirs])
+        rows.append([table_cell(name), ours, theirs])
     figure = f" Figure: `{EVALUATION_FIGURE}`." if models else ""
     return (
         markdown_table(["model", "s (rank), ours", "s (rank), paper"], rows)

@@ -22,7 +22,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from bias_hub.builders.shared.console import stage
-from bias_hub.builders.shared.files import ensure_writable_folder, write_json
+from bias_hub.builders.shared.files import write_json
 from bias_hub.pipelines.common import (
     RunFolder,
     check_model_name,
@@ -33,6 +33,7 @@ from bias_hub.pipelines.common import (
     package_versions,
 )
 from bias_hub.pipelines.common.presets import preset_record
+from bias_hub.pipelines.common.run_folder import check_run_folder
 from bias_hub.pipelines.nli import evaluation, meta_evaluation, random_model, report, segmentation
 from bias_hub.pipelines.nli.data import load_training_table
 from bias_hub.pipelines.nli.labels import LABELS, parse_label_map
@@ -160,7 +161,11 @@ def run_train(
     check_model_name(model)
     if settings.tokenizer:
         check_model_name(settings.tokenizer, "--tokenizer")
-    out_dir = ensure_writable_folder(out_dir)
+    # The model folder is written at the end: what it would replace, and an input inside it
+    # that the swap would delete, are checked before training.
+    out_dir = check_run_folder(
+        out_dir, inputs=[dataset, settings.eval_dataset, model, settings.tokenizer]
+    )
     checkpoints = checkpoint_folder(out_dir)
     check_schedule(settings)
     text_form = segmentation.resolve(settings.segmentation, settings.tokenizer or model)
@@ -295,8 +300,7 @@ def run_evaluate(
                 "dataset": str(Path(source).resolve()),
                 "config": config,
                 "pairs": len(rows),
-                **settings.interval_record(),
-                "bootstrap_unit": settings.bootstrap_unit if settings.confidence_level else None,
+                "intervals": settings.interval_record(),
                 "preset": preset_record(settings),
                 "models": {
                     name: {

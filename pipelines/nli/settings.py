@@ -15,7 +15,6 @@ from bias_hub.pipelines.common.batching import DEFAULT_BATCH_TOKENS
 from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
 
 __all__ = [
-    "BOOTSTRAP_UNITS",
     "DATASET",
     "PART",
     "TRAINING_SETS",
@@ -29,8 +28,6 @@ PART = "nli"
 # Where the evaluation sets and the bias-controlled training sets live by default.
 DATASET = "nli_gender_bias"
 TRAINING_SETS = "nli_bias_controlled"
-# What ``nli evaluate``'s bootstrap resamples.
-BOOTSTRAP_UNITS = ("items", "templates")
 
 
 def _positive(value: int | None, flag: str) -> None:
@@ -81,6 +78,9 @@ class TrainSettings(RunSettings):
 class EvaluateSettings(IntervalSettings, RunSettings):
     """``nli evaluate``'s settings; ``seed`` draws the ``limit`` sample and seeds the bootstrap."""
 
+    # Pairs within their set, or the pairs of one template together.
+    BOOTSTRAP_UNITS = ("items", "templates")
+
     # None: the release's `all` where the folder has it, else `generated_all`.
     config: str | None = None
     # Pairs sorted by length go in batches as large as the token budget allows (rows x the
@@ -93,17 +93,11 @@ class EvaluateSettings(IntervalSettings, RunSettings):
     segmentation: str = "auto"
     threads: int | None = None
     limit: int | None = None
-    # "items" (rows within their set) or "templates" (rows of one template together).
-    bootstrap_unit: str = "items"
     # Score a classifier that `nli init-model` made and nothing trained (plumbing tests only).
     allow_untrained: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.bootstrap_unit not in BOOTSTRAP_UNITS:
-            raise ValueError(
-                f"--bootstrap-unit {self.bootstrap_unit!r}: expected one of {', '.join(BOOTSTRAP_UNITS)}"
-            )
         _positive(self.limit, "--limit")
         _positive(self.threads, "--threads")
         _positive(self.batch_size, "--batch-size")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bias_hub.builders.shared.console import progress_enabled
+from bias_hub.builders.shared.console import progress_enabled, progress_meter
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.pipelines.common import RunSettings, load_model, resolve_device, resolve_dtype
 from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
@@ -178,6 +178,8 @@ def fine_tune(
         processing_class=tokenizer,
     )
     _quiet(trainer)
+    if settings.progress and not progress_enabled():
+        trainer.add_callback(_step_lines())  # no bar without a terminal: lines every ~10 %
     try:
         result = trainer.train(resume_from_checkpoint=checkpoint)
     except KeyboardInterrupt:
@@ -210,6 +212,27 @@ def _quiet(trainer) -> None:
     if trainer.pop_callback(ProgressCallback) is not None:
         trainer.add_callback(BarsOnly())
     trainer.add_callback(LogLines())
+
+
+def _step_lines():
+    """A Trainer callback reporting its steps through ``console.progress_meter`` (made here:
+    transformers is imported only when a model is trained)."""
+    from transformers.trainer_callback import TrainerCallback
+
+    class StepLines(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.meter = progress_meter(
+                "training", total=state.max_steps - state.global_step, unit="step"
+            )
+            self.advance = self.meter.__enter__()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.advance(1)
+
+        def on_train_end(self, args, state, control, **kwargs):
+            self.meter.__exit__(None, None, None)
+
+    return StepLines()
 
 
 def _collator(tokenizer, token_dropout: float):

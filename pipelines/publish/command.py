@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bias_hub.pipelines.common.arguments import add_root_flags
 from bias_hub.pipelines.publish import hub_rules
 from bias_hub.pipelines.publish.dataset_repo import (
     check_dataset_folder,
@@ -173,16 +174,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="create private repos; required for datasets whose card says `redistributable: false`",
     )
-    parser.add_argument(
-        "--datasets-root",
-        type=Path,
-        default=None,
-        help="default: where `bias-hub build` writes (the checkout's datasets/, else the data folder)",
-    )
-    parser.add_argument(
-        "--metrics-root",
-        type=Path,
-        default=None,
-        help="default: the checkout's metrics/, else the modules installed with bias-hub",
-    )
+    add_root_flags(parser)
     parser.set_defaults(func=run)

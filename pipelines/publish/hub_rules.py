@@ -1,86 +1,24 @@
-"""The Hub's vocabularies for card metadata, as its documentation lists them.
+"""What publish checks of a card before the Hub sees it, with no copy of the Hub's vocabularies.
 
-``huggingface_hub``'s card classes parse metadata but accept any value; the
-Hub itself rejects or ignores unknown ones (a misspelt licence shows as no
-licence, an unknown task category hides the dataset from the task filter), so
-publish checks them here first.
+The Hub validates a card's metadata itself when it is pushed (licence identifiers, task
+categories, languages, size buckets), and its lists change; a copy here would drift. Checked
+here is only what needs no list: a repo name's form, whether a card may go up publicly at all
+(``redistribution_refusal``), and (in ``dataset_repo``) that the required fields are present and
+agree with the data.
 """
 
 from __future__ import annotations
 
 import re
 
-from bias_hub.builders.shared.card import LARGEST_SIZE_CATEGORY, SIZE_CATEGORIES, size_category
+from bias_hub.builders.shared.card import size_category
 
 __all__ = [
-    "ANNOTATIONS_CREATORS",
     "HUB_NAME",
-    "LANGUAGE_CODE",
-    "LANGUAGE_CREATORS",
-    "LICENSES",
-    "MULTILINGUALITY",
-    "SIZE_CATEGORY_NAMES",
-    "SOURCE_DATASETS",
-    "SPECIAL_LANGUAGES",
-    "TASK_CATEGORIES",
     "as_list",
     "redistribution_refusal",
     "size_category",
 ]
-
-# https://huggingface.co/docs/hub/repositories-licenses
-LICENSES = frozenset(
-    """
-    apache-2.0 mit openrail bigscience-openrail-m creativeml-openrail-m bigscience-bloom-rail-1.0
-    bigcode-openrail-m afl-3.0 artistic-2.0 bsl-1.0 bsd bsd-2-clause bsd-3-clause
-    bsd-3-clause-clear c-uda cc cc0-1.0 cc-by-2.0 cc-by-2.5 cc-by-3.0 cc-by-4.0 cc-by-sa-3.0
-    cc-by-sa-4.0 cc-by-nc-2.0 cc-by-nc-3.0 cc-by-nc-4.0 cc-by-nd-4.0 cc-by-nc-nd-3.0
-    cc-by-nc-nd-4.0 cc-by-nc-sa-2.0 cc-by-nc-sa-3.0 cc-by-nc-sa-4.0 cdla-sharing-1.0
-    cdla-permissive-1.0 cdla-permissive-2.0 wtfpl ecl-2.0 epl-1.0 epl-2.0 etalab-2.0 eupl-1.1
-    eupl-1.2 agpl-3.0 gfdl gpl gpl-2.0 gpl-3.0 lgpl lgpl-2.1 lgpl-3.0 isc h-research
-    intel-research lppl-1.3c ms-pl apple-ascl apple-amlr mpl-2.0 odc-by odbl openrail++ osl-3.0
-    postgresql ofl-1.1 ncsa unlicense zlib pddl lgpl-lr deepfloyd-if-license llama2 llama3
-    llama3.1 llama3.2 llama3.3 gemma unknown other
-    """.split()
-)
-
-# The task filter of the Hub (huggingface.js `pipelines.ts`): the list
-# `datasets.utils.metadata.known_task_ids` keeps, plus the tasks added since.
-TASK_CATEGORIES = frozenset(
-    """
-    image-classification translation image-segmentation fill-mask automatic-speech-recognition
-    token-classification sentence-similarity audio-classification question-answering
-    summarization zero-shot-classification table-to-text feature-extraction other
-    multiple-choice text-classification text-to-image text2text-generation
-    zero-shot-image-classification tabular-classification tabular-regression image-to-image
-    tabular-to-text unconditional-image-generation text-retrieval text-to-speech
-    object-detection audio-to-audio text-generation conversational table-question-answering
-    visual-question-answering image-to-text reinforcement-learning voice-activity-detection
-    time-series-forecasting document-question-answering
-    text-ranking image-text-to-text video-text-to-text audio-text-to-text any-to-any
-    text-to-audio text-to-video image-to-video image-to-3d text-to-3d mask-generation
-    zero-shot-object-detection image-feature-extraction depth-estimation keypoint-detection
-    video-classification visual-document-retrieval graph-ml robotics
-    """.split()
-)
-
-# The one table of size buckets lives beside the card writer (bias_hub.builders.shared.card).
-SIZE_CATEGORY_NAMES = frozenset(name for _, name in SIZE_CATEGORIES) | {
-    LARGEST_SIZE_CATEGORY,
-    "other",
-}
-MULTILINGUALITY = frozenset({"monolingual", "multilingual", "translation", "other"})
-ANNOTATIONS_CREATORS = frozenset(
-    {"found", "crowdsourced", "expert-generated", "machine-generated", "no-annotation", "other"}
-)
-LANGUAGE_CREATORS = frozenset(
-    {"found", "crowdsourced", "expert-generated", "machine-generated", "other"}
-)
-SOURCE_DATASETS = frozenset({"original", "extended"})
-
-# ISO 639-1/2/3 code, optionally with a BCP-47 subtag (zh-Hans), or a special value.
-LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
-SPECIAL_LANGUAGES = frozenset({"code", "multilingual"})
 
 # A Hub user, organisation or repo name.
 HUB_NAME = re.compile(r"^(?!.*(--|\.\.))[A-Za-z0-9][A-Za-z0-9._-]{0,94}(?<![.-])$")

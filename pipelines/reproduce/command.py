@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-from bias_hub.pipelines.common.arguments import add_verbosity_flags
+from bias_hub.pipelines.common.arguments import add_root_flags, add_verbosity_flags
 from bias_hub.pipelines.common.provenance import inputs_lines
 from bias_hub.pipelines.common.run_folder import INPUTS, MANIFEST, RunFolder
 from bias_hub.pipelines.reproduce.run import render_reproduction, reproduce
@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NAME=PATH",
         help="where a file input of the study is (see --dry-run)",
     )
-    parser.add_argument("--datasets-root", type=Path, help="parent folder of the dataset folders")
+    add_root_flags(parser, metrics=False)
     parser.add_argument(
         "--allow-stand-ins",
         action="store_true",
@@ -154,7 +154,7 @@ def _report(args: argparse.Namespace) -> int:
     if not hasattr(module, "render"):
         raise ValueError(f"pipelines/{part}/report.py has no render(results, folder)")
     inputs = _recorded_inputs(run_dir)
-    with RunFolder(run_dir) as run:
+    with RunFolder(run_dir, copies_all=True) as run:
         for path in sorted(p for p in run_dir.rglob("*") if p.is_file() and p.name != MANIFEST):
             shutil.copy2(path, run.path(path.relative_to(run_dir).as_posix()))
         run.info["rerendered"] = True

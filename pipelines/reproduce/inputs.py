@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bias_hub.builders.shared.card import read_card_yaml
-from bias_hub.pipelines.common.locations import dataset_folder
+from bias_hub.pipelines.common.locations import dataset_folder, default_datasets_root
 from bias_hub.pipelines.common.presets import Preset, load_preset
 from bias_hub.pipelines.common.provenance import STAND_IN_ORIGINS, dataset_origin
 from bias_hub.pipelines.reproduce.study import PlannedStep, Study
@@ -47,10 +47,12 @@ class Check:
 
 def _dataset(item: dict, datasets_root: Path | None) -> Check:
     name, config = item["name"], item.get("config")
-    folder = dataset_folder(name, datasets_root)
     label = f"{name}" + (f" (config {config})" if config else "")
     paper = item.get("paper_input", "")
-    if not (folder / "README.md").is_file():
+    try:
+        folder = dataset_folder(name, datasets_root)
+    except FileNotFoundError:  # not built: a missing input to list, not an error
+        folder = Path(datasets_root or default_datasets_root()) / name
         return Check(
             "dataset", label, False, f"no dataset folder at {folder}", item["how"], None, paper
         )

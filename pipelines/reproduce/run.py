@@ -6,8 +6,8 @@ whose run folder exists from an earlier attempt is reused only when its command 
 same and every input its manifest fingerprinted (dataset files, models, input files) is
 unchanged, so an interrupted reproduction resumes where it stopped and a rebuilt dataset or an
 edited input reruns the steps that read it (each rerun says why in one line). A ``build`` step
-writes no run folder: it is reused on its command line alone. Nothing else in the folder is
-touched.
+writes no run folder: the ledger (``steps.json``) keeps what it read and wrote, and it is reused
+only while both are unchanged (``build_steps``). Nothing else in the folder is touched.
 
 A paper run (no ``--variant``) on a stand-in dataset (a sample, a generated set) stops before
 any work, unless ``--allow-stand-ins``; every table computed on one then says so.
@@ -22,13 +22,16 @@ import re
 import shlex
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.files import atomic_write_text, ensure_writable_folder, write_json
 from bias_hub.builders.shared.secrets import redact, redact_data
+from bias_hub.builders.shared.text import code_cell, code_span, table_cell
 from bias_hub.pipelines.common.presets import basis_markdown, basis_record, load_preset
 from bias_hub.pipelines.common.provenance import changed_inputs, inputs_lines, stand_ins
 from bias_hub.pipelines.common.run_folder import INPUTS, MANIFEST
+from bias_hub.pipelines.reproduce.build_steps import build_changes, build_lines, run_build
 from bias_hub.pipelines.reproduce.inputs import check_inputs, missing_text, stand_in_text
 from bias_hub.pipelines.reproduce.study import PlannedStep, Study, StudyError, plan
 
@@ -165,11 +168,12 @@ def _why_rerun(step: PlannedStep, earlier: Any) -> str | None:
         return ""
     if argv != redact_data(step.argv):
         return "its command changed"
-    if step.out is None:
-        return None  # a build step: its command is all there is to compare
-    if not (step.out / MANIFEST).is_file():
+    if step.out is None:  # a build step: the ledger holds what it read and wrote
+        changes = build_changes(earlier if isinstance(earlier, dict) else {})
+    elif not (step.out / MANIFEST).is_file():
         return "its run folder is incomplete"
-    changes = changed_inputs(_manifest_inputs(step.out))
+    else:
+        changes = changed_inputs(_manifest_inputs(step.out))
     if not changes:
         return None
     more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
@@ -208,6 +212,7 @@ def reproduce(
     # bias_hub.pipelines.cli registers this package's commands: imported where used, so no import circle.
     from bias_hub.pipelines.cli import build_parser
 
+    parser = build_parser()
     _unknown_inputs(study, variant, dict(inputs or {}))
     # A file input not given yet still shows in the plan (the checks below report it missing).
     shown = {
@@ -223,7 +228,7 @@ def reproduce(
         overrides=overrides,
         inputs={**shown, **(inputs or {})},
         datasets_root=datasets_root,
-        parser=build_parser(),
+        parser=parser,
         allow_any_command=allow_any_command,
     )
     checks = check_inputs(
@@ -265,8 +270,12 @@ def reproduce(
         if why:
             log.info("[%d/%d] %s: rerun, %s", i, len(steps), step.id, why)
         log.info("[%d/%d] %s", i, len(steps), _command_text(step))
-        _run_step(step)
-        ledger[key] = {"argv": redact_data(step.argv)}
+        entry: dict[str, Any] = {"argv": step.argv}
+        if step.out is None:
+            entry.update(run_build(step.argv, parser, lambda step=step: _run_step(step)))
+        else:
+            _run_step(step)
+        ledger[key] = redact_data(entry)
         write_json(out / LEDGER, ledger)
     record = {
         "part": "reproduce",
@@ -290,7 +299,9 @@ def reproduce(
                 if s.out and s.out.is_relative_to(out)
                 else (str(s.out) if s.out else None),
                 "stand_ins": stand_ins(_manifest_inputs(s.out)),
-                "inputs": inputs_lines(_manifest_inputs(s.out)) if s.out else [],
+                "inputs": inputs_lines(_manifest_inputs(s.out))
+                if s.out
+                else build_lines(ledger.get(_key(s))),
             }
             for s in steps
         ],
@@ -323,9 +334,12 @@ def _step_link(out: Path, folder: str | None) -> str:
     """The run folder's report.md where it has one, else the folder itself (a model folder)."""
     if not folder:
         return "–"
+    # A study file names the folder: its text escaped, its address percent-encoded (a "|" or a
+    # space in it would end the table cell or the link).
+    name, target = table_cell(folder), quote(folder)
     if (out / folder / "report.md").is_file():
-        return f"[{folder}]({folder}/report.md)"
-    return f"[{folder}]({folder})" if (out / folder).exists() else f"{folder} (not written)"
+        return f"[{name}]({target}/report.md)"
+    return f"[{name}]({target})" if (out / folder).exists() else f"{name} (not written)"
 
 
 def _layout(command: str, name: str):
@@ -349,7 +363,8 @@ def _inputs_section(steps: list[dict]) -> list[str]:
     body = []
     for step in steps:
         if step.get("inputs"):
-            body += [f"{step['id']} ({step['out']}):", *(f"  {line}" for line in step["inputs"])]
+            where = step["out"] or f"a dataset build, its record in {LEDGER}"
+            body += [f"{step['id']} ({where}):", *(f"  {line}" for line in step["inputs"])]
     if not body:
         return []
     longest = max((len(run) for run in re.findall(r"`+", "\n".join(body))), default=0)
@@ -357,7 +372,8 @@ def _inputs_section(steps: list[dict]) -> list[str]:
     return [
         "## Inputs",
         "",
-        "What each step read (the full sha256 in its run folder's manifest.json):",
+        "What each step read (the full sha256 in its run folder's manifest.json) and what each "
+        "build wrote:",
         "",
         fence,
         *body,
@@ -371,7 +387,7 @@ def render_reproduction(record: dict, out: Path) -> Path:
     ``bias-hub report``)."""
     paper = record.get("paper") or {}
     lines = [f"# {record['title'] or record['study']}: reproduced with bias-hub", ""]
-    lines.append(f"Study `{record['study']}` v{record['version']}.")
+    lines.append(f"Study {code_span(record['study'])} v{record['version']}.")
     if paper.get("citation"):
         lines += ["", f"Paper: {paper['citation']}"]
     if paper.get("later_version"):
@@ -379,7 +395,7 @@ def render_reproduction(record: dict, out: Path) -> Path:
     lines.append("")
     if record.get("variant"):
         lines += [
-            f"**Variant `{record['variant']}` — not the paper's setting:** "
+            f"**Variant {code_span(record['variant'])} — not the paper's setting:** "
             f"{record['variant_description'].rstrip().rstrip('.')}. "
             "Its numbers test the pipeline, they do not reproduce the paper's.",
             "",
@@ -391,16 +407,21 @@ def render_reproduction(record: dict, out: Path) -> Path:
             "",
         ]
     if record["models"]:
-        lines += ["Models: " + ", ".join(f"`{m}`" for m in record["models"]), ""]
+        lines += ["Models: " + ", ".join(code_span(m) for m in record["models"]), ""]
     if record.get("overrides"):
         lines += [
             "Departures given on the command line (`--set`): "
-            + ", ".join(f"`{k}` = {v!r}" for k, v in record["overrides"].items()),
+            + ", ".join(
+                f"{code_span(k)} = {code_span(repr(v))}" for k, v in record["overrides"].items()
+            ),
             "",
         ]
     lines += ["## Steps", "", "| step | command | run folder |", "|---|---|---|"]
     for step in record["steps"]:
-        lines.append(f"| {step['id']} | `{step['command']}` | {_step_link(out, step.get('out'))} |")
+        lines.append(
+            f"| {table_cell(step['id'])} | {code_cell(step['command'])} | "
+            f"{_step_link(out, step.get('out'))} |"
+        )
     lines.append("")
     lines += _inputs_section(record["steps"])
     if record.get("settings"):
@@ -417,23 +438,26 @@ def render_reproduction(record: dict, out: Path) -> Path:
         lines += [f"## {table.get('title') or table['id']}{section}", ""]
         runs = [s for s in record["steps"] if s["id"] == table["step"]]
         if table["step"] not in commands:
-            lines += [f"Step `{table['step']}` was not run.", ""]
+            lines += [f"Step {code_span(table['step'])} was not run.", ""]
             continue
         layout = _layout(commands[table["step"]], table["layout"])
         if not runs:
             # Skipped by the variant: the paper's values alone.
-            lines += [f"Step `{table['step']}` was not run in this reproduction.", ""]
+            lines += [f"Step {code_span(table['step'])} was not run in this reproduction.", ""]
             lines += [layout(None, table.get("printed") or {}).rstrip(), ""]
             continue
         for run in runs:
             results_path = out / run["out"] / "results.json" if run.get("out") else None
             if results_path is None or not results_path.is_file():
-                lines += [f"No results.json for step `{run['id']}` at {results_path}.", ""]
+                lines += [
+                    f"No results.json for step {code_span(run['id'])} at {code_span(results_path)}.",
+                    "",
+                ]
                 lines += [layout(None, table.get("printed") or {}).rstrip(), ""]
                 continue
             results = json.loads(results_path.read_text(encoding="utf-8"))
             if run.get("model") and len(runs) > 1:
-                lines += [f"### `{run['model']}`", ""]
+                lines += [f"### {code_span(run['model'])}", ""]
             lines += [_relink(layout(results, table.get("printed") or {}).rstrip(), run["out"]), ""]
             if table.get("figure"):
                 figure = f"{run['out']}/{table['figure']}"
@@ -443,5 +467,8 @@ def render_reproduction(record: dict, out: Path) -> Path:
                     f"**Computed on {'; '.join(run['stand_ins'])}, not the paper's data.**",
                     "",
                 ]
-            lines += [f"Ours from `{run['out']}/results.json`; printed values from the paper.", ""]
+            lines += [
+                f"Ours from {code_span(run['out'] + '/results.json')}; printed values from the paper.",
+                "",
+            ]
     return atomic_write_text(out / "report.md", redact("\n".join(lines)))

@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from bias_hub.builders.shared.files import read_text
 from bias_hub.builders.shared.secrets import is_secret_name, redact, register
 from bias_hub.pipelines.common.locations import default_datasets_root
 from bias_hub.pipelines.common.presets import STUDIES_DIR, safe_yaml
@@ -153,7 +154,7 @@ def _check_inputs(inputs: Any, where: str) -> list[dict]:
 
 def _read(path: Path) -> Study:
     try:
-        data = safe_yaml(path.read_text(encoding="utf-8"), str(path))
+        data = safe_yaml(read_text(path), str(path))
     except ValueError as err:
         raise StudyError(str(err)) from None
     if not isinstance(data, dict):

@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bias_hub.pipelines.common.arguments import add_interval_flags, settings_defaults
-from bias_hub.pipelines.score.paths import SCORE_PATHS
+from bias_hub.pipelines.common.arguments import (
+    add_answer_reader_flag,
+    add_interval_flags,
+    add_root_flags,
+    settings_defaults,
+)
+from bias_hub.pipelines.common.score_path import score_paths
 from bias_hub.pipelines.score.settings import Settings
 
 __all__ = ["register"]
@@ -20,11 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "module on them, with intervals; writes results.json and report.md into --out.",
     )
     settings_defaults(parser, Settings)
+    metrics = sorted(score_paths())
     parser.add_argument(
-        "metric",
-        choices=sorted(SCORE_PATHS),
-        metavar="METRIC",
-        help=f"the metric module: {', '.join(sorted(SCORE_PATHS))}",
+        "metric", choices=metrics, metavar="METRIC", help=f"the metric module: {', '.join(metrics)}"
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
@@ -38,6 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="SAMPLES.jsonl",
         help="the samples file lm-evaluation-harness writes with --log_samples",
+    )
+    source.add_argument(
+        "--from-inspect",
+        type=Path,
+        metavar="LOG",
+        help="an Inspect AI eval log (.eval or .json) of a task `bias-hub export inspect` wrote",
     )
     parser.add_argument(
         "--dataset",
@@ -55,8 +64,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--prediction-column",
         metavar="COL",
-        help="the predictions column holding the answers: indices, or answer texts matched after "
-        "lower-casing, trimming and dropping a final period (default: prediction)",
+        help="the predictions column holding the answers: indices, or answer texts read by "
+        "--answer-reader (default: prediction)",
+    )
+    add_answer_reader_flag(
+        parser,
+        "what the exported task recorded (lm-eval, Inspect), else bbq (BBQ's analysis script)",
     )
     parser.add_argument(
         "--column",
@@ -72,20 +85,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--allow-partial",
         action="store_true",
         help="score predictions that answer only part of their lm-eval task (its results file "
-        "beside the samples says how many questions it has) or of the dataset's rows; refused "
-        "otherwise, since a file cut short scores like a whole one; recorded as partial",
+        "beside the samples says how many questions it has), of their Inspect task (its log's "
+        "header says how many samples) or of the dataset's rows; refused otherwise, since a "
+        "file cut short scores like a whole one; recorded as partial",
     )
-    roots = parser.add_argument_group("where datasets and metrics live")
-    roots.add_argument(
-        "--datasets-root",
-        type=Path,
-        help="parent folder of the dataset folders (default: the repository's datasets/)",
-    )
-    roots.add_argument(
-        "--metrics-root",
-        type=Path,
-        help="parent folder of the metric modules (default: the repository's metrics/)",
-    )
+    add_root_flags(parser)
     parser.add_argument("--seed", type=int, help="seed of the resampling (default: %(default)s)")
     add_interval_flags(parser, unit="items (templates where the metric takes them)")
     parser.set_defaults(func=_run)
@@ -97,6 +101,8 @@ def _run(args: argparse.Namespace) -> int:
     settings = Settings(
         metric=args.metric,
         from_lm_eval=args.from_lm_eval,
+        from_inspect=args.from_inspect,
+        answer_reader=args.answer_reader,
         config=args.config,
         split=args.split,
         id_column=args.id_column,

@@ -8,6 +8,9 @@ every score run counts what the predictions answer against what they should:
   writes beside every ``samples_<task>_<date>.jsonl`` (its ``n-samples``: ``original``, the
   task's questions; a run with lm-eval's ``--limit`` answers fewer), and the samples'
   ``doc_id`` (0 to original - 1, each once);
+- an Inspect AI eval log: the samples of its task's dataset, from the log's header (its
+  ``eval.dataset.samples``; a run with Inspect's ``--limit`` answers fewer), and the samples'
+  ids (every epoch of a sample counts once);
 - a predictions file, or samples without their results file but with ``--dataset``: the
   rows of the dataset's config (and ``--split``), by id.
 
@@ -31,6 +34,7 @@ __all__ = [
     "Coverage",
     "check",
     "dataset_coverage",
+    "inspect_coverage",
     "lm_eval_coverage",
     "repeated_samples",
     "unknown_coverage",
@@ -54,6 +58,11 @@ class Coverage:
     unit: str = "questions"
     missing: list[str] = field(default_factory=list)
     allowed_partial: bool = False
+    # What to do when ``expected`` is unknown.
+    remedy: str = (
+        "keep the samples file in the folder lm-eval wrote it to, or give --dataset to count "
+        "against a dataset"
+    )
 
     @property
     def complete(self) -> bool:
@@ -165,6 +174,29 @@ def lm_eval_coverage(path: Path) -> Coverage | None:
     return None
 
 
+def inspect_coverage(path: Path) -> Coverage:
+    """The samples of an Inspect AI eval log (by id, epochs counted once) against the size of
+    its task's dataset in the log's header; unknown when the header does not say it."""
+    from bias_hub.pipelines.score.predictions import inspect_log
+
+    spec, samples = inspect_log(path)
+    dataset = spec.get("dataset") if isinstance(spec.get("dataset"), dict) else {}
+    ids = list(dict.fromkeys(sample.get("id") for sample in samples))
+    total = dataset.get("samples")
+    if not isinstance(total, int):
+        return Coverage(
+            len(ids),
+            None,
+            f"its task holds is unknown: the header of {path.name} gives no dataset size",
+            "samples",
+            remedy="give --dataset to count against a dataset",
+        )
+    answered = set(ids)
+    missing = [f"id {i}" for i in dataset.get("sample_ids") or [] if i not in answered][:_SHOWN]
+    against = f"Inspect task {spec.get('task')} ({total} samples in its dataset)"
+    return Coverage(len(answered), total, against, "samples", missing)
+
+
 def unknown_coverage(path: Path, answered: int) -> Coverage:
     return Coverage(
         answered,
@@ -183,8 +215,7 @@ def check(coverage: Coverage | None, allow_partial: bool, source: str) -> None:
         return
     if not allow_partial:
         how = (
-            "keep the samples file in the folder lm-eval wrote it to, or give --dataset to count "
-            "against a dataset"
+            coverage.remedy
             if coverage.expected is None
             else "a file cut short? Score the whole file"
         )

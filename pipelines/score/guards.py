@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bias_hub.builders.shared.files import followed, read_text
-from bias_hub.pipelines.score.paths import ScorePath
+from bias_hub.pipelines.common.score_path import ScorePath
 
 __all__ = [
     "refuse_a_folder_of_another_kind",

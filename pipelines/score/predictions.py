@@ -1,34 +1,29 @@
-"""Predictions made elsewhere, read into rows: a JSON lines, CSV or Parquet file, or the samples
-lm-evaluation-harness logs (``--log_samples``), and answer texts matched to answer indices.
-
-Answer texts are matched as BBQ's own analysis (``BBQ_calculate_bias_score.R``) matches
-UnifiedQA's outputs: both sides lower-cased, trimmed, and a final period dropped; a text
-that matches no answer of its row becomes -1 (unparsable) and is counted.
+"""Predictions made elsewhere, read into rows: a JSON lines, CSV or Parquet file, the samples
+lm-evaluation-harness logs (``--log_samples``), or an Inspect AI eval log. An answer given as a
+text is read into an index later, by the answer reader (``bias_hub.pipelines.common.answer_reading``).
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
 import re
-from collections.abc import Sequence
 from pathlib import Path
 
-from bias_hub.builders.shared.files import open_text
+from bias_hub.builders.shared.files import csv_records, open_text
 
 __all__ = [
     "FORMATS",
-    "normalise_answer",
+    "as_index",
+    "inspect_log",
+    "read_inspect_log",
     "read_lm_eval_samples",
     "read_predictions",
-    "to_choice",
     "to_value",
 ]
 
 FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}
-UNPARSABLE = -1
 
 
 def read_predictions(path: str | Path) -> tuple[list[dict], str]:
@@ -64,27 +59,7 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
 
 
 def _csv_rows(handle: io.StringIO, where: str) -> list[dict]:
-    """The rows of a CSV file as dicts; a header naming a column twice, or a row with more or
-    fewer cells than the header, is refused with its line (csv.DictReader keeps the last of
-    two columns and fills or stacks the cells silently)."""
-    reader = csv.reader(handle)
-    header = next(reader, None)
-    if header is None:
-        return []
-    twice = sorted({name for name in header if header.count(name) > 1})
-    if twice:
-        raise ValueError(f"{where}, line 1: the header names column {twice[0]!r} twice")
-    rows = []
-    for cells in reader:
-        if not cells:
-            continue
-        if len(cells) != len(header):
-            raise ValueError(
-                f"{where}, line {reader.line_num}: {len(cells)} cells where the header has "
-                f"{len(header)} ({', '.join(header)})"
-            )
-        rows.append(dict(zip(header, cells, strict=True)))
-    return rows
+    return [row for _, row in csv_records(handle, where)[1]]
 
 
 def _opened(path: Path, flag: str, newline: str | None = None) -> io.StringIO:
@@ -118,16 +93,13 @@ def _json_lines(path: Path, flag: str) -> list[dict]:
 
 def read_lm_eval_samples(path: str | Path) -> list[dict]:
     """lm-evaluation-harness 0.4 logged samples as rows: the sample's ``doc`` fields, plus
-    ``prediction`` (the chosen index) and ``reply`` (a generation task's text).
+    ``prediction`` and, for a generation task, ``reply``.
 
     A multiple-choice sample's ``filtered_resps`` holds one ``[log-likelihood, is_greedy]``
-    per choice: the prediction is the choice of highest log-likelihood (lm-eval's ``acc``).
-    A generation sample holds the reply text: the prediction is its answer index read by
-    the rule of ``bias-hub jbbq evaluate --scoring generate`` (``bias_hub.pipelines.jbbq.parsing``),
-    -1 when none can be read.
+    per choice: the prediction is the index of highest log-likelihood (lm-eval's ``acc``; -1
+    when one is not finite). A generation sample holds the reply text: the prediction is that
+    text, for the answer reader to read.
     """
-    from bias_hub.pipelines.jbbq.parsing import parse_answer
-
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"--from-lm-eval {path}: no such file")
@@ -152,7 +124,7 @@ def read_lm_eval_samples(path: str | Path) -> list[dict]:
             )
             row = {**sample["doc"], "prediction": prediction}
         elif isinstance(responses, list) and len(responses) == 1 and isinstance(responses[0], str):
-            row = {**sample["doc"], "prediction": parse_answer(responses[0]), "reply": responses[0]}
+            row = {**sample["doc"], "prediction": responses[0], "reply": responses[0]}
         else:
             raise ValueError(
                 f"{where}: filtered_resps is neither one [log-likelihood, is_greedy] per choice nor one reply text"
@@ -163,51 +135,100 @@ def read_lm_eval_samples(path: str | Path) -> list[dict]:
     return rows
 
 
-def normalise_answer(text: str) -> str:
-    """Lower-cased, trimmed, a final period dropped (BBQ's analysis script)."""
-    text = text.strip().lower()
-    return text[:-1].strip() if text.endswith(".") else text
+def inspect_log(path: str | Path) -> tuple[dict, list[dict]]:
+    """An Inspect AI eval log's ``eval`` spec (its task, its dataset's size and sample ids) and
+    its samples, read without Inspect installed: ``.json`` (one document with ``eval`` and
+    ``samples``) or ``.eval`` (a zip archive: ``header.json``, or ``_journal/start.json`` while
+    a run is under way, and ``samples/*.json``, one sample each; Inspect 0.3.285 compresses it
+    with zstd, which Python's zipfile reads from 3.14 on: an older Python is told to convert the
+    log to JSON)."""
+    import zipfile
+
+    path = Path(path)
+    flag = "--from-inspect"
+    if not path.is_file():
+        raise FileNotFoundError(f"{flag} {path}: no such file")
+    if path.suffix == ".eval":
+        try:
+            with zipfile.ZipFile(path) as archive:
+                names = archive.namelist()
+                samples = [
+                    json.loads(archive.read(name))
+                    for name in sorted(n for n in names if n.startswith("samples/"))
+                ]
+                header = next(
+                    (n for n in ("header.json", "_journal/start.json") if n in names), None
+                )
+                log = json.loads(archive.read(header)) if header else {}
+        except (zipfile.BadZipFile, json.JSONDecodeError) as err:
+            raise ValueError(f"{flag} {path}: not an Inspect .eval log ({err})") from None
+        except NotImplementedError:
+            # Inspect compresses .eval logs with zstd, which Python's zipfile reads from 3.14 on
+            raise ValueError(
+                f"{flag} {path}: this .eval log is compressed in a way Python's zipfile cannot read "
+                "(zstd); convert it with `inspect log convert --to json LOG`, or run Inspect with "
+                "--log-format json"
+            ) from None
+    elif path.suffix == ".json":
+        try:
+            with _opened(path, flag) as handle:
+                log = json.load(handle)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{flag} {path}: not JSON ({err.msg})") from None
+        samples = log.get("samples") if isinstance(log, dict) else None
+        if samples is None:
+            raise ValueError(
+                f"{flag} {path}: an Inspect log without samples (written with --no-log-samples?)"
+            )
+    else:
+        raise ValueError(
+            f"{flag} {path}: expected an Inspect eval log (.eval or .json), got {path.suffix or 'no suffix'!r}"
+        )
+    spec = log.get("eval") if isinstance(log, dict) else None
+    return (spec if isinstance(spec, dict) else {}), samples
+
+
+def read_inspect_log(path: str | Path) -> list[dict]:
+    """The samples of an Inspect AI eval log (``inspect_log``) as rows: each sample's
+    ``metadata`` (the tasks of ``bias-hub export inspect`` keep every question field there),
+    plus ``prediction`` and ``reply``: the model's completion, for the answer reader to read.
+    Every epoch of a sample is a row of its own.
+    """
+    flag = "--from-inspect"
+    _, samples = inspect_log(path)
+    rows = []
+    for sample in samples:
+        where = f"{flag} {path}, sample {sample.get('id')!r}"
+        if not isinstance(sample.get("metadata"), dict) or not sample["metadata"]:
+            raise ValueError(
+                f"{where}: no metadata; expected the question fields there (tasks of `bias-hub export inspect`)"
+            )
+        output = sample.get("output") or {}
+        reply = output.get("completion")
+        if reply is None:
+            choices = output.get("choices") or []
+            content = choices[0].get("message", {}).get("content") if choices else None
+            reply = content if isinstance(content, str) else ""
+        rows.append({**sample["metadata"], "prediction": reply, "reply": reply})
+    if not rows:
+        raise ValueError(f"{flag} {path}: holds no samples")
+    return rows
 
 
 # An index written as text: ASCII digits only ("²" is a digit to str.isdigit, which int() refuses).
 _INDEX_TEXT = re.compile(r"-?[0-9]+")
 
 
-def _integer(value) -> int | None:
+def as_index(value):
     """``value`` as an answer index when it is one: an int, an integral float, or (CSV) a text
-    of an optional minus sign and digits."""
+    of an optional minus sign and digits; any other value unchanged."""
     if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and _INDEX_TEXT.fullmatch(value.strip()):
         return int(value.strip())
-    return None
-
-
-def to_choice(value, answers: Sequence[str], where: str) -> tuple[int, bool]:
-    """An answer index from an index or an answer text; ``(index, matched)``: an unmatched or
-    empty text gives ``(-1, False)``. An index outside -1..len(answers)-1 is an error."""
-    index = _integer(value)
-    if index is not None:
-        if not -1 <= index < len(answers):
-            raise ValueError(
-                f"{where}: answer index {index} is out of range; expected -1 to {len(answers) - 1}"
-            )
-        return index, True
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return UNPARSABLE, False
-    if not isinstance(value, str):
-        raise ValueError(
-            f"{where}: expected an answer index or an answer text, got {type(value).__name__} {value!r}"
-        )
-    wanted = normalise_answer(value)
-    for position, answer in enumerate(answers):
-        if normalise_answer(answer) == wanted:
-            return position, True
-    return UNPARSABLE, False
+    return value
 
 
 def to_value(value, kind: str, where: str):

@@ -47,15 +47,27 @@ def report(results: dict) -> str:
             f"{joined['dataset_rows_without_prediction']} of {joined['dataset_rows']} dataset rows have no prediction"
         )
     lines += _coverage_lines(results.get("coverage"))
+    reader = results.get("answer_reader")
+    if reader:
+        lines.append(f"- answers read by the `{reader['name']}` reader ({reader['chosen_by']})")
     for argument, reading in results["reading"].items():
+        fate = (
+            f"{reading['dropped']} left out of the scores, as BBQ's analysis script leaves them"
+            if reading["dropped"]
+            else f"{reading['rows'] - reading['read']} scored as unparsable (-1)"
+        )
+        shares = ", ".join(
+            f"{rule} {n / reading['rows']:.1%}" for rule, n in reading["rules"].items()
+        )
         shown = "; ".join(
             f"row {v['row']}: {code_span(repr(v['value']))}"
             for v in reading.get("unmatched_values", [])
         )
         lines.append(
-            f"- `{argument}` from column {code_span(reading['column'])}: {reading['texts_matched']} answer "
-            f"texts matched, {reading['unmatched']} matched no answer (scored as unparsable, -1)"
-            + (f": {shown}" if shown else "")
+            f"- `{argument}` from column {code_span(reading['column'])}: {reading['read']} of "
+            f"{reading['rows']} read ({reading['coverage']:.1%}); {fate}; by rule: {shares} "
+            "(every row in `predictions.jsonl`)"
+            + (f"; matched no answer: {shown}" if shown else "")
         )
     lines.append(
         f"- intervals: {level:.0%} bootstrap, {results['intervals']['n_resamples']} resamples"

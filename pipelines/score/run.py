@@ -4,21 +4,31 @@
 the predictions file in the model's place (the predictions are what the model made):
 ``predictions`` is a JSON lines, CSV or Parquet file, or, with ``settings.from_lm_eval``,
 None. It joins the prediction rows to the dataset's rows on the id column, feeds the columns
-the metric's score path declares (``pipelines/score/paths.py``) to the metric module, loaded
+the metric's score path declares (``pipelines/<part>/score_paths.py``) to the metric module, loaded
 with ``evaluate.load`` as a user would, and writes ``results.json`` and ``report.md``
 through one ``RunFolder``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from bias_hub.builders.shared.console import progress, stage
 from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.pipelines.common import RunFolder, dataset_folder, load_metric
-from bias_hub.pipelines.common.run_folder import refuse_losing_files_it_did_not_write
+from bias_hub.pipelines.common.answer_reading import (
+    READERS,
+    RULES,
+    UNREAD_RULES,
+    Reading,
+    drops_unread,
+    read_answer,
+)
+from bias_hub.pipelines.common.score_path import Column, ScorePath, score_path
 from bias_hub.pipelines.score import coverage as coverage_check
 from bias_hub.pipelines.score.guards import (
     refuse_a_folder_of_another_kind,
@@ -26,20 +36,36 @@ from bias_hub.pipelines.score.guards import (
     refuse_another_command_s_run,
     refuse_inputs_inside_out,
 )
-from bias_hub.pipelines.score.paths import Column, ScorePath, score_path
 from bias_hub.pipelines.score.predictions import (
+    as_index,
+    read_inspect_log,
     read_lm_eval_samples,
     read_predictions,
-    to_choice,
     to_value,
 )
 from bias_hub.pipelines.score.settings import Settings
-from bias_hub.pipelines.score.values import describe, refuse_unknown_labels, unmatched_values
+from bias_hub.pipelines.score.values import describe, refuse_unknown_labels, unread_values
 
 __all__ = ["join", "load_rows", "metric_inputs", "run"]
 
 log = logging.getLogger(__name__)
 _SHOWN = 5  # ids named in an error
+# How answer texts are read when neither --answer-reader nor the exported task says.
+DEFAULT_SCORE_READER = "bbq"
+
+
+def _reader(settings: Settings, rows: list[dict]) -> tuple[str, str]:
+    """The answer reader and why: ``--answer-reader``; else the one the exported task recorded in
+    every row (``answer_reader``: ``bias-hub export`` writes it into each question); else
+    ``bbq``, BBQ's own reading of answer texts."""
+    if settings.answer_reader:
+        return settings.answer_reader, "--answer-reader"
+    recorded = {row.get("answer_reader") for row in rows}
+    if len(recorded) == 1 and None not in recorded:
+        (name,) = recorded
+        if name in READERS:
+            return name, "recorded by the exported task"
+    return DEFAULT_SCORE_READER, "the default for answer texts (BBQ's analysis script)"
 
 
 def _source(predictions: str | Path | None, settings: Settings) -> tuple[list[dict], dict]:
@@ -48,13 +74,22 @@ def _source(predictions: str | Path | None, settings: Settings) -> tuple[list[di
         for flag, value in (
             ("--predictions", predictions),
             ("--from-lm-eval", settings.from_lm_eval),
+            ("--from-inspect", settings.from_inspect),
         )
         if value
     ]
     if len(given) != 1:
         raise ValueError(
-            "give either --predictions FILE or --from-lm-eval SAMPLES.jsonl (exactly one)"
+            "give one of --predictions FILE, --from-lm-eval SAMPLES.jsonl or --from-inspect LOG "
+            "(exactly one)"
         )
+    if settings.from_inspect:
+        rows = read_inspect_log(settings.from_inspect)
+        return rows, {
+            "file": str(settings.from_inspect),
+            "format": "Inspect eval log",
+            "rows": len(rows),
+        }
     if settings.from_lm_eval:
         rows = read_lm_eval_samples(settings.from_lm_eval)
         return rows, {
@@ -72,13 +107,14 @@ def load_rows(folder: Path, config: str, split: str | None) -> tuple[list[dict],
 
     from bias_hub.pipelines.common import load_dataset_split
 
+    # to_list: a row at a time, datasets formats every row on its own (15 s for 12,000 rows).
     if split is not None:
-        return [dict(row) for row in load_dataset_split(folder, config, split)], [split]
+        return load_dataset_split(folder, config, split).to_list(), [split]
     loaded = load_dataset_split(folder, config, None)
     if isinstance(loaded, datasets.Dataset):
-        return [dict(row) for row in loaded], ["(single)"]
+        return loaded.to_list(), ["(single)"]
     names = list(loaded)
-    return [dict(row) for name in names for row in loaded[name]], names
+    return [row for name in names for row in loaded[name].to_list()], names
 
 
 def _docs_suffice(rows: list[dict], path: ScorePath) -> bool:
@@ -178,13 +214,7 @@ def _columns(path: ScorePath, settings: Settings) -> dict[str, Column]:
     columns = dict(path.predictions)
     if settings.prediction_column:
         main = path.main_prediction
-        columns[main] = Column(
-            settings.prediction_column,
-            columns[main].kind,
-            columns[main].choices,
-            columns[main].names,
-            columns[main].required,
-        )
+        columns[main] = dataclasses.replace(columns[main], name=settings.prediction_column)
     for item in settings.columns or []:
         argument, sep, column = item.partition("=")
         if not sep or argument not in columns or not column:
@@ -192,19 +222,76 @@ def _columns(path: ScorePath, settings: Settings) -> dict[str, Column]:
                 f"--column {item!r}: expected ARG=COLUMN with ARG one of {', '.join(columns)} (the prediction "
                 f"arguments of {path.metric})"
             )
-        old = columns[argument]
-        columns[argument] = Column(column, old.kind, old.choices, old.names, old.required)
+        columns[argument] = dataclasses.replace(columns[argument], name=column)
     return columns
 
 
+def _short_forms(data: dict, column: Column) -> list[str] | None:
+    """BBQ's ``answer_info`` texts of a dataset row (a list of ``{"text", "group"}``, or BBQ's
+    own ``{"ans0": [text, group], ...}``), for the ``bbq`` reader's first-words rule."""
+    info = data.get(column.short_forms) if column.short_forms else None
+    if isinstance(info, list):
+        return [str(item.get("text", "")) if isinstance(item, dict) else "" for item in info]
+    if isinstance(info, dict):
+        return [str((info.get(name) or [""])[0]) for name in column.choices]
+    return None
+
+
+def _read_choice(
+    row: dict, data: dict, column: Column, reader: str, where: str, replies: bool
+) -> Reading:
+    value = row[column.name] if replies else as_index(row[column.name])
+    if value is not None and not isinstance(value, (str, int, float)):
+        raise ValueError(
+            f"{where}: expected an answer index or an answer text, got {type(value).__name__} {value!r}"
+        )
+    options = [data[name] for name in column.choices] if column.choices else list(column.names)
+    unknown = data.get(column.unknown) if column.unknown else None
+    return read_answer(
+        value,
+        options,
+        unknown=unknown if isinstance(unknown, int) else None,
+        short_forms=_short_forms(data, column),
+        reader=reader,
+    )
+
+
+def _reading_record(
+    column: Column, reader: str, readings: list[Reading], kept: int, unread: list[dict]
+) -> dict:
+    rules = Counter(r.rule for r in readings)
+    read = sum(r.read for r in readings)
+    return {
+        "column": column.name,
+        "reader": reader,
+        "rules": {rule: rules[rule] for rule in RULES if rules[rule]},
+        "read": read,
+        "rows": len(readings),
+        "coverage": read / len(readings),
+        "dropped": len(readings) - kept,
+        "unmatched_values": unread[:_SHOWN],
+    }
+
+
 def metric_inputs(
-    pairs: Sequence[tuple[dict, dict]], path: ScorePath, columns: dict[str, Column], source: str
-) -> tuple[dict, dict]:
-    """The compute() arguments from the joined rows, and how the predictions were read
-    (texts matched, unmatched)."""
+    pairs: Sequence[tuple[dict, dict]],
+    path: ScorePath,
+    columns: dict[str, Column],
+    source: str,
+    reader: str = DEFAULT_SCORE_READER,
+    replies: bool = False,
+) -> tuple[dict, dict, list[list[Reading]]]:
+    """The compute() arguments from the joined rows; how the answers were read (per choice
+    argument: the reader, rows per rule, coverage, rows dropped, the first values left unread
+    as written); and every row's readings.
+
+    Answers given as texts (or indices) are read by ``reader`` (``answer_reading``); an
+    unread one is -1, or, under a reader whose harness drops them (``bbq``), the row is left
+    out of every argument. A text of digits is an index given (a CSV cell), unless ``replies``:
+    the texts a model generated (lm-eval and Inspect logs), which the reader reads as they are.
+    A column of fixed label names refuses a value it leaves unread (``values``)."""
     first = pairs[0][0]
-    inputs: dict = {}
-    reading: dict = {}
+    present = {}
     for argument, column in columns.items():
         if column.name not in first:
             if not column.required:
@@ -213,40 +300,120 @@ def metric_inputs(
                 f"{source}: no prediction column {column.name!r} (for {path.metric}'s {argument}); its columns: "
                 f"{sorted(first)}; name it with --prediction-column or --column {argument}=COLUMN"
             )
-        values = []
-        matched_texts = unmatched = 0
-        for number, (row, data) in enumerate(pairs, start=1):
-            where = f"{source}, row {number}, column {column.name!r}"
-            if column.name not in row:
-                raise ValueError(f"{where}: missing")
-            value = row[column.name]
-            if column.kind == "choice":
-                answers = (
-                    [data[name] for name in column.choices]
-                    if column.choices
-                    else list(column.names)
-                )
-                index, ok = to_choice(value, answers, where)
-                is_text = isinstance(value, str) and not value.strip().lstrip("-").isdigit()
-                matched_texts += ok and is_text
-                unmatched += not ok
-                values.append(index)
-            else:
-                values.append(to_value(value, column.kind, where))
-        inputs[argument] = values
-        if column.kind == "choice":
-            reading[argument] = {
-                "column": column.name,
-                "texts_matched": matched_texts,
-                "unmatched": unmatched,
-            }
+        present[argument] = column
     for argument, name in path.dataset_columns.items():
         if name not in pairs[0][1]:
             raise ValueError(
                 f"dataset: no column {name!r} (for {path.metric}'s {argument}); is it the right dataset?"
             )
-        inputs[argument] = [data[name] for _, data in pairs]
-    return inputs, reading
+    readings: dict[str, list[Reading]] = {}
+    for argument, column in present.items():
+        if column.kind != "choice":
+            continue
+        values = []
+        for number, (row, data) in enumerate(pairs, start=1):
+            where = f"{source}, row {number}, column {column.name!r}"
+            if column.name not in row:
+                raise ValueError(f"{where}: missing")
+            values.append(_read_choice(row, data, column, reader, where, replies))
+        readings[argument] = values
+    unread = {
+        argument: unread_values(pairs, values, present[argument])
+        for argument, values in readings.items()
+    }
+    for argument, found in unread.items():
+        refuse_unknown_labels(found, present[argument], source)
+    keep = [
+        not drops_unread(reader) or all(values[i].read for values in readings.values())
+        for i in range(len(pairs))
+    ]
+    if not any(keep):
+        raise ValueError(
+            f"{source}: the {reader} reader read no answer in {len(pairs)} rows (it drops what it "
+            "cannot read); check --prediction-column, or choose another --answer-reader"
+        )
+    kept = [pair for pair, k in zip(pairs, keep, strict=True) if k]
+    inputs: dict = {}
+    for argument, column in present.items():
+        if argument in readings:
+            inputs[argument] = [r.index for r, k in zip(readings[argument], keep, strict=True) if k]
+            continue
+        values = []
+        for number, (row, _) in enumerate(kept, start=1):
+            where = f"{source}, row {number}, column {column.name!r}"
+            if column.name not in row:
+                raise ValueError(f"{where}: missing")
+            values.append(to_value(row[column.name], column.kind, where))
+        inputs[argument] = values
+    for argument, name in path.dataset_columns.items():
+        inputs[argument] = [data[name] for _, data in kept]
+    reading = {
+        argument: _reading_record(columns[argument], reader, values, len(kept), unread[argument])
+        for argument, values in readings.items()
+    }
+    per_row = [[values[i] for values in readings.values()] for i in range(len(pairs))]
+    return inputs, reading, per_row
+
+
+def _read_rows(
+    pairs: Sequence[tuple[dict, dict]],
+    per_row: list[list[Reading]],
+    columns: dict[str, Column],
+    reading: dict,
+    id_column: str,
+    joined: dict,
+) -> list[dict]:
+    """predictions.jsonl: per joined row its id, and per answer column the value given (the
+    reply), the index read, the rule that read it and whether the row was scored."""
+    if not reading:
+        return []
+    qualifier = joined.get("qualified_by")
+    out = []
+    for (row, _), readings in zip(pairs, per_row, strict=True):
+        item = {id_column: row[id_column]}
+        if qualifier:
+            item[qualifier] = row[qualifier]
+        scored = True
+        for argument, read in zip(reading, readings, strict=True):
+            name = columns[argument].name
+            item[name] = row[name]
+            item[f"{name}_index"] = read.index
+            item[f"{name}_rule"] = read.rule
+            scored &= read.read or not drops_unread(reading[argument]["reader"])
+        item["scored"] = scored
+        out.append(item)
+    return out
+
+
+def _say_unread(source: str, counts: dict) -> None:
+    """A warning line when not every answer was read, naming the first values left unread as
+    written, with their rows (kept for the console; results.json and the report carry them)."""
+    unread = counts["rows"] - counts["read"]
+    if not unread:
+        return
+    why = [f"{rule} {n}" for rule, n in counts["rules"].items() if rule in UNREAD_RULES]
+    given = unread - sum(n for rule, n in counts["rules"].items() if rule in UNREAD_RULES)
+    if given:
+        why.append(f"-1 given {given}")
+    fate = (
+        "are left out of the scores, as BBQ's analysis script leaves them"
+        if counts["dropped"]
+        else "count as unparsable (-1)"
+    )
+    shown = describe(counts["unmatched_values"])
+    log.warning(
+        "%s: %d of %d predictions in %r matched no answer under the %s reader (%.1f %%: %s); "
+        "they %s%s",
+        source,
+        unread,
+        counts["rows"],
+        counts["column"],
+        counts["reader"],
+        100 * unread / counts["rows"],
+        ", ".join(why),
+        fate,
+        f": {shown}" if shown else "",
+    )
 
 
 def _interval_options(settings: Settings) -> dict:
@@ -256,6 +423,12 @@ def _interval_options(settings: Settings) -> dict:
         for key, value in options.items()
         if value is not None or key == "confidence_level"
     }
+
+
+def _resampling(options: dict) -> str:
+    if not options.get("confidence_level"):
+        return ""
+    return f", intervals from {options['n_resamples']:,} resamples"
 
 
 def _per_test(
@@ -268,9 +441,9 @@ def _per_test(
     options: dict,
 ) -> dict:
     """WEAT and RNSB: the predictions are word vectors; each dataset row is one test."""
-    inputs, _ = metric_inputs([(row, {}) for row in pairs_rows], path, columns, source)
+    inputs, _, _ = metric_inputs([(row, {}) for row in pairs_rows], path, columns, source)
     results = {}
-    for test in rows:
+    for test in progress(rows, desc=f"{path.metric} tests", unit="test"):
         target = {
             test["target_x_name"]: list(test["target_x_words"]),
             test["target_y_name"]: list(test["target_y_words"]),
@@ -297,8 +470,12 @@ def _coverage(
     settings: Settings,
 ) -> coverage_check.Coverage:
     """What the predictions answer of what they should: an lm-eval task's questions (from the
-    results file beside the samples), else the dataset's rows; unknown for samples scored
-    from their docs alone without their results file."""
+    results file beside the samples) or an Inspect task's samples (from the log's header),
+    else the dataset's rows; unknown for samples scored from their docs alone without a size."""
+    if settings.from_inspect:
+        task = coverage_check.inspect_coverage(Path(settings.from_inspect))
+        if task.expected is not None or dataset_path is None:
+            return task
     if settings.from_lm_eval:
         task = coverage_check.lm_eval_coverage(Path(settings.from_lm_eval))
         if task is not None:
@@ -311,16 +488,6 @@ def _coverage(
     )
 
 
-def _name_unmatched(pairs: list, columns: dict[str, Column], reading: dict, source: str) -> None:
-    """Values that matched no answer, as written: refused in a fixed label set, else recorded."""
-    for argument, counts in reading.items():
-        if not counts["unmatched"]:
-            continue
-        found = unmatched_values(pairs, columns[argument], source)
-        refuse_unknown_labels(found, columns[argument], source)
-        counts["unmatched_values"] = found[:_SHOWN]
-
-
 def run(
     predictions: str | Path | None, dataset: str | Path | None, out_dir: Path, settings: Settings
 ) -> dict:
@@ -328,21 +495,29 @@ def run(
     path = score_path(settings.metric)
     refuse_another_command_s_run(Path(out_dir))
     refuse_inputs_inside_out(
-        Path(out_dir), {"--predictions": predictions, "--from-lm-eval": settings.from_lm_eval}
+        Path(out_dir),
+        {
+            "--predictions": predictions,
+            "--from-lm-eval": settings.from_lm_eval,
+            "--from-inspect": settings.from_inspect,
+        },
     )
-    refuse_losing_files_it_did_not_write(out_dir, "a score run")
     folder = RunFolder(out_dir)
     with folder:
         rows_in, source_record = _source(predictions, settings)
         source = (
             f"--from-lm-eval {settings.from_lm_eval}"
             if settings.from_lm_eval
+            else f"--from-inspect {settings.from_inspect}"
+            if settings.from_inspect
             else f"--predictions {predictions}"
         )
+        reader, reader_reason = _reader(settings, rows_in)
+        logged = settings.from_lm_eval or settings.from_inspect
         if settings.from_lm_eval:
             coverage_check.repeated_samples(Path(settings.from_lm_eval))
-        if dataset is None and settings.from_lm_eval and _docs_suffice(rows_in, path):
-            # The tasks of `bias-hub export lm-eval` log every column the metric needs in each doc.
+        if dataset is None and logged and _docs_suffice(rows_in, path):
+            # The tasks of `bias-hub export` log every column the metric needs with each question.
             dataset_path, config, rows, splits = None, None, rows_in, []
         else:
             dataset_path = dataset_folder(dataset or path.dataset, settings.datasets_root).resolve()
@@ -358,7 +533,7 @@ def run(
             raise ValueError(f"{where}: no rows")
         folder.record_inputs(
             datasets=[(dataset_path, config)] if dataset_path else [],
-            files=[predictions or settings.from_lm_eval],
+            files=[predictions or settings.from_lm_eval or settings.from_inspect],
             settings=settings,
         )
         metric = load_metric(path.metric, settings.metrics_root, path.config_name)
@@ -376,27 +551,23 @@ def run(
                 {},
                 None,
             )
+            read_rows: list[dict] = []
         else:
             id_column = _id_column(path, settings, set(rows[0]), where)
             pairs, joined = join(rows_in, rows, path, id_column, source, where)
             if dataset_path is not None:
                 refuse_a_join_of_other_texts(pairs, source, where)
-            inputs, reading = metric_inputs(pairs, path, columns, source)
-            _name_unmatched(pairs, columns, reading, source)
+            inputs, reading, per_row = metric_inputs(
+                pairs, path, columns, source, reader, replies=bool(logged)
+            )
             coverage = _coverage(pairs, rows, joined, dataset_path, where, settings)
             coverage_check.check(coverage, settings.allow_partial, source)
-            result = metric.compute(**inputs, **path.fixed, **options)
+            # One call into the module (its resampling is vectorised): timed, not counted.
+            with stage(f"{path.metric} on {len(pairs):,} rows{_resampling(options)}", log):
+                result = metric.compute(**inputs, **path.fixed, **options)
+            read_rows = _read_rows(pairs, per_row, columns, reading, id_column, joined)
         for counts in reading.values():
-            if counts["unmatched"]:
-                log.warning(
-                    "%s: %d of %d predictions in %r matched no answer and count as unparsable "
-                    "(-1): %s",
-                    source,
-                    counts["unmatched"],
-                    joined["joined"],
-                    counts["column"],
-                    describe(counts.get("unmatched_values", [])),
-                )
+            _say_unread(source, counts)
         results = to_jsonable(
             {
                 "part": "score",
@@ -411,10 +582,13 @@ def run(
                 },
                 "join": joined,
                 "coverage": coverage.record() if coverage else None,
+                "answer_reader": {"name": reader, "chosen_by": reader_reason} if reading else None,
                 "reading": reading,
                 "columns": {a: c.name for a, c in columns.items()},
-                "intervals": settings.interval_record(),
-                "seed": settings.seed,
+                # The metric resamples templates where the path feeds it their column.
+                "intervals": settings.interval_record(
+                    "templates" if "templates" in path.dataset_columns else "items"
+                ),
                 "summary_keys": list(path.summary_keys),
                 "per_test": path.per_test,
                 "result": result,
@@ -423,6 +597,10 @@ def run(
         from bias_hub.pipelines.score.report import render
 
         folder.write_json("results.json", results)
+        if read_rows:
+            folder.write_jsonl("predictions.jsonl", read_rows)
         render(results, folder.path("results.json").parent)
-    log.info("wrote %s: results.json, report.md", out_dir)
+    log.info(
+        "wrote %s: results.json, report.md%s", out_dir, ", predictions.jsonl" if read_rows else ""
+    )
     return results

@@ -14,15 +14,19 @@ __all__ = ["Settings"]
 class Settings(IntervalSettings):
     """Where the predictions are, which dataset rows they answer, and how they are read.
 
-    ``run``'s ``predictions`` (a JSON lines, CSV or Parquet file) and ``from_lm_eval`` (the
-    samples file lm-evaluation-harness writes with ``--log_samples``) are exclusive; ``run``'s
+    ``run``'s ``predictions`` (a JSON lines, CSV or Parquet file), ``from_lm_eval`` (the
+    samples file lm-evaluation-harness writes with ``--log_samples``) and ``from_inspect`` (an
+    Inspect AI eval log) are exclusive; ``run``'s
     ``dataset``, and ``config``, ``id_column`` and ``prediction_column`` left at None take the metric's
-    declared score path (``pipelines/score/paths.py``); ``split`` None joins every split of
+    declared score path (``pipelines/<part>/score_paths.py``); ``split`` None joins every split of
     the config.
     """
 
     metric: str = "bbq_bias"
     from_lm_eval: Path | None = None
+    from_inspect: Path | None = None
+    # how answer texts are read (answer_reading); None: what the exported task recorded, else bbq
+    answer_reader: str | None = None
     config: str | None = None
     split: str | None = None
     id_column: str | None = None

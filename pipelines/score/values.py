@@ -1,36 +1,36 @@
-"""Prediction values that match no answer, shown as the user wrote them, with their row.
+"""Prediction values the answer reader left unread, shown as the user wrote them, with their row.
 
-An answer text that matches none of its row's answers scores as unparsable (-1), as BBQ's
-analysis counts a reply it cannot read; but the report then shows only a count, and a
-label outside a fixed set (NLI's ``"中立"`` for neutral, ``"²"``, an empty cell) is no
-reply a model could give: it is a file that speaks another vocabulary. So every such value
-is named with its file, row and column, and a fixed label set refuses it.
+The answer reader (``bias_hub.pipelines.common.answer_reading``) decides how a value becomes an
+answer index; a value it cannot read is -1 (unparsable) or, under a reader whose harness drops
+such replies (``bbq``), left out of the scores. A count alone hides what those values were,
+and a label outside a fixed set (NLI's ``"中立"`` for neutral, ``"²"``, an empty cell) is no
+reply a model could give: it is a file that speaks another vocabulary. So every unread value
+is named with its row and column, and a fixed label set refuses it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bias_hub.pipelines.score.paths import Column
-from bias_hub.pipelines.score.predictions import to_choice
+from bias_hub.pipelines.common.answer_reading import UNREAD_RULES, Reading
+from bias_hub.pipelines.common.score_path import Column
 
-__all__ = ["refuse_unknown_labels", "unmatched_values"]
+__all__ = ["describe", "refuse_unknown_labels", "unread_values"]
 
 _SHOWN = 5
 
 
-def unmatched_values(pairs: Sequence[tuple[dict, dict]], column: Column, source: str) -> list[dict]:
-    """``[{"row", "column", "value"}]``: the rows of a choice column whose value matched no
-    answer (the value as written; ``row`` counts the prediction rows from 1)."""
-    found = []
-    for number, (row, data) in enumerate(pairs, start=1):
-        if column.name not in row:
-            continue
-        answers = [data[name] for name in column.choices] if column.choices else list(column.names)
-        where = f"{source}, row {number}, column {column.name!r}"
-        if not to_choice(row[column.name], answers, where)[1]:
-            found.append({"row": number, "column": column.name, "value": row[column.name]})
-    return found
+def unread_values(
+    pairs: Sequence[tuple[dict, dict]], readings: Sequence[Reading], column: Column
+) -> list[dict]:
+    """``[{"row", "column", "value"}]``: the rows whose value the reader did not read (a rule of
+    ``UNREAD_RULES``; a -1 given as such is an answer, not a value left unread), the value as
+    written; ``row`` counts the joined prediction rows from 1."""
+    return [
+        {"row": number, "column": column.name, "value": row[column.name]}
+        for number, ((row, _), reading) in enumerate(zip(pairs, readings, strict=True), start=1)
+        if reading.rule in UNREAD_RULES
+    ]
 
 
 def describe(found: list[dict]) -> str:

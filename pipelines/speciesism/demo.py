@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 from bias_hub.builders.shared.files import atomic_write_text
-from bias_hub.builders.speciesism_templates import build
-from bias_hub.pipelines.common.locations import default_datasets_root
+from bias_hub.pipelines.common.locations import ensure_built
 from bias_hub.pipelines.speciesism.planted_model import make_tiny_masked_lm
 from bias_hub.pipelines.speciesism.report import change_rate_markdown, negative_share_markdown
 from bias_hub.pipelines.speciesism.run import run
@@ -29,16 +28,7 @@ NOTE = (
 )
 
 
-def _datasets_root(out_dir: Path) -> Path:
-    root = default_datasets_root()
-    if (root / DATASET / "README.md").is_file():
-        return root
-    root = out_dir / "datasets"
-    build(root)
-    return root
-
-
-def run_demo(out_dir: Path) -> dict:
+def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
     import torch  # heavy: loaded only when the demo runs
 
     threads = torch.get_num_threads()
@@ -46,13 +36,14 @@ def run_demo(out_dir: Path) -> dict:
         # Tiny models run far faster on one thread than on a shared, oversubscribed CPU.
         torch.set_num_threads(1)
     try:
-        return _run_demo(Path(out_dir))
+        return _run_demo(Path(out_dir), datasets_root)
     finally:
         torch.set_num_threads(threads)
 
 
-def _run_demo(out_dir: Path) -> dict:
-    root = _datasets_root(out_dir)
+def _run_demo(out_dir: Path, datasets_root: Path | None) -> dict:
+    # The data root every command reads (the templates are built there when they are not yet).
+    root = ensure_built(DATASET, datasets_root).parent
     summary = [NOTE, ""]
     reports = {}
     for language in ("en", "ja"):

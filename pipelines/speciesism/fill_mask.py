@@ -92,7 +92,7 @@ def with_mask(text: str, mask_token: str) -> str:
 def mask_probabilities(
     lm: MaskedLM,
     texts: list[str],
-    batch_size: int = 32,
+    batch_size: int,
     progress: str | None = None,
     targets: list[list[int]] | None = None,
 ) -> np.ndarray:

@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bias_hub.builders.shared.files import atomic_write_text  # noqa: E402
+from bias_hub.builders.shared.text import code_cell, code_span, table_cell  # noqa: E402
 from bias_hub.builders.shared.text import markdown_table as _table  # noqa: E402
 from bias_hub.builders.shared.text import with_interval as _with_interval  # noqa: E402
 from bias_hub.pipelines.common.presets import preset_markdown  # noqa: E402
@@ -83,8 +84,8 @@ def change_rate_markdown(table: dict, limit: int | None = None) -> str:
             shown.append(interval)
             rows.append(
                 [
-                    entry["word"],
-                    *([f"`{entry['token']}`"] if raw else []),
+                    table_cell(entry["word"]),
+                    *([code_cell(entry["token"])] if raw else []),
                     f"{p_object:.8f}",
                     f"{p_human:.8f}",
                     with_interval(entry["change_rate"], interval, 4, sign=True),
@@ -114,10 +115,10 @@ def negative_share_markdown(results: dict) -> str:
         return with_interval(value, intervals.get(key) if intervals else None, 2)
 
     return _table(
-        ["animal", *[m["label"] for m in models]],
+        ["animal", *[table_cell(m["label"]) for m in models]],
         [
             [
-                a,
+                table_cell(a),
                 *[
                     cell(m, f"negative_share.{a}", m["sentiment"]["negative_share"].get(a))
                     for m in models
@@ -139,7 +140,7 @@ def negative_share_markdown(results: dict) -> str:
 
 def comparisons_markdown(results: dict) -> str:
     """Pairs of models: B - A of each negative share, its interval and Holm-adjusted p-value."""
-    level = results["confidence_level"]
+    level = results["intervals"]["confidence_level"]
     rows, reasons = [], []
     for comparison in results["comparisons"]:
         for key, score in comparison["scores"].items():
@@ -248,7 +249,7 @@ def chart_figure(results: dict):
     ax.set_ylim(0, 1)
     ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
     ax.set_ylabel("share of negative fills")
-    level = results.get("confidence_level")
+    level = results["intervals"]["confidence_level"]
     bars = f"; bars: {level:.0%} intervals, fills resampled" if level else ""
     ax.set_title(f"Top fills judged negative ({results['sentiment_backend']}{bars})", fontsize=10)
     ax.legend(fontsize=8)
@@ -257,9 +258,9 @@ def chart_figure(results: dict):
 
 def _settings_lines(results: dict) -> list[str]:
     lines = [
-        f"Language: `{results['language']}`; animal groups: {', '.join(results['groups'])}"
+        f"Language: {code_span(results['language'])}; animal groups: {', '.join(results['groups'])}"
         + (f"; animals: {', '.join(results['animals'])}" if results["animals"] else "")
-        + f"; vocabulary items: `{results['tokens']}`; sentiment backend: `{results['sentiment_backend']}`.",
+        + f"; vocabulary items: {code_span(results['tokens'])}; sentiment backend: {code_span(results['sentiment_backend'])}.",
         "",
     ]
     record = results["preset"]
@@ -271,12 +272,13 @@ def _settings_lines(results: dict) -> list[str]:
 
 
 def _intervals_lines(results: dict) -> list[str]:
-    level = results["confidence_level"]
+    intervals = results["intervals"]
+    level = intervals["confidence_level"]
     if not level:
         return ["Intervals: off (`--confidence-level none`).", ""]
     return [
-        f"Intervals: {level:.0%} bootstrap intervals ({results['n_resamples']} resamples, seed "
-        f"{results['seed']}; BCa where defined, else percentile). Units: a change rate resamples "
+        f"Intervals: {level:.0%} bootstrap intervals ({intervals['n_resamples']} resamples, seed "
+        f"{intervals['seed']}; BCa where defined, else percentile). Units: a change rate resamples "
         "the **templates** within each form (a template's sentences share its wording across the "
         "animals, so they are one unit; the animals themselves are fixed). The study's English set "
         "has 2 human-form and 6 object-form templates, so every human-form mean is resampled from 2 "
@@ -312,7 +314,12 @@ def report_markdown(results: dict) -> str:
     ]
     lines += _intervals_lines(results)
     for model in results["models"]:
-        lines += [f"## {model['label']}", "", f"Model: `{model['model']}`.", ""]
+        lines += [
+            f"## {table_cell(model['label'])}",
+            "",
+            f"Model: {code_span(model['model'])}.",
+            "",
+        ]
         lines += [
             f"|V| = {model['vocabulary_size']:,} (chance {1 / model['vocabulary_size']:.2e}); "
             f"{model['word_like_items']:,} word-like items; {model['rows']} template rows.",
@@ -342,7 +349,7 @@ def report_markdown(results: dict) -> str:
             "### Sentiment of the top fills",
             "",
             f"The top {len(fills) // max(len(model['sentiment']['n']), 1)} fills of the neutral "
-            f"template, each judged in `{model['sentiment']['sentence'].format(fill='<fill>')}`.",
+            f"template, each judged in {code_span(model['sentiment']['sentence'].format(fill='<fill>'))}.",
             "",
             _table(
                 ["animal", "fills (label)"],

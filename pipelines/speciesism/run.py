@@ -392,9 +392,7 @@ def run(
             "animals": list(settings.animals),
             "tokens": settings.tokens,
             "sentiment_backend": backend.name,
-            "confidence_level": settings.confidence_level,
-            "n_resamples": settings.n_resamples if settings.confidence_level else None,
-            "seed": settings.seed,
+            "intervals": settings.interval_record(),
             "report_note": settings.report_note,
             "models": [run_model(settings, folder, model_id, backend) for model_id in models],
         }

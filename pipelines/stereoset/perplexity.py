@@ -22,7 +22,7 @@ def sentence_perplexities(
     model,
     tokenizer,
     sentences: Sequence[str],
-    batch_size: int = 16,
+    batch_size: int,
     max_length: int = 1024,
     progress: bool = True,
 ) -> np.ndarray:

@@ -16,7 +16,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bias_hub.builders.shared.files import atomic_write_text  # noqa: E402
-from bias_hub.builders.shared.text import fmt, markdown_table, with_interval  # noqa: E402
+from bias_hub.builders.shared.text import (  # noqa: E402
+    code_cell,
+    code_span,
+    fmt,
+    markdown_table,
+    with_interval,
+)
 from bias_hub.pipelines.common.presets import preset_markdown  # noqa: E402
 
 __all__ = ["PAPER_LAYOUTS", "figure2", "render", "report_markdown", "summary_table", "top_figure"]
@@ -246,7 +252,10 @@ def summary_table(results: dict) -> str:
     ppl = results["perplexity"]
     intervals = ppl["intervals"]
     rows = [
-        [f"pairs in the dataset config `{results['settings']['config']}`", _pair_counts(results)],
+        [
+            f"pairs in the dataset config {code_cell(results['settings']['config'])}",
+            _pair_counts(results),
+        ],
         ["pairs studied", results["counts"]["pairs_used"]],
         ["pairs aligned to the encoder's pieces", results["counts"]["pairs_aligned"]],
         [f"{results['settings']['level']}s with an attention gap", results["attention"]["n_words"]],
@@ -313,12 +322,12 @@ def _word_rows(rows: list[dict]) -> str:
     )
 
 
-def _interval_note(settings) -> str:
-    if settings.confidence_level is None:
+def _interval_note(intervals: dict) -> str:
+    if intervals["confidence_level"] is None:
         return "No intervals (`--confidence-level 0`)."
-    level = f"{settings.confidence_level:.0%}"
+    level = f"{intervals['confidence_level']:.0%}"
     return (
-        f"Brackets: {level} bootstrap intervals ({settings.n_resamples} resamples, seed {settings.seed}; BCa where "
+        f"Brackets: {level} bootstrap intervals ({intervals['n_resamples']} resamples, seed {intervals['seed']}; BCa where "
         "defined, else percentile). An attention gap's interval resamples the word's occurrences within each form "
         "(none for a word seen once in a form); a perplexity gap's resamples the pairs the word took (none for one "
         "pair); the mean and share resample pairs; the correlation's resamples words, holding each word's two "
@@ -370,11 +379,11 @@ def report_markdown(results: dict, words: list[dict], summary: str, settings) ->
     notes = "".join(f"\n> {note}\n" for note in settings.notes)
     return f"""# Attention to gender words and perplexity gaps on gender-swapped StereoSet pairs
 
-Encoder `{settings.encoder_label}` (layer {settings.layer}, {heads}); causal LM `{settings.lm_label}`{lm_note}; dataset config `{settings.config}`; first-name list: {names}.
+Encoder {code_span(settings.encoder_label)} (layer {settings.layer}, {heads}); causal LM {code_span(settings.lm_label)}{lm_note}; dataset config {code_span(settings.config)}; first-name list: {names}.
 {preset_line}{notes}
 {summary}
 
-{_interval_note(settings)}
+{_interval_note(results["intervals"])}
 
 How it is measured (the study's §4.2): the attention each {unit} gives to the gender words of its
 sentence (summed over the gender words' pieces) is averaged over the {unit}'s occurrences in the

@@ -19,7 +19,6 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
-from wordfreq import zipf_frequency
 
 from bias_hub.builders.shared.console import stage
 from bias_hub.builders.shared.errors import UserError
@@ -31,6 +30,7 @@ from bias_hub.pipelines.common import (
     load_model,
 )
 from bias_hub.pipelines.common.presets import preset_record
+from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
 from bias_hub.pipelines.stereoset.attention import check_bidirectional, gender_attention
 from bias_hub.pipelines.stereoset.perplexity import sentence_perplexities
 from bias_hub.pipelines.stereoset.report import render, summary_table
@@ -115,6 +115,8 @@ def _zipf_gap(gender_words: list[dict]) -> float:
     an identical pair of the paper population)."""
     if not gender_words:
         return 0.0
+    from wordfreq import zipf_frequency  # the 'models' extra: loaded when a run needs it
+
     male = [zipf_frequency(w["male_word"].lower(), "en") for w in gender_words]
     female = [zipf_frequency(w["female_word"].lower(), "en") for w in gender_words]
     return float(np.mean(male) - np.mean(female))
@@ -381,7 +383,7 @@ def measure(
         "settings": {
             key: value
             for key, value in asdict(settings).items()
-            if key not in ("token", "departures")
+            if key not in {"token", "departures", *INTERVAL_FIELDS}
         },
         "preset": preset_record(settings),
         "intervals": settings.interval_record(),

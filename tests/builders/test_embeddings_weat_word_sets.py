@@ -98,7 +98,7 @@ def _build_from(tests, tmp_path):
 
 
 def test_a_word_twice_in_a_set_is_refused_as_the_metric_would(tmp_path):
-    # B-weat-06: WEAT 7's first Math word appended to Math again was built, and refused only
+    # WEAT 7's first Math word appended to Math again was built, and refused only
     # when metrics/weat scored the test.
     tests = _upstream_tests()
     tests[6]["first_target"]["words"].append(tests[6]["first_target"]["words"][0])
@@ -108,7 +108,7 @@ def test_a_word_twice_in_a_set_is_refused_as_the_metric_would(tmp_path):
 
 
 def test_a_word_in_two_sets_of_a_test_is_refused(tmp_path):
-    # B-weat-06b: an Arts word added to Math was accepted.
+    # An Arts word added to Math was accepted.
     tests = _upstream_tests()
     arts = tests[6]["second_target"]["words"][0]
     tests[6]["first_target"]["words"].append(arts)
@@ -117,7 +117,7 @@ def test_a_word_in_two_sets_of_a_test_is_refused(tmp_path):
 
 
 def test_a_word_that_is_no_string_is_refused(tmp_path):
-    # B-weat-06c: the number 5 silently became the word '5'.
+    # The number 5 silently became the word '5'.
     tests = _upstream_tests()
     tests[6]["first_target"]["words"][0] = 5
     with pytest.raises(
@@ -127,7 +127,7 @@ def test_a_word_that_is_no_string_is_refused(tmp_path):
 
 
 def test_a_file_that_is_no_list_of_tests_says_what_it_holds(tmp_path, capsys):
-    # B-weat-07: '[1,2,3]' gave "expected a list ..., got list".
+    # '[1,2,3]' gave "expected a list ..., got list".
     from bias_hub.pipelines.cli import main
 
     source = tmp_path / "w.json"

@@ -380,11 +380,11 @@ def test_canonical_category_spellings() -> None:
     assert canonical_category("Gender", BBQ_CATEGORIES) == "Gender"
 
 
-# ---- issue 26 (bad 5, B-jbbq-13b) and issue 23 (published counts, stereotyped groups, schema) ----
+# ---- unreadable copies, licences, published counts, stereotyped groups, schema ----
 
 
 def test_a_truncated_tgz_is_not_a_readable_archive(tmp_path: Path, capsys) -> None:
-    """B-jbbq-13b: half of a .tgz ends the gzip stream early (EOFError inside tarfile)."""
+    """Half of a .tgz ends the gzip stream early (EOFError inside tarfile)."""
     import tarfile
 
     _write_jsonl(tmp_path / "src" / "data" / "Age.jsonl", _question_rows("Age", n_templates=40))
@@ -403,7 +403,7 @@ def test_a_truncated_tgz_is_not_a_readable_archive(tmp_path: Path, capsys) -> No
 
 
 def test_build_bbq_refuses_a_jbbq_format_copy(tmp_path: Path, capsys) -> None:
-    """Bad case 5: Japanese rows in BBQ's categories would be labelled CC BY, English and public."""
+    """Japanese rows in BBQ's categories would have been labelled CC BY, English and public."""
     rows = _question_rows(
         "Age", context="高齢の男性と若い男性が来ていた。", question="誰が忘れっぽい？"
     )

@@ -309,6 +309,6 @@ def test_the_release_s_english_names_are_the_occupation_en(tmp_path: Path) -> No
     ],
 )
 def test_bad_sizes_name_their_flag(tmp_path: Path, options: dict, flag: str) -> None:
-    # B-nbc-02: the message named the internal 'per_type'.
+    # The message used to name the internal 'per_type'.
     with pytest.raises(ValueError, match=rf"^{flag}: expected a whole number"):
         build(tmp_path, **options)

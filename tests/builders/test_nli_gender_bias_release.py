@@ -581,7 +581,7 @@ def test_occupation_en_comes_from_the_release_s_own_names(tmp_path: Path) -> Non
 
 
 def test_a_release_pair_that_is_not_neutral_is_refused(tmp_path: Path) -> None:
-    # B-ngb-10: every pair of the evaluation sets is neutral by design; before, a row labelled
+    # Every pair of the evaluation sets is neutral by design; before, a row labelled
     # entailment was built as given.
     folder = write_release(tmp_path, ("untokenized",)) / "untokenized"
     path = folder / "1-prostereo_v1.1.json"
@@ -596,6 +596,7 @@ def test_a_release_pair_that_is_not_neutral_is_refused(tmp_path: Path) -> None:
         build(tmp_path / "out", source="authors", authors_dir=folder)
 
 
+@pytest.mark.slow
 def test_an_offline_rebuild_keeps_the_release_configs_built_from_a_copy(
     tmp_path: Path, cache: Path, professions: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

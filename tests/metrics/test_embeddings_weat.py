@@ -215,7 +215,7 @@ def test_unequal_targets_allowed_when_asked(weat):
 
 
 def test_std_ddof_must_leave_the_deviation_defined(weat):
-    # Issue 26, bad 1: with the 4 target words and std_ddof=4 the deviation divides by
+    # With the 4 target words and std_ddof=4 the deviation divides by
     # n - ddof = 0; the module returned effect size 0.0 with a p-value (true d = 1.996).
     with pytest.raises(
         ValueError, match=r"std_ddof must be a whole number from 0 to 3 \(the 4 target words"
@@ -223,7 +223,7 @@ def test_std_ddof_must_leave_the_deviation_defined(weat):
         weat.compute(
             words=WORDS, vectors=VECTORS, target_sets=TARGETS, attribute_sets=ATTRIBUTES, std_ddof=4
         )
-    # M-weat-16b: -1 gave 2.23 and 1.5 gave 1.58; a bool is no count either.
+    # -1 gave 2.23 and 1.5 gave 1.58; a bool is no count either.
     for bad in (-1, 1.5, True):
         with pytest.raises(
             ValueError, match=rf"std_ddof must be a whole number from 0 to 3 .*got {bad!r}"
@@ -246,7 +246,7 @@ def test_std_ddof_must_leave_the_deviation_defined(weat):
 
 
 def test_exact_max_partitions_is_checked(weat):
-    # M-weat-18: -1 was accepted unchecked.
+    # -1 used to be accepted unchecked.
     for bad in (-1, 2.5):
         with pytest.raises(
             ValueError, match=r"exact_max_partitions must be a whole number of at least 0"
@@ -271,7 +271,7 @@ def test_exact_max_partitions_is_checked(weat):
 
 
 def test_a_word_given_twice_in_words_is_refused(weat):
-    # M-weat-01: 'x1' again with another vector; the second vector was silently ignored.
+    # 'x1' again with another vector; the second vector used to be silently ignored.
     with pytest.raises(ValueError, match=r"words\[6\] is 'x1' again \(first at words\[0\]\)"):
         weat.compute(
             words=[*WORDS, "x1"],
@@ -282,7 +282,7 @@ def test_a_word_given_twice_in_words_is_refused(weat):
 
 
 def test_a_target_word_among_the_attributes_is_refused(weat):
-    # M-weat-15: 'x1' as an attribute word was scored against itself (cos 1).
+    # 'x1' as an attribute word used to be scored against itself (cos 1).
     with pytest.raises(
         ValueError, match=r"attribute_sets\['A'\] lists 'x1', which target_sets\['X'\] lists too"
     ):

@@ -91,7 +91,7 @@ def test_bad_input(gap, arguments, message):
 
 
 def test_a_mention_in_two_clusters_is_refused(gap):
-    # M-wino-09: the system put mention [0, 1] into two clusters; gaps were computed anyway.
+    # The system put mention [0, 1] into two clusters; gaps were computed anyway.
     with pytest.raises(
         ValueError, match=r"predictions\[0\]: mention \[0, 1\] is in two clusters \(0 and 1\)"
     ):

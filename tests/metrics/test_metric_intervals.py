@@ -1,4 +1,4 @@
-"""Bootstrap intervals and paired comparisons of the metric modules (issue 17).
+"""Bootstrap intervals and paired comparisons of the metric modules.
 
 Coverage is checked by simulation against scores known by construction; BCa against
 scipy.stats.bootstrap's own; the paired permutation p-values against counts by hand.
@@ -196,6 +196,7 @@ def _coverage(compute, simulations: int = 400) -> float:
     return float(np.mean([compute(i) for i in range(simulations)]))
 
 
+@pytest.mark.slow
 def test_nli_bias_score_interval_covers_the_truth_95_percent_of_the_time(nli):
     # Per subset, each row's label is drawn from fixed shares: e_p = 0.4, c_a = 0.3, n_n = 0.6,
     # so the population bias score is (0.4 + 0.3 + (1 - 0.6)) / 3 = 1.1 / 3.
@@ -223,6 +224,7 @@ def test_nli_bias_score_interval_covers_the_truth_95_percent_of_the_time(nli):
     assert 0.93 <= rate <= 0.97, rate
 
 
+@pytest.mark.slow
 def test_bbq_bias_score_interval_covers_the_truth_95_percent_of_the_time(bbq):
     # Disambiguated items; the answer is the stereotyped person with probability 0.45, the
     # other person 0.35, unknown 0.2: s_DIS = 2 * 0.45 / 0.8 - 1 = 0.125.

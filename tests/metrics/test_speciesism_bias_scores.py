@@ -206,23 +206,23 @@ def test_paired_negative_shares_by_hand():
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        # M-spc-03: 'kind' twice gave a table listing it twice with different values
+        # 'kind' twice gave a table listing it twice with different values
         (
             {"vocabulary": ["kind", "kind", "dried", "eaten"]},
             r"vocabulary\[1\] is 'kind', as vocabulary\[0\]",
         ),
-        # M-spc-11: a non-string item was accepted
+        # a non-string item used to be accepted
         (
             {"vocabulary": ["kind", 2, "dried", "eaten"]},
             r"vocabulary\[1\] is 2; expected the item's name",
         ),
-        # M-spc-13: a row of probabilities summing to 3 passed the per-value check
+        # a row of probabilities summing to 3 passed the per-value check
         (
             {"probabilities": [[1, 1, 1, 0], [0.1, 0.4, 0.3, 0.2]]},
             r"probabilities\[0\] sums to 3.0; a row is one distribution",
         ),
     ],
-    ids=["M-spc-03", "M-spc-11", "M-spc-13"],
+    ids=["an item twice", "an item not a string", "a row summing to 3"],
 )
 def test_change_rate_refuses_a_vocabulary_or_rows_that_are_no_distribution(change, edit, message):
     inputs = {

@@ -184,7 +184,7 @@ def test_nli_prediction_adapts(bert_tokenizer) -> None:
     from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits
 
     model = BertForSequenceClassification(_bert_config(num_labels=3)).eval()
-    encodings = encode_pairs(bert_tokenizer, SENTENCES, SENTENCES[::-1])
+    encodings = encode_pairs(bert_tokenizer, SENTENCES, SENTENCES[::-1], 128)
     expected = predict_logits(model, encodings, batch_size=8, progress=False)
     seen: list[int] = []
     _small_memory(model, 3, seen)

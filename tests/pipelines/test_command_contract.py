@@ -15,6 +15,7 @@ NOT_PIPELINES = {
     "build",
     "demo",
     "export lm-eval",
+    "export inspect",
     "publish",
     "score",
     "embeddings correlate",

@@ -42,4 +42,4 @@ def test_statistics_table_has_one_row_per_config_and_a_column_per_split() -> Non
         "| nli | jsnli | 533,005 | 3,916 | – | – | 536,921 |",
         "| nli | r0.5 | – | – | 20 | 7 | 27 |",
     ]
-    assert "make datasets" in statistics_markdown({})
+    assert "`bias-hub build all`" in statistics_markdown({})

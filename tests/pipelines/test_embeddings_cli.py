@@ -164,6 +164,7 @@ def test_missing_words_are_refused_with_names(setup, tmp_path, capsys):
     )
 
 
+@pytest.mark.slow
 def test_control_scores_a_family_and_correlates(setup):
     out = setup["root"] / "control"
     code = main(
@@ -319,7 +320,7 @@ def test_each_step_writes_results_json_and_its_report_renders_from_it_alone(setu
 
 
 def test_correlate_names_a_results_file_of_another_part(tmp_path, capsys):
-    # P-cor-02: an NLI results.json ended in KeyError: 'columns' and a traceback.
+    # An NLI results.json used to end in KeyError: 'columns' and a traceback.
     other = tmp_path / "results.json"
     other.write_text(
         json.dumps({"part": "nli", "step": "evaluate", "scores": {"bias_score": 0.1}}),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from bias_hub.pipelines.embeddings.correlate import (
@@ -143,3 +145,29 @@ def test_table2_layout_marks_holm_significant_cells():
     lines = table2_markdown(rows).splitlines()
     assert lines[2] == "| weat7 | WEAT (value) | 0.25* |  |  |  |"
     assert lines[3] == "| weat7 | RNSB (on A, B) |  |  |  | -0.64 [-0.90, -0.10] |"
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        # The second row of e1 used to replace the first without a word.
+        (
+            "embedding,weat\ne1,0.1\ne2,0.5\ne1,0.9\n",
+            "line 4: the embedding 'e1' again (first on line 2)",
+        ),
+        # NaN and inf used to be read as numbers and make every correlation they touch NaN.
+        ("embedding,weat\ne1,0.1\ne2,nan\n", "line 3, column 'weat': 'nan' is not a finite number"),
+        ("embedding,weat\ne1,inf\ne2,0.1\n", "line 2, column 'weat': 'inf' is not a finite number"),
+        # A short row used to be filled with blanks, a long one to lose its extra cells.
+        ("embedding,weat,gap\ne1,0.1\n", "line 2: 2 cells where the header has 3"),
+        ("embedding,weat\ne1,0.1,0.2\n", "line 2: 3 cells where the header has 2"),
+    ],
+)
+def test_a_score_table_row_that_cannot_be_read_as_one_is_refused_with_its_line(
+    tmp_path, table, message
+):
+    (tmp_path / "s.csv").write_text(table, encoding="utf-8")
+    with pytest.raises(
+        ValueError, match="^" + re.escape(f"--scores {tmp_path / 's.csv'}, {message}")
+    ):
+        read_score_table(tmp_path / "s.csv")

@@ -191,6 +191,7 @@ def _corpus(path: Path, queries, lines: int = 1500) -> None:
     path.write_text("\n".join(text) + "\n", encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_control_with_a_corpus_builds_the_studys_17_members(datasets_root, tmp_path):
     queries = load_queries("en", TESTS, datasets_root)
     corpus, expansion = tmp_path / "corpus.txt", tmp_path / "expansion.txt"

@@ -92,7 +92,7 @@ def test_gensim_keyed_vectors_and_fasttext_bin(tmp_path):
 
 
 def test_a_word_twice_in_a_text_file_is_named_and_its_first_vector_kept(tmp_path, caplog):
-    # P-emb-08: 'math' on lines 2 and 4 passed without a word (gensim's loader warns).
+    # 'math' on lines 2 and 4 used to pass without a word (gensim's loader warns).
     path = tmp_path / "twice.txt"
     path.write_text("3 2\nmath 1 0\narts 0 1\nmath 0.5 0.5\n", encoding="utf-8")
     with caplog.at_level("WARNING"):
@@ -105,3 +105,13 @@ def test_a_word_twice_in_a_text_file_is_named_and_its_first_vector_kept(tmp_path
     assert "1 repeated words, each read with its first vector (such as 'math')" in vectors.note
     # The note travels with the vectors into every member of a family (once).
     assert vectors.with_matrix(vectors.matrix, name="copy").note.count("repeated words") == 1
+
+
+def test_a_vector_with_a_number_that_is_not_finite_is_refused_with_its_line(tmp_path):
+    # A NaN (or a value past float32's range) used to load and turn every score it touched
+    # into NaN.
+    for field in ("nan", "1e39", "-inf", "abc"):
+        path = tmp_path / "v.vec"
+        path.write_text(f"2 2\nman 0.1 0.2\nwoman 0.3 {field}\n", encoding="utf-8")
+        with pytest.raises(ValueError, match=rf"v.vec, line 3: '{field}' is not a finite number"):
+            load_word2vec_text(path)

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from bias_hub.pipelines.cli import main
-from bias_hub.pipelines.export.lm_eval import jinja_prompt
+from bias_hub.pipelines.export.lm_eval import lm_eval_prompt
 from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -39,6 +39,17 @@ def _render(template: str, doc: dict) -> str:
     # lm-eval's environment (lm_eval/utils.py)
     env = Environment(loader=BaseLoader, undefined=StrictUndefined, keep_trailing_newline=True)
     return env.from_string(template).render(**doc)
+
+
+def _context(task: dict, doc: dict) -> str:
+    """The plain prompt lm-eval 0.4.13 builds for a generation task (``fewshot_context`` without
+    a chat template): the description, then per few-shot example its question, the target
+    delimiter, its answer and the few-shot delimiter, then the question."""
+    text = _render(task["description"], doc)
+    for shot in (task.get("fewshot_config") or {}).get("samples", [])[: task["num_fewshot"]]:
+        text += _render(task["doc_to_text"], shot) + task["target_delimiter"]
+        text += _render(task["doc_to_target"], shot) + task["fewshot_delimiter"]
+    return text + _render(task["doc_to_text"], doc)
 
 
 def _questions() -> list[dict]:
@@ -160,38 +171,45 @@ def test_prompts_render_as_jbbq_evaluate_sends_them(exported: Path) -> None:
         (d["category"], d["example_id"]) for d in docs
     ]
     for name in PROMPT_NAMES:
-        prompt = load_prompt(name)
+        prompt = load_prompt(name)  # the paper preset's layout, llm-jp-eval's
         for k in (0, 2):
-            template = _task(exported, f"jbbq_{name}_{k}shot_gen")["doc_to_text"]
+            task = _task(exported, f"jbbq_{name}_{k}shot_gen")
+            assert task["num_fewshot"] == k  # lm-eval's table shows the task's n-shot
             for doc, row in zip(docs, rows, strict=True):
-                assert _render(template, doc) == prompt.plain(row, shots[:k])
+                assert _context(task, doc) == prompt.plain(row, shots[:k])
 
 
 class _Chosen:
     config, split, categories, shots, seed, limit = "all", "all", None, [0, 2], 0, None
 
 
+class _Prompt:
+    name = "literal"
+    system = "{{ not a field }} {% if %}"
+    plain_header = "{system}\n"
+    plain_shot = "Q {user} A {assistant}\n"
+    plain_query = "Q {user} A"
+    user = "{context}|{question}|{ans0}|{ans1}|{ans2} {{braces}}"
+    assistant = "{answer}"
+
+
 def test_prompt_literals_are_not_read_as_jinja() -> None:
-    class Prompt:
-        system = "{{ not a field }} {% if %}"
-        plain_header = "{system}\n"
-        plain_shot = "Q {user} A {assistant}\n"
-        plain_query = "Q {user} A"
-        user = "{context}|{question}|{ans0}|{ans1}|{ans2} {{braces}}"
-
-        def user_text(self, row):
-            return self.user.format(**row)
-
-        def assistant_text(self, answer):
-            return str(answer)
-
     row = {"context": "c{{x}}", "question": "q", "ans0": "a", "ans1": "b", "ans2": "d"}
     shot = {**row, "context": "{% raw %}", "label": 1}
-    text = _render(jinja_prompt(Prompt(), [shot]), row)
+    fields = lm_eval_prompt(_Prompt(), [shot])
+    assert (fields["target_delimiter"], fields["fewshot_delimiter"]) == (" ", "\n")
+    task = {**fields, "doc_to_target": fields["target"]}
     assert (
-        text
+        _context(task, row)
         == "{{ not a field }} {% if %}\nQ {% raw %}|q|a|b|d {braces} A 1\nQ c{{x}}|q|a|b|d {braces} A"
     )
+
+
+def test_a_shot_that_is_not_its_question_and_answer_is_refused() -> None:
+    prompt = _Prompt()
+    prompt.plain_shot = "Example: {user} => {assistant}\n"
+    with pytest.raises(ValueError, match="--prompt literal: its few-shot example is not"):
+        lm_eval_prompt(prompt, [])
 
 
 def _utils(exported: Path):
@@ -220,15 +238,17 @@ def test_written_utils_scores_with_bbq_bias(exported: Path) -> None:
             "unknown_label": 2,
             "stereotyped_label": stereotyped,
             "question_index": "1",
+            **{"ans0": "高齢の男性", "ans1": "若い男性", "ans2": "不明"},
+            "answer_reader": "lenient",
         }
 
-    # Generated replies, read as `jbbq evaluate` reads them.
+    # Generated replies, read by the reader each question names (as `jbbq evaluate` reads them).
     items = [
         utils.process_generation(doc("ambig", 2, 0), ["0です"]),  # biased, wrong
         utils.process_generation(doc("ambig", 2, 0), ["2"]),  # unknown, right
         utils.process_generation(doc("disambig", 1, 0), ["1"]),  # right, not biased
         utils.process_generation(doc("disambig", 0, 0), ["0"]),  # right, biased
-        utils.process_generation(doc("disambig", 1, 0), ["わかりません"]),  # unparsable
+        utils.process_generation(doc("disambig", 1, 0), ["はい"]),  # unparsable
     ]
     # Multiple choice: the highest log-likelihood; a category of its own.
     items.append(
@@ -277,9 +297,11 @@ def test_bad_flags_fail_in_one_line(exported: Path, tmp_path: Path, capsys) -> N
     "`python -m bench.jbbq_throughput --setup-lmeval` (needs PyPI, about 2-3 min); "
     "`python -m bench.lmeval_export` runs the same check",
 )
+@pytest.mark.slow
+@pytest.mark.timeout(2400)  # trains a tiny model, runs jbbq evaluate and lm-eval twice each
 def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
-    """lm-eval 0.4 on a tiny model: every task listed and valid; its predictions equal `jbbq
-    evaluate`'s question by question; `bias-hub score --from-lm-eval` on its samples equals both
+    """lm-eval 0.4 on a tiny model, the exported folder moved elsewhere first: every task listed
+    and valid, with the n-shot its name says; its predictions equal `jbbq evaluate`'s question by question; `bias-hub score --from-lm-eval` on its samples equals both
     `jbbq evaluate`'s scores and lm-eval's own results table."""
     from bench.lmeval_export import check
     from bias_hub.builders.jbbq import build as build_jbbq
@@ -289,6 +311,8 @@ def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
         tmp_path, LMEVAL_PYTHON, ["basic"], limit=2, bbq_source=None, datasets_root=datasets_root
     )
     assert report["validated"] and not report["not_listed"]
+    # run from a folder the export was moved to; each task's n-shot as its name says
+    assert report["n_shot_matches"] and report["n_shot"]["jbbq_basic_4shot_gen"] == 4
     assert set(report["runs"]) == {
         f"jbbq_basic_{k}shot_{kind}" for k in (0, 4) for kind in ("gen", "mc")
     }

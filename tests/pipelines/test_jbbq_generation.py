@@ -13,7 +13,6 @@ from transformers import MistralConfig, MistralForCausalLM
 
 from bias_hub.pipelines.jbbq import kv_cache
 from bias_hub.pipelines.jbbq.hf_backend import DEFAULT_BATCH_TOKENS, HFModel, _stable_text
-from bias_hub.pipelines.jbbq.parsing import answer_is_settled, parse_answer
 from bias_hub.pipelines.jbbq.prompting import load_prompt
 from bias_hub.pipelines.jbbq.random_model import build_tiny_model, build_tokenizer
 
@@ -26,7 +25,7 @@ def chatty(tmp_path_factory: pytest.TempPathFactory) -> HFModel:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     rows = fixture_rows()["all"]
-    texts = [load_prompt("basic").plain(row) for row in rows]
+    texts = [load_prompt("basic", layout="compact").plain(row) for row in rows]
     model, tokenizer = build_tiny_model(
         tmp_path_factory.mktemp("chatty"), texts, seed=4, save=False
     )
@@ -48,7 +47,9 @@ def fresh_budget(request: pytest.FixtureRequest) -> None:
 
 def _prompts(model: HFModel, shots: int = 2) -> list[list[int]]:
     rows = fixture_rows()
-    prompt = load_prompt("unknown")
+    # The compact layout, as the tokenizer was built from: with it the tiny model's replies
+    # settle at different lengths, so prompts join rows part way through (tested below).
+    prompt = load_prompt("unknown", layout="compact")
     return [
         model.encode(prompt.plain(row, rows["train"][:shots]), chat=False)
         for row in rows["test"][:10]
@@ -249,29 +250,6 @@ def test_a_generation_config_with_a_penalty_goes_through_transformers(
         config.repetition_penalty = 1.0
         chatty._plain = None
     assert chatty._plain_greedy()
-
-
-@pytest.mark.parametrize(
-    ("reply", "settled", "answer"),
-    [
-        ("1", False, 1),  # "10" may follow
-        ("1\n", True, 1),
-        ("1.", False, 1),  # "1.5" may follow
-        ("1.\n", True, 1),
-        ("1.5", True, -1),  # a decimal stays a decimal
-        ("回答: ２です", True, 2),
-        ("わかりません", False, -1),  # a number may still come
-        ("3 ", True, -1),  # the first number is not a choice, whatever follows
-        ("", False, -1),
-    ],
-)
-def test_an_answer_is_settled_once_nothing_can_change_it(
-    reply: str, settled: bool, answer: int
-) -> None:
-    assert answer_is_settled(reply) is settled
-    assert parse_answer(reply) == answer
-    if settled:  # whatever follows, the answer stays
-        assert all(parse_answer(reply + more) == answer for more in ("0", ".5", "２", "\n1", " 2"))
 
 
 def test_only_text_that_cannot_change_is_judged() -> None:

@@ -433,7 +433,7 @@ def test_choices_are_tokenized_as_they_follow_the_prompt() -> None:
         corpus, trainers.BpeTrainer(vocab_size=60, special_tokens=["<unk>"], show_progress=False)
     )
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="<unk>")
-    model = HFModel(model=None, tokenizer=tokenizer)
+    model = HFModel(model=None, tokenizer=tokenizer, batch_size=1)
     alone = tokenizer("0", add_special_tokens=False)["input_ids"]
     after = model.continuation_ids("質問\n応答:\n", "0", chat=False)
     assert tokenizer.convert_ids_to_tokens(alone)[0].startswith("▁")
@@ -445,7 +445,7 @@ def test_choices_are_tokenized_as_they_follow_the_prompt() -> None:
 def test_a_dataset_that_is_not_jbbq_format_is_one_line_naming_it_and_the_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """P-jbbq-03: an NLI dataset given to `jbbq evaluate` (was: KeyError 'category' traceback)."""
+    """An NLI dataset given to `jbbq evaluate` (was: KeyError 'category' traceback)."""
     import datasets
 
     from bias_hub.builders.dataset_folder import CardMetadata, write_dataset_folder

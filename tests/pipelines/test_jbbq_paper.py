@@ -28,6 +28,8 @@ TASK_DEFAULTS = {
     "chat": "auto",
     "split": "test",
     "max_new_tokens": 8,
+    "layout": "llm-jp-eval",
+    "answer_reader": "lenient",
 }
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -66,15 +68,20 @@ def test_presets_hold_the_papers_settings() -> None:
         "chat": "no",
         "split": "all",
         "max_new_tokens": 8,
+        # llm-jp-eval's prompt layout and its reading of a reply (§5.1 names the harness)
+        "layout": "llm-jp-eval",
+        "answer_reader": "llm-jp-eval",
     }
     assert (
         paper.sections["shots"] == "§5.2, Figure 1" and paper.sections["split"] is None
     )  # `all` is ours
+    assert paper.sections["layout"] == paper.sections["answer_reader"] == "§5.1 (llm-jp-eval)"
     # Table 4: 0-shot, basic prompt.
     table = load_preset("jbbq evaluate", "table4")
     assert table.values["shots"] == [0] and table.values["prompts"] == ["basic"]
     assert table.values["scoring"] == "generate"
-    assert paper.source == table.source == "jbbq v1.1"
+    assert table.values["layout"] == table.values["answer_reader"] == "llm-jp-eval"
+    assert paper.source == table.source == "jbbq v1.2"
 
 
 def test_flags_override_a_preset_and_the_record_says_which() -> None:
@@ -99,6 +106,7 @@ def test_flags_override_a_preset_and_the_record_says_which() -> None:
     assert Settings(confidence_level=0).confidence_level is None
     # A Settings built by hand under a preset's name is recorded with every value that differs from it.
     assert [d["setting"] for d in _with_preset_record(Settings(shots=[4])).departures] == [
+        "answer_reader",
         "scoring",
         "chat",
         "split",
@@ -280,6 +288,7 @@ def _evaluate(model: Path, dataset: Path, out: Path, *extra: str) -> int:
     )
 
 
+@pytest.mark.slow
 def test_preset_paper_and_figure_end_to_end(
     plain_models, fixture_dataset: Path, tmp_path: Path, capsys
 ) -> None:
@@ -290,7 +299,7 @@ def test_preset_paper_and_figure_end_to_end(
     assert (results["part"], results["step"], results["preset"]["source"]) == (
         "jbbq",
         "evaluate",
-        "jbbq v1.1",
+        "jbbq v1.2",
     )
     assert results["scoring"] == "generate" and results["settings"]["split"] == "all"
     assert [(r["prompt"], r["shots"]) for r in results["runs"]] == [(p, 4) for p in PROMPT_NAMES]
@@ -298,7 +307,15 @@ def test_preset_paper_and_figure_end_to_end(
     assert (
         results["few_shot"]["held_out_questions"] == 16 and results["runs"][0]["n_questions"] == 24
     )
-    assert results["runs"][0]["example_prompt"].count("入力: ") == 5  # four shots and the question
+    # llm-jp-eval's layout: the instruction under "### 指示:", four shots and the question each
+    # under "### 入力:" and answered after "### 応答:"; replies read as llm-jp-eval reads them
+    prompt = results["runs"][0]["example_prompt"]
+    assert prompt.count("\n\n### 指示:\n") == 1 and prompt.count("\n\n### 入力:\n") == 5
+    assert prompt.endswith("\n\n### 応答:\n") and prompt.count("### 応答:") == 5
+    assert results["answer_reader"] == "llm-jp-eval"
+    assert results["runs"][0]["layout"] == "llm-jp-eval@1.3.0"
+    reading = results["runs"][0]["reading"]
+    assert sum(reading["rules"].values()) == reading["replies"] == 24
     intervals = results["runs"][0]["metrics"]["confidence_intervals"]["accuracy"]
     assert intervals["unit"] == "templates" and intervals["confidence_level"] == 0.95
     comparisons = results["comparisons"]
@@ -313,7 +330,9 @@ def test_preset_paper_and_figure_end_to_end(
     report = (tmp_path / "run1" / "report.md").read_text(encoding="utf-8")
     for text in (
         "Preset `paper`, no departures.",
-        "study `jbbq v1.1`",
+        "study `jbbq v1.2`",
+        "## How the replies were read",
+        "Prompt layout: `llm-jp-eval@1.3.0`",
         f"Holm's step-down correction over all {len(tested)} tests",
         "Table 4 layout",
         "held out of the evaluation",
@@ -433,9 +452,11 @@ def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> 
     assert scores["bias_score_disambiguated"] == pytest.approx(-1 / 3)
 
 
+@pytest.mark.slow
 def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:
+    from bias_hub.pipelines.jbbq.demo import PLANTED_LAYOUT
     from bias_hub.pipelines.jbbq.planted_model import (
         NO_ANSWER,
         Plan,
@@ -444,7 +465,7 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
     )
 
     rows = fixture_rows()["train"]
-    prompts = [load_prompt(name) for name in PROMPT_NAMES]
+    prompts = [load_prompt(name, PLANTED_LAYOUT) for name in PROMPT_NAMES]
     answers = {p.name: planted_answers(rows, p.name, Plan(no_answer=0.2), seed=0) for p in prompts}
     items = [
         [
@@ -461,7 +482,8 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
             "paper",
             shots=[0],
             split="train",
-            resample="items",
+            layout=PLANTED_LAYOUT,
+            bootstrap_unit="items",
             n_resamples=200,
             device="cpu",
             metrics_root=METRICS_DIR,
@@ -484,6 +506,12 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
     # Replies without an index are generated as planted and read as unparsable.
     assert any(p["prediction"] == -1 and p["reply"] == NO_ANSWER for p in predictions)
     assert results["preset"]["departures"] == [
+        {
+            "setting": "layout",
+            "preset": "llm-jp-eval",
+            "used": "compact",
+            "section": "§5.1 (llm-jp-eval)",
+        },
         {"setting": "shots", "preset": [4], "used": [0], "section": "§5.2, Figure 1"},
         {"setting": "split", "preset": "all", "used": "train", "section": None},
     ]

@@ -120,6 +120,7 @@ def test_table4_layout_puts_ours_beside_the_printed_cell() -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_offline_variant_runs_end_to_end(tmp_path: Path) -> None:
     """The offline variant's steps with its settings, as `bias-hub reproduce` would run them."""
     import torch

@@ -128,7 +128,7 @@ def test_three_column_names_are_required() -> None:
 
 
 def test_a_label_map_that_names_one_label_twice_says_which_and_how_to_fix_it() -> None:
-    # P-nli-16: the message said "(entailment, neutral found twice)" although nothing maps to
+    # The message used to say "(entailment, neutral found twice)" although nothing maps to
     # neutral, and told the user to pass the --label-map they had passed.
     names = ["entailment", "neutral", "contradiction"]
     override = parse_label_map(

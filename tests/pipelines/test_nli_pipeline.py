@@ -151,7 +151,7 @@ def test_batched_prediction_equals_one_pair_at_a_time(tiny_model: Path) -> None:
     premises = [r["premise"] for r in rows] + ["医者が走った。"]
     hypotheses = [r["hypothesis"] for r in rows] + ["女性が走った。"]
     logits = predict_logits(
-        model, encode_pairs(tokenizer, premises, hypotheses), batch_size=5, progress=False
+        model, encode_pairs(tokenizer, premises, hypotheses, 128), batch_size=5, progress=False
     )
     with torch.inference_mode():
         single = np.stack(
@@ -393,6 +393,7 @@ def test_train_rejects_labels_outside_the_mapping(
     assert "['maybe'] outside the mapping" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_train_under_accelerate_launch_one_cpu_process(tiny_model: Path, tmp_path: Path) -> None:
     data = _train_file(tmp_path / "train.jsonl")
     out = tmp_path / "accelerated"
@@ -444,6 +445,7 @@ def test_spearman_by_hand() -> None:
     assert correlation([0.0, 0.5, 1.0], [0.2, 0.2, 0.2])["statistic"] is None
 
 
+@pytest.mark.slow
 def test_meta_evaluation_runs_per_seed_and_rate(
     tiny_model: Path, fixture_root: Path, tmp_path: Path, repo_root: Path
 ) -> None:
@@ -521,6 +523,7 @@ def test_token_dropout_replaces_only_ordinary_tokens(tiny_model: Path) -> None:
     assert (everything.numpy()[~keep] == tokenizer.unk_token_id).all()
 
 
+@pytest.mark.slow
 def test_meta_evaluate_command_writes_report(
     tiny_model: Path, fixture_root: Path, tmp_path: Path
 ) -> None:
@@ -776,6 +779,7 @@ def _authors_training_file(path: Path, rate: float) -> None:
     )
 
 
+@pytest.mark.slow
 def test_meta_evaluate_reads_the_authors_sets_once_built(
     tiny_model: Path, fixture_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -875,7 +879,12 @@ def test_evaluate_shows_intervals_and_holm_corrected_comparisons(
     ]
     assert cli.main(["nli", "evaluate", "--model", str(tiny_model), str(other), *common]) == 0
     results = json.loads((out / "results.json").read_text())
-    assert results["confidence_level"] == 0.95
+    assert results["intervals"] == {
+        "confidence_level": 0.95,
+        "n_resamples": 200,
+        "bootstrap_unit": "items",
+        "seed": 0,
+    }
     model = results["models"][str(tiny_model)]
     interval = model["confidence_intervals"]["bias_score"]
     assert interval["confidence_level"] == 0.95 and interval["low"] <= interval["high"]
@@ -937,7 +946,7 @@ def test_an_unusable_confidence_level_fails_before_any_model_loads(
         )
     assert exit_info.value.code == 2
     assert (
-        "--confidence-level: expected a number between 0 and 1 such as 0.95, or none; got '95'"
+        "--confidence-level: expected a number between 0 and 1 such as 0.95, or none (no intervals); got '95'"
         in capsys.readouterr().err
     )
 
@@ -1005,6 +1014,7 @@ def test_init_model_writes_a_classifier_with_the_training_vocabulary(tmp_path: P
     assert record["training_pairs"] == 12
 
 
+@pytest.mark.slow
 def test_meta_evaluate_uses_the_downsampled_sets_and_records_its_sources(tmp_path: Path) -> None:
     root = tmp_path / "datasets"
     training = _training_folder(root / "nli_bias_controlled")
@@ -1179,13 +1189,13 @@ def test_a_juman_model_without_juman_is_one_line_naming_what_to_install(
     assert not (tmp_path / "r").exists()
 
 
-# --- issue 26: the hostile sweep's NLI cases ---------------------------------------------------
+# --- hostile input to the NLI commands ------------------------------------------------------
 
 
 def test_train_refuses_to_resume_another_dataset_s_checkpoints(
     tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Bad case 3: `nli train --dataset B --out m` after `--dataset A --out m` resumed A's
+    # `nli train --dataset B --out m` after `--dataset A --out m` resumed A's
     # checkpoint, trained 0 steps on B and said it was trained on B.
     first = _train_file(tmp_path / "a.jsonl")
     second = tmp_path / "b.jsonl"
@@ -1270,7 +1280,7 @@ def test_evaluate_refuses_a_never_trained_init_model(
 def test_evaluate_names_a_dataset_that_is_not_the_nli_sets(
     tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # P-nli-05: JBBQ's folder was loaded as 'pairs', then a bare datasets error.
+    # JBBQ's folder used to be loaded as 'pairs', then a bare datasets error.
     other = tmp_path / "jbbq"
     rows = [{"question": "誰？", "answer": 0}]
     configs = {
@@ -1328,13 +1338,13 @@ def test_evaluate_names_a_dataset_that_is_not_the_nli_sets(
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        # P-nli-07: `if settings.limit:` read 0 as no limit.
+        # `if settings.limit:` read 0 as no limit.
         (["--limit", "0"], "--limit 0: expected a whole number of at least 1"),
-        # P-nli-09: an IndexError traceback.
+        # An IndexError traceback.
         (["--limit", "-5"], "--limit -5: expected a whole number of at least 1"),
-        # P-nli-15: 0 threads accepted.
+        # 0 threads accepted.
         (["--threads", "0"], "--threads 0: expected a whole number of at least 1"),
-        # P-nli-11: a report written from pairs cut to no text.
+        # A report written from pairs cut to no text.
         (["--max-length", "1"], "--max-length 1: a pair needs at least 5 tokens"),
     ],
 )
@@ -1371,7 +1381,7 @@ def test_evaluate_refuses_sizes_that_cannot_be_meant(
 def test_train_names_the_row_without_a_hypothesis(
     tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # P-train-02: a TypeError traceback from the tokenizer.
+    # A TypeError traceback from the tokenizer.
     data = tmp_path / "train.jsonl"
     data.write_text(
         '{"premise": "看護師が走った。", "hypothesis": "女性が走った。", "label": "neutral"}\n'
@@ -1423,7 +1433,7 @@ def _provenance(training_data: str) -> dict:
 
 
 def test_the_report_says_when_the_models_trained_on_the_release_s_dev_files() -> None:
-    # Issue 23: the release tarball ships no train_r-K.json, so `--train-on-dev` trains on
+    # The release tarball ships no train_r-K.json, so `--train-on-dev` trains on
     # dev/dev_r-K.json; report.md never said so.
     lines = "\n".join(report._provenance_lines(_provenance("dev/dev_r-K.json")))
     assert (

@@ -184,7 +184,7 @@ def test_a_run_folder_records_its_inputs_and_report_shows_them(tmp_path, monkeyp
     with RunFolder(out) as run:
         run.record_inputs(datasets=[(folder, "a")], settings={"seed": 3, "token": "hf_x"})
         run.record_inputs(files=[predictions])
-        run.write_json("results.json", {"part": "toy"})
+        run.write_json("results.json", {"part": "toy", "step": "run"})
         render({}, run.staging)
     inputs = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["inputs"]
     assert [d["folder"] for d in inputs["datasets"]] == [str(folder.resolve())]

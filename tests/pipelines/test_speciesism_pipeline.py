@@ -377,7 +377,9 @@ def test_bpe_model_lists_only_word_start_tokens(tmp_path, tiny_bpe, tiny_en, dat
     assert listed
     # Two models side by side: one column each in the negative-share table.
     assert [m["label"] for m in results["models"]] == ["model", tiny_en.name]
-    assert f"| animal | model | {tiny_en.name} |" in (tmp_path / "report.md").read_text()
+    # A label from the user is a table cell with its Markdown escaped ("tiny\_en0").
+    label = tiny_en.name.replace("_", "\\_")
+    assert f"| animal | model | {label} |" in (tmp_path / "report.md").read_text()
     for entry in listed:
         token = lm.tokenizer.convert_ids_to_tokens(entry["index"])
         assert token.startswith("Ġ") and vocab[token] == entry["index"]
@@ -452,7 +454,7 @@ def test_piece_probabilities_multiply_and_unscored_masks_are_skipped(tiny_en):
     positions = (encoded["input_ids"][0] == tokenizer.mask_token_id).nonzero()[:, 0]
     probs = torch.softmax(logits[positions], dim=-1)
     expected = float(probs[0, ham] * probs[1, ster])
-    (got,) = mask_probabilities(lm, [text], targets=[[ham, ster, -1]])
+    (got,) = mask_probabilities(lm, [text], 1, targets=[[ham, ster, -1]])
     assert got == pytest.approx(expected, rel=1e-5)
 
 
@@ -578,7 +580,7 @@ def test_demo_model_plants_a_bias_the_tables_recover_in_the_papers_direction(
 
 
 def test_table_layouts_put_this_runs_words_beside_the_papers():
-    # Issue 23: PAPER_LAYOUTS lay out Tables 1-4 with the printed values (from the study file) beside ours.
+    # PAPER_LAYOUTS lay out Tables 1-4 with the printed values (from the study file) beside ours.
     import yaml
 
     from bias_hub.pipelines.common.presets import STUDIES_DIR

@@ -111,9 +111,13 @@ def test_gender_attention_rejects_bad_layer_and_heads(tiny_models):
 
     model, tokenizer = _load(tiny_models["bert"])
     with pytest.raises(ValueError, match="--layer"):
-        gender_attention(model, tokenizer, ["He is."], [[(0, 2)]], layer=5, progress=False)
+        gender_attention(
+            model, tokenizer, ["He is."], [[(0, 2)]], batch_size=1, layer=5, progress=False
+        )
     with pytest.raises(ValueError, match="--heads"):
-        gender_attention(model, tokenizer, ["He is."], [[(0, 2)]], heads=[2], progress=False)
+        gender_attention(
+            model, tokenizer, ["He is."], [[(0, 2)]], batch_size=1, heads=[2], progress=False
+        )
 
 
 SENTENCES = ["He is tall.", "The woman and her mom sing, and she cooks.", "Dad sings.", "she"]
@@ -437,19 +441,26 @@ def test_scripted_attention_picks_the_layer_and_heads(tiny_models):
     }
     for (layer, heads), mass in expected.items():
         [result] = gender_attention(
-            encoder, tokenizer, ["He cooks."], [[(0, 2)]], layer=layer, heads=heads, progress=False
+            encoder,
+            tokenizer,
+            ["He cooks."],
+            [[(0, 2)]],
+            batch_size=1,
+            layer=layer,
+            heads=heads,
+            progress=False,
         )
         assert result.words == ["He", "cooks", "."]
         assert result.mass[1:] == pytest.approx([mass, 0.0], rel=1e-5), (layer, heads)
 
 
-@pytest.fixture
-def scripted_run(tiny_models, tmp_path, monkeypatch):
-    """Runs the command on three context pairs with the ScriptedEncoder's attentions (and, in
-    ``paper_population``, a fourth context without a gender word: an identical pair)."""
+@pytest.fixture(scope="module")
+def scripted_root(tmp_path_factory) -> Path:
+    """The dataset the scripted runs read, built once for the module: three context pairs
+    (and, in ``paper_population``, a fourth context without a gender word: an identical pair)."""
     from bias_hub.pipelines.cli import main
-    from bias_hub.pipelines.stereoset import run
 
+    tmp_path = tmp_path_factory.mktemp("scripted")
     root = tmp_path / "datasets"
     source = tmp_path / "test.jsonl"
     rows = [
@@ -479,6 +490,16 @@ def scripted_run(tiny_models, tmp_path, monkeypatch):
         )
         == 0
     )
+    return root
+
+
+@pytest.fixture
+def scripted_run(tiny_models, scripted_root, tmp_path, monkeypatch):
+    """Runs the command on three context pairs with the ScriptedEncoder's attentions."""
+    from bias_hub.pipelines.cli import main
+    from bias_hub.pipelines.stereoset import run
+
+    root = scripted_root
     _, tokenizer = _load(tiny_models["bert"])
     lm, lm_tokenizer = _load(tiny_models["gpt"], causal=True)
     monkeypatch.setattr(
@@ -610,7 +631,7 @@ def test_stereoset_token_level_and_pairs_without_duplication_from_hand_made_atte
 def test_the_paper_preset_is_recorded_and_an_override_is_a_departure(scripted_run):
     # The study file's preset fills every setting not given (its config: the paper population);
     # a flag given beside it wins and is recorded, with the section that states the paper's value
-    # (issue 23: one preset behaviour; this part used to refuse any override).
+    # (one preset behaviour for every part; this one used to refuse any override).
     results, out = scripted_run("--preset", "paper")
     assert results["preset"] == {
         "name": "paper",
@@ -653,7 +674,8 @@ def test_the_paper_preset_is_recorded_and_an_override_is_a_departure(scripted_ru
         "setting": "level",
         "preset": "token",
         "used": "word",
-        "section": "§4.2 (1)",
+        # The study marks the token level as assumed (§4.2 (1) speaks of words), so no section.
+        "section": None,
     } in results["preset"]["departures"]
 
 
@@ -724,7 +746,7 @@ def test_without_model_or_lm_the_error_says_what_to_give(tmp_path):
 
 
 def test_a_causal_model_is_refused_as_the_encoder(tiny_models, built_root, tmp_path, capsys):
-    # Bad case 2 of issue 26: a GPT2LMHeadModel ran and exited 0; attending backwards only, 32 of
+    # A GPT2LMHeadModel used to run and exited 0; attending backwards only, 32 of
     # 175 words got exactly zero attention.
     from bias_hub.pipelines.cli import main
 
@@ -763,16 +785,20 @@ def test_attentions_that_look_back_only_are_refused(tiny_models):
     _, tokenizer = _load(tiny_models["bert"])
     model = GPT2Model.from_pretrained(tiny_models["gpt"], attn_implementation="eager").eval()
     with pytest.raises(ValueError, match=r"^--model: the encoder attends to earlier tokens only"):
-        gender_attention(model, tokenizer, ["He is tall."], [[(0, 2)]], progress=False)
+        gender_attention(
+            model, tokenizer, ["He is tall."], [[(0, 2)]], batch_size=1, progress=False
+        )
     bert, _ = _load(tiny_models["bert"])
     assert (
-        gender_attention(bert, tokenizer, ["He is tall."], [[(0, 2)]], progress=False)[0]
+        gender_attention(
+            bert, tokenizer, ["He is tall."], [[(0, 2)]], batch_size=1, progress=False
+        )[0]
         is not None
     )
 
 
 def test_the_report_is_rendered_again_from_the_run_folder_alone(scripted_run):
-    # Issue 22: report.py alone renders report.md and the figures, from results.json and the run's files.
+    # report.py alone renders report.md and the figures, from results.json and the run's files.
     from bias_hub.pipelines.stereoset.report import render
 
     results, out = scripted_run()
@@ -786,7 +812,7 @@ def test_the_report_is_rendered_again_from_the_run_folder_alone(scripted_run):
 
 
 def test_every_word_of_the_plot_has_a_mark_or_the_legend_says_why(scripted_run):
-    # Issue 24: plot.png drew words with no bar and no explanation. At the token level "tall",
+    # plot.png used to draw words with no bar and no explanation. At the token level "tall",
     # "the" and "##s" find their pairs taken (see the test above): each gets an x and a legend entry.
     from types import SimpleNamespace
 
@@ -809,7 +835,7 @@ def test_every_word_of_the_plot_has_a_mark_or_the_legend_says_why(scripted_run):
 
 @pytest.mark.parametrize("study", ["stereoset_gender_attention", "speciesism"])
 def test_the_study_steps_name_real_commands_and_flags(study):
-    # Issue 23: every step of this area's study files is a bias-hub command, and every argument a flag of it.
+    # Every step of this area's study files is a bias-hub command, and every argument a flag of it.
     import importlib
 
     import yaml

@@ -1,4 +1,4 @@
-"""The issue-15 case map in this folder's README names tests that exist."""
+"""The case map in this folder's README names tests that exist."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hostile command lines (issue 15): each is refused before any work with one line naming the thing.
+"""Hostile command lines: each is refused before any work with one line naming the thing.
 
 Models of the wrong kind used to run (a speciesism report from a randomly initialised masked-LM
 head, "perplexities" from a masked LM) or to fail deep inside (a BERT classifier as JBBQ's LLM:
@@ -82,7 +82,7 @@ def _error(capsys) -> str:
 
 
 def test_speciesism_refuses_a_sequence_classifier(models, datasets_root, tmp_path, capsys) -> None:
-    # Bad case 1: used to exit 0 with a report from a randomly initialised masked-LM head.
+    # Bad case 1 of README.md: used to exit 0 with a report from a randomly initialised masked-LM head.
     code = main(
         [
             "speciesism",
@@ -105,7 +105,7 @@ def test_speciesism_refuses_a_sequence_classifier(models, datasets_root, tmp_pat
 def test_stereoset_refuses_a_masked_lm_as_the_causal_lm(
     models, datasets_root, tmp_path, capsys
 ) -> None:
-    # Bad case 2: used to exit 0 with "perplexities" from a non-causal model.
+    # Bad case 2 of README.md: used to exit 0 with "perplexities" from a non-causal model.
     code = main(
         [
             "stereoset",
@@ -128,7 +128,7 @@ def test_stereoset_refuses_a_masked_lm_as_the_causal_lm(
 
 
 def test_jbbq_refuses_a_bert_classifier(models, datasets_root, tmp_path, capsys) -> None:
-    # Bad case 3: used to fail with "index 128 is out of bounds" (and run with longer positions).
+    # Bad case 3 of README.md: used to fail with "index 128 is out of bounds" (and run with longer positions).
     code = main(
         [
             "jbbq",
@@ -159,7 +159,7 @@ def test_jbbq_refuses_a_bert_classifier(models, datasets_root, tmp_path, capsys)
     ids=["nli", "jbbq", "stereoset", "speciesism"],
 )
 def test_a_missing_local_model_path_is_one_line(command, datasets_root, tmp_path, capsys) -> None:
-    # Bad case 10: used to end in chained tracebacks: "Repo id must be in the form 'repo_name'".
+    # Bad case 10 of README.md: used to end in chained tracebacks: "Repo id must be in the form 'repo_name'".
     missing = tmp_path / "models" / "no-such-model"
     assert (
         main(
@@ -269,7 +269,7 @@ def test_verbose_shows_the_traceback(tmp_path) -> None:
 
 
 def test_failed_correlate_leaves_no_files(tmp_path, capsys) -> None:
-    # Bad case 8: a correlate that exited 2 left correlations.json ("[]") and a header-only table.
+    # Bad case 8 of README.md: a correlate that exited 2 left correlations.json ("[]") and a header-only table.
     lonely = tmp_path / "lonely.csv"
     lonely.write_text("embedding,weat\ne1,0.1\n", encoding="utf-8")
     out = tmp_path / "correlation"

@@ -1,10 +1,11 @@
-"""The command line's own guards (issue 26): flags are only what they spell, Ctrl-C is one line
+"""The command line's own guards: flags are only what they spell, Ctrl-C is one line
 at any moment, only the project's own errors are one-line errors, and a build checks
 ``--out-root`` before any work."""
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import shutil
 import signal
@@ -39,9 +40,24 @@ def test_no_parser_accepts_an_abbreviated_flag() -> None:
     assert abbreviating == []
 
 
+def test_every_flag_of_every_parser_says_what_it_does() -> None:
+    # A help that is only "(default: ...)" says nothing; a suppressed flag is shown nowhere.
+    silent = []
+    for parser in _every_parser(build_parser()):
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            text = (action.help or "").strip()
+            if action.help == argparse.SUPPRESS:
+                continue  # a removed flag, kept to refuse it with the reason
+            if not text or text.startswith("(default"):
+                silent.append(f"{parser.prog} {'/'.join(action.option_strings) or action.dest}")
+    assert silent == []
+
+
 @pytest.mark.parametrize("flag", ["--tok", "--toke", "--tok=hf_SECRET"])
 def test_a_prefix_of_token_is_refused_not_taken_for_it(flag: str, tmp_path: Path, capsys) -> None:
-    # Bad case 4: argparse took `--tok hf_SECRET` for --token, which the manifest did not redact.
+    # argparse took `--tok hf_SECRET` for --token, which the manifest did not redact.
     argv = ["nli", "evaluate", "--model", "m", "--out", str(tmp_path / "out"), flag]
     argv += [] if "=" in flag else ["hf_SECRET"]
     with pytest.raises(SystemExit) as exit_:
@@ -51,7 +67,7 @@ def test_a_prefix_of_token_is_refused_not_taken_for_it(flag: str, tmp_path: Path
 
 
 def test_ctrl_c_while_the_commands_are_being_set_up_is_one_line(monkeypatch, capsys) -> None:
-    # P-int-02: an interrupt before the command ran (while its modules were imported) was a traceback.
+    # An interrupt before the command ran (while its modules were imported) was a traceback.
     def interrupted() -> argparse.ArgumentParser:
         raise KeyboardInterrupt
 
@@ -60,18 +76,29 @@ def test_ctrl_c_while_the_commands_are_being_set_up_is_one_line(monkeypatch, cap
     assert capsys.readouterr().err.strip() == INTERRUPTED
 
 
+# ``python -m bias_hub`` as __main__.py runs it, saying when ``main`` starts: the delays count
+# from there, not from the process's start (Python's own start-up, which no program can guard,
+# took longer than the shortest delay on a loaded machine).
+STARTED_MAIN = """
+import sys
+from bias_hub.pipelines.cli import main
+print("main", flush=True)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 @pytest.mark.parametrize("delay", [0.3, 0.8, 1.5])
 def test_ctrl_c_in_the_first_seconds_of_a_real_run_is_one_line(
-    delay: float, tmp_path: Path
+    delay: float, tmp_path: Path, python_sigint
 ) -> None:
-    # P-int-02 as the sweep did it: a real process, SIGINT within its first seconds (the
-    # imports of the command modules, torch and transformers happen then).
+    # A real process, SIGINT within the first seconds of its run (the imports of the command
+    # modules, torch and transformers happen then).
     env = dict(os.environ, PYTHONPATH=str(REPO))
     process = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "bias_hub",
+            "-c",
+            STARTED_MAIN,
             "nli",
             "evaluate",
             "--model",
@@ -85,6 +112,7 @@ def test_ctrl_c_in_the_first_seconds_of_a_real_run_is_one_line(
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert process.stdout.readline() == "main\n", process.stderr.read()
     time.sleep(delay)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
@@ -102,7 +130,7 @@ def test_ctrl_c_in_the_first_seconds_of_a_real_run_is_one_line(
 def test_a_user_error_is_one_line_and_any_other_runtime_error_keeps_its_traceback(
     monkeypatch, capsys
 ) -> None:
-    # Issue 22: every RuntimeError (torch's, a library's, a bug of ours) used to print as one
+    # Every RuntimeError (torch's, a library's, a bug of ours) used to print as one
     # line as if the user had made a mistake; only the project's own UserError does now.
     def failing(error: Exception):
         def run(args: argparse.Namespace) -> None:
@@ -155,7 +183,7 @@ def immutable(tmp_path: Path):
 def test_a_build_into_an_immutable_out_root_names_it_before_any_work(
     immutable: Path, capsys
 ) -> None:
-    # B-jbbq-21: a raw OSError on a hidden staging path, for root too (os.access says yes).
+    # A raw OSError on a hidden staging path, for root too (os.access says yes).
     assert main(["build", "weat_word_sets", "--out-root", str(immutable)]) == 2
     assert capsys.readouterr().err.strip() == (
         f"bias-hub: error: --out-root {immutable} is not writable (Operation not permitted)"
@@ -187,12 +215,13 @@ def test_a_pipeline_out_in_an_immutable_folder_is_refused_before_any_work(
     )
 
 
-def test_ctrl_c_during_the_imports_of_compiled_libraries_waits_for_them() -> None:
+def test_ctrl_c_during_the_imports_of_compiled_libraries_waits_for_them(python_sigint) -> None:
     # A SIGINT raised inside torch's import (Python code its C++ calls back into) ended the
     # process with "terminate called after throwing ... error_already_set", or was swallowed
     # by a __del__; held until the block ends, it is an ordinary KeyboardInterrupt.
     from bias_hub.builders.shared.console import interrupts_deferred
 
+    found = signal.getsignal(signal.SIGINT)
     reached_the_end = False
     with pytest.raises(KeyboardInterrupt):
         with interrupts_deferred():
@@ -200,7 +229,7 @@ def test_ctrl_c_during_the_imports_of_compiled_libraries_waits_for_them() -> Non
             time.sleep(0.05)  # the handler runs here: it must not raise
             reached_the_end = True
     assert reached_the_end
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    assert signal.getsignal(signal.SIGINT) is found  # put back
     with interrupts_deferred():  # no signal: nothing raised
         pass
 
@@ -223,17 +252,16 @@ def test_ctrl_c_inside_a_finalizer_is_not_swallowed() -> None:
         signal.signal(signal.SIGINT, previous)
 
 
-def test_an_ascii_terminal_shows_reproduce_list_with_escapes(tmp_path: Path) -> None:
-    # The study titles are Japanese: an ASCII console used to end in a UnicodeEncodeError.
-    done = subprocess.run(
-        [sys.executable, "-m", "bias_hub", "reproduce", "--list"],
-        capture_output=True,
-        env={**os.environ, "PYTHONIOENCODING": "ascii"},
-        cwd=tmp_path,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr.decode()
-    out = done.stdout.decode("ascii")
+def test_an_ascii_terminal_shows_reproduce_list_with_escapes(monkeypatch) -> None:
+    # The study titles are Japanese: an ASCII console (PYTHONIOENCODING=ascii, a terminal
+    # without UTF-8) used to end in a UnicodeEncodeError. In-process: a separate Python would
+    # spend most of ten seconds importing the libraries this worker has already imported.
+    written = io.BytesIO()
+    console = io.TextIOWrapper(written, encoding="ascii", errors="strict")
+    monkeypatch.setattr(sys, "stdout", console)
+    assert main(["reproduce", "--list"]) == 0
+    console.flush()
+    out = written.getvalue().decode("ascii")
     assert "jbbq  v" in out and "\\u" in out
 
 
@@ -245,7 +273,13 @@ def test_a_damaged_results_json_is_one_line_naming_it(tmp_path: Path, capsys) ->
         # A score run's results.json that lost its "join" (an edit, another version).
         run.write_json(
             "results.json",
-            {"part": "score", "metric": "bbq_bias", "summary_keys": [], "per_test": False},
+            {
+                "part": "score",
+                "step": "score",
+                "metric": "bbq_bias",
+                "summary_keys": [],
+                "per_test": False,
+            },
         )
     assert main(["report", str(run_dir)]) == 2
     err = capsys.readouterr().err.strip()

@@ -191,3 +191,112 @@ def test_newlines_and_byte_order_marks_are_read_as_open_reads_them(tmp_path: Pat
     assert read_text(path, newline="") == "a,b\r\nc,d\re\n"
     with open_text(path) as handle:
         assert handle.readlines() == ["a,b\n", "c,d\n", "e\n"]
+
+
+# The pipelines' readers of files a user gives: the same message, prefixed with the flag
+# where the reader knows it.
+
+
+def _nli_training_csv(tmp: Path) -> tuple[str, Callable]:
+    from bias_hub.pipelines.nli.data import load_table
+
+    message = _shift_jis(
+        tmp / "train.csv", "premise,hypothesis,label\n看護師が歩く。,女性が歩く。,0\n"
+    )
+    return message, lambda: load_table(str(tmp / "train.csv"))
+
+
+def _jsnli(tmp: Path) -> tuple[str, Callable]:
+    from bias_hub.pipelines.nli.data import read_jsnli
+
+    message = _shift_jis(tmp / "dev.tsv", "entailment\t男性 が 歩く 。\t人 が 歩く 。\n")
+    return message, lambda: read_jsnli(tmp / "dev.tsv")
+
+
+def _vectors_text(tmp: Path) -> tuple[str, Callable]:
+    from bias_hub.pipelines.embeddings.vectors import load_word2vec_text
+
+    message = _shift_jis(tmp / "chive.vec", "2 2\n男 0.1 0.2\n女 0.3 0.4\n")
+    return message, lambda: load_word2vec_text(tmp / "chive.vec")
+
+
+def _corpus(tmp: Path) -> tuple[str, Callable]:
+    from bias_hub.pipelines.embeddings.corpus import prepare_corpus
+
+    message = _shift_jis(tmp / "corpus.txt", "a sentence\n看護師 が 歩く\n")
+    return message, lambda: prepare_corpus(tmp / "corpus.txt", tmp / "tokens.txt", 1)
+
+
+def _scores_table(tmp: Path) -> tuple[str, Callable]:
+    from bias_hub.pipelines.embeddings.correlate import read_score_table
+
+    message = _shift_jis(tmp / "scores.csv", "embedding,weat\n日本語,0.1\n")
+    return f"--scores {message}", lambda: read_score_table(tmp / "scores.csv")
+
+
+def _preset(tmp: Path) -> tuple[str, Callable]:
+    from bias_hub.pipelines.common.presets import load_preset
+
+    message = _shift_jis(tmp / "mine.yaml", "command: jbbq evaluate\n# 論文の設定\n")
+    return message, lambda: load_preset("jbbq evaluate", str(tmp / "mine.yaml"))
+
+
+def _study(tmp: Path) -> tuple[str, Callable]:
+    from bias_hub.pipelines.reproduce.study import load_study
+
+    message = _shift_jis(tmp / "mine.yaml", "study: mine\ntitle: 日本語\n")
+    return message, lambda: load_study(str(tmp / "mine.yaml"))
+
+
+def _jbbq_results(tmp: Path) -> tuple[str, Callable]:
+    from bias_hub.pipelines.jbbq.report import load_results
+
+    message = _shift_jis(tmp / "results.json", '{"model": "日本語"}')
+    return message, lambda: load_results(tmp / "results.json")
+
+
+def _review_sheet(tmp: Path) -> tuple[str, Callable]:
+    from bias_hub.builders.jbbq.translate import apply_review
+
+    message = _shift_jis(tmp / "review_sheet.csv", "file,Q_id,field,decision\nAge.csv,1,x,保持\n")
+    return message, lambda: apply_review(tmp / "review_sheet.csv", tmp / "out")
+
+
+PIPELINE_CASES = {
+    "nli training CSV": _nli_training_csv,
+    "JSNLI TSV": _jsnli,
+    "word vectors (text)": _vectors_text,
+    "embeddings corpus": _corpus,
+    "embeddings correlate --scores": _scores_table,
+    "--preset FILE": _preset,
+    "reproduce study file": _study,
+    "jbbq results file": _jbbq_results,
+    "jbbq review sheet": _review_sheet,
+}
+
+
+@pytest.mark.parametrize("case", list(PIPELINE_CASES))
+def test_the_pipelines_readers_name_the_file_the_byte_and_its_offset(
+    case: str, tmp_path: Path
+) -> None:
+    message, call = PIPELINE_CASES[case](tmp_path)
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        call()
+
+
+def test_a_byte_order_mark_changes_nothing_a_pipeline_reads(tmp_path: Path) -> None:
+    from bias_hub.pipelines.embeddings.correlate import read_score_table
+    from bias_hub.pipelines.embeddings.vectors import load_word2vec_text
+    from bias_hub.pipelines.nli.data import is_jsnli, read_jsnli
+
+    bom = "\ufeff"
+    (tmp_path / "dev.tsv").write_text(f"{bom}entailment\t男性 が 歩く\t人 が 歩く\n", "utf-8")
+    assert is_jsnli(tmp_path / "dev.tsv")
+    assert read_jsnli(tmp_path / "dev.tsv")["label"] == [0]
+    # With a BOM before it, "2 2" was no header: the file was read as header-less GloVe.
+    (tmp_path / "v.vec").write_text(f"{bom}2 2\nman 0.1 0.2\nwoman 0.3 0.4\n", "utf-8")
+    vectors = load_word2vec_text(tmp_path / "v.vec")
+    assert vectors.words == ["man", "woman"] and vectors.matrix.shape == (2, 2)
+    # Excel's CSV: the first column was "\ufeffembedding", so no 'embedding' column was found.
+    (tmp_path / "s.csv").write_text(f"{bom}embedding,weat\ne1,0.5\n", "utf-8")
+    assert read_score_table(tmp_path / "s.csv") == (["weat"], {"e1": {"weat": 0.5}})

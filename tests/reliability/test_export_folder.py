@@ -55,8 +55,9 @@ def test_a_re_export_keeps_files_it_did_not_write(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
     assert (
-        "an export replaces its folder whole and would delete 2 files it did not write: "
-        "jbbq/my_own_task.yaml (not written by an export), README.md (changed)" in err
+        "holds 2 file(s) its last run did not write, which this run would delete (it replaces "
+        "the folder whole): jbbq/my_own_task.yaml (added), README.md (changed since); move them "
+        "out of the folder, or give a new --out" in err
     )
     assert mine.read_text(encoding="utf-8") == "task: my_own_task\n"
     assert readme.read_text(encoding="utf-8").endswith("My notes.\n")
@@ -124,3 +125,18 @@ def test_a_prompt_file_in_shift_jis_is_named_with_its_line(
         f"{prompt}: not UTF-8 text (line {line}: byte 0x{data[offset]:02x} at offset {offset})"
         in err
     )
+
+
+def test_a_re_export_for_inspect_keeps_files_it_did_not_write(
+    datasets_root: Path, tmp_path: Path, capsys
+) -> None:
+    out = tmp_path / "inspect"
+    argv = ["export", "inspect", "--out", str(out), "--datasets-root", str(datasets_root)]
+    assert main([*argv, "--prompt", "basic", "--shots", "0"]) == 0
+    mine = out / "my_task.py"
+    mine.write_text("# a task of my own\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main([*argv, "--prompt", "basic", "--shots", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "my_task.py (added)" in err, err
+    assert mine.read_text(encoding="utf-8") == "# a task of my own\n"

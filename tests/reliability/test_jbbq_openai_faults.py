@@ -198,6 +198,7 @@ def _results(out: Path) -> dict:
     return json.loads((out / "results.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_retries_429_500_and_timeouts_then_scores(fixture_dataset: Path, tmp_path: Path) -> None:
     # The timeout is generous so that a busy test machine never times out a normal reply.
     script = {0: 429, 1: 500, 2: ("slow", 2.5), 3: ("slow", 0.05)}
@@ -299,6 +300,7 @@ def test_failing_api_stops_with_progress_and_resumes_from_cache(
     assert _results(tmp_path)["runs"][0]["metrics"]["accuracy_ambiguous"] == 1.0
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_without_losing_or_repeating_requests(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:
@@ -509,7 +511,7 @@ def test_the_resume_command_carries_no_secret_value(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Issue 26, bad 4: the resume line is the command as typed; a password in --base-url (and the
+    """The resume line is the command as typed; a password in --base-url (and the
     endpoint named beside it) is replaced by *** by value, whatever flag spelling carried it."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRETKEY-0123")
     with FakeChatServer() as server:

@@ -1,4 +1,4 @@
-"""Hostile input to every metric module (issue 15): each case names the argument and the row."""
+"""Hostile input to every metric module: each case names the argument and the row."""
 
 from __future__ import annotations
 

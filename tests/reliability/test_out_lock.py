@@ -1,4 +1,4 @@
-"""One run at a time per ``--out`` (issue 26, F-01).
+"""One run at a time per ``--out``.
 
 Two ``jbbq evaluate ... --out X`` started together both reported success and one result
 silently replaced the other. Now the second is refused while the first runs, naming the
@@ -25,7 +25,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 # A run that holds its RunFolder until told to stop (a file appears), then commits or fails.
 HOLDER = """
-import sys, time
+import signal, sys, time
+# Ctrl-C as a terminal delivers it, whatever this process inherited (an ignored SIGINT stays
+# ignored across exec).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from pathlib import Path
 from bias_hub.pipelines.common.run_folder import RunFolder
 out, go, outcome = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]

@@ -1,5 +1,5 @@
 """``publish`` refuses a public upload of a card whose licence or gated prompt forbids
-redistribution, whatever ``redistributable`` says (issue 26: bad 5, E-06).
+redistribution, whatever ``redistributable`` says.
 
 Deleting the ``redistributable: false`` line of a user's JBBQ card used to let it go public
 although the same card's gated prompt says its authors prohibit redistribution.

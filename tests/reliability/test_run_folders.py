@@ -1,8 +1,9 @@
-"""Run folders and dataset folders under faults (issue 15): all or nothing, never a mix of two
+"""Run folders and dataset folders under faults: all or nothing, never a mix of two
 runs, writable checks before any work, normal permissions, clean-up after a kill."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -106,8 +107,12 @@ def test_output_under_a_file_is_refused_before_any_work(tmp_path: Path) -> None:
 def test_run_folder_is_swapped_in_whole_with_a_manifest(tmp_path: Path) -> None:
     out = tmp_path / "run"
     out.mkdir()
-    (out / "manifest.json").write_text("{}")
-    (out / "predictions_1.jsonl").write_text("from an older run with more models\n")
+    older = "from an older run with more models\n"
+    (out / "predictions_1.jsonl").write_text(older)
+    digest = hashlib.sha256(older.encode()).hexdigest()
+    (out / "manifest.json").write_text(
+        json.dumps({"files": [{"path": "predictions_1.jsonl", "sha256": digest}]})
+    )
     with RunFolder(out) as run:
         run.write_json("results.json", {"score": 0.5})
         run.write_text("report.md", "# report\n")
@@ -142,6 +147,96 @@ def test_a_folder_of_other_work_is_never_replaced(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"exists, is not empty and is not a bias-hub run folder"):
         RunFolder(tmp_path)
     assert (tmp_path / "thesis.tex").read_text() == "months of work"
+
+
+def test_a_file_added_to_any_run_folder_or_edited_in_it_stops_the_next_run(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "run"
+    with RunFolder(out) as run:
+        run.write_text("report.md", "first\n")
+        run.sub("plots").write_text("notes.txt", "written by the run\n")
+    (out / "my notes.md").write_text("what I saw")
+    (out / "plots" / "notes.txt").write_text("edited by hand")
+    with pytest.raises(ValueError) as refused:
+        RunFolder(out)
+    assert str(refused.value) == (
+        f"--out {out}: holds 2 file(s) its last run did not write, which this run would delete "
+        "(it replaces the folder whole): my notes.md (added), plots/notes.txt (changed since); "
+        "move them out of the folder, or give a new --out"
+    )
+    assert (out / "my notes.md").read_text() == "what I saw"
+    assert not list(tmp_path.glob(".run.*"))  # no staging folder, no lock left
+    (out / "my notes.md").unlink()
+    (out / "plots" / "notes.txt").write_text("written by the run\n")
+    _run(out, "second\n")  # the run's own files, as it wrote them, are replaced as before
+    assert (out / "report.md").read_text() == "second\n" and not (out / "plots").exists()
+
+
+def test_an_input_the_run_reads_from_inside_its_folder_is_refused(tmp_path: Path) -> None:
+    # The earlier run's model, read by the next run into the same folder, would be deleted.
+    out = tmp_path / "run"
+    with RunFolder(out) as run:
+        run.write_text("model/config.json", "{}")
+    with pytest.raises(ValueError, match=r"model lies inside --out .*run, which this run"):
+        with RunFolder(out) as run:
+            run.record_inputs(models=[out / "model"])
+            run.write_text("report.md", "evaluation\n")
+    assert (out / "model" / "config.json").read_text() == "{}"
+
+
+def test_a_part_s_run_folder_keeps_a_note_the_user_put_there(tmp_path: Path, capsys) -> None:
+    from bias_hub.pipelines.cli import main
+
+    scores = tmp_path / "scores.csv"
+    scores.write_text("embedding,weat,gap\ne1,0.1,0.2\ne2,0.5,0.1\ne3,0.9,0.4\n")
+    out = tmp_path / "correlation"
+    argv = ["embeddings", "correlate", "--scores", str(scores), "--out", str(out)]
+    assert main(argv) == 0
+    (out / "notes.md").write_text("the second embedding is odd")
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "notes.md (added)" in err, err
+    assert (out / "notes.md").read_text() == "the second embedding is odd"
+    inside = out / "scores.csv"  # an input put inside --out is the user's file too
+    inside.write_text(scores.read_text())
+    (out / "notes.md").unlink()
+    assert main([*argv[:3], str(inside), *argv[4:]]) == 2
+    assert "scores.csv (added)" in capsys.readouterr().err and inside.is_file()
+
+
+def test_re_rendering_a_report_keeps_the_files_the_user_added(tmp_path: Path) -> None:
+    # `bias-hub report` copies every file of the folder into the new run: nothing is lost, so a
+    # note of the user's does not stop it.
+    from bias_hub.pipelines.cli import main
+
+    scores = tmp_path / "scores.csv"
+    scores.write_text("embedding,weat,gap\ne1,0.1,0.2\ne2,0.5,0.1\ne3,0.9,0.4\n")
+    out = tmp_path / "correlation"
+    assert main(["embeddings", "correlate", "--scores", str(scores), "--out", str(out)]) == 0
+    (out / "notes.md").write_text("the second embedding is odd")
+    (out / "report.md").unlink()
+    assert main(["report", str(out)]) == 0
+    assert (out / "notes.md").read_text() == "the second embedding is odd"
+    assert (out / "report.md").is_file()
+
+
+def test_nli_train_refuses_a_model_inside_its_out_before_training(tmp_path: Path, capsys) -> None:
+    # The model folder is swapped in at the end of training: a --model inside it would be
+    # deleted by the swap, and used to be found only then, after the training.
+    from bias_hub.pipelines.cli import main
+
+    out = tmp_path / "trained"
+    with RunFolder(out) as run:
+        run.write_text("config.json", "{}")
+    data = tmp_path / "train.csv"
+    data.write_text("premise,hypothesis,label\na,b,entailment\n")
+    argv = ["nli", "train", "--model", str(out), "--dataset", str(data), "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{out} lies inside --out {out}" in err, err
+    assert (out / "config.json").read_text() == "{}"
 
 
 def test_subfolder_views_write_into_the_same_run(tmp_path: Path) -> None:

@@ -122,6 +122,59 @@ def test_samples_without_their_results_file_need_a_dataset_or_allow_partial(
     assert code == 2 and "answers 15 of 40 dataset rows (37.5%)" in err
 
 
+def _inspect_log(path: Path, docs: list[dict], total: int) -> Path:
+    """An Inspect AI eval log as Inspect 0.3 writes one (JSON, or a .eval zip of header.json and
+    one samples/<id>_epoch_1.json per sample) for a task of ``total`` samples, whose model
+    replied each question's gold index, and whose samples are ``docs`` (the run's --limit)."""
+    import zipfile
+
+    spec = {
+        "task": "jbbq",
+        "dataset": {"samples": total, "sample_ids": [d["example_id"] for d in docs]},
+    }
+    samples = [
+        {
+            "id": d["example_id"],
+            "epoch": 1,
+            "metadata": {**d, "answer_reader": "llm-jp-eval"},
+            "output": {"completion": str(d["label"])},
+        }
+        for d in docs
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".json":
+        path.write_text(json.dumps({"eval": spec, "samples": samples}), encoding="utf-8")
+        return path
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps({"eval": spec}))
+        for sample in samples:
+            archive.writestr(f"samples/{sample['id']}_epoch_1.json", json.dumps(sample))
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".json", ".eval"])
+def test_an_inspect_log_of_part_of_its_task_is_refused_naming_what_it_lacks(
+    tmp_path: Path, capsys, suffix: str
+) -> None:
+    # The whole task: 40 samples, every one answered.
+    whole = _inspect_log(tmp_path / f"whole{suffix}", QUESTIONS, 40)
+    code, err = _score(capsys, "--from-inspect", str(whole), "--out", str(tmp_path / "a"))
+    assert code == 0, err
+    results = json.loads((tmp_path / "a" / "results.json").read_text(encoding="utf-8"))
+    assert results["coverage"]["complete"] is True and results["result"]["accuracy"] == 1.0
+    assert "coverage: 40 of 40 samples (100.0%) of Inspect task jbbq" in err
+    # Inspect --limit 15 (or a run stopped after 15): refused, naming the count and the gap.
+    part = _inspect_log(tmp_path / f"part{suffix}", QUESTIONS[:15], 40)
+    code, err = _score(capsys, "--from-inspect", str(part), "--out", str(tmp_path / "b"))
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "answers 15 of 40 samples (37.5%) of Inspect task jbbq" in err
+    assert "--allow-partial" in err and not (tmp_path / "b").exists()
+    code, err = _score(
+        capsys, "--from-inspect", str(part), "--out", str(tmp_path / "c"), "--allow-partial"
+    )
+    assert code == 0 and "PARTIAL (--allow-partial): 15 of 40 samples" in err
+
+
 def test_a_question_answered_twice_is_the_samples_file_s_fault(tmp_path: Path, capsys) -> None:
     samples = _samples(QUESTIONS)
     twice = _lm_eval_run(tmp_path / "twice", samples + samples[3:4], 40)
@@ -416,7 +469,8 @@ def test_a_file_added_to_a_score_run_folder_is_not_deleted_by_the_next_run(
     assert _score(capsys, *argv)[0] == 0
     (out / "notes.md").write_text("what I saw", encoding="utf-8")
     code, err = _score(capsys, *argv)
-    assert code == 2 and "would delete 1 files it did not write: notes.md" in err
+    assert code == 2 and "1 file(s) its last run did not write, which this run would delete" in err
+    assert "notes.md (added)" in err
     assert (out / "notes.md").read_text(encoding="utf-8") == "what I saw"
 
 

@@ -1,4 +1,4 @@
-"""Untrained heads are refused by every scorer unless ``--allow-untrained`` (issue 26).
+"""Untrained heads are refused by every scorer unless ``--allow-untrained``.
 
 ``nli evaluate`` scored the never-trained classifier that ``nli init-model`` writes (bias score
 0.667) without a word. A model saved with ``mark_untrained`` carries the mark in its

@@ -1,4 +1,4 @@
-"""Rebuilds never throw away what a user built (issue 26).
+"""Rebuilds never throw away what a user built.
 
 An offline ``make datasets`` used to replace the configs a user had built from their own copy
 (``--authors-dir``, ``--source``) with generated ones, silently. Now the card records them, a

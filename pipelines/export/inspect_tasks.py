@@ -1,0 +1,161 @@
+"""``bias-hub export inspect --out DIR``: JBBQ and BBQ as Inspect AI tasks.
+
+The folder holds ``tasks.py`` (``pipelines/export/inspect_task_file.py``: the tasks ``jbbq``,
+with ``-T prompt=NAME -T shots=K``, and ``bbq``), ``scoring.py``
+(``pipelines/export/inspect_scoring.py`` with the answer reader inlined), ``prompts.json`` (each
+prompt at each few-shot count: the text every question shares and the layout of one question,
+as ``bias-hub jbbq evaluate --chat no`` renders them), ``data/`` (the questions, each with the
+answer reader that reads its replies) and ``bbq_bias/`` (the metric module the scorer runs).
+It needs Inspect AI and ``bbq_bias/requirements.txt`` (evaluate, numpy, scipy) where it runs,
+nothing of bias-hub; it can be copied whole. JBBQ's licence forbids redistribution: the folder is for local runs only.
+
+``bias-hub score bbq_bias --from-inspect LOG`` reads the log of such a run.
+"""
+
+from __future__ import annotations
+
+import logging
+import string
+from pathlib import Path
+
+from bias_hub.pipelines.common import RunFolder
+from bias_hub.pipelines.common.run_folder import check_run_folder
+from bias_hub.pipelines.export.inlining import inline_module
+from bias_hub.pipelines.export.lm_eval import (
+    bbq_rows,
+    data_row,
+    dataset_folders,
+    jbbq_questions,
+    jbbq_record,
+    resolve,
+)
+from bias_hub.pipelines.export.settings import Settings
+
+__all__ = ["BBQ_QUESTION", "export", "question_pieces"]
+
+log = logging.getLogger(__name__)
+
+# BBQ's question for a generating model (ours): the context, the question, the three answers.
+BBQ_QUESTION = "{context}\n\nQuestion: {question}\nAnswers: {ans0} / {ans1} / {ans2}\nAnswer:"
+# The answer reader of BBQ's task: BBQ's analysis script reads answer texts.
+BBQ_READER = "bbq"
+
+
+def _pieces(template: str, fields: dict[str, list]) -> list[list[str]]:
+    pieces: list[list[str]] = []
+    for literal, name, spec, conversion in string.Formatter().parse(template):
+        if literal:
+            pieces.append(["text", literal])
+        if name is not None:
+            if spec or conversion:
+                raise ValueError(
+                    f"prompt placeholder {{{name}}}: format specs are not supported in an export"
+                )
+            pieces += fields.get(name, [["field", name]])
+    return pieces
+
+
+def question_pieces(prompt) -> list[list[str]]:
+    """One question of ``prompt``'s plain layout as ``["text", literal]`` / ``["field", name]``
+    pieces (``plain.query`` with ``user`` laid out in it)."""
+    return _pieces(prompt.plain_query, {"user": _pieces(prompt.user, {})})
+
+
+def _prefix(prompt, shots: list[dict]) -> str:
+    text = prompt.plain_header.format(system=prompt.system)
+    for shot in shots:
+        text += prompt.plain_shot.format(
+            user=prompt.user_text(shot), assistant=prompt.assistant_text(shot["label"])
+        )
+    return text
+
+
+def export(out_dir: str | Path, settings: Settings) -> dict:
+    """Write the task folder; return what it holds (also written as ``tasks.json``)."""
+    from bias_hub.pipelines.common.locations import metric_folder
+    from bias_hub.pipelines.export import inspect_scoring
+    from bias_hub.pipelines.jbbq.prompting import load_prompt
+
+    # A file of the user's in the task folder stops the export before any work.
+    check_run_folder(out_dir)
+    task = resolve(settings)
+    specs = [load_prompt(name, task.layout) for name in task.prompts]
+    jbbq_folder, bbq_folder = dataset_folders(settings)
+    generate = {"max_tokens": task.max_new_tokens, "temperature": 0.0}
+    out = RunFolder(out_dir)
+    with out:
+        out.record_inputs(
+            datasets=[(folder, "all") for folder in (jbbq_folder, bbq_folder) if folder],
+            settings=settings,
+        )
+        questions, shots, few_shot = jbbq_questions(jbbq_folder, settings, task.split)
+        out.write_jsonl("data/jbbq.jsonl", [data_row(row, task.reader) for row in questions])
+        variants = {
+            f"{spec.name}_{k}shot": {
+                "prompt": spec.name,
+                "version": spec.version,
+                "layout": spec.layout,
+                "shots": k,
+                "prefix": _prefix(spec, shots[:k]),
+                "question": question_pieces(spec),
+                "generate": generate,
+            }
+            for spec in specs
+            for k in settings.shots
+        }
+        record = {"jbbq": jbbq_record(jbbq_folder, settings, task, questions, specs, few_shot)}
+        tasks = [
+            f"tasks.py@jbbq -T prompt={v['prompt']} -T shots={v['shots']}"
+            for v in variants.values()
+        ]
+        if bbq_folder is not None:
+            rows = bbq_rows(bbq_folder, task.split, settings.limit)
+            out.write_jsonl("data/bbq.jsonl", [data_row(row, BBQ_READER) for row in rows])
+            variants["bbq"] = {
+                "prefix": "",
+                "question": _pieces(BBQ_QUESTION, {}),
+                "generate": {"max_tokens": 32, "temperature": 0.0},
+            }
+            record["bbq"] = {
+                "dataset": str(bbq_folder),
+                "split": task.split,
+                "questions": len(rows),
+                "categories": sorted({row["category"] for row in rows}),
+                "answer_reader": BBQ_READER,
+            }
+            tasks.append("tasks.py@bbq")
+        out.write_json("prompts.json", variants)
+        out.write_text(
+            "tasks.py", (Path(__file__).with_name("inspect_task_file.py")).read_text("utf-8")
+        )
+        out.write_text("scoring.py", inline_module(inspect_scoring))
+        for path in sorted(metric_folder("bbq_bias").iterdir()):
+            if path.is_file() and path.suffix in (".py", ".md", ".txt"):
+                out.write_bytes(f"bbq_bias/{path.name}", path.read_bytes())
+        record["tasks"] = tasks
+        out.write_json("tasks.json", record)
+        out.write_text("README.md", _readme(record))
+    log.info("wrote %s: %d Inspect task variants", out_dir, len(tasks))
+    return record
+
+
+def _readme(record: dict) -> str:
+    jbbq = record["jbbq"]
+    lines = [
+        "# bias-hub tasks for Inspect AI",
+        "",
+        "Written by `bias-hub export inspect`; needs `inspect-ai` and `pip install -r bbq_bias/requirements.txt`:",
+        "",
+        "```",
+        f"inspect eval {record['tasks'][0]} --model hf/MODEL",
+        "bias-hub score bbq_bias --from-inspect logs/LOG.eval --out DIR",
+        "```",
+        "",
+        f"JBBQ: {jbbq['questions']} questions (split {jbbq['split']}), prompts laid out as "
+        f"`{jbbq['layout']}`, replies read by the `{jbbq['answer_reader']}` answer reader. The data "
+        "under data/ is for local use only (JBBQ may not be redistributed).",
+        "",
+        "Tasks: " + ", ".join(f"`{t}`" for t in record["tasks"]),
+        "",
+    ]
+    return "\n".join(lines)
