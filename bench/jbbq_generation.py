@@ -121,7 +121,7 @@ def target_reply(row: dict) -> str:
 def teach_answers(hf, texts: list[str], targets: list[str], steps: int = 300) -> float:
     """Fit the model's output layer (only it: a few hundred steps on a few hundred vectors)
     so that greedy decoding answers ``targets``: the state after each prompt gives the
-    target's first token, and after a digit a line break. The body keeps its random weights.
+    target's first token, and after a digit a blank line (two line breaks). The body keeps its random weights.
     Returns the smallest margin (top logit minus the next) over the fitted states."""
     import torch
 
@@ -129,9 +129,14 @@ def teach_answers(hf, texts: list[str], targets: list[str], steps: int = 300) ->
     newline = tokenizer.convert_tokens_to_ids(tokenizer.tokenize("\n"))[0]
     prompts = hf.encode_all(texts, chat=False)
     firsts = [tokenizer(t, add_special_tokens=False)["input_ids"][0] for t in targets]
-    rows = [list(p) for p in prompts] + [
-        list(p) + [f] for p, f, t in zip(prompts, firsts, targets, strict=True) if t != NO_INDEX
-    ]
+    answered = [(p, f) for p, f, t in zip(prompts, firsts, targets, strict=True) if t != NO_INDEX]
+    # After the digit a line break, and after that a second one: the blank line that ends an
+    # answer for the llm-jp-eval reader (the paper preset's).
+    rows = (
+        [list(p) for p in prompts]
+        + [list(p) + [f] for p, f in answered]
+        + [list(p) + [f, newline] for p, f in answered]
+    )
     wanted = firsts + [newline] * (len(rows) - len(prompts))
     head = model.get_output_embeddings()
     states = []
@@ -200,8 +205,13 @@ class BiasHub:
         from bias_hub.pipelines.jbbq.scorers import HFScorer
 
         self.hf = HFModel(model=model, tokenizer=tokenizer, batch_tokens=args.batch_tokens)
+        # the preset's reader, as `jbbq evaluate` gives it: it decides when a reply is settled
         self.scorer = HFScorer(
-            self.hf, chat="no", max_new_tokens=settings.max_new_tokens, progress=False
+            self.hf,
+            chat="no",
+            max_new_tokens=settings.max_new_tokens,
+            reader=settings.answer_reader,
+            progress=False,
         )
         self.prompts, self.shots, self.data = prompts, shots, data
         self.clock, self.call = PhaseClock(), PhaseClock()
