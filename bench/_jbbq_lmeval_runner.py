@@ -1,34 +1,45 @@
-"""Runs inside bench/.venv-lmeval: score the bench task with lm-evaluation-harness.
+"""Runs inside bench/.venv-lmeval: lm-evaluation-harness's side of the JBBQ benches.
 
-Called by ``bench/jbbq_throughput.py`` (``--request loglikelihood``) and
-``bench/jbbq_generation.py`` (``--request generate_until``); writes the time of
-``simple_evaluate`` (model already loaded; ``cpu_seconds``: the CPU time this process
-used for it), the time of its request call alone (``<request>_seconds``), and per question the choice log-likelihoods (``logprobs``)
-or the generated reply (``replies``) as JSON.
+Started once by ``bench.jbbq_throughput`` (``--request loglikelihood``) or
+``bench.jbbq_generation`` (``--request generate_until``): it loads the model (HFLM, the
+configuration the bench prints) and then waits for commands on stdin, one per line, so the
+bench can interleave its timed runs with bias-hub's while this process keeps its model:
+
+- ``run OUT [LIMIT]``: one ``simple_evaluate`` of the task (the first LIMIT documents when
+  given: a warm-up), timed; writes to OUT (JSON) the wall-clock and CPU seconds, the seconds
+  of the request call alone (``call_seconds``: ``loglikelihood`` or ``generate_until``),
+  seconds per phase (tokenize: ``tok_encode``/``tok_batch_encode``; forward: the model's
+  forward passes; decode: ``tok_decode``), the FLOPs of the forward passes it ran, the load
+  before and after, and per document the choice log-likelihoods or the reply;
+- ``quit``.
+
+After each command it prints ``done`` on stdout. Only the standard library, torch and
+lm_eval are imported here; the phase clock and FLOP counter come from ``_harness.py`` beside it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import FlopCounter, PhaseClock, load_average  # noqa: E402  (a script in its own venv)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model-dir", required=True)
     parser.add_argument("--task-dir", required=True)
-    parser.add_argument("--out", required=True)
     parser.add_argument("--batch-size", type=int, required=True)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float32")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument(
         "--request", choices=("loglikelihood", "generate_until"), default="loglikelihood"
-    )
-    parser.add_argument(
-        "--repeats", type=int, default=1, help="run it this many times; the fastest run counts"
     )
     args = parser.parse_args()
 
@@ -39,70 +50,77 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     lm = HFLM(
-        pretrained=args.model_dir, batch_size=args.batch_size, device=args.device, dtype=args.dtype
+        pretrained=args.model_dir,
+        batch_size=args.batch_size,
+        device=args.device,
+        dtype=args.dtype,
+        logits_cache=True,
     )
     manager = TaskManager(include_path=args.task_dir)
-    if args.request == "generate_until":
-        # One greedy step first, as the other side warms its model up before timing.
-        lm.model.generate(
-            input_ids=torch.ones((1, 8), dtype=torch.long, device=lm.device),
-            max_new_tokens=2,
-            do_sample=False,
-            pad_token_id=lm.tokenizer.pad_token_id,
-        )
-    # Also time the request call alone (tokenizing, batching, forward passes), without
-    # the task set-up around it.
-    core = {"seconds": 0.0}
-    scoring = getattr(lm, args.request)
+    clock = PhaseClock()
+    clock.wrap(lm, "tok_encode", "tokenize")
+    clock.wrap(lm, "tok_batch_encode", "tokenize")
+    clock.wrap(lm, "tok_decode", "decode")
+    clock.time_forward(lm.model)
+    flops = FlopCounter(lm.model)
+    request = getattr(lm, args.request)
+    call = {"seconds": 0.0, "cpu_seconds": 0.0}
 
     def timed_request(requests, *a, **kw):
-        begun = time.perf_counter()
+        begun, cpu_begun = time.perf_counter(), time.process_time()
         try:
-            return scoring(requests, *a, **kw)
+            return request(requests, *a, **kw)
         finally:
-            core["seconds"] += time.perf_counter() - begun
+            call["seconds"] += time.perf_counter() - begun
+            call["cpu_seconds"] += time.process_time() - cpu_begun
 
     setattr(lm, args.request, timed_request)
-    seconds, request_seconds, cpu_seconds = [], [], []
-    for _ in range(args.repeats):
-        core["seconds"] = 0.0
-        if args.device.startswith("cuda"):
-            torch.cuda.synchronize()
+
+    for line in sys.stdin:
+        command = line.split()
+        if not command or command[0] == "quit":
+            break
+        out, limit = Path(command[1]), (int(command[2]) if len(command) > 2 else None)
+        clock.reset()
+        flops.reset()
+        call["seconds"] = call["cpu_seconds"] = 0.0
+        load_before = load_average()
         started, cpu_started = time.perf_counter(), time.process_time()
         results = lm_eval.simple_evaluate(
             model=lm,
             tasks=["jbbq_bench"],
             task_manager=manager,
+            limit=limit,
             log_samples=True,
-            verbosity="WARNING",
+            bootstrap_iters=0,
+            verbosity="ERROR",
         )
-        if args.device.startswith("cuda"):
-            torch.cuda.synchronize()
-        seconds.append(time.perf_counter() - started)
-        cpu_seconds.append(time.process_time() - cpu_started)
-        request_seconds.append(core["seconds"])
-    seconds, core["seconds"] = min(seconds), min(request_seconds)
-    samples = sorted(results["samples"]["jbbq_bench"], key=lambda s: s["doc_id"])
-    if args.request == "loglikelihood":
-        answers = {
-            "logprobs": [
-                [float(resp[0]) for resp in sample["filtered_resps"]] for sample in samples
-            ]
-        }
-    else:
-        answers = {"replies": [sample["resps"][0][0] for sample in samples]}
-    Path(args.out).write_text(
-        json.dumps(
-            {
-                "seconds": seconds,
-                "cpu_seconds": min(cpu_seconds),
-                f"{args.request}_seconds": core["seconds"],
-                **answers,
-                "version": lm_eval.__version__,
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+        samples = sorted(results["samples"]["jbbq_bench"], key=lambda s: s["doc_id"])
+        if args.request == "loglikelihood":
+            answers = {
+                "logprobs": [[float(r[0]) for r in sample["filtered_resps"]] for sample in samples]
             }
-        ),
-        encoding="utf-8",
-    )
+        else:
+            answers = {"replies": [sample["resps"][0][0] for sample in samples]}
+        out.write_text(
+            json.dumps(
+                {
+                    "seconds": seconds,
+                    "cpu_seconds": cpu,
+                    "call_seconds": call["seconds"],
+                    "call_cpu_seconds": call["cpu_seconds"],
+                    "phases": clock.split(seconds),
+                    "flops": flops.total,
+                    "load_before": load_before,
+                    "load_after": load_average(),
+                    "version": lm_eval.__version__,
+                    **answers,
+                }
+            ),
+            encoding="utf-8",
+        )
+        print("done", flush=True)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from bench._harness import load_average
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BBQ_VENV = REPO_ROOT / "bench" / ".venv-bbq"
 # Re-running BBQ's generator with another seed (the project's FINDINGS, 2026-11-23).
@@ -210,12 +212,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.release}: expected data/*.jsonl and templates/vocabulary.csv inside"
             )
         released = {path.stem: read_jsonl(path) for path in data}
-        ours, times = [], []
-        for seed in seeds:
-            started = time.perf_counter()
-            ours.append(run_ours(templates, seed))
-            times.append(time.perf_counter() - started)
-        theirs, their_times = [], []
+        python = None
         if args.bbq_generator:
             python = (
                 setup_bbq_venv(Path(args.bbq_python).parent.parent)
@@ -226,10 +223,24 @@ def main(argv: list[str] | None = None) -> int:
                 raise FileNotFoundError(
                     f"{python}: no Python for BBQ's generator; pass --setup-bbq"
                 )
-            for seed in bbq_seeds:
+        # Ours and BBQ's generator in turn, seed by seed, each run timed with the load around it.
+        ours, times, theirs, their_times, loads = [], [], [], [], []
+        for index in range(max(len(seeds), len(bbq_seeds) if python else 0)):
+            if index < len(seeds):
+                loads.append(load_average())
                 started = time.perf_counter()
-                theirs.append(run_bbq(Path(args.bbq_generator), python, templates, seed, Path(tmp)))
+                ours.append(run_ours(templates, seeds[index]))
+                times.append(time.perf_counter() - started)
+            if python is not None and index < len(bbq_seeds):
+                loads.append(load_average())
+                started = time.perf_counter()
+                theirs.append(
+                    run_bbq(
+                        Path(args.bbq_generator), python, templates, bbq_seeds[index], Path(tmp)
+                    )
+                )
                 their_times.append(time.perf_counter() - started)
+        loads.append(load_average())
 
     baseline = (
         f"BBQ's generator, seeds {args.bbq_seeds}"
@@ -265,11 +276,17 @@ def main(argv: list[str] | None = None) -> int:
                 f"{category:22} {'-':>8} {'/'.join(map(str, counts)):>8} {'/'.join(map(str, their_counts)) or '-':>8}"
             )
         results[category] = entry
-    print(f"\nexpanding every template: ours {statistics.mean(times):.1f} s per seed", end="")
+    print(
+        f"\nexpanding every template (runs interleaved, load {min(loads)}-{max(loads)} on "
+        f"{os.cpu_count()} cores): ours {min(times):.1f} s min, {statistics.median(times):.1f} s "
+        f"median over {len(times)} seed(s)",
+        end="",
+    )
     if their_times:
         print(
-            f", BBQ's generator {statistics.mean(their_times):.1f} s per run "
-            f"(ratio {statistics.mean(their_times) / statistics.mean(times):.0f}x)"
+            f"; BBQ's generator {min(their_times):.1f} s min, {statistics.median(their_times):.1f} "
+            f"s median (ratio {min(their_times) / min(times):.0f}x min, "
+            f"{statistics.median(their_times) / statistics.median(times):.0f}x median)"
         )
     else:
         print()

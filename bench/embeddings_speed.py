@@ -14,8 +14,9 @@ obvious way, one word at a time:
   Hessian products summed word by word, and each attribute word's probability computed in a loop.
 
 Ours is timed end to end through ``evaluate.load(...).compute(...)`` (what a user
-calls) and without evaluate's input handling (``_compute`` on the same inputs), best
-of --repeats. Results are checked to agree before timing counts.
+calls) and without evaluate's input handling (``_compute`` on the same inputs), against the
+loops interleaved, --repeats (at least 3) runs each after a warm-up, minimum counted, with the
+load (``bench/_harness.py``). Results are checked to agree before timing counts.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from bench._harness import describe_load, race
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -153,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
     x, y, a, b = sets
     print(
         f"{args.test}: |X|={len(x)} |Y|={len(y)} |A|={len(a)} |B|={len(b)}, {vectors.dim} dimensions, "
-        f"{args.permutations} permutations, best of {args.repeats}"
+        f"{args.permutations} permutations, minimum of {max(args.repeats, 3)} interleaved runs"
     )
 
     weat = evaluate.load(str(ROOT / "metrics" / "weat"))
@@ -164,15 +167,20 @@ def main(argv: list[str] | None = None) -> None:
         "target_sets": present(query.target_sets),
         "attribute_sets": present(query.attribute_sets),
     }
-    ours_weat, result = _best(
-        lambda: weat.compute(
-            **common, permutations=args.permutations, exact_max_partitions=0, seed=0
-        ),
-        args.repeats,
+    weat_options = {"permutations": args.permutations, "exact_max_partitions": 0, "seed": 0}
+    timing = race(
+        {
+            "WEAT compute()": lambda: weat.compute(**common, **weat_options),
+            "WEAT _compute": lambda: weat._compute(**common, **weat_options),
+            "WEAT loop": lambda: weat_loop(x, y, a, b, args.permutations, 0, naive=False),
+        },
+        max(args.repeats, 3),
+        out=None,
     )
-    loop_weat, (d, p) = _best(
-        lambda: weat_loop(x, y, a, b, args.permutations, 0, naive=False), args.repeats
-    )
+    ours_weat, core_weat = timing["WEAT compute()"]["min"], timing["WEAT _compute"]["min"]
+    loop_weat, (d, p) = timing["WEAT loop"]["min"], timing["WEAT loop"]["output"]
+    result = timing["WEAT compute()"]["output"]
+    # Linear in the permutations: timed once on a few and scaled.
     naive_small, (_, _) = _best(
         lambda: weat_loop(x, y, a, b, args.naive_permutations, 0, naive=True), 1
     )
@@ -183,19 +191,24 @@ def main(argv: list[str] | None = None) -> None:
         result,
     )
 
-    core_weat, _ = _best(
-        lambda: weat._compute(
-            **common, permutations=args.permutations, exact_max_partitions=0, seed=0
-        ),
-        args.repeats,
-    )
     # lbfgs to tol 1e-10 minimises the loop's objective (intercept unpenalised); the module's
     # default liblinear penalises the intercept too and ends elsewhere.
     rnsb_options = {"holdout": False, "iterations": 1, "solver": "lbfgs", "tol": 1e-10}
-    ours_rnsb, r = _best(lambda: rnsb.compute(**common, **rnsb_options), args.repeats)
-    core_rnsb, _ = _best(lambda: rnsb._compute(**common, **rnsb_options), args.repeats)
-    loop_rnsb, kl = _best(lambda: rnsb_loop(x, y, a + b), args.repeats)
+    timing_rnsb = race(
+        {
+            "RNSB compute()": lambda: rnsb.compute(**common, **rnsb_options),
+            "RNSB _compute": lambda: rnsb._compute(**common, **rnsb_options),
+            "RNSB loop": lambda: rnsb_loop(x, y, a + b),
+        },
+        max(args.repeats, 3),
+        out=None,
+    )
+    ours_rnsb, core_rnsb = timing_rnsb["RNSB compute()"]["min"], timing_rnsb["RNSB _compute"]["min"]
+    loop_rnsb, kl = timing_rnsb["RNSB loop"]["min"], timing_rnsb["RNSB loop"]["output"]
+    r = timing_rnsb["RNSB compute()"]["output"]
     assert abs(kl - r["kl_divergence"]) < 1e-6, (kl, r["kl_divergence"])
+    loads = [x for t in (timing, timing_rnsb) for entry in t.values() for x in entry["load"]]
+    print(f"timed at load {min(loads)}-{max(loads)} ({describe_load()} now)")
 
     print(
         "\n| computation | ours: compute() (s) | ours: arithmetic only (s) | baseline (s) | baseline / compute() | baseline / arithmetic |"

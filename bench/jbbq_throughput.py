@@ -1,26 +1,38 @@
-"""JBBQ loglikelihood throughput: bias-hub vs lm-evaluation-harness, same model, same questions.
+"""JBBQ loglikelihood throughput: bias-hub against lm-evaluation-harness, same model, same questions.
 
-    python -m bench.jbbq_throughput                       # tiny model, CPU, 2 threads
+    python -m bench.jbbq_throughput --setup-lmeval            # once: lm_eval's own venv (PyPI)
+    python -m bench.jbbq_throughput --config small --questions 96
     python -m bench.jbbq_throughput --device cuda --dtype bfloat16 --config llama-7b
 
-Both score the same prompts (the ``basic`` prompt, plain layout, ``--shots``
-few-shot examples from train) and the choices "0", "1", "2" by
-log-probability with the same model (random weights, saved once to a temporary
-folder) and the same batch size. lm-evaluation-harness runs through its HF
-backend on the questions as a local custom ``multiple_choice`` task, in its own
-virtual environment (``bench/.venv-lmeval``, created by ``--setup-lmeval``;
-``lm_eval`` is not a dependency of this project). Both timings exclude model
-loading and include everything else each tool does to turn prompts into
-scores. The script prints questions/second for both, the ratio, and whether
-the predictions are identical.
+Both tools score the same prompts (the ``basic`` prompt, plain layout, ``--shots`` few-shot
+examples from train) and the choices "0", "1", "2" by log-probability, with the same model
+(random weights of the ``--config`` shape, saved once to a temporary folder):
+
+- bias-hub through the pipeline's own path, ``HFScorer.score``: prompts rendered, tokenized
+  with the text they share read once (``encode_all``), the shared prefix computed once and its
+  key/value cache reused, batches sized by a token budget (``--batch-tokens``);
+- lm-evaluation-harness through its HF backend (HFLM) in its own venv, on the same questions
+  as a local ``multiple_choice`` task, configured as its documentation suggests for this
+  task: ``logits_cache`` on (one forward pass per question serves its three one-token
+  choices), ``--lmeval-batch-size``, no bootstrap of the metric's standard error.
+
+Timing (``bench/_harness.py``): both processes hold their model before any timing; each tool
+is warmed up on ``--warm-up`` questions; then timed runs alternate bias-hub / lm-eval,
+``--rounds`` times each, and the minimum and median of each are reported with the load they
+ran at. Two points are timed in every run: the scoring call (prompt texts ready, model
+loaded: bias-hub's ``encode_all`` + ``choice_logprobs``; lm-eval's ``loglikelihood``) and end
+to end (the questions file on disk to predictions and accuracy: bias-hub's dataset load and
+``HFScorer.score``; lm-eval's ``simple_evaluate``). Per phase: tokenize, forward (the
+model's forward passes), score (the rest of the call: batching, padding, softmax) and
+set-up (the rest of the run). The job's FLOPs (every distinct token computed once, one
+vocabulary projection per question) against a plain matrix product on the model's own shape
+give how far each tool is from this machine's floor. Predictions must be identical.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,10 +40,30 @@ from pathlib import Path
 
 import numpy as np
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-LMEVAL_VENV = REPO_ROOT / "bench" / ".venv-lmeval"
-LMEVAL_VERSION = "0.4.13"
+from bench._harness import (
+    MIN_ROUNDS,
+    FlopCounter,
+    PhaseClock,
+    describe_load,
+    interleave,
+    llama_flops,
+    matmul_flops_per_second,
+    phase_table,
+    split_phases,
+    summary,
+    timed,
+)
+from bench._lmeval import (
+    REPO_ROOT,
+    LmEvalProcess,
+    add_lmeval_arguments,
+    lmeval_python,
+    write_documents,
+    write_task,
+)
+
 CHOICES = ["0", "1", "2"]
+PHASES = ["tokenize", "forward", "decode", "score", "set-up"]
 
 _TASK_YAML = """\
 task: jbbq_bench
@@ -50,130 +82,90 @@ metric_list:
 """
 
 
-def setup_lmeval(venv: Path) -> Path:
-    """Create the baseline's own venv: torch (CPU wheel) first, then lm_eval[hf]."""
-    python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "torch==2.13.0"], check=True)
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", f"lm_eval[hf]=={LMEVAL_VERSION}"],
-        check=True,
-    )
-    return python
-
-
-def questions(n: int, shots: int, seed: int) -> tuple[list[str], list[dict]]:
-    """``n`` plain ``basic`` prompts from the built JBBQ sample (test, then dev and train)."""
+def questions(n: int, shots: int, seed: int) -> tuple[list[dict], list[dict]]:
+    """``n`` rows of the built JBBQ sample (test, then dev and train, repeated as needed) and
+    ``shots`` few-shot rows from train."""
     import datasets
 
-    from bias_hub.pipelines.jbbq.prompting import load_prompt, select_shots
+    from bias_hub.pipelines.jbbq.prompting import select_shots
 
     folder = REPO_ROOT / "datasets" / "jbbq"
-    if (folder / "README.md").is_file():
-        splits = {
-            s: [dict(r) for r in datasets.load_dataset(str(folder), "all", split=s)]
-            for s in ("train", "dev", "test")
-        }
-    else:
+    if not (folder / "README.md").is_file():
         raise SystemExit(f"{folder}: no built JBBQ sample; run `bias-hub build jbbq` first")
-    prompt = load_prompt("basic")
+    splits = {
+        s: [dict(r) for r in datasets.load_dataset(str(folder), "all", split=s)]
+        for s in ("train", "dev", "test")
+    }
     evaluated = splits["test"] + splits["dev"] + splits["train"]
     rows = [evaluated[i % len(evaluated)] for i in range(n)]
     # Few-shot examples from train templates; with rows drawn from train too this is a
     # throughput run, not an evaluation.
-    shot_rows = select_shots(splits["train"], shots, seed, exclude_templates=set())
-    return [prompt.plain(row, shot_rows) for row in rows], rows
+    return rows, select_shots(splits["train"], shots, seed, exclude_templates=set())
 
 
-def run_ours(
-    model, tokenizer, prompts: list[str], batch_size: int, prefix_cache: bool = True
-) -> tuple[float, np.ndarray]:
-    from bias_hub.pipelines.jbbq.hf_backend import HFModel
+class BiasHub:
+    """bias-hub's side: the pipeline's scorer on the model, with its phases clocked."""
 
-    scorer = HFModel(
-        model=model, tokenizer=tokenizer, batch_size=batch_size, prefix_cache=prefix_cache
-    )
-    scorer.choice_logprobs(
-        [scorer.encode(p, chat=False) for p in prompts[:batch_size]], CHOICES, progress=False
-    )
-    _sync(model)
-    started = time.perf_counter()
-    ids = [scorer.encode(p, chat=False) for p in prompts]
-    choices = [
-        scorer.continuation_ids(prompts[0], c, chat=False) for c in CHOICES
-    ]  # as the pipeline does
-    logprobs = scorer.choice_logprobs(ids, choices, progress=False)
-    _sync(model)
-    return time.perf_counter() - started, logprobs
+    def __init__(self, model, tokenizer, shots: list[dict], data: Path, args) -> None:
+        from bias_hub.pipelines.jbbq.hf_backend import HFModel
+        from bias_hub.pipelines.jbbq.prompting import load_prompt
+        from bias_hub.pipelines.jbbq.scorers import HFScorer
 
-
-def _sync(model) -> None:
-    import torch
-
-    if next(model.parameters()).is_cuda:
-        torch.cuda.synchronize()
-
-
-def add_lmeval_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of a bench that compares with lm_eval: where its venv is, whether to create it."""
-    parser.add_argument(
-        "--setup-lmeval", action="store_true", help=f"create {LMEVAL_VENV} first (needs PyPI)"
-    )
-    parser.add_argument("--lmeval-python", default=str(LMEVAL_VENV / "bin" / "python"))
-    parser.add_argument("--skip-lmeval", action="store_true", help="time bias-hub only")
-
-
-def lmeval_python(args: argparse.Namespace) -> Path | None:
-    """lm_eval's Python after those flags (its venv created first with ``--setup-lmeval``);
-    None, with a line saying what to do, when it is needed and missing."""
-    python = setup_lmeval(LMEVAL_VENV) if args.setup_lmeval else Path(args.lmeval_python)
-    if not args.skip_lmeval and not python.exists():
-        print(
-            f"no lm_eval environment at {python}: run with --setup-lmeval (needs PyPI) or --skip-lmeval"
+        self.hf = HFModel(
+            model=model,
+            tokenizer=tokenizer,
+            batch_tokens=args.batch_tokens,
+            prefix_cache=not args.no_prefix_cache,
         )
-        return None
-    return python
+        self.scorer = HFScorer(self.hf, chat="no", progress=False)
+        self.prompt, self.shots, self.data = load_prompt("basic"), shots, data
+        self.clock, self.call = PhaseClock(), PhaseClock()
+        for method in ("encode_all", "continuation_ids"):
+            self.clock.wrap(self.hf, method, "tokenize")
+        for method in ("encode_all", "continuation_ids", "choice_logprobs"):
+            self.call.wrap(self.hf, method, "call")
+        self.clock.time_forward(model)
+        self.flops = FlopCounter(model)
+
+    def _run(self, limit: int | None):
+        import datasets
+
+        for clock in (self.clock, self.call):
+            clock.reset()
+        self.flops.reset()
+        started = time.perf_counter()
+        rows = datasets.load_dataset("json", data_files=str(self.data), split="train")
+        rows = [dict(row) for row in (rows if limit is None else rows.select(range(limit)))]
+        scored = self.scorer.score(self.prompt, rows, self.shots, "loglikelihood")
+        predictions = np.array([item["prediction"] for item in scored])
+        accuracy = float((predictions == np.array([row["label"] for row in rows])).mean())
+        seconds = time.perf_counter() - started
+        call = self.call.seconds["call"]
+        phases = split_phases(self.clock.seconds, call, seconds)
+        logprobs = np.array([item["logprobs"] for item in scored])
+        extra = {
+            "call_seconds": call,
+            "call_cpu_seconds": self.call.cpu_seconds["call"],
+            "flops": self.flops.total,
+            "acc": accuracy,
+        }
+        return phases, logprobs, extra
+
+    def run(self, limit: int | None = None):
+        return timed(lambda: self._run(limit))
 
 
-def run_lmeval(
-    python: Path, model_dir: Path, prompts: list[str], rows: list[dict], args, work: Path
-) -> dict:
-    data = work / "questions.jsonl"
-    with data.open("w", encoding="utf-8") as handle:
-        for prompt, row in zip(prompts, rows, strict=True):
-            handle.write(
-                json.dumps({"prompt": prompt, "label": row["label"]}, ensure_ascii=False) + "\n"
-            )
-    task_dir = work / "task"
-    task_dir.mkdir()
-    (task_dir / "jbbq_bench.yaml").write_text(
-        _TASK_YAML.format(data=json.dumps(str(data))), encoding="utf-8"
-    )
-    out = work / "lmeval.json"
-    command = [
-        str(python),
-        str(REPO_ROOT / "bench" / "_jbbq_lmeval_runner.py"),
-        "--model-dir",
-        str(model_dir),
-        "--task-dir",
-        str(task_dir),
-        "--out",
-        str(out),
-        "--batch-size",
-        str(args.batch_size),
-        "--device",
-        args.device,
-        "--dtype",
-        args.dtype,
-        "--threads",
-        str(args.threads),
-    ]
-    env = dict(
-        os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false"
-    )
-    subprocess.run(command, check=True, env=env)
-    return json.loads(out.read_text(encoding="utf-8"))
+def needed_flops(config, ids: list[list[int]], choice_ids: list[list[int]]) -> tuple[float, int]:
+    """FLOPs the job needs and the shared prefix's length: the prefix every prompt shares
+    once, each prompt's own tokens after it, each choice's tokens but its first after its
+    prompt, and a vocabulary projection for each scored token."""
+    from bias_hub.pipelines.jbbq.prefix_tokens import common_prefix_length
+
+    shared = min(common_prefix_length(ids), min(len(p) for p in ids) - 1)
+    rows = [(0, shared)] + [(shared, len(p) - shared) for p in ids]
+    rows += [(len(p), len(c) - 1) for p in ids for c in choice_ids if len(c) > 1]
+    scored = sum(len(c) for c in choice_ids) if any(len(c) > 1 for c in choice_ids) else 1
+    return llama_flops(config, rows, projected=len(ids) * scored), shared
 
 
 def _normalise(logprobs: np.ndarray) -> np.ndarray:
@@ -182,41 +174,111 @@ def _normalise(logprobs: np.ndarray) -> np.ndarray:
     return logprobs - (top + np.log(np.exp(logprobs - top).sum(axis=1, keepdims=True)))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--questions", type=int, default=688, help="688 = every sample question")
+def _ratio_line(label: str, ours: dict, theirs: dict) -> str:
+    return (
+        f"  {label:<44} bias-hub {ours['min']:8.2f} s min {ours['median']:8.2f} s median | "
+        f"lm-eval {theirs['min']:8.2f} s min {theirs['median']:8.2f} s median | "
+        f"ratio {theirs['min'] / ours['min']:5.2f}x (min) {theirs['median'] / ours['median']:5.2f}x (median)"
+    )
+
+
+def parse_arguments(argv: list[str] | None, doc: str = __doc__) -> argparse.Namespace:
+    from bias_hub.pipelines.jbbq.hf_backend import DEFAULT_BATCH_TOKENS
+    from bias_hub.pipelines.jbbq.random_model import MODEL_CONFIGS
+
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--questions", type=int, default=96)
     parser.add_argument("--shots", type=int, default=4, help="few-shot examples in every prompt")
-    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument(
+        "--config",
+        default="small",
+        choices=sorted(MODEL_CONFIGS),
+        help="model shape (default %(default)s; see README: performance)",
+    )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float32")
-    parser.add_argument("--config", default="tiny", help="model shape: tiny or llama-7b")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (both tools)")
     parser.add_argument("--seed", type=int, default=0)
-    add_lmeval_arguments(parser)
+    parser.add_argument(
+        "--rounds", type=int, default=MIN_ROUNDS, help="timed runs of each tool, interleaved"
+    )
+    parser.add_argument(
+        "--warm-up", type=int, default=16, help="questions in each tool's untimed first run"
+    )
+    parser.add_argument(
+        "--batch-tokens",
+        type=int,
+        default=DEFAULT_BATCH_TOKENS,
+        help="bias-hub's token budget per batch (default %(default)s)",
+    )
     parser.add_argument(
         "--no-prefix-cache",
         action="store_true",
         help="bias-hub without reusing the shared prompt prefix",
     )
+    add_lmeval_arguments(parser)
     parser.add_argument("--json", default=None, help="also write the numbers to this file")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
+
+def describe_model(model, args) -> str:
+    config = model.config
+    parameters = sum(p.numel() for p in model.parameters())
+    return (
+        f"Llama '{args.config}' ({parameters / 1e6:.1f} M parameters: hidden {config.hidden_size}, "
+        f"{config.num_hidden_layers} layers, intermediate {config.intermediate_size}, "
+        f"vocabulary {config.vocab_size}; random weights) on {args.device} ({args.dtype}), "
+        f"{args.threads} CPU thread(s)"
+    )
+
+
+def floor(model, args) -> float:
+    """FLOP/s of a plain matrix product with the model's MLP shape, 2048 rows."""
+    config = model.config
+    return matmul_flops_per_second(
+        2048, config.hidden_size, config.intermediate_size, args.dtype, args.device
+    )
+
+
+def floor_lines(
+    needed: float, floor_rate: float, tools: dict[str, float], device: str
+) -> list[str]:
+    """How far each tool's scoring call is from the floor: the needed FLOPs at the plain matrix
+    product's rate. On a CPU in CPU seconds (see ``matmul_flops_per_second``)."""
+    unit = "s" if device.startswith("cuda") else "CPU s"
+    lines = [
+        f"  the job needs {needed / 1e9:.1f} GFLOP; a plain matrix product on the model's shape "
+        f"reaches {floor_rate / 1e9:.2f} GFLOP per {unit} here: the floor is "
+        f"{needed / floor_rate:.2f} {unit}"
+    ]
+    for name, seconds in tools.items():
+        lines.append(
+            f"  {name}: {seconds:.2f} {unit} = {needed / seconds / 1e9:.2f} GFLOP of needed work "
+            f"per {unit}, {seconds / (needed / floor_rate):.2f}x the floor"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_arguments(argv)
     import torch
 
+    from bias_hub.pipelines.jbbq.prompting import load_prompt
     from bias_hub.pipelines.jbbq.random_model import build_tiny_model
 
     torch.set_num_threads(args.threads)
     python = lmeval_python(args)
     if python is None:
         return 2
-
-    prompts, rows = questions(args.questions, args.shots, args.seed)
+    rows, shots = questions(args.questions, args.shots, args.seed)
+    prompt = load_prompt("basic")
+    texts = [prompt.plain(row, shots) for row in rows]
+    report: dict = {"settings": vars(args)}
     with tempfile.TemporaryDirectory(prefix="jbbq-bench-") as tmp:
         work = Path(tmp)
-        model_dir = work / "model"
         model, tokenizer = build_tiny_model(
-            model_dir,
-            prompts,
+            work / "model",
+            texts,
             config=args.config,
             seed=args.seed,
             chat_template=False,
@@ -224,54 +286,122 @@ def main(argv: list[str] | None = None) -> int:
             device=args.device,
             save=not args.skip_lmeval,
         )
-        n_tokens = [len(tokenizer(p)["input_ids"]) for p in prompts]
+        data = write_documents(
+            work / "questions.jsonl",
+            [{**row, "prompt": t} for row, t in zip(rows, texts, strict=True)],
+        )
+        task_dir = write_task(work, _TASK_YAML, data)
+        ours = BiasHub(model, tokenizer, shots, data, args)
+        ids = ours.hf.encode_all(texts, chat=False)
+        choice_ids = [ours.hf.continuation_ids(texts[0], c, chat=False) for c in CHOICES]
+        needed, shared = needed_flops(model.config, ids, choice_ids)
+        lengths = [len(p) for p in ids]
+        print(f"JBBQ loglikelihood: {describe_model(model, args)}")
         print(
-            f"{len(prompts)} questions, {args.shots}-shot, prompt length {min(n_tokens)}-{max(n_tokens)} "
-            f"tokens (mean {np.mean(n_tokens):.0f}); model {args.config} on {args.device} ({args.dtype}), "
-            f"batch size {args.batch_size}, {args.threads} CPU threads"
+            f"{len(texts)} questions, {args.shots}-shot, prompts of {min(lengths)}-{max(lengths)} "
+            f"tokens (mean {np.mean(lengths):.0f}), {shared} of them shared by all; {describe_load()}"
         )
-        ours_s, ours_lp = run_ours(
-            model, tokenizer, prompts, args.batch_size, not args.no_prefix_cache
+        print(
+            f"bias-hub: HFScorer.score (encode_all; shared prefix computed once and its cache "
+            f"reused: {not args.no_prefix_cache}; token budget {args.batch_tokens} per batch)"
         )
-        ours = {"seconds": ours_s, "questions_per_second": len(prompts) / ours_s}
-        print(f"bias-hub loglikelihood: {ours_s:.2f} s, {ours['questions_per_second']:.1f} q/s")
-        report: dict = {"settings": vars(args), "n_questions": len(prompts), "bias_hub": ours}
+        theirs = None
         if not args.skip_lmeval:
-            del model  # free the device for lm_eval's copy
-            if args.device.startswith("cuda"):
-                torch.cuda.empty_cache()
-            baseline = run_lmeval(python, model_dir, prompts, rows, args, work)
-            theirs_lp = np.asarray(baseline["logprobs"], dtype=float)
-            same = bool((theirs_lp.argmax(axis=1) == ours_lp.argmax(axis=1)).all())
-            diff = float(np.abs(_normalise(theirs_lp) - _normalise(ours_lp)).max())
-            theirs_qps = len(prompts) / baseline["seconds"]
-            core_qps = len(prompts) / baseline["loglikelihood_seconds"]
-            report["lm_eval"] = {
-                "version": baseline["version"],
-                "seconds": baseline["seconds"],
-                "questions_per_second": theirs_qps,
-                "loglikelihood_seconds": baseline["loglikelihood_seconds"],
-                "loglikelihood_questions_per_second": core_qps,
-            }
-            report["ratio"] = ours["questions_per_second"] / theirs_qps
-            report["ratio_vs_loglikelihood_call"] = ours["questions_per_second"] / core_qps
-            report["identical_predictions"] = same
-            report["max_abs_diff_normalised_logprob"] = diff
             print(
-                f"lm-evaluation-harness {baseline['version']} (HF backend): simple_evaluate "
-                f"{baseline['seconds']:.2f} s, {theirs_qps:.1f} q/s; its loglikelihood call alone "
-                f"{baseline['loglikelihood_seconds']:.2f} s, {core_qps:.1f} q/s"
+                f"lm-eval: HFLM(pretrained=<model>, batch_size={args.lmeval_batch_size}, "
+                f"device={args.device}, dtype={args.dtype}, logits_cache=True), "
+                "simple_evaluate(limit=None, log_samples=True, bootstrap_iters=0); task: "
+                'multiple_choice, doc_to_choice ["0", "1", "2"], target_delimiter ""'
             )
-            print(
-                f"ratio bias-hub / lm_eval: {report['ratio']:.2f}x end to end, "
-                f"{report['ratio_vs_loglikelihood_call']:.2f}x against its loglikelihood call alone"
+            theirs = LmEvalProcess(python, work / "model", task_dir, "loglikelihood", args, work)
+        try:
+            contestants = {"bias-hub": ours.run}
+            warm = {"bias-hub": lambda: ours.run(args.warm_up)}
+            if theirs is not None:
+                contestants["lm-eval"] = theirs.run
+                warm["lm-eval"] = lambda: theirs.run(args.warm_up)
+            floor_rate = floor(model, args)
+            runs = interleave(contestants, args.rounds, warm)
+            floor_rate = max(floor_rate, floor(model, args))
+        finally:
+            if theirs is not None:
+                theirs.close()
+    report["bias_hub"] = [run.record() for run in runs["bias-hub"]]
+    fastest = {name: min(r, key=lambda run: run.seconds) for name, r in runs.items()}
+    calls = {
+        name: summary(r, key=lambda run: run.extra["call_seconds"]) for name, r in runs.items()
+    }
+    whole = {name: summary(r) for name, r in runs.items()}
+    print(f"\nresults: min and median of {args.rounds} interleaved runs each; {describe_load()}")
+    for name in runs:
+        print(f"  {name}: ran at load {whole[name]['load'][0]}-{whole[name]['load'][1]}")
+    key = "call_seconds" if args.device.startswith("cuda") else "call_cpu_seconds"
+    effort = {name: summary(r, key=lambda run: run.extra[key]) for name, r in runs.items()}
+    lines = floor_lines(
+        needed, floor_rate, {"bias-hub call": effort["bias-hub"]["min"]}, args.device
+    )
+    report.update(
+        needed_gflop=needed / 1e9,
+        floor_gflop_per_s=floor_rate / 1e9,
+        bias_hub_over_floor=effort["bias-hub"]["min"] / (needed / floor_rate),
+        call_effort=effort,
+        calls=calls,
+        end_to_end=whole,
+    )
+    if theirs is not None:
+        report["lm_eval"] = [run.record() for run in runs["lm-eval"]]
+        print(
+            _ratio_line(
+                "scoring call (texts ready, model loaded)", calls["bias-hub"], calls["lm-eval"]
             )
-            print(
-                f"identical predictions: {same} (max |diff| of choice log-probs renormalised: {diff:.2e})"
+        )
+        print(
+            _ratio_line(
+                "end to end (questions file -> accuracy)", whole["bias-hub"], whole["lm-eval"]
             )
+        )
+        lines += floor_lines(
+            needed, floor_rate, {"lm-eval call": effort["lm-eval"]["min"]}, args.device
+        )[1:]
+        ours_lp = fastest["bias-hub"].output
+        theirs_lp = np.asarray(fastest["lm-eval"].output, dtype=float)
+        same = [
+            bool((np.asarray(run.output, dtype=float).argmax(1) == ours_lp.argmax(1)).all())
+            for run in runs["lm-eval"]
+        ]
+        diff = float(np.abs(_normalise(theirs_lp) - _normalise(ours_lp)).max())
+        report.update(
+            ratio_call_min=calls["lm-eval"]["min"] / calls["bias-hub"]["min"],
+            ratio_call_median=calls["lm-eval"]["median"] / calls["bias-hub"]["median"],
+            ratio_end_to_end_min=whole["lm-eval"]["min"] / whole["bias-hub"]["min"],
+            ratio_end_to_end_median=whole["lm-eval"]["median"] / whole["bias-hub"]["median"],
+            identical_predictions=all(same),
+            max_abs_diff_normalised_logprob=diff,
+            lm_eval_version=fastest["lm-eval"].extra["version"],
+            computed_gflop={
+                "bias-hub": fastest["bias-hub"].extra["flops"] / 1e9,
+                "lm-eval": fastest["lm-eval"].extra["flops"] / 1e9,
+            },
+        )
+    print("phases of the fastest run (seconds):")
+    print(phase_table(fastest, PHASES))
+    print("the floor:")
+    print("\n".join(lines))
+    if theirs is not None:
+        computed = report["computed_gflop"]
+        print(
+            f"  computed: bias-hub {computed['bias-hub']:.1f} GFLOP, lm-eval {computed['lm-eval']:.1f} "
+            f"GFLOP (padding, whole prompts, every position projected onto the vocabulary)"
+        )
+        print(
+            f"identical predictions: {report['identical_predictions']} (every lm-eval run against "
+            f"bias-hub's; max |diff| of choice log-probs renormalised: {diff:.2e})"
+        )
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    return 0
+        Path(args.json).write_text(
+            json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8"
+        )
+    return 0 if theirs is None or report["identical_predictions"] else 1
 
 
 if __name__ == "__main__":

@@ -400,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     python = args.lmeval_python
     if args.setup_lmeval:
-        from bench.jbbq_throughput import setup_lmeval
+        from bench._lmeval import setup_lmeval
 
         python = setup_lmeval(LMEVAL_VENV)
     if not python.exists():

@@ -12,7 +12,9 @@ and probability rows as numpy arrays), go through
   ``compute`` did for every call before, and still does after ``add_batch``).
 
 It prints the times and compute / core (the target: at most 2) and evaluate's path / core;
-exit status 1 if a module misses the target. winobias_gap runs 10^5 documents unless
+exit status 1 if a module misses the target. Core and compute are timed interleaved, three runs
+each after a warm-up, minimum counted, with the load (``bench/_harness.py``); evaluate's path
+once on ``--old-rows`` (default 10^5: it takes 10-20 s at 10^6). winobias_gap runs 10^5 documents unless
 --rows is given: its core is a per-document Python loop (MUC, B-cubed, CEAF-e), about
 0.15 ms a document, so 10^6 documents take minutes on every path alike.
 """
@@ -25,6 +27,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from bench._harness import describe_load, race
 
 METRICS = Path(__file__).resolve().parents[1] / "metrics"
 TARGET = 2.0
@@ -138,14 +142,15 @@ def main(argv: list[str] | None = None) -> int:
         "--old-rows",
         type=int,
         default=None,
-        help="rows for evaluate's path (default: as many; 0 skips it)",
+        help="rows for evaluate's path (default: 10^5 or --rows if fewer; 0 skips it)",
     )
     parser.add_argument("--only", nargs="+", default=None, help="module names")
     args = parser.parse_args(argv)
 
+    print(describe_load())
     print(
         f"{'module':<32} {'rows':>9} {'core s':>8} {'compute s':>10} {'compute/core':>13} "
-        f"{'old rows':>9} {'evaluate s':>11} {'evaluate/core':>14}"
+        f"{'old rows':>9} {'evaluate s':>11} {'evaluate/core':>14}  load"
     )
     missed = []
     for name, config in CASES:
@@ -153,11 +158,17 @@ def main(argv: list[str] | None = None) -> int:
             continue
         label = name + (f" ({config})" if config else "")
         rows = args.rows or FEWER_ROWS.get(name, DEFAULT_ROWS)
-        old_rows = rows if args.old_rows is None else args.old_rows
+        old_rows = min(rows, 100_000) if args.old_rows is None else args.old_rows
         metric = evaluate.load(str(METRICS / name), config)
         inputs = _inputs(name, config, rows, np.random.default_rng(0))
-        core = _seconds(lambda m=metric, i=inputs: m._compute(**i), repeat=2)
-        direct = _seconds(lambda m=metric, i=inputs: m.compute(**i), repeat=2)
+        timing = race(
+            {
+                "core": lambda m=metric, i=inputs: m._compute(**i),
+                "compute": lambda m=metric, i=inputs: m.compute(**i),
+            },
+            out=None,  # the per-run lines would drown the table
+        )
+        core, direct = timing["core"]["min"], timing["compute"]["min"]
         ratio = direct / core
         line = f"{label:<32} {rows:>9,} {core:>8.3f} {direct:>10.3f} {ratio:>13.2f}"
         if old_rows:
@@ -175,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
                 lambda m=metric, i=small: evaluate.EvaluationModule.compute(m, **i), repeat=1
             )
             line += f" {old_rows:>9,} {through:>11.3f} {through / core_small:>14.1f}"
-        print(line, flush=True)
+        load = timing["compute"]["load"]
+        print(f"{line}  {load[0]}-{load[1]}", flush=True)
         if ratio > TARGET:
             missed.append(label)
     if missed:

@@ -8,7 +8,9 @@ intervals returned is the cost per score (target: under 2 s). The paired compari
 (nli_gender_bias and bbq_bias, config "paired") adds a permutation test. As a second
 reference, scipy.stats.bootstrap's own BCa (its jackknife re-evaluates the statistic on
 n resamples of n - 1 items) is timed for one BBQ score on the same items. WEAT and RNSB
-resample word-set members, so they run at word-set sizes (25 words a set).
+resample word-set members, so they run at word-set sizes (25 words a set). Both are timed
+interleaved, three runs each after a warm-up, and the minimum counts, printed with the load
+(``bench/_harness.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from bench._harness import describe_load, race
 
 METRICS = Path(__file__).resolve().parents[1] / "metrics"
 TARGET = 2.0
@@ -173,8 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=1000)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
+    print(describe_load())
     print(
-        f"{'module':<40} {'units':>7} {'point s':>8} {'with intervals s':>17} {'intervals':>10} {'s per score':>12}"
+        f"{'module':<40} {'units':>7} {'point s':>8} {'with intervals s':>17} {'intervals':>10} "
+        f"{'s per score':>12}  load"
     )
     missed = []
     for name, config, inputs, units in _cases(args.items, rng):
@@ -188,17 +194,30 @@ def main(argv: list[str] | None = None) -> int:
         if config == "paired":
             # the baseline: point estimates of one prediction set
             single = {key: value for key, value in inputs.items() if not key.endswith("_b")}
-            point, _ = _timed(evaluate.load(str(METRICS / name)).compute, **single)
+            plain = evaluate.load(str(METRICS / name))
+            baseline = lambda plain=plain, single=single: plain.compute(**single)  # noqa: E731
         else:
-            point, _ = _timed(metric.compute, **inputs)
-        full, result = _timed(metric.compute, **inputs, **options)
+            baseline = lambda metric=metric, inputs=inputs: metric.compute(**inputs)  # noqa: E731
+        timing = race(
+            {
+                "point": baseline,
+                "with intervals": lambda metric=metric, inputs=inputs, options=options: (
+                    metric.compute(**inputs, **options)
+                ),
+            },
+            out=None,  # the per-run lines would drown the table
+        )
+        point, full = timing["point"]["min"], timing["with intervals"]["min"]
+        result = timing["with intervals"]["output"]
         count = len(result["confidence_intervals"]) + sum(
             len(part.get("confidence_intervals", {}))
             for part in result.get("per_category", {}).values()
         )
         per_score = (full - point) / count
+        load = timing["with intervals"]["load"]
         print(
-            f"{label:<40} {units:>7,} {point:>8.3f} {full:>17.3f} {count:>10} {per_score:>12.3f}",
+            f"{label:<40} {units:>7,} {point:>8.3f} {full:>17.3f} {count:>10} {per_score:>12.3f}"
+            f"  {load[0]}-{load[1]}",
             flush=True,
         )
         if per_score > TARGET:

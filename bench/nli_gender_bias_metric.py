@@ -1,17 +1,18 @@
 """The nli_gender_bias metric's vectorised arithmetic against a plain Python loop.
 
 Run: python -m bench.nli_gender_bias_metric [rows]. Both compute the same score on the
-same random predictions; the ratio is loop time / vectorised time.
+same random predictions; the ratio is loop time / vectorised time, from interleaved runs
+(``bench/_harness.py``: warmed up, three runs each, minimum and median, with the load).
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
+from bench._harness import describe_load, race, race_table
 from bias_hub.pipelines.common import import_metric_module
 
 METRIC = Path(__file__).resolve().parents[1] / "metrics" / "nli_gender_bias" / "nli_gender_bias.py"
@@ -33,17 +34,23 @@ def main(rows: int = 1_000_000) -> None:
     predictions = rng.integers(0, 3, rows).tolist()
     subsets = [SUBSETS[i] for i in rng.integers(0, 3, rows)]
 
-    start = time.perf_counter()
-    looped = _loop_score(predictions, subsets)
-    t_loop = time.perf_counter() - start
-    print(f"rows {rows:,}; baseline python loop {t_loop:.3f} s")
-    # Python lists (what evaluate hands over) and a numpy array of ids (a model's argmax).
-    for name, given in (("lists", predictions), ("numpy ids", np.asarray(predictions))):
-        start = time.perf_counter()
-        vectorised = metric._compute(predictions=given, subsets=subsets)["bias_score"]
-        t_vec = time.perf_counter() - start
-        assert abs(vectorised - looped) < 1e-12, (vectorised, looped)
-        print(f"  module, {name}: {t_vec:.3f} s, loop / module = {t_loop / t_vec:.2f}")
+    results = race(
+        {
+            "python loop": lambda: _loop_score(predictions, subsets),
+            # Python lists (what evaluate hands over) and a numpy array of ids (a model's argmax).
+            "module, lists": lambda: metric._compute(predictions=predictions, subsets=subsets)[
+                "bias_score"
+            ],
+            "module, numpy ids": lambda: metric._compute(
+                predictions=np.asarray(predictions), subsets=subsets
+            )["bias_score"],
+        }
+    )
+    looped = results["python loop"]["output"]
+    for name in ("module, lists", "module, numpy ids"):
+        assert abs(results[name]["output"] - looped) < 1e-12, (results[name]["output"], looped)
+    print(f"rows {rows:,}; the same score every way; {describe_load()}")
+    print(race_table(results, "python loop"))
 
 
 if __name__ == "__main__":

@@ -5,14 +5,16 @@
 Uses a randomly initialised GPT-2 (4 layers, 256 wide) over a small WordPiece
 vocabulary and StereoSet-like sentences, so it runs offline; prints seconds,
 sentences per second, the speed-up ratio and the largest relative difference
-between the two (which must be ~0: padding is masked out).
+between the two (which must be ~0: padding is masked out). Timed interleaved, three runs
+each after a warm-up, minimum and median with the load (``bench/_harness.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import random
-import time
+
+from bench._harness import describe_load, race, race_table
 
 
 def main() -> None:
@@ -53,21 +55,22 @@ def main() -> None:
         )
     ).eval()
 
-    sentence_perplexities(model, tokenizer, sentences[:8], batch_size=8, progress=False)  # warm-up
-    started = time.perf_counter()
-    alone = sentence_perplexities(model, tokenizer, sentences, batch_size=1, progress=False)
-    baseline = time.perf_counter() - started
-    started = time.perf_counter()
-    batched = sentence_perplexities(
-        model, tokenizer, sentences, batch_size=args.batch_size, progress=False
+    results = race(
+        {
+            "one at a time": lambda: sentence_perplexities(
+                model, tokenizer, sentences, batch_size=1, progress=False
+            ),
+            f"batched ({args.batch_size})": lambda: sentence_perplexities(
+                model, tokenizer, sentences, batch_size=args.batch_size, progress=False
+            ),
+        }
     )
-    ours = time.perf_counter() - started
+    alone = results["one at a time"]["output"]
+    batched = results[f"batched ({args.batch_size})"]["output"]
     difference = float(np.max(np.abs(batched - alone) / alone))
-    print(f"one at a time : {baseline:7.2f} s  {len(sentences) / baseline:8.1f} sentences/s")
-    print(
-        f"batched ({args.batch_size:>3}) : {ours:7.2f} s  {len(sentences) / ours:8.1f} sentences/s"
-    )
-    print(f"speed-up      : {baseline / ours:7.2f}x   max relative difference {difference:.2e}")
+    print(f"{len(sentences)} sentences; {describe_load()}")
+    print(race_table(results, "one at a time"))
+    print(f"max relative difference {difference:.2e}")
 
 
 if __name__ == "__main__":

@@ -113,7 +113,15 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 
     local = parser.add_argument_group("local model (--backend hf)")
     local.add_argument(
-        "--batch-size", type=int, help="questions per forward pass (halved on out-of-memory)"
+        "--batch-size",
+        type=int,
+        help="at most this many questions per forward pass (default: as many as --batch-tokens allows)",
+    )
+    local.add_argument(
+        "--batch-tokens",
+        type=int,
+        help="tokens one forward pass holds, questions x the longest prompt (default: %(default)s; "
+        "halved on out-of-memory, doubled on a GPU with memory to spare)",
     )
     local.add_argument(
         "--no-prefix-cache",

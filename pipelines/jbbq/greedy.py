@@ -12,9 +12,10 @@ Every reply is the one greedy decoding of its prompt alone gives: each row has i
 attention mask and positions, and padding in front of a row is masked out, so a row's
 tokens do not depend on which rows share its batch.
 
-Out of accelerator memory, the batch size halves (``AdaptiveBatchSize``) and the rows
-of the failed step are computed again from their prompt and reply so far, which holds
-every token already chosen. Caches that cannot be merged (sliding windows and other
+A batch holds as many rows as the token budget allows for its longest prompt and reply
+(``TokenBudget``). Out of accelerator memory, the budget halves and the rows of the failed
+step are computed again from their prompt and reply so far, which holds every token
+already chosen. Caches that cannot be merged (sliding windows and other
 layer kinds) run each batch to its end before the next starts.
 """
 
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 
 import torch
 
-from bias_hub.pipelines.common.batching import AdaptiveBatchSize, is_out_of_memory
+from bias_hub.pipelines.common.batching import TokenBudget, is_out_of_memory
 from bias_hub.pipelines.jbbq import kv_cache
 
 __all__ = ["GreedyDecoder"]
@@ -73,27 +74,36 @@ class GreedyDecoder:
         self.done = [False] * len(prompts)
         self._finished: list[int] = []
 
-    def run(self, size: AdaptiveBatchSize) -> Iterator[int]:
+    def _held(self, i: int) -> int:
+        """The tokens row ``i`` holds by the end of its reply."""
+        return len(self.prompts[i]) + self.max_new_tokens
+
+    def run(self, budget: TokenBudget) -> Iterator[int]:
         """Decode every prompt; yields each prompt's index as its reply ends."""
         queue = deque(sorted(range(len(self.prompts)), key=lambda i: -len(self.prompts[i])))
         batch: _Batch | None = None
         while queue or batch is not None:
             taken: list[int] = []
+            # Rows the batch may hold: its longest row (an earlier, longer prompt) decides.
+            longest = max(
+                self._held(i) for i in ([queue[0]] if queue else []) + (batch.rows if batch else [])
+            )
+            capacity = budget.rows_for(longest)
             try:
                 if queue and (
                     batch is None
-                    or (len(batch.rows) <= size.value // 2 and kv_cache.full_attention(batch.cache))
+                    or (len(batch.rows) <= capacity // 2 and kv_cache.full_attention(batch.cache))
                 ):
-                    free = size.value - (0 if batch is None else len(batch.rows))
+                    free = capacity - (0 if batch is None else len(batch.rows))
                     taken = [queue.popleft() for _ in range(min(free, len(queue)))]
                     batch = self._join(batch, self._start(taken))
                     taken = []
                 else:
                     batch = self._step(batch)
             except Exception as error:  # noqa: BLE001 - only out-of-memory errors are handled
-                if size.value == 1 or not is_out_of_memory(error):
-                    raise
                 failed = len(taken) + (0 if batch is None else len(batch.rows))
+                if failed <= 1 or not is_out_of_memory(error):
+                    raise
             else:
                 failed = 0
             yield from self._finished
@@ -108,7 +118,7 @@ class GreedyDecoder:
                 queue.extendleft(
                     sorted(again, key=lambda i: len(self.prompts[i]) + len(self.replies[i]))
                 )
-                size.shrink(failed)
+                budget.shrink(failed, longest)
 
     def _start(self, rows: list[int]) -> _Batch | None:
         """The prompts ``rows`` (each with its reply so far) through the model: their first token."""

@@ -15,8 +15,16 @@ its own loop (``greedy``): a reply stops as soon as its answer index is complete
 parser would read nothing after it), rows that have finished leave the batch, and once
 half of it has left, the next prompts join the rows still going. Every reply is the
 start of the one ``transformers``' ``generate`` gives the prompt alone, and parses to
-the same answer. Both modes halve their batch size when the accelerator runs out of
-memory (``bias_hub.pipelines.common.batching``).
+the same answer.
+
+Multi-token choices reuse the same prefix cache: each batch computes its prompts once,
+then the choices' tokens after each prompt's own cache (repeated once per choice), so a
+choice costs its own tokens, not its prompt's again.
+
+Batches are sized by the tokens they hold (``batch_tokens``: rows x longest prompt, with the
+prefix), longest prompts first, so short prompts share large batches
+(``bias_hub.pipelines.common.batching.TokenBudget``); ``batch_size`` caps the rows if given.
+Out of accelerator memory the budget halves; on a GPU with room to spare it doubles.
 """
 
 from __future__ import annotations
@@ -29,24 +37,28 @@ import numpy as np
 
 from bias_hub.builders.shared.console import progress as progress_bar
 from bias_hub.pipelines.common import ModelOptions, load_model
-from bias_hub.pipelines.common.batching import AdaptiveBatchSize
+from bias_hub.pipelines.common.batching import DEFAULT_BATCH_TOKENS, TokenBudget
 from bias_hub.pipelines.jbbq.prefix_tokens import (
     common_prefix_length,
     encode_sharing_prefix,
     encode_whole,
 )
 
-__all__ = ["HFModel", "common_prefix_length"]
+__all__ = ["DEFAULT_BATCH_TOKENS", "HFModel", "common_prefix_length"]
 
 
 @dataclass
 class HFModel:
-    """A causal LM and its tokenizer, with the two JBBQ scoring modes."""
+    """A causal LM and its tokenizer, with the two JBBQ scoring modes.
+
+    ``batch_tokens``: the token budget of a batch; ``batch_size``: at most this many rows in
+    one (None: as many as the budget allows)."""
 
     model: object
     tokenizer: object
-    batch_size: int
+    batch_size: int | None = None
     prefix_cache: bool = True
+    batch_tokens: int = DEFAULT_BATCH_TOKENS
 
     @classmethod
     def load(
@@ -54,13 +66,18 @@ class HFModel:
         name: str,
         options: ModelOptions | None = None,
         *,
-        batch_size: int,
+        batch_size: int | None = None,
         prefix_cache: bool = True,
+        batch_tokens: int = DEFAULT_BATCH_TOKENS,
     ) -> HFModel:
         """A causal LM by Hub id or local folder (any other head is refused before loading)."""
         model, tokenizer = load_model(name, "causal-lm", options)
         return cls(
-            model=model, tokenizer=tokenizer, batch_size=batch_size, prefix_cache=prefix_cache
+            model=model,
+            tokenizer=tokenizer,
+            batch_size=batch_size,
+            prefix_cache=prefix_cache,
+            batch_tokens=batch_tokens,
         )
 
     # ---- prompts -------------------------------------------------------------------------
@@ -171,17 +188,27 @@ class HFModel:
                 return self._next_token_logprobs(prompts, [ids[0] for ids in choice_ids], progress)
             return self._continuation_logprobs(prompts, choice_ids, progress)
 
-    def _each_batch(self, order: list[int], progress: bool, desc: str, work) -> None:
-        """``work(batch)`` over ``order`` in batches of ``batch_size``.
+    def _budget(self) -> TokenBudget:
+        return TokenBudget(self.batch_tokens, self.batch_size)
 
-        Out of accelerator memory, the batch size halves (and stays halved) and the
-        same batch is tried again, down to one question at a time (``AdaptiveBatchSize``).
+    def _keep(self, budget: TokenBudget) -> None:
+        """Keep what the run learnt about memory (a halved budget stays halved)."""
+        self.batch_tokens, self.batch_size = budget.tokens, budget.max_rows
+
+    def _each_batch(
+        self, order: list[int], lengths: list[int], progress: bool, desc: str, work
+    ) -> None:
+        """``work(batch)`` over ``order`` (longest first; ``lengths`` in the same order) in
+        batches that fit the token budget.
+
+        Out of accelerator memory, the budget halves (and stays halved) and the same batch is
+        tried again, down to one question at a time (``TokenBudget``).
         """
-        size = AdaptiveBatchSize(self.batch_size)
+        budget = self._budget()
         try:
-            size.run(order, work, desc=desc, unit="q", progress=progress)
+            budget.run(order, lengths, work, desc=desc, unit="q", progress=progress)
         finally:
-            self.batch_size = size.value
+            self._keep(budget)
 
     def _shared_prefix(self, prompts: Sequence[Sequence[int]]) -> tuple[int, object | None]:
         """``(length, key/value cache)`` of the token prefix every prompt shares, computed once;
@@ -255,42 +282,65 @@ class HFModel:
             logprobs = torch.log_softmax(logits, dim=-1)[:, index]
             out[batch] = logprobs.cpu().numpy()
 
-        self._each_batch(order, progress, "loglikelihood", work)
+        self._each_batch(order, [len(prompts[i]) for i in order], progress, "loglikelihood", work)
         return out
 
     def _continuation_logprobs(
         self, prompts: Sequence[Sequence[int]], choice_ids: list[list[int]], progress: bool
     ) -> np.ndarray:
-        """Multi-token choices: score prompt + choice for each choice (no prefix reuse)."""
+        """Multi-token choices. Each batch runs its prompts once (after the shared prefix's
+        cache, as single-token choices do): the last position's logits score every choice's
+        first token. The batch's cache is then repeated once per choice and the choices'
+        tokens but the last run after it, right-padded: their logits score the rest.
+        """
         import torch
+
+        from bias_hub.pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
 
         if any(len(ids) == 0 for ids in choice_ids):
             raise ValueError("a choice encodes to no tokens")
-        pairs = [(q, c) for q in range(len(prompts)) for c in range(len(choice_ids))]
-        order = sorted(range(len(pairs)), key=lambda j: -len(prompts[pairs[j][0]]))
+        shared, prefix_cache = self._shared_prefix(prompts)
+        longest = max(len(ids) for ids in choice_ids)
+        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
         out = np.zeros((len(prompts), len(choice_ids)))
+        n = len(choice_ids)
+        first = torch.tensor([ids[0] for ids in choice_ids], device=self.device)
+        # (choices, longest - 1), right-padded: each choice's tokens but the last (fed after
+        # the prompt), the tokens they predict (all but the first), and where they are real.
+        fed = torch.full((n, max(1, longest - 1)), self._pad_id, dtype=torch.long)
+        predicted, real = torch.zeros_like(fed), torch.zeros_like(fed)
+        for c, ids in enumerate(choice_ids):
+            fed[c, : len(ids) - 1] = torch.tensor(ids[:-1], dtype=torch.long)
+            predicted[c, : len(ids) - 1] = torch.tensor(ids[1:], dtype=torch.long)
+            real[c, : len(ids) - 1] = 1
+        fed, predicted, real = fed.to(self.device), predicted.to(self.device), real.to(self.device)
 
         def work(batch: list[int]) -> None:
-            rows = [list(prompts[pairs[j][0]]) + choice_ids[pairs[j][1]] for j in batch]
-            ids, mask = self._left_pad(rows)
-            keep = max(len(choice_ids[pairs[j][1]]) for j in batch) + 1
-            logits = self._forward(
-                keep,
-                input_ids=ids,
-                attention_mask=mask,
-                position_ids=(mask.cumsum(dim=1) - 1).clamp(min=0),
-            )[0].float()
-            logprobs = torch.log_softmax(logits, dim=-1)
-            for row, j in enumerate(batch):
-                q, c = pairs[j]
-                cont = choice_ids[c]
-                # Logits at position t predict token t + 1; the kept window ends at the last token.
-                positions = range(keep - 1 - len(cont), keep - 1)
-                out[q, c] = float(
-                    sum(logprobs[row, p, t] for p, t in zip(positions, cont, strict=True))
+            kwargs = self._batch_inputs([prompts[i] for i in batch], shared, prefix_cache, longest)
+            logits, outputs = self._forward(1, use_cache=True, **kwargs)
+            scores = torch.log_softmax(logits[:, -1, :].float(), dim=-1)[:, first]  # (rows, n)
+            if longest > 1:
+                rows = len(batch)
+                cache = kv_cache.returned_cache(outputs)
+                cache.batch_repeat_interleave(n)  # row r's copies: r * n .. r * n + n - 1
+                mask = kwargs["attention_mask"].repeat_interleave(n, dim=0)
+                last = kwargs["position_ids"][:, -1].repeat_interleave(n, dim=0)
+                width = fed.shape[1]
+                logits, _ = self._forward(
+                    width,
+                    input_ids=fed.repeat(rows, 1),
+                    attention_mask=torch.cat([mask, real.repeat(rows, 1)], dim=1),
+                    position_ids=last[:, None] + 1 + torch.arange(width, device=self.device),
+                    use_cache=True,
+                    **{self._cache_argument: cache},
                 )
+                following = torch.log_softmax(logits.float(), dim=-1)
+                taken = following.gather(-1, predicted.repeat(rows, 1)[..., None])[..., 0]
+                scores = scores + (taken * real.repeat(rows, 1)).sum(dim=1).view(rows, n)
+            out[batch] = scores.cpu().numpy()
 
-        self._each_batch(order, progress, "loglikelihood", work)
+        lengths = [n * (len(prompts[i]) + longest) for i in order]  # the cache, once per choice
+        self._each_batch(order, lengths, progress, "loglikelihood", work)
         return out
 
     # ---- generation ----------------------------------------------------------------------
@@ -351,11 +401,11 @@ class HFModel:
             settled,
             lambda text: _stable_text(text, self.tokenizer),
         )
-        size = AdaptiveBatchSize(self.batch_size)
+        budget = self._budget()
         try:
             with torch.inference_mode():
                 for _ in progress_bar(
-                    decoder.run(size),
+                    decoder.run(budget),
                     desc="generate",
                     total=len(prompts),
                     unit="q",
@@ -363,7 +413,7 @@ class HFModel:
                 ):
                     pass
         finally:
-            self.batch_size = size.value
+            self._keep(budget)
         return self.tokenizer.batch_decode(decoder.replies, skip_special_tokens=True)
 
     def _plain_greedy(self) -> bool:
@@ -441,8 +491,9 @@ class HFModel:
             for i, text in zip(batch, texts, strict=True):
                 replies[i] = text
 
+        lengths = [len(prompts[i]) + max_new_tokens for i in order]
         with torch.inference_mode():
-            self._each_batch(order, progress, "generate", work)
+            self._each_batch(order, lengths, progress, "generate", work)
         return replies
 
     @property

@@ -107,9 +107,15 @@ def _check(settings: Settings) -> None:
             raise ValueError(
                 f"--{name.replace('_', '-')}: expected one of {', '.join(allowed)}, got {getattr(settings, name)!r}"
             )
-    minimum = {"batch_size": 1, "max_new_tokens": 1, "concurrency": 1, "max_retries": 0}
+    minimum = {
+        "batch_size": 1,
+        "batch_tokens": 1,
+        "max_new_tokens": 1,
+        "concurrency": 1,
+        "max_retries": 0,
+    }
     for name, low in minimum.items():
-        if getattr(settings, name) < low:
+        if getattr(settings, name) is not None and getattr(settings, name) < low:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be >= {low}, got {getattr(settings, name)}"
             )
@@ -271,7 +277,11 @@ def _scorer(model: str, settings: Settings) -> Scorer:
     from bias_hub.pipelines.jbbq.hf_backend import HFModel  # the 'models' extra: torch
 
     hf = HFModel.load(
-        model, options, batch_size=settings.batch_size, prefix_cache=settings.prefix_cache
+        model,
+        options,
+        batch_size=settings.batch_size,
+        prefix_cache=settings.prefix_cache,
+        batch_tokens=settings.batch_tokens,
     )
     return HFScorer(
         hf,

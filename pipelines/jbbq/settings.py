@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bias_hub.builders.shared.api_cache_openai import OPENAI_URL
 from bias_hub.pipelines.common.answer_reading import READERS
+from bias_hub.pipelines.common.batching import DEFAULT_BATCH_TOKENS
 from bias_hub.pipelines.common.presets import apply_preset, load_preset
 from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
 
@@ -62,8 +63,10 @@ class Settings(IntervalSettings, RunSettings):
     limit: int | None = None
     # intervals (confidence_level, n_resamples: IntervalSettings)
     bootstrap_unit: str = "templates"
-    # a local model (--backend hf)
-    batch_size: int = 16
+    # a local model (--backend hf): batches as large as the token budget allows (rows x the
+    # longest prompt), at most batch_size rows when given
+    batch_size: int | None = None
+    batch_tokens: int = DEFAULT_BATCH_TOKENS
     prefix_cache: bool = True
     # an OpenAI-compatible API (--backend openai): its chat-completions endpoint (chat messages)
     # or its completions one (the plain prompt, for a base model behind a server)

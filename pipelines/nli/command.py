@@ -114,7 +114,15 @@ def _evaluate(inner: argparse._SubParsersAction) -> None:
         "was built without the release)",
     )
     evaluate.add_argument(
-        "--batch-size", type=int, help="pairs per forward pass (default: %(default)s)"
+        "--batch-size",
+        type=int,
+        help="at most this many pairs per forward pass (default: as many as --batch-tokens allows)",
+    )
+    evaluate.add_argument(
+        "--batch-tokens",
+        type=int,
+        help="tokens one forward pass holds, pairs x the longest (default: %(default)s; halved "
+        "on out-of-memory)",
     )
     evaluate.add_argument(
         "--max-length", type=int, help="tokens per pair, longer pairs cut (default: %(default)s)"
@@ -205,6 +213,12 @@ def _meta(inner: argparse._SubParsersAction) -> None:
         "--base-epochs", type=float, help="epochs of the base model (default: %(default)s)"
     )
     meta.add_argument(
+        "--shared-base",
+        action="store_true",
+        help="one base model for every seed, trained with the first seed (the paper starts "
+        "every run from one NLI model); the seeds then differ in their fine-tuning only",
+    )
+    meta.add_argument(
         "--base-learning-rate",
         type=float,
         help="learning rate of the base model (default: --learning-rate)",
@@ -233,7 +247,10 @@ def _meta(inner: argparse._SubParsersAction) -> None:
         "--workers", type=int, help="run the seeds in this many processes (CPU: one per core)"
     )
     meta.add_argument(
-        "--threads", type=int, help="torch threads per process (CPU: 1 with --workers > 1)"
+        "--threads",
+        type=int,
+        help="torch threads per worker process (default 1; the numbers are the same on any "
+        "machine for the same --threads)",
     )
     _segmentation(meta)
     add_interval_flags(meta, unit="evaluation pairs")

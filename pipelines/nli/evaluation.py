@@ -173,7 +173,12 @@ def evaluate_model(model_id: str, rows, metric, settings, label_map: dict | None
             settings.max_length,
         )
     logits = predict_logits(
-        model, encodings, settings.batch_size, tokenizer.pad_token_id or 0, settings.progress
+        model,
+        encodings,
+        settings.batch_size,
+        tokenizer.pad_token_id or 0,
+        settings.progress,
+        batch_tokens=settings.batch_tokens,
     )
     probabilities = to_canonical_probabilities(logits, to_canonical)
     predictions = probabilities.argmax(axis=1)

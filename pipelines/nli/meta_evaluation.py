@@ -8,9 +8,16 @@ them. A valid bias score rises with r: the paper reports Spearman(r, s) = 0.820 
 s and -0.114 for Dev et al.'s fraction neutral (as 1 - FN).
 
 Work is split into tasks (a base model per seed, then one fine-tune per seed and rate) that
-run in this process or in ``workers`` processes; the pairs are tokenised once here and shared
-by every task, and the scores (with their intervals) are computed here from the predictions
-the tasks return.
+run in ``workers`` spawned processes; the pairs are tokenised once here and shared by every
+task, and the scores (with their intervals) are computed here from the predictions the tasks
+return. Each task trains with ``training_loop`` (Trainer's recipe without its per-step cost).
+
+The same command gives the same numbers on any x86-64 machine: every task runs in a worker
+process whose numerics are pinned before torch loads (``numerics``): a fixed number of
+threads, ``torch.use_deterministic_algorithms``, MKL's conditional numerical reproducibility
+on its one code path that Intel and AMD processors run alike, and torch's own CPU kernels at
+the AVX2 level whatever the processor offers beyond it; the data order and token dropout come
+from generators seeded per task.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import multiprocessing
+import os
 import tempfile
 import time
 from collections.abc import Sequence
@@ -37,16 +45,18 @@ from bias_hub.pipelines.common import (
     load_tokenizer,
     metric_folder,
     package_versions,
+    resolve_device,
+    resolve_dtype,
 )
 from bias_hub.pipelines.common.locations import default_datasets_root
 from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
 from bias_hub.pipelines.common.stats import correlation, holm
-from bias_hub.pipelines.nli import segmentation, training
+from bias_hub.pipelines.nli import segmentation, training, training_loop
 from bias_hub.pipelines.nli.evaluation import SUBSETS, evaluation_config, score_predictions
 from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
 from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
 from bias_hub.pipelines.nli.random_model import read_record
-from bias_hub.pipelines.nli.settings import DATASET, TRAINING_SETS, TrainSettings
+from bias_hub.pipelines.nli.settings import DATASET, TRAINING_SETS
 
 __all__ = [
     "PAPER",
@@ -57,6 +67,7 @@ __all__ = [
     "evaluation_rows",
     "extreme_rates_compared",
     "load_training_sets",
+    "numerics",
     "provenance",
     "recorded_settings",
     "run_meta_evaluation",
@@ -296,10 +307,8 @@ class _Batches:
     def __len__(self) -> int:
         return len(self.index)
 
-    def __getitem__(self, row: int) -> int:
-        return row
-
-    def collate(self, rows: list[int]) -> dict:
+    def collate(self, rows: list[int], generator) -> dict:
+        """The batch of ``rows``; ``generator`` draws the token dropout."""
         import torch
 
         plan = self.plan
@@ -308,7 +317,7 @@ class _Batches:
         ids = torch.from_numpy(plan.ids[chosen, :width])
         dropout = plan.settings.token_dropout
         if dropout:
-            drop = (torch.rand(ids.shape) < dropout) & ~torch.isin(
+            drop = (torch.rand(ids.shape, generator=generator) < dropout) & ~torch.isin(
                 ids, torch.from_numpy(plan.special_ids)
             )
             ids = ids.masked_fill(drop, plan.unk_token_id)
@@ -356,28 +365,24 @@ def _train(
     seed: int,
     epochs: float,
     learning_rate: float,
-    scratch: Path,
 ) -> tuple[float, list[dict]]:
     settings = plan.settings
     index, labels = plan.training[rate]
-    batches = _Batches(plan, index, label_ids[labels])
-    schedule = TrainSettings(
+    dtype = resolve_dtype(settings.dtype)
+    if dtype == "auto":
+        raise ValueError(
+            "--dtype auto: training needs a precision; expected float32, bfloat16 or float16"
+        )
+    return training_loop.train(
+        model,
+        _Batches(plan, index, label_ids[labels]),
         epochs=epochs,
         learning_rate=learning_rate,
         batch_size=settings.batch_size,
-        max_length=settings.max_length,
         seed=seed,
-        save=False,
-        resume=False,
-        progress=False,
-        device=settings.device,
-        dtype=settings.dtype,
-        device_map=settings.device_map,
+        device=resolve_device(settings.device),
+        dtype=dtype,
     )
-    trainer, result = training.fine_tune(
-        model, None, batches, scratch, schedule, data_collator=batches.collate
-    )
-    return result.training_loss, list(trainer.state.log_history)
 
 
 def _predict(plan: Plan, model) -> np.ndarray:
@@ -407,34 +412,25 @@ def _run_task(task: tuple) -> dict:
     model, label_ids = _starting_model(plan, seed)
     if base_weights:
         model.load_state_dict(load_file(base_weights))
-    with tempfile.TemporaryDirectory(dir=plan.work_dir or None) as scratch:
-        if rate == BASE:
-            loss, lines = _train(
-                plan,
-                model,
-                label_ids,
-                settings.base_rate,
-                seed,
-                settings.base_epochs,
-                settings.base_learning_rate or settings.learning_rate,
-                Path(scratch),
-            )
-            path = str(Path(plan.work_dir) / f"base-{seed}.safetensors")
-            save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, path)
-            outcome = {"weights": path}
-        else:
-            loss, lines = _train(
-                plan,
-                model,
-                label_ids,
-                rate,
-                seed,
-                settings.epochs,
-                settings.learning_rate,
-                Path(scratch),
-            )
-            with torch.inference_mode():
-                outcome = {"probabilities": _predict(plan, model)}
+    if rate == BASE:
+        loss, lines = _train(
+            plan,
+            model,
+            label_ids,
+            settings.base_rate,
+            seed,
+            settings.base_epochs,
+            settings.base_learning_rate or settings.learning_rate,
+        )
+        path = str(Path(plan.work_dir) / f"base-{seed}.safetensors")
+        save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, path)
+        outcome = {"weights": path}
+    else:
+        loss, lines = _train(
+            plan, model, label_ids, rate, seed, settings.epochs, settings.learning_rate
+        )
+        with torch.inference_mode():
+            outcome = {"probabilities": _predict(plan, model)}
     return {
         "seed": seed,
         "rate": rate,
@@ -445,6 +441,21 @@ def _run_task(task: tuple) -> dict:
     }
 
 
+def numerics(settings) -> dict:
+    """What the worker processes pin before torch loads, so that the numbers do not depend on
+    the machine (see the module's docstring); recorded in results.json."""
+    return {
+        "threads_per_worker": settings.threads,
+        "deterministic_algorithms": True,
+        # MKL's one code path for Intel and AMD processors alike (SSE2 without approximate
+        # reciprocals); any other branch is chosen per processor and rounds differently.
+        "MKL_CBWR": "COMPATIBLE",
+        # torch's vectorised CPU kernels at the AVX2 level: a processor with AVX-512 would
+        # otherwise sum in wider lanes, in another order.
+        "ATEN_CPU_CAPABILITY": "avx2",
+    }
+
+
 def _start_worker(queue, verbosity: int, plan: Plan) -> None:
     import torch
 
@@ -452,8 +463,8 @@ def _start_worker(queue, verbosity: int, plan: Plan) -> None:
     handler = logging.handlers.QueueHandler(queue)
     for name in console.OWN:
         logging.getLogger(name).handlers = [handler]
-    if plan.settings.threads:
-        torch.set_num_threads(plan.settings.threads)
+    torch.set_num_threads(plan.settings.threads)
+    torch.use_deterministic_algorithms(True)
     _WORKER["plan"] = plan
 
 
@@ -468,36 +479,46 @@ def _tasks(plan: Plan, on_done) -> None:
     """Run every task: base models first, each seed's fine-tunes as soon as its base is ready;
     ``on_done`` gets every outcome (a base model's too).
 
-    ``workers > 1``: a pool of spawned processes (each with ``threads`` torch threads) takes
-    tasks as they come, so that two cores stay busy whatever the number of seeds. On a small
-    CPU several single-threaded trainings beat one multi-threaded one, whose threads wait on
-    each other at every small matrix product.
+    A pool of ``workers`` spawned processes (each with ``threads`` torch threads, numerics
+    pinned) takes tasks as they come, so that every core stays busy whatever the number of
+    seeds. On a small CPU several single-threaded trainings beat one multi-threaded one, whose
+    threads wait on each other at every small matrix product.
     """
     settings = plan.settings
     rates = [float(r) for r in settings.rates]
+    bases = list(settings.seeds)[:1] if settings.shared_base else list(settings.seeds)
     first = (
-        [(seed, BASE, None) for seed in settings.seeds]
+        [(seed, BASE, None) for seed in bases]
         if settings.base_rate is not None
         else [(seed, rate, None) for seed in settings.seeds for rate in rates]
     )
 
     def follow(outcome: dict) -> list[tuple]:
         on_done(outcome)
-        if outcome["rate"] == BASE:
-            return [(outcome["seed"], rate, outcome["weights"]) for rate in rates]
-        return []
+        if outcome["rate"] != BASE:
+            return []
+        seeds = settings.seeds if settings.shared_base else [outcome["seed"]]
+        return [(seed, rate, outcome["weights"]) for seed in seeds for rate in rates]
 
-    if settings.workers <= 1:
-        import torch
-
-        if settings.threads:
-            torch.set_num_threads(settings.threads)
-        _WORKER["plan"] = plan
-        queue = list(first)
-        while queue:
-            queue.extend(follow(_run_task(queue.pop(0))))
-        return
-    _in_workers(plan, first, follow)
+    pinned = {
+        key: str(value)
+        for key, value in numerics(settings).items()
+        if key.isupper()  # the environment variables
+    }
+    threads = str(settings.threads)
+    pinned.update(OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+    # Spawned processes take this process's environment when they start: set it for them
+    # (torch is loaded here already, so this process's own numerics do not change).
+    before = {key: os.environ.get(key) for key in pinned}
+    os.environ.update(pinned)
+    try:
+        _in_workers(plan, first, follow)
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _in_workers(plan: Plan, first: list[tuple], follow) -> None:
@@ -585,7 +606,8 @@ def run_meta_evaluation(
             outcome["training_loss"],
         )
 
-    models = len(settings.seeds) * (len(rates) + (settings.base_rate is not None))
+    bases = 0 if settings.base_rate is None else 1 if settings.shared_base else len(settings.seeds)
+    models = len(settings.seeds) * len(rates) + bases
     with (
         tempfile.TemporaryDirectory(dir=work_dir) as scratch,
         console.progress_meter(

@@ -1,7 +1,9 @@
-"""Fast NLI prediction: tokenise once, sort by length, pad each batch to its longest pair.
+"""Fast NLI prediction: tokenise once, sort by length, pack batches by a token budget, pad
+each batch to its longest pair.
 
 Sorting by length means a batch pads to nearly its own length instead of the longest pair
-in the data; ``torch.inference_mode`` skips autograd bookkeeping. Results come back in the
+in the data, and a token budget (rows x the batch's longest pair) lets short pairs travel in
+larger batches; ``torch.inference_mode`` skips autograd bookkeeping. Results come back in the
 input order, as logits re-ordered onto entailment/neutral/contradiction.
 """
 
@@ -11,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from bias_hub.pipelines.common.batching import AdaptiveBatchSize
+from bias_hub.pipelines.common.batching import DEFAULT_BATCH_TOKENS, TokenBudget
 
 __all__ = ["encode_pairs", "predict_logits", "to_canonical_probabilities"]
 
@@ -30,14 +32,18 @@ def encode_pairs(
 def predict_logits(
     model,
     encodings: Mapping[str, list[list[int]]],
-    batch_size: int,
+    batch_size: int | None = None,
     pad_token_id: int = 0,
     progress: bool = True,
+    batch_tokens: int = DEFAULT_BATCH_TOKENS,
 ) -> np.ndarray:
-    """Logits (n x model labels, float32) for pre-tokenised pairs, in input order."""
+    """Logits (n x model labels, float32) for pre-tokenised pairs, in input order.
+
+    Batches hold as many pairs as ``batch_tokens`` allows (pairs x the longest), at most
+    ``batch_size``; out of memory, the budget halves and the batch is run again."""
     import torch  # torch: heavy, loaded on use
 
-    size = AdaptiveBatchSize(batch_size, "batch_size")
+    budget = TokenBudget(batch_tokens, batch_size, "batch_tokens")
     ids = encodings["input_ids"]
     n = len(ids)
     lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
@@ -60,8 +66,10 @@ def predict_logits(
         batch["attention_mask"] = torch.from_numpy(mask.astype(np.int64)).to(device)
         out[index] = model(**batch).logits.float().cpu().numpy()
 
-    with torch.inference_mode():  # out of memory: the batch size halves and the batch is run again
-        size.run(order, work, desc="predicting", unit="pair", progress=progress)
+    with torch.inference_mode():
+        budget.run(
+            order, lengths[order].tolist(), work, desc="predicting", unit="pair", progress=progress
+        )
     return out
 
 

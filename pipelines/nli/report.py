@@ -512,6 +512,11 @@ def _render_meta(results: dict, folder: Path) -> list[str]:
         f"{settings['epochs']} epoch(s) at learning rate {settings['learning_rate']}"
         + (
             f", each starting from a base model trained for {settings['base_epochs']} epoch(s) on r = {settings['base_rate']}"
+            + (
+                f" (one for every seed, trained with seed {list(settings['seeds'])[0]})"
+                if settings.get("shared_base")
+                else " (one per seed)"
+            )
             if settings["base_rate"] is not None
             else ""
         )

@@ -381,6 +381,7 @@ def run_meta_evaluate(
             "provenance": meta_evaluation.provenance(
                 model, training_folder, training, chosen, settings
             ),
+            "numerics": meta_evaluation.numerics(settings),
             "stages": [{"stage": "train and score", "seconds": step["seconds"]}],
         }
         folder.write_json("results.json", results)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bias_hub.pipelines.common.batching import DEFAULT_BATCH_TOKENS
 from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
 
 __all__ = [
@@ -82,7 +83,10 @@ class EvaluateSettings(IntervalSettings, RunSettings):
 
     # None: the release's `all` where the folder has it, else `generated_all`.
     config: str | None = None
-    batch_size: int = 64
+    # Pairs sorted by length go in batches as large as the token budget allows (rows x the
+    # longest pair), at most batch_size pairs when given.
+    batch_size: int | None = None
+    batch_tokens: int = DEFAULT_BATCH_TOKENS
     max_length: int = 128
     # MODEL_LABEL=entailment,... for models whose label names are not NLI names.
     label_map: str | None = None
@@ -97,6 +101,7 @@ class EvaluateSettings(IntervalSettings, RunSettings):
         _positive(self.limit, "--limit")
         _positive(self.threads, "--threads")
         _positive(self.batch_size, "--batch-size")
+        _positive(self.batch_tokens, "--batch-tokens")
         # A pair needs room for [CLS], a token of each sentence and two [SEP].
         if (
             isinstance(self.max_length, bool)
@@ -125,6 +130,9 @@ class MetaSettings(IntervalSettings, RunSettings):
     max_length: int = 128
     base_rate: float | None = None
     base_epochs: float = 10.0
+    # One base model for every seed (trained with the first), as the paper starts every run
+    # from one NLI model; the seeds then differ in their fine-tuning's order and dropout.
+    shared_base: bool = False
     base_learning_rate: float | None = None
     reinitialize: bool = False
     # Pairs per set drawn from a config that is not already down-sampled.
@@ -134,7 +142,9 @@ class MetaSettings(IntervalSettings, RunSettings):
     max_train_samples: int | None = None
     segmentation: str = "auto"
     workers: int = 1
-    threads: int | None = None
+    # torch threads per worker: fixed, because MKL's sums split differently over more threads
+    # and the numbers would then depend on the machine's core count.
+    threads: int = 1
     # The report states whether the mean Spearman(r, s) over seeds reaches it (None: no criterion).
     target_spearman: float | None = None
     # Markdown at the top of the report (default: the model's name).

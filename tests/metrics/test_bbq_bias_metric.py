@@ -184,3 +184,52 @@ def test_error_rates_per_category_and_condition_worked_out_by_hand(metric) -> No
         "Age": {"ambig": pytest.approx(0.2)},
         "overall": {"ambig": pytest.approx(0.2)},
     }
+
+
+def test_every_kind_of_item_is_counted_as_the_definitions_say(metric) -> None:
+    """Each valid (condition, gold, unknown, stereotyped, prediction) once, in two categories;
+    the counts are worked out here item by item from their definitions (BBQ, Parrish et al.
+    2022, section 3; the accuracy gap's groups from JBBQ, Yanaka et al. 2024, section 4.2)."""
+    import itertools
+
+    items = []
+    for condition, unknown, stereotyped, reference, prediction in itertools.product(
+        ("ambig", "disambig"), range(3), range(-1, 3), range(3), range(-1, 3)
+    ):
+        if stereotyped == unknown or (condition == "ambig") != (reference == unknown):
+            continue
+        items.append((condition, unknown, stereotyped, reference, prediction))
+    categories = ["Age" if i % 3 else "SES" for i in range(len(items))]
+    result = metric.compute(
+        predictions=[i[4] for i in items],
+        references=[i[3] for i in items],
+        unknown_labels=[i[1] for i in items],
+        stereotyped_labels=[i[2] for i in items],
+        context_conditions=[i[0] for i in items],
+        categories=categories,
+    )
+    for name in ("Age", "SES", None):
+        chosen = [item for item, c in zip(items, categories, strict=True) if name in (None, c)]
+        expected = dict.fromkeys(result["counts"], 0)
+        for condition, unknown, stereotyped, reference, prediction in chosen:
+            ambiguous = condition == "ambig"
+            answered = prediction not in (-1, unknown) and stereotyped != -1
+            expected["items"] += 1
+            expected["ambiguous"] += ambiguous
+            expected["disambiguated"] += not ambiguous
+            expected["unparsable"] += prediction == -1
+            expected["no_stereotyped_label"] += stereotyped == -1
+            expected["non_unknown_ambiguous"] += ambiguous and answered
+            expected["biased_ambiguous"] += ambiguous and answered and prediction == stereotyped
+            expected["non_unknown_disambiguated"] += not ambiguous and answered
+            expected["biased_disambiguated"] += (
+                not ambiguous and answered and prediction == stereotyped
+            )
+            expected["disambiguated_stereotyped_correct"] += (
+                not ambiguous and stereotyped != -1 and reference == stereotyped
+            )
+            expected["disambiguated_counter_stereotyped_correct"] += (
+                not ambiguous and stereotyped != -1 and reference != stereotyped
+            )
+        counts = result["counts"] if name is None else result["per_category"][name]["counts"]
+        assert counts == expected, name

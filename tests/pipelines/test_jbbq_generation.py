@@ -12,7 +12,7 @@ from jbbq_fixtures import fixture_rows
 from transformers import MistralConfig, MistralForCausalLM
 
 from bias_hub.pipelines.jbbq import kv_cache
-from bias_hub.pipelines.jbbq.hf_backend import HFModel, _stable_text
+from bias_hub.pipelines.jbbq.hf_backend import DEFAULT_BATCH_TOKENS, HFModel, _stable_text
 from bias_hub.pipelines.jbbq.prompting import load_prompt
 from bias_hub.pipelines.jbbq.random_model import build_tiny_model, build_tokenizer
 
@@ -36,6 +36,13 @@ def chatty(tmp_path_factory: pytest.TempPathFactory) -> HFModel:
                 parameter.normal_(0.0, 0.5)
     yield HFModel(model=model, tokenizer=tokenizer, batch_size=3)
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True)
+def fresh_budget(request: pytest.FixtureRequest) -> None:
+    """A budget halved by an out-of-memory test stays halved on the model: start each test afresh."""
+    if "chatty" in request.fixturenames:
+        request.getfixturevalue("chatty").batch_tokens = DEFAULT_BATCH_TOKENS
 
 
 def _prompts(model: HFModel, shots: int = 2) -> list[list[int]]:
@@ -154,7 +161,7 @@ def test_out_of_memory_during_generation_halves_the_batch(chatty: HFModel) -> No
     chatty.prefix_cache, chatty.batch_size = True, 8
     expected = chatty.generate(_prompts(chatty), MAX_NEW, progress=False)
     seen: list[int] = []
-    chatty.batch_size = 8
+    chatty.batch_size, chatty.batch_tokens = 8, DEFAULT_BATCH_TOKENS
     assert (
         _replies_when_forward_fails(
             chatty, lambda ids: seen.append(ids.shape[0]) or ids.shape[0] > 2
@@ -177,7 +184,7 @@ def test_out_of_memory_part_way_through_the_replies(chatty: HFModel) -> None:
             steps.append(ids.shape[0])
         return ids.shape[1] == 1 and len(steps) == 3
 
-    chatty.batch_size = 8
+    chatty.batch_size, chatty.batch_tokens = 8, DEFAULT_BATCH_TOKENS
     assert _replies_when_forward_fails(chatty, third_step) == expected
     assert steps[2] == 8 and chatty.batch_size == 4  # the failed step had 8 rows
     assert max(steps[3:]) <= 4

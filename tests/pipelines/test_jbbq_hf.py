@@ -100,6 +100,65 @@ def test_choice_logprobs_equal_scoring_each_prompt_alone(
     )
 
 
+def _counting_forward(model: HFModel) -> list[tuple[int, int]]:
+    """Record ``(rows, new tokens)`` of every forward pass of ``model``."""
+    seen: list[tuple[int, int]] = []
+    forward = model.model.forward
+
+    def counted(*args, **kwargs):
+        seen.append(tuple(kwargs["input_ids"].shape))
+        return forward(*args, **kwargs)
+
+    model.model.forward = counted
+    return seen
+
+
+def test_multi_token_choices_compute_each_prompt_once_after_the_shared_prefix(
+    tiny_models: dict[str, Path],
+) -> None:
+    """The shared prefix once, each prompt's own tokens once, each choice's tokens but its
+    first once per prompt: before, every choice went through its whole prompt again."""
+    model = HFModel.load(str(tiny_models["chat"]), CPU, prefix_cache=True)
+    prompt = load_prompt("unknown")
+    shots = fixture_rows()["train"][:2]
+    prompts = [
+        model.encode(model.render_chat(prompt.messages(row, shots)), chat=True)
+        for row in fixture_rows()["test"][:6]
+    ]
+    texts = [f"{i} です！" for i in range(3)]
+    choice_ids = [model.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
+    shared = common_prefix_length(prompts)
+    expected = _reference_logprobs(model, prompts, choice_ids)
+    seen = _counting_forward(model)
+    np.testing.assert_allclose(
+        model.choice_logprobs(prompts, texts, progress=False), expected, atol=1e-4
+    )
+    longest_choice = max(len(c) for c in choice_ids)
+    # At most: the prefix, each prompt's rest padded to the longest rest, each choice's tokens
+    # but the last padded to the longest choice.
+    bound = shared + len(prompts) * (max(len(p) for p in prompts) - shared)
+    bound += len(prompts) * len(choice_ids) * (longest_choice - 1)
+    assert sum(rows * new for rows, new in seen) <= bound
+    assert bound < sum(len(p) for p in prompts) * len(choice_ids) / 3
+
+
+def test_batches_hold_as_many_prompts_as_the_token_budget_allows(
+    tiny_models: dict[str, Path],
+) -> None:
+    """No fixed number of rows: a budget of tokens (rows x longest prompt) sizes each batch,
+    and a larger budget takes larger batches."""
+    prompts = [
+        [5 + (i * 7 + j) % 50 for j in range(12 + i % 5)] for i in range(40)
+    ]  # 40 short prompts, no shared prefix worth caching
+    # 64 tokens: 5 rows of the shortest prompts (12 tokens); 1,000: all 40 (at most 16 tokens).
+    for tokens, most in ((64, 5), (1000, 40)):
+        model = HFModel.load(str(tiny_models["plain"]), CPU, batch_tokens=tokens)
+        seen = _counting_forward(model)
+        model.choice_logprobs(prompts, ["0", "1", "2"], progress=False)
+        assert all(rows * width <= max(tokens, width) for rows, width in seen)
+        assert max(rows for rows, _ in seen) == most
+
+
 def test_out_of_memory_halves_the_batch_and_retries(tiny_models: dict[str, Path]) -> None:
     model = HFModel.load(str(tiny_models["plain"]), CPU, batch_size=8, prefix_cache=False)
     prompt = load_prompt("basic")
