@@ -201,9 +201,13 @@ def base_venv(wheel: Path, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def full_venv(wheel: Path, tmp_path_factory) -> Path:
-    """``pip install 'bias-hub[all]'``, torch being the CPU wheel ``make setup`` uses."""
+    """``pip install 'bias-hub[all]'``, torch being the CPU wheel ``make setup`` uses; with pip in
+    the venv, as a user who installs with pip has (sources pinned to a PyPI wheel use it)."""
     return _venv(
-        tmp_path_factory.mktemp("full"), _torch_requirement(), f"bias-hub[all] @ {wheel.as_uri()}"
+        tmp_path_factory.mktemp("full"),
+        _torch_requirement(),
+        f"bias-hub[all] @ {wheel.as_uri()}",
+        "pip",
     )
 
 
@@ -309,7 +313,7 @@ def test_installed_wheel_builds_and_runs_speciesism_from_another_folder(
     )
     results = json.loads((elsewhere / "run" / "results.json").read_text(encoding="utf-8"))
     # Read from the folder `bias-hub build` wrote, with the model and animals asked for.
-    assert results["dataset"]["folder"] == str(built)
+    assert results["dataset"] == str(built)
     assert results["animals"] == ["pig", "dog"]
     assert [m["model"] for m in results["models"]] == [str(model)]
     assert (elsewhere / "run" / "report.md").stat().st_size > 0

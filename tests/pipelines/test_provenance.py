@@ -162,9 +162,14 @@ def test_the_code_version_is_the_checkout_s_commit():
         ["git", "-C", str(repo_root()), "rev-parse", "HEAD"],
         capture_output=True,
         text=True,
-        check=True,
-    ).stdout.strip()
-    assert code["git_commit"] == head and isinstance(code["git_dirty"], bool)
+        check=False,
+    )
+    if head.returncode != 0:
+        # A copy of the files without git (CONTRIBUTING's walk-through runs the suite in one):
+        # no commit is claimed.
+        assert code.get("git_commit") is None
+    else:
+        assert code["git_commit"] == head.stdout.strip() and isinstance(code["git_dirty"], bool)
     assert code["bias-hub"]
 
 
