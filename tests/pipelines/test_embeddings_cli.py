@@ -267,6 +267,8 @@ def test_oov_share_is_judged_before_balancing():
     assert inputs["words"] == ["x1", "x2", "x3", "y1", "a", "b"]
 
 
+# Slow: every step run again end to end when this worker has not run them (8 s on 2 cores).
+@pytest.mark.slow
 def test_each_step_writes_results_json_and_its_report_renders_from_it_alone(setup, tmp_path):
     from bias_hub.pipelines.embeddings import report
 

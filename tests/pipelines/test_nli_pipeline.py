@@ -1453,6 +1453,8 @@ def test_meta_evaluate_help_names_train_on_dev(
     assert "--train-on-dev" in " ".join(capsys.readouterr().out.split())
 
 
+# Slow: a model initialised and fine-tuned end to end under the preset (12 s on 2 cores).
+@pytest.mark.slow
 def test_a_preset_fills_the_settings_and_records_each_departure(tmp_path: Path) -> None:
     root = tmp_path / "datasets"
     _training_folder(root / "nli_bias_controlled")
