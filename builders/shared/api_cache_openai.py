@@ -43,8 +43,9 @@ OPENAI_URL = "https://api.openai.com/v1"
 _RETRIED_STATUS = {408, 409, 429}
 
 
-def chat_reply(text: str) -> dict:
-    """The chat-completions reply in ``text``; ``MalformedReply`` when it is not one."""
+def _first_choice(text: str, field: str, kind: type) -> tuple[dict, dict]:
+    """The reply in ``text`` and its ``choices[0]``, which must hold ``field`` of type ``kind``;
+    ``MalformedReply`` otherwise."""
     try:
         data = json.loads(text)
     except ValueError:
@@ -54,10 +55,16 @@ def chat_reply(text: str) -> dict:
         not isinstance(choices, list)
         or not choices
         or not isinstance(choices[0], dict)
-        or not isinstance(choices[0].get("message"), dict)
+        or not isinstance(choices[0].get(field), kind)
     ):
-        raise MalformedReply(f"the reply holds no choices[0].message: {text[:80]!r}")
-    content = choices[0]["message"].get("content")
+        raise MalformedReply(f"the reply holds no choices[0].{field}: {text[:80]!r}")
+    return data, choices[0]
+
+
+def chat_reply(text: str) -> dict:
+    """The chat-completions reply in ``text``; ``MalformedReply`` when it is not one."""
+    data, choice = _first_choice(text, "message", dict)
+    content = choice["message"].get("content")
     if content is not None and not isinstance(content, str):
         raise MalformedReply(
             f"choices[0].message.content is {type(content).__name__}, expected text"
@@ -67,19 +74,7 @@ def chat_reply(text: str) -> dict:
 
 def completion_reply(text: str) -> dict:
     """The completions reply in ``text``; ``MalformedReply`` when it is not one."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise MalformedReply(f"the reply is not JSON: {text[:80]!r}") from None
-    choices = data.get("choices") if isinstance(data, dict) else None
-    if (
-        not isinstance(choices, list)
-        or not choices
-        or not isinstance(choices[0], dict)
-        or not isinstance(choices[0].get("text"), str)
-    ):
-        raise MalformedReply(f"the reply holds no choices[0].text: {text[:80]!r}")
-    return data
+    return _first_choice(text, "text", str)[0]
 
 
 def _retryable(err: BaseException) -> bool:
