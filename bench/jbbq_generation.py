@@ -21,16 +21,23 @@ the same prompt texts, the same model and the same greedy decoding:
   reply up to the character that settles the answer: a stop string found before the answer's
   end would cut it), printed, and the answers are then compared with lm-eval's own replies.
 
-The model has the ``--config`` shape with random weights but for its output layer, fitted here
-(``teach_answers``, seconds) so that it answers each question with an index or "わかりません"
-by a fixed rule, an index followed by a line break: replies vary (the bench prints how) and a
-stop string matters, as with a model that answers.
+The model has the ``--config`` shape with random weights but for the rows of its output
+layer that the replies use, fitted here (``teach_answers``, least squares, seconds) so that
+it answers each question with an index or "わかりません" by a fixed rule (``target_reply``),
+followed by a blank line, the end of an answer for the preset's llm-jp-eval reader: replies
+vary (the bench prints how) and a stop string matters, as with a model that answers. The
+bench counts the replies each tool's runs leave read and unread by the preset's reader and
+stops before timing, with no ratio, unless bias-hub's replies read exactly as taught (every
+index read as its index, every "わかりません" unread): two unread replies are equal answers
+too, and say nothing about reading the same ones.
 
 Timing, phases and the floor as in ``bench.jbbq_throughput`` (``bench/_harness.py``): both
 processes hold their model before timing; bias-hub's warm-up is a whole run (its replies
 choose the stop string), lm-eval's one on ``--warm-up`` documents; then ``--rounds``
 interleaved runs of each. Answers are identical when the parsed index of every question
-under every prompt is the same; every bias-hub reply must also be the start of lm-eval's.
+under every prompt is the same in every run and every run of both tools reads as taught;
+the bench also counts how many bias-hub replies are the start of lm-eval's or the reverse
+(lm-eval's cut at its stop string).
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ import tempfile
 import time
 import zlib
 from pathlib import Path
+from typing import NamedTuple
 
 from bench._harness import (
     FlopCounter,
@@ -63,11 +71,15 @@ from bench.jbbq_throughput import (
     floor_lines,
     parse_arguments,
 )
+from bias_hub.pipelines.common.answer_reading import UNPARSABLE
 
 # Stop strings a user would try, most eager first; none at all is the fallback.
 STOPS = (["\n"], ["\n\n"], [])
 # The reply the bench model gives where its answer is no index.
 NO_INDEX = "わかりません"
+# Logits by which each taught token leads the others at its state (``teach_answers``): room
+# for the ~1e-5 by which a state moves between batchings of the same prompt.
+MARGIN = 10.0
 
 _TASK_YAML = """\
 task: jbbq_bench
@@ -118,56 +130,94 @@ def target_reply(row: dict) -> str:
     return NO_INDEX if value == 3 else str(value)
 
 
-def teach_answers(hf, texts: list[str], targets: list[str], steps: int = 300) -> float:
-    """Fit the model's output layer (only it: a few hundred steps on a few hundred vectors)
-    so that greedy decoding answers ``targets``: the state after each prompt gives the
-    target's first token, and after a digit a blank line (two line breaks). The body keeps its random weights.
-    Returns the smallest margin (top logit minus the next) over the fitted states."""
+def taught_reply(target: str) -> str:
+    """The whole reply the bench model is taught for ``target``: the target, then a blank
+    line, which ends an answer for the llm-jp-eval reader (the paper preset's). The no-index
+    reply is taught whole too, so that lm-eval's stop string meets the line break a model
+    that answers would write, instead of running to the token limit on random tokens."""
+    return target + "\n\n"
+
+
+class Teaching(NamedTuple):
+    """How well ``teach_answers`` fitted: the states it fitted, how many of them still give
+    another top token than the wanted one, and the smallest margin (wanted logit minus the
+    highest other; negative where one is wrong)."""
+
+    states: int
+    wrong: int
+    margin: float
+
+
+def teach_answers(
+    hf, texts: list[str], replies: list[str], groups: list[str], margin: float = MARGIN
+) -> Teaching:
+    """Fit the rows of the model's output layer that ``replies`` use, so that greedy decoding
+    continues each of ``texts`` with its reply: the state after the text gives the reply's
+    first token, the state after each of its tokens the next one (teacher-forced). The body
+    and the other rows of the output layer keep their random weights.
+
+    The states are read where the generation path reads them: each group of ``groups`` (one
+    per prompt, as ``HFScorer.score`` runs them) tokenized by ``encode_all`` and computed
+    after its own shared prefix's key/value cache. The rows are the least-squares solution
+    that gives each state its wanted token ``margin`` above the highest other token's logit
+    (the others taught ``margin`` below it): with fewer states than the hidden size, exact.
+
+    Why not gradient steps on cross entropy over the whole layer: the llm-jp-eval layout's
+    prompt ends with a line break ("### 応答:" and "\n"), and with random weights the state
+    after it lies close to the state after a reply's own "1\n", which must give a second
+    line break instead of a digit (0.24 apart at a norm of 23, at the small shape). 300 Adam
+    steps left 50 of 228 such states wrong, and the model answered most questions with an
+    empty line that no reader reads.
+    """
     import torch
 
     model, tokenizer = hf.model, hf.tokenizer
-    newline = tokenizer.convert_tokens_to_ids(tokenizer.tokenize("\n"))[0]
-    prompts = hf.encode_all(texts, chat=False)
-    firsts = [tokenizer(t, add_special_tokens=False)["input_ids"][0] for t in targets]
-    answered = [(p, f) for p, f, t in zip(prompts, firsts, targets, strict=True) if t != NO_INDEX]
-    # After the digit a line break, and after that a second one: the blank line that ends an
-    # answer for the llm-jp-eval reader (the paper preset's).
-    rows = (
-        [list(p) for p in prompts]
-        + [list(p) + [f] for p, f in answered]
-        + [list(p) + [f, newline] for p, f in answered]
-    )
-    wanted = firsts + [newline] * (len(rows) - len(prompts))
     head = model.get_output_embeddings()
-    states = []
+    if getattr(head, "bias", None) is not None:
+        raise SystemExit("teach_answers: an output layer with a bias is not handled")
+    if head.weight is model.get_input_embeddings().weight:  # tied (tiny): untie first
+        head.weight = torch.nn.Parameter(head.weight.detach().clone())
+        model.config.tie_word_embeddings = False
+    reply_ids = [tokenizer(r, add_special_tokens=False)["input_ids"] for r in replies]
+    states, wanted = [], []
     # What the output layer reads: its input, at each row's last position.
     hook = head.register_forward_hook(lambda _m, args, _o: states.append(args[0][:, -1].float()))
     try:
         with torch.inference_mode():
-            shared, cache = hf._shared_prefix(rows)
-            states.clear()  # the prefix's own pass
-            for start in range(0, len(rows), 16):
-                kwargs = hf._batch_inputs(rows[start : start + 16], shared, cache, 0)
-                model(**kwargs, logits_to_keep=1)
+            for group in dict.fromkeys(groups):
+                members = [i for i, g in enumerate(groups) if g == group]
+                prompts = hf.encode_all([texts[i] for i in members], chat=False)
+                rows = []
+                for prompt, i in zip(prompts, members, strict=True):
+                    for t, token in enumerate(reply_ids[i]):
+                        rows.append(list(prompt) + reply_ids[i][:t])
+                        wanted.append(token)
+                before = len(states)
+                shared, cache = hf._shared_prefix(rows)
+                del states[before:]  # the prefix's own pass: no row's state
+                for start in range(0, len(rows), 16):
+                    kwargs = hf._batch_inputs(rows[start : start + 16], shared, cache, 0)
+                    model(**kwargs, logits_to_keep=1)
     finally:
         hook.remove()
-    states, wanted = torch.cat(states).clone(), torch.tensor(wanted)
-    if head.weight is model.get_input_embeddings().weight:  # tied (tiny): untie first
-        head.weight = torch.nn.Parameter(head.weight.detach().clone())
-        model.config.tie_word_embeddings = False
-    weight = head.weight.detach().float().clone().requires_grad_(True)
-    optimiser = torch.optim.Adam([weight], lr=1e-2)
-    for _ in range(steps):
-        loss = torch.nn.functional.cross_entropy(states @ weight.T, wanted)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
+    states = torch.cat(states).double()
+    wanted = torch.tensor(wanted)
+    taught = sorted(set(wanted.tolist()))
+    weight = head.weight.detach().double()
+    others = torch.ones(weight.shape[0], dtype=torch.bool)
+    others[taught] = False
+    rival = (states @ weight[others].T).max(dim=1).values
+    column = {token: c for c, token in enumerate(taught)}
+    goal = (rival - margin)[:, None].repeat(1, len(taught))
+    goal[torch.arange(len(wanted)), [column[t] for t in wanted.tolist()]] = rival + margin
+    rows = torch.linalg.lstsq(states, goal, driver="gelsd").solution.T
     with torch.no_grad():
-        head.weight.copy_(weight.to(head.weight.dtype))
-        logits = states @ weight.T
+        head.weight[taught] = rows.to(head.weight.dtype)
+        logits = states @ head.weight.detach().double().T
         top = logits.gather(1, wanted[:, None])[:, 0]
         logits[torch.arange(len(wanted)), wanted] = -float("inf")
-        return float((top - logits.max(dim=1).values).min())
+        margins = top - logits.max(dim=1).values
+    return Teaching(len(wanted), int((margins <= 0).sum()), float(margins.min()))
 
 
 def choose_stop(
@@ -195,6 +245,38 @@ def choose_stop(
         changed[json.dumps(stop)] = count
     chosen = next(stop for stop in STOPS if changed[json.dumps(stop)] == 0)
     return chosen, changed
+
+
+def taught_index(target: str) -> int:
+    """The index a reply taught for ``target`` reads as (-1 for the no-index reply)."""
+    return UNPARSABLE if target == NO_INDEX else int(target)
+
+
+def tally(rows: list[dict], replies: list[str], targets: list[str], reader: str) -> dict:
+    """How ``reader`` reads ``replies``: how many it reads as an index, how many it leaves
+    unread, and how many it reads as taught (the target's index; unread for ``NO_INDEX``)."""
+    from bias_hub.pipelines.common.answer_reading import read_row_reply
+
+    indices = [
+        read_row_reply(row, reply, reader).index for row, reply in zip(rows, replies, strict=True)
+    ]
+    read = sum(index != UNPARSABLE for index in indices)
+    return {
+        "read": read,
+        "unread": len(indices) - read,
+        "as taught": sum(
+            index == taught_index(t) for index, t in zip(indices, targets, strict=True)
+        ),
+    }
+
+
+def describe_tally(counts: dict, targets: list[str], name: str = "bias-hub") -> str:
+    intended = sum(t != NO_INDEX for t in targets)
+    return (
+        f"{name}: {counts['read']} replies read, {counts['unread']} unread (taught: {intended} "
+        f"indices, {len(targets) - intended} {NO_INDEX}); {counts['as taught']} of "
+        f"{len(targets)} read as taught"
+    )
 
 
 class BiasHub:
@@ -250,16 +332,20 @@ class BiasHub:
         return timed(lambda: self._run(limit))
 
 
-def needed_flops(config, hf, texts: list[str], replies: list[str]) -> float:
-    """The prompts' distinct tokens once (their shared prefix once) and the reply tokens
+def needed_flops(config, hf, texts: list[str], groups: list[str], replies: list[str]) -> float:
+    """The prompts' distinct tokens once (the prefix each group's prompts share once: one
+    group per prompt, the unit ``HFScorer.score`` shares a prefix over) and the reply tokens
     bias-hub needed to settle each answer, each projected onto the vocabulary once."""
     from bias_hub.pipelines.jbbq.prefix_tokens import common_prefix_length
 
-    ids = hf.encode_all(texts, chat=False)
-    shared = min(common_prefix_length(ids), min(len(p) for p in ids) - 1)
+    rows = []
+    for group in dict.fromkeys(groups):
+        ids = hf.encode_all([t for t, g in zip(texts, groups, strict=True) if g == group], False)
+        shared = min(common_prefix_length(ids), min(len(p) for p in ids) - 1)
+        rows += [(0, shared)] + [(shared, len(p) - shared) for p in ids]
     lengths = [len(hf.tokenizer(r, add_special_tokens=False)["input_ids"]) for r in replies]
-    rows = [(0, shared)] + [(shared, len(p) - shared) for p in ids]
-    rows += [(len(p), max(0, n - 1)) for p, n in zip(ids, lengths, strict=True)]
+    contexts = [context + new for context, new in rows if context]  # each prompt's length
+    rows += [(length, max(0, n - 1)) for length, n in zip(contexts, lengths, strict=True)]
     return llama_flops(config, rows, projected=sum(max(1, n) for n in lengths))
 
 
@@ -298,13 +384,25 @@ def main(argv: list[str] | None = None) -> int:
         )
         data = write_documents(work / "questions.jsonl", documents)
         ours = BiasHub(model, tokenizer, prompts, shots, settings, data, args)
-        margin = teach_answers(ours.hf, texts, [target_reply(d) for d in documents])
+        targets = [target_reply(d) for d in documents]
+        groups = [d["prompt_name"] for d in documents]
+        teaching = teach_answers(
+            ours.hf,
+            texts,
+            [taught_reply(t) for t in targets],
+            groups,
+        )
         print(f"JBBQ generation (paper preset): {describe_model(model, args)}")
         print(
             f"{len(prompts)} prompts x {len(rows)} questions = {len(texts)} replies, "
-            f"{settings.shots[0]}-shot, greedy, max_new_tokens {settings.max_new_tokens}; output "
-            f"layer fitted to answer an index or {NO_INDEX} (smallest margin {margin:.1f}); "
-            f"{describe_load()}"
+            f"{settings.shots[0]}-shot, greedy, max_new_tokens {settings.max_new_tokens}, "
+            f"read by the {settings.answer_reader} reader; {describe_load()}"
+        )
+        print(
+            f"output layer: the rows of the taught replies' tokens fitted (least squares) so that "
+            f"each question is answered with an index or {NO_INDEX}, then a blank line: "
+            f"{teaching.states} states, {teaching.wrong} wrong, smallest margin "
+            f"{teaching.margin:.1f} logits"
         )
         print(f"bias-hub: HFScorer.score(..., 'generate'), token budget {args.batch_tokens}")
         warm = ours.run()  # whole: its replies choose lm-eval's stop string
@@ -319,6 +417,16 @@ def main(argv: list[str] | None = None) -> int:
             + ", ".join(f"{k}: {answers[k]}" for k in (0, 1, 2, -1))
             + f" (-1 = no index); {len(set(replies))} distinct replies"
         )
+        read = tally(item_rows, replies, targets, settings.answer_reader)
+        print(f"  {describe_tally(read, targets)}")
+        if read["as taught"] < len(texts):
+            print(
+                f"no ratio: bias-hub's replies are not the taught ones ({read['as taught']} of "
+                f"{len(texts)}), so identical answers would not show that both tools read the "
+                f"same answers; the fitted model is broken",
+                file=sys.stderr,
+            )
+            return 1
         print(
             f"lm-eval stop configuration: until: {json.dumps(stop)} (plus its end-of-sequence "
             f"token); answers each candidate would change: "
@@ -351,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if theirs is not None:
                 theirs.close()
-        needed = needed_flops(model.config, ours.hf, texts, replies)
+        needed = needed_flops(model.config, ours.hf, texts, groups, replies)
     fastest = {name: min(r, key=lambda run: run.seconds) for name, r in runs.items()}
     calls = {
         name: summary(r, key=lambda run: run.extra["call_seconds"]) for name, r in runs.items()
@@ -373,6 +481,26 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nresults: min and median of {args.rounds} interleaved runs each; {describe_load()}")
     for name in runs:
         print(f"  {name}: ran at load {whole[name]['load'][0]}-{whole[name]['load'][1]}")
+    # The run of each tool whose replies read least as taught, by the preset's reader.
+    worst = {
+        name: min(
+            (
+                tally(
+                    item_rows,
+                    [item["reply"] if isinstance(item, dict) else item for item in run.output],
+                    targets,
+                    settings.answer_reader,
+                )
+                for run in r
+            ),
+            key=lambda counts: counts["as taught"],
+        )
+        for name, r in runs.items()
+    }
+    report["replies"] = worst
+    print(f"replies the {settings.answer_reader} reader reads (the least taught-like run of each):")
+    for name, counts in worst.items():
+        print(f"  {describe_tally(counts, targets, name)}")
     lines = floor_lines(
         needed, floor_rate, {"bias-hub call": effort["bias-hub"]["min"]}, args.device
     )
@@ -408,7 +536,11 @@ def main(argv: list[str] | None = None) -> int:
                     for reply, item in zip(run.output, ours_items, strict=True)
                 )
             )
-        same = min(counts) == len(texts)
+        # Equal answers count only where both tools read what the model was taught: two
+        # unread replies are equal too, and say nothing about reading the same answer.
+        same = min(counts) == len(texts) and all(
+            worst[name]["as taught"] == len(texts) for name in worst
+        )
         report.update(
             ratio_call_min=calls["lm-eval"]["min"] / calls["bias-hub"]["min"],
             ratio_call_median=calls["lm-eval"]["median"] / calls["bias-hub"]["median"],
@@ -426,7 +558,9 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"identical answers: {same} ({min(counts)} of {len(texts)} parsed indices equal in "
             f"every lm-eval run; {min(starts)} of {len(texts)} replies agree up to the shorter, "
-            f"lm-eval's cut at its stop string)"
+            f"lm-eval's cut at its stop string; "
+            + ", ".join(f"{n} {c['as taught']}" for n, c in worst.items())
+            + f" of {len(texts)} read as taught)"
         )
     if args.json:
         Path(args.json).write_text(
