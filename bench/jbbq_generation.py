@@ -498,9 +498,6 @@ def main(argv: list[str] | None = None) -> int:
         for name, r in runs.items()
     }
     report["replies"] = worst
-    print(f"replies the {settings.answer_reader} reader reads (the least taught-like run of each):")
-    for name, counts in worst.items():
-        print(f"  {describe_tally(counts, targets, name)}")
     lines = floor_lines(
         needed, floor_rate, {"bias-hub call": effort["bias-hub"]["min"]}, args.device
     )
@@ -554,6 +551,9 @@ def main(argv: list[str] | None = None) -> int:
     print(phase_table(fastest, PHASES))
     print("the floor:")
     print("\n".join(lines))
+    print(f"replies the {settings.answer_reader} reader reads (the least taught-like run of each):")
+    for name, counts in worst.items():
+        print(f"  {describe_tally(counts, targets, name)}")
     if theirs is not None:
         print(
             f"identical answers: {same} ({min(counts)} of {len(texts)} parsed indices equal in "
