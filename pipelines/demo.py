@@ -4,8 +4,12 @@ Each part that has a demo provides ``pipelines/<part>/demo.py`` with an integer
 ``ORDER`` and ``run_demo(out_dir: Path) -> dict``; the dict is a summary
 (``title``, ``summary`` Markdown, ``report`` path relative to the part's folder,
 and optionally ``stages``: ``[{"stage": name, "seconds": s}]``, the part's own
-timed steps) that the combined report shows. Parts run in ``ORDER``, each into
-``<out>/<part>/``, a folder the part writes whole.
+timed steps) that the combined report shows. Parts start in ``ORDER``, each into
+``<out>/<part>/``, a folder the part writes whole. With ``jobs`` > 1 (the command's
+default on a machine with several cores) up to ``jobs`` parts run at once, each in a
+process of its own forked from the driver (the parts are independent: each reads the
+built datasets and writes its own folder), so one part's single-threaded stretches
+leave no core idle; the console then gets each part's lines as it finishes.
 
 The console gets one line per part and per stage a part reports, with its time.
 Everything else a part writes -- its log lines at DEBUG, the libraries', prints,
@@ -26,8 +30,12 @@ import importlib
 import importlib.util
 import json
 import logging
+import multiprocessing
+import multiprocessing.connection
+import os
 import pkgutil
 import shutil
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
@@ -45,7 +53,7 @@ from bias_hub.pipelines.discovery import builder_commands
 # with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
 LOADS_MODELS = True
 
-__all__ = ["demo", "demo_parts", "parse_prior_stage", "register", "run"]
+__all__ = ["can_fork", "default_jobs", "demo", "demo_parts", "parse_prior_stage", "register", "run"]
 
 log = logging.getLogger(__name__)
 MANIFEST = "demo.json"
@@ -166,19 +174,110 @@ def _run_part(
         demo_log.setLevel(logging.DEBUG)
     entry["seconds"] = round(time.perf_counter() - started, 1)
     entry["finished"] = _now()
+    return entry
+
+
+def _announce(entry: dict, out: Path) -> None:
+    """The console's lines for a part that ended: its time and stages, or its error."""
     if entry["status"] == "ok":
-        log.info("%s: %.1f s", part, entry["seconds"])
+        log.info("%s: %.1f s", entry["part"], entry["seconds"])
         for stage in entry["stages"]:
             log.info("  %s: %.1f s", stage["stage"], stage["seconds"])
     else:
         log.error(
             "%s: failed after %.1f s: %s (see %s)",
-            part,
+            entry["part"],
             entry["seconds"],
             entry["error"],
-            out / log_name,
+            out / entry["log"],
         )
-    return entry
+
+
+def can_fork() -> bool:
+    """Whether parts can run in forked processes (not on Windows; not on macOS, where a forked
+    process may crash in system libraries)."""
+    return "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
+
+
+def default_jobs() -> int:
+    """Parts at once by default: one per core (the parts are mostly single-threaded), where
+    processes can be forked (elsewhere a spawned process would import every library again)."""
+    if not can_fork():
+        return 1
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+def _part_process(module, out, run_started, demo_log, title, sender) -> None:
+    """A forked process's work: the part, then its entry sent to the driver."""
+    entry = _run_part(module, out, run_started, demo_log, title)
+    sender.send(entry)
+    sender.close()
+
+
+def _run_parts(
+    modules: list[ModuleType],
+    out: Path,
+    run_started: str,
+    demo_log: logging.Handler,
+    titles: dict[str, str],
+    jobs: int,
+):
+    """Yield each part's entry as it ends; up to ``jobs`` parts run at once in forked processes.
+
+    A part whose process dies without an entry (killed, out of memory) gets a failed entry
+    naming its exit code. An interrupt stops the running parts before it propagates."""
+    if jobs <= 1:
+        for module in modules:
+            part = _part_name(module)
+            yield _run_part(module, out, run_started, demo_log, titles[part])
+        return
+    context = multiprocessing.get_context("fork")
+    waiting = list(modules)
+    running: dict = {}  # sentinel -> (process, receiver, part, started)
+    try:
+        while waiting or running:
+            while waiting and len(running) < jobs:
+                module = waiting.pop(0)
+                part = _part_name(module)
+                receiver, sender = context.Pipe(duplex=False)
+                process = context.Process(
+                    target=_part_process,
+                    args=(module, out, run_started, demo_log, titles[part], sender),
+                    name=f"demo-{part}",
+                )
+                # Output written before the fork must not be written again by the child.
+                for stream in (sys.stdout, sys.stderr):
+                    stream.flush()
+                process.start()
+                sender.close()
+                running[process.sentinel] = (process, receiver, part, time.perf_counter())
+            ready = multiprocessing.connection.wait(list(running))
+            for sentinel in ready:
+                process, receiver, part, started = running.pop(sentinel)
+                try:  # a process that died before sending leaves the pipe closed and empty
+                    entry = receiver.recv() if receiver.poll() else None
+                except EOFError:
+                    entry = None
+                receiver.close()
+                process.join()
+                if entry is None:
+                    entry = {
+                        "part": part,
+                        "title": titles[part],
+                        "run": run_started,
+                        "log": f"{LOGS}/{part}.log",
+                        "status": "failed",
+                        "error": f"its process ended with exit code {process.exitcode} "
+                        "before reporting (killed, or out of memory?)",
+                        "seconds": round(time.perf_counter() - started, 1),
+                        "finished": _now(),
+                    }
+                yield entry
+    finally:
+        for process, receiver, _part, _started in running.values():
+            process.terminate()
+            process.join()
+            receiver.close()
 
 
 def _write(out: Path, manifest: dict, order: list[str]) -> Path:
@@ -248,9 +347,14 @@ def _build_missing_datasets(log_path: Path) -> dict | None:
 
 
 def demo(
-    out: str | Path, only: list[str] | None = None, prior_stages: list[dict] | None = None
+    out: str | Path,
+    only: list[str] | None = None,
+    prior_stages: list[dict] | None = None,
+    jobs: int = 1,
 ) -> Path:
     """Run the demo parts (all, or those in ``only``) into ``out``; return ``index.md``.
+
+    ``jobs``: how many parts run at once (each in a forked process when more than one).
 
     ``prior_stages`` are stages that ran before the demo (``make demo`` passes the setup and
     dataset-build times) for the index's breakdown; without them the last ones given are kept.
@@ -288,12 +392,21 @@ def demo(
     demo_log = console.add_log_file(out / LOGS / DEMO_LOG)
     started = time.perf_counter() - (manifest["run"]["startup_seconds"] or 0.0)
     try:
-        log.info("demo: %s -> %s (full logs in %s)", ", ".join(chosen), out, out / LOGS)
-        for part in chosen:
-            title = (
-                manifest["parts"].get(part, {}).get("title", part)
-            )  # a failed run keeps the last title
-            manifest["parts"][part] = _run_part(modules[part], out, run_started, demo_log, title)
+        if jobs > 1 and not can_fork():
+            log.warning(
+                "demo: --jobs %d needs forked processes, not available here: one at a time", jobs
+            )
+            jobs = 1
+        jobs = max(1, min(jobs, len(chosen)))
+        at_once = f", {jobs} at a time" if jobs > 1 else ""
+        log.info("demo: %s -> %s (full logs in %s%s)", ", ".join(chosen), out, out / LOGS, at_once)
+        manifest["run"]["jobs"] = jobs
+        # A failed run keeps the last title.
+        titles = {part: manifest["parts"].get(part, {}).get("title", part) for part in chosen}
+        ordered = [modules[part] for part in chosen]
+        for entry in _run_parts(ordered, out, run_started, demo_log, titles, jobs):
+            manifest["parts"][entry["part"]] = entry
+            _announce(entry, out)
             manifest["run"]["seconds"] = round(time.perf_counter() - started, 1)
             index = _write(out, manifest, list(modules))
         _remove_stale(out, manifest, list(modules), full_run=not only)
@@ -316,7 +429,17 @@ def run(args: argparse.Namespace) -> None:
         built = _build_missing_datasets(out / LOGS / DATASETS_LOG)
         if built is not None:
             prior.append(built)
-    demo(args.out, args.only, prior or None)
+    demo(args.out, args.only, prior or None, jobs=args.jobs or default_jobs())
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of parts, 1 or more")
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -332,5 +455,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NAME=SECONDS",
         help="a stage that ran before the demo, for the index's time breakdown (make demo passes "
         "setup and datasets)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        metavar="N",
+        help="parts to run at once, each in its own process (default: one per core, "
+        f"here {default_jobs()}; 1 runs them one after the other in this process)",
     )
     parser.set_defaults(func=run)

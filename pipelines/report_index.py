@@ -65,7 +65,7 @@ def stage_table(
 ) -> str:
     """Markdown table of seconds per stage: before the demo, each part, the steps a part reports.
 
-    ``run`` (this run's ``started``, ``seconds``, ``parts``, ``startup_seconds``) adds the start-up,
+    ``run`` (this run's ``started``, ``seconds``, ``parts``, ``startup_seconds``, ``jobs``) adds the start-up,
     the run's wall time, and the total with the stages before it when they were given for it.
     """
     this_run = (run or {}).get("started")
@@ -93,8 +93,15 @@ def stage_table(
             for stage in entry.get("stages", [])
         ]
     if run and run.get("seconds") is not None:
+        jobs = run.get("jobs", 1)
+        # Parts that ran side by side: their seconds overlap, and add up to more than the wall.
+        at_once = f"; {jobs} at a time, their times overlap" if jobs > 1 else ""
         rows.append(
-            [f"this run, wall ({', '.join(run.get('parts', []))})", f"{run['seconds']:.1f}", ""]
+            [
+                f"this run, wall ({', '.join(run.get('parts', []))}{at_once})",
+                f"{run['seconds']:.1f}",
+                "",
+            ]
         )
         before = [s["seconds"] for s in prior_stages or [] if this_run and s.get("run") == this_run]
         if before:
