@@ -137,9 +137,9 @@ class _AfterImport(importlib.abc.MetaPathFinder):
             sys.meta_path.insert(0, self)
 
     def find_spec(self, fullname, path=None, target=None):  # noqa: D102
+        # Still watched until executed: importlib.util.find_spec asks without importing.
         if fullname not in self.watched:
             return None
-        self.watched.discard(fullname)
         for finder in sys.meta_path:
             find = getattr(finder, "find_spec", None)
             if finder is self or find is None:
@@ -156,6 +156,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
         def exec_then_configure(module) -> None:
             exec_module(module)
+            self.watched.discard(fullname)
             try:
                 _configure_library(fullname)
             except Exception:  # pragma: no cover - an API change must not break the import

@@ -187,3 +187,23 @@ def test_a_command_that_needs_no_model_imports_no_model_library(tmp_path: Path) 
     )
     assert done.stdout.strip() == "0 []", done.stdout + done.stderr
     assert (tmp_path / "weat_word_sets" / "README.md").is_file()
+
+
+def test_a_library_looked_up_before_its_import_is_still_configured() -> None:
+    # The CLI asks importlib.util.find_spec whether a library is installed, then imports it.
+    script = (
+        "import importlib, importlib.util, logging, os\n"
+        "from bias_hub.builders.shared import console\n"
+        "console.configure(0)\n"
+        "assert importlib.util.find_spec('datasets') is not None\n"
+        "datasets = importlib.import_module('datasets')\n"
+        "print(logging.getLogger('datasets').level, datasets.is_progress_bar_enabled())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "DATASETS_VERBOSITY": "debug"},
+    )
+    assert done.stdout.strip() == "30 False", done.stdout + done.stderr
