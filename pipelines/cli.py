@@ -132,6 +132,14 @@ def _build_one(args: argparse.Namespace) -> None:
         run_builder(args.build_module, args)
 
 
+def build_all(
+    out_root: str, argv: list[str] | None = None, commands: dict[str, ModuleType] | None = None
+) -> None:
+    """``bias-hub build all``: every builder (of ``commands``, default all) that needs no
+    user-supplied data, into ``out_root``."""
+    _build_all(builder_commands() if commands is None else commands, out_root, argv)
+
+
 def _build_all(
     commands: dict[str, ModuleType], out_root: str, argv: list[str] | None = None
 ) -> None:
@@ -271,6 +279,9 @@ def _main(argv: Sequence[str] | None) -> int:
     from bias_hub.pipelines.common.arguments import say_intervals_off
 
     say_intervals_off(argv)
+    before_loading = getattr(args, "before_loading", None)
+    if before_loading is not None:  # work that needs none of the libraries below (demo's builds)
+        before_loading(args)
     if args.loads_models:
         # Their first steps import torch, transformers, datasets and evaluate (which loads
         # transformers' pipelines): a Ctrl-C then waits for these imports to finish (see

@@ -53,7 +53,16 @@ from bias_hub.pipelines.discovery import builder_commands
 # with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
 LOADS_MODELS = True
 
-__all__ = ["can_fork", "default_jobs", "demo", "demo_parts", "parse_prior_stage", "register", "run"]
+__all__ = [
+    "can_fork",
+    "default_jobs",
+    "demo",
+    "demo_parts",
+    "parse_prior_stage",
+    "register",
+    "run",
+    "start_datasets",
+]
 
 log = logging.getLogger(__name__)
 MANIFEST = "demo.json"
@@ -231,7 +240,6 @@ def _run_parts(
             part = _part_name(module)
             yield _run_part(module, out, run_started, demo_log, titles[part])
         return
-    context = multiprocessing.get_context("fork")
     waiting = list(modules)
     running: dict = {}  # sentinel -> (process, receiver, part, started)
     try:
@@ -239,27 +247,14 @@ def _run_parts(
             while waiting and len(running) < jobs:
                 module = waiting.pop(0)
                 part = _part_name(module)
-                receiver, sender = context.Pipe(duplex=False)
-                process = context.Process(
-                    target=_part_process,
-                    args=(module, out, run_started, demo_log, titles[part], sender),
-                    name=f"demo-{part}",
+                process, receiver = _forked(
+                    _part_process, module, out, run_started, demo_log, titles[part]
                 )
-                # Output written before the fork must not be written again by the child.
-                for stream in (sys.stdout, sys.stderr):
-                    stream.flush()
-                process.start()
-                sender.close()
                 running[process.sentinel] = (process, receiver, part, time.perf_counter())
             ready = multiprocessing.connection.wait(list(running))
             for sentinel in ready:
                 process, receiver, part, started = running.pop(sentinel)
-                try:  # a process that died before sending leaves the pipe closed and empty
-                    entry = receiver.recv() if receiver.poll() else None
-                except EOFError:
-                    entry = None
-                receiver.close()
-                process.join()
+                entry = _received(process, receiver)
                 if entry is None:
                     entry = {
                         "part": part,
@@ -324,26 +319,111 @@ def _check_links(out: Path) -> None:
             log.debug("broken link: %s", line)
 
 
-def _build_missing_datasets(log_path: Path) -> dict | None:
-    """Build what ``bias-hub build all`` builds and the data root lacks (as ``make datasets``
-    does before ``make demo``; an installed bias-hub has no Makefile), its output in
-    ``log_path``. Returns the stage for the index's breakdown, or None when nothing was missing."""
+def _build_datasets(log_path: Path, rebuild: bool) -> dict | None:
+    """Build, with its output in ``log_path``, what ``bias-hub build all`` builds: all of it
+    (``rebuild``, as ``make demo`` does, so the demo never reads data an older version built) or
+    what the data root lacks (an installed bias-hub has no Makefile). Returns the stage for the
+    index's breakdown (with ``built`` and ``root``), or None when nothing was missing."""
     root = default_datasets_root()
-    missing = [
-        name
-        for name, command in builder_commands().items()
-        if getattr(command, "IN_ALL", True) and not (root / name / "README.md").is_file()
-    ]
-    if not missing:
+    commands = builder_commands()
+    names = [name for name, command in commands.items() if getattr(command, "IN_ALL", True)]
+    if not rebuild:
+        names = [name for name in names if not (root / name / "README.md").is_file()]
+    if not names:
         log_path.unlink(missing_ok=True)  # an earlier run's, describing builds not made now
         return None
     started = time.perf_counter()
     with console.capture(log_path):
-        for name in missing:
-            ensure_built(name, root)
-    seconds = round(time.perf_counter() - started, 1)
-    log.info("datasets: %.1f s (built %s under %s)", seconds, ", ".join(missing), root)
-    return {"stage": "datasets", "seconds": seconds}
+        try:
+            if rebuild:
+                from bias_hub.pipelines.cli import build_all
+
+                build_all(str(root), ["build", "all"], commands)  # the command a card may repeat
+            else:
+                for name in names:
+                    ensure_built(name, root)
+        except Exception:  # the console gets one line; the log keeps the traceback
+            log.debug("the dataset build failed", exc_info=True)
+            raise
+    return {
+        "stage": "datasets",
+        "seconds": round(time.perf_counter() - started, 1),
+        "built": names,
+        "root": str(root),
+    }
+
+
+def _forked(target, *args):
+    """Start ``target(*args, sender)`` in a forked process; returns (process, receiver)."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    # Output written before the fork must not be written again by the child.
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    process = context.Process(target=target, args=(*args, sender))
+    process.start()
+    sender.close()
+    return process, receiver
+
+
+def _received(process, receiver):
+    """What a forked process sent (waiting for it); None if it ended without sending."""
+    try:  # the driver holds no copy of the sending end: a process that ends closes the pipe
+        value = receiver.recv()
+    except EOFError:
+        value = None
+    receiver.close()
+    process.join()
+    return value
+
+
+def _datasets_process(log_path: Path, rebuild: bool, sender) -> None:
+    try:
+        sender.send({"stage": _build_datasets(log_path, rebuild)})
+    except Exception as err:  # the driver says it, with the log
+        sender.send({"error": f"{type(err).__name__}: {err}".strip()})
+    sender.close()
+
+
+def start_datasets(args: argparse.Namespace) -> None:
+    """Before the libraries load (the CLI calls it first): a full run's dataset build starts in
+    a forked process, so that it runs while torch, transformers and evaluate import (~10-30 s
+    on a small machine); ``run`` waits for it. Where processes cannot be forked, ``run``
+    builds itself."""
+    if args.only or not can_fork():
+        return
+    out = ensure_writable_folder(args.out, "--out")
+    log_path = out / LOGS / DATASETS_LOG
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    args.datasets_build = (
+        _forked(_datasets_process, log_path, args.build_datasets == "all"),
+        log_path,
+    )
+
+
+def _datasets_stage(args: argparse.Namespace) -> dict | None:
+    """The dataset build's stage: waited for if ``start_datasets`` started it, else run here."""
+    out = ensure_writable_folder(args.out, "--out")
+    started = getattr(args, "datasets_build", None)
+    if started is None:
+        stage = _build_datasets(out / LOGS / DATASETS_LOG, args.build_datasets == "all")
+    else:
+        (process, receiver), log_path = started
+        reply = _received(process, receiver) or {
+            "error": f"its process ended with exit code {process.exitcode} before reporting"
+        }
+        if "error" in reply:
+            raise UserError(f"datasets: the build failed: {reply['error']} (see {log_path})")
+        stage = reply["stage"]
+    if stage is None:
+        return None
+    log.info(
+        "datasets: %.1f s (built %s under %s)",
+        stage["seconds"],
+        ", ".join(stage["built"]),
+        stage["root"],
+    )
+    return {"stage": "datasets", "seconds": stage["seconds"]}
 
 
 def demo(
@@ -425,8 +505,7 @@ def demo(
 def run(args: argparse.Namespace) -> None:
     prior = list(args.prior_stage or [])
     if not args.only:  # a full run reads every dataset; a part run builds what it reads
-        out = ensure_writable_folder(args.out, "--out")
-        built = _build_missing_datasets(out / LOGS / DATASETS_LOG)
+        built = _datasets_stage(args)
         if built is not None:
             prior.append(built)
     demo(args.out, args.only, prior or None, jobs=args.jobs or default_jobs())
@@ -463,4 +542,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="parts to run at once, each in its own process (default: one per core, "
         f"here {default_jobs()}; 1 runs them one after the other in this process)",
     )
-    parser.set_defaults(func=run)
+    parser.add_argument(
+        "--build-datasets",
+        choices=("missing", "all"),
+        default="missing",
+        help="before a full run, build the datasets the data root lacks (default), or rebuild "
+        "all that `bias-hub build all` builds (make demo: never data an older version built); "
+        "it runs while the libraries load",
+    )
+    parser.set_defaults(func=run, before_loading=start_datasets)
