@@ -71,9 +71,13 @@ def stage_table(
     this_run = (run or {}).get("started")
     rows = []
     for stage in prior_stages or []:
+        this = this_run and stage.get("run") == this_run
         when = (
-            "before this run"
-            if this_run and stage.get("run") == this_run
+            # run by the demo while its libraries loaded: inside the start-up's seconds
+            "this run, during the start-up"
+            if this and stage.get("during_startup")
+            else "before this run"
+            if this
             else (
                 f"before the run of {stage['run'][:19].replace('T', ' ')}"
                 if stage.get("run")
@@ -103,7 +107,11 @@ def stage_table(
                 "",
             ]
         )
-        before = [s["seconds"] for s in prior_stages or [] if this_run and s.get("run") == this_run]
+        before = [
+            s["seconds"]
+            for s in prior_stages or []
+            if this_run and s.get("run") == this_run and not s.get("during_startup")
+        ]
         if before:
             rows.append(
                 ["total with the stages before it", f"{sum(before) + run['seconds']:.1f}", ""]
