@@ -39,9 +39,9 @@ warm_up = $(if $(PYTHONDONTWRITEBYTECODE),$(WRITE_BYTECODE) $(PY) -c '$(WARM_UP)
 # uv (which prefers a wheel to the same version's source archive; a newer release is built anew).
 WHEELHOUSE ?= $(HOME)/.cache/bias-hub/wheels
 UNIDIC := unidic-lite>=1.0.8
-wheelhouse = mkdir -p $(WHEELHOUSE) && { ls $(WHEELHOUSE)/unidic_lite-*.whl >/dev/null 2>&1 \
-	|| python3 -m pip wheel --quiet --no-deps '$(UNIDIC)' -w $(WHEELHOUSE) \
-	|| echo "setup: no unidic-lite wheel in $(WHEELHOUSE); uv builds it from source"; }
+wheelhouse = if { ls $(WHEELHOUSE)/unidic_lite-*.whl || python3 -m pip wheel --quiet --no-deps \
+	'$(UNIDIC)' -w $(WHEELHOUSE); } >/dev/null 2>&1; then links="--find-links $(WHEELHOUSE)"; \
+	else links=; echo "setup: no unidic-lite wheel in $(WHEELHOUSE): uv builds it from source"; fi
 
 # $(call install,TARGET,STAMP,WARM): the venv with `pip install -e TARGET`, then WARM.
 # pip chooses the torch wheel, so this machine's pip configuration keeps pointing it at the local
@@ -56,7 +56,7 @@ define install
 	if python3 -m pip --python $(PY) install --quiet uv && torch=$$($(TORCH_URL)); then \
 		echo "setup: -e $(1) with uv ($(TORCH): $$torch)"; \
 		$(wheelhouse); \
-		$(VENV)/bin/uv pip install --quiet --python $(PY) --find-links $(WHEELHOUSE) \
+		$(VENV)/bin/uv pip install --quiet --python $(PY) $$links \
 			"torch @ $$torch" pip -e '$(1)'; \
 	else \
 		echo "setup: -e $(1) with pip (uv could not be set up)"; \
