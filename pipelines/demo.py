@@ -42,6 +42,7 @@ from pathlib import Path
 from types import ModuleType
 
 from bias_hub import pipelines
+from bias_hub.builders import build_all
 from bias_hub.builders.shared import console
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.extras import missing_extra
@@ -354,9 +355,7 @@ def _build_datasets(log_path: Path, rebuild: bool) -> dict | None:
     with console.capture(log_path):
         try:
             if rebuild:
-                from bias_hub.pipelines.cli import build_all
-
-                build_all(str(root), ["build", "all"], commands)  # the command a card may repeat
+                build_all(root, commands, ["build", "all"])  # the command a card may repeat
             else:
                 for name in names:
                     ensure_built(name, root)

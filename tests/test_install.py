@@ -329,10 +329,8 @@ def test_build_datasets_all_rebuilds_what_is_there_and_a_failed_build_stops_the_
         raise FileNotFoundError("templates.tsv: no such file")
 
     commands["broken"] = broken
-    real = cli.builder_function
-    monkeypatch.setattr(
-        cli, "builder_function", lambda module: build if module is broken else real(module)
-    )
+    broken.__package__ = "bias_hub.builders.broken"
+    monkeypatch.setitem(sys.modules, "bias_hub.builders.broken", types.SimpleNamespace(build=build))
     ran.clear()
     assert cli.main(["demo", "--out", str(out), "--build-datasets", "all"]) == 2
     assert ran == []  # no part ran on data that failed to build
