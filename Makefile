@@ -96,7 +96,9 @@ demo: setup
 # Two workers (pytest-xdist; a worker that runs out of tests takes some of the other's), one thread
 # each: on 2 cores more threads only wait for each other. The 20 slowest tests are listed after each run.
 TEST_WORKERS ?= 2
-PYTEST := $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=20
+# WRITE_BYTECODE: pytest keeps the test modules it rewrote (for its assert messages) as bytecode;
+# without it each worker rewrote all of them on every run (~13 s of each worker's collection).
+PYTEST := $(OFFLINE) $(WRITE_BYTECODE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=20
 test: setup-dev
 	$(PYTEST) -m "not slow"
 

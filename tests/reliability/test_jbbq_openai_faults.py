@@ -78,7 +78,16 @@ class FakeChatServer:
                     with server.lock:
                         server.in_flight -= 1
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.errors: list[str] = []
+
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request, client_address) -> None:
+                # Kept, not printed: a stray connection (a client of an earlier test that
+                # retried into a port the system gave this server) must not write a traceback
+                # into the stderr the test reads for the command's own lines.
+                server.errors.append(f"{client_address}: {sys.exc_info()[1]!r}")
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
