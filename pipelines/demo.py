@@ -231,7 +231,10 @@ def _part_process(module, out, run_started, demo_log, title, threads, sender) ->
     torch = sys.modules.get("torch")
     if torch is not None and "OMP_NUM_THREADS" not in os.environ:
         torch.set_num_threads(threads)
-    entry = _run_part(module, out, run_started, demo_log, title)
+    try:
+        entry = _run_part(module, out, run_started, demo_log, title)
+    except KeyboardInterrupt:  # Ctrl-C reaches every process: the driver says it, once
+        sys.exit(130)
     sender.send(entry)
     sender.close()
 
@@ -397,6 +400,8 @@ def _received(process, receiver):
 def _datasets_process(log_path: Path, rebuild: bool, sender) -> None:
     try:
         sender.send({"stage": _build_datasets(log_path, rebuild)})
+    except KeyboardInterrupt:  # Ctrl-C reaches every process: the driver says it, once
+        sys.exit(130)
     except Exception as err:  # the driver says it, with the log
         sender.send({"error": f"{type(err).__name__}: {err}".strip()})
     sender.close()
