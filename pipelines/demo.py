@@ -291,9 +291,14 @@ def _run_parts(
                     }
                 yield entry
     finally:
+        # Left early (Ctrl-C reached every process): each part stops its own work and removes
+        # what it staged; one that has not ended after a grace period is stopped.
+        deadline = time.monotonic() + 15
         for process, receiver, _part, _started in running.values():
-            process.terminate()
-            process.join()
+            process.join(max(0.1, deadline - time.monotonic()))
+            if process.is_alive():
+                process.terminate()
+                process.join()
             receiver.close()
 
 
