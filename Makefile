@@ -20,18 +20,30 @@ setup: $(STAMP)
 setup-dev: $(DEV_STAMP)
 
 # Bytecode. Python saves the bytecode of what a run imports, once, unless PYTHONDONTWRITEBYTECODE
-# is set (as on these machines); then every process would compile its imports anew. In that case
-# setup compiles, once, what the commands import: these libraries and the model classes the parts
-# build, about a fifth of the venv's 16,000 files (compiling all of them took ~70 of ~95 s of
-# setup here). Anything else still runs, compiled in memory when imported.
+# is set (as on these machines); then every process would compile its imports anew (~15 s for
+# torch, transformers and evaluate). The commands make runs write it (WRITE_BYTECODE), so the
+# demo's first import compiles what it loads, once, into the venv; `make setup-dev` compiles,
+# once, what the tests import: these libraries and the model classes the parts build, about a
+# fifth of the venv's 16,000 files (compiling all of them took ~70 of ~95 s of setup here).
+WRITE_BYTECODE := PYTHONDONTWRITEBYTECODE=
 WARM_UP := import torch, transformers, datasets, evaluate, accelerate, huggingface_hub, pyarrow, pandas, \
-	scipy.stats, matplotlib.pyplot, yaml, fugashi, markdown_it, tqdm.auto; \
+	scipy.stats, matplotlib.pyplot, yaml, fugashi, markdown_it, tqdm.auto, pytest, hypothesis; \
 	from transformers import Trainer, TrainingArguments, AutoModel, AutoTokenizer, BertForMaskedLM, \
 	BertForSequenceClassification, GPT2LMHeadModel, LlamaForCausalLM
-DEV_WARM_UP := ; import pytest, hypothesis
-warm_up = $(if $(PYTHONDONTWRITEBYTECODE),env -u PYTHONDONTWRITEBYTECODE $(PY) -c '$(WARM_UP)$(1)',true)
+warm_up = $(if $(PYTHONDONTWRITEBYTECODE),$(WRITE_BYTECODE) $(PY) -c '$(WARM_UP)',true)
 
-# $(call install,TARGET,STAMP,MORE_IMPORTS): the venv with `pip install -e TARGET`.
+# unidic-lite (the Japanese dictionary of the `ja` extra, 249 MB) is published as a source
+# archive only. uv keeps the wheel it builds from it only while the registry lets it revalidate
+# its cache; this machine's registry proxy does not, and uv rebuilt it on every install (13 of
+# the install's 16 s). Setup builds that wheel once per machine into WHEELHOUSE and offers it to
+# uv (which prefers a wheel to the same version's source archive; a newer release is built anew).
+WHEELHOUSE ?= $(HOME)/.cache/bias-hub/wheels
+UNIDIC := unidic-lite>=1.0.8
+wheelhouse = if { ls $(WHEELHOUSE)/unidic_lite-*.whl || python3 -m pip wheel --quiet --no-deps \
+	'$(UNIDIC)' -w $(WHEELHOUSE); } >/dev/null 2>&1; then links="--find-links $(WHEELHOUSE)"; \
+	else links=; echo "setup: no unidic-lite wheel in $(WHEELHOUSE): uv builds it from source"; fi
+
+# $(call install,TARGET,STAMP,WARM): the venv with `pip install -e TARGET`, then WARM.
 # pip chooses the torch wheel, so this machine's pip configuration keeps pointing it at the local
 # CPU wheel (a bare torch from the registry is a multi-GB CUDA build); uv installs that very file
 # and everything else, several times faster than pip. Without uv (or a pip too old to put it in
@@ -43,42 +55,38 @@ define install
 	test -x $(PY) || python3 -m venv --without-pip $(VENV); \
 	if python3 -m pip --python $(PY) install --quiet uv && torch=$$($(TORCH_URL)); then \
 		echo "setup: -e $(1) with uv ($(TORCH): $$torch)"; \
-		$(VENV)/bin/uv pip install --quiet --python $(PY) "torch @ $$torch" pip -e '$(1)'; \
+		$(wheelhouse); \
+		$(VENV)/bin/uv pip install --quiet --python $(PY) $$links \
+			"torch @ $$torch" pip -e '$(1)'; \
 	else \
 		echo "setup: -e $(1) with pip (uv could not be set up)"; \
 		$(PY) -m pip --version >/dev/null 2>&1 || $(PY) -m ensurepip --upgrade --default-pip; \
 		$(PY) -m pip install --quiet --no-compile $(TORCH); \
 		$(PY) -m pip install --quiet --no-compile -e '$(1)'; \
 	fi; \
-	$(call warm_up,$(3)); \
+	$(3); \
 	awk -v a=$$started -v b=$$EPOCHREALTIME 'BEGIN { printf "%.1f\n", b - a }' > $(2); \
 	echo "setup: $$(cat $(2)) s; the bias-hub command is $(BIAS_HUB) (source $(VENV)/bin/activate puts it on PATH)"
 endef
 
 # setup.py lists what the wheel carries (packages, metric modules, data files).
 $(STAMP): pyproject.toml setup.py
-	$(call install,.[all],$(STAMP))
+	$(call install,.[all],$(STAMP),true)
 
 # The dev stamp stands for the runtime one too: `make demo` after `make test` installs nothing.
 $(DEV_STAMP): pyproject.toml setup.py
-	$(call install,.[all$(comma)dev],$(DEV_STAMP),$(DEV_WARM_UP))
+	$(call install,.[all$(comma)dev],$(DEV_STAMP),$(warm_up))
 	cp $(DEV_STAMP) $(STAMP)
 
-TIMINGS := build/timings
-
-# The dataset build's seconds go to $(TIMINGS) for the demo's stage breakdown.
 datasets: setup
-	@started=$$EPOCHREALTIME; set -e; \
-	$(OFFLINE) $(BIAS_HUB) build all; \
-	mkdir -p $(TIMINGS); \
-	awk -v a=$$started -v b=$$EPOCHREALTIME 'BEGIN { printf "%.1f\n", b - a }' > $(TIMINGS)/datasets; \
-	echo "datasets: $$(cat $(TIMINGS)/datasets) s"
+	$(OFFLINE) $(WRITE_BYTECODE) $(BIAS_HUB) build all
 
-# Setup and the dataset build run before the demo; their times join its breakdown (a stamp
-# from before stamps held seconds is empty, and then left out).
-demo: datasets
-	setup_s=$$(cat $(STAMP)); $(OFFLINE) $(BIAS_HUB) demo --out reports/demo \
-		$${setup_s:+--prior-stage setup=$$setup_s} --prior-stage datasets=$$(cat $(TIMINGS)/datasets)
+# The demo rebuilds every dataset `make datasets` builds, in a process of its own while the
+# libraries load, then runs the parts; setup's time joins its breakdown (a stamp from before
+# stamps held seconds is empty, and then left out).
+demo: setup
+	setup_s=$$(cat $(STAMP)); $(OFFLINE) $(WRITE_BYTECODE) $(BIAS_HUB) demo --out reports/demo \
+		--build-datasets all $${setup_s:+--prior-stage setup=$$setup_s}
 	@echo "The commands of README.md: $(BIAS_HUB) ..., or bias-hub ... after source $(VENV)/bin/activate"
 
 # `make test`: the loop to run after each change (about 3 minutes on 2 cores), every test but
@@ -88,7 +96,9 @@ demo: datasets
 # Two workers (pytest-xdist; a worker that runs out of tests takes some of the other's), one thread
 # each: on 2 cores more threads only wait for each other. The 20 slowest tests are listed after each run.
 TEST_WORKERS ?= 2
-PYTEST := $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=20
+# WRITE_BYTECODE: pytest keeps the test modules it rewrote (for its assert messages) as bytecode;
+# without it each worker rewrote all of them on every run (~13 s of each worker's collection).
+PYTEST := $(OFFLINE) $(WRITE_BYTECODE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=20
 test: setup-dev
 	$(PYTEST) -m "not slow"
 

@@ -19,7 +19,6 @@ try:
     import importlib
     import importlib.util
     import inspect
-    import logging
     import signal
     import threading
     from collections.abc import Sequence
@@ -27,6 +26,7 @@ try:
     from types import ModuleType
 
     from bias_hub import pipelines
+    from bias_hub.builders import build_all
     from bias_hub.builders.shared.errors import UserError
     from bias_hub.builders.shared.extras import missing_extra
     from bias_hub.pipelines.discovery import builder_commands, builder_function, submodules
@@ -73,7 +73,7 @@ def _register_build(subparsers: argparse._SubParsersAction) -> None:
     commands = builder_commands()
     every = inner.add_parser("all", help="build every dataset that needs no user-supplied data")
     every.add_argument("--out-root", default=out_root, help=out_root_help)
-    every.set_defaults(func=lambda args: _build_all(commands, args.out_root, args.argv))
+    every.set_defaults(func=lambda args: build_all(args.out_root, commands, args.argv))
     for name, module in commands.items():
         parser = inner.add_parser(name, help=module.HELP)
         parser.add_argument("--out-root", default=out_root, help=out_root_help)
@@ -130,30 +130,6 @@ def _build_one(args: argparse.Namespace) -> None:
     reads = _reads_user_copy(args.build_parser, args)
     with user_copy_build(command_line(args.argv), reads_user_copy=reads, force=args.force):
         run_builder(args.build_module, args)
-
-
-def _build_all(
-    commands: dict[str, ModuleType], out_root: str, argv: list[str] | None = None
-) -> None:
-    """Every builder that needs no user-supplied data, with its defaults: one timed line each.
-    A folder holding configs built from the user's own copy is kept, with a warning."""
-    from bias_hub.builders.dataset_folder import UserBuildKept, user_copy_build
-    from bias_hub.builders.shared.console import command_line, stage
-    from bias_hub.builders.shared.files import ensure_writable_root
-
-    ensure_writable_root(out_root, "--out-root")
-    log = logging.getLogger("bias_hub.builders")
-    for name, module in commands.items():
-        if not getattr(module, "IN_ALL", True):
-            continue
-        try:
-            with (
-                stage(f"built {name}", log),
-                user_copy_build(command_line(argv), reads_user_copy=False),
-            ):
-                builder_function(module)(Path(out_root))
-        except UserBuildKept as kept:
-            log.warning("kept %s", kept)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -271,6 +247,9 @@ def _main(argv: Sequence[str] | None) -> int:
     from bias_hub.pipelines.common.arguments import say_intervals_off
 
     say_intervals_off(argv)
+    before_loading = getattr(args, "before_loading", None)
+    if before_loading is not None:  # work that needs none of the libraries below (demo's builds)
+        before_loading(args)
     if args.loads_models:
         # Their first steps import torch, transformers, datasets and evaluate (which loads
         # transformers' pipelines): a Ctrl-C then waits for these imports to finish (see

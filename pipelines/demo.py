@@ -4,8 +4,12 @@ Each part that has a demo provides ``pipelines/<part>/demo.py`` with an integer
 ``ORDER`` and ``run_demo(out_dir: Path) -> dict``; the dict is a summary
 (``title``, ``summary`` Markdown, ``report`` path relative to the part's folder,
 and optionally ``stages``: ``[{"stage": name, "seconds": s}]``, the part's own
-timed steps) that the combined report shows. Parts run in ``ORDER``, each into
-``<out>/<part>/``, a folder the part writes whole.
+timed steps) that the combined report shows. Parts start in ``ORDER``, each into
+``<out>/<part>/``, a folder the part writes whole. With ``jobs`` > 1 (the command's
+default on a machine with several cores) up to ``jobs`` parts run at once, each in a
+process of its own forked from the driver (the parts are independent: each reads the
+built datasets and writes its own folder), so one part's single-threaded stretches
+leave no core idle; the console then gets each part's lines as it finishes.
 
 The console gets one line per part and per stage a part reports, with its time.
 Everything else a part writes -- its log lines at DEBUG, the libraries', prints,
@@ -26,14 +30,19 @@ import importlib
 import importlib.util
 import json
 import logging
+import multiprocessing
+import multiprocessing.connection
+import os
 import pkgutil
 import shutil
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
 from types import ModuleType
 
 from bias_hub import pipelines
+from bias_hub.builders import build_all
 from bias_hub.builders.shared import console
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.extras import missing_extra
@@ -45,7 +54,16 @@ from bias_hub.pipelines.discovery import builder_commands
 # with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
 LOADS_MODELS = True
 
-__all__ = ["demo", "demo_parts", "parse_prior_stage", "register", "run"]
+__all__ = [
+    "can_fork",
+    "default_jobs",
+    "demo",
+    "demo_parts",
+    "parse_prior_stage",
+    "register",
+    "run",
+    "start_datasets",
+]
 
 log = logging.getLogger(__name__)
 MANIFEST = "demo.json"
@@ -166,19 +184,122 @@ def _run_part(
         demo_log.setLevel(logging.DEBUG)
     entry["seconds"] = round(time.perf_counter() - started, 1)
     entry["finished"] = _now()
+    return entry
+
+
+def _announce(entry: dict, out: Path) -> None:
+    """The console's lines for a part that ended: its time and stages, or its error."""
     if entry["status"] == "ok":
-        log.info("%s: %.1f s", part, entry["seconds"])
+        log.info("%s: %.1f s", entry["part"], entry["seconds"])
         for stage in entry["stages"]:
             log.info("  %s: %.1f s", stage["stage"], stage["seconds"])
     else:
         log.error(
             "%s: failed after %.1f s: %s (see %s)",
-            part,
+            entry["part"],
             entry["seconds"],
             entry["error"],
-            out / log_name,
+            out / entry["log"],
         )
-    return entry
+
+
+def can_fork() -> bool:
+    """Whether parts can run in forked processes (not on Windows; not on macOS, where a forked
+    process may crash in system libraries)."""
+    return "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
+
+
+def default_jobs() -> int:
+    """Parts at once by default: one per core (the parts are mostly single-threaded), where
+    processes can be forked (elsewhere a spawned process would import every library again)."""
+    if not can_fork():
+        return 1
+    return _cores()
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _part_process(module, out, run_started, demo_log, title, threads, sender) -> None:
+    """A forked process's work: the part, then its entry sent to the driver.
+
+    Its torch gets its share of the cores (``threads``; OMP_NUM_THREADS, when set, decides):
+    the demo's small models gain little from more threads, and the threads of parts that run
+    side by side would wait on each other's cores (measured: 270 CPU-seconds against 230 one
+    part at a time, the same work)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and "OMP_NUM_THREADS" not in os.environ:
+        torch.set_num_threads(threads)
+    try:
+        entry = _run_part(module, out, run_started, demo_log, title)
+    except KeyboardInterrupt:  # Ctrl-C reaches every process: the driver says it, once
+        sys.exit(130)
+    sender.send(entry)
+    sender.close()
+
+
+def _run_parts(
+    modules: list[ModuleType],
+    out: Path,
+    run_started: str,
+    demo_log: logging.Handler,
+    titles: dict[str, str],
+    jobs: int,
+):
+    """Yield each part's entry as it ends; up to ``jobs`` parts run at once in forked processes.
+
+    A part whose process dies without an entry (killed, out of memory) gets a failed entry
+    naming its exit code. An interrupt stops the running parts before it propagates."""
+    if jobs <= 1:
+        for module in modules:
+            part = _part_name(module)
+            yield _run_part(module, out, run_started, demo_log, titles[part])
+        return
+    waiting = list(modules)
+    running: dict = {}  # sentinel -> (process, receiver, part, started)
+    try:
+        while waiting or running:
+            while waiting and len(running) < jobs:
+                module = waiting.pop(0)
+                part = _part_name(module)
+                process, receiver = _forked(
+                    _part_process,
+                    module,
+                    out,
+                    run_started,
+                    demo_log,
+                    titles[part],
+                    max(1, _cores() // jobs),
+                )
+                running[process.sentinel] = (process, receiver, part, time.perf_counter())
+            ready = multiprocessing.connection.wait(list(running))
+            for sentinel in ready:
+                process, receiver, part, started = running.pop(sentinel)
+                entry = _received(process, receiver)
+                if entry is None:
+                    entry = {
+                        "part": part,
+                        "title": titles[part],
+                        "run": run_started,
+                        "log": f"{LOGS}/{part}.log",
+                        "status": "failed",
+                        "error": f"its process ended with exit code {process.exitcode} "
+                        "before reporting (killed, or out of memory?)",
+                        "seconds": round(time.perf_counter() - started, 1),
+                        "finished": _now(),
+                    }
+                yield entry
+    finally:
+        # Left early (Ctrl-C reached every process): each part stops its own work and removes
+        # what it staged; one that has not ended after a grace period is stopped.
+        deadline = time.monotonic() + 15
+        for process, receiver, _part, _started in running.values():
+            process.join(max(0.1, deadline - time.monotonic()))
+            if process.is_alive():
+                process.terminate()
+                process.join()
+            receiver.close()
 
 
 def _write(out: Path, manifest: dict, order: list[str]) -> Path:
@@ -225,32 +346,123 @@ def _check_links(out: Path) -> None:
             log.debug("broken link: %s", line)
 
 
-def _build_missing_datasets(log_path: Path) -> dict | None:
-    """Build what ``bias-hub build all`` builds and the data root lacks (as ``make datasets``
-    does before ``make demo``; an installed bias-hub has no Makefile), its output in
-    ``log_path``. Returns the stage for the index's breakdown, or None when nothing was missing."""
+def _build_datasets(log_path: Path, rebuild: bool) -> dict | None:
+    """Build, with its output in ``log_path``, what ``bias-hub build all`` builds: all of it
+    (``rebuild``, as ``make demo`` does, so the demo never reads data an older version built) or
+    what the data root lacks (an installed bias-hub has no Makefile). Returns the stage for the
+    index's breakdown (with ``built`` and ``root``), or None when nothing was missing."""
     root = default_datasets_root()
-    missing = [
-        name
-        for name, command in builder_commands().items()
-        if getattr(command, "IN_ALL", True) and not (root / name / "README.md").is_file()
-    ]
-    if not missing:
+    commands = builder_commands()
+    names = [name for name, command in commands.items() if getattr(command, "IN_ALL", True)]
+    if not rebuild:
+        names = [name for name in names if not (root / name / "README.md").is_file()]
+    if not names:
         log_path.unlink(missing_ok=True)  # an earlier run's, describing builds not made now
         return None
     started = time.perf_counter()
     with console.capture(log_path):
-        for name in missing:
-            ensure_built(name, root)
-    seconds = round(time.perf_counter() - started, 1)
-    log.info("datasets: %.1f s (built %s under %s)", seconds, ", ".join(missing), root)
-    return {"stage": "datasets", "seconds": seconds}
+        try:
+            if rebuild:
+                build_all(root, commands, ["build", "all"])  # the command a card may repeat
+            else:
+                for name in names:
+                    ensure_built(name, root)
+        except Exception:  # the console gets one line; the log keeps the traceback
+            log.debug("the dataset build failed", exc_info=True)
+            raise
+    return {
+        "stage": "datasets",
+        "seconds": round(time.perf_counter() - started, 1),
+        "built": names,
+        "root": str(root),
+    }
+
+
+def _forked(target, *args):
+    """Start ``target(*args, sender)`` in a forked process; returns (process, receiver)."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    # Output written before the fork must not be written again by the child.
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    process = context.Process(target=target, args=(*args, sender))
+    process.start()
+    sender.close()
+    return process, receiver
+
+
+def _received(process, receiver):
+    """What a forked process sent (waiting for it); None if it ended without sending."""
+    try:  # the driver holds no copy of the sending end: a process that ends closes the pipe
+        value = receiver.recv()
+    except EOFError:
+        value = None
+    receiver.close()
+    process.join()
+    return value
+
+
+def _datasets_process(log_path: Path, rebuild: bool, sender) -> None:
+    try:
+        sender.send({"stage": _build_datasets(log_path, rebuild)})
+    except KeyboardInterrupt:  # Ctrl-C reaches every process: the driver says it, once
+        sys.exit(130)
+    except Exception as err:  # the driver says it, with the log
+        sender.send({"error": f"{type(err).__name__}: {err}".strip()})
+    sender.close()
+
+
+def start_datasets(args: argparse.Namespace) -> None:
+    """Before the libraries load (the CLI calls it first): a full run's dataset build starts in
+    a forked process, so that it runs while torch, transformers and evaluate import (~10-30 s
+    on a small machine); ``run`` waits for it. Where processes cannot be forked, ``run``
+    builds itself."""
+    if args.only or not can_fork():
+        return
+    out = ensure_writable_folder(args.out, "--out")
+    log_path = out / LOGS / DATASETS_LOG
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    args.datasets_build = (
+        _forked(_datasets_process, log_path, args.build_datasets == "all"),
+        log_path,
+    )
+
+
+def _datasets_stage(args: argparse.Namespace) -> dict | None:
+    """The dataset build's stage: waited for if ``start_datasets`` started it, else run here."""
+    out = ensure_writable_folder(args.out, "--out")
+    started = getattr(args, "datasets_build", None)
+    if started is None:
+        stage = _build_datasets(out / LOGS / DATASETS_LOG, args.build_datasets == "all")
+    else:
+        (process, receiver), log_path = started
+        reply = _received(process, receiver) or {
+            "error": f"its process ended with exit code {process.exitcode} before reporting"
+        }
+        if "error" in reply:
+            raise UserError(f"datasets: the build failed: {reply['error']} (see {log_path})")
+        stage = reply["stage"]
+    if stage is None:
+        return None
+    log.info(
+        "datasets: %.1f s (built %s under %s)",
+        stage["seconds"],
+        ", ".join(stage["built"]),
+        stage["root"],
+    )
+    # Built in a forked process while the libraries loaded: its seconds are in the start-up's.
+    return {"stage": "datasets", "seconds": stage["seconds"], "during_startup": started is not None}
 
 
 def demo(
-    out: str | Path, only: list[str] | None = None, prior_stages: list[dict] | None = None
+    out: str | Path,
+    only: list[str] | None = None,
+    prior_stages: list[dict] | None = None,
+    jobs: int = 1,
 ) -> Path:
     """Run the demo parts (all, or those in ``only``) into ``out``; return ``index.md``.
+
+    ``jobs``: how many parts run at once (each in a forked process when more than one).
 
     ``prior_stages`` are stages that ran before the demo (``make demo`` passes the setup and
     dataset-build times) for the index's breakdown; without them the last ones given are kept.
@@ -288,12 +500,21 @@ def demo(
     demo_log = console.add_log_file(out / LOGS / DEMO_LOG)
     started = time.perf_counter() - (manifest["run"]["startup_seconds"] or 0.0)
     try:
-        log.info("demo: %s -> %s (full logs in %s)", ", ".join(chosen), out, out / LOGS)
-        for part in chosen:
-            title = (
-                manifest["parts"].get(part, {}).get("title", part)
-            )  # a failed run keeps the last title
-            manifest["parts"][part] = _run_part(modules[part], out, run_started, demo_log, title)
+        if jobs > 1 and not can_fork():
+            log.warning(
+                "demo: --jobs %d needs forked processes, not available here: one at a time", jobs
+            )
+            jobs = 1
+        jobs = max(1, min(jobs, len(chosen)))
+        at_once = f", {jobs} at a time" if jobs > 1 else ""
+        log.info("demo: %s -> %s (full logs in %s%s)", ", ".join(chosen), out, out / LOGS, at_once)
+        manifest["run"]["jobs"] = jobs
+        # A failed run keeps the last title.
+        titles = {part: manifest["parts"].get(part, {}).get("title", part) for part in chosen}
+        ordered = [modules[part] for part in chosen]
+        for entry in _run_parts(ordered, out, run_started, demo_log, titles, jobs):
+            manifest["parts"][entry["part"]] = entry
+            _announce(entry, out)
             manifest["run"]["seconds"] = round(time.perf_counter() - started, 1)
             index = _write(out, manifest, list(modules))
         _remove_stale(out, manifest, list(modules), full_run=not only)
@@ -312,11 +533,20 @@ def demo(
 def run(args: argparse.Namespace) -> None:
     prior = list(args.prior_stage or [])
     if not args.only:  # a full run reads every dataset; a part run builds what it reads
-        out = ensure_writable_folder(args.out, "--out")
-        built = _build_missing_datasets(out / LOGS / DATASETS_LOG)
+        built = _datasets_stage(args)
         if built is not None:
             prior.append(built)
-    demo(args.out, args.only, prior or None)
+    demo(args.out, args.only, prior or None, jobs=args.jobs or default_jobs())
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of parts, 1 or more")
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -333,4 +563,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a stage that ran before the demo, for the index's time breakdown (make demo passes "
         "setup and datasets)",
     )
-    parser.set_defaults(func=run)
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        metavar="N",
+        help="parts to run at once, each in its own process (default: one per core, "
+        f"here {default_jobs()}; 1 runs them one after the other in this process)",
+    )
+    parser.add_argument(
+        "--build-datasets",
+        choices=("missing", "all"),
+        default="missing",
+        help="before a full run, build the datasets the data root lacks (default), or rebuild "
+        "all that `bias-hub build all` builds (make demo: never data an older version built); "
+        "it runs while the libraries load",
+    )
+    parser.set_defaults(func=run, before_loading=start_datasets)

@@ -65,15 +65,19 @@ def stage_table(
 ) -> str:
     """Markdown table of seconds per stage: before the demo, each part, the steps a part reports.
 
-    ``run`` (this run's ``started``, ``seconds``, ``parts``, ``startup_seconds``) adds the start-up,
+    ``run`` (this run's ``started``, ``seconds``, ``parts``, ``startup_seconds``, ``jobs``) adds the start-up,
     the run's wall time, and the total with the stages before it when they were given for it.
     """
     this_run = (run or {}).get("started")
     rows = []
     for stage in prior_stages or []:
+        this = this_run and stage.get("run") == this_run
         when = (
-            "before this run"
-            if this_run and stage.get("run") == this_run
+            # run by the demo while its libraries loaded: inside the start-up's seconds
+            "this run, during the start-up"
+            if this and stage.get("during_startup")
+            else "before this run"
+            if this
             else (
                 f"before the run of {stage['run'][:19].replace('T', ' ')}"
                 if stage.get("run")
@@ -93,10 +97,21 @@ def stage_table(
             for stage in entry.get("stages", [])
         ]
     if run and run.get("seconds") is not None:
+        jobs = run.get("jobs", 1)
+        # Parts that ran side by side: their seconds overlap, and add up to more than the wall.
+        at_once = f"; {jobs} at a time, their times overlap" if jobs > 1 else ""
         rows.append(
-            [f"this run, wall ({', '.join(run.get('parts', []))})", f"{run['seconds']:.1f}", ""]
+            [
+                f"this run, wall ({', '.join(run.get('parts', []))}{at_once})",
+                f"{run['seconds']:.1f}",
+                "",
+            ]
         )
-        before = [s["seconds"] for s in prior_stages or [] if this_run and s.get("run") == this_run]
+        before = [
+            s["seconds"]
+            for s in prior_stages or []
+            if this_run and s.get("run") == this_run and not s.get("during_startup")
+        ]
         if before:
             rows.append(
                 ["total with the stages before it", f"{sum(before) + run['seconds']:.1f}", ""]

@@ -281,8 +281,57 @@ def test_a_full_demo_builds_what_the_data_root_lacks_before_its_parts(
     assert seen == [["speciesism_templates"]]
     manifest = json.loads((out / "demo.json").read_text(encoding="utf-8"))
     assert [stage["stage"] for stage in manifest["prior_stages"]] == ["datasets"]
+    # built in a forked process while the libraries loaded, where processes fork
+    assert manifest["prior_stages"][0]["during_startup"] is demo_driver.can_fork()
     assert "speciesism_templates" in (out / "logs" / "datasets.log").read_text(encoding="utf-8")
     # Built once: the next run builds nothing and keeps no log of builds it did not make.
     assert cli.main(["demo", "--out", str(out)]) == 0
     assert seen[-1] == ["speciesism_templates"]
     assert not (out / "logs" / "datasets.log").exists()
+
+
+def test_build_datasets_all_rebuilds_what_is_there_and_a_failed_build_stops_the_demo(
+    installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make demo` passes --build-datasets all: a folder an older version built is built again
+    (in a forked process while the libraries load); a build that fails stops the demo before
+    any part, naming the error and the log."""
+    import types
+
+    from bias_hub.pipelines import demo as demo_driver
+    from bias_hub.pipelines.discovery import builder_commands
+
+    commands = {"speciesism_templates": builder_commands()["speciesism_templates"]}
+    monkeypatch.setattr(demo_driver, "builder_commands", lambda: commands)
+    ran: list[str] = []
+
+    def run_demo(out_dir: Path) -> dict:
+        ran.append("stats")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return {"title": "Statistics", "summary": ""}
+
+    part = types.ModuleType("bias_hub.pipelines.stats_part.demo")
+    part.ORDER, part.run_demo = 0, run_demo
+    monkeypatch.setattr(demo_driver, "demo_parts", lambda: [part])
+    out = tmp_path / "demo"
+    assert cli.main(["demo", "--out", str(out)]) == 0  # built: it was missing
+    card = installed / "speciesism_templates" / "README.md"
+    card.write_text("left by an older version\n", encoding="utf-8")
+    assert cli.main(["demo", "--out", str(out)]) == 0  # missing only: kept as it is
+    assert card.read_text(encoding="utf-8") == "left by an older version\n"
+    assert cli.main(["demo", "--out", str(out), "--build-datasets", "all"]) == 0
+    assert "speciesism_templates" in card.read_text(encoding="utf-8")  # built again
+    assert "built speciesism_templates" in (out / "logs" / "datasets.log").read_text("utf-8")
+
+    broken = types.ModuleType("bias_hub.builders.broken.command")
+
+    def build(out_root: Path) -> Path:
+        raise FileNotFoundError("templates.tsv: no such file")
+
+    commands["broken"] = broken
+    broken.__package__ = "bias_hub.builders.broken"
+    monkeypatch.setitem(sys.modules, "bias_hub.builders.broken", types.SimpleNamespace(build=build))
+    ran.clear()
+    assert cli.main(["demo", "--out", str(out), "--build-datasets", "all"]) == 2
+    assert ran == []  # no part ran on data that failed to build
+    assert "templates.tsv: no such file" in (out / "logs" / "datasets.log").read_text("utf-8")

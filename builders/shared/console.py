@@ -21,6 +21,7 @@ keeps this project's stage lines (how ``bias-hub demo`` stays quiet).
 
 from __future__ import annotations
 
+import importlib.abc
 import logging
 import os
 import shlex
@@ -86,32 +87,86 @@ def configure(verbosity: int = 0) -> None:
             logger.addHandler(handler)
     for name in LIBRARIES:
         logging.getLogger(name).setLevel(library_level)
-    try:
-        import transformers
+    # transformers, datasets and evaluate set up their own loggers when imported (and evaluate
+    # imports transformers' pipelines: ~10 s): each is configured now if a step already imported
+    # it, else right after its import, so a command that never loads them never pays for them.
+    for name in _CONFIGURE_ON_IMPORT:
+        if name in sys.modules:
+            _configure_library(name)
+        else:
+            _after_import.watch(name)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-        transformers.logging.set_verbosity(library_level)
-        transformers.logging.disable_progress_bar() if verbosity <= 0 else None
-    except ImportError:  # pragma: no cover - transformers is a dependency
-        pass
-    try:
-        import datasets
 
-        datasets.logging.set_verbosity(library_level)
+def _configure_library(name: str) -> None:
+    """Give library ``name`` (imported) the levels and bars ``configure`` chose."""
+    verbosity = _state["verbosity"]
+    level = logging.INFO if verbosity > 0 else logging.WARNING
+    module = sys.modules[name]
+    if name == "transformers":
+        module.logging.set_verbosity(level)
+        if verbosity <= 0:
+            module.logging.disable_progress_bar()
+    elif name == "datasets":
+        module.logging.set_verbosity(level)
         # "Creating parquet from Arrow format" and friends: one bar per file is noise.
         if verbosity > 0 and progress_enabled():
-            datasets.enable_progress_bars()
+            module.enable_progress_bars()
         else:
-            datasets.disable_progress_bars()
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import evaluate
+            module.disable_progress_bars()
+    elif name == "evaluate":
+        module.logging.set_verbosity(level)
+        module.disable_progress_bar()
 
-        evaluate.logging.set_verbosity(library_level)
-        evaluate.disable_progress_bar()
-    except (ImportError, AttributeError):  # pragma: no cover
-        pass
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+_CONFIGURE_ON_IMPORT = ("transformers", "datasets", "evaluate")
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs ``_configure_library`` right after a watched top-level module is first imported.
+
+    It finds the module's spec with the finders after it and wraps that spec's loader, so the
+    library is imported exactly as it would be, then configured before its importer sees it."""
+
+    def __init__(self) -> None:
+        self.watched: set[str] = set()
+
+    def watch(self, name: str) -> None:
+        self.watched.add(name)
+        if self not in sys.meta_path:
+            sys.meta_path.insert(0, self)
+
+    def find_spec(self, fullname, path=None, target=None):  # noqa: D102
+        # Still watched until executed: importlib.util.find_spec asks without importing.
+        if fullname not in self.watched:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        exec_module = loader.exec_module
+
+        def exec_then_configure(module) -> None:
+            exec_module(module)
+            self.watched.discard(fullname)
+            try:
+                _configure_library(fullname)
+            except Exception:  # pragma: no cover - an API change must not break the import
+                logging.getLogger(__name__).debug("could not configure %s", fullname, exc_info=True)
+
+        loader.exec_module = exec_then_configure
+        return spec
+
+
+_after_import = _AfterImport()
 
 
 def verbosity() -> int:

@@ -533,11 +533,23 @@ def _in_workers(plan: Plan, first: list[tuple], follow) -> None:
             initializer=_start_worker,
             initargs=(queue, console.verbosity(), plan),
         ) as pool:
-            pending = {pool.submit(_run_task, task) for task in first}
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    pending |= {pool.submit(_run_task, task) for task in follow(future.result())}
+            try:
+                pending = {pool.submit(_run_task, task) for task in first}
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        pending |= {
+                            pool.submit(_run_task, task) for task in follow(future.result())
+                        }
+            except BaseException:
+                # Ctrl-C, or a task that failed: the queued trainings are dropped and the running
+                # ones stopped (leaving the pool would wait for every queued training first).
+                # (The processes are taken first: shutting down forgets them.)
+                workers = list((getattr(pool, "_processes", None) or {}).values())
+                pool.shutdown(wait=False, cancel_futures=True)
+                for process in workers:
+                    process.terminate()
+                raise
     finally:
         listener.stop()
 

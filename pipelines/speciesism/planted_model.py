@@ -64,6 +64,8 @@ WORDS = {
         "extra": ["、", "##い"],
     },
 }
+# Training steps of the tiny model (of 128 sentences each).
+STEPS = 250
 FARMED = ("cow", "cattle", "pig", "chicken", "sheep", "turkey")
 
 
@@ -114,11 +116,20 @@ def _tokenizer(language: str, vocab_file: Path):
 
 
 def make_tiny_masked_lm(
-    out_dir: Path, templates: list[dict], language: str = "en", steps: int = 800, seed: int = 0
+    out_dir: Path,
+    templates: list[dict],
+    language: str = "en",
+    steps: int = STEPS,
+    seed: int = 0,
+    batch_size: int = 128,
+    learning_rate: float = 4e-3,
 ) -> Path:
     """Create, train briefly and save a tiny BERT masked LM; returns its folder.
 
     ``templates``: rows with ``template`` (``<NAME>``/``<MASK>`` markers) and ``form``.
+    The defaults (250 steps of 128 sentences) plant as clear a bias as 800 steps of 32 did
+    (change rates of the planted words -0.55 to -0.80, English and Japanese) in 30 % less time:
+    a model this small spends most of a step on per-step overhead.
     """
     import torch  # heavy: loaded only when a tiny model is made
     from transformers import BertConfig, BertForMaskedLM
@@ -155,10 +166,10 @@ def make_tiny_masked_lm(
     # The planted word is always masked (it is what the probe reads); other tokens sometimes.
     fill_ids = torch.tensor([tokenizer.convert_tokens_to_ids(fill.lower()) for _, fill in pairs])
     special = torch.tensor([tokenizer.convert_tokens_to_ids(t) for t in SPECIAL])
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     model.train()
     for _ in range(steps):
-        batch = torch.randint(0, ids.shape[0], (32,))
+        batch = torch.randint(0, ids.shape[0], (batch_size,))
         inputs, attention = ids[batch].clone(), encoded["attention_mask"][batch]
         maskable = ~torch.isin(inputs, special)
         chosen = (inputs == fill_ids[batch, None]) | (maskable & (torch.rand(inputs.shape) < 0.1))

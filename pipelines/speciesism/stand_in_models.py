@@ -17,7 +17,7 @@ from pathlib import Path
 from bias_hub.pipelines.common.arguments import add_root_flags
 from bias_hub.pipelines.common.locations import dataset_folder, load_dataset_split
 from bias_hub.pipelines.common.run_folder import RunFolder
-from bias_hub.pipelines.speciesism.planted_model import make_tiny_masked_lm
+from bias_hub.pipelines.speciesism.planted_model import STEPS, make_tiny_masked_lm
 from bias_hub.pipelines.speciesism.settings import CONFIGS, DATASET
 
 __all__ = ["STAND_INS", "load_templates", "write_stand_ins"]
@@ -37,7 +37,7 @@ def load_templates(datasets_root: Path | None, language: str = "en") -> list[dic
     return list({row["template_id"]: row for row in rows}.values())
 
 
-def write_stand_ins(out: Path, datasets_root: Path | None = None, steps: int = 800) -> list[Path]:
+def write_stand_ins(out: Path, datasets_root: Path | None = None, steps: int = STEPS) -> list[Path]:
     """``out/roberta-stand-in`` and ``out/bert-stand-in``, written whole; returns both paths."""
     templates = load_templates(datasets_root)
     folder = RunFolder(out)
@@ -63,6 +63,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder that gets the two models")
     add_root_flags(parser, metrics=False)
     parser.add_argument(
-        "--steps", type=int, default=800, help="training steps per model (default: %(default)s)"
+        "--steps", type=int, default=STEPS, help="training steps per model (default: %(default)s)"
     )
     parser.set_defaults(func=_run)

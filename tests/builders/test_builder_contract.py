@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bias_hub.builders import build_all
 from bias_hub.pipelines import cli
 
 COMMANDS = cli.builder_commands()
@@ -125,7 +126,7 @@ def test_build_all_calls_each_builder_once_and_logs_one_timed_line(
     monkeypatch.setattr(logger, "level", logging.INFO)
     logger.addHandler(handler)
     try:
-        cli._build_all(COMMANDS, str(tmp_path))
+        build_all(tmp_path, COMMANDS)
     finally:
         logger.removeHandler(handler)
     in_all = [name for name, command in COMMANDS.items() if command.IN_ALL]

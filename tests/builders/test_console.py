@@ -148,3 +148,45 @@ def test_add_log_file_writes_each_record_once_at_every_level(tmp_path: Path) -> 
         "WARNING datasets.builder: library warning",
         "INFO some_other_library: other library info",
     ]
+
+
+LIBRARY_LEVELS = """
+import importlib, importlib.util, logging, sys
+from bias_hub.builders.shared import console
+console.configure(0)
+assert "datasets" not in sys.modules and "transformers" not in sys.modules
+# The CLI asks find_spec whether a library is installed, then imports it.
+assert importlib.util.find_spec("datasets") is not None
+datasets = importlib.import_module("datasets")
+print(logging.getLogger("datasets").level, datasets.is_progress_bar_enabled())
+console.configure(1)
+import transformers
+print(logging.getLogger("transformers").level)
+"""
+
+
+def test_libraries_imported_after_configure_get_its_levels() -> None:
+    # configure no longer imports the libraries (evaluate alone takes ~10 s); each is
+    # configured when something imports it, at the verbosity configure was last given.
+    done = subprocess.run(
+        [sys.executable, "-c", LIBRARY_LEVELS],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "TRANSFORMERS_VERBOSITY": "debug", "DATASETS_VERBOSITY": "debug"},
+    )
+    assert done.stdout.split() == ["30", "False", "20"], done.stdout + done.stderr
+
+
+def test_a_command_that_needs_no_model_imports_no_model_library(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from bias_hub.pipelines.cli import main\n"
+        "code = main(['build', 'weat_word_sets', '--out-root', sys.argv[1]])\n"
+        "print(code, sorted(m for m in ('torch', 'transformers', 'evaluate') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "0 []", done.stdout + done.stderr
+    assert (tmp_path / "weat_word_sets" / "README.md").is_file()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import re
 import sys
 import types
@@ -198,3 +199,99 @@ def test_prior_stage_flag() -> None:
     for bad in ["setup", "setup=", "=3", "setup=-1", "setup=fast"]:
         with pytest.raises(argparse.ArgumentTypeError, match="expected NAME=SECONDS"):
             demo_driver.parse_prior_stage(bad)
+
+
+def _meets(mine: str, theirs: str):
+    """A part that finishes only if the part writing ``theirs`` runs at the same time as it."""
+
+    def run_demo(out_dir: Path) -> dict:
+        import os
+        import time
+
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir.parent / f"{mine}.here").write_text(str(os.getpid()), encoding="utf-8")
+        deadline = time.monotonic() + 60
+        while not (out_dir.parent / f"{theirs}.here").exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{mine} never met {theirs}: the parts did not run together")
+            time.sleep(0.02)
+        print(f"{mine} met {theirs}")
+        return {"title": f"{mine} part", "summary": f"{mine} met {theirs}"}
+
+    return run_demo
+
+
+def _dies(out_dir: Path) -> dict:
+    import os
+
+    os.write(1, b"delta got this far\n")  # unbuffered: a killed process flushes nothing
+    os._exit(3)  # as a process killed by the kernel would: no exception, no entry
+
+
+needs_fork = pytest.mark.skipif(not demo_driver.can_fork(), reason="parts run side by side by fork")
+
+
+@needs_fork
+def test_parts_run_side_by_side_each_in_its_own_process(
+    tmp_path: Path, parts: list, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    _on_descriptors(monkeypatch)
+    # Each of alpha and beta waits for the other to have started: one after the other, the first
+    # would time out.
+    parts += [_part("alpha", 1, _meets("alpha", "beta")), _part("beta", 2, _meets("beta", "alpha"))]
+    out = tmp_path / "demo"
+    index = demo_driver.demo(out, jobs=2)
+    console_text = "".join(capfd.readouterr())
+
+    pids = {(out / f"{p}.here").read_text(encoding="utf-8") for p in ("alpha", "beta")}
+    assert len(pids) == 2 and str(os.getpid()) not in pids  # two processes, neither the driver
+    assert f"(full logs in {out / 'logs'}, 2 at a time)" in console_text
+    assert "alpha met beta" not in console_text  # what a part prints goes to its log
+    assert "alpha met beta" in (out / "logs" / "alpha.log").read_text(encoding="utf-8")
+    assert "beta met alpha" in (out / "logs" / "beta.log").read_text(encoding="utf-8")
+    manifest = json.loads((out / "demo.json").read_text(encoding="utf-8"))
+    assert manifest["run"]["jobs"] == 2
+    assert {e["status"] for e in manifest["parts"].values()} == {"ok"}
+    markdown = index.read_text(encoding="utf-8")
+    assert "2 at a time, their times overlap" in markdown
+    # The index lists the parts in their order, whichever ended first.
+    assert markdown.index("alpha met beta") < markdown.index("beta met alpha")
+
+
+@needs_fork
+def test_a_part_whose_process_dies_is_failed_and_the_others_still_run(
+    tmp_path: Path, parts: list
+) -> None:
+    parts += [_part("delta", 1, _dies), _part("beta", 2, _beta("first"))]
+    out = tmp_path / "demo"
+    with pytest.raises(RuntimeError, match="demo: delta failed"):
+        demo_driver.demo(out, jobs=2)
+    manifest = json.loads((out / "demo.json").read_text(encoding="utf-8"))
+    assert manifest["parts"]["delta"]["status"] == "failed"
+    assert "exit code 3" in manifest["parts"]["delta"]["error"]
+    assert manifest["parts"]["beta"]["status"] == "ok"
+    assert "delta got this far" in (out / "logs" / "delta.log").read_text(encoding="utf-8")
+    assert "beta says first" in (out / "index.md").read_text(encoding="utf-8")
+
+
+@needs_fork
+def test_a_part_that_raises_in_its_process_fails_as_in_one_process(
+    tmp_path: Path, parts: list
+) -> None:
+    parts += [_part("gamma", 1, _failing), _part("beta", 2, _beta("first"))]
+    out = tmp_path / "demo"
+    with pytest.raises(RuntimeError, match="demo: gamma failed"):
+        demo_driver.demo(out, jobs=2)
+    markdown = (out / "index.md").read_text(encoding="utf-8")
+    assert "ValueError: gamma's input is missing" in markdown and "beta says first" in markdown
+    assert "Traceback" in (out / "logs" / "gamma.log").read_text(encoding="utf-8")
+
+
+def test_jobs_flag_takes_a_positive_whole_number() -> None:
+    parser = argparse.ArgumentParser()
+    demo_driver.register(parser.add_subparsers())
+    assert parser.parse_args(["demo", "--jobs", "3"]).jobs == 3
+    assert parser.parse_args(["demo"]).jobs is None  # one per core, chosen when the demo runs
+    for bad in ["0", "-1", "two"]:
+        with pytest.raises(SystemExit):
+            parser.parse_args(["demo", "--jobs", bad])

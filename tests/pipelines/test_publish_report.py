@@ -124,6 +124,13 @@ def test_index_shows_the_time_per_stage_and_which_run_each_part_came_from(tmp_pa
         "| this run, wall (nli) | 311.5 |  |",
         "| total with the stages before it | 402.0 |  |",  # 60 + 30.5 + 311.5
     ]
+    # A build the demo ran while its libraries loaded is inside the start-up: shown, not added;
+    # parts run side by side say their times overlap.
+    during = [prior[0], {**prior[1], "during_startup": True}]
+    table = stage_table(entries, during, {**run, "jobs": 2}).splitlines()
+    assert table[3] == "| datasets | 30.5 | this run, during the start-up |"
+    assert table[-2] == "| this run, wall (nli; 2 at a time, their times overlap) | 311.5 |  |"
+    assert table[-1] == "| total with the stages before it | 371.5 |  |"  # 60 + 311.5
     # Stages given for an earlier run are labelled with it, and no total is made from them.
     earlier = [{"stage": "setup", "seconds": 60.0, "run": "2026-11-22T09:00:00.123456"}]
     table = stage_table(entries, earlier, run)

@@ -78,7 +78,16 @@ class FakeChatServer:
                     with server.lock:
                         server.in_flight -= 1
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.errors: list[str] = []
+
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request, client_address) -> None:
+                # Kept, not printed: a stray connection (a client of an earlier test that
+                # retried into a port the system gave this server) must not write a traceback
+                # into the stderr the test reads for the command's own lines.
+                server.errors.append(f"{client_address}: {sys.exc_info()[1]!r}")
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -163,6 +172,19 @@ def api_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     root = tmp_path_factory.mktemp("bias-hub-cache")
     monkeypatch.setenv("BIAS_HUB_CACHE", str(root))
     return root / "api" / "jbbq_openai"
+
+
+def _without_server_reports(err: str) -> str:
+    """Standard error less what a test HTTP server's thread printed (socketserver's report of a
+    request it failed to handle, between two rules of dashes): under xdist a client of another
+    test may reach a server here, and that report is not the command's output."""
+    rule = "-" * 40
+    return re.sub(
+        rf"{rule}\nException occurred during processing of request.*?\n{rule}\n?",
+        "",
+        err,
+        flags=re.S,
+    )
 
 
 def _args(server: FakeChatServer, dataset: Path, out: Path, *extra: str) -> list[str]:
@@ -425,7 +447,7 @@ def test_an_unwritable_out_fails_before_the_first_paid_request(
     out = blocker if out_kind == "a file" else blocker / "run"
     with FakeChatServer() as server:
         assert cli.main(_args(server, fixture_dataset, out, "--scoring", "generate")) == 2
-    err = capsys.readouterr().err
+    err = _without_server_reports(capsys.readouterr().err)
     assert f"--out {out}:" in err and "Traceback" not in err
     assert server.bodies == []  # nothing was paid for
     assert blocker.read_text(encoding="utf-8") == "not a folder"

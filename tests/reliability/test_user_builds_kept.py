@@ -15,6 +15,7 @@ from pathlib import Path
 import datasets
 import pytest
 
+from bias_hub.builders import build_all
 from bias_hub.builders.dataset_folder import (
     USER_COPY_KEY,
     UserBuildKept,
@@ -119,7 +120,7 @@ def test_build_all_keeps_a_user_built_folder_and_builds_the_rest(
         if name in {"weat_word_sets", "speciesism_templates"}
     }
     with caplog.at_level(logging.WARNING, logger="bias_hub.builders"):
-        cli._build_all(commands, str(root), ["build", "all"])
+        build_all(root, commands, ["build", "all"])
     assert _digests(root / "weat_word_sets") == built
     assert (root / "speciesism_templates" / "README.md").is_file()
     assert any("kept" in r.message and "weat_word_sets" in r.message for r in caplog.records)
