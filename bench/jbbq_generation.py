@@ -493,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 for run in r
             ),
-            key=lambda counts: counts["as taught"],
+            key=lambda readings: readings["as taught"],
         )
         for name, r in runs.items()
     }
@@ -519,9 +519,9 @@ def main(argv: list[str] | None = None) -> int:
             needed, floor_rate, {"lm-eval call": effort["lm-eval"]["min"]}, args.device
         )[1:]
         ours_items = fastest["bias-hub"].output
-        counts, starts = [], []
+        equal, starts = [], []
         for run in runs["lm-eval"]:
-            counts.append(
+            equal.append(
                 sum(
                     read_row_reply(row, reply, settings.answer_reader).index == item["prediction"]
                     for row, reply, item in zip(item_rows, run.output, ours_items, strict=True)
@@ -535,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         # Equal answers count only where both tools read what the model was taught: two
         # unread replies are equal too, and say nothing about reading the same answer.
-        same = min(counts) == len(texts) and all(
+        same = min(equal) == len(texts) and all(
             worst[name]["as taught"] == len(texts) for name in worst
         )
         report.update(
@@ -552,11 +552,11 @@ def main(argv: list[str] | None = None) -> int:
     print("the floor:")
     print("\n".join(lines))
     print(f"replies the {settings.answer_reader} reader reads (the least taught-like run of each):")
-    for name, counts in worst.items():
-        print(f"  {describe_tally(counts, targets, name)}")
+    for name, readings in worst.items():
+        print(f"  {describe_tally(readings, targets, name)}")
     if theirs is not None:
         print(
-            f"identical answers: {same} ({min(counts)} of {len(texts)} parsed indices equal in "
+            f"identical answers: {same} ({min(equal)} of {len(texts)} parsed indices equal in "
             f"every lm-eval run; {min(starts)} of {len(texts)} replies agree up to the shorter, "
             f"lm-eval's cut at its stop string; "
             + ", ".join(f"{n} {c['as taught']}" for n, c in worst.items())
