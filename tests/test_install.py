@@ -249,12 +249,22 @@ def test_only_locations_decides_where_datasets_live() -> None:
         assert not re.search(r"""/\s*["']datasets["']""", text), where
 
 
+def _only_part(monkeypatch: pytest.MonkeyPatch, run_demo) -> None:
+    """The demo's parts replaced by one, ``run_demo``."""
+    import types
+
+    from bias_hub.pipelines import demo as demo_driver
+
+    part = types.ModuleType("bias_hub.pipelines.stats_part.demo")
+    part.ORDER, part.run_demo = 0, run_demo
+    monkeypatch.setattr(demo_driver, "demo_parts", lambda: [part])
+
+
 def test_a_full_demo_builds_what_the_data_root_lacks_before_its_parts(
     installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An install has no `make datasets`: `bias-hub demo` builds the datasets first, so that
     its first part (the dataset statistics) sees them, and times that as a stage."""
-    import types
 
     from bias_hub.pipelines import demo as demo_driver
     from bias_hub.pipelines.discovery import builder_commands
@@ -273,9 +283,7 @@ def test_a_full_demo_builds_what_the_data_root_lacks_before_its_parts(
         out_dir.mkdir(parents=True, exist_ok=True)
         return {"title": "Statistics", "summary": ""}
 
-    part = types.ModuleType("bias_hub.pipelines.stats_part.demo")
-    part.ORDER, part.run_demo = 0, run_demo
-    monkeypatch.setattr(demo_driver, "demo_parts", lambda: [part])
+    _only_part(monkeypatch, run_demo)
     out = tmp_path / "demo"
     assert cli.main(["demo", "--out", str(out)]) == 0
     assert seen == [["speciesism_templates"]]
@@ -310,9 +318,7 @@ def test_build_datasets_all_rebuilds_what_is_there_and_a_failed_build_stops_the_
         out_dir.mkdir(parents=True, exist_ok=True)
         return {"title": "Statistics", "summary": ""}
 
-    part = types.ModuleType("bias_hub.pipelines.stats_part.demo")
-    part.ORDER, part.run_demo = 0, run_demo
-    monkeypatch.setattr(demo_driver, "demo_parts", lambda: [part])
+    _only_part(monkeypatch, run_demo)
     out = tmp_path / "demo"
     assert cli.main(["demo", "--out", str(out)]) == 0  # built: it was missing
     card = installed / "speciesism_templates" / "README.md"
