@@ -1,4 +1,4 @@
-"""Every example of README.md and of the metric and dataset cards runs as written, offline.
+"""Every example of README.md, of the pages in docs/ and of the metric and dataset cards runs as written, offline.
 
 A fenced ``python`` or ``bash`` block is an example. One whose first line is a marker comment
 (``# needs the network``, ``# needs your data``, ``# needs a GPU``, ``# takes minutes``, each
@@ -30,6 +30,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [
     REPO_ROOT / "README.md",
+    *sorted(REPO_ROOT.glob("docs/*.md")),
     *sorted(REPO_ROOT.glob("metrics/*/README.md")),
     *sorted(REPO_ROOT.glob("datasets/*/README.md")),
 ]
