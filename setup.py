@@ -8,7 +8,8 @@ the shared ``bias_hub_common.py`` and ``bias_hub_intervals.py``, symlinks in the
 the build copies as real files) is installed whole, where ``bias_hub.metric_path`` finds it;
 ``metrics/_common`` too, as ``bias_hub.metrics._common``, where the pipelines import the
 intervals from. The data files the builders and
-pipelines read (templates, lexicons, prompt and study YAML, the dataset card template) travel as
+pipelines read (templates, lexicons, prompt and study YAML, the dataset card template, the report
+templates) travel as
 package data; the root folder's own files (README, CONTRIBUTING, the project metadata) do not.
 """
 
@@ -23,7 +24,7 @@ METRICS = sorted(
     for folder in (HERE / "metrics").iterdir()
     if (folder / f"{folder.name}.py").is_file()
 )
-DATA_FILES = ["*.tsv", "*.csv", "*.json", "*.yaml", "*.txt", "*.md"]
+DATA_FILES = ["*.tsv", "*.csv", "*.json", "*.yaml", "*.txt", "*.md", "*.j2"]
 # Namespace packages too: pipelines/studies and the prompt folders hold only data.
 SUBPACKAGES = find_namespace_packages(
     include=["builders*", "pipelines*"], exclude=["*__pycache__*"]

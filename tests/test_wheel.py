@@ -255,6 +255,11 @@ def test_wheel_carries_metric_modules_as_real_files_and_the_data_files(wheel: Pa
         }
         assert prompts and prompts <= names
         assert "bias_hub/builders/shared/dataset_card.md" in names
+        templates = {
+            "bias_hub/" + p.relative_to(REPO_ROOT).as_posix()
+            for p in (REPO_ROOT / "pipelines").rglob("templates/*.j2")
+        }
+        assert templates and templates <= names, sorted(templates - names)
         data_files = {
             "bias_hub/" + p.relative_to(REPO_ROOT).as_posix()
             for p in (REPO_ROOT / "builders").rglob("*")
