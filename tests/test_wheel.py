@@ -243,7 +243,8 @@ def test_wheel_carries_metric_modules_as_real_files_and_the_data_files(wheel: Pa
             assert {f"{folder}/{name}.py", f"{folder}/README.md"} <= names, name
             # Symlinks in the checkout; the wheel must hold the files themselves.
             for file, content in shared.items():
-                assert archive.read(f"{folder}/{file}") == content, name
+                if (REPO_ROOT / "metrics" / name / file).exists():
+                    assert archive.read(f"{folder}/{file}") == content, name
         # The pipelines import the intervals from the shared folder itself.
         for file, content in shared.items():
             assert archive.read(f"bias_hub/metrics/_common/{file}") == content, file

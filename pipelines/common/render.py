@@ -1,6 +1,6 @@
 """The one report renderer: every part's report.md, the demo's index (Markdown and HTML) and the
 leaderboard are Jinja templates over a run's results, written through ``write_report``; every
-figure is written through ``save_figure``.
+figure is written through ``save_figure``, its intervals drawn by ``draw_intervals``.
 
 A template is named by its path under ``pipelines/`` and lives beside the part that owns it
 (``jbbq/templates/evaluate.md.j2``); shared ones are in ``common/templates/`` (``page.html.j2``,
@@ -32,6 +32,7 @@ from bias_hub.builders.shared.text import (
 )
 
 __all__ = [
+    "draw_intervals",
     "macros",
     "markdown_html",
     "markdown_targets",
@@ -132,6 +133,22 @@ def save_figure(figure, path: str | Path, dpi: int = 120, tight: bool = True, **
     finally:
         plt.close(figure)
     return Path(path)
+
+
+def draw_intervals(axis, x, intervals, cap: float = 0.0, **line) -> None:
+    """Each interval (a dict with ``low`` and ``high``, or None) as a line from its low to its high
+    end at ``x``, with ends ``cap`` wide: a bootstrap interval need not hold its estimate, so it
+    is drawn where it lies, not as errors around the value. Nothing where there is none."""
+    import numpy as np
+
+    line = {"color": "black", "linewidth": 0.8, **line}
+    ends = [[(i or {}).get(end) for end in ("low", "high")] for i in intervals]
+    low, high = np.array([[np.nan if v is None else v for v in pair] for pair in ends], float).T
+    x, ok = np.asarray(x, dtype=float), np.isfinite(low) & np.isfinite(high)
+    if ok.any():
+        axis.vlines(x[ok], low[ok], high[ok], **line)
+        for end in (low[ok], high[ok]) if cap else ():
+            axis.hlines(end, x[ok] - cap / 2, x[ok] + cap / 2, **line)
 
 
 def relative_target(target: object) -> bool:

@@ -26,7 +26,13 @@ import numpy as np
 
 from bias_hub.builders.shared.files import read_text
 from bias_hub.pipelines.common.answer_reading import RULES
-from bias_hub.pipelines.common.render import macros, paper_layouts, save_figure, write_report
+from bias_hub.pipelines.common.render import (
+    draw_intervals,
+    macros,
+    paper_layouts,
+    save_figure,
+    write_report,
+)
 from bias_hub.pipelines.common.run_folder import RunFolder
 
 __all__ = [
@@ -74,18 +80,9 @@ def _run_for(results: dict, prompt: str | None, shots: int) -> dict | None:
 
 
 def _bars(ax, x, values, intervals, width, label=None, color=None) -> None:
-    """Bars with their intervals drawn from low to high (a bootstrap interval need not hold the
-    estimate, so not as +- errors)."""
-    x = np.asarray(x, dtype=float)
-    values = np.array([_number(v) for v in values])
-    ax.bar(x, np.nan_to_num(values), width, label=label, color=color)
-    low = np.array([_number((i or {}).get("low")) for i in intervals])
-    high = np.array([_number((i or {}).get("high")) for i in intervals])
-    ok = ~(np.isnan(values) | np.isnan(low) | np.isnan(high))
-    if ok.any():
-        ax.vlines(x[ok], low[ok], high[ok], color="black", linewidth=0.8)
-        for end in (low[ok], high[ok]):
-            ax.hlines(end, x[ok] - width / 5, x[ok] + width / 5, color="black", linewidth=0.8)
+    """Bars (an undefined score as none) with their intervals."""
+    ax.bar(x, np.nan_to_num([_number(v) for v in values]), width, label=label, color=color)
+    draw_intervals(ax, x, intervals, cap=2 * width / 5)
 
 
 def figure_one(entries: Sequence[tuple[str, dict]], shots: int):

@@ -11,7 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
-from bias_hub.pipelines.common.render import macros, paper_layouts, save_figure, write_report
+from bias_hub.pipelines.common.render import (
+    draw_intervals,
+    macros,
+    paper_layouts,
+    save_figure,
+    write_report,
+)
 from bias_hub.pipelines.nli.evaluation import SHORT, SUBSETS, table_row
 from bias_hub.pipelines.nli.labels import LABELS
 
@@ -113,9 +119,7 @@ def plot_label_fractions(models: dict[str, dict]):
     axis.bar(range(len(names)), scores, color="#c44e52")
     bounds = [(models[n].get("confidence_intervals") or {}).get("bias_score") or {} for n in names]
     if all(b.get("low") is not None for b in bounds):
-        # A bootstrap interval need not hold the estimate: draw it from low to high.
-        lows, highs = np.array([b["low"] for b in bounds]), np.array([b["high"] for b in bounds])
-        axis.vlines(range(len(names)), lows, highs, color="black")
+        draw_intervals(axis, range(len(names)), bounds, linewidth=1.5)
         level = bounds[0].get("confidence_level")
         axis.set_title(f"bias score s ({f'{level:.0%}' if level else 'no'} interval)")
     else:

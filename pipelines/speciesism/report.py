@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bias_hub.pipelines.common.render import (  # noqa: E402
+    draw_intervals,
     macros,
     paper_layouts,
     save_figure,
@@ -30,7 +31,7 @@ def negative_share_markdown(results: dict) -> str:
 
 
 def chart_figure(results: dict):
-    """Grouped bars: share of negative fills per animal (x) and model (colour), with error bars;
+    """Grouped bars: share of negative fills per animal (x) and model (colour), with intervals;
     a share of 0 gets a mark at 0, so that every animal shows something for every model."""
     models = results["models"]
     animals = sorted({a for m in models for a in m["sentiment"]["negative_share"]})
@@ -40,19 +41,10 @@ def chart_figure(results: dict):
     for i, model in enumerate(models):
         shares = np.array([model["sentiment"]["negative_share"].get(a, np.nan) for a in animals])
         intervals = model["sentiment"].get("confidence_intervals") or {}
-        errors = np.zeros((2, len(animals)))
-        for j, animal in enumerate(animals):
-            interval = intervals.get(f"negative_share.{animal}")
-            if interval and interval["low"] is not None:
-                errors[:, j] = shares[j] - interval["low"], interval["high"] - shares[j]
         offset = x + (i - (len(models) - 1) / 2) * width
-        bars = ax.bar(
-            offset,
-            shares,
-            width,
-            label=model["label"],
-            yerr=errors if intervals else None,
-            capsize=3,
+        bars = ax.bar(offset, shares, width, label=model["label"])
+        draw_intervals(
+            ax, offset, [intervals.get(f"negative_share.{a}") for a in animals], width / 3
         )
         ax.plot(
             offset,

@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 
 from bias_hub.builders.shared.text import with_interval  # noqa: E402
 from bias_hub.pipelines.common.render import (  # noqa: E402
+    draw_intervals,
     macros,
     paper_layouts,
     save_figure,
@@ -35,23 +36,6 @@ def summary_table(results: dict) -> str:
     return macros(TABLES).summary_table(results)
 
 
-def _error_bars(values: np.ndarray, intervals: list[dict | None]) -> np.ndarray:
-    """(2, n) distances below and above each value; 0 where there is no interval."""
-    below = np.array(
-        [
-            v - i["low"] if i and i.get("low") is not None else 0.0
-            for v, i in zip(values, intervals, strict=True)
-        ]
-    )
-    above = np.array(
-        [
-            i["high"] - v if i and i.get("high") is not None else 0.0
-            for v, i in zip(values, intervals, strict=True)
-        ]
-    )
-    return np.nan_to_num(np.vstack([below, above]))
-
-
 def _has_spearman(correlation: dict | None) -> bool:
     return correlation is not None and correlation["spearman"]["statistic"] is not None
 
@@ -64,7 +48,7 @@ def figure2(words: list[dict], correlation: dict, settings):
     """The study's Figure 2: every word in attention-gap order against its perplexity gap.
 
     Above, the attention gap of each word (the order); below, the mean perplexity gap of the
-    pairs the word took, with the intervals as error bars where there are any.
+    pairs the word took, with their intervals where there are any.
     """
     x = np.arange(len(words))
     attention = np.array([row["attention_gap"] for row in words], dtype=float)
@@ -78,32 +62,21 @@ def figure2(words: list[dict], correlation: dict, settings):
         sharex=True,
         gridspec_kw={"height_ratios": [1, 1.6]},
     )
-    top.errorbar(
-        x,
-        attention,
-        yerr=_error_bars(attention, [r["attention_gap_interval"] for r in words]),
-        fmt="o",
-        markersize=2.5,
-        linewidth=0.6,
-        color="tab:blue",
-        ecolor="lightsteelblue",
+    draw_intervals(
+        top, x, [r["attention_gap_interval"] for r in words], color="lightsteelblue", linewidth=0.6
     )
+    top.plot(x, attention, "o", markersize=2.5, color="tab:blue")
     top.axhline(0, color="black", linewidth=0.5)
     top.set_ylabel("attention gap\n(male - female)")
     has = np.isfinite(perplexity)
-    bottom.errorbar(
+    draw_intervals(
+        bottom,
         x[has],
-        perplexity[has],
-        yerr=_error_bars(
-            perplexity[has],
-            [r["perplexity_gap_interval"] for r, h in zip(words, has, strict=True) if h],
-        ),
-        fmt="o",
-        markersize=2.5,
+        [r["perplexity_gap_interval"] for r, h in zip(words, has, strict=True) if h],
+        color="lightgray",
         linewidth=0.6,
-        color="tab:gray",
-        ecolor="lightgray",
     )
+    bottom.plot(x[has], perplexity[has], "o", markersize=2.5, color="tab:gray")
     bottom.axhline(0, color="black", linewidth=0.5)
     bottom.set_ylabel("perplexity gap of the word's pairs\n(male - female)")
     unit = _level_name(settings)
@@ -138,14 +111,8 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
         1, 3, figsize=(16, 4.8), gridspec_kw={"width_ratios": [2.2, 2.2, 1.2]}
     )
     x = np.arange(len(shown))
-    top.bar(
-        x,
-        attention,
-        color=np.where(attention >= 0, "tab:blue", "tab:red"),
-        yerr=_error_bars(attention, [row["attention_gap_interval"] for row in shown]),
-        ecolor="black",
-        error_kw={"linewidth": 0.6},
-    )
+    top.bar(x, attention, color=np.where(attention >= 0, "tab:blue", "tab:red"))
+    draw_intervals(top, x, [row["attention_gap_interval"] for row in shown], linewidth=0.6)
     top.plot(
         x, attention, linestyle="none", marker="_", color="black", markersize=6
     )  # a gap near 0 still shows
@@ -156,16 +123,13 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     top.set_title(f"attention-gap order, top and bottom {k}")
     has = np.isfinite(perplexity)
     bottom.bar(
+        x[has], perplexity[has], color="tab:gray", label="mean perplexity gap of the pairs it took"
+    )
+    draw_intervals(
+        bottom,
         x[has],
-        perplexity[has],
-        color="tab:gray",
-        yerr=_error_bars(
-            perplexity[has],
-            [row["perplexity_gap_interval"] for row, h in zip(shown, has, strict=True) if h],
-        ),
-        ecolor="black",
-        error_kw={"linewidth": 0.6},
-        label="mean perplexity gap of the pairs it took",
+        [row["perplexity_gap_interval"] for row, h in zip(shown, has, strict=True) if h],
+        linewidth=0.6,
     )
     if (~has).any():
         bottom.plot(

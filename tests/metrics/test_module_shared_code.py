@@ -61,12 +61,25 @@ def test_every_metric_folder_is_a_module_and_the_modules_are_found():
     } <= {p.stem for p in MODULES}, [p.stem for p in MODULES]
 
 
+def _shared_imports(path: Path) -> set[str]:
+    """The same-folder files a module imports (``from .name import``)."""
+    return {
+        node.module
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+    }
+
+
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
-def test_the_shared_files_are_links_to_the_one_copy(path):
-    for shared in SHARED:
-        link = path.parent / shared.name
+def test_the_shared_files_it_imports_are_links_to_the_one_copy(path):
+    imported = _shared_imports(path)
+    assert COMMON.stem in imported
+    for name in imported:
+        shared = METRICS / "_common" / f"{name}.py"
+        link = path.parent / f"{name}.py"
+        assert shared.is_file(), f"{path.name} imports .{name}, which is no file of metrics/_common"
         assert link.is_symlink(), f"{link} should link to {shared}"
-        assert os.readlink(link) == f"../_common/{shared.name}"
+        assert os.readlink(link) == f"../_common/{name}.py"
         assert link.resolve() == shared.resolve()
 
 
