@@ -223,7 +223,10 @@ def _user(venv: Path, home: Path) -> dict[str, str]:
 
 
 def test_wheel_carries_metric_modules_as_real_files_and_the_data_files(wheel: Path) -> None:
-    common = (REPO_ROOT / "metrics" / "_common" / "bias_hub_common.py").read_bytes()
+    shared = {
+        name: (REPO_ROOT / "metrics" / "_common" / name).read_bytes()
+        for name in ("bias_hub_common.py", "bias_hub_intervals.py")
+    }
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         # One import package at the top of site-packages, and its dist-info; nothing generic.
@@ -238,8 +241,13 @@ def test_wheel_carries_metric_modules_as_real_files_and_the_data_files(wheel: Pa
         for name in _metric_names():
             folder = f"bias_hub/metrics/{name}"
             assert {f"{folder}/{name}.py", f"{folder}/README.md"} <= names, name
-            # A symlink in the checkout; the wheel must hold the file itself.
-            assert archive.read(f"{folder}/bias_hub_common.py") == common, name
+            # Symlinks in the checkout; the wheel must hold the files themselves.
+            for file, content in shared.items():
+                if (REPO_ROOT / "metrics" / name / file).exists():
+                    assert archive.read(f"{folder}/{file}") == content, name
+        # The pipelines import the intervals from the shared folder itself.
+        for file, content in shared.items():
+            assert archive.read(f"bias_hub/metrics/_common/{file}") == content, file
         studies = {p.name for p in (REPO_ROOT / "pipelines" / "studies").glob("*.yaml")}
         assert studies and {f"bias_hub/pipelines/studies/{s}" for s in studies} <= names
         prompts = {
@@ -248,6 +256,11 @@ def test_wheel_carries_metric_modules_as_real_files_and_the_data_files(wheel: Pa
         }
         assert prompts and prompts <= names
         assert "bias_hub/builders/shared/dataset_card.md" in names
+        templates = {
+            "bias_hub/" + p.relative_to(REPO_ROOT).as_posix()
+            for p in (REPO_ROOT / "pipelines").rglob("templates/*.j2")
+        }
+        assert templates and templates <= names, sorted(templates - names)
         data_files = {
             "bias_hub/" + p.relative_to(REPO_ROOT).as_posix()
             for p in (REPO_ROOT / "builders").rglob("*")
