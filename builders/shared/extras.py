@@ -1,39 +1,54 @@
 """Which optional part of the install an import comes with, and the one line that says so.
 
 ``pip install bias-hub`` builds datasets, loads every metric module and scores predictions;
-running a model, tokenizing Japanese and calling an API come as extras (pyproject.toml's
-``[project.optional-dependencies]``; this table follows it). Code imports what it needs where
-it needs it, as usual; a missing one surfaces as ``ModuleNotFoundError``, which ``bias-hub``
-turns into one line through ``missing_extra`` (the CLI and the demo catch it once, so no call
-site writes its own install hint)::
+running a model, tokenizing Japanese and calling an API come as extras. They are declared once,
+in pyproject.toml's ``[project.optional-dependencies]``, and read here from the installed
+metadata. Code imports what it needs where it needs it, as usual; a missing one surfaces as
+``ModuleNotFoundError``, which ``bias-hub`` turns into one line through ``missing_extra`` (the
+CLI and the demo catch it once, so no call site writes its own install hint)::
 
     bias-hub: error: this needs torch, which comes with the extra 'models': pip install 'bias-hub[models]'
+
+A module is matched to a requirement by name, normalised as distribution names are: a module of
+``vadersentiment`` is ``vaderSentiment``, one of ``google-cloud-language`` is
+``google.cloud.language_v1``.
 """
 
 from __future__ import annotations
 
+import functools
+from importlib import metadata
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from bias_hub.builders.shared.errors import UserError
 
-__all__ = ["EXTRAS", "MissingExtra", "extra_for", "missing_extra"]
+__all__ = ["MissingExtra", "extra_for", "extras", "missing_extra"]
 
-# Import name (a top-level package, or a dotted prefix where a namespace package is shared) ->
-# the extra that installs it.
-EXTRAS: dict[str, str] = {
-    "torch": "models",
-    "transformers": "models",
-    "accelerate": "models",
-    "wordfreq": "models",
-    "vaderSentiment": "models",
-    "fugashi": "ja",
-    "unidic_lite": "ja",
-    "openai": "api",
-    "deepl": "api",
-    "tenacity": "api",
-    "google.cloud": "google",
-    "google.api_core": "google",
-    "gensim": "corpus",
-    "nltk": "corpus",
-}
+# The contributors' extra: its tools are no part of any command.
+DEV = "dev"
+
+
+@functools.cache
+def extras() -> dict[str, str]:
+    """Each distribution an extra requires (normalised name) -> the first extra, in
+    pyproject.toml's order, that requires it (``dev`` left out); empty where bias-hub runs from a
+    checkout that was never installed."""
+    try:
+        distribution = metadata.distribution("bias-hub")
+    except metadata.PackageNotFoundError:
+        return {}
+    names = [e for e in distribution.metadata.get_all("Provides-Extra") or [] if e != DEV]
+    found: dict[str, str] = {}
+    for line in distribution.requires or []:
+        requirement = Requirement(line)
+        if canonicalize_name(requirement.name) == "bias-hub":
+            continue  # `all` names the other extras: bias_hub itself is no extra's module
+        for extra in names:
+            if requirement.marker and requirement.marker.evaluate({"extra": extra}):
+                found.setdefault(canonicalize_name(requirement.name), extra)
+    return found
 
 
 class MissingExtra(UserError):
@@ -48,16 +63,15 @@ class MissingExtra(UserError):
 
 
 def extra_for(module: str | None) -> tuple[str, str] | None:
-    """``(import name, extra)`` for a module an extra installs (``torch.nn`` -> ``("torch",
-    "models")``), or None for any other module."""
-    if not module:
+    """``(distribution, extra)`` for a module an extra installs, or None for any other module: the
+    distribution whose name the module's begins with, normalised (``torch.nn`` -> ``("torch",
+    "models")``, ``google.cloud.language_v1`` -> ``("google-cloud-language", "google")``)."""
+    name = canonicalize_name(module or "")
+    found = [d for d in extras() if name and (name == d or name.startswith(f"{d}-"))]
+    if not found:
         return None
-    parts = module.split(".")
-    for length in range(len(parts), 0, -1):
-        name = ".".join(parts[:length])
-        if name in EXTRAS:
-            return name, EXTRAS[name]
-    return None
+    distribution = max(found, key=len)
+    return distribution, extras()[distribution]
 
 
 def missing_extra(err: BaseException) -> MissingExtra | None:
