@@ -27,15 +27,14 @@ def metric_path(name: str) -> Path:
     ``evaluate.load(str(metric_path(name)))``: the checkout's ``metrics/<name>/`` or the copy an
     installed wheel carries. Raises ``ValueError`` naming the modules there for any other name."""
     root = Path(__file__).resolve().parent / "metrics"
-    folder = root / name
     if (
         not isinstance(name, str)
         or not name
         or "/" in name
-        or not (folder / f"{name}.py").is_file()
+        or not (root / name / f"{name}.py").is_file()
     ):
         known = sorted(p.name for p in root.iterdir() if (p / f"{p.name}.py").is_file())
         raise ValueError(
             f"metric_path: no metric module named {name!r}; expected one of {', '.join(known)}"
         )
-    return folder
+    return root / name

@@ -172,6 +172,18 @@ def test_a_command_without_its_extra_stops_in_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "m").exists()
 
 
+def test_metric_path_refuses_anything_but_a_module_name_and_lists_the_modules() -> None:
+    import bias_hub
+
+    assert bias_hub.metric_path("weat") == REPO_ROOT / "metrics" / "weat"
+    # None and 3 used to fail in the path arithmetic, before the check that names the modules.
+    for name in (None, 3, "", "weat/../rnsb", "no_such_metric"):
+        with pytest.raises(
+            ValueError, match=r"no metric module named .*; expected one of bbq_bias, "
+        ):
+            bias_hub.metric_path(name)
+
+
 # --- one data root; help and errors for the install at hand -------------------------------------
 
 
