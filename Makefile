@@ -23,14 +23,10 @@ setup-dev: $(DEV_STAMP)
 # is set (as on these machines); then every process would compile its imports anew (~15 s for
 # torch, transformers and evaluate). The commands make runs write it (WRITE_BYTECODE), so the
 # demo's first import compiles what it loads, once, into the venv; `make setup-dev` compiles,
-# once, what the tests import: these libraries and the model classes the parts build, about a
-# fifth of the venv's 16,000 files (compiling all of them took ~70 of ~95 s of setup here).
+# once, what the code imports (tests/warm_up.py reads the imports from the code: about a third
+# of the venv's 16,000 files; compiling all of them took ~70 of ~95 s of setup here).
 WRITE_BYTECODE := PYTHONDONTWRITEBYTECODE=
-WARM_UP := import torch, transformers, datasets, evaluate, accelerate, huggingface_hub, pyarrow, pandas, \
-	scipy.stats, matplotlib.pyplot, yaml, fugashi, markdown_it, tqdm.auto, pytest, hypothesis; \
-	from transformers import Trainer, TrainingArguments, AutoModel, AutoTokenizer, BertForMaskedLM, \
-	BertForSequenceClassification, GPT2LMHeadModel, LlamaForCausalLM
-warm_up = $(if $(PYTHONDONTWRITEBYTECODE),$(WRITE_BYTECODE) $(PY) -c '$(WARM_UP)',true)
+warm_up = $(if $(PYTHONDONTWRITEBYTECODE),$(OFFLINE) $(WRITE_BYTECODE) $(PY) tests/warm_up.py,true)
 
 # unidic-lite (the Japanese dictionary of the `ja` extra, 249 MB) is published as a source
 # archive only. uv keeps the wheel it builds from it only while the registry lets it revalidate
