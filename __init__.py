@@ -4,9 +4,10 @@ The repository's root folder is this package (setup.py maps it): ``bias_hub.buil
 ``bias_hub.pipelines`` and the ``evaluate`` modules under ``bias_hub/metrics/<name>/`` are the
 checkout's ``builders/``, ``pipelines/`` and ``metrics/`` folders, in a checkout and installed.
 
->>> import evaluate
+>>> import datasets, evaluate
 >>> import bias_hub
 >>> bbq_bias = evaluate.load(str(bias_hub.metric_path("bbq_bias")))  # doctest: +SKIP
+>>> jbbq = datasets.load_dataset(str(bias_hub.dataset_path("jbbq")), "all")  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["__version__", "metric_path"]
+__all__ = ["__version__", "dataset_path", "metric_path"]
 
 try:
     __version__ = metadata.version("bias-hub")
@@ -38,3 +39,13 @@ def metric_path(name: str) -> Path:
             f"metric_path: no metric module named {name!r}; expected one of {', '.join(known)}"
         )
     return root / name
+
+
+def dataset_path(name: str) -> Path:
+    """The folder ``bias-hub build NAME`` wrote, for ``datasets.load_dataset(str(dataset_path(name)),
+    config)``: the checkout's ``datasets/<name>/`` or, installed, ``<name>/`` under the data root
+    (``$BIAS_HUB_DATA/datasets``, else the user data folder). Raises ``FileNotFoundError`` saying
+    how to build it where it was not built."""
+    from bias_hub.pipelines.common.locations import dataset_folder  # the one place that decides
+
+    return dataset_folder(name)

@@ -246,6 +246,16 @@ def test_a_checkout_names_its_own_folders(monkeypatch: pytest.MonkeyPatch) -> No
     assert f"(default: {REPO_ROOT / 'datasets'}, the checkout's)" in text
 
 
+def test_dataset_path_is_the_folder_under_the_data_root(installed: Path) -> None:
+    import bias_hub
+
+    with pytest.raises(FileNotFoundError, match=r"build it with `bias-hub build winobias`"):
+        bias_hub.dataset_path("winobias")
+    (installed / "winobias").mkdir(parents=True)
+    (installed / "winobias" / "README.md").write_text("a card\n", encoding="utf-8")
+    assert bias_hub.dataset_path("winobias") == installed / "winobias"
+
+
 def test_a_missing_dataset_names_the_build_command_and_no_makefile(installed: Path) -> None:
     with pytest.raises(FileNotFoundError) as raised:
         locations.dataset_folder("jbbq")
