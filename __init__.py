@@ -6,8 +6,8 @@ checkout's ``builders/``, ``pipelines/`` and ``metrics/`` folders, in a checkout
 
 >>> import datasets, evaluate
 >>> import bias_hub
->>> bbq_bias = evaluate.load(str(bias_hub.metric_path("bbq_bias")))  # doctest: +SKIP
 >>> jbbq = datasets.load_dataset(str(bias_hub.dataset_path("jbbq")), "all")  # doctest: +SKIP
+>>> bbq_bias = evaluate.load(str(bias_hub.metric_path("bbq_bias")))  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -28,12 +28,7 @@ def metric_path(name: str) -> Path:
     ``evaluate.load(str(metric_path(name)))``: the checkout's ``metrics/<name>/`` or the copy an
     installed wheel carries. Raises ``ValueError`` naming the modules there for any other name."""
     root = Path(__file__).resolve().parent / "metrics"
-    if (
-        not isinstance(name, str)
-        or not name
-        or "/" in name
-        or not (root / name / f"{name}.py").is_file()
-    ):
+    if not isinstance(name, str) or "/" in name or not (root / name / f"{name}.py").is_file():
         known = sorted(p.name for p in root.iterdir() if (p / f"{p.name}.py").is_file())
         raise ValueError(
             f"metric_path: no metric module named {name!r}; expected one of {', '.join(known)}"
@@ -42,10 +37,8 @@ def metric_path(name: str) -> Path:
 
 
 def dataset_path(name: str) -> Path:
-    """The folder ``bias-hub build NAME`` wrote, for ``datasets.load_dataset(str(dataset_path(name)),
-    config)``: the checkout's ``datasets/<name>/`` or, installed, ``<name>/`` under the data root
-    (``$BIAS_HUB_DATA/datasets``, else the user data folder). Raises ``FileNotFoundError`` saying
-    how to build it where it was not built."""
+    """The folder ``bias-hub build NAME`` wrote: the checkout's ``datasets/<name>/`` or, installed,
+    ``<name>/`` under the data root; ``FileNotFoundError`` saying how to build it if it is not."""
     from bias_hub.pipelines.common.locations import dataset_folder  # the one place that decides
 
     return dataset_folder(name)

@@ -1,17 +1,10 @@
-"""Which optional part of the install an import comes with, and the one line that says so.
+"""Which extra of the install an import comes with, and the one line that says so.
 
-``pip install bias-hub`` builds datasets, loads every metric module and scores predictions;
-running a model, tokenizing Japanese and calling an API come as extras. They are declared once,
-in pyproject.toml's ``[project.optional-dependencies]``, and read here from the installed
-metadata. Code imports what it needs where it needs it, as usual; a missing one surfaces as
-``ModuleNotFoundError``, which ``bias-hub`` turns into one line through ``missing_extra`` (the
-CLI and the demo catch it once, so no call site writes its own install hint)::
+The extras (models, Japanese tokenization, API clients) are declared once, in pyproject.toml,
+and read here from the installed metadata. Code imports what it needs where it needs it; the
+CLI and the demo turn a ``ModuleNotFoundError`` into one line through ``missing_extra``::
 
     bias-hub: error: this needs torch, which comes with the extra 'models': pip install 'bias-hub[models]'
-
-A module is matched to a requirement by name, normalised as distribution names are: a module of
-``vadersentiment`` is ``vaderSentiment``, one of ``google-cloud-language`` is
-``google.cloud.language_v1``.
 """
 
 from __future__ import annotations
@@ -26,25 +19,18 @@ from bias_hub.builders.shared.errors import UserError
 
 __all__ = ["MissingExtra", "extra_for", "extras", "missing_extra"]
 
-# The contributors' extra: its tools are no part of any command.
-DEV = "dev"
-
 
 @functools.cache
 def extras() -> dict[str, str]:
-    """Each distribution an extra requires (normalised name) -> the first extra, in
-    pyproject.toml's order, that requires it (``dev`` left out); empty where bias-hub runs from a
-    checkout that was never installed."""
+    """Normalised distribution name -> the first extra that requires it (not ``dev``, the tools,
+    nor ``all``, the others); empty where bias-hub runs from a checkout never installed."""
     try:
         distribution = metadata.distribution("bias-hub")
     except metadata.PackageNotFoundError:
         return {}
-    names = [e for e in distribution.metadata.get_all("Provides-Extra") or [] if e != DEV]
+    names = set(distribution.metadata.get_all("Provides-Extra") or []) - {"dev", "all"}
     found: dict[str, str] = {}
-    for line in distribution.requires or []:
-        requirement = Requirement(line)
-        if canonicalize_name(requirement.name) == "bias-hub":
-            continue  # `all` names the other extras: bias_hub itself is no extra's module
+    for requirement in map(Requirement, distribution.requires or []):
         for extra in names:
             if requirement.marker and requirement.marker.evaluate({"extra": extra}):
                 found.setdefault(canonicalize_name(requirement.name), extra)
@@ -63,15 +49,12 @@ class MissingExtra(UserError):
 
 
 def extra_for(module: str | None) -> tuple[str, str] | None:
-    """``(distribution, extra)`` for a module an extra installs, or None for any other module: the
-    distribution whose name the module's begins with, normalised (``torch.nn`` -> ``("torch",
-    "models")``, ``google.cloud.language_v1`` -> ``("google-cloud-language", "google")``)."""
-    name = canonicalize_name(module or "")
-    found = [d for d in extras() if name and (name == d or name.startswith(f"{d}-"))]
-    if not found:
-        return None
-    distribution = max(found, key=len)
-    return distribution, extras()[distribution]
+    """``(distribution, extra)`` for a module an extra installs, or None: the distribution whose
+    name the module's begins with, both normalised (``torch.nn`` -> ``("torch", "models")``,
+    ``google.cloud.language_v1`` -> ``google-cloud-language``)."""
+    name = canonicalize_name(module or "") + "-"
+    found = max((d for d in extras() if name.startswith(f"{d}-")), key=len, default=None)
+    return (found, extras()[found]) if found else None
 
 
 def missing_extra(err: BaseException) -> MissingExtra | None:
