@@ -19,14 +19,14 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("builders", "pipelines", "metrics", "tests", "bench")
 
 
-def outside_imports() -> set[tuple[str, str | None]]:
+def outside_imports(root: Path = ROOT) -> set[tuple[str, str | None]]:
     """(module, name imported from it or None) for every absolute import of an outside module."""
     ours = {"bias_hub", "bench"} | {
-        p.stem for f in ("tests", "bench") for p in (ROOT / f).rglob("*.py")
+        p.stem for f in ("tests", "bench") for p in (root / f).rglob("*.py")
     }
     found = set()
     for folder in FOLDERS:
-        for path in (ROOT / folder).rglob("*.py"):
+        for path in (root / folder).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Import):
                     found |= {(alias.name, None) for alias in node.names}
