@@ -49,7 +49,7 @@ TOY_FILES = {
 # What the suite must have checked of the toy (its contract tests are parametrised by the
 # folders they find).
 TOY_CHECKS = {
-    "tests/metrics/test_module_shared_code.py::test_the_shared_file_is_a_link_to_the_one_copy[toy_length_gap]",
+    "tests/metrics/test_module_shared_code.py::test_the_shared_files_it_imports_are_links_to_the_one_copy[toy_length_gap]",
     "tests/metrics/test_module_shared_code.py::test_module_imports_only_what_its_requirements_list[toy_length_gap]",
     "tests/metrics/test_module_examples.py::test_kwargs_description_example_runs[toy_length_gap]",
     "tests/metrics/test_module_examples.py::test_module_has_card_with_standard_sections[toy_length_gap]",
