@@ -289,7 +289,7 @@ def test_cli_generate_plain_model_counts_unparsable(
     assert results["scorer"] == "hf (plain prompt)" and results["scoring"] == "generate"
     assert results["preset"]["name"] == "table4" and results["preset"]["departures"] == [
         {"setting": "split", "preset": "all", "used": "test", "section": None},
-        {"setting": "max_new_tokens", "preset": 8, "used": 3, "section": None},
+        {"setting": "max_new_tokens", "preset": 1, "used": 3, "section": None},
     ]
     assert (
         "confidence_intervals" not in results["runs"][0]["metrics"]
