@@ -38,7 +38,9 @@ def test_the_table_holds_eighty_replies_or_more_in_both_languages() -> None:
 
 def test_lenient_agrees_with_a_person_on_the_table_and_never_reads_a_negated_option() -> None:
     readings = _table_readings("lenient")
-    wrong = [(row["reply"], row["person"], index) for row, index in readings if index != row["person"]]
+    wrong = [
+        (row["reply"], row["person"], index) for row, index in readings if index != row["person"]
+    ]
     negated = [(row["reply"], index) for row, index in readings if index in row.get("negated", [])]
     assert not negated
     assert 1 - len(wrong) / len(readings) >= 0.95, wrong
