@@ -240,9 +240,16 @@ def _pair_counts(results: dict) -> str:
         if dataset["identical_pairs_studied"]
         else "left out; `--identical-pairs include` studies them"
     )
+    mixed = (dataset.get("left_out_at_build") or {}).get("mixed_gender")
     return (
         f"{dataset['pairs']}: {dataset['differing_pairs']} that differ, "
         f"{identical} identical (no gender word; {fate})"
+        + (
+            f"; {mixed} contexts with words of both genders left out at build, as no form of "
+            "theirs is the male one (the dataset card lists them)"
+            if mixed
+            else ""
+        )
     )
 
 
