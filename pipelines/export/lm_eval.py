@@ -353,9 +353,9 @@ def dataset_folders(settings: Settings) -> tuple[Path, Path | None]:
     """The JBBQ dataset folder and BBQ's (None when ``--bbq`` is not given and none is built),
     absolute: tasks.json records where the questions were read from (provenance only; the
     tasks read their copy under data/, so the folder stays copyable)."""
-    jbbq_folder = dataset_folder(settings.jbbq, settings.datasets_root).resolve()
+    jbbq_folder = dataset_folder(settings.jbbq, settings.datasets_root, "--jbbq").resolve()
     if settings.bbq is not None:
-        return jbbq_folder, dataset_folder(settings.bbq, settings.datasets_root).resolve()
+        return jbbq_folder, dataset_folder(settings.bbq, settings.datasets_root, "--bbq").resolve()
     try:
         return jbbq_folder, dataset_folder("bbq", settings.datasets_root).resolve()
     except FileNotFoundError:
