@@ -129,7 +129,8 @@ def test_the_paper_preset_sends_the_plain_prompt_to_the_completions_endpoint(
     assert set(server.paths) == {"/v1/completions"}
     body = server.bodies[0]
     assert "messages" not in body and body["model"] == "base-model"
-    assert body["max_tokens"] == 8 and body["temperature"] == 0 and "logprobs" not in body
+    # the preset's one token (the output_length of the JBBQ processor it assumes)
+    assert body["max_tokens"] == 1 and body["temperature"] == 0 and "logprobs" not in body
     # Exactly the text a local model is given with --chat no: header, four shots, the question.
     assert results["runs"][0]["example_prompt"] in {sent["prompt"] for sent in server.bodies}
     assert load_prompt("basic").system in body["prompt"]
