@@ -44,7 +44,9 @@ class FakeCompletionsServer(FakeChatServer):
         if body.get("_chat_shaped"):
             message = {"role": "assistant", "content": answer}
             return {"object": "chat.completion", "choices": [{"index": 0, "message": message}]}
-        choice = {"index": 0, "text": f" {answer}\n\n入力:", "finish_reason": "length"}
+        # The answer right after "### 応答:\n", as llm-jp-eval v1.3.0 reads it: untrimmed, so a
+        # leading space would make it no answer.
+        choice = {"index": 0, "text": f"{answer}\n\n入力:", "finish_reason": "length"}
         if body.get("logprobs"):
             # The legacy layout: one {token: logprob} per position; a plain prompt's answer token
             # often carries its leading space.
@@ -140,7 +142,8 @@ def test_the_paper_preset_sends_the_plain_prompt_to_the_completions_endpoint(
         assert run["metrics"]["accuracy_disambiguated"] == 0.0
         assert run["metrics"]["unparsable_rate"] == 0.0
     reply = json.loads((tmp_path / "predictions.jsonl").read_text(encoding="utf-8").splitlines()[0])
-    assert reply["reply"].startswith(" ") and reply["prediction"] == int(reply["reply"].split()[0])
+    # the reply as the server sent it; the text before the blank line is the index read
+    assert reply["reply"].endswith("\n\n入力:") and reply["prediction"] == int(reply["reply"][0])
     assert "completions, plain prompt" in results["scorer"]
 
 
