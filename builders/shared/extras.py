@@ -12,9 +12,11 @@ site writes its own install hint)::
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from bias_hub.builders.shared.errors import UserError
 
-__all__ = ["EXTRAS", "MissingExtra", "extra_for", "missing_extra"]
+__all__ = ["EXTRAS", "MissingExtra", "extra_for", "extras_line", "missing_extra", "missing_extras"]
 
 # Import name (a top-level package, or a dotted prefix where a namespace package is shared) ->
 # the extra that installs it.
@@ -75,3 +77,26 @@ def missing_extra(err: BaseException) -> MissingExtra | None:
             return MissingExtra(*found)
         err = err.__cause__ or (err.__context__ if isinstance(err, ImportError) else None)
     return None
+
+
+def missing_extras(extras: Iterable[str]) -> dict[str, list[str]]:
+    """The extras of ``extras`` this install lacks, each with its modules that are missing
+    (found without importing them: ``importlib.util.find_spec``)."""
+    import importlib.util
+
+    missing: dict[str, list[str]] = {}
+    for extra in dict.fromkeys(extras):
+        for module in (name for name, of in EXTRAS.items() if of == extra):
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except ModuleNotFoundError:  # "google.cloud" without "google"
+                found = False
+            if not found:
+                missing.setdefault(extra, []).append(module)
+    return missing
+
+
+def extras_line(missing: dict[str, list[str]]) -> str:
+    """``missing_extras`` in words, with the one install command for all of them."""
+    named = "; ".join(f"'{extra}' ({', '.join(modules)})" for extra, modules in missing.items())
+    return f"the extras {named}: pip install 'bias-hub[{','.join(missing)}]'"

@@ -90,6 +90,20 @@ class Settings(IntervalSettings, RunSettings):
         _check_task(self)
         super().__post_init__()
 
+    def prerequisites(self, model, dataset) -> dict:
+        """A local model needs the extra ``models``, an API ``api`` (and OpenAI's its key);
+        both the dataset folder."""
+        api = self.backend == "openai"
+        models = [model] if isinstance(model, str) else list(model or [])
+        return {
+            "extras": ("api",) if api else ("models",),
+            "datasets": [("--dataset", dataset or "jbbq")],
+            "models": [] if api else [("--model", name) for name in models],
+            "keys": [("--api-key-env", self.api_key_env)]
+            if api and "api.openai.com" in self.base_url
+            else [],
+        }
+
 
 def _check_task(settings: Settings) -> None:
     """The task fields' types (a preset file may hold anything), naming the flag."""

@@ -464,6 +464,8 @@ def test_a_dataset_that_is_not_jbbq_format_is_one_line_naming_it_and_the_field(
         "all",
     )
     capsys.readouterr()  # the folder writer's progress bars
+    # A folder that holds no model: it is never loaded, the dataset is refused first.
+    (tmp_path / "no-model-needed").mkdir()
     code = _evaluate(
         tmp_path / "no-model-needed", folder, tmp_path / "out", "--preset", "none", "--shots", "0"
     )
