@@ -488,7 +488,7 @@ def demo(
     if lacking:
         skipped = ", ".join(f"{part} ({', '.join(extras)})" for part, extras in lacking.items())
         every = {extra: m for extras in lacking.values() for extra, m in extras.items()}
-        line = f"demo: {skipped} need {extras_line(every)}"
+        line = f"demo: {skipped}: {extras_line(every)}"
         if len(lacking) == len(chosen):
             raise UserError(f"{line}; no part chosen can run here (nothing was written)")
         log.warning("%s; running the others", line)

@@ -141,8 +141,8 @@ def test_a_command_without_its_extra_stops_in_one_line(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == (
-        "bias-hub: error: this needs torch, which comes with the extra 'models': "
-        "pip install 'bias-hub[models]'"
+        "bias-hub: error: this needs torch and transformers, which come with the extra "
+        "'models': pip install 'bias-hub[models]'"
     )
     assert not (tmp_path / "m").exists()
 

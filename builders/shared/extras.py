@@ -97,6 +97,18 @@ def missing_extras(extras: Iterable[str]) -> dict[str, list[str]]:
 
 
 def extras_line(missing: dict[str, list[str]]) -> str:
-    """``missing_extras`` in words, with the one install command for all of them."""
-    named = "; ".join(f"'{extra}' ({', '.join(modules)})" for extra, modules in missing.items())
-    return f"the extras {named}: pip install 'bias-hub[{','.join(missing)}]'"
+    """``missing_extras`` in words, with the one install command for all of them: ``this needs
+    torch and transformers, which come with the extra 'models': pip install 'bias-hub[models]'``."""
+    if len(missing) == 1:
+        ((extra, modules),) = missing.items()
+        verb = "comes" if len(modules) == 1 else "come"
+        said = f"{_and(modules)}, which {verb} with the extra '{extra}'"
+    else:
+        said = _and(
+            [f"{_and(modules)} (the extra '{extra}')" for extra, modules in missing.items()]
+        )
+    return f"this needs {said}: pip install 'bias-hub[{','.join(missing)}]'"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

@@ -110,6 +110,16 @@ def is_bare_name(dataset: str | os.PathLike[str]) -> bool:
     return bool(text) and text not in (".", "..") and not any(s in text for s in separators)
 
 
+def _is_builder(name: str) -> bool:
+    """Whether ``bias-hub build NAME`` exists (a ``builders/<name>/command.py``)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(f"bias_hub.builders.{name}.command") is not None
+    except (ImportError, ValueError):  # a name that is no module name
+        return False
+
+
 def dataset_folder(
     dataset: str | os.PathLike[str],
     datasets_root: str | os.PathLike[str] | None = None,
@@ -134,7 +144,7 @@ def dataset_folder(
             "expected a built dataset folder"
         )
     name = given.name
-    built_here = (repo_root() / "builders" / name / "command.py").is_file()
+    built_here = _is_builder(name)
     if not bare:
         how = f"; build it with `bias-hub build {name} --out-root {folder.parent}`"
     elif built_here:

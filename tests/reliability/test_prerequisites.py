@@ -45,7 +45,7 @@ def test_tiny_model_names_the_extra_and_the_dataset_at_once(without, tmp_path: P
     )
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 2 and err.startswith("bias-hub: error: "), err
-    assert "jbbq tiny-model needs 2 things first (nothing was done): (1) the extras 'models'" in err
+    assert "jbbq tiny-model needs 2 things first (nothing was done): (1) this needs torch," in err
     assert "pip install 'bias-hub[models]'" in err and "(2) --dataset jbbq:" in err
     assert "`bias-hub build jbbq`" in err and not (tmp_path / "m").exists()
 
@@ -68,7 +68,7 @@ def test_jbbq_evaluate_names_extra_dataset_and_model_folder_at_once(without, tmp
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 2 and err.startswith("bias-hub: error: "), err
     assert "jbbq evaluate needs 3 things first" in err
-    assert "'models' (torch, transformers, accelerate, wordfreq, vaderSentiment)" in err
+    assert "this needs torch, transformers, accelerate, wordfreq and vaderSentiment, which " in err
     assert "--dataset jbbq:" in err and f"--model {missing_model}: no such model folder" in err
     assert not (tmp_path / "out").exists()
 
@@ -92,7 +92,7 @@ def test_an_api_run_names_its_extra_and_its_key_at_once(without, tmp_path, capsy
     )
     err = capsys.readouterr().err.strip()
     assert code == 2 and "needs 3 things first" in err, err
-    assert "'api' (openai, deepl, tenacity)" in err
+    assert "this needs openai, deepl and tenacity, which come with the extra 'api'" in err
     assert "--api-key-env: environment variable OPENAI_API_KEY is not set" in err
     assert "'models'" not in err  # an API run loads no model
 
@@ -133,7 +133,7 @@ def test_demo_without_an_extra_runs_the_parts_that_need_none_and_names_the_other
     err = capsys.readouterr().err
     assert code == 0, err
     assert ran == ["counts"]
-    assert "demo: tiny (models), words (models) need the extras 'models' (torch," in err
+    assert "demo: tiny (models), words (models): this needs torch, transformers," in err
     assert "pip install 'bias-hub[models]'; running the others" in err
     manifest = json.loads((out / "demo.json").read_text(encoding="utf-8"))
     assert manifest["run"]["parts"] == ["counts"]
