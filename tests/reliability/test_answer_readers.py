@@ -126,3 +126,21 @@ def test_bbq_reads_full_width_and_decomposed_answer_texts(form: str) -> None:
         replies = ["ｶﾞｿﾘﾝｽﾀﾝﾄﾞの店員", "ABC社の社長", "判断できない"]
     for index, reply in enumerate(replies):
         assert tuple(read_answer(reply, options, 2, reader="bbq")) == (index, "text")
+
+
+@pytest.mark.parametrize("preset", ["paper", "table4"])
+def test_the_jbbq_presets_cite_section_5_1_only_for_what_it_states(preset: str) -> None:
+    from bias_hub.pipelines.common.presets import load_preset
+
+    loaded = load_preset("jbbq evaluate", preset)
+    # §5.1 states the four models, the three prompts and that the answer is generated; it names
+    # llm-jp-eval by its URL alone (footnote 3).
+    cited = {key for key, section in loaded.sections.items() if section and "§5.1" in section}
+    assert cited <= {"prompts", "scoring"}
+    for key in ("layout", "answer_reader", "max_new_tokens"):
+        kind, reason = loaded.basis[key]
+        assert kind == "assumed" and "v1.3.0" in reason, key
+    assert "swallow-llm/swallow-evaluation" in loaded.basis["answer_reader"][1]
+    # v1.3.0 generates a task's output_length tokens; the JBBQ processor it is read from sets 1.
+    assert loaded.values["max_new_tokens"] == 1
+    assert "output_length = 1" in loaded.basis["max_new_tokens"][1]
