@@ -72,8 +72,9 @@ _SECRET_QUERY = re.compile(
     r"credentials?|session|jwt)|code|state)=)(?P<value>[^&#;\s'\"<>`]+)",
     re.I,
 )
-# An HTTP authorization's credential (a Bearer token; Basic's base64 of user:password); only
-# where it looks like one (a digit, a "=" or 20 characters), so that "Basic settings" stays.
+# An HTTP authorization's credential: a Bearer token (16 characters at least) or Basic's base64
+# of user:password (it must decode to one), so that "Basic settings" or a progress line's
+# "basic 0-shot" stays.
 _AUTHORIZATION = re.compile(
     r"(?P<scheme>\b(?:Bearer|Basic)\s+)(?P<value>[A-Za-z0-9\-._~+/]+=*)", re.I
 )
@@ -258,7 +259,13 @@ def _mask(pattern: re.Pattern[str], text: str) -> str:
 
 def _redact_authorization(match: re.Match[str]) -> str:
     value = match.group("value")
-    credential = len(value) >= 20 or "=" in value or any(c.isdigit() for c in value)
+    if match.group("scheme").lower().startswith("bearer"):
+        credential = len(value) >= 16
+    else:
+        try:
+            credential = b":" in base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+        except ValueError:
+            credential = False
     return f"{match.group('scheme')}{MASK}" if credential else match.group()
 
 

@@ -67,8 +67,9 @@ def test_bearer_and_basic_credentials_and_jwts_are_redacted_unregistered() -> No
     assert secrets.redact(text) == (
         "Authorization: Bearer ***\nauthorization: basic ***\nid_token=***"
     )
-    # The words alone are no credential: the basic prompt, Basic settings.
-    assert secrets.redact("the basic prompt; Basic settings") == "the basic prompt; Basic settings"
+    # The words alone are no credential: the basic prompt, Basic settings, a progress line.
+    for text in ("the basic prompt; Basic settings", "basic 0-shot: 10% (10/100 q)", "Bearer 1"):
+        assert secrets.redact(text) == text
 
 
 def test_a_registered_secret_is_redacted_in_base64_hex_and_html() -> None:
