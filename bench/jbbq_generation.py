@@ -4,7 +4,7 @@
     python -m bench.jbbq_generation                  # small Llama, CPU, 1 thread
 
 The paper preset's generation (``presets.paper`` of pipelines/studies/jbbq.yaml: the three
-prompts, 4 shots, plain prompts, greedy decoding, its ``max_new_tokens``) over ``--questions``
+prompts, 4 shots, plain prompts, greedy decoding; 8 new tokens, not its 1) over ``--questions``
 / 3 questions, spread evenly over those of the built JBBQ sample that ``bias-hub jbbq evaluate
 --preset paper`` evaluates (the shot templates' questions held out), under each of the three
 prompts. Both tools get
@@ -113,7 +113,8 @@ def paper_questions(dataset: Path, per_prompt: int) -> tuple[list, list[dict], l
         raise SystemExit(
             f"{dataset}: no built JBBQ sample; run `python -m bias_hub build all` first"
         )
-    settings = with_preset("paper")
+    # 8 new tokens, not the preset's 1: one token would leave the loop this bench times unused.
+    settings = with_preset("paper", max_new_tokens=8)
     if settings.chat != "no" or settings.scoring != "generate" or len(settings.shots) != 1:
         raise SystemExit(
             f"presets.paper changed shape ({settings.chat=}, {settings.scoring=}, {settings.shots=})"

@@ -1,7 +1,7 @@
 """``bias-hub demo``: every part's demo on the embedded defaults, then one report.
 
 Each part that has a demo provides ``pipelines/<part>/demo.py`` with an integer
-``ORDER`` and ``run_demo(out_dir: Path) -> dict``; the dict is a summary
+``ORDER``, the ``EXTRAS`` it needs (optional: none) and ``run_demo(out_dir: Path) -> dict``; the dict is a summary
 (``title``, ``summary`` Markdown, ``report`` path relative to the part's folder,
 and optionally ``stages``: ``[{"stage": name, "seconds": s}]``, the part's own
 timed steps) that the combined report shows. Parts start in ``ORDER``, each into
@@ -15,6 +15,10 @@ The console gets one line per part and per stage a part reports, with its time.
 Everything else a part writes -- its log lines at DEBUG, the libraries', prints,
 warnings, child processes -- goes to ``<out>/logs/<part>.log``; the driver's own
 lines go to ``<out>/logs/demo.log`` as well.
+
+Before anything is written the driver checks the extras of every part chosen: a part whose
+extra is not installed (torch on a base install) is skipped, and one line names each with the
+extras it needs and the install command; if no part chosen can run, that line is the error.
 
 ``<out>/demo.json`` records what each part folder holds (summary, times, when it
 ran, whether it failed). The index is written from it after every part, so it
@@ -45,7 +49,7 @@ from bias_hub import pipelines
 from bias_hub.builders import build_all
 from bias_hub.builders.shared import console
 from bias_hub.builders.shared.errors import UserError
-from bias_hub.builders.shared.extras import missing_extra
+from bias_hub.builders.shared.extras import extras_line, missing_extra, missing_extras
 from bias_hub.builders.shared.files import ensure_writable_folder, write_json
 from bias_hub.pipelines.common.locations import default_datasets_root, ensure_built
 from bias_hub.pipelines.discovery import builder_commands
@@ -164,10 +168,14 @@ def _run_part(
                         f"demo part {part}: run_demo returned {type(summary).__name__}, expected a dict"
                     )
                 entry["stages"] = _stages(part, summary)
-            except Exception:
-                # The traceback goes to the part's log (and the console under -v); the console
-                # gets the one line below.
-                logging.getLogger(module.__name__).debug("demo part %s failed", part, exc_info=True)
+            except Exception as err:
+                # The traceback of a bug goes to the part's log (and the console under -v); the
+                # console gets the one line below. An error a user can fix is that line alone.
+                extra = missing_extra(err)
+                fixable = isinstance(err, UserError) or extra is not None
+                logging.getLogger(module.__name__).debug(
+                    "demo part %s failed: %s", part, extra or err, exc_info=not fixable
+                )
                 raise
     except Exception as err:  # one failed part still leaves the others and a true index
         extra = missing_extra(err)  # a module of an extra that is not installed: the extra named
@@ -468,7 +476,6 @@ def demo(
     dataset-build times) for the index's breakdown; without them the last ones given are kept.
     Raises ``RuntimeError`` naming the parts that failed, after the others have run.
     """
-    out = ensure_writable_folder(out, "--out")
     modules = {_part_name(module): module for module in demo_parts()}
     unknown = sorted(set(only or []) - set(modules))
     if unknown:
@@ -476,6 +483,17 @@ def demo(
             f"--only: unknown part(s) {', '.join(unknown)}; expected some of: {', '.join(modules)}"
         )
     chosen = [part for part in modules if not only or part in only]
+    lacking = {part: missing_extras(getattr(modules[part], "EXTRAS", ())) for part in chosen}
+    lacking = {part: extras for part, extras in lacking.items() if extras}
+    if lacking:
+        skipped = ", ".join(f"{part} ({', '.join(extras)})" for part, extras in lacking.items())
+        every = {extra: m for extras in lacking.values() for extra, m in extras.items()}
+        line = f"demo: {skipped}: {extras_line(every)}"
+        if len(lacking) == len(chosen):
+            raise UserError(f"{line}; no part chosen can run here (nothing was written)")
+        log.warning("%s; running the others", line)
+        chosen = [part for part in chosen if part not in lacking]
+    out = ensure_writable_folder(out, "--out")
     out.mkdir(parents=True, exist_ok=True)
     manifest = _load_manifest(out)
     # Entries whose folder is gone describe nothing; those of parts the demo no longer has stay
@@ -493,6 +511,7 @@ def demo(
     manifest["run"] = {
         "started": run_started,
         "parts": chosen,
+        "skipped": {part: list(extras) for part, extras in lacking.items()},
         "startup_seconds": _startup_seconds(),
     }
     (out / LOGS).mkdir(exist_ok=True)

@@ -132,10 +132,12 @@ def _translate(args: argparse.Namespace) -> int:
             progress=args.verbosity >= 0,
         )
         log.info(
-            "translated %d texts (%d from the cache, %d requests); review %s",
+            "translated %d texts (%d from the cache, %d requests, %d of them retries: %s); review %s",
             summary["texts"],
             summary["cache_hits"],
             summary["requests"],
+            sum(summary["retried_by_cause"].values()),
+            summary["retried_by_cause"] or "none",
             summary["review_sheet"],
         )
     sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")

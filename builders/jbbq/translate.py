@@ -434,6 +434,8 @@ def translate_template_files(
         "cache_hits": api.from_cache,
         "translated_now": api.answered,
         "requests": api.attempts,
+        # requests sent again after a failure, by cause: a paid API's retries are paid for
+        "retried_by_cause": api.usage()["retried_by_cause"],
         "examples": len(drafting.examples),
         **drafting.counts,
     }

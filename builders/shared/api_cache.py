@@ -18,6 +18,10 @@ The three external-API clients of the project (``jbbq evaluate --backend openai`
   once), or is what the server's ``Retry-After`` says, capped at ``max_backoff``.
   The official clients' own retry loops are set to zero for the client the
   helper drives (never globally), so the budget is counted once.
+- **Counted.** The first retry says so on the console; ``usage()`` gives the requests sent,
+  the retries by cause (HTTP status, timeout, malformed reply), the items answered, the cache
+  hits and the cache folder, and ``summary()`` says them in one line, for results files and
+  the end of a run: a paid API's retries are paid for.
 - **Stopping.** When a request fails for good, nothing new is sent, requests in
   flight finish and are cached, and ``APIFailure`` names the endpoint, how many
   items are answered and the exact command that resumes.
@@ -36,6 +40,7 @@ import random
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -229,10 +234,12 @@ class CachedAPI:
         self.unit = unit
         self._sleep = sleep
         self._lock = threading.Lock()
-        # HTTP requests sent (retries included), items answered by them, items found in the cache.
+        # HTTP requests sent (retries included), items answered by them, items found in the cache,
+        # and the failed requests that were sent again, by cause.
         self.attempts = 0
         self.answered = 0
         self.from_cache = 0
+        self.retried: Counter = Counter()
 
     # ---- one request, with retries ---------------------------------------------------------
 
@@ -246,6 +253,52 @@ class CachedAPI:
 
     def _should_retry(self, err: BaseException) -> bool:
         return isinstance(err, MalformedReply) or self._retryable(err)
+
+    def _count_retry(self, state) -> None:
+        err = state.outcome.exception()
+        with self._lock:
+            first = not self.retried
+            self.retried[_cause(err)] += 1
+        log.debug(
+            "%s: attempt %d failed (%s); retrying",
+            self.endpoint,
+            state.attempt_number,
+            _describe(err),
+        )
+        if first:
+            log.warning(
+                "%s: a request failed: %s; it is sent again (at most %d times each), and every "
+                "retry is counted and said at the end",
+                self.endpoint,
+                _describe(err),
+                self.max_retries,
+            )
+
+    def usage(self) -> dict:
+        """What this client sent and found: ``sent`` (HTTP requests, retries included),
+        ``retried`` (requests sent again) and ``retried_by_cause``, ``answered`` (items),
+        ``cache_hits`` (items) and the ``cache_dir``."""
+        with self._lock:
+            return {
+                "endpoint": self.endpoint,
+                "sent": self.attempts,
+                "retried": sum(self.retried.values()),
+                "retried_by_cause": dict(self.retried.most_common()),
+                "answered": self.answered,
+                "cache_hits": self.from_cache,
+                "cache_dir": str(self.cache.root),
+            }
+
+    def summary(self) -> str:
+        """``usage()`` in a line: ``retried 299 of 2,099 requests: 150 × HTTP 503, 149 ×
+        HTTP 429; cache hits 0 (...)``."""
+        used = self.usage()
+        causes = ", ".join(f"{n:,} × {cause}" for cause, n in used["retried_by_cause"].items())
+        return (
+            f"{self.endpoint}: retried {used['retried']:,} of {used['sent']:,} requests"
+            f"{': ' + causes if causes else ''}; {used['answered']:,} {self.unit} answered, "
+            f"cache hits {used['cache_hits']:,} (cache {used['cache_dir']})"
+        )
 
     def _attempt(self, bodies: list[dict]) -> list:
         with self._lock:
@@ -263,12 +316,7 @@ class CachedAPI:
             wait=self._wait,
             retry=tenacity.retry_if_exception(self._should_retry),
             sleep=self._sleep,
-            before_sleep=lambda state: log.debug(
-                "%s: attempt %d failed (%s); retrying",
-                self.endpoint,
-                state.attempt_number,
-                _describe(state.outcome.exception()),
-            ),
+            before_sleep=self._count_retry,
             reraise=True,
         )
         try:
@@ -377,6 +425,14 @@ class CachedAPI:
 
 class _Failed(Exception):
     """One batch failed for good (its cause attached)."""
+
+
+def _cause(err: BaseException | None) -> str:
+    """What made a request fail, for counting: its HTTP status, else the kind of error."""
+    status = getattr(err, "status_code", None) or getattr(err, "http_status_code", None)
+    if status:
+        return f"HTTP {status}"
+    return "malformed reply" if isinstance(err, MalformedReply) else type(err).__name__
 
 
 def _describe(err: BaseException | None) -> str:

@@ -10,6 +10,7 @@ CLI and the demo turn a ``ModuleNotFoundError`` into one line through ``missing_
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from importlib import metadata
 
 from packaging.requirements import Requirement
@@ -17,7 +18,15 @@ from packaging.utils import canonicalize_name
 
 from bias_hub.builders.shared.errors import UserError
 
-__all__ = ["MissingExtra", "extra_for", "extras", "missing_extra"]
+__all__ = [
+    "MissingExtra",
+    "extra_for",
+    "extras",
+    "extras_line",
+    "installed",
+    "missing_extra",
+    "missing_extras",
+]
 
 
 @functools.cache
@@ -72,3 +81,40 @@ def missing_extra(err: BaseException) -> MissingExtra | None:
             return MissingExtra(*found)
         err = err.__cause__ or (err.__context__ if isinstance(err, ImportError) else None)
     return None
+
+
+def missing_extras(wanted: Iterable[str]) -> dict[str, list[str]]:
+    """The extras of ``wanted`` this install lacks, each with its distributions that are missing
+    (found in the installed metadata, without importing them)."""
+    missing: dict[str, list[str]] = {}
+    for name, extra in extras().items():
+        if extra in wanted and not installed(name):
+            missing.setdefault(extra, []).append(name)
+    return missing
+
+
+def installed(distribution: str) -> bool:
+    """Whether the installed metadata holds ``distribution``."""
+    try:
+        metadata.distribution(distribution)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def extras_line(missing: dict[str, list[str]]) -> str:
+    """``missing_extras`` in words, with the one install command for all of them: ``this needs
+    torch and transformers, which come with the extra 'models': pip install 'bias-hub[models]'``."""
+    if len(missing) == 1:
+        ((extra, modules),) = missing.items()
+        verb = "comes" if len(modules) == 1 else "come"
+        said = f"{_and(modules)}, which {verb} with the extra '{extra}'"
+    else:
+        said = _and(
+            [f"{_and(modules)} (the extra '{extra}')" for extra, modules in missing.items()]
+        )
+    return f"this needs {said}: pip install 'bias-hub[{','.join(missing)}]'"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

@@ -101,19 +101,33 @@ def read_text(path: str | os.PathLike[str], newline: str | None = None) -> str:
     data = Path(path).read_bytes()
     try:
         text = data.decode("utf-8")
+        # UTF-16 text of ASCII characters decodes as UTF-8, every other byte a NUL
+        if (nul := data.find(b"\x00")) >= 0:
+            raise UnicodeDecodeError("utf-8", data, nul, nul + 1, "NUL")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        raise _not_utf8(path, line, data[err.start], err.start) from None
+        raise _not_utf8(path, line, data[err.start], err.start, data[:4]) from None
     text = text.removeprefix("\ufeff")
     if newline is None:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
 
 
-def _not_utf8(path: str | os.PathLike[str], line: int, byte: int, offset: int) -> ValueError:
+def _not_utf8(
+    path: str | os.PathLike[str], line: int, byte: int, offset: int, head: bytes = b""
+) -> ValueError:
+    """The error for a file that is not UTF-8, guessing its encoding from its first bytes."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        guess = "its byte order mark says UTF-32"
+    elif head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        guess = "its byte order mark says UTF-16"
+    elif byte == 0:
+        guess = "a NUL byte says UTF-16 or UTF-32"
+    else:
+        guess = "a Japanese spreadsheet may have saved Shift-JIS"
     return ValueError(
         f"{path}: not UTF-8 text (line {line}: byte 0x{byte:02x} at offset {offset}); save it "
-        "as UTF-8 (a Japanese spreadsheet may have saved Shift-JIS)"
+        f"as UTF-8 ({guess})"
     )
 
 
@@ -131,8 +145,11 @@ def text_lines(path: str | os.PathLike[str]) -> Iterator[str]:
         for number, raw in enumerate(handle, start=1):
             try:
                 line = raw.decode("utf-8")
+                if (nul := raw.find(b"\x00")) >= 0:
+                    raise UnicodeDecodeError("utf-8", raw, nul, nul + 1, "NUL")
             except UnicodeDecodeError as err:
-                raise _not_utf8(path, number, raw[err.start], offset + err.start) from None
+                head = raw[:4] if number == 1 else b""
+                raise _not_utf8(path, number, raw[err.start], offset + err.start, head) from None
             offset += len(raw)
             if number == 1:
                 line = line.removeprefix("\ufeff")

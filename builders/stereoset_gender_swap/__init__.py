@@ -7,8 +7,8 @@
   every gender word, first names included, the rule can swap;
 - ``continuations``: the three continuation sentences of the same items, swapped by rule;
 - ``paper_population``: the study's whole population (§3.1-§4.1, ``population.py``): every
-  distinct context, those without a gender word as identical pairs, mixed-gender ones swapped,
-  first names from a pinned registry package (a context holding one is left out, counted,
+  distinct context, those without a gender word as identical pairs, those with words of both
+  genders left out (counted in the card and in every report on the config), first names from a pinned registry package (a context holding one is left out, counted,
   unless an LLM swaps it);
 - ``llm`` (only when an endpoint ``llm_base_url`` or a model ``llm_model`` is given): the
   context sentences swapped by an OpenAI-compatible endpoint with the study's instruction.
@@ -120,7 +120,7 @@ def _population(candidates, words: Lexicon, llm: LLMSwapper | None) -> Populatio
     provenance = words.names.provenance[0]
     name_list = f"{provenance['location']} (sha256 {provenance['sha256'][:12]}; great_britain, ireland, usa)"
     if llm is not None:
-        llm.prefetch(candidates, words, genders=("male", "female", "mixed"))
+        llm.prefetch(candidates, words)
         return build_population(candidates, words, llm.swap, "llm", name_list)
     return build_population(candidates, words, lambda s: swap_rule(s, words), "rule", name_list)
 
@@ -230,7 +230,9 @@ def build(
         population_lexicon=population_words,
     )
     target = Path(out_root) / NAME
-    write_dataset_folder(target, configs, card_metadata(), card, default_config=DEFAULT_CONFIG)
+    write_dataset_folder(
+        target, configs, card_metadata(population), card, default_config=DEFAULT_CONFIG
+    )
     for name, pairs in builds.items():
         logger.info(
             "%s: %d pairs from %d sentences; rejected %s",

@@ -25,7 +25,10 @@ _CITATION = """\
 }"""
 
 
-def card_metadata() -> CardMetadata:
+def card_metadata(population: Population) -> CardMetadata:
+    """The card's YAML; ``bias_hub_provenance.left_out`` counts the paper population's contexts
+    left out by reason, for the reports of runs on it."""
+    left_out = {reason: len(texts) for reason, texts in sorted(population.left_out.items())}
     return CardMetadata(
         pretty_name="Gender-swapped StereoSet pairs",
         license="cc-by-sa-4.0",
@@ -35,6 +38,7 @@ def card_metadata() -> CardMetadata:
         source_datasets=["extended|McGill-NLP/stereoset"],
         annotations_creators=["machine-generated"],
         language_creators=["crowdsourced", "machine-generated"],
+        extra={"bias_hub_provenance": {"left_out": {POPULATION: left_out}}},
     )
 
 
@@ -135,6 +139,7 @@ def _population_text(population: Population, lexicon: Lexicon) -> str:
     distinct = population.considered - left["duplicate_context"]
     swapped = population.kinds["male"] + population.kinds["female"]
     dropped = sum(left.values()) - left["duplicate_context"]
+    failed = dropped - left["mixed_gender"] - left["first_name"] - left["no_counterpart"]
     identical = population.kinds["identical"]
     steps = [
         ["context sentences of the intersentence items (§3.1)", "2,123", population.considered],
@@ -148,7 +153,11 @@ def _population_text(population: Population, lexicon: Lexicon) -> str:
         ["of which identical pairs (no gender word)", "", identical],
         ["of which pairs that differ", "", len(population.rows) - identical],
         ["of which one gender swapped", "", swapped],
-        ["of which both genders swapped (mixed)", "", population.kinds["mixed"]],
+        [
+            "contexts with words of both genders (kept by the study, left out here)",
+            "",
+            left["mixed_gender"],
+        ],
     ]
     reasons = [[reason, LEFT_OUT[reason], count] for reason, count in left.items() if count]
     listed = "\n".join(
@@ -170,9 +179,14 @@ identical pairs for contexts without a gender word, every other context swapped
 and kept when it passes the study's filter. The first names are gender words here as in the
 study, from {_registry_names_text(lexicon)}. The rule knows no counterpart of a
 registry name, so a context holding one is left out (an LLM swap turns it): no pair swaps the
-gender words and keeps a name of the other gender. A mixed pair's male form is the one with
-more male words ({population.mixed_ties} ties: the original is the male form). Each row's
-`name_list` names the list.
+gender words and keeps a name of the other gender. Each row's `name_list` names the list.
+
+The study also kept the {left["mixed_gender"]} contexts holding words of both genders ("Her
+husband works as a mover.", "He has a nice mother."), swapped whole. Neither of their forms is
+the male one, and a pair has one male and one female form: whichever form it called male would
+record "Her" or "mother" as a male word, which the attention statistics then average as male.
+So they are left out of this config, and of its statistics, and counted here and in the report
+of every `bias-hub stereoset attention` run on it; they are listed below.
 
 {markdown_table(["count", "study", "this build"], steps)}
 
@@ -183,10 +197,11 @@ no gender word to attend to and no perplexity gap: `bias-hub stereoset attention
 
 This build against the study's 2,111: {distinct} distinct contexts, less {dropped} left out
 (below), gives {len(population.rows)}. The difference, {2111 - len(population.rows):+d}, is the
+{left["mixed_gender"]} contexts with words of both genders left out here, the
 {left["first_name"]} contexts with a first name and the {left["no_counterpart"]} with a word
 without counterpart, which the study's LLM swap could turn, less the 4 pairs the study's
 filter removed from its LLM's output and which a rule swap does not produce (the paper does not
-say which){"; " + str(dropped - left["first_name"] - left["no_counterpart"]) + " pairs failed the filter here" if dropped - left["first_name"] - left["no_counterpart"] else ""}.
+say which){"; " + str(failed) + " pairs failed the filter here" if failed else ""}.
 
 {_reconciliation(population, distinct)}
 
@@ -280,7 +295,7 @@ continuation sentences of the same items. This build's own counts are below.""",
 - `bias_type`, `target`: the StereoSet item's domain and target term.
 - `label`: the field the sentence came from (for a continuation, StereoSet's gold label).
 - `original_gender`: which form is StereoSet's own sentence (the other is the swap); in
-  `paper_population` also `none` (an identical pair: no gender word) and `mixed` (both genders).
+  `paper_population` also `none` (an identical pair: no gender word).
 - `male_sentence`, `female_sentence`: the two forms.
 - `gender_words`: one entry per gender word: its word index (words split as BERT's basic
   tokenizer splits them: letters/digits runs, each other character alone), the male and

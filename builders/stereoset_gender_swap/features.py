@@ -31,12 +31,12 @@ FEATURES = datasets.Features(
     }
 )
 
-# The paper population (``population.py``) also holds identical pairs ("none") and pairs of contexts
-# with both genders ("mixed"), and names on every row the first-name list the build used.
+# The paper population (``population.py``) also holds identical pairs ("none"), and names on every
+# row the first-name list the build used.
 POPULATION_FEATURES = datasets.Features(
     {
         **FEATURES,
-        "original_gender": datasets.ClassLabel(names=["male", "female", "none", "mixed"]),
+        "original_gender": datasets.ClassLabel(names=["male", "female", "none"]),
         "name_list": datasets.Value("string"),
     }
 )

@@ -80,13 +80,13 @@ class LLMSwapper:
         candidates: Iterable,
         lexicon,
         progress: bool = True,
-        genders: tuple[str, ...] = ("male", "female"),
     ) -> None:
-        """Ask in parallel for every candidate sentence a build will swap: those of one gender
-        (``build_pairs``), or also the mixed ones (``genders`` with "mixed": the paper population)."""
+        """Ask in parallel for every candidate sentence a build will swap: those of one gender."""
         sentences = [normalise_sentence(c.text) for c in candidates]
         self.swap_all(
-            dict.fromkeys(s for s in sentences if sentence_gender(s, lexicon) in genders),
+            dict.fromkeys(
+                s for s in sentences if sentence_gender(s, lexicon) in ("male", "female")
+            ),
             progress=progress,
         )
 

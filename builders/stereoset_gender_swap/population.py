@@ -4,14 +4,18 @@ The study took all 2,123 context sentences of StereoSet's intersentence items, r
 duplicated sentences, swapped the genders with an LLM, cleaned the sentences up and kept a pair
 when its forms differ only in gender words: 2,111 pairs. So it kept the contexts without a gender
 word (the swap leaves them unchanged, and an identical pair passes that filter) and the contexts
-holding words of both genders (the swap turns each). This module rebuilds that population:
+holding words of both genders (the swap turns each). This module rebuilds that population, but
+for those last:
 
 - a context seen before (the same text) is dropped, as the study's duplicate removal (§3.2);
 - the clean-up of ``swap.normalise_sentence`` (§4.1);
 - no gender word: an identical pair (``original_gender`` "none", no ``gender_words``);
-- one gender or both ("mixed"): swapped (the LLM where one is given, else the rule) and kept when
-  ``swap.check_pair`` passes; a mixed pair's male form is the form with more male words (on a
-  tie, the original);
+- one gender: swapped (the LLM where one is given, else the rule) and kept when
+  ``swap.check_pair`` passes;
+- both genders ("Her husband ...", "He has a nice mother."): left out, counted
+  (``mixed_gender``). Neither form is the male one: whichever form a pair called male would record
+  "Her" or "mother" as a male word, and the attention statistics read each word under its pair's
+  gender;
 - a first name the swapper cannot turn (the rule knows no counterpart for a registry name) leaves
   the pair out, counted (``pairs.swap_checked``): no pair swaps the gender words but keeps a name
   of the other gender.
@@ -23,7 +27,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from bias_hub.builders.shared.text import split_words
 from bias_hub.builders.stereoset_gender_swap.lexicon import Lexicon
 from bias_hub.builders.stereoset_gender_swap.pairs import Candidate, swap_checked
 from bias_hub.builders.stereoset_gender_swap.swap import normalise_sentence, sentence_gender
@@ -42,6 +45,8 @@ LEFT_OUT = {
     "differs_beyond_gender_words": "the forms differ in a word that is not a gender word turned into its "
     "counterpart (the study's §4.1 filter)",
     "incomplete_swap": "the swapped form still holds a word of the original gender",
+    "mixed_gender": "holds words of both genders, so neither form is the male one: a pair would record "
+    "a word under the other gender",
 }
 
 
@@ -49,31 +54,15 @@ LEFT_OUT = {
 class Population:
     rows: list[dict] = field(default_factory=list)
     considered: int = 0
-    # pairs by kind: "identical" (no gender word), "male"/"female" (one gender swapped), "mixed"
+    # pairs by kind: "identical" (no gender word), "male"/"female" (the original's gender)
     kinds: Counter = field(default_factory=Counter)
     # reason -> every context left out for it (original text, or "original -> reply")
     left_out: dict[str, list[str]] = field(default_factory=dict)
-    mixed_ties: int = 0
     # the distinct contexts after the clean-up (two texts may become one: "the man" / "The man.")
     cleaned: set[str] = field(default_factory=set)
 
     def leave_out(self, reason: str, text: str) -> None:
         self.left_out.setdefault(reason, []).append(text)
-
-
-def _male_form(
-    original: str, swapped: str, gender: str, lexicon: Lexicon, population: Population
-) -> tuple[str, str]:
-    """(male form, female form) of a swapped pair."""
-    if gender != "mixed":
-        return (original, swapped) if gender == "male" else (swapped, original)
-
-    def males(text: str) -> int:
-        return sum(lexicon.gender_of(word.text) == "male" for word in split_words(text))
-
-    if males(original) == males(swapped):
-        population.mixed_ties += 1
-    return (original, swapped) if males(original) >= males(swapped) else (swapped, original)
 
 
 def _row(
@@ -145,11 +134,14 @@ def build_population(
         if gender is None:
             _row(population, candidate, "none", original, original, [], "identical", name_list)
             continue
+        if gender == "mixed":
+            population.leave_out("mixed_gender", original)
+            continue
         reason, swapped, positions = swap_checked(original, swapper, lexicon)
         if reason is not None:
             population.leave_out(reason, swapped)
             continue
-        male, female = _male_form(original, swapped, gender, lexicon, population)
+        male, female = (original, swapped) if gender == "male" else (swapped, original)
         _row(
             population,
             candidate,

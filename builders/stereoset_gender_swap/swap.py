@@ -187,8 +187,7 @@ def check_pair(original: str, swapped: str, lexicon: Lexicon) -> tuple[str | Non
         )
     if not positions:
         return "unchanged", []
-    # A sentence of one gender must come out all of the other; one of both genders (the paper
-    # population's mixed contexts) has every gender word turned, which the loop above checked.
-    if origin_gender != "mixed" and sentence_gender(swapped, lexicon) in {origin_gender, "mixed"}:
+    # A sentence of one gender must come out all of the other (one of both genders is no pair).
+    if sentence_gender(swapped, lexicon) in {origin_gender, "mixed"}:
         return "incomplete_swap", []
     return None, positions

@@ -402,5 +402,13 @@ def _invoke(args: argparse.Namespace) -> int:
                 settings = dataclasses.replace(
                     settings, departures=[departure, *settings.departures]
                 )
+    from bias_hub.pipelines.common.prerequisites import check_prerequisites
+
+    # Everything the run needs, all at once, before its folder is made or a model loaded.
+    needs = settings.prerequisites(model, args.dataset) or {
+        "extras": ("models",) if args.loads_models else ()
+    }
+    command = args.pipeline_parser.prog.removeprefix("bias-hub ")
+    check_prerequisites(command, datasets_root=settings.datasets_root, **needs)
     run(model, args.dataset, Path(args.out), settings)
     return 0

@@ -110,32 +110,59 @@ def is_bare_name(dataset: str | os.PathLike[str]) -> bool:
     return bool(text) and text not in (".", "..") and not any(s in text for s in separators)
 
 
+def _is_builder(name: str) -> bool:
+    """Whether ``bias-hub build NAME`` exists (a ``builders/<name>/command.py``)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(f"bias_hub.builders.{name}.command") is not None
+    except (ImportError, ValueError):  # a name that is no module name
+        return False
+
+
 def dataset_folder(
-    dataset: str | os.PathLike[str], datasets_root: str | os.PathLike[str] | None = None
+    dataset: str | os.PathLike[str],
+    datasets_root: str | os.PathLike[str] | None = None,
+    flag: str = "--dataset",
 ) -> Path:
     """A built dataset folder: a bare name (``jbbq``) under ``datasets_root`` only, anything
     else (``./jbbq``, ``data/jbbq``) as the path it is.
 
     A folder of the same name in the current directory never stands in for the built one:
-    it is read only when written as a path. Raises ``FileNotFoundError`` saying how to build
-    it when the folder holds no card.
+    it is read only when written as a path. Raises ``FileNotFoundError`` naming ``flag``: a
+    path that does not exist, a folder without a card (how to build it, where bias-hub
+    builds a dataset of that name).
     """
     given = Path(dataset)
     bare = is_bare_name(dataset)
     folder = _root(datasets_root, "datasets") / given if bare else given
-    if not (folder / "README.md").is_file():
-        name = given.name
-        local = (
-            f"; a bare name is looked up there only: for the folder {given} here, write ./{given}"
-            if bare and (given / "README.md").is_file()
-            else ""
-        )
+    if (folder / "README.md").is_file():
+        return folder
+    if not bare and not folder.is_dir():
         raise FileNotFoundError(
-            f"--dataset {dataset}: {folder} is not a built dataset folder (no README.md card); "
-            f"build it with {_build_hint(name)}, or point --datasets-root "
-            f"at the folder that holds it{local}"
+            f"{flag} {dataset}: {'is a file' if folder.exists() else 'no such folder'}; "
+            "expected a built dataset folder"
         )
-    return folder
+    name = given.name
+    built_here = _is_builder(name)
+    if not bare:
+        how = f"; build it with `bias-hub build {name} --out-root {folder.parent}`"
+    elif built_here:
+        how = f"; build it with {_build_hint(name)}, or point --datasets-root at the folder that holds it"
+    else:
+        how = (
+            f"; bias-hub builds no dataset named {name!r}: give the folder's path, or point "
+            "--datasets-root at the folder that holds it"
+        )
+    local = (
+        f"; a bare name is looked up there only: for the folder {given} here, write ./{given}"
+        if bare and (given / "README.md").is_file()
+        else ""
+    )
+    raise FileNotFoundError(
+        f"{flag} {dataset}: {folder} is not a built dataset folder (no README.md card)"
+        f"{how if built_here or bare else ''}{local}"
+    )
 
 
 def ensure_built(name: str, datasets_root: str | os.PathLike[str] | None = None) -> Path:

@@ -33,6 +33,7 @@ __all__ = [
     "check_model_name",
     "load_model",
     "load_tokenizer",
+    "looks_like_path",
     "mark_trained",
     "mark_untrained",
     "resolve_device",
@@ -136,7 +137,8 @@ def resolve_dtype(dtype: str | None):
     return "auto" if name == "auto" else getattr(torch, name)
 
 
-def _looks_like_path(name: str) -> bool:
+def looks_like_path(name: str) -> bool:
+    """Whether ``name`` is meant as a local folder rather than a Hub id (ORG/NAME)."""
     return (
         name.startswith((".", "/", "~"))
         or os.sep in name.rstrip(os.sep).split(os.sep, 1)[-1]
@@ -161,7 +163,7 @@ def check_model_name(name: str, flag: str = "--model") -> None:
                 f"{flag} {name}: the folder holds no config.json; expected a saved transformers model"
             )
         return
-    if _looks_like_path(name):
+    if looks_like_path(name):
         raise FileNotFoundError(
             f"{flag} {name}: no such model folder (and not a Hub id of the form ORG/NAME)"
         )

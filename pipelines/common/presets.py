@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ __all__ = [
     "BASIS_KINDS",
     "Preset",
     "STUDIES_DIR",
+    "YAMLRefused",
     "apply_preset",
     "basis_markdown",
     "basis_record",
@@ -78,36 +80,77 @@ def study_files() -> list[Path]:
     return sorted(STUDIES_DIR.glob("*.yaml"))
 
 
+# Levels of nesting a study file or a --set value may hold: far beyond any study's few.
+_DEEPEST = 100
+
+
 @functools.cache
 def _no_alias_loader() -> type:
     import yaml  # loaded on use: importing the presets stays cheap
 
+    class Refusal(yaml.YAMLError):
+        """YAML that parses but that a study file may not hold."""
+
     class NoAliases(yaml.SafeLoader):
-        """The safe loader, refusing every alias (``*name``) before it is expanded."""
+        """The safe loader, refusing every alias (``*name``) before it is expanded, nesting
+        deeper than ``_DEEPEST`` (which would exhaust Python's recursion) and a key given twice
+        in one mapping (which YAML loaders let the last one win, silently)."""
+
+        depth = 0
+        refusal = Refusal
 
         def compose_node(self, parent, index):
+            event = self.peek_event()
             if self.check_event(yaml.AliasEvent):
-                event = self.peek_event()
-                raise yaml.YAMLError(
+                raise Refusal(
                     f"line {event.start_mark.line + 1}: the alias *{event.anchor} "
                     "(aliases are not allowed: write the value out)"
                 )
-            return super().compose_node(parent, index)
+            if self.depth >= _DEEPEST:
+                raise Refusal(
+                    f"line {event.start_mark.line + 1}: nested more than {_DEEPEST} levels deep"
+                )
+            self.depth += 1
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+        def construct_mapping(self, node, deep=False):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if isinstance(key, Hashable) and key in seen:
+                    raise Refusal(
+                        f"line {key_node.start_mark.line + 1}: the key {key!r} is given twice in "
+                        f"one mapping (first on line {seen[key]}); keep one"
+                    )
+                if isinstance(key, Hashable):
+                    seen[key] = key_node.start_mark.line + 1
+            return super().construct_mapping(node, deep)
 
     return NoAliases
 
 
+class YAMLRefused(ValueError):
+    """YAML that parses but holds what plain data may not: an alias, a key twice, deep nesting."""
+
+
 def safe_yaml(text: str, where: str) -> Any:
     """``text`` read as YAML data, without aliases: a study file or a ``--set`` value is plain
-    data, and an alias lets a few lines expand into gigabytes (a "billion laughs").
-    Raises ``ValueError`` naming ``where``."""
+    data, and an alias lets a few lines expand into gigabytes (a "billion laughs"); without a
+    key given twice in one mapping (the last would win, silently) or nesting deeper than 100
+    levels. Raises ``ValueError`` naming ``where`` (``YAMLRefused`` for those three), on one line."""
     import yaml
 
+    loader = _no_alias_loader()
     try:
         # A SafeLoader subclass: plain data only, as yaml.safe_load, and no aliases.
-        return yaml.load(text, Loader=_no_alias_loader())
+        return yaml.load(text, Loader=loader)
+    except loader.refusal as err:
+        raise YAMLRefused(f"{where}: {err}") from None
     except yaml.YAMLError as err:
-        raise ValueError(f"{where}: not valid YAML ({err})") from None
+        raise ValueError(f"{where}: not valid YAML ({' '.join(str(err).split())})") from None
 
 
 def _read_yaml(path: Path) -> dict:

@@ -36,6 +36,12 @@ class RunSettings:
     preset: str | None = None
     departures: list[dict] = dataclasses.field(default_factory=list)
 
+    def prerequisites(self, model, dataset) -> dict | None:
+        """What a run on ``model`` and ``dataset`` needs before it starts, as
+        ``check_prerequisites`` takes it (``extras``, ``datasets``, ``models``, ``keys``); None:
+        the extra ``models`` where the command loads a model (its module's ``LOADS_MODELS``)."""
+        return None
+
     def model_options(self, **changes: Any) -> ModelOptions:
         options = ModelOptions(
             token=self.token,

@@ -32,7 +32,7 @@ from types import SimpleNamespace
 import yaml
 
 from bias_hub.pipelines.common import RunFolder, dataset_folder
-from bias_hub.pipelines.common.answer_reading import DEFAULT_READER, READERS
+from bias_hub.pipelines.common.answer_reading import DEFAULT_READER, MAX_NEW_TOKENS, READERS
 from bias_hub.pipelines.common.run_folder import check_run_folder
 from bias_hub.pipelines.export.inlining import inline_module
 from bias_hub.pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
@@ -199,8 +199,11 @@ def resolve(settings: Settings) -> Resolved:
         raise ValueError(f"--shots: expected distinct counts >= 0, got {settings.shots}")
     if settings.limit is not None and settings.limit < 1:
         raise ValueError(f"--limit must be >= 1, got {settings.limit}")
-    if max_new_tokens < 1:
-        raise ValueError(f"--max-new-tokens must be >= 1, got {max_new_tokens}")
+    if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
+        raise ValueError(
+            f"--max-new-tokens: expected an integer from 1 to {MAX_NEW_TOKENS:,} (a reply to a "
+            f"multiple-choice question), got {max_new_tokens}"
+        )
     if reader not in READERS:
         raise ValueError(f"--answer-reader: expected one of {', '.join(READERS)}, got {reader!r}")
     return Resolved(list(prompts), split, int(max_new_tokens), str(layout), reader)
@@ -350,9 +353,9 @@ def dataset_folders(settings: Settings) -> tuple[Path, Path | None]:
     """The JBBQ dataset folder and BBQ's (None when ``--bbq`` is not given and none is built),
     absolute: tasks.json records where the questions were read from (provenance only; the
     tasks read their copy under data/, so the folder stays copyable)."""
-    jbbq_folder = dataset_folder(settings.jbbq, settings.datasets_root).resolve()
+    jbbq_folder = dataset_folder(settings.jbbq, settings.datasets_root, "--jbbq").resolve()
     if settings.bbq is not None:
-        return jbbq_folder, dataset_folder(settings.bbq, settings.datasets_root).resolve()
+        return jbbq_folder, dataset_folder(settings.bbq, settings.datasets_root, "--bbq").resolve()
     try:
         return jbbq_folder, dataset_folder("bbq", settings.datasets_root).resolve()
     except FileNotFoundError:

@@ -15,7 +15,7 @@ class Settings:
 
     ``prompts``, ``layout``, ``split``, ``max_new_tokens`` and ``answer_reader`` left at None take
     the study preset's (``preset``, default ``paper``: the paper's three prompts in llm-jp-eval's
-    layout, every question, 8 new tokens, replies read as llm-jp-eval reads them).
+    layout, every question, 1 new token, replies read as llm-jp-eval reads them).
     ``shots``: the few-shot counts, one task per prompt x count x output type; the questions
     are those of ``bias-hub jbbq evaluate --shots <all counts>``: shots come from train, one
     per template, and the questions of a shot's template are held out (``seed`` picks them).

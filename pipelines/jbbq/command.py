@@ -201,6 +201,14 @@ def add_tiny_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _tiny_model(args: argparse.Namespace) -> int:
+    from bias_hub.pipelines.common.prerequisites import check_prerequisites
+
+    check_prerequisites(
+        "jbbq tiny-model",
+        extras=("models",),
+        datasets=[("--dataset", args.dataset or "jbbq")],
+        datasets_root=args.datasets_root,
+    )
     out = build_for_dataset(
         args.out, args.dataset, datasets_root=args.datasets_root, seed=args.seed
     )

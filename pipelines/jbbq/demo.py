@@ -31,6 +31,8 @@ from bias_hub.pipelines.jbbq.settings import with_preset
 log = logging.getLogger(__name__)
 
 ORDER = 20
+# The extras the demo needs (bias-hub demo skips it, naming them, where one is missing).
+EXTRAS = ("models",)
 STEPS = 1000
 SEED = 0
 N_RESAMPLES = 2000

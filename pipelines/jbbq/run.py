@@ -335,10 +335,16 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
             log,
         ):
             scorer = _scorer(model, settings)
+        api = getattr(getattr(scorer, "client", None), "api", None)  # an API backend's client
         try:
             results, predictions = _evaluate(scorer, prompts, rows, shots, metric, settings, main)
         except APIFailure as err:
+            if api is not None:
+                log.warning("%s", redact(api.summary()))
             raise _redacted(err) from None
+        if api is not None:
+            results["api_usage"] = api.usage()
+            log.log(logging.WARNING if api.retried else logging.INFO, "%s", redact(api.summary()))
         results = to_jsonable(
             {
                 "part": "jbbq",

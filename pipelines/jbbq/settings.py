@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bias_hub.builders.shared.api_cache_openai import OPENAI_URL
-from bias_hub.pipelines.common.answer_reading import READERS
+from bias_hub.pipelines.common.answer_reading import MAX_NEW_TOKENS, READERS
 from bias_hub.pipelines.common.batching import DEFAULT_BATCH_TOKENS
 from bias_hub.pipelines.common.presets import apply_preset, load_preset
 from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
@@ -90,6 +90,20 @@ class Settings(IntervalSettings, RunSettings):
         _check_task(self)
         super().__post_init__()
 
+    def prerequisites(self, model, dataset) -> dict:
+        """A local model needs the extra ``models``, an API ``api`` (and OpenAI's its key);
+        both the dataset folder."""
+        api = self.backend == "openai"
+        models = [model] if isinstance(model, str) else list(model or [])
+        return {
+            "extras": ("api",) if api else ("models",),
+            "datasets": [("--dataset", dataset or "jbbq")],
+            "models": [] if api else [("--model", name) for name in models],
+            "keys": [("--api-key-env", self.api_key_env)]
+            if api and "api.openai.com" in self.base_url
+            else [],
+        }
+
 
 def _check_task(settings: Settings) -> None:
     """The task fields' types (a preset file may hold anything), naming the flag."""
@@ -108,8 +122,11 @@ def _check_task(settings: Settings) -> None:
         or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in shots)
     ):
         raise ValueError(f"--shots: expected a list of integers >= 0, got {shots!r}")
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
-        raise ValueError(f"--max-new-tokens: expected an integer >= 1, got {tokens!r}")
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or not 1 <= tokens <= MAX_NEW_TOKENS:
+        raise ValueError(
+            f"--max-new-tokens: expected an integer from 1 to {MAX_NEW_TOKENS:,} (a reply to a "
+            f"multiple-choice question), got {tokens!r}"
+        )
     if settings.answer_reader not in READERS:
         raise ValueError(
             f"--answer-reader: expected one of {', '.join(READERS)}, got {settings.answer_reader!r}"

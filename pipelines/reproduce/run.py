@@ -25,7 +25,12 @@ from typing import Any
 from urllib.parse import quote
 
 from bias_hub.builders.shared.errors import UserError
-from bias_hub.builders.shared.files import atomic_write_text, ensure_writable_folder, write_json
+from bias_hub.builders.shared.files import (
+    atomic_write_text,
+    ensure_writable_folder,
+    read_text,
+    write_json,
+)
 from bias_hub.builders.shared.secrets import redact, redact_data
 from bias_hub.builders.shared.text import code_cell, code_span, table_cell
 from bias_hub.pipelines.common.presets import basis_markdown, basis_record, load_preset
@@ -94,13 +99,29 @@ def _input_line(check, paper_run: bool) -> str:
 
 
 def _ledger(out: Path) -> dict:
+    """What earlier runs into ``out`` wrote, step by step; a ledger that is not one is refused
+    (reusing steps on its word would be reusing them on nothing)."""
     path = out / LEDGER
     if not path.is_file():
         return {}
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        return {}
+        ledger = json.loads(read_text(path))
+    except (ValueError, RecursionError) as err:
+        ledger = err
+    # (a step of an older ledger is its argv alone, a list)
+    if not isinstance(ledger, dict) or not all(
+        isinstance(v, (dict, list)) for v in ledger.values()
+    ):
+        found = (
+            "text that is not JSON or is nested too deep"
+            if isinstance(ledger, Exception)
+            else f"a JSON {type(ledger).__name__}"
+        )
+        raise ValueError(
+            f"{path}: not a reproduction ledger (a JSON object of steps expected, got {found}); "
+            "remove it and every step runs again"
+        )
+    return ledger
 
 
 def _check_out(out: Path) -> None:

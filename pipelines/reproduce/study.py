@@ -28,12 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bias_hub.builders.shared.files import read_text
 from bias_hub.builders.shared.secrets import is_secret_name, redact, register
 from bias_hub.pipelines.common.locations import default_datasets_root
-from bias_hub.pipelines.common.presets import STUDIES_DIR, safe_yaml
+from bias_hub.pipelines.common.presets import STUDIES_DIR, YAMLRefused, safe_yaml
 from bias_hub.pipelines.reproduce.steps import (
     Commands,
     StepError,
@@ -255,14 +253,11 @@ def parse_set(items: list[str]) -> dict[str, Any]:
 
 def _set_value(key: str, text: str) -> Any:
     try:
-        return safe_yaml(text, "")
+        return safe_yaml(text, f"--set {key}")
+    except YAMLRefused as err:
+        raise StudyError(str(err)) from None
     except ValueError:
-        pass
-    try:
-        yaml.safe_load(text)
-    except yaml.YAMLError:
         return text  # not YAML: the text as typed
-    raise StudyError(f"--set {key}: the value holds a YAML alias (*name); write the value out")
 
 
 def _expand(value: Any, context: dict[str, Any], where: str) -> Any:

@@ -124,23 +124,25 @@ def repeated_samples(path: Path) -> None:
     answered twice: the file's fault (two runs appended, several filters logged), not the
     dataset's."""
     seen: dict = {}
-    filters = set()
+    filters: dict = {}  # filter -> its first line
     for number, doc_id, name in _sample_ids(path):
-        filters.add(name)
+        filters.setdefault(name, number)
+        if len(filters) > 1:
+            (first, line), (other, _) = list(filters.items())[:2]
+            raise ValueError(
+                f"--from-lm-eval {path}: lines {line} and {number} log the filters {first!r} and "
+                f"{other!r}: lm-eval logs each question once per filter of its task; keep the lines "
+                'of one filter (their "filter" key) and score those'
+            )
         if doc_id is None:
             continue
-        if (doc_id, name) in seen:
-            several = (
-                f"; it logs {len(filters)} filters ({', '.join(sorted(map(str, filters)))}): score one"
-                if len(filters) > 1
-                else ""
-            )
+        if doc_id in seen:
             raise ValueError(
                 f"--from-lm-eval {path}: doc_id {doc_id} is answered twice (lines "
-                f"{seen[(doc_id, name)]} and {number}): the samples file holds a question twice, "
-                f"as when two runs write into one file{several}"
+                f"{seen[doc_id]} and {number}): the samples file holds a question twice, "
+                "as when two runs write into one file"
             )
-        seen[(doc_id, name)] = number
+        seen[doc_id] = number
 
 
 def lm_eval_coverage(path: Path) -> Coverage | None:
@@ -150,15 +152,19 @@ def lm_eval_coverage(path: Path) -> Coverage | None:
     if not match:
         return None
     task, date = match.group("task"), match.group("date")
+    others: dict[str, list[str]] = {}  # results files of the run that do not name the task
     for results in sorted(path.parent.glob(f"*_{date}.json")):
         try:
             data = json.loads(read_text(results))
-        except ValueError as err:
+        except (ValueError, RecursionError) as err:
             raise ValueError(
                 f"{results} (the lm-eval results beside --from-lm-eval {path}): not JSON ({err})"
             ) from None
-        sizes = data.get("n-samples", {}).get(task) if isinstance(data, dict) else None
+        named = data.get("n-samples") if isinstance(data, dict) else None
+        sizes = named.get(task) if isinstance(named, dict) else None
         if not isinstance(sizes, dict) or not isinstance(sizes.get("original"), int):
+            if isinstance(named, dict) and sizes is None:
+                others[results.name] = sorted(map(str, named))
             continue
         total = sizes["original"]
         ids = {doc_id for _, doc_id, _ in _sample_ids(path)}
@@ -171,6 +177,13 @@ def lm_eval_coverage(path: Path) -> Coverage | None:
         missing = [f"doc_id {i}" for i in range(total) if i not in ids][:_SHOWN]
         against = f"lm-eval task {task} ({results.name}: n-samples {sizes})"
         return Coverage(len(ids), total, against, "questions", missing)
+    if others:
+        name, tasks = next(iter(others.items()))
+        raise ValueError(
+            f"--from-lm-eval {path}: the lm-eval results beside it ({name}) are of task "
+            f"{', '.join(tasks) or '(none)'}, not {task}: the samples and the results file are of "
+            "different runs, or one was renamed"
+        )
     return None
 
 
@@ -183,13 +196,19 @@ def inspect_coverage(path: Path) -> Coverage:
     dataset = spec.get("dataset") if isinstance(spec.get("dataset"), dict) else {}
     ids = list(dict.fromkeys(sample.get("id") for sample in samples))
     total = dataset.get("samples")
-    if not isinstance(total, int):
+    if isinstance(total, bool) or not isinstance(total, int):
         return Coverage(
             len(ids),
             None,
             f"its task holds is unknown: the header of {path.name} gives no dataset size",
             "samples",
             remedy="give --dataset to count against a dataset",
+        )
+    if total < max(1, len(ids)):
+        raise ValueError(
+            f"--from-inspect {path}: its header gives the task's dataset {total} samples "
+            f"(eval.dataset.samples), but the log answers {len(ids)} distinct samples: the header "
+            "and the samples are not of one run"
         )
     answered = set(ids)
     missing = [f"id {i}" for i in dataset.get("sample_ids") or [] if i not in answered][:_SHOWN]

@@ -79,9 +79,9 @@ def _json_lines(path: Path, flag: str) -> list[dict]:
                 continue
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError as err:
+            except (ValueError, RecursionError) as err:
                 raise ValueError(
-                    f"{flag} {path}, line {number}: not JSON lines ({err.msg})"
+                    f"{flag} {path}, line {number}: not JSON lines ({_why(err)})"
                 ) from None
             if not isinstance(row, dict):
                 raise ValueError(
@@ -97,8 +97,12 @@ def read_lm_eval_samples(path: str | Path) -> list[dict]:
 
     A multiple-choice sample's ``filtered_resps`` holds one ``[log-likelihood, is_greedy]``
     per choice: the prediction is the index of highest log-likelihood (lm-eval's ``acc``; -1
-    when one is not finite). A generation sample holds the reply text: the prediction is that
-    text, for the answer reader to read.
+    when one is not finite, and -1 where two or more choices share the highest, which
+    lm-eval's ``acc`` reads as the first of them: the row's ``tied_choices`` names them, and
+    ``bias-hub score`` says how many); ``choices_scored`` is how many choices it holds, which
+    ``bias-hub score`` compares with the question's. A generation sample holds the reply text:
+    the prediction is that text, for the answer reader to read. Anything else is refused,
+    naming the line.
     """
     path = Path(path)
     if not path.is_file():
@@ -110,29 +114,46 @@ def read_lm_eval_samples(path: str | Path) -> list[dict]:
             raise ValueError(
                 f"{where}: not an lm-eval logged sample (expected the keys doc and filtered_resps)"
             )
-        responses = sample["filtered_resps"]
-        if (
-            isinstance(responses, list)
-            and responses
-            and all(isinstance(r, list) and r for r in responses)
-        ):
-            scores = [float(r[0]) for r in responses]
-            prediction = (
-                max(range(len(scores)), key=scores.__getitem__)
-                if all(map(math.isfinite, scores))
-                else -1
-            )
-            row = {**sample["doc"], "prediction": prediction}
-        elif isinstance(responses, list) and len(responses) == 1 and isinstance(responses[0], str):
-            row = {**sample["doc"], "prediction": responses[0], "reply": responses[0]}
-        else:
-            raise ValueError(
-                f"{where}: filtered_resps is neither one [log-likelihood, is_greedy] per choice nor one reply text"
-            )
-        rows.append(row)
+        rows.append({**sample["doc"], **_lm_eval_answer(sample["filtered_resps"], where)})
     if not rows:
         raise ValueError(f"--from-lm-eval {path}: holds no samples")
     return rows
+
+
+def _is_log_likelihood(response) -> bool:
+    return (
+        isinstance(response, list)
+        and len(response) == 2
+        and isinstance(response[0], (int, float))
+        and not isinstance(response[0], bool)
+        and isinstance(response[1], bool)
+    )
+
+
+def _lm_eval_answer(responses, where: str) -> dict:
+    """``prediction`` (and ``reply``, or ``choices_scored`` and ``tied_choices``) of one sample."""
+    if isinstance(responses, list) and len(responses) == 1 and isinstance(responses[0], str):
+        return {"prediction": responses[0], "reply": responses[0]}
+    if (
+        not isinstance(responses, list)
+        or not responses
+        or not all(map(_is_log_likelihood, responses))
+    ):
+        shown = json.dumps(responses, ensure_ascii=False)
+        raise ValueError(
+            f"{where}: filtered_resps {shown[:80]}{'...' if len(shown) > 80 else ''} is neither "
+            "one [log-likelihood, is_greedy] per choice (a number and true or false) nor one "
+            "reply text"
+        )
+    scores = [float(r[0]) for r in responses]
+    best = max(scores)
+    tied = [i for i, score in enumerate(scores) if score == best]
+    finite = all(map(math.isfinite, scores))
+    return {
+        "prediction": tied[0] if finite and len(tied) == 1 else -1,
+        "choices_scored": len(scores),
+        "tied_choices": tied if finite and len(tied) > 1 else None,
+    }
 
 
 def inspect_log(path: str | Path) -> tuple[dict, list[dict]]:
@@ -160,8 +181,8 @@ def inspect_log(path: str | Path) -> tuple[dict, list[dict]]:
                     (n for n in ("header.json", "_journal/start.json") if n in names), None
                 )
                 log = json.loads(archive.read(header)) if header else {}
-        except (zipfile.BadZipFile, json.JSONDecodeError) as err:
-            raise ValueError(f"{flag} {path}: not an Inspect .eval log ({err})") from None
+        except (zipfile.BadZipFile, ValueError, RecursionError) as err:
+            raise ValueError(f"{flag} {path}: not an Inspect .eval log ({_why(err)})") from None
         except NotImplementedError:
             # Inspect compresses .eval logs with zstd, which Python's zipfile reads from 3.14 on
             raise ValueError(
@@ -173,19 +194,44 @@ def inspect_log(path: str | Path) -> tuple[dict, list[dict]]:
         try:
             with _opened(path, flag) as handle:
                 log = json.load(handle)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{flag} {path}: not JSON ({err.msg})") from None
+        except (ValueError, RecursionError) as err:
+            raise ValueError(f"{flag} {path}: not JSON ({_why(err)})") from None
         samples = log.get("samples") if isinstance(log, dict) else None
         if samples is None:
             raise ValueError(
                 f"{flag} {path}: an Inspect log without samples (written with --no-log-samples?)"
             )
+        if not isinstance(samples, list):
+            raise ValueError(
+                f"{flag} {path}: 'samples' is {_a(samples)}; expected a list of sample objects"
+            )
     else:
         raise ValueError(
             f"{flag} {path}: expected an Inspect eval log (.eval or .json), got {path.suffix or 'no suffix'!r}"
         )
+    for number, sample in enumerate(samples, start=1):
+        if not isinstance(sample, dict):
+            raise ValueError(
+                f"{flag} {path}: sample {number} is {_a(sample)}; expected a sample object "
+                "(id, epoch, metadata, output)"
+            )
     spec = log.get("eval") if isinstance(log, dict) else None
     return (spec if isinstance(spec, dict) else {}), samples
+
+
+def _why(err: Exception) -> str:
+    """Why JSON text did not parse, in a few words (a bad token, an integer of over 4,300
+    digits, or nesting deeper than the parser's recursion)."""
+    if isinstance(err, RecursionError):
+        return "nested too deep to read"
+    return getattr(err, "msg", None) or str(err).split(";")[0]
+
+
+def _a(value) -> str:
+    """What a JSON value is, in words: ``a list of 2``, ``a str 'x'``."""
+    if isinstance(value, (list, dict)):
+        return f"a {'list' if isinstance(value, list) else 'mapping'} of {len(value)}"
+    return f"a {type(value).__name__} {json.dumps(value, ensure_ascii=False)[:40]}"
 
 
 def read_inspect_log(path: str | Path) -> list[dict]:
@@ -197,13 +243,28 @@ def read_inspect_log(path: str | Path) -> list[dict]:
     flag = "--from-inspect"
     _, samples = inspect_log(path)
     rows = []
+    epochs: dict = {}
     for sample in samples:
         where = f"{flag} {path}, sample {sample.get('id')!r}"
+        seen = epochs.setdefault(sample.get("id"), [])
+        seen.append(sample.get("epoch"))
+        if len(seen) > 1:
+            raise ValueError(
+                f"{where}: answered {len(seen)} times (epochs {', '.join(map(str, seen))}): "
+                + (
+                    "the log holds several epochs of its task; score a run of one epoch "
+                    "(inspect eval --epochs 1)"
+                    if len(set(seen)) == len(seen)
+                    else "the log holds this sample twice in one epoch"
+                )
+            )
         if not isinstance(sample.get("metadata"), dict) or not sample["metadata"]:
             raise ValueError(
                 f"{where}: no metadata; expected the question fields there (tasks of `bias-hub export inspect`)"
             )
         output = sample.get("output") or {}
+        if not isinstance(output, dict):
+            raise ValueError(f"{where}: 'output' is {_a(output)}; expected an object")
         reply = output.get("completion")
         if reply is None:
             choices = output.get("choices") or []
@@ -215,20 +276,41 @@ def read_inspect_log(path: str | Path) -> list[dict]:
     return rows
 
 
-# An index written as text: ASCII digits only ("²" is a digit to str.isdigit, which int() refuses).
-_INDEX_TEXT = re.compile(r"-?[0-9]+")
+# An index written as text: ASCII digits only ("²" is a digit to str.isdigit, which int() refuses)
+# and an optional sign ("+1" is 1).
+_INDEX_TEXT = re.compile(r"[-+]?[0-9]+")
+_LONGEST_INDEX = 9  # digits: no question has a billion options, and int() refuses 4,301
 
 
-def as_index(value):
+def as_index(value, where: str):
     """``value`` as an answer index when it is one: an int, an integral float, or (CSV) a text
-    of an optional minus sign and digits; any other value unchanged."""
-    if isinstance(value, bool):
-        return value
+    of an optional sign and digits; an answer text unchanged. A value that is neither (null,
+    true, NaN, infinity, 1.5, a text of such a number or of more than nine digits) is refused,
+    naming ``where``."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and _INDEX_TEXT.fullmatch(value.strip()):
-        return int(value.strip())
-    return value
+    if isinstance(value, str):
+        text = value.strip()
+        if _INDEX_TEXT.fullmatch(text):
+            if len(text.lstrip("+-")) <= _LONGEST_INDEX:
+                return int(text)
+            shown = f"a number of {len(text.lstrip('+-')):,} digits"
+        else:
+            try:  # a number written out ("1.5", "1e3"); "NaN" and "inf" stay texts, like names
+                number = float(text) if any(c.isdigit() for c in text) else None
+            except ValueError:
+                return value
+            if number is None:
+                return value
+            shown = json.dumps(number)
+    elif value is None or isinstance(value, (bool, float)):
+        shown = json.dumps(value)
+    else:
+        return value
+    raise ValueError(
+        f"{where}: {shown} is no answer index (a whole number from 0, or -1 for none) and no "
+        "answer text"
+    )
 
 
 def to_value(value, kind: str, where: str):

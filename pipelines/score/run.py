@@ -54,17 +54,22 @@ _SHOWN = 5  # ids named in an error
 DEFAULT_SCORE_READER = "bbq"
 
 
-def _reader(settings: Settings, rows: list[dict]) -> tuple[str, str]:
+def _reader(settings: Settings, rows: list[dict], source: str) -> tuple[str, str]:
     """The answer reader and why: ``--answer-reader``; else the one the exported task recorded in
     every row (``answer_reader``: ``bias-hub export`` writes it into each question); else
     ``bbq``, BBQ's own reading of answer texts."""
     if settings.answer_reader:
         return settings.answer_reader, "--answer-reader"
-    recorded = {row.get("answer_reader") for row in rows}
-    if len(recorded) == 1 and None not in recorded:
-        (name,) = recorded
-        if name in READERS:
-            return name, "recorded by the exported task"
+    recorded = sorted({str(row["answer_reader"]) for row in rows if row.get("answer_reader")})
+    unknown = [name for name in recorded if name not in READERS]
+    if unknown or len(recorded) > 1:
+        raise ValueError(
+            f"{source}: its rows record the answer reader {' and '.join(map(repr, recorded))}"
+            + (f", not one of {', '.join(READERS)}" if unknown else "")
+            + "; name the one to read them with --answer-reader"
+        )
+    if recorded and all(row.get("answer_reader") for row in rows):
+        return recorded[0], "recorded by the exported task"
     return DEFAULT_SCORE_READER, "the default for answer texts (BBQ's analysis script)"
 
 
@@ -92,10 +97,21 @@ def _source(predictions: str | Path | None, settings: Settings) -> tuple[list[di
         }
     if settings.from_lm_eval:
         rows = read_lm_eval_samples(settings.from_lm_eval)
+        tied = [number for number, row in enumerate(rows, start=1) if row.get("tied_choices")]
+        if tied:
+            log.warning(
+                "--from-lm-eval %s: %d samples give two or more choices the same highest "
+                "log-likelihood (samples %s): no choice is preferred, so each counts as -1 "
+                "(lm-eval's acc takes the first of them)",
+                settings.from_lm_eval,
+                len(tied),
+                ", ".join(map(str, tied[:_SHOWN])) + (", ..." if len(tied) > _SHOWN else ""),
+            )
         return rows, {
             "file": str(settings.from_lm_eval),
             "format": "lm-eval samples",
             "rows": len(rows),
+            "tied_log_likelihoods": len(tied),
         }
     rows, kind = read_predictions(predictions)
     return rows, {"file": str(predictions), "format": kind, "rows": len(rows)}
@@ -240,12 +256,18 @@ def _short_forms(data: dict, column: Column) -> list[str] | None:
 def _read_choice(
     row: dict, data: dict, column: Column, reader: str, where: str, replies: bool
 ) -> Reading:
-    value = row[column.name] if replies else as_index(row[column.name])
-    if value is not None and not isinstance(value, (str, int, float)):
+    value = row[column.name] if replies else as_index(row[column.name], where)
+    if not isinstance(value, (str, int)):
         raise ValueError(
             f"{where}: expected an answer index or an answer text, got {type(value).__name__} {value!r}"
         )
     options = [data[name] for name in column.choices] if column.choices else list(column.names)
+    scored = row.get("choices_scored")
+    if scored is not None and scored != len(options):
+        raise ValueError(
+            f"{where}: lm-eval scored {scored} choices where the question has {len(options)} "
+            f"({', '.join(map(repr, options))}); a choice left out can never be the answer"
+        )
     unknown = data.get(column.unknown) if column.unknown else None
     return read_answer(
         value,
@@ -512,7 +534,7 @@ def run(
             if settings.from_inspect
             else f"--predictions {predictions}"
         )
-        reader, reader_reason = _reader(settings, rows_in)
+        reader, reader_reason = _reader(settings, rows_in, source)
         logged = settings.from_lm_eval or settings.from_inspect
         if settings.from_lm_eval:
             coverage_check.repeated_samples(Path(settings.from_lm_eval))

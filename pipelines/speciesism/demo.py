@@ -14,6 +14,8 @@ from bias_hub.pipelines.speciesism.settings import DATASET, Settings
 from bias_hub.pipelines.speciesism.stand_in_models import load_templates
 
 ORDER = 40
+# The extras the demo needs (bias-hub demo skips it, naming them, where one is missing).
+EXTRAS = ("models", "ja")
 
 TEMPLATE = "speciesism/templates/demo.md.j2"
 

@@ -20,6 +20,8 @@ from bias_hub.pipelines.stereoset.settings import DATASET, Settings
 from bias_hub.pipelines.stereoset.stand_in_models import LM_NOTE, toy_causal_lm
 
 ORDER = 30
+# The extras the demo needs (bias-hub demo skips it, naming them, where one is missing).
+EXTRAS = ("models",)
 # The context pairs (about 600) keep the demo near a minute on two CPU cores; run_demo can subsample.
 DEMO_PAIRS = None
 

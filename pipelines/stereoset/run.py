@@ -82,6 +82,7 @@ def run(
         )
     source = dataset_folder(dataset or DATASET, settings.datasets_root)
     pairs = load_pairs(source, settings.config)
+    left_out = left_out_at_build(source, settings.config)
     with RunFolder(out_dir) as out:
         out.record_inputs(
             datasets=[(source, settings.config)],
@@ -95,7 +96,14 @@ def run(
             "lm_label": settings.lm_label or settings.lm,
         }
         results = measure(
-            pairs, encoder, encoder_tokenizer, lm, lm_tokenizer, out, replace(settings, **labels)
+            pairs,
+            encoder,
+            encoder_tokenizer,
+            lm,
+            lm_tokenizer,
+            out,
+            replace(settings, **labels),
+            left_out=left_out,
         )
         render(results, out.staging)
     log.info("%s", summary_table(results))
@@ -308,9 +316,22 @@ def _sample(pairs: list[dict], settings: Settings, counts: Counter) -> list[dict
     return pairs
 
 
-def _dataset_record(settings: Settings, pairs: list[dict], counts: Counter) -> dict:
+def left_out_at_build(folder: Path, config: str) -> dict[str, int]:
+    """The contexts the build of ``config`` left out, by reason, as its card records them
+    (``bias_hub_provenance.left_out``; ``mixed_gender``: words of both genders); {} when the card
+    records none."""
+    from bias_hub.builders.shared.card import read_card_yaml
+
+    recorded = (read_card_yaml(folder).get("bias_hub_provenance") or {}).get("left_out") or {}
+    counts = recorded.get(config) if isinstance(recorded, dict) else None
+    return {str(k): int(v) for k, v in counts.items()} if isinstance(counts, dict) else {}
+
+
+def _dataset_record(
+    settings: Settings, pairs: list[dict], counts: Counter, left_out: dict[str, int]
+) -> dict:
     """The dataset config and both of its counts: pairs that differ and identical pairs, and
-    whether the identical ones were studied."""
+    whether the identical ones were studied; the contexts its build left out, by reason."""
     return {
         "config": settings.config,
         "name_list": _name_list(pairs),
@@ -318,6 +339,7 @@ def _dataset_record(settings: Settings, pairs: list[dict], counts: Counter) -> d
         "differing_pairs": counts["pairs_differing_in_dataset"],
         "identical_pairs": counts["pairs_identical_in_dataset"],
         "identical_pairs_studied": settings.identical_pairs == "include",
+        "left_out_at_build": left_out,
     }
 
 
@@ -350,8 +372,10 @@ def measure(
     lm_tokenizer,
     out: RunFolder,
     settings: Settings,
+    left_out: dict[str, int] | None = None,
 ) -> dict:
-    """The measurements on loaded models; writes results.json, words.jsonl and top_words.jsonl into ``out``."""
+    """The measurements on loaded models; writes results.json, words.jsonl and top_words.jsonl
+    into ``out``. ``left_out``: the contexts the dataset's build left out, by reason."""
     counts: Counter = Counter()
     pairs = _sample(pairs, settings, counts)
     with stage(f"attention ({len(pairs)} pairs)", log):
@@ -387,7 +411,7 @@ def measure(
         },
         "preset": preset_record(settings),
         "intervals": settings.interval_record(),
-        "dataset": _dataset_record(settings, pairs, counts),
+        "dataset": _dataset_record(settings, pairs, counts, left_out or {}),
         "counts": dict(counts),
         "attention": {
             "n_words": len(gaps["words"]),

@@ -71,37 +71,17 @@ def test_every_context_becomes_a_pair_or_is_left_out_with_its_reason(lexicon):
     assert pairs == [
         ("female", "My father is home.", "My mother is home.", "rule"),  # cleaned up, then swapped
         ("none", "Cats purr.", "Cats purr.", "identical"),
-        # both genders: each word turned; one male word in each form, so the original is the male form
-        ("mixed", "He told her.", "She told him.", "rule"),
         ("none", "Latin America is big.", "Latin America is big.", "identical"),
         ("none", "Andrea sings.", "Andrea sings.", "identical"),
     ]
     assert population.left_out == {
         "duplicate_context": ["Cats purr."],
+        # both genders: neither form is the male one ("her" would be a male word of one)
+        "mixed_gender": ["He told her."],
         "first_name": ["Beth is a mommy."],  # swapping mommy alone would leave Beth beside "daddy"
         "no_counterpart": ["The actress sings."],
     }
-    assert population.mixed_ties == 1 and population.considered == 8
-    assert population.rows[2]["gender_words"] == [
-        {
-            "word_index": 0,
-            "male_word": "He",
-            "female_word": "She",
-            "male_start": 0,
-            "male_end": 2,
-            "female_start": 0,
-            "female_end": 3,
-        },
-        {
-            "word_index": 2,
-            "male_word": "her",
-            "female_word": "him",
-            "male_start": 8,
-            "male_end": 11,
-            "female_start": 9,
-            "female_end": 12,
-        },
-    ]
+    assert population.considered == 8
     assert {row["name_list"] for row in population.rows} == {"test list"}
     assert all(
         row["gender_words"] == [] for row in population.rows if row["original_gender"] == "none"
@@ -144,7 +124,7 @@ def test_the_build_writes_the_population_config_with_its_name_list(tmp_path: Pat
     folder = build(tmp_path, source=source)
     population = datasets.load_dataset(str(folder), "paper_population", split="test")
     assert population["male_sentence"] == ["My father is home.", "Cats purr."]
-    assert population.features["original_gender"].names == ["male", "female", "none", "mixed"]
+    assert population.features["original_gender"].names == ["male", "female", "none"]
     assert set(population["name_list"]) == {
         "gender-guesser==0.4.0:gender_guesser/data/nam_dict.txt (sha256 bfe79b1f3533; great_britain, ireland, usa)"
     }

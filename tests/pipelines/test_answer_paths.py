@@ -155,7 +155,7 @@ def test_evaluate_score_and_the_exports_read_each_reply_alike(reader: str, tmp_p
     fixture = _fixture() + [
         (row, reply, "")
         for row in fixture_rows()["all"][:4]
-        for reply in ("1\n\n### 入力:", " 2 ", "01", "２です", "0.5", "回答", "判断できない")
+        for reply in ("1\n\n### 入力:", " 2 ", "01", "２です", "0.5", "回答", "判断できない", "２")
     ]
     questions = [row for row, _, _ in fixture]
     replies = [reply for _, reply, _ in fixture]

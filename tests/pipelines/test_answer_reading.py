@@ -26,7 +26,7 @@ def _read(reply, reader: str, options=JBBQ, unknown=2, short_forms=None) -> tupl
     ("reply", "expected"),
     [
         ("1", (1, "exact")),
-        (" 2\n", (2, "exact")),
+        (" 2\n", (-1, "no-answer")),  # not trimmed: v1.3.0 compares the text as it is
         ("２", (2, "exact")),  # NFKC: the full-width digit is "2"
         ("0\n\n### 入力:", (0, "exact")),  # only the text before the first blank line
         ("1です", (-1, "no-answer")),
@@ -66,7 +66,7 @@ def test_llm_jp_eval_reads_only_the_exact_index(reply: str, expected: tuple[int,
         ("3", (-1, "out-of-range")),
         ("0.5", (-1, "out-of-range")),
         ("-1", (-1, "out-of-range")),
-        ("30代", (-1, "out-of-range")),  # not an option's text; 30 is no option's index
+        ("30代", (-1, "no-answer")),  # not an option's text; "30代" is an age, no index
         ("はい", (-1, "no-answer")),
         ("", (-1, "empty")),
         ("  \n", (-1, "empty")),
@@ -142,12 +142,13 @@ def test_an_unknown_reader_is_named() -> None:
     ("reply", "settled", "answer"),
     [
         ("1", False, 1),  # "10" may follow
-        ("1\n", False, 1),  # "1\nx" reads as nothing
+        ("1\n", False, -1),  # untrimmed, no answer; "1\n\n" reads 1
         ("1\n\n", True, 1),  # the text before the first blank line is final
         ("1\n\n回答", True, 1),
         ("12", True, -1),  # no continuation turns "12..." into a lone index
         ("回答: 1", True, -1),
         ("１", False, 1),
+        (" 1", True, -1),  # no continuation takes the space away
         (" ", False, -1),
         ("", False, -1),
     ],

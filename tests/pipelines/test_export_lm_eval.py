@@ -138,9 +138,9 @@ def test_every_prompt_shot_count_and_output_type_is_a_task(exported: Path) -> No
     assert gen["output_type"] == "generate_until" and mc["output_type"] == "multiple_choice"
     assert gen["generation_kwargs"] == {
         "until": [],
-        "max_gen_toks": 8,
+        "max_gen_toks": 1,
         "do_sample": False,
-    }  # the paper preset's 8
+    }  # the paper preset's 1 (the output_length of the JBBQ processor it assumes)
     assert mc["doc_to_choice"] == ["0", "1", "2"] and mc["target_delimiter"] == ""
     assert gen["process_results"] == "!function utils.process_generation"
     categories = record["jbbq"]["categories"]

@@ -289,7 +289,7 @@ def test_cli_generate_plain_model_counts_unparsable(
     assert results["scorer"] == "hf (plain prompt)" and results["scoring"] == "generate"
     assert results["preset"]["name"] == "table4" and results["preset"]["departures"] == [
         {"setting": "split", "preset": "all", "used": "test", "section": None},
-        {"setting": "max_new_tokens", "preset": 8, "used": 3, "section": None},
+        {"setting": "max_new_tokens", "preset": 1, "used": 3, "section": None},
     ]
     assert (
         "confidence_intervals" not in results["runs"][0]["metrics"]
@@ -464,6 +464,8 @@ def test_a_dataset_that_is_not_jbbq_format_is_one_line_naming_it_and_the_field(
         "all",
     )
     capsys.readouterr()  # the folder writer's progress bars
+    # A folder that holds no model: it is never loaded, the dataset is refused first.
+    (tmp_path / "no-model-needed").mkdir()
     code = _evaluate(
         tmp_path / "no-model-needed", folder, tmp_path / "out", "--preset", "none", "--shots", "0"
     )

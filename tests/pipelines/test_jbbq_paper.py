@@ -67,21 +67,24 @@ def test_presets_hold_the_papers_settings() -> None:
         "scoring": "generate",
         "chat": "no",
         "split": "all",
-        "max_new_tokens": 8,
-        # llm-jp-eval's prompt layout and its reading of a reply (§5.1 names the harness)
+        # llm-jp-eval v1.3.0's prompt layout, its reading of a reply and the one token the JBBQ
+        # processor in wandb/llm-leaderboard asks for: assumed, as §5.1 names the harness only
+        "max_new_tokens": 1,
         "layout": "llm-jp-eval",
         "answer_reader": "llm-jp-eval",
     }
     assert (
         paper.sections["shots"] == "§5.2, Figure 1" and paper.sections["split"] is None
     )  # `all` is ours
-    assert paper.sections["layout"] == paper.sections["answer_reader"] == "§5.1 (llm-jp-eval)"
+    for key in ("layout", "answer_reader", "max_new_tokens"):
+        assert paper.sections[key] is None and paper.basis[key][0] == "assumed"
+        assert "v1.3.0" in paper.basis[key][1]
     # Table 4: 0-shot, basic prompt.
     table = load_preset("jbbq evaluate", "table4")
     assert table.values["shots"] == [0] and table.values["prompts"] == ["basic"]
     assert table.values["scoring"] == "generate"
     assert table.values["layout"] == table.values["answer_reader"] == "llm-jp-eval"
-    assert paper.source == table.source == "jbbq v1.2"
+    assert paper.source == table.source == "jbbq v1.3"
 
 
 def test_flags_override_a_preset_and_the_record_says_which() -> None:
@@ -110,6 +113,7 @@ def test_flags_override_a_preset_and_the_record_says_which() -> None:
         "scoring",
         "chat",
         "split",
+        "max_new_tokens",  # the class's 8, the preset's 1
     ]
 
 
@@ -299,7 +303,7 @@ def test_preset_paper_and_figure_end_to_end(
     assert (results["part"], results["step"], results["preset"]["source"]) == (
         "jbbq",
         "evaluate",
-        "jbbq v1.2",
+        "jbbq v1.3",
     )
     assert results["scoring"] == "generate" and results["settings"]["split"] == "all"
     assert [(r["prompt"], r["shots"]) for r in results["runs"]] == [(p, 4) for p in PROMPT_NAMES]
@@ -330,7 +334,7 @@ def test_preset_paper_and_figure_end_to_end(
     report = (tmp_path / "run1" / "report.md").read_text(encoding="utf-8")
     for text in (
         "Preset `paper`, no departures.",
-        "study `jbbq v1.2`",
+        "study `jbbq v1.3`",
         "## How the replies were read",
         "Prompt layout: `llm-jp-eval@1.3.0`",
         f"Holm's step-down correction over all {len(tested)} tests",
@@ -510,7 +514,7 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
             "setting": "layout",
             "preset": "llm-jp-eval",
             "used": "compact",
-            "section": "§5.1 (llm-jp-eval)",
+            "section": None,  # assumed: §5.1 names the harness, not its layout
         },
         {"setting": "shots", "preset": [4], "used": [0], "section": "§5.2, Figure 1"},
         {"setting": "split", "preset": "all", "used": "train", "section": None},

@@ -62,10 +62,12 @@ def test_jbbq_offline(tmp_path: Path) -> None:
     )
     assert "This run's model is none of the paper's" in table4
     assert "0.33 chance rate" in _section(report, "Figure 1")
-    # chat, split and max_new_tokens are ours or assumed, the shots the paper's (§5.2, Figure 1).
+    # chat, split, max_new_tokens, layout and reader are ours or assumed, the shots the paper's
+    # (§5.2, Figure 1).
     settings = _section(report, "Settings")
     assert "`paper`: `shots` = [4] (§5.2, Figure 1)" in settings
-    assert "`paper`: `max_new_tokens` = 8 — ours:" in settings
+    assert "`paper`: `max_new_tokens` = 1 — assumed:" in settings
+    assert "`paper`: `answer_reader` = 'llm-jp-eval' — assumed:" in settings
 
 
 def test_nli_offline(tmp_path: Path) -> None:

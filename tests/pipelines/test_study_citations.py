@@ -163,9 +163,10 @@ NOT_STATED = {
     # §4.2 (1): "最終層の値を用いた", "出現回数で平均" - no head combination, no minimum count;
     # §4.2 (2): "差が大きい単語から順に" - no sign; 単語 (words), while Appendix A lists ##pieces.
     ("stereoset attention", "paper"): {"heads", "level", "min_count", "order"},
-    # §5.1 names llm-jp-eval only; no chat template, no question split, no reply length.
-    ("jbbq evaluate", "paper"): {"chat", "split", "max_new_tokens"},
-    ("jbbq evaluate", "table4"): {"chat", "split", "max_new_tokens"},
+    # §5.1: "公開されている LLM の評価ツール³⁾に JBBQ を適用して行われた" - the harness's URL only;
+    # no chat template, no question split, no reply length, no version, layout or reading.
+    ("jbbq evaluate", "paper"): {"chat", "split", "max_new_tokens", "layout", "answer_reader"},
+    ("jbbq evaluate", "table4"): {"chat", "split", "max_new_tokens", "layout", "answer_reader"},
     # Tables 1-4 show raw vocabulary items without the text saying so.
     ("speciesism", "paper"): {"tokens"},
 }

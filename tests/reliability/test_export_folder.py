@@ -82,7 +82,7 @@ def test_a_reply_length_of_zero_is_refused_not_replaced(
     datasets_root: Path, tmp_path: Path, capsys
 ) -> None:
     assert _export(datasets_root, tmp_path / "t", "--max-new-tokens", "0") == 2
-    assert "--max-new-tokens must be >= 1, got 0" in capsys.readouterr().err
+    assert "--max-new-tokens: expected an integer from 1 to 32,768" in capsys.readouterr().err
     assert not (tmp_path / "t").exists()
 
 

@@ -44,7 +44,9 @@ class FakeCompletionsServer(FakeChatServer):
         if body.get("_chat_shaped"):
             message = {"role": "assistant", "content": answer}
             return {"object": "chat.completion", "choices": [{"index": 0, "message": message}]}
-        choice = {"index": 0, "text": f" {answer}\n\n入力:", "finish_reason": "length"}
+        # The answer right after "### 応答:\n", as llm-jp-eval v1.3.0 reads it: untrimmed, so a
+        # leading space would make it no answer.
+        choice = {"index": 0, "text": f"{answer}\n\n入力:", "finish_reason": "length"}
         if body.get("logprobs"):
             # The legacy layout: one {token: logprob} per position; a plain prompt's answer token
             # often carries its leading space.
@@ -129,7 +131,8 @@ def test_the_paper_preset_sends_the_plain_prompt_to_the_completions_endpoint(
     assert set(server.paths) == {"/v1/completions"}
     body = server.bodies[0]
     assert "messages" not in body and body["model"] == "base-model"
-    assert body["max_tokens"] == 8 and body["temperature"] == 0 and "logprobs" not in body
+    # the preset's one token (the output_length of the JBBQ processor it assumes)
+    assert body["max_tokens"] == 1 and body["temperature"] == 0 and "logprobs" not in body
     # Exactly the text a local model is given with --chat no: header, four shots, the question.
     assert results["runs"][0]["example_prompt"] in {sent["prompt"] for sent in server.bodies}
     assert load_prompt("basic").system in body["prompt"]
@@ -139,7 +142,8 @@ def test_the_paper_preset_sends_the_plain_prompt_to_the_completions_endpoint(
         assert run["metrics"]["accuracy_disambiguated"] == 0.0
         assert run["metrics"]["unparsable_rate"] == 0.0
     reply = json.loads((tmp_path / "predictions.jsonl").read_text(encoding="utf-8").splitlines()[0])
-    assert reply["reply"].startswith(" ") and reply["prediction"] == int(reply["reply"].split()[0])
+    # the reply as the server sent it; the text before the blank line is the index read
+    assert reply["reply"].endswith("\n\n入力:") and reply["prediction"] == int(reply["reply"][0])
     assert "completions, plain prompt" in results["scorer"]
 
 

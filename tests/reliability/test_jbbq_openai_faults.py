@@ -517,7 +517,9 @@ def test_malformed_replies_past_the_budget_name_endpoint_count_and_resume_comman
         )
         monkeypatch.setattr("sys.argv", ["bias-hub", *args])  # as typed in a shell
         assert cli.main(args) == 2
-    err = capsys.readouterr().err.strip()
+    # The retry was said when it started, and counted when the run stopped; then the error.
+    *said, err = capsys.readouterr().err.strip().splitlines()
+    assert "retried 1 of 6 requests: 1 × malformed reply" in said[-1]
     assert err.startswith(
         f"bias-hub: error: {server.url}/chat/completions still failing after 2 attempt(s): "
         "MalformedReply: the reply is not JSON"
