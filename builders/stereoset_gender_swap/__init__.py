@@ -230,7 +230,11 @@ def build(
         population_lexicon=population_words,
     )
     target = Path(out_root) / NAME
-    write_dataset_folder(target, configs, card_metadata(), card, default_config=DEFAULT_CONFIG)
+    # Every config but the LLM's is swapped by rule (paper_population too, without an LLM).
+    rule_built = [name for name in configs if name != "llm" and (llm is None or name != POPULATION)]
+    write_dataset_folder(
+        target, configs, card_metadata(rule_built), card, default_config=DEFAULT_CONFIG
+    )
     for name, pairs in builds.items():
         logger.info(
             "%s: %d pairs from %d sentences; rejected %s",

@@ -25,8 +25,16 @@ _CITATION = """\
 }"""
 
 
-def card_metadata() -> CardMetadata:
+# How the study made its pairs, beside ours in every plan and report that reads a rule-built config.
+STUDY_SWAP = "the study swapped every context with gpt-3.5-turbo (§3.1)"
+
+
+def card_metadata(rule_built: list[str]) -> CardMetadata:
+    """The card's metadata; ``rule_built``: the configs swapped by rule, stand-ins for the
+    study's LLM-swapped pairs (``bias_hub_provenance``, read by the plan and the reports)."""
+    provenance = {"rule_built_configs": rule_built, "rule_built": f"swapped by rule; {STUDY_SWAP}"}
     return CardMetadata(
+        extra={"bias_hub_provenance": provenance},
         pretty_name="Gender-swapped StereoSet pairs",
         license="cc-by-sa-4.0",
         language=["en"],
