@@ -36,7 +36,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bias_hub.builders.shared.card import USER_COPY_KEY, read_card_yaml
+from bias_hub.builders.shared.card import USER_COPY_KEY, card_data_files, read_card_yaml
 from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.pipelines.common.locations import in_checkout, repo_root
 
@@ -48,6 +48,7 @@ __all__ = [
     "file_sha256",
     "fingerprint_inputs",
     "inputs_lines",
+    "mark_stand_in",
     "source_files",
     "stand_ins",
     "tree_sha256",
@@ -55,6 +56,8 @@ __all__ = [
 
 # Built by the project in place of the data a paper used: never the paper's numbers.
 STAND_IN_ORIGINS = ("sample", "generated", "rule-built")
+# The config.json key of a model made in place of a paper's; its value says what it is.
+STAND_IN_MARKER = "bias_hub_stand_in"
 # Files of a run folder that describe the run rather than make up the model it holds.
 _NOT_CONTENT = {"manifest.json"}
 # The package's own source: its modules and the data files they read (what the wheel carries).
@@ -125,18 +128,6 @@ def dataset_origin(card: Mapping[str, Any], config: str | None) -> dict[str, str
     return {"kind": "built", "detail": name}
 
 
-def _config_files(card: Mapping[str, Any], config: str | None) -> list[str]:
-    files = []
-    for entry in card.get("configs") or []:
-        if config is not None and entry.get("config_name") != config:
-            continue
-        data_files = entry.get("data_files") or []
-        for item in data_files if isinstance(data_files, list) else [data_files]:
-            paths = item.get("path") if isinstance(item, Mapping) else item
-            files += [paths] if isinstance(paths, str) else list(paths or [])
-    return files
-
-
 def _dataset(item: Any) -> dict:
     """A dataset folder (``(folder, config)``, or a folder for all its configs), a data file,
     or a Hub dataset id."""
@@ -150,7 +141,7 @@ def _dataset(item: Any) -> dict:
         return {"id": str(target), "config": config, "resolved": False}
     folder = path.resolve()
     card = read_card_yaml(folder)
-    names = ["README.md", *_config_files(card, config)]
+    names = ["README.md", *card_data_files(card, config)]
     return {
         "name": folder.name,
         "given": _given(path),
@@ -180,13 +171,26 @@ def _given(path: Path) -> str:
     return os.path.abspath(path)
 
 
+def mark_stand_in(folder: str | os.PathLike[str], what: str) -> None:
+    """Mark the model saved in ``folder`` (its config.json) as a stand-in, ``what`` saying what
+    it is and what it stands in for: every run that reads it lists it among its departures."""
+    config = Path(folder) / "config.json"
+    data = json.loads(config.read_text(encoding="utf-8"))
+    config.write_text(json.dumps({**data, STAND_IN_MARKER: what}, indent=2) + "\n", "utf-8")
+
+
 def _model(item: Any) -> dict:
     if isinstance(item, Mapping):
         return dict(item)
     model, revision = item if isinstance(item, tuple) else (item, None)
     path = Path(model).expanduser()
     if path.exists():
-        return {"id": str(model), **_file(path)}
+        try:
+            stand_in = json.loads((path / "config.json").read_text(encoding="utf-8"))
+            stand_in = stand_in.get(STAND_IN_MARKER) if isinstance(stand_in, dict) else None
+        except (OSError, ValueError):
+            stand_in = None
+        return {"id": str(model), **_file(path), **({"stand_in": stand_in} if stand_in else {})}
     resolved = _hub_revision(str(model), revision)
     return {"id": str(model), "revision": revision, "resolved": resolved or False}
 
@@ -381,7 +385,8 @@ def changed_inputs(record: Mapping[str, Any] | None) -> list[str]:
 
 
 def stand_ins(record: Mapping[str, Any] | None) -> list[str]:
-    """The datasets of an ``"inputs"`` record that stand in for a paper's data, described."""
+    """The datasets and models of an ``"inputs"`` record that stand in for a paper's data and
+    models, described."""
     found = []
     for item in (record or {}).get("datasets") or []:
         origin = item.get("origin") or {}
@@ -389,6 +394,9 @@ def stand_ins(record: Mapping[str, Any] | None) -> list[str]:
             config = f" (config {item['config']})" if item.get("config") else ""
             detail = f": {origin['detail']}" if origin.get("detail") else ""
             found.append(f"{item['name']}{config}, {origin['kind']}{detail}")
+    for item in (record or {}).get("models") or []:
+        if item.get("stand_in"):
+            found.append(f"model {Path(str(item['id'])).name}: {item['stand_in']}")
     return found
 
 

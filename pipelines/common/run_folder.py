@@ -351,6 +351,11 @@ class RunFolder:
         items = [*record["datasets"], *record["models"], *record["files"]]
         _refuse_inside(self.target, self.what, [i.get("folder") or i.get("path") for i in items])
 
+    @property
+    def inputs(self) -> dict | None:
+        """The fingerprints ``record_inputs`` recorded so far (None before the first call)."""
+        return self.info.get(INPUTS)
+
     def files(self) -> list[Path]:
         return sorted(p for p in self.staging.rglob("*") if p.is_file() and p.name != MANIFEST)
 

@@ -321,10 +321,11 @@ def figures(results: dict) -> list[tuple[str, object]]:
 
 def _preset_lines(results: dict) -> list[str]:
     """``presets.preset_markdown`` on the recorded preset, and where the preset came from."""
-    preset = results.get("preset")
-    if not preset:
-        return ["No preset (`--preset none`): the settings below as given.", ""]
-    lines = preset_markdown(
+    preset = results.get("preset") or {"name": None}
+    lines = (
+        [] if preset["name"] else ["No preset (`--preset none`): the settings below as given.", ""]
+    )
+    lines += preset_markdown(
         SimpleNamespace(preset=preset["name"], departures=preset.get("departures") or [])
     )
     if preset.get("source"):

@@ -305,6 +305,8 @@ def reproduce(
                 if s.out and s.out.is_relative_to(out)
                 else (str(s.out) if s.out else None),
                 "stand_ins": stand_ins(_manifest_inputs(s.out)),
+                "departures": _departures(s.out),
+                "preset": _preset_of(s),
                 "inputs": inputs_lines(_manifest_inputs(s.out))
                 if s.out
                 else build_lines(ledger.get(_key(s))),
@@ -319,6 +321,7 @@ def reproduce(
         },
         "settings": _preset_bases(steps),
     }
+    _mark_departed(record)
     record = redact_data(record)
     render_reproduction(record, out)
     results = write_json(out / "results.json", record)
@@ -328,15 +331,76 @@ def reproduce(
     return f"wrote {out / 'report.md'}"
 
 
+def _departures(folder: Path | None) -> list[dict]:
+    """The departures a step's results.json records (its preset's, the subsets of the work it
+    ran, its stand-ins), or none (no results.json: a model or a dataset build)."""
+    try:
+        results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):
+        return []
+    return ((results.get("preset") or {}) if isinstance(results, dict) else {}).get(
+        "departures"
+    ) or []
+
+
+def _mark_departed(record: dict) -> None:
+    """Each preset setting a step ran with another value gets that value (``this_run``), so
+    the settings list never shows a value as the run's that the run did not use."""
+    rows = {
+        (b["command"], b["preset"], r["setting"]): r
+        for b in record["settings"]
+        for r in b["settings"]
+    }
+    for step in record["steps"]:
+        for departure in step["departures"] if step["preset"] else []:
+            row = rows.get((*step["preset"], departure["setting"]))
+            if row is not None:
+                row.setdefault("this_run", [])
+                if departure["used"] not in row["this_run"]:
+                    row["this_run"].append(departure["used"])
+
+
+def _preset_of(step: PlannedStep) -> list[str] | None:
+    """``[command, preset]`` of a step that runs with a preset, else None."""
+    if "--preset" not in step.argv:
+        return None
+    return [step.command, step.argv[step.argv.index("--preset") + 1]]
+
+
 def _preset_bases(steps: list[PlannedStep]) -> list[dict]:
     """What each preset the steps use rests on (the paper's section, or our reading), once each."""
     records = {}
     for step in steps:
-        if "--preset" in step.argv:
-            name = step.argv[step.argv.index("--preset") + 1]
-            if (step.command, name) not in records:
-                records[step.command, name] = basis_record(load_preset(step.command, name))
+        key = _preset_of(step)
+        if key is not None and tuple(key) not in records:
+            records[tuple(key)] = basis_record(load_preset(*key))
     return list(records.values())
+
+
+def _departures_section(record: dict) -> list[str]:
+    """Every departure from the paper's setting: the command line's ``--set``, then each step's
+    (its preset's, the subsets of the work it ran, its stand-ins), as its results.json says."""
+    lines = []
+    if record.get("overrides"):
+        lines.append(
+            "- given on the command line (`--set`): "
+            + ", ".join(
+                f"{code_span(k)} = {code_span(repr(v))}" for k, v in record["overrides"].items()
+            )
+        )
+    for step in record["steps"]:
+        items = [
+            f"stand-in {code_span(d['used'])}"
+            if d["setting"] == "stand-in"
+            else f"{code_span(d['setting'])} {d['used']!r} instead of {d['preset']!r}"
+            for d in step.get("departures") or []
+        ]
+        if items:
+            where = f" ({code_span(step['out'])})" if step.get("out") else ""
+            lines.append(f"- step {code_span(step['id'])}{where}: " + "; ".join(items))
+    if not lines:
+        return []
+    return ["## Departures from the paper's setting", "", *lines, ""]
 
 
 def _step_link(out: Path, folder: str | None) -> str:
@@ -434,21 +498,15 @@ def render_reproduction(record: dict, out: Path, allow_edited: bool = False) -> 
             "",
         ]
     if not record.get("variant") and any(step.get("stand_ins") for step in record["steps"]):
+        flag = " (run with `--allow-stand-ins`)" if record.get("allow_stand_ins") else ""
         lines += [
-            "**Not the paper's data:** run with `--allow-stand-ins`; each table computed on a "
-            "stand-in says which.",
+            f"**Not the paper's data or models{flag}:** each table computed on a stand-in says "
+            "which.",
             "",
         ]
     if record["models"]:
         lines += ["Models: " + ", ".join(code_span(m) for m in record["models"]), ""]
-    if record.get("overrides"):
-        lines += [
-            "Departures given on the command line (`--set`): "
-            + ", ".join(
-                f"{code_span(k)} = {code_span(repr(v))}" for k, v in record["overrides"].items()
-            ),
-            "",
-        ]
+    lines += _departures_section(record)
     lines += ["## Steps", "", "| step | command | run folder |", "|---|---|---|"]
     for step in record["steps"]:
         lines.append(
