@@ -81,7 +81,7 @@ def test_presets_hold_the_papers_settings() -> None:
     assert table.values["shots"] == [0] and table.values["prompts"] == ["basic"]
     assert table.values["scoring"] == "generate"
     assert table.values["layout"] == table.values["answer_reader"] == "llm-jp-eval"
-    assert paper.source == table.source == "jbbq v1.2"
+    assert paper.source == table.source == "jbbq v1.3"
 
 
 def test_flags_override_a_preset_and_the_record_says_which() -> None:
@@ -299,7 +299,7 @@ def test_preset_paper_and_figure_end_to_end(
     assert (results["part"], results["step"], results["preset"]["source"]) == (
         "jbbq",
         "evaluate",
-        "jbbq v1.2",
+        "jbbq v1.3",
     )
     assert results["scoring"] == "generate" and results["settings"]["split"] == "all"
     assert [(r["prompt"], r["shots"]) for r in results["runs"]] == [(p, 4) for p in PROMPT_NAMES]
@@ -330,7 +330,7 @@ def test_preset_paper_and_figure_end_to_end(
     report = (tmp_path / "run1" / "report.md").read_text(encoding="utf-8")
     for text in (
         "Preset `paper`, no departures.",
-        "study `jbbq v1.2`",
+        "study `jbbq v1.3`",
         "## How the replies were read",
         "Prompt layout: `llm-jp-eval@1.3.0`",
         f"Holm's step-down correction over all {len(tested)} tests",
