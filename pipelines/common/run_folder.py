@@ -75,6 +75,9 @@ log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 INPUTS = "inputs"
 STUDY_STEP = "study_step"
+ARGV_PATHS = "argv_paths"
+# The flags whose value a command writes (its output folder, a cache), not reads.
+WRITTEN_FLAGS = ("--out", "--out-root", "--cache-dir", "--llm-cache-dir")
 _PACKAGES = ("bias-hub", "torch", "transformers", "datasets", "evaluate", "numpy", "scipy")
 
 _study_step: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
@@ -83,14 +86,30 @@ _study_step: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def as_study_step(step: Mapping[str, Any]) -> Iterator[None]:
-    """Run folders committed inside the block record ``step`` (``{"study", "step", "argv"}``)
-    in their manifest: the step of a study they were written for (``bias-hub reproduce``)."""
-    token = _study_step.set(dict(step))
+def as_study_step(step: Mapping[str, Any]) -> Iterator[dict]:
+    """Run folders made inside the block record ``step`` (``{"study", "step", "argv"}``) in
+    their manifest, the step of a study they were written for (``bias-hub reproduce``), and
+    ``argv_paths``: where each path of its command line resolves as it starts (``why_rerun``
+    resolves them again). Yields the record, for a step that writes no run folder."""
+    record = {STUDY_STEP: dict(step), ARGV_PATHS: argv_paths(step["argv"])}
+    token = _study_step.set(record)
     try:
-        yield
+        yield record
     finally:
         _study_step.reset(token)
+
+
+def argv_paths(argv: list[str]) -> dict[str, str]:
+    """Each word of a command line that names an existing file or folder it reads (a path, not
+    a bare name; not the value of a flag it writes), with what it resolves to now (links
+    followed)."""
+    return {
+        word: str(Path(word).resolve())
+        for before, word in zip(["", *argv], argv, strict=False)
+        if before not in WRITTEN_FLAGS
+        and ("/" in word or word.startswith("."))
+        and Path(word).exists()
+    }
 
 
 def read_manifest(folder: Path) -> dict | None:
@@ -154,6 +173,12 @@ def why_rerun(
         problems = edited_files(folder, record)
     else:
         problems = changed_inputs({"datasets": (record.get("outputs") or {}).get("datasets")})
+    then, now = record.get(ARGV_PATHS) or {}, argv_paths(step["argv"])
+    problems += [
+        f"input changed: {word} now reads {now.get(word, '(nothing)')} (it read {then.get(word)})"
+        for word in sorted(set(then) | set(now))
+        if then.get(word) != now.get(word)
+    ]
     problems += changed_inputs(record.get(INPUTS))
     if not problems:
         return None
@@ -278,7 +303,7 @@ class RunFolder:
         self.info: dict[str, Any] = {}
         step = _study_step.get()
         if step is not None:
-            self.info[STUDY_STEP] = step
+            self.info.update(step)
         # Manifest entries to keep as they were, by path (None: leave the file unlisted): what
         # `bias-hub report` copies from the run without writing it.
         self.kept_entries: dict[str, dict | None] = {}

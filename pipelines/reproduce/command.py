@@ -19,6 +19,7 @@ from bias_hub.builders.shared.text import code_span, stamp_tables
 from bias_hub.pipelines.common.arguments import add_root_flags, add_verbosity_flags
 from bias_hub.pipelines.common.provenance import file_sha256, inputs_lines
 from bias_hub.pipelines.common.run_folder import (
+    ARGV_PATHS,
     INPUTS,
     MANIFEST,
     STUDY_STEP,
@@ -194,7 +195,7 @@ def _report(args: argparse.Namespace) -> int:
             shutil.copy2(path, run.path(name))
             copied[name] = file_sha256(path)
         run.info["rerendered"] = True
-        for key in (INPUTS, STUDY_STEP):
+        for key in (INPUTS, STUDY_STEP, ARGV_PATHS):
             if key in manifest:
                 run.info[key] = manifest[key]
         if problem:

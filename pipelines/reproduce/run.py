@@ -19,8 +19,10 @@ any work, unless ``--allow-stand-ins``; every table computed on one then says so
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import logging
+import os
 import re
 import shlex
 from pathlib import Path
@@ -184,6 +186,22 @@ def _why_rerun(step: PlannedStep, owner: dict, earlier: Any) -> str | None:
     return why_rerun(owner, folder=step.out)
 
 
+def _set_aside(folder: Path) -> Path | None:
+    """A step's folder holding files edited since its run wrote them, renamed beside itself
+    (``NAME.edited-N``) so that the rerun replaces none of them; None when it holds none."""
+    if not any(
+        line.endswith(" was edited since the run wrote it") for line in edited_files(folder)
+    ):
+        return None
+    aside = next(
+        folder.with_name(f"{folder.name}.edited-{n}")
+        for n in itertools.count(1)
+        if not folder.with_name(f"{folder.name}.edited-{n}").exists()
+    )
+    folder.rename(aside)
+    return aside
+
+
 def _unknown_inputs(study: Study, variant: str | None, given: dict[str, str]) -> None:
     files = [item["name"] for item in study.inputs_of(variant) if item["kind"] == "file"]
     unknown = sorted(set(given) - set(files))
@@ -272,11 +290,14 @@ def reproduce(
                 step.id,
             )
             continue
+        aside = _set_aside(step.out) if why and step.out is not None else None
+        if aside is not None:
+            why += f"; the folder as edited is kept as {os.path.relpath(aside, out)}"
         if why:
             log.info("[%d/%d] %s: rerun, %s", i, len(steps), step.id, why)
         log.info("[%d/%d] %s", i, len(steps), _command_text(step))
-        entry: dict[str, Any] = {"study_step": owner}
-        with as_study_step(owner):
+        with as_study_step(owner) as entry:
+            entry = dict(entry)
             if step.out is None:
                 entry.update(run_build(step.argv, parser, lambda step=step: _run_step(step)))
             else:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bias_hub.builders.shared.secrets import is_secret_name, redact
+from bias_hub.pipelines.common.run_folder import WRITTEN_FLAGS
 
 __all__ = [
     "STUDY_COMMANDS",
@@ -211,7 +212,7 @@ def step_argv(command: str, args: Mapping[str, Any], commands: Commands | None) 
 
 
 # Step arguments that name where a step writes.
-WRITES = ("out", "out_root", "cache_dir", "llm_cache_dir")
+WRITES = tuple(flag[2:].replace("-", "_") for flag in WRITTEN_FLAGS)
 
 
 def _overrides_code_or_requests(key: str, value: Any) -> bool:
