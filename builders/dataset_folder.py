@@ -135,16 +135,16 @@ def _check_nothing_else(target: Path) -> None:
     if not target.is_dir():
         return
     try:
-        written = {"README.md", *card_data_files(read_card_yaml(target))}
+        listed = set(card_data_files(read_card_yaml(target)))
     except (ValueError, OSError):
-        written = {"README.md"}
+        listed = None  # no card this version reads: the layout tells what a build wrote
     others = sorted(
         name
         for path in target.rglob("*")
         if (path.is_file() or path.is_symlink())
         and "__pycache__" not in path.relative_to(target).parts
-        and (name := path.relative_to(target).as_posix()) not in written
-        and not _BUILT_LAYOUT.fullmatch(name)
+        and (name := path.relative_to(target).as_posix()) != "README.md"
+        and not (name in listed if listed is not None else _BUILT_LAYOUT.fullmatch(name))
     )
     if others:
         shown = ", ".join(others[:10]) + (", ..." if len(others) > 10 else "")

@@ -186,6 +186,20 @@ def _why_rerun(step: PlannedStep, owner: dict, earlier: Any) -> str | None:
     return why_rerun(owner, folder=step.out)
 
 
+def _refuse_unused_models(study: Study, steps: list[PlannedStep], models: list[str] | None) -> None:
+    """A model given with --models that no step loads would be dropped without a word."""
+    from bias_hub.pipelines.reproduce.inputs import step_models
+
+    used = {word for step in steps for word in [*step.argv, *step_models(step)]}
+    unused = [model for model in models or [] if model not in used]
+    if unused:
+        raise StudyError(
+            f"--models {' '.join(unused)}: no step of {study.name} loads it (each step takes "
+            "the models its study file names by {model} or {models}); give it to a step with "
+            "--set STEP.KEY=MODEL"
+        )
+
+
 def _set_aside(folder: Path) -> Path | None:
     """A step's folder holding files edited since its run wrote them, renamed beside itself
     (``NAME.edited-N``) so that the rerun replaces none of them; None when it holds none."""
@@ -253,6 +267,7 @@ def reproduce(
         parser=parser,
         allow_any_command=allow_any_command,
     )
+    _refuse_unused_models(study, steps, models)
     checks = check_inputs(
         study,
         steps,

@@ -171,3 +171,21 @@ def test_the_shipped_studies_stay_inside(tmp_path: Path) -> None:
                     if f" {flag} " in line:
                         written = line.split(f" {flag} ", 1)[1].split()[0]
                         assert written.startswith(str(tmp_path / "o")), (study.name, line)
+
+
+def test_a_model_given_with_models_that_no_step_loads_is_refused(tmp_path: Path) -> None:
+    """StereoSet's study loads one model per step by {model} and the preset's GPT-2 as the LM:
+    a second --models value would be dropped without a word."""
+    study = load_study("stereoset_gender_attention")
+    plan = reproduce(study, tmp_path / "o", models=["org/encoder"], dry_run=True)
+    assert "--model org/encoder" in plan
+    with pytest.raises(StudyError, match="--models org/lm: no step of stereoset_gender_attention"):
+        reproduce(study, tmp_path / "o", models=["org/encoder", "org/lm"], dry_run=True)
+    both = reproduce(
+        study,
+        tmp_path / "o",
+        models=["org/encoder", "org/lm"],
+        overrides={"attention.lm": "org/lm"},
+        dry_run=True,
+    )
+    assert "--lm org/lm" in both
