@@ -492,8 +492,8 @@ def _inputs_section(steps: list[dict]) -> list[str]:
 
 
 EDITED = (
-    "**Edited by hand: {what} differs from what the run wrote (its manifest.json records "
-    "another sha256); the numbers below are not a run's.**"
+    "**Edited by hand: {what} (its manifest.json keeps the sha256 the run wrote); these numbers "
+    "are not a run's.**"
 )
 
 
