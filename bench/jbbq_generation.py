@@ -22,7 +22,8 @@ the same prompt texts, the same model and the same greedy decoding:
   end would cut it), printed, and the answers are then compared with lm-eval's own replies.
 
 The model has the ``--config`` shape with random weights but for the rows of its output
-layer that the replies use, fitted here (``teach_answers``, least squares, seconds) so that
+layer that the replies use, fitted as the JBBQ offline variant's model is
+(``bias_hub.pipelines.jbbq.taught_model.teach_answers``, least squares, seconds) so that
 it answers each question with an index or "わかりません" by a fixed rule (``target_reply``),
 followed by a blank line, the end of an answer for the preset's llm-jp-eval reader: replies
 vary (the bench prints how) and a stop string matters, as with a model that answers. The
@@ -51,7 +52,6 @@ import tempfile
 import time
 import zlib
 from pathlib import Path
-from typing import NamedTuple
 
 from bench._harness import (
     FlopCounter,
@@ -74,14 +74,15 @@ from bench.jbbq_throughput import (
     parse_arguments,
 )
 from bias_hub.pipelines.common.answer_reading import UNPARSABLE
+from bias_hub.pipelines.jbbq.taught_model import (
+    NO_INDEX,
+    taught_index,
+    taught_reply,
+    teach_answers,
+)
 
 # Stop strings a user would try, most eager first; none at all is the fallback.
 STOPS = (["\n"], ["\n\n"], [])
-# The reply the bench model gives where its answer is no index.
-NO_INDEX = "わかりません"
-# Logits by which each taught token leads the others at its state (``teach_answers``): room
-# for the ~1e-5 by which a state moves between batchings of the same prompt.
-MARGIN = 10.0
 
 _TASK_YAML = """\
 task: jbbq_bench
@@ -133,96 +134,6 @@ def target_reply(row: dict) -> str:
     return NO_INDEX if value == 3 else str(value)
 
 
-def taught_reply(target: str) -> str:
-    """The whole reply the bench model is taught for ``target``: the target, then a blank
-    line, which ends an answer for the llm-jp-eval reader (the paper preset's). The no-index
-    reply is taught whole too, so that lm-eval's stop string meets the line break a model
-    that answers would write, instead of running to the token limit on random tokens."""
-    return target + "\n\n"
-
-
-class Teaching(NamedTuple):
-    """How well ``teach_answers`` fitted: the states it fitted, how many of them still give
-    another top token than the wanted one, and the smallest margin (wanted logit minus the
-    highest other; negative where one is wrong)."""
-
-    states: int
-    wrong: int
-    margin: float
-
-
-def teach_answers(
-    hf, texts: list[str], replies: list[str], groups: list[str], margin: float = MARGIN
-) -> Teaching:
-    """Fit the rows of the model's output layer that ``replies`` use, so that greedy decoding
-    continues each of ``texts`` with its reply: the state after the text gives the reply's
-    first token, the state after each of its tokens the next one (teacher-forced). The body
-    and the other rows of the output layer keep their random weights.
-
-    The states are read where the generation path reads them: each group of ``groups`` (one
-    per prompt, as ``HFScorer.score`` runs them) tokenized by ``encode_all`` and computed
-    after its own shared prefix's key/value cache. The rows are the least-squares solution
-    that gives each state its wanted token ``margin`` above the highest other token's logit
-    (the others taught ``margin`` below it): with fewer states than the hidden size, exact.
-
-    Why not gradient steps on cross entropy over the whole layer: the llm-jp-eval layout's
-    prompt ends with a line break ("### 応答:" and "\n"), and with random weights the state
-    after it lies close to the state after a reply's own "1\n", which must give a second
-    line break instead of a digit (0.24 apart at a norm of 23, at the small shape). 300 Adam
-    steps left 50 of 228 such states wrong, and the model answered most questions with an
-    empty line that no reader reads.
-    """
-    import torch
-
-    model, tokenizer = hf.model, hf.tokenizer
-    head = model.get_output_embeddings()
-    if getattr(head, "bias", None) is not None:
-        raise SystemExit("teach_answers: an output layer with a bias is not handled")
-    if head.weight is model.get_input_embeddings().weight:  # tied (tiny): untie first
-        head.weight = torch.nn.Parameter(head.weight.detach().clone())
-        model.config.tie_word_embeddings = False
-    reply_ids = [tokenizer(r, add_special_tokens=False)["input_ids"] for r in replies]
-    states, wanted = [], []
-    # What the output layer reads: its input, at each row's last position.
-    hook = head.register_forward_hook(lambda _m, args, _o: states.append(args[0][:, -1].float()))
-    try:
-        with torch.inference_mode():
-            for group in dict.fromkeys(groups):
-                members = [i for i, g in enumerate(groups) if g == group]
-                prompts = hf.encode_all([texts[i] for i in members], chat=False)
-                rows = []
-                for prompt, i in zip(prompts, members, strict=True):
-                    for t, token in enumerate(reply_ids[i]):
-                        rows.append(list(prompt) + reply_ids[i][:t])
-                        wanted.append(token)
-                before = len(states)
-                shared, cache = hf._shared_prefix(rows)
-                del states[before:]  # the prefix's own pass: no row's state
-                for start in range(0, len(rows), 16):
-                    kwargs = hf._batch_inputs(rows[start : start + 16], shared, cache, 0)
-                    model(**kwargs, logits_to_keep=1)
-    finally:
-        hook.remove()
-    states = torch.cat(states).double()
-    wanted = torch.tensor(wanted)
-    taught = sorted(set(wanted.tolist()))
-    weight = head.weight.detach().double()
-    others = torch.ones(weight.shape[0], dtype=torch.bool)
-    others[taught] = False
-    rival = (states @ weight[others].T).max(dim=1).values
-    column = {token: c for c, token in enumerate(taught)}
-    goal = (rival - margin)[:, None].repeat(1, len(taught))
-    goal[torch.arange(len(wanted)), [column[t] for t in wanted.tolist()]] = rival + margin
-    rows = torch.linalg.lstsq(states, goal, driver="gelsd").solution.T
-    with torch.no_grad():
-        head.weight[taught] = rows.to(head.weight.dtype)
-        logits = states @ head.weight.detach().double().T
-        top = logits.gather(1, wanted[:, None])[:, 0]
-        logits[torch.arange(len(wanted)), wanted] = -float("inf")
-        margins = top - logits.max(dim=1).values
-    return Teaching(len(wanted), int((margins <= 0).sum()), float(margins.min()))
-
-
 def choose_stop(
     replies: list[str], rows: list[dict], reader: str | None
 ) -> tuple[list[str], dict[str, int]]:
@@ -248,11 +159,6 @@ def choose_stop(
         changed[json.dumps(stop)] = count
     chosen = next(stop for stop in STOPS if changed[json.dumps(stop)] == 0)
     return chosen, changed
-
-
-def taught_index(target: str) -> int:
-    """The index a reply taught for ``target`` reads as (-1 for the no-index reply)."""
-    return UNPARSABLE if target == NO_INDEX else int(target)
 
 
 def tally(rows: list[dict], replies: list[str], targets: list[str], reader: str) -> dict:

@@ -16,6 +16,10 @@ command; ``bias-hub build all`` keeps such a folder and says so, ``bias-hub buil
 (``user_copy_build``); a builder that knows better names its user-built configs itself
 (``write_dataset_folder(..., user_configs=...)``).
 
+A build never deletes what no build wrote either: a folder holding files its card does not
+list (exported tasks, notes, a git checkout of the Hub repo), or no card at all, is refused
+with ``UserBuildKept`` naming them, as a run folder refuses files its last run did not write.
+
 Each folder written is noted for ``builders.shared.written.folders_written()``, so a caller that
 runs a build as a step (``bias-hub reproduce``) can fingerprint what it made.
 """
@@ -26,6 +30,7 @@ import contextlib
 import contextvars
 import dataclasses
 import os
+import re
 import shutil
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
@@ -36,6 +41,7 @@ from bias_hub.builders.shared.card import (
     USER_COPY_KEY,
     CardMetadata,
     CardSections,
+    card_data_files,
     parquet_name,
     read_card_yaml,
     render_card,
@@ -61,6 +67,10 @@ __all__ = [
     "user_built_configs",
     "write_dataset_folder",
 ]
+
+
+# A data file where a build writes one: CONFIG/SPLIT-00000-of-00001.parquet.
+_BUILT_LAYOUT = re.compile(r"[^/]+/[^/]+-\d{5}-of-\d{5}\.parquet")
 
 
 class UserBuildKept(ValueError):
@@ -118,6 +128,33 @@ def _check_user_copies(target: Path, user_configs: Collection[str], build: _Buil
     )
 
 
+def _check_nothing_else(target: Path) -> None:
+    """Refuse to replace a folder that holds files no build wrote: anything but its card, the
+    data files the card lists, and files laid out as a build lays them out (``CONFIG/SPLIT-
+    00000-of-00001.parquet``, for a folder whose card an older version wrote otherwise)."""
+    if not target.is_dir():
+        return
+    try:
+        listed = set(card_data_files(read_card_yaml(target)))
+    except (ValueError, OSError):
+        listed = None  # no card this version reads: the layout tells what a build wrote
+    others = sorted(
+        name
+        for path in target.rglob("*")
+        if (path.is_file() or path.is_symlink())
+        and "__pycache__" not in path.relative_to(target).parts
+        and (name := path.relative_to(target).as_posix()) != "README.md"
+        and not (name in listed if listed is not None else _BUILT_LAYOUT.fullmatch(name))
+    )
+    if others:
+        shown = ", ".join(others[:10]) + (", ..." if len(others) > 10 else "")
+        raise UserBuildKept(
+            f"{target}: holds {len(others)} file(s) no build wrote, which this build would delete "
+            f"(it replaces the folder whole): {shown}; the folder is kept. Move them out of it, "
+            "or build into another --out-root"
+        )
+
+
 def write_dataset_folder(
     target: str | os.PathLike[str],
     configs: Mapping[str, Mapping[str, datasets.Dataset]],
@@ -161,6 +198,7 @@ def write_dataset_folder(
             f"user_configs: {', '.join(unknown)} not among the configs written ({', '.join(configs)})"
         )
     _check_user_copies(target, user_configs, build)
+    _check_nothing_else(followed(target))
     if user_configs:
         record = {
             "configs": list(user_configs),

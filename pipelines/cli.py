@@ -264,7 +264,8 @@ def _main(argv: Sequence[str] | None) -> int:
     from bias_hub.builders.shared.secrets import redact
 
     try:
-        result = args.func(args)
+        with console.running(argv):
+            result = args.func(args)
     except Exception as err:
         # A module of an extra that is not installed is the one line naming the extra.
         error = err if isinstance(err, USER_ERRORS) else missing_extra(err)

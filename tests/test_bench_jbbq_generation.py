@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench.jbbq_generation import NO_INDEX, tally, taught_index, taught_reply, teach_answers
+from bench.jbbq_generation import tally
 from bias_hub.pipelines.common.answer_reading import is_settled, read_answer
 from bias_hub.pipelines.jbbq.hf_backend import HFModel
 from bias_hub.pipelines.jbbq.random_model import build_tiny_model
+from bias_hub.pipelines.jbbq.taught_model import NO_INDEX, taught_index, taught_reply, teach_answers
 
 # An instruction every prompt shares (its key/value cache is reused, as in the bench), and
 # the llm-jp-eval layout's ending: a line break after "### 応答:", the same token the taught

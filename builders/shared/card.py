@@ -28,6 +28,7 @@ __all__ = [
     "USER_COPY_KEY",
     "CardMetadata",
     "CardSections",
+    "card_data_files",
     "parquet_name",
     "read_card",
     "read_card_yaml",
@@ -256,3 +257,17 @@ def read_card(folder: str | os.PathLike[str]) -> DatasetCard:
 def read_card_yaml(folder: str | os.PathLike[str]) -> dict:
     """The YAML header of ``folder/README.md`` as a dict."""
     return read_card(folder).data.to_dict()
+
+
+def card_data_files(card: Mapping[str, Any], config: str | None = None) -> list[str]:
+    """The data files a card's ``configs`` list (of ``config``, or of every config), as paths
+    inside the folder."""
+    files = []
+    for entry in card.get("configs") or []:
+        if config is not None and entry.get("config_name") != config:
+            continue
+        data_files = entry.get("data_files") or []
+        for item in data_files if isinstance(data_files, list) else [data_files]:
+            paths = item.get("path") if isinstance(item, Mapping) else item
+            files += [paths] if isinstance(paths, str) else list(paths or [])
+    return files

@@ -21,6 +21,7 @@ keeps this project's stage lines (how ``bias-hub demo`` stays quiet).
 
 from __future__ import annotations
 
+import contextvars
 import importlib.abc
 import logging
 import os
@@ -254,10 +255,28 @@ def remove_log_file(handler: logging.Handler) -> None:
     handler.close()
 
 
+_running: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "bias_hub_running", default=None
+)
+
+
+@contextmanager
+def running(argv: Iterable[str]) -> Iterator[None]:
+    """The block runs the command ``bias-hub ARGV`` (``command_line`` names it): a command run
+    inside another one (a step of ``bias-hub reproduce``) is named as itself."""
+    token = _running.set(list(argv))
+    try:
+        yield
+    finally:
+        _running.reset(token)
+
+
 def command_line(argv: list[str] | None = None) -> str:
     """The command as typed (to repeat or resume it), with ``--token``'s value, every other
-    registered secret and every URL's userinfo replaced by ``***`` (``bias_hub.builders.shared.secrets``)."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    registered secret and every URL's userinfo replaced by ``***`` (``bias_hub.builders.shared.secrets``):
+    ``argv``, else the command running (``running``), else the process's own."""
+    current = _running.get()
+    args = list(argv if argv is not None else current if current is not None else sys.argv[1:])
     for index, arg in enumerate(args):
         if arg.startswith("--token="):
             args[index] = "--token=***"

@@ -13,6 +13,7 @@ __all__ = [
     "fmt",
     "markdown_table",
     "split_words",
+    "stamp_tables",
     "table_cell",
     "with_interval",
 ]
@@ -67,6 +68,20 @@ def _escape_pipes(text: str) -> str:
 def _printable(text: object) -> str:
     """``text`` on one line: a newline, tab or other control character as its escape (``\\n``)."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def stamp_tables(markdown: str, stamp: str) -> str:
+    """``markdown`` with ``stamp`` (a line of Markdown) under its first heading and above every
+    table (a run of lines that start with ``|``), so no table is read without it."""
+    lines, out, stamped = markdown.splitlines(), [], False
+    for i, line in enumerate(lines):
+        if line.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")):
+            out += [stamp, ""]
+        out.append(line)
+        if line.startswith("# ") and not stamped:
+            out += ["", stamp]
+            stamped = True
+    return "\n".join(out if stamped else [stamp, "", *out]) + "\n"
 
 
 def code_span(text: object) -> str:

@@ -230,8 +230,14 @@ def build(
         population_lexicon=population_words,
     )
     target = Path(out_root) / NAME
+    # Every config but the LLM's is swapped by rule (paper_population too, without an LLM).
+    rule_built = [name for name in configs if name != "llm" and (llm is None or name != POPULATION)]
     write_dataset_folder(
-        target, configs, card_metadata(population), card, default_config=DEFAULT_CONFIG
+        target,
+        configs,
+        card_metadata(population, rule_built),
+        card,
+        default_config=DEFAULT_CONFIG,
     )
     for name, pairs in builds.items():
         logger.info(

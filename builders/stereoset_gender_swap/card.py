@@ -25,11 +25,23 @@ _CITATION = """\
 }"""
 
 
-def card_metadata(population: Population) -> CardMetadata:
-    """The card's YAML; ``bias_hub_provenance.left_out`` counts the paper population's contexts
-    left out by reason, for the reports of runs on it."""
+# How the study made its pairs, beside ours in every plan and report that reads a rule-built config.
+STUDY_SWAP = "the study swapped every context with gpt-3.5-turbo (§3.1)"
+
+
+def card_metadata(population: Population, rule_built: list[str]) -> CardMetadata:
+    """The card's YAML; ``bias_hub_provenance`` holds ``left_out`` (the paper population's
+    contexts left out by reason, for the reports of runs on it) and ``rule_built_configs`` (the
+    configs swapped by rule, stand-ins for the study's LLM-swapped pairs, read by the plan and
+    the reports)."""
     left_out = {reason: len(texts) for reason, texts in sorted(population.left_out.items())}
+    provenance = {
+        "left_out": {POPULATION: left_out},
+        "rule_built_configs": rule_built,
+        "rule_built": f"swapped by rule; {STUDY_SWAP}",
+    }
     return CardMetadata(
+        extra={"bias_hub_provenance": provenance},
         pretty_name="Gender-swapped StereoSet pairs",
         license="cc-by-sa-4.0",
         language=["en"],
@@ -38,7 +50,6 @@ def card_metadata(population: Population) -> CardMetadata:
         source_datasets=["extended|McGill-NLP/stereoset"],
         annotations_creators=["machine-generated"],
         language_creators=["crowdsourced", "machine-generated"],
-        extra={"bias_hub_provenance": {"left_out": {POPULATION: left_out}}},
     )
 
 

@@ -24,9 +24,12 @@ for every setting without a basis of its own (a preset that is the project's, no
 One behaviour everywhere (``apply_preset``): a setting the command line does not give takes the
 preset's value; a setting given explicitly wins, and where it differs from the preset it is
 recorded as a departure ``{"setting", "preset", "used", "section"}`` that results.json
-(``preset_record``) and report.md (``pipelines/common/templates/preset.md.j2``) show. A preset
-may also be a YAML file of the same shape as one entry (``command``, ``settings``, optional
-``name``).
+(``preset_record``) and report.md (``pipelines/common/templates/preset.md.j2``) show. So is every setting that decides
+how much of the work runs (``SUBSET_FIELDS``: a limit, the categories, the seeds, ...) where it
+differs from its default and the preset does not set it, with or without a preset, and every
+stand-in the run read (a sample or generated dataset, a model made in place of the paper's):
+``{"setting": "stand-in", "used": what}``. A preset may also be a YAML file of the same shape as
+one entry (``command``, ``settings``, optional ``name``).
 """
 
 from __future__ import annotations
@@ -42,12 +45,14 @@ from bias_hub.builders.shared.files import read_text
 
 __all__ = [
     "BASIS_KINDS",
+    "SUBSET_FIELDS",
     "Preset",
     "STUDIES_DIR",
     "YAMLRefused",
     "apply_preset",
     "basis_markdown",
     "basis_record",
+    "departures_from",
     "load_preset",
     "preset_names",
     "preset_record",
@@ -58,6 +63,15 @@ __all__ = [
 STUDIES_DIR = Path(__file__).resolve().parents[1] / "studies"
 # What a setting rests on: the paper's text, our reading of it, or our own choice.
 BASIS_KINDS = ("section", "assumed", "ours")
+# Settings that decide how much of the work runs: any value but the default is a departure.
+SUBSET_FIELDS = (
+    "limit",
+    "categories",
+    "max_pairs",
+    "max_train_samples",
+    "eval_per_subset",
+    "seeds",
+)
 
 
 @dataclass(frozen=True)
@@ -261,10 +275,38 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def departures_from(settings: Any, preset: Preset | None) -> list[dict]:
+    """Every value in force in ``settings`` that differs from ``preset``'s (with the section that
+    states it), then every ``SUBSET_FIELDS`` setting the preset does not set whose value is not
+    its default (the default None read as ``"all"``)."""
+    values = preset.values if preset is not None else {}
+    found = [
+        {
+            "setting": key,
+            "preset": _plain(value),
+            "used": _plain(getattr(settings, key)),
+            "section": preset.sections.get(key),
+        }
+        for key, value in values.items()
+        if _plain(getattr(settings, key)) != _plain(value)
+    ]
+    for item in dataclasses.fields(settings):
+        if item.name not in SUBSET_FIELDS or item.name in values:
+            continue
+        default = (
+            item.default if item.default_factory is dataclasses.MISSING else item.default_factory()
+        )
+        used = _plain(getattr(settings, item.name))
+        if used != _plain(default):
+            shown = "all" if default is None else _plain(default)
+            found.append({"setting": item.name, "preset": shown, "used": used, "section": None})
+    return found
+
+
 def apply_preset(settings: Any, preset: Preset, explicit: set[str] | frozenset[str]) -> Any:
-    """``settings`` with the preset's values for every field not in ``explicit``; each explicit
-    value that differs from the preset becomes a departure. Unknown setting names are an error
-    naming the preset's source."""
+    """``settings`` with the preset's values for every field not in ``explicit``; every value
+    in force that differs from the preset then, and every subset of the work, is a departure
+    (``departures_from``). Unknown setting names are an error naming the preset's source."""
     fields = {f.name: f for f in dataclasses.fields(settings)}
     unknown = sorted(set(preset.values) - set(fields))
     if unknown:
@@ -272,38 +314,35 @@ def apply_preset(settings: Any, preset: Preset, explicit: set[str] | frozenset[s
             f"preset {preset.name!r} ({preset.source}) names settings that `{preset.command}` "
             f"does not have: {', '.join(unknown)}"
         )
-    changes, departures = {}, []
+    changes = {}
     for key, value in preset.values.items():
-        if key in explicit:
-            used = getattr(settings, key)
-            if _plain(used) != _plain(value):
-                departures.append(
-                    {
-                        "setting": key,
-                        "preset": _plain(value),
-                        "used": _plain(used),
-                        "section": preset.sections.get(key),
-                    }
-                )
-        else:
+        if key not in explicit:
             current = getattr(settings, key)
             changes[key] = (
                 tuple(value) if isinstance(current, tuple) and isinstance(value, list) else value
             )
     try:
-        return dataclasses.replace(settings, **changes, preset=preset.name, departures=departures)
+        applied = dataclasses.replace(settings, **changes, preset=preset.name)
     except (
         TypeError,
         ValueError,
     ) as err:  # a value the settings class refuses: name where it came from
         raise ValueError(f"preset {preset.name!r} ({preset.source}): {err}") from None
+    return dataclasses.replace(applied, departures=departures_from(applied, preset))
 
 
-def preset_record(settings: Any) -> dict | None:
-    """What results.json records: ``{"name", "departures"}``, or None without a preset."""
-    if getattr(settings, "preset", None) is None:
+def preset_record(settings: Any, inputs: dict | None = None) -> dict | None:
+    """What results.json records: ``{"name", "departures"}``: the preset's departures (or,
+    without a preset, the subsets of the work) and a ``stand-in`` entry for each stand-in of
+    the ``inputs`` record (``provenance.stand_ins``); None without a preset or a departure."""
+    from bias_hub.pipelines.common.provenance import stand_ins
+
+    name = getattr(settings, "preset", None)
+    departures = list(settings.departures) if name else departures_from(settings, None)
+    departures += [{"setting": "stand-in", "used": text} for text in stand_ins(inputs)]
+    if name is None and not departures:
         return None
-    return {"name": settings.preset, "departures": list(settings.departures)}
+    return {"name": name, "departures": departures}
 
 
 def basis_record(preset: Preset) -> dict:
@@ -317,11 +356,14 @@ def basis_record(preset: Preset) -> dict:
 
 def basis_markdown(records: list[dict]) -> list[str]:
     """Two lists from ``basis_record``s: the settings the paper states (with the section), and our
-    reading (assumed or ours, with the reason; or no basis given)."""
+    reading (assumed or ours, with the reason; or no basis given); a row's ``this_run`` (the
+    values steps ran with instead) beside its value."""
     stated, read = [], []
     for record in records:
         for row in record["settings"]:
             name = f"`{record['preset']}`: `{row['setting']}` = {row['value']!r}"
+            if row.get("this_run"):  # a step ran with another value: a departure
+                name += f" (**this run: {', '.join(repr(v) for v in row['this_run'])}**)"
             if row["basis"] == "section":
                 stated.append(f"- {name} ({row['text']})")
             elif row["basis"]:

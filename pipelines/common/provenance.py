@@ -9,12 +9,16 @@ stores its record in the run's ``manifest.json`` under ``"inputs"``:
 - ``models``: a local model folder with the sha256 of its files (``tree_sha256``); a Hub id
   with the revision it resolves to in the local Hub cache, or marked ``resolved: false``;
 - ``files``: input files (``--predictions``, a corpus, ...) with their sha256;
-- ``code``: the bias-hub version and, in a checkout, the git commit and whether tracked files
-  were modified; ``settings``: the run's settings.
+- ``code``: the bias-hub version, in a checkout the git commit and whether tracked files were
+  modified, and ``source``: the sha256 of each of the package's own source files (its modules
+  and the data files they read: prompts, studies, templates); ``settings``: the run's settings.
 
-``changed_inputs(record)`` fingerprints the same inputs again and says, one line each, what
-differs: ``bias-hub reproduce`` reuses a step only when nothing does. The code version is
-recorded, not compared (an edit elsewhere in a checkout would otherwise rerun every step).
+Every local path is recorded twice: ``given``, as the run was given it (absolute, links not
+followed), and the folder or file it resolved to. ``changed_inputs(record)`` resolves each
+``given`` path again (a link re-pointed since reads another folder), fingerprints what it finds
+and says, one line each, what differs, the package's source files included: the code that ran
+must be the code that would run. ``bias-hub reproduce`` reuses a step only when nothing does
+(``run_folder.why_rerun``).
 
 Files are hashed once per process: the digest is cached by path, size and modification time.
 """
@@ -32,7 +36,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bias_hub.builders.shared.card import USER_COPY_KEY, read_card_yaml
+from bias_hub.builders.shared.card import USER_COPY_KEY, card_data_files, read_card_yaml
 from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.pipelines.common.locations import in_checkout, repo_root
 
@@ -44,14 +48,21 @@ __all__ = [
     "file_sha256",
     "fingerprint_inputs",
     "inputs_lines",
+    "mark_stand_in",
+    "source_files",
     "stand_ins",
     "tree_sha256",
 ]
 
 # Built by the project in place of the data a paper used: never the paper's numbers.
-STAND_IN_ORIGINS = ("sample", "generated")
+STAND_IN_ORIGINS = ("sample", "generated", "rule-built")
+# The config.json key of a model made in place of a paper's; its value says what it is.
+STAND_IN_MARKER = "bias_hub_stand_in"
 # Files of a run folder that describe the run rather than make up the model it holds.
 _NOT_CONTENT = {"manifest.json"}
+# The package's own source: its modules and the data files they read (what the wheel carries).
+_SOURCE_FOLDERS = ("builders", "pipelines", "metrics")
+_SOURCE_SUFFIXES = {".py", ".tsv", ".csv", ".json", ".yaml", ".txt", ".md"}
 
 _digests: dict[tuple[str, int, int], str] = {}
 
@@ -96,7 +107,8 @@ def dataset_origin(card: Mapping[str, Any], config: str | None) -> dict[str, str
 
     ``kind``: ``release`` (the authors' data, fetched or the user's own copy), ``sample``
     (the project's sample in the release's format), ``generated`` (sets the project generates
-    in the paper's design) or ``built`` (built by bias-hub from the sources its card names);
+    in the paper's design), ``rule-built`` (made by a rule where the paper used another method,
+    such as an LLM) or ``built`` (built by bias-hub from the sources its card names);
     ``detail``: the card's own words."""
     provenance = card.get("bias_hub_provenance") or {}
     user = card.get(USER_COPY_KEY) or {}
@@ -105,6 +117,8 @@ def dataset_origin(card: Mapping[str, Any], config: str | None) -> dict[str, str
         return {"kind": "release", "detail": f"built from your copy: {user.get('command') or ''}"}
     if card.get("sample"):
         return {"kind": "sample", "detail": name}
+    if config in (provenance.get("rule_built_configs") or []):
+        return {"kind": "rule-built", "detail": provenance.get("rule_built") or name}
     if provenance.get("origin") == "generated" or config in (
         provenance.get("generated_configs") or []
     ):
@@ -112,18 +126,6 @@ def dataset_origin(card: Mapping[str, Any], config: str | None) -> dict[str, str
     if provenance.get("origin") == "release" or provenance.get("release_folders"):
         return {"kind": "release", "detail": str(provenance.get("release") or name)}
     return {"kind": "built", "detail": name}
-
-
-def _config_files(card: Mapping[str, Any], config: str | None) -> list[str]:
-    files = []
-    for entry in card.get("configs") or []:
-        if config is not None and entry.get("config_name") != config:
-            continue
-        data_files = entry.get("data_files") or []
-        for item in data_files if isinstance(data_files, list) else [data_files]:
-            paths = item.get("path") if isinstance(item, Mapping) else item
-            files += [paths] if isinstance(paths, str) else list(paths or [])
-    return files
 
 
 def _dataset(item: Any) -> dict:
@@ -139,9 +141,10 @@ def _dataset(item: Any) -> dict:
         return {"id": str(target), "config": config, "resolved": False}
     folder = path.resolve()
     card = read_card_yaml(folder)
-    names = ["README.md", *_config_files(card, config)]
+    names = ["README.md", *card_data_files(card, config)]
     return {
         "name": folder.name,
+        "given": _given(path),
         "folder": str(folder),
         "config": config,
         "origin": dataset_origin(card, config),
@@ -163,40 +166,78 @@ def _hub_revision(model_id: str, revision: str | None) -> str | None:
     return Path(found).parent.name if isinstance(found, str) else None
 
 
+def _given(path: Path) -> str:
+    """A local path as the run was given it: absolute, its links not followed."""
+    return os.path.abspath(path)
+
+
+def mark_stand_in(folder: str | os.PathLike[str], what: str) -> None:
+    """Mark the model saved in ``folder`` (its config.json) as a stand-in, ``what`` saying what
+    it is and what it stands in for: every run that reads it lists it among its departures."""
+    config = Path(folder) / "config.json"
+    data = json.loads(config.read_text(encoding="utf-8"))
+    config.write_text(json.dumps({**data, STAND_IN_MARKER: what}, indent=2) + "\n", "utf-8")
+
+
 def _model(item: Any) -> dict:
     if isinstance(item, Mapping):
         return dict(item)
     model, revision = item if isinstance(item, tuple) else (item, None)
     path = Path(model).expanduser()
-    if path.is_dir():
-        digest, count = tree_sha256(path)
-        return {"id": str(model), "path": str(path.resolve()), "sha256": digest, "files": count}
-    if path.is_file():
-        return {"id": str(model), **_file(path)}
+    if path.exists():
+        try:
+            stand_in = json.loads((path / "config.json").read_text(encoding="utf-8"))
+            stand_in = stand_in.get(STAND_IN_MARKER) if isinstance(stand_in, dict) else None
+        except (OSError, ValueError):
+            stand_in = None
+        return {"id": str(model), **_file(path), **({"stand_in": stand_in} if stand_in else {})}
     resolved = _hub_revision(str(model), revision)
     return {"id": str(model), "revision": revision, "resolved": resolved or False}
 
 
 def _file(path: str | os.PathLike[str]) -> dict:
     path = Path(path).expanduser()
+    where = {"given": _given(path), "path": str(path.resolve())}
     if path.is_dir():
         digest, count = tree_sha256(path)
-        return {"path": str(path.resolve()), "sha256": digest, "files": count}
+        return {**where, "sha256": digest, "files": count}
     if path.is_file():
-        return {"path": str(path.resolve()), "sha256": file_sha256(path)}
-    return {"path": str(path.resolve()), "sha256": None}
+        return {**where, "sha256": file_sha256(path)}
+    return {**where, "sha256": None}
+
+
+def source_files() -> dict[str, str]:
+    """The sha256 of each of the package's own source files, by path inside the package: the
+    modules and data files of ``builders/``, ``pipelines/`` and ``metrics/`` and the top-level
+    modules (bytecode caches and hidden files left out)."""
+    root = repo_root()
+    paths = [root / "__init__.py", root / "__main__.py"]
+    for name in _SOURCE_FOLDERS:
+        paths += (root / name).rglob("*")
+    return {
+        path.relative_to(root).as_posix(): file_sha256(path)
+        for path in sorted(paths)
+        if path.suffix in _SOURCE_SUFFIXES
+        and path.is_file()
+        and not any(
+            part.startswith(".") or part == "__pycache__" for part in path.relative_to(root).parts
+        )
+    }
 
 
 @functools.cache
 def code_record() -> dict[str, Any]:
     """The bias-hub version; in a checkout also its git commit and whether tracked files differ
-    from it (untracked files, such as run folders inside the checkout, do not count)."""
+    from it (untracked files, such as run folders inside the checkout, do not count); and
+    ``source``, the sha256 of the package's own source files (``source_files``), which says
+    what ran whatever git knows (a copy, an installed wheel, an edit not committed)."""
     try:
         record: dict[str, Any] = {"bias-hub": metadata.version("bias-hub")}
     except metadata.PackageNotFoundError:
         record = {"bias-hub": None}
     if in_checkout():
         record["git_commit"], record["git_dirty"] = _git_state(repo_root())
+    record["source"] = source_files()
     return record
 
 
@@ -252,10 +293,23 @@ def fingerprint_inputs(
     }
 
 
+def _moved(recorded: dict, key: str, what: str) -> tuple[Path, list[str]]:
+    """Where the path the run was given resolves now, and a line when that is not where it
+    resolved then (a link re-pointed, a folder replaced by a link)."""
+    then = Path(recorded[key])
+    given = recorded.get("given")
+    if not given:
+        return then, []
+    now = Path(given).resolve()
+    if now == then:
+        return now, []
+    return now, [f"{what} changed: {given} now reads {now} (it read {then})"]
+
+
 def _dataset_changes(recorded: dict) -> list[str]:
-    if "folder" not in recorded:
-        return []
-    folder = Path(recorded["folder"])
+    folder, moved = _moved(recorded, "folder", "data")
+    if moved:
+        return moved
     label = f"{recorded.get('name') or folder.name}"
     if not (folder / "README.md").is_file():
         return [f"data changed: {label} is gone ({folder})"]
@@ -271,10 +325,12 @@ def _dataset_changes(recorded: dict) -> list[str]:
 
 def _model_changes(recorded: dict) -> list[str]:
     if recorded.get("path") and recorded.get("sha256"):
-        path = Path(recorded["path"])
+        path, moved = _moved(recorded, "path", "model")
+        if moved:
+            return moved
         if not path.exists():
             return [f"model changed: {recorded['id']} is gone ({path})"]
-        if _model(str(path)).get("sha256") != recorded["sha256"]:
+        if _file(path).get("sha256") != recorded["sha256"]:
             return [f"model changed: {recorded['id']}"]
     elif recorded.get("resolved"):
         now = _hub_revision(recorded["id"], recorded.get("revision"))
@@ -284,9 +340,11 @@ def _model_changes(recorded: dict) -> list[str]:
 
 
 def _file_changes(recorded: dict) -> list[str]:
-    path = Path(recorded.get("path") or "")
     if not recorded.get("path"):
         return []
+    path, moved = _moved(recorded, "path", "input")
+    if moved:
+        return moved
     if recorded.get("sha256") is None:
         return [] if not path.exists() else [f"input changed: {path} (did not exist)"]
     if not path.exists():
@@ -296,9 +354,22 @@ def _file_changes(recorded: dict) -> list[str]:
     return []
 
 
+def _code_changes(recorded: Mapping[str, Any]) -> list[str]:
+    """The package's source files that differ from those the run recorded, one line each."""
+    before = recorded.get("source")
+    if not isinstance(before, Mapping):
+        return [
+            "code changed: the run recorded no fingerprint of its source files (an older bias-hub)"
+        ]
+    now = source_files()
+    changed = sorted(name for name in set(before) | set(now) if before.get(name) != now.get(name))
+    return [f"code changed: {name}" for name in changed]
+
+
 def changed_inputs(record: Mapping[str, Any] | None) -> list[str]:
     """What differs now from an ``"inputs"`` record, one line per difference (empty when every
-    dataset file, model and input file is as it was). A record that is missing says so."""
+    dataset file, model, input file and, where the record has it, source file of the package is
+    as it was). A record that is missing says so."""
     if not record:
         return ["no input fingerprints recorded (the run is older than them)"]
     changes = []
@@ -308,11 +379,14 @@ def changed_inputs(record: Mapping[str, Any] | None) -> list[str]:
         changes += _model_changes(item)
     for item in record.get("files") or []:
         changes += _file_changes(item)
+    if "code" in record:
+        changes += _code_changes(record["code"] or {})
     return changes
 
 
 def stand_ins(record: Mapping[str, Any] | None) -> list[str]:
-    """The datasets of an ``"inputs"`` record that stand in for a paper's data, described."""
+    """The datasets and models of an ``"inputs"`` record that stand in for a paper's data and
+    models, described."""
     found = []
     for item in (record or {}).get("datasets") or []:
         origin = item.get("origin") or {}
@@ -320,6 +394,9 @@ def stand_ins(record: Mapping[str, Any] | None) -> list[str]:
             config = f" (config {item['config']})" if item.get("config") else ""
             detail = f": {origin['detail']}" if origin.get("detail") else ""
             found.append(f"{item['name']}{config}, {origin['kind']}{detail}")
+    for item in (record or {}).get("models") or []:
+        if item.get("stand_in"):
+            found.append(f"model {Path(str(item['id'])).name}: {item['stand_in']}")
     return found
 
 
@@ -352,6 +429,8 @@ def inputs_lines(record: Mapping[str, Any] | None) -> list[str]:
     if code.get("git_commit"):
         dirty = ", modified" if code.get("git_dirty") else ""
         version += f" (git {code['git_commit'][:12]}{dirty})"
+    if isinstance(code.get("source"), Mapping):
+        version += f", {len(code['source'])} source files fingerprinted"
     lines.append(f"code {version}")
     return lines
 

@@ -15,6 +15,11 @@ written through it --
 registered token or key and every URL's userinfo become ``***`` (``bias_hub.builders.shared.secrets``).
 What the run read is recorded with ``record_inputs`` (``bias_hub.pipelines.common.provenance``):
 the manifest keeps the fingerprints under ``"inputs"`` (``bias-hub report RUN`` prints them).
+A run made as a step of a study (inside ``as_study_step``) records the step in the manifest.
+
+``why_rerun`` is the one judge of reuse: a finished run stands for a planned step only while its
+manifest names that step, every file it lists still has its sha256 (``edited_files``), and
+every input, the package's source files included, fingerprints as it did.
 
     with RunFolder(out_dir) as run:
         run.write_json("results.json", results)
@@ -23,6 +28,8 @@ the manifest keeps the fingerprints under ``"inputs"`` (``bias-hub report RUN`` 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
 import fcntl
 import hashlib
@@ -31,7 +38,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -48,20 +55,134 @@ from bias_hub.builders.shared.files import (
     write_json,
 )
 from bias_hub.builders.shared.secrets import redact, redact_data
-from bias_hub.pipelines.common.provenance import file_sha256, fingerprint_inputs
+from bias_hub.pipelines.common.provenance import changed_inputs, file_sha256, fingerprint_inputs
 
 __all__ = [
+    "STUDY_STEP",
     "OutLock",
     "RunFolder",
+    "as_study_step",
     "check_run_folder",
     "command_line",
+    "edited_files",
     "package_versions",
+    "read_manifest",
+    "why_rerun",
 ]
 
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 INPUTS = "inputs"
+STUDY_STEP = "study_step"
+ARGV_PATHS = "argv_paths"
+# The flags whose value a command writes (its output folder, a cache), not reads.
+WRITTEN_FLAGS = ("--out", "--out-root", "--cache-dir", "--llm-cache-dir")
 _PACKAGES = ("bias-hub", "torch", "transformers", "datasets", "evaluate", "numpy", "scipy")
+
+_study_step: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "bias_hub_study_step", default=None
+)
+
+
+@contextlib.contextmanager
+def as_study_step(step: Mapping[str, Any]) -> Iterator[dict]:
+    """Run folders made inside the block record ``step`` (``{"study", "step", "argv"}``) in
+    their manifest, the step of a study they were written for (``bias-hub reproduce``), and
+    ``argv_paths``: where each path of its command line resolves as it starts (``why_rerun``
+    resolves them again). Yields the record, for a step that writes no run folder."""
+    record = {STUDY_STEP: dict(step), ARGV_PATHS: argv_paths(step["argv"])}
+    token = _study_step.set(record)
+    try:
+        yield record
+    finally:
+        _study_step.reset(token)
+
+
+def argv_paths(argv: list[str]) -> dict[str, str]:
+    """Each word of a command line that names an existing file or folder it reads (a path, not
+    a bare name; not the value of a flag it writes), with what it resolves to now (links
+    followed)."""
+    return {
+        word: str(Path(word).resolve())
+        for before, word in zip(["", *argv], argv, strict=False)
+        if before not in WRITTEN_FLAGS
+        and ("/" in word or word.startswith("."))
+        and Path(word).exists()
+    }
+
+
+def read_manifest(folder: Path) -> dict | None:
+    """``folder``'s manifest.json, or None where there is none (or it is no JSON object)."""
+    try:
+        manifest = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def edited_files(folder: Path, manifest: Mapping[str, Any] | None = None) -> list[str]:
+    """The files ``folder``'s manifest lists that are gone or no longer have the sha256 it
+    records, one line each (``results.json was edited since the run wrote it``); the manifest
+    itself where it lists no files."""
+    manifest = read_manifest(folder) if manifest is None else manifest
+    entries = (manifest or {}).get("files")
+    if not isinstance(entries, list):
+        return [f"{MANIFEST} is missing or lists no files"]
+    found = []
+    for entry in entries:
+        path = Path(folder) / str(entry.get("path"))
+        if not path.is_file():
+            found.append(f"{entry.get('path')} is gone")
+        elif file_sha256(path) != entry.get("sha256"):
+            found.append(f"{entry.get('path')} was edited since the run wrote it")
+    return found
+
+
+def why_rerun(
+    step: Mapping[str, Any],
+    *,
+    folder: Path | None = None,
+    record: Mapping[str, Any] | None = None,
+) -> str | None:
+    """None when a finished run may stand for the planned ``step`` (``{"study", "step",
+    "argv"}``); else why not, in one line. The run is the run folder ``folder`` (its manifest),
+    or for a step that writes none (a dataset build) the ``record`` its caller kept: the same
+    keys, ``study_step`` and ``inputs`` (what it read), with ``outputs`` (the fingerprints of
+    what it wrote) in place of the manifest's list of files.
+
+    It stands only while (a) it names this very step, (b) every file it wrote still has its
+    sha256, (c) every input fingerprints as it did, each path resolved again as the step was
+    given it (links and roots included), and (d) the package's source files are those that ran.
+    """
+    if folder is not None:
+        record = read_manifest(folder)
+        if record is None:
+            return "its run folder is gone or incomplete (no manifest.json)"
+    if record is None:
+        return "no record of what it read and wrote"
+    if record.get(STUDY_STEP) != dict(step):
+        written = record.get(STUDY_STEP) or {}
+        by = (
+            f"step {written.get('step')} of study {written.get('study')}"
+            if written
+            else f"`{record.get('command') or 'another command'}`"
+        )
+        return f"its output was written by {by}, not by this step"
+    if folder is not None:
+        problems = edited_files(folder, record)
+    else:
+        problems = changed_inputs({"datasets": (record.get("outputs") or {}).get("datasets")})
+    then, now = record.get(ARGV_PATHS) or {}, argv_paths(step["argv"])
+    problems += [
+        f"input changed: {word} now reads {now.get(word, '(nothing)')} (it read {then.get(word)})"
+        for word in sorted(set(then) | set(now))
+        if then.get(word) != now.get(word)
+    ]
+    problems += changed_inputs(record.get(INPUTS))
+    if not problems:
+        return None
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return problems[0] + more
 
 
 def package_versions(names: Iterable[str] = _PACKAGES) -> dict[str, str]:
@@ -179,6 +300,12 @@ class RunFolder:
             raise
         self.started = time.time()
         self.info: dict[str, Any] = {}
+        step = _study_step.get()
+        if step is not None:
+            self.info.update(step)
+        # Manifest entries to keep as they were, by path (None: leave the file unlisted): what
+        # `bias-hub report` copies from the run without writing it.
+        self.kept_entries: dict[str, dict | None] = {}
         self.prefix = ""
         self._done = False
 
@@ -236,6 +363,11 @@ class RunFolder:
         items = [*record["datasets"], *record["models"], *record["files"]]
         _refuse_inside(self.target, self.what, [i.get("folder") or i.get("path") for i in items])
 
+    @property
+    def inputs(self) -> dict | None:
+        """The fingerprints ``record_inputs`` recorded so far (None before the first call)."""
+        return self.info.get(INPUTS)
+
     def files(self) -> list[Path]:
         return sorted(p for p in self.staging.rglob("*") if p.is_file() and p.name != MANIFEST)
 
@@ -248,13 +380,14 @@ class RunFolder:
         try:
             entries = []
             for path in self.files():
+                name = path.relative_to(self.staging).as_posix()
+                if name in self.kept_entries:
+                    if self.kept_entries[name] is not None:
+                        entries.append(self.kept_entries[name])
+                    continue
                 data = _redacted_file(path)
                 entries.append(
-                    {
-                        "path": path.relative_to(self.staging).as_posix(),
-                        "bytes": len(data),
-                        "sha256": hashlib.sha256(data).hexdigest(),
-                    }
+                    {"path": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
                 )
             write_json(
                 self.staging / MANIFEST,

@@ -20,9 +20,9 @@ from bias_hub.pipelines.common.arguments import (
     add_root_flags,
 )
 from bias_hub.pipelines.jbbq.prompting import LAYOUTS, PROMPT_NAMES
-from bias_hub.pipelines.jbbq.random_model import build_for_dataset
 from bias_hub.pipelines.jbbq.report import write_figure_folder
 from bias_hub.pipelines.jbbq.settings import Settings
+from bias_hub.pipelines.jbbq.taught_model import build_for_dataset
 
 # The CLI imports torch, transformers, datasets and evaluate before running these commands,
 # with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
@@ -196,7 +196,22 @@ def add_tiny_model_arguments(parser: argparse.ArgumentParser) -> None:
         help="a JBBQ-format dataset folder or a name under --datasets-root (default: jbbq)",
     )
     add_root_flags(parser, metrics=False)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random weights")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the random weights and of the questions"
+    )
+    parser.add_argument(
+        "--teach",
+        nargs="+",
+        default=[],
+        metavar="PRESET",
+        help="teach it to answer, by a planted rule, every question `jbbq evaluate --preset "
+        "PRESET --limit LIMIT` asks (default: none, random weights)",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        help="the --limit of the runs it is taught for (questions per category)",
+    )
     parser.set_defaults(func=_tiny_model)
 
 
@@ -210,9 +225,15 @@ def _tiny_model(args: argparse.Namespace) -> int:
         datasets_root=args.datasets_root,
     )
     out = build_for_dataset(
-        args.out, args.dataset, datasets_root=args.datasets_root, seed=args.seed
+        args.out,
+        args.dataset,
+        datasets_root=args.datasets_root,
+        seed=args.seed,
+        teach=args.teach,
+        limit=args.limit,
     )
-    log.info("wrote %s: a tiny random Llama (plumbing only, its answers mean nothing)", out)
+    what = "taught a planted rule" if args.teach else "random weights, its answers mean nothing"
+    log.info("wrote %s: a tiny Llama (%s)", out, what)
     return 0
 
 
@@ -245,9 +266,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_tiny_model_arguments(
         inner.add_parser(
             "tiny-model",
-            help="make a tiny random Llama for offline runs (its answers mean nothing)",
-            description="A randomly initialised tiny Llama with a byte-level BPE tokenizer trained on the prompts and "
-            "a JBBQ-format dataset's questions: the model of the study's offline variant. It runs the plumbing "
-            "(prompting, generation, parsing, scoring) without the network; its answers carry no meaning.",
+            help="make a tiny Llama for offline runs (random, or taught to answer by a planted rule)",
+            description="A tiny Llama with a byte-level BPE tokenizer trained on the prompts and a JBBQ-format "
+            "dataset's questions: the model of the study's offline variant. With --teach it answers every "
+            "question of those presets' runs by a planted rule whose scores follow by hand "
+            "(pipelines/jbbq/taught_model.py), so that the plumbing and the scorer are both exercised.",
         )
     )

@@ -4,7 +4,7 @@ The tests and the benchmark need a model that runs without the Hub.
 The tokenizer is a byte-level BPE trained on the given texts (so Japanese gets
 real multi-character tokens and any other text still encodes), with a small
 chat template; the model is a randomly initialised Llama. Its answers carry no
-meaning: it exercises the plumbing, nothing else.
+meaning: it exercises the plumbing, nothing else (``taught_model`` teaches one to answer).
 """
 
 from __future__ import annotations
@@ -12,13 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split
-from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
-
 __all__ = [
     "CHAT_TEMPLATE",
     "MODEL_CONFIGS",
-    "build_for_dataset",
     "build_tokenizer",
     "build_tiny_model",
 ]
@@ -29,13 +25,23 @@ CHAT_TEMPLATE = (
 )
 _SPECIAL = ["<pad>", "<s>", "</s>", "<|system|>", "<|user|>", "<|assistant|>"]
 
-# Llama shapes: "tiny" for tests and CPU plumbing runs; "small" (31 M parameters in its
+# Llama shapes: "tiny" for tests and CPU plumbing runs; "taught" for a model taught its replies
+# (``taught_model``): a least-squares output layer fits as many reply tokens as its width, 256
+# (the offline variant's 80 replies take 160); "small" (31 M parameters in its
 # layers, 32-33 M with the benches' vocabularies) where the forward pass is most of the work on
 # a CPU, as with real models; "llama-7b" is Llama-2-7B's configuration.
 MODEL_CONFIGS = {
     "tiny": {
         "hidden_size": 64,
         "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "max_position_embeddings": 4096,
+    },
+    "taught": {
+        "hidden_size": 256,
+        "intermediate_size": 512,
         "num_hidden_layers": 2,
         "num_attention_heads": 4,
         "num_key_value_heads": 4,
@@ -137,25 +143,3 @@ def build_tiny_model(
         model.save_pretrained(out_dir)
         tokenizer.save_pretrained(out_dir)
     return model, tokenizer
-
-
-def build_for_dataset(
-    out_dir: str | Path,
-    dataset: str | Path | None = None,
-    *,
-    datasets_root: str | Path | None = None,
-    seed: int = 0,
-) -> Path:
-    """``bias-hub jbbq tiny-model``: a tiny model whose tokenizer knows the prompts and the
-    questions of a JBBQ-format dataset (default: ``jbbq`` under ``datasets_root``), written
-    whole into ``out_dir`` (the offline variant of ``pipelines/studies/jbbq.yaml``)."""
-    folder = RunFolder(out_dir)
-    with folder:
-        source = dataset_folder(dataset or "jbbq", datasets_root)
-        rows = [dict(row) for row in load_dataset_split(source, "all", "all")]
-        folder.record_inputs(datasets=[(source, "all")], settings={"seed": seed})
-        texts = [load_prompt(name).system for name in PROMPT_NAMES] + [
-            load_prompt("basic").plain(row) for row in rows
-        ]
-        build_tiny_model(folder.staging, texts, seed=seed)
-    return folder.target

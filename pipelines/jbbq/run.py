@@ -31,7 +31,12 @@ from bias_hub.builders.shared.secrets import redact
 from bias_hub.builders.shared.text import with_interval
 from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split, load_metric
 from bias_hub.pipelines.common.answer_reading import RULES, UNPARSABLE, UNREAD_RULES
-from bias_hub.pipelines.common.presets import load_preset, preset_names, preset_record
+from bias_hub.pipelines.common.presets import (
+    departures_from,
+    load_preset,
+    preset_names,
+    preset_record,
+)
 from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
 from bias_hub.pipelines.jbbq.comparisons import compare_runs
 from bias_hub.pipelines.jbbq.distributed import is_main_process, process_state, score_sharded
@@ -83,14 +88,7 @@ def _with_preset_record(settings: Settings) -> Settings:
         settings = dataclasses.replace(settings, chat="auto")
     if settings.preset is None or settings.preset not in preset_names(COMMAND):
         return settings  # no preset, or a preset file: `--preset` recorded its departures
-    preset = load_preset(COMMAND, settings.preset)
-    departures = []
-    for key, value in preset.values.items():
-        used = getattr(settings, key)
-        if used != value:
-            departures.append(
-                {"setting": key, "preset": value, "used": used, "section": preset.sections.get(key)}
-            )
+    departures = departures_from(settings, load_preset(COMMAND, settings.preset))
     return dataclasses.replace(settings, departures=departures)
 
 
@@ -356,7 +354,7 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
                 # generated replies only: a log-likelihood choice is read from the scores
                 "answer_reader": settings.answer_reader if settings.scoring == "generate" else None,
                 "dataset": str(folder_path),
-                "preset": _preset_entry(settings),
+                "preset": _preset_entry(settings, folder.inputs if folder else None),
                 "settings": _recorded(settings),
                 "few_shot": few_shot,
                 **results,
@@ -371,9 +369,9 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
     return results
 
 
-def _preset_entry(settings: Settings) -> dict | None:
+def _preset_entry(settings: Settings, inputs: dict | None) -> dict | None:
     """``presets.preset_record`` plus the study file and version the preset came from."""
-    record = preset_record(settings)
+    record = preset_record(settings, inputs)
     if record is not None and settings.preset in preset_names(COMMAND):
         record["source"] = load_preset(COMMAND, settings.preset).source
     return record

@@ -33,6 +33,7 @@ from bias_hub.pipelines.common import (
     package_versions,
 )
 from bias_hub.pipelines.common.presets import preset_record
+from bias_hub.pipelines.common.provenance import mark_stand_in
 from bias_hub.pipelines.common.run_folder import check_run_folder
 from bias_hub.pipelines.nli import evaluation, meta_evaluation, random_model, report, segmentation
 from bias_hub.pipelines.nli.data import load_training_table
@@ -301,7 +302,7 @@ def run_evaluate(
                 "config": config,
                 "pairs": len(rows),
                 "intervals": settings.interval_record(),
-                "preset": preset_record(settings),
+                "preset": preset_record(settings, folder.inputs),
                 "models": {
                     name: {
                         "table": evaluation.table_row(item["result"]),
@@ -376,7 +377,7 @@ def run_meta_evaluate(
             "part": PART,
             "step": "meta-evaluate",
             "description": settings.description or f"Model: `{settings.model_label or model}`.",
-            "preset": preset_record(settings),
+            "preset": preset_record(settings, folder.inputs),
             **summary,
             "provenance": meta_evaluation.provenance(
                 model, training_folder, training, chosen, settings
@@ -418,6 +419,9 @@ def run_init_model(
                 tokenizer_kind=settings.tokenizer,
                 max_length=settings.max_length,
                 dropout=settings.dropout,
+            )
+            mark_stand_in(
+                folder.path("."), f"a {settings.size} BERT made from scratch, not a pretrained one"
             )
             record = {
                 "rate": settings.rate,

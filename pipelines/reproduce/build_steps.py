@@ -1,11 +1,12 @@
 """A study's ``build`` steps: what one read and wrote, fingerprinted into reproduce's ledger.
 
 A build writes a dataset folder, not a run folder with a manifest, so ``bias-hub reproduce``
-keeps its fingerprints itself: before the step runs, the files and folders its flags name
-(``--source``, ``--authors-dir``, a template table, defaults included); after it, every dataset
-folder it wrote (``folders_written``). The step is reused only while its command, those
-sources and those folders are all as they were: an edited source reruns it, and so does a
-folder rebuilt or edited by hand since (whatever made it, the study's next steps read it).
+keeps its record itself, in the shape ``run_folder.why_rerun`` judges: ``inputs``, taken before
+the step runs (the files and folders its flags name: ``--source``, ``--authors-dir``, a template
+table, defaults included; and the package's source files), and ``outputs``, every dataset folder
+it wrote (``folders_written``). The step is reused only while its command, those sources, the
+code and those folders are all as they were: an edited source reruns it, and so does a folder
+rebuilt or edited by hand since (whatever made it, the study's next steps read it).
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bias_hub.builders.shared.written import folders_written
-from bias_hub.pipelines.common.provenance import changed_inputs, fingerprint_inputs, inputs_lines
+from bias_hub.pipelines.common.provenance import fingerprint_inputs, inputs_lines
 
-__all__ = ["READ", "WROTE", "build_changes", "build_lines", "run_build"]
+__all__ = ["READ", "WROTE", "build_lines", "run_build"]
 
-READ, WROTE = "read", "wrote"
+READ, WROTE = "inputs", "outputs"
 
 
 def _sources(parser: argparse.ArgumentParser, argv: list[str]) -> list:
@@ -35,19 +36,12 @@ def _sources(parser: argparse.ArgumentParser, argv: list[str]) -> list:
 def run_build(
     argv: list[str], parser: argparse.ArgumentParser, run: Callable[[], None]
 ) -> dict[str, Any]:
-    """Run a build step (``run``) and return its ledger record: ``read`` (the fingerprints of
-    its sources, taken before it runs) and ``wrote`` (of the dataset folders it wrote)."""
+    """Run a build step (``run``) and return its ledger record: ``inputs`` (the fingerprints of
+    its sources, taken before it runs) and ``outputs`` (of the dataset folders it wrote)."""
     read = fingerprint_inputs(files=_sources(parser, argv))
     with folders_written() as written:
         run()
     return {READ: read, WROTE: fingerprint_inputs(datasets=written)}
-
-
-def build_changes(earlier: Mapping[str, Any]) -> list[str]:
-    """What differs now from a build step's ledger record, one line each (empty: reuse it)."""
-    if not isinstance(earlier.get(READ), Mapping) or not isinstance(earlier.get(WROTE), Mapping):
-        return ["no fingerprints of what it read and wrote (an older reproduction)"]
-    return changed_inputs(earlier[READ]) + changed_inputs(earlier[WROTE])
 
 
 def build_lines(earlier: Mapping[str, Any] | None) -> list[str]:

@@ -1,5 +1,10 @@
 """``bias-hub reproduce`` (a paper's tables from its study file) and ``bias-hub report`` (re-render
-a run folder's report from its results.json)."""
+a run folder's report from its results.json).
+
+``report`` checks results.json against the manifest first: one that is not what the run wrote
+is refused, naming it, or with ``--allow-edited`` rendered with every table stamped as edited.
+The manifest is never re-hashed to fit: the files the re-render copies keep the entries the
+run wrote (an edited one stays edited), and a file the run did not write stays unlisted."""
 
 from __future__ import annotations
 
@@ -9,10 +14,25 @@ import json
 import shutil
 from pathlib import Path
 
+from bias_hub.builders.shared.files import atomic_write_text
+from bias_hub.builders.shared.text import code_span, stamp_tables
 from bias_hub.pipelines.common.arguments import add_root_flags, add_verbosity_flags
-from bias_hub.pipelines.common.provenance import inputs_lines
-from bias_hub.pipelines.common.run_folder import INPUTS, MANIFEST, RunFolder
-from bias_hub.pipelines.reproduce.run import render_reproduction, reproduce
+from bias_hub.pipelines.common.provenance import file_sha256, inputs_lines
+from bias_hub.pipelines.common.run_folder import (
+    ARGV_PATHS,
+    INPUTS,
+    MANIFEST,
+    STUDY_STEP,
+    RunFolder,
+    read_manifest,
+)
+from bias_hub.pipelines.reproduce.run import (
+    EDITED,
+    edited_results,
+    refuse_edited,
+    render_reproduction,
+    reproduce,
+)
 from bias_hub.pipelines.reproduce.study import list_studies, load_study, parse_set
 
 __all__ = ["register"]
@@ -77,6 +97,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument(
         "run_dir", type=Path, metavar="RUN_DIR", help="a run folder written by bias-hub"
     )
+    report.add_argument(
+        "--allow-edited",
+        action="store_true",
+        help="render a results.json that is not what its run wrote (refused by default), with "
+        "every table stamped as edited",
+    )
     add_verbosity_flags(report)
     report.set_defaults(func=_report)
 
@@ -140,10 +166,17 @@ def _report(args: argparse.Namespace) -> int:
         raise FileNotFoundError(
             f"RUN_DIR {run_dir}: no results.json (is it a bias-hub run folder?)"
         )
+    problem = edited_results(run_dir)
+    if problem and not args.allow_edited:
+        raise refuse_edited(problem)
     results = _results(results_path)
+    stamp = EDITED.format(what=code_span(problem)) if problem else None
     part = results.get("part")
     if part == "reproduce":
-        print(f"wrote {render_reproduction(results, run_dir)}")
+        report = render_reproduction(results, run_dir, allow_edited=args.allow_edited)
+        if stamp:
+            atomic_write_text(report, stamp_tables(report.read_text(encoding="utf-8"), stamp))
+        print(f"wrote {report}")
         return 0
     if not isinstance(part, str) or not part.isidentifier():
         raise ValueError(f"{results_path}: no 'part' key naming the part that wrote it")
@@ -153,13 +186,20 @@ def _report(args: argparse.Namespace) -> int:
         raise ValueError(f"{results_path}: part {part!r} has no report module") from None
     if not hasattr(module, "render"):
         raise ValueError(f"pipelines/{part}/report.py has no render(results, folder)")
-    inputs = _recorded_inputs(run_dir)
+    manifest = read_manifest(run_dir) or {}
+    written = {entry.get("path"): entry for entry in manifest.get("files") or []}
     with RunFolder(run_dir, copies_all=True) as run:
+        copied = {}
         for path in sorted(p for p in run_dir.rglob("*") if p.is_file() and p.name != MANIFEST):
-            shutil.copy2(path, run.path(path.relative_to(run_dir).as_posix()))
+            name = path.relative_to(run_dir).as_posix()
+            shutil.copy2(path, run.path(name))
+            copied[name] = file_sha256(path)
         run.info["rerendered"] = True
-        if inputs is not None:
-            run.info[INPUTS] = inputs
+        for key in (INPUTS, STUDY_STEP, ARGV_PATHS):
+            if key in manifest:
+                run.info[key] = manifest[key]
+        if problem:
+            run.info["rendered_from_edited"] = problem
         try:
             module.render(results, run.staging)
         except (KeyError, TypeError, AttributeError, IndexError) as err:
@@ -168,16 +208,14 @@ def _report(args: argparse.Namespace) -> int:
                 f"{results_path}: report.md cannot be rendered from it ({type(err).__name__}: "
                 f"{err}); is it damaged, or written by another version of bias-hub?"
             ) from None
+        if stamp:
+            report = run.staging / "report.md"
+            atomic_write_text(report, stamp_tables(report.read_text(encoding="utf-8"), stamp))
+        # A file the render left as it was keeps the run's entry (or stays unlisted).
+        for name, digest in copied.items():
+            if file_sha256(run.staging / name) == digest:
+                run.kept_entries[name] = written.get(name)
     print(f"wrote {run_dir / 'report.md'}")
     print("inputs:")
-    print("\n".join(f"  {line}" for line in inputs_lines(inputs)))
+    print("\n".join(f"  {line}" for line in inputs_lines(manifest.get(INPUTS))))
     return 0
-
-
-def _recorded_inputs(run_dir: Path) -> dict | None:
-    """The input fingerprints the run recorded (kept when its report is re-rendered)."""
-    try:
-        manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return manifest.get(INPUTS) if isinstance(manifest, dict) else None

@@ -1,13 +1,16 @@
 """``bias-hub reproduce``: run a study's steps and lay out the paper's tables beside ours.
 
 The output folder holds one run folder per step (each written whole by its own command) and,
-once every step has finished, ``report.md`` and ``results.json`` of the reproduction. A step
-whose run folder exists from an earlier attempt is reused only when its command line is the
-same and every input its manifest fingerprinted (dataset files, models, input files) is
-unchanged, so an interrupted reproduction resumes where it stopped and a rebuilt dataset or an
-edited input reruns the steps that read it (each rerun says why in one line). A ``build`` step
-writes no run folder: the ledger (``steps.json``) keeps what it read and wrote, and it is reused
-only while both are unchanged (``build_steps``). Nothing else in the folder is touched.
+once every step has finished, ``report.md`` and ``results.json`` of the reproduction (with a
+``manifest.json`` holding the latter's sha256, which ``bias-hub report`` checks). A step whose
+run folder exists from an earlier attempt is reused only when ``run_folder.why_rerun`` finds
+nothing against it: its manifest names this study, step and command line, every file it lists
+has its sha256, and every input (dataset files, models, input files, each path resolved again
+as given, and the package's source files) fingerprints as it did. So an interrupted
+reproduction resumes where it stopped, and an edited or deleted result, a rebuilt dataset, a
+re-pointed link or a code change reruns the steps concerned, each saying why in one line. A
+``build`` step writes no run folder: the ledger (``steps.json``) keeps the same record of what
+it read and wrote (``build_steps``). Nothing else in the folder is touched.
 
 A paper run (no ``--variant``) on a stand-in dataset (a sample, a generated set) stops before
 any work, unless ``--allow-stand-ins``; every table computed on one then says so.
@@ -16,14 +19,17 @@ any work, unless ``--allow-stand-ins``; every table computed on one then says so
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import logging
+import os
 import re
 import shlex
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from bias_hub.builders.shared.console import command_line
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.files import (
     atomic_write_text,
@@ -32,15 +38,30 @@ from bias_hub.builders.shared.files import (
     write_json,
 )
 from bias_hub.builders.shared.secrets import redact, redact_data
-from bias_hub.builders.shared.text import code_cell, code_span, table_cell
+from bias_hub.builders.shared.text import code_cell, code_span, stamp_tables, table_cell
 from bias_hub.pipelines.common.presets import basis_markdown, basis_record, load_preset
-from bias_hub.pipelines.common.provenance import changed_inputs, inputs_lines, stand_ins
-from bias_hub.pipelines.common.run_folder import INPUTS, MANIFEST
-from bias_hub.pipelines.reproduce.build_steps import build_changes, build_lines, run_build
+from bias_hub.pipelines.common.provenance import file_sha256, inputs_lines, stand_ins
+from bias_hub.pipelines.common.run_folder import (
+    INPUTS,
+    MANIFEST,
+    as_study_step,
+    edited_files,
+    read_manifest,
+    why_rerun,
+)
+from bias_hub.pipelines.reproduce.build_steps import build_lines, run_build
 from bias_hub.pipelines.reproduce.inputs import check_inputs, missing_text, stand_in_text
 from bias_hub.pipelines.reproduce.study import PlannedStep, Study, StudyError, plan
 
-__all__ = ["LEDGER", "dry_run_text", "render_reproduction", "reproduce"]
+__all__ = [
+    "EDITED",
+    "LEDGER",
+    "dry_run_text",
+    "edited_results",
+    "refuse_edited",
+    "render_reproduction",
+    "reproduce",
+]
 
 log = logging.getLogger(__name__)
 LEDGER = "steps.json"
@@ -172,33 +193,48 @@ def _run_step(step: PlannedStep) -> None:
 
 
 def _manifest_inputs(folder: Path | None) -> dict | None:
-    if folder is None:
-        return None
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return manifest.get(INPUTS) if isinstance(manifest, dict) else None
+    manifest = None if folder is None else read_manifest(folder)
+    return None if manifest is None else manifest.get(INPUTS)
 
 
-def _why_rerun(step: PlannedStep, earlier: Any) -> str | None:
-    """None when the step's earlier run still holds (same command, same inputs); else why not
+def _why_rerun(step: PlannedStep, owner: dict, earlier: Any) -> str | None:
+    """None when the step's earlier run still holds (``run_folder.why_rerun``); else why not
     (an empty text: it never ran here)."""
-    argv = earlier.get("argv") if isinstance(earlier, dict) else earlier
-    if argv is None:
-        return ""
-    if argv != redact_data(step.argv):
-        return "its command changed"
     if step.out is None:  # a build step: the ledger holds what it read and wrote
-        changes = build_changes(earlier if isinstance(earlier, dict) else {})
-    elif not (step.out / MANIFEST).is_file():
-        return "its run folder is incomplete"
-    else:
-        changes = changed_inputs(_manifest_inputs(step.out))
-    if not changes:
+        return "" if earlier is None else why_rerun(owner, record=earlier)
+    if earlier is None and not (step.out / MANIFEST).is_file():
+        return ""
+    return why_rerun(owner, folder=step.out)
+
+
+def _refuse_unused_models(study: Study, steps: list[PlannedStep], models: list[str] | None) -> None:
+    """A model given with --models that no step loads would be dropped without a word."""
+    from bias_hub.pipelines.reproduce.inputs import step_models
+
+    used = {word for step in steps for word in [*step.argv, *step_models(step)]}
+    unused = [model for model in models or [] if model not in used]
+    if unused:
+        raise StudyError(
+            f"--models {' '.join(unused)}: no step of {study.name} loads it (each step takes "
+            "the models its study file names by {model} or {models}); give it to a step with "
+            "--set STEP.KEY=MODEL"
+        )
+
+
+def _set_aside(folder: Path) -> Path | None:
+    """A step's folder holding files edited since its run wrote them, renamed beside itself
+    (``NAME.edited-N``) so that the rerun replaces none of them; None when it holds none."""
+    if not any(
+        line.endswith(" was edited since the run wrote it") for line in edited_files(folder)
+    ):
         return None
-    more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
-    return changes[0] + more
+    aside = next(
+        folder.with_name(f"{folder.name}.edited-{n}")
+        for n in itertools.count(1)
+        if not folder.with_name(f"{folder.name}.edited-{n}").exists()
+    )
+    folder.rename(aside)
+    return aside
 
 
 def _unknown_inputs(study: Study, variant: str | None, given: dict[str, str]) -> None:
@@ -252,6 +288,7 @@ def reproduce(
         parser=parser,
         allow_any_command=allow_any_command,
     )
+    _refuse_unused_models(study, steps, models)
     checks = check_inputs(
         study,
         steps,
@@ -279,23 +316,28 @@ def reproduce(
     ledger = _ledger(out)
     for i, step in enumerate(steps, 1):
         key = _key(step)
-        why = _why_rerun(step, ledger.get(key))
+        owner = {"study": study.name, "step": key, "argv": redact_data(step.argv)}
+        why = _why_rerun(step, owner, ledger.get(key))
         if why is None:
             log.info(
-                "[%d/%d] %s: reused (same command and inputs, finished earlier)",
+                "[%d/%d] %s: reused (same command, code and inputs; its files as written)",
                 i,
                 len(steps),
                 step.id,
             )
             continue
+        aside = _set_aside(step.out) if why and step.out is not None else None
+        if aside is not None:
+            why += f"; the folder as edited is kept as {os.path.relpath(aside, out)}"
         if why:
             log.info("[%d/%d] %s: rerun, %s", i, len(steps), step.id, why)
         log.info("[%d/%d] %s", i, len(steps), _command_text(step))
-        entry: dict[str, Any] = {"argv": step.argv}
-        if step.out is None:
-            entry.update(run_build(step.argv, parser, lambda step=step: _run_step(step)))
-        else:
-            _run_step(step)
+        with as_study_step(owner) as entry:
+            entry = dict(entry)
+            if step.out is None:
+                entry.update(run_build(step.argv, parser, lambda step=step: _run_step(step)))
+            else:
+                _run_step(step)
         ledger[key] = redact_data(entry)
         write_json(out / LEDGER, ledger)
     record = {
@@ -320,6 +362,8 @@ def reproduce(
                 if s.out and s.out.is_relative_to(out)
                 else (str(s.out) if s.out else None),
                 "stand_ins": stand_ins(_manifest_inputs(s.out)),
+                "departures": _departures(s.out),
+                "preset": _preset_of(s),
                 "inputs": inputs_lines(_manifest_inputs(s.out))
                 if s.out
                 else build_lines(ledger.get(_key(s))),
@@ -334,21 +378,86 @@ def reproduce(
         },
         "settings": _preset_bases(steps),
     }
+    _mark_departed(record)
     record = redact_data(record)
     render_reproduction(record, out)
-    write_json(out / "results.json", record)
+    results = write_json(out / "results.json", record)
+    # What `bias-hub report OUT` checks results.json against before it renders it again.
+    entry = {"path": results.name, "bytes": results.stat().st_size, "sha256": file_sha256(results)}
+    write_json(out / MANIFEST, {"command": command_line(), "files": [entry]})
     return f"wrote {out / 'report.md'}"
+
+
+def _departures(folder: Path | None) -> list[dict]:
+    """The departures a step's results.json records (its preset's, the subsets of the work it
+    ran, its stand-ins), or none (no results.json: a model or a dataset build)."""
+    try:
+        results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):
+        return []
+    return ((results.get("preset") or {}) if isinstance(results, dict) else {}).get(
+        "departures"
+    ) or []
+
+
+def _mark_departed(record: dict) -> None:
+    """Each preset setting a step ran with another value gets that value (``this_run``), so
+    the settings list never shows a value as the run's that the run did not use."""
+    rows = {
+        (b["command"], b["preset"], r["setting"]): r
+        for b in record["settings"]
+        for r in b["settings"]
+    }
+    for step in record["steps"]:
+        for departure in step["departures"] if step["preset"] else []:
+            row = rows.get((*step["preset"], departure["setting"]))
+            if row is not None:
+                row.setdefault("this_run", [])
+                if departure["used"] not in row["this_run"]:
+                    row["this_run"].append(departure["used"])
+
+
+def _preset_of(step: PlannedStep) -> list[str] | None:
+    """``[command, preset]`` of a step that runs with a preset, else None."""
+    if "--preset" not in step.argv:
+        return None
+    return [step.command, step.argv[step.argv.index("--preset") + 1]]
 
 
 def _preset_bases(steps: list[PlannedStep]) -> list[dict]:
     """What each preset the steps use rests on (the paper's section, or our reading), once each."""
     records = {}
     for step in steps:
-        if "--preset" in step.argv:
-            name = step.argv[step.argv.index("--preset") + 1]
-            if (step.command, name) not in records:
-                records[step.command, name] = basis_record(load_preset(step.command, name))
+        key = _preset_of(step)
+        if key is not None and tuple(key) not in records:
+            records[tuple(key)] = basis_record(load_preset(*key))
     return list(records.values())
+
+
+def _departures_section(record: dict) -> list[str]:
+    """Every departure from the paper's setting: the command line's ``--set``, then each step's
+    (its preset's, the subsets of the work it ran, its stand-ins), as its results.json says."""
+    lines = []
+    if record.get("overrides"):
+        lines.append(
+            "- given on the command line (`--set`): "
+            + ", ".join(
+                f"{code_span(k)} = {code_span(repr(v))}" for k, v in record["overrides"].items()
+            )
+        )
+    for step in record["steps"]:
+        items = [
+            f"stand-in {code_span(d['used'])}"
+            if d["setting"] == "stand-in"
+            else f"{code_span(d['setting'])} {d['used']!r} instead of {d['preset']!r}"
+            for d in step.get("departures") or []
+        ]
+        if items:
+            where = f" ({code_span(step['out'])})" if step.get("out") else ""
+            lines.append(f"- step {code_span(step['id'])}{where}: " + "; ".join(items))
+    if not lines:
+        return []
+    return ["## Departures from the paper's setting", "", *lines, ""]
 
 
 def _step_link(out: Path, folder: str | None) -> str:
@@ -403,9 +512,33 @@ def _inputs_section(steps: list[dict]) -> list[str]:
     ]
 
 
-def render_reproduction(record: dict, out: Path) -> Path:
+EDITED = (
+    "**Edited by hand: {what} (its manifest.json keeps the sha256 the run wrote); these numbers "
+    "are not a run's.**"
+)
+
+
+def edited_results(folder: Path) -> str | None:
+    """Why ``folder/results.json`` is not what its run wrote (edited, gone, or no manifest
+    vouches for it), or None."""
+    if read_manifest(folder) is None:
+        return f"{folder / 'results.json'}: no manifest.json records what the run wrote"
+    found = [line for line in edited_files(folder) if line.startswith("results.json ")]
+    return f"{folder / found[0]}" if found else None
+
+
+def refuse_edited(problem: str) -> ValueError:
+    return ValueError(
+        f"{problem}: a report renders only what a run wrote (the manifest is never re-hashed to "
+        "fit); run the step again, or pass --allow-edited to render it with every table "
+        "stamped as edited"
+    )
+
+
+def render_reproduction(record: dict, out: Path, allow_edited: bool = False) -> Path:
     """report.md of a reproduction, from its record and its steps' results.json (re-rendered by
-    ``bias-hub report``)."""
+    ``bias-hub report``). A step's results.json that is not what the step wrote is refused
+    (``refuse_edited``), or with ``allow_edited`` rendered under the stamp ``EDITED``."""
     paper = record.get("paper") or {}
     lines = [f"# {record['title'] or record['study']}: reproduced with bias-hub", ""]
     lines.append(f"Study {code_span(record['study'])} v{record['version']}.")
@@ -422,21 +555,15 @@ def render_reproduction(record: dict, out: Path) -> Path:
             "",
         ]
     if not record.get("variant") and any(step.get("stand_ins") for step in record["steps"]):
+        flag = " (run with `--allow-stand-ins`)" if record.get("allow_stand_ins") else ""
         lines += [
-            "**Not the paper's data:** run with `--allow-stand-ins`; each table computed on a "
-            "stand-in says which.",
+            f"**Not the paper's data or models{flag}:** each table computed on a stand-in says "
+            "which.",
             "",
         ]
     if record["models"]:
         lines += ["Models: " + ", ".join(code_span(m) for m in record["models"]), ""]
-    if record.get("overrides"):
-        lines += [
-            "Departures given on the command line (`--set`): "
-            + ", ".join(
-                f"{code_span(k)} = {code_span(repr(v))}" for k, v in record["overrides"].items()
-            ),
-            "",
-        ]
+    lines += _departures_section(record)
     lines += ["## Steps", "", "| step | command | run folder |", "|---|---|---|"]
     for step in record["steps"]:
         lines.append(
@@ -476,10 +603,16 @@ def render_reproduction(record: dict, out: Path) -> Path:
                 ]
                 lines += [layout(None, table.get("printed") or {}).rstrip(), ""]
                 continue
+            problem = edited_results(results_path.parent)
+            if problem and not allow_edited:
+                raise refuse_edited(problem)
             results = json.loads(results_path.read_text(encoding="utf-8"))
             if run.get("model") and len(runs) > 1:
                 lines += [f"### {code_span(run['model'])}", ""]
-            lines += [_relink(layout(results, table.get("printed") or {}).rstrip(), run["out"]), ""]
+            text = _relink(layout(results, table.get("printed") or {}).rstrip(), run["out"])
+            if problem:
+                text = stamp_tables(text, EDITED.format(what=code_span(problem))).rstrip()
+            lines += [text, ""]
             if table.get("figure"):
                 figure = f"{run['out']}/{table['figure']}"
                 lines += [f"[![{table['id']}]({figure})]({figure})", ""]

@@ -6,6 +6,14 @@ a flag that takes one value refuses a list or a bare ``true``/``false`` (``null`
 out); no value may look like a flag (``[4, --out, ELSEWHERE]`` would redirect the step).
 ``Commands.parse_error`` then runs the step's own parser over the whole argv, so a value of the
 wrong type is refused in the plan (and the dry run), not when the step starts.
+
+``check_contained`` keeps a study inside its run: every path a step writes resolves (links
+followed) inside ``--out``; a path the study file gives a step to read resolves inside
+``--out``, the datasets or metrics root or what the user gave (``--input``, ``--models``); a
+study file never holds a secret, and may set what picks code or where requests go (the metrics
+root, ``trust_remote_code``, a URL, the variable a key is read from) only with
+``--allow-any-command``. Values the user typed (``--set``) are theirs and only their writes are
+checked.
 """
 
 from __future__ import annotations
@@ -15,16 +23,22 @@ import contextlib
 import importlib.util
 import io
 import json
+import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
+
+from bias_hub.builders.shared.secrets import is_secret_name, redact
+from bias_hub.pipelines.common.run_folder import WRITTEN_FLAGS
 
 __all__ = [
     "STUDY_COMMANDS",
     "Commands",
     "StepError",
     "check_allowed",
+    "check_contained",
     "flag_argv",
     "shown",
     "step_argv",
@@ -195,3 +209,90 @@ def step_argv(command: str, args: Mapping[str, Any], commands: Commands | None) 
     for key, value in args.items():
         argv += flag_argv(command, key, value, commands)
     return argv
+
+
+# Step arguments that name where a step writes.
+WRITES = tuple(flag[2:].replace("-", "_") for flag in WRITTEN_FLAGS)
+
+
+def _overrides_code_or_requests(key: str, value: Any) -> bool:
+    """Arguments that choose which code runs (the metric modules, a model's own code) or where
+    requests carrying the user's keys go (a URL, the variable a key is read from)."""
+    return (
+        key == "metrics_root"
+        or (key == "trust_remote_code" and value is not False)
+        or key.endswith(("_url", "_env"))
+    )
+
+
+def _texts(value: Any) -> list[str]:
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [str(item) for item in items if isinstance(item, (str, os.PathLike))]
+
+
+def _local_path(text: str) -> bool:
+    """Whether a value names a local file or folder (a bare name or a Hub id that is no path
+    here does not)."""
+    path = Path(text).expanduser()
+    if not text or ("/" not in text and os.sep not in text):
+        return False
+    return path.is_absolute() or text.startswith(".") or ".." in path.parts or path.exists()
+
+
+def _inside(text: str, folders: Iterable[Path]) -> bool:
+    where = Path(text).expanduser().resolve()
+    return any(where == f or where.is_relative_to(f) for f in folders)
+
+
+def check_contained(
+    command: str,
+    args: Mapping[str, Any],
+    from_study: set[str],
+    *,
+    out: Path,
+    readable: Iterable[Path],
+    commands: Commands | None,
+    allow_any: bool = False,
+) -> None:
+    """Refuse (``StepError``) a step of a study that would write outside ``out``, read outside
+    ``out`` and ``readable`` (the roots, the user's inputs and models) by a path its study file
+    gives, take a secret from the study file, or let the study file choose code or where
+    requests go without ``allow_any``. ``from_study``: the argument names whose value the study
+    file gave (the others the user typed)."""
+    out = out.expanduser().resolve()
+    readable = [out, *(Path(p).expanduser().resolve() for p in readable)]
+    for key in WRITES:
+        written = _texts(args.get(key)) if key in args else []
+        action = commands.action(command, key) if commands is not None else None
+        if key not in args and action is not None and isinstance(action.default, (str, Path)):
+            written = [str(action.default)]  # its default applies: a folder outside the run
+        if command.split()[0] == "report" and key == "out":
+            written += _texts(args.get("positional"))
+        for text in written:
+            if not _inside(text, [out]):
+                raise StepError(
+                    f"{key} {text}: a study step writes only inside --out {out} (this resolves "
+                    f"to {Path(text).expanduser().resolve()}); write it under {{out}}"
+                )
+    for key in sorted(from_study & set(args)):
+        value = args[key]
+        if is_secret_name(key) or any(redact(text) != text for text in _texts(value)):
+            raise StepError(
+                f"{key}: a study file holds no secret (it is shared, printed by --dry-run and "
+                "written into the run); set it in the environment (HF_TOKEN for the Hub, the "
+                "variable the command's --*-env flag names) and leave it out of the study file"
+            )
+        if allow_any or key in WRITES:
+            continue
+        if _overrides_code_or_requests(key, value):
+            raise StepError(
+                f"{key}: a study file may not choose which code runs or where requests go; "
+                "pass --allow-any-command to let it, or --set the value yourself"
+            )
+        for text in _texts(value):
+            if _local_path(text) and not _inside(text, readable):
+                raise StepError(
+                    f"{key} {text}: a study step reads only from --out, the datasets and metrics "
+                    "roots and the inputs you give (--input NAME=PATH, --models); pass "
+                    "--allow-any-command to let it read elsewhere"
+                )

@@ -30,12 +30,13 @@ from typing import Any
 
 from bias_hub.builders.shared.files import read_text
 from bias_hub.builders.shared.secrets import is_secret_name, redact, register
-from bias_hub.pipelines.common.locations import default_datasets_root
+from bias_hub.pipelines.common.locations import default_datasets_root, default_metrics_root
 from bias_hub.pipelines.common.presets import STUDIES_DIR, YAMLRefused, safe_yaml
 from bias_hub.pipelines.reproduce.steps import (
     Commands,
     StepError,
     check_allowed,
+    check_contained,
     flag_argv,
     shown,
 )
@@ -383,6 +384,10 @@ def plan(
             raise StudyError(
                 f"{origin}: no step {step_id!r} in {study.name} (steps: {', '.join(sorted(ids))})"
             )
+    # What a step may read besides --out and the datasets root: the metric modules and what the
+    # user gave (the study file's own paths are checked against these, `steps.check_contained`).
+    readable = [default_metrics_root(), *(inputs or {}).values()]
+    readable += [m for m in models or [] if Path(m).expanduser().exists()]
     planned, applied = [], set()
     for step in steps:
         args = dict(step.get("args") or {})
@@ -397,6 +402,11 @@ def plan(
             ):
                 args[key], origins[key] = value, origin
                 applied.add(key)
+        from_study = {k for k in args if not origins.get(k, "").startswith("--set")}
+        # The run's datasets root reaches every step that reads one, as the input check used it.
+        if "datasets_root" not in args and accepts is not None:
+            if "datasets_root" in accepts(step["command"]):
+                args["datasets_root"] = str(root)
         # Without for_each_model, {model} is the first model (a step that loads one).
         runs = context["models"] if step.get("for_each_model") else [None]
         for model in runs:
@@ -408,6 +418,20 @@ def plan(
                 "model_slug": model_slug(chosen, out) if chosen else None,
             }
             expanded = {k: _expand(v, values, where) for k, v in args.items()}
+            try:
+                check_contained(
+                    step["command"],
+                    expanded,
+                    from_study,
+                    out=out,
+                    readable=[root, *readable],
+                    commands=commands,
+                    allow_any=allow_any_command,
+                )
+            except StepError as err:
+                key = str(err).split()[0].rstrip(":")
+                origin = f": {origins[key]}" if key in origins else ""
+                raise StudyError(redact(f"{where}{origin}: {err}")) from None
             argv = _checked_argv(step, expanded, origins, commands, where, allow_any_command)
             out_dir = Path(expanded["out"]) if "out" in expanded else None
             planned.append(PlannedStep(step["id"], step["command"], argv, out_dir, model, expanded))

@@ -540,9 +540,11 @@ def run(
             coverage_check.repeated_samples(Path(settings.from_lm_eval))
         if dataset is None and logged and _docs_suffice(rows_in, path):
             # The tasks of `bias-hub export` log every column the metric needs with each question.
-            dataset_path, config, rows, splits = None, None, rows_in, []
+            given, dataset_path, config, rows, splits = None, None, None, rows_in, []
         else:
-            dataset_path = dataset_folder(dataset or path.dataset, settings.datasets_root).resolve()
+            # Recorded as given (a link, a root) and read where it resolves now.
+            given = dataset_folder(dataset or path.dataset, settings.datasets_root)
+            dataset_path = given.resolve()
             config = settings.config or path.config
             refuse_a_folder_of_another_kind(dataset_path, config, path)
             rows, splits = load_rows(dataset_path, config, settings.split)
@@ -554,7 +556,7 @@ def run(
         if not rows:
             raise ValueError(f"{where}: no rows")
         folder.record_inputs(
-            datasets=[(dataset_path, config)] if dataset_path else [],
+            datasets=[(given, config)] if given else [],
             files=[predictions or settings.from_lm_eval or settings.from_inspect],
             settings=settings,
         )

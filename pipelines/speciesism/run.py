@@ -381,7 +381,7 @@ def run(
             "part": PART,
             "step": STEP,
             "dataset": str(folder),
-            "preset": preset_record(settings),
+            "preset": preset_record(settings, out.inputs),
             "language": settings.language,
             "groups": list(settings.groups),
             "animals": list(settings.animals),

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bias_hub.pipelines.common.arguments import add_root_flags
 from bias_hub.pipelines.common.locations import dataset_folder, load_dataset_split
+from bias_hub.pipelines.common.provenance import mark_stand_in
 from bias_hub.pipelines.common.run_folder import RunFolder
 from bias_hub.pipelines.speciesism.planted_model import STEPS, make_tiny_masked_lm
 from bias_hub.pipelines.speciesism.settings import CONFIGS, DATASET
@@ -42,8 +43,12 @@ def write_stand_ins(out: Path, datasets_root: Path | None = None, steps: int = S
     templates = load_templates(datasets_root)
     folder = RunFolder(out)
     with folder:
+        folder.record_inputs(
+            datasets=[dataset_folder(DATASET, datasets_root)], settings={"steps": steps}
+        )
         for name, seed in STAND_INS.items():
             make_tiny_masked_lm(folder.staging / name, templates, "en", steps=steps, seed=seed)
+            mark_stand_in(folder.staging / name, f"a tiny BERT with a planted bias ({name})")
     paths = [folder.target / name for name in STAND_INS]
     log.info("wrote %s: tiny BERTs with a planted bias (plumbing only)", ", ".join(map(str, paths)))
     return paths

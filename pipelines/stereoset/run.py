@@ -409,7 +409,7 @@ def measure(
             for key, value in asdict(settings).items()
             if key not in {"token", "departures", *INTERVAL_FIELDS}
         },
-        "preset": preset_record(settings),
+        "preset": preset_record(settings, out.inputs),
         "intervals": settings.interval_record(),
         "dataset": _dataset_record(settings, pairs, counts, left_out or {}),
         "counts": dict(counts),

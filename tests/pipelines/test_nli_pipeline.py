@@ -1541,7 +1541,13 @@ def test_a_preset_fills_the_settings_and_records_each_departure(tmp_path: Path) 
         settings["max_length"],
     ) == (True, 0.5, 1e-3, 0.1, 64)
     departures = {d["setting"]: d for d in results["preset"]["departures"]}
-    assert set(departures) == {"rates", "seeds", "base_epochs", "eval_per_subset"}
+    # and the stand-in it read: the from-scratch model of `nli init-model`, not a pretrained BERT
+    assert set(departures) == {"rates", "seeds", "base_epochs", "eval_per_subset", "stand-in"}
+    assert any(
+        d["used"].endswith("BERT made from scratch, not a pretrained one")
+        for d in results["preset"]["departures"]
+        if d["setting"] == "stand-in"
+    )
     assert departures["base_epochs"]["preset"] == 4.0 and departures["base_epochs"]["used"] == 1.0
     report_text = (out / "report.md").read_text()
     assert "Preset `from-scratch`, with these departures from it:" in report_text

@@ -148,7 +148,8 @@ def test_a_file_is_hashed_once_per_process_while_unchanged(tmp_path, monkeypatch
     data.write_text("one\n", encoding="utf-8")
     first = fingerprint_inputs(files=[data])["files"]
     again = fingerprint_inputs(files=[data])["files"]
-    assert first == again == [{"path": str(data.resolve()), "sha256": _sha(data)}]
+    where = {"given": str(data), "path": str(data.resolve())}
+    assert first == again == [{**where, "sha256": _sha(data)}]
     assert len(opened) == 1
     data.write_text("one two\n", encoding="utf-8")
     assert fingerprint_inputs(files=[data])["files"][0]["sha256"] == _sha(data)
@@ -193,7 +194,9 @@ def test_a_run_folder_records_its_inputs_and_report_shows_them(tmp_path, monkeyp
         render({}, run.staging)
     inputs = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["inputs"]
     assert [d["folder"] for d in inputs["datasets"]] == [str(folder.resolve())]
-    assert inputs["files"] == [{"path": str(predictions.resolve()), "sha256": _sha(predictions)}]
+    assert inputs["files"] == [
+        {"given": str(predictions), "path": str(predictions.resolve()), "sha256": _sha(predictions)}
+    ]
     assert inputs["settings"] == {"seed": 3}  # a token says nothing about the numbers
     assert cli.main(["report", str(out)]) == 0
     printed = capsys.readouterr().out

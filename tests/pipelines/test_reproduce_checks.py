@@ -227,7 +227,7 @@ def test_allowed_stand_ins_label_every_table(toy, tmp_path):
         "**Computed on toyset (config all), sample: toy sample (not the toy set), "
         "not the paper's data.**" in table
     )
-    assert "**Not the paper's data:** run with `--allow-stand-ins`" in report
+    assert "**Not the paper's data or models (run with `--allow-stand-ins`):**" in report
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert results["steps"][0]["stand_ins"] == [
         "toyset (config all), sample: toy sample (not the toy set)"

@@ -98,11 +98,12 @@ def test_nli_offline(tmp_path: Path) -> None:
     assert "| nlp-waseda/roberta-base-japanese | not run | 0.563 (1) |" in _section(
         report, "Table 4"
     )
-    # The variant's preset is the project's own: ours throughout, but its rates (§4.1).
+    # The variant's preset is the project's own: ours throughout, but its rates (§4.1); this
+    # run's three rates are said beside them.
     settings = _section(report, "Settings")
     assert (
-        "`from-scratch`: `rates` = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0] (§4.1)"
-        in settings
+        "`from-scratch`: `rates` = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0] "
+        "(**this run: [0.0, 0.5, 1.0]**) (§4.1)" in settings
     )
     assert "`from-scratch`: `learning_rate` = 0.001 — ours:" in settings
 

@@ -288,7 +288,11 @@ def test_a_damaged_results_json_is_one_line_naming_it(tmp_path: Path, capsys) ->
     assert len(err.splitlines()) == 1
     assert f"{run_dir / 'results.json'}: report.md cannot be rendered from it (KeyError:" in err
     (run_dir / "results.json").write_text('{"part": "score", "metric"', encoding="utf-8")
+    # Cut since the run wrote it: not the run's file, refused as such; let through, damaged.
     assert main(["report", str(run_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"bias-hub: error: {run_dir / 'results.json'} was edited since")
+    assert main(["report", str(run_dir), "--allow-edited"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"bias-hub: error: {run_dir / 'results.json'}: damaged, not JSON (")
 

@@ -139,11 +139,12 @@ BUILD_STUDY = {
     "version": "1",
     "title": "One build step",
     "paper": {"citation": "A test study."},
+    "inputs": [{"kind": "file", "name": "templates", "how": "a template table"}],
     "steps": [
         {
             "id": "build",
             "command": "build speciesism_templates",
-            "args": {"out_root": "{out}/datasets", "templates": None},
+            "args": {"out_root": "{out}/datasets", "templates": "{input.templates}"},
         }
     ],
 }
@@ -167,35 +168,34 @@ def test_a_build_step_reruns_when_its_source_or_its_folder_changed(tmp_path: Pat
     templates = tmp_path / "my templates.tsv"
     lines = Path(DEFAULT_TEMPLATES).read_text(encoding="utf-8").splitlines(keepends=True)
     templates.write_text("".join(lines), encoding="utf-8")
-    data = json.loads(json.dumps(BUILD_STUDY))
-    data["steps"][0]["args"]["templates"] = str(templates)
     path = tmp_path / "stale_build.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    path.write_text(yaml.safe_dump(BUILD_STUDY, sort_keys=False), encoding="utf-8")
     study, out = load_study(str(path)), tmp_path / "run"
+    given = {"templates": str(templates)}
 
-    reproduce(study, out)
+    reproduce(study, out, inputs=given)
     assert "en_he_who" in _template_ids(out)
 
     # The template table edited (one template dropped): the same command must build again.
     templates.write_text("".join(line for line in lines if "en_he_who" not in line), "utf-8")
     capfd.readouterr()
-    reproduce(study, out)
+    reproduce(study, out, inputs=given)
     assert f"build: rerun, input changed: {templates.resolve()}" in capfd.readouterr().err
     assert "en_he_who" not in _template_ids(out) and "en_she_who" in _template_ids(out)
 
     # The dataset folder edited by hand since: the step builds it again from its source.
     parquet = next((out / "datasets" / "speciesism_templates" / "probability").glob("*.parquet"))
     parquet.write_bytes(b"not parquet")
-    reproduce(study, out)
+    reproduce(study, out, inputs=given)
     err = capfd.readouterr().err
     assert f"build: rerun, data changed: speciesism_templates/probability/{parquet.name}" in err
     assert "en_she_who" in _template_ids(out)
 
-    reproduce(study, out)
+    reproduce(study, out, inputs=given)
     assert "build: reused" in capfd.readouterr().err
     # What the step read and wrote is in the ledger and the reproduction's report.
     ledger = json.loads((out / "steps.json").read_text(encoding="utf-8"))["build"]
-    assert ledger["read"]["files"][0]["path"] == str(templates.resolve())
-    assert ledger["wrote"]["datasets"][0]["name"] == "speciesism_templates"
+    assert ledger["inputs"]["files"][0]["path"] == str(templates.resolve())
+    assert ledger["outputs"]["datasets"][0]["name"] == "speciesism_templates"
     report = (out / "report.md").read_text(encoding="utf-8")
     assert f"file {templates.resolve()}" in report and "speciesism_templates" in report
