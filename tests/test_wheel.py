@@ -467,8 +467,8 @@ def test_the_base_install_builds_bbq_and_scores_predictions_without_torch(
     )
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        "bias-hub: error: this needs torch, which comes with the extra 'models': "
-        "pip install 'bias-hub[models]'"
+        "bias-hub: error: this needs the extra 'models' (not installed: torch, transformers, "
+        "accelerate, wordfreq, vadersentiment): pip install 'bias-hub[models]'"
     )
 
 

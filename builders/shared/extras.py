@@ -104,16 +104,13 @@ def installed(distribution: str) -> bool:
 
 def extras_line(missing: dict[str, list[str]]) -> str:
     """``missing_extras`` in words, with the one install command for all of them: ``this needs
-    torch and transformers, which come with the extra 'models': pip install 'bias-hub[models]'``."""
-    if len(missing) == 1:
-        ((extra, modules),) = missing.items()
-        verb = "comes" if len(modules) == 1 else "come"
-        said = f"{_and(modules)}, which {verb} with the extra '{extra}'"
-    else:
-        said = _and(
-            [f"{_and(modules)} (the extra '{extra}')" for extra, modules in missing.items()]
-        )
-    return f"this needs {said}: pip install 'bias-hub[{','.join(missing)}]'"
+    the extra 'models' (not installed: torch, transformers): pip install 'bias-hub[models]'``.
+    The extra is what the command needs; the modules are what the extra lacks here."""
+    said = _and(
+        [f"'{extra}' (not installed: {', '.join(modules)})" for extra, modules in missing.items()]
+    )
+    noun = "extra" if len(missing) == 1 else "extras"
+    return f"this needs the {noun} {said}: pip install 'bias-hub[{','.join(missing)}]'"
 
 
 def _and(items: list[str]) -> str:

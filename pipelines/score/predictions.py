@@ -120,32 +120,42 @@ def read_lm_eval_samples(path: str | Path) -> list[dict]:
     return rows
 
 
-def _is_log_likelihood(response) -> bool:
-    return (
-        isinstance(response, list)
-        and len(response) == 2
-        and isinstance(response[0], (int, float))
-        and not isinstance(response[0], bool)
-        and isinstance(response[1], bool)
-    )
+def _log_likelihood(response) -> tuple[float, bool] | None:
+    """One choice's ``[log-likelihood, is_greedy]``; lm-eval 0.4 writes both as texts in its
+    samples files (``["-15.33", "False"]``), older logs as a number and a boolean. None when
+    ``response`` is neither."""
+    if not isinstance(response, list) or len(response) != 2:
+        return None
+    score, greedy = response
+    if isinstance(score, str):
+        try:
+            score = float(score)
+        except ValueError:
+            return None
+    if isinstance(greedy, str) and greedy in ("True", "False"):
+        greedy = greedy == "True"
+    if (
+        isinstance(score, bool)
+        or not isinstance(score, (int, float))
+        or not isinstance(greedy, bool)
+    ):
+        return None
+    return float(score), greedy
 
 
 def _lm_eval_answer(responses, where: str) -> dict:
     """``prediction`` (and ``reply``, or ``choices_scored`` and ``tied_choices``) of one sample."""
     if isinstance(responses, list) and len(responses) == 1 and isinstance(responses[0], str):
         return {"prediction": responses[0], "reply": responses[0]}
-    if (
-        not isinstance(responses, list)
-        or not responses
-        or not all(map(_is_log_likelihood, responses))
-    ):
+    read = [_log_likelihood(r) for r in responses] if isinstance(responses, list) else []
+    if not read or None in read:
         shown = json.dumps(responses, ensure_ascii=False)
         raise ValueError(
             f"{where}: filtered_resps {shown[:80]}{'...' if len(shown) > 80 else ''} is neither "
             "one [log-likelihood, is_greedy] per choice (a number and true or false) nor one "
             "reply text"
         )
-    scores = [float(r[0]) for r in responses]
+    scores = [score for score, _ in read]
     best = max(scores)
     tied = [i for i, score in enumerate(scores) if score == best]
     finite = all(map(math.isfinite, scores))
@@ -284,8 +294,9 @@ _LONGEST_INDEX = 9  # digits: no question has a billion options, and int() refus
 
 def as_index(value, where: str):
     """``value`` as an answer index when it is one: an int, an integral float, or (CSV) a text
-    of an optional sign and digits; an answer text unchanged. A value that is neither (null,
-    true, NaN, infinity, 1.5, a text of such a number or of more than nine digits) is refused,
+    of an optional sign and digits; an answer text unchanged (so is a text of a whole number such
+    as "1." or "1.0", which the answer reader reads). A value that is neither (null, true, NaN,
+    infinity, 1.5, a text of such a number or of more than nine digits) is refused,
     naming ``where``."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
@@ -302,6 +313,8 @@ def as_index(value, where: str):
                 return value
             if number is None:
                 return value
+            if number.is_integer():
+                return value  # "1." or "1.0": a reply's way to write 1, for the reader to read
             shown = json.dumps(number)
     elif value is None or isinstance(value, (bool, float)):
         shown = json.dumps(value)

@@ -44,7 +44,10 @@ def test_tiny_model_names_the_extra_and_the_dataset_at_once(without, tmp_path: P
     )
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 2 and err.startswith("bias-hub: error: "), err
-    assert "jbbq tiny-model needs 2 things first (nothing was done): (1) this needs torch," in err
+    assert (
+        "jbbq tiny-model needs 2 things first (nothing was done): (1) this needs the extra 'models' (not installed: torch,"
+        in err
+    )
     assert "pip install 'bias-hub[models]'" in err and "(2) --dataset jbbq:" in err
     assert "`bias-hub build jbbq`" in err and not (tmp_path / "m").exists()
 
@@ -67,7 +70,10 @@ def test_jbbq_evaluate_names_extra_dataset_and_model_folder_at_once(without, tmp
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 2 and err.startswith("bias-hub: error: "), err
     assert "jbbq evaluate needs 3 things first" in err
-    assert "this needs torch, transformers, accelerate, wordfreq and vadersentiment, which " in err
+    assert (
+        "this needs the extra 'models' (not installed: torch, transformers, accelerate, wordfreq, vadersentiment)"
+        in err
+    )
     assert "--dataset jbbq:" in err and f"--model {missing_model}: no such model folder" in err
     assert not (tmp_path / "out").exists()
 
@@ -91,7 +97,7 @@ def test_an_api_run_names_its_extra_and_its_key_at_once(without, tmp_path, capsy
     )
     err = capsys.readouterr().err.strip()
     assert code == 2 and "needs 3 things first" in err, err
-    assert "this needs openai, deepl and tenacity, which come with the extra 'api'" in err
+    assert "this needs the extra 'api' (not installed: openai, deepl, tenacity)" in err
     assert "--api-key-env: environment variable OPENAI_API_KEY is not set" in err
     assert "'models'" not in err  # an API run loads no model
 
@@ -132,7 +138,10 @@ def test_demo_without_an_extra_runs_the_parts_that_need_none_and_names_the_other
     err = capsys.readouterr().err
     assert code == 0, err
     assert ran == ["counts"]
-    assert "demo: tiny (models), words (models): this needs torch, transformers," in err
+    assert (
+        "demo: tiny (models), words (models): this needs the extra 'models' (not installed: torch, transformers,"
+        in err
+    )
     assert "pip install 'bias-hub[models]'; running the others" in err
     manifest = json.loads((out / "demo.json").read_text(encoding="utf-8"))
     assert manifest["run"]["parts"] == ["counts"]

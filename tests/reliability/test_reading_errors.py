@@ -86,7 +86,15 @@ def _score(capsys, tmp_path: Path, *args: str) -> tuple[int, str]:
 
 @pytest.mark.parametrize(
     "responses",
-    [[[None, False]] * 3, [["2"]], [[-1.0, False], [-2.0]], [["-1.0", False]] * 3, "2", []],
+    [
+        [[None, False]] * 3,
+        [["2"]],
+        [[-1.0, False], [-2.0]],
+        [["minus one", "False"]] * 3,
+        [["-1.0", "no"]] * 3,
+        "2",
+        [],
+    ],
 )
 def test_responses_that_are_no_log_likelihoods_and_no_reply_name_their_line(
     tmp_path: Path, capsys, responses
@@ -97,6 +105,21 @@ def test_responses_that_are_no_log_likelihoods_and_no_reply_name_their_line(
     code, err = _score(capsys, tmp_path, "--from-lm-eval", str(path))
     assert code == 2 and f"--from-lm-eval {path}, line 3: filtered_resps" in err
     assert "neither one [log-likelihood, is_greedy] per choice" in err
+
+
+def test_log_likelihoods_written_as_texts_read_as_numbers(tmp_path: Path, capsys) -> None:
+    """lm-eval 0.4 writes each choice's pair as texts in its samples file
+    (``[["-15.33", "False"], ...]``): they read as the numbers they spell."""
+    samples = _samples()
+    for sample in samples:
+        sample["filtered_resps"] = [[str(s), str(g)] for s, g in sample["filtered_resps"]]
+    samples[4]["filtered_resps"][0] = ["0.5", "True"]  # option 0 now the most likely
+    path = _lm_eval(tmp_path / "s", samples)
+    code, err = _score(capsys, tmp_path, "--from-lm-eval", str(path))
+    assert code == 0, err
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    wrong = 0 if QUESTIONS[4]["label"] == 0 else 1
+    assert results["result"]["accuracy"] == pytest.approx((40 - wrong) / 40)
 
 
 def test_tied_log_likelihoods_are_no_answer_and_are_counted(tmp_path: Path, capsys) -> None:
