@@ -146,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
         before = set(subparsers.choices)
         module.register(subparsers)
         # A command module that sets LOADS_MODELS = True: its commands import torch,
-        # transformers, datasets and evaluate first (see _main).
+        # transformers, datasets and evaluate first (see _main); a sub-command may set its own
+        # `loads_models` default, a function of the parsed arguments.
         for name in set(subparsers.choices) - before:
             subparsers.choices[name].set_defaults(
                 loads_models=getattr(module, "LOADS_MODELS", False)
@@ -250,16 +251,22 @@ def _main(argv: Sequence[str] | None) -> int:
     before_loading = getattr(args, "before_loading", None)
     if before_loading is not None:  # work that needs none of the libraries below (demo's builds)
         before_loading(args)
-    if args.loads_models:
-        # Their first steps import torch, transformers, datasets and evaluate (which loads
-        # transformers' pipelines): a Ctrl-C then waits for these imports to finish (see
-        # console.interrupts_deferred), then is the one line.
-        # Those of an extra that is not installed are left to the step that needs them (a
-        # `jbbq evaluate --backend openai` needs no torch), which then names the extra.
+    loads_models = args.loads_models
+    if callable(loads_models):  # a command whose flags decide (`--backend openai` runs none)
+        loads_models = loads_models(args)
+    if loads_models:
+        # Their first steps import torch, transformers, datasets and evaluate: a Ctrl-C then
+        # waits for these imports to finish (see console.interrupts_deferred), then is the one
+        # line. Those of an extra that is not installed are left to the step that needs them,
+        # which then names the extra.
+        from bias_hub.pipelines.common.locations import import_evaluate
+
         with console.interrupts_deferred():
-            for name in ("datasets", "evaluate", "torch", "transformers"):
+            for name in ("torch", "transformers", "datasets"):
                 if importlib.util.find_spec(name) is not None:
                     importlib.import_module(name)
+            if importlib.util.find_spec("evaluate") is not None:
+                import_evaluate()
     from bias_hub.builders.shared.files import os_error_line
     from bias_hub.builders.shared.secrets import redact
 

@@ -25,7 +25,8 @@ from bias_hub.pipelines.jbbq.report import write_figure_folder
 from bias_hub.pipelines.jbbq.settings import Settings
 
 # The CLI imports torch, transformers, datasets and evaluate before running these commands,
-# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
+# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process); `evaluate`
+# with an API backend and `figure` say otherwise below.
 LOADS_MODELS = True
 
 log = logging.getLogger(__name__)
@@ -177,7 +178,7 @@ def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--labels", type=_names, default=None, help="comma-separated model names, one per file"
     )
-    parser.set_defaults(func=_figure)
+    parser.set_defaults(func=_figure, loads_models=False)  # draws; runs no model
 
 
 def _figure(args: argparse.Namespace) -> int:
@@ -225,6 +226,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         dataset_help="a JBBQ-format dataset folder, or a dataset name under --datasets-root (default: jbbq)",
     )
     add_evaluate_arguments(evaluate)
+    # An API backend runs no local model: no torch to wait for (a cached rerun costs seconds).
+    evaluate.set_defaults(loads_models=lambda args: args.backend != "openai")
     add_figure_arguments(
         inner.add_parser(
             "figure",
