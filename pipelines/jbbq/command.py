@@ -22,7 +22,7 @@ from bias_hub.pipelines.common.arguments import (
 from bias_hub.pipelines.jbbq.prompting import LAYOUTS, PROMPT_NAMES
 from bias_hub.pipelines.jbbq.random_model import build_for_dataset
 from bias_hub.pipelines.jbbq.report import write_figure_folder
-from bias_hub.pipelines.jbbq.settings import Settings
+from bias_hub.pipelines.jbbq.settings import PROMPTS_PER_REQUEST, Settings
 
 # The CLI imports torch, transformers, datasets and evaluate before running these commands,
 # with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process); `evaluate`
@@ -143,6 +143,12 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     api.add_argument("--base-url", help="API base URL")
     api.add_argument("--api-key-env", help="environment variable holding the key")
     api.add_argument("--concurrency", type=int, help="requests in flight at most")
+    api.add_argument(
+        "--prompts-per-request",
+        type=int,
+        help=f"--api completions: prompts sent in one request as a list (default: "
+        f"{PROMPTS_PER_REQUEST}; an endpoint that refuses a list gets one prompt per request)",
+    )
     api.add_argument(
         "--max-retries",
         type=int,

@@ -44,7 +44,7 @@ from bias_hub.pipelines.jbbq.prompting import (
 )
 from bias_hub.pipelines.jbbq.report import format_cell, render
 from bias_hub.pipelines.jbbq.scorers import SCORING_MODES, APIScorer, HFScorer, Scorer
-from bias_hub.pipelines.jbbq.settings import BACKENDS, COMMAND, Settings
+from bias_hub.pipelines.jbbq.settings import BACKENDS, COMMAND, PROMPTS_PER_REQUEST, Settings
 
 __all__ = ["QUESTION_FIELDS", "Settings", "load_questions", "run_evaluate", "score_predictions"]
 
@@ -112,6 +112,7 @@ def _check(settings: Settings) -> None:
         "batch_tokens": 1,
         "max_new_tokens": 1,
         "concurrency": 1,
+        "prompts_per_request": 1,
         "max_retries": 0,
     }
     for name, low in minimum.items():
@@ -133,6 +134,15 @@ def _check(settings: Settings) -> None:
         raise ValueError(
             "--chat no: the chat-completions API always takes chat messages; pass --chat auto, "
             "or --api completions to send the plain prompt"
+        )
+    if (
+        settings.backend == "openai"
+        and settings.api == "chat"
+        and (settings.prompts_per_request or 1) > 1
+    ):
+        raise ValueError(
+            f"--prompts-per-request {settings.prompts_per_request}: the chat-completions endpoint "
+            "takes one conversation per request; --api completions takes lists of prompts"
         )
     if settings.backend == "openai" and settings.api == "completions":
         if settings.chat == "yes":
@@ -261,6 +271,11 @@ def _scorer(model: str, settings: Settings) -> Scorer:
             max_retries=settings.max_retries,
             backoff=settings.backoff,
             concurrency=settings.concurrency,
+            **(
+                {"prompts_per_request": settings.prompts_per_request or PROMPTS_PER_REQUEST}
+                if settings.api == "completions"
+                else {}
+            ),
         )
         return APIScorer(
             client,
