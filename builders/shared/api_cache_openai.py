@@ -19,6 +19,8 @@ is not JSON or lacks it is retried within the retry budget like a 5xx.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import logging
 import urllib.parse
@@ -85,6 +87,12 @@ def completion_reply(text: str) -> dict:
     return _first_choice(text, "text", str)[0]
 
 
+def _client_error(err: BaseException) -> bool:
+    import openai  # imported already: the request that raised went through it
+
+    return isinstance(err, openai.OpenAIError)
+
+
 def _retryable(err: BaseException) -> bool:
     import openai
 
@@ -126,8 +134,8 @@ class ChatCompletions:
         prompts_per_request: int = 1,
         flag_prefix: str = "--",
     ) -> None:
-        import openai
-
+        if importlib.util.find_spec("openai") is None:  # the `api` extra, named before any work
+            raise ModuleNotFoundError("No module named 'openai'", name="openai")
         if timeout <= 0:
             raise ValueError(f"{flag_prefix}timeout must be > 0 seconds, got {timeout}")
         self.model = model
@@ -141,24 +149,24 @@ class ChatCompletions:
         cache = ResponseCache(
             cache_dir or default_cache_dir(service), flag=f"{flag_prefix}cache-dir"
         )
-        # The client's own retries are off for this client only: CachedAPI counts one budget
-        # for transient errors and malformed replies alike.
         # A query in the base URL (a proxy's tenant, Azure's api-version) goes with every request:
         # the client joins the endpoint's path onto the URL, so it would land after the query.
         address, _, query = self.base_url.partition("?")
-        self._client = openai.OpenAI(
-            base_url=address.rstrip("/"),
-            default_query=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None,
-            api_key=key or "not-needed",
-            max_retries=0,
-            timeout=timeout,
-        )
+        self._client_options = {
+            "base_url": address.rstrip("/"),
+            "default_query": dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None,
+            "api_key": key or "not-needed",
+            # The client's own retries are off for this client only: CachedAPI counts one
+            # budget for transient errors and malformed replies alike.
+            "max_retries": 0,
+            "timeout": timeout,
+        }
         self.api = CachedAPI(
             f"{address.rstrip('/')}/{self.path}" + (f"?{query}" if query else ""),
             self._send,
             cache,
             retryable=_retryable,
-            client_errors=(openai.OpenAIError,),
+            client_errors=_client_error,
             wait_hint=_wait_hint,
             max_retries=max_retries,
             backoff=backoff,
@@ -166,6 +174,14 @@ class ChatCompletions:
             batch_size=prompts_per_request,
             flag_prefix=flag_prefix,
         )
+
+    @functools.cached_property
+    def _client(self):
+        """The official client, made for the first request: a run answered from the cache never
+        imports ``openai`` (2 s of CPU here)."""
+        import openai
+
+        return openai.OpenAI(**self._client_options)
 
     def _create(self, body: dict):
         return self._client.chat.completions.with_raw_response.create(**body)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -308,3 +310,32 @@ def test_an_endpoint_that_does_not_answer_lists_is_asked_one_prompt_at_a_time(
     assert "does not answer a list of prompts" in capsys.readouterr().err
     metrics = _results(tmp_path)["runs"][0]["metrics"]
     assert metrics["accuracy_ambiguous"] == 1.0 and metrics["accuracy_disambiguated"] == 0.0
+
+
+RERUN = """
+import json, sys
+from bias_hub.pipelines.cli import main
+code = main(json.loads(sys.argv[1]))
+print(json.dumps([code, sorted(m for m in ("torch", "transformers", "openai") if m in sys.modules)]))
+"""
+
+
+def test_a_rerun_answered_from_the_cache_loads_no_model_library_and_no_client(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
+    with FakeCompletionsServer() as server:
+        flags = ("--confidence-level", "0")
+        assert cli.main(_args(server, fixture_dataset, tmp_path / "first", *flags)) == 0
+        asked = len(server.bodies)
+        rerun = _args(server, fixture_dataset, tmp_path / "again", *flags)
+        done = subprocess.run(
+            [sys.executable, "-c", RERUN, json.dumps(rerun)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert len(server.bodies) == asked  # every reply from the cache
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, []], done.stderr[-2000:]
+    assert (tmp_path / "first" / "predictions.jsonl").read_bytes() == (
+        tmp_path / "again" / "predictions.jsonl"
+    ).read_bytes()
