@@ -409,6 +409,11 @@ def _evaluate(
     runs: list[dict] = []
     answers: list[list[int]] = []
     prediction_rows: list[dict] = []
+    prefetch = getattr(scorer, "prefetch", None)
+    if prefetch is not None:  # an API: the requests of all runs in flight together
+        jobs = [(prompt, shots[:k]) for prompt in prompts for k in settings.shots]
+        with stage(f"{len(jobs) * len(rows):,} replies of {len(jobs)} runs", log):
+            prefetch(jobs, rows, settings.scoring)
     for prompt in prompts:
         for k in settings.shots:
             if main:  # what the progress lines below are about
