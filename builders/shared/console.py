@@ -95,14 +95,30 @@ def configure(verbosity: int = 0) -> None:
             logger.addHandler(handler)
     for name in LIBRARIES:
         logging.getLogger(name).setLevel(library_level)
+    bars = verbosity > 0 and progress_enabled()
     for variable in _LEVEL_VARIABLES:
         os.environ[variable] = logging.getLevelName(library_level).lower()
     for variable in _BAR_VARIABLES:
-        if verbosity > 0 and progress_enabled():
+        if bars:
             os.environ.pop(variable, None)
         else:
             os.environ[variable] = "1"
+    _loaded_libraries_bars(bars)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _loaded_libraries_bars(bars: bool) -> None:
+    """The bars of libraries already imported (a test, a notebook, a step run in-process), through
+    their own switches; a datasets imported under one of the variables above keeps what it said."""
+    datasets = sys.modules.get("datasets")
+    if datasets is not None and datasets.config.HF_DATASETS_DISABLE_PROGRESS_BARS is None:
+        (datasets.enable_progress_bars if bars else datasets.disable_progress_bars)()
+    transformers = sys.modules.get("transformers")
+    if transformers is not None and not bars:
+        transformers.logging.disable_progress_bar()
+    evaluate = sys.modules.get("evaluate")
+    if evaluate is not None:
+        evaluate.disable_progress_bar()
 
 
 def verbosity() -> int:
