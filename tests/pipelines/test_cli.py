@@ -34,6 +34,9 @@ def test_unknown_dataset_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     [
         (["nli", "evaluate", "--model", "m", "--out", "o"], True),
         (["jbbq", "evaluate", "--model", "m", "--out", "o"], True),
+        # an API runs no local model; a figure draws what runs wrote
+        (["jbbq", "evaluate", "--backend", "openai", "--model", "m", "--out", "o"], False),
+        (["jbbq", "figure", "r.json", "--out", "o"], False),
         (["stereoset", "attention", "--model", "m", "--out", "o"], True),
         (["speciesism", "--model", "m", "--out", "o"], True),
         (["demo"], True),
@@ -45,6 +48,8 @@ def test_unknown_dataset_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
 def test_commands_of_a_module_that_loads_models_import_the_model_libraries_first(
     argv: list[str], loads: bool
 ) -> None:
-    # Declared beside each command (LOADS_MODELS in its module), not listed in the CLI.
+    # Declared beside each command (LOADS_MODELS in its module, or a function of the arguments
+    # where its flags decide), not listed in the CLI.
     args = cli.build_parser().parse_args(argv)
-    assert args.loads_models is loads
+    declared = args.loads_models(args) if callable(args.loads_models) else args.loads_models
+    assert declared is loads
