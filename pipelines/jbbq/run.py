@@ -409,11 +409,15 @@ def _evaluate(
     runs: list[dict] = []
     answers: list[list[int]] = []
     prediction_rows: list[dict] = []
+    # An API: the requests of all runs in flight together; each run (as many questions as the
+    # others) is then given an equal share of that time, beside the time it takes itself.
+    shared = 0.0
     prefetch = getattr(scorer, "prefetch", None)
-    if prefetch is not None:  # an API: the requests of all runs in flight together
+    if prefetch is not None:
         jobs = [(prompt, shots[:k]) for prompt in prompts for k in settings.shots]
-        with stage(f"{len(jobs) * len(rows):,} replies of {len(jobs)} runs", log):
+        with stage(f"{len(jobs) * len(rows):,} replies of {len(jobs)} runs", log) as record:
             prefetch(jobs, rows, settings.scoring)
+        shared = record["seconds"] / len(jobs)
     for prompt in prompts:
         for k in settings.shots:
             if main:  # what the progress lines below are about
@@ -425,7 +429,7 @@ def _evaluate(
                 ),
                 rows,
             )
-            seconds = time.perf_counter() - run_started
+            seconds = time.perf_counter() - run_started + shared
             predicted = [item["prediction"] for item in scored]
             metrics = score_predictions(metric, rows, predicted, settings)
             reading = reading_record(scored)
