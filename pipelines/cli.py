@@ -132,7 +132,11 @@ def _build_one(args: argparse.Namespace) -> None:
         run_builder(args.build_module, args)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """Every command's parser; with ``argv``, only those its first word can name when that word
+    is ``build``, ``demo`` or a part's (``jbbq``, ``speciesism-tiny-models``): the other command
+    modules are then not imported (a third of a second of every command's start). Any other
+    word gets every command, for the help and the error messages that list them."""
     parser = Parser(
         prog="bias-hub",
         description="Social-bias benchmarks for Japanese and English language models.",
@@ -140,9 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(loads_models=False)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _register_build(subparsers)
-    from bias_hub.pipelines import demo
-
-    for module in [*submodules(pipelines, "command"), demo]:
+    for module in _command_modules(next((a for a in argv or () if not a.startswith("-")), None)):
         before = set(subparsers.choices)
         module.register(subparsers)
         # A command module that sets LOADS_MODELS = True: its commands import torch,
@@ -153,6 +155,23 @@ def build_parser() -> argparse.ArgumentParser:
                 loads_models=getattr(module, "LOADS_MODELS", False)
             )
     return _with_verbosity_flags(parser)
+
+
+def _command_modules(first: str | None) -> list[ModuleType]:
+    """The modules that register the commands ``first`` may name (see ``build_parser``)."""
+    if first == "build":
+        return []
+    if first == "demo":
+        return [importlib.import_module("bias_hub.pipelines.demo")]
+    part = f"bias_hub.pipelines.{(first or '').split('-')[0]}"
+    if (
+        first
+        and first.split("-")[0].isidentifier()
+        and importlib.util.find_spec(part) is not None
+        and importlib.util.find_spec(f"{part}.command") is not None
+    ):
+        return [importlib.import_module(f"{part}.command")]
+    return [*submodules(pipelines, "command"), importlib.import_module("bias_hub.pipelines.demo")]
 
 
 def _leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
@@ -233,8 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     from bias_hub.builders.shared import console
 
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     # Secrets by value: whatever flag or variable carried them, they are redacted from every
     # file, log line and printed command from here on.

@@ -53,3 +53,23 @@ def test_commands_of_a_module_that_loads_models_import_the_model_libraries_first
     args = cli.build_parser().parse_args(argv)
     declared = args.loads_models(args) if callable(args.loads_models) else args.loads_models
     assert declared is loads
+
+
+def _commands(parser) -> set[str]:
+    (action,) = [a for a in parser._actions if a.dest == "command"]
+    return set(action.choices)
+
+
+def test_a_command_s_parser_holds_only_what_its_first_word_can_name() -> None:
+    # The other command modules are not imported: a command starts sooner.
+    assert _commands(cli.build_parser(["jbbq", "evaluate", "--model", "m"])) == {"build", "jbbq"}
+    assert _commands(cli.build_parser(["speciesism-tiny-models", "--out", "o"])) >= {
+        "speciesism",
+        "speciesism-tiny-models",
+    }
+    assert _commands(cli.build_parser(["build", "weat_word_sets"])) == {"build"}
+    # `report` is no part's name (the reproduce module registers it): every command, as for help
+    everything = _commands(cli.build_parser())
+    assert _commands(cli.build_parser(["report", "run"])) == everything
+    assert _commands(cli.build_parser(["--help"])) == everything
+    assert {"build", "demo", "jbbq", "report", "score"} <= everything
