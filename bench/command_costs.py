@@ -253,28 +253,15 @@ def main(argv: list[str]) -> int:
             results[case] = runs
             if case == "cached":
                 print(f"  requests the timed runs made: {len(args.server.requests)}", flush=True)
-    print(
-        f"\n{'case':<12}{'statistic':<11}{'baseline min/median':>22}{'this min/median':>20}  target"
-    )
+    print(f"\n{'case':<12}{'':6}{'baseline min / median':>24}{'this min / median':>22}  target")
     for case, runs in results.items():
         statistic, target = TARGETS[case]
-        key = (lambda run: run.cpu_seconds) if statistic == "cpu" else (lambda run: run.seconds)
-        cells = {name: summary(r, key=key) for name, r in runs.items()}
-        loads = [
-            x
-            for r in runs.values()
-            for run in r
-            for x in (run.load_before, run.load_after)
-            if x is not None
-        ]
-        print(
-            f"{case:<12}{statistic + ' s':<11}"
-            + "".join(
-                f"{cells[n]['min']:>12.2f} / {cells[n]['median']:<7.2f}"
-                for n in ("baseline", "this")
-            )
-            + f"  {target} (load {min(loads)}-{max(loads)})"
-        )
+        loads = [x for r in runs.values() for u in r for x in (u.load_before, u.load_after) if x]
+        for name, key in (("wall", lambda run: run.seconds), ("cpu", lambda run: run.cpu_seconds)):
+            cells = {n: summary(r, key=key) for n, r in runs.items()}
+            row = "".join(f"{cells[n]['min']:>14.2f} / {cells[n]['median']:<7.2f}" for n in cells)
+            note = f"  {target} (load {min(loads)}-{max(loads)})" if name == statistic else ""
+            print(f"{case if name == 'wall' else '':<12}{name + ' s':<6}{row}{note}")
     return 0
 
 
