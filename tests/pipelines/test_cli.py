@@ -73,3 +73,5 @@ def test_a_command_s_parser_holds_only_what_its_first_word_can_name() -> None:
     assert _commands(cli.build_parser(["report", "run"])) == everything
     assert _commands(cli.build_parser(["--help"])) == everything
     assert {"build", "demo", "jbbq", "report", "score"} <= everything
+    # whatever registers it, every command is in the parser its own name builds
+    assert [name for name in everything if name not in _commands(cli.build_parser([name]))] == []
