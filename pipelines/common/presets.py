@@ -31,6 +31,7 @@ of the same shape as one entry (``command``, ``settings``, optional ``name``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,23 +79,34 @@ def study_files() -> list[Path]:
     return sorted(STUDIES_DIR.glob("*.yaml"))
 
 
-def safe_yaml(text: str, where: str) -> Any:
-    """``text`` read as YAML data, without aliases: a study file or a ``--set`` value is plain
-    data, and an alias lets a few lines expand into gigabytes (a "billion laughs").
-    Raises ``ValueError`` naming ``where``."""
+@functools.cache
+def _no_alias_loader() -> type:
     import yaml  # loaded on use: importing the presets stays cheap
 
-    # libyaml's parser where PyYAML has it (ten times the pure-Python one's speed; a command
-    # reads every study file for its presets), the safe constructor either way.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        for event in yaml.parse(text, Loader=loader):  # aliases refused before any expansion
-            if isinstance(event, yaml.AliasEvent):
+    class NoAliases(yaml.SafeLoader):
+        """The safe loader, refusing every alias (``*name``) before it is expanded."""
+
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
                 raise yaml.YAMLError(
                     f"line {event.start_mark.line + 1}: the alias *{event.anchor} "
                     "(aliases are not allowed: write the value out)"
                 )
-        return yaml.load(text, Loader=loader)
+            return super().compose_node(parent, index)
+
+    return NoAliases
+
+
+def safe_yaml(text: str, where: str) -> Any:
+    """``text`` read as YAML data, without aliases: a study file or a ``--set`` value is plain
+    data, and an alias lets a few lines expand into gigabytes (a "billion laughs").
+    Raises ``ValueError`` naming ``where``."""
+    import yaml
+
+    try:
+        # A SafeLoader subclass: plain data only, as yaml.safe_load, and no aliases.
+        return yaml.load(text, Loader=_no_alias_loader())
     except yaml.YAMLError as err:
         raise ValueError(f"{where}: not valid YAML ({err})") from None
 
