@@ -2,8 +2,8 @@
 process that keeps its model loaded between the bench's interleaved runs.
 
 ``lm_eval`` is not a dependency of this project: ``--setup-lmeval`` creates
-``bench/.venv-lmeval`` (torch's CPU wheel first, then ``lm_eval[hf]``, both from the
-registry), and ``bench/_jbbq_lmeval_runner.py`` runs there.
+``bench/.venv-lmeval`` (torch's CPU wheel first, then ``lm_eval[hf,api]``, both from the
+registry: ``api`` for ``local-completions``), and ``bench/_jbbq_lmeval_runner.py`` runs there.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ RUNNER = REPO_ROOT / "bench" / "_jbbq_lmeval_runner.py"
 
 
 def setup_lmeval(venv: Path) -> Path:
-    """Create the baseline's own venv: torch (CPU wheel) first, then lm_eval[hf]."""
+    """Create the baseline's own venv: torch (CPU wheel) first, then lm_eval[hf,api]."""
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "torch==2.13.0"], check=True)
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", f"lm_eval[hf]=={LMEVAL_VERSION}"],
+        [str(python), "-m", "pip", "install", "--quiet", f"lm_eval[hf,api]=={LMEVAL_VERSION}"],
         check=True,
     )
     return python

@@ -132,7 +132,11 @@ def _build_one(args: argparse.Namespace) -> None:
         run_builder(args.build_module, args)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """Every command's parser; with ``argv``, only those its first word can name when that word
+    is ``build``, ``demo`` or a part's (``jbbq``, ``speciesism-tiny-models``): the other command
+    modules are then not imported (a third of a second of every command's start). Any other
+    word gets every command, for the help and the error messages that list them."""
     parser = Parser(
         prog="bias-hub",
         description="Social-bias benchmarks for Japanese and English language models.",
@@ -140,18 +144,34 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(loads_models=False)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _register_build(subparsers)
-    from bias_hub.pipelines import demo
-
-    for module in [*submodules(pipelines, "command"), demo]:
+    for module in _command_modules(next((a for a in argv or () if not a.startswith("-")), None)):
         before = set(subparsers.choices)
         module.register(subparsers)
         # A command module that sets LOADS_MODELS = True: its commands import torch,
-        # transformers, datasets and evaluate first (see _main).
+        # transformers, datasets and evaluate first (see _main); a sub-command may set its own
+        # `loads_models` default, a function of the parsed arguments.
         for name in set(subparsers.choices) - before:
             subparsers.choices[name].set_defaults(
                 loads_models=getattr(module, "LOADS_MODELS", False)
             )
     return _with_verbosity_flags(parser)
+
+
+def _command_modules(first: str | None) -> list[ModuleType]:
+    """The modules that register the commands ``first`` may name (see ``build_parser``)."""
+    if first == "build":
+        return []
+    if first == "demo":
+        return [importlib.import_module("bias_hub.pipelines.demo")]
+    part = f"bias_hub.pipelines.{(first or '').split('-')[0]}"
+    if (
+        first
+        and first.split("-")[0].isidentifier()
+        and importlib.util.find_spec(part) is not None
+        and importlib.util.find_spec(f"{part}.command") is not None
+    ):
+        return [importlib.import_module(f"{part}.command")]
+    return [*submodules(pipelines, "command"), importlib.import_module("bias_hub.pipelines.demo")]
 
 
 def _leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
@@ -232,8 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     from bias_hub.builders.shared import console
 
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     # Secrets by value: whatever flag or variable carried them, they are redacted from every
     # file, log line and printed command from here on.
@@ -250,16 +270,22 @@ def _main(argv: Sequence[str] | None) -> int:
     before_loading = getattr(args, "before_loading", None)
     if before_loading is not None:  # work that needs none of the libraries below (demo's builds)
         before_loading(args)
-    if args.loads_models:
-        # Their first steps import torch, transformers, datasets and evaluate (which loads
-        # transformers' pipelines): a Ctrl-C then waits for these imports to finish (see
-        # console.interrupts_deferred), then is the one line.
-        # Those of an extra that is not installed are left to the step that needs them (a
-        # `jbbq evaluate --backend openai` needs no torch), which then names the extra.
+    loads_models = args.loads_models
+    if callable(loads_models):  # a command whose flags decide (`--backend openai` runs none)
+        loads_models = loads_models(args)
+    if loads_models:
+        # Their first steps import torch, transformers, datasets and evaluate: a Ctrl-C then
+        # waits for these imports to finish (see console.interrupts_deferred), then is the one
+        # line. Those of an extra that is not installed are left to the step that needs them,
+        # which then names the extra.
+        from bias_hub.pipelines.common.locations import import_evaluate
+
         with console.interrupts_deferred():
-            for name in ("datasets", "evaluate", "torch", "transformers"):
+            for name in ("torch", "transformers", "datasets"):
                 if importlib.util.find_spec(name) is not None:
                     importlib.import_module(name)
+            if importlib.util.find_spec("evaluate") is not None:
+                import_evaluate()
     from bias_hub.builders.shared.files import os_error_line
     from bias_hub.builders.shared.secrets import redact
 

@@ -90,7 +90,7 @@ def install_toy(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register "toy count" and its report module (which makes it a part's command)."""
     real = cli.build_parser
 
-    def build_parser():
+    def build_parser(argv=None):
         parser = real()
         sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
         _register(sub)

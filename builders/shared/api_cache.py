@@ -187,9 +187,11 @@ class CachedAPI:
     ``send(bodies)`` makes ONE request to the service for a batch of bodies (one body
     when ``batch_size`` is 1) and returns one response per body, as JSON-able values;
     it raises ``MalformedReply`` for a reply of the wrong shape and the official
-    client's exceptions (``client_errors``) otherwise. ``retryable(err)`` says which of
-    those are transient; the others are refusals, reported at once. ``wait_hint(err)``
-    may return the server's ``Retry-After``. Any other exception is a bug and propagates.
+    client's exceptions (``client_errors``: their classes, or a test of an exception, so that
+    a client imported only when a request is sent need not be imported to build this) otherwise.
+    ``retryable(err)`` says which of those are transient; the others are refusals, reported at
+    once. ``wait_hint(err)`` may return the server's ``Retry-After``. Any other exception is a
+    bug and propagates.
     """
 
     def __init__(
@@ -199,7 +201,7 @@ class CachedAPI:
         cache: ResponseCache,
         *,
         retryable: Callable[[BaseException], bool],
-        client_errors: tuple[type[BaseException], ...] = (),
+        client_errors: tuple[type[BaseException], ...] | Callable[[BaseException], bool] = (),
         wait_hint: Callable[[BaseException], float | None] = lambda err: None,
         max_retries: int = 5,
         backoff: float = 1.0,
@@ -224,7 +226,9 @@ class CachedAPI:
         self.cache = cache
         self._send = send
         self._retryable = retryable
-        self._client_errors = client_errors
+        self._client_error = (
+            client_errors if callable(client_errors) else lambda err: isinstance(err, client_errors)
+        )
         self._wait_hint = wait_hint
         self.max_retries = max_retries
         self.backoff = backoff
@@ -327,7 +331,7 @@ class CachedAPI:
                 raise _Failed(
                     f"still failing after {attempts} attempt(s): {_describe(err)}"
                 ) from err
-            if isinstance(err, self._client_errors):
+            if self._client_error(err):
                 raise _Failed(f"refused a request ({_describe(err)}); this is not retried") from err
             raise
         for body, response in zip(bodies, responses, strict=True):

@@ -7,6 +7,10 @@ Two endpoints, one client class each, alike in everything else (key, retries, ca
 - ``TextCompletions``: ``{base_url}/completions``, a plain prompt the model continues as it is
   (no chat template): a base model served by vLLM (``vllm serve``), llama.cpp's ``llama-server``
   or TGI, the way a paper that prompts base models ran them (``jbbq evaluate --api completions``).
+  Several prompts go in one request as a list (``prompts_per_request``), as the endpoint takes
+  them (vLLM, the OpenAI API): the reply's choices are matched to the prompts by their
+  ``index``, and each prompt is cached, retried and answered on its own as if asked alone. An
+  endpoint that refuses a list is asked one prompt at a time from then on.
 
 The reply is read as the JSON the server sent (``with_raw_response``), checked to hold
 ``choices[0].message`` (chat) or ``choices[0].text`` (completions) and cached as is; a reply that
@@ -15,7 +19,10 @@ is not JSON or lacks it is retried within the retry budget like a 5xx.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
+import logging
 import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,7 +43,10 @@ __all__ = [
     "chat_reply",
     "completion_reply",
     "reply_text",
+    "split_completions",
 ]
+
+log = logging.getLogger(__name__)
 
 OPENAI_URL = "https://api.openai.com/v1"
 # HTTP statuses the openai client itself would retry: timeout, lock conflict, rate limit.
@@ -77,6 +87,12 @@ def completion_reply(text: str) -> dict:
     return _first_choice(text, "text", str)[0]
 
 
+def _client_error(err: BaseException) -> bool:
+    import openai  # imported already: the request that raised went through it
+
+    return isinstance(err, openai.OpenAIError)
+
+
 def _retryable(err: BaseException) -> bool:
     import openai
 
@@ -115,10 +131,11 @@ class ChatCompletions:
         max_retries: int = 5,
         backoff: float = 1.0,
         concurrency: int = 4,
+        prompts_per_request: int = 1,
         flag_prefix: str = "--",
     ) -> None:
-        import openai
-
+        if importlib.util.find_spec("openai") is None:  # the `api` extra, named before any work
+            raise ModuleNotFoundError("No module named 'openai'", name="openai")
         if timeout <= 0:
             raise ValueError(f"{flag_prefix}timeout must be > 0 seconds, got {timeout}")
         self.model = model
@@ -132,30 +149,39 @@ class ChatCompletions:
         cache = ResponseCache(
             cache_dir or default_cache_dir(service), flag=f"{flag_prefix}cache-dir"
         )
-        # The client's own retries are off for this client only: CachedAPI counts one budget
-        # for transient errors and malformed replies alike.
         # A query in the base URL (a proxy's tenant, Azure's api-version) goes with every request:
         # the client joins the endpoint's path onto the URL, so it would land after the query.
         address, _, query = self.base_url.partition("?")
-        self._client = openai.OpenAI(
-            base_url=address.rstrip("/"),
-            default_query=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None,
-            api_key=key or "not-needed",
-            max_retries=0,
-            timeout=timeout,
-        )
+        self._client_options = {
+            "base_url": address.rstrip("/"),
+            "default_query": dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None,
+            "api_key": key or "not-needed",
+            # The client's own retries are off for this client only: CachedAPI counts one
+            # budget for transient errors and malformed replies alike.
+            "max_retries": 0,
+            "timeout": timeout,
+        }
         self.api = CachedAPI(
             f"{address.rstrip('/')}/{self.path}" + (f"?{query}" if query else ""),
             self._send,
             cache,
             retryable=_retryable,
-            client_errors=(openai.OpenAIError,),
+            client_errors=_client_error,
             wait_hint=_wait_hint,
             max_retries=max_retries,
             backoff=backoff,
             concurrency=concurrency,
+            batch_size=prompts_per_request,
             flag_prefix=flag_prefix,
         )
+
+    @functools.cached_property
+    def _client(self):
+        """The official client, made for the first request: a run answered from the cache never
+        imports ``openai`` (2 s of CPU here)."""
+        import openai
+
+        return openai.OpenAI(**self._client_options)
 
     def _create(self, body: dict):
         return self._client.chat.completions.with_raw_response.create(**body)
@@ -173,14 +199,55 @@ class ChatCompletions:
 
 class TextCompletions(ChatCompletions):
     """``complete(bodies) -> replies`` against ``{base_url}/completions``: ``bodies`` hold a
-    ``prompt`` the model continues as it is, without a chat template (everything else as
-    ``ChatCompletions``)."""
+    ``prompt`` the model continues as it is, without a chat template, ``prompts_per_request`` of
+    them in one request (everything else as ``ChatCompletions``)."""
 
     path = "completions"
     check_reply = staticmethod(completion_reply)
+    # Set on the client once its endpoint has refused a list: one prompt a request from then on.
+    _one_at_a_time = False
 
     def _create(self, body: dict):
         return self._client.completions.with_raw_response.create(**body)
+
+    def _send(self, bodies: list[dict]) -> list[dict]:
+        shared = [{k: v for k, v in body.items() if k != "prompt"} for body in bodies]
+        if len(bodies) == 1 or self._one_at_a_time or any(s != shared[0] for s in shared):
+            return super()._send(bodies)
+        import openai
+
+        try:
+            response = self._create({**shared[0], "prompt": [b["prompt"] for b in bodies]})
+            return split_completions(response.http_response.text, len(bodies))
+        except (openai.BadRequestError, openai.UnprocessableEntityError, MalformedReply) as err:
+            # Retried as it is, the list would fail the same way every time.
+            if not self._one_at_a_time:
+                self._one_at_a_time = True
+                log.warning(
+                    "%s does not answer a list of prompts (%s); asking one prompt per request",
+                    self.api.endpoint,
+                    (str(err).strip().splitlines() or [type(err).__name__])[0][:120],
+                )
+        return super()._send(bodies)
+
+
+def split_completions(text: str, count: int) -> list[dict]:
+    """The completions reply in ``text`` to a list of ``count`` prompts, as one reply per prompt
+    (in the list's order, each with its own choice as ``choices[0]``, ``index`` 0, and without the
+    request's ``usage``, which counts them all); ``MalformedReply`` unless there is exactly one
+    choice per prompt."""
+    data = completion_reply(text)
+    choices = data["choices"]
+    if not all(isinstance(c, dict) and isinstance(c.get("text"), str) for c in choices):
+        raise MalformedReply(f"a choice without text in the reply to {count} prompts")
+    indices = sorted(str(choice.get("index")) for choice in choices)
+    if indices != sorted(str(i) for i in range(count)):
+        raise MalformedReply(
+            f"{len(choices)} choices, indices {indices[:5]}, for a list of {count} prompts"
+        )
+    rest = {key: value for key, value in data.items() if key not in ("choices", "usage")}
+    ordered = sorted(choices, key=lambda choice: int(choice["index"]))
+    return [{**rest, "choices": [{**choice, "index": 0}]} for choice in ordered]
 
 
 def reply_text(response: dict) -> str:

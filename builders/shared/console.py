@@ -6,8 +6,8 @@ times its stages with ``stage`` and wraps long loops in ``progress``.
 
 - default: INFO lines from this project, warnings and errors from libraries;
 - ``-q``: warnings and errors only, no progress bars;
-- ``-v``: DEBUG lines from this project and INFO from libraries, and
-  ``datasets``' own progress bars.
+- ``-v``: DEBUG lines from this project and INFO from libraries, and the
+  libraries' own progress bars on a terminal.
 
 Progress bars are drawn only when the console is a terminal; written to a file
 or a CI console, a long loop logs a line every ~10 % instead (count, rate, time
@@ -22,7 +22,6 @@ keeps this project's stage lines (how ``bias-hub demo`` stays quiet).
 from __future__ import annotations
 
 import contextvars
-import importlib.abc
 import logging
 import os
 import shlex
@@ -73,6 +72,15 @@ _FILE_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _state: dict = {"verbosity": 0, "console": None}
 
 
+# Libraries that set their own level (and bars) when first imported read it from these
+# variables, their documented switches: configure writes them, so a library imported later starts
+# as configure chose, and one already imported is set through the logging API.
+_LEVEL_VARIABLES = ("TRANSFORMERS_VERBOSITY", "DATASETS_VERBOSITY", "EVALUATE_VERBOSITY")
+# datasets' bars ("Generating test split", one per Parquet file written) and the Hub's, which
+# transformers' follow (weight loading).
+_BAR_VARIABLES = ("HF_DATASETS_DISABLE_PROGRESS_BARS", "HF_HUB_DISABLE_PROGRESS_BARS")
+
+
 def configure(verbosity: int = 0) -> None:
     """Set up the console for one command: ``verbosity`` -1 (``-q``), 0 or 1 (``-v``)."""
     _state["verbosity"] = verbosity
@@ -88,86 +96,30 @@ def configure(verbosity: int = 0) -> None:
             logger.addHandler(handler)
     for name in LIBRARIES:
         logging.getLogger(name).setLevel(library_level)
-    # transformers, datasets and evaluate set up their own loggers when imported (and evaluate
-    # imports transformers' pipelines: ~10 s): each is configured now if a step already imported
-    # it, else right after its import, so a command that never loads them never pays for them.
-    for name in _CONFIGURE_ON_IMPORT:
-        if name in sys.modules:
-            _configure_library(name)
+    bars = verbosity > 0 and progress_enabled()
+    for variable in _LEVEL_VARIABLES:
+        os.environ[variable] = logging.getLevelName(library_level).lower()
+    for variable in _BAR_VARIABLES:
+        if bars:
+            os.environ.pop(variable, None)
         else:
-            _after_import.watch(name)
+            os.environ[variable] = "1"
+    _loaded_libraries_bars(bars)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def _configure_library(name: str) -> None:
-    """Give library ``name`` (imported) the levels and bars ``configure`` chose."""
-    verbosity = _state["verbosity"]
-    level = logging.INFO if verbosity > 0 else logging.WARNING
-    module = sys.modules[name]
-    if name == "transformers":
-        module.logging.set_verbosity(level)
-        if verbosity <= 0:
-            module.logging.disable_progress_bar()
-    elif name == "datasets":
-        module.logging.set_verbosity(level)
-        # "Creating parquet from Arrow format" and friends: one bar per file is noise.
-        if verbosity > 0 and progress_enabled():
-            module.enable_progress_bars()
-        else:
-            module.disable_progress_bars()
-    elif name == "evaluate":
-        module.logging.set_verbosity(level)
-        module.disable_progress_bar()
-
-
-_CONFIGURE_ON_IMPORT = ("transformers", "datasets", "evaluate")
-
-
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs ``_configure_library`` right after a watched top-level module is first imported.
-
-    It finds the module's spec with the finders after it and wraps that spec's loader, so the
-    library is imported exactly as it would be, then configured before its importer sees it."""
-
-    def __init__(self) -> None:
-        self.watched: set[str] = set()
-
-    def watch(self, name: str) -> None:
-        self.watched.add(name)
-        if self not in sys.meta_path:
-            sys.meta_path.insert(0, self)
-
-    def find_spec(self, fullname, path=None, target=None):  # noqa: D102
-        # Still watched until executed: importlib.util.find_spec asks without importing.
-        if fullname not in self.watched:
-            return None
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
-                continue
-            spec = find(fullname, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        loader = spec.loader
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        exec_module = loader.exec_module
-
-        def exec_then_configure(module) -> None:
-            exec_module(module)
-            self.watched.discard(fullname)
-            try:
-                _configure_library(fullname)
-            except Exception:  # pragma: no cover - an API change must not break the import
-                logging.getLogger(__name__).debug("could not configure %s", fullname, exc_info=True)
-
-        loader.exec_module = exec_then_configure
-        return spec
-
-
-_after_import = _AfterImport()
+def _loaded_libraries_bars(bars: bool) -> None:
+    """The bars of libraries already imported (a test, a notebook, a step run in-process), through
+    their own switches; a datasets imported under one of the variables above keeps what it said."""
+    datasets = sys.modules.get("datasets")
+    if datasets is not None and datasets.config.HF_DATASETS_DISABLE_PROGRESS_BARS is None:
+        (datasets.enable_progress_bars if bars else datasets.disable_progress_bars)()
+    transformers = sys.modules.get("transformers")
+    if transformers is not None and not bars:
+        transformers.logging.disable_progress_bar()
+    evaluate = sys.modules.get("evaluate")
+    if evaluate is not None:
+        evaluate.disable_progress_bar()
 
 
 def verbosity() -> int:

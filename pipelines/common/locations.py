@@ -30,6 +30,7 @@ __all__ = [
     "default_metrics_root",
     "describe_datasets_root",
     "ensure_built",
+    "import_evaluate",
     "import_metric_module",
     "in_checkout",
     "is_bare_name",
@@ -222,13 +223,34 @@ def metric_folder(name: str, metrics_root: str | os.PathLike[str] | None = None)
     return folder
 
 
+def import_evaluate():
+    """``import evaluate``, without what only its ``evaluator`` needs: transformers' pipelines.
+
+    evaluate's package imports its evaluator, which imports ``transformers.pipelines`` and with
+    it torch whenever transformers is installed (12 s of CPU here; reported upstream as
+    huggingface/evaluate#674). No metric module uses the evaluator, so transformers is hidden
+    while evaluate is first imported (``None`` in ``sys.modules`` makes that import fail, and the
+    evaluator falls back as it does without transformers) and put back at once: this process's
+    ``evaluate.evaluator`` then refuses to run, everything else is evaluate as installed.
+    """
+    if "evaluate" not in sys.modules:
+        saved = sys.modules.get("transformers")
+        sys.modules["transformers"] = None
+        try:
+            import evaluate  # noqa: F401
+        finally:
+            if saved is None:
+                del sys.modules["transformers"]
+            else:
+                sys.modules["transformers"] = saved
+    return sys.modules["evaluate"]
+
+
 def load_metric(
     name: str, metrics_root: str | os.PathLike[str] | None = None, config_name: str | None = None
 ):
     """``evaluate.load("<metrics_root>/<name>")``, exactly as a user would."""
-    import evaluate
-
-    return evaluate.load(str(metric_folder(name, metrics_root)), config_name)
+    return import_evaluate().load(str(metric_folder(name, metrics_root)), config_name)
 
 
 def import_metric_module(folder: str | os.PathLike[str]):
@@ -242,6 +264,7 @@ def import_metric_module(folder: str | os.PathLike[str]):
     folder = Path(folder).resolve()
     if not (folder / f"{folder.name}.py").is_file():
         raise FileNotFoundError(f"{folder}: no metric module {folder.name}.py in it")
+    import_evaluate()  # the module's own `import evaluate` then finds it
     package = f"_bias_hub_metric_{folder.name}"
     if package not in sys.modules:
         module = types.ModuleType(package)

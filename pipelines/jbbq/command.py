@@ -21,11 +21,12 @@ from bias_hub.pipelines.common.arguments import (
 )
 from bias_hub.pipelines.jbbq.prompting import LAYOUTS, PROMPT_NAMES
 from bias_hub.pipelines.jbbq.report import write_figure_folder
-from bias_hub.pipelines.jbbq.settings import Settings
+from bias_hub.pipelines.jbbq.settings import PROMPTS_PER_REQUEST, Settings
 from bias_hub.pipelines.jbbq.taught_model import build_for_dataset
 
 # The CLI imports torch, transformers, datasets and evaluate before running these commands,
-# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
+# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process); `evaluate`
+# with an API backend and `figure` say otherwise below.
 LOADS_MODELS = True
 
 log = logging.getLogger(__name__)
@@ -143,6 +144,12 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     api.add_argument("--api-key-env", help="environment variable holding the key")
     api.add_argument("--concurrency", type=int, help="requests in flight at most")
     api.add_argument(
+        "--prompts-per-request",
+        type=int,
+        help=f"--api completions: prompts sent in one request as a list (default: "
+        f"{PROMPTS_PER_REQUEST}; an endpoint that refuses a list gets one prompt per request)",
+    )
+    api.add_argument(
         "--max-retries",
         type=int,
         help="retries per request (429, 5xx, timeouts, malformed replies)",
@@ -177,7 +184,7 @@ def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--labels", type=_names, default=None, help="comma-separated model names, one per file"
     )
-    parser.set_defaults(func=_figure)
+    parser.set_defaults(func=_figure, loads_models=False)  # draws; runs no model
 
 
 def _figure(args: argparse.Namespace) -> int:
@@ -254,6 +261,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         dataset_help="a JBBQ-format dataset folder, or a dataset name under --datasets-root (default: jbbq)",
     )
     add_evaluate_arguments(evaluate)
+    # An API backend runs no local model: no torch to wait for (a cached rerun costs seconds).
+    evaluate.set_defaults(loads_models=lambda args: args.backend != "openai")
     add_figure_arguments(
         inner.add_parser(
             "figure",

@@ -50,7 +50,7 @@ from bias_hub.pipelines.jbbq.prompting import (
 )
 from bias_hub.pipelines.jbbq.report import render
 from bias_hub.pipelines.jbbq.scorers import SCORING_MODES, APIScorer, HFScorer, Scorer
-from bias_hub.pipelines.jbbq.settings import BACKENDS, COMMAND, Settings
+from bias_hub.pipelines.jbbq.settings import BACKENDS, COMMAND, PROMPTS_PER_REQUEST, Settings
 
 __all__ = ["QUESTION_FIELDS", "Settings", "load_questions", "run_evaluate", "score_predictions"]
 
@@ -111,6 +111,7 @@ def _check(settings: Settings) -> None:
         "batch_tokens": 1,
         "max_new_tokens": 1,
         "concurrency": 1,
+        "prompts_per_request": 1,
         "max_retries": 0,
     }
     for name, low in minimum.items():
@@ -132,6 +133,15 @@ def _check(settings: Settings) -> None:
         raise ValueError(
             "--chat no: the chat-completions API always takes chat messages; pass --chat auto, "
             "or --api completions to send the plain prompt"
+        )
+    if (
+        settings.backend == "openai"
+        and settings.api == "chat"
+        and (settings.prompts_per_request or 1) > 1
+    ):
+        raise ValueError(
+            f"--prompts-per-request {settings.prompts_per_request}: the chat-completions endpoint "
+            "takes one conversation per request; --api completions takes lists of prompts"
         )
     if settings.backend == "openai" and settings.api == "completions":
         if settings.chat == "yes":
@@ -260,6 +270,11 @@ def _scorer(model: str, settings: Settings) -> Scorer:
             max_retries=settings.max_retries,
             backoff=settings.backoff,
             concurrency=settings.concurrency,
+            **(
+                {"prompts_per_request": settings.prompts_per_request or PROMPTS_PER_REQUEST}
+                if settings.api == "completions"
+                else {}
+            ),
         )
         return APIScorer(
             client,
@@ -399,6 +414,15 @@ def _evaluate(
     runs: list[dict] = []
     answers: list[list[int]] = []
     prediction_rows: list[dict] = []
+    # An API: the requests of all runs in flight together; each run (as many questions as the
+    # others) is then given an equal share of that time, beside the time it takes itself.
+    shared = 0.0
+    prefetch = getattr(scorer, "prefetch", None)
+    if prefetch is not None:
+        jobs = [(prompt, shots[:k]) for prompt in prompts for k in settings.shots]
+        with stage(f"{len(jobs) * len(rows):,} replies of {len(jobs)} runs", log) as record:
+            prefetch(jobs, rows, settings.scoring)
+        shared = record["seconds"] / len(jobs)
     for prompt in prompts:
         for k in settings.shots:
             if main:  # what the progress lines below are about
@@ -410,7 +434,7 @@ def _evaluate(
                 ),
                 rows,
             )
-            seconds = time.perf_counter() - run_started
+            seconds = time.perf_counter() - run_started + shared
             predicted = [item["prediction"] for item in scored]
             metrics = score_predictions(metric, rows, predicted, settings)
             reading = reading_record(scored)

@@ -8,6 +8,7 @@ generated reply could not be read) plus what it was derived from: ``reply`` and
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -157,6 +158,7 @@ class APIScorer:
         self.top_logprobs = top_logprobs
         self.progress = progress
         self.reader = reader
+        self._prefetched: dict[str, dict] = {}  # request body (as JSON) -> reply, from prefetch
         kind = "chat completions" if api == "chat" else "completions, plain prompt"
         self.description = f"openai-compatible API at {client.base_url} ({kind})"
 
@@ -179,26 +181,48 @@ class APIScorer:
             return {"logprobs": self.top_logprobs}
         return {"logprobs": True, "top_logprobs": self.top_logprobs}
 
-    def score(
+    def _bodies(
         self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping], scoring: str
     ) -> list[dict]:
         inputs = self._inputs(prompt, rows, shots)
-        desc = f"{prompt.name} api"
         if scoring == "loglikelihood":
-            bodies = [
-                {**given, "temperature": 0, self.max_tokens_field: 1, **self._logprob_fields()}
-                for given in inputs
-            ]
+            fields = {"temperature": 0, self.max_tokens_field: 1, **self._logprob_fields()}
+        else:
+            fields = {"temperature": 0, self.max_tokens_field: self.max_new_tokens}
+        return [{**given, **fields} for given in inputs]
+
+    def prefetch(
+        self,
+        runs: Sequence[tuple[PromptSpec, Sequence[Mapping]]],
+        rows: Sequence[Mapping],
+        scoring: str,
+    ) -> None:
+        """Ask for the replies of every run, ``(prompt, shots)`` each, at once: no run then waits
+        for the last requests of the one before, and ``score`` finds its replies here."""
+        bodies = [
+            body for prompt, shots in runs for body in self._bodies(prompt, rows, shots, scoring)
+        ]
+        responses = self.client.complete(bodies, progress=self.progress, desc="api")
+        self._prefetched = {_key(b): r for b, r in zip(bodies, responses, strict=True)}
+
+    def score(
+        self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping], scoring: str
+    ) -> list[dict]:
+        bodies = self._bodies(prompt, rows, shots, scoring)
+        if all(_key(body) in self._prefetched for body in bodies):
+            responses = [self._prefetched[_key(body)] for body in bodies]
+        else:
+            desc = f"{prompt.name} api"
             responses = self.client.complete(bodies, progress=self.progress, desc=desc)
+        if scoring == "loglikelihood":
             choices = _choices(prompt)
             out = []
             for response in responses:
                 lp = choice_logprobs_from_top(response, choices)
                 out.append({"prediction": _argmax(lp), "logprobs": lp})
             return out
-        bodies = [
-            {**given, "temperature": 0, self.max_tokens_field: self.max_new_tokens}
-            for given in inputs
-        ]
-        responses = self.client.complete(bodies, progress=self.progress, desc=desc)
         return read_replies(rows, [reply_text(r) for r in responses], self.reader)
+
+
+def _key(body: dict) -> str:
+    return json.dumps(body, sort_keys=True, ensure_ascii=False)

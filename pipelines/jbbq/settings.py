@@ -18,10 +18,13 @@ from bias_hub.pipelines.common.batching import DEFAULT_BATCH_TOKENS
 from bias_hub.pipelines.common.presets import apply_preset, load_preset
 from bias_hub.pipelines.common.settings import IntervalSettings, RunSettings
 
-__all__ = ["BACKENDS", "COMMAND", "Settings", "TASK_FIELDS", "with_preset"]
+__all__ = ["BACKENDS", "COMMAND", "PROMPTS_PER_REQUEST", "Settings", "TASK_FIELDS", "with_preset"]
 
 COMMAND = "jbbq evaluate"
 BACKENDS = ("hf", "openai")
+# Prompts per completions request unless --prompts-per-request says: vLLM and the OpenAI API take
+# a list, and an endpoint that refuses one is asked one prompt at a time (api_cache_openai).
+PROMPTS_PER_REQUEST = 8
 # The settings a preset fixes (prompts and their layout, few-shot counts, scoring, chat template,
 # split, reply length, how a reply is read).
 TASK_FIELDS = (
@@ -74,6 +77,8 @@ class Settings(IntervalSettings, RunSettings):
     base_url: str = OPENAI_URL
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = 4
+    # --api completions: prompts sent in one request as a list (None: PROMPTS_PER_REQUEST)
+    prompts_per_request: int | None = None
     max_retries: int = 6
     backoff: float = 1.0
     timeout: float = 60.0

@@ -153,7 +153,9 @@ def test_add_log_file_writes_each_record_once_at_every_level(tmp_path: Path) -> 
 LIBRARY_LEVELS = """
 import importlib, importlib.util, logging, sys
 from bias_hub.builders.shared import console
+finders = list(sys.meta_path)
 console.configure(0)
+assert sys.meta_path == finders, "configure touched the import system"
 assert "datasets" not in sys.modules and "transformers" not in sys.modules
 # The CLI asks find_spec whether a library is installed, then imports it.
 assert importlib.util.find_spec("datasets") is not None
@@ -166,8 +168,9 @@ print(logging.getLogger("transformers").level)
 
 
 def test_libraries_imported_after_configure_get_its_levels() -> None:
-    # configure no longer imports the libraries (evaluate alone takes ~10 s); each is
-    # configured when something imports it, at the verbosity configure was last given.
+    # configure imports no library (evaluate alone takes seconds) and installs no import hook: a
+    # library imported later reads the level and bars configure last chose from its own
+    # variables, overriding what the user's environment said before the command.
     done = subprocess.run(
         [sys.executable, "-c", LIBRARY_LEVELS],
         capture_output=True,

@@ -9,6 +9,7 @@ import pytest
 from bias_hub.builders.nli_bias_controlled import build
 from bias_hub.builders.nli_bias_controlled import rows as controlled
 from bias_hub.builders.nli_gender_bias.lexicon import load_occupations, load_templates
+from bias_hub.pipelines.common.locations import import_evaluate
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +116,7 @@ def test_built_folder_has_one_config_per_rate(tmp_path: Path) -> None:
 def test_an_oracle_of_the_training_labels_scores_2r_over_3_and_fn_one_third(
     selected: dict, templates: list, rate: float, repo_root: Path
 ) -> None:
-    import evaluate
+    evaluate = import_evaluate()
 
     # Predict, for each evaluation pair (same occupations, evaluation templates), the label the
     # training set gives its occupation and hypothesis gender. By hand: PS pairs are entailment

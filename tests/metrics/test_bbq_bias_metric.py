@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from bias_hub.pipelines.common.locations import import_evaluate
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def metric():
-    import evaluate
+    evaluate = import_evaluate()
 
     return evaluate.load(str(REPO_ROOT / "metrics" / "bbq_bias"))
 

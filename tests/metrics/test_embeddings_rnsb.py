@@ -5,18 +5,18 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import evaluate
 import numpy as np
 import pytest
 
 from bias_hub.pipelines.common import import_metric_module
+from bias_hub.pipelines.common.locations import import_evaluate
 
 METRIC = Path(__file__).resolve().parents[2] / "metrics" / "rnsb"
 
 
 @pytest.fixture(scope="module")
 def rnsb():
-    return evaluate.load(str(METRIC))
+    return import_evaluate().load(str(METRIC))
 
 
 @pytest.fixture(scope="module")

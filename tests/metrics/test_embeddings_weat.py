@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import evaluate
 import numpy as np
 import pytest
+
+from bias_hub.pipelines.common.locations import import_evaluate
 
 WORDS = ["x1", "x2", "y1", "y2", "a", "b"]
 VECTORS = [[1, 0.1], [1, 0.2], [0.1, 1], [0.2, 1], [1, 0], [0, 1]]
@@ -17,7 +18,7 @@ ATTRIBUTES = {"A": ["a"], "B": ["b"]}
 
 @pytest.fixture(scope="module")
 def weat():
-    return evaluate.load(str(Path(__file__).resolve().parents[2] / "metrics" / "weat"))
+    return import_evaluate().load(str(Path(__file__).resolve().parents[2] / "metrics" / "weat"))
 
 
 def test_statistic_effect_size_and_exact_p_value_by_hand(weat):

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import evaluate
 import pytest
+
+from bias_hub.pipelines.common.locations import import_evaluate
 
 A, B, C, D = [0, 0], [2, 2], [4, 4], [6, 6]
 
 
 @pytest.fixture(scope="module")
 def gap():
-    return evaluate.load(str(Path(__file__).resolve().parents[2] / "metrics" / "winobias_gap"))
+    return import_evaluate().load(
+        str(Path(__file__).resolve().parents[2] / "metrics" / "winobias_gap")
+    )
 
 
 def test_coreference_metrics_by_hand(gap):

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import evaluate
 import numpy as np
 import pytest
-from scipy import stats
 
 from bias_hub.pipelines.common import import_metric_module
+from bias_hub.pipelines.common.locations import import_evaluate
 
 METRICS = Path(__file__).resolve().parents[2] / "metrics"
 INTERVAL_KEYS = {
@@ -34,12 +33,12 @@ def _module(name: str):
 
 @pytest.fixture(scope="module")
 def nli():
-    return evaluate.load(str(METRICS / "nli_gender_bias"))
+    return import_evaluate().load(str(METRICS / "nli_gender_bias"))
 
 
 @pytest.fixture(scope="module")
 def bbq():
-    return evaluate.load(str(METRICS / "bbq_bias"))
+    return import_evaluate().load(str(METRICS / "bbq_bias"))
 
 
 def _bbq_rows(predictions, stereotyped, conditions=None, references=None, category="Age"):
@@ -58,6 +57,8 @@ def _bbq_rows(predictions, stereotyped, conditions=None, references=None, catego
 
 
 def test_bca_of_a_ratio_equals_scipy_bca():
+    from scipy import stats
+
     module = _module("bbq_bias")
     rng = np.random.default_rng(3)
     numerator = (rng.random(300) < 0.3).astype(float)
@@ -87,6 +88,8 @@ def test_bca_of_a_ratio_equals_scipy_bca():
 
 def test_bca_with_strata_equals_scipy_multi_sample_bca():
     """Strata are scipy's independent samples; the acceleration sums over them (scipy's formula)."""
+    from scipy import stats
+
     module = _module("nli_gender_bias")
     rng = np.random.default_rng(4)
     first, second = rng.exponential(1.0, 40), rng.exponential(2.0, 60)
@@ -113,6 +116,8 @@ def test_bca_with_strata_equals_scipy_multi_sample_bca():
 
 
 def test_attention_gap_interval_of_one_word_equals_scipy_two_sample_bca():
+    from scipy import stats
+
     module = _module("gender_attention_gap")
     rng = np.random.default_rng(6)
     male, female = rng.beta(2, 5, 30), rng.beta(2, 4, 25)
@@ -141,6 +146,8 @@ def test_attention_gap_interval_of_one_word_equals_scipy_two_sample_bca():
 
 
 def test_weat_intervals_equal_scipy_bca_over_the_four_word_sets():
+    from scipy import stats
+
     module = _module("weat")
     rng = np.random.default_rng(7)
     cosines = rng.uniform(-1, 1, (10, 9))  # 5 + 5 target words x 4 + 5 attribute words
@@ -343,7 +350,7 @@ def test_nli_subset_with_one_row_cannot_be_resampled(nli):
 
 @pytest.fixture(scope="module")
 def bbq_paired():
-    return evaluate.load(str(METRICS / "bbq_bias"), "paired")
+    return import_evaluate().load(str(METRICS / "bbq_bias"), "paired")
 
 
 def test_paired_p_value_of_three_items_all_won_by_b(bbq_paired):
@@ -380,7 +387,7 @@ def test_paired_identical_predictions_differ_by_nothing(bbq_paired):
 def test_paired_nli_by_hand():
     # A always neutral (bias 0), B always the biased label (bias 1): each row moves the
     # difference by 1/6; only the unswapped pattern of 2^6 reaches 1: two-sided p = 2/64.
-    paired = evaluate.load(str(METRICS / "nli_gender_bias"), "paired")
+    paired = import_evaluate().load(str(METRICS / "nli_gender_bias"), "paired")
     result = paired.compute(
         predictions=[1] * 6,
         predictions_b=[0, 0, 2, 2, 0, 2],
@@ -471,7 +478,7 @@ SMALL = {
 
 @pytest.mark.parametrize(("name", "config"), list(SMALL))
 def test_every_module_returns_the_same_interval_shape(name, config):
-    metric = evaluate.load(str(METRICS / name), config)
+    metric = import_evaluate().load(str(METRICS / name), config)
     plain = metric.compute(**SMALL[name, config])
     assert "confidence_intervals" not in plain  # off by default
     result = metric.compute(**SMALL[name, config], confidence_level=0.9, n_resamples=200, seed=1)

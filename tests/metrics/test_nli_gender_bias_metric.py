@@ -10,13 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bias_hub.pipelines.common.locations import import_evaluate
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LABELS = ("entailment", "neutral", "contradiction")
 
 
 @pytest.fixture(scope="module")
 def metric():
-    import evaluate
+    evaluate = import_evaluate()
 
     return evaluate.load(str(REPO_ROOT / "metrics" / "nli_gender_bias"))
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import evaluate
 import pytest
+
+from bias_hub.pipelines.common.locations import import_evaluate
 
 # Two human-form rows and one object-form row over a vocabulary of 4 (chance 1/4).
 # Mean human A = [0.375, 0.375, 0.125, 0.125]; object B = [0.125, 0.25, 0.5, 0.125].
@@ -20,7 +21,7 @@ METRIC = str(Path(__file__).resolve().parents[2] / "metrics" / "speciesism_bias"
 
 @pytest.fixture(scope="module")
 def change():
-    return evaluate.load(METRIC)
+    return import_evaluate().load(METRIC)
 
 
 def test_change_rate_by_hand(change):
@@ -117,7 +118,7 @@ def test_negative_probability_is_rejected(change):
 
 
 def test_association_by_hand():
-    association = evaluate.load(METRIC, "association")
+    association = import_evaluate().load(METRIC, "association")
     result = association.compute(
         target_probabilities=[0.5, 0.1, 0.2],
         prior_probabilities=[0.25, 0.1, 0.4],
@@ -132,7 +133,7 @@ def test_association_by_hand():
 
 
 def test_negative_share_by_hand():
-    share = evaluate.load(METRIC, "negative_share")
+    share = import_evaluate().load(METRIC, "negative_share")
     result = share.compute(
         animals=["pig", "pig", "pig", "dog"], labels=["negative", "negative", "positive", "neutral"]
     )
@@ -177,7 +178,7 @@ def test_template_intervals_resample_templates_within_each_form(change):
 
 
 def test_paired_negative_shares_by_hand():
-    paired = evaluate.load(METRIC, "negative_share_paired")
+    paired = import_evaluate().load(METRIC, "negative_share_paired")
     # Matched fills of two animals. pig: A 1 of 3 negative, B 3 of 3; dog: A 1 of 2, B 0 of 2.
     result = paired.compute(
         animals=["pig", "pig", "pig", "dog", "dog"],

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import evaluate
 import numpy as np
 import pytest
+
+from bias_hub.pipelines.common.locations import import_evaluate
 
 METRIC = str(Path(__file__).resolve().parents[2] / "metrics" / "speciesism_bias")
 
@@ -121,7 +122,7 @@ def _inputs(tables, size):
 
 @pytest.fixture(scope="module")
 def change():
-    return evaluate.load(METRIC)
+    return import_evaluate().load(METRIC)
 
 
 def _words(table):

@@ -5,20 +5,21 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import evaluate
 import pytest
+
+from bias_hub.pipelines.common.locations import import_evaluate
 
 METRICS = Path(__file__).resolve().parents[2] / "metrics"
 
 
 @pytest.fixture(scope="module")
 def attention_gap():
-    return evaluate.load(str(METRICS / "gender_attention_gap"))
+    return import_evaluate().load(str(METRICS / "gender_attention_gap"))
 
 
 @pytest.fixture(scope="module")
 def perplexity_gap():
-    return evaluate.load(str(METRICS / "perplexity_gap"))
+    return import_evaluate().load(str(METRICS / "perplexity_gap"))
 
 
 def test_attention_gap_by_hand(attention_gap):

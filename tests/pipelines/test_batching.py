@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from bias_hub.pipelines.common.batching import AdaptiveBatchSize, is_out_of_memory
 
@@ -54,6 +53,8 @@ SENTENCES = [
 
 @pytest.fixture(autouse=True)
 def one_thread():
+    import torch
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -62,6 +63,8 @@ def one_thread():
 
 def _small_memory(model, limit: int, seen: list[int]):
     """Make ``model``'s forward run out of memory on batches of more than ``limit`` rows."""
+    import torch
+
     forward = model.forward
 
     def forward_with_little_memory(*args, **kwargs):
@@ -89,6 +92,8 @@ def test_batches_run_in_order_and_the_last_one_is_short() -> None:
 
 
 def test_out_of_memory_halves_the_size_and_never_repeats_finished_work() -> None:
+    import torch
+
     tried: list[list[int]] = []
     finished: list[int] = []
 
@@ -106,6 +111,8 @@ def test_out_of_memory_halves_the_size_and_never_repeats_finished_work() -> None
 
 
 def test_a_short_last_batch_that_fails_halves_from_its_own_size() -> None:
+    import torch
+
     tried: list[int] = []
 
     def work(batch):
@@ -119,6 +126,8 @@ def test_a_short_last_batch_that_fails_halves_from_its_own_size() -> None:
 
 
 def test_other_errors_and_out_of_memory_at_one_item_are_raised() -> None:
+    import torch
+
     def broken(batch):
         raise ValueError("row 3: bad input")
 
@@ -135,6 +144,8 @@ def test_other_errors_and_out_of_memory_at_one_item_are_raised() -> None:
 
 
 def test_out_of_memory_is_recognised_as_accelerate_recognises_it() -> None:
+    import torch
+
     assert is_out_of_memory(torch.cuda.OutOfMemoryError("anything"))
     assert is_out_of_memory(RuntimeError("CUDA out of memory. Tried to allocate 20.00 MiB"))
     assert is_out_of_memory(
@@ -164,6 +175,7 @@ def bert_tokenizer():
 
 
 def _bert_config(**extra):
+    import torch
     from transformers import BertConfig
 
     torch.manual_seed(0)

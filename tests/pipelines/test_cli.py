@@ -34,6 +34,9 @@ def test_unknown_dataset_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     [
         (["nli", "evaluate", "--model", "m", "--out", "o"], True),
         (["jbbq", "evaluate", "--model", "m", "--out", "o"], True),
+        # an API runs no local model; a figure draws what runs wrote
+        (["jbbq", "evaluate", "--backend", "openai", "--model", "m", "--out", "o"], False),
+        (["jbbq", "figure", "r.json", "--out", "o"], False),
         (["stereoset", "attention", "--model", "m", "--out", "o"], True),
         (["speciesism", "--model", "m", "--out", "o"], True),
         (["demo"], True),
@@ -45,6 +48,30 @@ def test_unknown_dataset_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
 def test_commands_of_a_module_that_loads_models_import_the_model_libraries_first(
     argv: list[str], loads: bool
 ) -> None:
-    # Declared beside each command (LOADS_MODELS in its module), not listed in the CLI.
+    # Declared beside each command (LOADS_MODELS in its module, or a function of the arguments
+    # where its flags decide), not listed in the CLI.
     args = cli.build_parser().parse_args(argv)
-    assert args.loads_models is loads
+    declared = args.loads_models(args) if callable(args.loads_models) else args.loads_models
+    assert declared is loads
+
+
+def _commands(parser) -> set[str]:
+    (action,) = [a for a in parser._actions if a.dest == "command"]
+    return set(action.choices)
+
+
+def test_a_command_s_parser_holds_only_what_its_first_word_can_name() -> None:
+    # The other command modules are not imported: a command starts sooner.
+    assert _commands(cli.build_parser(["jbbq", "evaluate", "--model", "m"])) == {"build", "jbbq"}
+    assert _commands(cli.build_parser(["speciesism-tiny-models", "--out", "o"])) >= {
+        "speciesism",
+        "speciesism-tiny-models",
+    }
+    assert _commands(cli.build_parser(["build", "weat_word_sets"])) == {"build"}
+    # `report` is no part's name (the reproduce module registers it): every command, as for help
+    everything = _commands(cli.build_parser())
+    assert _commands(cli.build_parser(["report", "run"])) == everything
+    assert _commands(cli.build_parser(["--help"])) == everything
+    assert {"build", "demo", "jbbq", "report", "score"} <= everything
+    # whatever registers it, every command is in the parser its own name builds
+    assert [name for name in everything if name not in _commands(cli.build_parser([name]))] == []

@@ -5,32 +5,36 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
-from transformers import (
-    BertConfig,
-    BertForMaskedLM,
-    BertForSequenceClassification,
-    BertModel,
-    GPT2Config,
-    GPT2LMHeadModel,
-)
 
 from bias_hub.pipelines.common import command_line, load_model, resolve_device, resolve_dtype
 from bias_hub.pipelines.common.models import ModelOptions, check_model_name
 
-BERT = BertConfig(
-    vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
-)
-
 
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory) -> dict[str, Path]:
+    import torch
+    from transformers import (
+        BertConfig,
+        BertForMaskedLM,
+        BertForSequenceClassification,
+        BertModel,
+        GPT2Config,
+        GPT2LMHeadModel,
+    )
+
+    bert = BertConfig(
+        vocab_size=40,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+    )
     root = tmp_path_factory.mktemp("models")
     torch.manual_seed(0)
     made = {
-        "classifier": BertForSequenceClassification(BERT),
-        "masked_lm": BertForMaskedLM(BERT),
-        "encoder": BertModel(BERT),
+        "classifier": BertForSequenceClassification(bert),
+        "masked_lm": BertForMaskedLM(bert),
+        "encoder": BertModel(bert),
         "causal_lm": GPT2LMHeadModel(GPT2Config(vocab_size=40, n_embd=16, n_layer=1, n_head=2)),
     }
     for name, model in made.items():
@@ -131,6 +135,8 @@ def test_unreachable_hub_id_says_offline(monkeypatch) -> None:
 
 
 def test_device_and_dtype_flags() -> None:
+    import torch
+
     assert resolve_device("cpu") == "cpu"
     assert resolve_device(None) == ("cuda" if torch.cuda.is_available() else "cpu")
     if not torch.cuda.is_available():

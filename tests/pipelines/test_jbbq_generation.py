@@ -7,11 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from jbbq_fixtures import fixture_rows
-from transformers import MistralConfig, MistralForCausalLM
 
-from bias_hub.pipelines.jbbq import kv_cache
 from bias_hub.pipelines.jbbq.hf_backend import DEFAULT_BATCH_TOKENS, HFModel, _stable_text
 from bias_hub.pipelines.jbbq.prompting import load_prompt
 from bias_hub.pipelines.jbbq.random_model import build_tiny_model, build_tokenizer
@@ -22,6 +19,8 @@ MAX_NEW = 6
 @pytest.fixture(scope="module")
 def chatty(tmp_path_factory: pytest.TempPathFactory) -> HFModel:
     """A tiny Llama with large random weights: its greedy replies differ from prompt to prompt."""
+    import torch
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     rows = fixture_rows()["all"]
@@ -58,6 +57,8 @@ def _prompts(model: HFModel, shots: int = 2) -> list[list[int]]:
 
 def _alone(model: HFModel, prompt: list[int], max_new_tokens: int = MAX_NEW, **config) -> list[int]:
     """The definition: the new tokens of greedy ``generate`` on the prompt alone."""
+    import torch
+
     with torch.inference_mode():
         out = model.model.generate(
             input_ids=torch.tensor([prompt]),
@@ -125,6 +126,8 @@ def test_prompts_join_rows_part_way_through_their_replies(
     def settled(text: str) -> bool:
         return text.startswith("は") or len(text) >= 7
 
+    from bias_hub.pipelines.jbbq import kv_cache  # torch and transformers: a model runs here
+
     merges: list[int] = []
     merge = kv_cache.merge
     monkeypatch.setattr(
@@ -143,6 +146,8 @@ def test_a_reply_needs_room_for_a_token(chatty: HFModel) -> None:
 def _replies_when_forward_fails(model: HFModel, fails) -> list[str]:
     """``generate`` (8 rows a batch) with a forward that raises out of memory where
     ``fails(input_ids)`` says so."""
+    import torch
+
     forward = model.model.forward
 
     def small_memory(*args, **kwargs):
@@ -175,6 +180,8 @@ def test_out_of_memory_during_generation_halves_the_batch(chatty: HFModel) -> No
 
 def test_out_of_memory_part_way_through_the_replies(chatty: HFModel) -> None:
     """The rows of the step that failed are computed again from their prompt and reply so far."""
+    import torch
+
     chatty.prefix_cache, chatty.batch_size = True, 8
     expected = chatty.generate(_prompts(chatty), MAX_NEW, progress=False)
     steps: list[int] = []
@@ -194,6 +201,9 @@ def test_a_sliding_window_model_computes_every_prompt_whole() -> None:
     """A prefix cache with padding after it moves what a sliding window covers: such
     models take no prefix cache, and replies and log-probabilities stay those of each
     prompt alone (with the cache, one reply of ten and every log-probability differed)."""
+    import torch
+    from transformers import MistralConfig, MistralForCausalLM
+
     torch.manual_seed(0)
     rows = fixture_rows()
     tokenizer = build_tokenizer(

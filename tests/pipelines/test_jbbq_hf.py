@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from jbbq_fixtures import fixture_rows, write_fixture_dataset
 
 from bias_hub.pipelines import cli
@@ -34,6 +33,8 @@ def _corpus() -> list[str]:
 
 @pytest.fixture(scope="module")
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+    import torch
+
     root = tmp_path_factory.mktemp("jbbq_tiny")
     # One thread: a model this small gains nothing from two, and two threads on a busy
     # machine make each forward pass up to 100x slower (threads wait for each other).
@@ -54,6 +55,8 @@ def _reference_logprobs(
     model: HFModel, prompts: list[list[int]], choices: list[list[int]]
 ) -> np.ndarray:
     """Each prompt + choice on its own, no batching, padding or cache: the definition."""
+    import torch
+
     out = np.zeros((len(prompts), len(choices)))
     with torch.inference_mode():
         for i, prompt in enumerate(prompts):
@@ -160,6 +163,8 @@ def test_batches_hold_as_many_prompts_as_the_token_budget_allows(
 
 
 def test_out_of_memory_halves_the_batch_and_retries(tiny_models: dict[str, Path]) -> None:
+    import torch
+
     model = HFModel.load(str(tiny_models["plain"]), CPU, batch_size=8, prefix_cache=False)
     prompt = load_prompt("basic")
     prompts = [model.encode(prompt.plain(row), chat=False) for row in fixture_rows()["test"]]

@@ -3,14 +3,17 @@ tokens right-aligned after the shared prefix, worked out here position by positi
 
 from __future__ import annotations
 
-import torch
-from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer
+from typing import TYPE_CHECKING
 
-from bias_hub.pipelines.jbbq.kv_cache import RoomyLayer, batch_cache, full_attention, merge
+if TYPE_CHECKING:  # annotations only; the functions import what they run
+    import torch
+    from transformers.cache_utils import DynamicCache
 
 
 def _states(rows: int, length: int, start: float) -> torch.Tensor:
     """(rows, 1 head, length, 2): row r, position t holds (start + 10 r + t, -(start + 10 r + t))."""
+    import torch
+
     values = torch.tensor(
         [[start + 10 * r + t for t in range(length)] for r in range(rows)], dtype=torch.float32
     )
@@ -18,12 +21,18 @@ def _states(rows: int, length: int, start: float) -> torch.Tensor:
 
 
 def _cache(keys: torch.Tensor) -> DynamicCache:
+    from transformers.cache_utils import DynamicCache
+
     cache = DynamicCache()
     cache.update(keys, keys * 2, 0)
     return cache
 
 
 def test_a_batch_cache_repeats_the_prefix_and_grows_in_place() -> None:
+    import torch
+
+    from bias_hub.pipelines.jbbq.kv_cache import RoomyLayer, batch_cache
+
     prefix = _cache(_states(1, 3, 0.0))  # positions 0, 1, 2
     cache = batch_cache(prefix, rows=2, room=2)
     layer = cache.layers[0]
@@ -46,6 +55,10 @@ def test_a_batch_cache_repeats_the_prefix_and_grows_in_place() -> None:
 
 
 def test_merge_right_aligns_each_row_after_the_shared_prefix() -> None:
+    import torch
+
+    from bias_hub.pipelines.jbbq.kv_cache import merge
+
     shared = 2
     # Batch a: 2 rows, 5 positions (prefix 0-1, then 3 of its own); batch b: 1 row, 3 positions.
     a = _cache(_states(2, 5, 0.0))
@@ -69,6 +82,10 @@ def test_merge_right_aligns_each_row_after_the_shared_prefix() -> None:
 
 
 def test_only_plain_full_attention_caches_are_reused_and_merged() -> None:
+    from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer
+
+    from bias_hub.pipelines.jbbq.kv_cache import batch_cache, full_attention
+
     assert full_attention(_cache(_states(1, 3, 0.0)))
     sliding = DynamicCache()
     sliding.layers = [DynamicSlidingWindowLayer(sliding_window=2)]

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 from jbbq_fixtures import fixture_rows, write_fixture_dataset
 
 from bias_hub.pipelines import cli
+from bias_hub.pipelines.common.locations import import_evaluate
 from bias_hub.pipelines.common.presets import load_preset
 from bias_hub.pipelines.common.stats import holm
 from bias_hub.pipelines.jbbq.comparisons import comparison_pairs
@@ -43,6 +43,8 @@ def fixture_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def plain_models(tmp_path_factory: pytest.TempPathFactory):
+    import torch
+
     root = tmp_path_factory.mktemp("jbbq_paper_models")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -407,7 +409,7 @@ def test_preset_paper_and_figure_end_to_end(
 
 
 def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> None:
-    import evaluate
+    evaluate = import_evaluate()
 
     from bias_hub.pipelines.jbbq.planted_model import Plan, planted_answers
 
@@ -460,6 +462,8 @@ def test_planted_answers_follow_the_plan_worked_out_by_hand(repo_root: Path) -> 
 def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:
+    import torch
+
     from bias_hub.pipelines.jbbq.demo import PLANTED_LAYOUT
     from bias_hub.pipelines.jbbq.planted_model import (
         NO_ANSWER,

@@ -4,6 +4,7 @@ prompt by prompt, whatever the tokenizer's kind, and the shared text read once."
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import pytest
 from jbbq_fixtures import fixture_rows
@@ -16,11 +17,13 @@ from tokenizers import (
     processors,
     trainers,
 )
-from transformers import PreTrainedTokenizerFast
 
 from bias_hub.pipelines.jbbq.prefix_tokens import MARGIN, encode_sharing_prefix, encode_whole
 from bias_hub.pipelines.jbbq.prompting import load_prompt
 from bias_hub.pipelines.jbbq.random_model import build_tokenizer
+
+if TYPE_CHECKING:  # annotations only; the functions import what they run
+    from transformers import PreTrainedTokenizerFast
 
 
 def _prompts() -> list[str]:
@@ -46,6 +49,8 @@ def _vocab_size(extra: int = 60) -> int:
 
 
 def _wordpiece() -> PreTrainedTokenizerFast:
+    from transformers import PreTrainedTokenizerFast
+
     tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
@@ -69,6 +74,8 @@ def _metaspace(
     scheme: str, corpus: list[str] | None = None, merges: int = 60
 ) -> PreTrainedTokenizerFast:
     """SentencePiece-style: spaces become "▁", one prepended at the start, a BOS added."""
+    from transformers import PreTrainedTokenizerFast
+
     tokenizer = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme=scheme)
     tokenizer.decoder = decoders.Metaspace(prepend_scheme=scheme)

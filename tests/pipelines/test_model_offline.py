@@ -15,6 +15,7 @@ import pytest
 from huggingface_hub import constants
 
 from bias_hub.pipelines.common import models
+from bias_hub.pipelines.common.locations import import_evaluate
 from bias_hub.pipelines.common.models import check_model_name
 
 
@@ -105,7 +106,7 @@ def test_cli_prints_one_line_and_no_retry_lines(hub, tmp_path: Path, capsys, cap
     hub.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
     # The libraries the part imports before it loads the model take seconds on a busy machine;
     # the bound below is for what happens after they are in.
-    import evaluate  # noqa: F401
+    import_evaluate()
     import transformers  # noqa: F401
 
     capsys.readouterr()

@@ -3,7 +3,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from transformers import AutoTokenizer
 
 from bias_hub.pipelines.nli.tokenizer import (
     SPECIAL_TOKENS,
@@ -23,6 +22,8 @@ def test_wordpiece_vocabulary_holds_mecab_words_and_character_pieces() -> None:
 
 
 def test_wordpiece_tokenizer_round_trips_and_splits_unseen_words(tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
     build_japanese_tokenizer(TEXTS, tmp_path)
     tokenizer = AutoTokenizer.from_pretrained(tmp_path)
     assert tokenizer.tokenize("女性が公園を歩いた。") == [
@@ -43,6 +44,8 @@ def test_wordpiece_tokenizer_round_trips_and_splits_unseen_words(tmp_path: Path)
 
 
 def test_character_tokenizer(tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
     build_japanese_tokenizer(TEXTS, tmp_path, kind="character")
     tokenizer = AutoTokenizer.from_pretrained(tmp_path)
     assert tokenizer.tokenize("女性が歩いた") == ["女", "性", "が", "歩", "い", "た"]

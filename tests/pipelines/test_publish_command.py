@@ -10,6 +10,7 @@ import yaml
 from publish_fixtures import FakeHub, make_metric_module, make_nli_folder, make_secret_folder
 
 from bias_hub.pipelines import cli
+from bias_hub.pipelines.common.locations import import_evaluate
 from bias_hub.pipelines.publish.command import publish
 
 
@@ -191,7 +192,7 @@ def test_push_uploads_once_and_then_only_what_changed(tree: Path) -> None:
 
 
 def test_pushed_space_loads_as_an_evaluate_module(built: Path, tmp_path: Path) -> None:
-    import evaluate
+    evaluate = import_evaluate()
 
     hub = FakeHub()
     _publish(built, only=["positive_rate"], push=True, api=hub)

@@ -61,7 +61,7 @@ def _words_table(results: dict | None, printed: dict) -> str:
 def toy(monkeypatch, tmp_path):
     real = cli.build_parser
 
-    def build_parser():
+    def build_parser(argv=None):
         parser = real()
         sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
         _toy_register(sub)

@@ -11,14 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from transformers import (
-    BertConfig,
-    BertForMaskedLM,
-    BertForSequenceClassification,
-    BertTokenizerFast,
-    GPT2Config,
-    GPT2LMHeadModel,
-)
 
 from bias_hub.pipelines.cli import main
 
@@ -27,6 +19,15 @@ WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "he", "she", "is", "a", "
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> dict[str, Path]:
+    from transformers import (
+        BertConfig,
+        BertForMaskedLM,
+        BertForSequenceClassification,
+        BertTokenizerFast,
+        GPT2Config,
+        GPT2LMHeadModel,
+    )
+
     root = tmp_path_factory.mktemp("hostile_models")
     tokenizer = BertTokenizerFast(vocab={w: i for i, w in enumerate(WORDS)})
     bert = BertConfig(

@@ -68,7 +68,7 @@ def test_a_prefix_of_token_is_refused_not_taken_for_it(flag: str, tmp_path: Path
 
 def test_ctrl_c_while_the_commands_are_being_set_up_is_one_line(monkeypatch, capsys) -> None:
     # An interrupt before the command ran (while its modules were imported) was a traceback.
-    def interrupted() -> argparse.ArgumentParser:
+    def interrupted(argv=None) -> argparse.ArgumentParser:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "build_parser", interrupted)
@@ -141,7 +141,7 @@ def test_a_user_error_is_one_line_and_any_other_runtime_error_keeps_its_tracebac
         return run
 
     parser = build_parser()
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli, "build_parser", lambda argv=None: parser)
     build_all = next(
         child
         for action in parser._actions
@@ -249,7 +249,10 @@ def test_ctrl_c_inside_a_finalizer_is_not_swallowed() -> None:
     try:
         with pytest.raises(KeyboardInterrupt):
             Finalized()  # collected at once: the handler runs inside __del__, raises nothing
-            time.sleep(1.0)  # the signal comes again, here
+            # The signal comes again, here, 0.05 s later. A wait that could end first on a busy
+            # machine left the signal to land in a later test (a KeyboardInterrupt traceback in
+            # a green run); this one ends when it comes.
+            time.sleep(60)
     finally:
         signal.signal(signal.SIGINT, previous)
 

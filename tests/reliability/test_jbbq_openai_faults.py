@@ -41,7 +41,7 @@ MALFORMED = {
 class FakeChatServer:
     """``POST /v1/chat/completions``; ``plan(key, attempt)`` picks each reply.
 
-    Actions: ``"ok"``, ``429``, ``500``, ``("slow", seconds)`` (then ok), ``"hang"``
+    Actions: ``"ok"``, an HTTP error status (``429``, ``500``, ...), ``("slow", seconds)`` (then ok), ``"hang"``
     (no reply until ``release`` is set), ``"not-json"`` / ``"no-choices"`` (200, malformed). ``ok`` counts the 200 replies actually
     written, per request key.
     """
@@ -113,7 +113,7 @@ class FakeChatServer:
             handler.end_headers()
             handler.wfile.write(payload)
             return
-        if action in (429, 500):
+        if isinstance(action, int):  # an HTTP error status
             payload = json.dumps({"error": {"message": f"fake {action}", "type": "fake"}}).encode()
             handler.send_response(action)
             handler.send_header("Content-Type", "application/json")

@@ -35,6 +35,9 @@ class _Server:
         self.malformed: dict[str, list[bytes]] = {}
         self.delays: dict[str, list[float]] = {}  # sentence -> seconds to wait, one per attempt
         self.delay_all = 0.0
+        # Set when the test ends: a request still waiting out its delay (one the client gave up
+        # on) ends without an answer instead of answering after the test changed REPLIES.
+        self.closing = threading.Event()
         self.lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -57,7 +60,8 @@ class _Server:
                         else server.delay_all
                     )
                 try:
-                    time.sleep(delay)
+                    if server.closing.wait(delay):
+                        return
                     self._answer(body, sentence)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client timed out and closed the connection
@@ -111,6 +115,7 @@ def server() -> Iterator[_Server]:
     thread = threading.Thread(target=fake.httpd.serve_forever, daemon=True)
     thread.start()
     yield fake
+    fake.closing.set()
     fake.httpd.shutdown()
     fake.httpd.server_close()
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import evaluate
 import numpy as np
 import pytest
+
+from bias_hub.pipelines.common.locations import import_evaluate
 
 METRICS = Path(__file__).resolve().parents[2] / "metrics"
 BBQ = {
@@ -95,7 +96,7 @@ def load():
 
     def loader(name: str, config: str | None = None):
         if (name, config) not in cache:
-            cache[name, config] = evaluate.load(str(METRICS / name), config)
+            cache[name, config] = import_evaluate().load(str(METRICS / name), config)
         return cache[name, config]
 
     return loader

@@ -12,13 +12,6 @@ import json
 from pathlib import Path
 
 import pytest
-from transformers import (
-    BertConfig,
-    BertForSequenceClassification,
-    BertTokenizerFast,
-    GPT2Config,
-    GPT2LMHeadModel,
-)
 
 from bias_hub.pipelines.cli import main
 from bias_hub.pipelines.common.models import (
@@ -34,6 +27,8 @@ LABELS = {0: "entailment", 1: "neutral", 2: "contradiction"}
 
 
 def _classifier(folder: Path, *, untrained: bool) -> Path:
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
     config = BertConfig(
         vocab_size=len(WORDS),
         hidden_size=16,
@@ -75,6 +70,8 @@ def test_a_marked_model_is_refused_by_the_loader_of_every_scorer(tmp_path: Path)
 
 
 def test_a_causal_lm_marked_untrained_is_refused_too(tmp_path: Path) -> None:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
     model = GPT2LMHeadModel(GPT2Config(vocab_size=len(WORDS), n_embd=16, n_layer=1, n_head=2))
     mark_untrained(model, "a tiny random model")
     model.save_pretrained(tmp_path / "lm")

@@ -1,0 +1,269 @@
+"""What commands cost before their work: this checkout against a baseline commit, A B A B.
+
+    python -m bench.command_costs                    # against main
+    python -m bench.command_costs --baseline REF --cases score build
+
+The baseline is ``git archive REF`` unpacked into a temporary folder and imported through
+``PYTHONPATH`` (ahead of this checkout's editable install), with this checkout's virtual
+environment: the same libraries, only the code differs. Every case is a whole process, timed
+from its start to its exit (wall seconds, and the CPU seconds the operating system counts for
+it), the baseline's and this checkout's interleaved (``bench/_harness.py``), each warmed up once:
+
+- ``score``: ``bias-hub score bbq_bias`` on seeded predictions for the built JBBQ sample's test
+  split (448 questions), intervals from 2,000 resamples; target: at most 2 s wall;
+- ``build``: ``bias-hub build weat_word_sets`` into a temporary folder; target: at most 1.5 s wall;
+- ``cached``: ``bias-hub jbbq evaluate --backend openai --api completions --preset paper`` with
+  every reply already in its response cache (filled once from a local stand-in server that then
+  counts the requests a timed run makes: none); target: at most 3 s of CPU;
+- ``startup``: ``bias-hub demo --only NONE``: the imports a demo makes before its first part (the
+  unknown part is refused right after them); target: half the baseline's;
+- ``collection``: ``pytest --collect-only`` of the test suite in one process (what each test
+  worker pays first); target: half the baseline's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+from bench._harness import Run, describe_load, interleave, load_average, summary
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CASES = ("score", "build", "cached", "startup", "collection")
+# (statistic compared, what the target says) per case
+TARGETS = {
+    "score": ("wall", "at most 2 s"),
+    "build": ("wall", "at most 1.5 s"),
+    "cached": ("cpu", "at most 3 s"),
+    "startup": ("wall", "half the baseline's"),
+    "collection": ("wall", "half the baseline's"),
+}
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_EVALUATE_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "OMP_NUM_THREADS": "1",
+    "MPLBACKEND": "Agg",
+}
+
+
+def baseline_tree(ref: str, work: Path) -> Path:
+    """``ref`` unpacked under ``work``; returns the folder to put on PYTHONPATH (it holds a
+    ``bias_hub`` package: the tree itself when its root is the package, else its ``src``)."""
+    tree = work / "baseline"
+    tree.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "archive", ref], capture_output=True, check=True
+    ).stdout
+    archive_path = work / "baseline.tar"
+    archive_path.write_bytes(archive)
+    with tarfile.open(archive_path) as tar:
+        tar.extractall(tree, filter="tar")
+    if (tree / "src" / "bias_hub").is_dir():
+        return tree / "src"
+    (work / "path").mkdir()
+    (work / "path" / "bias_hub").symlink_to(tree, target_is_directory=True)
+    return work / "path"
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def process(command: list[str], env: dict, cwd: Path, ok=(0,)):
+    """A contestant: one whole-process run of ``command``."""
+
+    def run() -> Run:
+        load_before, cpu_before = load_average(), _children_cpu()
+        started = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd)
+        seconds = time.perf_counter() - started
+        if done.returncode not in ok:
+            raise SystemExit(
+                f"{' '.join(command[:6])} exited {done.returncode}:\n{done.stderr[-2000:]}"
+            )
+        return Run(seconds, _children_cpu() - cpu_before, {}, load_before, load_average())
+
+    return run
+
+
+def cases(args, work: Path, baseline_path: Path) -> dict[str, dict[str, object]]:
+    """Per case, the two contestants (``baseline`` and ``this``)."""
+    from bias_hub.pipelines.common.locations import ensure_built
+
+    jbbq = ensure_built("jbbq")
+    envs = {
+        "baseline": {**os.environ, **OFFLINE, "PYTHONPATH": str(baseline_path)},
+        "this": {**os.environ, **OFFLINE},
+    }
+    trees = {"baseline": baseline_path / "bias_hub", "this": REPO_ROOT}
+    cli = [sys.executable, "-m", "bias_hub"]
+    chosen: dict[str, dict[str, object]] = {}
+    if "score" in args.cases:
+        import pyarrow.parquet as pq
+
+        rows = pq.read_table(jbbq / "all" / "test-00000-of-00001.parquet").to_pylist()
+        rng = random.Random(0)
+        predictions = work / "predictions.jsonl"
+        predictions.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "example_id": r["example_id"],
+                        "category": r["category"],
+                        "prediction": rng.randrange(3),
+                    }
+                )
+                + "\n"
+                for r in rows
+            ),
+            encoding="utf-8",
+        )
+        chosen["score"] = {
+            name: _fresh_out(
+                cli
+                + ["score", "bbq_bias", "--predictions", str(predictions), "--dataset", str(jbbq)]
+                + ["--split", "test", "-q", "--out"],
+                work / f"score-{name}",
+                envs[name],
+            )
+            for name in envs
+        }
+    if "build" in args.cases:
+        chosen["build"] = {
+            name: process(
+                cli + ["build", "weat_word_sets", "-q", "--out-root", str(work / f"built-{name}")],
+                envs[name],
+                work,
+            )
+            for name in envs
+        }
+    if "cached" in args.cases:
+        cache = _filled_cache(work, jbbq, envs["this"], args)
+        chosen["cached"] = {
+            name: _fresh_out(
+                cli
+                + ["jbbq", "evaluate", "--backend", "openai", "--api", "completions"]
+                + ["--model", "served-model", "--base-url", args.server.url, "--dataset", str(jbbq)]
+                + ["--cache-dir", str(cache), "-q", "--out"],
+                work / f"cached-{name}",
+                envs[name],
+            )
+            for name in envs
+        }
+    if "startup" in args.cases:
+        chosen["startup"] = {
+            name: process(
+                cli + ["demo", "--only", "NONE", "--out", str(work / "demo")],
+                envs[name],
+                work,
+                ok=(2,),
+            )
+            for name in envs
+        }
+    if "collection" in args.cases:
+        chosen["collection"] = {
+            name: process(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "--collect-only",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    "-n",
+                    "0",
+                ],
+                envs[name],
+                trees[name],
+            )
+            for name in envs
+        }
+    return chosen
+
+
+def _fresh_out(command: list[str], out: Path, env: dict):
+    """``command`` + an ``--out`` folder removed before each run (a command that refuses to
+    replace its own earlier run folder would otherwise not be timed twice the same way)."""
+    timed = process(command + [str(out)], env, out.parent)
+
+    def run() -> Run:
+        shutil.rmtree(out, ignore_errors=True)
+        return timed()
+
+    return run
+
+
+def _filled_cache(work: Path, jbbq: Path, env: dict, args) -> Path:
+    """A response cache holding every reply ``jbbq evaluate --preset paper`` asks for, from one
+    run against the stand-in server (``bench.jbbq_served``)."""
+    from bench.jbbq_served import Server
+
+    args.server = Server(0.0, 1e9, args.max_requests, 3600)
+    cache = work / "api-cache"
+    command = [sys.executable, "-m", "bias_hub", "jbbq", "evaluate", "--backend", "openai"]
+    command += ["--api", "completions", "--model", "served-model", "--base-url", args.server.url]
+    command += [
+        "--dataset",
+        str(jbbq),
+        "--cache-dir",
+        str(cache),
+        "-q",
+        "--out",
+        str(work / "fill"),
+    ]
+    subprocess.run(command, check=True, env=env, cwd=work)
+    args.server.reset()
+    count = len(list(cache.rglob("*.json")))
+    print(f"cached: {count:,} replies in the response cache", flush=True)
+    return cache
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--baseline", default="main", help="git ref of the baseline (default: main)"
+    )
+    parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--max-requests", type=int, default=20000)
+    args = parser.parse_args(argv)
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="bench-command-costs-") as tmp:
+        work = Path(tmp)
+        baseline_path = baseline_tree(args.baseline, work)
+        print(f"baseline {args.baseline}; {describe_load()}", flush=True)
+        for case, contestants in cases(args, work, baseline_path).items():
+            print(f"\n{case}:", flush=True)
+            runs = interleave(contestants, args.rounds, warm_up=contestants)
+            results[case] = runs
+            if case == "cached":
+                print(f"  requests the timed runs made: {len(args.server.requests)}", flush=True)
+    print(f"\n{'case':<12}{'':6}{'baseline min / median':>24}{'this min / median':>22}  target")
+    for case, runs in results.items():
+        statistic, target = TARGETS[case]
+        loads = [x for r in runs.values() for u in r for x in (u.load_before, u.load_after) if x]
+        for name, key in (("wall", lambda run: run.seconds), ("cpu", lambda run: run.cpu_seconds)):
+            cells = {n: summary(r, key=key) for n, r in runs.items()}
+            row = "".join(f"{cells[n]['min']:>14.2f} / {cells[n]['median']:<7.2f}" for n in cells)
+            note = f"  {target} (load {min(loads)}-{max(loads)})" if name == statistic else ""
+            print(f"{case if name == 'wall' else '':<12}{name + ' s':<6}{row}{note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
