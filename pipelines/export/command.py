@@ -76,6 +76,12 @@ def _add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--shots", nargs="+", type=int, metavar="K", help="few-shot counts (default: 0 4)"
     )
+    parser.add_argument(
+        "--shot-pool",
+        type=int,
+        metavar="N",
+        help="few-shot templates drawn once per seed, as jbbq evaluate --shot-pool (default: %(default)s)",
+    )
     parser.add_argument("--split", help="questions of this split, or all (default: the preset's)")
     parser.add_argument(
         "--max-new-tokens",
@@ -106,6 +112,7 @@ def _run(args: argparse.Namespace) -> int:
         layout=args.layout,
         answer_reader=args.answer_reader,
         shots=args.shots,
+        shot_pool=args.shot_pool,
         split=args.split,
         max_new_tokens=args.max_new_tokens,
         limit=args.limit,

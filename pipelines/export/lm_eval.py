@@ -209,8 +209,8 @@ def resolve(settings: Settings) -> Resolved:
 def jbbq_questions(
     folder: Path, settings: Settings, split: str
 ) -> tuple[list[dict], list[dict], dict]:
-    """The questions and shots of ``bias-hub jbbq evaluate --shots <all counts>`` (its own
-    selection, so both evaluate the same questions with the same examples)."""
+    """The questions and few-shot pool of ``bias-hub jbbq evaluate`` (its own selection, so
+    both evaluate the same questions with the same examples)."""
     from bias_hub.pipelines.jbbq.run import load_questions
 
     chosen = SimpleNamespace(
@@ -218,6 +218,7 @@ def jbbq_questions(
         split=split,
         categories=None,
         shots=list(settings.shots),
+        shot_pool=settings.shot_pool,
         seed=settings.seed,
         limit=settings.limit,
     )

@@ -341,8 +341,8 @@ def _setting_lines(results: dict) -> list[str]:
     shots_line = "No few-shot examples."
     if few.get("examples"):
         shots_line = (
-            f"Few-shot examples: {len(few['examples'])} questions from the `train` split, one per template "
-            f"(the first k for a k-shot run)."
+            f"Few-shot pool: {len(few['examples'])} questions from the `train` split, one per template, "
+            f"drawn once whatever shot counts are asked for (the first k for a k-shot run)."
         )
         if few.get("held_out_templates"):
             held = ", ".join("/".join(t) for t in few["held_out_templates"])

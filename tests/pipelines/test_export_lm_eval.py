@@ -180,7 +180,15 @@ def test_prompts_render_as_jbbq_evaluate_sends_them(exported: Path) -> None:
 
 
 class _Chosen:
-    config, split, categories, shots, seed, limit = "all", "all", None, [0, 2], 0, None
+    config, split, categories, shots, shot_pool, seed, limit = (
+        "all",
+        "all",
+        None,
+        [0, 2],
+        4,
+        0,
+        None,
+    )
 
 
 class _Prompt:
