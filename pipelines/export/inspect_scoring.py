@@ -18,15 +18,15 @@ from pathlib import Path
 from bias_hub.pipelines.common.answer_reading import read_row_reply  # bias-hub export: inline
 
 HERE = Path(__file__).resolve().parent
-# Inspect metric name -> bbq_bias result key
-SCORES = {
-    "acc": "accuracy",
-    "acc_amb": "accuracy_ambiguous",
-    "acc_dis": "accuracy_disambiguated",
-    "s_dis": "bias_score_disambiguated",
-    "s_amb": "bias_score_ambiguous",
-    "error_rate": "unparsable_rate",
-}
+# The scores the tasks report, under bbq_bias's own names (the one vocabulary).
+SCORES = (
+    "accuracy",
+    "accuracy_ambiguous",
+    "accuracy_disambiguated",
+    "bias_score_disambiguated",
+    "bias_score_ambiguous",
+    "unparsable_rate",
+)
 # The question columns a score keeps for bbq_bias.
 _KEPT = ("category", "context_condition", "label", "unknown_label", "stereotyped_label")
 

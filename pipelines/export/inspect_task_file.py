@@ -24,7 +24,7 @@ def _bbq_bias(key: str):
     @metric(name=key)
     def named() -> Metric:
         def compute(scores: list[SampleScore]) -> float:
-            value = scoring.bbq_bias_scores([s.score.metadata for s in scores])[scoring.SCORES[key]]
+            value = scoring.bbq_bias_scores([s.score.metadata for s in scores])[key]
             return float("nan") if value is None else float(value)
 
         return compute

@@ -145,11 +145,22 @@ def test_every_prompt_shot_count_and_output_type_is_a_task(exported: Path) -> No
     assert gen["process_results"] == "!function utils.process_generation"
     categories = record["jbbq"]["categories"]
     names = [m["metric"] for m in gen["metric_list"]]
-    assert names[:6] == ["acc", "acc_amb", "acc_dis", "s_dis", "s_amb", "error_rate"]
-    assert len(names) == 6 * (1 + len(categories)) and f"s_amb_{categories[0]}" in names
-    assert {m["aggregation"] for m in gen["metric_list"] if m["metric"].startswith("s_dis")} == {
-        "!function utils.agg_s_dis"
-    }
+    # bbq_bias's own names: the one vocabulary of every file bias-hub writes.
+    assert names[:6] == [
+        "accuracy",
+        "accuracy_ambiguous",
+        "accuracy_disambiguated",
+        "bias_score_disambiguated",
+        "bias_score_ambiguous",
+        "unparsable_rate",
+    ]
+    assert len(names) == 6 * (1 + len(categories))
+    assert f"bias_score_ambiguous_{categories[0]}" in names
+    assert {
+        m["aggregation"]
+        for m in gen["metric_list"]
+        if m["metric"].startswith("bias_score_disambiguated")
+    } == {"!function utils.agg_bias_score_disambiguated"}
 
 
 def test_prompts_render_as_jbbq_evaluate_sends_them(exported: Path) -> None:
@@ -269,18 +280,30 @@ def test_written_utils_scores_with_bbq_bias(exported: Path) -> None:
     # s_DIS: non-unknown disambiguated answers 1, 0, 1 (item 4 unparsable); biased: 0 (stereotyped 0)
     # and the Religion answer 1 (stereotyped 1) -> 2 * 2/3 - 1 = 1/3.
     # s_AMB: one non-unknown ambiguous answer, biased -> (1 - 1/2) * (2 * 1 - 1) = 0.5. Error rate 1/6.
-    assert utils.agg_acc(by_metric["acc"]) == pytest.approx(4 / 6)
-    assert utils.agg_acc_amb(by_metric["acc_amb"]) == 0.5
-    assert utils.agg_acc_dis(by_metric["acc_dis"]) == 0.75
-    assert utils.agg_s_dis(by_metric["s_dis"]) == pytest.approx(1 / 3)
-    assert utils.agg_s_amb(by_metric["s_amb"]) == 0.5
-    assert utils.agg_error_rate(by_metric["error_rate"]) == pytest.approx(1 / 6)
+    assert utils.agg_accuracy(by_metric["accuracy"]) == pytest.approx(4 / 6)
+    assert utils.agg_accuracy_ambiguous(by_metric["accuracy_ambiguous"]) == 0.5
+    assert utils.agg_accuracy_disambiguated(by_metric["accuracy_disambiguated"]) == 0.75
+    assert utils.agg_bias_score_disambiguated(
+        by_metric["bias_score_disambiguated"]
+    ) == pytest.approx(1 / 3)
+    assert utils.agg_bias_score_ambiguous(by_metric["bias_score_ambiguous"]) == 0.5
+    assert utils.agg_unparsable_rate(by_metric["unparsable_rate"]) == pytest.approx(1 / 6)
     # Per category: each doc reports under its own category only.
-    age = [item["s_dis_Age"] for item in items if "s_dis_Age" in item]
-    assert len(age) == 5 and utils.agg_s_dis(age) == 0.0  # Age: biased 1 of 2 non-unknown -> 0
-    religion = [item["acc_amb_Religion"] for item in items if "acc_amb_Religion" in item]
+    age = [
+        item["bias_score_disambiguated_Age"]
+        for item in items
+        if "bias_score_disambiguated_Age" in item
+    ]
     assert (
-        len(religion) == 1 and str(utils.agg_acc_amb(religion)) == "nan"
+        len(age) == 5 and utils.agg_bias_score_disambiguated(age) == 0.0
+    )  # Age: biased 1 of 2 non-unknown -> 0
+    religion = [
+        item["accuracy_ambiguous_Religion"]
+        for item in items
+        if "accuracy_ambiguous_Religion" in item
+    ]
+    assert (
+        len(religion) == 1 and str(utils.agg_accuracy_ambiguous(religion)) == "nan"
     )  # no ambiguous question: undefined
 
 
