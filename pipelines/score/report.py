@@ -33,7 +33,8 @@ def report(results: dict) -> str:
     lines = [
         f"# {results['metric']} on predictions made elsewhere",
         "",
-        f"- predictions: {code_span(source['file'])} ({source['format']}, {source['rows']} rows)",
+        f"- predictions: {code_span(source['file'])} ({source['format']}, {source['rows']} rows)"
+        + (f", made by {code_span(results['model'])}" if results.get("model") else ""),
         f"- dataset: {code_span(dataset['folder'])}, config {code_span(dataset['config'])}, splits {splits}"
         if dataset["folder"]
         else "- dataset: the questions logged in each sample's doc",
