@@ -24,6 +24,7 @@ __all__ = [
     "eval_yaml",
     "eval_yaml_problems",
     "eval_yaml_text",
+    "find_task",
     "read_eval_yaml",
     "score_info",
     "tasks",
@@ -105,6 +106,22 @@ def tasks(name: str, configs: Mapping[str, Collection[str]]) -> list[Task]:
             for task in found[: len(declared["tasks"])]
         ]
     return found
+
+
+def find_task(name: str, task_id: str) -> Task | None:
+    """The task ``task_id`` of benchmark ``name`` (a per-category id names its category's
+    config), or None. A task declared on several configs names the first."""
+    declared = benchmark(name)
+    for item in (declared or {}).get("tasks", []):
+        config = item["config"][0] if isinstance(item["config"], list) else item["config"]
+        metric = item.get("metric", declared.get("metric"))
+        score = item.get("score", item["id"])
+        if item["id"] == task_id:
+            return Task(task_id, config, declared["split"], metric, score)
+        if declared.get("per_category") and task_id.startswith(f"{item['id']}_"):
+            category = task_id[len(item["id"]) + 1 :]
+            return Task(task_id, category, declared["split"], metric, score, category)
+    return None
 
 
 def _description(declared: dict, found: list[Task]) -> str:
