@@ -1,5 +1,6 @@
 """``bias-hub export lm-eval|inspect --out DIR``: JBBQ and BBQ as lm-evaluation-harness or
-Inspect AI tasks."""
+Inspect AI tasks; ``bias-hub export eval-results RUN_DIR... --out DIR``: runs as the Hub's
+evaluation results of model repos."""
 
 from __future__ import annotations
 
@@ -35,6 +36,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _add_arguments(inspect, "the task folder")
     inspect.set_defaults(func=_run, export_module="inspect_tasks")
+    _add_eval_results(
+        inner.add_parser(
+            "eval-results",
+            help="runs' headline numbers as the Hub's evaluation results of a model repo: writes "
+            "DIR/<model>/.eval_results/<benchmark>_<setting>.yaml (--push opens a pull request)",
+            description="Write each run's values of its benchmark's tasks (the tasks of the dataset's "
+            "eval.yaml) as .eval_results/*.yaml files, one per model and setting, for the Hub's model "
+            "pages and the benchmark's leaderboard. A dry run unless --push.",
+        )
+    )
 
 
 def _add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
@@ -98,6 +109,67 @@ def _add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
         "--seed", type=int, help="seed of the few-shot choice and --limit (default: %(default)s)"
     )
     add_root_flags(parser, metrics=False)
+
+
+def _add_eval_results(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "runs",
+        nargs="*",
+        metavar="RUN_DIR",
+        help="run folders (jbbq evaluate, score, nli evaluate, stereoset, speciesism)",
+    )
+    parser.add_argument(
+        "--namespace",
+        required=True,
+        metavar="ORG",
+        help="the Hub namespace the benchmark datasets are published under (dataset.id = ORG/<dataset>)",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        help="folder for DIR/<model>/.eval_results/*.yaml, replaced whole when the export succeeds",
+    )
+    parser.add_argument(
+        "--study", metavar="NAME", help="also the values NAME's paper printed, as printed"
+    )
+    parser.add_argument(
+        "--source-url", metavar="URL", help="where the results can be checked (logs, a report)"
+    )
+    parser.add_argument(
+        "--source-name", metavar="NAME", help="the source's name (with --source-url)"
+    )
+    parser.add_argument(
+        "--push",
+        action="store_true",
+        help="open a pull request on --model with the files (default: write them only)",
+    )
+    parser.add_argument(
+        "--model", metavar="ORG/NAME", help="the model repo --push opens the pull request on"
+    )
+    parser.add_argument(
+        "--allow-stand-ins",
+        action="store_true",
+        help="write results of runs on stand-in data (sample templates, generated sets), labelled "
+        "so in their notes; a dry run only, never pushed",
+    )
+    parser.set_defaults(func=_eval_results)
+
+
+def _eval_results(args: argparse.Namespace) -> int:
+    from bias_hub.pipelines.export.eval_results import Settings as EvalSettings
+    from bias_hub.pipelines.export.eval_results import export
+
+    settings = EvalSettings(
+        namespace=args.namespace,
+        study=args.study,
+        source_url=args.source_url,
+        source_name=args.source_name,
+        push=args.push,
+        model=args.model,
+        allow_stand_ins=args.allow_stand_ins,
+    )
+    export(args.runs, Path(args.out), settings)
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -52,6 +52,7 @@ class Score:
     value: float
     low: float | None = None
     high: float | None = None
+    level: float | None = None  # the interval's confidence level
 
 
 @dataclass
@@ -157,9 +158,9 @@ def _model_record(manifest: dict, name: str | None) -> dict:
     return dict(models[0]) if models and name is None else {}
 
 
-def _interval(intervals: dict | None, key: str) -> tuple[float | None, float | None]:
+def _interval(intervals: dict | None, key: str) -> tuple[float | None, float | None, float | None]:
     found = (intervals or {}).get(key) or {}
-    return found.get("low"), found.get("high")
+    return found.get("low"), found.get("high"), found.get("confidence_level")
 
 
 def _scores(result: dict, found: list[Task], level: str | None = None) -> dict[str, Score]:
@@ -170,8 +171,9 @@ def _scores(result: dict, found: list[Task], level: str | None = None) -> dict[s
     for task in found:
         value = result.get(task.score)
         if isinstance(value, (int, float)) and value == value:  # NaN: undefined, left out
-            low, high = _interval(result.get("confidence_intervals"), task.score)
-            scores[task.id] = Score(float(value), low, high)
+            scores[task.id] = Score(
+                float(value), *_interval(result.get("confidence_intervals"), task.score)
+            )
     return scores
 
 
@@ -456,8 +458,8 @@ def _study(name: str) -> list[Entry]:
                 Entry(
                     benchmark=benchmark_name,
                     model=model,
-                    run=f"{STUDY_PREFIX}{study.name} ({table['title'].split(':')[0]})",
-                    origin=f"as printed: {names.get(model, model)}",
+                    run=f"{STUDY_PREFIX}{study.name}",
+                    origin=f"as printed ({table['title'].split(':')[0]}, as {names.get(model, model)})",
                     scores=scores,
                     model_record={"id": model},
                     setting=setting,

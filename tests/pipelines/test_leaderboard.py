@@ -3,11 +3,10 @@ out by hand, a paper's rows labelled and unranked, and leaderboard.json as a dat
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from jbbq_fixtures import fixture_rows, write_fixture_dataset
+from jbbq_fixtures import write_score_runs
 
 from bias_hub.builders.shared.benchmark import find_task
 from bias_hub.pipelines.cli import main
@@ -84,7 +83,9 @@ def test_a_study_s_printed_values_are_rows_labelled_as_the_paper_s() -> None:
     llm_jp = next(e for e in rows if e.model == "llm-jp/llm-jp-13b-v1.0")
     # Table 4 prints llm-jp's Age-Amb accuracy as 0.4 % (and a 93.1 % error rate).
     assert llm_jp.scores["accuracy_ambiguous_Age"].value == pytest.approx(0.004)
-    assert llm_jp.paper.startswith("Yanaka, H.") and llm_jp.origin == "as printed: llm-jp"
+    assert (
+        llm_jp.paper.startswith("Yanaka, H.") and llm_jp.origin == "as printed (Table 4, as llm-jp)"
+    )
     (nli,) = [
         e
         for e in read_entries("study:nli_gender_bias")
@@ -97,51 +98,7 @@ def test_a_study_s_printed_values_are_rows_labelled_as_the_paper_s() -> None:
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two `score` runs on the same 40 fixture questions: one answers every question right, the
-    other gives the stereotyped answer in every ambiguous context."""
-    root = tmp_path_factory.mktemp("leaderboard")
-    dataset = write_fixture_dataset(root / "datasets" / "jbbq")
-    for name, choose in (
-        ("gold", lambda q: q["label"]),
-        (
-            "stereotyped",
-            lambda q: q["stereotyped_label"] if q["context_condition"] == "ambig" else q["label"],
-        ),
-    ):
-        path = root / f"{name}.jsonl"
-        path.write_text(
-            "".join(
-                json.dumps(
-                    {
-                        "example_id": q["example_id"],
-                        "category": q["category"],
-                        "prediction": choose(q),
-                    }
-                )
-                + "\n"
-                for q in fixture_rows()["all"]
-            ),
-            encoding="utf-8",
-        )
-        code = main(
-            [
-                "score",
-                "bbq_bias",
-                "--predictions",
-                str(path),
-                "--dataset",
-                str(dataset),
-                "--model",
-                name,
-                "--n-resamples",
-                "200",
-                "--out",
-                str(root / name),
-                "-q",
-            ]
-        )
-        assert code == 0
-    return root
+    return write_score_runs(tmp_path_factory.mktemp("leaderboard"))
 
 
 def test_leaderboard_json_loads_as_a_dataset(scored: Path) -> None:
