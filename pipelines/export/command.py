@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     inner = export.add_subparsers(dest="format", required=True, metavar="FORMAT")
     lm_eval = inner.add_parser(
         "lm-eval",
-        help="a task folder for lm-evaluation-harness (lm-eval ... --include_path DIR): JBBQ and BBQ",
+        help="JBBQ and BBQ as lm-evaluation-harness tasks: writes DIR/jbbq/*.yaml, DIR/bbq/*.yaml, "
+        "their utils.py, data/ and tasks.json (lm-eval run ... --include_path DIR)",
         description="Write JBBQ (the paper's prompts; generation and multiple-choice; each few-shot count) and "
         "BBQ as lm-evaluation-harness 0.4 tasks whose results table shows bias-hub's scores.",
     )
@@ -30,12 +31,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lm_eval.set_defaults(func=_run, export_module="lm_eval")
     inspect = inner.add_parser(
         "inspect",
-        help="a task folder for Inspect AI (inspect eval DIR/jbbq_tasks.py ...): JBBQ and BBQ",
+        help="JBBQ and BBQ as Inspect AI tasks: writes DIR/tasks.py, scoring.py, prompts.json, "
+        "data/ and tasks.json (inspect eval DIR/tasks.py@jbbq ...; installed, inspect eval "
+        "bias_hub/jbbq needs no export)",
         description="Write JBBQ (the paper's prompts, each few-shot count) and BBQ as Inspect AI tasks whose "
         "scorer reads each reply with bias-hub's answer reader and whose metrics are bbq_bias's scores.",
     )
     _add_arguments(inspect, "the task folder")
     inspect.set_defaults(func=_run, export_module="inspect_tasks")
+    path = inner.add_parser(
+        "lm-eval-path",
+        help="print the folder of lm-evaluation-harness tasks the installed package ships (for "
+        "lm-eval ... --include_path), which read the built datasets when they run; writes nothing",
+    )
+    path.set_defaults(func=_lm_eval_path)
     _add_eval_results(
         inner.add_parser(
             "eval-results",
@@ -153,6 +162,13 @@ def _add_eval_results(parser: argparse.ArgumentParser) -> None:
         "so in their notes; a dry run only, never pushed",
     )
     parser.set_defaults(func=_eval_results)
+
+
+def _lm_eval_path(args: argparse.Namespace) -> int:
+    from bias_hub.pipelines.export.lm_eval import INSTALLED
+
+    print(INSTALLED)
+    return 0
 
 
 def _eval_results(args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
-"""The scoring half of the Inspect AI tasks ``bias-hub export inspect`` writes (their
-``scoring.py``, with the answer reader inlined at the marked import): it needs no Inspect, so
-the task file imports it and a test can run it alone.
+"""The scoring half of bias-hub's Inspect AI tasks: the installed package's task module imports
+it, and ``bias-hub export inspect`` writes it as ``scoring.py`` with the answer reader inlined at
+the marked import. It needs no Inspect, so a test can run it alone.
 
 A question's reply is read by the question's own ``answer_reader`` (``read_row_reply``); the
 score of a sample keeps the columns ``bbq_bias`` needs, and ``bbq_bias_scores`` runs bias-hub's
@@ -68,7 +68,11 @@ def score_item(question: dict, reply: str) -> dict:
 def _metric():
     import evaluate
 
-    return evaluate.load(str(HERE / "bbq_bias"))
+    # An exported folder holds its copy of the module; the installed package its metrics/.
+    beside = HERE / "bbq_bias"
+    return evaluate.load(
+        str(beside if beside.is_dir() else HERE.parents[1] / "metrics" / "bbq_bias")
+    )
 
 
 def bbq_bias_scores(items: list[dict]) -> dict:

@@ -102,9 +102,13 @@ def bbq_dataset(**_metadata):
 
 
 def _metric_folder() -> Path:
-    here = Path(__file__).resolve().parent
-    beside = here / "bbq_bias"
-    return beside if beside.is_dir() else here.parents[1] / "metrics" / "bbq_bias"
+    """An exported folder's copy of the module, else the installed package's."""
+    beside = Path(__file__).resolve().parent / "bbq_bias"
+    if beside.is_dir():
+        return beside
+    from bias_hub.pipelines.common.locations import metric_folder
+
+    return metric_folder("bbq_bias")
 
 
 @functools.lru_cache(maxsize=1)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from jbbq_fixtures import write_fixture_dataset
 
 from bias_hub.pipelines.cli import main
 from bias_hub.pipelines.export.lm_eval import lm_eval_prompt
@@ -352,3 +353,38 @@ def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
         assert entry.get("differing_replies", 0) == 0, task
         assert entry["score_equals_evaluate"] and entry["table_equals_score"], task
     assert report["ok"]
+
+
+def test_the_shipped_task_folder_is_what_the_package_generates() -> None:
+    """lm-eval has no plugin mechanism: the package ships a task folder
+    (`bias-hub export lm-eval-path` prints it for --include_path)."""
+    from bias_hub.pipelines.export.lm_eval import INSTALLED, installed_tasks
+
+    expected = installed_tasks()
+    shipped = {
+        path.name: path.read_text(encoding="utf-8")
+        for path in INSTALLED.iterdir()
+        if path.is_file()
+    }
+    assert shipped == expected, (
+        "pipelines/export/lm_eval_tasks differs from installed_tasks(); write it again with: python -c "
+        '"from bias_hub.pipelines.export.lm_eval import INSTALLED, installed_tasks; '
+        "[(INSTALLED / n).write_text(t, encoding='utf-8') for n, t in installed_tasks().items()]\""
+    )
+    four = yaml.load(shipped["jbbq_basic_4shot_gen.yaml"], Loader=_Loader)
+    assert four["num_fewshot"] == 4 and four["fewshot_split"] == "fewshot"
+    assert four["fewshot_config"] == {"sampler": "first_n"}
+    assert four["custom_dataset"] == "!function utils.installed_jbbq_dataset"
+
+
+def test_the_shipped_tasks_read_the_built_dataset_as_jbbq_evaluate_does(tmp_path: Path) -> None:
+    """The paper preset's questions: every split, the pool's 4 train templates (4 questions each)
+    held out: 40 - 16 = 24; the pool itself is the few-shot split, one question per template."""
+    from bias_hub.pipelines.export.lm_eval_installed import installed_dataset
+
+    write_fixture_dataset(tmp_path / "jbbq")
+    data = installed_dataset("jbbq", {"datasets_root": str(tmp_path), "version": 1.0})
+    assert len(data["test"]) == 24 and set(data["test"]["answer_reader"]) == {"llm-jp-eval"}
+    pool = {(row["category"], row["question_index"]) for row in data["fewshot"]}
+    assert len(data["fewshot"]) == 4 and len(pool) == 4
+    assert not pool & {(row["category"], row["question_index"]) for row in data["test"]}
