@@ -36,6 +36,12 @@ STEPS = 1000
 SEED = 0
 N_RESAMPLES = 2000
 SPLIT = "train"
+# The control's replies: ambiguous questions answered "unknown" but for a tenth each way, 90 % of
+# disambiguated ones right whichever person the answer is: no stereotype to find.
+CONTROL_STEPS = 400
+CONTROL = Plan(
+    stereotyped_ambiguous=0.1, counter_ambiguous=0.1, correct_stereotyped=0.9, correct_counter=0.9
+)
 # The layout the planted model learns its replies in: a tiny line-level model learns them in
 # bias-hub's compact layout within the demo's steps, not in llm-jp-eval's (measured on the test
 # fixture: fit 1.0 against 0.36 after 400 steps), so the demo departs from the paper preset here.
@@ -102,7 +108,13 @@ def _significant(results: dict) -> list[str]:
     return lines
 
 
-def summary_markdown(intro: str, plan_lines: list[str], table: str, comparisons: list[str]) -> str:
+def summary_markdown(
+    intro: str,
+    plan_lines: list[str],
+    table: str,
+    comparisons: list[str],
+    board_lines: list[str] = (),
+) -> str:
     """The part's summary for the combined demo report. Its links are relative to the part's
     folder: the combined report prefixes the part's name itself (``jbbq/evaluation/...``)."""
     return "\n".join(
@@ -118,8 +130,63 @@ def summary_markdown(intro: str, plan_lines: list[str], table: str, comparisons:
             "![Figure 1 layout](evaluation/figure1_0shot.png)",
             "",
             "Full report: [evaluation/report.md](evaluation/report.md).",
+            "",
+            *board_lines,
         ]
     )
+
+
+def _leaderboard(out_dir: Path, dataset_dir: Path, rows: list[dict], planted_settings) -> list[str]:
+    """A control beside the planted model, their leaderboard (with the paper's printed rows) and
+    the eval results a push would open, as a dry run on the stand-in data; the summary's lines."""
+    import dataclasses
+
+    from bias_hub.pipelines.export.eval_results import Settings as EvalSettings
+    from bias_hub.pipelines.export.eval_results import export
+    from bias_hub.pipelines.leaderboard.run import Settings as BoardSettings
+    from bias_hub.pipelines.leaderboard.run import run as leaderboard
+
+    # The control: taught the basic prompt alone (a third of the planted model's work per step),
+    # no stereotype in either context.
+    basic = load_prompt("basic", PLANTED_LAYOUT)
+    answers = planted_answers(rows, "basic", CONTROL, seed=SEED)
+    items = [
+        [(basic.plain(row), NO_ANSWER if answer < 0 else basic.assistant_text(answer))]
+        for row, answer in zip(rows, answers, strict=True)
+    ]
+    started = time.perf_counter()
+    trained = train_planted_model(
+        out_dir / "control-model", items, steps=CONTROL_STEPS, items_per_batch=33, seed=SEED
+    )
+    log.info(
+        "control model: %d steps in %.1f s, fits %.1f %% of its %d training replies",
+        CONTROL_STEPS,
+        time.perf_counter() - started,
+        100 * trained["fit"],
+        len(items),
+    )
+    control = dataclasses.replace(
+        planted_settings, prompts=["basic"], model_label="control tiny Llama (demo)"
+    )
+    run_evaluate(str(out_dir / "control-model"), dataset_dir, out_dir / "control", control)
+    runs = [out_dir / "evaluation", out_dir / "control"]
+    tables = leaderboard(
+        [*runs, "study:jbbq"], out_dir / "leaderboard", BoardSettings(n_resamples=N_RESAMPLES)
+    )
+    written = export(
+        [str(run) for run in runs],
+        out_dir / "eval-results",
+        EvalSettings(namespace="bias-hub", allow_stand_ins=True),
+    )
+    files = [f"[{path}](eval-results/{path})" for paths in written.values() for path in paths]
+    ranked = sum(1 for table in tables for row in table.rows if row.ranks)
+    return [
+        f"A control (the basic prompt taught without a stereotype: {CONTROL.describe()[0]}) beside the "
+        f"planted model: [leaderboard](leaderboard/leaderboard.html) ([Markdown](leaderboard/leaderboard.md), "
+        f"[JSON](leaderboard/leaderboard.json)), {ranked} rows ranked, the JBBQ paper's Table 4 rows beside them "
+        "labelled as printed. The eval results a push would open on each model's page (a dry run on the "
+        "sample, so labelled stand-in data and never pushed): " + ", ".join(files) + ".",
+    ]
 
 
 def _run(out_dir: Path, dataset_dir: Path) -> dict:
@@ -175,6 +242,8 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
         device="cpu",
         batch_size=32,
         model_label="planted tiny Llama (demo)",
+        # 0 shots only: no few-shot pool to hold out of the split the model was taught on
+        shot_pool=0,
     )
     results = run_evaluate(str(model_dir), dataset_dir, out_dir / "evaluation", settings)
     table = _planted_table(results, planted)
@@ -222,9 +291,11 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
         "Full report (Table 4 layout, every comparison, every run): [evaluation/report.md](evaluation/report.md).",
         "",
     ]
+    board_lines = _leaderboard(out_dir, dataset_dir, rows, settings)
+    sections += ["## The planted model beside a control", "", *board_lines, ""]
     report = atomic_write_text(out_dir / "report.md", "\n".join(sections))
     return {
         "title": "JBBQ: a planted bias recovered (tiny demo model, paper preset)",
-        "summary": summary_markdown(intro, plan_lines, table, comparisons),
+        "summary": summary_markdown(intro, plan_lines, table, comparisons, board_lines),
         "report": report.name,
     }

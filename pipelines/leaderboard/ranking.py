@@ -65,11 +65,11 @@ def _bounds(task: Task, score: Score) -> tuple[float, float] | None:
 
 def clearly_better(task: Task, a: Score, b: Score, p_holm: float | None, alpha: float) -> bool:
     """Whether ``a`` beats ``b`` beyond doubt: by a paired test where one was run (and, for a
-    score best at 0, both values have one sign, so the difference is one of size), else by
-    intervals that do not overlap."""
+    score best at 0, neither value has the other's opposite sign, so the difference is one of
+    size), else by intervals that do not overlap."""
     if _goodness(task, a.value) <= _goodness(task, b.value):
         return False
-    if p_holm is not None and (task.best != "zero" or a.value * b.value > 0):
+    if p_holm is not None and (task.best != "zero" or a.value * b.value >= 0):
         return p_holm < alpha
     bounds_a, bounds_b = _bounds(task, a), _bounds(task, b)
     if bounds_a is None or bounds_b is None:

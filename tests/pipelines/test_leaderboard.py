@@ -59,6 +59,11 @@ def test_a_paired_test_decides_where_it_was_run() -> None:
     assert rank_ranges(ACC, [first, second], {(0, 1): 0.01}) == [(1, 1), (2, 2)]
     assert rank_ranges(ACC, [first, second], {(1, 0): 0.2}) == [(1, 2), (1, 2)]
     assert rank_ranges(ACC, [Score(0.9), Score(0.1)]) == [(1, 2), (1, 2)]
+    # A bias score of 0 against one of 0.3: the difference is the size itself, the test decides.
+    assert rank_ranges(BIAS, [Score(0.0, -0.2, 0.2), Score(0.3, 0.1, 0.5)], {(0, 1): 0.01}) == [
+        (1, 1),
+        (2, 2),
+    ]
     # A bias score of opposite signs: the test of the difference says nothing of the sizes.
     assert rank_ranges(BIAS, [Score(-0.1, -0.2, 0.0), Score(0.12, 0.05, 0.2)], {(0, 1): 0.001}) == [
         (1, 2),
