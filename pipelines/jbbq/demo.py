@@ -143,8 +143,8 @@ def _leaderboard(out_dir: Path, dataset_dir: Path, rows: list[dict], planted_set
 
     from bias_hub.pipelines.export.eval_results import Settings as EvalSettings
     from bias_hub.pipelines.export.eval_results import export
-    from bias_hub.pipelines.leaderboard.run import Settings as BoardSettings
     from bias_hub.pipelines.leaderboard.run import run as leaderboard
+    from bias_hub.pipelines.leaderboard.settings import Settings as BoardSettings
 
     # The control: taught the basic prompt alone (a third of the planted model's work per step),
     # no stereotype in either context.

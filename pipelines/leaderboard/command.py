@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from bias_hub.pipelines.common.arguments import add_interval_flags, settings_defaults
-from bias_hub.pipelines.leaderboard.run import Settings
+from bias_hub.pipelines.leaderboard.settings import Settings
 
 __all__ = ["register"]
 

@@ -10,25 +10,16 @@ page: sortable columns, nothing fetched from the network).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 
 from bias_hub.pipelines.common import RunFolder
-from bias_hub.pipelines.common.settings import IntervalSettings
 from bias_hub.pipelines.leaderboard.entries import Entry, read_entries
 from bias_hub.pipelines.leaderboard.ranking import Board, boards
+from bias_hub.pipelines.leaderboard.settings import Settings
 
 __all__ = ["Settings", "records", "run"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(kw_only=True)
-class Settings(IntervalSettings):
-    """``confidence_level``: of the paired tests (their Holm-corrected p against 1 - it; None:
-    no paired tests, only intervals compared); ``n_resamples`` and ``seed``: of the tests."""
-
-    seed: int = 0
 
 
 def table_label(board: Board) -> str:
