@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -388,3 +389,79 @@ def test_the_shipped_tasks_read_the_built_dataset_as_jbbq_evaluate_does(tmp_path
     pool = {(row["category"], row["question_index"]) for row in data["fewshot"]}
     assert len(data["fewshot"]) == 4 and len(pool) == 4
     assert not pool & {(row["category"], row["question_index"]) for row in data["test"]}
+
+
+@pytest.mark.skipif(
+    not LMEVAL_PYTHON.exists(),
+    reason="bench/.venv-lmeval is absent: create it with "
+    "`python -m bench.jbbq_throughput --setup-lmeval` (needs PyPI, about 2-3 min)",
+)
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_lm_eval_runs_the_shipped_tasks_with_jbbq_evaluate_s_prompts(tmp_path: Path) -> None:
+    """lm-eval 0.4 with `--include_path $(bias-hub export lm-eval-path)` on a tiny model: the 4-shot
+    task's n-shot is 4, its prompts are the ones `jbbq evaluate` sends (the same pool, the same
+    questions), and its table reports bbq_bias's names."""
+    import subprocess
+    from types import SimpleNamespace
+
+    from bias_hub.builders.jbbq import build as build_jbbq
+    from bias_hub.pipelines.export.lm_eval import INSTALLED
+    from bias_hub.pipelines.jbbq.random_model import build_for_dataset
+    from bias_hub.pipelines.jbbq.run import load_questions
+
+    dataset = build_jbbq(tmp_path / "datasets")
+    model = build_for_dataset(tmp_path / "tiny", dataset)
+    task = "jbbq_basic_4shot_gen"
+    done = subprocess.run(
+        [
+            str(LMEVAL_PYTHON),
+            "-m",
+            "lm_eval",
+            "run",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={model}",
+            "--tasks",
+            task,
+            "--include_path",
+            str(INSTALLED),
+            "--limit",
+            "4",
+            "--device",
+            "cpu",
+            "--metadata",
+            json.dumps({"datasets_root": str(tmp_path / "datasets")}),
+            "--log_samples",
+            "--output_path",
+            str(tmp_path / "results"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1100,
+        env=dict(
+            os.environ,
+            HF_HUB_OFFLINE="1",
+            HF_DATASETS_OFFLINE="1",
+            HF_EVALUATE_OFFLINE="1",
+            TRANSFORMERS_OFFLINE="1",
+        ),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (results,) = (tmp_path / "results").rglob("results_*.json")
+    table = json.loads(results.read_text(encoding="utf-8"))
+    assert table["n-shot"][task] == 4 and "accuracy_ambiguous,none" in table["results"][task]
+    (samples,) = (tmp_path / "results").rglob(f"samples_{task}_*.jsonl")
+    chosen = SimpleNamespace(
+        config="all", split="all", categories=None, shots=[4], shot_pool=4, seed=0, limit=None
+    )
+    rows, shots, _ = load_questions(dataset, chosen)
+    by_id = {(row["category"], row["example_id"]): row for row in rows}
+    prompt = load_prompt("basic", "llm-jp-eval")
+    logged = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]
+    assert len(logged) == 4
+    for sample in logged:
+        doc = sample["doc"]
+        sent = sample["arguments"]["gen_args_0"]["arg_0"]
+        assert sent == prompt.plain(by_id[(doc["category"], doc["example_id"])], shots[:4])
