@@ -91,11 +91,12 @@ class Entry:
             s.get("answer_reader"),
         )
 
-    def setting_label(self) -> str:
+    def setting_label(self, leave_out: tuple[str, ...] = ()) -> str:
+        """``prompt basic, shots 4, ...``: the setting's keys that are set, but ``leave_out``."""
         parts = [
             f"{key.replace('_', ' ')} {self.setting[key]}"
             for key in SETTING_KEYS
-            if self.setting.get(key) not in (None, "")
+            if self.setting.get(key) not in (None, "") and key not in leave_out
         ]
         return ", ".join(parts)
 

@@ -8,8 +8,8 @@ descending, a score best at 0 by its size. A row's rank is a range, from 1 + the
 clearly better than it to n - the rows clearly worse: ``1`` when it beats every other row,
 ``2-3`` where its evidence cannot tell it from the third. Clearly better: for two runs that
 answered the same questions, a paired permutation test (``bbq_bias``'s ``paired`` config),
-Holm-corrected over every test of the table, below ``1 - confidence_level``; otherwise their
-intervals do not overlap. A paper's printed values sit in the table of each comparable
+Holm-corrected over every test of the table, below ``1 - confidence_level``; for any two rows,
+intervals that do not overlap. A paper's printed values sit in the table of each comparable
 group, labelled, and are never ranked.
 """
 
@@ -23,7 +23,7 @@ from bias_hub.builders.shared.benchmark import Task, find_task
 from bias_hub.builders.shared.benchmark import benchmark as benchmark_declaration
 from bias_hub.pipelines.leaderboard.entries import Entry, Score
 
-__all__ = ["Board", "Row", "boards", "clearly_better", "rank_ranges"]
+__all__ = ["Board", "Row", "boards", "clearly_better", "goodness", "rank_ranges"]
 
 # The columns of the questions a paired test reads from each run's predictions.
 _ITEM_COLUMNS = ("label", "unknown_label", "stereotyped_label", "context_condition", "category")
@@ -47,7 +47,7 @@ class Board:
     paired_tests: int = 0
 
 
-def _goodness(task: Task, value: float) -> float:
+def goodness(task: Task, value: float) -> float:
     """Larger is better."""
     return {"high": value, "low": -value, "zero": -abs(value)}[task.best]
 
@@ -64,13 +64,13 @@ def _bounds(task: Task, score: Score) -> tuple[float, float] | None:
 
 
 def clearly_better(task: Task, a: Score, b: Score, p_holm: float | None, alpha: float) -> bool:
-    """Whether ``a`` beats ``b`` beyond doubt: by a paired test where one was run (and, for a
-    score best at 0, neither value has the other's opposite sign, so the difference is one of
-    size), else by intervals that do not overlap."""
-    if _goodness(task, a.value) <= _goodness(task, b.value):
+    """Whether ``a`` beats ``b`` beyond doubt: by a paired test where one was run (for a score
+    best at 0, only where neither value has the other's opposite sign, so that the difference is
+    one of size), or by intervals that do not overlap."""
+    if goodness(task, a.value) <= goodness(task, b.value):
         return False
-    if p_holm is not None and (task.best != "zero" or a.value * b.value >= 0):
-        return p_holm < alpha
+    if p_holm is not None and (task.best != "zero" or a.value * b.value >= 0) and p_holm < alpha:
+        return True
     bounds_a, bounds_b = _bounds(task, a), _bounds(task, b)
     if bounds_a is None or bounds_b is None:
         return False
@@ -245,5 +245,5 @@ def _order(board: Board, row: Row) -> tuple:
     return (
         row.entry.paper is not None,
         row.ranks.get(first.id, (10**9,))[0],
-        -_goodness(first, score.value) if score else float("inf"),
+        -goodness(first, score.value) if score else float("inf"),
     )

@@ -54,11 +54,14 @@ def test_three_runs_rank_as_worked_out_by_hand() -> None:
 def test_a_paired_test_decides_where_it_was_run() -> None:
     """Overlapping intervals, yet a paired test (corrected p 0.01 < 0.05) that the first is
     better: 1 and 2. The same pair with p 0.2: 1-2 each. Without intervals and without a test
-    nothing can be told apart."""
+    nothing can be told apart; intervals that do not overlap tell rows apart whatever a test
+    with too few permutations says."""
     first, second = Score(0.62, 0.5, 0.7), Score(0.55, 0.45, 0.65)
     assert rank_ranges(ACC, [first, second], {(0, 1): 0.01}) == [(1, 1), (2, 2)]
     assert rank_ranges(ACC, [first, second], {(1, 0): 0.2}) == [(1, 2), (1, 2)]
     assert rank_ranges(ACC, [Score(0.9), Score(0.1)]) == [(1, 2), (1, 2)]
+    apart = [Score(0.72, 0.58, 0.82), Score(0.35, 0.23, 0.47)]
+    assert rank_ranges(ACC, apart, {(0, 1): 0.12}) == [(1, 1), (2, 2)]
     # A bias score of 0 against one of 0.3: the difference is the size itself, the test decides.
     assert rank_ranges(BIAS, [Score(0.0, -0.2, 0.2), Score(0.3, 0.1, 0.5)], {(0, 1): 0.01}) == [
         (1, 1),
