@@ -4,9 +4,12 @@ The repository's root folder is the package ``bias_hub`` (its ``__init__.py`` an
 sit beside this file), so ``builders/``, ``pipelines/`` and ``metrics/`` install as
 ``bias_hub.builders``, ``bias_hub.pipelines`` and ``bias_hub/metrics/<name>/`` and nothing else
 lands at the top of site-packages. A metric folder (its module, card, requirements and
-``bias_hub_common.py``, a symlink in the checkout that the build copies as a real file) is
-installed whole, where ``bias_hub.metric_path`` finds it. The data files the builders and
-pipelines read (templates, lexicons, prompt and study YAML, the dataset card template) travel as
+the shared ``bias_hub_common.py`` and ``bias_hub_intervals.py``, symlinks in the checkout that
+the build copies as real files) is installed whole, where ``bias_hub.metric_path`` finds it;
+``metrics/_common`` too, as ``bias_hub.metrics._common``, where the pipelines import the
+intervals from. The data files the builders and
+pipelines read (templates, lexicons, prompt and study YAML, the dataset card template, the report
+templates) travel as
 package data; the root folder's own files (README, CONTRIBUTING, the project metadata) do not.
 """
 
@@ -21,7 +24,7 @@ METRICS = sorted(
     for folder in (HERE / "metrics").iterdir()
     if (folder / f"{folder.name}.py").is_file()
 )
-DATA_FILES = ["*.tsv", "*.csv", "*.json", "*.yaml", "*.txt", "*.md"]
+DATA_FILES = ["*.tsv", "*.csv", "*.json", "*.yaml", "*.txt", "*.md", "*.j2"]
 # Namespace packages too: pipelines/studies and the prompt folders hold only data.
 SUBPACKAGES = find_namespace_packages(
     include=["builders*", "pipelines*"], exclude=["*__pycache__*"]
@@ -42,6 +45,7 @@ setup(
         "bias_hub",
         *(f"bias_hub.{name}" for name in SUBPACKAGES),
         "bias_hub.metrics",
+        "bias_hub.metrics._common",
         *(f"bias_hub.metrics.{name}" for name in METRICS),
     ],
     package_dir={"bias_hub": "."},

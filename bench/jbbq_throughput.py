@@ -193,7 +193,7 @@ def parse_arguments(argv: list[str] | None, doc: str = __doc__) -> argparse.Name
         "--config",
         default="small",
         choices=sorted(MODEL_CONFIGS),
-        help="model shape (default %(default)s; see README: performance)",
+        help="model shape (default %(default)s; see docs/benches.md)",
     )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float32")

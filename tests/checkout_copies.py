@@ -1,10 +1,11 @@
 """The checkout's files, and running a copy of the checkout (a clone, an edited copy) as ``bias_hub``.
 
-The venv's editable install maps ``bias_hub`` to the original checkout; a copy's root folder is
-named otherwise, so ``PYTHONPATH=<copy>`` alone would still import the original. A folder
-holding one link, ``bias_hub -> <copy>``, put first on ``PYTHONPATH``, makes the copy's own code
-the one every ``python -m bias_hub`` and ``import bias_hub`` there reads (path entries are
-searched before the editable install's finder).
+The venv maps ``bias_hub`` to the original checkout (a folder holding a link ``bias_hub ->
+<checkout>``, on ``sys.path`` through a .pth file); a copy's root folder is named otherwise, so
+``PYTHONPATH=<copy>`` alone would still import the original. A folder holding one link,
+``bias_hub -> <copy>``, put first on ``PYTHONPATH``, makes the copy's own code the one every
+``python -m bias_hub`` and ``import bias_hub`` there reads (``PYTHONPATH`` comes before the
+venv's own entries).
 """
 
 from __future__ import annotations

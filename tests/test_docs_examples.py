@@ -156,13 +156,9 @@ def _run_python(block: Block, namespace: dict) -> None:
         ) from err
 
 
-def _run_bash(block: Block, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _run_bash(block: Block) -> None:
     from bias_hub.pipelines.cli import main
-    from bias_hub.pipelines.common import locations
 
-    # The scratch folder stands for the checkout: builds and reads go to its datasets/.
-    monkeypatch.setattr(locations, "default_datasets_root", lambda: root / "datasets")
-    monkeypatch.setattr(locations, "default_metrics_root", lambda: root / "metrics")
     for line in commands(block.text):
         argv = shlex.split(line, comments=True)
         if argv[0] == "make":
@@ -174,12 +170,13 @@ def _run_bash(block: Block, root: Path, monkeypatch: pytest.MonkeyPatch) -> None
         assert main([*argv[1:], "-q"]) == 0, f"{block.where}: `{line}` failed"
 
 
-# README.md's examples run every part on its stand-ins (about 20 s on 2 cores): make test-all.
+# The manual's examples (README.md, docs/) run every part on its stand-ins (about 30 s on 2
+# cores): make test-all; the cards' run in make test.
 @pytest.mark.parametrize(
     "document",
     [
         pytest.param(d, marks=pytest.mark.slow)
-        if d.name == "README.md" and d.parent == REPO_ROOT
+        if d.parent in (REPO_ROOT, REPO_ROOT / "docs")
         else d
         for d in DOCUMENTS
     ],
@@ -188,8 +185,13 @@ def _run_bash(block: Block, root: Path, monkeypatch: pytest.MonkeyPatch) -> None
 def test_document_examples_run_offline(
     document: Path, scratch: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from bias_hub.pipelines.common import locations
+
     monkeypatch.chdir(scratch)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # The scratch folder stands for the checkout: builds and reads go to its datasets/.
+    monkeypatch.setattr(locations, "default_datasets_root", lambda: scratch / "datasets")
+    monkeypatch.setattr(locations, "default_metrics_root", lambda: scratch / "metrics")
     namespace: dict = {"__name__": "__docs__"}
     blocks = [b for b in code_blocks(document) if b.language in RUNNABLE]
     if not blocks:
@@ -202,7 +204,7 @@ def test_document_examples_run_offline(
             if block.language == "python":
                 _run_python(block, namespace)
             else:
-                _run_bash(block, scratch, monkeypatch)
+                _run_bash(block)
         except AssertionError as err:  # every broken example of the document, not the first only
             failures.append(str(err).splitlines()[0] if str(err) else block.where)
     assert not failures, "\n".join(failures)

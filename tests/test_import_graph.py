@@ -1,5 +1,5 @@
 """The project's import graph: no two modules import each other in a circle, and the layers
-hold (ARCHITECTURE.md): builders never import pipelines; the shared lower layer
+hold (CONTRIBUTING.md, "Data flows one way"): builders never import pipelines; the shared lower layer
 (builders/shared) imports nothing else of the project; a pipeline takes from builders only
 the shared layer and a builder's ``build`` entry point (the CLI adapter also finds the builder
 command modules)."""

@@ -223,7 +223,10 @@ def _user(venv: Path, home: Path) -> dict[str, str]:
 
 
 def test_wheel_carries_metric_modules_as_real_files_and_the_data_files(wheel: Path) -> None:
-    common = (REPO_ROOT / "metrics" / "_common" / "bias_hub_common.py").read_bytes()
+    shared = {
+        name: (REPO_ROOT / "metrics" / "_common" / name).read_bytes()
+        for name in ("bias_hub_common.py", "bias_hub_intervals.py")
+    }
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         # One import package at the top of site-packages, and its dist-info; nothing generic.
@@ -238,8 +241,13 @@ def test_wheel_carries_metric_modules_as_real_files_and_the_data_files(wheel: Pa
         for name in _metric_names():
             folder = f"bias_hub/metrics/{name}"
             assert {f"{folder}/{name}.py", f"{folder}/README.md"} <= names, name
-            # A symlink in the checkout; the wheel must hold the file itself.
-            assert archive.read(f"{folder}/bias_hub_common.py") == common, name
+            # Symlinks in the checkout; the wheel must hold the files themselves.
+            for file, content in shared.items():
+                if (REPO_ROOT / "metrics" / name / file).exists():
+                    assert archive.read(f"{folder}/{file}") == content, name
+        # The pipelines import the intervals from the shared folder itself.
+        for file, content in shared.items():
+            assert archive.read(f"bias_hub/metrics/_common/{file}") == content, file
         studies = {p.name for p in (REPO_ROOT / "pipelines" / "studies").glob("*.yaml")}
         assert studies and {f"bias_hub/pipelines/studies/{s}" for s in studies} <= names
         prompts = {
@@ -248,6 +256,11 @@ def test_wheel_carries_metric_modules_as_real_files_and_the_data_files(wheel: Pa
         }
         assert prompts and prompts <= names
         assert "bias_hub/builders/shared/dataset_card.md" in names
+        templates = {
+            "bias_hub/" + p.relative_to(REPO_ROOT).as_posix()
+            for p in (REPO_ROOT / "pipelines").rglob("templates/*.j2")
+        }
+        assert templates and templates <= names, sorted(templates - names)
         data_files = {
             "bias_hub/" + p.relative_to(REPO_ROOT).as_posix()
             for p in (REPO_ROOT / "builders").rglob("*")
@@ -547,3 +560,76 @@ def test_the_full_install_runs_the_demo_from_another_folder(
         assert (root / name / "README.md").is_file(), name
     assert sorted(p.name for p in elsewhere.iterdir()) == ["demo"]
     assert (elsewhere / "demo" / "index.html").is_file()
+
+
+# --- the manual, from an installed wheel ----------------------------------------------------
+
+# Runs the examples of README.md and docs/ in the installed venv, from another folder, as
+# tests/test_docs_examples.py runs them in a checkout: one namespace per document, a block of
+# >>> lines as a doctest, bash lines through the CLI's main in this one process.
+DOCS_RUNNER = """
+import doctest, json, shlex, sys
+from bias_hub.pipelines.cli import main
+
+failed = []
+for document, blocks in json.load(open(sys.argv[1], encoding="utf-8")).items():
+    namespace = {"__name__": "__docs__"}
+    for where, language, payload in blocks:
+        try:
+            if language == "bash":
+                for line in payload:
+                    if main([*shlex.split(line, comments=True)[1:], "-q"]) != 0:
+                        failed.append(f"{where}: `{line}` failed")
+            elif ">>>" in payload:
+                test = doctest.DocTestParser().get_doctest(payload, namespace, where, document, 0)
+                runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+                runner.run(test, clear_globs=False)
+                namespace.update(test.globs)
+                failed += [f"{where}: a doctest failed"] * runner.failures
+            else:
+                exec(compile(payload, where, "exec"), namespace)
+        except (Exception, SystemExit) as err:
+            failed.append(f"{where}: {type(err).__name__}: {err}")
+    print("ran document", document, len(blocks))
+sys.exit("failed:\\n" + "\\n".join(failed) if failed else 0)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+def test_the_manuals_examples_run_from_the_full_install_in_another_folder(
+    full_venv: Path, tmp_path: Path
+) -> None:
+    from test_docs_examples import DOCUMENTS, code_blocks, commands
+
+    env = _user(full_venv, tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    # What `make datasets` is to a checkout: the examples read the datasets it builds.
+    _run(["bias-hub", "build", "all", "-q"], elsewhere, env, timeout=900)
+    manual = [d for d in DOCUMENTS if d.parent in (REPO_ROOT, REPO_ROOT / "docs")]
+    blocks = {
+        str(document.relative_to(REPO_ROOT)): [
+            (
+                block.where,
+                block.language,
+                [c for c in commands(block.text) if not c.startswith("make ")]
+                if block.language == "bash"
+                else block.text,
+            )
+            for block in code_blocks(document)
+            if block.language in ("python", "bash") and block.marker is None
+        ]
+        for document in manual
+    }
+    (tmp_path / "blocks.json").write_text(json.dumps(blocks), encoding="utf-8")
+    ran = _run(
+        [str(full_venv / "bin" / "python"), "-c", DOCS_RUNNER, str(tmp_path / "blocks.json")],
+        elsewhere,
+        env,
+        timeout=1800,
+    )
+    done = [line for line in ran.stdout.splitlines() if line.startswith("ran document ")]
+    assert len(done) == len(manual), ran.stdout
+    # Everything they built went under the data root; what they wrote, under this folder.
+    assert not (elsewhere / "datasets").exists()

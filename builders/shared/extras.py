@@ -1,39 +1,40 @@
-"""Which optional part of the install an import comes with, and the one line that says so.
+"""Which extra of the install an import comes with, and the one line that says so.
 
-``pip install bias-hub`` builds datasets, loads every metric module and scores predictions;
-running a model, tokenizing Japanese and calling an API come as extras (pyproject.toml's
-``[project.optional-dependencies]``; this table follows it). Code imports what it needs where
-it needs it, as usual; a missing one surfaces as ``ModuleNotFoundError``, which ``bias-hub``
-turns into one line through ``missing_extra`` (the CLI and the demo catch it once, so no call
-site writes its own install hint)::
+The extras (models, Japanese tokenization, API clients) are declared once, in pyproject.toml,
+and read here from the installed metadata. Code imports what it needs where it needs it; the
+CLI and the demo turn a ``ModuleNotFoundError`` into one line through ``missing_extra``::
 
     bias-hub: error: this needs torch, which comes with the extra 'models': pip install 'bias-hub[models]'
 """
 
 from __future__ import annotations
 
+import functools
+from importlib import metadata
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from bias_hub.builders.shared.errors import UserError
 
-__all__ = ["EXTRAS", "MissingExtra", "extra_for", "missing_extra"]
+__all__ = ["MissingExtra", "extra_for", "extras", "missing_extra"]
 
-# Import name (a top-level package, or a dotted prefix where a namespace package is shared) ->
-# the extra that installs it.
-EXTRAS: dict[str, str] = {
-    "torch": "models",
-    "transformers": "models",
-    "accelerate": "models",
-    "wordfreq": "models",
-    "vaderSentiment": "models",
-    "fugashi": "ja",
-    "unidic_lite": "ja",
-    "openai": "api",
-    "deepl": "api",
-    "tenacity": "api",
-    "google.cloud": "google",
-    "google.api_core": "google",
-    "gensim": "corpus",
-    "nltk": "corpus",
-}
+
+@functools.cache
+def extras() -> dict[str, str]:
+    """Normalised distribution name -> the first extra that requires it (not ``dev``, the tools,
+    nor ``all``, the others); empty where bias-hub runs from a checkout never installed."""
+    try:
+        distribution = metadata.distribution("bias-hub")
+    except metadata.PackageNotFoundError:
+        return {}
+    names = set(distribution.metadata.get_all("Provides-Extra") or []) - {"dev", "all"}
+    found: dict[str, str] = {}
+    for requirement in map(Requirement, distribution.requires or []):
+        for extra in names:
+            if requirement.marker and requirement.marker.evaluate({"extra": extra}):
+                found.setdefault(canonicalize_name(requirement.name), extra)
+    return found
 
 
 class MissingExtra(UserError):
@@ -48,16 +49,12 @@ class MissingExtra(UserError):
 
 
 def extra_for(module: str | None) -> tuple[str, str] | None:
-    """``(import name, extra)`` for a module an extra installs (``torch.nn`` -> ``("torch",
-    "models")``), or None for any other module."""
-    if not module:
-        return None
-    parts = module.split(".")
-    for length in range(len(parts), 0, -1):
-        name = ".".join(parts[:length])
-        if name in EXTRAS:
-            return name, EXTRAS[name]
-    return None
+    """``(distribution, extra)`` for a module an extra installs, or None: the distribution whose
+    name the module's begins with, both normalised (``torch.nn`` -> ``("torch", "models")``,
+    ``google.cloud.language_v1`` -> ``google-cloud-language``)."""
+    name = canonicalize_name(module or "") + "-"
+    found = max((d for d in extras() if name.startswith(f"{d}-")), key=len, default=None)
+    return (found, extras()[found]) if found else None
 
 
 def missing_extra(err: BaseException) -> MissingExtra | None:

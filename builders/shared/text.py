@@ -104,21 +104,35 @@ def fmt(value: object, digits: int = 3, missing: str = "–") -> str:
 
 
 def with_interval(
-    value: object, interval: dict | None, digits: int = 2, scale: float = 1.0, missing: str = "n/a"
+    value: object,
+    interval: dict | None,
+    digits: int = 2,
+    scale: float = 1.0,
+    missing: str = "n/a",
+    sign: bool = False,
+    unavailable: str = "",
+    significant: bool = False,
 ) -> str:
     """An estimate with its interval, the one way every report writes it: ``0.42 [0.37, 0.47]``.
 
-    ``interval`` is a dict with ``low`` and ``high`` (the shape every metric module and
-    ``bias_hub.pipelines.common.stats`` return); the value alone where there is none or its bounds are
-    None; ``missing`` where the value is None or not finite. ``scale`` multiplies all three
-    (100 for percentages).
+    ``interval`` is a dict with ``low`` and ``high`` (the shape of every interval of
+    ``bias_hub.metrics._common.bias_hub_intervals``); the value alone where there is none;
+    ``missing`` where the value is None or not finite. ``scale`` multiplies all three (100 for
+    percentages); ``sign`` writes a ``+`` before a value of 0 or more (a change, a difference);
+    ``unavailable`` follows the value where an interval was computed but has no bounds (it may
+    name the interval's ``{reason}``); ``significant``: ``digits`` significant digits of the
+    value, at least ``digits`` decimals (``0.000911 [0.000506, 0.001735]``).
     """
     if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
         return missing if value is None else str(value)
     if not math.isfinite(value):
         return missing
-    text = f"{value * scale:.{digits}f}"
+    if significant and value != 0:
+        digits = max(digits, digits - 1 - math.floor(math.log10(abs(value * scale))))
+    text = ("+" if sign and value >= 0 else "") + f"{value * scale:.{digits}f}"
     low, high = (interval or {}).get("low"), (interval or {}).get("high")
     if low is not None and high is not None:
         text += f" [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
+    elif interval is not None and unavailable:
+        text += unavailable.format(reason=interval.get("reason"))
     return text

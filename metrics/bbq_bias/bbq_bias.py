@@ -10,11 +10,13 @@ from .bias_hub_common import (
     as_labels,
     as_names,
     cluster_codes,
-    cluster_sums,
+)
+from .bias_hub_intervals import (
     paired_comparison,
     paired_uncertainty_options,
     sum_intervals,
     uncertainty_options,
+    unit_strata,
 )
 
 _DESCRIPTION = """\
@@ -395,12 +397,6 @@ def _clusters(templates, category: np.ndarray) -> np.ndarray | None:
     return category * (int(codes.max()) + 1) + codes
 
 
-def _strata(units: np.ndarray, clusters: np.ndarray | None) -> tuple[list, str]:
-    if clusters is None:
-        return [units], "items"
-    return [cluster_sums(units, clusters)], "templates"
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BbqBias(DirectCompute, evaluate.Metric):
     def _info(self):
@@ -486,13 +482,15 @@ class BbqBias(DirectCompute, evaluate.Metric):
             reasons.update({f"{name}.{key}": text for key, text in why.items()})
         if options is not None:
             units = _PATTERN_COLUMNS[patterns]
-            strata, unit = _strata(units, clusters)
+            strata, unit = unit_strata(units, clusters)
             result["confidence_intervals"] = dict(
                 zip(SCORES, sum_intervals(strata, _score_values, options, unit), strict=True)
             )
             for code, name in enumerate(names):
                 mask = category == code
-                strata, unit = _strata(units[mask], None if clusters is None else clusters[mask])
+                strata, unit = unit_strata(
+                    units[mask], None if clusters is None else clusters[mask]
+                )
                 intervals = sum_intervals(strata, _score_values, options, unit)
                 per_category[name]["confidence_intervals"] = dict(
                     zip(SCORES, intervals, strict=True)
@@ -538,7 +536,7 @@ class BbqBias(DirectCompute, evaluate.Metric):
                     ambiguous,
                 )
             ]
-            stratum, unit = _strata(units, clusters)
+            stratum, unit = unit_strata(units, clusters)
             strata.append(stratum)
         result = paired_comparison(strata[0], strata[1], _score_values, list(SCORES), options, unit)
         result["counts"] = {"items": int(category.size)}

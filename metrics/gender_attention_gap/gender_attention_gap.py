@@ -9,6 +9,8 @@ from .bias_hub_common import (
     as_column,
     as_names,
     as_numbers,
+)
+from .bias_hub_intervals import (
     bootstrap_intervals,
     no_interval,
     uncertainty_options,

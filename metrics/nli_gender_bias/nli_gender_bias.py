@@ -3,7 +3,6 @@
 import datasets
 import evaluate
 import numpy as np
-from scipy.special import ndtri
 
 from .bias_hub_common import (
     DirectCompute,
@@ -11,11 +10,14 @@ from .bias_hub_common import (
     as_labels,
     as_names,
     cluster_codes,
-    cluster_sums,
+)
+from .bias_hub_intervals import (
     paired_comparison,
     paired_uncertainty_options,
     sum_intervals,
     uncertainty_options,
+    unit_strata,
+    wilson_interval,
 )
 
 _DESCRIPTION = """\
@@ -238,14 +240,6 @@ def _scores(totals: np.ndarray) -> np.ndarray:
     return np.stack(scores)
 
 
-def _strata(units: np.ndarray, groups: np.ndarray, clusters: np.ndarray | None) -> tuple[list, str]:
-    """Rows resampled within their subset (the subsets' sizes are fixed by design), or whole
-    templates when rows share one."""
-    if clusters is not None:
-        return [cluster_sums(units, clusters)], "templates"
-    return [units[groups == subset] for subset in range(3)], "items"
-
-
 def _check_lengths(**columns) -> None:
     sizes = {name: len(column) for name, column in columns.items()}
     if len(set(sizes.values())) > 1:
@@ -254,32 +248,6 @@ def _check_lengths(**columns) -> None:
         )
     if next(iter(sizes.values())) == 0:
         raise ValueError(f"{next(iter(sizes))} is empty: the scores need rows of all three subsets")
-
-
-def _wilson(counts: np.ndarray, totals: np.ndarray, confidence_level: float) -> tuple:
-    """Wilson score interval of k successes in n (without continuity correction)."""
-    z = ndtri(0.5 + confidence_level / 2)
-    share = counts / totals
-    centre = (2 * counts + z * z) / (2 * (totals + z * z))
-    half = z * np.sqrt(z * z + 4 * totals * share * (1 - share)) / (2 * (totals + z * z))
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
-
-
-def _fraction_intervals(table: np.ndarray, confidence_level: float) -> dict:
-    """Wilson intervals of each label's share of its subset, from the (subset, label) counts."""
-    low, high = _wilson(table, table.sum(axis=1, keepdims=True), confidence_level)
-    return {
-        subset: {
-            label: {
-                "low": float(low[s, k]),
-                "high": float(high[s, k]),
-                "confidence_level": confidence_level,
-                "method": "Wilson",
-            }
-            for k, label in enumerate(LABELS)
-        }
-        for s, subset in enumerate(SUBSETS)
-    }
 
 
 _SHORT = ("PS", "AS", "NS")
@@ -412,11 +380,19 @@ class NliGenderBias(DirectCompute, evaluate.Metric):
             result["occupations"] = _occupation_shares(groups, labels, occupations)
         if options is not None:
             keys = _SCORES + (() if neutral is None else _NEUTRAL_SCORES)
-            strata, unit = _strata(units, groups, clusters)
+            # rows resampled within their subset (its size fixed by design), or whole templates
+            strata, unit = unit_strata(units, clusters, groups if clusters is None else None)
             result["confidence_intervals"] = dict(
                 zip(keys, sum_intervals(strata, _scores, options, unit), strict=True)
             )
-            result["fraction_intervals"] = _fraction_intervals(table, options["confidence_level"])
+            level = options["confidence_level"]
+            result["fraction_intervals"] = {
+                subset: {
+                    label: wilson_interval(table[s, k], table[s].sum(), level)
+                    for k, label in enumerate(LABELS)
+                }
+                for s, subset in enumerate(SUBSETS)
+            }
         return result
 
     def _compute_paired(
@@ -460,7 +436,9 @@ class NliGenderBias(DirectCompute, evaluate.Metric):
             raise ValueError(
                 "subsets: the bias score needs all three subsets; no rows for " + ", ".join(missing)
             )
-        (strata_a, unit), (strata_b, _) = (_strata(u, groups, clusters) for u in units)
+        (strata_a, unit), (strata_b, _) = (
+            unit_strata(u, clusters, groups if clusters is None else None) for u in units
+        )
         keys = list(_SCORES + (() if probabilities is None else _NEUTRAL_SCORES))
         result = paired_comparison(strata_a, strata_b, _scores, keys, options, unit)
         result["counts"] = {subset: int(counts[s]) for s, subset in enumerate(SUBSETS)}

@@ -9,10 +9,14 @@ from .bias_hub_common import (
     DirectCompute,
     as_column,
     as_numbers,
-    bootstrap_intervals,
-    no_interval,
     normalise_name,
     refuse_rows,
+)
+from .bias_hub_intervals import (
+    bootstrap_intervals,
+    correlation_intervals,
+    mean_intervals,
+    no_interval,
     sum_intervals,
     uncertainty_options,
 )
@@ -268,76 +272,6 @@ def _per_word(gaps, pair_words, min_pairs, assignment="all", word_order=None, wo
     return vocabulary[reported], word_gaps, counts[reported], word_pairs
 
 
-def _word_gap_intervals(gaps, word_pairs, word_gaps, options) -> list[dict]:
-    """Per word, resampling that word's pairs (each word's pairs a sample of its own)."""
-    varying = [w for w, pairs in enumerate(word_pairs) if len(pairs) >= 2]
-    intervals = [
-        no_interval(options, "pairs", len(pairs), f"needs at least 2 pairs, has {len(pairs)}")
-        for pairs in word_pairs
-    ]
-    if not varying:
-        return intervals
-    samples = [gaps[word_pairs[w]] for w in varying]
-
-    def statistic(*drawn, axis=-1):
-        return np.stack([sample.mean(axis=axis) for sample in drawn])
-
-    def jackknife():
-        return [
-            ([place], ((sample.sum() - sample) / (sample.size - 1))[None])
-            for place, sample in enumerate(samples)
-        ]
-
-    for w, interval in zip(
-        varying,
-        bootstrap_intervals(samples, statistic, word_gaps[varying], options, "pairs", jackknife),
-        strict=True,
-    ):
-        intervals[w] = {**interval, "n_units": len(word_pairs[w])}
-    return intervals
-
-
-def _pearson_rows(x, y):
-    """Pearson's r along the last axis (NaN where either side is constant)."""
-    x = x - x.mean(axis=-1, keepdims=True)
-    y = y - y.mean(axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (x * y).sum(-1) / np.sqrt((x * x).sum(-1) * (y * y).sum(-1))
-
-
-def _correlation_intervals(x, y, options) -> dict:
-    """Pearson and Spearman, resampling words (each word's (score, gap) pair drawn together)."""
-
-    def statistic(drawn, axis=-1):
-        xs, ys = x[drawn], y[drawn]
-        return np.stack(
-            [
-                _pearson_rows(xs, ys),
-                _pearson_rows(stats.rankdata(xs, axis=-1), stats.rankdata(ys, axis=-1)),
-            ]
-        )
-
-    def left_out(values):
-        """Row i: ``values`` without unit i, and their average ranks (dropping a unit lowers the
-        rank of every larger value by 1 and of every tie by 1/2: no re-ranking needed)."""
-        keep = ~np.eye(values.size, dtype=bool)
-        shift = (values[None] > values[:, None]) + 0.5 * (values[None] == values[:, None])
-        ranks = stats.rankdata(values)[None] - shift
-        return np.broadcast_to(values, keep.shape)[keep].reshape(values.size, -1), ranks[
-            keep
-        ].reshape(values.size, -1)
-
-    def jackknife():
-        (xs, x_ranks), (ys, y_ranks) = left_out(x), left_out(y)
-        return [np.stack([_pearson_rows(xs, ys), _pearson_rows(x_ranks, y_ranks)])]
-
-    observed = statistic(np.arange(x.size))
-    pearson, spearman = bootstrap_intervals(
-        [np.arange(x.size)], statistic, observed, options, "words", jackknife
-    )
-    return {"correlation_pearson": pearson, "correlation_spearman": spearman}
-
-
 def _correlation(words, word_gaps, word_scores, options=None):
     lookup = {
         normalise_name(str(word)).lower(): float(score) for word, score in word_scores.items()
@@ -365,7 +299,10 @@ def _correlation(words, word_gaps, word_scores, options=None):
         "spearman_pvalue": float(spearman.pvalue),
     }
     if options is not None:
-        result["intervals"] = _correlation_intervals(x, y, options)
+        result["intervals"] = {
+            f"correlation_{method}": interval
+            for method, interval in correlation_intervals(x, y, options, "words").items()
+        }
     return result
 
 
@@ -571,9 +508,9 @@ class PerplexityGap(DirectCompute, evaluate.Measurement):
                 "word_pairs": [pairs.tolist() for pairs in word_pairs],
             }
             if options is not None:
-                for i, interval in enumerate(
-                    _word_gap_intervals(gaps, word_pairs, word_gaps, options)
-                ):
+                # each word's pairs resampled on their own
+                samples = [gaps[pairs] for pairs in word_pairs]
+                for i, interval in enumerate(mean_intervals(samples, options, "pairs")):
                     result["confidence_intervals"][f"word_perplexity_gap[{i}]"] = interval
             if word_scores is not None:
                 correlation = _correlation(words, word_gaps, word_scores, options)

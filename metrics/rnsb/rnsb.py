@@ -11,13 +11,15 @@ from sklearn.model_selection import train_test_split
 
 from .bias_hub_common import (
     DirectCompute,
-    bootstrap_intervals,
     disjoint_sets,
-    leave_one_out,
     lookup_sets,
     named_sets,
-    uncertainty_options,
     vector_table,
+)
+from .bias_hub_intervals import (
+    bootstrap_intervals,
+    leave_one_out,
+    uncertainty_options,
 )
 
 _DESCRIPTION = """\

@@ -12,13 +12,15 @@ from .bias_hub_common import (
     as_names,
     as_numbers,
     cluster_codes,
-    cluster_sums,
     normalise_name,
+    refuse_rows,
+)
+from .bias_hub_intervals import (
     paired_comparison,
     paired_uncertainty_options,
-    refuse_rows,
     sum_intervals,
     uncertainty_options,
+    unit_strata,
 )
 
 _DESCRIPTION = """
@@ -315,25 +317,6 @@ def _eligible(candidates, size: int) -> np.ndarray:
     return np.asarray(flags, dtype=bool)
 
 
-def _listed_intervals(
-    result: dict, names: tuple[str, str], matrix, labels, clusters, options
-) -> dict:
-    """The intervals of every listed item's change rate, keyed ``<direction>[i]`` and ``gains.<direction>[i]``."""
-    forward, backward = names
-    listed, keys, backwards = [], [], []
-    for prefix, lists in (("", result), ("gains.", result["gains"])):
-        for name in (forward, backward):
-            for position, entry in enumerate(lists[name]):
-                listed.append(entry["index"])
-                keys.append(f"{prefix}{name}[{position}]")
-                backwards.append(name == backward)
-    return (
-        _rate_intervals(matrix, labels, listed, keys, backwards, clusters, options)
-        if listed
-        else {}
-    )
-
-
 def _ranked(rates, start, end, vocabulary, eligible, top_k, drops):
     """The study's table (``drops``): items above chance in the starting form whose
     probability falls, most negative change rate first; else the largest gains, highest first."""
@@ -354,36 +337,27 @@ def _ranked(rates, start, end, vocabulary, eligible, top_k, drops):
     ]
 
 
-def _strata(
-    units: np.ndarray, clusters: np.ndarray | None, stratum: np.ndarray | None, unit: str
-) -> tuple[list, str]:
-    """Whole templates when given, else the rows; within their stratum (a form) when one is
-    given and, for templates, every template lies in one stratum (a template's form is fixed)."""
-    if stratum is None:
-        return (
-            ([units], unit) if clusters is None else ([cluster_sums(units, clusters)], "templates")
-        )
-    codes = np.unique(stratum)
-    if clusters is None:
-        return [units[stratum == code] for code in codes], unit
-    if len(np.unique(np.stack([clusters, stratum]), axis=1).T) != len(np.unique(clusters)):
-        return [cluster_sums(units, clusters)], "templates"
-    return [
-        cluster_sums(units[stratum == code], clusters[stratum == code]) for code in codes
-    ], "templates"
-
-
-def _rate_intervals(matrix, forms, items, keys, backwards, clusters, options) -> dict:
-    """Intervals of the listed change rates: each is a function of per-form sums of its
-    item's probability and of the per-form row counts (``backwards``: from the second form)."""
-    items = np.asarray(items, dtype=np.int64)
-    is_from = (forms == 0).astype(np.float64)
-    is_to = (forms == 1).astype(np.float64)
-    picked = matrix[:, items]
-    units = np.hstack(
-        [is_from[:, None], is_to[:, None], picked * is_from[:, None], picked * is_to[:, None]]
-    )
-    size = items.size
+def _listed_intervals(
+    result: dict, names: tuple[str, str], matrix, forms, clusters, options
+) -> dict:
+    """The intervals of every listed item's change rate, keyed ``<direction>[i]`` and
+    ``gains.<direction>[i]``: each rate is a function of the per-form sums of its item's
+    probability and of the per-form row counts (backward: from the second form)."""
+    forward, backward_name = names
+    listed, keys, backwards = [], [], []
+    for prefix, lists in (("", result), ("gains.", result["gains"])):
+        for name in (forward, backward_name):
+            for position, entry in enumerate(lists[name]):
+                listed.append(entry["index"])
+                keys.append(f"{prefix}{name}[{position}]")
+                backwards.append(name == backward_name)
+    if not listed:
+        return {}
+    is_from = (forms == 0).astype(np.float64)[:, None]
+    is_to = (forms == 1).astype(np.float64)[:, None]
+    picked = matrix[:, np.asarray(listed, dtype=np.int64)]
+    units = np.hstack([is_from, is_to, picked * is_from, picked * is_to])
+    size = len(listed)
     backward = np.asarray(backwards, dtype=bool)
 
     def score(totals):
@@ -395,7 +369,7 @@ def _rate_intervals(matrix, forms, items, keys, backwards, clusters, options) ->
             (mean_to - mean_from) / mean_from,
         )
 
-    strata, unit = _strata(units, clusters, forms, "sentences")
+    strata, unit = unit_strata(units, clusters, forms, "sentences")
     return dict(zip(keys, sum_intervals(strata, score, options, unit), strict=True))
 
 
@@ -583,7 +557,9 @@ class SpeciesismBias(DirectCompute, evaluate.Metric):
         result["overall_negative_share"] = float(np.mean(label == 0))
         if options is not None:
             keys = ["overall_negative_share"] + [f"negative_share.{a}" for a in names]
-            strata, unit = _strata(_share_units(index, label, len(names)), clusters, None, "fills")
+            strata, unit = unit_strata(
+                _share_units(index, label, len(names)), clusters, None, "fills"
+            )
             result["confidence_intervals"] = dict(
                 zip(keys, sum_intervals(strata, _shares, options, unit), strict=True)
             )
@@ -608,7 +584,7 @@ class SpeciesismBias(DirectCompute, evaluate.Metric):
         label_b = _choice(labels_b, "labels_b", list(_LABELS), "label")
         keys = ["overall_negative_share"] + [f"negative_share.{a}" for a in names]
         (strata_a, unit), (strata_b, _) = (
-            _strata(_share_units(index, label, len(names)), clusters, None, "fills")
+            unit_strata(_share_units(index, label, len(names)), clusters, None, "fills")
             for label in (label_a, label_b)
         )
         if sum(len(units) for units in strata_a) < 2:

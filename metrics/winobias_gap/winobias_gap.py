@@ -8,8 +8,10 @@ from scipy.optimize import linear_sum_assignment
 from .bias_hub_common import (
     DirectCompute,
     as_column,
-    no_interval,
     normalise_name,
+)
+from .bias_hub_intervals import (
+    no_interval,
     sum_intervals,
     uncertainty_options,
 )

@@ -24,8 +24,9 @@ for every setting without a basis of its own (a preset that is the project's, no
 One behaviour everywhere (``apply_preset``): a setting the command line does not give takes the
 preset's value; a setting given explicitly wins, and where it differs from the preset it is
 recorded as a departure ``{"setting", "preset", "used", "section"}`` that results.json
-(``preset_record``) and report.md (``preset_markdown``) show. A preset may also be a YAML file
-of the same shape as one entry (``command``, ``settings``, optional ``name``).
+(``preset_record``) and report.md (``pipelines/common/templates/preset.md.j2``) show. A preset
+may also be a YAML file of the same shape as one entry (``command``, ``settings``, optional
+``name``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 from bias_hub.builders.shared.files import read_text
-from bias_hub.builders.shared.text import code_span
 
 __all__ = [
     "BASIS_KINDS",
@@ -47,7 +47,6 @@ __all__ = [
     "basis_markdown",
     "basis_record",
     "load_preset",
-    "preset_markdown",
     "preset_names",
     "preset_record",
     "safe_yaml",
@@ -262,21 +261,6 @@ def preset_record(settings: Any) -> dict | None:
     if getattr(settings, "preset", None) is None:
         return None
     return {"name": settings.preset, "departures": list(settings.departures)}
-
-
-def preset_markdown(settings: Any) -> list[str]:
-    """The report's lines on the preset and its departures (none without a preset)."""
-    if getattr(settings, "preset", None) is None:
-        return []
-    if not settings.departures:
-        return [f"Preset {code_span(settings.preset)}, no departures.", ""]
-    lines = [f"Preset {code_span(settings.preset)}, with these departures from it:", ""]
-    for d in settings.departures:
-        where = f" ({d['section']})" if d.get("section") else ""
-        lines.append(
-            f"- {code_span(d['setting'])}: {d['used']!r} instead of {d['preset']!r}{where}"
-        )
-    return [*lines, ""]
 
 
 def basis_record(preset: Preset) -> dict:

@@ -18,8 +18,7 @@ the manifest keeps the fingerprints under ``"inputs"`` (``bias-hub report RUN`` 
 
     with RunFolder(out_dir) as run:
         run.write_json("results.json", results)
-        run.write_figure("plot.png", figure)
-        run.write_text("report.md", markdown)
+        report.render(results, run.staging)   # report.md and figures (pipelines/common/render.py)
 """
 
 from __future__ import annotations
@@ -210,18 +209,6 @@ class RunFolder:
         return atomic_write_text(
             self.path(name), jsonl_text(redact_data(to_jsonable(row)) for row in rows)
         )
-
-    def write_figure(self, name: str, figure, dpi: int = 120) -> Path:
-        """Save a matplotlib figure as PNG (tight layout) and close it."""
-        import matplotlib.pyplot as plt
-
-        try:
-            figure.tight_layout()
-            path = self.path(name)
-            figure.savefig(path, dpi=dpi)
-        finally:
-            plt.close(figure)
-        return path
 
     def record_inputs(
         self,

@@ -1,19 +1,18 @@
-"""Statistics the parts share: Holm's correction over several comparisons and one correlation
-helper with one set of keys.
+"""Statistics the parts share: Holm's correction over a family of comparisons and one
+correlation helper with one set of keys.
 
-Estimates of a bias score with their intervals come from the metric modules; what lives here is
-what a run computes *across* scores (a correlation between two columns of results, the family of
-comparisons in one report).
+What lives here is what a run computes *across* scores (a correlation between two columns of
+results, the family of comparisons in one report); every interval, this correlation's too,
+comes from the one intervals module, ``bias_hub.metrics._common.bias_hub_intervals``.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["CORRELATION_METHODS", "correlation", "holm"]
+__all__ = ["CORRELATION_METHODS", "correlation", "holm", "holm_family"]
 
 CORRELATION_METHODS = ("pearson", "spearman")
 
@@ -35,68 +34,15 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
     return adjusted
 
 
-def _pearson(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    x = x - x.mean(axis=axis, keepdims=True)
-    y = y - y.mean(axis=axis, keepdims=True)
-    return (x * y).sum(axis=axis) / np.sqrt((x * x).sum(axis=axis) * (y * y).sum(axis=axis))
-
-
-def _spearman(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    from scipy import stats
-
-    return _pearson(stats.rankdata(x, axis=axis), stats.rankdata(y, axis=axis), axis=axis)
-
-
-def _bootstrap_interval(
-    x: np.ndarray,
-    y: np.ndarray,
-    method: str,
-    confidence_level: float,
-    n_resamples: int,
-    seed: int,
-    unit: str,
-) -> dict:
-    """Bootstrap interval of the coefficient, resampling (x, y) pairs together; BCa where
-    defined, else percentile; bounds None with a reason where no resample set gives one."""
-    from scipy import stats
-
-    statistic = _pearson if method == "pearson" else _spearman
-    interval = {
-        "low": None,
-        "high": None,
-        "confidence_level": confidence_level,
-        "method": None,
-        "n_resamples": n_resamples,
-        "unit": unit,
-        "n_units": int(x.size),
-        "reason": None,
-    }
-    for kind in ("BCa", "percentile"):
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = stats.bootstrap(
-                (x, y),
-                statistic,
-                paired=True,
-                vectorized=True,
-                n_resamples=n_resamples,
-                confidence_level=confidence_level,
-                method=kind,
-                rng=np.random.default_rng(seed),
-            )
-        undefined = int(np.isnan(result.bootstrap_distribution).sum())
-        if undefined:
-            interval["reason"] = (
-                f"undefined in {undefined} of {n_resamples} resamples "
-                "(a resample whose values are all equal)"
-            )
-            return interval
-        low, high = result.confidence_interval
-        if np.isfinite(low) and np.isfinite(high):
-            interval.update(low=float(low), high=float(high), method=kind)
-            return interval
-    interval["reason"] = "the bootstrap distribution is degenerate"
-    return interval
+def holm_family(entries: Sequence[dict], alpha: float) -> int:
+    """Holm's correction over the ``"p_value"`` of each entry (a comparison; None: not tested):
+    each gets ``"p_holm"`` (None where untested) and ``"significant"`` (its adjusted p-value
+    below ``alpha``). Returns how many were tested, the family's size."""
+    adjusted = holm([entry["p_value"] for entry in entries])
+    for entry, p in zip(entries, adjusted, strict=True):
+        entry["p_holm"] = p
+        entry["significant"] = p is not None and p < alpha
+    return sum(p is not None for p in adjusted)
 
 
 def correlation(
@@ -114,9 +60,9 @@ def correlation(
     Returns ``{"method", "statistic", "p_value", "n", "interval", "note"}``: ``statistic``
     and ``p_value`` are None (with a ``note``) when fewer than 3 pairs remain or either side is
     constant; pairs where either value is None or not finite are dropped and counted in
-    ``note``. ``interval`` (with ``confidence_level``) is a bootstrap interval over the pairs,
-    ``{"low", "high", "confidence_level", "method", "n_resamples", "unit", "n_units",
-    "reason"}``, else None.
+    ``note``. ``interval`` (with ``confidence_level``) is a bootstrap interval over the pairs
+    (``bias_hub_intervals.correlation_intervals``: BCa where defined, else percentile; bounds
+    None with a reason where resamples leave it undefined), else None.
     """
     from scipy import stats
 
@@ -144,7 +90,11 @@ def correlation(
     test = stats.pearsonr(a, b) if method == "pearson" else stats.spearmanr(a, b)
     result.update(statistic=float(test.statistic), p_value=float(test.pvalue))
     if confidence_level:
-        result["interval"] = _bootstrap_interval(
-            a, b, method, confidence_level, n_resamples, seed, unit
+        from bias_hub.metrics._common.bias_hub_intervals import (
+            correlation_intervals,
+            uncertainty_options,
         )
+
+        options = uncertainty_options(confidence_level, n_resamples, seed)
+        result["interval"] = correlation_intervals(a, b, options, unit)[method]
     return result

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from bias_hub.builders.shared.files import atomic_write_text, write_json
+from bias_hub.builders.shared.files import write_json
+from bias_hub.pipelines.common.render import write_report
 from bias_hub.pipelines.dataset_stats.stats import dataset_statistics, statistics_markdown
 
 ORDER = 0
@@ -21,5 +22,5 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
     table = statistics_markdown(stats)
     logger.info("%s", table)
     write_json(out_dir / "results.json", stats)
-    atomic_write_text(out_dir / "report.md", "# Dataset statistics\n\n" + table + "\n")
+    write_report(out_dir, "dataset_stats/templates/report.md.j2", stats=stats)
     return {"title": "Dataset statistics", "summary": table, "report": "report.md"}

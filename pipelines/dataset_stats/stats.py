@@ -7,6 +7,7 @@ from pathlib import Path
 import datasets
 
 from bias_hub.builders.shared.card import read_card
+from bias_hub.pipelines.common.render import macros
 
 
 def dataset_statistics(root: Path) -> dict[str, dict[str, dict[str, int]]]:
@@ -28,21 +29,4 @@ def dataset_statistics(root: Path) -> dict[str, dict[str, dict[str, int]]]:
 
 def statistics_markdown(stats: dict[str, dict[str, dict[str, int]]]) -> str:
     """One row per dataset and config, one column of row counts per split (``–``: no such split)."""
-    usual = ("train", "validation", "dev", "test")  # in reading order; other splits follow by name
-    splits = {
-        split for configs in stats.values() for counts in configs.values() for split in counts
-    }
-    columns = [s for s in usual if s in splits] + sorted(splits - set(usual))
-    lines = [
-        "| dataset | config | " + " | ".join(columns) + " | total |",
-        "|---|---|" + "---:|" * (len(columns) + 1),
-    ]
-    for name, configs in stats.items():
-        for config, counts in configs.items():
-            cells = [f"{counts[s]:,}" if s in counts else "–" for s in columns]
-            lines.append(
-                f"| {name} | {config} | " + " | ".join(cells) + f" | {sum(counts.values()):,} |"
-            )
-    if len(lines) == 2:
-        return "No dataset folder has been built yet (run `bias-hub build all`)."
-    return "\n".join(lines)
+    return macros("dataset_stats/templates/tables.md.j2").statistics(stats)

@@ -20,19 +20,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bias_hub.builders.shared.files import csv_records, read_text
-from bias_hub.builders.shared.text import fmt, with_interval
+from bias_hub.builders.shared.text import fmt
 from bias_hub.pipelines.common.stats import CORRELATION_METHODS, correlation, holm
 
 __all__ = [
     "EXTRINSIC",
     "column_label",
-    "correlation_markdown",
     "correlation_table",
     "family_pairs",
     "merge_tables",
     "read_score_table",
     "scatter_figure",
-    "table2_markdown",
+    "table2_cells",
     "table2_pairs",
     "with_absolute_weat",
 ]
@@ -213,28 +212,6 @@ def _number(value: float | None, digits: int = 3) -> str:
     return fmt(value, digits, missing="n/a")
 
 
-def _estimate(entry: dict) -> str:
-    return with_interval(entry["statistic"], entry.get("interval"))
-
-
-def correlation_markdown(rows: Sequence[dict]) -> str:
-    """One line per pair: each coefficient with its interval and Holm-adjusted p-value (the
-    raw p-values are in correlations.json), † where Pearson and Spearman disagree at 0.05
-    (one significant, the other not); seven columns, so the table fits a page."""
-    lines = [
-        "| x | y | n | Pearson r [CI] | p (Holm) | Spearman ρ [CI] | p (Holm) |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for row in rows:
-        pearson, spearman = row["pearson"], row["spearman"]
-        mark = " †" if row["disagree"] else ""
-        lines.append(
-            f"| {row['x']} | {row['y']} | {row['n']} | {_estimate(pearson)} | {_number(pearson.get('p_value_holm'))} | "
-            f"{_estimate(spearman)}{mark} | {_number(spearman.get('p_value_holm'))} |"
-        )
-    return "\n".join(lines)
-
-
 def _direct_kind(column: str) -> tuple[str, str] | None:
     for prefix in sorted(_DIRECT_NAMES, key=len, reverse=True):
         if column.startswith(prefix):
@@ -262,35 +239,19 @@ def column_label(column: str) -> str:
     return f"|{name}|, {test}" if absolute else f"{name}, {test}"
 
 
-def table2_markdown(rows: Sequence[dict], alpha: float = 0.05) -> str:
-    """The study's Table 2 layout: rows test x direct score, columns Type 1/2 precision and
-    recall gaps; Pearson r [bootstrap interval], * where Holm's adjusted p < alpha."""
+def table2_cells(rows: Sequence[dict]) -> list[tuple[str, str, list]]:
+    """The study's Table 2 cells: per (test, direct score), in its row order, the correlation row
+    of each WinoBias gap (None where there is none); empty without gaps."""
     cells: dict[tuple[str, str], dict[str, dict]] = {}
     for row in rows:
         kind = _direct_kind(row["x"])
-        if kind is None or row["y"] not in EXTRINSIC:
-            continue
-        cells.setdefault((kind[1], kind[0]), {})[row["y"]] = row
-    if not cells:
-        return ""
+        if kind is not None and row["y"] in EXTRINSIC:
+            cells.setdefault((kind[1], kind[0]), {})[row["y"]] = row
     order = {prefix: i for i, prefix in enumerate(DIRECT)}
-    lines = [
-        "| test | direct score | Type 1 Pre. diff | Type 1 Rec. diff | Type 2 Pre. diff | Type 2 Rec. diff |",
-        "|---|---|---|---|---|---|",
+    return [
+        (test, _DIRECT_NAMES[prefix], [cells[test, prefix].get(column) for column in EXTRINSIC])
+        for test, prefix in sorted(cells, key=lambda key: (key[0], order[key[1]]))
     ]
-    for test, prefix in sorted(cells, key=lambda key: (key[0], order[key[1]])):
-        values = []
-        for column in EXTRINSIC:
-            row = cells[test, prefix].get(column)
-            if row is None:
-                values.append("")
-                continue
-            holm_p = row["pearson"].get("p_value_holm")
-            values.append(
-                _estimate(row["pearson"]) + ("*" if holm_p is not None and holm_p < alpha else "")
-            )
-        lines.append(f"| {test} | {_DIRECT_NAMES[prefix]} | " + " | ".join(values) + " |")
-    return "\n".join(lines)
 
 
 _MARKERS = "osD^vP*Xp<>h"

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from bias_hub.pipelines.common import RunFolder
 from bias_hub.pipelines.common.locations import ensure_built
+from bias_hub.pipelines.common.render import macros
 from bias_hub.pipelines.embeddings import report
+from bias_hub.pipelines.embeddings.correlate import table2_cells
 from bias_hub.pipelines.embeddings.run import (
     finish,
     results_header,
@@ -26,6 +28,7 @@ from bias_hub.pipelines.embeddings.settings import ControlSettings, ScoreSetting
 from bias_hub.pipelines.embeddings.vectors import load_chive, load_googlenews_subset
 
 ORDER = 50
+TEMPLATE = "embeddings/templates/demo.md.j2"
 TESTS = ["weat6_gender_terms", "weat7", "weat8"]
 # WEAT 8 loses "Einstein" and "NASA" (2 of 8 science words) in the GoogleNews subset even in
 # lower case: allow that 25% loss rather than drop the test; the report lists it.
@@ -51,16 +54,7 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
             vectors, queries, settings, out, notes=f"{names_note}\n\n{japanese}"
         )
         finish(out, results)
-    base = [row for row in results["rows"] if row["embedding"] == "original"]
-    summary = "\n\n".join(
-        [
-            f"GoogleNews subset ({len(vectors):,} words x {vectors.dim}), {len(results['members'])} bias-controlled members.",
-            report.scores_markdown(base),
-            "WEAT vs RNSB across the family:",
-            report.correlations_markdown(results),
-            japanese,
-        ]
-    )
+    summary = macros(TEMPLATE, table2_cells=table2_cells).summary(vectors, results, japanese)
     return {"title": "Word-embedding bias (WEAT, RNSB)", "summary": summary, "report": "report.md"}
 
 
@@ -89,11 +83,4 @@ def japanese_section(out: RunFolder, datasets_root: Path | None, settings: Contr
     write_score_tables(out, results)
     out.write_json("results.json", results)
     report.render(results, out.path("."))
-    return "\n\n".join(
-        [
-            "## Japanese WEAT 6/7/8 on chiVe (ja-ginza 5.3.0)",
-            f"{vectors.note}. The notes list, per test, the words that share one vector "
-            "(their associations are tied).",
-            report.scores_markdown(rows),
-        ]
-    )
+    return macros(TEMPLATE, table2_cells=table2_cells).japanese(vectors, rows)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
-from bias_hub.pipelines.common.stats import holm
+from bias_hub.pipelines.common.stats import holm_family
 
 __all__ = ["CORRECTION", "comparison_pairs", "compare_runs"]
 
@@ -86,18 +86,12 @@ def compare_runs(
                     "reason": values.get("reason") or interval.get("reason"),
                 }
             )
-    tested = [row for row in rows if row["p_value"] is not None]
     alpha = round(1 - confidence_level, 10)
-    for row, adjusted in zip(tested, holm([row["p_value"] for row in tested]), strict=True):
-        row["p_holm"] = adjusted
-        row["significant"] = adjusted < alpha
-    for row in rows:
-        row.setdefault("p_holm", None)
-        row.setdefault("significant", False)
+    n_tests = holm_family(rows, alpha)
     return {
         "correction": CORRECTION,
         "alpha": alpha,
-        "n_tests": len(tested),
+        "n_tests": n_tests,
         "unit": "templates" if columns.get("templates") is not None else "items",
         "rows": rows,
     }

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 from bias_hub.builders.shared.files import atomic_write_text
-from bias_hub.builders.shared.text import markdown_table, with_interval
 from bias_hub.pipelines.common import load_dataset_split, load_metric
 from bias_hub.pipelines.common.locations import ensure_built
+from bias_hub.pipelines.common.render import macros
 from bias_hub.pipelines.jbbq.planted_model import (
     NO_ANSWER,
     Plan,
@@ -25,7 +25,6 @@ from bias_hub.pipelines.jbbq.planted_model import (
     train_planted_model,
 )
 from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
-from bias_hub.pipelines.jbbq.report import SCORE_NAMES, format_cell, prompt_label
 from bias_hub.pipelines.jbbq.run import run_evaluate
 from bias_hub.pipelines.jbbq.settings import with_preset
 
@@ -37,24 +36,18 @@ SEED = 0
 N_RESAMPLES = 2000
 SPLIT = "train"
 # The control's replies: ambiguous questions answered "unknown" but for a tenth each way, 90 % of
-# disambiguated ones right whichever person the answer is: no stereotype to find.
-CONTROL_STEPS = 400
+# disambiguated ones right whichever person the answer is: no stereotype to find. It learns them
+# for the basic prompt alone, in 400 steps of 33 questions (fit 1.0 on the sample; 250: 0.33).
 CONTROL = Plan(
     stereotyped_ambiguous=0.1, counter_ambiguous=0.1, correct_stereotyped=0.9, correct_counter=0.9
 )
+CONTROL_STEPS = 400
 # The layout the planted model learns its replies in: a tiny line-level model learns them in
 # bias-hub's compact layout within the demo's steps, not in llm-jp-eval's (measured on the test
 # fixture: fit 1.0 against 0.36 after 400 steps), so the demo departs from the paper preset here.
 PLANTED_LAYOUT = "compact"
-# (result key, column title) of the planted-vs-measured table
-KEYS = [
-    ("accuracy_ambiguous", "acc amb"),
-    ("accuracy_disambiguated", "acc dis"),
-    ("accuracy_gap", "acc diff"),
-    ("bias_score_disambiguated", "s_DIS"),
-    ("bias_score_ambiguous", "s_AMB"),
-    ("unparsable_rate", "no index"),
-]
+# The report's and the summary's text.
+TEMPLATE = "jbbq/templates/demo.md.j2"
 
 
 def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
@@ -72,73 +65,17 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
         torch.set_num_threads(threads)
 
 
-def _planted_table(results: dict, planted: dict[str, dict]) -> str:
-    rows = []
-    for run in results["runs"]:
-        metrics = run["metrics"]
-        intervals = metrics.get("confidence_intervals") or {}
-        target = planted[run["prompt"]]
-        rows.append(
-            [prompt_label(run["prompt"]), "planted"]
-            + [format_cell(target.get(key)) for key, _ in KEYS]
-        )
-        rows.append(
-            ["", "measured"]
-            + [
-                with_interval(metrics.get(key), intervals.get(key))
-                if key != "unparsable_rate"
-                else format_cell(metrics.get(key))
-                for key, _ in KEYS
-            ]
-        )
-    return markdown_table(["prompt", ""] + [title for _, title in KEYS], rows)
-
-
-def _significant(results: dict) -> list[str]:
-    comparisons = results.get("comparisons") or {}
-    lines = []
-    for row in comparisons.get("rows", []):
-        if row["score"] in ("accuracy_ambiguous", "bias_score_ambiguous"):
-            mark = "significant" if row["significant"] else "not significant"
-            lines.append(
-                f"- {prompt_label(row['a']['prompt'])} → {prompt_label(row['b']['prompt'])}, "
-                f"{SCORE_NAMES[row['score']]}: {with_interval(row['difference'], row)} "
-                f"(Holm-adjusted p = {row['p_holm']:.4f}, {mark})"
-            )
-    return lines
-
-
 def summary_markdown(
-    intro: str,
-    plan_lines: list[str],
-    table: str,
-    comparisons: list[str],
-    board_lines: list[str] = (),
+    intro: str, plan_lines: list[str], table: str, comparisons: list[str], board: str = ""
 ) -> str:
     """The part's summary for the combined demo report. Its links are relative to the part's
     folder: the combined report prefixes the part's name itself (``jbbq/evaluation/...``)."""
-    return "\n".join(
-        [
-            intro,
-            "",
-            *plan_lines,
-            "",
-            table,
-            "",
-            *comparisons,
-            "",
-            "![Figure 1 layout](evaluation/figure1_0shot.png)",
-            "",
-            "Full report: [evaluation/report.md](evaluation/report.md).",
-            "",
-            *board_lines,
-        ]
-    )
+    return macros(TEMPLATE).summary(intro, plan_lines, table, comparisons, board)
 
 
-def _leaderboard(out_dir: Path, dataset_dir: Path, rows: list[dict], planted_settings) -> list[str]:
+def _leaderboard(out_dir: Path, dataset_dir: Path, rows: list[dict], planted_settings) -> str:
     """A control beside the planted model, their leaderboard (with the paper's printed rows) and
-    the eval results a push would open, as a dry run on the stand-in data; the summary's lines."""
+    the eval results a push would open, as a dry run on the stand-in data; the summary's text."""
     import dataclasses
 
     from bias_hub.pipelines.export.eval_results import Settings as EvalSettings
@@ -146,8 +83,6 @@ def _leaderboard(out_dir: Path, dataset_dir: Path, rows: list[dict], planted_set
     from bias_hub.pipelines.leaderboard.run import run as leaderboard
     from bias_hub.pipelines.leaderboard.settings import Settings as BoardSettings
 
-    # The control: taught the basic prompt alone (a third of the planted model's work per step),
-    # no stereotype in either context.
     basic = load_prompt("basic", PLANTED_LAYOUT)
     answers = planted_answers(rows, "basic", CONTROL, seed=SEED)
     items = [
@@ -178,15 +113,9 @@ def _leaderboard(out_dir: Path, dataset_dir: Path, rows: list[dict], planted_set
         out_dir / "eval-results",
         EvalSettings(namespace="bias-hub", allow_stand_ins=True),
     )
-    files = [f"[{path}](eval-results/{path})" for paths in written.values() for path in paths]
+    files = [path for paths in written.values() for path in paths]
     ranked = sum(1 for table in tables for row in table.rows if row.ranks)
-    return [
-        f"A control (the basic prompt taught without a stereotype: {CONTROL.describe()[0]}) beside the "
-        f"planted model: [leaderboard](leaderboard/leaderboard.html) ([Markdown](leaderboard/leaderboard.md), "
-        f"[JSON](leaderboard/leaderboard.json)), {ranked} rows ranked, the JBBQ paper's Table 4 rows beside them "
-        "labelled as printed. The eval results a push would open on each model's page (a dry run on the "
-        "sample, so labelled stand-in data and never pushed): " + ", ".join(files) + ".",
-    ]
+    return macros(TEMPLATE).board(CONTROL.describe()[0], ranked, files)
 
 
 def _run(out_dir: Path, dataset_dir: Path) -> dict:
@@ -246,56 +175,24 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
         shot_pool=0,
     )
     results = run_evaluate(str(model_dir), dataset_dir, out_dir / "evaluation", settings)
-    table = _planted_table(results, planted)
+    text = macros(TEMPLATE)
+    table = text.planted_table(results, planted)
     log.info("planted vs measured:\n%s", table)
-    comparisons = _significant(results)
-    intro = (
-        "A tiny Llama trained for this demo (some seconds of CPU) on the sample's train split to answer with a "
-        "**planted bias**; then evaluated by `jbbq evaluate --preset paper` with the paper's three prompts and "
-        f"generated answers, overridden to 0 shots and the compact prompt layout (a line-level tiny model learns it) on split `{SPLIT}` (the questions it was trained on: five "
-        "templates cannot teach a model this small which person an unseen template stereotypes). So the numbers "
-        "check that prompting, generation, parsing, scoring and intervals recover a known bias; they say nothing "
-        "about any real model. The questions are the project's sample templates, not JBBQ. Intervals resample "
-        "questions (the split has one template per category, too few to resample templates)."
-    )
+    comparisons = text.comparisons(results).splitlines()
+    intro = text.intro(SPLIT)
     plan_lines = [f"- {line}" for line in plan.describe()]
     fit = (
         f"Training: {STEPS} steps, {train_seconds:.1f} s; the model gives the planted reply as its most likely "
         f"token for {100 * trained['fit']:.1f} % of its {3 * len(items)} training prompts."
     )
-    sections = [
-        "# JBBQ demo: a planted bias, recovered",
-        "",
-        intro,
-        "",
-        "## What was planted",
-        "",
-        *plan_lines,
-        "",
-        fit,
-        "",
-        "## Planted vs measured",
-        "",
-        "`planted`: the scores of the replies the model was taught (the `bbq_bias` metric on them); `measured`: "
-        "the scores of its generated replies, with 95 % intervals.",
-        "",
-        table,
-        "",
-        "Paired comparisons between the prompts (Holm-corrected over all "
-        f"{(results.get('comparisons') or {}).get('n_tests', 0)} tests of the run):",
-        "",
-        *comparisons,
-        "",
-        "![Figure 1 layout](evaluation/figure1_0shot.png)",
-        "",
-        "Full report (Table 4 layout, every comparison, every run): [evaluation/report.md](evaluation/report.md).",
-        "",
-    ]
-    board_lines = _leaderboard(out_dir, dataset_dir, rows, settings)
-    sections += ["## The planted model beside a control", "", *board_lines, ""]
-    report = atomic_write_text(out_dir / "report.md", "\n".join(sections))
+    n_tests = (results.get("comparisons") or {}).get("n_tests", 0)
+    board = _leaderboard(out_dir, dataset_dir, rows, settings)
+    report = atomic_write_text(
+        out_dir / "report.md",
+        text.report(intro, plan_lines, fit, table, comparisons, n_tests, board),
+    )
     return {
         "title": "JBBQ: a planted bias recovered (tiny demo model, paper preset)",
-        "summary": summary_markdown(intro, plan_lines, table, comparisons, board_lines),
+        "summary": summary_markdown(intro, plan_lines, table, comparisons, board),
         "report": report.name,
     }

@@ -28,6 +28,7 @@ from bias_hub.builders.shared.api_cache_openai import ChatCompletions, TextCompl
 from bias_hub.builders.shared.console import stage
 from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.builders.shared.secrets import redact
+from bias_hub.builders.shared.text import with_interval
 from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split, load_metric
 from bias_hub.pipelines.common.answer_reading import RULES, UNPARSABLE, UNREAD_RULES
 from bias_hub.pipelines.common.presets import load_preset, preset_names, preset_record
@@ -42,7 +43,7 @@ from bias_hub.pipelines.jbbq.prompting import (
     select_shots,
     template_key,
 )
-from bias_hub.pipelines.jbbq.report import format_cell, render
+from bias_hub.pipelines.jbbq.report import render
 from bias_hub.pipelines.jbbq.scorers import SCORING_MODES, APIScorer, HFScorer, Scorer
 from bias_hub.pipelines.jbbq.settings import BACKENDS, COMMAND, Settings
 
@@ -522,4 +523,4 @@ def _summary(metrics: dict) -> str:
         ("bias_score_disambiguated", "s_DIS"),
         ("bias_score_ambiguous", "s_AMB"),
     )
-    return ", ".join(f"{title} {format_cell(metrics.get(key))}" for key, title in keys)
+    return ", ".join(f"{title} {with_interval(metrics.get(key), None, 3)}" for key, title in keys)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bias_hub.pipelines.common.locations import default_datasets_root, ensure_built
 from bias_hub.pipelines.common.presets import apply_preset, load_preset
+from bias_hub.pipelines.common.render import macros
 from bias_hub.pipelines.nli import meta_evaluation, report
 from bias_hub.pipelines.nli.evaluation import load_evaluation_rows
 from bias_hub.pipelines.nli.random_model import SIZES, make_classifier
@@ -119,7 +120,7 @@ def run_demo(
         )
         results = run_meta_evaluate(str(start), None, out_dir, settings)
     # The correlations, the per-seed line and the criterion (the per-rate table stays in the report).
-    correlations = "\n\n".join(report.meta_summary_markdown(results).split("\n\n")[1:])
+    correlations = macros(report.TABLES, **report.HELPERS).correlations(results)
     return {
         "title": "NLI gender bias: bias-rate meta-evaluation (small BERT from scratch)",
         "summary": correlations + "\n\nA from-scratch model shows "

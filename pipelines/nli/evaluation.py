@@ -17,7 +17,7 @@ import numpy as np
 
 from bias_hub.builders.shared.card import read_card_yaml
 from bias_hub.pipelines.common import dataset_folder, load_dataset_split, load_model
-from bias_hub.pipelines.common.stats import holm
+from bias_hub.pipelines.common.stats import holm_family
 from bias_hub.pipelines.nli import segmentation
 from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
 from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
@@ -249,10 +249,7 @@ def compare_models(paired, evaluated: dict[str, dict], rows, settings) -> dict:
         pairs.append(entry)
     alpha = 1 - settings.confidence_level
     for score in COMPARED:
-        adjusted = holm([entry[score]["p_value"] for entry in pairs])
-        for entry, p in zip(pairs, adjusted, strict=True):
-            entry[score]["p_holm"] = p
-            entry[score]["significant"] = p is not None and p < alpha
+        holm_family([entry[score] for entry in pairs], alpha)
     return {
         "correction": "Holm",
         "alpha": alpha,

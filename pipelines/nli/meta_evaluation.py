@@ -50,7 +50,7 @@ from bias_hub.pipelines.common import (
 )
 from bias_hub.pipelines.common.locations import default_datasets_root
 from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
-from bias_hub.pipelines.common.stats import correlation, holm
+from bias_hub.pipelines.common.stats import correlation, holm_family
 from bias_hub.pipelines.nli import segmentation, training, training_loop
 from bias_hub.pipelines.nli.evaluation import SUBSETS, evaluation_config, score_predictions
 from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
@@ -674,9 +674,7 @@ def extreme_rates_compared(
             }
         )
     alpha = 1 - settings.confidence_level
-    for entry, adjusted in zip(entries, holm([e["p_value"] for e in entries]), strict=True):
-        entry["p_holm"] = adjusted
-        entry["significant"] = adjusted is not None and adjusted < alpha
+    holm_family(entries, alpha)
     return {
         "score": "bias_score",
         "correction": "Holm",
@@ -698,35 +696,12 @@ def recorded_settings(settings) -> dict:
     }
 
 
-def _mean_interval(values: np.ndarray, level: float | None) -> dict:
-    """Mean of per-seed correlations with a t interval (seeds are the unit; none below two
-    seeds), cut to [-1, 1] where a correlation lies (with few seeds the t interval is wide)."""
-    # scipy.stats loads lazily (a second of import time the CLI does without).
-    from scipy import stats
-
-    values = values[np.isfinite(values)]
-    entry = {
-        "mean": float(values.mean()) if values.size else None,
-        "sd": float(values.std(ddof=1)) if values.size > 1 else (0.0 if values.size else None),
-        "n": int(values.size),
-        "low": None,
-        "high": None,
-    }
-    if level and values.size > 1 and entry["sd"] > 0:
-        low, high = stats.t.interval(
-            level, values.size - 1, loc=entry["mean"], scale=entry["sd"] / np.sqrt(values.size)
-        )
-        entry.update(
-            low=max(float(low), -1.0),
-            high=min(float(high), 1.0),
-            confidence_level=level,
-            method="t over seeds, cut to [-1, 1]",
-        )
-    return entry
-
-
 def summarise(runs: list[dict], rates: list[float], settings) -> dict:
-    """Per-seed and seed-averaged Spearman correlations of s and 1 - FN with r."""
+    """Per-seed and seed-averaged Spearman correlations of s and 1 - FN with r; the mean over
+    seeds with its t interval (seeds are the unit), cut to [-1, 1] where a correlation lies."""
+    # scipy loads with the intervals, here and not at import (a second the CLI does without)
+    from bias_hub.metrics._common.bias_hub_intervals import t_interval
+
     seeds = list(dict.fromkeys(run["seed"] for run in runs))
     at = {(run["seed"], run["rate"]): run for run in runs}
     score = np.array([[at[(s, r)]["bias_score"] for r in rates] for s in seeds])
@@ -745,7 +720,7 @@ def summarise(runs: list[dict], rates: list[float], settings) -> dict:
             [p[key]["statistic"] if p[key]["statistic"] is not None else np.nan for p in per_seed],
             dtype=float,
         )
-        return _mean_interval(values, settings.confidence_level)
+        return t_interval(values, settings.confidence_level, bounds=(-1.0, 1.0))
 
     return {
         "settings": recorded_settings(settings),

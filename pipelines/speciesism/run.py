@@ -19,7 +19,7 @@ from bias_hub.builders.shared.console import stage
 from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split
 from bias_hub.pipelines.common import load_metric as load_module
 from bias_hub.pipelines.common.presets import preset_record
-from bias_hub.pipelines.common.stats import holm
+from bias_hub.pipelines.common.stats import holm_family
 from bias_hub.pipelines.speciesism.fill_mask import (
     MASK_MARKER,
     MaskedLM,
@@ -34,7 +34,7 @@ from bias_hub.pipelines.speciesism.report import render
 from bias_hub.pipelines.speciesism.sentiment import DEFAULT_BACKEND, get_backend
 from bias_hub.pipelines.speciesism.settings import CONFIGS, DATASET, TOKENS, Settings
 
-__all__ = ["CONFIGS", "DATASET", "DIRECTIONS", "PART", "STEP", "Settings", "TOKENS", "holm", "run"]
+__all__ = ["CONFIGS", "DATASET", "DIRECTIONS", "PART", "STEP", "Settings", "TOKENS", "run"]
 
 log = logging.getLogger(__name__)
 PART = "speciesism"
@@ -296,12 +296,7 @@ def compare_models(settings: Settings, models: list[dict]) -> list[dict]:
         for key, score in c["scores"].items()
         if score["p_value"] is not None
     ]
-    for (comparison, key), adjusted in zip(
-        tested, holm([c["scores"][k]["p_value"] for c, k in tested]), strict=True
-    ):
-        score = comparison["scores"][key]
-        score["p_holm"] = adjusted
-        score["significant"] = adjusted < 1 - settings.confidence_level
+    holm_family([c["scores"][k] for c, k in tested], 1 - settings.confidence_level)
     return comparisons
 
 

@@ -1,7 +1,9 @@
 """The run's report, rendered from its results alone: ``render(results, folder)`` writes
 ``report.md``, the study's Figure 2 (``figure2.png``) and the ends of the order (``plot.png``)
 from ``results.json`` and the run's ``words.jsonl`` / ``top_words.jsonl``, so a report can be
-rendered again from a run folder without running the models."""
+rendered again from a run folder without running the models. The text is
+``stereoset/templates/`` (``attention.md.j2``; ``tables.md.j2``, which the figures' titles and
+the demo use too; ``paper.md.j2``, the study's Figure 2 layout)."""
 
 from __future__ import annotations
 
@@ -15,55 +17,23 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bias_hub.builders.shared.files import atomic_write_text  # noqa: E402
-from bias_hub.builders.shared.text import (  # noqa: E402
-    code_cell,
-    code_span,
-    fmt,
-    markdown_table,
-    with_interval,
+from bias_hub.builders.shared.text import with_interval  # noqa: E402
+from bias_hub.pipelines.common.render import (  # noqa: E402
+    draw_intervals,
+    macros,
+    paper_layouts,
+    save_figure,
+    write_report,
 )
-from bias_hub.pipelines.common.presets import preset_markdown  # noqa: E402
 
-__all__ = ["PAPER_LAYOUTS", "figure2", "render", "report_markdown", "summary_table", "top_figure"]
+__all__ = ["PAPER_LAYOUTS", "figure2", "render", "summary_table", "top_figure"]
 
-
-def _fmt(value, digits: int = 3) -> str:
-    return fmt(value, digits, missing="n/a")
+TABLES = "stereoset/templates/tables.md.j2"
 
 
-def _estimate(value, interval: dict | None, digits: int = 3) -> str:
-    """The shared formatter with this report's digits; "n/a" for a missing value."""
-    return with_interval(value, interval, digits=digits)
-
-
-def _error_bars(values: np.ndarray, intervals: list[dict | None]) -> np.ndarray:
-    """(2, n) distances below and above each value; 0 where there is no interval."""
-    below = np.array(
-        [
-            v - i["low"] if i and i.get("low") is not None else 0.0
-            for v, i in zip(values, intervals, strict=True)
-        ]
-    )
-    above = np.array(
-        [
-            i["high"] - v if i and i.get("high") is not None else 0.0
-            for v, i in zip(values, intervals, strict=True)
-        ]
-    )
-    return np.nan_to_num(np.vstack([below, above]))
-
-
-def _correlation_line(correlation: dict | None) -> str:
-    """Pearson and Spearman in the shared correlation shape (``bias_hub.pipelines.common.stats.correlation``'s keys)."""
-    if correlation is None:
-        return "n/a"
-    pearson, spearman = correlation["pearson"], correlation["spearman"]
-    return (
-        f"Pearson {_estimate(pearson['statistic'], pearson['interval'])} (p {_fmt(pearson['p_value'])}), Spearman "
-        f"{_estimate(spearman['statistic'], spearman['interval'])} (p {_fmt(spearman['p_value'])}), "
-        f"{spearman['n']} words"
-    )
+def summary_table(results: dict) -> str:
+    """The run's numbers in one table (the report's head and the demo's summary)."""
+    return macros(TABLES).summary_table(results)
 
 
 def _has_spearman(correlation: dict | None) -> bool:
@@ -78,7 +48,7 @@ def figure2(words: list[dict], correlation: dict, settings):
     """The study's Figure 2: every word in attention-gap order against its perplexity gap.
 
     Above, the attention gap of each word (the order); below, the mean perplexity gap of the
-    pairs the word took, with the intervals as error bars where there are any.
+    pairs the word took, with their intervals where there are any.
     """
     x = np.arange(len(words))
     attention = np.array([row["attention_gap"] for row in words], dtype=float)
@@ -92,32 +62,21 @@ def figure2(words: list[dict], correlation: dict, settings):
         sharex=True,
         gridspec_kw={"height_ratios": [1, 1.6]},
     )
-    top.errorbar(
-        x,
-        attention,
-        yerr=_error_bars(attention, [r["attention_gap_interval"] for r in words]),
-        fmt="o",
-        markersize=2.5,
-        linewidth=0.6,
-        color="tab:blue",
-        ecolor="lightsteelblue",
+    draw_intervals(
+        top, x, [r["attention_gap_interval"] for r in words], color="lightsteelblue", linewidth=0.6
     )
+    top.plot(x, attention, "o", markersize=2.5, color="tab:blue")
     top.axhline(0, color="black", linewidth=0.5)
     top.set_ylabel("attention gap\n(male - female)")
     has = np.isfinite(perplexity)
-    bottom.errorbar(
+    draw_intervals(
+        bottom,
         x[has],
-        perplexity[has],
-        yerr=_error_bars(
-            perplexity[has],
-            [r["perplexity_gap_interval"] for r, h in zip(words, has, strict=True) if h],
-        ),
-        fmt="o",
-        markersize=2.5,
+        [r["perplexity_gap_interval"] for r, h in zip(words, has, strict=True) if h],
+        color="lightgray",
         linewidth=0.6,
-        color="tab:gray",
-        ecolor="lightgray",
     )
+    bottom.plot(x[has], perplexity[has], "o", markersize=2.5, color="tab:gray")
     bottom.axhline(0, color="black", linewidth=0.5)
     bottom.set_ylabel("perplexity gap of the word's pairs\n(male - female)")
     unit = _level_name(settings)
@@ -128,7 +87,7 @@ def figure2(words: list[dict], correlation: dict, settings):
         bottom.set_xticks(x, [row["word"] for row in words], rotation=90, fontsize=6)
     title = f"{settings.encoder_label} (layer {settings.layer}) vs {settings.lm_label}"
     if _has_spearman(correlation):
-        title += f"\nper {unit}: {_correlation_line(correlation)}"
+        title += f"\nper {unit}: {macros(TABLES).correlation_line(correlation)}"
     figure.suptitle(title, fontsize=9)
     figure.tight_layout()
     return figure
@@ -152,14 +111,8 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
         1, 3, figsize=(16, 4.8), gridspec_kw={"width_ratios": [2.2, 2.2, 1.2]}
     )
     x = np.arange(len(shown))
-    top.bar(
-        x,
-        attention,
-        color=np.where(attention >= 0, "tab:blue", "tab:red"),
-        yerr=_error_bars(attention, [row["attention_gap_interval"] for row in shown]),
-        ecolor="black",
-        error_kw={"linewidth": 0.6},
-    )
+    top.bar(x, attention, color=np.where(attention >= 0, "tab:blue", "tab:red"))
+    draw_intervals(top, x, [row["attention_gap_interval"] for row in shown], linewidth=0.6)
     top.plot(
         x, attention, linestyle="none", marker="_", color="black", markersize=6
     )  # a gap near 0 still shows
@@ -170,16 +123,13 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     top.set_title(f"attention-gap order, top and bottom {k}")
     has = np.isfinite(perplexity)
     bottom.bar(
+        x[has], perplexity[has], color="tab:gray", label="mean perplexity gap of the pairs it took"
+    )
+    draw_intervals(
+        bottom,
         x[has],
-        perplexity[has],
-        color="tab:gray",
-        yerr=_error_bars(
-            perplexity[has],
-            [row["perplexity_gap_interval"] for row, h in zip(shown, has, strict=True) if h],
-        ),
-        ecolor="black",
-        error_kw={"linewidth": 0.6},
-        label="mean perplexity gap of the pairs it took",
+        [row["perplexity_gap_interval"] for row, h in zip(shown, has, strict=True) if h],
+        linewidth=0.6,
     )
     if (~has).any():
         bottom.plot(
@@ -210,7 +160,8 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     if _has_spearman(correlation):
         spearman = correlation["spearman"]
         right.set_title(
-            f"Spearman {_estimate(spearman['statistic'], spearman['interval'])}", fontsize=9
+            f"Spearman {with_interval(spearman['statistic'], spearman['interval'], 3)}",
+            fontsize=9,
         )
     figure.suptitle(
         f"{settings.encoder_label} (layer {settings.layer}) vs {settings.lm_label}", fontsize=10
@@ -218,218 +169,10 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     return figure
 
 
-def _matched_line(correlation: dict | None) -> str:
-    if correlation is None:
-        return "Pearson n/a, Spearman n/a (p n/a), 0 words"
-    pearson, spearman = correlation["pearson"], correlation["spearman"]
-    return (
-        f"Pearson {_fmt(pearson['statistic'])}, Spearman {_fmt(spearman['statistic'])} "
-        f"(p {_fmt(spearman['p_value'])}), {spearman['n']} words"
-    )
-
-
-def _pair_counts(results: dict) -> str:
-    """The dataset config's pairs: those that differ and the identical ones, and which were studied
-    (a run folder written before these counts were recorded shows its total only)."""
-    dataset = results.get("dataset", {})
-    if "identical_pairs" not in dataset:
-        return str(results["counts"]["pairs_in_dataset"])
-    identical = dataset["identical_pairs"]
-    fate = (
-        "studied"
-        if dataset["identical_pairs_studied"]
-        else "left out; `--identical-pairs include` studies them"
-    )
-    return (
-        f"{dataset['pairs']}: {dataset['differing_pairs']} that differ, "
-        f"{identical} identical (no gender word; {fate})"
-    )
-
-
-def summary_table(results: dict) -> str:
-    corr = results["correlation"]
-    matched = results["frequency_matched"]
-    ppl = results["perplexity"]
-    intervals = ppl["intervals"]
-    rows = [
-        [
-            f"pairs in the dataset config {code_cell(results['settings']['config'])}",
-            _pair_counts(results),
-        ],
-        ["pairs studied", results["counts"]["pairs_used"]],
-        ["pairs aligned to the encoder's pieces", results["counts"]["pairs_aligned"]],
-        [f"{results['settings']['level']}s with an attention gap", results["attention"]["n_words"]],
-        [
-            "mean attention gap over words",
-            _estimate(
-                results["attention"]["mean_gap"], results["attention"]["mean_gap_interval"], 4
-            ),
-        ],
-        [
-            f"{results['settings']['level']}s that took pairs "
-            f"({'without duplication' if results['settings']['pair_assignment'] == 'first' else 'every pair of each one'})",
-            f"{ppl['words_with_pairs']}, using {ppl['pairs_used_by_a_word']} of {ppl['n_pairs']} pairs",
-        ],
-        [
-            "mean perplexity gap (male - female), per pair",
-            _estimate(ppl["mean_gap"], intervals.get("mean_gap")),
-        ],
-        ["median perplexity gap", _estimate(ppl["median_gap"], intervals.get("median_gap"))],
-        [
-            "share of pairs with higher male perplexity",
-            _estimate(ppl["male_higher_rate"], intervals.get("male_higher_rate")),
-        ],
-        ["Wilcoxon p (log-perplexity differences)", _fmt(ppl["wilcoxon_pvalue"])],
-        [
-            f"attention gap vs perplexity gap, per {results['settings']['level']}",
-            _correlation_line(corr),
-        ],
-        [
-            f"same, frequency-matched pairs (gender-word Zipf gap within ±{matched['tolerance_zipf']}, "
-            f"{matched['pairs_matched']} pairs)",
-            _matched_line(matched["correlation"]),
-        ],
-        [
-            "log-perplexity ratio vs gender-word Zipf gap, per pair",
-            f"Spearman {_fmt(matched['confound'].get('spearman_log_ppl_ratio_vs_zipf_gap'))} "
-            f"(p {_fmt(matched['confound'].get('spearman_pvalue'))})",
-        ],
-    ]
-    return markdown_table(["quantity", "value"], rows)
-
-
-def _word_rows(rows: list[dict]) -> str:
-    return markdown_table(
-        [
-            "rank",
-            "word",
-            "attention gap",
-            "male / female occurrences",
-            "perplexity gap (pairs)",
-            "example (male form)",
-        ],
-        [
-            [
-                row["rank"],
-                row["word"].replace("|", "\\|"),
-                _estimate(row["attention_gap"], row["attention_gap_interval"], 4),
-                f"{row['male_count']} / {row['female_count']}",
-                f"{_estimate(row['perplexity_gap'], row['perplexity_gap_interval'])} ({row['n_pairs']})",
-                (row["pairs"][0]["male_sentence"] if row["pairs"] else "").replace("|", "\\|"),
-            ]
-            for row in rows
-        ],
-    )
-
-
-def _interval_note(intervals: dict) -> str:
-    if intervals["confidence_level"] is None:
-        return "No intervals (`--confidence-level 0`)."
-    level = f"{intervals['confidence_level']:.0%}"
-    return (
-        f"Brackets: {level} bootstrap intervals ({intervals['n_resamples']} resamples, seed {intervals['seed']}; BCa where "
-        "defined, else percentile). An attention gap's interval resamples the word's occurrences within each form "
-        "(none for a word seen once in a form); a perplexity gap's resamples the pairs the word took (none for one "
-        "pair); the mean and share resample pairs; the correlation's resamples words, holding each word's two "
-        "numbers fixed, so it leaves out their own noise. The largest gaps of a long list are partly selected "
-        "noise; their intervals do not correct for that selection."
-    )
-
-
-def report_markdown(results: dict, words: list[dict], summary: str, settings) -> str:
-    k = settings.top_k
-    head = [row for row in words if row["rank"] <= k]
-    tail = [row for row in words if row["rank"] > max(len(words) - k, k)]
-    counts = markdown_table(
-        ["count", "value"], [[key, value] for key, value in results["counts"].items()]
-    )
-    heads = "all heads averaged" if settings.heads is None else f"heads {settings.heads} averaged"
-    unit = _level_name(settings)
-    level = (
-        "BERT's tokens, as the study (word pieces such as `##s` are items of their own)"
-        if settings.level == "token"
-        else "words (pieces folded: the mean over a word's pieces)"
-    )
-    excluded = (
-        "periods left out, as in the study"
-        if settings.exclude == "period"
-        else "every punctuation mark left out"
-    )
-    order = (
-        "attention-gap order (largest first)"
-        if settings.order == "signed"
-        else "order of |attention gap|"
-    )
-    assignment = (
-        f"in {order}, each {unit} takes the pairs that hold it and that no earlier {unit} took "
-        "(the study's rule: a pair is used once), and its perplexity gap is the mean over those pairs"
-        if settings.pair_assignment == "first"
-        else f"a {unit}'s perplexity gap is the mean over every pair that holds it (a pair counts for each of its {unit}s)"
-    )
-    record = results.get("preset")
-    preset = (
-        SimpleNamespace(preset=record["name"], departures=record["departures"]) if record else None
-    )
-    preset_line = "\n".join(preset_markdown(preset)) if preset else ""
-    lm_note = f"\n{settings.lm_note}" if settings.lm_note else ""
-    names = (
-        results.get("dataset", {}).get("name_list")
-        or "none recorded by this config's rows (its card says which)"
-    )
-    notes = "".join(f"\n> {note}\n" for note in settings.notes)
-    return f"""# Attention to gender words and perplexity gaps on gender-swapped StereoSet pairs
-
-Encoder {code_span(settings.encoder_label)} (layer {settings.layer}, {heads}); causal LM {code_span(settings.lm_label)}{lm_note}; dataset config {code_span(settings.config)}; first-name list: {names}.
-{preset_line}{notes}
-{summary}
-
-{_interval_note(results["intervals"])}
-
-How it is measured (the study's §4.2): the attention each {unit} gives to the gender words of its
-sentence (summed over the gender words' pieces) is averaged over the {unit}'s occurrences in the
-male forms and in the female forms (kept when seen at least {settings.min_count} time(s) in each form);
-the attention gap is male minus female. Items: {level}; {excluded}. Then {assignment}.
-Perplexity gap: perplexity of the male form minus the female form.
-
-## All {unit}s in attention-gap order against their perplexity gap (the study's Figure 2)
-
-![attention-gap order vs perplexity gap](figure2.png)
-
-Every {unit}'s numbers: `words.jsonl`; the sentence pairs of the {unit}s at both ends: `top_words.jsonl`.
-
-## The ends of the order
-
-![top and bottom of the attention-gap order](plot.png)
-
-The mean gap over all {unit}s is {_fmt(results["attention"]["mean_gap"], 4)}: a model may attend to one
-gender's words more overall; the ordering is what the study compares.
-
-### Highest attention gap (relatively more attention to male words)
-
-{_word_rows(head)}
-
-### Lowest attention gap (relatively more attention to female words)
-
-{_word_rows(tail)}
-
-## Counts
-
-{counts}
-"""
-
-
 def _read_jsonl(path: Path) -> list[dict]:
     return [
         json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
-
-
-def _save(figure, path: Path) -> None:
-    try:
-        figure.tight_layout()
-        figure.savefig(path, dpi=120)
-    finally:
-        plt.close(figure)
 
 
 def render(results: dict, folder: Path) -> None:
@@ -445,41 +188,10 @@ def render(results: dict, folder: Path) -> None:
     top = {row["rank"]: row for row in _read_jsonl(folder / "top_words.jsonl")}
     # The ends of the order with their sentence pairs (top_words.jsonl), the rest without.
     rows = [top.get(row["rank"], row | {"pairs": []}) for row in words]
-    _save(figure2(rows, results["correlation"], settings), folder / "figure2.png")
-    _save(top_figure(rows, results["correlation"], settings), folder / "plot.png")
-    atomic_write_text(
-        folder / "report.md", report_markdown(results, rows, summary_table(results), settings)
-    )
-
-
-def figure2_layout(results: dict | None, printed: dict) -> str:
-    """The study's Figure 2 beside ours: its counts and its reading of the figure (it prints no
-    coefficient), our counts and coefficients, and our figure; the paper's alone where the step
-    did not run (``results`` None)."""
-    if results is None:
-        keys = ("pairs", "gender_words", "correlation")
-        rows = [[key.replace("_", " "), printed[key], "not run"] for key in keys]
-        return markdown_table(["", "paper", "this run"], rows)
-    correlation = results["correlation"]
-    rows = [
-        ["pairs (male and female form)", printed["pairs"], _pair_counts(results)],
-        ["pairs the statistics use", "", results["counts"]["pairs_used"]],
-        [
-            "gender words (study appendix, male + female)",
-            printed["gender_words"],
-            "30 + 30 in the lexicon's `study` set",
-        ],
-        [
-            "attention gap vs perplexity gap, per word",
-            printed["correlation"],
-            _correlation_line(correlation),
-        ],
-    ]
-    return (
-        markdown_table(["", "paper", "this run"], rows)
-        + "\n\n![attention-gap order vs perplexity gap](figure2.png)\n"
-    )
+    save_figure(figure2(rows, results["correlation"], settings), folder / "figure2.png")
+    save_figure(top_figure(rows, results["correlation"], settings), folder / "plot.png")
+    write_report(folder, "stereoset/templates/attention.md.j2", results=results, rows=rows)
 
 
 # Layouts of the study's tables and figures (``pipelines/studies/stereoset_gender_attention.yaml``).
-PAPER_LAYOUTS = {"figure2": figure2_layout}
+PAPER_LAYOUTS = paper_layouts("stereoset/templates/paper.md.j2", "figure2")

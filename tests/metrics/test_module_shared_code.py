@@ -1,7 +1,8 @@
 """Each metric module is published alone (one Hub Space), and the helpers all modules share
-live once, in ``metrics/_common/bias_hub_common.py``: each module folder links to it and
-imports it relatively, which ``evaluate`` resolves by copying the file beside the module.
-A module and that file may import only the libraries the module's requirements.txt lists."""
+live once, in ``metrics/_common/``: ``bias_hub_common.py`` (input checks, the direct compute
+path) and ``bias_hub_intervals.py`` (every interval). Each module folder links to both and
+imports them relatively, which ``evaluate`` resolves by copying the files beside the module.
+A module and those files may import only the libraries the module's requirements.txt lists."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import pytest
 
 METRICS = Path(__file__).resolve().parents[2] / "metrics"
 COMMON = METRICS / "_common" / "bias_hub_common.py"
+INTERVALS = METRICS / "_common" / "bias_hub_intervals.py"
+SHARED = (COMMON, INTERVALS)
 MODULES = sorted(p for p in METRICS.glob("*/*.py") if p.stem == p.parent.name)
 DISTRIBUTIONS = {"sklearn": "scikit-learn"}
 
@@ -58,25 +61,44 @@ def test_every_metric_folder_is_a_module_and_the_modules_are_found():
     } <= {p.stem for p in MODULES}, [p.stem for p in MODULES]
 
 
+def _shared_imports(path: Path) -> set[str]:
+    """The same-folder files a module imports (``from .name import``)."""
+    return {
+        node.module
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+    }
+
+
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
-def test_the_shared_file_is_a_link_to_the_one_copy(path):
-    link = path.parent / "bias_hub_common.py"
-    assert link.is_symlink(), f"{link} should link to {COMMON}"
-    assert os.readlink(link) == "../_common/bias_hub_common.py"
-    assert link.resolve() == COMMON.resolve()
+def test_the_shared_files_it_imports_are_links_to_the_one_copy(path):
+    imported = _shared_imports(path)
+    assert COMMON.stem in imported
+    for name in imported:
+        shared = METRICS / "_common" / f"{name}.py"
+        link = path.parent / f"{name}.py"
+        assert shared.is_file(), f"{path.name} imports .{name}, which is no file of metrics/_common"
+        assert link.is_symlink(), f"{link} should link to {shared}"
+        assert os.readlink(link) == f"../_common/{name}.py"
+        assert link.resolve() == shared.resolve()
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
 def test_no_module_redefines_a_shared_helper(path):
-    redefined = _definitions(path) & _definitions(COMMON)
-    assert not redefined, (
-        f"{path.name} redefines {sorted(redefined)}; import them from .bias_hub_common"
-    )
+    for shared in SHARED:
+        redefined = _definitions(path) & _definitions(shared)
+        assert not redefined, (
+            f"{path.name} redefines {sorted(redefined)}; import them from .{shared.stem}"
+        )
+
+
+def test_the_shared_files_define_no_name_twice():
+    assert not _definitions(COMMON) & _definitions(INTERVALS)
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
 def test_module_imports_only_what_its_requirements_list(path):
-    imports = _imports(path) | _imports(COMMON)
+    imports = _imports(path) | _imports(COMMON) | _imports(INTERVALS)
     assert not imports & {"bias_hub", "builders", "pipelines", "bench", "tests"}
     assert imports <= {"datasets", "evaluate", "numpy", "scipy", "sklearn"}, imports
     listed = {
@@ -87,7 +109,9 @@ def test_module_imports_only_what_its_requirements_list(path):
     assert {DISTRIBUTIONS.get(name, name) for name in imports} <= listed, (imports, listed)
 
 
-@pytest.mark.parametrize("path", [*MODULES, COMMON], ids=[*(p.stem for p in MODULES), "common"])
+@pytest.mark.parametrize(
+    "path", [*MODULES, *SHARED], ids=[*(p.stem for p in MODULES), "common", "intervals"]
+)
 def test_one_import_per_line(path):
     # evaluate's dependency check reads "import a, b" as one module named "a, b", and finds a
     # same-folder import only on an unindented "from .name import" line.
@@ -95,5 +119,5 @@ def test_one_import_per_line(path):
     for line in lines:
         if line.startswith("import "):
             assert "," not in line, line
-    if path != COMMON:
+    if path not in SHARED:
         assert "from .bias_hub_common import (" in lines

@@ -112,7 +112,8 @@ def test_bootstrap_interval_over_embeddings():
 
 
 def test_table2_layout_marks_holm_significant_cells():
-    from bias_hub.pipelines.embeddings.correlate import table2_markdown, table2_pairs
+    from bias_hub.pipelines.embeddings.correlate import table2_pairs
+    from bias_hub.pipelines.embeddings.report import table2_markdown
 
     columns = [
         "weat_weat7",

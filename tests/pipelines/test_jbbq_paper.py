@@ -533,9 +533,9 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
 def test_the_demo_summary_links_into_the_part_folder_once() -> None:
     """The combined demo report prefixes a part's links with the part's folder; the summary's own
     links must not name it again (they read `jbbq/jbbq/evaluation/...` before)."""
+    from bias_hub.pipelines.common.render import markdown_html
     from bias_hub.pipelines.jbbq.demo import summary_markdown
-    from bias_hub.pipelines.report_index import render_markdown
 
-    html = render_markdown(summary_markdown("intro", ["- plan"], "| t |", []), base="jbbq")
+    html = markdown_html(summary_markdown("intro", ["- plan"], "| t |", []), base="jbbq")
     assert 'src="jbbq/evaluation/figure1_0shot.png"' in html
     assert 'href="jbbq/evaluation/report.md"' in html and "jbbq/jbbq" not in html

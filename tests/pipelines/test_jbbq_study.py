@@ -12,8 +12,9 @@ import yaml
 from bias_hub.pipelines import cli
 from bias_hub.pipelines.cli import _leaf_parsers, build_parser
 from bias_hub.pipelines.common.presets import STUDIES_DIR
-from bias_hub.pipelines.jbbq.report import PAPER_LAYOUTS, table4_layout
+from bias_hub.pipelines.jbbq.report import PAPER_LAYOUTS
 
+table4_layout = PAPER_LAYOUTS["table4"]
 STUDY = yaml.safe_load((STUDIES_DIR / "jbbq.yaml").read_text(encoding="utf-8"))
 PAPERS = Path(__file__).resolve().parents[2].parent / "shared" / "papers"
 

@@ -19,6 +19,7 @@ from bias_hub.builders.nli_bias_controlled.rows import TrainingTemplate, build_r
 from bias_hub.builders.nli_gender_bias.lexicon import Occupation
 from bias_hub.pipelines import cli
 from bias_hub.pipelines.common import ModelOptions, RunFolder, load_model
+from bias_hub.pipelines.common.render import macros
 from bias_hub.pipelines.common.stats import correlation, holm
 from bias_hub.pipelines.nli import meta_evaluation, report
 from bias_hub.pipelines.nli.evaluation import load_evaluation_rows
@@ -1435,12 +1436,12 @@ def _provenance(training_data: str) -> dict:
 def test_the_report_says_when_the_models_trained_on_the_release_s_dev_files() -> None:
     # The release tarball ships no train_r-K.json, so `--train-on-dev` trains on
     # dev/dev_r-K.json; report.md never said so.
-    lines = "\n".join(report._provenance_lines(_provenance("dev/dev_r-K.json")))
+    lines = macros(report.TABLES, **report.HELPERS).provenance(_provenance("dev/dev_r-K.json"))
     assert (
         "training data: the release's dev files `dev/dev_r-K.json` (built with `--train-on-dev`"
         in lines
     )
-    lines = "\n".join(report._provenance_lines(_provenance("train/train_r-K.json")))
+    lines = macros(report.TABLES, **report.HELPERS).provenance(_provenance("train/train_r-K.json"))
     assert "training data: `train/train_r-K.json`." in lines and "dev files" not in lines
 
 

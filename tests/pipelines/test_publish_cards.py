@@ -167,14 +167,18 @@ def test_every_real_module_becomes_a_space_on_the_projects_gradio() -> None:
 
 
 def test_a_space_carries_the_shared_helpers_as_a_file_and_their_imports() -> None:
-    # Each real module imports .bias_hub_common (a link in the checkout); the Space gets the
-    # file's bytes under that name, and its scipy import in requirements.txt.
-    common = (REPO_METRICS[0].parent / "_common" / "bias_hub_common.py").read_bytes()
+    # Each module imports .bias_hub_common and, where it gives intervals, .bias_hub_intervals
+    # (links in the checkout); the Space gets the files' bytes under those names, and their
+    # scipy import in requirements.txt.
+    shared = REPO_METRICS[0].parent / "_common"
     for folder in REPO_METRICS:
         checked = check_metric_module(folder)
         plan = plan_metric(checked, "bias-hub", private=False)
         planned = {file.path_in_repo: file for file in plan.files}
-        assert planned["bias_hub_common.py"].content == common, folder.name
+        for name in ("bias_hub_common.py", "bias_hub_intervals.py"):
+            if (folder / name).exists():
+                assert planned[name].content == (shared / name).read_bytes(), (folder.name, name)
+        assert "bias_hub_common.py" in planned, folder.name
         assert "scipy" in planned["requirements.txt"].content.decode().split(), folder.name
 
 

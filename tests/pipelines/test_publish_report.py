@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from bias_hub.pipelines.report_index import render_markdown, stage_table, write_index
+from bias_hub.pipelines.common.render import markdown_html
+from bias_hub.pipelines.report_index import stage_table, write_index
 
 # A 1x1 transparent PNG.
 PNG = base64.b64decode(
@@ -64,8 +65,8 @@ def test_index_md_and_html_hold_every_part(tmp_path: Path) -> None:
     assert "<figure>" not in embeddings and "<details>" not in embeddings
 
 
-def test_render_markdown_keeps_absolute_links() -> None:
-    html = render_markdown("[a](https://example.org/x) [b](#top) [c](c.md)", base="part")
+def test_markdown_html_keeps_absolute_links() -> None:
+    html = markdown_html("[a](https://example.org/x) [b](#top) [c](c.md)", base="part")
     assert 'href="https://example.org/x"' in html
     assert 'href="#top"' in html
     assert 'href="part/c.md"' in html

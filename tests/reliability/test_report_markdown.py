@@ -46,10 +46,10 @@ def _assert_inert(markdown: str) -> None:
 
 
 def test_nli_tables_keep_a_hostile_model_name_in_its_cell() -> None:
-    from bias_hub.pipelines.nli.report import table4_layout
+    from bias_hub.pipelines.nli.report import PAPER_LAYOUTS
 
     models = {EVIL: {"bias_score": 0.25}, "other": {"bias_score": 0.5}}
-    _assert_inert(table4_layout({"models": models}, {}))
+    _assert_inert(PAPER_LAYOUTS["table4"]({"models": models}, {}))
 
 
 def test_jbbq_tables_keep_a_hostile_category_and_model_in_their_cells() -> None:

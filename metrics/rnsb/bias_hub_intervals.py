@@ -1,0 +1,1 @@
+../_common/bias_hub_intervals.py
