@@ -13,8 +13,9 @@ import logging
 from pathlib import Path
 
 from bias_hub.pipelines.common import RunFolder
+from bias_hub.pipelines.common.render import render
 from bias_hub.pipelines.leaderboard.entries import Entry, read_entries
-from bias_hub.pipelines.leaderboard.ranking import Board, boards
+from bias_hub.pipelines.leaderboard.ranking import Board, boards, goodness
 from bias_hub.pipelines.leaderboard.settings import Settings
 
 __all__ = ["Settings", "records", "run"]
@@ -39,6 +40,65 @@ def table_label(board: Board) -> str:
         f"answer reader {label['answer_reader'] or 'none'}",
     ]
     return f"{board.benchmark}: " + ", ".join(parts)
+
+
+_READS = {"high": "higher is better", "low": "lower is better", "zero": "best at 0, by its size"}
+_ARROWS = {"high": "↑", "low": "↓", "zero": "→0"}
+
+
+def _cell(entry: Entry, task, ranks: dict) -> dict:
+    """A value with its interval and rank (`` (2–3)``, `` (as printed)``) and its sort order."""
+    score = entry.scores.get(task.id)
+    if score is None:
+        return {"value": None, "interval": None, "rank": "", "order": ""}
+    rank = ""
+    if entry.paper is not None:
+        rank = " (as printed)"
+    elif task.id in ranks:
+        best, worst = ranks[task.id]
+        rank = f" ({best})" if best == worst else f" ({best}–{worst})"
+    return {
+        "value": score.value,
+        "interval": {"low": score.low, "high": score.high},
+        "rank": rank,
+        "order": goodness(task, score.value),
+    }
+
+
+def view(tables: list[Board]) -> list[dict]:
+    """What the templates lay out: per table its title, what its rows share (``label``) and its
+    columns in groups by config (``all`` first, then each category), each with its rows."""
+    found = []
+    for board in tables:
+        groups = []
+        for config in dict.fromkeys(task.config for task in board.columns):
+            columns = [task for task in board.columns if task.config == config]
+            rows = [row for row in board.rows if any(t.id in row.entry.scores for t in columns)]
+            groups.append(
+                {
+                    "config": config,
+                    "columns": [
+                        {"id": t.id, "arrow": _ARROWS[t.best], "reads": _READS[t.best]}
+                        for t in columns
+                    ],
+                    "rows": [
+                        {
+                            "model": row.entry.model,
+                            # what the table shares is said once, above it
+                            "setting": row.entry.setting_label(
+                                ("answer_reader", "preset", "split")
+                            ),
+                            "origin": row.entry.origin,
+                            "paper": row.entry.paper is not None,
+                            "cells": [_cell(row.entry, task, row.ranks) for task in columns],
+                        }
+                        for row in rows
+                    ],
+                }
+            )
+        label = dict(board.label, paired_tests=board.paired_tests)
+        found.append({"title": table_label(board), "label": label, "groups": groups})
+    return found
 
 
 def _record(number: int, board: Board, entry: Entry, ranks: dict) -> dict:
@@ -105,8 +165,11 @@ def run(sources: list[str | Path], out_dir: str | Path, settings: Settings) -> l
             seed=settings.seed,
         )
         out.write_json("leaderboard.json", records(tables))
+        context = {"boards": view(tables), "sources": [str(source) for source in sources]}
+        for name in ("leaderboard.md", "leaderboard.html"):
+            out.write_text(name, render(f"leaderboard/templates/{name}.j2", **context))
     log.info(
-        "wrote %s: %d rows in %d tables (leaderboard.json)",
+        "wrote %s: %d rows in %d tables (leaderboard.md, leaderboard.html, leaderboard.json)",
         out_dir,
         sum(len(t.rows) for t in tables),
         len(tables),

@@ -145,3 +145,10 @@ def test_leaderboard_json_loads_as_a_dataset(scored: Path) -> None:
     assert rows["paper"][2].startswith("Yanaka") and all(
         s["rank_best"] is None for s in rows[2]["scores"]
     )
+    # The same rows in Markdown: gold's ambiguous accuracy ranks first alone, the paper's value
+    # of llm-jp (0.4 %) is labelled and unranked.
+    md = (out / "leaderboard.md").read_text(encoding="utf-8")
+    gold_row = next(line for line in md.splitlines() if line.startswith("| gold |"))
+    assert "| 1.000 [" in gold_row and "] (1) |" in gold_row
+    assert "| 0.004 (as printed) |" in md
+    assert "leaderboard.html" in {p.name for p in out.iterdir()}
