@@ -24,13 +24,18 @@ RUNNER = REPO_ROOT / "bench" / "_jbbq_lmeval_runner.py"
 
 
 def setup_lmeval(venv: Path) -> Path:
-    """Create the baseline's own venv: torch (CPU wheel) first, then lm_eval[hf,api]."""
+    """Create the baseline's own venv: torch (CPU wheel) first, then lm_eval[hf,api] and
+    bias-hub."""
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "torch==2.13.0"], check=True)
+    # bias-hub too: the task folder the package ships reads its questions through it.
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", f"lm_eval[hf,api]=={LMEVAL_VERSION}"],
+        [
+            *[str(python), "-m", "pip", "install", "--quiet", f"lm_eval[hf,api]=={LMEVAL_VERSION}"],
+            *["-e", str(REPO_ROOT)],
+        ],
         check=True,
     )
     return python

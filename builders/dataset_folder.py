@@ -2,7 +2,7 @@
 
 A folder is a README.md card whose YAML declares every config, split and
 feature (``bias_hub.builders.shared.card``), plus ``<config>/<split>-00000-of-00001.parquet``
-files. The folder is assembled in a staging sibling and swapped in with a
+files, and for a benchmark dataset ``eval.yaml`` (``bias_hub.builders.shared.benchmark``). The folder is assembled in a staging sibling and swapped in with a
 rename, so a failed or killed build never leaves a half-written dataset behind
 (the next build cleans up after a killed one).
 
@@ -37,6 +37,7 @@ from pathlib import Path
 
 import datasets
 
+from bias_hub.builders.shared.benchmark import EVAL_YAML, eval_yaml, eval_yaml_text
 from bias_hub.builders.shared.card import (
     USER_COPY_KEY,
     CardMetadata,
@@ -214,6 +215,10 @@ def write_dataset_folder(
                 ds.to_parquet(str(staging / name / parquet_name(split)))
         # A card may name an endpoint a config was made with: never its credentials.
         atomic_write_text(staging / "README.md", redact(str(rendered)))
+        # A benchmark's tasks on the configs this build holds: a Hub Benchmark beside its card.
+        spec = eval_yaml(target.name, {name: list(splits) for name, splits in configs.items()})
+        if spec is not None:
+            atomic_write_text(staging / EVAL_YAML, eval_yaml_text(spec))
         for parquet in staging.rglob("*.parquet"):
             os.chmod(parquet, file_mode())
         replace_folder(staging, target)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["fixture_rows", "write_fixture_dataset"]
+__all__ = ["fixture_rows", "write_fixture_dataset", "write_score_runs"]
 
 _PEOPLE = {
     "Age": ("高齢の男性", "若い男性", "old", "nonOld"),
@@ -110,3 +110,41 @@ def write_fixture_dataset(target: str | Path, extra_test_rows: list[dict] | None
     return write_dataset_folder(
         target, configs, metadata, "# Test fixture\n\nSynthetic rows.", "all"
     )
+
+
+def write_score_runs(root: Path) -> Path:
+    """Two ``bias-hub score`` runs on the fixture's 40 questions (``root/datasets/jbbq``):
+    ``root/gold`` (model ``gold``: every answer right) and ``root/stereotyped`` (model
+    ``stereotyped``: the stereotyped person in every ambiguous context, else right)."""
+    import json
+
+    from bias_hub.pipelines.cli import main
+
+    dataset = write_fixture_dataset(Path(root) / "datasets" / "jbbq")
+    choices = {
+        "gold": lambda q: q["label"],
+        "stereotyped": lambda q: (
+            q["stereotyped_label"] if q["context_condition"] == "ambig" else q["label"]
+        ),
+    }
+    for name, choose in choices.items():
+        path = Path(root) / f"{name}.jsonl"
+        path.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "example_id": q["example_id"],
+                        "category": q["category"],
+                        "prediction": choose(q),
+                    }
+                )
+                + "\n"
+                for q in fixture_rows()["all"]
+            ),
+            encoding="utf-8",
+        )
+        argv = ["score", "bbq_bias", "--predictions", str(path), "--dataset", str(dataset)]
+        argv += ["--model", name, "--n-resamples", "200", "--out", str(Path(root) / name), "-q"]
+        if main(argv) != 0:
+            raise RuntimeError(f"the fixture's score run {name} failed")
+    return Path(root)

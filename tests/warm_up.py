@@ -27,6 +27,8 @@ def outside_imports(root: Path = ROOT) -> set[tuple[str, str | None]]:
     found = set()
     for folder in FOLDERS:
         for path in (root / folder).rglob("*.py"):
+            if any(part.startswith(".") for part in path.relative_to(root).parts):
+                continue  # bench/.venv-*: the peers' own environments, not the project's code
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Import):
                     found |= {(alias.name, None) for alias in node.names}

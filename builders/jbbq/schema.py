@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import datasets
 
+from bias_hub.builders.shared.benchmark import benchmark
+
 __all__ = [
     "ANSWER_KEYS",
     "BBQ_CATEGORIES",
@@ -30,26 +32,9 @@ __all__ = [
     "validate_row",
 ]
 
-JBBQ_CATEGORIES = (
-    "Age",
-    "Disability_status",
-    "Gender_identity",
-    "Physical_appearance",
-    "Sexual_orientation",
-)
-BBQ_CATEGORIES = (
-    "Age",
-    "Disability_status",
-    "Gender_identity",
-    "Nationality",
-    "Physical_appearance",
-    "Race_ethnicity",
-    "Race_x_SES",
-    "Race_x_gender",
-    "Religion",
-    "SES",
-    "Sexual_orientation",
-)
+# The social categories of each benchmark, declared with its tasks (builders/shared/benchmarks.yaml).
+JBBQ_CATEGORIES = tuple(benchmark("jbbq")["categories"])
+BBQ_CATEGORIES = tuple(benchmark("bbq")["categories"])
 POLARITIES = ("neg", "nonneg")
 CONTEXT_CONDITIONS = ("ambig", "disambig")
 ANSWER_KEYS = ("ans0", "ans1", "ans2")

@@ -280,6 +280,24 @@ for _file, _sha, _what in (
         )
     )
 
+# tiktoken's o200k_base encoding, which Inspect AI's mock model counts tokens with; tiktoken keeps
+# it in its cache under the SHA-1 of its URL, and litellm's wheel ships that very cache file, so
+# Inspect runs offline with TIKTOKEN_CACHE_DIR pointing at a folder holding it (the tests of the
+# Inspect tasks do). The sha256 is tiktoken's own expected hash of the encoding.
+_register(
+    Source(
+        name="tiktoken_o200k_base",
+        license="MIT (tiktoken's o200k_base encoding, OpenAI; the copy shipped in litellm 1.110.2)",
+        description="The o200k_base BPE ranks, as tiktoken caches them.",
+        package=PackageFile(
+            "litellm",
+            "1.110.2",
+            "litellm/litellm_core_utils/tokenizers/fb374d419588a4632f3f557e76b4b70aebbca790",
+            "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        ),
+    )
+)
+
 # First names by gender for offline builds (the data_debias lists above need the network): the
 # name dictionary of gender-guesser 0.4.0 (Jörg Michael's nam_dict.txt, GNU FDL), read from its wheel.
 _register(

@@ -1,5 +1,6 @@
 """``bias-hub export lm-eval|inspect --out DIR``: JBBQ and BBQ as lm-evaluation-harness or
-Inspect AI tasks."""
+Inspect AI tasks; ``bias-hub export eval-results RUN_DIR... --out DIR``: runs as the Hub's
+evaluation results of model repos."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     inner = export.add_subparsers(dest="format", required=True, metavar="FORMAT")
     lm_eval = inner.add_parser(
         "lm-eval",
-        help="a task folder for lm-evaluation-harness (lm-eval ... --include_path DIR): JBBQ and BBQ",
+        help="JBBQ and BBQ as lm-evaluation-harness tasks: writes DIR/jbbq/*.yaml, DIR/bbq/*.yaml, "
+        "their utils.py, data/ and tasks.json (lm-eval run ... --include_path DIR)",
         description="Write JBBQ (the paper's prompts; generation and multiple-choice; each few-shot count) and "
         "BBQ as lm-evaluation-harness 0.4 tasks whose results table shows bias-hub's scores.",
     )
@@ -29,12 +31,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lm_eval.set_defaults(func=_run, export_module="lm_eval")
     inspect = inner.add_parser(
         "inspect",
-        help="a task folder for Inspect AI (inspect eval DIR/jbbq_tasks.py ...): JBBQ and BBQ",
+        help="JBBQ and BBQ as Inspect AI tasks: writes DIR/tasks.py, scoring.py, prompts.json, "
+        "data/ and tasks.json (inspect eval DIR/tasks.py@jbbq ...; installed, inspect eval "
+        "bias_hub/jbbq needs no export)",
         description="Write JBBQ (the paper's prompts, each few-shot count) and BBQ as Inspect AI tasks whose "
         "scorer reads each reply with bias-hub's answer reader and whose metrics are bbq_bias's scores.",
     )
     _add_arguments(inspect, "the task folder")
     inspect.set_defaults(func=_run, export_module="inspect_tasks")
+    path = inner.add_parser(
+        "lm-eval-path",
+        help="print the folder of lm-evaluation-harness tasks the installed package ships (for "
+        "lm-eval ... --include_path), which read the built datasets when they run; writes nothing",
+    )
+    path.set_defaults(func=_lm_eval_path)
+    _add_eval_results(
+        inner.add_parser(
+            "eval-results",
+            help="runs' headline numbers as the Hub's evaluation results of a model repo: writes "
+            "DIR/<model>/.eval_results/<benchmark>_<setting>.yaml (--push opens a pull request)",
+            description="Write each run's values of its benchmark's tasks (the tasks of the dataset's "
+            "eval.yaml) as .eval_results/*.yaml files, one per model and setting, for the Hub's model "
+            "pages and the benchmark's leaderboard. A dry run unless --push.",
+        )
+    )
 
 
 def _add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
@@ -76,6 +96,12 @@ def _add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--shots", nargs="+", type=int, metavar="K", help="few-shot counts (default: 0 4)"
     )
+    parser.add_argument(
+        "--shot-pool",
+        type=int,
+        metavar="N",
+        help="few-shot templates drawn once per seed, as jbbq evaluate --shot-pool (default: %(default)s)",
+    )
     parser.add_argument("--split", help="questions of this split, or all (default: the preset's)")
     parser.add_argument(
         "--max-new-tokens",
@@ -94,6 +120,74 @@ def _add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     add_root_flags(parser, metrics=False)
 
 
+def _add_eval_results(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "runs",
+        nargs="*",
+        metavar="RUN_DIR",
+        help="run folders (jbbq evaluate, score, nli evaluate, stereoset, speciesism)",
+    )
+    parser.add_argument(
+        "--namespace",
+        required=True,
+        metavar="ORG",
+        help="the Hub namespace the benchmark datasets are published under (dataset.id = ORG/<dataset>)",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        help="folder for DIR/<model>/.eval_results/*.yaml, replaced whole when the export succeeds",
+    )
+    parser.add_argument(
+        "--study", metavar="NAME", help="also the values NAME's paper printed, as printed"
+    )
+    parser.add_argument(
+        "--source-url", metavar="URL", help="where the results can be checked (logs, a report)"
+    )
+    parser.add_argument(
+        "--source-name", metavar="NAME", help="the source's name (with --source-url)"
+    )
+    parser.add_argument(
+        "--push",
+        action="store_true",
+        help="open a pull request on --model with the files (default: write them only)",
+    )
+    parser.add_argument(
+        "--model", metavar="ORG/NAME", help="the model repo --push opens the pull request on"
+    )
+    parser.add_argument(
+        "--allow-stand-ins",
+        action="store_true",
+        help="write results of runs on stand-in data (sample templates, generated sets), labelled "
+        "so in their notes; a dry run only, never pushed",
+    )
+    parser.set_defaults(func=_eval_results)
+
+
+def _lm_eval_path(args: argparse.Namespace) -> int:
+    from bias_hub.pipelines.export.lm_eval import INSTALLED
+
+    print(INSTALLED)
+    return 0
+
+
+def _eval_results(args: argparse.Namespace) -> int:
+    from bias_hub.pipelines.export.eval_results import Settings as EvalSettings
+    from bias_hub.pipelines.export.eval_results import export
+
+    settings = EvalSettings(
+        namespace=args.namespace,
+        study=args.study,
+        source_url=args.source_url,
+        source_name=args.source_name,
+        push=args.push,
+        model=args.model,
+        allow_stand_ins=args.allow_stand_ins,
+    )
+    export(args.runs, Path(args.out), settings)
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     import importlib
 
@@ -106,6 +200,7 @@ def _run(args: argparse.Namespace) -> int:
         layout=args.layout,
         answer_reader=args.answer_reader,
         shots=args.shots,
+        shot_pool=args.shot_pool,
         split=args.split,
         max_new_tokens=args.max_new_tokens,
         limit=args.limit,

@@ -1,6 +1,6 @@
-"""The scoring half of the Inspect AI tasks ``bias-hub export inspect`` writes (their
-``scoring.py``, with the answer reader inlined at the marked import): it needs no Inspect, so
-the task file imports it and a test can run it alone.
+"""The scoring half of bias-hub's Inspect AI tasks: the installed package's task module imports
+it, and ``bias-hub export inspect`` writes it as ``scoring.py`` with the answer reader inlined at
+the marked import. It needs no Inspect, so a test can run it alone.
 
 A question's reply is read by the question's own ``answer_reader`` (``read_row_reply``); the
 score of a sample keeps the columns ``bbq_bias`` needs, and ``bbq_bias_scores`` runs bias-hub's
@@ -18,15 +18,15 @@ from pathlib import Path
 from bias_hub.pipelines.common.answer_reading import read_row_reply  # bias-hub export: inline
 
 HERE = Path(__file__).resolve().parent
-# Inspect metric name -> bbq_bias result key
-SCORES = {
-    "acc": "accuracy",
-    "acc_amb": "accuracy_ambiguous",
-    "acc_dis": "accuracy_disambiguated",
-    "s_dis": "bias_score_disambiguated",
-    "s_amb": "bias_score_ambiguous",
-    "error_rate": "unparsable_rate",
-}
+# The scores the tasks report, under bbq_bias's own names (the one vocabulary).
+SCORES = (
+    "accuracy",
+    "accuracy_ambiguous",
+    "accuracy_disambiguated",
+    "bias_score_disambiguated",
+    "bias_score_ambiguous",
+    "unparsable_rate",
+)
 # The question columns a score keeps for bbq_bias.
 _KEPT = ("category", "context_condition", "label", "unknown_label", "stereotyped_label")
 
@@ -68,7 +68,11 @@ def score_item(question: dict, reply: str) -> dict:
 def _metric():
     import evaluate
 
-    return evaluate.load(str(HERE / "bbq_bias"))
+    # An exported folder holds its copy of the module; the installed package its metrics/.
+    beside = HERE / "bbq_bias"
+    return evaluate.load(
+        str(beside if beside.is_dir() else HERE.parents[1] / "metrics" / "bbq_bias")
+    )
 
 
 def bbq_bias_scores(items: list[dict]) -> dict:

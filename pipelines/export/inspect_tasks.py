@@ -31,7 +31,7 @@ from bias_hub.pipelines.export.lm_eval import (
 )
 from bias_hub.pipelines.export.settings import Settings
 
-__all__ = ["BBQ_QUESTION", "export", "question_pieces"]
+__all__ = ["BBQ_QUESTION", "build", "export", "live_task", "question_pieces"]
 
 log = logging.getLogger(__name__)
 
@@ -70,60 +70,101 @@ def _prefix(prompt, shots: list[dict]) -> str:
     return text
 
 
+def _jbbq(settings: Settings) -> tuple[dict, list[dict], dict]:
+    """JBBQ's prompt variants, questions and record (``tasks.json``'s ``jbbq``)."""
+    from bias_hub.pipelines.common import dataset_folder
+    from bias_hub.pipelines.jbbq.prompting import load_prompt
+
+    task = resolve(settings)
+    specs = [load_prompt(name, task.layout) for name in task.prompts]
+    folder = dataset_folder(settings.jbbq, settings.datasets_root).resolve()
+    generate = {"max_tokens": task.max_new_tokens, "temperature": 0.0}
+    questions, shots, few_shot = jbbq_questions(folder, settings, task.split)
+    variants = {
+        f"{spec.name}_{k}shot": {
+            "prompt": spec.name,
+            "version": spec.version,
+            "layout": spec.layout,
+            "shots": k,
+            "prefix": _prefix(spec, shots[:k]),
+            "question": question_pieces(spec),
+            "generate": generate,
+        }
+        for spec in specs
+        for k in settings.shots
+    }
+    record = jbbq_record(folder, settings, task, questions, specs, few_shot)
+    return variants, [data_row(row, task.reader) for row in questions], record
+
+
+def _bbq(folder: Path, split: str, limit: int | None) -> tuple[dict, list[dict], dict]:
+    """BBQ's one variant (0-shot, the answers listed), questions and record."""
+    rows = bbq_rows(folder, split, limit)
+    variant = {
+        "prefix": "",
+        "question": _pieces(BBQ_QUESTION, {}),
+        "generate": {"max_tokens": 32, "temperature": 0.0},
+    }
+    record = {
+        "dataset": str(folder),
+        "split": split,
+        "questions": len(rows),
+        "categories": sorted({row["category"] for row in rows}),
+        "answer_reader": BBQ_READER,
+    }
+    return variant, [data_row(row, BBQ_READER) for row in rows], record
+
+
+def build(settings: Settings) -> tuple[dict, dict[str, list[dict]], dict]:
+    """What the exported tasks need: the prompt variants (``prompts.json``), the questions of
+    each task (``data/<name>.jsonl``) and their account (``tasks.json``)."""
+    variants, questions, jbbq = _jbbq(settings)
+    data, record = {"jbbq": questions}, {"jbbq": jbbq}
+    tasks = [
+        f"tasks.py@jbbq -T prompt={v['prompt']} -T shots={v['shots']}" for v in variants.values()
+    ]
+    _, bbq_folder = dataset_folders(settings)
+    if bbq_folder is not None:
+        variants["bbq"], data["bbq"], record["bbq"] = _bbq(
+            bbq_folder, jbbq["split"], settings.limit
+        )
+        tasks.append("tasks.py@bbq")
+    record["tasks"] = tasks
+    return variants, data, record
+
+
+def live_task(name: str, settings: Settings) -> tuple[dict, list[dict]]:
+    """The prompt variant and questions of the installed package's task ``name`` (``jbbq``: the
+    one prompt and shot count ``settings`` names; ``bbq``), from the built datasets."""
+    if name == "bbq":
+        from bias_hub.pipelines.common import dataset_folder
+
+        folder = dataset_folder(settings.bbq or "bbq", settings.datasets_root).resolve()
+        variant, questions, _ = _bbq(folder, resolve(settings).split, settings.limit)
+        return variant, questions
+    variants, questions, _ = _jbbq(settings)
+    (variant,) = variants.values()
+    return variant, questions
+
+
 def export(out_dir: str | Path, settings: Settings) -> dict:
     """Write the task folder; return what it holds (also written as ``tasks.json``)."""
     from bias_hub.pipelines.common.locations import metric_folder
     from bias_hub.pipelines.export import inspect_scoring
-    from bias_hub.pipelines.jbbq.prompting import load_prompt
 
     # A file of the user's in the task folder stops the export before any work.
     check_run_folder(out_dir)
-    task = resolve(settings)
-    specs = [load_prompt(name, task.layout) for name in task.prompts]
-    jbbq_folder, bbq_folder = dataset_folders(settings)
-    generate = {"max_tokens": task.max_new_tokens, "temperature": 0.0}
     out = RunFolder(out_dir)
     with out:
+        variants, data, record = build(settings)
         out.record_inputs(
-            datasets=[(folder, "all") for folder in (jbbq_folder, bbq_folder) if folder],
+            datasets=[
+                (record[name]["dataset"], "all") for name in ("jbbq", "bbq") if name in record
+            ],
             settings=settings,
         )
-        questions, shots, few_shot = jbbq_questions(jbbq_folder, settings, task.split)
-        out.write_jsonl("data/jbbq.jsonl", [data_row(row, task.reader) for row in questions])
-        variants = {
-            f"{spec.name}_{k}shot": {
-                "prompt": spec.name,
-                "version": spec.version,
-                "layout": spec.layout,
-                "shots": k,
-                "prefix": _prefix(spec, shots[:k]),
-                "question": question_pieces(spec),
-                "generate": generate,
-            }
-            for spec in specs
-            for k in settings.shots
-        }
-        record = {"jbbq": jbbq_record(jbbq_folder, settings, task, questions, specs, few_shot)}
-        tasks = [
-            f"tasks.py@jbbq -T prompt={v['prompt']} -T shots={v['shots']}"
-            for v in variants.values()
-        ]
-        if bbq_folder is not None:
-            rows = bbq_rows(bbq_folder, task.split, settings.limit)
-            out.write_jsonl("data/bbq.jsonl", [data_row(row, BBQ_READER) for row in rows])
-            variants["bbq"] = {
-                "prefix": "",
-                "question": _pieces(BBQ_QUESTION, {}),
-                "generate": {"max_tokens": 32, "temperature": 0.0},
-            }
-            record["bbq"] = {
-                "dataset": str(bbq_folder),
-                "split": task.split,
-                "questions": len(rows),
-                "categories": sorted({row["category"] for row in rows}),
-                "answer_reader": BBQ_READER,
-            }
-            tasks.append("tasks.py@bbq")
+        for name, rows in data.items():
+            out.write_jsonl(f"data/{name}.jsonl", rows)
         out.write_json("prompts.json", variants)
         out.write_text(
             "tasks.py", (Path(__file__).with_name("inspect_task_file.py")).read_text("utf-8")
@@ -132,10 +173,9 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
         for path in sorted(metric_folder("bbq_bias").iterdir()):
             if path.is_file() and path.suffix in (".py", ".md", ".txt"):
                 out.write_bytes(f"bbq_bias/{path.name}", path.read_bytes())
-        record["tasks"] = tasks
         out.write_json("tasks.json", record)
         out.write_text("README.md", _readme(record))
-    log.info("wrote %s: %d Inspect task variants", out_dir, len(tasks))
+    log.info("wrote %s: %d Inspect task variants", out_dir, len(record["tasks"]))
     return record
 
 

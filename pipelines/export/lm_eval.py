@@ -39,7 +39,14 @@ from bias_hub.pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
 from bias_hub.pipelines.export.settings import Settings
 from bias_hub.pipelines.jbbq.prompting import DEFAULT_LAYOUT
 
-__all__ = ["BBQ_PROMPT", "export", "lm_eval_prompt", "task_names"]
+__all__ = [
+    "BBQ_PROMPT",
+    "INSTALLED",
+    "export",
+    "installed_tasks",
+    "lm_eval_prompt",
+    "task_names",
+]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +71,8 @@ _FIELDS = (
 )
 _FUNCTION = "__lm_eval_function__"
 TASK_VERSION = "1.0"
+# The task folder the package ships, for `lm-eval ... --include_path $(bias-hub export lm-eval-path)`.
+INSTALLED = Path(__file__).with_name("lm_eval_tasks")
 
 
 def _raw(text: str) -> str:
@@ -212,8 +221,8 @@ def resolve(settings: Settings) -> Resolved:
 def jbbq_questions(
     folder: Path, settings: Settings, split: str
 ) -> tuple[list[dict], list[dict], dict]:
-    """The questions and shots of ``bias-hub jbbq evaluate --shots <all counts>`` (its own
-    selection, so both evaluate the same questions with the same examples)."""
+    """The questions and few-shot pool of ``bias-hub jbbq evaluate`` (its own selection, so
+    both evaluate the same questions with the same examples)."""
     from bias_hub.pipelines.jbbq.run import load_questions
 
     chosen = SimpleNamespace(
@@ -221,6 +230,7 @@ def jbbq_questions(
         split=split,
         categories=None,
         shots=list(settings.shots),
+        shot_pool=settings.shot_pool,
         seed=settings.seed,
         limit=settings.limit,
     )
@@ -347,6 +357,78 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
         out.write_text("README.md", _readme(record))
     log.info("wrote %s: %d lm-eval tasks (%s)", out_dir, len(tasks), ", ".join(tasks))
     return record
+
+
+def installed_tasks() -> dict[str, str]:
+    """``{file name: text}`` of the task folder the package ships (``INSTALLED``): the paper
+    preset's prompts at 0 and 4 shots and BBQ, as ``export`` writes them, except that the
+    questions and the few-shot pool are read when lm-eval runs, from the datasets built under
+    bias-hub's data root (``custom_dataset``: a ``test`` and a ``fewshot`` split), so nothing of
+    a user's JBBQ copy ships."""
+    from bias_hub.builders.shared.benchmark import benchmark
+    from bias_hub.pipelines.jbbq.prompting import load_prompt
+
+    settings = Settings()
+    task = resolve(settings)
+    files = {}
+    for spec in (load_prompt(name, task.layout) for name in task.prompts):
+        for k in settings.shots:
+            fields = lm_eval_prompt(spec, [])
+            target = fields.pop("target")
+            fields["num_fewshot"] = k
+            if k:
+                fields.update(fewshot_split="fewshot", fewshot_config={"sampler": "first_n"})
+            common = ("jbbq", f"jbbq_{spec.name}")
+            gen = _task(
+                f"jbbq_{spec.name}_{k}shot_gen",
+                [*common, "jbbq_gen"],
+                "installed_jbbq",
+                "generate_until",
+                benchmark("jbbq")["categories"],
+                **fields,
+                doc_to_target=target,
+                generation_kwargs={
+                    "until": [],
+                    "max_gen_toks": task.max_new_tokens,
+                    "do_sample": False,
+                },
+                process_results=_function("process_generation"),
+            )
+            mc = _task(
+                f"jbbq_{spec.name}_{k}shot_mc",
+                [*common, "jbbq_mc"],
+                "installed_jbbq",
+                "multiple_choice",
+                benchmark("jbbq")["categories"],
+                **fields,
+                doc_to_choice=[spec.assistant_text(i) for i in range(3)],
+                doc_to_target="label",
+                process_results=_function("process_multiple_choice"),
+            )
+            for config in (gen, mc):
+                files[f"{config['task']}.yaml"] = _yaml(config)
+    bbq = _task(
+        "bbq_biashub_mc",
+        ["bbq_biashub"],
+        "installed_bbq",
+        "multiple_choice",
+        benchmark("bbq")["categories"],
+        doc_to_text=BBQ_PROMPT,
+        doc_to_choice=_function("doc_to_answers"),
+        doc_to_target="label",
+        process_results=_function("process_multiple_choice"),
+    )
+    files[f"{bbq['task']}.yaml"] = _yaml(bbq)
+    files["utils.py"] = (
+        '"""The functions of the tasks beside this file: bias-hub\'s own, installed (lm-eval '
+        'imports this file by its path)."""\n\n'
+        "from bias_hub.pipelines.export.lm_eval_installed import (  # noqa: F401\n"
+        "    installed_bbq_dataset,\n"
+        "    installed_jbbq_dataset,\n"
+        ")\n"
+        "from bias_hub.pipelines.export.lm_eval_utils import *  # noqa: F403\n"
+    )
+    return files
 
 
 def dataset_folders(settings: Settings) -> tuple[Path, Path | None]:

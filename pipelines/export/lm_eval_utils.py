@@ -3,9 +3,10 @@
 Every evaluated question yields one item ``(category, context_condition, prediction, label,
 unknown_label, stereotyped_label, question_index)``; the aggregations run bias-hub's own
 ``bbq_bias`` metric module (copied beside this file as ``bbq_bias/``) on the items, so
-lm-eval's results table shows bias-hub's scores: accuracy overall, in ambiguous and in
-disambiguated contexts, s_DIS, s_AMB and the share of unparsable answers, overall and
-(metrics suffixed ``_<category>``) per category.
+lm-eval's results table shows bias-hub's scores under the module's own names: ``accuracy``,
+``accuracy_ambiguous``, ``accuracy_disambiguated``, ``bias_score_disambiguated``,
+``bias_score_ambiguous`` and ``unparsable_rate``, overall and (suffixed ``_<category>``) per
+category.
 
 A multiple-choice question's prediction is the choice of highest log-likelihood (lm-eval's
 ``acc``); a generated reply is read by the answer reader named in its question
@@ -27,22 +28,23 @@ from bias_hub.pipelines.common.answer_reading import (
     read_row_reply,
 )  # bias-hub export: inline
 
-# lm-eval metric name -> bbq_bias result key
-SCORES = {
-    "acc": "accuracy",
-    "acc_amb": "accuracy_ambiguous",
-    "acc_dis": "accuracy_disambiguated",
-    "s_dis": "bias_score_disambiguated",
-    "s_amb": "bias_score_ambiguous",
-    "error_rate": "unparsable_rate",
-}
+# The scores every task reports, under bbq_bias's own names (the one vocabulary; a category's
+# copy is suffixed _<category>). lm-eval wants a direction: bias scores, best at 0, count as lower.
+SCORES = (
+    "accuracy",
+    "accuracy_ambiguous",
+    "accuracy_disambiguated",
+    "bias_score_disambiguated",
+    "bias_score_ambiguous",
+    "unparsable_rate",
+)
 HIGHER_IS_BETTER = {
-    "acc": True,
-    "acc_amb": True,
-    "acc_dis": True,
-    "s_dis": False,
-    "s_amb": False,
-    "error_rate": False,
+    "accuracy": True,
+    "accuracy_ambiguous": True,
+    "accuracy_disambiguated": True,
+    "bias_score_disambiguated": False,
+    "bias_score_ambiguous": False,
+    "unparsable_rate": False,
 }
 
 
@@ -100,9 +102,13 @@ def bbq_dataset(**_metadata):
 
 
 def _metric_folder() -> Path:
-    here = Path(__file__).resolve().parent
-    beside = here / "bbq_bias"
-    return beside if beside.is_dir() else here.parents[1] / "metrics" / "bbq_bias"
+    """An exported folder's copy of the module, else the installed package's."""
+    beside = Path(__file__).resolve().parent / "bbq_bias"
+    if beside.is_dir():
+        return beside
+    from bias_hub.pipelines.common.locations import metric_folder
+
+    return metric_folder("bbq_bias")
 
 
 @functools.lru_cache(maxsize=1)
@@ -132,27 +138,27 @@ def _aggregate(key: str, items: list) -> float:
     return float("nan") if value is None else float(value)
 
 
-def agg_acc(items: list) -> float:
+def agg_accuracy(items: list) -> float:
     return _aggregate("accuracy", items)
 
 
-def agg_acc_amb(items: list) -> float:
+def agg_accuracy_ambiguous(items: list) -> float:
     return _aggregate("accuracy_ambiguous", items)
 
 
-def agg_acc_dis(items: list) -> float:
+def agg_accuracy_disambiguated(items: list) -> float:
     return _aggregate("accuracy_disambiguated", items)
 
 
-def agg_s_dis(items: list) -> float:
+def agg_bias_score_disambiguated(items: list) -> float:
     return _aggregate("bias_score_disambiguated", items)
 
 
-def agg_s_amb(items: list) -> float:
+def agg_bias_score_ambiguous(items: list) -> float:
     return _aggregate("bias_score_ambiguous", items)
 
 
-def agg_error_rate(items: list) -> float:
+def agg_unparsable_rate(items: list) -> float:
     return _aggregate("unparsable_rate", items)
 
 

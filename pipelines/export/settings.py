@@ -17,8 +17,9 @@ class Settings:
     the study preset's (``preset``, default ``paper``: the paper's three prompts in llm-jp-eval's
     layout, every question, 1 new token, replies read as llm-jp-eval reads them).
     ``shots``: the few-shot counts, one task per prompt x count x output type; the questions
-    are those of ``bias-hub jbbq evaluate --shots <all counts>``: shots come from train, one
-    per template, and the questions of a shot's template are held out (``seed`` picks them).
+    are those ``bias-hub jbbq evaluate`` scores with the same ``seed`` and ``shot_pool``,
+    whatever counts either asks for: the examples come from a pool of ``shot_pool`` train
+    templates drawn once, and where the split holds those templates they are held out.
     ``bbq`` None: BBQ's task when ``bbq`` is built under ``datasets_root``, none otherwise.
     """
 
@@ -29,6 +30,7 @@ class Settings:
     layout: str | None = None
     answer_reader: str | None = None
     shots: list[int] = dataclasses.field(default_factory=lambda: [0, 4])
+    shot_pool: int = 4
     split: str | None = None
     max_new_tokens: int | None = None
     limit: int | None = None

@@ -81,6 +81,14 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         "--shots", type=_int_list, help="few-shot counts, e.g. 0 or 0,4 (seeded by --seed)"
     )
     task.add_argument(
+        "--shot-pool",
+        type=int,
+        metavar="N",
+        help="few-shot templates drawn once per seed (k shots take the first k); where the evaluated "
+        "split holds them they are held out at every shot count, so the questions scored do not "
+        "depend on which counts are asked for (default: %(default)s)",
+    )
+    task.add_argument(
         "--scoring",
         choices=["generate", "loglikelihood"],
         help="generate: parse the model's reply; loglikelihood: pick the answer the model finds "

@@ -170,17 +170,19 @@ def _rows(folder: Path, settings: Settings, split: str) -> list[dict]:
 
 
 def load_questions(folder: Path, settings: Settings) -> tuple[list[dict], list[dict], dict]:
-    """The evaluated questions, the few-shot examples, and how they were chosen.
+    """The evaluated questions, the few-shot pool, and how they were chosen.
 
     Returns ``(rows, shots, few_shot)``: ``rows`` are the split's questions of the wanted
-    categories, ``shots`` ``max(settings.shots)`` training questions (a run with k shots
-    uses the first k, so every run answers the same questions), and ``few_shot`` the record.
+    categories, ``shots`` the pool of ``settings.shot_pool`` training questions (a run with k
+    shots uses the first k, so every run answers the same questions), and ``few_shot`` the record.
 
-    Few-shot examples come from the train split only, one per template, and never share a
-    template with an evaluated question. When the evaluated split itself holds the training
-    templates (``all``, ``train``), the shots are drawn from those templates and every
-    question of a shot template is held out of the evaluation. With ``limit``, at most that
-    many questions per category are kept, a seeded sample in dataset order.
+    The pool is drawn once per seed, whatever shot counts are asked for: from the train split,
+    one question per template, never sharing a template with an evaluated question. When the
+    evaluated split itself holds the training templates (``all``, ``train``), the pool is drawn
+    from those templates and every question of a pool template is held out of the evaluation,
+    at 0 shots as at 4, so the 0-shot questions of ``--shots 0`` and ``--shots 0,4`` are one
+    set. With ``limit``, at most that many questions per category are kept, a seeded sample in
+    dataset order.
     """
     rows = _rows(folder, settings, settings.split)
     present = sorted({row["category"] for row in rows})
@@ -193,22 +195,33 @@ def load_questions(folder: Path, settings: Settings) -> tuple[list[dict], list[d
         )
     rows = [row for row in rows if row["category"] in wanted]
     k = max(settings.shots)
-    shots: list[dict] = []
-    held_out: set[tuple[str, str]] = set()
-    if k:
+    if k > settings.shot_pool:
+        raise ValueError(
+            f"--shots {k}: more than the --shot-pool of {settings.shot_pool} templates the few-shot "
+            f"examples are drawn from; pass --shot-pool {k} (or more)"
+        )
+    try:
         train = _rows(folder, settings, "train")
-        evaluated = {template_key(row) for row in rows}
-        free = {template_key(row) for row in train} - evaluated
-        if len(free) >= k:
-            shots = select_shots(train, k, settings.seed, evaluated)
-        else:
-            shots = select_shots(train, k, settings.seed, set())
-            held_out = {template_key(shot) for shot in shots}
+    except ValueError:
+        if k:
+            raise
+        train = []  # a folder without a train split answers 0-shot questions only
+    evaluated = {template_key(row) for row in rows}
+    templates = {template_key(row) for row in train}
+    free = templates - evaluated
+    # A pool as large as the train split allows: a count above it fails in select_shots, naming it.
+    pool = min(settings.shot_pool, len(templates)) if k <= len(templates) else k
+    held_out: set[tuple[str, str]] = set()
+    if len(free) >= pool:
+        shots = select_shots(train, pool, settings.seed, evaluated)
+    else:
+        shots = select_shots(train, pool, settings.seed, set())
+        held_out = {template_key(shot) for shot in shots}
     before = len(rows)
     rows = [row for row in rows if template_key(row) not in held_out]
     if not rows:
         raise ValueError(
-            f"--shots {k}: holding the shot templates out leaves no question to evaluate"
+            f"--shot-pool {pool}: holding the pool's templates out leaves no question to evaluate"
         )
     rng = random.Random(settings.seed)
     chosen: list[dict] = []
@@ -220,6 +233,7 @@ def load_questions(folder: Path, settings: Settings) -> tuple[list[dict], list[d
         chosen.extend(in_category)
     few_shot = {
         "source_split": "train",
+        "pool": len(shots),
         "examples": [
             {
                 "category": s["category"],

@@ -55,6 +55,9 @@ class Settings(IntervalSettings, RunSettings):
     # how the prompt is laid out (pipelines/jbbq/prompts/layouts/): a built-in name or a file
     layout: str = "llm-jp-eval"
     shots: list[int] = field(default_factory=lambda: [0])
+    # The few-shot templates drawn once per seed, the paper's largest shot count (§5.2): every
+    # count takes the first k of them, and the questions they hold out are the same at 0 shots.
+    shot_pool: int = 4
     scoring: str = "loglikelihood"
     chat: str = "auto"
     max_new_tokens: int = 8

@@ -5,7 +5,7 @@ read by ``bias_hub.builders.shared.card.read_card`` (``huggingface_hub.DatasetCa
 class that wrote it), ``configs`` with the same
 parser ``load_dataset`` uses, every data file present, and every Parquet file's
 schema equal to the card's ``dataset_info`` features (ClassLabel names
-included). Problems are collected, not raised, so one dry run lists them all.
+included), and a benchmark's ``eval.yaml`` naming configs and splits the folder holds. Problems are collected, not raised, so one dry run lists them all.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bias_hub.builders.shared.benchmark import EVAL_YAML, benchmark, eval_yaml_problems
 from bias_hub.builders.shared.card import read_card
 from bias_hub.pipelines.publish import hub_rules
 from bias_hub.pipelines.publish.hub_rules import as_list
@@ -286,6 +287,7 @@ def check_dataset_folder(folder: Path) -> CheckedDataset:
         )
     if formats - {".parquet"}:
         problems.append(f"{folder.name}: data files must be Parquet, found {sorted(formats)}")
+    problems += _benchmark_problems(folder, checked.data_files)
     sizes = as_list(checked.yaml_header.get("size_categories"))
     if largest and sizes and hub_rules.size_category(largest) not in sizes:
         problems.append(
@@ -293,6 +295,21 @@ def check_dataset_folder(folder: Path) -> CheckedDataset:
             f"({hub_rules.size_category(largest)})"
         )
     return checked
+
+
+def _benchmark_problems(folder: Path, data_files: dict[str, dict[str, list[Path]]]) -> list[str]:
+    """A benchmark dataset's ``eval.yaml``: present, and its tasks on configs and splits the
+    folder holds (the Hub validates the file at push time; we do it before any push)."""
+    if not (folder / EVAL_YAML).is_file():
+        if benchmark(folder.name) is None:
+            return []
+        return [
+            f"{folder}: no {EVAL_YAML} (a Hub Benchmark's tasks): rebuild it with `bias-hub build {folder.name}`"
+        ]
+    built = {
+        config: [s for s, files in splits.items() if files] for config, splits in data_files.items()
+    }
+    return eval_yaml_problems(folder, built)
 
 
 def gated_card(checked: CheckedDataset) -> bytes:
@@ -342,6 +359,9 @@ def plan_dataset(checked: CheckedDataset, namespace: str, private: bool) -> Repo
         else:
             plan.files.append(PlannedFile("README.md", source=readme))
     seen: set[Path] = {readme}
+    if (checked.folder / EVAL_YAML).is_file():
+        seen.add(checked.folder / EVAL_YAML)
+        plan.files.append(PlannedFile(EVAL_YAML, source=checked.folder / EVAL_YAML))
     for splits in checked.data_files.values():
         for files in splits.values():
             for path in files:

@@ -89,6 +89,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "header says how many samples) or of the dataset's rows; refused otherwise, since a "
         "file cut short scores like a whole one; recorded as partial",
     )
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        help="the model that made the predictions: a Hub id, a local folder (fingerprinted) or an API "
+        "model's name, recorded in the run (default: the one lm-eval's results file or the Inspect "
+        "log names)",
+    )
+    parser.add_argument("--revision", help="the Hub revision of --model")
     add_root_flags(parser)
     parser.add_argument("--seed", type=int, help="seed of the resampling (default: %(default)s)")
     add_interval_flags(parser, unit="items (templates where the metric takes them)")
@@ -112,6 +120,8 @@ def _run(args: argparse.Namespace) -> int:
         metrics_root=args.metrics_root,
         seed=args.seed,
         allow_partial=args.allow_partial,
+        model=args.model,
+        revision=args.revision,
         confidence_level=args.confidence_level,
         n_resamples=args.n_resamples,
     )

@@ -170,10 +170,9 @@ def inspect_log(path: str | Path) -> tuple[dict, list[dict]]:
     """An Inspect AI eval log's ``eval`` spec (its task, its dataset's size and sample ids) and
     its samples, read without Inspect installed: ``.json`` (one document with ``eval`` and
     ``samples``) or ``.eval`` (a zip archive: ``header.json``, or ``_journal/start.json`` while
-    a run is under way, and ``samples/*.json``, one sample each; Inspect 0.3.285 compresses it
-    with zstd, which Python's zipfile reads from 3.14 on: an older Python is told to convert the
-    log to JSON)."""
-    import zipfile
+    a run is under way, and ``samples/*.json``, one sample each, compressed with Zstandard:
+    ``inspect_eval.eval_archive``)."""
+    from bias_hub.pipelines.score.inspect_eval import BAD_ARCHIVE, eval_archive
 
     path = Path(path)
     flag = "--from-inspect"
@@ -181,7 +180,7 @@ def inspect_log(path: str | Path) -> tuple[dict, list[dict]]:
         raise FileNotFoundError(f"{flag} {path}: no such file")
     if path.suffix == ".eval":
         try:
-            with zipfile.ZipFile(path) as archive:
+            with eval_archive(path) as archive:
                 names = archive.namelist()
                 samples = [
                     json.loads(archive.read(name))
@@ -191,15 +190,8 @@ def inspect_log(path: str | Path) -> tuple[dict, list[dict]]:
                     (n for n in ("header.json", "_journal/start.json") if n in names), None
                 )
                 log = json.loads(archive.read(header)) if header else {}
-        except (zipfile.BadZipFile, ValueError, RecursionError) as err:
+        except (BAD_ARCHIVE, ValueError, RecursionError) as err:
             raise ValueError(f"{flag} {path}: not an Inspect .eval log ({_why(err)})") from None
-        except NotImplementedError:
-            # Inspect compresses .eval logs with zstd, which Python's zipfile reads from 3.14 on
-            raise ValueError(
-                f"{flag} {path}: this .eval log is compressed in a way Python's zipfile cannot read "
-                "(zstd); convert it with `inspect log convert --to json LOG`, or run Inspect with "
-                "--log-format json"
-            ) from None
     elif path.suffix == ".json":
         try:
             with _opened(path, flag) as handle:

@@ -36,6 +36,7 @@ from bias_hub.pipelines.score.guards import (
     refuse_another_command_s_run,
     refuse_inputs_inside_out,
 )
+from bias_hub.pipelines.score.model_identity import model_input, model_name
 from bias_hub.pipelines.score.predictions import (
     as_index,
     read_inspect_log,
@@ -555,8 +556,10 @@ def run(
         )
         if not rows:
             raise ValueError(f"{where}: no rows")
+        model = model_input(settings)
         folder.record_inputs(
             datasets=[(given, config)] if given else [],
+            models=[model] if model else [],
             files=[predictions or settings.from_lm_eval or settings.from_inspect],
             settings=settings,
         )
@@ -598,6 +601,7 @@ def run(
                 "step": "score",
                 "metric": path.metric,
                 "config_name": path.config_name,
+                "model": model_name(model),
                 "predictions": source_record,
                 "dataset": {
                     "folder": str(dataset_path) if dataset_path else None,

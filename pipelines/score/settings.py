@@ -38,3 +38,7 @@ class Settings(IntervalSettings):
     seed: int = 0
     # Score predictions that answer only part of their task or dataset (refused otherwise).
     allow_partial: bool = False
+    # The model that made the predictions (a Hub id at ``revision``, a local folder or an API
+    # model's name); None: the one lm-eval's results file or the Inspect log names, if any.
+    model: str | None = None
+    revision: str | None = None

@@ -174,7 +174,8 @@ def test_evaluate_score_and_the_exports_read_each_reply_alike(reader: str, tmp_p
     utils = _load(tmp_path / "utils.py", "lm_eval_task_utils")
     docs = [data_row(row, reader) for row in questions]
     lm_eval = [
-        utils.process_generation(doc, [r])["acc"][2] for doc, r in zip(docs, replies, strict=True)
+        utils.process_generation(doc, [r])["accuracy"][2]
+        for doc, r in zip(docs, replies, strict=True)
     ]
 
     (tmp_path / "scoring.py").write_text(inline_module(inspect_scoring), encoding="utf-8")

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from jbbq_fixtures import write_fixture_dataset
 
 from bias_hub.pipelines.cli import main
 from bias_hub.pipelines.export.lm_eval import lm_eval_prompt
@@ -145,11 +147,22 @@ def test_every_prompt_shot_count_and_output_type_is_a_task(exported: Path) -> No
     assert gen["process_results"] == "!function utils.process_generation"
     categories = record["jbbq"]["categories"]
     names = [m["metric"] for m in gen["metric_list"]]
-    assert names[:6] == ["acc", "acc_amb", "acc_dis", "s_dis", "s_amb", "error_rate"]
-    assert len(names) == 6 * (1 + len(categories)) and f"s_amb_{categories[0]}" in names
-    assert {m["aggregation"] for m in gen["metric_list"] if m["metric"].startswith("s_dis")} == {
-        "!function utils.agg_s_dis"
-    }
+    # bbq_bias's own names: the one vocabulary of every file bias-hub writes.
+    assert names[:6] == [
+        "accuracy",
+        "accuracy_ambiguous",
+        "accuracy_disambiguated",
+        "bias_score_disambiguated",
+        "bias_score_ambiguous",
+        "unparsable_rate",
+    ]
+    assert len(names) == 6 * (1 + len(categories))
+    assert f"bias_score_ambiguous_{categories[0]}" in names
+    assert {
+        m["aggregation"]
+        for m in gen["metric_list"]
+        if m["metric"].startswith("bias_score_disambiguated")
+    } == {"!function utils.agg_bias_score_disambiguated"}
 
 
 def test_prompts_render_as_jbbq_evaluate_sends_them(exported: Path) -> None:
@@ -180,7 +193,15 @@ def test_prompts_render_as_jbbq_evaluate_sends_them(exported: Path) -> None:
 
 
 class _Chosen:
-    config, split, categories, shots, seed, limit = "all", "all", None, [0, 2], 0, None
+    config, split, categories, shots, shot_pool, seed, limit = (
+        "all",
+        "all",
+        None,
+        [0, 2],
+        4,
+        0,
+        None,
+    )
 
 
 class _Prompt:
@@ -261,18 +282,30 @@ def test_written_utils_scores_with_bbq_bias(exported: Path) -> None:
     # s_DIS: non-unknown disambiguated answers 1, 0, 1 (item 4 unparsable); biased: 0 (stereotyped 0)
     # and the Religion answer 1 (stereotyped 1) -> 2 * 2/3 - 1 = 1/3.
     # s_AMB: one non-unknown ambiguous answer, biased -> (1 - 1/2) * (2 * 1 - 1) = 0.5. Error rate 1/6.
-    assert utils.agg_acc(by_metric["acc"]) == pytest.approx(4 / 6)
-    assert utils.agg_acc_amb(by_metric["acc_amb"]) == 0.5
-    assert utils.agg_acc_dis(by_metric["acc_dis"]) == 0.75
-    assert utils.agg_s_dis(by_metric["s_dis"]) == pytest.approx(1 / 3)
-    assert utils.agg_s_amb(by_metric["s_amb"]) == 0.5
-    assert utils.agg_error_rate(by_metric["error_rate"]) == pytest.approx(1 / 6)
+    assert utils.agg_accuracy(by_metric["accuracy"]) == pytest.approx(4 / 6)
+    assert utils.agg_accuracy_ambiguous(by_metric["accuracy_ambiguous"]) == 0.5
+    assert utils.agg_accuracy_disambiguated(by_metric["accuracy_disambiguated"]) == 0.75
+    assert utils.agg_bias_score_disambiguated(
+        by_metric["bias_score_disambiguated"]
+    ) == pytest.approx(1 / 3)
+    assert utils.agg_bias_score_ambiguous(by_metric["bias_score_ambiguous"]) == 0.5
+    assert utils.agg_unparsable_rate(by_metric["unparsable_rate"]) == pytest.approx(1 / 6)
     # Per category: each doc reports under its own category only.
-    age = [item["s_dis_Age"] for item in items if "s_dis_Age" in item]
-    assert len(age) == 5 and utils.agg_s_dis(age) == 0.0  # Age: biased 1 of 2 non-unknown -> 0
-    religion = [item["acc_amb_Religion"] for item in items if "acc_amb_Religion" in item]
+    age = [
+        item["bias_score_disambiguated_Age"]
+        for item in items
+        if "bias_score_disambiguated_Age" in item
+    ]
     assert (
-        len(religion) == 1 and str(utils.agg_acc_amb(religion)) == "nan"
+        len(age) == 5 and utils.agg_bias_score_disambiguated(age) == 0.0
+    )  # Age: biased 1 of 2 non-unknown -> 0
+    religion = [
+        item["accuracy_ambiguous_Religion"]
+        for item in items
+        if "accuracy_ambiguous_Religion" in item
+    ]
+    assert (
+        len(religion) == 1 and str(utils.agg_accuracy_ambiguous(religion)) == "nan"
     )  # no ambiguous question: undefined
 
 
@@ -321,3 +354,114 @@ def test_lm_eval_lists_validates_and_runs_the_tasks(tmp_path: Path) -> None:
         assert entry.get("differing_replies", 0) == 0, task
         assert entry["score_equals_evaluate"] and entry["table_equals_score"], task
     assert report["ok"]
+
+
+def test_the_shipped_task_folder_is_what_the_package_generates() -> None:
+    """lm-eval has no plugin mechanism: the package ships a task folder
+    (`bias-hub export lm-eval-path` prints it for --include_path)."""
+    from bias_hub.pipelines.export.lm_eval import INSTALLED, installed_tasks
+
+    expected = installed_tasks()
+    shipped = {
+        path.name: path.read_text(encoding="utf-8")
+        for path in INSTALLED.iterdir()
+        if path.is_file()
+    }
+    assert shipped == expected, (
+        "pipelines/export/lm_eval_tasks differs from installed_tasks(); write it again with: python -c "
+        '"from bias_hub.pipelines.export.lm_eval import INSTALLED, installed_tasks; '
+        "[(INSTALLED / n).write_text(t, encoding='utf-8') for n, t in installed_tasks().items()]\""
+    )
+    four = yaml.load(shipped["jbbq_basic_4shot_gen.yaml"], Loader=_Loader)
+    assert four["num_fewshot"] == 4 and four["fewshot_split"] == "fewshot"
+    assert four["fewshot_config"] == {"sampler": "first_n"}
+    assert four["custom_dataset"] == "!function utils.installed_jbbq_dataset"
+
+
+def test_the_shipped_tasks_read_the_built_dataset_as_jbbq_evaluate_does(tmp_path: Path) -> None:
+    """The paper preset's questions: every split, the pool's 4 train templates (4 questions each)
+    held out: 40 - 16 = 24; the pool itself is the few-shot split, one question per template."""
+    from bias_hub.pipelines.export.lm_eval_installed import installed_dataset
+
+    write_fixture_dataset(tmp_path / "jbbq")
+    data = installed_dataset("jbbq", {"datasets_root": str(tmp_path), "version": 1.0})
+    assert len(data["test"]) == 24 and set(data["test"]["answer_reader"]) == {"llm-jp-eval"}
+    pool = {(row["category"], row["question_index"]) for row in data["fewshot"]}
+    assert len(data["fewshot"]) == 4 and len(pool) == 4
+    assert not pool & {(row["category"], row["question_index"]) for row in data["test"]}
+
+
+@pytest.mark.skipif(
+    not LMEVAL_PYTHON.exists(),
+    reason="bench/.venv-lmeval is absent: create it with "
+    "`python -m bench.jbbq_throughput --setup-lmeval` (needs PyPI, about 2-3 min)",
+)
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_lm_eval_runs_the_shipped_tasks_with_jbbq_evaluate_s_prompts(tmp_path: Path) -> None:
+    """lm-eval 0.4 with `--include_path $(bias-hub export lm-eval-path)` on a tiny model: the 4-shot
+    task's n-shot is 4, its prompts are the ones `jbbq evaluate` sends (the same pool, the same
+    questions), and its table reports bbq_bias's names."""
+    import subprocess
+    from types import SimpleNamespace
+
+    from bias_hub.builders.jbbq import build as build_jbbq
+    from bias_hub.pipelines.export.lm_eval import INSTALLED
+    from bias_hub.pipelines.jbbq.random_model import build_for_dataset
+    from bias_hub.pipelines.jbbq.run import load_questions
+
+    dataset = build_jbbq(tmp_path / "datasets")
+    model = build_for_dataset(tmp_path / "tiny", dataset)
+    task = "jbbq_basic_4shot_gen"
+    done = subprocess.run(
+        [
+            str(LMEVAL_PYTHON),
+            "-m",
+            "lm_eval",
+            "run",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={model}",
+            "--tasks",
+            task,
+            "--include_path",
+            str(INSTALLED),
+            "--limit",
+            "4",
+            "--device",
+            "cpu",
+            "--metadata",
+            json.dumps({"datasets_root": str(tmp_path / "datasets")}),
+            "--log_samples",
+            "--output_path",
+            str(tmp_path / "results"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1100,
+        env=dict(
+            os.environ,
+            HF_HUB_OFFLINE="1",
+            HF_DATASETS_OFFLINE="1",
+            HF_EVALUATE_OFFLINE="1",
+            TRANSFORMERS_OFFLINE="1",
+        ),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (results,) = (tmp_path / "results").rglob("results_*.json")
+    table = json.loads(results.read_text(encoding="utf-8"))
+    assert table["n-shot"][task] == 4 and "accuracy_ambiguous,none" in table["results"][task]
+    (samples,) = (tmp_path / "results").rglob(f"samples_{task}_*.jsonl")
+    chosen = SimpleNamespace(
+        config="all", split="all", categories=None, shots=[4], shot_pool=4, seed=0, limit=None
+    )
+    rows, shots, _ = load_questions(dataset, chosen)
+    by_id = {(row["category"], row["example_id"]): row for row in rows}
+    prompt = load_prompt("basic", "llm-jp-eval")
+    logged = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]
+    assert len(logged) == 4
+    for sample in logged:
+        doc = sample["doc"]
+        sent = sample["arguments"]["gen_args_0"]["arg_0"]
+        assert sent == prompt.plain(by_id[(doc["category"], doc["example_id"])], shots[:4])

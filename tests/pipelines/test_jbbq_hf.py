@@ -250,9 +250,10 @@ def test_cli_loglikelihood_all_prompts_with_shots(
     assert results["runs"][0]["metrics"]["accuracy"] == pytest.approx(accuracy)
     assert (tmp_path / "figure1_0shot.png").stat().st_size > 0
     assert (tmp_path / "figure1_2shot.png").stat().st_size > 0
-    # Both shot counts answer the same questions; the 2-shot run shows the 0-shot run's absence of shots.
+    # Both shot counts answer the same questions; the pool holds the default 4 train templates, of
+    # which the 2-shot run shows the first 2.
     assert (
-        results["few_shot"]["held_out_questions"] == 0 and len(results["few_shot"]["examples"]) == 2
+        results["few_shot"]["held_out_questions"] == 0 and len(results["few_shot"]["examples"]) == 4
     )
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
     for name in PROMPT_NAMES:

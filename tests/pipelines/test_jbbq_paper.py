@@ -177,7 +177,7 @@ def _plan(dataset: Path, **settings):
 
 
 def test_split_all_holds_the_shot_templates_out_of_the_evaluation(fixture_dataset: Path) -> None:
-    rows, shots, record = _plan(fixture_dataset, split="all", shots=[0, 2], seed=4)
+    rows, shots, record = _plan(fixture_dataset, split="all", shots=[0, 2], shot_pool=2, seed=4)
     train_templates = {template_key(r) for r in fixture_rows()["train"]}
     shot_templates = {template_key(s) for s in shots}
     assert len(shots) == 2 and len(shot_templates) == 2 and shot_templates <= train_templates
@@ -186,22 +186,35 @@ def test_split_all_holds_the_shot_templates_out_of_the_evaluation(fixture_datase
     assert not {template_key(r) for r in rows} & shot_templates
     assert sorted(map(tuple, record["held_out_templates"])) == sorted(shot_templates)
     # On the test split the shots come from train templates nobody evaluates: nothing held out.
-    rows, shots, record = _plan(fixture_dataset, split="test", shots=[2], seed=4)
+    rows, shots, record = _plan(fixture_dataset, split="test", shots=[2], shot_pool=2, seed=4)
     assert (
         len(rows) == 16 and record["held_out_questions"] == 0 and record["held_out_templates"] == []
     )
     # Evaluating train itself holds the shot templates out as well.
-    rows, shots, record = _plan(fixture_dataset, split="train", shots=[1], seed=4)
+    rows, shots, record = _plan(fixture_dataset, split="train", shots=[1], shot_pool=1, seed=4)
     assert len(rows) == 24 - 4 and template_key(shots[0]) not in {template_key(r) for r in rows}
 
 
 def test_shot_counts_share_one_draw(fixture_dataset: Path) -> None:
-    """A k-shot run uses the first k of the examples, so every run answers the same questions."""
+    """A k-shot run uses the first k of the pool, so every run answers the same questions."""
     _, shots, _ = _plan(fixture_dataset, split="all", shots=[1, 3], seed=7)
-    assert len(shots) == 3
+    assert len(shots) == 4  # the default pool: the paper's largest count, 4
     rows_a, _, _ = _plan(fixture_dataset, split="all", shots=[3], seed=7)
     rows_b, _, _ = _plan(fixture_dataset, split="all", shots=[1, 3], seed=7)
     assert rows_a == rows_b
+
+
+def test_the_0_shot_questions_do_not_depend_on_the_other_counts(fixture_dataset: Path) -> None:
+    """`--shots 0` and `--shots 0,2` score one 0-shot set: the pool's 4 train templates (4
+    questions each) are held out of `all` either way, 40 - 16 = 24 questions."""
+    alone, _, record = _plan(fixture_dataset, split="all", shots=[0], seed=7)
+    with_four, shots, _ = _plan(fixture_dataset, split="all", shots=[0, 2], seed=7)
+    assert alone == with_four and len(alone) == 40 - 16 and record["held_out_questions"] == 16
+    assert record["pool"] == 4 and len(shots) == 4
+    with pytest.raises(
+        ValueError, match=r"--shots 5: more than the --shot-pool of 4 .* --shot-pool 5"
+    ):
+        _plan(fixture_dataset, split="all", shots=[0, 5], seed=7)
 
 
 # ---- comparisons -------------------------------------------------------------------------

@@ -9,6 +9,8 @@ import pytest
 import yaml
 from publish_fixtures import FakeHub, make_metric_module, make_nli_folder, make_secret_folder
 
+from bias_hub.builders.dataset_folder import CardMetadata, write_dataset_folder
+from bias_hub.builders.shared.benchmark import EVAL_YAML
 from bias_hub.pipelines import cli
 from bias_hub.pipelines.common.locations import import_evaluate
 from bias_hub.pipelines.publish.command import publish
@@ -347,3 +349,64 @@ def test_an_unreachable_hub_is_one_line_naming_where_the_push_stopped(tree: Path
     ):
         _publish(tree, private=True, push=True, api=hub)
     assert hub.uploads() == []
+
+
+def _nli_benchmark(root: Path) -> Path:
+    import datasets
+
+    features = datasets.Features({"premise": datasets.Value("string")})
+    table = datasets.Dataset.from_list([{"premise": f"文{i}"} for i in range(3)], features=features)
+    meta = CardMetadata(
+        pretty_name="NLI",
+        license="mit",
+        language=["ja"],
+        task_categories=["text-classification"],
+    )
+    return write_dataset_folder(root / "nli_gender_bias", {"all": {"test": table}}, meta, "# NLI\n")
+
+
+def test_publish_pushes_eval_yaml_and_refuses_a_broken_one(tmp_path: Path) -> None:
+    folder = _nli_benchmark(tmp_path / "datasets")
+    (tmp_path / "metrics").mkdir()
+    lines: list[str] = []
+    hub = FakeHub()
+    publish(
+        "bias-hub",
+        push=True,
+        api=hub,
+        echo=lines.append,
+        datasets_root=tmp_path / "datasets",
+        metrics_root=tmp_path / "metrics",
+    )
+    pushed = hub.repos[("dataset", "bias-hub/nli_gender_bias")]["files"]
+    assert yaml.safe_load(pushed[EVAL_YAML])["tasks"] == [
+        {"id": "bias_score", "config": "all", "split": "test"},
+        {"id": "fraction_neutral", "config": "all", "split": "test"},
+    ]
+    assert any(line.strip().startswith("eval.yaml") for line in "\n".join(lines).splitlines())
+
+    spec = yaml.safe_load((folder / EVAL_YAML).read_text(encoding="utf-8"))
+    spec["tasks"][1]["split"] = "validation"
+    (folder / EVAL_YAML).write_text(yaml.safe_dump(spec), encoding="utf-8")
+    hub.calls.clear()
+    with pytest.raises(ValueError, match=r"nothing was uploaded.*has no split `validation`"):
+        publish(
+            "bias-hub",
+            push=True,
+            api=hub,
+            echo=lines.append,
+            datasets_root=tmp_path / "datasets",
+            metrics_root=tmp_path / "metrics",
+        )
+    assert not [call for call, _ in hub.calls if call == "create_commit"]
+    (folder / EVAL_YAML).unlink()
+    with pytest.raises(
+        ValueError, match=r"no eval.yaml .*rebuild it with `bias-hub build nli_gender_bias`"
+    ):
+        publish(
+            "bias-hub",
+            api=hub,
+            echo=lines.append,
+            datasets_root=tmp_path / "datasets",
+            metrics_root=tmp_path / "metrics",
+        )
