@@ -130,8 +130,8 @@ def _check_user_copies(target: Path, user_configs: Collection[str], build: _Buil
 
 
 def _check_nothing_else(target: Path) -> None:
-    """Refuse to replace a folder that holds files no build wrote: anything but its card, the
-    data files the card lists, and files laid out as a build lays them out (``CONFIG/SPLIT-
+    """Refuse to replace a folder that holds files no build wrote: anything but its card, its
+    ``eval.yaml``, the data files the card lists, and files laid out as a build lays them out (``CONFIG/SPLIT-
     00000-of-00001.parquet``, for a folder whose card an older version wrote otherwise)."""
     if not target.is_dir():
         return
@@ -144,7 +144,7 @@ def _check_nothing_else(target: Path) -> None:
         for path in target.rglob("*")
         if (path.is_file() or path.is_symlink())
         and "__pycache__" not in path.relative_to(target).parts
-        and (name := path.relative_to(target).as_posix()) != "README.md"
+        and (name := path.relative_to(target).as_posix()) not in ("README.md", EVAL_YAML)
         and not (name in listed if listed is not None else _BUILT_LAYOUT.fullmatch(name))
     )
     if others:

@@ -516,6 +516,8 @@ def run(
 ) -> dict:
     """Score the predictions with ``settings.metric``; write the run folder; return results.json."""
     path = score_path(settings.metric)
+    if settings.revision and not settings.model:  # before any file is read
+        raise ValueError("--revision: give the model it is a revision of with --model")
     refuse_another_command_s_run(Path(out_dir))
     refuse_inputs_inside_out(
         Path(out_dir),
