@@ -38,9 +38,10 @@ from bias_hub.builders.shared.files import (
     write_json,
 )
 from bias_hub.builders.shared.secrets import redact, redact_data
-from bias_hub.builders.shared.text import code_cell, code_span, stamp_tables, table_cell
+from bias_hub.builders.shared.text import code_span, stamp_tables, table_cell
 from bias_hub.pipelines.common.presets import basis_markdown, basis_record, load_preset
 from bias_hub.pipelines.common.provenance import file_sha256, inputs_lines, stand_ins
+from bias_hub.pipelines.common.render import render
 from bias_hub.pipelines.common.run_folder import (
     INPUTS,
     MANIFEST,
@@ -434,32 +435,6 @@ def _preset_bases(steps: list[PlannedStep]) -> list[dict]:
     return list(records.values())
 
 
-def _departures_section(record: dict) -> list[str]:
-    """Every departure from the paper's setting: the command line's ``--set``, then each step's
-    (its preset's, the subsets of the work it ran, its stand-ins), as its results.json says."""
-    lines = []
-    if record.get("overrides"):
-        lines.append(
-            "- given on the command line (`--set`): "
-            + ", ".join(
-                f"{code_span(k)} = {code_span(repr(v))}" for k, v in record["overrides"].items()
-            )
-        )
-    for step in record["steps"]:
-        items = [
-            f"stand-in {code_span(d['used'])}"
-            if d["setting"] == "stand-in"
-            else f"{code_span(d['setting'])} {d['used']!r} instead of {d['preset']!r}"
-            for d in step.get("departures") or []
-        ]
-        if items:
-            where = f" ({code_span(step['out'])})" if step.get("out") else ""
-            lines.append(f"- step {code_span(step['id'])}{where}: " + "; ".join(items))
-    if not lines:
-        return []
-    return ["## Departures from the paper's setting", "", *lines, ""]
-
-
 def _step_link(out: Path, folder: str | None) -> str:
     """The run folder's report.md where it has one, else the folder itself (a model folder)."""
     if not folder:
@@ -487,29 +462,16 @@ def _layout(command: str, name: str):
     return layouts[name]
 
 
-def _inputs_section(steps: list[dict]) -> list[str]:
-    """What each step read, as its manifest fingerprinted it: a code block (no Markdown in a
-    path gets through; the fence is longer than any run of backticks in it)."""
+def _inputs_section(steps: list[dict]) -> tuple[list[str], str]:
+    """What each step read, as its manifest fingerprinted it, for a code block, and that block's
+    fence: longer than any run of backticks in it, so no Markdown in a path gets through."""
     body = []
     for step in steps:
         if step.get("inputs"):
             where = step["out"] or f"a dataset build, its record in {LEDGER}"
             body += [f"{step['id']} ({where}):", *(f"  {line}" for line in step["inputs"])]
-    if not body:
-        return []
     longest = max((len(run) for run in re.findall(r"`+", "\n".join(body))), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [
-        "## Inputs",
-        "",
-        "What each step read (the full sha256 in its run folder's manifest.json) and what each "
-        "build wrote:",
-        "",
-        fence,
-        *body,
-        fence,
-        "",
-    ]
+    return body, "`" * max(3, longest + 1)
 
 
 EDITED = (
@@ -539,90 +501,55 @@ def render_reproduction(record: dict, out: Path, allow_edited: bool = False) -> 
     """report.md of a reproduction, from its record and its steps' results.json (re-rendered by
     ``bias-hub report``). A step's results.json that is not what the step wrote is refused
     (``refuse_edited``), or with ``allow_edited`` rendered under the stamp ``EDITED``."""
-    paper = record.get("paper") or {}
-    lines = [f"# {record['title'] or record['study']}: reproduced with bias-hub", ""]
-    lines.append(f"Study {code_span(record['study'])} v{record['version']}.")
-    if paper.get("citation"):
-        lines += ["", f"Paper: {paper['citation']}"]
-    if paper.get("later_version"):
-        lines += ["", f"Later version: {paper['later_version']}"]
-    lines.append("")
-    if record.get("variant"):
-        lines += [
-            f"**Variant {code_span(record['variant'])} — not the paper's setting:** "
-            f"{record['variant_description'].rstrip().rstrip('.')}. "
-            "Its numbers test the pipeline, they do not reproduce the paper's.",
-            "",
-        ]
-    if not record.get("variant") and any(step.get("stand_ins") for step in record["steps"]):
-        flag = " (run with `--allow-stand-ins`)" if record.get("allow_stand_ins") else ""
-        lines += [
-            f"**Not the paper's data or models{flag}:** each table computed on a stand-in says "
-            "which.",
-            "",
-        ]
-    if record["models"]:
-        lines += ["Models: " + ", ".join(code_span(m) for m in record["models"]), ""]
-    lines += _departures_section(record)
-    lines += ["## Steps", "", "| step | command | run folder |", "|---|---|---|"]
-    for step in record["steps"]:
-        lines.append(
-            f"| {table_cell(step['id'])} | {code_cell(step['command'])} | "
-            f"{_step_link(out, step.get('out'))} |"
-        )
-    lines.append("")
-    lines += _inputs_section(record["steps"])
-    if record.get("settings"):
-        lines += ["## Settings: what the paper states and our reading", ""]
-        lines += basis_markdown(record["settings"])
     # The bias-hub command of each step ("nli evaluate"): the study's for every step, the ones
     # run as their command lines say ("bias-hub nli evaluate --model ...").
     commands = {
         **(record.get("commands") or {}),
         **{s["id"]: s["command"].split(maxsplit=1)[1] for s in record["steps"]},
     }
-    for table in record["tables"]:
-        section = f" ({table['section']})" if table.get("section") else ""
-        lines += [f"## {table.get('title') or table['id']}{section}", ""]
-        runs = [s for s in record["steps"] if s["id"] == table["step"]]
-        if table["step"] not in commands:
-            lines += [f"Step {code_span(table['step'])} was not run.", ""]
-            continue
-        layout = _layout(commands[table["step"]], table["layout"])
-        if not runs:
-            # Skipped by the variant: the paper's values alone.
-            lines += [f"Step {code_span(table['step'])} was not run in this reproduction.", ""]
-            lines += [layout(None, table.get("printed") or {}).rstrip(), ""]
-            continue
-        for run in runs:
-            results_path = out / run["out"] / "results.json" if run.get("out") else None
-            if results_path is None or not results_path.is_file():
-                lines += [
-                    f"No results.json for step {code_span(run['id'])} at {code_span(results_path)}.",
-                    "",
-                ]
-                lines += [layout(None, table.get("printed") or {}).rstrip(), ""]
-                continue
-            problem = edited_results(results_path.parent)
+    inputs, fence = _inputs_section(record["steps"])
+    text = render(
+        "reproduce/templates/report.md.j2",
+        record=record,
+        links=[_step_link(out, step.get("out")) for step in record["steps"]],
+        inputs=inputs,
+        fence=fence,
+        settings=basis_markdown(record.get("settings") or []),
+        tables=[_table(table, record, out, commands, allow_edited) for table in record["tables"]],
+    )
+    return atomic_write_text(out / "report.md", redact(text))
+
+
+def _table(table: dict, record: dict, out: Path, commands: dict, allow_edited: bool) -> dict:
+    """A study table for the template: ``runs`` None when its step is no command of the study,
+    else one entry per run of the step (none: skipped by the variant), each with the layout's
+    ``text`` or, without a results.json, None (then ``paper_text`` shows the paper's values)."""
+    if table["step"] not in commands:
+        return {**table, "runs": None}
+    layout = _layout(commands[table["step"]], table["layout"])
+    printed = table.get("printed") or {}
+    runs = [s for s in record["steps"] if s["id"] == table["step"]]
+    views = []
+    for run in runs:
+        path = out / run["out"] / "results.json" if run.get("out") else None
+        view = {
+            **run,
+            "path": path,
+            "text": None,
+            "heading": bool(run.get("model")) and len(runs) > 1,
+        }
+        if path is not None and path.is_file():
+            problem = edited_results(path.parent)
             if problem and not allow_edited:
                 raise refuse_edited(problem)
-            results = json.loads(results_path.read_text(encoding="utf-8"))
-            if run.get("model") and len(runs) > 1:
-                lines += [f"### {code_span(run['model'])}", ""]
-            text = _relink(layout(results, table.get("printed") or {}).rstrip(), run["out"])
+            results = json.loads(path.read_text(encoding="utf-8"))
+            view["text"] = _relink(layout(results, printed).rstrip(), run["out"])
             if problem:
-                text = stamp_tables(text, EDITED.format(what=code_span(problem))).rstrip()
-            lines += [text, ""]
-            if table.get("figure"):
-                figure = f"{run['out']}/{table['figure']}"
-                lines += [f"[![{table['id']}]({figure})]({figure})", ""]
-            if run.get("stand_ins"):
-                lines += [
-                    f"**Computed on {'; '.join(run['stand_ins'])}, not the paper's data.**",
-                    "",
-                ]
-            lines += [
-                f"Ours from {code_span(run['out'] + '/results.json')}; printed values from the paper.",
-                "",
-            ]
-    return atomic_write_text(out / "report.md", redact("\n".join(lines)))
+                view["text"] = stamp_tables(
+                    view["text"], EDITED.format(what=code_span(problem))
+                ).rstrip()
+        views.append(view)
+    # The paper's values alone, where a run has none of its own to show beside them.
+    if not views or any(view["text"] is None for view in views):
+        return {**table, "runs": views, "paper_text": layout(None, printed).rstrip()}
+    return {**table, "runs": views}
