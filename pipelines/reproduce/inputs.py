@@ -1,14 +1,9 @@
-"""What a study needs before any step runs, and whether it is here.
+"""What a study needs before any step runs, and whether it is here: every input is checked
+first, so a reproduction never stops half-way for something missing from the beginning.
 
-Every input is checked before any work starts, so a reproduction never stops half-way for a
-file or a model that was missing from the beginning. Each missing input is reported with the
-study's own words on how to supply it.
-
-What is checked is what the plan uses: the models its steps load (a variant's or ``--models``
-replace the paper's, whose declared ``how`` still says how to get each), the inputs of the
-variant, and an input with ``only_if`` only where a step runs with that setting. A dataset's
-check says what its card records it was built from (``provenance.dataset_origin``): a sample
-or a generated set stands in for the paper's data, and the plan says so.
+What is checked is what the plan uses: the models its steps load, the variant's inputs, an
+input with ``only_if`` only where a step runs with that setting. A dataset whose card records a
+sample or a generated set (``provenance.dataset_origin``) is a stand-in, and the plan says so.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """``bias-hub reproduce``: run a study's steps and lay out the paper's tables beside ours.
 
-The output folder holds one run folder per step (each written whole by its own command) and,
-once every step has finished, ``report.md`` and ``results.json`` of the reproduction (with a
-``manifest.json`` holding the latter's sha256, which ``bias-hub report`` checks). A step whose
-run folder exists from an earlier attempt is reused only when ``run_folder.why_rerun`` finds
-nothing against it: its manifest names this study, step and command line, every file it lists
-has its sha256, and every input (dataset files, models, input files, each path resolved again
-as given, and the package's source files) fingerprints as it did. So an interrupted
-reproduction resumes where it stopped, and an edited or deleted result, a rebuilt dataset, a
-re-pointed link or a code change reruns the steps concerned, each saying why in one line. A
-``build`` step writes no run folder: the ledger (``steps.json``) keeps the same record of what
-it read and wrote (``build_steps``). Nothing else in the folder is touched.
-
-A paper run (no ``--variant``) on a stand-in dataset (a sample, a generated set) stops before
-any work, unless ``--allow-stand-ins``; every table computed on one then says so.
+The output folder holds one run folder per step and, once every step has finished,
+``report.md``, ``results.json`` and its ``manifest.json``. A step is reused only when
+``run_folder.why_rerun`` finds nothing against its earlier run (docs/reproduce.md), so an
+interrupted reproduction resumes and a changed input, file or code reruns the steps concerned,
+each saying why. A ``build`` step writes no run folder: the ledger (``steps.json``) keeps its
+record (``build_steps``). A paper run on a stand-in dataset stops before any work unless
+``--allow-stand-ins``.
 """
 
 from __future__ import annotations
@@ -77,47 +70,16 @@ def _built_by(steps: list[PlannedStep]) -> set[str]:
 
 
 def dry_run_text(study: Study, steps: list[PlannedStep], checks: list, variant: str | None) -> str:
-    paper = study.paper
-    lines = [f"{study.name} v{study.version}: {study.title}"]
-    if paper.get("citation"):
-        lines.append(f"paper: {paper['citation']}")
-    if paper.get("later_version"):
-        lines.append(f"later version: {paper['later_version']}")
-    if variant:
-        lines.append(
-            f"variant {variant}: {study.variants[variant]['description']} (not the paper's setting)"
-        )
-    lines.append("models (as the paper gives them):")
-    lines += [
-        f"  {m['id']}" + (f"  ({m['section']})" if m.get("section") else "") for m in study.models
-    ]
-    lines.append("inputs:")
-    lines += [_input_line(c, paper_run=variant is None) for c in checks] or ["  (none)"]
-    if variant is None and any(c.stand_in for c in checks):
-        lines.append(
-            "  a paper run on a STAND-IN stops before any work; --allow-stand-ins runs it "
-            "anyway (every table then says what it was computed on)"
-        )
-    lines.append("steps:")
-    for i, step in enumerate(steps, 1):
-        lines.append(f"  {i}. {_command_text(step)}")
-    lines.append("tables and figures:")
-    for table in study.tables:
-        section = f" ({table['section']})" if table.get("section") else ""
-        lines.append(f"  {table['id']}: {table.get('title', '')}{section} <- step {table['step']}")
-    return "\n".join(lines)
-
-
-def _input_line(check, paper_run: bool) -> str:
-    state = "MISSING" if not check.ok else ("STAND-IN" if check.stand_in and paper_run else "ok")
-    line = f"  [{state}] {check.kind} {check.name}: {check.detail}"
-    if check.origin:
-        line += f" ({check.origin['kind']}: {check.origin.get('detail', '')})"
-    if check.paper_input and (check.stand_in or not check.ok):
-        line += f"\n      the paper used: {check.paper_input}"
-    if check.how and (not check.ok or (check.stand_in and paper_run)):
-        line += f"\n      how: {check.how}"
-    return line
+    commands = [_command_text(step) for step in steps]
+    text = render(
+        "reproduce/templates/dry_run.txt.j2",
+        study=study,
+        steps=steps,
+        commands=commands,
+        checks=checks,
+        variant=variant,
+    )
+    return text.removesuffix("\n")
 
 
 def _ledger(out: Path) -> dict:

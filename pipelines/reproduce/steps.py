@@ -1,19 +1,12 @@
 """A study step's arguments made into a ``bias-hub`` command line, checked before any step runs.
 
-``Commands`` knows the real command line (every command's flags and parser). ``step_argv``
-turns a step's arguments into argv by each flag's own kind: a switch takes ``true``/``false``;
-a flag that takes one value refuses a list or a bare ``true``/``false`` (``null`` leaves a flag
-out); no value may look like a flag (``[4, --out, ELSEWHERE]`` would redirect the step).
-``Commands.parse_error`` then runs the step's own parser over the whole argv, so a value of the
-wrong type is refused in the plan (and the dry run), not when the step starts.
-
-``check_contained`` keeps a study inside its run: every path a step writes resolves (links
-followed) inside ``--out``; a path the study file gives a step to read resolves inside
-``--out``, the datasets or metrics root or what the user gave (``--input``, ``--models``); a
-study file never holds a secret, and may set what picks code or where requests go (the metrics
-root, ``trust_remote_code``, a URL, the variable a key is read from) only with
-``--allow-any-command``. Values the user typed (``--set``) are theirs and only their writes are
-checked.
+``step_argv`` turns a step's arguments into argv by each flag's own kind (a switch takes
+``true``/``false``, ``null`` leaves a flag out, no value may look like a flag), and
+``Commands.parse_error`` runs the step's own parser over it, so a wrong value is refused in the
+plan, not when the step starts. ``check_contained`` keeps a study inside its run
+(docs/reproduce.md): what a step writes stays inside ``--out``, what the study file gives it to
+read inside the run, the roots or what the user gave, and a study file never holds a secret or
+picks code or addresses without ``--allow-any-command``.
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """A study file read and checked: the paper, its models, inputs, steps and tables.
 
-The schema is the one ``pipelines/studies/*.yaml`` follow (see ``CONTRIBUTING.md``). A study
-is interpreted here once: ``plan(study, ...)`` turns it, with a variant, the user's models and
-``--set`` overrides, into the ``bias-hub`` command lines it runs.
-
-Two optional fields of an input (``inputs[]`` and a variant's own inputs):
-
-- ``paper_input``: what the paper itself used for it (``"JBBQ ver.1, the authors' release"``);
-  the plan shows it beside a stand-in, and a paper run on a stand-in names it when it stops.
-- ``only_if``: ``{STEP.KEY: VALUE}`` (or a list of values): the input is needed only when that
-  step runs with that value of that argument, as given in the study, its variant, ``--set`` or
-  the step's preset (``{speciesism.sentiment_backend: google-cloud}``: no Google key for VADER).
-
-Study files are plain data: YAML aliases (``*name``) are refused, and so are ``--set`` values
-that hold one. A step may run only a part's command, ``build`` (without ``--force``) or
-``report`` (``steps.check_allowed``), unless the user passes ``--allow-any-command``; every
-planned step's command line is parsed by the real parser before the first one runs
-(``steps.py``).
+``plan(study, ...)`` turns a study, with a variant, the user's models and ``--set`` overrides,
+into the ``bias-hub`` command lines it runs; the schema (``paper_input``, ``only_if``, ...) is
+in CONTRIBUTING.md. Study files are plain data: YAML aliases are refused, in ``--set`` values
+too, and the commands a step may run are checked in ``steps.py``.
 """
 
 from __future__ import annotations
