@@ -1,13 +1,10 @@
 """Correlating bias scores across embeddings: Pearson (linear) next to Spearman (rank).
 
-Input: a table with one row per embedding and one column per score (our WEAT and RNSB
-scores, or extrinsic scores such as the WinoBias gaps). Output: for every pair of columns,
-Pearson's r and Spearman's rho from ``bias_hub.pipelines.common.stats.correlation`` (p-values;
-bootstrap intervals that resample the embeddings, the members being the sample), Holm's
-correction over the table beside them, and scatter plots. Reporting both correlations
-matters: a few extreme members can make a rank correlation look strong while the linear
-relation is weak (or the reverse), which is how earlier rank-based findings (Badilla et
-al.) and the RNSB-vs-WinoBias study's Pearson results came to disagree.
+For every pair of columns of a table (one row per embedding; WEAT, RNSB or WinoBias gap
+columns): both correlations from ``stats.correlation`` (bootstrap intervals resample the
+embeddings), Holm's correction over the table, and scatter plots. Both matter: a few extreme
+members can make a rank correlation look strong while the linear relation is weak, which is
+how rank-based findings (Badilla et al.) and the study's Pearson results came to disagree.
 """
 
 from __future__ import annotations

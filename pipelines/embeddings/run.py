@@ -1,16 +1,11 @@
-"""The embeddings part's steps, one shape: ``run_<step>(model, dataset, out_dir, settings) -> dict``.
+"""The embeddings part's steps, each ``run_<step>(model, dataset, out_dir, settings) -> dict``.
 
 ``run_score``: one embedding on WEAT tests. ``run_control``: a bias-controlled family, every
-member scored, WEAT vs RNSB correlated across it -- the RNSB-vs-WinoBias study's 17 members
-built from ``settings.corpus`` (Word2Vec, ATTRACT-REPEL and dataset balancing), or without a
-corpus this project's ATTRACT-REPEL strength family of ``model``. ``run_correlate``: score
-tables joined with the WinoBias gaps of coreference outputs, correlated (runs no model).
-
-``model`` names the vectors (``googlenews``, ``chive`` or a path), ``dataset`` the WEAT word
-sets folder (default ``weat_word_sets``; for ``run_correlate`` the WinoBias folder). Each step
-writes its data (results.json with ``"part": "embeddings"`` and its ``"step"``, the score
-tables) through ``RunFolder``; ``report.render`` alone writes report.md and the figures, from
-results.json, so ``bias-hub report RUN`` re-renders them.
+member scored, WEAT vs RNSB correlated across it (the RNSB-vs-WinoBias study's 17 members from
+``settings.corpus``, or without a corpus this project's ATTRACT-REPEL strength family of
+``model``). ``run_correlate``: score tables joined with the WinoBias gaps of coreference
+outputs, correlated (runs no model). ``model`` names the vectors (``googlenews``, ``chive`` or
+a path), ``dataset`` the WEAT word sets folder (for ``run_correlate`` the WinoBias folder).
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """Score embeddings with the WEAT and RNSB modules on the WEAT word sets, as a user would.
 
-Word sets come from ``datasets.load_dataset("<root>/weat_word_sets", config)``
-and scores from ``evaluate.load("<repo>/metrics/<name>")``: WEAT once per test (its
-statistic, the RNSB-vs-WinoBias study's WEAT value, first; the effect size second), RNSB
-once per classifier orientation (trained on the attribute sets as WEFE does, on the
-target sets as the study's section 2.1.2 reads), each with its interval. Each test becomes a
-query (named target sets X, Y and attribute sets A, B); the words of the query
-that the embedding lacks are reported per set, a word missing in its own form
-may be found in lower case (``lowercase_fallback``), and target sets left
-unequal by missing words are balanced by dropping words from the end of the
-larger set (recorded), since WEAT's permutation test needs |X| = |Y|.
+WEAT runs once per test (its statistic, the study's WEAT value, first; the effect size
+second), RNSB once per classifier orientation (trained on the attribute sets as WEFE does, or
+on the target sets as the study's section 2.1.2 reads), each with its interval. The words an
+embedding lacks are reported per set (a word may be found in lower case), and target sets left
+unequal are balanced by dropping words from the end of the larger one (recorded), since WEAT's
+permutation test needs |X| = |Y|.
 """
 
 from __future__ import annotations

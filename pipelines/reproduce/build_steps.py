@@ -1,12 +1,9 @@
 """A study's ``build`` steps: what one read and wrote, fingerprinted into reproduce's ledger.
 
 A build writes a dataset folder, not a run folder with a manifest, so ``bias-hub reproduce``
-keeps its record itself, in the shape ``run_folder.why_rerun`` judges: ``inputs``, taken before
-the step runs (the files and folders its flags name: ``--source``, ``--authors-dir``, a template
-table, defaults included; and the package's source files), and ``outputs``, every dataset folder
-it wrote (``folders_written``). The step is reused only while its command, those sources, the
-code and those folders are all as they were: an edited source reruns it, and so does a folder
-rebuilt or edited by hand since (whatever made it, the study's next steps read it).
+keeps the record itself in the shape ``run_folder.why_rerun`` judges: ``inputs`` (the files its
+flags name, defaults included, and the package's source files) and ``outputs`` (every dataset
+folder it wrote). An edited source, or a folder rebuilt or edited since, reruns the step.
 """
 
 from __future__ import annotations

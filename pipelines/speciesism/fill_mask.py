@@ -1,24 +1,12 @@
 """Full-vocabulary probabilities at a mask, for any masked language model.
 
-The dataset writes the slot as the model-neutral marker ``<MASK>``; here it becomes
-the model's own mask token (``[MASK]`` for BERT, ``<mask>`` for RoBERTa, ...). Where
-a byte-level BPE or SentencePiece tokenizer would keep the space before the mask as
-a token of its own (a mask token without ``lstrip``), that space is dropped, so the
-mask stands for a word-initial token (``Ġdried``), as RoBERTa's own mask token does.
-
-Subwords. One mask predicts one vocabulary item, so the distribution is over
-tokens, not words. All |V| items count for the chance level 1/|V| (|V| = the
-size of the model's output layer), as in the study. With ``--tokens raw`` every
-item may be listed, as the study's tables list them (``token_strings`` gives the
-token as the model spells it, ``ĠMarried``). With ``--tokens words`` (the default)
-the tables list only *word-like* items: not special tokens, not word-internal pieces
-(WordPiece ``##x``; for byte-level BPE and SentencePiece in English, pieces without
-the word-start marker ``Ġ``/``▁``, which would glue onto the word before the mask),
-and containing at least one letter. A word that the tokenizer splits into
-several pieces can therefore appear only through its first piece, shown as
-that piece. Where a name must itself be predicted (Kurita's association, the
-name masked), a name of k pieces gets k masks and its probability is the product
-of the k per-position probabilities (a pseudo-likelihood, counted in the report).
+The dataset's ``<MASK>`` becomes the model's own mask token; where the tokenizer would keep the
+space before it as a token of its own, that space is dropped, so that the mask stands for a
+word-initial token (``Ġdried``), as RoBERTa's own mask token does. One mask predicts one
+vocabulary item: chance is 1/|V| over the whole output layer, as in the study, and
+``--tokens words`` lists only word-like items (docs/speciesism.md). A name of k pieces that
+must itself be predicted gets k masks, its probability the product of theirs (a
+pseudo-likelihood, counted in the report).
 """
 
 from __future__ import annotations

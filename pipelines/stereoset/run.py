@@ -1,14 +1,10 @@
 """``run(model, dataset, out_dir, settings)``: the one step of ``bias-hub stereoset attention``.
 
-``model`` is the encoder whose attentions are read (any bidirectional, BERT-like checkpoint;
-a causal one is refused) and ``settings.lm`` the causal LM whose perplexities are compared.
-The defaults follow the study (Ueno, §4.2): the last layer's attention, heads averaged, from each
-of BERT's tokens to the gender words, averaged per token over its occurrences (``--min-count 1``);
-periods left out; then, in attention-gap order, each word takes the pairs that hold it and that
-no earlier word took, and its perplexity gap is the mean over those pairs. ``--preset paper``
-(the study file) adds the study's models and its whole population of pairs. The run folder gets
-``results.json`` (``"part": "stereoset"``, ``"step": "attention"``), ``words.jsonl`` and
-``top_words.jsonl``; ``report.py`` renders ``report.md``, ``figure2.png`` and ``plot.png`` from them.
+``model`` is the encoder whose attentions are read (a causal one is refused), ``settings.lm``
+the causal LM whose perplexities are compared. The defaults follow the study (Ueno, §4.2; see
+``settings``); in attention-gap order, each word takes the pairs that hold it and that no
+earlier word took, and its perplexity gap is the mean over those pairs. Writes
+``results.json``, ``words.jsonl`` and ``top_words.jsonl``; ``report.py`` renders the rest.
 """
 
 from __future__ import annotations
