@@ -1,16 +1,11 @@
 """NLI training data from anywhere: a Hub id, a dataset folder, JSNLI as distributed, or JSON
 lines / CSV / Parquet files.
 
-Whatever the source, ``prepare_nli_columns`` returns a dataset with exactly the columns
-``premise``, ``hypothesis`` and ``label`` (0 = entailment, 1 = neutral, 2 = contradiction),
-after checking the columns and every label up front, so a bad file fails before training
-starts, with the file, the column and the values named.
-
-JSNLI (Yoshikoshi et al. 2020; ``train_w_filtering.tsv``, ``train_wo_filtering.tsv``,
-``dev.tsv``) ships as header-less TSV, one ``label<TAB>premise<TAB>hypothesis`` per line, the
-two sentences segmented into words by Juman++ and joined with spaces. ``read_jsnli`` reads
-it as it is; what happens to the segmentation is decided by the model's tokenizer
-(``bias_hub.pipelines.nli.segmentation``).
+``prepare_nli_columns`` returns exactly ``premise``, ``hypothesis`` and ``label`` (0 =
+entailment, 1 = neutral, 2 = contradiction), every column and label checked up front, so a bad
+file fails before training with the file, column and values named. JSNLI (Yoshikoshi et al.
+2020) is header-less ``label<TAB>premise<TAB>hypothesis`` TSV of Juman++ words; ``read_jsnli``
+reads it as it is and ``segmentation`` decides what the tokenizer gets.
 """
 
 from __future__ import annotations

@@ -46,33 +46,7 @@ MACHINE = {"workers": 2, "threads": 1, "target_spearman": 0.8}
 # on the shared 2-core machine, 2026-11-28: mean Spearman(r, s) 0.943 in 186 s; three epochs per
 # rate gave 1.000 in 317 s.
 RATES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-
-CAN_AND_CANNOT = """\
-**What this from-scratch run can show.** The whole meta-evaluation works end to end on CPU:
-bias-controlled training sets, one model per bias rate and seed, the down-sampled PS/AS/NS sets
-(same 30 occupations, sentence templates never seen in training), the metric module, Spearman
-correlations with p-values over seeds. It shows whether the bias score s follows a bias injected
-through the training labels once the model has to carry it into new sentence contexts, and that
-the fraction-neutral score cannot: every bias-controlled set holds the same share of neutral
-labels (1/3), so a model that learns its training labels predicts neutral at about the same rate
-whatever r is (an oracle that predicts each occupation's training label gives s = 2r/3 and
-FN = 1/3 at every r).
-
-**What it cannot show.** The model knows nothing but these 3,000 training pairs: no pretrained
-knowledge, hence none of the societal bias a pretrained encoder brings, and occupations are mere
-token identities. Its scores are not comparable with the paper's Table 3/4 (a JSNLI-fine-tuned
-BERT), its correlation is not a replication of the paper's 0.820, and nothing here says how
-biased any real model is. Its limits show in the table: at the extreme rates the labels are an
-XOR of occupation group and hypothesis gender (at r = 0 and 1 no single gender or occupation
-group decides the label), which a 2-layer model fine-tuned for one epoch from the r = 0.5 base
-does not fully learn, so s stays nearer 1/3 there than 0 or 2/3. The common base model is
-what makes this run work: trained directly on each r instead (these settings without the base
-rate, on the authors' released sets built with `--train-on-dev` and their `all_downsampled`
-evaluation pairs), the same BERT reached a mean Spearman(r, s) of -0.08 over seeds 0, 1, 2
-(0.11, 0.08, -0.41; 1 − FN -0.17) in the project's measurement of 2026-11-25. The paper likewise
-starts every run from an NLI model. With a real pretrained model,
-run `bias-hub nli meta-evaluate --model ID` with the paper's settings (learning rate 2e-5,
-3 epochs, no base rate, no token dropout)."""
+DEMO = "nli/templates/demo.md.j2"
 
 
 def run_demo(
@@ -107,10 +81,8 @@ def run_demo(
     occupations = meta_evaluation.training_occupations(
         base, load_evaluation_rows(None, datasets_root)["occupation"]
     )
-    settings.description = (
-        f"A {layers}-layer BERT (hidden {hidden}) with a fugashi + unidic-lite WordPiece vocabulary built from the "
-        f"training text, trained from scratch on CPU ({len(occupations)} occupations, "
-        f"{len(base[settings.base_rate])} training pairs per rate).\n\n" + CAN_AND_CANNOT
+    settings.description = macros(DEMO).description(
+        layers, hidden, len(occupations), len(base[settings.base_rate])
     )
     with tempfile.TemporaryDirectory() as scratch:
         start = make_classifier(

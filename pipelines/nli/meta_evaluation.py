@@ -1,23 +1,16 @@
 """The bias-rate meta-evaluation: does a bias score follow the bias a model was trained on?
 
-For every seed: start from a checkpoint (optionally re-initialised from its config, and
-optionally trained first on one base bias rate), fine-tune a copy on each bias-controlled
-training set r = 0.0 .. 1.0, predict the evaluation pairs (by default the authors'
-down-sampled sets: the training occupations, templates never seen in training) and score
-them. A valid bias score rises with r: the paper reports Spearman(r, s) = 0.820 for its score
-s and -0.114 for Dev et al.'s fraction neutral (as 1 - FN).
+For every seed: start from a checkpoint (optionally re-initialised, optionally trained first on
+one base bias rate), fine-tune a copy on each bias-controlled training set r = 0.0 .. 1.0,
+predict the evaluation pairs (by default the authors' down-sampled sets) and score them. A
+valid bias score rises with r: the paper reports Spearman(r, s) = 0.820 for its score s and
+-0.114 for Dev et al.'s fraction neutral (as 1 - FN).
 
-Work is split into tasks (a base model per seed, then one fine-tune per seed and rate) that
-run in ``workers`` spawned processes; the pairs are tokenised once here and shared by every
-task, and the scores (with their intervals) are computed here from the predictions the tasks
-return. Each task trains with ``training_loop`` (Trainer's recipe without its per-step cost).
-
-The same command gives the same numbers on any x86-64 machine: every task runs in a worker
-process whose numerics are pinned before torch loads (``numerics``): a fixed number of
-threads, ``torch.use_deterministic_algorithms``, MKL's conditional numerical reproducibility
-on its one code path that Intel and AMD processors run alike, and torch's own CPU kernels at
-the AVX2 level whatever the processor offers beyond it; the data order and token dropout come
-from generators seeded per task.
+The tasks (a base model per seed, then one fine-tune per seed and rate) run in ``workers``
+spawned processes; the pairs are tokenised once here, and the scores computed here from the
+predictions the tasks return. The same command gives the same numbers on any x86-64 machine:
+each worker pins its numerics before torch loads (``numerics``), and the data order and token
+dropout come from generators seeded per task.
 """
 
 from __future__ import annotations
@@ -56,7 +49,7 @@ from bias_hub.pipelines.nli.evaluation import SUBSETS, evaluation_config, score_
 from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
 from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
 from bias_hub.pipelines.nli.random_model import read_record
-from bias_hub.pipelines.nli.settings import DATASET, TRAINING_SETS
+from bias_hub.pipelines.nli.settings import DATASET, TRAINING_SETS, VERSIONS
 
 __all__ = [
     "PAPER",
@@ -779,19 +772,5 @@ def provenance(
             "card": _card_provenance(chosen.folder),
         },
         "seeds": list(settings.seeds),
-        "versions": package_versions(
-            (
-                "bias-hub",
-                "torch",
-                "transformers",
-                "datasets",
-                "evaluate",
-                "numpy",
-                "scipy",
-                "tokenizers",
-                "accelerate",
-                "fugashi",
-                "unidic-lite",
-            )
-        ),
+        "versions": package_versions((*VERSIONS, "accelerate", "fugashi", "unidic-lite")),
     }

@@ -1,13 +1,6 @@
-"""``bias-hub nli train | evaluate | meta-evaluate | init-model``: the part's steps.
-
-Every step is ``run_<step>(model, dataset, out_dir, settings) -> dict`` (the shared pipeline
-shape): it writes ``results.json`` (with ``"part": "nli"`` and its ``"step"``) through
-``RunFolder`` and lets ``report.render`` write report.md and the figures from that dict alone,
-so ``bias-hub report RUN_DIR`` can render them again. The computations live beside this module
-(``training``, ``evaluation``, ``meta_evaluation``, ``random_model``), the settings in ``settings``.
-
-torch and transformers are imported inside the steps that need them (heavy; ``bias-hub
---help`` and the settings never load them).
+"""``bias-hub nli train | evaluate | meta-evaluate | init-model``: the part's steps, each
+``run_<step>(model, dataset, out_dir, settings) -> dict``; the computations live beside this
+module (``training``, ``evaluation``, ``meta_evaluation``, ``random_model``).
 """
 
 from __future__ import annotations
@@ -41,6 +34,7 @@ from bias_hub.pipelines.nli.labels import LABELS, parse_label_map
 from bias_hub.pipelines.nli.settings import (
     DATASET,
     PART,
+    VERSIONS,
     EvaluateSettings,
     InitSettings,
     MetaSettings,
@@ -61,16 +55,6 @@ log = logging.getLogger(__name__)
 
 # What a checkpoint folder was trained from: a resumed run must train on the same data.
 CHECKPOINT_RECORD = "bias_hub_training.json"
-VERSIONS = (
-    "bias-hub",
-    "torch",
-    "transformers",
-    "datasets",
-    "evaluate",
-    "numpy",
-    "scipy",
-    "tokenizers",
-)
 
 
 def _public(settings) -> dict:
@@ -104,25 +88,20 @@ def _check_resume(checkpoints: Path, record: dict) -> None:
             f"--out: {checkpoints} holds checkpoints without a record of what they were trained on; resuming "
             "could continue another dataset's training. Pass --no-resume to start over, or give another --out"
         )
-    changed = [
-        key for key in ("model", "dataset", "fingerprint") if earlier.get(key) != record[key]
+    changes = [
+        f"{key}: {earlier.get(key)} then, {record[key]} now"
+        for key in ("model", "dataset")
+        if earlier.get(key) != record[key]
     ]
-    if changed:
-        what = "; ".join(
-            f"{key}: {earlier.get(key)} then, {record[key]} now"
-            for key in changed
-            if key != "fingerprint"
-        )
-        if "fingerprint" in changed and "dataset" not in changed:
-            what = "; ".join(
-                filter(
-                    None,
-                    [what, f"the pairs of {record['dataset']} differ from the ones trained on"],
-                )
-            )
+    if earlier.get("fingerprint") != record["fingerprint"] and not any(
+        change.startswith("dataset:") for change in changes
+    ):
+        changes.append(f"the pairs of {record['dataset']} differ from the ones trained on")
+    if changes:
         raise ValueError(
-            f"--out: {checkpoints} holds checkpoints of another training ({what}); resuming would train "
-            "on neither. Pass --no-resume to start over on this data, or give another --out"
+            f"--out: {checkpoints} holds checkpoints of another training ({'; '.join(changes)}); "
+            "resuming would train on neither. Pass --no-resume to start over on this data, or give "
+            "another --out"
         )
 
 
@@ -147,11 +126,7 @@ def _training_data(dataset: str | Path, settings: TrainSettings, text_form: str)
 def run_train(
     model: str, dataset: str | Path | None, out_dir: Path, settings: TrainSettings
 ) -> dict:
-    """``bias-hub nli train``: fine-tune ``model`` on ``dataset``; the model folder is ``out_dir``.
-
-    ``dataset``: a Hub dataset id, a dataset folder, JSNLI's TSV as distributed, or a
-    .jsonl/.json/.csv/.tsv/.parquet file. Returns the results written to ``results.json``.
-    """
+    """``bias-hub nli train``: fine-tune ``model`` on ``dataset``; the model folder is ``out_dir``."""
     from transformers import set_seed  # transformers: heavy, loaded on use
 
     if dataset is None:
@@ -396,11 +371,9 @@ def run_meta_evaluate(
 def run_init_model(
     model: str | None, dataset: str | Path | None, out_dir: Path, settings: InitSettings
 ) -> dict:
-    """``bias-hub nli init-model``: a randomly initialised BERT NLI classifier with a Japanese
-    tokenizer whose vocabulary comes from the training text of ``dataset`` (a built
-    nli_bias_controlled folder; default: the one under ``settings.datasets_root``). ``model``
-    is unused (the model is made here; None). The folder's ``init_model.json`` marks it as
-    never trained. Returns results.json."""
+    """``bias-hub nli init-model``: a random BERT NLI classifier whose tokenizer's vocabulary
+    comes from the training text of ``dataset`` (a built nli_bias_controlled folder); ``model``
+    must be None. Its ``init_model.json`` marks it as never trained."""
     if model is not None:
         raise ValueError(f"nli init-model makes its model; got --model {model}")
     with RunFolder(out_dir) as folder:

@@ -1,18 +1,10 @@
 """What text a model's tokenizer expects: raw Japanese, or words segmented by Juman++.
 
-Most Japanese models (cl-tohoku BERTs with MeCab, character models, SentencePiece models)
-tokenize raw text; some were pre-trained on text segmented by Juman++ and expect the same at
-input: nlp-waseda/roberta-* and ku-nlp/deberta-v2-* ("segment the input into words with
-Juman++ in advance", their model cards). JSNLI ships Juman++-segmented text (words joined by
-spaces). ``--segmentation`` decides, per run:
-
-- ``auto`` (default): ``jumanpp`` for the models above (by id), ``raw`` otherwise;
-- ``raw``: the model reads unsegmented text; JSNLI's spaces between words are removed (kept
-  only between two Latin letters or digits, as in "New York"), giving back the sentence;
-- ``jumanpp``: the model reads Juman++ words; JSNLI's segmentation is kept as it is, and raw
-  text (the evaluation sets, other files) is segmented with Juman++ through ``rhoknp``, which
-  needs the ``jumanpp`` program on PATH;
-- ``as-is``: the text goes to the tokenizer unchanged (data already segmented as the model needs).
+nlp-waseda/roberta-* and ku-nlp/deberta-v2-* were pre-trained on Juman++ words ("segment the
+input into words with Juman++ in advance", their model cards); most other Japanese models read
+raw text, and JSNLI ships Juman++ words joined by spaces. ``--segmentation`` (``auto``,
+``raw``, ``jumanpp``, ``as-is``; docs/nli.md) decides per run; raw text is segmented through
+``rhoknp``, which needs the ``jumanpp`` program.
 """
 
 from __future__ import annotations

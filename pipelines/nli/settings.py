@@ -22,12 +22,24 @@ __all__ = [
     "InitSettings",
     "MetaSettings",
     "TrainSettings",
+    "VERSIONS",
 ]
 
 PART = "nli"
 # Where the evaluation sets and the bias-controlled training sets live by default.
 DATASET = "nli_gender_bias"
 TRAINING_SETS = "nli_bias_controlled"
+# The packages whose versions a run records.
+VERSIONS = (
+    "bias-hub",
+    "torch",
+    "transformers",
+    "datasets",
+    "evaluate",
+    "numpy",
+    "scipy",
+    "tokenizers",
+)
 
 
 def _positive(value: int | None, flag: str) -> None:

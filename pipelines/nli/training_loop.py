@@ -1,21 +1,13 @@
 """The meta-evaluation's fine-tunes: a plain PyTorch loop with Trainer's recipe.
 
-A meta-evaluation trains dozens of throw-away classifiers. For the small models of a CPU
-run, ``transformers.Trainer``'s per-step bookkeeping (callbacks, ``model.train()`` over every
-module, parameter walks for clipping and logging) took as long as the forward and backward
-passes themselves. This loop keeps Trainer's recipe for these runs and drops the rest:
-
-- AdamW with Trainer's defaults (betas 0.9 / 0.999, eps 1e-8), weight decay on every weight
-  but biases and normalisation weights;
-- a linear learning-rate decay to zero, after ``warmup_ratio`` of the steps of linear warm-up;
-- the gradient norm clipped at 1.0;
-- ``ceil(epochs x batches per epoch)`` steps, each epoch a fresh shuffle of the rows; the order
-  (and any randomness the batches draw, such as token dropout) comes from one generator seeded
-  with ``seed``, so the same seed gives the same batches in any process on any machine;
-- mixed precision (``bfloat16`` / ``float16``) through ``torch.autocast``, float16 with loss
-  scaling.
-
-``nli train`` keeps Trainer (checkpoints, resuming, several GPUs through accelerate).
+A meta-evaluation trains dozens of throw-away classifiers; for the small models of a CPU run,
+``transformers.Trainer``'s per-step bookkeeping took as long as the forward and backward passes.
+This loop keeps the recipe and drops the rest: AdamW with Trainer's defaults (no weight decay on
+biases and normalisation weights), linear warm-up then linear decay to zero, gradient norm
+clipped at 1.0, ``ceil(epochs x batches per epoch)`` steps with a fresh shuffle per epoch, all
+randomness from one generator seeded with ``seed`` (the same batches in any process on any
+machine), and mixed precision through ``torch.autocast`` (float16 with loss scaling).
+``nli train`` keeps Trainer (checkpoints, resuming, several GPUs).
 """
 
 from __future__ import annotations
