@@ -1,22 +1,13 @@
-"""What every bench in ``bench/`` times with: interleaved runs, the machine's load, phase clocks
-and the FLOP floor.
+"""What every bench in ``bench/`` times with.
 
-A ratio between two tools is only as good as the conditions both ran in. On a shared machine
-the load moves by the minute, so the benches here
+A ratio is only as good as the conditions both tools ran in, and on a shared machine the load
+moves by the minute: every contestant is warmed up untimed, then the contestants run
+interleaved (A B A B ..., at least three times each) and each reports its minimum and median,
+with the load printed beside every figure. ``PhaseClock`` splits a run into phases so a ratio
+says where it comes from; ``matmul_flops_per_second`` is the machine's floor for model work.
 
-- warm every contestant up (one untimed run each) before any timing;
-- run the contestants interleaved, A B A B ..., at least three times each, and report the
-  minimum (the run least slowed by others) and the median of each;
-- print the machine's load (the 1-minute load average, against the cores it has) with every
-  timed run and every figure;
-- split each run into phases (``PhaseClock``: tokenize, forward, decode, and the rest) so a
-  ratio says where it comes from;
-- and, for model work, compare the FLOPs the job needs with what a plain matrix product
-  reaches on the same machine, in the same process, with the same threads
-  (``matmul_flops_per_second``): how far a tool is from the machine's floor.
-
-Only the standard library is imported at module level (torch on use): lm-evaluation-harness's
-side of a bench runs this file in its own virtual environment.
+Only the standard library at module level (torch on use): lm-evaluation-harness's side of a
+bench runs this file in its own virtual environment.
 """
 
 from __future__ import annotations
@@ -30,39 +21,26 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = [
-    "MIN_ROUNDS",
-    "FlopCounter",
-    "PhaseClock",
-    "Run",
-    "describe_load",
-    "interleave",
-    "llama_flops",
-    "bert_flops",
-    "matmul_flops_per_second",
-    "phase_table",
-    "race",
-    "race_table",
-    "split_phases",
-    "summary",
-]
-
 MIN_ROUNDS = 3
+# What a tool run as a subprocess of a bench gets: the machine is offline.
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_EVALUATE_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+}
 
 
 def describe_load() -> str:
     """``load 3.1 on 2 cores``: the 1-minute load average and the cores it is shared by."""
-    try:
-        load = os.getloadavg()[0]
-    except OSError:  # not every platform has one
-        return f"load unknown on {os.cpu_count()} cores"
-    return f"load {load:.1f} on {os.cpu_count()} cores"
+    load = load_average()
+    return f"load {'unknown' if load is None else f'{load:.1f}'} on {os.cpu_count()} cores"
 
 
 def load_average() -> float | None:
     try:
         return round(os.getloadavg()[0], 2)
-    except OSError:
+    except OSError:  # not every platform has one
         return None
 
 
@@ -238,15 +216,15 @@ def matmul_flops_per_second(
     warm-up), with torch's current thread setting: what this machine's BLAS reaches on a
     model's own matrix shape.
 
-    On a CPU the seconds are this process's CPU time (``cpu_clock``): on a shared machine wall
-    time counts the others' work too, in short runs and long ones unequally. Compare it with
-    a tool's CPU seconds at the same thread count."""
+    On a CPU the seconds are this process's CPU time: on a shared machine wall time counts the
+    others' work too, in short runs and long ones unequally. Compare it with a tool's CPU
+    seconds at the same thread count."""
     import torch
 
     generator = torch.Generator(device="cpu").manual_seed(0)
     a = torch.randn(m, k, generator=generator).to(device=device, dtype=getattr(torch, dtype))
     b = torch.randn(k, n, generator=generator).to(device=device, dtype=getattr(torch, dtype))
-    clock = time.perf_counter if device.startswith("cuda") else cpu_clock
+    clock = time.perf_counter if device.startswith("cuda") else time.process_time
     best = float("inf")
     for attempt in range(repeats + 1):
         if device.startswith("cuda"):
@@ -259,11 +237,6 @@ def matmul_flops_per_second(
         if attempt:
             best = min(best, (clock() - started) / 3)
     return 2.0 * m * k * n / best
-
-
-def cpu_clock() -> float:
-    """CPU seconds of this process (all its threads)."""
-    return time.process_time()
 
 
 def llama_flops(config, rows: list[tuple[int, int]], projected: int) -> float:

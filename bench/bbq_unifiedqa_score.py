@@ -36,6 +36,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from bench._harness import OFFLINE
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 COLUMN = "unifiedqa-t5-11b_pred_race"
 SCORES = (
@@ -143,7 +145,7 @@ def _release(source: Path, work: Path) -> Path:
 
 
 def _bias_hub(*args: str) -> None:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+    env = dict(os.environ, **OFFLINE)
     subprocess.run([sys.executable, "-m", "bias_hub", *args], check=True, cwd=REPO_ROOT, env=env)
 
 

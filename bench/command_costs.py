@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._harness import Run, describe_load, interleave, load_average, summary
+from bench._harness import OFFLINE, Run, describe_load, interleave, load_average, summary
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CASES = ("score", "build", "cached", "startup", "collection")
@@ -48,15 +48,7 @@ TARGETS = {
     "startup": ("wall", "half the baseline's"),
     "collection": ("wall", "half the baseline's"),
 }
-OFFLINE = {
-    "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "HF_EVALUATE_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "TOKENIZERS_PARALLELISM": "false",
-    "OMP_NUM_THREADS": "1",
-    "MPLBACKEND": "Agg",
-}
+QUIET = {**OFFLINE, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 
 
 def baseline_tree(ref: str, work: Path) -> Path:
@@ -106,8 +98,8 @@ def cases(args, work: Path, baseline_path: Path) -> dict[str, dict[str, object]]
 
     jbbq = ensure_built("jbbq")
     envs = {
-        "baseline": {**os.environ, **OFFLINE, "PYTHONPATH": str(baseline_path)},
-        "this": {**os.environ, **OFFLINE},
+        "baseline": {**os.environ, **QUIET, "PYTHONPATH": str(baseline_path)},
+        "this": {**os.environ, **QUIET},
     }
     trees = {"baseline": baseline_path / "bias_hub", "this": REPO_ROOT}
     cli = [sys.executable, "-m", "bias_hub"]

@@ -31,12 +31,13 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from bench._harness import OFFLINE
 from bench.bbq_unifiedqa_score import SCORES, bbq_reading, independent_scores
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INSPECT_VENV = REPO_ROOT / "bench" / ".venv-inspect"
 PINS = ("inspect-ai==0.3.285", "inspect-evals==0.26.0", "evaluate", "scipy")
-ENV = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+ENV = dict(os.environ, **OFFLINE)
 
 
 def setup_inspect(venv: Path) -> Path:

@@ -43,19 +43,12 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from bench._harness import Run, describe_load, interleave, load_average, summary
+from bench._harness import OFFLINE, Run, describe_load, interleave, load_average, summary
 from bench._lmeval import add_lmeval_arguments, lmeval_python, write_documents
 
 MODEL = "served-model"
 REPLIES = ("0", "1", "2", "わかりません")
-OFFLINE = {
-    "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "HF_EVALUATE_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "TOKENIZERS_PARALLELISM": "false",
-    "OMP_NUM_THREADS": "1",
-}
+QUIET = {**OFFLINE, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
 _TASK_YAML = """\
 task: jbbq_served
 dataset_path: json
@@ -175,7 +168,7 @@ def timed_process(command: list[str], server: Server, concurrency: int, read) ->
     server.reset()
     load_before, cpu_before = load_average(), _children_cpu()
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **OFFLINE})
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **QUIET})
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{command[:4]} failed ({done.returncode}):\n{done.stderr[-3000:]}")

@@ -32,8 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench._harness import OFFLINE
+from bench._lmeval import LMEVAL_VENV, setup_lmeval
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
-LMEVAL_VENV = REPO_ROOT / "bench" / ".venv-lmeval"
 # The exported tasks' metrics: bbq_bias's own names.
 SCORES = (
     "accuracy",
@@ -43,15 +45,7 @@ SCORES = (
     "bias_score_ambiguous",
     "unparsable_rate",
 )
-ENV = dict(
-    os.environ,
-    HF_HUB_OFFLINE="1",
-    HF_DATASETS_OFFLINE="1",
-    HF_EVALUATE_OFFLINE="1",
-    TRANSFORMERS_OFFLINE="1",
-    TOKENIZERS_PARALLELISM="false",
-    MPLBACKEND="Agg",
-)
+ENV = dict(os.environ, **OFFLINE, TOKENIZERS_PARALLELISM="false", MPLBACKEND="Agg")
 
 
 def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -68,14 +62,9 @@ def _bias_hub(*args: str) -> None:
 
 
 def _same(a, b) -> bool:
-    if (
-        a is None
-        or b is None
-        or (isinstance(a, float) and math.isnan(a))
-        or (isinstance(b, float) and math.isnan(b))
-    ):
-        return (a is None or math.isnan(a)) and (b is None or math.isnan(b))
-    return abs(a - b) <= 1e-9
+    """Equal to 1e-9, None and NaN (no value) equal to each other only."""
+    a, b = (math.nan if x is None else x for x in (a, b))
+    return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-9
 
 
 def _model(
@@ -162,21 +151,8 @@ def check(
         bbq_args = ["--bbq", str(work / "ds" / "bbq")]
     tasks_dir = work / "tasks"
     _bias_hub(
-        "export",
-        "lm-eval",
-        "--out",
-        str(tasks_dir),
-        "--prompt",
-        *prompts,
-        "--shots",
-        "0",
-        "4",
-        "--limit",
-        str(limit),
-        "--seed",
-        str(seed),
-        *roots,
-        *bbq_args,
+        *["export", "lm-eval", "--out", str(tasks_dir), "--prompt", *prompts, "--shots", "0", "4"],
+        *["--limit", str(limit), "--seed", str(seed), *roots, *bbq_args],
     )
     # Moved whole, as to a cluster: nothing may still point at the export's own path.
     moved = work / "elsewhere" / "tasks"
@@ -207,39 +183,13 @@ def check(
     ours = {}
     for scoring, kind in (("generate", "gen"), ("loglikelihood", "mc")):
         out = work / f"evaluate_{kind}"
+        jbbq = exported["jbbq"]
         _bias_hub(
-            "jbbq",
-            "evaluate",
-            "--model",
-            str(model),
-            "--prompt",
-            ",".join(prompts),
-            "--shots",
-            "0,4",
-            "--scoring",
-            scoring,
-            "--chat",
-            "no",
-            "--split",
-            exported["jbbq"]["split"],
-            "--max-new-tokens",
-            str(exported["jbbq"]["max_new_tokens"]),
-            "--preset",
-            exported["jbbq"]["preset"],
-            "--limit",
-            str(limit),
-            "--seed",
-            str(seed),
-            "--device",
-            "cpu",
-            "--confidence-level",
-            "0",
-            "--batch-size",
-            "8",
-            *roots,
-            "--out",
-            str(out),
-            "-q",
+            *["jbbq", "evaluate", "--model", str(model), "--prompt", ",".join(prompts)],
+            *["--shots", "0,4", "--scoring", scoring, "--chat", "no", "--split", jbbq["split"]],
+            *["--max-new-tokens", str(jbbq["max_new_tokens"]), "--preset", jbbq["preset"]],
+            *["--limit", str(limit), "--seed", str(seed), "--device", "cpu"],
+            *["--confidence-level", "0", "--batch-size", "8", *roots, "--out", str(out), "-q"],
         )
         results = json.loads((out / "results.json").read_text(encoding="utf-8"))
         predictions = [
@@ -273,28 +223,11 @@ def check(
     n_shot: dict = {}
     started = time.perf_counter()
     for name, (model_dir, names) in runs.items():
-        _run(
-            [
-                lm_eval,
-                "run",
-                "--model",
-                "hf",
-                "--model_args",
-                f"pretrained={model_dir},dtype=float32",
-                "--device",
-                "cpu",
-                "--batch_size",
-                "8",
-                "--tasks",
-                ",".join(names),
-                "--include_path",
-                str(tasks_dir),
-                "--log_samples",
-                "--output_path",
-                str(work / "lmeval_out" / name),
-            ],
-            capture_output=True,
-        )
+        command = [lm_eval, "run", "--model", "hf", "--model_args"]
+        command += [f"pretrained={model_dir},dtype=float32", "--device", "cpu", "--batch_size"]
+        command += ["8", "--tasks", ",".join(names), "--include_path", str(tasks_dir)]
+        command += ["--log_samples", "--output_path", str(work / "lmeval_out" / name)]
+        _run(command, capture_output=True)
         results = json.loads(
             sorted((work / "lmeval_out" / name).rglob("results_*.json"))[-1].read_text(
                 encoding="utf-8"
@@ -316,15 +249,8 @@ def check(
         samples_file = sorted(output.rglob(f"samples_{task}_*.jsonl"))[-1]
         scored = work / "score" / task
         _bias_hub(
-            "score",
-            "bbq_bias",
-            "--from-lm-eval",
-            str(samples_file),
-            "--out",
-            str(scored),
-            "--confidence-level",
-            "none",
-            "-q",
+            *["score", "bbq_bias", "--from-lm-eval", str(samples_file), "--out", str(scored)],
+            *["--confidence-level", "none", "-q"],
         )
         score = json.loads((scored / "results.json").read_text(encoding="utf-8"))["result"]
         samples = [
@@ -398,11 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lmeval-python", type=Path, default=LMEVAL_VENV / "bin" / "python")
     parser.add_argument("--json", type=Path, help="also write the report to this file")
     args = parser.parse_args(argv)
-    python = args.lmeval_python
-    if args.setup_lmeval:
-        from bench._lmeval import setup_lmeval
-
-        python = setup_lmeval(LMEVAL_VENV)
+    python = setup_lmeval(LMEVAL_VENV) if args.setup_lmeval else args.lmeval_python
     if not python.exists():
         print(f"no lm_eval environment at {python}: run with --setup-lmeval (needs PyPI)")
         return 2
