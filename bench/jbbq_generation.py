@@ -57,22 +57,12 @@ from bench._harness import (
     FlopCounter,
     PhaseClock,
     describe_load,
-    interleave,
     llama_flops,
-    phase_table,
     split_phases,
-    summary,
     timed,
 )
 from bench._lmeval import LmEvalProcess, lmeval_python, write_documents, write_task
-from bench.jbbq_throughput import (
-    PHASES,
-    REPO_ROOT,
-    describe_model,
-    floor,
-    floor_lines,
-    parse_arguments,
-)
+from bench.jbbq_throughput import REPO_ROOT, compare, describe_model, parse_arguments, race_tools
 from bias_hub.pipelines.common.answer_reading import UNPARSABLE
 from bias_hub.pipelines.jbbq.taught_model import (
     NO_INDEX,
@@ -356,40 +346,23 @@ def main(argv: list[str] | None = None) -> int:
                 f"do_sample false, max_gen_toks {settings.max_new_tokens}"
             )
             theirs = LmEvalProcess(python, work / "model", task_dir, "generate_until", args, work)
-        try:
-            contestants = {"bias-hub": ours.run}
-            warm_up = {}
-            if theirs is not None:
-                contestants["lm-eval"] = theirs.run
-                warm_up["lm-eval"] = lambda: theirs.run(args.warm_up)
-            floor_rate = floor(model, args)
-            runs = interleave(contestants, args.rounds, warm_up)
-            floor_rate = max(floor_rate, floor(model, args))
-        finally:
-            if theirs is not None:
-                theirs.close()
+        # bias-hub's warm-up was its whole run above
+        runs, floor_rate = race_tools(ours, theirs, model, args, warm_ours=False)
         needed = needed_flops(model.config, ours.hf, texts, groups, replies)
-    fastest = {name: min(r, key=lambda run: run.seconds) for name, r in runs.items()}
-    calls = {
-        name: summary(r, key=lambda run: run.extra["call_seconds"]) for name, r in runs.items()
-    }
-    whole = {name: summary(r) for name, r in runs.items()}
-    key = "call_seconds" if args.device.startswith("cuda") else "call_cpu_seconds"
-    effort = {name: summary(r, key=lambda run: run.extra[key]) for name, r in runs.items()}
     report.update(
         stop=stop,
         stop_candidates=changed,
         answers={str(k): v for k, v in sorted(answers.items())},
-        bias_hub=[run.record() for run in runs["bias-hub"]],
-        calls=calls,
-        end_to_end=whole,
-        call_effort=effort,
-        needed_gflop=needed / 1e9,
-        floor_gflop_per_s=floor_rate / 1e9,
     )
-    print(f"\nresults: min and median of {args.rounds} interleaved runs each; {describe_load()}")
-    for name in runs:
-        print(f"  {name}: ran at load {whole[name]['load'][0]}-{whole[name]['load'][1]}")
+    fastest, figures = compare(
+        runs,
+        args,
+        needed,
+        floor_rate,
+        "generation call (texts ready, model loaded)",
+        "end to end (questions file -> answers)",
+    )
+    report.update(figures)
     # The run of each tool whose replies read least as taught, by the preset's reader.
     worst = {
         name: min(
@@ -407,26 +380,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, r in runs.items()
     }
     report["replies"] = worst
-    lines = floor_lines(
-        needed, floor_rate, {"bias-hub call": effort["bias-hub"]["min"]}, args.device
-    )
     same = True
     if theirs is not None:
-        from bench.jbbq_throughput import _ratio_line
-
-        print(
-            _ratio_line(
-                "generation call (texts ready, model loaded)", calls["bias-hub"], calls["lm-eval"]
-            )
-        )
-        print(
-            _ratio_line(
-                "end to end (questions file -> answers)", whole["bias-hub"], whole["lm-eval"]
-            )
-        )
-        lines += floor_lines(
-            needed, floor_rate, {"lm-eval call": effort["lm-eval"]["min"]}, args.device
-        )[1:]
         ours_items = fastest["bias-hub"].output
         equal, starts = [], []
         for run in runs["lm-eval"]:
@@ -447,19 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         same = min(equal) == len(texts) and all(
             worst[name]["as taught"] == len(texts) for name in worst
         )
-        report.update(
-            ratio_call_min=calls["lm-eval"]["min"] / calls["bias-hub"]["min"],
-            ratio_call_median=calls["lm-eval"]["median"] / calls["bias-hub"]["median"],
-            ratio_end_to_end_min=whole["lm-eval"]["min"] / whole["bias-hub"]["min"],
-            ratio_end_to_end_median=whole["lm-eval"]["median"] / whole["bias-hub"]["median"],
-            identical_answers=same,
-            lm_eval=[run.record() for run in runs["lm-eval"]],
-            lm_eval_version=fastest["lm-eval"].extra["version"],
-        )
-    print("phases of the fastest run (seconds):")
-    print(phase_table(fastest, PHASES))
-    print("the floor:")
-    print("\n".join(lines))
+        report["identical_answers"] = same
     print(f"replies the {settings.answer_reader} reader reads (the least taught-like run of each):")
     for name, readings in worst.items():
         print(f"  {describe_tally(readings, targets, name)}")

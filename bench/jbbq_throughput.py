@@ -174,6 +174,65 @@ def _normalise(logprobs: np.ndarray) -> np.ndarray:
     return logprobs - (top + np.log(np.exp(logprobs - top).sum(axis=1, keepdims=True)))
 
 
+def race_tools(ours, theirs, model, args, warm_ours: bool = True) -> tuple[dict, float]:
+    """Both tools' interleaved runs (lm-eval's process closed after them) and the floor,
+    measured before and after them (the higher: the less disturbed)."""
+    try:
+        contestants = {"bias-hub": ours.run}
+        warm = {"bias-hub": lambda: ours.run(args.warm_up)} if warm_ours else {}
+        if theirs is not None:
+            contestants["lm-eval"] = theirs.run
+            warm["lm-eval"] = lambda: theirs.run(args.warm_up)
+        floor_rate = floor(model, args)
+        runs = interleave(contestants, args.rounds, warm)
+        return runs, max(floor_rate, floor(model, args))
+    finally:
+        if theirs is not None:
+            theirs.close()
+
+
+def compare(runs: dict, args, needed: float, floor_rate: float, call: str, end: str):
+    """Print each tool's figures: the load, the ratios of the scoring ``call`` and of ``end`` to
+    end (with lm-eval), the phases of the fastest run and the floor. Returns the fastest run of
+    each tool and the figures for the report."""
+    fastest = {name: min(r, key=lambda run: run.seconds) for name, r in runs.items()}
+    calls = {
+        name: summary(r, key=lambda run: run.extra["call_seconds"]) for name, r in runs.items()
+    }
+    whole = {name: summary(r) for name, r in runs.items()}
+    print(f"\nresults: min and median of {args.rounds} interleaved runs each; {describe_load()}")
+    for name in runs:
+        print(f"  {name}: ran at load {whole[name]['load'][0]}-{whole[name]['load'][1]}")
+    key = "call_seconds" if args.device.startswith("cuda") else "call_cpu_seconds"
+    effort = {name: summary(r, key=lambda run: run.extra[key]) for name, r in runs.items()}
+    tools = {f"{name} call": effort[name]["min"] for name in runs}
+    lines = floor_lines(needed, floor_rate, tools, args.device)
+    figures = {
+        "bias_hub": [run.record() for run in runs["bias-hub"]],
+        "calls": calls,
+        "end_to_end": whole,
+        "call_effort": effort,
+        "needed_gflop": needed / 1e9,
+        "floor_gflop_per_s": floor_rate / 1e9,
+    }
+    if "lm-eval" in runs:
+        print(_ratio_line(call, calls["bias-hub"], calls["lm-eval"]))
+        print(_ratio_line(end, whole["bias-hub"], whole["lm-eval"]))
+        figures.update(
+            lm_eval=[run.record() for run in runs["lm-eval"]],
+            ratio_call_min=calls["lm-eval"]["min"] / calls["bias-hub"]["min"],
+            ratio_call_median=calls["lm-eval"]["median"] / calls["bias-hub"]["median"],
+            ratio_end_to_end_min=whole["lm-eval"]["min"] / whole["bias-hub"]["min"],
+            ratio_end_to_end_median=whole["lm-eval"]["median"] / whole["bias-hub"]["median"],
+            lm_eval_version=fastest["lm-eval"].extra["version"],
+        )
+    print("phases of the fastest run (seconds):")
+    print(phase_table(fastest, PHASES))
+    print("the floor:")
+    print("\n".join(lines))
+    return fastest, figures
+
+
 def _ratio_line(label: str, ours: dict, theirs: dict) -> str:
     return (
         f"  {label:<44} bias-hub {ours['min']:8.2f} s min {ours['median']:8.2f} s median | "
@@ -240,9 +299,7 @@ def floor(model, args) -> float:
     )
 
 
-def floor_lines(
-    needed: float, floor_rate: float, tools: dict[str, float], device: str
-) -> list[str]:
+def floor_lines(needed: float, floor_rate: float, tools: dict[str, float], device: str):
     """How far each tool's scoring call is from the floor: the needed FLOPs at the plain matrix
     product's rate. On a CPU in CPU seconds (see ``matmul_flops_per_second``)."""
     unit = "s" if device.startswith("cuda") else "CPU s"
@@ -314,55 +371,19 @@ def main(argv: list[str] | None = None) -> int:
                 'multiple_choice, doc_to_choice ["0", "1", "2"], target_delimiter ""'
             )
             theirs = LmEvalProcess(python, work / "model", task_dir, "loglikelihood", args, work)
-        try:
-            contestants = {"bias-hub": ours.run}
-            warm = {"bias-hub": lambda: ours.run(args.warm_up)}
-            if theirs is not None:
-                contestants["lm-eval"] = theirs.run
-                warm["lm-eval"] = lambda: theirs.run(args.warm_up)
-            floor_rate = floor(model, args)
-            runs = interleave(contestants, args.rounds, warm)
-            floor_rate = max(floor_rate, floor(model, args))
-        finally:
-            if theirs is not None:
-                theirs.close()
-    report["bias_hub"] = [run.record() for run in runs["bias-hub"]]
-    fastest = {name: min(r, key=lambda run: run.seconds) for name, r in runs.items()}
-    calls = {
-        name: summary(r, key=lambda run: run.extra["call_seconds"]) for name, r in runs.items()
-    }
-    whole = {name: summary(r) for name, r in runs.items()}
-    print(f"\nresults: min and median of {args.rounds} interleaved runs each; {describe_load()}")
-    for name in runs:
-        print(f"  {name}: ran at load {whole[name]['load'][0]}-{whole[name]['load'][1]}")
-    key = "call_seconds" if args.device.startswith("cuda") else "call_cpu_seconds"
-    effort = {name: summary(r, key=lambda run: run.extra[key]) for name, r in runs.items()}
-    lines = floor_lines(
-        needed, floor_rate, {"bias-hub call": effort["bias-hub"]["min"]}, args.device
+        runs, floor_rate = race_tools(ours, theirs, model, args)
+    fastest, figures = compare(
+        runs,
+        args,
+        needed,
+        floor_rate,
+        "scoring call (texts ready, model loaded)",
+        "end to end (questions file -> accuracy)",
     )
-    report.update(
-        needed_gflop=needed / 1e9,
-        floor_gflop_per_s=floor_rate / 1e9,
-        bias_hub_over_floor=effort["bias-hub"]["min"] / (needed / floor_rate),
-        call_effort=effort,
-        calls=calls,
-        end_to_end=whole,
-    )
+    report.update(figures)
+    effort = figures["call_effort"]["bias-hub"]["min"]
+    report["bias_hub_over_floor"] = effort / (needed / floor_rate)
     if theirs is not None:
-        report["lm_eval"] = [run.record() for run in runs["lm-eval"]]
-        print(
-            _ratio_line(
-                "scoring call (texts ready, model loaded)", calls["bias-hub"], calls["lm-eval"]
-            )
-        )
-        print(
-            _ratio_line(
-                "end to end (questions file -> accuracy)", whole["bias-hub"], whole["lm-eval"]
-            )
-        )
-        lines += floor_lines(
-            needed, floor_rate, {"lm-eval call": effort["lm-eval"]["min"]}, args.device
-        )[1:]
         ours_lp = fastest["bias-hub"].output
         theirs_lp = np.asarray(fastest["lm-eval"].output, dtype=float)
         same = [
@@ -371,23 +392,10 @@ def main(argv: list[str] | None = None) -> int:
         ]
         diff = float(np.abs(_normalise(theirs_lp) - _normalise(ours_lp)).max())
         report.update(
-            ratio_call_min=calls["lm-eval"]["min"] / calls["bias-hub"]["min"],
-            ratio_call_median=calls["lm-eval"]["median"] / calls["bias-hub"]["median"],
-            ratio_end_to_end_min=whole["lm-eval"]["min"] / whole["bias-hub"]["min"],
-            ratio_end_to_end_median=whole["lm-eval"]["median"] / whole["bias-hub"]["median"],
             identical_predictions=all(same),
             max_abs_diff_normalised_logprob=diff,
-            lm_eval_version=fastest["lm-eval"].extra["version"],
-            computed_gflop={
-                "bias-hub": fastest["bias-hub"].extra["flops"] / 1e9,
-                "lm-eval": fastest["lm-eval"].extra["flops"] / 1e9,
-            },
+            computed_gflop={name: run.extra["flops"] / 1e9 for name, run in fastest.items()},
         )
-    print("phases of the fastest run (seconds):")
-    print(phase_table(fastest, PHASES))
-    print("the floor:")
-    print("\n".join(lines))
-    if theirs is not None:
         computed = report["computed_gflop"]
         print(
             f"  computed: bias-hub {computed['bias-hub']:.1f} GFLOP, lm-eval {computed['lm-eval']:.1f} "
