@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 MIN_ROUNDS = 3
 # What a tool run as a subprocess of a bench gets: the machine is offline.
@@ -29,6 +31,24 @@ OFFLINE = {
     "HF_EVALUATE_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
 }
+
+
+def make_venv(venv: Path, *installs: list[str]) -> Path:
+    """The Python of a baseline's own virtual environment (a baseline never becomes a project
+    dependency): ``venv`` created where missing, then each list of requirements installed in
+    turn, by uv where the project's venv has it, else by pip."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    uv = Path(sys.executable).with_name("uv")
+    install = (
+        [str(uv), "pip", "install", "--quiet", "--python", str(python)]
+        if uv.exists()
+        else [str(python), "-m", "pip", "install", "--quiet"]
+    )
+    for requirements in installs:
+        subprocess.run([*install, *requirements], check=True)
+    return python
 
 
 def describe_load() -> str:

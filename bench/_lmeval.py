@@ -12,10 +12,9 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-from bench._harness import OFFLINE, Run, split_phases
+from bench._harness import OFFLINE, Run, make_venv, split_phases
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LMEVAL_VENV = REPO_ROOT / "bench" / ".venv-lmeval"
@@ -26,16 +25,9 @@ RUNNER = REPO_ROOT / "bench" / "_jbbq_lmeval_runner.py"
 def setup_lmeval(venv: Path) -> Path:
     """Create the baseline's own venv: torch (CPU wheel) first, then lm_eval[hf,api] and
     bias-hub."""
-    python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    install = [str(python), "-m", "pip", "install", "--quiet"]
-    subprocess.run([*install, "torch==2.13.0"], check=True)
     # bias-hub too: the task folder the package ships reads its questions through it.
-    subprocess.run(
-        [*install, f"lm_eval[hf,api]=={LMEVAL_VERSION}", "-e", str(REPO_ROOT)], check=True
-    )
-    return python
+    lm_eval = [f"lm_eval[hf,api]=={LMEVAL_VERSION}", "-e", str(REPO_ROOT)]
+    return make_venv(venv, ["torch==2.13.0"], lm_eval)
 
 
 def add_lmeval_arguments(parser: argparse.ArgumentParser) -> None:

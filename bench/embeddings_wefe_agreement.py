@@ -29,10 +29,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import venv
 from pathlib import Path
 
 import numpy as np
+
+from bench._harness import make_venv
 
 HERE = Path(__file__).resolve().parent
 VENV = HERE / ".venv-wefe"
@@ -54,11 +55,9 @@ def ensure_wefe() -> Path:
     python = VENV / "bin" / "python"
     if not python.exists():
         print(f"creating {VENV} and installing {WEFE} (once)", flush=True)
-        venv.create(VENV, with_pip=True)
-    check = subprocess.run([str(python), "-c", "import wefe"], capture_output=True)
-    if check.returncode != 0:
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", WEFE], check=True)
-    return python
+    elif subprocess.run([str(python), "-c", "import wefe"], capture_output=True).returncode == 0:
+        return python
+    return make_venv(VENV, [WEFE])
 
 
 def prepare_tests(test_ids: list[str]) -> list[dict]:

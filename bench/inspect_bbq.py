@@ -31,7 +31,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from bench._harness import OFFLINE
+from bench._harness import OFFLINE, make_venv
 from bench.bbq_unifiedqa_score import SCORES, bbq_reading, independent_scores
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -43,18 +43,8 @@ ENV = dict(os.environ, **OFFLINE)
 def setup_inspect(venv: Path) -> Path:
     """Inspect AI and inspect_evals in their own venv (never a bias-hub dependency), with
     bias-hub itself installed there (its base install: what the tasks of its entry point and
-    the exported scorer's bbq_bias module need); uv installs where the project's venv has it."""
-    python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    uv = Path(sys.executable).with_name("uv")
-    install = (
-        [str(uv), "pip", "install", "--quiet", "--python", str(python)]
-        if uv.exists()
-        else [str(python), "-m", "pip", "install", "--quiet"]
-    )
-    subprocess.run([*install, *PINS, "-e", str(REPO_ROOT)], check=True)
-    return python
+    the exported scorer's bbq_bias module need)."""
+    return make_venv(venv, [*PINS, "-e", str(REPO_ROOT)])
 
 
 def inspect_env() -> dict[str, str]:
