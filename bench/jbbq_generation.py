@@ -3,44 +3,27 @@
     python -m bench.jbbq_generation --setup-lmeval   # once: lm_eval's own venv (needs PyPI)
     python -m bench.jbbq_generation                  # small Llama, CPU, 1 thread
 
-The paper preset's generation (``presets.paper`` of pipelines/studies/jbbq.yaml: the three
-prompts, 4 shots, plain prompts, greedy decoding; 8 new tokens, not its 1) over ``--questions``
-/ 3 questions, spread evenly over those of the built JBBQ sample that ``bias-hub jbbq evaluate
---preset paper`` evaluates (the shot templates' questions held out), under each of the three
-prompts. Both tools get
-the same prompt texts, the same model and the same greedy decoding:
+The paper preset's generation (three prompts, 4 shots, plain prompts, greedy; 8 new tokens,
+not its 1) over ``--questions`` / 3 of the questions ``jbbq evaluate --preset paper``
+evaluates, under each prompt, with the same prompt texts, model and decoding in both tools:
 
-- bias-hub: ``HFScorer.score(prompt, rows, shots, "generate")`` for each prompt, the
-  pipeline's own path: the text all prompts share tokenized once and its key/value cache
-  computed once; batches by token budget, longest first; each reply ending as soon as its
-  answer index is complete; finished rows leaving the batch and the next prompts joining;
+- bias-hub: ``HFScorer.score(prompt, rows, shots, "generate")``, the pipeline's own path;
 - lm-evaluation-harness 0.4.13 (HFLM in ``bench/.venv-lmeval``), a local ``generate_until``
-  task on the prompt texts with ``max_gen_toks`` = the preset's limit, greedy, and the stop
-  sequence a competent user would give it: the most eager of the candidates (``STOPS``) that
-  leaves every answer as the preset's reader reads it. It is found from bias-hub's replies (each holds its
-  reply up to the character that settles the answer: a stop string found before the answer's
-  end would cut it), printed, and the answers are then compared with lm-eval's own replies.
+  task with the stop sequence a competent user would give it: the most eager of ``STOPS``
+  that cuts none of bias-hub's replies (each ends at the character that settles its answer)
+  before its answer ends.
 
-The model has the ``--config`` shape with random weights but for the rows of its output
-layer that the replies use, fitted as the JBBQ offline variant's model is
-(``bias_hub.pipelines.jbbq.taught_model.teach_answers``, least squares, seconds) so that
-it answers each question with an index or "わかりません" by a fixed rule (``target_reply``),
-followed by a blank line, the end of an answer for the preset's llm-jp-eval reader: replies
-vary (the bench prints how) and a stop string matters, as with a model that answers. The
-bench counts the replies each tool's runs leave read and unread by the preset's reader and
-stops before timing, with no ratio, unless bias-hub's replies read exactly as taught (every
-index read as its index, every "わかりません" unread): two unread replies are equal answers
-too, and say nothing about reading the same ones. At ``--config tiny`` (hidden 64) a linear
-output layer cannot give 96 questions their answers (6 of 438 states stay wrong): the bench
-then stops so; 48 questions fit.
+The model has the ``--config`` shape with random weights but for the output rows the replies
+use, fitted (``taught_model.teach_answers``, least squares) so that it answers each question
+with an index or "わかりません" by a fixed rule (``target_reply``), then a blank line: replies
+vary and a stop string matters, as with a model that answers. The bench gives no ratio unless
+bias-hub's replies read exactly as taught by the preset's reader: two unread replies are equal
+answers too, and say nothing about reading the same ones. (At ``--config tiny`` a linear output
+layer cannot teach 96 questions their answers; 48 fit.)
 
-Timing, phases and the floor as in ``bench.jbbq_throughput`` (``bench/_harness.py``): both
-processes hold their model before timing; bias-hub's warm-up is a whole run (its replies
-choose the stop string), lm-eval's one on ``--warm-up`` documents; then ``--rounds``
-interleaved runs of each. Answers are identical when the parsed index of every question
-under every prompt is the same in every run and every run of both tools reads as taught;
-the bench also counts how many bias-hub replies are the start of lm-eval's or the reverse
-(lm-eval's cut at its stop string).
+Timing, phases and the floor as in ``bench.jbbq_throughput``; bias-hub's warm-up is a whole
+run (its replies choose the stop string). Answers are identical when every parsed index is the
+same in every run and every run of both tools reads as taught.
 """
 
 from __future__ import annotations

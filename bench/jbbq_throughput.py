@@ -16,17 +16,12 @@ examples from train) and the choices "0", "1", "2" by log-probability, with the 
   task: ``logits_cache`` on (one forward pass per question serves its three one-token
   choices), ``--lmeval-batch-size``, no bootstrap of the metric's standard error.
 
-Timing (``bench/_harness.py``): both processes hold their model before any timing; each tool
-is warmed up on ``--warm-up`` questions; then timed runs alternate bias-hub / lm-eval,
-``--rounds`` times each, and the minimum and median of each are reported with the load they
-ran at. Two points are timed in every run: the scoring call (prompt texts ready, model
-loaded: bias-hub's ``encode_all`` + ``choice_logprobs``; lm-eval's ``loglikelihood``) and end
-to end (the questions file on disk to predictions and accuracy: bias-hub's dataset load and
-``HFScorer.score``; lm-eval's ``simple_evaluate``). Per phase: tokenize, forward (the
-model's forward passes), score (the rest of the call: batching, padding, softmax) and
-set-up (the rest of the run). The job's FLOPs (every distinct token computed once, one
-vocabulary projection per question) against a plain matrix product on the model's own shape
-give how far each tool is from this machine's floor. Predictions must be identical.
+Timing (``bench/_harness.py``): both processes hold their model, each tool is warmed up on
+``--warm-up`` questions, then ``--rounds`` interleaved runs each. Two points are timed: the
+scoring call (texts ready, model loaded) and end to end (questions file to accuracy), with
+phases (``split_phases``). The job's FLOPs (every distinct token once, one vocabulary
+projection per question) against a plain matrix product on the model's shape give each
+tool's distance from the machine's floor. Predictions must be identical.
 """
 
 from __future__ import annotations
