@@ -13,6 +13,7 @@ bench runs this file in its own virtual environment.
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -165,6 +166,26 @@ def timed(function: Callable[[], tuple[dict[str, float], object, dict]]) -> Run:
     phases, output, extra = function()
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     return Run(seconds, cpu, phases, load_before, load_average(), output, extra)
+
+
+def run_process(command: list[str], ok: tuple[int, ...] = (0,), **options) -> Run:
+    """One whole-process run of ``command`` (``options``: ``subprocess.run``'s), timed: wall
+    seconds, and the CPU seconds the operating system counts for it and its children. Exits
+    naming the command when its status is not in ``ok``."""
+    load_before, cpu_before = load_average(), _children_cpu()
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, **options)
+    seconds = time.perf_counter() - started
+    if done.returncode not in ok:
+        raise SystemExit(
+            f"{' '.join(command[:6])} exited {done.returncode}:\n{done.stderr[-2000:]}"
+        )
+    return Run(seconds, _children_cpu() - cpu_before, {}, load_before, load_average())
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def interleave(

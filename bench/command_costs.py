@@ -27,16 +27,21 @@ import argparse
 import json
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
-from bench._harness import OFFLINE, Run, describe_load, interleave, load_average, summary
+from bench._harness import (
+    OFFLINE,
+    Run,
+    describe_load,
+    interleave,
+    run_process,
+    summary,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CASES = ("score", "build", "cached", "startup", "collection")
@@ -70,26 +75,9 @@ def baseline_tree(ref: str, work: Path) -> Path:
     return work / "path"
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def process(command: list[str], env: dict, cwd: Path, ok=(0,)):
     """A contestant: one whole-process run of ``command``."""
-
-    def run() -> Run:
-        load_before, cpu_before = load_average(), _children_cpu()
-        started = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd)
-        seconds = time.perf_counter() - started
-        if done.returncode not in ok:
-            raise SystemExit(
-                f"{' '.join(command[:6])} exited {done.returncode}:\n{done.stderr[-2000:]}"
-            )
-        return Run(seconds, _children_cpu() - cpu_before, {}, load_before, load_average())
-
-    return run
+    return lambda: run_process(command, ok, env=env, cwd=cwd)
 
 
 def cases(args, work: Path, baseline_path: Path) -> dict[str, dict[str, object]]:
@@ -169,17 +157,8 @@ def cases(args, work: Path, baseline_path: Path) -> dict[str, dict[str, object]]
     if "collection" in args.cases:
         chosen["collection"] = {
             name: process(
-                [
-                    sys.executable,
-                    "-m",
-                    "pytest",
-                    "--collect-only",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    "-n",
-                    "0",
-                ],
+                [sys.executable, "-m", "pytest", "--collect-only", "-q"]
+                + ["-p", "no:cacheprovider", "-n", "0"],
                 envs[name],
                 trees[name],
             )

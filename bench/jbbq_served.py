@@ -33,8 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,7 +41,7 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from bench._harness import OFFLINE, Run, describe_load, interleave, load_average, summary
+from bench._harness import OFFLINE, Run, describe_load, interleave, run_process, summary
 from bench._lmeval import add_lmeval_arguments, lmeval_python, write_documents
 
 MODEL = "served-model"
@@ -158,32 +156,17 @@ def questions(dataset: Path, limit: int):
     return settings, rows, documents
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def timed_process(command: list[str], server: Server, concurrency: int, read) -> Run:
     """One whole-process run of ``command`` against ``server``; ``read()`` its predictions."""
     server.reset()
-    load_before, cpu_before = load_average(), _children_cpu()
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **QUIET})
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{command[:4]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    run = run_process(command, env={**os.environ, **QUIET})
     requests, prompts = list(server.requests), list(server.prompts)
     window = max(end for _, end, _, _ in requests) - min(start for start, _, _, _ in requests)
+    run.phases = {"serving": window, "start-up and scoring": run.seconds - window}
+    run.output = read()
     ideal = sum(cost for *_, cost in requests) / concurrency
-    return Run(
-        seconds,
-        _children_cpu() - cpu_before,
-        {"serving": window, "start-up and scoring": seconds - window},
-        load_before,
-        load_average(),
-        read(),
-        {"requests": len(requests), "prompts": sorted(prompts), "ideal": ideal},
-    )
+    run.extra = {"requests": len(requests), "prompts": sorted(prompts), "ideal": ideal}
+    return run
 
 
 def ours(args, server: Server, dataset: Path, work: Path, count: list[int]):
