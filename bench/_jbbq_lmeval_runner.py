@@ -63,27 +63,16 @@ def main() -> None:
     clock.wrap(lm, "tok_decode", "decode")
     clock.time_forward(lm.model)
     flops = FlopCounter(lm.model)
-    request = getattr(lm, args.request)
-    call = {"seconds": 0.0, "cpu_seconds": 0.0}
-
-    def timed_request(requests, *a, **kw):
-        begun, cpu_begun = time.perf_counter(), time.process_time()
-        try:
-            return request(requests, *a, **kw)
-        finally:
-            call["seconds"] += time.perf_counter() - begun
-            call["cpu_seconds"] += time.process_time() - cpu_begun
-
-    setattr(lm, args.request, timed_request)
+    call = PhaseClock()  # the request call alone
+    call.wrap(lm, args.request, "call")
 
     for line in sys.stdin:
         command = line.split()
         if not command or command[0] == "quit":
             break
         out, limit = Path(command[1]), (int(command[2]) if len(command) > 2 else None)
-        clock.reset()
-        flops.reset()
-        call["seconds"] = call["cpu_seconds"] = 0.0
+        for counter in (clock, call, flops):
+            counter.reset()
         load_before = load_average()
         started, cpu_started = time.perf_counter(), time.process_time()
         results = lm_eval.simple_evaluate(
@@ -108,8 +97,8 @@ def main() -> None:
                 {
                     "seconds": seconds,
                     "cpu_seconds": cpu,
-                    "call_seconds": call["seconds"],
-                    "call_cpu_seconds": call["cpu_seconds"],
+                    "call_seconds": call.seconds["call"],
+                    "call_cpu_seconds": call.cpu_seconds["call"],
                     "phases": clock.split(seconds),
                     "flops": flops.total,
                     "load_before": load_before,
