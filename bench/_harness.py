@@ -159,6 +159,17 @@ class Run:
         }
 
 
+def best_of(function: Callable[[], object], repeats: int = 1) -> tuple[float, object]:
+    """The fewest wall seconds of ``repeats`` calls of ``function`` (no warm-up: for work too
+    slow to repeat, such as a baseline's), and what the last call returned."""
+    best, value = float("inf"), None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        value = function()
+        best = min(best, time.perf_counter() - started)
+    return best, value
+
+
 def timed(function: Callable[[], tuple[dict[str, float], object, dict]]) -> Run:
     """Run ``function`` (returning ``(phases, output, extra)``) once, timed, with the load."""
     load_before = load_average()
