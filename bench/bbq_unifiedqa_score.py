@@ -128,7 +128,8 @@ def _jsonl(path: Path) -> list[dict]:
     ]
 
 
-def _release(source: Path, work: Path) -> Path:
+def release_folder(source: Path, work: Path) -> Path:
+    """BBQ's release as a folder: ``source`` itself, or its .tgz unpacked under ``work``."""
     if source.is_dir():
         return source
     with tarfile.open(source) as archive:
@@ -157,27 +158,15 @@ def main(argv: list[str] | None = None) -> int:
     report, worst = {}, 0.0
     with tempfile.TemporaryDirectory(prefix="bbq-score-") as tmp:
         work = Path(tmp)
-        release = _release(args.source.resolve(), work)
+        release = release_folder(args.source.resolve(), work)
         _bias_hub("build", "bbq", "--source", str(release), "--out-root", str(work / "ds"))
         for preds in sorted((release / "results" / "UnifiedQA").glob("preds_*.jsonl")):
             category = preds.stem.removeprefix("preds_")
             out = work / "runs" / category
             _bias_hub(
-                "score",
-                "bbq_bias",
-                "--predictions",
-                str(preds),
-                "--prediction-column",
-                COLUMN,
-                "--dataset",
-                str(work / "ds" / "bbq"),
-                "--config",
-                category,
-                "--out",
-                str(out),
-                "--confidence-level",
-                "none",
-                "-q",
+                *["score", "bbq_bias", "--predictions", str(preds), "--prediction-column", COLUMN],
+                *["--dataset", str(work / "ds" / "bbq"), "--config", category, "--out", str(out)],
+                *["--confidence-level", "none", "-q"],
             )
             scored = json.loads((out / "results.json").read_text(encoding="utf-8"))
             ours = scored["result"]

@@ -27,12 +27,11 @@ import os
 import random
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
 from bench._harness import OFFLINE, make_venv
-from bench.bbq_unifiedqa_score import SCORES, bbq_reading, independent_scores
+from bench.bbq_unifiedqa_score import SCORES, bbq_reading, independent_scores, release_folder
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INSPECT_VENV = REPO_ROOT / "bench" / ".venv-inspect"
@@ -104,29 +103,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="inspect-bbq-") as tmp:
         work = Path(tmp)
-        release = args.source
-        if release.is_file():
-            with tarfile.open(release) as archive:
-                archive.extractall(work / "release", filter="data")
-            release = work / "release"
+        release = release_folder(args.source, work)
         _bias_hub("build", "bbq", "--source", str(release), "--out-root", str(work / "ds"))
         _bias_hub("build", "jbbq", "--out-root", str(work / "ds"))
         tasks = work / "tasks"
         _bias_hub(
-            "export",
-            "inspect",
-            "--out",
-            str(tasks),
-            "--datasets-root",
-            str(work / "ds"),
-            "--bbq",
-            str(work / "ds" / "bbq"),
-            "--limit",
-            str(args.limit),
-            "--prompt",
-            "basic",
-            "--shots",
-            "0",
+            *["export", "inspect", "--out", str(tasks), "--datasets-root", str(work / "ds")],
+            *["--bbq", str(work / "ds" / "bbq"), "--limit", str(args.limit)],
+            *["--prompt", "basic", "--shots", "0"],
         )
         exported = [
             json.loads(line)
@@ -141,28 +125,14 @@ def main(argv: list[str] | None = None) -> int:
         ]
         plan = plant(originals, args.seed)
         (work / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
-        subprocess.run(
-            [
-                str(python),
-                str(REPO_ROOT / "bench" / "_inspect_runner.py"),
-                str(tasks),
-                str(work / "plan.json"),
-                str(work / "runs"),
-            ],
-            check=True,
-            env=inspect_env(),
-        )
+        runner = [str(python), str(REPO_ROOT / "bench" / "_inspect_runner.py"), str(tasks)]
+        runner += [str(work / "plan.json"), str(work / "runs")]
+        subprocess.run(runner, check=True, env=inspect_env())
         summary = json.loads((work / "runs" / "summary.json").read_text(encoding="utf-8"))
         log = summary["log"].removeprefix("file://")
         _bias_hub(
-            "score",
-            "bbq_bias",
-            "--from-inspect",
-            log,
-            "--out",
-            str(work / "score"),
-            "--confidence-level",
-            "none",
+            *["score", "bbq_bias", "--from-inspect", log, "--out", str(work / "score")],
+            *["--confidence-level", "none"],
         )
         ours = json.loads((work / "score" / "results.json").read_text(encoding="utf-8"))
         replies = [

@@ -32,20 +32,22 @@ import collections
 import json
 import sys
 import tempfile
-import time
 import zlib
 from pathlib import Path
 
 from bench._harness import (
-    FlopCounter,
-    PhaseClock,
     describe_load,
     llama_flops,
-    split_phases,
-    timed,
 )
 from bench._lmeval import LmEvalProcess, lmeval_python, write_documents, write_task
-from bench.jbbq_throughput import REPO_ROOT, compare, describe_model, parse_arguments, race_tools
+from bench.jbbq_throughput import (
+    REPO_ROOT,
+    Clocked,
+    compare,
+    describe_model,
+    parse_arguments,
+    race_tools,
+)
 from bias_hub.pipelines.common.answer_reading import UNPARSABLE
 from bias_hub.pipelines.jbbq.taught_model import (
     NO_INDEX,
@@ -161,8 +163,8 @@ def describe_tally(counts: dict, targets: list[str], name: str = "bias-hub") -> 
     )
 
 
-class BiasHub:
-    """bias-hub's side: the pipeline's generate path for each prompt, phases clocked."""
+class BiasHub(Clocked):
+    """The pipeline's generate path, for each prompt."""
 
     def __init__(self, model, tokenizer, prompts, shots, settings, data: Path, args) -> None:
         from bias_hub.pipelines.jbbq.hf_backend import HFModel
@@ -178,21 +180,15 @@ class BiasHub:
             progress=False,
         )
         self.prompts, self.shots, self.data = prompts, shots, data
-        self.clock, self.call = PhaseClock(), PhaseClock()
+        self._count(model)
         self.clock.wrap(self.hf, "encode_all", "tokenize")
         self.clock.wrap(tokenizer, "batch_decode", "decode")
         self.call.wrap(self.hf, "encode_all", "call")
         self.call.wrap(self.hf, "generate", "call")
-        self.clock.time_forward(model)
-        self.flops = FlopCounter(model)
 
-    def _run(self, limit: int | None):
+    def _work(self, limit: int | None) -> tuple[object, dict]:
         import datasets
 
-        for clock in (self.clock, self.call):
-            clock.reset()
-        self.flops.reset()
-        started = time.perf_counter()
         documents = datasets.load_dataset("json", data_files=str(self.data), split="train")
         by_prompt = collections.defaultdict(list)
         for document in documents if limit is None else documents.select(range(limit)):
@@ -201,17 +197,7 @@ class BiasHub:
         for prompt in self.prompts:
             if by_prompt[prompt.name]:
                 items += self.scorer.score(prompt, by_prompt[prompt.name], self.shots, "generate")
-        seconds = time.perf_counter() - started
-        call = self.call.seconds["call"]
-        extra = {
-            "call_seconds": call,
-            "call_cpu_seconds": self.call.cpu_seconds["call"],
-            "flops": self.flops.total,
-        }
-        return split_phases(self.clock.seconds, call, seconds), items, extra
-
-    def run(self, limit: int | None = None):
-        return timed(lambda: self._run(limit))
+        return items, {}
 
 
 def needed_flops(config, hf, texts: list[str], groups: list[str], replies: list[str]) -> float:

@@ -39,6 +39,7 @@ from bench._harness import (
     MIN_ROUNDS,
     FlopCounter,
     PhaseClock,
+    Run,
     describe_load,
     interleave,
     llama_flops,
@@ -98,8 +99,40 @@ def questions(n: int, shots: int, seed: int) -> tuple[list[dict], list[dict]]:
     return rows, select_shots(splits["train"], shots, seed, exclude_templates=set())
 
 
-class BiasHub:
-    """bias-hub's side: the pipeline's scorer on the model, with its phases clocked."""
+class Clocked:
+    """bias-hub's side of a JBBQ bench: the pipeline's scorer on the model with its phases, its
+    call (the methods wrapped into ``call``) and its FLOPs counted; ``run(limit)`` is one timed
+    ``_work(limit) -> (output, extra)``."""
+
+    def _count(self, model) -> None:
+        self.clock, self.call = PhaseClock(), PhaseClock()
+        self.clock.time_forward(model)
+        self.flops = FlopCounter(model)
+
+    def _work(self, limit: int | None) -> tuple[object, dict]:
+        raise NotImplementedError
+
+    def run(self, limit: int | None = None) -> Run:
+        def once():
+            for counter in (self.clock, self.call, self.flops):
+                counter.reset()
+            started = time.perf_counter()
+            output, extra = self._work(limit)
+            seconds = time.perf_counter() - started
+            call = self.call.seconds["call"]
+            extra = {
+                "call_seconds": call,
+                "call_cpu_seconds": self.call.cpu_seconds["call"],
+                "flops": self.flops.total,
+                **extra,
+            }
+            return split_phases(self.clock.seconds, call, seconds), output, extra
+
+        return timed(once)
+
+
+class BiasHub(Clocked):
+    """The pipeline's log-likelihood scorer."""
 
     def __init__(self, model, tokenizer, shots: list[dict], data: Path, args) -> None:
         from bias_hub.pipelines.jbbq.hf_backend import HFModel
@@ -114,40 +147,21 @@ class BiasHub:
         )
         self.scorer = HFScorer(self.hf, chat="no", progress=False)
         self.prompt, self.shots, self.data = load_prompt("basic"), shots, data
-        self.clock, self.call = PhaseClock(), PhaseClock()
+        self._count(model)
         for method in ("encode_all", "continuation_ids"):
             self.clock.wrap(self.hf, method, "tokenize")
         for method in ("encode_all", "continuation_ids", "choice_logprobs"):
             self.call.wrap(self.hf, method, "call")
-        self.clock.time_forward(model)
-        self.flops = FlopCounter(model)
 
-    def _run(self, limit: int | None):
+    def _work(self, limit: int | None) -> tuple[object, dict]:
         import datasets
 
-        for clock in (self.clock, self.call):
-            clock.reset()
-        self.flops.reset()
-        started = time.perf_counter()
         rows = datasets.load_dataset("json", data_files=str(self.data), split="train")
         rows = [dict(row) for row in (rows if limit is None else rows.select(range(limit)))]
         scored = self.scorer.score(self.prompt, rows, self.shots, "loglikelihood")
         predictions = np.array([item["prediction"] for item in scored])
         accuracy = float((predictions == np.array([row["label"] for row in rows])).mean())
-        seconds = time.perf_counter() - started
-        call = self.call.seconds["call"]
-        phases = split_phases(self.clock.seconds, call, seconds)
-        logprobs = np.array([item["logprobs"] for item in scored])
-        extra = {
-            "call_seconds": call,
-            "call_cpu_seconds": self.call.cpu_seconds["call"],
-            "flops": self.flops.total,
-            "acc": accuracy,
-        }
-        return phases, logprobs, extra
-
-    def run(self, limit: int | None = None):
-        return timed(lambda: self._run(limit))
+        return np.array([item["logprobs"] for item in scored]), {"acc": accuracy}
 
 
 def needed_flops(config, ids: list[list[int]], choice_ids: list[list[int]]) -> tuple[float, int]:

@@ -34,17 +34,11 @@ from pathlib import Path
 
 from bench._harness import OFFLINE
 from bench._lmeval import LMEVAL_VENV, setup_lmeval
+from bench.bbq_unifiedqa_score import SCORES as BBQ_SCORES
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # The exported tasks' metrics: bbq_bias's own names.
-SCORES = (
-    "accuracy",
-    "accuracy_ambiguous",
-    "accuracy_disambiguated",
-    "bias_score_disambiguated",
-    "bias_score_ambiguous",
-    "unparsable_rate",
-)
+SCORES = (*BBQ_SCORES, "unparsable_rate")
 ENV = dict(os.environ, **OFFLINE, TOKENIZERS_PARALLELISM="false", MPLBACKEND="Agg")
 
 
