@@ -12,6 +12,7 @@ bench runs this file in its own virtual environment.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import statistics
@@ -50,6 +51,12 @@ def make_venv(venv: Path, *installs: list[str]) -> Path:
     for requirements in installs:
         subprocess.run([*install, *requirements], check=True)
     return python
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """The rows of a JSON Lines file (blank lines skipped)."""
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
 
 
 def describe_load() -> str:

@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench._harness import load_average, make_venv
+from bench._harness import load_average, make_venv, read_jsonl
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BBQ_VENV = REPO_ROOT / "bench" / ".venv-bbq"
@@ -80,11 +80,6 @@ def overlap(released: list[dict], generated: list[dict]) -> float:
     """Share of released rows found among the generated ones (multiset intersection)."""
     common = Counter(map(row_key, released)) & Counter(map(row_key, generated))
     return sum(common.values()) / len(released)
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
 
 
 def run_ours(templates: Path, seed: int) -> dict[str, list[dict]]:

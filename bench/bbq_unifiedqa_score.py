@@ -28,7 +28,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from bench._harness import OFFLINE
+from bench._harness import OFFLINE, read_jsonl
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 COLUMN = "unifiedqa-t5-11b_pred_race"
@@ -122,12 +122,6 @@ def independent_scores(rows: list[dict], predictions: list[dict], column: str = 
     }
 
 
-def _jsonl(path: Path) -> list[dict]:
-    return [
-        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
-
-
 def release_folder(source: Path, work: Path) -> Path:
     """BBQ's release as a folder: ``source`` itself, or its .tgz unpacked under ``work``."""
     if source.is_dir():
@@ -171,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             scored = json.loads((out / "results.json").read_text(encoding="utf-8"))
             ours = scored["result"]
             theirs = independent_scores(
-                _jsonl(release / "data" / f"{category}.jsonl"), _jsonl(preds)
+                read_jsonl(release / "data" / f"{category}.jsonl"), read_jsonl(preds)
             )
             diff = max(abs(ours[key] - theirs[key]) for key in SCORES)
             worst = max(worst, diff)

@@ -30,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench._harness import OFFLINE, make_venv
+from bench._harness import OFFLINE, make_venv, read_jsonl
 from bench.bbq_unifiedqa_score import SCORES, bbq_reading, independent_scores, release_folder
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -112,15 +112,12 @@ def main(argv: list[str] | None = None) -> int:
             *["--bbq", str(work / "ds" / "bbq"), "--limit", str(args.limit)],
             *["--prompt", "basic", "--shots", "0"],
         )
-        exported = [
-            json.loads(line)
-            for line in (tasks / "data" / "bbq.jsonl").read_text(encoding="utf-8").splitlines()
-        ]
+        exported = read_jsonl(tasks / "data" / "bbq.jsonl")
         wanted = {(r["category"], r["example_id"]) for r in exported}
         originals = [
             row
             for path in sorted((release / "data").glob("*.jsonl"))
-            for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+            for row in read_jsonl(path)
             if (row["category"], row["example_id"]) in wanted
         ]
         plan = plant(originals, args.seed)

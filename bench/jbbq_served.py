@@ -41,7 +41,7 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from bench._harness import OFFLINE, Run, describe_load, interleave, run_process, summary
+from bench._harness import OFFLINE, Run, describe_load, interleave, read_jsonl, run_process, summary
 from bench._lmeval import add_lmeval_arguments, lmeval_python, write_documents
 
 MODEL = "served-model"
@@ -180,8 +180,7 @@ def ours(args, server: Server, dataset: Path, work: Path, count: list[int]):
         command += ["--prompts-per-request", str(args.prompts_per_request), "-q"]
 
         def read() -> dict:
-            lines = (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
-            rows = [json.loads(line) for line in lines]
+            rows = read_jsonl(out / "predictions.jsonl")
             return {
                 (r["prompt"], f"{r['category']}/{r['example_id']}"): (r["reply"], r["prediction"])
                 for r in rows
@@ -211,7 +210,7 @@ def lm_eval(args, python: Path, server: Server, task: Path, rows, settings, coun
 
         def read() -> dict:
             (samples,) = out.rglob("samples_jbbq_served_*.jsonl")
-            found = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]
+            found = read_jsonl(samples)
             keys = [(s["doc"]["prompt_name"], s["doc"]["key"]) for s in found]
             replies = [s["resps"][0][0] for s in found]
             read = read_replies([by_key[k] for _, k in keys], replies, settings.answer_reader)

@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._harness import OFFLINE
+from bench._harness import OFFLINE, read_jsonl
 from bench._lmeval import LMEVAL_VENV, setup_lmeval
 from bench.bbq_unifiedqa_score import SCORES as BBQ_SCORES
 
@@ -71,10 +71,7 @@ def _model(
 
     from jinja2 import BaseLoader, Environment, StrictUndefined
 
-    docs = [
-        json.loads(line)
-        for line in (tasks_dir / "data" / "jbbq.jsonl").read_text(encoding="utf-8").splitlines()
-    ]
+    docs = read_jsonl(tasks_dir / "data" / "jbbq.jsonl")
     if not planted:
         from bias_hub.pipelines.jbbq.prompting import load_prompt
         from bias_hub.pipelines.jbbq.random_model import build_tiny_model
@@ -186,10 +183,7 @@ def check(
             *["--confidence-level", "0", "--batch-size", "8", *roots, "--out", str(out), "-q"],
         )
         results = json.loads((out / "results.json").read_text(encoding="utf-8"))
-        predictions = [
-            json.loads(line)
-            for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
-        ]
+        predictions = read_jsonl(out / "predictions.jsonl")
         for run in results["runs"]:
             name = f"jbbq_{run['prompt']}_{run['shots']}shot_{kind}"
             mine = [
@@ -222,11 +216,8 @@ def check(
         command += ["8", "--tasks", ",".join(names), "--include_path", str(tasks_dir)]
         command += ["--log_samples", "--output_path", str(work / "lmeval_out" / name)]
         _run(command, capture_output=True)
-        results = json.loads(
-            sorted((work / "lmeval_out" / name).rglob("results_*.json"))[-1].read_text(
-                encoding="utf-8"
-            )
-        )
+        newest = sorted((work / "lmeval_out" / name).rglob("results_*.json"))[-1]
+        results = json.loads(newest.read_text(encoding="utf-8"))
         table.update(results["results"])
         n_shot.update(results["n-shot"])
     report["lm_eval_seconds"] = round(time.perf_counter() - started, 1)
@@ -247,9 +238,7 @@ def check(
             *["--confidence-level", "none", "-q"],
         )
         score = json.loads((scored / "results.json").read_text(encoding="utf-8"))["result"]
-        samples = [
-            json.loads(line) for line in samples_file.read_text(encoding="utf-8").splitlines()
-        ]
+        samples = read_jsonl(samples_file)
         entry: dict = {"questions": len(samples)}
         lm_table = {name: table[task].get(f"{name},none") for name in SCORES}
         entry["table_equals_score"] = all(_same(lm_table[k], score[k]) for k in SCORES)
@@ -272,9 +261,8 @@ def check(
             mine = ours[task]["answers"]
             entry["same_questions"] = set(theirs) == set(mine)
             entry["differing_predictions"] = sum(theirs[key] != mine.get(key) for key in theirs)
-            if task.endswith(
-                "_gen"
-            ):  # the generated texts themselves, not only the index read from them
+            # the generated texts themselves, not only the index read from them
+            if task.endswith("_gen"):
                 replies = ours[task]["replies"]
                 entry["differing_replies"] = sum(
                     r["reply"] != replies.get((r["category"], r["example_id"])) for r in logged
