@@ -1,20 +1,11 @@
 """Runs inside bench/.venv-lmeval: lm-evaluation-harness's side of the JBBQ benches.
 
-Started once by ``bench.jbbq_throughput`` (``--request loglikelihood``) or
-``bench.jbbq_generation`` (``--request generate_until``): it loads the model (HFLM, the
-configuration the bench prints) and then waits for commands on stdin, one per line, so the
-bench can interleave its timed runs with bias-hub's while this process keeps its model:
-
-- ``run OUT [LIMIT]``: one ``simple_evaluate`` of the task (the first LIMIT documents when
-  given: a warm-up), timed; writes to OUT (JSON) the wall-clock and CPU seconds, the seconds
-  of the request call alone (``call_seconds``: ``loglikelihood`` or ``generate_until``),
-  seconds per phase (tokenize: ``tok_encode``/``tok_batch_encode``; forward: the model's
-  forward passes; decode: ``tok_decode``), the FLOPs of the forward passes it ran, the load
-  before and after, and per document the choice log-likelihoods or the reply;
-- ``quit``.
-
-After each command it prints ``done`` on stdout. Only the standard library, torch and
-lm_eval are imported here; the phase clock and FLOP counter come from ``_harness.py`` beside it.
+Started once by ``bench._lmeval.LmEvalProcess``, it loads the model (HFLM) and keeps it while
+the bench interleaves its timed runs with bias-hub's. Commands on stdin, one per line, each
+answered by ``done`` on stdout: ``run OUT [LIMIT]`` (one timed ``simple_evaluate`` of the task,
+of its first LIMIT documents when given; OUT: JSON with the times, phases, FLOPs, load and
+per document the choice log-likelihoods or the reply, as ``LmEvalProcess.run`` reads them)
+and ``quit``. Only the standard library, torch, lm_eval and ``_harness.py`` beside it.
 """
 
 from __future__ import annotations

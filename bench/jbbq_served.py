@@ -20,12 +20,11 @@ ended as a model ends it). It takes at most ``--max-requests`` requests and runs
   pipeline's own code), ``num_concurrent`` = the same concurrency, ``batch_size`` = the same
   prompts a request (its README's recipe for a local server), ``--log_samples``.
 
-Each tool is warmed up once, then timed ``--rounds`` times, interleaved (``bench/_harness.py``).
-Per run: wall and CPU seconds of the process, the serving window (the server's first request to
-its last reply) and the ideal, the server's own account of the run's requests divided by the
-concurrency (sum of each request's cost / concurrency: the wall time of a client that always
-keeps ``concurrency`` requests in flight and costs nothing itself). The server checks that both
-tools sent the same prompts; the bench checks that the replies read to identical predictions.
+Timed as every bench (``bench/_harness.py``). Per run: the process's wall and CPU seconds, the
+serving window (first request to last reply) and the ideal: the sum of the requests' costs /
+the concurrency, the wall time of a client that costs nothing and always keeps
+``concurrency`` requests in flight. Both tools must send the same prompts and read the replies
+to identical predictions.
 """
 
 from __future__ import annotations

@@ -301,14 +301,9 @@ def pipeline_command(
 ) -> argparse.ArgumentParser:
     """Declare a pipeline command: shared flags, then ``run(model, dataset, out_dir, settings)``.
 
-    ``run`` may be given as a ``"module:attribute"`` string, imported only when the command
-    runs, so that ``bias-hub --help`` never imports torch. ``settings`` (class or string) is
-    imported now: settings live in a module of their own that imports no heavy library, and
-    their field defaults become the flags' defaults (``settings_defaults``).
-
-    ``preset_command`` (for example ``"jbbq evaluate"``) adds ``--preset NAME_OR_FILE``: the
-    study presets declared for that command (``pipelines/studies/*.yaml``) fill every setting
-    the command line does not give; every given value that differs is a recorded departure.
+    ``run`` may be a ``"module:attribute"`` string, imported only when the command runs (so
+    ``bias-hub --help`` never imports torch); ``settings`` is imported now (a module without
+    heavy imports) for its defaults. ``preset_command`` (``"jbbq evaluate"``) adds ``--preset``.
     """
     parser = subparsers.add_parser(name, help=help, description=description or help)
     settings_class = _resolve(settings)
