@@ -24,7 +24,6 @@ it), the baseline's and this checkout's interleaved (``bench/_harness.py``), eac
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
@@ -95,22 +94,18 @@ def cases(args, work: Path, baseline_path: Path) -> dict[str, dict[str, object]]
     if "score" in args.cases:
         import pyarrow.parquet as pq
 
+        from bias_hub.builders.shared.files import write_jsonl
+
         rows = pq.read_table(jbbq / "all" / "test-00000-of-00001.parquet").to_pylist()
         rng = random.Random(0)
-        predictions = work / "predictions.jsonl"
-        predictions.write_text(
-            "".join(
-                json.dumps(
-                    {
-                        "example_id": r["example_id"],
-                        "category": r["category"],
-                        "prediction": rng.randrange(3),
-                    }
+        predictions = write_jsonl(
+            work / "predictions.jsonl",
+            [
+                dict(
+                    example_id=r["example_id"], category=r["category"], prediction=rng.randrange(3)
                 )
-                + "\n"
                 for r in rows
-            ),
-            encoding="utf-8",
+            ],
         )
         chosen["score"] = {
             name: _fresh_out(
