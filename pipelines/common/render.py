@@ -195,25 +195,26 @@ def markdown_html(text: str, base: str = "", shift_headings: int = 0) -> str:
             token.children = _link_images_to_themselves(token.children)
     if base:
         prefix = base.rstrip("/") + "/"
-        for token in tokens:
-            for child in token.children or []:
-                for attr in ("src", "href"):
-                    value = child.attrGet(attr)
-                    if relative_target(value):
-                        child.attrSet(attr, prefix + value)
+        for child, attr, value in _targets(tokens, ("src", "href")):
+            if relative_target(value):
+                child.attrSet(attr, prefix + value)
     return md.renderer.render(tokens, md.options, {})
+
+
+def _targets(tokens: list, attributes: tuple[str, ...]) -> list[tuple]:
+    """``(token, attribute, value)`` of every link or image target in ``tokens``, in order."""
+    return [
+        (child, attr, value)
+        for token in tokens
+        for child in token.children or []
+        for attr in attributes
+        if isinstance(value := child.attrGet(attr), str) and value
+    ]
 
 
 def markdown_targets(text: str) -> list[str]:
     """Every link and image target of a Markdown text, in order."""
-    targets = []
-    for token in _parser().parse(text):
-        for child in token.children or []:
-            for attr in ("href", "src"):
-                value = child.attrGet(attr)
-                if isinstance(value, str) and value:
-                    targets.append(value)
-    return targets
+    return [value for _, _, value in _targets(_parser().parse(text), ("href", "src"))]
 
 
 def rebase_markdown_links(text: str, base: str) -> str:

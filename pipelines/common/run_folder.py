@@ -360,23 +360,15 @@ class RunFolder:
                 entries.append(
                     {"path": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
                 )
-            write_json(
-                self.staging / MANIFEST,
-                redact_data(
-                    to_jsonable(
-                        {
-                            "command": command_line(),
-                            "started": time.strftime(
-                                "%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)
-                            ),
-                            "seconds": round(time.time() - self.started, 1),
-                            "versions": package_versions(),
-                            **self.info,
-                            "files": entries,
-                        }
-                    )
-                ),
-            )
+            manifest = {
+                "command": command_line(),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
+                "seconds": round(time.time() - self.started, 1),
+                "versions": package_versions(),
+                **self.info,
+                "files": entries,
+            }
+            write_json(self.staging / MANIFEST, redact_data(to_jsonable(manifest)))
             replace_folder(self.staging, self.target)
         finally:
             # Released whether the swap worked or not: a failed commit leaves the earlier folder.
