@@ -8,13 +8,11 @@ Both tools score the same prompts (the ``basic`` prompt, plain layout, ``--shots
 examples from train) and the choices "0", "1", "2" by log-probability, with the same model
 (random weights of the ``--config`` shape, saved once to a temporary folder):
 
-- bias-hub through the pipeline's own path, ``HFScorer.score``: prompts rendered, tokenized
-  with the text they share read once (``encode_all``), the shared prefix computed once and its
-  key/value cache reused, batches sized by a token budget (``--batch-tokens``);
-- lm-evaluation-harness through its HF backend (HFLM) in its own venv, on the same questions
-  as a local ``multiple_choice`` task, configured as its documentation suggests for this
-  task: ``logits_cache`` on (one forward pass per question serves its three one-token
-  choices), ``--lmeval-batch-size``, no bootstrap of the metric's standard error.
+- bias-hub through the pipeline's own path, ``HFScorer.score`` (``--batch-tokens``);
+- lm-evaluation-harness's HFLM in its own venv, the same questions as a local
+  ``multiple_choice`` task, configured as its documentation suggests: ``logits_cache`` on
+  (one forward pass serves the three one-token choices), ``--lmeval-batch-size``, no
+  bootstrap of the metric's standard error.
 
 Timing (``bench/_harness.py``): both processes hold their model, each tool is warmed up on
 ``--warm-up`` questions, then ``--rounds`` interleaved runs each. Two points are timed: the
