@@ -1,68 +1,74 @@
-"""What every bench in ``bench/`` times with: interleaved runs, the machine's load, phase clocks
-and the FLOP floor.
+"""What every bench in ``bench/`` times with.
 
-A ratio between two tools is only as good as the conditions both ran in. On a shared machine
-the load moves by the minute, so the benches here
+A ratio is only as good as the conditions both tools ran in, and on a shared machine the load
+moves by the minute: every contestant is warmed up untimed, then the contestants run
+interleaved (A B A B ..., at least three times each) and each reports its minimum and median,
+with the load printed beside every figure. ``PhaseClock`` splits a run into phases so a ratio
+says where it comes from; ``matmul_flops_per_second`` is the machine's floor for model work.
 
-- warm every contestant up (one untimed run each) before any timing;
-- run the contestants interleaved, A B A B ..., at least three times each, and report the
-  minimum (the run least slowed by others) and the median of each;
-- print the machine's load (the 1-minute load average, against the cores it has) with every
-  timed run and every figure;
-- split each run into phases (``PhaseClock``: tokenize, forward, decode, and the rest) so a
-  ratio says where it comes from;
-- and, for model work, compare the FLOPs the job needs with what a plain matrix product
-  reaches on the same machine, in the same process, with the same threads
-  (``matmul_flops_per_second``): how far a tool is from the machine's floor.
-
-Only the standard library is imported at module level (torch on use): lm-evaluation-harness's
-side of a bench runs this file in its own virtual environment.
+Only the standard library at module level (torch on use): lm-evaluation-harness's side of a
+bench runs this file in its own virtual environment.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-
-__all__ = [
-    "MIN_ROUNDS",
-    "FlopCounter",
-    "PhaseClock",
-    "Run",
-    "describe_load",
-    "interleave",
-    "llama_flops",
-    "bert_flops",
-    "matmul_flops_per_second",
-    "phase_table",
-    "race",
-    "race_table",
-    "split_phases",
-    "summary",
-]
+from pathlib import Path
 
 MIN_ROUNDS = 3
+# What a tool run as a subprocess of a bench gets: the machine is offline.
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_EVALUATE_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+}
+
+
+def make_venv(venv: Path, *installs: list[str]) -> Path:
+    """The Python of a baseline's own virtual environment (a baseline never becomes a project
+    dependency): ``venv`` created where missing, then each list of requirements installed in
+    turn, by uv where the project's venv has it, else by pip."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    uv = Path(sys.executable).with_name("uv")
+    install = (
+        [str(uv), "pip", "install", "--quiet", "--python", str(python)]
+        if uv.exists()
+        else [str(python), "-m", "pip", "install", "--quiet"]
+    )
+    for requirements in installs:
+        subprocess.run([*install, *requirements], check=True)
+    return python
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """The rows of a JSON Lines file (blank lines skipped)."""
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
 
 
 def describe_load() -> str:
     """``load 3.1 on 2 cores``: the 1-minute load average and the cores it is shared by."""
-    try:
-        load = os.getloadavg()[0]
-    except OSError:  # not every platform has one
-        return f"load unknown on {os.cpu_count()} cores"
-    return f"load {load:.1f} on {os.cpu_count()} cores"
+    load = load_average()
+    return f"load {'unknown' if load is None else f'{load:.1f}'} on {os.cpu_count()} cores"
 
 
 def load_average() -> float | None:
     try:
         return round(os.getloadavg()[0], 2)
-    except OSError:
+    except OSError:  # not every platform has one
         return None
 
 
@@ -160,6 +166,17 @@ class Run:
         }
 
 
+def best_of(function: Callable[[], object], repeats: int = 1) -> tuple[float, object]:
+    """The fewest wall seconds of ``repeats`` calls of ``function`` (no warm-up: for work too
+    slow to repeat, such as a baseline's), and what the last call returned."""
+    best, value = float("inf"), None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        value = function()
+        best = min(best, time.perf_counter() - started)
+    return best, value
+
+
 def timed(function: Callable[[], tuple[dict[str, float], object, dict]]) -> Run:
     """Run ``function`` (returning ``(phases, output, extra)``) once, timed, with the load."""
     load_before = load_average()
@@ -167,6 +184,26 @@ def timed(function: Callable[[], tuple[dict[str, float], object, dict]]) -> Run:
     phases, output, extra = function()
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     return Run(seconds, cpu, phases, load_before, load_average(), output, extra)
+
+
+def run_process(command: list[str], ok: tuple[int, ...] = (0,), **options) -> Run:
+    """One whole-process run of ``command`` (``options``: ``subprocess.run``'s), timed: wall
+    seconds, and the CPU seconds the operating system counts for it and its children. Exits
+    naming the command when its status is not in ``ok``."""
+    load_before, cpu_before = load_average(), _children_cpu()
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, **options)
+    seconds = time.perf_counter() - started
+    if done.returncode not in ok:
+        raise SystemExit(
+            f"{' '.join(command[:6])} exited {done.returncode}:\n{done.stderr[-2000:]}"
+        )
+    return Run(seconds, _children_cpu() - cpu_before, {}, load_before, load_average())
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def interleave(
@@ -238,15 +275,15 @@ def matmul_flops_per_second(
     warm-up), with torch's current thread setting: what this machine's BLAS reaches on a
     model's own matrix shape.
 
-    On a CPU the seconds are this process's CPU time (``cpu_clock``): on a shared machine wall
-    time counts the others' work too, in short runs and long ones unequally. Compare it with
-    a tool's CPU seconds at the same thread count."""
+    On a CPU the seconds are this process's CPU time: on a shared machine wall time counts the
+    others' work too, in short runs and long ones unequally. Compare it with a tool's CPU
+    seconds at the same thread count."""
     import torch
 
     generator = torch.Generator(device="cpu").manual_seed(0)
     a = torch.randn(m, k, generator=generator).to(device=device, dtype=getattr(torch, dtype))
     b = torch.randn(k, n, generator=generator).to(device=device, dtype=getattr(torch, dtype))
-    clock = time.perf_counter if device.startswith("cuda") else cpu_clock
+    clock = time.perf_counter if device.startswith("cuda") else time.process_time
     best = float("inf")
     for attempt in range(repeats + 1):
         if device.startswith("cuda"):
@@ -259,11 +296,6 @@ def matmul_flops_per_second(
         if attempt:
             best = min(best, (clock() - started) / 3)
     return 2.0 * m * k * n / best
-
-
-def cpu_clock() -> float:
-    """CPU seconds of this process (all its threads)."""
-    return time.process_time()
 
 
 def llama_flops(config, rows: list[tuple[int, int]], projected: int) -> float:

@@ -20,6 +20,8 @@ import json
 import sys
 from pathlib import Path
 
+from _harness import read_jsonl  # beside this script, which runs in Inspect's venv
+
 
 def main(tasks_dir: str, plan_path: str, out_dir: str) -> None:
     from inspect_ai import Task, eval
@@ -30,12 +32,7 @@ def main(tasks_dir: str, plan_path: str, out_dir: str) -> None:
     from inspect_evals.bbq.bbq import record_to_sample
 
     plan = json.loads(Path(plan_path).read_text(encoding="utf-8"))
-    rows = [
-        json.loads(line)
-        for line in (Path(tasks_dir) / "data" / "bbq.jsonl")
-        .read_text(encoding="utf-8")
-        .splitlines()
-    ]
+    rows = read_jsonl(Path(tasks_dir) / "data" / "bbq.jsonl")
 
     def key(row: dict) -> str:
         return f"{row['category']}/{row['example_id']}"

@@ -1,20 +1,11 @@
 """Runs inside bench/.venv-lmeval: lm-evaluation-harness's side of the JBBQ benches.
 
-Started once by ``bench.jbbq_throughput`` (``--request loglikelihood``) or
-``bench.jbbq_generation`` (``--request generate_until``): it loads the model (HFLM, the
-configuration the bench prints) and then waits for commands on stdin, one per line, so the
-bench can interleave its timed runs with bias-hub's while this process keeps its model:
-
-- ``run OUT [LIMIT]``: one ``simple_evaluate`` of the task (the first LIMIT documents when
-  given: a warm-up), timed; writes to OUT (JSON) the wall-clock and CPU seconds, the seconds
-  of the request call alone (``call_seconds``: ``loglikelihood`` or ``generate_until``),
-  seconds per phase (tokenize: ``tok_encode``/``tok_batch_encode``; forward: the model's
-  forward passes; decode: ``tok_decode``), the FLOPs of the forward passes it ran, the load
-  before and after, and per document the choice log-likelihoods or the reply;
-- ``quit``.
-
-After each command it prints ``done`` on stdout. Only the standard library, torch and
-lm_eval are imported here; the phase clock and FLOP counter come from ``_harness.py`` beside it.
+Started once by ``bench._lmeval.LmEvalProcess``, it loads the model (HFLM) and keeps it while
+the bench interleaves its timed runs with bias-hub's. Commands on stdin, one per line, each
+answered by ``done`` on stdout: ``run OUT [LIMIT]`` (one timed ``simple_evaluate`` of the task,
+of its first LIMIT documents when given; OUT: JSON with the times, phases, FLOPs, load and
+per document the choice log-likelihoods or the reply, as ``LmEvalProcess.run`` reads them)
+and ``quit``. Only the standard library, torch, lm_eval and ``_harness.py`` beside it.
 """
 
 from __future__ import annotations
@@ -63,27 +54,16 @@ def main() -> None:
     clock.wrap(lm, "tok_decode", "decode")
     clock.time_forward(lm.model)
     flops = FlopCounter(lm.model)
-    request = getattr(lm, args.request)
-    call = {"seconds": 0.0, "cpu_seconds": 0.0}
-
-    def timed_request(requests, *a, **kw):
-        begun, cpu_begun = time.perf_counter(), time.process_time()
-        try:
-            return request(requests, *a, **kw)
-        finally:
-            call["seconds"] += time.perf_counter() - begun
-            call["cpu_seconds"] += time.process_time() - cpu_begun
-
-    setattr(lm, args.request, timed_request)
+    call = PhaseClock()  # the request call alone
+    call.wrap(lm, args.request, "call")
 
     for line in sys.stdin:
         command = line.split()
         if not command or command[0] == "quit":
             break
         out, limit = Path(command[1]), (int(command[2]) if len(command) > 2 else None)
-        clock.reset()
-        flops.reset()
-        call["seconds"] = call["cpu_seconds"] = 0.0
+        for counter in (clock, call, flops):
+            counter.reset()
         load_before = load_average()
         started, cpu_started = time.perf_counter(), time.process_time()
         results = lm_eval.simple_evaluate(
@@ -108,8 +88,8 @@ def main() -> None:
                 {
                     "seconds": seconds,
                     "cpu_seconds": cpu,
-                    "call_seconds": call["seconds"],
-                    "call_cpu_seconds": call["cpu_seconds"],
+                    "call_seconds": call.seconds["call"],
+                    "call_cpu_seconds": call.cpu_seconds["call"],
                     "phases": clock.split(seconds),
                     "flops": flops.total,
                     "load_before": load_before,

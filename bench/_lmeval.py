@@ -12,10 +12,9 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-from bench._harness import Run, split_phases
+from bench._harness import OFFLINE, Run, make_venv, split_phases
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LMEVAL_VENV = REPO_ROOT / "bench" / ".venv-lmeval"
@@ -26,19 +25,9 @@ RUNNER = REPO_ROOT / "bench" / "_jbbq_lmeval_runner.py"
 def setup_lmeval(venv: Path) -> Path:
     """Create the baseline's own venv: torch (CPU wheel) first, then lm_eval[hf,api] and
     bias-hub."""
-    python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "torch==2.13.0"], check=True)
     # bias-hub too: the task folder the package ships reads its questions through it.
-    subprocess.run(
-        [
-            *[str(python), "-m", "pip", "install", "--quiet", f"lm_eval[hf,api]=={LMEVAL_VERSION}"],
-            *["-e", str(REPO_ROOT)],
-        ],
-        check=True,
-    )
-    return python
+    lm_eval = [f"lm_eval[hf,api]=={LMEVAL_VERSION}", "-e", str(REPO_ROOT)]
+    return make_venv(venv, ["torch==2.13.0"], lm_eval)
 
 
 def add_lmeval_arguments(parser: argparse.ArgumentParser) -> None:
@@ -97,30 +86,12 @@ class LmEvalProcess:
         self.work = work
         self.count = 0
         self.log = work / "lm_eval.log"
-        command = [
-            str(python),
-            str(RUNNER),
-            "--model-dir",
-            str(model_dir),
-            "--task-dir",
-            str(task_dir),
-            "--batch-size",
-            str(args.lmeval_batch_size),
-            "--device",
-            args.device,
-            "--dtype",
-            args.dtype,
-            "--threads",
-            str(args.threads),
-            "--request",
-            request,
-        ]
+        command = [str(python), str(RUNNER), "--model-dir", str(model_dir), "--task-dir"]
+        command += [str(task_dir), "--batch-size", str(args.lmeval_batch_size), "--device"]
+        command += [args.device, "--dtype", args.dtype, "--threads", str(args.threads)]
+        command += ["--request", request]
         env = dict(
-            os.environ,
-            HF_DATASETS_OFFLINE="1",
-            HF_HUB_OFFLINE="1",
-            TOKENIZERS_PARALLELISM="false",
-            OMP_NUM_THREADS=str(args.threads),
+            os.environ, **OFFLINE, TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS=str(args.threads)
         )
         self._log = self.log.open("w", encoding="utf-8")
         self.process = subprocess.Popen(

@@ -3,25 +3,18 @@
     python -m bench.bbq_generator_overlap RELEASE [--seeds 0,1,2,3,4]
     python -m bench.bbq_generator_overlap RELEASE --bbq-generator BBQ_CHECKOUT --setup-bbq
 
-``RELEASE`` is a BBQ checkout root or an archive of one (``data/*.jsonl`` and
-``templates/``; the ``BBQ_RELEASE`` environment variable works too). Our expander
-(``bias_hub.builders.jbbq.templates``, through the same ``load_rows`` that ``bias-hub build
-bbq --source templates/`` runs) expands every file of ``templates/`` once per seed.
-For each category the script prints the row counts and the share of released
-rows reproduced: rows are compared on question id, polarity, context condition,
-context, question, the two non-unknown answers (in any order) and which answer
-is correct, i.e. ignoring answer order and the wording of the "unknown" answer;
+``RELEASE`` is a BBQ checkout root or an archive of one (``data/*.jsonl`` and ``templates/``;
+or ``$BBQ_RELEASE``). Our expander (the ``load_rows`` of ``bias-hub build bbq --source
+templates/``) expands every template once per seed; per category the script prints the row
+counts and the share of released rows reproduced, compared on question id, polarity, context
+condition, context, question, the two non-unknown answers (in any order) and the correct one;
 duplicates count once each (multiset intersection / released rows).
 
-BBQ's generator draws with Python's unseeded ``random``, so its own data is not
-reproducible either; the baseline is BBQ's generator re-run on the same
-templates. With ``--bbq-generator`` (a checkout of github.com/nyu-mll/BBQ, or its
-bare git directory) its two scripts are run unchanged, once per ``--bbq-seeds``
-value (``random`` and ``numpy.random`` seeded), in their own virtual environment
-(``bench/.venv-bbq`` with pandas, created by ``--setup-bbq``), and their numbers
-come from the same run. Without it the script prints the numbers recorded in
-the project's findings (one earlier re-run), labelled as such. The script exits
-1 when a category's row count differs from the release.
+BBQ's generator draws with unseeded ``random``, so the baseline is BBQ's generator re-run on
+the same templates: with ``--bbq-generator`` (a BBQ checkout or its bare git directory) its
+two scripts run unchanged once per ``--bbq-seeds`` value, in ``bench/.venv-bbq``
+(``--setup-bbq``); without it the numbers of one earlier re-run are printed, labelled so.
+Exits 1 when a category's row count differs from the release.
 """
 
 from __future__ import annotations
@@ -39,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench._harness import load_average
+from bench._harness import load_average, make_venv, read_jsonl
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BBQ_VENV = REPO_ROOT / "bench" / ".venv-bbq"
@@ -89,11 +82,6 @@ def overlap(released: list[dict], generated: list[dict]) -> float:
     return sum(common.values()) / len(released)
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
 def run_ours(templates: Path, seed: int) -> dict[str, list[dict]]:
     from bias_hub.builders.jbbq.bbq_format import load_rows
     from bias_hub.builders.jbbq.schema import BBQ_CATEGORIES
@@ -103,15 +91,6 @@ def run_ours(templates: Path, seed: int) -> dict[str, list[dict]]:
     for row in built.rows:
         by_category.setdefault(row["category"], []).append(row)
     return by_category
-
-
-def setup_bbq_venv(venv: Path) -> Path:
-    """BBQ's generator needs pandas (and numpy); it gets its own venv, never the project's."""
-    python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "pandas"], check=True)
-    return python
 
 
 def _generator_source(checkout: Path, name: str) -> str:
@@ -214,11 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         released = {path.stem: read_jsonl(path) for path in data}
         python = None
         if args.bbq_generator:
-            python = (
-                setup_bbq_venv(Path(args.bbq_python).parent.parent)
-                if args.setup_bbq
-                else Path(args.bbq_python)
-            )
+            python = Path(args.bbq_python)
+            if args.setup_bbq:  # BBQ's generator needs pandas: its own venv
+                python = make_venv(python.parent.parent, ["pandas"])
             if not python.exists():
                 raise FileNotFoundError(
                     f"{python}: no Python for BBQ's generator; pass --setup-bbq"

@@ -10,15 +10,7 @@ For each category in the release (BBQ's ``data/*.jsonl`` and ``results/UnifiedQA
    (its default answer reader for texts: ``bbq``, BBQ's analysis script's reading);
 3. the same scores computed here from the predictions file alone, by BBQ's definitions
    (Parrish et al. 2022, section 3.2 and ``analysis_scripts/BBQ_calculate_bias_score.R``),
-   sharing no code with the project. The predicted text is read as the script reads it:
-   "}" removed from the answers, "pantsu" at the end completed to "pantsuit", one final period
-   dropped from prediction and answers, "o'brien" written "obrien", then compared lower-cased
-   and trimmed; failing that, the first answer whose ``answer_info`` text's first two words
-   occur in the prediction; what still matches nothing is dropped. The target answer is the
-   non-unknown answer whose group (or text) is among ``stereotyped_groups``; a biased answer is
-   the target for a negative question and the other non-unknown answer for a non-negative one;
-   s_DIS = 2 n_biased / n_non_unknown - 1 over disambiguated items, s_AMB = (1 - accuracy)
-   (2 n_biased / n_non_unknown - 1) over ambiguous ones.
+   sharing no code with the project (``bbq_reading``, ``independent_scores``).
 
 Prints both per category and the largest absolute difference; exits 1 if any exceeds 1e-12.
 BBQ's reading of Physical_appearance (9 truncated "pantsu" predictions repaired): accuracy
@@ -35,6 +27,8 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+
+from bench._harness import OFFLINE, read_jsonl
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 COLUMN = "unifiedqa-t5-11b_pred_race"
@@ -128,13 +122,8 @@ def independent_scores(rows: list[dict], predictions: list[dict], column: str = 
     }
 
 
-def _jsonl(path: Path) -> list[dict]:
-    return [
-        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
-
-
-def _release(source: Path, work: Path) -> Path:
+def release_folder(source: Path, work: Path) -> Path:
+    """BBQ's release as a folder: ``source`` itself, or its .tgz unpacked under ``work``."""
     if source.is_dir():
         return source
     with tarfile.open(source) as archive:
@@ -143,7 +132,7 @@ def _release(source: Path, work: Path) -> Path:
 
 
 def _bias_hub(*args: str) -> None:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+    env = dict(os.environ, **OFFLINE)
     subprocess.run([sys.executable, "-m", "bias_hub", *args], check=True, cwd=REPO_ROOT, env=env)
 
 
@@ -163,32 +152,20 @@ def main(argv: list[str] | None = None) -> int:
     report, worst = {}, 0.0
     with tempfile.TemporaryDirectory(prefix="bbq-score-") as tmp:
         work = Path(tmp)
-        release = _release(args.source.resolve(), work)
+        release = release_folder(args.source.resolve(), work)
         _bias_hub("build", "bbq", "--source", str(release), "--out-root", str(work / "ds"))
         for preds in sorted((release / "results" / "UnifiedQA").glob("preds_*.jsonl")):
             category = preds.stem.removeprefix("preds_")
             out = work / "runs" / category
             _bias_hub(
-                "score",
-                "bbq_bias",
-                "--predictions",
-                str(preds),
-                "--prediction-column",
-                COLUMN,
-                "--dataset",
-                str(work / "ds" / "bbq"),
-                "--config",
-                category,
-                "--out",
-                str(out),
-                "--confidence-level",
-                "none",
-                "-q",
+                *["score", "bbq_bias", "--predictions", str(preds), "--prediction-column", COLUMN],
+                *["--dataset", str(work / "ds" / "bbq"), "--config", category, "--out", str(out)],
+                *["--confidence-level", "none", "-q"],
             )
             scored = json.loads((out / "results.json").read_text(encoding="utf-8"))
             ours = scored["result"]
             theirs = independent_scores(
-                _jsonl(release / "data" / f"{category}.jsonl"), _jsonl(preds)
+                read_jsonl(release / "data" / f"{category}.jsonl"), read_jsonl(preds)
             )
             diff = max(abs(ours[key] - theirs[key]) for key in SCORES)
             worst = max(worst, diff)

@@ -24,19 +24,23 @@ it), the baseline's and this checkout's interleaved (``bench/_harness.py``), eac
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
-from bench._harness import Run, describe_load, interleave, load_average, summary
+from bench._harness import (
+    OFFLINE,
+    Run,
+    describe_load,
+    interleave,
+    run_process,
+    summary,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CASES = ("score", "build", "cached", "startup", "collection")
@@ -48,15 +52,7 @@ TARGETS = {
     "startup": ("wall", "half the baseline's"),
     "collection": ("wall", "half the baseline's"),
 }
-OFFLINE = {
-    "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "HF_EVALUATE_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "TOKENIZERS_PARALLELISM": "false",
-    "OMP_NUM_THREADS": "1",
-    "MPLBACKEND": "Agg",
-}
+QUIET = {**OFFLINE, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 
 
 def baseline_tree(ref: str, work: Path) -> Path:
@@ -78,26 +74,9 @@ def baseline_tree(ref: str, work: Path) -> Path:
     return work / "path"
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def process(command: list[str], env: dict, cwd: Path, ok=(0,)):
     """A contestant: one whole-process run of ``command``."""
-
-    def run() -> Run:
-        load_before, cpu_before = load_average(), _children_cpu()
-        started = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd)
-        seconds = time.perf_counter() - started
-        if done.returncode not in ok:
-            raise SystemExit(
-                f"{' '.join(command[:6])} exited {done.returncode}:\n{done.stderr[-2000:]}"
-            )
-        return Run(seconds, _children_cpu() - cpu_before, {}, load_before, load_average())
-
-    return run
+    return lambda: run_process(command, ok, env=env, cwd=cwd)
 
 
 def cases(args, work: Path, baseline_path: Path) -> dict[str, dict[str, object]]:
@@ -106,8 +85,8 @@ def cases(args, work: Path, baseline_path: Path) -> dict[str, dict[str, object]]
 
     jbbq = ensure_built("jbbq")
     envs = {
-        "baseline": {**os.environ, **OFFLINE, "PYTHONPATH": str(baseline_path)},
-        "this": {**os.environ, **OFFLINE},
+        "baseline": {**os.environ, **QUIET, "PYTHONPATH": str(baseline_path)},
+        "this": {**os.environ, **QUIET},
     }
     trees = {"baseline": baseline_path / "bias_hub", "this": REPO_ROOT}
     cli = [sys.executable, "-m", "bias_hub"]
@@ -115,22 +94,18 @@ def cases(args, work: Path, baseline_path: Path) -> dict[str, dict[str, object]]
     if "score" in args.cases:
         import pyarrow.parquet as pq
 
+        from bias_hub.builders.shared.files import write_jsonl
+
         rows = pq.read_table(jbbq / "all" / "test-00000-of-00001.parquet").to_pylist()
         rng = random.Random(0)
-        predictions = work / "predictions.jsonl"
-        predictions.write_text(
-            "".join(
-                json.dumps(
-                    {
-                        "example_id": r["example_id"],
-                        "category": r["category"],
-                        "prediction": rng.randrange(3),
-                    }
+        predictions = write_jsonl(
+            work / "predictions.jsonl",
+            [
+                dict(
+                    example_id=r["example_id"], category=r["category"], prediction=rng.randrange(3)
                 )
-                + "\n"
                 for r in rows
-            ),
-            encoding="utf-8",
+            ],
         )
         chosen["score"] = {
             name: _fresh_out(
@@ -177,17 +152,8 @@ def cases(args, work: Path, baseline_path: Path) -> dict[str, dict[str, object]]
     if "collection" in args.cases:
         chosen["collection"] = {
             name: process(
-                [
-                    sys.executable,
-                    "-m",
-                    "pytest",
-                    "--collect-only",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    "-n",
-                    "0",
-                ],
+                [sys.executable, "-m", "pytest", "--collect-only", "-q"]
+                + ["-p", "no:cacheprovider", "-n", "0"],
                 envs[name],
                 trees[name],
             )

@@ -23,23 +23,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
 from pathlib import Path
 
 import numpy as np
 
-from bench._harness import describe_load, race
+from bench._harness import best_of, describe_load, race
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _best(function, repeats: int) -> tuple[float, object]:
-    best, value = math.inf, None
-    for _ in range(repeats):
-        started = time.perf_counter()
-        value = function()
-        best = min(best, time.perf_counter() - started)
-    return best, value
 
 
 def _cos(u: np.ndarray, v: np.ndarray) -> float:
@@ -181,9 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     loop_weat, (d, p) = timing["WEAT loop"]["min"], timing["WEAT loop"]["output"]
     result = timing["WEAT compute()"]["output"]
     # Linear in the permutations: timed once on a few and scaled.
-    naive_small, (_, _) = _best(
-        lambda: weat_loop(x, y, a, b, args.naive_permutations, 0, naive=True), 1
-    )
+    naive_small, _ = best_of(lambda: weat_loop(x, y, a, b, args.naive_permutations, 0, naive=True))
     naive_weat = naive_small * args.permutations / args.naive_permutations
     assert abs(d - result["effect_size"]) < 1e-9 and abs(p - result["p_value"]) < 1e-12, (
         d,

@@ -8,17 +8,11 @@ installs ``wefe==1.0.1`` there, and runs ``bench/embeddings_wefe_reference.py``
 in it. Both sides get the GoogleNews subset's vectors of the WEAT words (float64,
 words the subset lacks left out of both, target sets balanced the same way).
 
-Checks: WEAT statistic and effect size equal to 1e-6; RNSB KL divergence and
-per-word probabilities equal to 1e-6 in both orientations -- our
-train_on="attribute_sets" against WEFE's RNSB on the WEAT query as it is (trained on
-A, B; the target words scored), our train_on="target_sets" against WEFE on the query
-with targets and attributes exchanged (trained on X, Y; the attribute words scored) --
-for two classifier settings, each the same on both sides: WEFE's defaults
-(scikit-learn's LogisticRegression, liblinear, C=1, max_iter=10000: our module's
-defaults, passed nothing) and lbfgs to tol 1e-10 (intercept unpenalised); the same
-seed (WEFE's stratified 20% holdout with random_state=seed versus ours with
-seed=seed), plus training on all words (no holdout). It also prints how far the two
-orientations are apart on each test. Exit status 1 on a mismatch.
+Checks, to 1e-6: WEAT statistic and effect size; RNSB KL divergence and per-word
+probabilities in both orientations (our ``train_on="target_sets"`` against WEFE on the query
+with targets and attributes exchanged), for WEFE's default classifier (our module's defaults)
+and lbfgs to tol 1e-10 (``ESTIMATORS``), the same seeds, plus training on all words. Exit
+status 1 on a mismatch.
 """
 
 from __future__ import annotations
@@ -29,10 +23,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import venv
 from pathlib import Path
 
 import numpy as np
+
+from bench._harness import make_venv
 
 HERE = Path(__file__).resolve().parent
 VENV = HERE / ".venv-wefe"
@@ -54,11 +49,9 @@ def ensure_wefe() -> Path:
     python = VENV / "bin" / "python"
     if not python.exists():
         print(f"creating {VENV} and installing {WEFE} (once)", flush=True)
-        venv.create(VENV, with_pip=True)
-    check = subprocess.run([str(python), "-c", "import wefe"], capture_output=True)
-    if check.returncode != 0:
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", WEFE], check=True)
-    return python
+    elif subprocess.run([str(python), "-c", "import wefe"], capture_output=True).returncode == 0:
+        return python
+    return make_venv(VENV, [WEFE])
 
 
 def prepare_tests(test_ids: list[str]) -> list[dict]:

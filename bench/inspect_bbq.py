@@ -27,33 +27,23 @@ import os
 import random
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
-from bench.bbq_unifiedqa_score import SCORES, bbq_reading, independent_scores
+from bench._harness import OFFLINE, make_venv, read_jsonl
+from bench.bbq_unifiedqa_score import SCORES, bbq_reading, independent_scores, release_folder
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INSPECT_VENV = REPO_ROOT / "bench" / ".venv-inspect"
 PINS = ("inspect-ai==0.3.285", "inspect-evals==0.26.0", "evaluate", "scipy")
-ENV = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+ENV = dict(os.environ, **OFFLINE)
 
 
 def setup_inspect(venv: Path) -> Path:
     """Inspect AI and inspect_evals in their own venv (never a bias-hub dependency), with
     bias-hub itself installed there (its base install: what the tasks of its entry point and
-    the exported scorer's bbq_bias module need); uv installs where the project's venv has it."""
-    python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    uv = Path(sys.executable).with_name("uv")
-    install = (
-        [str(uv), "pip", "install", "--quiet", "--python", str(python)]
-        if uv.exists()
-        else [str(python), "-m", "pip", "install", "--quiet"]
-    )
-    subprocess.run([*install, *PINS, "-e", str(REPO_ROOT)], check=True)
-    return python
+    the exported scorer's bbq_bias module need)."""
+    return make_venv(venv, [*PINS, "-e", str(REPO_ROOT)])
 
 
 def inspect_env() -> dict[str, str]:
@@ -113,65 +103,33 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="inspect-bbq-") as tmp:
         work = Path(tmp)
-        release = args.source
-        if release.is_file():
-            with tarfile.open(release) as archive:
-                archive.extractall(work / "release", filter="data")
-            release = work / "release"
+        release = release_folder(args.source, work)
         _bias_hub("build", "bbq", "--source", str(release), "--out-root", str(work / "ds"))
         _bias_hub("build", "jbbq", "--out-root", str(work / "ds"))
         tasks = work / "tasks"
         _bias_hub(
-            "export",
-            "inspect",
-            "--out",
-            str(tasks),
-            "--datasets-root",
-            str(work / "ds"),
-            "--bbq",
-            str(work / "ds" / "bbq"),
-            "--limit",
-            str(args.limit),
-            "--prompt",
-            "basic",
-            "--shots",
-            "0",
+            *["export", "inspect", "--out", str(tasks), "--datasets-root", str(work / "ds")],
+            *["--bbq", str(work / "ds" / "bbq"), "--limit", str(args.limit)],
+            *["--prompt", "basic", "--shots", "0"],
         )
-        exported = [
-            json.loads(line)
-            for line in (tasks / "data" / "bbq.jsonl").read_text(encoding="utf-8").splitlines()
-        ]
+        exported = read_jsonl(tasks / "data" / "bbq.jsonl")
         wanted = {(r["category"], r["example_id"]) for r in exported}
         originals = [
             row
             for path in sorted((release / "data").glob("*.jsonl"))
-            for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+            for row in read_jsonl(path)
             if (row["category"], row["example_id"]) in wanted
         ]
         plan = plant(originals, args.seed)
         (work / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
-        subprocess.run(
-            [
-                str(python),
-                str(REPO_ROOT / "bench" / "_inspect_runner.py"),
-                str(tasks),
-                str(work / "plan.json"),
-                str(work / "runs"),
-            ],
-            check=True,
-            env=inspect_env(),
-        )
+        runner = [str(python), str(REPO_ROOT / "bench" / "_inspect_runner.py"), str(tasks)]
+        runner += [str(work / "plan.json"), str(work / "runs")]
+        subprocess.run(runner, check=True, env=inspect_env())
         summary = json.loads((work / "runs" / "summary.json").read_text(encoding="utf-8"))
         log = summary["log"].removeprefix("file://")
         _bias_hub(
-            "score",
-            "bbq_bias",
-            "--from-inspect",
-            log,
-            "--out",
-            str(work / "score"),
-            "--confidence-level",
-            "none",
+            *["score", "bbq_bias", "--from-inspect", log, "--out", str(work / "score")],
+            *["--confidence-level", "none"],
         )
         ours = json.loads((work / "score" / "results.json").read_text(encoding="utf-8"))
         replies = [

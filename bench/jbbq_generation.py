@@ -3,44 +3,27 @@
     python -m bench.jbbq_generation --setup-lmeval   # once: lm_eval's own venv (needs PyPI)
     python -m bench.jbbq_generation                  # small Llama, CPU, 1 thread
 
-The paper preset's generation (``presets.paper`` of pipelines/studies/jbbq.yaml: the three
-prompts, 4 shots, plain prompts, greedy decoding; 8 new tokens, not its 1) over ``--questions``
-/ 3 questions, spread evenly over those of the built JBBQ sample that ``bias-hub jbbq evaluate
---preset paper`` evaluates (the shot templates' questions held out), under each of the three
-prompts. Both tools get
-the same prompt texts, the same model and the same greedy decoding:
+The paper preset's generation (three prompts, 4 shots, plain prompts, greedy; 8 new tokens,
+not its 1) over ``--questions`` / 3 of the questions ``jbbq evaluate --preset paper``
+evaluates, under each prompt, with the same prompt texts, model and decoding in both tools:
 
-- bias-hub: ``HFScorer.score(prompt, rows, shots, "generate")`` for each prompt, the
-  pipeline's own path: the text all prompts share tokenized once and its key/value cache
-  computed once; batches by token budget, longest first; each reply ending as soon as its
-  answer index is complete; finished rows leaving the batch and the next prompts joining;
+- bias-hub: ``HFScorer.score(prompt, rows, shots, "generate")``, the pipeline's own path;
 - lm-evaluation-harness 0.4.13 (HFLM in ``bench/.venv-lmeval``), a local ``generate_until``
-  task on the prompt texts with ``max_gen_toks`` = the preset's limit, greedy, and the stop
-  sequence a competent user would give it: the most eager of the candidates (``STOPS``) that
-  leaves every answer as the preset's reader reads it. It is found from bias-hub's replies (each holds its
-  reply up to the character that settles the answer: a stop string found before the answer's
-  end would cut it), printed, and the answers are then compared with lm-eval's own replies.
+  task with the stop sequence a competent user would give it: the most eager of ``STOPS``
+  that cuts none of bias-hub's replies (each ends at the character that settles its answer)
+  before its answer ends.
 
-The model has the ``--config`` shape with random weights but for the rows of its output
-layer that the replies use, fitted as the JBBQ offline variant's model is
-(``bias_hub.pipelines.jbbq.taught_model.teach_answers``, least squares, seconds) so that
-it answers each question with an index or "わかりません" by a fixed rule (``target_reply``),
-followed by a blank line, the end of an answer for the preset's llm-jp-eval reader: replies
-vary (the bench prints how) and a stop string matters, as with a model that answers. The
-bench counts the replies each tool's runs leave read and unread by the preset's reader and
-stops before timing, with no ratio, unless bias-hub's replies read exactly as taught (every
-index read as its index, every "わかりません" unread): two unread replies are equal answers
-too, and say nothing about reading the same ones. At ``--config tiny`` (hidden 64) a linear
-output layer cannot give 96 questions their answers (6 of 438 states stay wrong): the bench
-then stops so; 48 questions fit.
+The model has the ``--config`` shape with random weights but for the output rows the replies
+use, fitted (``taught_model.teach_answers``, least squares) so that it answers each question
+with an index or "わかりません" by a fixed rule (``target_reply``), then a blank line: replies
+vary and a stop string matters, as with a model that answers. The bench gives no ratio unless
+bias-hub's replies read exactly as taught by the preset's reader: two unread replies are equal
+answers too, and say nothing about reading the same ones. (At ``--config tiny`` a linear output
+layer cannot teach 96 questions their answers; 48 fit.)
 
-Timing, phases and the floor as in ``bench.jbbq_throughput`` (``bench/_harness.py``): both
-processes hold their model before timing; bias-hub's warm-up is a whole run (its replies
-choose the stop string), lm-eval's one on ``--warm-up`` documents; then ``--rounds``
-interleaved runs of each. Answers are identical when the parsed index of every question
-under every prompt is the same in every run and every run of both tools reads as taught;
-the bench also counts how many bias-hub replies are the start of lm-eval's or the reverse
-(lm-eval's cut at its stop string).
+Timing, phases and the floor as in ``bench.jbbq_throughput``; bias-hub's warm-up is a whole
+run (its replies choose the stop string). Answers are identical when every parsed index is the
+same in every run and every run of both tools reads as taught.
 """
 
 from __future__ import annotations
@@ -49,29 +32,21 @@ import collections
 import json
 import sys
 import tempfile
-import time
 import zlib
 from pathlib import Path
 
 from bench._harness import (
-    FlopCounter,
-    PhaseClock,
     describe_load,
-    interleave,
     llama_flops,
-    phase_table,
-    split_phases,
-    summary,
-    timed,
 )
 from bench._lmeval import LmEvalProcess, lmeval_python, write_documents, write_task
 from bench.jbbq_throughput import (
-    PHASES,
     REPO_ROOT,
+    Clocked,
+    compare,
     describe_model,
-    floor,
-    floor_lines,
     parse_arguments,
+    race_tools,
 )
 from bias_hub.pipelines.common.answer_reading import UNPARSABLE
 from bias_hub.pipelines.jbbq.taught_model import (
@@ -188,8 +163,8 @@ def describe_tally(counts: dict, targets: list[str], name: str = "bias-hub") -> 
     )
 
 
-class BiasHub:
-    """bias-hub's side: the pipeline's generate path for each prompt, phases clocked."""
+class BiasHub(Clocked):
+    """The pipeline's generate path, for each prompt."""
 
     def __init__(self, model, tokenizer, prompts, shots, settings, data: Path, args) -> None:
         from bias_hub.pipelines.jbbq.hf_backend import HFModel
@@ -205,21 +180,15 @@ class BiasHub:
             progress=False,
         )
         self.prompts, self.shots, self.data = prompts, shots, data
-        self.clock, self.call = PhaseClock(), PhaseClock()
+        self._count(model)
         self.clock.wrap(self.hf, "encode_all", "tokenize")
         self.clock.wrap(tokenizer, "batch_decode", "decode")
         self.call.wrap(self.hf, "encode_all", "call")
         self.call.wrap(self.hf, "generate", "call")
-        self.clock.time_forward(model)
-        self.flops = FlopCounter(model)
 
-    def _run(self, limit: int | None):
+    def _work(self, limit: int | None) -> tuple[object, dict]:
         import datasets
 
-        for clock in (self.clock, self.call):
-            clock.reset()
-        self.flops.reset()
-        started = time.perf_counter()
         documents = datasets.load_dataset("json", data_files=str(self.data), split="train")
         by_prompt = collections.defaultdict(list)
         for document in documents if limit is None else documents.select(range(limit)):
@@ -228,17 +197,7 @@ class BiasHub:
         for prompt in self.prompts:
             if by_prompt[prompt.name]:
                 items += self.scorer.score(prompt, by_prompt[prompt.name], self.shots, "generate")
-        seconds = time.perf_counter() - started
-        call = self.call.seconds["call"]
-        extra = {
-            "call_seconds": call,
-            "call_cpu_seconds": self.call.cpu_seconds["call"],
-            "flops": self.flops.total,
-        }
-        return split_phases(self.clock.seconds, call, seconds), items, extra
-
-    def run(self, limit: int | None = None):
-        return timed(lambda: self._run(limit))
+        return items, {}
 
 
 def needed_flops(config, hf, texts: list[str], groups: list[str], replies: list[str]) -> float:
@@ -356,40 +315,23 @@ def main(argv: list[str] | None = None) -> int:
                 f"do_sample false, max_gen_toks {settings.max_new_tokens}"
             )
             theirs = LmEvalProcess(python, work / "model", task_dir, "generate_until", args, work)
-        try:
-            contestants = {"bias-hub": ours.run}
-            warm_up = {}
-            if theirs is not None:
-                contestants["lm-eval"] = theirs.run
-                warm_up["lm-eval"] = lambda: theirs.run(args.warm_up)
-            floor_rate = floor(model, args)
-            runs = interleave(contestants, args.rounds, warm_up)
-            floor_rate = max(floor_rate, floor(model, args))
-        finally:
-            if theirs is not None:
-                theirs.close()
+        # bias-hub's warm-up was its whole run above
+        runs, floor_rate = race_tools(ours, theirs, model, args, warm_ours=False)
         needed = needed_flops(model.config, ours.hf, texts, groups, replies)
-    fastest = {name: min(r, key=lambda run: run.seconds) for name, r in runs.items()}
-    calls = {
-        name: summary(r, key=lambda run: run.extra["call_seconds"]) for name, r in runs.items()
-    }
-    whole = {name: summary(r) for name, r in runs.items()}
-    key = "call_seconds" if args.device.startswith("cuda") else "call_cpu_seconds"
-    effort = {name: summary(r, key=lambda run: run.extra[key]) for name, r in runs.items()}
     report.update(
         stop=stop,
         stop_candidates=changed,
         answers={str(k): v for k, v in sorted(answers.items())},
-        bias_hub=[run.record() for run in runs["bias-hub"]],
-        calls=calls,
-        end_to_end=whole,
-        call_effort=effort,
-        needed_gflop=needed / 1e9,
-        floor_gflop_per_s=floor_rate / 1e9,
     )
-    print(f"\nresults: min and median of {args.rounds} interleaved runs each; {describe_load()}")
-    for name in runs:
-        print(f"  {name}: ran at load {whole[name]['load'][0]}-{whole[name]['load'][1]}")
+    fastest, figures = compare(
+        runs,
+        args,
+        needed,
+        floor_rate,
+        "generation call (texts ready, model loaded)",
+        "end to end (questions file -> answers)",
+    )
+    report.update(figures)
     # The run of each tool whose replies read least as taught, by the preset's reader.
     worst = {
         name: min(
@@ -407,26 +349,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, r in runs.items()
     }
     report["replies"] = worst
-    lines = floor_lines(
-        needed, floor_rate, {"bias-hub call": effort["bias-hub"]["min"]}, args.device
-    )
     same = True
     if theirs is not None:
-        from bench.jbbq_throughput import _ratio_line
-
-        print(
-            _ratio_line(
-                "generation call (texts ready, model loaded)", calls["bias-hub"], calls["lm-eval"]
-            )
-        )
-        print(
-            _ratio_line(
-                "end to end (questions file -> answers)", whole["bias-hub"], whole["lm-eval"]
-            )
-        )
-        lines += floor_lines(
-            needed, floor_rate, {"lm-eval call": effort["lm-eval"]["min"]}, args.device
-        )[1:]
         ours_items = fastest["bias-hub"].output
         equal, starts = [], []
         for run in runs["lm-eval"]:
@@ -447,19 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         same = min(equal) == len(texts) and all(
             worst[name]["as taught"] == len(texts) for name in worst
         )
-        report.update(
-            ratio_call_min=calls["lm-eval"]["min"] / calls["bias-hub"]["min"],
-            ratio_call_median=calls["lm-eval"]["median"] / calls["bias-hub"]["median"],
-            ratio_end_to_end_min=whole["lm-eval"]["min"] / whole["bias-hub"]["min"],
-            ratio_end_to_end_median=whole["lm-eval"]["median"] / whole["bias-hub"]["median"],
-            identical_answers=same,
-            lm_eval=[run.record() for run in runs["lm-eval"]],
-            lm_eval_version=fastest["lm-eval"].extra["version"],
-        )
-    print("phases of the fastest run (seconds):")
-    print(phase_table(fastest, PHASES))
-    print("the floor:")
-    print("\n".join(lines))
+        report["identical_answers"] = same
     print(f"replies the {settings.answer_reader} reader reads (the least taught-like run of each):")
     for name, readings in worst.items():
         print(f"  {describe_tally(readings, targets, name)}")

@@ -20,12 +20,11 @@ ended as a model ends it). It takes at most ``--max-requests`` requests and runs
   pipeline's own code), ``num_concurrent`` = the same concurrency, ``batch_size`` = the same
   prompts a request (its README's recipe for a local server), ``--log_samples``.
 
-Each tool is warmed up once, then timed ``--rounds`` times, interleaved (``bench/_harness.py``).
-Per run: wall and CPU seconds of the process, the serving window (the server's first request to
-its last reply) and the ideal, the server's own account of the run's requests divided by the
-concurrency (sum of each request's cost / concurrency: the wall time of a client that always
-keeps ``concurrency`` requests in flight and costs nothing itself). The server checks that both
-tools sent the same prompts; the bench checks that the replies read to identical predictions.
+Timed as every bench (``bench/_harness.py``). Per run: the process's wall and CPU seconds, the
+serving window (first request to last reply) and the ideal: the sum of the requests' costs /
+the concurrency, the wall time of a client that costs nothing and always keeps
+``concurrency`` requests in flight. Both tools must send the same prompts and read the replies
+to identical predictions.
 """
 
 from __future__ import annotations
@@ -33,8 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,19 +40,12 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from bench._harness import Run, describe_load, interleave, load_average, summary
+from bench._harness import OFFLINE, Run, describe_load, interleave, read_jsonl, run_process, summary
 from bench._lmeval import add_lmeval_arguments, lmeval_python, write_documents
 
 MODEL = "served-model"
 REPLIES = ("0", "1", "2", "わかりません")
-OFFLINE = {
-    "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "HF_EVALUATE_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "TOKENIZERS_PARALLELISM": "false",
-    "OMP_NUM_THREADS": "1",
-}
+QUIET = {**OFFLINE, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
 _TASK_YAML = """\
 task: jbbq_served
 dataset_path: json
@@ -165,32 +155,17 @@ def questions(dataset: Path, limit: int):
     return settings, rows, documents
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def timed_process(command: list[str], server: Server, concurrency: int, read) -> Run:
     """One whole-process run of ``command`` against ``server``; ``read()`` its predictions."""
     server.reset()
-    load_before, cpu_before = load_average(), _children_cpu()
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **OFFLINE})
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{command[:4]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    run = run_process(command, env={**os.environ, **QUIET})
     requests, prompts = list(server.requests), list(server.prompts)
     window = max(end for _, end, _, _ in requests) - min(start for start, _, _, _ in requests)
+    run.phases = {"serving": window, "start-up and scoring": run.seconds - window}
+    run.output = read()
     ideal = sum(cost for *_, cost in requests) / concurrency
-    return Run(
-        seconds,
-        _children_cpu() - cpu_before,
-        {"serving": window, "start-up and scoring": seconds - window},
-        load_before,
-        load_average(),
-        read(),
-        {"requests": len(requests), "prompts": sorted(prompts), "ideal": ideal},
-    )
+    run.extra = {"requests": len(requests), "prompts": sorted(prompts), "ideal": ideal}
+    return run
 
 
 def ours(args, server: Server, dataset: Path, work: Path, count: list[int]):
@@ -204,8 +179,7 @@ def ours(args, server: Server, dataset: Path, work: Path, count: list[int]):
         command += ["--prompts-per-request", str(args.prompts_per_request), "-q"]
 
         def read() -> dict:
-            lines = (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
-            rows = [json.loads(line) for line in lines]
+            rows = read_jsonl(out / "predictions.jsonl")
             return {
                 (r["prompt"], f"{r['category']}/{r['example_id']}"): (r["reply"], r["prediction"])
                 for r in rows
@@ -235,7 +209,7 @@ def lm_eval(args, python: Path, server: Server, task: Path, rows, settings, coun
 
         def read() -> dict:
             (samples,) = out.rglob("samples_jbbq_served_*.jsonl")
-            found = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]
+            found = read_jsonl(samples)
             keys = [(s["doc"]["prompt_name"], s["doc"]["key"]) for s in found]
             replies = [s["resps"][0][0] for s in found]
             read = read_replies([by_key[k] for _, k in keys], replies, settings.answer_reader)

@@ -8,25 +8,18 @@ Both tools score the same prompts (the ``basic`` prompt, plain layout, ``--shots
 examples from train) and the choices "0", "1", "2" by log-probability, with the same model
 (random weights of the ``--config`` shape, saved once to a temporary folder):
 
-- bias-hub through the pipeline's own path, ``HFScorer.score``: prompts rendered, tokenized
-  with the text they share read once (``encode_all``), the shared prefix computed once and its
-  key/value cache reused, batches sized by a token budget (``--batch-tokens``);
-- lm-evaluation-harness through its HF backend (HFLM) in its own venv, on the same questions
-  as a local ``multiple_choice`` task, configured as its documentation suggests for this
-  task: ``logits_cache`` on (one forward pass per question serves its three one-token
-  choices), ``--lmeval-batch-size``, no bootstrap of the metric's standard error.
+- bias-hub through the pipeline's own path, ``HFScorer.score`` (``--batch-tokens``);
+- lm-evaluation-harness's HFLM in its own venv, the same questions as a local
+  ``multiple_choice`` task, configured as its documentation suggests: ``logits_cache`` on
+  (one forward pass serves the three one-token choices), ``--lmeval-batch-size``, no
+  bootstrap of the metric's standard error.
 
-Timing (``bench/_harness.py``): both processes hold their model before any timing; each tool
-is warmed up on ``--warm-up`` questions; then timed runs alternate bias-hub / lm-eval,
-``--rounds`` times each, and the minimum and median of each are reported with the load they
-ran at. Two points are timed in every run: the scoring call (prompt texts ready, model
-loaded: bias-hub's ``encode_all`` + ``choice_logprobs``; lm-eval's ``loglikelihood``) and end
-to end (the questions file on disk to predictions and accuracy: bias-hub's dataset load and
-``HFScorer.score``; lm-eval's ``simple_evaluate``). Per phase: tokenize, forward (the
-model's forward passes), score (the rest of the call: batching, padding, softmax) and
-set-up (the rest of the run). The job's FLOPs (every distinct token computed once, one
-vocabulary projection per question) against a plain matrix product on the model's own shape
-give how far each tool is from this machine's floor. Predictions must be identical.
+Timing (``bench/_harness.py``): both processes hold their model, each tool is warmed up on
+``--warm-up`` questions, then ``--rounds`` interleaved runs each. Two points are timed: the
+scoring call (texts ready, model loaded) and end to end (questions file to accuracy), with
+phases (``split_phases``). The job's FLOPs (every distinct token once, one vocabulary
+projection per question) against a plain matrix product on the model's shape give each
+tool's distance from the machine's floor. Predictions must be identical.
 """
 
 from __future__ import annotations
@@ -44,6 +37,7 @@ from bench._harness import (
     MIN_ROUNDS,
     FlopCounter,
     PhaseClock,
+    Run,
     describe_load,
     interleave,
     llama_flops,
@@ -103,8 +97,40 @@ def questions(n: int, shots: int, seed: int) -> tuple[list[dict], list[dict]]:
     return rows, select_shots(splits["train"], shots, seed, exclude_templates=set())
 
 
-class BiasHub:
-    """bias-hub's side: the pipeline's scorer on the model, with its phases clocked."""
+class Clocked:
+    """bias-hub's side of a JBBQ bench: the pipeline's scorer on the model with its phases, its
+    call (the methods wrapped into ``call``) and its FLOPs counted; ``run(limit)`` is one timed
+    ``_work(limit) -> (output, extra)``."""
+
+    def _count(self, model) -> None:
+        self.clock, self.call = PhaseClock(), PhaseClock()
+        self.clock.time_forward(model)
+        self.flops = FlopCounter(model)
+
+    def _work(self, limit: int | None) -> tuple[object, dict]:
+        raise NotImplementedError
+
+    def run(self, limit: int | None = None) -> Run:
+        def once():
+            for counter in (self.clock, self.call, self.flops):
+                counter.reset()
+            started = time.perf_counter()
+            output, extra = self._work(limit)
+            seconds = time.perf_counter() - started
+            call = self.call.seconds["call"]
+            extra = {
+                "call_seconds": call,
+                "call_cpu_seconds": self.call.cpu_seconds["call"],
+                "flops": self.flops.total,
+                **extra,
+            }
+            return split_phases(self.clock.seconds, call, seconds), output, extra
+
+        return timed(once)
+
+
+class BiasHub(Clocked):
+    """The pipeline's log-likelihood scorer."""
 
     def __init__(self, model, tokenizer, shots: list[dict], data: Path, args) -> None:
         from bias_hub.pipelines.jbbq.hf_backend import HFModel
@@ -119,40 +145,21 @@ class BiasHub:
         )
         self.scorer = HFScorer(self.hf, chat="no", progress=False)
         self.prompt, self.shots, self.data = load_prompt("basic"), shots, data
-        self.clock, self.call = PhaseClock(), PhaseClock()
+        self._count(model)
         for method in ("encode_all", "continuation_ids"):
             self.clock.wrap(self.hf, method, "tokenize")
         for method in ("encode_all", "continuation_ids", "choice_logprobs"):
             self.call.wrap(self.hf, method, "call")
-        self.clock.time_forward(model)
-        self.flops = FlopCounter(model)
 
-    def _run(self, limit: int | None):
+    def _work(self, limit: int | None) -> tuple[object, dict]:
         import datasets
 
-        for clock in (self.clock, self.call):
-            clock.reset()
-        self.flops.reset()
-        started = time.perf_counter()
         rows = datasets.load_dataset("json", data_files=str(self.data), split="train")
         rows = [dict(row) for row in (rows if limit is None else rows.select(range(limit)))]
         scored = self.scorer.score(self.prompt, rows, self.shots, "loglikelihood")
         predictions = np.array([item["prediction"] for item in scored])
         accuracy = float((predictions == np.array([row["label"] for row in rows])).mean())
-        seconds = time.perf_counter() - started
-        call = self.call.seconds["call"]
-        phases = split_phases(self.clock.seconds, call, seconds)
-        logprobs = np.array([item["logprobs"] for item in scored])
-        extra = {
-            "call_seconds": call,
-            "call_cpu_seconds": self.call.cpu_seconds["call"],
-            "flops": self.flops.total,
-            "acc": accuracy,
-        }
-        return phases, logprobs, extra
-
-    def run(self, limit: int | None = None):
-        return timed(lambda: self._run(limit))
+        return np.array([item["logprobs"] for item in scored]), {"acc": accuracy}
 
 
 def needed_flops(config, ids: list[list[int]], choice_ids: list[list[int]]) -> tuple[float, int]:
@@ -172,6 +179,65 @@ def _normalise(logprobs: np.ndarray) -> np.ndarray:
     """Log-probabilities renormalised over the three choices (removes shared terms)."""
     top = logprobs.max(axis=1, keepdims=True)
     return logprobs - (top + np.log(np.exp(logprobs - top).sum(axis=1, keepdims=True)))
+
+
+def race_tools(ours, theirs, model, args, warm_ours: bool = True) -> tuple[dict, float]:
+    """Both tools' interleaved runs (lm-eval's process closed after them) and the floor,
+    measured before and after them (the higher: the less disturbed)."""
+    try:
+        contestants = {"bias-hub": ours.run}
+        warm = {"bias-hub": lambda: ours.run(args.warm_up)} if warm_ours else {}
+        if theirs is not None:
+            contestants["lm-eval"] = theirs.run
+            warm["lm-eval"] = lambda: theirs.run(args.warm_up)
+        floor_rate = floor(model, args)
+        runs = interleave(contestants, args.rounds, warm)
+        return runs, max(floor_rate, floor(model, args))
+    finally:
+        if theirs is not None:
+            theirs.close()
+
+
+def compare(runs: dict, args, needed: float, floor_rate: float, call: str, end: str):
+    """Print each tool's figures: the load, the ratios of the scoring ``call`` and of ``end`` to
+    end (with lm-eval), the phases of the fastest run and the floor. Returns the fastest run of
+    each tool and the figures for the report."""
+    fastest = {name: min(r, key=lambda run: run.seconds) for name, r in runs.items()}
+    calls = {
+        name: summary(r, key=lambda run: run.extra["call_seconds"]) for name, r in runs.items()
+    }
+    whole = {name: summary(r) for name, r in runs.items()}
+    print(f"\nresults: min and median of {args.rounds} interleaved runs each; {describe_load()}")
+    for name in runs:
+        print(f"  {name}: ran at load {whole[name]['load'][0]}-{whole[name]['load'][1]}")
+    key = "call_seconds" if args.device.startswith("cuda") else "call_cpu_seconds"
+    effort = {name: summary(r, key=lambda run: run.extra[key]) for name, r in runs.items()}
+    tools = {f"{name} call": effort[name]["min"] for name in runs}
+    lines = floor_lines(needed, floor_rate, tools, args.device)
+    figures = {
+        "bias_hub": [run.record() for run in runs["bias-hub"]],
+        "calls": calls,
+        "end_to_end": whole,
+        "call_effort": effort,
+        "needed_gflop": needed / 1e9,
+        "floor_gflop_per_s": floor_rate / 1e9,
+    }
+    if "lm-eval" in runs:
+        print(_ratio_line(call, calls["bias-hub"], calls["lm-eval"]))
+        print(_ratio_line(end, whole["bias-hub"], whole["lm-eval"]))
+        figures.update(
+            lm_eval=[run.record() for run in runs["lm-eval"]],
+            ratio_call_min=calls["lm-eval"]["min"] / calls["bias-hub"]["min"],
+            ratio_call_median=calls["lm-eval"]["median"] / calls["bias-hub"]["median"],
+            ratio_end_to_end_min=whole["lm-eval"]["min"] / whole["bias-hub"]["min"],
+            ratio_end_to_end_median=whole["lm-eval"]["median"] / whole["bias-hub"]["median"],
+            lm_eval_version=fastest["lm-eval"].extra["version"],
+        )
+    print("phases of the fastest run (seconds):")
+    print(phase_table(fastest, PHASES))
+    print("the floor:")
+    print("\n".join(lines))
+    return fastest, figures
 
 
 def _ratio_line(label: str, ours: dict, theirs: dict) -> str:
@@ -240,9 +306,7 @@ def floor(model, args) -> float:
     )
 
 
-def floor_lines(
-    needed: float, floor_rate: float, tools: dict[str, float], device: str
-) -> list[str]:
+def floor_lines(needed: float, floor_rate: float, tools: dict[str, float], device: str):
     """How far each tool's scoring call is from the floor: the needed FLOPs at the plain matrix
     product's rate. On a CPU in CPU seconds (see ``matmul_flops_per_second``)."""
     unit = "s" if device.startswith("cuda") else "CPU s"
@@ -314,55 +378,19 @@ def main(argv: list[str] | None = None) -> int:
                 'multiple_choice, doc_to_choice ["0", "1", "2"], target_delimiter ""'
             )
             theirs = LmEvalProcess(python, work / "model", task_dir, "loglikelihood", args, work)
-        try:
-            contestants = {"bias-hub": ours.run}
-            warm = {"bias-hub": lambda: ours.run(args.warm_up)}
-            if theirs is not None:
-                contestants["lm-eval"] = theirs.run
-                warm["lm-eval"] = lambda: theirs.run(args.warm_up)
-            floor_rate = floor(model, args)
-            runs = interleave(contestants, args.rounds, warm)
-            floor_rate = max(floor_rate, floor(model, args))
-        finally:
-            if theirs is not None:
-                theirs.close()
-    report["bias_hub"] = [run.record() for run in runs["bias-hub"]]
-    fastest = {name: min(r, key=lambda run: run.seconds) for name, r in runs.items()}
-    calls = {
-        name: summary(r, key=lambda run: run.extra["call_seconds"]) for name, r in runs.items()
-    }
-    whole = {name: summary(r) for name, r in runs.items()}
-    print(f"\nresults: min and median of {args.rounds} interleaved runs each; {describe_load()}")
-    for name in runs:
-        print(f"  {name}: ran at load {whole[name]['load'][0]}-{whole[name]['load'][1]}")
-    key = "call_seconds" if args.device.startswith("cuda") else "call_cpu_seconds"
-    effort = {name: summary(r, key=lambda run: run.extra[key]) for name, r in runs.items()}
-    lines = floor_lines(
-        needed, floor_rate, {"bias-hub call": effort["bias-hub"]["min"]}, args.device
+        runs, floor_rate = race_tools(ours, theirs, model, args)
+    fastest, figures = compare(
+        runs,
+        args,
+        needed,
+        floor_rate,
+        "scoring call (texts ready, model loaded)",
+        "end to end (questions file -> accuracy)",
     )
-    report.update(
-        needed_gflop=needed / 1e9,
-        floor_gflop_per_s=floor_rate / 1e9,
-        bias_hub_over_floor=effort["bias-hub"]["min"] / (needed / floor_rate),
-        call_effort=effort,
-        calls=calls,
-        end_to_end=whole,
-    )
+    report.update(figures)
+    effort = figures["call_effort"]["bias-hub"]["min"]
+    report["bias_hub_over_floor"] = effort / (needed / floor_rate)
     if theirs is not None:
-        report["lm_eval"] = [run.record() for run in runs["lm-eval"]]
-        print(
-            _ratio_line(
-                "scoring call (texts ready, model loaded)", calls["bias-hub"], calls["lm-eval"]
-            )
-        )
-        print(
-            _ratio_line(
-                "end to end (questions file -> accuracy)", whole["bias-hub"], whole["lm-eval"]
-            )
-        )
-        lines += floor_lines(
-            needed, floor_rate, {"lm-eval call": effort["lm-eval"]["min"]}, args.device
-        )[1:]
         ours_lp = fastest["bias-hub"].output
         theirs_lp = np.asarray(fastest["lm-eval"].output, dtype=float)
         same = [
@@ -371,23 +399,10 @@ def main(argv: list[str] | None = None) -> int:
         ]
         diff = float(np.abs(_normalise(theirs_lp) - _normalise(ours_lp)).max())
         report.update(
-            ratio_call_min=calls["lm-eval"]["min"] / calls["bias-hub"]["min"],
-            ratio_call_median=calls["lm-eval"]["median"] / calls["bias-hub"]["median"],
-            ratio_end_to_end_min=whole["lm-eval"]["min"] / whole["bias-hub"]["min"],
-            ratio_end_to_end_median=whole["lm-eval"]["median"] / whole["bias-hub"]["median"],
             identical_predictions=all(same),
             max_abs_diff_normalised_logprob=diff,
-            lm_eval_version=fastest["lm-eval"].extra["version"],
-            computed_gflop={
-                "bias-hub": fastest["bias-hub"].extra["flops"] / 1e9,
-                "lm-eval": fastest["lm-eval"].extra["flops"] / 1e9,
-            },
+            computed_gflop={name: run.extra["flops"] / 1e9 for name, run in fastest.items()},
         )
-    print("phases of the fastest run (seconds):")
-    print(phase_table(fastest, PHASES))
-    print("the floor:")
-    print("\n".join(lines))
-    if theirs is not None:
         computed = report["computed_gflop"]
         print(
             f"  computed: bias-hub {computed['bias-hub']:.1f} GFLOP, lm-eval {computed['lm-eval']:.1f} "

@@ -32,26 +32,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench._harness import OFFLINE, read_jsonl
+from bench._lmeval import LMEVAL_VENV, setup_lmeval
+from bench.bbq_unifiedqa_score import SCORES as BBQ_SCORES
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
-LMEVAL_VENV = REPO_ROOT / "bench" / ".venv-lmeval"
 # The exported tasks' metrics: bbq_bias's own names.
-SCORES = (
-    "accuracy",
-    "accuracy_ambiguous",
-    "accuracy_disambiguated",
-    "bias_score_disambiguated",
-    "bias_score_ambiguous",
-    "unparsable_rate",
-)
-ENV = dict(
-    os.environ,
-    HF_HUB_OFFLINE="1",
-    HF_DATASETS_OFFLINE="1",
-    HF_EVALUATE_OFFLINE="1",
-    TRANSFORMERS_OFFLINE="1",
-    TOKENIZERS_PARALLELISM="false",
-    MPLBACKEND="Agg",
-)
+SCORES = (*BBQ_SCORES, "unparsable_rate")
+ENV = dict(os.environ, **OFFLINE, TOKENIZERS_PARALLELISM="false", MPLBACKEND="Agg")
 
 
 def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -68,14 +56,9 @@ def _bias_hub(*args: str) -> None:
 
 
 def _same(a, b) -> bool:
-    if (
-        a is None
-        or b is None
-        or (isinstance(a, float) and math.isnan(a))
-        or (isinstance(b, float) and math.isnan(b))
-    ):
-        return (a is None or math.isnan(a)) and (b is None or math.isnan(b))
-    return abs(a - b) <= 1e-9
+    """Equal to 1e-9, None and NaN (no value) equal to each other only."""
+    a, b = (math.nan if x is None else x for x in (a, b))
+    return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-9
 
 
 def _model(
@@ -88,10 +71,7 @@ def _model(
 
     from jinja2 import BaseLoader, Environment, StrictUndefined
 
-    docs = [
-        json.loads(line)
-        for line in (tasks_dir / "data" / "jbbq.jsonl").read_text(encoding="utf-8").splitlines()
-    ]
+    docs = read_jsonl(tasks_dir / "data" / "jbbq.jsonl")
     if not planted:
         from bias_hub.pipelines.jbbq.prompting import load_prompt
         from bias_hub.pipelines.jbbq.random_model import build_tiny_model
@@ -162,21 +142,8 @@ def check(
         bbq_args = ["--bbq", str(work / "ds" / "bbq")]
     tasks_dir = work / "tasks"
     _bias_hub(
-        "export",
-        "lm-eval",
-        "--out",
-        str(tasks_dir),
-        "--prompt",
-        *prompts,
-        "--shots",
-        "0",
-        "4",
-        "--limit",
-        str(limit),
-        "--seed",
-        str(seed),
-        *roots,
-        *bbq_args,
+        *["export", "lm-eval", "--out", str(tasks_dir), "--prompt", *prompts, "--shots", "0", "4"],
+        *["--limit", str(limit), "--seed", str(seed), *roots, *bbq_args],
     )
     # Moved whole, as to a cluster: nothing may still point at the export's own path.
     moved = work / "elsewhere" / "tasks"
@@ -207,45 +174,16 @@ def check(
     ours = {}
     for scoring, kind in (("generate", "gen"), ("loglikelihood", "mc")):
         out = work / f"evaluate_{kind}"
+        jbbq = exported["jbbq"]
         _bias_hub(
-            "jbbq",
-            "evaluate",
-            "--model",
-            str(model),
-            "--prompt",
-            ",".join(prompts),
-            "--shots",
-            "0,4",
-            "--scoring",
-            scoring,
-            "--chat",
-            "no",
-            "--split",
-            exported["jbbq"]["split"],
-            "--max-new-tokens",
-            str(exported["jbbq"]["max_new_tokens"]),
-            "--preset",
-            exported["jbbq"]["preset"],
-            "--limit",
-            str(limit),
-            "--seed",
-            str(seed),
-            "--device",
-            "cpu",
-            "--confidence-level",
-            "0",
-            "--batch-size",
-            "8",
-            *roots,
-            "--out",
-            str(out),
-            "-q",
+            *["jbbq", "evaluate", "--model", str(model), "--prompt", ",".join(prompts)],
+            *["--shots", "0,4", "--scoring", scoring, "--chat", "no", "--split", jbbq["split"]],
+            *["--max-new-tokens", str(jbbq["max_new_tokens"]), "--preset", jbbq["preset"]],
+            *["--limit", str(limit), "--seed", str(seed), "--device", "cpu"],
+            *["--confidence-level", "0", "--batch-size", "8", *roots, "--out", str(out), "-q"],
         )
         results = json.loads((out / "results.json").read_text(encoding="utf-8"))
-        predictions = [
-            json.loads(line)
-            for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
-        ]
+        predictions = read_jsonl(out / "predictions.jsonl")
         for run in results["runs"]:
             name = f"jbbq_{run['prompt']}_{run['shots']}shot_{kind}"
             mine = [
@@ -273,33 +211,13 @@ def check(
     n_shot: dict = {}
     started = time.perf_counter()
     for name, (model_dir, names) in runs.items():
-        _run(
-            [
-                lm_eval,
-                "run",
-                "--model",
-                "hf",
-                "--model_args",
-                f"pretrained={model_dir},dtype=float32",
-                "--device",
-                "cpu",
-                "--batch_size",
-                "8",
-                "--tasks",
-                ",".join(names),
-                "--include_path",
-                str(tasks_dir),
-                "--log_samples",
-                "--output_path",
-                str(work / "lmeval_out" / name),
-            ],
-            capture_output=True,
-        )
-        results = json.loads(
-            sorted((work / "lmeval_out" / name).rglob("results_*.json"))[-1].read_text(
-                encoding="utf-8"
-            )
-        )
+        command = [lm_eval, "run", "--model", "hf", "--model_args"]
+        command += [f"pretrained={model_dir},dtype=float32", "--device", "cpu", "--batch_size"]
+        command += ["8", "--tasks", ",".join(names), "--include_path", str(tasks_dir)]
+        command += ["--log_samples", "--output_path", str(work / "lmeval_out" / name)]
+        _run(command, capture_output=True)
+        newest = sorted((work / "lmeval_out" / name).rglob("results_*.json"))[-1]
+        results = json.loads(newest.read_text(encoding="utf-8"))
         table.update(results["results"])
         n_shot.update(results["n-shot"])
     report["lm_eval_seconds"] = round(time.perf_counter() - started, 1)
@@ -316,20 +234,11 @@ def check(
         samples_file = sorted(output.rglob(f"samples_{task}_*.jsonl"))[-1]
         scored = work / "score" / task
         _bias_hub(
-            "score",
-            "bbq_bias",
-            "--from-lm-eval",
-            str(samples_file),
-            "--out",
-            str(scored),
-            "--confidence-level",
-            "none",
-            "-q",
+            *["score", "bbq_bias", "--from-lm-eval", str(samples_file), "--out", str(scored)],
+            *["--confidence-level", "none", "-q"],
         )
         score = json.loads((scored / "results.json").read_text(encoding="utf-8"))["result"]
-        samples = [
-            json.loads(line) for line in samples_file.read_text(encoding="utf-8").splitlines()
-        ]
+        samples = read_jsonl(samples_file)
         entry: dict = {"questions": len(samples)}
         lm_table = {name: table[task].get(f"{name},none") for name in SCORES}
         entry["table_equals_score"] = all(_same(lm_table[k], score[k]) for k in SCORES)
@@ -352,9 +261,8 @@ def check(
             mine = ours[task]["answers"]
             entry["same_questions"] = set(theirs) == set(mine)
             entry["differing_predictions"] = sum(theirs[key] != mine.get(key) for key in theirs)
-            if task.endswith(
-                "_gen"
-            ):  # the generated texts themselves, not only the index read from them
+            # the generated texts themselves, not only the index read from them
+            if task.endswith("_gen"):
                 replies = ours[task]["replies"]
                 entry["differing_replies"] = sum(
                     r["reply"] != replies.get((r["category"], r["example_id"])) for r in logged
@@ -398,11 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lmeval-python", type=Path, default=LMEVAL_VENV / "bin" / "python")
     parser.add_argument("--json", type=Path, help="also write the report to this file")
     args = parser.parse_args(argv)
-    python = args.lmeval_python
-    if args.setup_lmeval:
-        from bench._lmeval import setup_lmeval
-
-        python = setup_lmeval(LMEVAL_VENV)
+    python = setup_lmeval(LMEVAL_VENV) if args.setup_lmeval else args.lmeval_python
     if not python.exists():
         print(f"no lm_eval environment at {python}: run with --setup-lmeval (needs PyPI)")
         return 2

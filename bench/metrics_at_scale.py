@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-from bench._harness import describe_load, race
+from bench._harness import best_of, describe_load, race
 
 METRICS = Path(__file__).resolve().parents[1] / "metrics"
 TARGET = 2.0
@@ -120,15 +119,6 @@ DEFAULT_ROWS = 1_000_000
 FEWER_ROWS = {"winobias_gap": 100_000}
 
 
-def _seconds(function, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def main(argv: list[str] | None = None) -> int:
     import evaluate
 
@@ -180,10 +170,10 @@ def main(argv: list[str] | None = None) -> int:
             core_small = (
                 core
                 if old_rows == rows
-                else _seconds(lambda m=metric, i=small: m._compute(**i), repeat=2)
+                else best_of(lambda m=metric, i=small: m._compute(**i), repeats=2)[0]
             )
-            through = _seconds(
-                lambda m=metric, i=small: evaluate.EvaluationModule.compute(m, **i), repeat=1
+            through, _ = best_of(
+                lambda m=metric, i=small: evaluate.EvaluationModule.compute(m, **i)
             )
             line += f" {old_rows:>9,} {through:>11.3f} {through / core_small:>14.1f}"
         load = timing["compute"]["load"]

@@ -13,17 +13,12 @@ the texts to one label per pair, tokenisation included, in one process:
   ``--pipeline-batch-sizes`` is timed once after the warm-up, and the fastest is the one timed
   against bias-hub.
 
-Timing (``bench/_harness.py``): both warmed up, then interleaved runs, ``--rounds`` each,
-minimum and median with the load; phases (tokenize, forward, the rest); the FLOPs the pairs
-need (each pair's tokens once, no padding) against a plain matrix product on the model's shape
-in CPU seconds. Predictions must be identical.
-
-On a shared CPU, run both at one thread (``--threads 1``, the default): with two intra-op
-threads a small BERT's throughput collapses whenever the other core is busy, for both alike.
-
-The model is a randomly initialised BERT of a named size (no Hub access here) with a Japanese
-WordPiece tokenizer built from the pairs; its classifier weights are scaled up so that the
-three logits are far apart and float rounding cannot flip an argmax between the two paths.
+Timing as every bench (``bench/_harness.py``), with the floor: the FLOPs the pairs need (no
+padding) against a plain matrix product on the model's shape. Predictions must be identical.
+One thread by default: with two, a small BERT's throughput collapses whenever the other core
+of a shared machine is busy, for both alike. The model is a random BERT with a WordPiece
+tokenizer built from the pairs, its classifier scaled up so that float rounding cannot flip
+an argmax between the two paths.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """The one shape of a pipeline: ``run(model, dataset, out_dir, settings) -> results``, and its flags.
 
-Every command that runs a model over a dataset (``nli train|evaluate|meta-evaluate``,
-``jbbq evaluate``, ``stereoset attention``, ``speciesism``, ``embeddings
-score|control``) is declared with ``pipeline_command``, which gives it the same
-flags, parses them into the part's settings dataclass (a subclass of
-``RunSettings``, flag dest = field name) and calls the part's ``run``:
-
-- ``model``: a Hub id or local folder (a list where the command compares several);
-- ``dataset``: a dataset folder, or a dataset name under ``settings.datasets_root``;
-  None means the part's own dataset;
-- ``out_dir``: the run folder, written whole through ``RunFolder``;
-- ``settings``: everything else, with defaults that reproduce the paper.
-
-Tests and the demo call the same ``run`` functions with settings objects; nothing
-but a command module builds an ``argparse.Namespace``.
+Every command that runs a model over a dataset is declared with ``pipeline_command``, which
+gives it the same flags, parses them into the part's settings dataclass (a ``RunSettings``,
+flag dest = field name) and calls the part's ``run`` with the model (a Hub id or folder, a list
+where the command compares several), the dataset (a folder or a name under
+``settings.datasets_root``; None: the part's own), the run folder and the settings. Tests and
+the demo call the same ``run`` functions with settings objects.
 """
 
 from __future__ import annotations
@@ -45,22 +37,9 @@ __all__ = [
 ]
 
 # Every pipeline command accepts these (tests/pipelines/test_command_contract.py checks it).
-COMMON_FLAGS = (
-    "--model",
-    "--dataset",
-    "--out",
-    "--datasets-root",
-    "--metrics-root",
-    "--device",
-    "--dtype",
-    "--device-map",
-    "--token",
-    "--revision",
-    "--trust-remote-code",
-    "--allow-untrained",
-    "--seed",
-    "--quiet",
-    "--verbose",
+COMMON_FLAGS = tuple(
+    "--model --dataset --out --datasets-root --metrics-root --device --dtype --device-map "
+    "--token --revision --trust-remote-code --allow-untrained --seed --quiet --verbose".split()
 )
 
 
@@ -149,21 +128,13 @@ def add_answer_reader_flag(parser: argparse.ArgumentParser, default: str) -> Non
 
 def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
+    quiet = "warnings and errors only, no progress bars"
     group.add_argument(
-        "-q",
-        "--quiet",
-        dest="verbosity",
-        action="store_const",
-        const=-1,
-        help="warnings and errors only, no progress bars",
+        "-q", "--quiet", dest="verbosity", action="store_const", const=-1, help=quiet
     )
+    verbose = "debug lines, library logs, and full tracebacks on errors"
     group.add_argument(
-        "-v",
-        "--verbose",
-        dest="verbosity",
-        action="store_const",
-        const=1,
-        help="debug lines, library logs, and full tracebacks on errors",
+        "-v", "--verbose", dest="verbosity", action="store_const", const=1, help=verbose
     )
     parser.set_defaults(verbosity=0)
 
@@ -330,14 +301,9 @@ def pipeline_command(
 ) -> argparse.ArgumentParser:
     """Declare a pipeline command: shared flags, then ``run(model, dataset, out_dir, settings)``.
 
-    ``run`` may be given as a ``"module:attribute"`` string, imported only when the command
-    runs, so that ``bias-hub --help`` never imports torch. ``settings`` (class or string) is
-    imported now: settings live in a module of their own that imports no heavy library, and
-    their field defaults become the flags' defaults (``settings_defaults``).
-
-    ``preset_command`` (for example ``"jbbq evaluate"``) adds ``--preset NAME_OR_FILE``: the
-    study presets declared for that command (``pipelines/studies/*.yaml``) fill every setting
-    the command line does not give; every given value that differs is a recorded departure.
+    ``run`` may be a ``"module:attribute"`` string, imported only when the command runs (so
+    ``bias-hub --help`` never imports torch); ``settings`` is imported now (a module without
+    heavy imports) for its defaults. ``preset_command`` (``"jbbq evaluate"``) adds ``--preset``.
     """
     parser = subparsers.add_parser(name, help=help, description=description or help)
     settings_class = _resolve(settings)
@@ -393,12 +359,9 @@ def _invoke(args: argparse.Namespace) -> int:
             # Models given beside a preset that names its own: a departure like any other setting's.
             used = [model] if isinstance(model, str) else list(model)
             if used != list(preset.models):
-                departure = {
-                    "setting": "model",
-                    "preset": list(preset.models),
-                    "used": used,
-                    "section": None,
-                }
+                departure = dict(
+                    setting="model", preset=list(preset.models), used=used, section=None
+                )
                 settings = dataclasses.replace(
                     settings, departures=[departure, *settings.departures]
                 )

@@ -1,24 +1,16 @@
 """Batches whose size adapts to accelerator memory.
 
-Every path that runs a model over many inputs (JBBQ generation and log-likelihood,
-NLI prediction, fill-mask, attention, perplexity) runs its batches through
-``AdaptiveBatchSize``: when a batch runs out of memory, the batch size halves, the
-device's cache is emptied and the same batch is tried again. Finished batches are never
-recomputed, and the smaller size is kept for the rest of the run (a size that failed
-once would fail again on the next long batch), down to one item at a time; out of
-memory at one item is raised as it is.
+Every path that runs a model over many inputs runs its batches through ``AdaptiveBatchSize``
+or ``TokenBudget``: when a batch runs out of memory, the size halves, the device's cache is
+emptied and the same batch is tried again, down to one item (then the error is raised).
+Finished batches are never recomputed, and the smaller size is kept (it would fail again on
+the next long batch). This is accelerate's ``find_executable_batch_size`` applied per batch
+(that decorator restarts the whole function, recomputing every finished batch), with
+accelerate's test for out-of-memory errors.
 
-This is the idea of accelerate's ``find_executable_batch_size``, applied per batch: that
-decorator restarts the whole function with a smaller size, which for inference means
-recomputing every batch that had already succeeded. Out-of-memory errors are recognised
-as accelerate recognises them (``torch.OutOfMemoryError``, and the ``RuntimeError``
-messages of CUDA, MPS, XPU and CPU allocators).
-
-``TokenBudget`` sizes batches of sequences by the tokens they hold instead of a fixed count:
-items come longest first, and a batch takes as many as fit ``rows x longest <= budget``, so
-short prompts travel in large batches and long ones in small. The budget halves on out of
-memory like the batch size does, and on an accelerator it doubles after a batch that used
-less than half the device's memory, never again reaching a budget that ran out.
+``TokenBudget`` sizes batches by the tokens they hold: items come longest first, and a batch
+takes as many as fit ``rows x longest <= budget``. On CUDA the budget doubles after a batch
+that used less than half the device's memory, never again reaching a budget that ran out.
 """
 
 from __future__ import annotations
@@ -81,10 +73,7 @@ class AdaptiveBatchSize:
         self, items: Sequence[T], work: Callable[[Sequence[T]], None]
     ) -> Iterator[Sequence[T]]:
         """Calls ``work(batch)`` on consecutive slices of ``items``; yields each batch once done.
-
-        ``work`` must leave nothing half-written when it raises: a batch that runs out of
-        memory is given again, in smaller slices.
-        """
+        ``work`` must leave nothing half-written when it raises: the batch is given again."""
         start = 0
         while start < len(items):
             batch = items[start : start + self.value]
@@ -103,9 +92,7 @@ class AdaptiveBatchSize:
 
     def shrink(self, failed: int) -> None:
         """After ``failed`` items in a batch ran out of memory: half that size, memory freed.
-
-        For callers that schedule their own batches; call it outside the ``except`` block
-        (the error's traceback holds the failed batch's tensors)."""
+        Call it outside the ``except`` block (its traceback holds the batch's tensors)."""
         self.value = max(1, min(self.value, failed) // 2)
         _free_device_memory()
         log.warning("out of memory with %d items in a batch: batch size now %d", failed, self.value)
@@ -120,11 +107,7 @@ class AdaptiveBatchSize:
         progress: bool = True,
     ) -> None:
         """``batches`` to the end, with a progress bar counting items."""
-        from bias_hub.builders.shared.console import progress as bar
-
-        done = (item for batch in self.batches(items, work) for item in batch)
-        for _ in bar(done, desc=desc, total=len(items), unit=unit, enabled=progress):
-            pass
+        _count_through(self.batches(items, work), len(items), desc, unit, progress)
 
 
 class TokenBudget:
@@ -211,8 +194,12 @@ class TokenBudget:
         progress: bool = True,
     ) -> None:
         """``batches`` to the end, with a progress bar counting items."""
-        from bias_hub.builders.shared.console import progress as bar
+        _count_through(self.batches(items, lengths, work), len(items), desc, unit, progress)
 
-        done = (item for batch in self.batches(items, lengths, work) for item in batch)
-        for _ in bar(done, desc=desc, total=len(items), unit=unit, enabled=progress):
-            pass
+
+def _count_through(batches: Iterator[Sequence], total: int, desc: str, unit: str, progress: bool):
+    from bias_hub.builders.shared.console import progress as bar
+
+    done = (item for batch in batches for item in batch)
+    for _ in bar(done, desc=desc, total=total, unit=unit, enabled=progress):
+        pass

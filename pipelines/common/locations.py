@@ -1,18 +1,10 @@
 """Where datasets and metric modules live, and how a pipeline opens them (as a user would).
 
-Two places hold them, decided once here for every command:
-
-- **In a checkout** (this file sits in ``<checkout>/pipelines/common`` and the checkout's root,
-  the ``bias_hub`` package, holds a ``pyproject.toml``; an editable install counts): the
-  checkout's ``datasets/`` and ``metrics/``.
-- **Installed from the wheel**: datasets under one data root, ``$BIAS_HUB_DATA`` or else the
-  platform's user data folder (``$XDG_DATA_HOME/bias-hub``, default ``~/.local/share/bias-hub``;
-  ``~/Library/Application Support/bias-hub`` on macOS; ``%LOCALAPPDATA%\\bias-hub`` on Windows),
-  in its ``datasets/`` folder; the metric modules the wheel carries (``bias_hub/metrics/<name>/``,
-  real files beside ``bias_hub/pipelines``).
-
-``bias-hub build`` writes to the same datasets root that the pipelines read; ``--datasets-root``,
-``--metrics-root`` and ``--out-root`` override them.
+In a checkout (an editable install counts): the checkout's ``datasets/`` and ``metrics/``.
+Installed from the wheel: ``datasets/`` under ``$BIAS_HUB_DATA`` or else the platform's user
+data folder, and the metric modules the wheel carries (``bias_hub/metrics/<name>/``).
+``bias-hub build`` writes where the pipelines read; ``--datasets-root``, ``--metrics-root``
+and ``--out-root`` override them.
 """
 
 from __future__ import annotations
@@ -126,14 +118,9 @@ def dataset_folder(
     datasets_root: str | os.PathLike[str] | None = None,
     flag: str = "--dataset",
 ) -> Path:
-    """A built dataset folder: a bare name (``jbbq``) under ``datasets_root`` only, anything
-    else (``./jbbq``, ``data/jbbq``) as the path it is.
-
-    A folder of the same name in the current directory never stands in for the built one:
-    it is read only when written as a path. Raises ``FileNotFoundError`` naming ``flag``: a
-    path that does not exist, a folder without a card (how to build it, where bias-hub
-    builds a dataset of that name).
-    """
+    """A built dataset folder: a bare name (``jbbq``) under ``datasets_root`` only (never a
+    folder of that name here), anything else (``./jbbq``) as the path it is. Raises
+    ``FileNotFoundError`` naming ``flag`` and, where it can, how to build the folder."""
     given = Path(dataset)
     bare = is_bare_name(dataset)
     folder = _root(datasets_root, "datasets") / given if bare else given
@@ -179,12 +166,9 @@ def ensure_built(name: str, datasets_root: str | os.PathLike[str] | None = None)
 
 
 def _cache_dir(folder: Path) -> Path:
-    """A cache folder keyed by the folder's files (names, sizes, modification times).
-
-    datasets 5 keys its cache of a local folder by name and config, not by content: a folder
-    rebuilt elsewhere would serve the old rows, and re-reading it on every load
-    (``force_redownload``) lets two processes delete each other's Arrow files mid-run.
-    """
+    """A cache folder keyed by the folder's files (names, sizes, modification times): datasets 5
+    keys a local folder's cache by name and config, so a rebuilt folder would serve the old
+    rows, and ``force_redownload`` lets two processes delete each other's Arrow files."""
     import datasets
 
     entries = sorted(
@@ -197,11 +181,8 @@ def _cache_dir(folder: Path) -> Path:
 
 
 def load_dataset_split(folder: str | os.PathLike[str], config: str, split: str | None = "test"):
-    """``datasets.load_dataset(folder, config, split=split)`` with errors that name the folder.
-
-    The Arrow cache is keyed by the folder's contents (``_cache_dir``), so a rebuilt folder is
-    never served from an older build's cache and concurrent readers share one safely.
-    """
+    """``datasets.load_dataset(folder, config, split=split)``, cached by the folder's contents
+    (``_cache_dir``), with errors that name the folder."""
     import datasets
 
     folder = Path(folder)
@@ -224,15 +205,9 @@ def metric_folder(name: str, metrics_root: str | os.PathLike[str] | None = None)
 
 
 def import_evaluate():
-    """``import evaluate``, without what only its ``evaluator`` needs: transformers' pipelines.
-
-    evaluate's package imports its evaluator, which imports ``transformers.pipelines`` and with
-    it torch whenever transformers is installed (12 s of CPU here; reported upstream as
-    huggingface/evaluate#674). No metric module uses the evaluator, so transformers is hidden
-    while evaluate is first imported (``None`` in ``sys.modules`` makes that import fail, and the
-    evaluator falls back as it does without transformers) and put back at once: this process's
-    ``evaluate.evaluator`` then refuses to run, everything else is evaluate as installed.
-    """
+    """``import evaluate`` without its ``evaluator``, which imports transformers' pipelines and
+    torch (12 s of CPU here; huggingface/evaluate#674). No metric module uses it: transformers
+    is hidden (``None`` in ``sys.modules``) while evaluate is first imported, then put back."""
     if "evaluate" not in sys.modules:
         saved = sys.modules.get("transformers")
         sys.modules["transformers"] = None

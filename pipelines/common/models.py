@@ -1,20 +1,11 @@
 """One loader for every pipeline: any Hub id or local folder, the head the part needs, checked.
 
-``load_model(name, kind, options)`` returns ``(model, tokenizer)`` in eval mode on the
-chosen device. Before any weights are read it checks that
-
-- a name that looks like a path exists (else: "no such folder", not a Hub error chain);
-- the checkpoint's architecture is the kind the part needs (a sequence classifier for NLI,
-  a masked LM for speciesism, a causal LM for perplexities and JBBQ, any encoder for
-  attentions), naming the model's class and what was expected;
-- no weight of the head was newly initialised (transformers' loading report), unless
-  ``allow_new_head`` says so (fine-tuning a base model, tests);
-- the checkpoint is not marked untrained: a tool that saves a model whose head was never
-  trained (``nli init-model``, a tiny random model for a demo) calls ``mark_untrained``,
-  which writes ``"bias_hub_untrained": "<what made it>"`` into its config.json; training
-  calls ``mark_trained`` before it saves. A scorer refuses such a model unless
-  ``allow_untrained`` (``--allow-untrained``, for plumbing tests) says so: a score from an
-  untrained head measures its random initialisation, not a bias.
+``load_model(name, kind, options)`` returns ``(model, tokenizer)`` in eval mode on the chosen
+device. Before any weights are read it checks that a path exists, that the checkpoint's
+architecture is the head the part needs, that no weight of the head would be newly initialised
+(unless ``allow_new_head``: fine-tuning), and that the checkpoint is not marked untrained
+(``mark_untrained``: ``nli init-model``, a demo's random model): a score from an untrained head
+measures its random initialisation, not a bias (``--allow-untrained``: plumbing tests only).
 """
 
 from __future__ import annotations

@@ -26,10 +26,9 @@ def check_prerequisites(
     models: Iterable[tuple[str, str]] = (),
     keys: Iterable[tuple[str, str]] = (),
 ) -> None:
-    """Raise one ``UserError`` naming everything ``command`` lacks (one thing: its own line): ``extras`` not installed,
+    """Raise one ``UserError`` naming everything ``command`` lacks: ``extras`` not installed,
     ``datasets`` (``(flag, name or folder)``) not built, local ``models`` (``(flag, folder)``)
-    that do not exist, ``keys`` (``(flag, environment variable)``) not set. Hub ids are left to
-    the loader (reaching the Hub is a step of its own)."""
+    missing, ``keys`` (``(flag, environment variable)``) not set. Hub ids are the loader's."""
     from bias_hub.pipelines.common.locations import dataset_folder
     from bias_hub.pipelines.common.models import looks_like_path
 

@@ -15,21 +15,16 @@ states it::
           max_new_tokens: {value: 8, ours: "the paper gives no reply length; one index fits"}
           scoring: generate                      # a bare value: no basis given (user files only)
 
-Each setting says what it rests on, exactly one of: ``section`` (where the paper states it),
-``assumed`` (the paper does not state it; our reading of what it did, with the reason) or
-``ours`` (a choice of this project, with the reason). A preset may give ``ours: REASON`` once
-for every setting without a basis of its own (a preset that is the project's, not the paper's).
-``basis_markdown`` lays them out in two lists: what the paper states, and our reading.
+Each setting rests on exactly one of ``section`` (where the paper states it), ``assumed`` (our
+reading of what the paper did, with the reason) or ``ours`` (this project's choice, with the
+reason); ``ours: REASON`` beside ``settings`` covers every setting without a basis of its own.
 
-One behaviour everywhere (``apply_preset``): a setting the command line does not give takes the
-preset's value; a setting given explicitly wins, and where it differs from the preset it is
-recorded as a departure ``{"setting", "preset", "used", "section"}`` that results.json
-(``preset_record``) and report.md (``pipelines/common/templates/preset.md.j2``) show. So is every setting that decides
-how much of the work runs (``SUBSET_FIELDS``: a limit, the categories, the seeds, ...) where it
-differs from its default and the preset does not set it, with or without a preset, and every
-stand-in the run read (a sample or generated dataset, a model made in place of the paper's):
-``{"setting": "stand-in", "used": what}``. A preset may also be a YAML file of the same shape as
-one entry (``command``, ``settings``, optional ``name``).
+``apply_preset``: a setting the command line does not give takes the preset's value; one given
+explicitly wins, and where it differs it is a departure ``{"setting", "preset", "used",
+"section"}`` that results.json (``preset_record``) and report.md show. So is every
+``SUBSET_FIELDS`` setting off its default that the preset does not set, and every stand-in the
+run read (``{"setting": "stand-in", "used": what}``). A preset may also be a YAML file shaped
+as one entry (``command``, ``settings``, optional ``name``).
 """
 
 from __future__ import annotations
@@ -151,10 +146,9 @@ class YAMLRefused(ValueError):
 
 
 def safe_yaml(text: str, where: str) -> Any:
-    """``text`` read as YAML data, without aliases: a study file or a ``--set`` value is plain
-    data, and an alias lets a few lines expand into gigabytes (a "billion laughs"); without a
-    key given twice in one mapping (the last would win, silently) or nesting deeper than 100
-    levels. Raises ``ValueError`` naming ``where`` (``YAMLRefused`` for those three), on one line."""
+    """``text`` read as plain YAML data: no alias (a few lines could expand into gigabytes), no
+    key twice in one mapping (the last would win, silently), no nesting deeper than 100 levels
+    (``YAMLRefused``). Raises ``ValueError`` naming ``where``, on one line."""
     import yaml
 
     loader = _no_alias_loader()
@@ -323,10 +317,7 @@ def apply_preset(settings: Any, preset: Preset, explicit: set[str] | frozenset[s
             )
     try:
         applied = dataclasses.replace(settings, **changes, preset=preset.name)
-    except (
-        TypeError,
-        ValueError,
-    ) as err:  # a value the settings class refuses: name where it came from
+    except (TypeError, ValueError) as err:  # a value the settings class refuses: say whose
         raise ValueError(f"preset {preset.name!r} ({preset.source}): {err}") from None
     return dataclasses.replace(applied, departures=departures_from(applied, preset))
 

@@ -1,24 +1,12 @@
 """Fingerprints of what a run read, so that every number can be traced to its inputs.
 
-``fingerprint_inputs`` is the one function that computes them; ``RunFolder.record_inputs``
-stores its record in the run's ``manifest.json`` under ``"inputs"``:
-
-- ``datasets``: each dataset folder read, by absolute path, with the config, what its card says
-  it was built from (``origin``: ``release``, ``sample``, ``generated`` or ``built``) and the
-  sha256 of its card and of every data file of the config;
-- ``models``: a local model folder with the sha256 of its files (``tree_sha256``); a Hub id
-  with the revision it resolves to in the local Hub cache, or marked ``resolved: false``;
-- ``files``: input files (``--predictions``, a corpus, ...) with their sha256;
-- ``code``: the bias-hub version, in a checkout the git commit and whether tracked files were
-  modified, and ``source``: the sha256 of each of the package's own source files (its modules
-  and the data files they read: prompts, studies, templates); ``settings``: the run's settings.
-
-Every local path is recorded twice: ``given``, as the run was given it (absolute, links not
-followed), and the folder or file it resolved to. ``changed_inputs(record)`` resolves each
-``given`` path again (a link re-pointed since reads another folder), fingerprints what it finds
-and says, one line each, what differs, the package's source files included: the code that ran
-must be the code that would run. ``bias-hub reproduce`` reuses a step only when nothing does
-(``run_folder.why_rerun``).
+``fingerprint_inputs`` computes the record ``RunFolder.record_inputs`` keeps in the manifest
+under ``"inputs"``: the datasets (card and data files, and what the card says they were built
+from), models (a folder's files, or the revision a Hub id resolves to in the cache), input
+files, the code (version, git state, the sha256 of every source file of the package) and the
+settings. Every local path is recorded as given and as resolved; ``changed_inputs`` resolves
+it again (a re-pointed link reads another folder) and says, one line each, what differs: the
+code that ran must be the code that would run.
 
 Files are hashed once per process: the digest is cached by path, size and modification time.
 """
@@ -103,13 +91,10 @@ def tree_sha256(folder: str | os.PathLike[str]) -> tuple[str, int]:
 
 
 def dataset_origin(card: Mapping[str, Any], config: str | None) -> dict[str, str]:
-    """What a dataset folder's card says its rows (of ``config``) were built from.
-
-    ``kind``: ``release`` (the authors' data, fetched or the user's own copy), ``sample``
-    (the project's sample in the release's format), ``generated`` (sets the project generates
-    in the paper's design), ``rule-built`` (made by a rule where the paper used another method,
-    such as an LLM) or ``built`` (built by bias-hub from the sources its card names);
-    ``detail``: the card's own words."""
+    """What a dataset folder's card says its rows (of ``config``) were built from: ``kind``
+    ``release`` (the authors' data), ``sample``, ``generated`` (in the paper's design),
+    ``rule-built`` (by a rule where the paper used another method) or ``built``; ``detail``:
+    the card's own words."""
     provenance = card.get("bias_hub_provenance") or {}
     user = card.get(USER_COPY_KEY) or {}
     name = card.get("pretty_name") or ""
@@ -227,10 +212,8 @@ def source_files() -> dict[str, str]:
 
 @functools.cache
 def code_record() -> dict[str, Any]:
-    """The bias-hub version; in a checkout also its git commit and whether tracked files differ
-    from it (untracked files, such as run folders inside the checkout, do not count); and
-    ``source``, the sha256 of the package's own source files (``source_files``), which says
-    what ran whatever git knows (a copy, an installed wheel, an edit not committed)."""
+    """The bias-hub version; in a checkout its git commit and whether tracked files differ; and
+    ``source`` (``source_files``), which says what ran whatever git knows."""
     try:
         record: dict[str, Any] = {"bias-hub": metadata.version("bias-hub")}
     except metadata.PackageNotFoundError:
@@ -244,13 +227,8 @@ def code_record() -> dict[str, Any]:
 def _git_state(root: Path) -> tuple[str | None, bool | None]:
     def git(*args: str) -> str | None:
         try:
-            done = subprocess.run(
-                ["git", "-C", str(root), *args],
-                capture_output=True,
-                text=True,
-                timeout=30,
-                check=False,
-            )
+            command = ["git", "-C", str(root), *args]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.SubprocessError):
             return None
         return done.stdout if done.returncode == 0 else None

@@ -2,16 +2,11 @@
 leaderboard are Jinja templates over a run's results, written through ``write_report``; every
 figure is written through ``save_figure``, its intervals drawn by ``draw_intervals``.
 
-A template is named by its path under ``pipelines/`` and lives beside the part that owns it
-(``jbbq/templates/evaluate.md.j2``); shared ones are in ``common/templates/`` (``page.html.j2``,
-the HTML page the index and the leaderboard extend). Templates ending in ``.html.j2`` escape
-every value as HTML; a Markdown template writes each name a user chose through ``cell``,
-``code`` or ``code_cell``, so that no name can write Markdown. A name the template does not
-know is an error, not a blank. Filters: ``cell``, ``code``, ``code_cell``, ``num`` (``fmt``),
-``estimate`` (``with_interval``), ``pct``, ``repr``, ``sorted`` (Python's: case matters),
-``rebase`` (``rebase_markdown_links``) and, for HTML, ``markdown``; the global ``table`` is
-``markdown_table``. ``macros(template)`` gives Python a template's macros (a table a demo
-summary reuses).
+A template is named by its path under ``pipelines/`` and lives beside the part that owns it;
+shared ones are in ``common/templates/``. ``.html.j2`` templates escape every value as HTML; a
+Markdown template writes each name a user chose through ``cell``, ``code`` or ``code_cell``,
+so that no name can write Markdown. A name the template does not know is an error, not a
+blank. The filters are ``_environment``'s; ``macros(template)`` gives Python its macros.
 """
 
 from __future__ import annotations
@@ -200,25 +195,26 @@ def markdown_html(text: str, base: str = "", shift_headings: int = 0) -> str:
             token.children = _link_images_to_themselves(token.children)
     if base:
         prefix = base.rstrip("/") + "/"
-        for token in tokens:
-            for child in token.children or []:
-                for attr in ("src", "href"):
-                    value = child.attrGet(attr)
-                    if relative_target(value):
-                        child.attrSet(attr, prefix + value)
+        for child, attr, value in _targets(tokens, ("src", "href")):
+            if relative_target(value):
+                child.attrSet(attr, prefix + value)
     return md.renderer.render(tokens, md.options, {})
+
+
+def _targets(tokens: list, attributes: tuple[str, ...]) -> list[tuple]:
+    """``(token, attribute, value)`` of every link or image target in ``tokens``, in order."""
+    return [
+        (child, attr, value)
+        for token in tokens
+        for child in token.children or []
+        for attr in attributes
+        if isinstance(value := child.attrGet(attr), str) and value
+    ]
 
 
 def markdown_targets(text: str) -> list[str]:
     """Every link and image target of a Markdown text, in order."""
-    targets = []
-    for token in _parser().parse(text):
-        for child in token.children or []:
-            for attr in ("href", "src"):
-                value = child.attrGet(attr)
-                if isinstance(value, str) and value:
-                    targets.append(value)
-    return targets
+    return [value for _, _, value in _targets(_parser().parse(text), ("href", "src"))]
 
 
 def rebase_markdown_links(text: str, base: str) -> str:

@@ -1,25 +1,18 @@
 """A run's output folder, written all or nothing.
 
-``RunFolder(out)`` is created before any model is loaded (so an unwritable ``--out``
-fails first), takes ``out``'s lock (a second run on the same folder is refused, naming the
-first), collects every output in a staging sibling, and on ``commit`` adds
-``manifest.json`` (each file with its size and sha256, the command and package
-versions) and swaps the folder in whole. Nothing of an older run survives beside the
-new one; a failed or interrupted run leaves the previous folder as it was and no
-partial one (the next run clears what a killed one left). Only what the folder's last run wrote
-is replaced: a file a user added to it, or edited since (its sha256 no longer the manifest's),
-stops the run before any work, named, and so does an input the run reads from inside the
-folder (``check_run_folder`` makes the same checks for a run that opens its folder late). Text
-written through it --
-``write_text``, ``write_json``, ``write_jsonl`` and the manifest -- carries no secret: every
-registered token or key and every URL's userinfo become ``***`` (``bias_hub.builders.shared.secrets``).
-What the run read is recorded with ``record_inputs`` (``bias_hub.pipelines.common.provenance``):
-the manifest keeps the fingerprints under ``"inputs"`` (``bias-hub report RUN`` prints them).
-A run made as a step of a study (inside ``as_study_step``) records the step in the manifest.
+``RunFolder(out)`` is made before any model is loaded (an unwritable ``--out`` fails first),
+locks ``out`` (a second run on it is refused, naming the first), collects every output in a
+staging sibling, and on ``commit`` adds ``manifest.json`` (each file's size and sha256, the
+command, package versions, the fingerprints ``record_inputs`` took, the study step) and swaps
+the folder in whole. A failed or interrupted run leaves the previous folder as it was. Only
+what the folder's last run wrote is replaced: a file added or edited since, or an input read
+from inside the folder, stops the run before any work (``check_run_folder``: the same checks
+for a run that opens its folder late). Text written through it carries no secret
+(``bias_hub.builders.shared.secrets``).
 
 ``why_rerun`` is the one judge of reuse: a finished run stands for a planned step only while its
-manifest names that step, every file it lists still has its sha256 (``edited_files``), and
-every input, the package's source files included, fingerprints as it did.
+manifest names that step, every file it lists still has its sha256, and every input, the
+package's source files included, fingerprints as it did.
 
     with RunFolder(out_dir) as run:
         run.write_json("results.json", results)
@@ -86,10 +79,9 @@ _study_step: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
 
 @contextlib.contextmanager
 def as_study_step(step: Mapping[str, Any]) -> Iterator[dict]:
-    """Run folders made inside the block record ``step`` (``{"study", "step", "argv"}``) in
-    their manifest, the step of a study they were written for (``bias-hub reproduce``), and
-    ``argv_paths``: where each path of its command line resolves as it starts (``why_rerun``
-    resolves them again). Yields the record, for a step that writes no run folder."""
+    """Run folders made inside the block record the study ``step`` they were written for
+    (``{"study", "step", "argv"}``) and ``argv_paths`` (``why_rerun`` resolves them again).
+    Yields the record, for a step that writes no run folder."""
     record = {STUDY_STEP: dict(step), ARGV_PATHS: argv_paths(step["argv"])}
     token = _study_step.set(record)
     try:
@@ -144,16 +136,10 @@ def why_rerun(
     folder: Path | None = None,
     record: Mapping[str, Any] | None = None,
 ) -> str | None:
-    """None when a finished run may stand for the planned ``step`` (``{"study", "step",
-    "argv"}``); else why not, in one line. The run is the run folder ``folder`` (its manifest),
-    or for a step that writes none (a dataset build) the ``record`` its caller kept: the same
-    keys, ``study_step`` and ``inputs`` (what it read), with ``outputs`` (the fingerprints of
-    what it wrote) in place of the manifest's list of files.
-
-    It stands only while (a) it names this very step, (b) every file it wrote still has its
-    sha256, (c) every input fingerprints as it did, each path resolved again as the step was
-    given it (links and roots included), and (d) the package's source files are those that ran.
-    """
+    """None when a finished run may stand for the planned ``step``, else why not, in one line.
+    The run is the run folder ``folder`` (its manifest), or for a step that writes none (a
+    dataset build) the ``record`` its caller kept: the manifest's keys, with ``outputs`` (the
+    fingerprints of what it wrote) in place of its list of files."""
     if folder is not None:
         record = read_manifest(folder)
         if record is None:
@@ -196,13 +182,9 @@ def package_versions(names: Iterable[str] = _PACKAGES) -> dict[str, str]:
 
 
 class OutLock:
-    """One run at a time per output folder: ``.<name>.lock`` beside it, held with ``flock``.
-
-    The file names its holder (pid, command, start); a second run on the same folder is
-    refused with those. The kernel drops the lock of a process that died, so a lock left by
-    a killed run is simply taken over. ``release`` removes the file while still holding it
-    (a run that opened the removed file sees that and opens the new one).
-    """
+    """One run at a time per output folder: ``.<name>.lock`` beside it, held with ``flock``,
+    naming its holder. The kernel drops a dead process's lock, so a killed run's is taken over;
+    ``release`` removes the file while still holding it (a waiter then opens the new one)."""
 
     def __init__(self, target: Path, what: str = "--out") -> None:
         self.path = target.parent / f".{target.name}.lock"
@@ -253,18 +235,7 @@ def _read_holder(fd: int) -> str:
 
 # Files a part may write through ``path()`` (report.md from ``render``, a library's own JSON):
 # redacted at commit too, so no secret reaches a run folder whichever writer made the file.
-_TEXT_SUFFIXES = {
-    ".md",
-    ".json",
-    ".jsonl",
-    ".txt",
-    ".csv",
-    ".tsv",
-    ".html",
-    ".yaml",
-    ".yml",
-    ".log",
-}
+_TEXT_SUFFIXES = set(".md .json .jsonl .txt .csv .tsv .html .yaml .yml .log".split())
 
 
 def _redacted_file(path: Path) -> bytes:
@@ -389,23 +360,15 @@ class RunFolder:
                 entries.append(
                     {"path": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
                 )
-            write_json(
-                self.staging / MANIFEST,
-                redact_data(
-                    to_jsonable(
-                        {
-                            "command": command_line(),
-                            "started": time.strftime(
-                                "%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)
-                            ),
-                            "seconds": round(time.time() - self.started, 1),
-                            "versions": package_versions(),
-                            **self.info,
-                            "files": entries,
-                        }
-                    )
-                ),
-            )
+            manifest = {
+                "command": command_line(),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
+                "seconds": round(time.time() - self.started, 1),
+                "versions": package_versions(),
+                **self.info,
+                "files": entries,
+            }
+            write_json(self.staging / MANIFEST, redact_data(to_jsonable(manifest)))
             replace_folder(self.staging, self.target)
         finally:
             # Released whether the swap worked or not: a failed commit leaves the earlier folder.
@@ -437,10 +400,8 @@ class RunFolder:
 def check_run_folder(
     target: str | Path, what: str = "--out", inputs: Iterable[str | Path | None] = ()
 ) -> Path:
-    """The checks ``RunFolder(target)`` and its ``record_inputs`` make, for a run that opens its
-    folder only at its end (``nli train``): call it before any work with the local paths the run
-    will read (a Hub name that is no local path is passed over). Returns the folder a link points
-    to."""
+    """The checks of ``RunFolder(target)`` and ``record_inputs``, for a run that opens its folder
+    only at its end (``nli train``), before any work. Returns the folder a link points to."""
     folder = ensure_writable_folder(target, what)
     _refuse_replacing(folder, what)
     _refuse_inside(folder, what, [p for p in inputs if p and Path(p).exists()])
@@ -494,8 +455,7 @@ def _refuse_replacing(folder: Path, what: str, copies_all: bool = False) -> None
 
 def _not_written(folder: Path, written: dict[str, str]) -> list[str]:
     """The files of ``folder`` its manifest does not list (added) or lists with other contents
-    (changed since). Python's bytecode caches (``__pycache__``, which an import of a written
-    module leaves) are made again from their source and do not count."""
+    (changed since); ``__pycache__`` does not count (made again from its source)."""
     added, changed = [], []
     for path in sorted(p for p in folder.rglob("*") if p.is_file() or p.is_symlink()):
         parts = path.relative_to(folder).parts

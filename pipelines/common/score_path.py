@@ -1,23 +1,13 @@
 """A metric's score path, declared as data: which columns feed which ``compute()`` argument.
 
-``bias-hub score METRIC`` reads predictions made elsewhere (a file, or lm-evaluation-harness
-logged samples), joins them to a built dataset on an id column and calls the metric module
-with the arguments below. Each part declares the paths of the metrics it scores with, beside
-its other files: ``pipelines/<part>/score_paths.py`` holds ``SCORE_PATHS``, a tuple of
-``ScorePath``; ``score_paths()`` finds them all, as the CLI finds the parts' commands. A path
-names
-
-- ``dataset``/``config``: the dataset folder and config read by default (``--dataset``,
-  ``--config`` override them), and ``id_columns``: the id column candidates, first found wins
-  (``--id-column`` overrides); ``qualifier``: a column that makes the id unique where the
-  dataset numbers rows within it (BBQ and JBBQ number ``example_id`` within each category);
-- ``dataset_columns``: ``{compute argument: dataset column}``;
-- ``predictions``: ``{compute argument: Column}``, the first being the one
-  ``--prediction-column`` renames;
-- ``fixed``: constant keyword arguments (a config's choice such as RNSB's orientation);
-- ``per_test``: the word-set metrics (WEAT, RNSB): the predictions file holds word vectors
-  (``words``/``vectors``), and each dataset row is one test whose sets feed ``target_sets``
-  and ``attribute_sets``; the metric runs once per test.
+``bias-hub score METRIC`` joins predictions made elsewhere to a built dataset on an id column
+and calls the metric module. Each part declares its paths in ``pipelines/<part>/score_paths.py``
+(``SCORE_PATHS``); ``score_paths()`` finds them all. A ``ScorePath`` names the dataset and
+config read by default; ``id_columns`` (first found wins) and ``qualifier`` (a column that makes
+the id unique, as BBQ numbers ``example_id`` within each category); ``dataset_columns`` and
+``predictions`` (``{compute argument: column}``, the first prediction the one
+``--prediction-column`` renames); ``fixed`` keyword arguments; and ``per_test`` for the
+word-set metrics (one dataset row per test, the predictions file holding word vectors).
 """
 
 from __future__ import annotations
@@ -35,16 +25,11 @@ KINDS = ("choice", "label", "number", "numbers", "clusters")
 
 @dataclass(frozen=True)
 class Column:
-    """One prediction column.
-
-    ``kind``: ``choice`` an answer index or an answer text, matched to ``choices`` (dataset
-    columns of the row, e.g. BBQ's ans0..ans2) or ``names`` (fixed label names, e.g. NLI's);
-    ``label`` a text passed as it is; ``number`` a float; ``numbers`` a list of floats;
-    ``clusters`` coreference clusters (a list of lists of [start, end] spans, JSON text in CSV).
-    ``required`` False: the argument is left out when the file lacks the column. For the
-    answer reader, ``unknown`` names the dataset column holding the index of the row's
-    "cannot be determined" option and ``short_forms`` the one holding BBQ's ``answer_info``.
-    """
+    """One prediction column. ``kind``: ``choice`` an answer index or text, matched to
+    ``choices`` (dataset columns, e.g. BBQ's ans0..ans2) or ``names`` (fixed label names);
+    ``label`` a text as it is; ``number``; ``numbers``; ``clusters`` (coreference spans, JSON
+    text in CSV). ``required`` False: left out when the file lacks the column. ``unknown`` and
+    ``short_forms``: the dataset columns the answer reader takes them from."""
 
     name: str
     kind: str

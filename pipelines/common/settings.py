@@ -1,7 +1,6 @@
-"""The settings every pipeline shares, as dataclasses: ``RunSettings`` (loading, seed, progress,
-preset) and ``IntervalSettings`` (the bootstrap intervals). Each part's ``settings.py`` subclasses
-them; these fields' defaults are the only defaults (``bias_hub.pipelines.common.arguments`` turns
-them into the flags' defaults)."""
+"""The settings every pipeline shares: ``RunSettings`` and ``IntervalSettings``, which each
+part's ``settings.py`` subclasses. Their fields' defaults are the only defaults: ``arguments``
+makes them the flags'."""
 
 from __future__ import annotations
 
@@ -57,15 +56,11 @@ class RunSettings:
 
 @dataclasses.dataclass(kw_only=True)
 class IntervalSettings:
-    """The interval settings, declared once: a part whose scores carry intervals mixes this into
-    its settings (``class Settings(IntervalSettings, RunSettings)``) and adds the flags with
-    ``add_interval_flags``. ``confidence_level`` None switches intervals (and the paired tests
-    that use the same level) off.
-
-    ``bootstrap_unit`` is what one bootstrap draw resamples: ``items`` (each scored item on its
-    own) or ``templates`` (the items made from one template together, as they are not
-    independent). A part that can resample templates lists both in ``BOOTSTRAP_UNITS`` and
-    offers ``--bootstrap-unit``."""
+    """The interval settings, mixed into a part's settings (``class Settings(IntervalSettings,
+    RunSettings)``; flags by ``add_interval_flags``). ``confidence_level`` None switches
+    intervals and paired tests off. ``bootstrap_unit``: what one draw resamples, ``items`` or
+    ``templates`` (one template's items together: they are not independent), where the part
+    lists both in ``BOOTSTRAP_UNITS``."""
 
     BOOTSTRAP_UNITS: ClassVar[tuple[str, ...]] = ("items",)
 
@@ -92,10 +87,8 @@ class IntervalSettings:
         }
 
     def interval_record(self, bootstrap_unit: str | None = None) -> dict:
-        """What every part's results.json records of them, under the key ``"intervals"``:
-        ``confidence_level``, ``n_resamples``, ``bootstrap_unit`` (``bootstrap_unit`` here where
-        the data decides it rather than a flag) and the resampling ``seed``; all but the level
-        None when intervals are off."""
+        """What every part's results.json records under ``"intervals"`` (``bootstrap_unit`` given
+        where the data decides it rather than a flag); all but the level None when they are off."""
         on = self.confidence_level is not None
         return {
             "confidence_level": self.confidence_level,

@@ -1,9 +1,6 @@
-"""Statistics the parts share: Holm's correction over a family of comparisons and one
-correlation helper with one set of keys.
-
-What lives here is what a run computes *across* scores (a correlation between two columns of
-results, the family of comparisons in one report); every interval, this correlation's too,
-comes from the one intervals module, ``bias_hub.metrics._common.bias_hub_intervals``.
+"""What a run computes across scores: Holm's correction over a report's family of comparisons,
+and one correlation helper. Every interval, the correlation's too, comes from the one
+intervals module, ``bias_hub.metrics._common.bias_hub_intervals``.
 """
 
 from __future__ import annotations
@@ -55,15 +52,11 @@ def correlation(
     seed: int = 0,
     unit: str = "items",
 ) -> dict:
-    """Pearson's r or Spearman's rho of paired values, the one shape every report uses.
-
-    Returns ``{"method", "statistic", "p_value", "n", "interval", "note"}``: ``statistic``
-    and ``p_value`` are None (with a ``note``) when fewer than 3 pairs remain or either side is
-    constant; pairs where either value is None or not finite are dropped and counted in
-    ``note``. ``interval`` (with ``confidence_level``) is a bootstrap interval over the pairs
-    (``bias_hub_intervals.correlation_intervals``: BCa where defined, else percentile; bounds
-    None with a reason where resamples leave it undefined), else None.
-    """
+    """Pearson's r or Spearman's rho of paired values, the one shape every report uses:
+    ``{"method", "statistic", "p_value", "n", "interval", "note"}``. Pairs with a value None or
+    not finite are dropped (counted in ``note``); statistic and p-value are None (with a
+    ``note``) under 3 pairs or with a constant side; ``interval`` (with ``confidence_level``)
+    is ``bias_hub_intervals.correlation_intervals``'s bootstrap interval over the pairs."""
     from scipy import stats
 
     if method not in CORRELATION_METHODS:
