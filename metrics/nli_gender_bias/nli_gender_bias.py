@@ -332,9 +332,6 @@ class NliGenderBias(DirectCompute, evaluate.Metric):
     def _compute_function(self):
         return self._compute_paired if self.config_name == "paired" else self._compute_scores
 
-    def _compute(self, **kwargs):
-        return self._compute_function()(**kwargs)
-
     def _compute_scores(
         self,
         predictions,

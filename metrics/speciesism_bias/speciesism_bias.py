@@ -388,9 +388,6 @@ class SpeciesismBias(DirectCompute, evaluate.Metric):
     def _compute_function(self):
         return getattr(self, f"_compute_{self._config()}")
 
-    def _compute(self, **kwargs):
-        return self._compute_function()(**kwargs)
-
     def _compute_change_rate(
         self,
         probabilities,
