@@ -1,27 +1,17 @@
-"""Write one dataset folder the way a Hub dataset repo holds it.
+"""Write one dataset folder the way a Hub dataset repo holds it: a README.md card whose YAML
+declares every config, split and feature, ``<config>/<split>-00000-of-00001.parquet`` files and,
+for a benchmark, ``eval.yaml``. The folder is assembled in a staging sibling and swapped in by
+rename, so a killed build never leaves half a dataset (the next build cleans up).
 
-A folder is a README.md card whose YAML declares every config, split and
-feature (``bias_hub.builders.shared.card``), plus ``<config>/<split>-00000-of-00001.parquet``
-files, and for a benchmark dataset ``eval.yaml`` (``bias_hub.builders.shared.benchmark``). The folder is assembled in a staging sibling and swapped in with a
-rename, so a failed or killed build never leaves a half-written dataset behind
-(the next build cleans up after a killed one).
+A rebuild never throws away what a user built: configs built from the user's own copy are
+listed in the card's YAML under ``built_from_user_copy`` with the command that built them, and
+a build that would replace them with anything else is refused with ``UserBuildKept`` (``build
+all`` keeps such a folder and says so, ``--force`` replaces it). Nor does a build delete what
+no build wrote: a folder holding files its card does not list, or no card, is refused the same
+way, as a run folder refuses files its last run did not write.
 
-A rebuild never throws away what a user built. Configs built from the user's own copy of
-some data (``--source PATH``, ``--authors-dir DIR``, ...) are listed in the card's YAML under
-``built_from_user_copy`` together with the command that built them. A later build that would
-replace them with configs made from anything else (an offline ``make datasets``, a build
-without the same flags) is refused with ``UserBuildKept``, naming the configs and that
-command; ``bias-hub build all`` keeps such a folder and says so, ``bias-hub build NAME
---force`` replaces it. The command line marks every build that reads a path the user gave
-(``user_copy_build``); a builder that knows better names its user-built configs itself
-(``write_dataset_folder(..., user_configs=...)``).
-
-A build never deletes what no build wrote either: a folder holding files its card does not
-list (exported tasks, notes, a git checkout of the Hub repo), or no card at all, is refused
-with ``UserBuildKept`` naming them, as a run folder refuses files its last run did not write.
-
-Each folder written is noted for ``builders.shared.written.folders_written()``, so a caller that
-runs a build as a step (``bias-hub reproduce``) can fingerprint what it made.
+Each folder written is noted for ``builders.shared.written.folders_written()``, so that
+``bias-hub reproduce`` can fingerprint what a build step made.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
-"""Shared by ``bias-hub build jbbq`` and ``bias-hub build bbq``.
+"""Shared by ``bias-hub build jbbq`` and ``bias-hub build bbq``: source files (question JSON lines
+as BBQ and JBBQ ship them, or template CSVs the expander turns into questions) -> validated rows
+of ``bias_hub.builders.jbbq.schema`` -> one config per category plus ``all``.
 
-Source files (question JSON lines as BBQ and JBBQ ship them, read from ``data/``
-in a checkout, or template CSVs that the expander turns into questions) ->
-validated rows in the schema of ``bias_hub.builders.jbbq.schema`` -> one config per
-category plus ``all``, each split into train/dev/test by template
-(``question_index``).
-
-Splits: within each category the templates are shuffled with
-``random.Random(f"{seed}:{category}")`` and cut 20 % train / 10 % dev / 70 %
-test (rounded, at least one template each), so no template is in two splits
-and ``all`` holds the same assignment as the category configs. The test split
-is the benchmark; train is the pool for few-shot examples and dev for
-choosing prompts. Every question at once (BBQ has no splits; both papers
-evaluate all questions) is ``split="all"``, the ``datasets`` name for the
-union of a config's splits (a split may not be named ``all``).
+Splits are by template (``question_index``): within each category the templates are shuffled
+with ``random.Random(f"{seed}:{category}")`` and cut 20 % train / 10 % dev / 70 % test (at least
+one each), so no template is in two splits and ``all`` holds the same assignment. Test is the
+benchmark, train the few-shot pool, dev for choosing prompts. Both papers evaluate every
+question: ``split="all"``, the ``datasets`` name for the union of a config's splits.
 """
 
 from __future__ import annotations

@@ -1,33 +1,26 @@
 """BBQ's generation procedure for template CSVs, seeded: the template expander.
 
-A template row (columns as in BBQ's ``templates/new_templates - <Category>.csv``)
-holds an ambiguous context, a disambiguating continuation, a negative and a
-non-negative question, and which slot answers each question once the context
-is disambiguated. ``bias_hub.builders.jbbq.fillings`` (nine single categories, JBBQ's
-five among them) and ``bias_hub.builders.jbbq.intersectional`` (Race_x_gender,
-Race_x_SES) decide who fills ``{{NAME1}}``/``{{NAME2}}`` (and ``{{GEN?}}``/
-``{{OCC?}}``); ``{{WORD1}}``/``{{WORD2}}`` get one word each from the
-``Lexical_diversity`` lists, drawn once per pair and shared by its swapped
-filling. Every filling gives four rows (neg/nonneg x ambig/disambig); the
-disambiguated context is the ambiguous one followed by the disambiguating one;
-the three answers (the two people and one "unknown" expression drawn from a
-list) are shuffled once per filling. A template yields
-``4 x fillings`` rows; ``example_id`` counts up within each category.
+A template row (columns as in BBQ's ``templates/new_templates - <Category>.csv``) holds an
+ambiguous context, a disambiguating continuation, a negative and a non-negative question, and
+which slot answers each once the context is disambiguated. ``fillings`` (the single categories)
+and ``intersectional`` (Race_x_gender, Race_x_SES) decide who fills ``{{NAME1}}``/``{{NAME2}}``
+(and ``{{GEN?}}``/``{{OCC?}}``); ``{{WORD1}}``/``{{WORD2}}`` take one word each from the
+``Lexical_diversity`` lists, drawn once per pair and shared by its swapped filling. Every filling
+gives four rows (neg/nonneg x ambig/disambig, the disambiguated context being the ambiguous one
+followed by the disambiguating one), its three answers (the two people and an "unknown"
+expression drawn from a list) shuffled once; ``example_id`` counts up within each category.
+Several rows under one ``Q_id`` (versions a/b, Gender_identity's two rows of ``Q_id`` 7) are
+each expanded, as BBQ does; a repeated (``Q_id``, version) is logged.
 
-Template files are taken as BBQ ships them: several rows under one ``Q_id``
-(versions a/b, and Gender_identity's two rows of ``Q_id`` 7 without a version)
-are each expanded, as BBQ does, and a repeated (``Q_id``, version) is logged.
+English text rules (``english=True``), as BBQ's generator applies them after filling: "lesbian
+man" -> "lesbian woman", "Latino woman" -> "Latina woman", and, when a filled word starts with a
+vowel, " a" before a vowel -> " an" (" an European" back to " a European"); like BBQ's rule it
+needs a space before the article, so a sentence-initial "A" stays ("A elderly woman", as in 84
+of BBQ's Age contexts).
 
-English text rules (``english=True``), as BBQ's generator applies them after
-filling: "lesbian man" -> "lesbian woman", "Latino woman" -> "Latina woman", and
-when one of the filled words starts with a vowel, "a" followed by a word that
-starts with a vowel becomes "an" (" an European" back to " a European"). Like
-BBQ's rule it needs a space before the article, so a sentence-initial "A" stays
-("A elderly woman", as in 84 of BBQ's Age contexts).
-
-BBQ draws with Python's global, unseeded ``random``; here every draw comes from
-a ``random.Random`` seeded with (seed, category, Q_id, version, repeat), so the
-output is identical on every run and independent of template order.
+BBQ draws with Python's global, unseeded ``random``; here every draw comes from a
+``random.Random`` seeded with (seed, category, Q_id, version, repeat), so the output is the same
+on every run and independent of template order.
 """
 
 from __future__ import annotations

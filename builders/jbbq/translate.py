@@ -1,39 +1,16 @@
 """BBQ template CSV -> Japanese drafts through DeepL, and a sheet for human review.
 
-JBBQ's authors machine-translated BBQ's templates and then reviewed every one
-(excluding some, editing many, adding their own). This module does the first
-half reproducibly and leaves the second to people:
-
-* a ``vocabulary.csv`` given with the templates has its ``Name`` column
-  translated the same way (draft ``vocabulary.csv`` beside the template
-  drafts, one review row per word);
-* every translatable field of every template is sent to DeepL with the
-  ``{{NAME1}}``-style slots wrapped in ``<ph>...</ph>`` tags that DeepL's XML
-  tag handling leaves untranslated (``ignore_tags``); list fields (``Names``,
-  ``Lexical_diversity``) are translated word by word and rebuilt;
-* each text's translation is cached on disk by ``bias_hub.builders.shared.api_cache`` under a
-  key of (endpoint, text, languages, options) -- never the API key -- so an
-  interrupted run resumes without paying twice;
-* 429 and 5xx answers, dropped connections and malformed replies are retried
-  with exponential backoff within one budget (``max_retries``); the ``deepl``
-  client of this run makes one attempt per call (its retries would count the
-  budget twice), set on that client only. A reply that lacks an optional field
-  (``billed_characters``, ``detected_source_language``) is accepted;
-* beside that template-level draft, the JBBQ authors' own route (Yanaka et al.,
-  2024, §3.3): each template is filled once with words of its own (its ``Names``
-  / ``Lexical_diversity`` lists, or the vocabulary), the *filled* English text is
-  translated, and the translations of the filled words are found in it and put
-  back as ``{{NAME1}}``-style slots (``align``). A slot whose word's translation
-  does not appear verbatim is flagged for the reviewer;
-* both drafts are checked against the paper's pronoun rule: "they"/"their" are
-  translated as 「かれら」, never 「彼ら」/「彼女ら」 (which fix a gender a filled
-  word may contradict, e.g. 「レズビアン」) nor a singular 「彼」/「彼女」 for a
-  "they" (``pronoun_issues``);
-* the outputs are a draft template CSV in BBQ's schema (the expander reads it
-  as is) and a review sheet with one row per translated field: source, draft,
-  its check, the filled example (source, translation, aligned draft, check),
-  ``decision`` (keep / example / edit / exclude, for the reviewer), ``edited``
-  text and ``reason``. Drafts whose slots do not survive translation are flagged.
+JBBQ's authors machine-translated BBQ's templates, then reviewed every one; this module does
+the first half reproducibly and leaves the review to people. Slots (``{{NAME1}}``) travel as
+``<ph>`` tags that DeepL's XML handling leaves alone; list fields and a given
+``vocabulary.csv`` are translated word by word. Replies are cached by
+``bias_hub.builders.shared.api_cache`` (never keyed by the API key) and retried within one
+budget, so the ``deepl`` client of this run makes one attempt per call (its own retries would
+count the budget twice). Beside the template-level draft, the authors' own route (Yanaka et
+al., 2024, §3.3): a template filled with its own words is translated and the filled words'
+translations are put back as slots (``align``). Both drafts are checked against the paper's
+pronoun rule, they/their -> 「かれら」 (``pronoun_issues``). The outputs: a draft template CSV
+in BBQ's schema and a review sheet, one row per translated field (``REVIEW_COLUMNS``).
 """
 
 from __future__ import annotations
@@ -367,15 +344,11 @@ def translate_template_files(
     sleep: Callable[[float], None] = time.sleep,
     progress: bool = True,
 ) -> dict:
-    """Translate BBQ template CSVs; write drafts and a review sheet into ``out_dir``.
+    """Translate BBQ template CSVs into drafts and a review sheet in ``out_dir``; returns a summary.
 
-    ``route``: ``templates`` (the template texts, slots protected), ``examples`` (filled
-    examples aligned back to the slots, the JBBQ authors' route) or ``both`` (default;
-    the draft CSV then takes the template-level drafts, the sheet shows both).
-    ``cache_dir`` defaults to ``$BIAS_HUB_CACHE/api/deepl``. Returns a summary: files
-    written, texts translated, requests sent (retries included), cache hits, drafts
-    flagged for lost slots (template route), example drafts with slots to place by hand,
-    and fields breaking the pronoun rule.
+    ``route``: ``templates`` (slots protected), ``examples`` (the JBBQ authors' route) or
+    ``both`` (the draft CSV takes the template-level drafts, the sheet shows both).
+    ``cache_dir`` defaults to ``$BIAS_HUB_CACHE/api/deepl``.
     """
     files = [Path(f) for f in files]
     auth_key = _checked_options(files, route, auth_key, batch_size, timeout)
@@ -424,7 +397,11 @@ def translate_template_files(
         target = out_dir / f"{path.stem}.{target_lang.lower()}.csv"
         written.append(atomic_write_text(target, drafting.templates_draft(path, templates)))
     sheet = atomic_write_text(
-        out_dir / "review_sheet.csv", _csv_rows(REVIEW_COLUMNS, drafting.review_rows)
+        out_dir / "review_sheet.csv",
+        _csv_text(
+            list(REVIEW_COLUMNS),
+            [dict(zip(REVIEW_COLUMNS, row, strict=True)) for row in drafting.review_rows],
+        ),
     )
     return {
         "drafts": [str(p) for p in written],
@@ -461,24 +438,8 @@ def _checked_options(
     return auth_key
 
 
-def _csv_rows(header: list[str], rows: list[list[str]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return buffer.getvalue()
-
-
-_NO_EXAMPLE = [
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-]  # the review sheet's example and decision cells, empty
+# The review sheet's example and decision cells, empty.
+_NO_EXAMPLE = [""] * 8
 
 
 @dataclass
@@ -621,12 +582,8 @@ _KNOWN_SLOTS = {"NAME1", "NAME2", "WORD1", "WORD2"}
 
 
 def _check_reviewed(template, expand_template, template_error) -> None:
-    """A reviewed template must still expand: slots known, answers naming one person each.
-
-    Templates with their own ``Names`` are expanded once; the others take their
-    words from a vocabulary that the review does not see, so only their slots
-    are checked.
-    """
+    """A reviewed template must still expand. Those without their own ``Names`` take words from
+    a vocabulary the review does not see, so only their slots are checked."""
     for column in TEXT_FIELDS:
         unknown = set(_SLOT.findall(template.get(column))) - _KNOWN_SLOTS
         if unknown:
@@ -647,15 +604,10 @@ def apply_review(
     target_lang: str = "JA",
     allow_unreviewed: bool = False,
 ) -> dict:
-    """Turn a filled-in review sheet and its drafts into reviewed template CSVs.
-
-    Per sheet row, ``decision`` is ``keep`` (use the template-level draft), ``example``
-    (use the draft aligned from the filled example), ``edit`` (use ``edited``) or
-    ``exclude`` (drop the whole template; say why in ``reason``). The drafts (``<stem>.<lang>.csv``) are read from the sheet's
-    folder; the result is ``<stem>.reviewed.csv`` in ``out_dir``, checked by
-    expanding every kept template once. Blank decisions are an error unless
-    ``allow_unreviewed`` (then the draft is kept).
-    """
+    """Reviewed template CSVs (``<stem>.reviewed.csv`` in ``out_dir``) from a filled-in review
+    sheet and the drafts beside it. ``decision`` per row: ``keep`` (the template-level draft),
+    ``example`` (the aligned example draft), ``edit`` (``edited``) or ``exclude`` (the whole
+    template, with a ``reason``); a blank one is an error unless ``allow_unreviewed``."""
     sheet_path = Path(sheet_path)
     with open_text(sheet_path, newline="") as handle:
         reader = csv.DictReader(handle)
@@ -732,11 +684,8 @@ def apply_review(
             )
             reviewed.append(fields)
         kept += len(reviewed)
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(templates[0].fields), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(reviewed)
-        outputs.append((out_dir / f"{Path(name).stem}.reviewed.csv", buffer.getvalue()))
+        text = _csv_text(list(templates[0].fields), reviewed)
+        outputs.append((out_dir / f"{Path(name).stem}.reviewed.csv", text))
     # every file is checked before the first is written
     written = [str(atomic_write_text(target, text)) for target, text in outputs]
     return {

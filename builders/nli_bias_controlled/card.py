@@ -45,30 +45,11 @@ def metadata(facts: dict) -> CardMetadata:
     )
 
 
-def _release_source(release) -> str:
-    files = markdown_table(
+def _release_files(release) -> str:
+    return markdown_table(
         ["file", "rows", "sha256"],
         [[f"`{f['file']}`", f"{f['rows']:,}", f"`{f['sha256'][:16]}…`"] for f in release.files],
     )
-    validation = (
-        f"the `validation` split holds `{release.validation_data}`"
-        if release.validation_data
-        else "there is no `validation` split"
-    )
-    tests = (
-        f"`{release.test_data}` are the configs `test_bias` and `test_nonbias` (split `test`)"
-        if release.test_data
-        else "the copy has no test files"
-    )
-    checks = "".join(f"\n- {check}." for check in release.test_checks)
-    return f"""The authors' bias-controlled sets (Anantaprayoon et al., {RELEASE},
-`ja_v1.1/bias-controlled-set_v1.1`, MIT), read as shipped from `{release.root}`
-({"tokenized" if release.tokenized else "untokenized"} text; `--authors-dir {release.directory}`).
-
-**Training data: `{release.training_data}`** (the `train` split of every rate's config);
-{validation}; {tests}.{checks}
-
-{files}"""
 
 
 def card_sections(sets: dict, tests: dict, facts: dict, configs: dict) -> CardSections:
@@ -130,8 +111,9 @@ def card_sections(sets: dict, tests: dict, facts: dict, configs: dict) -> CardSe
     return sections_from_template(
         TEMPLATE,
         configs[default][first_split][0],
-        release=facts["origin"] == "release",
-        release_source=_release_source(facts["release"]) if facts["origin"] == "release" else "",
+        release=facts["release"] if facts["origin"] == "release" else None,
+        release_name=RELEASE,
+        release_files=_release_files(facts["release"]) if facts["origin"] == "release" else "",
         templates=facts.get("templates"),
         training_data=facts["training_data"],
         command=facts["command"],

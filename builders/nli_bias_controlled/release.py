@@ -1,21 +1,15 @@
 """The authors' bias-controlled sets (``ja_v1.1/bias-controlled-set_v1.1``), read as shipped.
 
-The release lays them out as ``{untokenized,tokenized}/{train,dev,test}/``:
+The release lays them out as ``{untokenized,tokenized}/{train,dev,test}/``: ``train_r-K.json``
+(bias rate r = K/10; large, not in every copy), ``dev_r-K.json`` (3,000 pairs per rate, the same
+pairs at every rate), ``test_bias.json`` / ``test_nonbias.json`` (held-out pairs labelled as at
+r = 1 and r = 0); the tokenized folder adds ``-tok``. Files are JSON lines with ``sentence1``,
+``sentence2``, ``label``.
 
-- ``train/train_r-K.json``: the training set at bias rate r = K/10 (large; not in every copy);
-- ``dev/dev_r-K.json``: 3,000 pairs per rate, the same pairs at every rate;
-- ``test/test_bias.json`` and ``test/test_nonbias.json``: held-out pairs labelled as at r = 1
-  (every stereotyped occupation *pro*) and at r = 0 (every one *anti*);
-
-and the tokenized folder names them ``train-tok_r-K.json``, ``dev-tok_r-K.json``,
-``test-tok_bias.json``. Files are JSON lines with ``sentence1``, ``sentence2``, ``label``.
-
-Each rate becomes a config ``rK/10`` whose ``train`` split is the training data: the train
-files, or, with ``train_on_dev``, the dev files (for copies without the train files). The
-dev files are the ``validation`` split when they are not the training data. The test files
-become the configs ``test_bias`` and ``test_nonbias``. The rows' occupation, hypothesis
-gender and template are recovered from the pair (the span the hypothesis replaces by
-女性 / 男性); the release does not state the occupation's type, so ``occupation_type`` and
+Each rate becomes a config ``rK/10`` whose ``train`` split is the train files or, with
+``train_on_dev``, the dev files (which are otherwise ``validation``); the test files become the
+configs ``test_bias`` and ``test_nonbias``. Occupation, hypothesis gender and template are
+recovered from the pair; the release states no occupation type, so ``occupation_type`` and
 ``labelling`` stay empty.
 """
 

@@ -1,24 +1,16 @@
 """The authors' release of the evaluation sets (``ja_v1.1/bias-eval-set_v1.1``), read as shipped.
 
-The release has four folders, each holding the three sets and their union under its own
-file names; each folder becomes configs of its own:
+Each of its four folders (``untokenized``, ``downsamp``, ``tokenized``, ``downsamp-tokenized``)
+holds the three sets and their union under file names of its own (``FOLDERS``) and becomes
+configs of its own; a folder is recognised by its file names, not its name. The file a row
+comes from decides its subset. ``4-all`` is not read but *checked*, record by record, against
+the ``all`` config, which is the three set files in order so that every row keeps its subset.
 
-- ``untokenized`` (``1-prostereo_v1.1.json``, ...): ``pro_stereotypical``, ..., ``all``;
-- ``downsamp`` (``1-prostereo-downsamp_v1.1.json``, ...): ``*_downsampled``;
-- ``tokenized`` (``1-prostereo-tok_v1.1.json``, ...): ``*_tokenized``;
-- ``downsamp-tokenized`` (``1-prostereo-downsamp-tok_v1.1.json``, ...): ``*_downsampled_tokenized``.
-
-A folder is recognised by its file names, not by its own name. The file a row comes from
-decides its subset (``1-prostereo`` -> ``pro_stereotypical``, ...). ``4-all`` is not read into
-the dataset: the ``all`` configs are the three set files one after the other, so that every
-row keeps its subset, and ``4-all`` is *checked* against them record by record.
-
-Each row's occupation is the span of the premise that the hypothesis replaces by 女性 or 男性
-(found on the text without spaces, so the tokenized folders give the same word). Where the
-file's ``occ_word`` or ``occ_type`` disagrees with that occupation or with the type the file
-implies (16 rows of ja_v1.1's ``3-nonstereo`` name the bystander 野球選手 of the caption
-「野球選手とワイシャツ姿の{…}が握手しています。」), the row is kept, both values are kept
-(``occupation_in_file``, ``occupation_type_in_file``) and the row is listed as a disagreement.
+Each row's occupation is the premise span the hypothesis replaces by 女性 or 男性 (found without
+spaces, so the tokenized folders give the same word). Where the file's ``occ_word`` or
+``occ_type`` disagrees (16 rows of ja_v1.1's ``3-nonstereo`` name the bystander 野球選手 of
+「野球選手とワイシャツ姿の{…}が握手しています。」), the row is kept with both values
+(``occupation_in_file``, ``occupation_type_in_file``) and listed as a disagreement.
 """
 
 from __future__ import annotations

@@ -1,32 +1,19 @@
 """Paid API calls done once: an on-disk response cache keyed by request, retries, keys from the environment.
 
-The three external-API clients of the project (``jbbq evaluate --backend openai``,
-``build jbbq-translation`` through DeepL and the LLM gender swap of
-``build stereoset_gender_swap``) all go through ``CachedAPI``:
+Every external-API client (``jbbq evaluate --backend openai``, the DeepL translation, the LLM
+gender swap) goes through ``CachedAPI``:
 
-- **Cache.** One JSON file per request, ``<root>/<key[:2]>/<key>.json`` holding
-  ``{"endpoint", "request", "response"}``; the key is the SHA-256 of the endpoint and
-  the request body (model, messages, options -- never the API key). A file is
-  written to a temporary sibling and renamed, so concurrent writers and a SIGKILL
-  mid-write never leave half an entry; an entry that cannot be read is asked again.
-  The default root is ``$BIAS_HUB_CACHE/api/<service>`` (``~/.cache/bias-hub``),
-  outside any run folder, and it is checked writable before the first request.
-- **Retries** (``tenacity``): errors the service calls transient (429, 5xx, 408,
-  timeouts, dropped connections) and malformed replies (not JSON, or not the
-  shape the endpoint promises) share one budget of ``max_retries`` per request.
-  The wait doubles from ``backoff`` (jittered when several requests run at
-  once), or is what the server's ``Retry-After`` says, capped at ``max_backoff``.
-  The official clients' own retry loops are set to zero for the client the
-  helper drives (never globally), so the budget is counted once.
-- **Counted.** The first retry says so on the console; ``usage()`` gives the requests sent,
-  the retries by cause (HTTP status, timeout, malformed reply), the items answered, the cache
-  hits and the cache folder, and ``summary()`` says them in one line, for results files and
-  the end of a run: a paid API's retries are paid for.
-- **Stopping.** When a request fails for good, nothing new is sent, requests in
-  flight finish and are cached, and ``APIFailure`` names the endpoint, how many
-  items are answered and the exact command that resumes.
-- **Keys** come from an environment variable (``api_key``); they are neither
-  logged nor written.
+- **Cache**: one JSON file per request under ``$BIAS_HUB_CACHE/api/<service>``, keyed by the
+  SHA-256 of endpoint and request body (never the API key), written by rename so that a kill
+  mid-write leaves no half entry; an unreadable entry is asked again.
+- **Retries** (``tenacity``): transient errors and malformed replies share one budget of
+  ``max_retries`` per request, the wait doubling from ``backoff`` or following ``Retry-After``.
+  The official clients' own retries are off for the client driven here, so the budget counts once.
+- **Counted**: ``usage()`` / ``summary()`` give requests, retries by cause and cache hits; a
+  paid API's retries are paid for.
+- **Stopping**: after a failure for good nothing new is sent, requests in flight are cached, and
+  ``APIFailure`` names the endpoint, the items answered and the command that resumes.
+- **Keys** come from an environment variable; never logged nor written.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """OpenAI-compatible completions through the official ``openai`` client, cached (``api_cache``).
 
-Two endpoints, one client class each, alike in everything else (key, retries, cache, concurrency):
-
-- ``ChatCompletions``: ``{base_url}/chat/completions``, chat messages (the server applies the
-  model's chat template). Used by ``jbbq evaluate --backend openai`` and the LLM gender swap.
-- ``TextCompletions``: ``{base_url}/completions``, a plain prompt the model continues as it is
-  (no chat template): a base model served by vLLM (``vllm serve``), llama.cpp's ``llama-server``
-  or TGI, the way a paper that prompts base models ran them (``jbbq evaluate --api completions``).
-  Several prompts go in one request as a list (``prompts_per_request``), as the endpoint takes
-  them (vLLM, the OpenAI API): the reply's choices are matched to the prompts by their
-  ``index``, and each prompt is cached, retried and answered on its own as if asked alone. An
-  endpoint that refuses a list is asked one prompt at a time from then on.
-
-The reply is read as the JSON the server sent (``with_raw_response``), checked to hold
-``choices[0].message`` (chat) or ``choices[0].text`` (completions) and cached as is; a reply that
-is not JSON or lacks it is retried within the retry budget like a 5xx.
+``ChatCompletions`` (``{base_url}/chat/completions``: the server applies the chat template) and
+``TextCompletions`` (``{base_url}/completions``: a plain prompt a base model continues, as a
+paper that prompts base models ran them), alike in key, retries, cache and concurrency.
+Completions send several prompts per request where the endpoint takes a list (vLLM, the OpenAI
+API), match the choices back by ``index`` and cache each prompt as if asked alone; an endpoint
+that refuses a list is asked one prompt at a time from then on. The reply is read as the JSON
+the server sent; one without ``choices[0].message`` / ``.text`` is retried like a 5xx.
 """
 
 from __future__ import annotations

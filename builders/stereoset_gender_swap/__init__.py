@@ -1,26 +1,15 @@
 """StereoSet sentences in a male and a female form (gender-swapped pairs).
 
-``build(out_root, ...)`` writes ``<out_root>/stereoset_gender_swap`` with the configs
+``build(out_root, ...)`` writes ``<out_root>/stereoset_gender_swap``: ``contexts`` (default) and
+``continuations`` (the context and continuation sentences of StereoSet's intersentence items,
+swapped by rule), ``paper_population`` (the study's whole population, ``population.py``) and,
+given an endpoint or model, ``llm`` (swapped by an OpenAI-compatible endpoint with the study's
+instruction). The card (``card.md``) says what each holds and what it leaves out.
 
-- ``contexts`` (default): the context sentences of StereoSet's intersentence items, the
-  sentences the study swapped (§3.1), swapped by rule; only sentences of one gender whose
-  every gender word, first names included, the rule can swap;
-- ``continuations``: the three continuation sentences of the same items, swapped by rule;
-- ``paper_population``: the study's whole population (§3.1-§4.1, ``population.py``): every
-  distinct context, those without a gender word as identical pairs, those with words of both
-  genders left out (counted in the card and in every report on the config), first names from a pinned registry package (a context holding one is left out, counted,
-  unless an LLM swaps it);
-- ``llm`` (only when an endpoint ``llm_base_url`` or a model ``llm_model`` is given): the
-  context sentences swapped by an OpenAI-compatible endpoint with the study's instruction.
-
-Gender words are the study's: its appendix's words and the words judged gendered in the data
-(``lexicon.tsv``), and first names (§4.1). Every config takes its first names' genders from a
-pinned registry package, which pairs no name with another: a sentence holding one is left out,
-counted, never paired as "My Uncle John" / "My Aunt John". Thakur et al.'s name pairs
-(``names.py``) swap the names they pair in ``contexts``/``continuations`` only when asked for
-(``names="url"`` or a local checkout), so that every default build writes the same rows and the
-same card.
-``bias-hub build stereoset_gender_swap`` is its command-line form.
+Every config takes its first names' genders from a pinned registry package, which pairs no name
+with another: a sentence holding one is left out, counted, never paired as "My Uncle John" /
+"My Aunt John". Thakur et al.'s name pairs (``names.py``) swap the names they pair only when
+asked for, so that every default build writes the same rows and the same card.
 """
 
 from __future__ import annotations

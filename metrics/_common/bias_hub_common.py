@@ -27,7 +27,11 @@ class DirectCompute:
     """
 
     def _compute_function(self):
+        """The compute method of this config (a module with several overrides this)."""
         return self._compute
+
+    def _compute(self, **kwargs):
+        return self._compute_function()(**kwargs)
 
     def _arguments(self) -> tuple[set, list]:
         parameters = inspect.signature(self._compute_function()).parameters.values()

@@ -4,13 +4,9 @@ comparison of two sets of predictions on the same items, and ranks.
 
 Every interval is one dict, ``{"low", "high", "confidence_level", "method", "n_resamples",
 "unit", "n_units", "reason"}`` (bounds None and a ``reason`` where none can be given; the
-analytic ones carry ``low``, ``high``, ``confidence_level`` and ``method``);
-``bias_hub.builders.shared.text.with_interval`` writes one as ``0.42 [0.37, 0.47]``.
-
-The metric modules import it relatively (each module folder holds this file as a link to
-``metrics/_common/bias_hub_intervals.py``, the one copy we edit, and a Space gets the file
-itself); the pipelines import it as ``bias_hub.metrics._common.bias_hub_intervals``. It imports
-numpy and scipy only.
+analytic ones carry ``low``, ``high``, ``confidence_level`` and ``method``). Metric modules import
+it relatively (each module folder links this file, and a Space gets the file itself); it
+imports numpy and scipy only.
 """
 
 from __future__ import annotations

@@ -20,29 +20,19 @@ from .bias_hub_intervals import (
     wilson_interval,
 )
 
-_DESCRIPTION = """\
-Gender bias of an NLI model measured on premise/hypothesis pairs whose gold label is
-always neutral: the premise names an occupation, the hypothesis the same sentence
-with a gender word. The pairs fall into three subsets:
+_DESCRIPTION = """
+Gender bias of an NLI model on premise/hypothesis pairs whose gold label is always neutral: the
+premise names an occupation, the hypothesis is the same sentence with a gender word. Subsets:
+pro_stereotypical (PS; a biased model answers entailment), anti_stereotypical (AS; it answers
+contradiction) and non_stereotypical (NS; any non-neutral answer is biased).
 
-- pro_stereotypical (PS): stereotyped occupation, gender word congruent with the stereotype;
-  a biased model answers entailment.
-- anti_stereotypical (AS): stereotyped occupation, the opposite gender word; a biased model
-  answers contradiction.
-- non_stereotypical (NS): non-stereotyped occupation, either gender word; any non-neutral
-  answer is a biased inference.
-
-The bias score of Anantaprayoon, Kaneko and Okazaki (2024) counts each subset's biased
-label: bias_score = (e_p + c_a + (1 - n_n)) / 3, where e_p is the share of PS rows
-predicted entailment, c_a the share of AS rows predicted contradiction and n_n the share
-of NS rows predicted neutral. 0 is unbiased, 1 fully biased. The module also reports
-the baseline measures of Dev et al. (2020) computed over all given rows: fraction
-neutral (FN), net neutral (NN) and threshold neutral at 0.5 and 0.7 (T:0.5, T:0.7).
-
-With `confidence_level`, every score gets a bootstrap confidence interval (rows
-resampled within their subset, or whole templates when `templates` is given). The
-`paired` config compares two prediction sets on the same rows: B - A per score, its
-paired bootstrap interval and a paired permutation test.
+The bias score of Anantaprayoon, Kaneko and Okazaki (2024): bias_score = (e_p + c_a + (1 - n_n))
+/ 3, with e_p the share of PS rows predicted entailment, c_a of AS rows predicted contradiction
+and n_n of NS rows predicted neutral; 0 is unbiased, 1 fully biased. Also Dev et al. (2020)'s
+baselines over all rows: fraction neutral (FN), net neutral (NN), threshold neutral (T:0.5,
+T:0.7). With `confidence_level`, bootstrap intervals (rows resampled within their subset, or
+whole `templates`); the `paired` config compares two prediction sets on the same rows (B - A,
+paired bootstrap interval, paired permutation test).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -341,9 +331,6 @@ class NliGenderBias(DirectCompute, evaluate.Metric):
 
     def _compute_function(self):
         return self._compute_paired if self.config_name == "paired" else self._compute_scores
-
-    def _compute(self, **kwargs):
-        return self._compute_function()(**kwargs)
 
     def _compute_scores(
         self,

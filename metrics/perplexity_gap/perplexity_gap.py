@@ -373,43 +373,18 @@ class PerplexityGap(DirectCompute, evaluate.Measurement):
         n_resamples=2000,
         seed=0,
     ):
+        words = (pair_words, word_scores, min_pairs, pair_assignment, word_order)
         result = self._gaps(
-            male_perplexities,
-            female_perplexities,
-            pair_words,
-            word_scores,
-            min_pairs,
-            pair_assignment,
-            word_order,
-            confidence_level,
-            n_resamples,
-            seed,
+            male_perplexities, female_perplexities, *words, confidence_level, n_resamples, seed
         )
         if frequency_gaps is not None:
             result["frequency_matched"] = self._frequency_matched(
-                male_perplexities,
-                female_perplexities,
-                pair_words,
-                word_scores,
-                min_pairs,
-                pair_assignment,
-                word_order,
-                frequency_gaps,
-                frequency_tolerance,
+                male_perplexities, female_perplexities, words, frequency_gaps, frequency_tolerance
             )
         return result
 
     def _frequency_matched(
-        self,
-        male_perplexities,
-        female_perplexities,
-        pair_words,
-        word_scores,
-        min_pairs,
-        pair_assignment,
-        word_order,
-        frequency_gaps,
-        tolerance,
+        self, male_perplexities, female_perplexities, words: tuple, frequency_gaps, tolerance
     ) -> dict:
         """The gaps over the pairs whose gender words have matched frequencies, and the confound."""
         male = _check_perplexities(male_perplexities, "male_perplexities")
@@ -436,14 +411,12 @@ class PerplexityGap(DirectCompute, evaluate.Measurement):
         }
         if matched.any():
             chosen = np.flatnonzero(matched)
+            pair_words = words[0]
             sub = self._gaps(
                 male[chosen],
                 female[chosen],
                 None if pair_words is None else [pair_words[i] for i in chosen],
-                word_scores,
-                min_pairs,
-                pair_assignment,
-                word_order,
+                *words[1:],
                 None,
                 2000,
                 0,

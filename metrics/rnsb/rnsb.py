@@ -23,43 +23,20 @@ from .bias_hub_intervals import (
 )
 
 _DESCRIPTION = """\
-RNSB (Sweeney and Najafian, 2019) as a word-set metric: a logistic regression is
-trained to separate two word sets, every word of the other sets is given its
-probability of belonging to the second training set, these probabilities,
-normalised to sum to one, form a distribution P, and the score is the
-Kullback-Leibler divergence KL(P || U) from the uniform distribution U over the
-scored words. 0 means every scored word leans the same way; larger means some lean
-towards the second training set far more than others. KL cannot say which way a
-word leans, so the score does not distinguish stereotypical from
-anti-stereotypical bias.
+RNSB (Sweeney and Najafian, 2019) as a word-set metric: a logistic regression is trained to
+separate two word sets, every word of the other sets gets its probability of belonging to the
+second training set, these probabilities normalised to sum to one form a distribution P, and
+the score is KL(P || U), the Kullback-Leibler divergence from the uniform distribution over the
+scored words. 0 means every scored word leans the same way; KL cannot say which way, so the
+score does not tell stereotypical from anti-stereotypical bias.
 
-Which sets train the classifier is the argument `train_on`, because the two
-descriptions in use differ when the query is a WEAT test (X, Y; A, B):
-
-- "target_sets" (default): trained on the two target sets, X as the negative and Y as
-  the positive class; the attribute words (one or more sets) are scored with P(Y | w).
-  This is RNSB as the RNSB-vs-WinoBias study (Kato and Miyao) describes it in its
-  section 2.1.2.
-- "attribute_sets": trained on the two attribute sets; the target words (one or more
-  sets) are scored with P(B | w), B the second attribute set. This is what WEFE's
-  `RNSB.run_query` computes (its first attribute set labelled +1, the second -1, the
-  probability of -1 reported; WEFE 0.3.2 to 1.0.1) and Sweeney and Najafian's
-  original (classifier on sentiment words, identity terms scored).
-
-Either way the reported probability is that of the second training set, so
-train_on="target_sets" equals WEFE run on the query with targets and attributes
-exchanged.
-
-Each iteration holds out a stratified 20% of the training words (the split
-scikit-learn's `train_test_split(..., stratify=labels, random_state=seed + i)` draws
-for WEFE's labels, so results can be compared with WEFE run with the same seed) and
-seeds the classifier with seed + i; divergences and probabilities are averaged over
-iterations.
-
-All word-embedding modules of this project (weat, rnsb) take the same input:
-the named target sets, the named attribute sets, and the vectors of their
-words; they return the same result shape (`score`, `score_name`,
-`words_used`, `oov`, plus their own numbers).
+`train_on`: "target_sets" (default; trained on X vs Y, the attribute words scored with
+P(Y | w): RNSB as Kato and Miyao describe it, section 2.1.2) or "attribute_sets" (trained on
+A vs B, the target words scored with P(B | w): WEFE's `RNSB.run_query` and Sweeney and
+Najafian's original). Each iteration holds out the stratified 20 % split scikit-learn's
+`train_test_split(..., random_state=seed + i)` draws, as WEFE does, so results compare with
+WEFE at the same seed; divergences and probabilities are averaged over iterations. Input and
+result shape are shared with `weat`.
 """
 
 _KWARGS_DESCRIPTION = """

@@ -24,38 +24,21 @@ from .bias_hub_intervals import (
 )
 
 _DESCRIPTION = """
-Three scores for speciesist bias in masked language models, one per config, and a
-paired comparison of two models' negative shares.
+Three scores for speciesist bias in masked language models, one per config, and a paired
+comparison of two models' negative shares.
 
-`change_rate` (default). Inputs are the model's probability distributions over
-its vocabulary at the mask, one row per template sentence, each labelled with its
-form (`human`: "She is a pig who is [MASK].", `object`: "It is a pig that is
-[MASK]."). For every vocabulary item the module averages the probabilities per
-form, A (starting form) and B (other form), and computes the change rate
-(B - A) / A for the items above chance in the starting form, A > 1 / |V|
-(|V| = vocabulary size). `<start>_to_<end>` is the table of Takeshita, Rzepka and
-Araki (Tables 1-4 of "英語の言語モデルに内在する種差別的バイアスの分析"): the items above chance in the starting form whose probability DROPS
-when the sentence changes to the other form, most negative change rate first
-(`object_to_human` is their Tables 1 and 3, `human_to_object` their Tables 2 and 4).
-`gains` lists, the other way round, the items whose probability rises most.
+`change_rate` (default): from the probability distributions at the mask of human-form ("She is
+a pig who is [MASK].") and object-form ("It is a pig that is [MASK].") sentences, the mean
+probability per form, A (starting) and B (other), and the change rate (B - A) / A of the items
+above chance in the starting form (A > 1 / |V|). `<start>_to_<end>` lists the items whose
+probability drops, most negative first: Takeshita, Rzepka and Araki's Tables 1-4
+(`object_to_human` their Tables 1 and 3); `gains` the items whose probability rises most.
+`association`: Kurita et al. (2019)'s log(p_target / p_prior). `negative_share`: the share of
+fills judged negative (and positive, neutral) per animal. `negative_share_paired`: two models'
+labels for the same fills, B - A with a paired bootstrap interval and a paired permutation test.
 
-`association`. Kurita et al. (2019)'s association of a target with an attribute:
-log(p_target / p_prior), where p_target is the probability of the target at
-its mask with the attribute present, and p_prior the probability of the target
-when target and attribute are both masked. Positive values mean the attribute
-makes the target more likely.
-
-`negative_share`. The share of fills judged negative, per animal (and the shares
-of positive and neutral fills), from one label per fill.
-
-`negative_share_paired`. Two models' labels for matched fills (the i-th fill of the
-same sentence): the difference B - A of each negative share with a paired bootstrap
-interval and a two-sided paired permutation p-value (A and B swapped within a unit).
-
-With `confidence_level`, the scores get bootstrap confidence intervals: the listed
-change rates resampling template sentences within each form (or whole templates, with
-`templates`, within each form when every template has one form), the association
-resampling pairs, the negative shares resampling fills (or whole templates).
+With `confidence_level`, bootstrap intervals resample template sentences within each form (or
+whole `templates`), pairs for the association, fills (or templates) for the shares.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -404,9 +387,6 @@ class SpeciesismBias(DirectCompute, evaluate.Metric):
 
     def _compute_function(self):
         return getattr(self, f"_compute_{self._config()}")
-
-    def _compute(self, **kwargs):
-        return self._compute_function()(**kwargs)
 
     def _compute_change_rate(
         self,

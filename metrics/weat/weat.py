@@ -21,52 +21,20 @@ from .bias_hub_intervals import (
 )
 
 _DESCRIPTION = """\
-WEAT (Caliskan et al., 2017) asks whether two sets of target words X and Y
-(for example male and female names) differ in how strongly they associate with
-two sets of attribute words A and B (career and family words). With the cosine
-similarity cos, each target word w gets
+WEAT (Caliskan et al., 2017) asks whether two sets of target words X and Y (male and female
+names) differ in how strongly they associate with two sets of attribute words A and B (career
+and family words). Each target word w gets s(w, A, B) = mean_{a in A} cos(w, a) -
+mean_{b in B} cos(w, b); the test gives the statistic sum_X s - sum_Y s (the "WEAT value" of
+Kato and Miyao's RNSB-vs-WinoBias study, which grows with the set sizes), the effect size
+(mean_X s - mean_Y s) / std_{X u Y} s, and Caliskan et al.'s one-sided permutation p-value:
+the share of equal-size re-partitions of X u Y whose statistic is strictly larger. It is exact
+(enumerated, possibly 0) when the partitions are few, else (k + 1) / (N + 1) over `permutations`
+seeded draws, as in WEFE; `p_value_ties="include"` counts ties too. WEFE's own sampled p-value
+draws with replacement and estimates a different quantity (see the card). A zero spread leaves
+the effect size and p-value None, with the reason in `undefined`.
 
-    s(w, A, B) = mean_{a in A} cos(w, a) - mean_{b in B} cos(w, b),
-
-and the test gives the statistic sum_{x in X} s(x) - sum_{y in Y} s(y), the
-effect size (mean_X s - mean_Y s) / std_{X u Y} s, and the one-sided
-permutation p-value of Caliskan et al.: Pr_i[s(X_i, Y_i, A, B) > s(X, Y, A, B)]
-over the equal-size re-partitions (X_i, Y_i) of X u Y, counting only partitions
-whose statistic is strictly larger than the observed one. The p-value is exact
-when the partitions are few: every partition is enumerated, the observed one
-among them (it never counts, not being larger than itself), so an exact p-value
-can be 0. Otherwise it is estimated from `permutations` seeded random partitions
-as (k + 1) / (N + 1), k of the N drawn partitions being strictly larger: the +1
-(as in WEFE, and Phipson & Smyth, 2010) keeps a sampled p-value above 0, since
-N draws can never show that no partition at all is larger.
-`p_value_ties="include"` counts partitions that tie with the observed statistic
-too (the observed one included), the more conservative ">=" count.
-
-When every target word has the same association (identical target vectors, say),
-the effect size divides by a zero spread: it is None and so is the p-value (every
-partition ties), with the reason in `undefined`. A word may appear in one set only, and
-once in `words`.
-
-The statistic is the "WEAT value" c(X, A) + c(Y, B) - c(X, B) - c(Y, A) with
-c(T, A) = sum_{t in T} (1/|A|) sum_{a in A} cos(t, a) that the RNSB-vs-WinoBias study
-(Kato and Miyao) correlates; it grows with the number of target words, the effect size
-does not.
-
-The p-value is Caliskan et al.'s: partitions of X u Y into two sets of the original
-sizes, each word used once. WEFE's sampled p-value (`WEAT.run_query(...,
-calculate_p_value=True)`) draws |X u Y| words from X u Y *with replacement* and splits
-the draw, so its X_i and Y_i may repeat words and need not be a partition: it estimates
-the share of such draws that beat the observed statistic, a different quantity from
-this permutation p-value, and the two do not converge to each other.
-
-With `confidence_level`, the effect size and the statistic get bootstrap confidence
-intervals that resample the members of each of the four word sets independently (the
-sets are samples of the concepts they stand for).
-
-All word-embedding modules of this project (weat, rnsb) take the same input:
-the named target sets, the named attribute sets, and the vectors of their
-words (as `words` + `vectors`); they return the same result shape (`score`,
-`score_name`, `words_used`, `oov`, plus their own numbers).
+With `confidence_level`, the effect size and the statistic get bootstrap intervals that resample
+each of the four word sets independently. Input and result shape are shared with `rnsb`.
 """
 
 _KWARGS_DESCRIPTION = """

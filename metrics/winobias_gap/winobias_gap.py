@@ -17,27 +17,17 @@ from .bias_hub_intervals import (
 )
 
 _DESCRIPTION = """\
-WinoBias (Zhao et al., 2018) scores a coreference system on sentences where
-resolving a pronoun to an occupation agrees with a gender stereotype
-(pro-stereotypical) and on the same sentences with the gender swapped
-(anti-stereotypical). The gap is the pro-stereotypical score minus the
-anti-stereotypical one: 0 means no difference, positive means the system is
-better when the stereotype holds. As in the intrinsic-vs-extrinsic study
-(Goldfarb-Tarrant et al., 2021), precision and recall are each averaged over
-the three coreference metrics MUC, B-cubed and CEAF-e before taking the gap.
+WinoBias (Zhao et al., 2018) scores a coreference system on sentences where resolving a pronoun
+to an occupation agrees with a gender stereotype (pro-stereotypical) and on the same sentences
+with the gender swapped (anti-stereotypical). The gap is the pro score minus the anti score (0:
+no difference; positive: better when the stereotype holds). As in Goldfarb-Tarrant et al.
+(2021), precision and recall are each averaged over MUC, B-cubed and CEAF-e before the gap.
 
-Give either the predicted and gold clusters of each document with its
-condition ("pro" or "anti"), or the precision and recall your own scorer
-reported (`scores=`). From clusters, each metric is accumulated over the
-documents of a condition (numerators and denominators summed), as the CoNLL
-reference scorer does for a corpus.
-
-With `confidence_level`, the three gaps get bootstrap confidence intervals that
-resample the documents of each condition (from clusters only: given `scores` there is
-nothing to resample).
-
-Like the other word-embedding modules of this project, the result has `score`
-and `score_name` (here the F1 gap) plus its own numbers.
+Give the predicted and gold clusters of each document with its condition ("pro" or "anti"),
+each metric then accumulated over a condition's documents as the CoNLL reference scorer does,
+or the precision and recall your own scorer reported (`scores=`). With `confidence_level` (from
+clusters only) the three gaps get bootstrap intervals resampling each condition's documents.
+The result has `score` and `score_name` (the F1 gap), like the other word-embedding modules.
 """
 
 _KWARGS_DESCRIPTION = """
