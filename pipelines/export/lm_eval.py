@@ -273,6 +273,52 @@ def _task(
     return config
 
 
+def _jbbq_tasks(
+    spec, k: int, fields: dict, data: str, categories: list[str], task: Resolved
+) -> list[dict]:
+    """The generation and the multiple-choice task of one prompt at ``k`` shots."""
+    fields = dict(fields)
+    target = fields.pop("target")
+    tags = ["jbbq", f"jbbq_{spec.name}"]
+    gen = _task(
+        f"jbbq_{spec.name}_{k}shot_gen",
+        [*tags, "jbbq_gen"],
+        data,
+        "generate_until",
+        categories,
+        **fields,
+        doc_to_target=target,
+        generation_kwargs={"until": [], "max_gen_toks": task.max_new_tokens, "do_sample": False},
+        process_results=_function("process_generation"),
+    )
+    mc = _task(
+        f"jbbq_{spec.name}_{k}shot_mc",
+        [*tags, "jbbq_mc"],
+        data,
+        "multiple_choice",
+        categories,
+        **fields,
+        doc_to_choice=[spec.assistant_text(i) for i in range(3)],
+        doc_to_target="label",
+        process_results=_function("process_multiple_choice"),
+    )
+    return [gen, mc]
+
+
+def _bbq_task(data: str, categories: list[str]) -> dict:
+    return _task(
+        "bbq_biashub_mc",
+        ["bbq_biashub"],
+        data,
+        "multiple_choice",
+        categories,
+        doc_to_text=BBQ_PROMPT,
+        doc_to_choice=_function("doc_to_answers"),
+        doc_to_target="label",
+        process_results=_function("process_multiple_choice"),
+    )
+
+
 def export(out_dir: str | Path, settings: Settings) -> dict:
     """Write the task folder; return what it holds (also written as ``tasks.json``)."""
     from bias_hub.pipelines.jbbq.prompting import load_prompt
@@ -296,35 +342,7 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
         for spec in specs:
             for k in settings.shots:
                 fields = lm_eval_prompt(spec, shots[:k])
-                target = fields.pop("target")
-                tags = ["jbbq", f"jbbq_{spec.name}"]
-                gen = _task(
-                    f"jbbq_{spec.name}_{k}shot_gen",
-                    [*tags, "jbbq_gen"],
-                    "jbbq",
-                    "generate_until",
-                    categories,
-                    **fields,
-                    doc_to_target=target,
-                    generation_kwargs={
-                        "until": [],
-                        "max_gen_toks": task.max_new_tokens,
-                        "do_sample": False,
-                    },
-                    process_results=_function("process_generation"),
-                )
-                mc = _task(
-                    f"jbbq_{spec.name}_{k}shot_mc",
-                    [*tags, "jbbq_mc"],
-                    "jbbq",
-                    "multiple_choice",
-                    categories,
-                    **fields,
-                    doc_to_choice=[spec.assistant_text(i) for i in range(3)],
-                    doc_to_target="label",
-                    process_results=_function("process_multiple_choice"),
-                )
-                for config in (gen, mc):
+                for config in _jbbq_tasks(spec, k, fields, "jbbq", categories, task):
                     out.write_text(f"jbbq/{config['task']}.yaml", _yaml(config))
                     tasks.append(config["task"])
         record = {"jbbq": jbbq_record(jbbq_folder, settings, task, questions, specs, few_shot)}
@@ -332,17 +350,7 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
             rows = bbq_rows(bbq_folder, task.split, settings.limit)
             out.write_jsonl("data/bbq.jsonl", [data_row(row, None) for row in rows])
             bbq_categories = sorted({row["category"] for row in rows})
-            config = _task(
-                "bbq_biashub_mc",
-                ["bbq_biashub"],
-                "bbq",
-                "multiple_choice",
-                bbq_categories,
-                doc_to_text=BBQ_PROMPT,
-                doc_to_choice=_function("doc_to_answers"),
-                doc_to_target="label",
-                process_results=_function("process_multiple_choice"),
-            )
+            config = _bbq_task("bbq", bbq_categories)
             out.write_text(f"bbq/{config['task']}.yaml", _yaml(config))
             tasks.append(config["task"])
             record["bbq"] = {
@@ -374,50 +382,13 @@ def installed_tasks() -> dict[str, str]:
     for spec in (load_prompt(name, task.layout) for name in task.prompts):
         for k in settings.shots:
             fields = lm_eval_prompt(spec, [])
-            target = fields.pop("target")
             fields["num_fewshot"] = k
             if k:
                 fields.update(fewshot_split="fewshot", fewshot_config={"sampler": "first_n"})
-            common = ("jbbq", f"jbbq_{spec.name}")
-            gen = _task(
-                f"jbbq_{spec.name}_{k}shot_gen",
-                [*common, "jbbq_gen"],
-                "installed_jbbq",
-                "generate_until",
-                benchmark("jbbq")["categories"],
-                **fields,
-                doc_to_target=target,
-                generation_kwargs={
-                    "until": [],
-                    "max_gen_toks": task.max_new_tokens,
-                    "do_sample": False,
-                },
-                process_results=_function("process_generation"),
-            )
-            mc = _task(
-                f"jbbq_{spec.name}_{k}shot_mc",
-                [*common, "jbbq_mc"],
-                "installed_jbbq",
-                "multiple_choice",
-                benchmark("jbbq")["categories"],
-                **fields,
-                doc_to_choice=[spec.assistant_text(i) for i in range(3)],
-                doc_to_target="label",
-                process_results=_function("process_multiple_choice"),
-            )
-            for config in (gen, mc):
+            categories = benchmark("jbbq")["categories"]
+            for config in _jbbq_tasks(spec, k, fields, "installed_jbbq", categories, task):
                 files[f"{config['task']}.yaml"] = _yaml(config)
-    bbq = _task(
-        "bbq_biashub_mc",
-        ["bbq_biashub"],
-        "installed_bbq",
-        "multiple_choice",
-        benchmark("bbq")["categories"],
-        doc_to_text=BBQ_PROMPT,
-        doc_to_choice=_function("doc_to_answers"),
-        doc_to_target="label",
-        process_results=_function("process_multiple_choice"),
-    )
+    bbq = _bbq_task("installed_bbq", benchmark("bbq")["categories"])
     files[f"{bbq['task']}.yaml"] = _yaml(bbq)
     files["utils.py"] = (
         '"""The functions of the tasks beside this file: bias-hub\'s own, installed (lm-eval '
