@@ -1,23 +1,11 @@
-"""``bias-hub export lm-eval --out DIR``: JBBQ and BBQ as lm-evaluation-harness tasks.
+"""``bias-hub export lm-eval --out DIR``: JBBQ and BBQ as lm-evaluation-harness 0.4 tasks.
 
-The folder is for ``lm-eval run ... --include_path DIR`` (lm-evaluation-harness 0.4):
-
-- ``jbbq_<prompt>_<k>shot_gen`` and ``jbbq_<prompt>_<k>shot_mc``: the paper's prompts in the
-  preset's layout (``pipelines/jbbq/prompts/``; the plain text ``bias-hub jbbq evaluate --chat
-  no`` sends), k few-shot examples, the answer generated and read by the preset's answer
-  reader (``gen``, the paper's way) or chosen among "0", "1", "2" by log-likelihood (``mc``).
-  The few-shot examples are lm-eval's own (``num_fewshot: k``, ``fewshot_config`` with the
-  examples themselves and the ``first_n`` sampler, so its table shows the task's n-shot); the
-  layout's opening is the task's ``description``. Tags ``jbbq``, ``jbbq_gen``, ``jbbq_mc``.
-- ``bbq_biashub_mc``: BBQ, 0-shot, the answer texts as choices (lm-eval's own BBQ prompt).
-
-Every task's ``utils.py`` (``pipelines/export/lm_eval_utils.py``, with the answer reader
-``bias_hub.pipelines.common.answer_reading`` inlined) reads replies and scores with bias-hub's
-``bbq_bias`` module, copied into the folder: accuracy, accuracy in ambiguous and
-disambiguated contexts, s_DIS, s_AMB and the error rate, overall and per category. The
-questions are written into ``data/`` (JBBQ's licence forbids redistribution: the folder is
-for local runs only); the tasks load them relative to their own folder (``custom_dataset``),
-so the folder may be copied or moved whole, to a cluster for example.
+``jbbq_<prompt>_<k>shot_gen`` / ``_mc``: the preset's prompts and layout, k few-shot examples
+(lm-eval's own, so its table shows the n-shot), the reply generated and read by the preset's
+answer reader, or the choice of highest log-likelihood. ``bbq_biashub_mc``: BBQ with lm-eval's
+own prompt. Every task scores with ``bbq_bias`` through ``utils.py`` (``lm_eval_utils.py``, the
+reader inlined). The questions go into ``data/``, read relative to the folder, so it can move
+whole; JBBQ's licence forbids redistribution: the folder is for local runs only.
 """
 
 from __future__ import annotations
@@ -45,7 +33,6 @@ __all__ = [
     "export",
     "installed_tasks",
     "lm_eval_prompt",
-    "task_names",
 ]
 
 log = logging.getLogger(__name__)
@@ -163,11 +150,6 @@ def _yaml(config: dict) -> str:
         config, allow_unicode=True, sort_keys=False, width=1_000_000, default_flow_style=False
     )
     return re.sub(rf"""['"]?{_FUNCTION}([\w.]+)['"]?""", r"!function \1", text)
-
-
-def task_names(prompts: list[str], shots: list[int], bbq: bool) -> list[str]:
-    names = [f"jbbq_{p}_{k}shot_{kind}" for p in prompts for k in shots for kind in ("gen", "mc")]
-    return names + (["bbq_biashub_mc"] if bbq else [])
 
 
 @dataclass(frozen=True)

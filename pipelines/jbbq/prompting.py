@@ -1,15 +1,10 @@
 """JBBQ prompts as data: load the versioned YAML files, pick few-shot examples, render.
 
-A prompt is two files, both data: its words (``pipelines/jbbq/prompts/<name>.yaml``: the
-``instruction``, appendix A.1 of Yanaka et al., 2024) and a layout
-(``pipelines/jbbq/prompts/layouts/<layout>.yaml``: how a harness wraps the instruction, lays
-out one question and the few-shot block). ``llm-jp-eval`` is the layout of the harness the
-paper ran (the default, and the ``paper`` and ``table4`` presets'); ``compact`` is the layout
-bias-hub used before (ours). A prompt file of your own may instead hold every field itself
-(``system``, ``user``, ``assistant``, ``plain``): it then has its own layout.
-
-A rendered question is either chat messages (system, then one user/assistant pair per shot,
-then the user turn) or one plain string (``plain.header`` + ``plain.shot`` per shot +
+A prompt is its words (``prompts/<name>.yaml``: the instruction, appendix A.1 of Yanaka et
+al., 2024) and a layout (``prompts/layouts/<layout>.yaml``: how a harness wraps them;
+``llm-jp-eval`` is the harness the paper ran, ``compact`` ours). A prompt file of your own may
+hold every field itself. A rendered question is chat messages (system, a user/assistant pair
+per shot, the user turn) or one plain string (``plain.header`` + ``plain.shot`` per shot +
 ``plain.query``).
 """
 

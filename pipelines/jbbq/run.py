@@ -1,16 +1,10 @@
 """``bias-hub jbbq evaluate``: dataset rows x prompts x shot counts -> predictions -> ``bbq_bias``.
 
-``run_evaluate(model, dataset, out_dir, settings)`` is the part's one step (the CLI, the
-demo and the tests call it). It opens the questions with ``datasets.load_dataset`` on the
-dataset folder and the scores with ``evaluate.load`` on the metric module, exactly as a
-user would, and writes ``predictions.jsonl`` and ``results.json`` (``"part": "jbbq",
-"step": "evaluate"``) into ``out_dir`` through one ``RunFolder``: all or nothing, created
-before the model is loaded or the first paid request is sent. ``report.render`` draws
-report.md and the figures from results.json alone.
-
-The task settings come from a study preset (``pipelines/studies/jbbq.yaml``; ``paper`` by
-default, the paper's main setting); every one given explicitly overrides it and is recorded
-as a departure (``settings.with_preset`` from Python).
+``run_evaluate(model, dataset, out_dir, settings)`` opens the questions with ``load_dataset``
+and the scores with ``evaluate.load``, as a user would, and writes ``predictions.jsonl`` and
+``results.json`` through one ``RunFolder``, created before the model is loaded or the first
+paid request is sent. The task settings come from a study preset (``pipelines/studies/jbbq.yaml``);
+each one given explicitly overrides it and is recorded as a departure.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """Entries put side by side: groups that compare, columns that read one way, ranks that say
 where the evidence stops.
 
-Rows share a table only when they share what makes numbers comparable (``Entry.group``: the
-benchmark, the dataset build, the split, the preset and the answer reader); each such table
-is labelled with them. Each column is one task, ordered the way it reads: accuracy
-descending, a score best at 0 by its size. A row's rank is a range, from 1 + the rows
-clearly better than it to n - the rows clearly worse: ``1`` when it beats every other row,
-``2-3`` where its evidence cannot tell it from the third. Clearly better: for two runs that
-answered the same questions, a paired permutation test (``bbq_bias``'s ``paired`` config),
-Holm-corrected over every test of the table, below ``1 - confidence_level``; for any two rows,
-intervals that do not overlap. A paper's printed values sit in the table of each comparable
-group, labelled, and are never ranked.
+Rows share a table only when they share ``Entry.group`` (benchmark, dataset build, split,
+preset, answer reader). A rank is a range, from 1 + the rows clearly better to n - the rows
+clearly worse: a paired permutation test, Holm-corrected over the table, for two runs that
+answered the same questions; intervals that do not overlap for any others (docs/leaderboard.md).
+A paper's printed values sit in each comparable table, labelled, and are never ranked.
 """
 
 from __future__ import annotations

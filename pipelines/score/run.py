@@ -1,12 +1,9 @@
 """``bias-hub score METRIC``: a metric module on predictions made elsewhere.
 
-``run(predictions, dataset, out_dir, settings)`` has the shape of every part's ``run``, with
-the predictions file in the model's place (the predictions are what the model made):
-``predictions`` is a JSON lines, CSV or Parquet file, or, with ``settings.from_lm_eval``,
-None. It joins the prediction rows to the dataset's rows on the id column, feeds the columns
-the metric's score path declares (``pipelines/<part>/score_paths.py``) to the metric module, loaded
-with ``evaluate.load`` as a user would, and writes ``results.json`` and ``report.md``
-through one ``RunFolder``.
+``run(predictions, dataset, out_dir, settings)`` has every part's ``run`` shape, with the
+predictions file in the model's place. It joins the prediction rows to the dataset's on the
+id column, feeds the columns the metric's score path declares to the metric module, and
+writes ``results.json`` and ``report.md`` through one ``RunFolder``.
 """
 
 from __future__ import annotations
