@@ -43,6 +43,7 @@ from bias_hub.pipelines.jbbq.prompting import (
     template_key,
 )
 from bias_hub.pipelines.jbbq.report import render
+from bias_hub.pipelines.jbbq.score_paths import bbq_bias_columns
 from bias_hub.pipelines.jbbq.scorers import SCORING_MODES, APIScorer, HFScorer, Scorer
 from bias_hub.pipelines.jbbq.settings import BACKENDS, COMMAND, PROMPTS_PER_REQUEST, Settings
 
@@ -103,7 +104,6 @@ def _check(settings: Settings) -> None:
     minimum = {
         "batch_size": 1,
         "batch_tokens": 1,
-        "max_new_tokens": 1,
         "concurrency": 1,
         "prompts_per_request": 1,
         "max_retries": 0,
@@ -243,17 +243,7 @@ def load_questions(folder: Path, settings: Settings) -> tuple[list[dict], list[d
 
 
 def _columns(rows: Sequence[dict], settings: Settings) -> dict:
-    """The metric's inputs other than the predictions."""
-    columns = {
-        "references": [row["label"] for row in rows],
-        "unknown_labels": [row["unknown_label"] for row in rows],
-        "stereotyped_labels": [row["stereotyped_label"] for row in rows],
-        "context_conditions": [row["context_condition"] for row in rows],
-        "categories": [row["category"] for row in rows],
-    }
-    if settings.bootstrap_unit == "templates":
-        columns["templates"] = [row["question_index"] for row in rows]
-    return columns
+    return bbq_bias_columns(rows, templates=settings.bootstrap_unit == "templates")
 
 
 def score_predictions(
