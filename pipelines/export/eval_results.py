@@ -12,7 +12,6 @@ opens one pull request; without it nothing leaves the machine.
 from __future__ import annotations
 
 import logging
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,15 +198,9 @@ def _open_pull_request(api: Any, model: str, out_dir: Path, paths: list[str]) ->
     from huggingface_hub import CommitOperationAdd
 
     if api is None:
-        from huggingface_hub import HfApi
+        from bias_hub.pipelines.publish.push import hub_api
 
-        from bias_hub.pipelines.publish.push import resolve_token
-
-        if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-            raise ValueError(
-                "--push needs the network, but HF_HUB_OFFLINE is set: unset it to push"
-            )
-        api = HfApi(token=resolve_token())
+        api = hub_api("push")
     operations = [
         CommitOperationAdd(
             path_in_repo=path.split("/", 1)[1] if "/" in path else path,
