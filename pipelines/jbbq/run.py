@@ -304,12 +304,6 @@ def _scorer(model: str, settings: Settings) -> Scorer:
     )
 
 
-def _redacted(err: APIFailure) -> APIFailure:
-    """The API failure with every registered secret value (the Hub token, the API key) and every
-    URL's userinfo in its resume command replaced by ``***`` (``bias_hub.builders.shared.secrets``)."""
-    return APIFailure(redact(str(err)))
-
-
 def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
     """Evaluate ``model`` on every prompt x shot count; write the run folder; return results.json.
 
@@ -352,7 +346,8 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
         except APIFailure as err:
             if api is not None:
                 log.warning("%s", redact(api.summary()))
-            raise _redacted(err) from None
+            # Every registered secret (the Hub token, the API key) and URL userinfo as ***.
+            raise APIFailure(redact(str(err))) from None
         if api is not None:
             results["api_usage"] = api.usage()
             log.log(logging.WARNING if api.retried else logging.INFO, "%s", redact(api.summary()))

@@ -436,15 +436,6 @@ def _say_unread(source: str, counts: dict) -> None:
     )
 
 
-def _interval_options(settings: Settings) -> dict:
-    options = settings.interval_options()
-    return {
-        key: value
-        for key, value in options.items()
-        if value is not None or key == "confidence_level"
-    }
-
-
 def _resampling(options: dict) -> str:
     if not options.get("confidence_level"):
         return ""
@@ -564,7 +555,11 @@ def run(
         )
         metric = load_metric(path.metric, settings.metrics_root, path.config_name)
         columns = _columns(path, settings)
-        options = _interval_options(settings)
+        options = {  # intervals off: confidence_level None and no other option passed
+            key: value
+            for key, value in settings.interval_options().items()
+            if value is not None or key == "confidence_level"
+        }
         if path.per_test:
             if settings.id_column or settings.prediction_column:
                 log.info(
