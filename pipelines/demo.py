@@ -16,14 +16,11 @@ and a full run removes the folders of parts the demo no longer has.
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import json
 import logging
 import multiprocessing
 import multiprocessing.connection
 import os
-import pkgutil
 import shutil
 import sys
 import time
@@ -38,7 +35,7 @@ from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.extras import extras_line, missing_extra, missing_extras
 from bias_hub.builders.shared.files import ensure_writable_folder, write_json
 from bias_hub.pipelines.common.locations import default_datasets_root, ensure_built
-from bias_hub.pipelines.discovery import builder_commands
+from bias_hub.pipelines.discovery import builder_commands, submodules
 
 # The CLI imports torch, transformers, datasets and evaluate before running these commands,
 # with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
@@ -63,12 +60,7 @@ DATASETS_LOG = "datasets.log"
 
 
 def demo_parts() -> list[ModuleType]:
-    parts = []
-    for info in pkgutil.iter_modules(pipelines.__path__):
-        name = f"bias_hub.pipelines.{info.name}.demo"
-        if info.ispkg and importlib.util.find_spec(name) is not None:
-            parts.append(importlib.import_module(name))
-    return sorted(parts, key=lambda module: (module.ORDER, module.__name__))
+    return sorted(submodules(pipelines, "demo"), key=lambda module: (module.ORDER, module.__name__))
 
 
 def _part_name(module: ModuleType) -> str:
