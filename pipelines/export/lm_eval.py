@@ -27,13 +27,7 @@ from bias_hub.pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
 from bias_hub.pipelines.export.settings import Settings
 from bias_hub.pipelines.jbbq.prompting import DEFAULT_LAYOUT
 
-__all__ = [
-    "BBQ_PROMPT",
-    "INSTALLED",
-    "export",
-    "installed_tasks",
-    "lm_eval_prompt",
-]
+__all__ = ["BBQ_PROMPT", "INSTALLED", "export", "installed_tasks", "lm_eval_prompt"]
 
 log = logging.getLogger(__name__)
 

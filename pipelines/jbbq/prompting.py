@@ -230,10 +230,7 @@ def template_key(row: Mapping) -> tuple[str, str]:
 
 
 def select_shots(
-    train_rows: Sequence[Mapping],
-    k: int,
-    seed: int,
-    exclude_templates: set[tuple[str, str]],
+    train_rows: Sequence[Mapping], k: int, seed: int, exclude_templates: set[tuple[str, str]]
 ) -> list[dict]:
     """``k`` few-shot examples from the training rows, one per template, chosen by ``seed``.
 

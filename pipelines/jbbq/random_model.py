@@ -12,12 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = [
-    "CHAT_TEMPLATE",
-    "MODEL_CONFIGS",
-    "build_tokenizer",
-    "build_tiny_model",
-]
+__all__ = ["CHAT_TEMPLATE", "MODEL_CONFIGS", "build_tokenizer", "build_tiny_model"]
 
 CHAT_TEMPLATE = (
     "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}</s>\n"
