@@ -212,12 +212,7 @@ def load_prompt(name_or_path: str | Path, layout: str | Path = DEFAULT_LAYOUT) -
     return PromptSpec(
         name=name,
         version=version,
-        system=fields["system"],
-        user=fields["user"],
-        assistant=fields["assistant"],
-        plain_header=fields["plain.header"],
-        plain_shot=fields["plain.shot"],
-        plain_query=fields["plain.query"],
+        **{field.replace(".", "_"): text for field, text in fields.items()},  # plain.x: plain_x
         description=str(data.get("description", "")),
         path=str(path),
         layout=layout_label,
