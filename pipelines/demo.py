@@ -1,43 +1,26 @@
 """``bias-hub demo``: every part's demo on the embedded defaults, then one report.
 
-Each part that has a demo provides ``pipelines/<part>/demo.py`` with an integer
-``ORDER``, the ``EXTRAS`` it needs (optional: none) and ``run_demo(out_dir: Path) -> dict``; the dict is a summary
-(``title``, ``summary`` Markdown, ``report`` path relative to the part's folder,
-and optionally ``stages``: ``[{"stage": name, "seconds": s}]``, the part's own
-timed steps) that the combined report shows. Parts start in ``ORDER``, each into
-``<out>/<part>/``, a folder the part writes whole. With ``jobs`` > 1 (the command's
-default on a machine with several cores) up to ``jobs`` parts run at once, each in a
-process of its own forked from the driver (the parts are independent: each reads the
-built datasets and writes its own folder), so one part's single-threaded stretches
-leave no core idle; the console then gets each part's lines as it finishes.
+A part with a demo has ``pipelines/<part>/demo.py``: an integer ``ORDER``, the ``EXTRAS`` it
+needs (optional) and ``run_demo(out_dir) -> dict`` (``title``, ``summary`` Markdown, ``report``
+path relative to the part's folder, optionally ``stages``: ``[{"stage", "seconds"}]``). Each
+part writes ``<out>/<part>/`` whole; with ``jobs`` > 1 parts run at once, each in a process
+forked from the driver (they are independent), so one part's single-threaded stretches leave
+no core idle. A part whose extra is missing is skipped, named with its install command.
 
-The console gets one line per part and per stage a part reports, with its time.
-Everything else a part writes -- its log lines at DEBUG, the libraries', prints,
-warnings, child processes -- goes to ``<out>/logs/<part>.log``; the driver's own
-lines go to ``<out>/logs/demo.log`` as well.
-
-Before anything is written the driver checks the extras of every part chosen: a part whose
-extra is not installed (torch on a base install) is skipped, and one line names each with the
-extras it needs and the install command; if no part chosen can run, that line is the error.
-
-``<out>/demo.json`` records what each part folder holds (summary, times, when it
-ran, whether it failed). The index is written from it after every part, so it
-always describes the folders as they are: ``--only`` re-runs some parts and keeps
-the others, labelled with the run they came from; a full run replaces every part
-and removes the folders and logs of parts the demo no longer has.
+The console gets one line per part and per stage; everything else a part writes goes to
+``<out>/logs/<part>.log``. ``<out>/demo.json`` records what each part folder holds; the index
+is written from it after every part, so ``--only`` re-runs some parts and keeps the others,
+and a full run removes the folders of parts the demo no longer has.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import json
 import logging
 import multiprocessing
 import multiprocessing.connection
 import os
-import pkgutil
 import shutil
 import sys
 import time
@@ -52,7 +35,7 @@ from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.extras import extras_line, missing_extra, missing_extras
 from bias_hub.builders.shared.files import ensure_writable_folder, write_json
 from bias_hub.pipelines.common.locations import default_datasets_root, ensure_built
-from bias_hub.pipelines.discovery import builder_commands
+from bias_hub.pipelines.discovery import builder_commands, submodules
 
 # The CLI imports torch, transformers, datasets and evaluate before running these commands,
 # with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
@@ -77,12 +60,7 @@ DATASETS_LOG = "datasets.log"
 
 
 def demo_parts() -> list[ModuleType]:
-    parts = []
-    for info in pkgutil.iter_modules(pipelines.__path__):
-        name = f"bias_hub.pipelines.{info.name}.demo"
-        if info.ispkg and importlib.util.find_spec(name) is not None:
-            parts.append(importlib.import_module(name))
-    return sorted(parts, key=lambda module: (module.ORDER, module.__name__))
+    return sorted(submodules(pipelines, "demo"), key=lambda module: (module.ORDER, module.__name__))
 
 
 def _part_name(module: ModuleType) -> str:

@@ -1,11 +1,6 @@
-"""The combined demo report: ``index.md`` linking every part that ran, and ``index.html``
-(``common/templates/index.md.j2``, ``index.html.j2``), and ``broken_links``, which checks them.
-
-Both start with the time per stage (the stages before the demo, each part and
-the steps it reports). The HTML page renders each part's summary tables, shows
-every PNG figure the part wrote (embedded as base64, so the page stands alone),
-and folds in the part's full report with its links and images pointing into the
-part's folder. A part whose last run failed shows the error and its log instead.
+"""The combined demo report: ``index.md`` and ``index.html`` (``common/templates/index.*.j2``),
+each starting with the time per stage, and ``broken_links``, which checks them. The HTML page
+embeds every part's figures (base64: the page stands alone) and folds in its full report.
 """
 
 from __future__ import annotations

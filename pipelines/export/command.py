@@ -5,6 +5,7 @@ evaluation results of model repos."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 from bias_hub.pipelines.common.arguments import (
@@ -164,6 +165,11 @@ def _add_eval_results(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=_eval_results)
 
 
+def _settings(cls: type, args: argparse.Namespace):
+    """The settings dataclass from the flags: each field is a flag's dest."""
+    return cls(**{field.name: getattr(args, field.name) for field in dataclasses.fields(cls)})
+
+
 def _lm_eval_path(args: argparse.Namespace) -> int:
     from bias_hub.pipelines.export.lm_eval import INSTALLED
 
@@ -175,16 +181,7 @@ def _eval_results(args: argparse.Namespace) -> int:
     from bias_hub.pipelines.export.eval_results import Settings as EvalSettings
     from bias_hub.pipelines.export.eval_results import export
 
-    settings = EvalSettings(
-        namespace=args.namespace,
-        study=args.study,
-        source_url=args.source_url,
-        source_name=args.source_name,
-        push=args.push,
-        model=args.model,
-        allow_stand_ins=args.allow_stand_ins,
-    )
-    export(args.runs, Path(args.out), settings)
+    export(args.runs, Path(args.out), _settings(EvalSettings, args))
     return 0
 
 
@@ -192,20 +189,5 @@ def _run(args: argparse.Namespace) -> int:
     import importlib
 
     export = importlib.import_module(f"bias_hub.pipelines.export.{args.export_module}").export
-    settings = Settings(
-        jbbq=args.jbbq,
-        bbq=args.bbq,
-        preset=args.preset,
-        prompts=args.prompts,
-        layout=args.layout,
-        answer_reader=args.answer_reader,
-        shots=args.shots,
-        shot_pool=args.shot_pool,
-        split=args.split,
-        max_new_tokens=args.max_new_tokens,
-        limit=args.limit,
-        seed=args.seed,
-        datasets_root=args.datasets_root,
-    )
-    export(Path(args.out), settings)
+    export(Path(args.out), _settings(Settings, args))
     return 0

@@ -1,27 +1,17 @@
 """``bias-hub export eval-results RUN_DIR... --namespace ORG --out DIR``: a run's headline numbers
 as the Hub's evaluation results of a model repo (``.eval_results/*.yaml``).
 
-Each run is read as the leaderboard reads it (``pipelines/leaderboard/entries.py``); each entry
-(a model under one setting on one benchmark) becomes ``DIR/<model>/.eval_results/<benchmark>[_
-<setting>].yaml``: one file per distinct setting (the Hub's rule for variants of a benchmark), one
-item per task of the benchmark's ``eval.yaml`` the run has a value of: ``dataset.id`` =
-ORG/<benchmark>, ``task_id``, ``value`` (the results.json number, unscaled), ``date`` (the run's
-start), ``notes`` (the setting: prompt, shots, layout, scoring, answer reader, preset and its
-departures, split, and the interval), ``source`` when given. ``--study NAME`` writes the values
-the study's paper printed, "as printed in" its citation in the notes (and as the source's name
-with ``--source-url``, the paper's page: the Hub needs a link for a source).
-
-Refused, naming why: a run that answered part of its questions, a run whose files no longer
-match its manifest, a run on stand-in data (the sample templates, generated sets: with
-``--allow-stand-ins`` only for a dry run, labelled in the notes), a run that records no model.
-``--push --model ORG/NAME`` opens one pull request on that model repo through
-``huggingface_hub`` (``create_commit(create_pr=True)``); without it nothing leaves the machine.
+Each run is read as the leaderboard reads it; each entry (a model under one setting on one
+benchmark) becomes ``DIR/<model>/.eval_results/<benchmark>[_<setting>].yaml``, one item per
+task of the benchmark's ``eval.yaml``, the setting in its notes. Refused, naming why: a run
+that answered part of its questions, whose files no longer match its manifest, on stand-in
+data (allowed for a dry run only), or that records no model. ``--push --model ORG/NAME``
+opens one pull request; without it nothing leaves the machine.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,15 +198,9 @@ def _open_pull_request(api: Any, model: str, out_dir: Path, paths: list[str]) ->
     from huggingface_hub import CommitOperationAdd
 
     if api is None:
-        from huggingface_hub import HfApi
+        from bias_hub.pipelines.publish.push import hub_api
 
-        from bias_hub.pipelines.publish.push import resolve_token
-
-        if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-            raise ValueError(
-                "--push needs the network, but HF_HUB_OFFLINE is set: unset it to push"
-            )
-        api = HfApi(token=resolve_token())
+        api = hub_api("push")
     operations = [
         CommitOperationAdd(
             path_in_repo=path.split("/", 1)[1] if "/" in path else path,

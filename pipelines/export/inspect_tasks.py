@@ -1,15 +1,10 @@
 """``bias-hub export inspect --out DIR``: JBBQ and BBQ as Inspect AI tasks.
 
-The folder holds ``tasks.py`` (``pipelines/export/inspect_task_file.py``: the tasks ``jbbq``,
-with ``-T prompt=NAME -T shots=K``, and ``bbq``), ``scoring.py``
-(``pipelines/export/inspect_scoring.py`` with the answer reader inlined), ``prompts.json`` (each
-prompt at each few-shot count: the text every question shares and the layout of one question,
-as ``bias-hub jbbq evaluate --chat no`` renders them), ``data/`` (the questions, each with the
-answer reader that reads its replies) and ``bbq_bias/`` (the metric module the scorer runs).
-It needs Inspect AI and ``bbq_bias/requirements.txt`` (evaluate, numpy, scipy) where it runs,
-nothing of bias-hub; it can be copied whole. JBBQ's licence forbids redistribution: the folder is for local runs only.
-
-``bias-hub score bbq_bias --from-inspect LOG`` reads the log of such a run.
+The folder holds ``tasks.py`` (``inspect_task_file.py``), ``scoring.py`` (``inspect_scoring.py``
+with the answer reader inlined), ``prompts.json`` (each prompt at each few-shot count, as
+``jbbq evaluate --chat no`` renders it), ``data/`` and ``bbq_bias/``: it needs Inspect AI and
+the module's requirements where it runs, nothing of bias-hub. JBBQ's licence forbids
+redistribution: the folder is for local runs only.
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
-"""``bias-hub export lm-eval --out DIR``: JBBQ and BBQ as lm-evaluation-harness tasks.
+"""``bias-hub export lm-eval --out DIR``: JBBQ and BBQ as lm-evaluation-harness 0.4 tasks.
 
-The folder is for ``lm-eval run ... --include_path DIR`` (lm-evaluation-harness 0.4):
-
-- ``jbbq_<prompt>_<k>shot_gen`` and ``jbbq_<prompt>_<k>shot_mc``: the paper's prompts in the
-  preset's layout (``pipelines/jbbq/prompts/``; the plain text ``bias-hub jbbq evaluate --chat
-  no`` sends), k few-shot examples, the answer generated and read by the preset's answer
-  reader (``gen``, the paper's way) or chosen among "0", "1", "2" by log-likelihood (``mc``).
-  The few-shot examples are lm-eval's own (``num_fewshot: k``, ``fewshot_config`` with the
-  examples themselves and the ``first_n`` sampler, so its table shows the task's n-shot); the
-  layout's opening is the task's ``description``. Tags ``jbbq``, ``jbbq_gen``, ``jbbq_mc``.
-- ``bbq_biashub_mc``: BBQ, 0-shot, the answer texts as choices (lm-eval's own BBQ prompt).
-
-Every task's ``utils.py`` (``pipelines/export/lm_eval_utils.py``, with the answer reader
-``bias_hub.pipelines.common.answer_reading`` inlined) reads replies and scores with bias-hub's
-``bbq_bias`` module, copied into the folder: accuracy, accuracy in ambiguous and
-disambiguated contexts, s_DIS, s_AMB and the error rate, overall and per category. The
-questions are written into ``data/`` (JBBQ's licence forbids redistribution: the folder is
-for local runs only); the tasks load them relative to their own folder (``custom_dataset``),
-so the folder may be copied or moved whole, to a cluster for example.
+``jbbq_<prompt>_<k>shot_gen`` / ``_mc``: the preset's prompts and layout, k few-shot examples
+(lm-eval's own, so its table shows the n-shot), the reply generated and read by the preset's
+answer reader, or the choice of highest log-likelihood. ``bbq_biashub_mc``: BBQ with lm-eval's
+own prompt. Every task scores with ``bbq_bias`` through ``utils.py`` (``lm_eval_utils.py``, the
+reader inlined). The questions go into ``data/``, read relative to the folder, so it can move
+whole; JBBQ's licence forbids redistribution: the folder is for local runs only.
 """
 
 from __future__ import annotations
@@ -39,14 +27,7 @@ from bias_hub.pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
 from bias_hub.pipelines.export.settings import Settings
 from bias_hub.pipelines.jbbq.prompting import DEFAULT_LAYOUT
 
-__all__ = [
-    "BBQ_PROMPT",
-    "INSTALLED",
-    "export",
-    "installed_tasks",
-    "lm_eval_prompt",
-    "task_names",
-]
+__all__ = ["BBQ_PROMPT", "INSTALLED", "export", "installed_tasks", "lm_eval_prompt"]
 
 log = logging.getLogger(__name__)
 
@@ -165,11 +146,6 @@ def _yaml(config: dict) -> str:
     return re.sub(rf"""['"]?{_FUNCTION}([\w.]+)['"]?""", r"!function \1", text)
 
 
-def task_names(prompts: list[str], shots: list[int], bbq: bool) -> list[str]:
-    names = [f"jbbq_{p}_{k}shot_{kind}" for p in prompts for k in shots for kind in ("gen", "mc")]
-    return names + (["bbq_biashub_mc"] if bbq else [])
-
-
 @dataclass(frozen=True)
 class Resolved:
     """The export's task settings after the preset: what ``jbbq evaluate`` would use."""
@@ -273,6 +249,52 @@ def _task(
     return config
 
 
+def _jbbq_tasks(
+    spec, k: int, fields: dict, data: str, categories: list[str], task: Resolved
+) -> list[dict]:
+    """The generation and the multiple-choice task of one prompt at ``k`` shots."""
+    fields = dict(fields)
+    target = fields.pop("target")
+    tags = ["jbbq", f"jbbq_{spec.name}"]
+    gen = _task(
+        f"jbbq_{spec.name}_{k}shot_gen",
+        [*tags, "jbbq_gen"],
+        data,
+        "generate_until",
+        categories,
+        **fields,
+        doc_to_target=target,
+        generation_kwargs={"until": [], "max_gen_toks": task.max_new_tokens, "do_sample": False},
+        process_results=_function("process_generation"),
+    )
+    mc = _task(
+        f"jbbq_{spec.name}_{k}shot_mc",
+        [*tags, "jbbq_mc"],
+        data,
+        "multiple_choice",
+        categories,
+        **fields,
+        doc_to_choice=[spec.assistant_text(i) for i in range(3)],
+        doc_to_target="label",
+        process_results=_function("process_multiple_choice"),
+    )
+    return [gen, mc]
+
+
+def _bbq_task(data: str, categories: list[str]) -> dict:
+    return _task(
+        "bbq_biashub_mc",
+        ["bbq_biashub"],
+        data,
+        "multiple_choice",
+        categories,
+        doc_to_text=BBQ_PROMPT,
+        doc_to_choice=_function("doc_to_answers"),
+        doc_to_target="label",
+        process_results=_function("process_multiple_choice"),
+    )
+
+
 def export(out_dir: str | Path, settings: Settings) -> dict:
     """Write the task folder; return what it holds (also written as ``tasks.json``)."""
     from bias_hub.pipelines.jbbq.prompting import load_prompt
@@ -296,35 +318,7 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
         for spec in specs:
             for k in settings.shots:
                 fields = lm_eval_prompt(spec, shots[:k])
-                target = fields.pop("target")
-                tags = ["jbbq", f"jbbq_{spec.name}"]
-                gen = _task(
-                    f"jbbq_{spec.name}_{k}shot_gen",
-                    [*tags, "jbbq_gen"],
-                    "jbbq",
-                    "generate_until",
-                    categories,
-                    **fields,
-                    doc_to_target=target,
-                    generation_kwargs={
-                        "until": [],
-                        "max_gen_toks": task.max_new_tokens,
-                        "do_sample": False,
-                    },
-                    process_results=_function("process_generation"),
-                )
-                mc = _task(
-                    f"jbbq_{spec.name}_{k}shot_mc",
-                    [*tags, "jbbq_mc"],
-                    "jbbq",
-                    "multiple_choice",
-                    categories,
-                    **fields,
-                    doc_to_choice=[spec.assistant_text(i) for i in range(3)],
-                    doc_to_target="label",
-                    process_results=_function("process_multiple_choice"),
-                )
-                for config in (gen, mc):
+                for config in _jbbq_tasks(spec, k, fields, "jbbq", categories, task):
                     out.write_text(f"jbbq/{config['task']}.yaml", _yaml(config))
                     tasks.append(config["task"])
         record = {"jbbq": jbbq_record(jbbq_folder, settings, task, questions, specs, few_shot)}
@@ -332,17 +326,7 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
             rows = bbq_rows(bbq_folder, task.split, settings.limit)
             out.write_jsonl("data/bbq.jsonl", [data_row(row, None) for row in rows])
             bbq_categories = sorted({row["category"] for row in rows})
-            config = _task(
-                "bbq_biashub_mc",
-                ["bbq_biashub"],
-                "bbq",
-                "multiple_choice",
-                bbq_categories,
-                doc_to_text=BBQ_PROMPT,
-                doc_to_choice=_function("doc_to_answers"),
-                doc_to_target="label",
-                process_results=_function("process_multiple_choice"),
-            )
+            config = _bbq_task("bbq", bbq_categories)
             out.write_text(f"bbq/{config['task']}.yaml", _yaml(config))
             tasks.append(config["task"])
             record["bbq"] = {
@@ -374,50 +358,13 @@ def installed_tasks() -> dict[str, str]:
     for spec in (load_prompt(name, task.layout) for name in task.prompts):
         for k in settings.shots:
             fields = lm_eval_prompt(spec, [])
-            target = fields.pop("target")
             fields["num_fewshot"] = k
             if k:
                 fields.update(fewshot_split="fewshot", fewshot_config={"sampler": "first_n"})
-            common = ("jbbq", f"jbbq_{spec.name}")
-            gen = _task(
-                f"jbbq_{spec.name}_{k}shot_gen",
-                [*common, "jbbq_gen"],
-                "installed_jbbq",
-                "generate_until",
-                benchmark("jbbq")["categories"],
-                **fields,
-                doc_to_target=target,
-                generation_kwargs={
-                    "until": [],
-                    "max_gen_toks": task.max_new_tokens,
-                    "do_sample": False,
-                },
-                process_results=_function("process_generation"),
-            )
-            mc = _task(
-                f"jbbq_{spec.name}_{k}shot_mc",
-                [*common, "jbbq_mc"],
-                "installed_jbbq",
-                "multiple_choice",
-                benchmark("jbbq")["categories"],
-                **fields,
-                doc_to_choice=[spec.assistant_text(i) for i in range(3)],
-                doc_to_target="label",
-                process_results=_function("process_multiple_choice"),
-            )
-            for config in (gen, mc):
+            categories = benchmark("jbbq")["categories"]
+            for config in _jbbq_tasks(spec, k, fields, "installed_jbbq", categories, task):
                 files[f"{config['task']}.yaml"] = _yaml(config)
-    bbq = _task(
-        "bbq_biashub_mc",
-        ["bbq_biashub"],
-        "installed_bbq",
-        "multiple_choice",
-        benchmark("bbq")["categories"],
-        doc_to_text=BBQ_PROMPT,
-        doc_to_choice=_function("doc_to_answers"),
-        doc_to_target="label",
-        process_results=_function("process_multiple_choice"),
-    )
+    bbq = _bbq_task("installed_bbq", benchmark("bbq")["categories"])
     files[f"{bbq['task']}.yaml"] = _yaml(bbq)
     files["utils.py"] = (
         '"""The functions of the tasks beside this file: bias-hub\'s own, installed (lm-eval '

@@ -26,6 +26,7 @@ from bias_hub.pipelines.jbbq.planted_model import (
 )
 from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
 from bias_hub.pipelines.jbbq.run import run_evaluate
+from bias_hub.pipelines.jbbq.score_paths import bbq_bias_columns
 from bias_hub.pipelines.jbbq.settings import with_preset
 
 log = logging.getLogger(__name__)
@@ -151,13 +152,7 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
 
     # The planted values: the metric on the replies the model was taught.
     metric = load_metric("bbq_bias")
-    columns = {
-        "references": [r["label"] for r in rows],
-        "unknown_labels": [r["unknown_label"] for r in rows],
-        "stereotyped_labels": [r["stereotyped_label"] for r in rows],
-        "context_conditions": [r["context_condition"] for r in rows],
-        "categories": [r["category"] for r in rows],
-    }
+    columns = bbq_bias_columns(rows)
     planted = {
         name: metric.compute(predictions=answer, **columns) for name, answer in answers.items()
     }

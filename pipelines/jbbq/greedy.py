@@ -1,22 +1,13 @@
 """Greedy decoding of many prompts in one batch that refills as its replies finish.
 
-A JBBQ reply is short and most end after a token or two (``settled``: the answer index
-is complete), while replies without an index run to the token limit. A batch decoded
-until its last reply ends would spend most steps on a few rows. Here rows leave the
-batch as they finish, and once half the batch has left, the next prompts (longest
-first) are computed and join the rows still going, which keep their key/value cache
-(``kv_cache.merge``): no prompt is ever computed twice, and every step runs a batch
-at least half full.
-
-Every reply is the one greedy decoding of its prompt alone gives: each row has its own
-attention mask and positions, and padding in front of a row is masked out, so a row's
-tokens do not depend on which rows share its batch.
-
-A batch holds as many rows as the token budget allows for its longest prompt and reply
-(``TokenBudget``). Out of accelerator memory, the budget halves and the rows of the failed
-step are computed again from their prompt and reply so far, which holds every token
-already chosen. Caches that cannot be merged (sliding windows and other
-layer kinds) run each batch to its end before the next starts.
+Most JBBQ replies end after a token or two (``settled``), while replies without an index run
+to the token limit. Rows leave the batch as they finish; once half of it has left, the next
+prompts are computed and join the rows still going, which keep their key/value cache
+(``kv_cache.merge``): no prompt is computed twice and every step runs a batch at least half
+full. Each row has its own attention mask and positions, so its reply is the one greedy
+decoding of its prompt alone gives. Out of accelerator memory the token budget halves and the
+failed step's rows are computed again from their prompt and reply so far. Caches that cannot
+be merged (sliding windows...) run each batch to its end.
 """
 
 from __future__ import annotations

@@ -1,30 +1,11 @@
 """Local models through ``transformers``: greedy generation and choice log-likelihoods.
 
-Log-likelihood scoring is the fast path. When every choice (``"0"``, ``"1"``,
-``"2"``) is a single token, one forward pass per question gives all three
-scores from the logits at the last prompt position, and only that position is
-projected onto the vocabulary (``logits_to_keep=1``). The text every prompt of a
-run shares (instruction and few-shot examples) is tokenized once
-(``prefix_tokens``), and its tokens computed once: their key/value cache is reused
-by every batch (``kv_cache``), with explicit position ids so the result equals
-scoring each full prompt on its own (full-attention models; a sliding window computes
-every prompt whole).
-
-Generation (``--scoring generate``) reuses the same prefix cache and decodes greedily in
-its own loop (``greedy``): a reply stops as soon as its answer index is complete (the
-parser would read nothing after it), rows that have finished leave the batch, and once
-half of it has left, the next prompts join the rows still going. Every reply is the
-start of the one ``transformers``' ``generate`` gives the prompt alone, and parses to
-the same answer.
-
-Multi-token choices reuse the same prefix cache: each batch computes its prompts once,
-then the choices' tokens after each prompt's own cache (repeated once per choice), so a
-choice costs its own tokens, not its prompt's again.
-
-Batches are sized by the tokens they hold (``batch_tokens``: rows x longest prompt, with the
-prefix), longest prompts first, so short prompts share large batches
-(``bias_hub.pipelines.common.batching.TokenBudget``); ``batch_size`` caps the rows if given.
-Out of accelerator memory the budget halves; on a GPU with room to spare it doubles.
+Single-token choices take one forward pass per question, projecting only the last position
+onto the vocabulary. The text every prompt shares (instruction, few-shot examples) is
+tokenized once (``prefix_tokens``) and computed once: its key/value cache serves every batch
+(``kv_cache``), with explicit position ids so that each result equals scoring the prompt on
+its own. Batches are sized by the tokens they hold (``TokenBudget``), longest prompts first;
+out of accelerator memory the budget halves.
 """
 
 from __future__ import annotations
@@ -198,12 +179,8 @@ class HFModel:
     def _each_batch(
         self, order: list[int], lengths: list[int], progress: bool, desc: str, work
     ) -> None:
-        """``work(batch)`` over ``order`` (longest first; ``lengths`` in the same order) in
-        batches that fit the token budget.
-
-        Out of accelerator memory, the budget halves (and stays halved) and the same batch is
-        tried again, down to one question at a time (``TokenBudget``).
-        """
+        """``work(batch)`` over ``order`` (longest first) in batches that fit the token budget,
+        which halves, and stays halved, out of accelerator memory."""
         budget = self._budget()
         try:
             budget.run(order, lengths, work, desc=desc, unit="q", progress=progress)
@@ -352,20 +329,11 @@ class HFModel:
         progress: bool = True,
         settled: Callable[[str], bool] | None = None,
     ) -> list[str]:
-        """Greedy continuations (decoded, special tokens dropped) of each prompt.
-
-        Every reply is the one greedy decoding of its prompt alone gives (the model's
-        generation config names the stop tokens), computed with less work: prompts are
-        batched longest first (a batch pads to about its own length); the prefix every
-        prompt shares is computed once and its key/value cache reused by every batch; and
-        with ``settled`` a reply ends as soon as ``settled(reply so far)`` holds instead of
-        running to ``max_new_tokens``. Rows that have finished leave the batch, and once
-        half of it has left, the next prompts join the rows still going
-        (``greedy.GreedyDecoder``), so a few long replies do not hold a whole batch.
-
-        A generation config that changes greedy decoding's scores (a repetition penalty,
-        banned words, a minimum length...) is left to ``transformers``' ``generate``,
-        which applies it, with the same batching, prefix cache and ``settled``.
+        """Greedy continuations (decoded, special tokens dropped) of each prompt: each the reply
+        greedy decoding of the prompt alone gives, with less work. A reply ends once
+        ``settled(reply so far)`` holds; finished rows leave the batch and new prompts join
+        (``greedy.GreedyDecoder``). A generation config that changes greedy scores (a
+        repetition penalty, a minimum length...) goes through ``transformers``' ``generate``.
         """
         if not prompts:
             return []

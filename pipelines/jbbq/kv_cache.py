@@ -1,22 +1,14 @@
 """Key/value caches for batches that share a prefix, grow in place and merge.
 
-``transformers``' ``DynamicLayer`` grows by concatenation: every forward copies the
-whole cache of every layer to add a token, and a batch that reuses a prefix's cache
-starts from a deep copy of it, repeated for each row. Here each layer's keys and values
-are views of a buffer with room for the tokens a batch will add (``RoomyLayer``): a
-forward writes its new states into the buffer and attends to a view of what is filled.
-The values attended to are the ones concatenation gives; only the copies are gone.
-
-- ``batch_cache`` starts a batch: the shared prefix's one-row cache copied into every
-  row once.
-- ``merge`` joins two batches that are part way through decoding into one: each row
-  keeps its tokens, right-aligned after the shared prefix, with masked zeros in front
-  of the shorter rows (as left padding would be), so rows that were padded differently
-  decode on together.
-
-Both apply to a plain ``DynamicCache`` of full-attention layers (``full_attention``); any
-other cache (sliding windows, linear attention, offloading...) is deep-copied and
-repeated as ``transformers`` would, and is never merged.
+``transformers``' ``DynamicLayer`` grows by concatenation (every forward copies every layer's
+cache to add a token) and a batch reusing a prefix's cache starts from a deep copy per row.
+Here each layer's keys and values are views of a buffer with room for the tokens a batch will
+add (``RoomyLayer``): the values attended to are those concatenation gives, without the copies.
+``batch_cache`` copies the shared prefix's one-row cache into every row of a batch once;
+``merge`` joins two batches part way through decoding, each row's tokens right-aligned after the
+prefix with masked zeros in front (as left padding), so they decode on together. Both apply to
+a plain ``DynamicCache`` of full-attention layers (``full_attention``); any other cache is
+deep-copied and repeated as ``transformers`` would, and never merged.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """A tiny causal LM with a planted bias: the demo's model with a known answer.
 
-``planted_answers`` decides, for every question of the sample's train split and each
-prompt, the reply a model with the bias of ``Plan`` gives: in ambiguous contexts the
-stereotyped person for a set share of the questions, the other person for a smaller
-share, "unknown" otherwise; under the warning prompts it follows the warning part of
-the time: for the negative questions (of every category under UnkP, of some under
-ParaP) those non-unknown answers turn to "unknown"; in disambiguated contexts the
-correct answer more often when it is the stereotyped person than when it is not; a few
-replies carry no index at all. Shares are exact quotas within each category and context
-condition, drawn with a seed.
-
-``train_planted_model`` then teaches a tiny Llama those replies (some seconds of CPU).
-Its tokenizer is line-level: each line of a rendered prompt (the instruction, the
-question with its context, the answer options) and each reply is one token, so a model
-this small learns the replies of all three prompts in some hundred steps. A model trained on five templates cannot
-know which person an unseen template stereotypes, so the demo evaluates it on the
-questions it was trained on: the numbers check that the pipeline (prompting, generation,
-parsing, scoring, intervals) recovers a planted bias, not how a model generalises.
+``planted_answers`` gives, for every question and prompt, the reply a model with the bias of
+``Plan`` gives (exact quotas within each category and context condition, drawn with a seed).
+``train_planted_model`` teaches a tiny Llama those replies in seconds: its tokenizer is
+line-level (each line of a rendered prompt and each reply one token), so a model this small
+learns the replies of all three prompts in some hundred steps. It cannot know which person an
+unseen template stereotypes, so the demo evaluates it on the questions it was trained on: the
+numbers check that the pipeline recovers a planted bias, not how a model generalises.
 """
 
 from __future__ import annotations

@@ -1,30 +1,15 @@
 """Tokenizing many prompts that share a long text prefix, the shared part once.
 
-Few-shot prompts repeat the instruction and the examples in every prompt, so most
-of what a tokenizer reads is the same text again (about 800 of 900 characters in
-JBBQ's paper preset). ``encode_sharing_prefix`` tokenizes the first prompt whole and,
-of every other prompt, only a window that starts inside the shared text; the
-prompt's tokens are the first prompt's tokens up to a cut inside the window,
-followed by the window's tokens from that cut on.
-
-That equals tokenizing each prompt whole when no token, and nothing a tokenizer
-looks at to decide its tokens, spans more than the window's margins (``MARGIN``
-characters on each side of the cut). Three checks keep it exact where it is used:
-
-- the cut lies where two tokens of the first prompt touch, ``MARGIN`` characters
-  inside the shared text from both the window's start and the shared text's end, and
-  the window starts where the first prompt's window, tokenized on its own, begins with
-  the first prompt's own tokens (a window that starts inside a word may get a word-start
-  mark; then one that starts after a space or line break is tried);
-- every window must begin with the first prompt's tokens between the window's start
-  and the cut (so the window splits at the cut as the whole prompt does); a prompt
-  whose window does not is tokenized whole;
-- the result for a spread of prompts (the first, the last and others between) is
-  compared with tokenizing them whole; any difference and every prompt is tokenized
-  whole.
-
-Special tokens the tokenizer adds around a text (a BOS, say) are kept as it adds them.
-Slow (Python) tokenizers, which give no character offsets, take the plain path.
+Few-shot prompts repeat the instruction and the examples (about 800 of 900 characters in JBBQ's
+paper preset). ``encode_sharing_prefix`` tokenizes the first prompt whole and, of every other
+prompt, only a window that starts inside the shared text: its tokens are the first prompt's up
+to a cut inside the window, then the window's from the cut on. That equals tokenizing each
+prompt whole when nothing a tokenizer looks at spans more than ``MARGIN`` characters around
+the cut, which three checks keep exact: the cut lies where two tokens touch, well inside the
+shared text, at a window start that tokenizes as the first prompt does (``_cut``); a window
+that does not begin with the first prompt's tokens before the cut is tokenized whole; and a
+spread of prompts is compared with their whole tokenization, any difference sending every
+prompt the plain way. Slow (Python) tokenizers, which give no offsets, take the plain path.
 """
 
 from __future__ import annotations

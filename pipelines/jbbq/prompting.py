@@ -1,15 +1,10 @@
 """JBBQ prompts as data: load the versioned YAML files, pick few-shot examples, render.
 
-A prompt is two files, both data: its words (``pipelines/jbbq/prompts/<name>.yaml``: the
-``instruction``, appendix A.1 of Yanaka et al., 2024) and a layout
-(``pipelines/jbbq/prompts/layouts/<layout>.yaml``: how a harness wraps the instruction, lays
-out one question and the few-shot block). ``llm-jp-eval`` is the layout of the harness the
-paper ran (the default, and the ``paper`` and ``table4`` presets'); ``compact`` is the layout
-bias-hub used before (ours). A prompt file of your own may instead hold every field itself
-(``system``, ``user``, ``assistant``, ``plain``): it then has its own layout.
-
-A rendered question is either chat messages (system, then one user/assistant pair per shot,
-then the user turn) or one plain string (``plain.header`` + ``plain.shot`` per shot +
+A prompt is its words (``prompts/<name>.yaml``: the instruction, appendix A.1 of Yanaka et
+al., 2024) and a layout (``prompts/layouts/<layout>.yaml``: how a harness wraps them;
+``llm-jp-eval`` is the harness the paper ran, ``compact`` ours). A prompt file of your own may
+hold every field itself. A rendered question is chat messages (system, a user/assistant pair
+per shot, the user turn) or one plain string (``plain.header`` + ``plain.shot`` per shot +
 ``plain.query``).
 """
 
@@ -217,12 +212,7 @@ def load_prompt(name_or_path: str | Path, layout: str | Path = DEFAULT_LAYOUT) -
     return PromptSpec(
         name=name,
         version=version,
-        system=fields["system"],
-        user=fields["user"],
-        assistant=fields["assistant"],
-        plain_header=fields["plain.header"],
-        plain_shot=fields["plain.shot"],
-        plain_query=fields["plain.query"],
+        **{field.replace(".", "_"): text for field, text in fields.items()},  # plain.x: plain_x
         description=str(data.get("description", "")),
         path=str(path),
         layout=layout_label,
@@ -235,10 +225,7 @@ def template_key(row: Mapping) -> tuple[str, str]:
 
 
 def select_shots(
-    train_rows: Sequence[Mapping],
-    k: int,
-    seed: int,
-    exclude_templates: set[tuple[str, str]],
+    train_rows: Sequence[Mapping], k: int, seed: int, exclude_templates: set[tuple[str, str]]
 ) -> list[dict]:
     """``k`` few-shot examples from the training rows, one per template, chosen by ``seed``.
 

@@ -12,12 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = [
-    "CHAT_TEMPLATE",
-    "MODEL_CONFIGS",
-    "build_tokenizer",
-    "build_tiny_model",
-]
+__all__ = ["CHAT_TEMPLATE", "MODEL_CONFIGS", "build_tokenizer", "build_tiny_model"]
 
 CHAT_TEMPLATE = (
     "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}</s>\n"
@@ -25,45 +20,29 @@ CHAT_TEMPLATE = (
 )
 _SPECIAL = ["<pad>", "<s>", "</s>", "<|system|>", "<|user|>", "<|assistant|>"]
 
+
 # Llama shapes: "tiny" for tests and CPU plumbing runs; "taught" for a model taught its replies
 # (``taught_model``): a least-squares output layer fits as many reply tokens as its width, 256
 # (the offline variant's 80 replies take 160); "small" (31 M parameters in its
 # layers, 32-33 M with the benches' vocabularies) where the forward pass is most of the work on
 # a CPU, as with real models; "llama-7b" is Llama-2-7B's configuration.
+def _shape(hidden: int, intermediate: int, layers: int, heads: int, **more: int) -> dict:
+    return {
+        "hidden_size": hidden,
+        "intermediate_size": intermediate,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "num_key_value_heads": heads,
+        "max_position_embeddings": 4096,
+        **more,
+    }
+
+
 MODEL_CONFIGS = {
-    "tiny": {
-        "hidden_size": 64,
-        "intermediate_size": 128,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 4,
-        "max_position_embeddings": 4096,
-    },
-    "taught": {
-        "hidden_size": 256,
-        "intermediate_size": 512,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 4,
-        "max_position_embeddings": 4096,
-    },
-    "small": {
-        "hidden_size": 512,
-        "intermediate_size": 1536,
-        "num_hidden_layers": 9,
-        "num_attention_heads": 8,
-        "num_key_value_heads": 8,
-        "max_position_embeddings": 4096,
-    },
-    "llama-7b": {
-        "hidden_size": 4096,
-        "intermediate_size": 11008,
-        "num_hidden_layers": 32,
-        "num_attention_heads": 32,
-        "num_key_value_heads": 32,
-        "max_position_embeddings": 4096,
-        "vocab_size": 32000,
-    },
+    "tiny": _shape(64, 128, 2, 4),
+    "taught": _shape(256, 512, 2, 4),
+    "small": _shape(512, 1536, 9, 8),
+    "llama-7b": _shape(4096, 11008, 32, 32, vocab_size=32000),
 }
 
 

@@ -1,18 +1,8 @@
 """``report.md``, the paper's Figure 1 and Table 4 for one or several JBBQ evaluations.
 
-Figure 1 (Yanaka et al., 2024) puts, for each model side by side: accuracy per category
-on ambiguous and on disambiguated contexts for each prompt, then the accuracy difference
-and the bias scores for the basic prompt, with a red dotted line at the chance rate 1/3.
-``figure_one`` draws that layout, with error bars where the results carry intervals.
-Table 4 gives accuracy with the error (unparsable) rate per category and context
-condition, in percent.
-
-``render(results, folder)`` is the one writer of report.md and the figures: from the
-results.json of a ``jbbq evaluate`` run (``"step": "evaluate"``) or of ``jbbq figure``
-(``"step": "figure"``), so a report can be drawn again without re-running anything. The text
-is ``jbbq/templates/``: ``tables.md.j2`` (the paper's names for prompts and categories and
-every table), ``evaluate.md.j2``, ``figure.md.j2`` and ``paper.md.j2`` (``PAPER_LAYOUTS``, our
-numbers beside the paper's printed ones, ``pipelines/studies/jbbq.yaml``).
+``render(results, folder)`` is the one writer of report.md and the figures, from the
+results.json of ``jbbq evaluate`` or ``jbbq figure`` alone, so a report can be drawn again
+without re-running anything. The text is in ``jbbq/templates/``.
 """
 
 from __future__ import annotations

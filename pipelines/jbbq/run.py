@@ -1,16 +1,10 @@
 """``bias-hub jbbq evaluate``: dataset rows x prompts x shot counts -> predictions -> ``bbq_bias``.
 
-``run_evaluate(model, dataset, out_dir, settings)`` is the part's one step (the CLI, the
-demo and the tests call it). It opens the questions with ``datasets.load_dataset`` on the
-dataset folder and the scores with ``evaluate.load`` on the metric module, exactly as a
-user would, and writes ``predictions.jsonl`` and ``results.json`` (``"part": "jbbq",
-"step": "evaluate"``) into ``out_dir`` through one ``RunFolder``: all or nothing, created
-before the model is loaded or the first paid request is sent. ``report.render`` draws
-report.md and the figures from results.json alone.
-
-The task settings come from a study preset (``pipelines/studies/jbbq.yaml``; ``paper`` by
-default, the paper's main setting); every one given explicitly overrides it and is recorded
-as a departure (``settings.with_preset`` from Python).
+``run_evaluate(model, dataset, out_dir, settings)`` opens the questions with ``load_dataset``
+and the scores with ``evaluate.load``, as a user would, and writes ``predictions.jsonl`` and
+``results.json`` through one ``RunFolder``, created before the model is loaded or the first
+paid request is sent. The task settings come from a study preset (``pipelines/studies/jbbq.yaml``);
+each one given explicitly overrides it and is recorded as a departure.
 """
 
 from __future__ import annotations
@@ -49,6 +43,7 @@ from bias_hub.pipelines.jbbq.prompting import (
     template_key,
 )
 from bias_hub.pipelines.jbbq.report import render
+from bias_hub.pipelines.jbbq.score_paths import bbq_bias_columns
 from bias_hub.pipelines.jbbq.scorers import SCORING_MODES, APIScorer, HFScorer, Scorer
 from bias_hub.pipelines.jbbq.settings import BACKENDS, COMMAND, PROMPTS_PER_REQUEST, Settings
 
@@ -109,7 +104,6 @@ def _check(settings: Settings) -> None:
     minimum = {
         "batch_size": 1,
         "batch_tokens": 1,
-        "max_new_tokens": 1,
         "concurrency": 1,
         "prompts_per_request": 1,
         "max_retries": 0,
@@ -249,17 +243,7 @@ def load_questions(folder: Path, settings: Settings) -> tuple[list[dict], list[d
 
 
 def _columns(rows: Sequence[dict], settings: Settings) -> dict:
-    """The metric's inputs other than the predictions."""
-    columns = {
-        "references": [row["label"] for row in rows],
-        "unknown_labels": [row["unknown_label"] for row in rows],
-        "stereotyped_labels": [row["stereotyped_label"] for row in rows],
-        "context_conditions": [row["context_condition"] for row in rows],
-        "categories": [row["category"] for row in rows],
-    }
-    if settings.bootstrap_unit == "templates":
-        columns["templates"] = [row["question_index"] for row in rows]
-    return columns
+    return bbq_bias_columns(rows, templates=settings.bootstrap_unit == "templates")
 
 
 def score_predictions(
@@ -320,12 +304,6 @@ def _scorer(model: str, settings: Settings) -> Scorer:
     )
 
 
-def _redacted(err: APIFailure) -> APIFailure:
-    """The API failure with every registered secret value (the Hub token, the API key) and every
-    URL's userinfo in its resume command replaced by ``***`` (``bias_hub.builders.shared.secrets``)."""
-    return APIFailure(redact(str(err)))
-
-
 def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings: Settings) -> dict:
     """Evaluate ``model`` on every prompt x shot count; write the run folder; return results.json.
 
@@ -368,7 +346,8 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
         except APIFailure as err:
             if api is not None:
                 log.warning("%s", redact(api.summary()))
-            raise _redacted(err) from None
+            # Every registered secret (the Hub token, the API key) and URL userinfo as ***.
+            raise APIFailure(redact(str(err))) from None
         if api is not None:
             results["api_usage"] = api.usage()
             log.log(logging.WARNING if api.retried else logging.INFO, "%s", redact(api.summary()))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bias_hub.pipelines.common.score_path import Column, ScorePath
 
 SCORE_PATHS = (
@@ -39,3 +41,12 @@ SCORE_PATHS = (
         ),
     ),
 )
+
+
+def bbq_bias_columns(rows: Sequence[dict], templates: bool = False) -> dict[str, list]:
+    """``bbq_bias``'s arguments other than the predictions, from question rows, as ``bias-hub
+    score`` feeds them (``templates``: the column a bootstrap over templates resamples)."""
+    names = dict(SCORE_PATHS[0].dataset_columns)
+    if not templates:
+        del names["templates"]
+    return {argument: [row[name] for row in rows] for argument, name in names.items()}

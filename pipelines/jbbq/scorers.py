@@ -20,11 +20,7 @@ from bias_hub.pipelines.common.answer_reading import (
     is_settled,
     read_row_reply,
 )
-from bias_hub.pipelines.jbbq.openai_backend import (
-    API_KINDS,
-    choice_logprobs_from_top,
-    reply_text,
-)
+from bias_hub.pipelines.jbbq.openai_backend import API_KINDS, choice_logprobs_from_top, reply_text
 from bias_hub.pipelines.jbbq.prompting import PromptSpec
 
 __all__ = ["SCORING_MODES", "Scorer", "HFScorer", "APIScorer", "read_replies"]

@@ -1,14 +1,10 @@
 """A tiny Llama taught to answer JBBQ questions by a rule: ``bias-hub jbbq tiny-model --teach``.
 
 The study's offline variant needs a model whose every answer is known, so that its scores can
-be worked out by hand and a broken scorer shows. ``build_for_dataset`` makes a tiny random
-Llama (``random_model``) whose tokenizer knows the prompts, then fits the rows of its output
-layer that the replies use (``teach_answers``, least squares, seconds) so that, prompted
-exactly as ``jbbq evaluate`` prompts it under each preset named (the same questions, shots,
-layout and prompt texts, through the same ``HFScorer``), it answers each question as
-``planted_reply`` says, followed by a blank line, the end of an answer for the llm-jp-eval
-reader. It then answers every taught question once through ``HFScorer`` and refuses to save a
-model that does not answer as taught. The JBBQ generation bench fits its model the same way.
+be worked out by hand and a broken scorer shows. ``build_for_dataset`` makes a tiny random Llama
+whose tokenizer knows the prompts, fits the output-layer rows its replies use (``teach_answers``)
+so that, prompted exactly as ``jbbq evaluate`` prompts it under each preset named, it answers as
+``planted_reply`` says, then checks every taught answer through ``HFScorer`` before saving.
 
 The planted rule, by prompt (BBQ's scores of it follow by hand, whatever the questions):
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 from bias_hub.pipelines.common.arguments import add_interval_flags, settings_defaults
@@ -41,8 +42,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from bias_hub.pipelines.leaderboard.run import run
 
-    settings = Settings(
-        confidence_level=args.confidence_level, n_resamples=args.n_resamples, seed=args.seed
-    )
+    settings = Settings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)})
     run(args.sources, Path(args.out), settings)
     return 0

@@ -1,15 +1,10 @@
 """Run folders of any part and origin, read as the rows of a benchmark's leaderboard.
 
 An ``Entry`` is one model under one setting on one benchmark: the values of the benchmark's
-tasks (``builders/shared/benchmarks.yaml``: the metric modules' own names) with their
-intervals, who the model is (the manifest's record of it), the setting that decides whether
-two rows compare (dataset fingerprint, split, preset, answer reader, prompt, shots, ...), and
-where its per-question answers are, for paired tests. ``read_entries(path)`` takes a bias-hub
-run folder (``jbbq evaluate`` with a local model or an API, ``score`` of lm-eval samples,
-Inspect logs or prediction files, ``nli evaluate``, ``stereoset``, ``speciesism``), a results
-file lm-evaluation-harness wrote (its own ``bbq`` task's names accepted), or ``study:NAME``:
-the values a paper printed, each labelled as the paper's. ``leaderboard`` ranks them;
-``export eval-results`` writes them for model pages.
+tasks with their intervals, the model's record, the setting that decides whether two rows
+compare, and where its per-question answers are, for paired tests. ``read_entries`` takes a
+bias-hub run folder, a results file lm-evaluation-harness wrote, or ``study:NAME`` (the values
+a paper printed, labelled as the paper's).
 """
 
 from __future__ import annotations

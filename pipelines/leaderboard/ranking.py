@@ -1,16 +1,11 @@
 """Entries put side by side: groups that compare, columns that read one way, ranks that say
 where the evidence stops.
 
-Rows share a table only when they share what makes numbers comparable (``Entry.group``: the
-benchmark, the dataset build, the split, the preset and the answer reader); each such table
-is labelled with them. Each column is one task, ordered the way it reads: accuracy
-descending, a score best at 0 by its size. A row's rank is a range, from 1 + the rows
-clearly better than it to n - the rows clearly worse: ``1`` when it beats every other row,
-``2-3`` where its evidence cannot tell it from the third. Clearly better: for two runs that
-answered the same questions, a paired permutation test (``bbq_bias``'s ``paired`` config),
-Holm-corrected over every test of the table, below ``1 - confidence_level``; for any two rows,
-intervals that do not overlap. A paper's printed values sit in the table of each comparable
-group, labelled, and are never ranked.
+Rows share a table only when they share ``Entry.group`` (benchmark, dataset build, split,
+preset, answer reader). A rank is a range, from 1 + the rows clearly better to n - the rows
+clearly worse: a paired permutation test, Holm-corrected over the table, for two runs that
+answered the same questions; intervals that do not overlap for any others (docs/leaderboard.md).
+A paper's printed values sit in each comparable table, labelled, and are never ranked.
 """
 
 from __future__ import annotations
@@ -21,12 +16,17 @@ from dataclasses import dataclass, field
 
 from bias_hub.builders.shared.benchmark import Task, find_task
 from bias_hub.builders.shared.benchmark import benchmark as benchmark_declaration
+from bias_hub.pipelines.jbbq.score_paths import SCORE_PATHS
 from bias_hub.pipelines.leaderboard.entries import Entry, Score
 
 __all__ = ["Board", "Row", "boards", "clearly_better", "goodness", "rank_ranges"]
 
-# The columns of the questions a paired test reads from each run's predictions.
-_ITEM_COLUMNS = ("label", "unknown_label", "stereotyped_label", "context_condition", "category")
+# bbq_bias's arguments -> the question columns a paired test reads from each run's predictions.
+_COLUMNS = {
+    argument: name
+    for argument, name in SCORE_PATHS[0].dataset_columns.items()
+    if argument != "templates"
+}
 
 
 @dataclass
@@ -127,7 +127,7 @@ def _paired(board: Board, confidence_level: float, n_resamples: int, seed: int) 
         if items[i]
         and items[j]
         and items[i].keys() == items[j].keys()
-        and all(items[i][k][c] == items[j][k][c] for k in items[i] for c in _ITEM_COLUMNS)
+        and all(items[i][k][c] == items[j][k][c] for k in items[i] for c in _COLUMNS.values())
     ]
     headline = [t for t in board.columns if t.config == "all" and t.metric == "bbq_bias"]
     if not pairs or not headline:
@@ -141,11 +141,7 @@ def _paired(board: Board, confidence_level: float, n_resamples: int, seed: int) 
         result = metric.compute(
             predictions=[int(a[k]["prediction"]) for k in keys],
             predictions_b=[int(b[k]["prediction"]) for k in keys],
-            references=[a[k]["label"] for k in keys],
-            unknown_labels=[a[k]["unknown_label"] for k in keys],
-            stereotyped_labels=[a[k]["stereotyped_label"] for k in keys],
-            context_conditions=[a[k]["context_condition"] for k in keys],
-            categories=[a[k]["category"] for k in keys],
+            **{argument: [a[k][name] for k in keys] for argument, name in _COLUMNS.items()},
             confidence_level=confidence_level,
             n_resamples=n_resamples,
             seed=seed,

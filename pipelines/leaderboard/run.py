@@ -1,10 +1,6 @@
-"""``bias-hub leaderboard SOURCE... --out DIR``: runs of any part and origin side by side.
-
-``run(sources, out_dir, settings)`` reads every source (``entries.read_entries``: run folders,
-lm-eval results files, ``study:NAME``), groups and ranks them (``ranking.boards``) and writes,
-through one ``RunFolder``, ``leaderboard.json`` (one record per row, the shape a Space or
-``load_dataset("json", ...)`` reads), ``leaderboard.md`` and ``leaderboard.html`` (a static
-page: sortable columns, nothing fetched from the network).
+"""``bias-hub leaderboard SOURCE... --out DIR``: runs of any part and origin side by side,
+written through one ``RunFolder`` as ``leaderboard.json`` (one record per row),
+``leaderboard.md`` and ``leaderboard.html`` (a static, sortable page).
 """
 
 from __future__ import annotations

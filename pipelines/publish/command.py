@@ -13,7 +13,6 @@ upload and keeps them. With ``--prune`` it deletes exactly the files it listed.
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -75,16 +74,6 @@ def build_plans(
     return plans, notes
 
 
-def _real_api() -> Any:
-    from huggingface_hub import HfApi
-
-    from bias_hub.pipelines.publish.push import resolve_token
-
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-        raise ValueError("--push needs the network, but HF_HUB_OFFLINE is set: unset it to publish")
-    return HfApi(token=resolve_token())
-
-
 def publish(
     namespace: str,
     *,
@@ -132,9 +121,11 @@ def publish(
             + ("; with --prune it deletes them" if prune else " (--prune deletes them)")
         )
         return plans
-    from bias_hub.pipelines.publish.push import push_plans
+    from bias_hub.pipelines.publish.push import hub_api, push_plans
 
-    push_plans(api if api is not None else _real_api(), plans, namespace, prune=prune, echo=echo)
+    push_plans(
+        api if api is not None else hub_api("publish"), plans, namespace, prune=prune, echo=echo
+    )
     echo(f"pushed {len(plans)} repos ({n_files} files checked, {total})")
     return plans
 

@@ -1,11 +1,10 @@
 """Dataset folders (``datasets/<name>/``) as Hub dataset repos.
 
-A folder is checked the way the Hub and its viewer will read it: the card
-read by ``bias_hub.builders.shared.card.read_card`` (``huggingface_hub.DatasetCard``, the same
-class that wrote it), ``configs`` with the same
-parser ``load_dataset`` uses, every data file present, and every Parquet file's
-schema equal to the card's ``dataset_info`` features (ClassLabel names
-included), and a benchmark's ``eval.yaml`` naming configs and splits the folder holds. Problems are collected, not raised, so one dry run lists them all.
+A folder is checked the way the Hub and its viewer will read it: the card (``read_card``),
+``configs`` through the parser ``load_dataset`` uses, every data file present, every Parquet
+schema equal to the card's ``dataset_info`` features (ClassLabel names included), and a
+benchmark's ``eval.yaml`` naming configs and splits the folder holds. Problems are collected,
+not raised, so one dry run lists them all.
 """
 
 from __future__ import annotations
@@ -92,21 +91,17 @@ def _normalise_data_files(data_files: object) -> dict[str, list[str]]:
 
 
 def card_metadata_problems(header: dict) -> list[str]:
-    """What is wrong with a dataset card's licence, language, task and size fields."""
-    problems: list[str] = []
-    _check_metadata(header, problems)
-    return problems
-
-
-def _check_metadata(header: dict, problems: list[str]) -> None:
     """The fields a dataset repo needs, present; their values are the Hub's to validate."""
-    for key in ("license", "language", "task_categories", "size_categories"):
-        if not as_list(header.get(key)):
-            problems.append(f"card YAML: `{key}` is missing")
+    problems = [
+        f"card YAML: `{key}` is missing"
+        for key in ("license", "language", "task_categories", "size_categories")
+        if not as_list(header.get(key))
+    ]
     if "other" in as_list(header.get("license")) and not header.get("license_name"):
         problems.append("card YAML: license 'other' needs `license_name` (and `license_link`)")
     if REDISTRIBUTABLE_KEY in header and not isinstance(header[REDISTRIBUTABLE_KEY], bool):
         problems.append(f"card YAML: `{REDISTRIBUTABLE_KEY}` must be true or false")
+    return problems
 
 
 def _check_parquet(path: Path, rel: str, features, problems: list[str]) -> int:
@@ -222,7 +217,7 @@ def check_dataset_folder(folder: Path) -> CheckedDataset:
         return checked
     checked.card = card
     checked.yaml_header = card.data.to_dict()
-    _check_metadata(checked.yaml_header, problems)
+    problems += card_metadata_problems(checked.yaml_header)
 
     try:
         configs = MetadataConfigs.from_dataset_card_data(card.data)

@@ -13,12 +13,7 @@ import re
 
 from bias_hub.builders.shared.card import size_category
 
-__all__ = [
-    "HUB_NAME",
-    "as_list",
-    "redistribution_refusal",
-    "size_category",
-]
+__all__ = ["HUB_NAME", "as_list", "redistribution_refusal", "size_category"]
 
 # A Hub user, organisation or repo name.
 HUB_NAME = re.compile(r"^(?!.*(--|\.\.))[A-Za-z0-9][A-Za-z0-9._-]{0,94}(?<![.-])$")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,16 +26,6 @@ class PlannedFile:
 
     def read_bytes(self) -> bytes:
         return self.content if self.content is not None else self.source.read_bytes()
-
-    def sha256(self) -> str:
-        digest = hashlib.sha256()
-        if self.content is not None:
-            digest.update(self.content)
-        else:
-            with open(self.source, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
-        return digest.hexdigest()
 
 
 @dataclass

@@ -30,6 +30,7 @@ from bias_hub.pipelines.publish.plan import RepoPlan
 __all__ = [
     "PushResult",
     "check_namespace",
+    "hub_api",
     "preflight",
     "push_plan",
     "push_plans",
@@ -70,6 +71,17 @@ def resolve_token(token: str | None = None) -> str:
     # must still print ***.
     register(token)
     return token
+
+
+def hub_api(action: str) -> Any:
+    """``HfApi`` with the user's token; refused, naming ``action``, while HF_HUB_OFFLINE is set."""
+    from huggingface_hub import HfApi
+
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        raise ValueError(
+            f"--push needs the network, but HF_HUB_OFFLINE is set: unset it to {action}"
+        )
+    return HfApi(token=resolve_token())
 
 
 def _status(err: Exception) -> int | None:

@@ -1,9 +1,6 @@
-"""Metric modules (``metrics/<name>/``) as Hub Spaces, the way ``evaluate`` publishes them.
-
-A Space holds the module file, the card (its YAML header completed with the
-Space fields: gradio SDK and its version, ``app.py``, the ``evaluate`` tags), an ``app.py`` that
-loads the module from the Hub and launches its widget, and a
-``requirements.txt`` derived from the module's own imports. Once pushed,
+"""Metric modules (``metrics/<name>/``) as Hub Spaces, the way ``evaluate`` publishes them:
+the module file, its card with the Space fields, an ``app.py`` that launches the module's widget
+and a ``requirements.txt`` from the module's own imports. Once pushed,
 ``evaluate.load("<namespace>/<name>")`` finds ``<name>.py`` at the Space root.
 """
 

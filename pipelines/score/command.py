@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 from bias_hub.pipelines.common.arguments import (
@@ -106,24 +107,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from bias_hub.pipelines.score.run import run
 
-    settings = Settings(
-        metric=args.metric,
-        from_lm_eval=args.from_lm_eval,
-        from_inspect=args.from_inspect,
-        answer_reader=args.answer_reader,
-        config=args.config,
-        split=args.split,
-        id_column=args.id_column,
-        prediction_column=args.prediction_column,
-        columns=args.columns,
-        datasets_root=args.datasets_root,
-        metrics_root=args.metrics_root,
-        seed=args.seed,
-        allow_partial=args.allow_partial,
-        model=args.model,
-        revision=args.revision,
-        confidence_level=args.confidence_level,
-        n_resamples=args.n_resamples,
-    )
+    # Every field is a flag's dest (their defaults are the fields', settings_defaults).
+    settings = Settings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)})
     run(args.predictions, args.dataset, Path(args.out), settings)
     return 0

@@ -1,22 +1,12 @@
 """How much of its task or dataset a predictions file answers, checked before anything is scored.
 
-A file cut short (a killed run, a full disk, a copy stopped half-way) scores without a
-murmur: 100 answers of a 688-question task give a bias score that looks like any other. So
-every score run counts what the predictions answer against what they should:
-
-- lm-evaluation-harness samples: the task's size, from the ``results_<date>.json`` lm-eval
-  writes beside every ``samples_<task>_<date>.jsonl`` (its ``n-samples``: ``original``, the
-  task's questions; a run with lm-eval's ``--limit`` answers fewer), and the samples'
-  ``doc_id`` (0 to original - 1, each once);
-- an Inspect AI eval log: the samples of its task's dataset, from the log's header (its
-  ``eval.dataset.samples``; a run with Inspect's ``--limit`` answers fewer), and the samples'
-  ids (every epoch of a sample counts once);
-- a predictions file, or samples without their results file but with ``--dataset``: the
-  rows of the dataset's config (and ``--split``), by id.
-
-Less than all of it is an error unless ``--allow-partial``: a partial score is a different
-number, and only the user knows whether it is the one they meant. With the flag it is scored,
-said on the console as a warning, and recorded in results.json and report.md.
+A file cut short (a killed run, a copy stopped half-way) would score without a murmur, so each
+score run counts what the predictions answer against what they should: an lm-eval task's
+questions (``n-samples`` of the results file beside the samples, and each ``doc_id`` once), an
+Inspect task's samples (the log header's ``eval.dataset.samples``; every epoch of a sample
+counts once), else the dataset config's rows, by id. Less than all of it is an error unless
+``--allow-partial`` (docs/scoring.md): only the user knows whether a partial score is the one
+they meant.
 """
 
 from __future__ import annotations

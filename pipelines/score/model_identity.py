@@ -72,8 +72,6 @@ def model_input(settings: Settings) -> tuple[str, str | None] | dict | None:
     fingerprinted as any part's model is; else the log's own record; else None."""
     if settings.model:
         return (settings.model, settings.revision)
-    if settings.revision:
-        raise ValueError("--revision: give the model it is a revision of with --model")
     if settings.from_lm_eval:
         return _lm_eval(Path(settings.from_lm_eval))
     if settings.from_inspect:

@@ -1,12 +1,9 @@
 """``bias-hub score METRIC``: a metric module on predictions made elsewhere.
 
-``run(predictions, dataset, out_dir, settings)`` has the shape of every part's ``run``, with
-the predictions file in the model's place (the predictions are what the model made):
-``predictions`` is a JSON lines, CSV or Parquet file, or, with ``settings.from_lm_eval``,
-None. It joins the prediction rows to the dataset's rows on the id column, feeds the columns
-the metric's score path declares (``pipelines/<part>/score_paths.py``) to the metric module, loaded
-with ``evaluate.load`` as a user would, and writes ``results.json`` and ``report.md``
-through one ``RunFolder``.
+``run(predictions, dataset, out_dir, settings)`` has every part's ``run`` shape, with the
+predictions file in the model's place. It joins the prediction rows to the dataset's on the
+id column, feeds the columns the metric's score path declares to the metric module, and
+writes ``results.json`` and ``report.md`` through one ``RunFolder``.
 """
 
 from __future__ import annotations
@@ -439,15 +436,6 @@ def _say_unread(source: str, counts: dict) -> None:
     )
 
 
-def _interval_options(settings: Settings) -> dict:
-    options = settings.interval_options()
-    return {
-        key: value
-        for key, value in options.items()
-        if value is not None or key == "confidence_level"
-    }
-
-
 def _resampling(options: dict) -> str:
     if not options.get("confidence_level"):
         return ""
@@ -567,7 +555,11 @@ def run(
         )
         metric = load_metric(path.metric, settings.metrics_root, path.config_name)
         columns = _columns(path, settings)
-        options = _interval_options(settings)
+        options = {  # intervals off: confidence_level None and no other option passed
+            key: value
+            for key, value in settings.interval_options().items()
+            if value is not None or key == "confidence_level"
+        }
         if path.per_test:
             if settings.id_column or settings.prediction_column:
                 log.info(
