@@ -158,6 +158,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow  # a fresh interpreter without the model libraries
 def test_a_command_without_its_extra_stops_in_one_line(tmp_path: Path) -> None:
     dataset = write_fixture_dataset(tmp_path / "jbbq")
     done = subprocess.run(

@@ -167,6 +167,7 @@ print(logging.getLogger("transformers").level)
 """
 
 
+@pytest.mark.slow  # a fresh interpreter imports the model libraries
 def test_libraries_imported_after_configure_get_its_levels() -> None:
     # configure imports no library (evaluate alone takes seconds) and installs no import hook: a
     # library imported later reads the level and bars configure last chose from its own
@@ -181,6 +182,7 @@ def test_libraries_imported_after_configure_get_its_levels() -> None:
     assert done.stdout.split() == ["30", "False", "20"], done.stdout + done.stderr
 
 
+@pytest.mark.slow  # a fresh interpreter imports the model libraries
 def test_a_command_that_needs_no_model_imports_no_model_library(tmp_path: Path) -> None:
     script = (
         "import sys\n"

@@ -67,6 +67,7 @@ def test_bad_japanese_file_names_the_row(tmp_path):
         japanese_rows(bad)
 
 
+@pytest.mark.slow  # reads ja-ginza's whole chiVe table
 def test_japanese_words_all_have_distinct_chive_vectors():
     import numpy as np
 

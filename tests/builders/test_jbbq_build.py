@@ -78,6 +78,7 @@ def test_splits_never_share_a_template_and_all_matches_categories(sample_root: P
         assert subset["example_id"] == age[split]["example_id"]
 
 
+@pytest.mark.slow  # builds whole dataset folders end to end
 def test_rebuild_is_identical(sample_root: Path, tmp_path: Path) -> None:
     assert main(["build", "jbbq", "--out-root", str(tmp_path)]) == 0
     for parquet in (sample_root / "jbbq").glob("*/*.parquet"):
@@ -210,6 +211,7 @@ def test_an_archive_that_is_not_jbbq(tmp_path: Path, capsys) -> None:
     assert "does not look like a BBQ/JBBQ release" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # builds whole dataset folders end to end
 def test_bbq_from_a_local_copy_and_offline_failure(tmp_path: Path, monkeypatch, capsys) -> None:
     src = tmp_path / "BBQ" / "data"
     _write_jsonl(src / "Age.jsonl", _question_rows("Age"))
@@ -307,6 +309,7 @@ def test_tar_archives_and_unsafe_zip_members(tmp_path: Path, capsys) -> None:
     assert not (tmp_path / "outside.jsonl").exists()
 
 
+@pytest.mark.slow  # builds whole dataset folders end to end
 def test_skip_invalid_leaves_bad_rows_out_and_reports_them(tmp_path: Path, capsys) -> None:
     rows = _question_rows("Age")
     rows[5] = {**rows[5], "label": 7}

@@ -116,6 +116,7 @@ def test_a_repeated_id_names_both_files(tmp_path: Path, capsys) -> None:
     assert not (tmp_path / "out" / "bbq").exists()
 
 
+@pytest.mark.slow  # builds whole dataset folders end to end
 def test_every_question_in_one_split(tmp_path: Path) -> None:
     import datasets
 

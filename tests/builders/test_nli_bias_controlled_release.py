@@ -83,6 +83,7 @@ def _card(folder: Path) -> tuple[dict, str]:
     return yaml.safe_load(text.split("---\n", 2)[1]), text
 
 
+@pytest.mark.slow  # builds whole dataset folders end to end
 def test_the_shipped_layout_builds_with_train_validation_and_test(tmp_path: Path) -> None:
     built = build(tmp_path / "out", authors_dir=write_release(tmp_path))
     header, card = _card(built)
@@ -116,6 +117,7 @@ def test_the_shipped_layout_builds_with_train_validation_and_test(tmp_path: Path
     assert "| r1.0 | train | 12 | 4 | 4 | 4 | 12 | 8 |" in card
 
 
+@pytest.mark.slow  # builds whole dataset folders end to end
 def test_without_train_files_the_flag_trains_on_dev_and_says_so(tmp_path: Path) -> None:
     base = write_release(tmp_path, train=False)
     with pytest.raises(
@@ -272,6 +274,7 @@ def test_the_generated_sets_record_where_they_come_from(tmp_path: Path) -> None:
     assert "| r0.5 | train | 36 | 12 | 12 | 12 | 36 | 12 | 12 | 12 |" in card
 
 
+@pytest.mark.slow  # builds whole dataset folders end to end
 def test_a_build_without_the_files_keeps_the_sets_built_from_them(tmp_path: Path) -> None:
     # Before: an offline `make datasets` (a build without --authors-dir) replaced the sets built
     # from the authors' files with the generated ones, silently.

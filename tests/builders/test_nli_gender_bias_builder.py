@@ -106,6 +106,7 @@ def test_rows_are_what_each_subset_promises(built: Path) -> None:
     assert example["hypothesis"] == "駅のホームで女性が電車を待っている。"
 
 
+@pytest.mark.slow  # builds whole dataset folders end to end
 def test_building_twice_gives_identical_rows(built: Path, tmp_path: Path, wheel_copy: Path) -> None:
     # Second build straight from the wheel's shape of the list (key gender.professions).
     build(tmp_path, source="templates", professions=wheel_copy)

@@ -275,6 +275,7 @@ def test_every_folder_is_read_with_its_own_file_names(
     assert f"`{folder}/" in card
 
 
+@pytest.mark.slow  # builds whole dataset folders end to end
 def test_the_whole_release_gives_sixteen_configs_and_tokenized_rows_match(tmp_path: Path) -> None:
     # Pointed at a checkout's root: ja_v1.1/bias-eval-set_v1.1 is found below it.
     write_release(tmp_path)
@@ -453,6 +454,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow  # builds whole dataset folders end to end
 def test_default_build_fetches_the_release_and_adds_the_generated_sets(
     tmp_path: Path, cache: Path, mirror: Path, professions: Path
 ) -> None:
@@ -477,6 +479,7 @@ def test_default_build_fetches_the_release_and_adds_the_generated_sets(
     assert "absent from this build" not in card
 
 
+@pytest.mark.slow  # builds whole dataset folders end to end
 def test_default_build_offline_keeps_the_generated_sets_and_says_how_to_add_the_release(
     tmp_path: Path,
     cache: Path,

@@ -283,6 +283,7 @@ def _train_args(model: Path, data: Path, out: Path) -> list[str]:
     ]
 
 
+@pytest.mark.slow  # trains or evaluates end to end through the CLI
 def test_train_saves_checkpoints_and_resumes(
     tiny_model: Path,
     tmp_path: Path,
@@ -335,6 +336,7 @@ def test_train_saves_checkpoints_and_resumes(
     } <= manifest
 
 
+@pytest.mark.slow  # trains or evaluates end to end through the CLI
 def test_interrupted_training_keeps_the_finished_model_folder(
     tiny_model: Path,
     tmp_path: Path,
@@ -609,6 +611,7 @@ def _copy_model(tiny_model: Path, where: Path) -> Path:
     return Path(shutil.copytree(tiny_model, where))
 
 
+@pytest.mark.slow  # trains or evaluates end to end through the CLI
 def test_a_second_evaluation_replaces_the_whole_run_folder(
     tiny_model: Path, fixture_root: Path, tmp_path: Path, repo_root: Path
 ) -> None:
@@ -640,6 +643,7 @@ def test_a_second_evaluation_replaces_the_whole_run_folder(
     assert listed == set(files) - {"manifest.json"}
 
 
+@pytest.mark.slow  # trains or evaluates end to end through the CLI
 def test_a_failed_evaluation_leaves_the_previous_run_folder(
     tiny_model: Path,
     fixture_root: Path,
@@ -863,6 +867,7 @@ def test_holm_by_hand() -> None:
     np.testing.assert_allclose(holm([0.5, 0.9]), [1.0, 1.0])
 
 
+@pytest.mark.slow  # trains or evaluates end to end through the CLI
 def test_evaluate_shows_intervals_and_holm_corrected_comparisons(
     tiny_model: Path, fixture_root: Path, tmp_path: Path
 ) -> None:
@@ -1116,6 +1121,7 @@ def test_meta_evaluate_uses_the_downsampled_sets_and_records_its_sources(tmp_pat
     assert "## The lowest against the highest rate" in report_text
 
 
+@pytest.mark.slow  # trains or evaluates end to end through the CLI
 def test_train_reads_jsnli_as_distributed(tiny_model: Path, tmp_path: Path) -> None:
     # JSNLI's layout: no header, label<TAB>premise<TAB>hypothesis, Juman++ words joined by spaces.
     lines = [
@@ -1193,6 +1199,7 @@ def test_a_juman_model_without_juman_is_one_line_naming_what_to_install(
 # --- hostile input to the NLI commands ------------------------------------------------------
 
 
+@pytest.mark.slow  # trains or evaluates end to end through the CLI
 def test_train_refuses_to_resume_another_dataset_s_checkpoints(
     tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1230,6 +1237,7 @@ def test_train_refuses_changed_pairs_under_the_same_file_name(
     assert f"the pairs of {data} differ from the ones trained on" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # trains or evaluates end to end through the CLI
 def test_evaluate_refuses_a_never_trained_init_model(
     fixture_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from test_jbbq_openai_faults import FakeChatServer, _args, api_cache, write_fixture_dataset
 
 from bias_hub.builders.shared.api_cache import CachedAPI, MalformedReply, ResponseCache
@@ -24,6 +25,7 @@ def _failing(key: str, attempt: int):
     return "ok"
 
 
+@pytest.mark.slow  # a whole API run against a failing server
 def test_retries_are_said_when_they_start_summed_up_at_the_end_and_recorded(
     tmp_path: Path, capsys
 ) -> None:

@@ -87,9 +87,11 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-# 0.8 and 1.5 both land in the imports of torch and transformers (~10 s each to wait out): the
-# second runs with the slow tests.
-@pytest.mark.parametrize("delay", [0.3, 0.8, pytest.param(1.5, marks=pytest.mark.slow)])
+# 0.8 and 1.5 both land in the imports of torch and transformers (~10 s each to wait out): they
+# run with the slow tests.
+@pytest.mark.parametrize(
+    "delay", [0.3, *(pytest.param(delay, marks=pytest.mark.slow) for delay in (0.8, 1.5))]
+)
 def test_ctrl_c_in_the_first_seconds_of_a_real_run_is_one_line(
     delay: float, tmp_path: Path, python_sigint
 ) -> None:

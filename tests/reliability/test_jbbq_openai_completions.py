@@ -324,6 +324,7 @@ print(json.dumps([code, sorted(m for m in ("torch", "transformers", "openai") if
 """
 
 
+@pytest.mark.slow  # a whole rerun in a fresh interpreter
 def test_a_rerun_answered_from_the_cache_loads_no_model_library_and_no_client(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:

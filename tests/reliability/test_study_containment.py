@@ -147,6 +147,7 @@ def test_a_secret_in_a_study_file_is_refused_and_never_printed(tmp_path: Path) -
     assert "Passw0rdInStudy" not in str(refused.value)
 
 
+@pytest.mark.slow  # plans every shipped study end to end
 def test_the_shipped_studies_stay_inside(tmp_path: Path) -> None:
     """Every study and variant plans with every write under --out (their builds included)."""
     from bias_hub.pipelines.reproduce.study import list_studies
