@@ -407,8 +407,8 @@ def test_lm_eval_runs_the_shipped_tasks_with_jbbq_evaluate_s_prompts(tmp_path: P
 
     from bias_hub.builders.jbbq import build as build_jbbq
     from bias_hub.pipelines.export.lm_eval import INSTALLED
-    from bias_hub.pipelines.jbbq.taught_model import build_for_dataset
     from bias_hub.pipelines.jbbq.run import load_questions
+    from bias_hub.pipelines.jbbq.taught_model import build_for_dataset
 
     dataset = build_jbbq(tmp_path / "datasets")
     model = build_for_dataset(tmp_path / "tiny", dataset)
