@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bias_hub.builders.shared.benchmark import Task, benchmark, tasks, vocabulary
-from bias_hub.pipelines.common.provenance import file_sha256
+from bias_hub.pipelines.common.run_folder import MANIFEST, edited_files
 
 __all__ = ["STUDY_PREFIX", "Entry", "Score", "read_entries", "verify_run_folder"]
 
@@ -107,19 +107,11 @@ def _read_json(path: Path, what: str) -> dict:
 
 
 def verify_run_folder(folder: Path) -> list[str]:
-    """Each file the manifest lists, present with the sha256 it was written with (one line per
-    file that is not)."""
-    manifest = folder / "manifest.json"
-    if not manifest.is_file():
+    """Each file the manifest lists that is gone or no longer has the sha256 it was written with
+    (``run_folder.edited_files``, the one check reuse and ``report`` make), one line each."""
+    if not (folder / MANIFEST).is_file():
         return [f"{folder}: no manifest.json, so nothing says what the run wrote"]
-    problems = []
-    for item in _read_json(manifest, "a manifest").get("files") or []:
-        path = folder / item["path"]
-        if not path.is_file():
-            problems.append(f"{folder}: {item['path']} is gone")
-        elif file_sha256(path) != item["sha256"]:
-            problems.append(f"{folder}: {item['path']} was changed after the run wrote it")
-    return problems
+    return [f"{folder}: {line}" for line in edited_files(folder)]
 
 
 def _date(manifest: dict) -> str | None:
@@ -367,6 +359,9 @@ _DEFAULT_BENCHMARK = {
 
 
 def _run_folder(folder: Path) -> list[Entry]:
+    unverified = verify_run_folder(folder)
+    if unverified:  # as `report` and `export eval-results` do: only what a run wrote is shown
+        raise ValueError(f"{unverified[0]}; a leaderboard shows only what runs wrote: run it again")
     results = _read_json(folder / "results.json", "a results.json")
     manifest_path = folder / "manifest.json"
     manifest = _read_json(manifest_path, "a manifest") if manifest_path.is_file() else {}

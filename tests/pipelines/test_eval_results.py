@@ -72,7 +72,7 @@ def test_partial_edited_stand_in_and_unnamed_runs_are_refused(
     results["result"]["accuracy_ambiguous"] = 0.99
     (edited / "results.json").write_text(json.dumps(results), encoding="utf-8")
     code, said = _export(capsys, str(edited), "--out", str(tmp_path / "a"))
-    assert code == 2 and "results.json was changed after the run wrote it" in said
+    assert code == 2 and "results.json was edited since the run wrote it" in said
     assert not (tmp_path / "a").exists()
 
     stand_in = tmp_path / "stand_in"

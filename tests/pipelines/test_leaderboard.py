@@ -152,3 +152,30 @@ def test_leaderboard_json_loads_as_a_dataset(scored: Path) -> None:
     assert "| 1.000 [" in gold_row and "] (1) |" in gold_row
     assert "| 0.004 (as printed) |" in md
     assert "leaderboard.html" in {p.name for p in out.iterdir()}
+
+
+@pytest.mark.parametrize("edit", ["edited", "deleted"])
+def test_a_run_whose_results_json_no_longer_verifies_is_refused(
+    scored: Path, tmp_path: Path, capsys, edit: str
+) -> None:
+    import json
+    import shutil
+
+    run = tmp_path / "gold"
+    shutil.copytree(scored / "gold", run)
+    results = run / "results.json"
+    if edit == "edited":
+        data = json.loads(results.read_text(encoding="utf-8"))
+        data["result"]["accuracy_ambiguous"] = 0.123
+        results.write_text(json.dumps(data), encoding="utf-8")
+    else:
+        results.unlink()
+    out = tmp_path / "board"
+    code = main(["leaderboard", str(run), str(scored / "stereotyped"), "--out", str(out), "-q"])
+    said = capsys.readouterr().err
+    if edit == "edited":
+        assert code == 2 and f"{run}: results.json was edited since the run wrote it" in said
+        assert "a leaderboard shows only what runs wrote" in said, said
+    else:
+        assert code == 2 and f"{run}: no results.json" in said, said
+    assert not out.exists()
