@@ -34,7 +34,11 @@ from bias_hub.builders.shared import console
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.extras import extras_line, missing_extra, missing_extras
 from bias_hub.builders.shared.files import ensure_writable_folder, write_json
-from bias_hub.pipelines.common.locations import default_datasets_root, ensure_built
+from bias_hub.pipelines.common.locations import (
+    default_datasets_root,
+    ensure_built,
+    missing_data_files,
+)
 from bias_hub.pipelines.discovery import builder_commands, submodules
 
 # The CLI imports torch, transformers, datasets and evaluate before running these commands,
@@ -341,7 +345,7 @@ def _build_datasets(log_path: Path, rebuild: bool) -> dict | None:
     commands = builder_commands()
     names = [name for name, command in commands.items() if getattr(command, "IN_ALL", True)]
     if not rebuild:
-        names = [name for name in names if not (root / name / "README.md").is_file()]
+        names = [name for name in names if missing_data_files(root / name) != []]
     if not names:
         log_path.unlink(missing_ok=True)  # an earlier run's, describing builds not made now
         return None

@@ -393,3 +393,25 @@ def test_build_datasets_all_rebuilds_what_is_there_and_a_failed_build_stops_the_
     assert cli.main(["demo", "--out", str(out), "--build-datasets", "all"]) == 2
     assert ran == []  # no part ran on data that failed to build
     assert "templates.tsv: no such file" in (out / "logs" / "datasets.log").read_text("utf-8")
+
+
+def test_a_committed_card_without_its_data_is_no_built_folder(installed: Path) -> None:
+    # A clone holds the datasets' committed cards but not their data files: a demo read the card
+    # as a built folder and failed on the first missing parquet file.
+    folder = installed / "speciesism_templates"
+    folder.mkdir(parents=True)
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: all\n  data_files:\n  - split: test\n"
+        "    path: all/test-00000-of-00001.parquet\n---\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(FileNotFoundError) as error:
+        locations.dataset_folder("speciesism_templates")
+    assert "has a card but not its data (all/test-00000-of-00001.parquet missing)" in str(
+        error.value
+    )
+    assert "bias-hub build speciesism_templates" in str(error.value)
+    assert locations.missing_data_files(folder) == ["all/test-00000-of-00001.parquet"]
+    assert locations.ensure_built("speciesism_templates") == folder  # built now
+    assert locations.missing_data_files(folder) == []
+    assert locations.dataset_folder("speciesism_templates") == folder

@@ -124,8 +124,22 @@ def dataset_folder(
     given = Path(dataset)
     bare = is_bare_name(dataset)
     folder = _root(datasets_root, "datasets") / given if bare else given
-    if (folder / "README.md").is_file():
+    missing = missing_data_files(folder)
+    if missing is not None and not missing:
         return folder
+    if missing:
+        build = ""
+        if _is_builder(given.name):
+            build = (
+                _build_hint(given.name)
+                if bare
+                else f"`bias-hub build {given.name} --out-root {folder.parent}`"
+            )
+            build = f"; build it with {build}"
+        raise FileNotFoundError(
+            f"{flag} {dataset}: {folder} has a card but not its data ({', '.join(missing[:3])}"
+            f"{' ...' if len(missing) > 3 else ''} missing){build}"
+        )
     if not bare and not folder.is_dir():
         raise FileNotFoundError(
             f"{flag} {dataset}: {'is a file' if folder.exists() else 'no such folder'}; "
@@ -160,9 +174,31 @@ def ensure_built(name: str, datasets_root: str | os.PathLike[str] | None = None)
     import importlib
 
     folder = _root(datasets_root, "datasets") / name
-    if not (folder / "README.md").is_file():
+    if missing_data_files(folder) != []:
         importlib.import_module(f"bias_hub.builders.{name}").build(folder.parent)
     return folder
+
+
+def missing_data_files(folder: Path) -> list[str] | None:
+    """None when ``folder`` has no README.md card; else the data files its card's ``configs`` list
+    (paths or patterns) that match nothing: a clone holds the committed cards of the datasets it
+    builds, not their data, so a card alone is no built folder."""
+    if not (folder / "README.md").is_file():
+        return None
+    from bias_hub.builders.shared.card import card_data_files, read_card_yaml
+
+    try:
+        card = read_card_yaml(folder)
+    except ValueError:
+        return []  # the loader names what is wrong with the card
+    return [path for path in card_data_files(card) if not _matches(folder, path)]
+
+
+def _matches(folder: Path, pattern: str) -> bool:
+    try:
+        return next(folder.glob(pattern), None) is not None
+    except (ValueError, NotImplementedError):  # an absolute or empty pattern: the loader judges it
+        return True
 
 
 def _cache_dir(folder: Path) -> Path:

@@ -14,7 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from bias_hub.builders.shared.card import read_card_yaml
-from bias_hub.pipelines.common.locations import dataset_folder, default_datasets_root
+from bias_hub.pipelines.common.locations import (
+    dataset_folder,
+    default_datasets_root,
+    missing_data_files,
+)
 from bias_hub.pipelines.common.presets import Preset, load_preset
 from bias_hub.pipelines.common.provenance import STAND_IN_ORIGINS, dataset_origin
 from bias_hub.pipelines.reproduce.study import PlannedStep, Study
@@ -48,9 +52,8 @@ def _dataset(item: dict, datasets_root: Path | None) -> Check:
         folder = dataset_folder(name, datasets_root)
     except FileNotFoundError:  # not built: a missing input to list, not an error
         folder = Path(datasets_root or default_datasets_root()) / name
-        return Check(
-            "dataset", label, False, f"no dataset folder at {folder}", item["how"], None, paper
-        )
+        found = "no dataset folder" if missing_data_files(folder) is None else "a card but no data"
+        return Check("dataset", label, False, f"{found} at {folder}", item["how"], None, paper)
     card = read_card_yaml(folder)
     if config:
         configs = {c.get("config_name") for c in card.get("configs") or []}
