@@ -144,14 +144,6 @@ def _evaluate(inner: argparse._SubParsersAction) -> None:
         type=int,
         help="score a sample of this many pairs, drawn with --seed (smoke tests)",
     )
-    # The shared flag (pipelines/common/models.py) where it is declared; this command's own otherwise.
-    if "--allow-untrained" not in evaluate._option_string_actions:
-        evaluate.add_argument(
-            "--allow-untrained",
-            action="store_true",
-            help="score a classifier that `nli init-model` made and nothing trained "
-            "(its init_model.json marks it; refused by default: its scores are noise)",
-        )
 
 
 def _meta(inner: argparse._SubParsersAction) -> None:

@@ -105,8 +105,6 @@ class EvaluateSettings(IntervalSettings, RunSettings):
     segmentation: str = "auto"
     threads: int | None = None
     limit: int | None = None
-    # Score a classifier that `nli init-model` made and nothing trained (plumbing tests only).
-    allow_untrained: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
