@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bias_hub.builders.shared.console import stage
+from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.pipelines.common import RunFolder, dataset_folder
 from bias_hub.pipelines.common.presets import preset_record
 from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
@@ -73,19 +74,11 @@ log = logging.getLogger(__name__)
 PART = "embeddings"
 
 
-def _plain(value):
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def results_header(step: str, settings) -> dict:
     """What every results.json of the part starts with: part, step, settings (no token), the
     interval settings and the preset with its departures."""
     record = {
-        f.name: _plain(getattr(settings, f.name))
+        f.name: to_jsonable(getattr(settings, f.name))
         for f in dataclasses.fields(settings)
         if f.name not in {"token", "preset", "departures", "progress", *INTERVAL_FIELDS}
     }
@@ -287,27 +280,31 @@ def variant_family(
             config=config,
             progress=settings.progress,
         )
-    rows, skipped = score_members(family, queries, settings, out)
     members = {member.name: member_settings(member, config) for member, _ in family}
-    results = {
-        **results_header("control", settings),
+    fields = {
         "family": "variant",
         "vectors": vectors_record(vectors),
         "members": members,
         "attract_repel": dataclasses.asdict(config),
-        "not_scored": skipped,
         "notes_markdown": notes,
+    }
+    return _scored_family(
+        family, queries, settings, out, fields, "attract-repel strengths (bias-hub's variant)"
+    )
+
+
+def _scored_family(family, queries, settings, out: RunFolder, fields, described, **extra) -> dict:
+    """Every member scored and WEAT vs RNSB correlated across them: results.json's ``fields``
+    (its ``members`` among them) with the scores; scores.json names the family ``described``."""
+    rows, skipped = score_members(family, queries, settings, out)
+    results = {
+        **results_header("control", settings),
+        **fields,
+        "not_scored": skipped,
         **score_tables(rows),
     }
-    write_score_tables(
-        out,
-        results,
-        {
-            "family": "attract-repel strengths (bias-hub's variant)",
-            "members": members,
-            "not_scored": skipped,
-        },
-    )
+    scores = {"family": described, "members": fields["members"], "not_scored": skipped, **extra}
+    write_score_tables(out, results, scores)
     results["correlations"] = family_correlations(results, settings)
     out.write_json("correlations.json", results["correlations"])
     return results
@@ -357,39 +354,25 @@ def _run_paper_family(
             work_dir=Path(out_dir).resolve().parent,
             seed=settings.seed,
         )
-        rows, skipped = score_members(family, queries, settings, out)
         members = {
             m.name: {"set_pair": m.set_pair, "method": m.method, "direction": m.direction}
             for m, _ in family
         }
-        results = {
-            **results_header("control", settings),
+        fields = {
             "family": "paper",
             "members": members,
             "record": record,
             "word2vec": dataclasses.asdict(word2vec),
             "attract_repel": dataclasses.asdict(config),
-            "not_scored": skipped,
-            **score_tables(rows),
         }
-        write_score_tables(
-            out,
-            results,
-            {
-                "family": "the study's set pairs x methods x directions",
-                "members": members,
-                "not_scored": skipped,
-                "record": record,
-            },
-        )
+        described = "the study's set pairs x methods x directions"
+        results = _scored_family(family, queries, settings, out, fields, described, record=record)
         out.write_json(
             "family.json",
             {"word2vec": results["word2vec"], "attract_repel": results["attract_repel"], **record},
         )
-        results["correlations"] = family_correlations(results, settings)
-        out.write_json("correlations.json", results["correlations"])
         finish(out, results)
-    log.info("%s", report.scores_markdown(rows))
+    log.info("%s", report.scores_markdown(results["rows"]))
     return results
 
 
