@@ -120,20 +120,11 @@ def check_schedule(settings) -> None:
     _placement(settings.device, settings.device_map)
 
 
-def fine_tune(
-    model,
-    tokenizer,
-    train_dataset,
-    output_dir: str | Path,
-    settings,
-    eval_dataset=None,
-    data_collator=None,
-):
+def fine_tune(model, tokenizer, train_dataset, output_dir: str | Path, settings, eval_dataset=None):
     """Train ``model`` in place on a tokenised dataset; returns ``(trainer, TrainOutput)``.
 
-    ``settings``: a ``TrainSettings`` (epochs, learning rate, batch size, seed, ...).
-    ``data_collator``: how rows become batches (default: pad with the tokenizer, then token
-    dropout). With ``settings.resume``, training continues from the last ``checkpoint-*`` in
+    ``settings``: a ``TrainSettings`` (epochs, learning rate, batch size, seed, ...). Batches:
+    padded by the tokenizer, then token dropout. With ``settings.resume``, training continues from the last ``checkpoint-*`` in
     ``output_dir`` when there is one. Trainer's loss lines go to the log (``-v`` and log
     files), never to the console; ``trainer.state.log_history`` keeps them.
     """
@@ -174,7 +165,7 @@ def fine_tune(
         args=arguments,
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
-        data_collator=data_collator or _collator(tokenizer, settings.token_dropout),
+        data_collator=_collator(tokenizer, settings.token_dropout),
         processing_class=tokenizer,
     )
     _quiet(trainer)
