@@ -58,15 +58,8 @@ def _dataset(item: dict, datasets_root: Path | None) -> Check:
     if config:
         configs = {c.get("config_name") for c in card.get("configs") or []}
         if config not in configs or not any((folder / config).glob("*.parquet")):
-            return Check(
-                "dataset",
-                label,
-                False,
-                f"{folder} has no built config {config!r}",
-                item["how"],
-                None,
-                paper,
-            )
+            detail = f"{folder} has no built config {config!r}"
+            return Check("dataset", label, False, detail, item["how"], None, paper)
     origin = dataset_origin(card, config)
     return Check("dataset", label, True, str(folder), item["how"], origin, paper)
 
@@ -155,31 +148,16 @@ def check_inputs(
                 checks.append(_dataset(item, datasets_root))
         elif kind == "file":
             path = given.get(name)
+            ok = path is not None and Path(path).exists()
             if path is None:
-                checks.append(
-                    Check("file", name, False, f"not given (--input {name}=PATH)", item["how"])
-                )
+                detail = f"not given (--input {name}=PATH)"
             else:
-                exists = Path(path).exists()
-                checks.append(
-                    Check(
-                        "file",
-                        name,
-                        exists,
-                        path if exists else f"{path}: no such file or folder",
-                        item["how"],
-                    )
-                )
+                detail = path if ok else f"{path}: no such file or folder"
+            checks.append(Check("file", name, ok, detail, item["how"]))
         elif kind == "env":
-            checks.append(
-                Check(
-                    "env",
-                    name,
-                    bool(os.environ.get(name)),
-                    "set" if os.environ.get(name) else f"environment variable {name} is not set",
-                    item["how"],
-                )
-            )
+            ok = bool(os.environ.get(name))
+            detail = "set" if ok else f"environment variable {name} is not set"
+            checks.append(Check("env", name, ok, detail, item["how"]))
         elif name == "{models}":
             # How the study's models are had: said for each one checked below.
             model_how = item["how"]
