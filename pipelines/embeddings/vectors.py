@@ -69,16 +69,10 @@ class WordVectors:
         repeated = len(self.words) - len(self.index)
         if repeated and "repeated words" not in self.note:
             first = next(w for r, w in enumerate(self.words) if self.index[w] != r)
-            self.note = "; ".join(
-                filter(
-                    None,
-                    [
-                        self.note,
-                        f"{repeated} repeated words, each read with its first "
-                        f"vector (such as {first!r})",
-                    ],
-                )
+            repeats = (
+                f"{repeated} repeated words, each read with its first vector (such as {first!r})"
             )
+            self.note = "; ".join(filter(None, [self.note, repeats]))
 
     def __len__(self) -> int:
         return len(self.words)

@@ -77,23 +77,18 @@ def map_model_labels(
     twice = [label for label in LABELS if mapped.count(label) > 1]
     nowhere = [label for label in LABELS if mapped.count(label) == 0]
     if twice or nowhere:
-        problems = "; ".join(
-            filter(
-                None,
-                [
-                    f"{', '.join(twice)} mapped from {' and '.join(repr(n) for n, m in zip(names, mapped, strict=True) if m in twice)}"
-                    if twice
-                    else "",
-                    f"{', '.join(nowhere)} mapped from none" if nowhere else "",
-                ],
-            )
-        )
+        problems = []
+        if twice:
+            sources = [repr(n) for n, m in zip(names, mapped, strict=True) if m in twice]
+            problems.append(f"{', '.join(twice)} mapped from {' and '.join(sources)}")
+        if nowhere:
+            problems.append(f"{', '.join(nowhere)} mapped from none")
         fix = (
             "correct --label-map so that each NLI label is named once"
             if override
             else "pass --label-map, e.g. --label-map LABEL_0=entailment,LABEL_1=neutral,LABEL_2=contradiction"
         )
         raise ValueError(
-            f"the model's labels {names} cannot be mapped onto {list(LABELS)} ({problems}); {fix}"
+            f"the model's labels {names} cannot be mapped onto {list(LABELS)} ({'; '.join(problems)}); {fix}"
         )
     return np.array([LABELS.index(m) if m in LABELS else -1 for m in mapped], dtype=np.int64)

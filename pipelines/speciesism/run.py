@@ -158,16 +158,10 @@ def associations(settings: Settings, lm: MaskedLM, rows: list[dict], table: dict
     p_target = mask_probabilities(
         lm, target_texts, settings.batch_size, "association (target)" if bars else None, targets
     )
-    p_prior = np.repeat(
-        mask_probabilities(
-            lm,
-            prior_texts,
-            settings.batch_size,
-            "association (prior)" if bars else None,
-            prior_targets,
-        ),
-        len(attributes),
+    p_prior = mask_probabilities(
+        lm, prior_texts, settings.batch_size, "association (prior)" if bars else None, prior_targets
     )
+    p_prior = np.repeat(p_prior, len(attributes))
     metric = load_metric(settings, "association")
     result = metric.compute(
         target_probabilities=np.clip(p_target, 1e-45, 1.0).tolist(),
