@@ -39,13 +39,13 @@ EXTRINSIC = (
     "winobias_type2_precision_gap",
     "winobias_type2_recall_gap",
 )
-# The direct scores of Table 2, in its row order: the study's WEAT value, then RNSB.
-DIRECT = ("weat_", "rnsb_attributes_", "rnsb_targets_", "weat_effect_size_")
+# The direct scores of Table 2, in its row order (the study's WEAT value, then RNSB), by column
+# prefix: their names in Table 2 and on a figure's axes.
 _DIRECT_NAMES = {
-    "weat_": "WEAT (value)",
-    "rnsb_attributes_": "RNSB (on A, B)",
-    "rnsb_targets_": "RNSB (on X, Y)",
-    "weat_effect_size_": "WEAT (effect size)",
+    "weat_": ("WEAT (value)", "WEAT value"),
+    "rnsb_attributes_": ("RNSB (on A, B)", "RNSB (trained on A, B)"),
+    "rnsb_targets_": ("RNSB (on X, Y)", "RNSB (trained on X, Y)"),
+    "weat_effect_size_": ("WEAT (effect size)", "WEAT effect size"),
 }
 _EXPECTED = (
     "expected scores.json or results.json of `bias-hub embeddings score|control` (with 'columns' "
@@ -227,12 +227,7 @@ def column_label(column: str) -> str:
     if kind is None:
         return column
     prefix, test = kind
-    name = {
-        "weat_": "WEAT value",
-        "rnsb_attributes_": "RNSB (trained on A, B)",
-        "rnsb_targets_": "RNSB (trained on X, Y)",
-        "weat_effect_size_": "WEAT effect size",
-    }[prefix]
+    name = _DIRECT_NAMES[prefix][1]
     return f"|{name}|, {test}" if absolute else f"{name}, {test}"
 
 
@@ -244,9 +239,9 @@ def table2_cells(rows: Sequence[dict]) -> list[tuple[str, str, list]]:
         kind = _direct_kind(row["x"])
         if kind is not None and row["y"] in EXTRINSIC:
             cells.setdefault((kind[1], kind[0]), {})[row["y"]] = row
-    order = {prefix: i for i, prefix in enumerate(DIRECT)}
+    order = {prefix: i for i, prefix in enumerate(_DIRECT_NAMES)}
     return [
-        (test, _DIRECT_NAMES[prefix], [cells[test, prefix].get(column) for column in EXTRINSIC])
+        (test, _DIRECT_NAMES[prefix][0], [cells[test, prefix].get(column) for column in EXTRINSIC])
         for test, prefix in sorted(cells, key=lambda key: (key[0], order[key[1]]))
     ]
 
