@@ -173,11 +173,8 @@ def score(
         raise ValueError(
             f"--rnsb-train-on: choose one or both of {RNSB_TRAIN_ON}, got {list(rnsb_train_on)}"
         )
-    modules = (
-        modules
-        if modules is not None
-        else {name: load_metric(name, metrics_root) for name in metrics}
-    )
+    if modules is None:
+        modules = {name: load_metric(name, metrics_root) for name in metrics}
     options = {"weat": dict(weat_options or {}), "rnsb": dict(rnsb_options or {})}
     calls = [(name, None) for name in metrics if name == "weat"]
     calls += [("rnsb", train_on) for train_on in rnsb_train_on if "rnsb" in metrics]
