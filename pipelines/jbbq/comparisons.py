@@ -34,12 +34,9 @@ def comparison_pairs(runs: Sequence[dict]) -> list[tuple[int, int]]:
     """Index pairs (A, B) of the runs to compare: prompts within a shot count, then shot
     counts within a prompt; A is the earlier run."""
     pairs = []
-    for shots in dict.fromkeys(run["shots"] for run in runs):
-        same = [i for i, run in enumerate(runs) if run["shots"] == shots]
-        pairs += list(combinations(same, 2))
-    for prompt in dict.fromkeys(run["prompt"] for run in runs):
-        same = [i for i, run in enumerate(runs) if run["prompt"] == prompt]
-        pairs += list(combinations(same, 2))
+    for key in ("shots", "prompt"):
+        for value in dict.fromkeys(run[key] for run in runs):
+            pairs += combinations([i for i, run in enumerate(runs) if run[key] == value], 2)
     return pairs
 
 
