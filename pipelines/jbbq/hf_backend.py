@@ -53,13 +53,7 @@ class HFModel:
     ) -> HFModel:
         """A causal LM by Hub id or local folder (any other head is refused before loading)."""
         model, tokenizer = load_model(name, "causal-lm", options)
-        return cls(
-            model=model,
-            tokenizer=tokenizer,
-            batch_size=batch_size,
-            prefix_cache=prefix_cache,
-            batch_tokens=batch_tokens,
-        )
+        return cls(model, tokenizer, batch_size, prefix_cache, batch_tokens)
 
     # ---- prompts -------------------------------------------------------------------------
 
