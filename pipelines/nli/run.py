@@ -396,13 +396,9 @@ def run_init_model(
             mark_stand_in(
                 folder.path("."), f"a {settings.size} BERT made from scratch, not a pretrained one"
             )
+            chosen = ("rate", "size", "tokenizer", "max_length", "dropout", "seed")
             record = {
-                "rate": settings.rate,
-                "size": settings.size,
-                "tokenizer": settings.tokenizer,
-                "max_length": settings.max_length,
-                "dropout": settings.dropout,
-                "seed": settings.seed,
+                **{key: getattr(settings, key) for key in chosen},
                 "training_sets": str(Path(source).resolve()),
                 "datasets_root": None
                 if settings.datasets_root is None
