@@ -256,11 +256,13 @@ def test_out_that_is_a_file_fails_before_the_model_loads(
 
 
 def test_verbose_shows_the_traceback(tmp_path) -> None:
-    with pytest.raises(FileNotFoundError, match="no such model folder"):
+    with pytest.raises(FileNotFoundError, match="no such folder"):
         main(
             [
                 "speciesism",
                 "-v",
+                "--dataset",
+                str(tmp_path / "no_dataset"),
                 "--model",
                 str(tmp_path / "absent"),
                 "--out",

@@ -263,8 +263,13 @@ def test_a_bare_name_that_is_not_built_says_how_to_read_the_folder_here(
 
 
 def test_a_folder_of_another_kind_is_named_as_such(tmp_path: Path, capsys) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     folder = tmp_path / "nli_like"
     (folder / "generated_all").mkdir(parents=True)
+    table = pa.table({"premise": ["a"], "hypothesis": ["b"], "label": [0]})
+    pq.write_table(table, folder / "generated_all" / "test-00000-of-00001.parquet")
     (folder / "README.md").write_text(
         "---\nconfigs:\n- config_name: generated_all\n  data_files:\n  - split: test\n"
         "    path: generated_all/test-00000-of-00001.parquet\n---\n",
