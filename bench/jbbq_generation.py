@@ -59,24 +59,6 @@ from bias_hub.pipelines.jbbq.taught_model import (
 # Stop strings a user would try, most eager first; none at all is the fallback.
 STOPS = (["\n"], ["\n\n"], [])
 
-_TASK_YAML = """\
-task: jbbq_bench
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: generate_until
-doc_to_text: prompt
-doc_to_target: label
-generation_kwargs:
-  until: {until}
-  do_sample: false
-  max_gen_toks: {max_new_tokens}
-metric_list:
-  - metric: exact_match
-"""
-
 
 def paper_questions(dataset: Path, per_prompt: int) -> tuple[list, list[dict], list[dict], object]:
     """``(prompt specs, rows, shots, settings)`` of ``jbbq evaluate --preset paper`` on
@@ -304,10 +286,18 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_lmeval:
             model.save_pretrained(work / "model")
             tokenizer.save_pretrained(work / "model")
-            task = _TASK_YAML.replace("{until}", json.dumps(stop)).replace(
-                "{max_new_tokens}", str(settings.max_new_tokens)
+            task_dir = write_task(
+                work,
+                data,
+                output_type="generate_until",
+                doc_to_target="label",
+                generation_kwargs={
+                    "until": stop,
+                    "do_sample": False,
+                    "max_gen_toks": settings.max_new_tokens,
+                },
+                metric_list=[{"metric": "exact_match"}],
             )
-            task_dir = write_task(work, task, data)
             print(
                 f"lm-eval: HFLM(pretrained=<model>, batch_size={args.lmeval_batch_size}, "
                 f"device={args.device}, dtype={args.dtype}), simple_evaluate(log_samples=True, "

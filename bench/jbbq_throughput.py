@@ -59,22 +59,6 @@ from bench._lmeval import (
 CHOICES = ["0", "1", "2"]
 PHASES = ["tokenize", "forward", "decode", "score", "set-up"]
 
-_TASK_YAML = """\
-task: jbbq_bench
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: multiple_choice
-doc_to_text: prompt
-doc_to_choice: ["0", "1", "2"]
-doc_to_target: label
-target_delimiter: ""
-metric_list:
-  - metric: acc
-"""
-
 
 def questions(n: int, shots: int, seed: int) -> tuple[list[dict], list[dict]]:
     """``n`` rows of the built JBBQ sample (test, then dev and train, repeated as needed) and
@@ -354,7 +338,15 @@ def main(argv: list[str] | None = None) -> int:
             work / "questions.jsonl",
             [{**row, "prompt": t} for row, t in zip(rows, texts, strict=True)],
         )
-        task_dir = write_task(work, _TASK_YAML, data)
+        task_dir = write_task(
+            work,
+            data,
+            output_type="multiple_choice",
+            doc_to_choice=CHOICES,
+            doc_to_target="label",
+            target_delimiter="",
+            metric_list=[{"metric": "acc"}],
+        )
         ours = BiasHub(model, tokenizer, shots, data, args)
         ids = ours.hf.encode_all(texts, chat=False)
         choice_ids = [ours.hf.continuation_ids(texts[0], c, chat=False) for c in CHOICES]
