@@ -34,21 +34,9 @@ log = logging.getLogger(__name__)
 # lm-eval's own BBQ prompt (lm_eval/tasks/bbq/bbq_multiple_choice.yaml).
 BBQ_PROMPT = "{{context}}\n\nQ: {{question}}\nA:"
 # The question fields a data row keeps: what the prompts show and what bbq_bias needs.
-_FIELDS = (
-    "example_id",
-    "category",
-    "question_index",
-    "question_polarity",
-    "context_condition",
-    "context",
-    "question",
-    "ans0",
-    "ans1",
-    "ans2",
-    "label",
-    "unknown_label",
-    "stereotyped_label",
-    "answer_info",
+_FIELDS = tuple(
+    "example_id category question_index question_polarity context_condition context question "
+    "ans0 ans1 ans2 label unknown_label stereotyped_label answer_info".split()
 )
 _FUNCTION = "__lm_eval_function__"
 TASK_VERSION = "1.0"
