@@ -5,13 +5,13 @@ evaluation results of model repos."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 from bias_hub.pipelines.common.arguments import (
     add_answer_reader_flag,
     add_root_flags,
     settings_defaults,
+    settings_from_args,
 )
 from bias_hub.pipelines.export.settings import Settings
 
@@ -165,11 +165,6 @@ def _add_eval_results(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=_eval_results)
 
 
-def _settings(cls: type, args: argparse.Namespace):
-    """The settings dataclass from the flags: each field is a flag's dest."""
-    return cls(**{field.name: getattr(args, field.name) for field in dataclasses.fields(cls)})
-
-
 def _lm_eval_path(args: argparse.Namespace) -> int:
     from bias_hub.pipelines.export.lm_eval import INSTALLED
 
@@ -181,7 +176,7 @@ def _eval_results(args: argparse.Namespace) -> int:
     from bias_hub.pipelines.export.eval_results import Settings as EvalSettings
     from bias_hub.pipelines.export.eval_results import export
 
-    export(args.runs, Path(args.out), _settings(EvalSettings, args))
+    export(args.runs, Path(args.out), settings_from_args(EvalSettings, args))
     return 0
 
 
@@ -189,5 +184,5 @@ def _run(args: argparse.Namespace) -> int:
     import importlib
 
     export = importlib.import_module(f"bias_hub.pipelines.export.{args.export_module}").export
-    export(Path(args.out), _settings(Settings, args))
+    export(Path(args.out), settings_from_args(Settings, args))
     return 0
