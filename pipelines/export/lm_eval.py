@@ -21,6 +21,7 @@ import yaml
 
 from bias_hub.pipelines.common import RunFolder, dataset_folder
 from bias_hub.pipelines.common.answer_reading import DEFAULT_READER, MAX_NEW_TOKENS, READERS
+from bias_hub.pipelines.common.render import render
 from bias_hub.pipelines.common.run_folder import check_run_folder
 from bias_hub.pipelines.export.inlining import inline_module
 from bias_hub.pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
@@ -326,7 +327,7 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
         _write_utils(out)
         record["tasks"] = tasks
         out.write_json("tasks.json", record)
-        out.write_text("README.md", _readme(record))
+        out.write_text("README.md", render("export/templates/lm_eval_readme.md.j2", **record))
     log.info("wrote %s: %d lm-eval tasks (%s)", out_dir, len(tasks), ", ".join(tasks))
     return record
 
@@ -418,28 +419,3 @@ def _write_utils(out: RunFolder) -> None:
         for path in sorted(module.iterdir()):
             if path.is_file() and path.suffix in (".py", ".md", ".txt"):
                 out.write_bytes(f"{part}/bbq_bias/{path.name}", path.read_bytes())
-
-
-def _readme(record: dict) -> str:
-    tasks = record["tasks"]
-    lines = [
-        "# bias-hub tasks for lm-evaluation-harness",
-        "",
-        "Written by `bias-hub export lm-eval`; run with lm-evaluation-harness 0.4:",
-        "",
-        "```",
-        "lm-eval ls tasks --include_path THIS_FOLDER",
-        "lm-eval run --model hf --model_args pretrained=MODEL --tasks jbbq_gen --include_path THIS_FOLDER "
-        "--log_samples --output_path results",
-        "```",
-        "",
-        f"JBBQ: {record['jbbq']['questions']} questions of `{record['jbbq']['dataset']}` (split "
-        f"{record['jbbq']['split']}), prompts laid out as `{record['jbbq']['layout']}`, generated replies "
-        f"read by the `{record['jbbq']['answer_reader']}` answer reader. The folder finds its data under "
-        "data/ wherever it is copied; those files are for local use only (JBBQ may not be redistributed). "
-        "Score logged samples with `bias-hub score bbq_bias --from-lm-eval SAMPLES.jsonl --out DIR`.",
-        "",
-        "Tasks: " + ", ".join(f"`{t}`" for t in tasks),
-        "",
-    ]
-    return "\n".join(lines)
