@@ -42,16 +42,8 @@ class RunSettings:
         return None
 
     def model_options(self, **changes: Any) -> ModelOptions:
-        options = ModelOptions(
-            token=self.token,
-            revision=self.revision,
-            dtype=self.dtype,
-            device=self.device,
-            device_map=self.device_map,
-            trust_remote_code=self.trust_remote_code,
-            allow_untrained=self.allow_untrained,
-        )
-        return dataclasses.replace(options, **changes)
+        shared = "token revision dtype device device_map trust_remote_code allow_untrained".split()
+        return ModelOptions(**{**{name: getattr(self, name) for name in shared}, **changes})
 
 
 @dataclasses.dataclass(kw_only=True)
