@@ -27,12 +27,9 @@ from pathlib import Path
 
 MIN_ROUNDS = 3
 # What a tool run as a subprocess of a bench gets: the machine is offline.
-OFFLINE = {
-    "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "HF_EVALUATE_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-}
+OFFLINE = dict.fromkeys(
+    ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE"), "1"
+)
 
 
 def make_venv(venv: Path, *installs: list[str]) -> Path:
