@@ -57,14 +57,6 @@ def lmeval_python(args: argparse.Namespace) -> Path | None:
     return python
 
 
-def write_documents(path: Path, documents: list[dict]) -> Path:
-    """The questions file both tools read: one JSON object per line."""
-    with path.open("w", encoding="utf-8") as handle:
-        for document in documents:
-            handle.write(json.dumps(document, ensure_ascii=False) + "\n")
-    return path
-
-
 def write_task(work: Path, data: Path, name: str = "jbbq_bench", **fields) -> Path:
     """A local lm-eval task folder: ``<name>.yaml`` over the questions file ``data`` (each
     question's ``prompt`` the text sent), ``fields`` the rest of the task; written as JSON,

@@ -39,7 +39,7 @@ from bench._harness import (
     describe_load,
     llama_flops,
 )
-from bench._lmeval import LmEvalProcess, lmeval_python, write_documents, write_task
+from bench._lmeval import LmEvalProcess, lmeval_python, write_task
 from bench.jbbq_throughput import (
     REPO_ROOT,
     Clocked,
@@ -48,6 +48,7 @@ from bench.jbbq_throughput import (
     parse_arguments,
     race_tools,
 )
+from bias_hub.builders.shared.files import write_jsonl
 from bias_hub.pipelines.common.answer_reading import UNPARSABLE
 from bias_hub.pipelines.jbbq.taught_model import (
     NO_INDEX,
@@ -232,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
             device=args.device,
             save=False,
         )
-        data = write_documents(work / "questions.jsonl", documents)
+        data = write_jsonl(work / "questions.jsonl", documents)
         ours = BiasHub(model, tokenizer, prompts, shots, settings, data, args)
         targets = [target_reply(d) for d in documents]
         groups = [d["prompt_name"] for d in documents]

@@ -41,7 +41,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from bench._harness import OFFLINE, Run, describe_load, interleave, read_jsonl, run_process, summary
-from bench._lmeval import add_lmeval_arguments, lmeval_python, write_documents, write_task
+from bench._lmeval import add_lmeval_arguments, lmeval_python, write_task
+from bias_hub.builders.shared.files import write_jsonl
 
 MODEL = "served-model"
 REPLIES = ("0", "1", "2", "わかりません")
@@ -230,7 +231,7 @@ def main(argv: list[str]) -> int:
     server = Server(args.latency, args.token_rate, args.max_requests, args.max_seconds)
     with tempfile.TemporaryDirectory(prefix="bench-served-") as tmp:
         work = Path(tmp)
-        data = write_documents(work / "documents.jsonl", documents)
+        data = write_jsonl(work / "documents.jsonl", documents)
         write_task(
             work,
             data,

@@ -52,9 +52,9 @@ from bench._lmeval import (
     LmEvalProcess,
     add_lmeval_arguments,
     lmeval_python,
-    write_documents,
     write_task,
 )
+from bias_hub.builders.shared.files import write_jsonl
 
 CHOICES = ["0", "1", "2"]
 PHASES = ["tokenize", "forward", "decode", "score", "set-up"]
@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             device=args.device,
             save=not args.skip_lmeval,
         )
-        data = write_documents(
+        data = write_jsonl(
             work / "questions.jsonl",
             [{**row, "prompt": t} for row, t in zip(rows, texts, strict=True)],
         )
