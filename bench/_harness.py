@@ -359,7 +359,6 @@ class FlopCounter:
 def race(
     contestants: dict[str, Callable[[], object]],
     rounds: int = MIN_ROUNDS,
-    warm_up: bool = True,
     out=sys.stdout,
 ) -> dict[str, dict]:
     """``interleave`` for plain functions (no phases): each contestant warmed up once, then run
@@ -372,7 +371,7 @@ def race(
     runs = interleave(
         {name: wrapped(function) for name, function in contestants.items()},
         rounds,
-        contestants if warm_up else None,
+        contestants,
         out,
     )
     return {
