@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Write JBBQ (the paper's prompts; generation and multiple-choice; each few-shot count) and "
         "BBQ as lm-evaluation-harness 0.4 tasks whose results table shows bias-hub's scores.",
     )
-    _add_arguments(lm_eval, "the task folder")
+    _add_arguments(lm_eval)
     lm_eval.set_defaults(func=_run, export_module="lm_eval")
     inspect = inner.add_parser(
         "inspect",
@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Write JBBQ (the paper's prompts, each few-shot count) and BBQ as Inspect AI tasks whose "
         "scorer reads each reply with bias-hub's answer reader and whose metrics are bbq_bias's scores.",
     )
-    _add_arguments(inspect, "the task folder")
+    _add_arguments(inspect)
     inspect.set_defaults(func=_run, export_module="inspect_tasks")
     path = inner.add_parser(
         "lm-eval-path",
@@ -58,12 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
 
 
-def _add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
     settings_defaults(parser, Settings)
     parser.add_argument(
         "--out",
         required=True,
-        help=f"{what}, replaced whole when the export succeeds; refused while it holds files an "
+        help="the task folder, replaced whole when the export succeeds; refused while it holds files an "
         "earlier export did not write (or that were changed since), which it names",
     )
     parser.add_argument(
