@@ -134,7 +134,7 @@ def _model_record(manifest: dict, name: str | None) -> dict:
     for record in models:
         if name is None or record.get("id") == name or record.get("path") == name:
             return dict(record)
-    return dict(models[0]) if models and name is None else {}
+    return {}
 
 
 def _interval(intervals: dict | None, key: str) -> tuple[float | None, float | None, float | None]:
