@@ -224,7 +224,7 @@ def data_row(row: dict, reader: str | None) -> dict:
 def _task(
     name: str, tags: list[str], data: str, output_type: str, categories: list[str], **fields
 ) -> dict:
-    config = {
+    return {
         "task": name,
         "tag": tags,
         # data/<data>.jsonl beside the task folder, found by utils.py (the folder can move)
@@ -235,7 +235,6 @@ def _task(
         "metric_list": _metric_list(categories),
         "metadata": {"version": TASK_VERSION},
     }
-    return config
 
 
 def _jbbq_tasks(
