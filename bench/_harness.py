@@ -27,12 +27,9 @@ from pathlib import Path
 
 MIN_ROUNDS = 3
 # What a tool run as a subprocess of a bench gets: the machine is offline.
-OFFLINE = {
-    "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "HF_EVALUATE_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-}
+OFFLINE = dict.fromkeys(
+    ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE"), "1"
+)
 
 
 def make_venv(venv: Path, *installs: list[str]) -> Path:
@@ -362,7 +359,6 @@ class FlopCounter:
 def race(
     contestants: dict[str, Callable[[], object]],
     rounds: int = MIN_ROUNDS,
-    warm_up: bool = True,
     out=sys.stdout,
 ) -> dict[str, dict]:
     """``interleave`` for plain functions (no phases): each contestant warmed up once, then run
@@ -375,7 +371,7 @@ def race(
     runs = interleave(
         {name: wrapped(function) for name, function in contestants.items()},
         rounds,
-        contestants if warm_up else None,
+        contestants,
         out,
     )
     return {

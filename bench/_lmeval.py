@@ -57,22 +57,21 @@ def lmeval_python(args: argparse.Namespace) -> Path | None:
     return python
 
 
-def write_documents(path: Path, documents: list[dict]) -> Path:
-    """The questions file both tools read: one JSON object per line."""
-    with path.open("w", encoding="utf-8") as handle:
-        for document in documents:
-            handle.write(json.dumps(document, ensure_ascii=False) + "\n")
-    return path
-
-
-def write_task(work: Path, yaml_text: str, data: Path) -> Path:
-    """A local lm-eval task folder: ``jbbq_bench.yaml`` (``yaml_text`` with ``{data}``) over
-    the questions file ``data``."""
+def write_task(work: Path, data: Path, name: str = "jbbq_bench", **fields) -> Path:
+    """A local lm-eval task folder: ``<name>.yaml`` over the questions file ``data`` (each
+    question's ``prompt`` the text sent), ``fields`` the rest of the task; written as JSON,
+    which YAML reads as it is."""
+    task = {
+        "task": name,
+        "dataset_path": "json",
+        "dataset_kwargs": {"data_files": {"test": str(data)}},
+        "test_split": "test",
+        "doc_to_text": "prompt",
+        **fields,
+    }
     task_dir = work / "task"
     task_dir.mkdir()
-    (task_dir / "jbbq_bench.yaml").write_text(
-        yaml_text.replace("{data}", json.dumps(str(data))), encoding="utf-8"
-    )
+    (task_dir / f"{name}.yaml").write_text(json.dumps(task, ensure_ascii=False), encoding="utf-8")
     return task_dir
 
 

@@ -39,7 +39,7 @@ from bench._harness import (
     describe_load,
     llama_flops,
 )
-from bench._lmeval import LmEvalProcess, lmeval_python, write_documents, write_task
+from bench._lmeval import LmEvalProcess, lmeval_python, write_task
 from bench.jbbq_throughput import (
     REPO_ROOT,
     Clocked,
@@ -48,6 +48,7 @@ from bench.jbbq_throughput import (
     parse_arguments,
     race_tools,
 )
+from bias_hub.builders.shared.files import write_jsonl
 from bias_hub.pipelines.common.answer_reading import UNPARSABLE
 from bias_hub.pipelines.jbbq.taught_model import (
     NO_INDEX,
@@ -58,24 +59,6 @@ from bias_hub.pipelines.jbbq.taught_model import (
 
 # Stop strings a user would try, most eager first; none at all is the fallback.
 STOPS = (["\n"], ["\n\n"], [])
-
-_TASK_YAML = """\
-task: jbbq_bench
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: generate_until
-doc_to_text: prompt
-doc_to_target: label
-generation_kwargs:
-  until: {until}
-  do_sample: false
-  max_gen_toks: {max_new_tokens}
-metric_list:
-  - metric: exact_match
-"""
 
 
 def paper_questions(dataset: Path, per_prompt: int) -> tuple[list, list[dict], list[dict], object]:
@@ -250,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
             device=args.device,
             save=False,
         )
-        data = write_documents(work / "questions.jsonl", documents)
+        data = write_jsonl(work / "questions.jsonl", documents)
         ours = BiasHub(model, tokenizer, prompts, shots, settings, data, args)
         targets = [target_reply(d) for d in documents]
         groups = [d["prompt_name"] for d in documents]
@@ -304,10 +287,18 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_lmeval:
             model.save_pretrained(work / "model")
             tokenizer.save_pretrained(work / "model")
-            task = _TASK_YAML.replace("{until}", json.dumps(stop)).replace(
-                "{max_new_tokens}", str(settings.max_new_tokens)
+            task_dir = write_task(
+                work,
+                data,
+                output_type="generate_until",
+                doc_to_target="label",
+                generation_kwargs={
+                    "until": stop,
+                    "do_sample": False,
+                    "max_gen_toks": settings.max_new_tokens,
+                },
+                metric_list=[{"metric": "exact_match"}],
             )
-            task_dir = write_task(work, task, data)
             print(
                 f"lm-eval: HFLM(pretrained=<model>, batch_size={args.lmeval_batch_size}, "
                 f"device={args.device}, dtype={args.dtype}), simple_evaluate(log_samples=True, "

@@ -41,28 +41,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from bench._harness import OFFLINE, Run, describe_load, interleave, read_jsonl, run_process, summary
-from bench._lmeval import add_lmeval_arguments, lmeval_python, write_documents
+from bench._lmeval import add_lmeval_arguments, lmeval_python, write_task
+from bias_hub.builders.shared.files import write_jsonl
 
 MODEL = "served-model"
 REPLIES = ("0", "1", "2", "わかりません")
 QUIET = {**OFFLINE, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
-_TASK_YAML = """\
-task: jbbq_served
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: generate_until
-doc_to_text: prompt
-doc_to_target: prompt_name
-generation_kwargs:
-  until: ["\\n\\n"]
-  do_sample: false
-  max_gen_toks: {max_new_tokens}
-metric_list:
-  - metric: exact_match
-"""
 
 
 def reply_for(prompt: str) -> str:
@@ -247,11 +231,20 @@ def main(argv: list[str]) -> int:
     server = Server(args.latency, args.token_rate, args.max_requests, args.max_seconds)
     with tempfile.TemporaryDirectory(prefix="bench-served-") as tmp:
         work = Path(tmp)
-        (work / "task").mkdir()
-        data = write_documents(work / "documents.jsonl", documents)
-        yaml_text = _TASK_YAML.replace("{data}", json.dumps(str(data)))
-        yaml_text = yaml_text.replace("{max_new_tokens}", str(settings.max_new_tokens))
-        (work / "task" / "jbbq_served.yaml").write_text(yaml_text, encoding="utf-8")
+        data = write_jsonl(work / "documents.jsonl", documents)
+        write_task(
+            work,
+            data,
+            "jbbq_served",
+            output_type="generate_until",
+            doc_to_target="prompt_name",
+            generation_kwargs={
+                "until": ["\n\n"],
+                "do_sample": False,
+                "max_gen_toks": settings.max_new_tokens,
+            },
+            metric_list=[{"metric": "exact_match"}],
+        )
         print(
             f"{len(documents)} prompts ({len(rows)} questions x {len(settings.prompts)} prompts), "
             f"{args.concurrency} requests in flight, {args.prompts_per_request} prompts a request; "

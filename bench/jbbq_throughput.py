@@ -52,28 +52,12 @@ from bench._lmeval import (
     LmEvalProcess,
     add_lmeval_arguments,
     lmeval_python,
-    write_documents,
     write_task,
 )
+from bias_hub.builders.shared.files import write_jsonl
 
 CHOICES = ["0", "1", "2"]
 PHASES = ["tokenize", "forward", "decode", "score", "set-up"]
-
-_TASK_YAML = """\
-task: jbbq_bench
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: multiple_choice
-doc_to_text: prompt
-doc_to_choice: ["0", "1", "2"]
-doc_to_target: label
-target_delimiter: ""
-metric_list:
-  - metric: acc
-"""
 
 
 def questions(n: int, shots: int, seed: int) -> tuple[list[dict], list[dict]]:
@@ -350,11 +334,19 @@ def main(argv: list[str] | None = None) -> int:
             device=args.device,
             save=not args.skip_lmeval,
         )
-        data = write_documents(
+        data = write_jsonl(
             work / "questions.jsonl",
             [{**row, "prompt": t} for row, t in zip(rows, texts, strict=True)],
         )
-        task_dir = write_task(work, _TASK_YAML, data)
+        task_dir = write_task(
+            work,
+            data,
+            output_type="multiple_choice",
+            doc_to_choice=CHOICES,
+            doc_to_target="label",
+            target_delimiter="",
+            metric_list=[{"metric": "acc"}],
+        )
         ours = BiasHub(model, tokenizer, shots, data, args)
         ids = ours.hf.encode_all(texts, chat=False)
         choice_ids = [ours.hf.continuation_ids(texts[0], c, chat=False) for c in CHOICES]

@@ -154,14 +154,11 @@ def _file_of(target: str) -> str:
     return unquote(target.split("#", 1)[0].split("?", 1)[0])
 
 
-def broken_links(
-    out_dir: str | Path, follow_markdown: bool = True, start: str = "index.md"
-) -> list[str]:
+def broken_links(out_dir: str | Path, start: str = "index.md") -> list[str]:
     """Every link and image of ``index.html`` and ``start`` (``index.md``; a reproduction's
     ``report.md``) in ``out_dir`` that does not resolve (a missing file, an in-page anchor with
-    no element), one line each; with ``follow_markdown``, also those of every Markdown file
-    inside ``out_dir`` they link to (the parts' reports), each read relative to its own folder.
-    Empty when all resolve."""
+    no element), one line each; also those of every Markdown file inside ``out_dir`` they link
+    to (the parts' reports), each read relative to its own folder. Empty when all resolve."""
     out_dir = Path(out_dir).resolve()
     problems: list[str] = []
     queue: list[Path] = []
@@ -175,7 +172,7 @@ def broken_links(
         queue += [page.parent / _file_of(t) for t in parser.targets if relative_target(t)]
     queue.insert(0, out_dir / start)
     seen: set[Path] = set()
-    for index, page in enumerate(queue):
+    for page in queue:
         page = page.resolve()
         if (
             page in seen
@@ -184,8 +181,6 @@ def broken_links(
             or not page.is_relative_to(out_dir)
         ):
             continue
-        if index > 0 and not follow_markdown:
-            break
         seen.add(page)
         label = page.relative_to(out_dir).as_posix()
         targets = markdown_targets(page.read_text(encoding="utf-8"))

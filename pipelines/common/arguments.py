@@ -274,13 +274,13 @@ def explicit_dests(
     return set(vars(namespace)) & {action.dest for action in leaf._actions}
 
 
-def settings_from_args(cls: type[RunSettings], args: argparse.Namespace, **overrides: Any):
-    """The settings dataclass from parsed flags: every field whose name is a flag dest."""
-    values = {}
-    for item in dataclasses.fields(cls):
-        if item.init and hasattr(args, item.name):
-            values[item.name] = getattr(args, item.name)
-    values["progress"] = getattr(args, "verbosity", 0) >= 0
+def settings_from_args(cls: type, args: argparse.Namespace, **overrides: Any):
+    """The settings dataclass from parsed flags: every field whose name is a flag dest, and
+    ``progress`` (off under ``--quiet``) where the class has it."""
+    fields = [item.name for item in dataclasses.fields(cls) if item.init]
+    values = {name: getattr(args, name) for name in fields if hasattr(args, name)}
+    if "progress" in fields:
+        values["progress"] = getattr(args, "verbosity", 0) >= 0
     values.update(overrides)
     return cls(**values)
 

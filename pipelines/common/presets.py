@@ -59,14 +59,7 @@ STUDIES_DIR = Path(__file__).resolve().parents[1] / "studies"
 # What a setting rests on: the paper's text, our reading of it, or our own choice.
 BASIS_KINDS = ("section", "assumed", "ours")
 # Settings that decide how much of the work runs: any value but the default is a departure.
-SUBSET_FIELDS = (
-    "limit",
-    "categories",
-    "max_pairs",
-    "max_train_samples",
-    "eval_per_subset",
-    "seeds",
-)
+SUBSET_FIELDS = tuple("limit categories max_pairs max_train_samples eval_per_subset seeds".split())
 
 
 @dataclass(frozen=True)

@@ -129,7 +129,7 @@ def _dataset(item: Any) -> dict:
     names = ["README.md", *card_data_files(card, config)]
     return {
         "name": folder.name,
-        "given": _given(path),
+        "given": os.path.abspath(path),
         "folder": str(folder),
         "config": config,
         "origin": dataset_origin(card, config),
@@ -149,11 +149,6 @@ def _hub_revision(model_id: str, revision: str | None) -> str | None:
     except Exception:  # not a valid repo id, no cache: nothing is known
         return None
     return Path(found).parent.name if isinstance(found, str) else None
-
-
-def _given(path: Path) -> str:
-    """A local path as the run was given it: absolute, its links not followed."""
-    return os.path.abspath(path)
 
 
 def mark_stand_in(folder: str | os.PathLike[str], what: str) -> None:
@@ -182,7 +177,8 @@ def _model(item: Any) -> dict:
 
 def _file(path: str | os.PathLike[str]) -> dict:
     path = Path(path).expanduser()
-    where = {"given": _given(path), "path": str(path.resolve())}
+    # given: as the run was given it (absolute, its links not followed); path: what it read
+    where = {"given": os.path.abspath(path), "path": str(path.resolve())}
     if path.is_dir():
         digest, count = tree_sha256(path)
         return {**where, "sha256": digest, "files": count}

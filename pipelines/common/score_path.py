@@ -12,8 +12,6 @@ word-set metrics (one dataset row per test, the predictions file holding word ve
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -66,15 +64,15 @@ class ScorePath:
 def score_paths() -> dict[str, ScorePath]:
     """``{metric: ScorePath}`` from every ``pipelines/<part>/score_paths.py``."""
     from bias_hub import pipelines
+    from bias_hub.pipelines.discovery import submodules
 
     found: dict[str, ScorePath] = {}
-    for info in sorted(pkgutil.iter_modules(pipelines.__path__), key=lambda m: m.name):
-        name = f"{pipelines.__name__}.{info.name}.score_paths"
-        if not info.ispkg or importlib.util.find_spec(name) is None:
-            continue
-        for path in importlib.import_module(name).SCORE_PATHS:
+    for module in submodules(pipelines, "score_paths"):
+        for path in module.SCORE_PATHS:
             if path.metric in found:
-                raise ValueError(f"{name}: metric {path.metric!r} has a score path already")
+                raise ValueError(
+                    f"{module.__name__}: metric {path.metric!r} has a score path already"
+                )
             found[path.metric] = path
     return found
 

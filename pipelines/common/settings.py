@@ -42,16 +42,8 @@ class RunSettings:
         return None
 
     def model_options(self, **changes: Any) -> ModelOptions:
-        options = ModelOptions(
-            token=self.token,
-            revision=self.revision,
-            dtype=self.dtype,
-            device=self.device,
-            device_map=self.device_map,
-            trust_remote_code=self.trust_remote_code,
-            allow_untrained=self.allow_untrained,
-        )
-        return dataclasses.replace(options, **changes)
+        shared = "token revision dtype device device_map trust_remote_code allow_untrained".split()
+        return ModelOptions(**{**{name: getattr(self, name) for name in shared}, **changes})
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -76,14 +68,13 @@ class IntervalSettings:
                 f"{', '.join(self.BOOTSTRAP_UNITS)}"
             )
 
-    def interval_options(self, seed: int | None = None) -> dict:
+    def interval_options(self) -> dict:
         """The keyword arguments every metric module's ``compute`` takes for its intervals."""
         on = self.confidence_level is not None
-        seed = getattr(self, "seed", 0) if seed is None else seed
         return {
             "confidence_level": self.confidence_level,
             "n_resamples": self.n_resamples if on else None,
-            "seed": seed if on else None,
+            "seed": getattr(self, "seed", 0) if on else None,
         }
 
     def interval_record(self, bootstrap_unit: str | None = None) -> dict:

@@ -5,13 +5,13 @@ evaluation results of model repos."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 from bias_hub.pipelines.common.arguments import (
     add_answer_reader_flag,
     add_root_flags,
     settings_defaults,
+    settings_from_args,
 )
 from bias_hub.pipelines.export.settings import Settings
 
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Write JBBQ (the paper's prompts; generation and multiple-choice; each few-shot count) and "
         "BBQ as lm-evaluation-harness 0.4 tasks whose results table shows bias-hub's scores.",
     )
-    _add_arguments(lm_eval, "the task folder")
+    _add_arguments(lm_eval)
     lm_eval.set_defaults(func=_run, export_module="lm_eval")
     inspect = inner.add_parser(
         "inspect",
@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Write JBBQ (the paper's prompts, each few-shot count) and BBQ as Inspect AI tasks whose "
         "scorer reads each reply with bias-hub's answer reader and whose metrics are bbq_bias's scores.",
     )
-    _add_arguments(inspect, "the task folder")
+    _add_arguments(inspect)
     inspect.set_defaults(func=_run, export_module="inspect_tasks")
     path = inner.add_parser(
         "lm-eval-path",
@@ -58,12 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
 
 
-def _add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
     settings_defaults(parser, Settings)
     parser.add_argument(
         "--out",
         required=True,
-        help=f"{what}, replaced whole when the export succeeds; refused while it holds files an "
+        help="the task folder, replaced whole when the export succeeds; refused while it holds files an "
         "earlier export did not write (or that were changed since), which it names",
     )
     parser.add_argument(
@@ -165,11 +165,6 @@ def _add_eval_results(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=_eval_results)
 
 
-def _settings(cls: type, args: argparse.Namespace):
-    """The settings dataclass from the flags: each field is a flag's dest."""
-    return cls(**{field.name: getattr(args, field.name) for field in dataclasses.fields(cls)})
-
-
 def _lm_eval_path(args: argparse.Namespace) -> int:
     from bias_hub.pipelines.export.lm_eval import INSTALLED
 
@@ -181,7 +176,7 @@ def _eval_results(args: argparse.Namespace) -> int:
     from bias_hub.pipelines.export.eval_results import Settings as EvalSettings
     from bias_hub.pipelines.export.eval_results import export
 
-    export(args.runs, Path(args.out), _settings(EvalSettings, args))
+    export(args.runs, Path(args.out), settings_from_args(EvalSettings, args))
     return 0
 
 
@@ -189,5 +184,5 @@ def _run(args: argparse.Namespace) -> int:
     import importlib
 
     export = importlib.import_module(f"bias_hub.pipelines.export.{args.export_module}").export
-    export(Path(args.out), _settings(Settings, args))
+    export(Path(args.out), settings_from_args(Settings, args))
     return 0

@@ -14,6 +14,7 @@ import string
 from pathlib import Path
 
 from bias_hub.pipelines.common import RunFolder
+from bias_hub.pipelines.common.render import render
 from bias_hub.pipelines.common.run_folder import check_run_folder
 from bias_hub.pipelines.export.inlining import inline_module
 from bias_hub.pipelines.export.lm_eval import (
@@ -169,28 +170,6 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
             if path.is_file() and path.suffix in (".py", ".md", ".txt"):
                 out.write_bytes(f"bbq_bias/{path.name}", path.read_bytes())
         out.write_json("tasks.json", record)
-        out.write_text("README.md", _readme(record))
+        out.write_text("README.md", render("export/templates/inspect_readme.md.j2", **record))
     log.info("wrote %s: %d Inspect task variants", out_dir, len(record["tasks"]))
     return record
-
-
-def _readme(record: dict) -> str:
-    jbbq = record["jbbq"]
-    lines = [
-        "# bias-hub tasks for Inspect AI",
-        "",
-        "Written by `bias-hub export inspect`; needs `inspect-ai` and `pip install -r bbq_bias/requirements.txt`:",
-        "",
-        "```",
-        f"inspect eval {record['tasks'][0]} --model hf/MODEL",
-        "bias-hub score bbq_bias --from-inspect logs/LOG.eval --out DIR",
-        "```",
-        "",
-        f"JBBQ: {jbbq['questions']} questions (split {jbbq['split']}), prompts laid out as "
-        f"`{jbbq['layout']}`, replies read by the `{jbbq['answer_reader']}` answer reader. The data "
-        "under data/ is for local use only (JBBQ may not be redistributed).",
-        "",
-        "Tasks: " + ", ".join(f"`{t}`" for t in record["tasks"]),
-        "",
-    ]
-    return "\n".join(lines)

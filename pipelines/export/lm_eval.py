@@ -21,6 +21,7 @@ import yaml
 
 from bias_hub.pipelines.common import RunFolder, dataset_folder
 from bias_hub.pipelines.common.answer_reading import DEFAULT_READER, MAX_NEW_TOKENS, READERS
+from bias_hub.pipelines.common.render import render
 from bias_hub.pipelines.common.run_folder import check_run_folder
 from bias_hub.pipelines.export.inlining import inline_module
 from bias_hub.pipelines.export.lm_eval_utils import HIGHER_IS_BETTER, SCORES
@@ -34,21 +35,9 @@ log = logging.getLogger(__name__)
 # lm-eval's own BBQ prompt (lm_eval/tasks/bbq/bbq_multiple_choice.yaml).
 BBQ_PROMPT = "{{context}}\n\nQ: {{question}}\nA:"
 # The question fields a data row keeps: what the prompts show and what bbq_bias needs.
-_FIELDS = (
-    "example_id",
-    "category",
-    "question_index",
-    "question_polarity",
-    "context_condition",
-    "context",
-    "question",
-    "ans0",
-    "ans1",
-    "ans2",
-    "label",
-    "unknown_label",
-    "stereotyped_label",
-    "answer_info",
+_FIELDS = tuple(
+    "example_id category question_index question_polarity context_condition context question "
+    "ans0 ans1 ans2 label unknown_label stereotyped_label answer_info".split()
 )
 _FUNCTION = "__lm_eval_function__"
 TASK_VERSION = "1.0"
@@ -235,7 +224,7 @@ def data_row(row: dict, reader: str | None) -> dict:
 def _task(
     name: str, tags: list[str], data: str, output_type: str, categories: list[str], **fields
 ) -> dict:
-    config = {
+    return {
         "task": name,
         "tag": tags,
         # data/<data>.jsonl beside the task folder, found by utils.py (the folder can move)
@@ -246,7 +235,6 @@ def _task(
         "metric_list": _metric_list(categories),
         "metadata": {"version": TASK_VERSION},
     }
-    return config
 
 
 def _jbbq_tasks(
@@ -338,7 +326,7 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
         _write_utils(out)
         record["tasks"] = tasks
         out.write_json("tasks.json", record)
-        out.write_text("README.md", _readme(record))
+        out.write_text("README.md", render("export/templates/lm_eval_readme.md.j2", **record))
     log.info("wrote %s: %d lm-eval tasks (%s)", out_dir, len(tasks), ", ".join(tasks))
     return record
 
@@ -430,28 +418,3 @@ def _write_utils(out: RunFolder) -> None:
         for path in sorted(module.iterdir()):
             if path.is_file() and path.suffix in (".py", ".md", ".txt"):
                 out.write_bytes(f"{part}/bbq_bias/{path.name}", path.read_bytes())
-
-
-def _readme(record: dict) -> str:
-    tasks = record["tasks"]
-    lines = [
-        "# bias-hub tasks for lm-evaluation-harness",
-        "",
-        "Written by `bias-hub export lm-eval`; run with lm-evaluation-harness 0.4:",
-        "",
-        "```",
-        "lm-eval ls tasks --include_path THIS_FOLDER",
-        "lm-eval run --model hf --model_args pretrained=MODEL --tasks jbbq_gen --include_path THIS_FOLDER "
-        "--log_samples --output_path results",
-        "```",
-        "",
-        f"JBBQ: {record['jbbq']['questions']} questions of `{record['jbbq']['dataset']}` (split "
-        f"{record['jbbq']['split']}), prompts laid out as `{record['jbbq']['layout']}`, generated replies "
-        f"read by the `{record['jbbq']['answer_reader']}` answer reader. The folder finds its data under "
-        "data/ wherever it is copied; those files are for local use only (JBBQ may not be redistributed). "
-        "Score logged samples with `bias-hub score bbq_bias --from-lm-eval SAMPLES.jsonl --out DIR`.",
-        "",
-        "Tasks: " + ", ".join(f"`{t}`" for t in tasks),
-        "",
-    ]
-    return "\n".join(lines)

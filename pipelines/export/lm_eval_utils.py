@@ -38,14 +38,7 @@ SCORES = (
     "bias_score_ambiguous",
     "unparsable_rate",
 )
-HIGHER_IS_BETTER = {
-    "accuracy": True,
-    "accuracy_ambiguous": True,
-    "accuracy_disambiguated": True,
-    "bias_score_disambiguated": False,
-    "bias_score_ambiguous": False,
-    "unparsable_rate": False,
-}
+HIGHER_IS_BETTER = {name: name.startswith("accuracy") for name in SCORES}
 
 
 def _item(doc: dict, prediction: int) -> tuple:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
-from bias_hub.pipelines.common.arguments import add_interval_flags, settings_defaults
+from bias_hub.pipelines.common.arguments import (
+    add_interval_flags,
+    settings_defaults,
+    settings_from_args,
+)
 from bias_hub.pipelines.leaderboard.settings import Settings
 
 __all__ = ["register"]
@@ -42,6 +45,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from bias_hub.pipelines.leaderboard.run import run
 
-    settings = Settings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)})
-    run(args.sources, Path(args.out), settings)
+    run(args.sources, Path(args.out), settings_from_args(Settings, args))
     return 0

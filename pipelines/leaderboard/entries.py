@@ -23,16 +23,7 @@ __all__ = ["STUDY_PREFIX", "Entry", "Score", "read_entries", "verify_run_folder"
 
 STUDY_PREFIX = "study:"
 # The keys a setting is told by, in the order a label lists them.
-SETTING_KEYS = (
-    "prompt",
-    "shots",
-    "layout",
-    "scoring",
-    "answer_reader",
-    "preset",
-    "split",
-    "config",
-)
+SETTING_KEYS = tuple("prompt shots layout scoring answer_reader preset split config".split())
 # lm-evaluation-harness's own `bbq` names -> the vocabulary's (a task suffixes a category).
 _LM_EVAL_NAMES = {
     info["lm_eval_bbq"]: score
@@ -143,7 +134,7 @@ def _model_record(manifest: dict, name: str | None) -> dict:
     for record in models:
         if name is None or record.get("id") == name or record.get("path") == name:
             return dict(record)
-    return dict(models[0]) if models and name is None else {}
+    return {}
 
 
 def _interval(intervals: dict | None, key: str) -> tuple[float | None, float | None, float | None]:

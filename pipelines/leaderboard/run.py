@@ -117,10 +117,9 @@ def _record(number: int, board: Board, entry: Entry, ranks: dict) -> dict:
         "dataset_fingerprint": entry.dataset,
         "dataset_kind": entry.dataset_kind,
         **{
-            key: (None if setting.get(key) is None else setting[key])
-            for key in ("prompt", "layout", "scoring", "answer_reader", "preset", "split", "config")
+            key: setting.get(key)
+            for key in "prompt layout scoring answer_reader preset split config shots".split()
         },
-        "shots": setting.get("shots"),
         "departures": list(entry.departures),
         "scores": [
             {

@@ -131,15 +131,8 @@ def publish(
 
 
 def run(args: argparse.Namespace) -> None:
-    publish(
-        args.namespace,
-        only=args.only,
-        push=args.push,
-        prune=args.prune,
-        private=args.private,
-        datasets_root=args.datasets_root,
-        metrics_root=args.metrics_root,
-    )
+    flags = ("only", "push", "prune", "private", "datasets_root", "metrics_root")
+    publish(args.namespace, **{name: getattr(args, name) for name in flags})
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -73,23 +73,6 @@ def discover_dataset_folders(root: Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
-def _normalise_data_files(data_files: object) -> dict[str, list[str]]:
-    """The shapes ``configs[].data_files`` may take, as ``{split: [patterns]}``."""
-    if isinstance(data_files, str):
-        return {"train": [data_files]}
-    if isinstance(data_files, dict):
-        return {str(split): [str(p) for p in as_list(paths)] for split, paths in data_files.items()}
-    result: dict[str, list[str]] = {}
-    for item in as_list(data_files):
-        if isinstance(item, dict):
-            result.setdefault(str(item.get("split", "train")), []).extend(
-                str(p) for p in as_list(item.get("path"))
-            )
-        else:
-            result.setdefault("train", []).append(str(item))
-    return result
-
-
 def card_metadata_problems(header: dict) -> list[str]:
     """The fields a dataset repo needs, present; their values are the Hub's to validate."""
     problems = [
@@ -193,6 +176,7 @@ def _linked_outside(folder: Path, files: list[Path], where: str, split: str) -> 
 
 def check_dataset_folder(folder: Path) -> CheckedDataset:
     """Run every offline check on one dataset folder."""
+    from datasets.data_files import sanitize_patterns
     from datasets.utils.metadata import MetadataConfigs
 
     checked = CheckedDataset(folder=folder)
@@ -222,6 +206,11 @@ def check_dataset_folder(folder: Path) -> CheckedDataset:
     try:
         configs = MetadataConfigs.from_dataset_card_data(card.data)
         infos = _dataset_infos(checked.yaml_header)
+        # {config: {split: [patterns]}}, as load_dataset reads `data_files`
+        patterns = {
+            name: sanitize_patterns(config["data_files"]) if config.get("data_files") else {}
+            for name, config in configs.items()
+        }
     except Exception as err:  # datasets raises ValueError, TypeError or KeyError on bad shapes
         problems.append(f"{readme}: `configs` / `dataset_info` are malformed: {err}")
         return checked
@@ -233,16 +222,16 @@ def check_dataset_folder(folder: Path) -> CheckedDataset:
         problems.append(f"{readme}: {err}")
     formats: set[str] = set()
     largest = 0
-    for config_name, config in configs.items():
+    for config_name in configs:
         where = f"{folder.name}: config {config_name!r}"
         features, declared = infos.get(config_name, (None, {}))
         if features is None:
             problems.append(f"{where}: no `dataset_info` entry with features in the card")
         resolved: dict[str, list[Path]] = {}
         config_rows = 0
-        for split, patterns in _normalise_data_files(config.get("data_files")).items():
+        for split, split_patterns in patterns[config_name].items():
             files: list[Path] = []
-            for pattern in patterns:
+            for pattern in map(str, split_patterns):
                 if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
                     problems.append(
                         f"{where}, split {split!r}: data file {pattern} is outside the folder"

@@ -102,16 +102,14 @@ def check_namespace(api: Any, namespace: str) -> None:
     writable = [me.get("name")] + [org.get("name") for org in me.get("orgs") or []]
     if namespace in writable:
         return
-    exists = False
     for lookup in (api.get_organization_overview, api.get_user_overview):
         try:
             lookup(namespace)
-            exists = True
             break
         except HfHubHTTPError as err:
             if _status(err) != 404:
                 raise
-    if not exists:
+    else:
         raise ValueError(f"--namespace {namespace!r}: no such user or organisation on the Hub")
     raise ValueError(
         f"--namespace {namespace!r}: the token belongs to {me.get('name')!r}, who cannot write there "

@@ -102,10 +102,8 @@ def _local_imports(tree: ast.Module) -> list[str]:
 def _module_type(tree: ast.Module) -> str | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
-            for base in node.bases:
-                base_name = (
-                    base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
-                )
+            for base in node.bases:  # `evaluate.Metric` or `Metric`
+                base_name = ast.unparse(base).rsplit(".", 1)[-1]
                 if base_name in MODULE_TYPES:
                     return MODULE_TYPES[base_name]
     return None
