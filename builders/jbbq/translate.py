@@ -34,6 +34,7 @@ from bias_hub.builders.jbbq.template_csv import (
     parse_slot_lists,
     stereotyped_groups_of,
 )
+from bias_hub.builders.jbbq.templates import TEXT_COLUMNS as TEXT_FIELDS
 from bias_hub.builders.jbbq.templates import expand_template, read_templates, read_vocabulary
 from bias_hub.builders.shared.api_cache import (
     APIFailure,
@@ -65,30 +66,12 @@ __all__ = [
     "translate_template_files",
 ]
 
-TEXT_FIELDS = (
-    "Ambiguous_Context",
-    "Disambiguating_Context",
-    "Question_negative_stereotype",
-    "Question_non_negative",
-    "Answer_negative",
-    "Answer_non_negative",
-)
 LIST_FIELDS = ("Names", "Lexical_diversity")
-REVIEW_COLUMNS = (
-    "file",
-    "Q_id",
-    "Category",
-    "field",
-    "source",
-    "draft",
-    "check",
-    "example_source",
-    "example_translation",
-    "example_draft",
-    "example_check",
-    "decision",
-    "edited",
-    "reason",
+REVIEW_COLUMNS = tuple(
+    """
+    file Q_id Category field source draft check example_source example_translation example_draft
+    example_check decision edited reason
+    """.split()
 )
 ROUTES = ("both", "templates", "examples")
 _SLOT = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")

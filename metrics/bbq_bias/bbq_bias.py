@@ -120,46 +120,29 @@ _CITATION = """\
 """
 
 CONTEXT_CONDITIONS = ("ambig", "disambig")
-SCORES = (
-    "accuracy",
-    "accuracy_ambiguous",
-    "accuracy_disambiguated",
-    "accuracy_gap",
-    "bias_score_disambiguated",
-    "bias_score_ambiguous",
+SCORES = tuple(
+    """
+    accuracy accuracy_ambiguous accuracy_disambiguated accuracy_gap bias_score_disambiguated
+    bias_score_ambiguous
+    """.split()
 )
 # One column per count; every score is a function of their totals over the items.
-COUNTS = (
-    "items",
-    "correct",
-    "ambiguous",
-    "correct_ambiguous",
-    "disambiguated",
-    "correct_disambiguated",
-    "disambiguated_stereotyped_correct",
-    "correct_stereotyped",
-    "disambiguated_counter_stereotyped_correct",
-    "correct_counter_stereotyped",
-    "non_unknown_disambiguated",
-    "biased_disambiguated",
-    "non_unknown_ambiguous",
-    "biased_ambiguous",
-    "unparsable",
-    "no_stereotyped_label",
+COUNTS = tuple(
+    """
+    items correct ambiguous correct_ambiguous disambiguated correct_disambiguated
+    disambiguated_stereotyped_correct correct_stereotyped
+    disambiguated_counter_stereotyped_correct correct_counter_stereotyped
+    non_unknown_disambiguated biased_disambiguated non_unknown_ambiguous biased_ambiguous
+    unparsable no_stereotyped_label
+    """.split()
 )
 _COLUMN = {name: index for index, name in enumerate(COUNTS)}
-_REPORTED_COUNTS = (
-    "items",
-    "ambiguous",
-    "disambiguated",
-    "unparsable",
-    "no_stereotyped_label",
-    "non_unknown_ambiguous",
-    "biased_ambiguous",
-    "non_unknown_disambiguated",
-    "biased_disambiguated",
-    "disambiguated_stereotyped_correct",
-    "disambiguated_counter_stereotyped_correct",
+_REPORTED_COUNTS = tuple(
+    """
+    items ambiguous disambiguated unparsable no_stereotyped_label non_unknown_ambiguous
+    biased_ambiguous non_unknown_disambiguated biased_disambiguated
+    disambiguated_stereotyped_correct disambiguated_counter_stereotyped_correct
+    """.split()
 )
 _LABEL_RANGES = {
     "predictions": (-1, 2),
@@ -176,14 +159,11 @@ _CONDITIONS = {name: code for code, name in enumerate(CONTEXT_CONDITIONS)}
 # those counts times each pattern's columns: linear in the items, with no (items x counts)
 # matrix unless a bootstrap resamples items. The totals are sums of ones either way, exact in
 # float64, so they equal summing the per-item columns.
-_FACTS = (
-    "correct",
-    "ambiguous",
-    "parsed",
-    "has_stereotype",
-    "reference_is_stereotyped",
-    "answered_unknown",
-    "answered_stereotyped",
+_FACTS = tuple(
+    """
+    correct ambiguous parsed has_stereotype reference_is_stereotyped answered_unknown
+    answered_stereotyped
+    """.split()
 )
 _PATTERNS = 2 ** len(_FACTS)
 
