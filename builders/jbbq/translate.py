@@ -564,7 +564,7 @@ DECISIONS = ("keep", "example", "edit", "exclude")
 _KNOWN_SLOTS = {"NAME1", "NAME2", "WORD1", "WORD2"}
 
 
-def _check_reviewed(template, expand_template, template_error) -> None:
+def _check_reviewed(template: Template) -> None:
     """A reviewed template must still expand. Those without their own ``Names`` take words from
     a vocabulary the review does not see, so only their slots are checked."""
     for column in TEXT_FIELDS:
@@ -576,7 +576,7 @@ def _check_reviewed(template, expand_template, template_error) -> None:
     if template.get("Names"):
         try:
             expand_template(template)
-        except template_error as err:
+        except TemplateError as err:
             raise TranslationError(f"reviewed template does not expand: {err}") from err
 
 
@@ -662,9 +662,7 @@ def apply_review(
             if key in excluded:
                 continue
             fields = {**template.fields, **chosen.get(key, {})}
-            _check_reviewed(
-                type(template)(fields, draft_path, template.line), expand_template, TemplateError
-            )
+            _check_reviewed(Template(fields, draft_path, template.line))
             reviewed.append(fields)
         kept += len(reviewed)
         text = _csv_text(list(templates[0].fields), reviewed)
