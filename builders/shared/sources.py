@@ -27,6 +27,7 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.files import atomic_write_bytes, open_text
@@ -618,15 +619,16 @@ def resolve(
     )
 
 
-def read_json_lines(path: Path) -> list[dict]:
-    """Read JSON lines, naming the file and line of any malformed row (and a file that is not UTF-8)."""
+def read_json_lines(path: Path) -> list[tuple[int, Any]]:
+    """Each value of a JSON-lines file with its line number (blank lines skipped), naming the
+    file and line of any malformed row (and a file that is not UTF-8)."""
     rows = []
     with open_text(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                rows.append(json.loads(line))
+                rows.append((number, json.loads(line)))
             except json.JSONDecodeError as err:
                 raise ValueError(f"{path}, line {number}: not valid JSON ({err.msg})") from err
     return rows
