@@ -2,7 +2,7 @@
 
 ``build(out_root, ...)`` writes ``<out_root>/bbq`` from BBQ's ``data/*.jsonl`` (CC BY
 4.0): the eleven category files fetched from their canonical URLs through
-``bias_hub.builders.shared.sources`` (cached, trust-on-first-use sha256), or a local copy. No
+``bias_hub.builders.shared.sources`` (cached, checked against pinned checksums), or a local copy. No
 registry package ships BBQ with its metadata, so offline builds need ``source``.
 ``bias-hub build bbq`` is its command-line form.
 """

@@ -32,16 +32,11 @@ __all__ = [
     "stereotyped_groups_of",
 ]
 
-BASE_COLUMNS = (
-    "Q_id",
-    "Category",
-    "Ambiguous_Context",
-    "Disambiguating_Context",
-    "Lexical_diversity",
-    "Question_negative_stereotype",
-    "Question_non_negative",
-    "Answer_negative",
-    "Answer_non_negative",
+BASE_COLUMNS = tuple(
+    """
+    Q_id Category Ambiguous_Context Disambiguating_Context Lexical_diversity
+    Question_negative_stereotype Question_non_negative Answer_negative Answer_non_negative
+    """.split()
 )
 REQUIRED_COLUMNS = (*BASE_COLUMNS, "Known_stereotyped_groups")
 INTERSECTIONAL_COLUMNS = (*BASE_COLUMNS, "Known_stereotyped_race", "Known_stereotyped_var2")

@@ -34,6 +34,7 @@ from bias_hub.builders.jbbq.template_csv import (
     parse_slot_lists,
     stereotyped_groups_of,
 )
+from bias_hub.builders.jbbq.templates import TEXT_COLUMNS as TEXT_FIELDS
 from bias_hub.builders.jbbq.templates import expand_template, read_templates, read_vocabulary
 from bias_hub.builders.shared.api_cache import (
     APIFailure,
@@ -65,30 +66,12 @@ __all__ = [
     "translate_template_files",
 ]
 
-TEXT_FIELDS = (
-    "Ambiguous_Context",
-    "Disambiguating_Context",
-    "Question_negative_stereotype",
-    "Question_non_negative",
-    "Answer_negative",
-    "Answer_non_negative",
-)
 LIST_FIELDS = ("Names", "Lexical_diversity")
-REVIEW_COLUMNS = (
-    "file",
-    "Q_id",
-    "Category",
-    "field",
-    "source",
-    "draft",
-    "check",
-    "example_source",
-    "example_translation",
-    "example_draft",
-    "example_check",
-    "decision",
-    "edited",
-    "reason",
+REVIEW_COLUMNS = tuple(
+    """
+    file Q_id Category field source draft check example_source example_translation example_draft
+    example_check decision edited reason
+    """.split()
 )
 ROUTES = ("both", "templates", "examples")
 _SLOT = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
@@ -581,7 +564,7 @@ DECISIONS = ("keep", "example", "edit", "exclude")
 _KNOWN_SLOTS = {"NAME1", "NAME2", "WORD1", "WORD2"}
 
 
-def _check_reviewed(template, expand_template, template_error) -> None:
+def _check_reviewed(template: Template) -> None:
     """A reviewed template must still expand. Those without their own ``Names`` take words from
     a vocabulary the review does not see, so only their slots are checked."""
     for column in TEXT_FIELDS:
@@ -593,7 +576,7 @@ def _check_reviewed(template, expand_template, template_error) -> None:
     if template.get("Names"):
         try:
             expand_template(template)
-        except template_error as err:
+        except TemplateError as err:
             raise TranslationError(f"reviewed template does not expand: {err}") from err
 
 
@@ -679,9 +662,7 @@ def apply_review(
             if key in excluded:
                 continue
             fields = {**template.fields, **chosen.get(key, {})}
-            _check_reviewed(
-                type(template)(fields, draft_path, template.line), expand_template, TemplateError
-            )
+            _check_reviewed(Template(fields, draft_path, template.line))
             reviewed.append(fields)
         kept += len(reviewed)
         text = _csv_text(list(templates[0].fields), reviewed)

@@ -97,7 +97,7 @@ def _rows(path: Path, part: str, rate: float, english: Mapping[str, str]) -> lis
 
     genders = {FEMALE_WORD: "female", MALE_WORD: "male"}
     rows = []
-    for number, raw in enumerate(read_json_lines(path), start=1):
+    for number, (_, raw) in enumerate(read_json_lines(path), start=1):
         where = f"{path}, row {number}"
         if not isinstance(raw, dict):
             raise ValueError(f"{where}: expected a JSON object")

@@ -69,18 +69,11 @@ class OccupationLike(Protocol):
 # Training templates have the evaluation templates' shape: one ``{subject}`` slot.
 TrainingTemplate = Template
 
-FEATURE_NAMES = (
-    "id",
-    "premise",
-    "hypothesis",
-    "label",
-    "occupation",
-    "occupation_en",
-    "occupation_type",
-    "hypothesis_gender",
-    "template_id",
-    "labelling",
-    "bias_rate",
+FEATURE_NAMES = tuple(
+    """
+    id premise hypothesis label occupation occupation_en occupation_type hypothesis_gender
+    template_id labelling bias_rate
+    """.split()
 )
 
 

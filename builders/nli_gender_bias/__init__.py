@@ -18,15 +18,9 @@ import os
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["AUTHORS_FILES", "NAME", "SOURCES", "build"]
+__all__ = ["NAME", "SOURCES", "build"]
 
 NAME = "nli_gender_bias"
-# The authors' file of each subset in their untokenized folder, as named in their repository.
-AUTHORS_FILES = {
-    "pro_stereotypical": "1-prostereo_v1.1.json",
-    "anti_stereotypical": "2-antistereo_v1.1.json",
-    "non_stereotypical": "3-nonstereo_v1.1.json",
-}
 # auto: the release when reachable (or in --authors-dir) and the generated sets;
 # authors: the release only (an error when it cannot be had); templates: the generated sets only.
 SOURCES = ("auto", "authors", "templates")

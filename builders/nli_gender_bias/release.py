@@ -16,7 +16,6 @@ spaces, so the tokenized folders give the same word). Where the file's ``occ_wor
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import re
 from collections.abc import Mapping
@@ -229,18 +228,10 @@ def implied_type(subset: str, gender: str) -> str:
 
 
 def _read_records(path: Path) -> list[tuple[int, dict]]:
-    records = []
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}, line {number}: not valid JSON ({err.msg})") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{path}, line {number}: expected a JSON object")
-            records.append((number, record))
+    records = sources.read_json_lines(path)
+    for number, record in records:
+        if not isinstance(record, dict):
+            raise ValueError(f"{path}, line {number}: expected a JSON object")
     return records
 
 

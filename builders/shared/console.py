@@ -12,6 +12,7 @@ processes and C extensions included) into a log file while the console keeps the
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 import os
 import shlex
@@ -41,15 +42,10 @@ __all__ = [
 
 T = TypeVar("T")
 OWN = ("bias_hub", "bench")
-LIBRARIES = (
-    "transformers",
-    "datasets",
-    "evaluate",
-    "huggingface_hub",
-    "accelerate",
-    "httpx",
-    "openai",
-    "deepl",
+LIBRARIES = tuple(
+    """
+    transformers datasets evaluate huggingface_hub accelerate httpx openai deepl
+    """.split()
 )
 # Libraries whose DEBUG lines are bookkeeping (lock taken/released, file opened, font scores):
 # half of a log file if let through, so a captured block keeps them at INFO.
@@ -141,15 +137,11 @@ class _RedactingFormatter(logging.Formatter):
         return redact(super().format(record))
 
 
-_HANDLER: list[logging.Handler] = []
-
-
+@functools.cache
 def _console_handler() -> logging.Handler:
-    if not _HANDLER:
-        handler = _StderrHandler()
-        handler.setFormatter(_RedactingFormatter(_FORMAT))
-        _HANDLER.append(handler)
-    return _HANDLER[0]
+    handler = _StderrHandler()
+    handler.setFormatter(_RedactingFormatter(_FORMAT))
+    return handler
 
 
 class _OncePerRecord(logging.Filter):

@@ -27,6 +27,7 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.builders.shared.files import atomic_write_bytes, open_text
@@ -244,22 +245,13 @@ _register(
 # Thakur et al.'s name lists (github.com/himansh005/data_debias, MIT), pinned at commit
 # e3dcfed5 (2023-03-24); the study added "typical names" from this data to its gender words.
 _DATA_DEBIAS = "https://raw.githubusercontent.com/himansh005/data_debias/e3dcfed57c7ac4c662ec7358b56c00dfb8f5d326/data/"
+_DATA_DEBIAS_FILES = """
+male_names.txt 1f6cde8720aa513db1ba81e4a38ead42051c856eeb466d1e03e006800257cae2 931 male first names, one a line
+female_names.txt 434aec08324e5c3772b9616bf941faea674b0e37bce4017f577d228d006abfe2 1,155 female first names, one a line
+names_pairs_1000_scaled.json 0958017994eb585dde16dd577d4f230c8ceb1a343abeb7c0f4e8a7f8778c9ad5 1,000 [male, female] first-name pairs (JSON)
+"""
 for _file, _sha, _what in (
-    (
-        "male_names.txt",
-        "1f6cde8720aa513db1ba81e4a38ead42051c856eeb466d1e03e006800257cae2",
-        "931 male first names, one a line",
-    ),
-    (
-        "female_names.txt",
-        "434aec08324e5c3772b9616bf941faea674b0e37bce4017f577d228d006abfe2",
-        "1,155 female first names, one a line",
-    ),
-    (
-        "names_pairs_1000_scaled.json",
-        "0958017994eb585dde16dd577d4f230c8ceb1a343abeb7c0f4e8a7f8778c9ad5",
-        "1,000 [male, female] first-name pairs (JSON)",
-    ),
+    line.split(maxsplit=2) for line in _DATA_DEBIAS_FILES.strip().splitlines()
 ):
     _register(
         Source(
@@ -313,67 +305,25 @@ NLI_RELEASE_REPOSITORY = "panatchakorn-a/bias-eval-nli-considering-all-labels"
 NLI_RELEASE_COMMIT = "4d57afe81db25011b4c515ab1575115c3cfb1765"
 NLI_RELEASE_EVAL_FOLDER = "ja_v1.1/bias-eval-set_v1.1"
 _NLI_RELEASE_BASE = f"https://raw.githubusercontent.com/{NLI_RELEASE_REPOSITORY}/{NLI_RELEASE_COMMIT}/{NLI_RELEASE_EVAL_FOLDER}/"
-# (folder, file stem without "_v1.1.json") -> sha256
-_NLI_RELEASE_FILES = {
-    (
-        "untokenized",
-        "1-prostereo",
-    ): "ec57752fdc6db7993ba9f00f0460c1489e0ac2879db0aa4e46bc5cf8dd052860",
-    (
-        "untokenized",
-        "2-antistereo",
-    ): "3bb6bb4d43d711061b8f7c61ac8f6b563dca049b6e65a53ccf978eb0a5200760",
-    (
-        "untokenized",
-        "3-nonstereo",
-    ): "7fd24e0fef10bdfabb24c0406d3fc68e112adb0e84c8b201728fe39a497b1704",
-    ("untokenized", "4-all"): "f40a04f4aa5e4ee20b31f92a25ca019f7c2760ee70f8241c2f4fe731ad05d98e",
-    (
-        "downsamp",
-        "1-prostereo-downsamp",
-    ): "3187e93923337afcb0517e28b55b31f3d1b33d4b7c3bfd5dc8333c02bafcd80d",
-    (
-        "downsamp",
-        "2-antistereo-downsamp",
-    ): "55d8a984a5b619740c441864a814ba7ecd5add6bb5884637d5fa55dbefc80cb9",
-    (
-        "downsamp",
-        "3-nonstereo-downsamp",
-    ): "d6609e2fa5b85b82018eb6afce9964c4e9c8722f7773cad5edcbe7cf989c5a58",
-    (
-        "downsamp",
-        "4-all-downsamp",
-    ): "aff62078f5f31f871fc9f7bc918e39fc9b766a790a88cbd153cad08d22ea5f9f",
-    (
-        "tokenized",
-        "1-prostereo-tok",
-    ): "c5f28df04136c817319b2976c0a89eb372a7c88482cf20b492c6307ea21918a2",
-    (
-        "tokenized",
-        "2-antistereo-tok",
-    ): "2ccc2b3cdae4c6774c1ff4e7780e08234f5971135bf8f909ac11704c9661b8cd",
-    (
-        "tokenized",
-        "3-nonstereo-tok",
-    ): "0a1f1053e8c77e87427bfd251e171a2e54ede2f623fb202dcda1eacf96eda98c",
-    ("tokenized", "4-all-tok"): "719f9a92c1bdc2a110e19b65a07bbec01bdd0ce81a3c3f73e70e90860ec5a87d",
-    (
-        "downsamp-tokenized",
-        "1-prostereo-downsamp-tok",
-    ): "f3ac1dc96431a21a651df0358f792535b4e6322a7534bf28489887021be8c0fd",
-    (
-        "downsamp-tokenized",
-        "2-antistereo-downsamp-tok",
-    ): "5e157298dbfd4b19b31b048dfbf373720d20ce915802ca4a7b7ab764e60be8f1",
-    (
-        "downsamp-tokenized",
-        "3-nonstereo-downsamp-tok",
-    ): "ecfc90daa08489aecadc6f3c054a63431e1d1a98557bde35f0fe3289be901748",
-    (
-        "downsamp-tokenized",
-        "4-all-downsamp-tok",
-    ): "d21859ce77c1ac0a9e68586b203c4bb3d98f96341ab47be4ac6e1ab7cccf8e21",
-}
+# folder, file stem (without "_v1.1.json"), sha256 of the file
+_NLI_RELEASE_FILES = """
+untokenized 1-prostereo ec57752fdc6db7993ba9f00f0460c1489e0ac2879db0aa4e46bc5cf8dd052860
+untokenized 2-antistereo 3bb6bb4d43d711061b8f7c61ac8f6b563dca049b6e65a53ccf978eb0a5200760
+untokenized 3-nonstereo 7fd24e0fef10bdfabb24c0406d3fc68e112adb0e84c8b201728fe39a497b1704
+untokenized 4-all f40a04f4aa5e4ee20b31f92a25ca019f7c2760ee70f8241c2f4fe731ad05d98e
+downsamp 1-prostereo-downsamp 3187e93923337afcb0517e28b55b31f3d1b33d4b7c3bfd5dc8333c02bafcd80d
+downsamp 2-antistereo-downsamp 55d8a984a5b619740c441864a814ba7ecd5add6bb5884637d5fa55dbefc80cb9
+downsamp 3-nonstereo-downsamp d6609e2fa5b85b82018eb6afce9964c4e9c8722f7773cad5edcbe7cf989c5a58
+downsamp 4-all-downsamp aff62078f5f31f871fc9f7bc918e39fc9b766a790a88cbd153cad08d22ea5f9f
+tokenized 1-prostereo-tok c5f28df04136c817319b2976c0a89eb372a7c88482cf20b492c6307ea21918a2
+tokenized 2-antistereo-tok 2ccc2b3cdae4c6774c1ff4e7780e08234f5971135bf8f909ac11704c9661b8cd
+tokenized 3-nonstereo-tok 0a1f1053e8c77e87427bfd251e171a2e54ede2f623fb202dcda1eacf96eda98c
+tokenized 4-all-tok 719f9a92c1bdc2a110e19b65a07bbec01bdd0ce81a3c3f73e70e90860ec5a87d
+downsamp-tokenized 1-prostereo-downsamp-tok f3ac1dc96431a21a651df0358f792535b4e6322a7534bf28489887021be8c0fd
+downsamp-tokenized 2-antistereo-downsamp-tok 5e157298dbfd4b19b31b048dfbf373720d20ce915802ca4a7b7ab764e60be8f1
+downsamp-tokenized 3-nonstereo-downsamp-tok ecfc90daa08489aecadc6f3c054a63431e1d1a98557bde35f0fe3289be901748
+downsamp-tokenized 4-all-downsamp-tok d21859ce77c1ac0a9e68586b203c4bb3d98f96341ab47be4ac6e1ab7cccf8e21
+"""
 
 
 def nli_release_source_name(folder: str, stem: str) -> str:
@@ -381,7 +331,7 @@ def nli_release_source_name(folder: str, stem: str) -> str:
     return f"nli_release_{folder}_{stem}"
 
 
-for (_folder, _stem), _sha in _NLI_RELEASE_FILES.items():
+for _folder, _stem, _sha in map(str.split, _NLI_RELEASE_FILES.strip().splitlines()):
     _url = f"{_NLI_RELEASE_BASE}{_folder}/{_stem}_v1.1.json"
     _register(
         Source(
@@ -445,31 +395,20 @@ for _member, _sha, _what in (
 _BBQ_BASE = (
     "https://raw.githubusercontent.com/nyu-mll/BBQ/bea11bd97d79217245b5871acd247b9d6eb24598/data/"
 )
-for _category, _kind, _digest in (
-    ("Age", "sha256", "46e805b3fc2d8cbd26eeb8e8430d98cf7b2dc9c83574ff3674e8ce4f0fca2a60"),
-    (
-        "Disability_status",
-        "sha256",
-        "375d40d9b71f056150264445ec189b13934998f3f49a1e311aa7578eb3b45e5f",
-    ),
-    ("Gender_identity", "git_blob", "dc79ceaaa9e7126edc99a200d632899c50274b16"),
-    ("Nationality", "sha256", "a583e74666aec0341ded8aa3983e7cad694eb24de72c254d28b2df3035720090"),
-    (
-        "Physical_appearance",
-        "sha256",
-        "e48d7e13508565f4801574e611043470c25c95a0a62af3699cb5ee7cb02608fb",
-    ),
-    ("Race_ethnicity", "git_blob", "68daf3d692b27a10596772b3b15742b26f0b110e"),
-    ("Race_x_SES", "git_blob", "905cd8a5b8734e2063fe524e69a38f0a71c75907"),
-    ("Race_x_gender", "git_blob", "dd09a905b284690445d36259d675243950fa0bd7"),
-    ("Religion", "sha256", "cb9555f9f3454a52cd2df85956b59bd7fcca5aa922c8527693b1164d08417616"),
-    ("SES", "git_blob", "78d11ffbdb70f501617345e5c697d00045d57c29"),
-    (
-        "Sexual_orientation",
-        "sha256",
-        "2c71036b9e7584fe589c42aef32c1a42bc01b9a5e9b1b8704342630cdb08cefd",
-    ),
-):
+_BBQ_FILES = """
+Age sha256 46e805b3fc2d8cbd26eeb8e8430d98cf7b2dc9c83574ff3674e8ce4f0fca2a60
+Disability_status sha256 375d40d9b71f056150264445ec189b13934998f3f49a1e311aa7578eb3b45e5f
+Gender_identity git_blob dc79ceaaa9e7126edc99a200d632899c50274b16
+Nationality sha256 a583e74666aec0341ded8aa3983e7cad694eb24de72c254d28b2df3035720090
+Physical_appearance sha256 e48d7e13508565f4801574e611043470c25c95a0a62af3699cb5ee7cb02608fb
+Race_ethnicity git_blob 68daf3d692b27a10596772b3b15742b26f0b110e
+Race_x_SES git_blob 905cd8a5b8734e2063fe524e69a38f0a71c75907
+Race_x_gender git_blob dd09a905b284690445d36259d675243950fa0bd7
+Religion sha256 cb9555f9f3454a52cd2df85956b59bd7fcca5aa922c8527693b1164d08417616
+SES git_blob 78d11ffbdb70f501617345e5c697d00045d57c29
+Sexual_orientation sha256 2c71036b9e7584fe589c42aef32c1a42bc01b9a5e9b1b8704342630cdb08cefd
+"""
+for _category, _kind, _digest in map(str.split, _BBQ_FILES.strip().splitlines()):
     _url = f"{_BBQ_BASE}{_category}.jsonl"
     _register(
         Source(
@@ -680,15 +619,16 @@ def resolve(
     )
 
 
-def read_json_lines(path: Path) -> list[dict]:
-    """Read JSON lines, naming the file and line of any malformed row (and a file that is not UTF-8)."""
+def read_json_lines(path: Path) -> list[tuple[int, Any]]:
+    """Each value of a JSON-lines file with its line number (blank lines skipped), naming the
+    file and line of any malformed row (and a file that is not UTF-8)."""
     rows = []
     with open_text(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                rows.append(json.loads(line))
+                rows.append((number, json.loads(line)))
             except json.JSONDecodeError as err:
                 raise ValueError(f"{path}, line {number}: not valid JSON ({err.msg})") from err
     return rows

@@ -32,18 +32,10 @@ CONFIG_NAMES = {
     "sentiment_ja": ("ja", "sentiment"),
 }
 SPLIT = "test"
-ROW_FIELDS = (
-    "id",
-    "language",
-    "template_id",
-    "template",
-    "form",
-    "pronoun",
-    "relative",
-    "animal",
-    "animal_group",
-    "name",
-    "text",
+ROW_FIELDS = tuple(
+    """
+    id language template_id template form pronoun relative animal animal_group name text
+    """.split()
 )
 TEMPLATE_FIELDS = ("template_id", "language", "config", "template", "form", "pronoun", "relative")
 ANIMAL_FIELDS = ("animal", "group", "en", "en_article", "ja", "note")

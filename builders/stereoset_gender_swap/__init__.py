@@ -114,13 +114,6 @@ def _population(candidates, words: Lexicon, llm: LLMSwapper | None) -> Populatio
     return build_population(candidates, words, lambda s: swap_rule(s, words), "rule", name_list)
 
 
-def _llm(base_url: str | None, model: str | None, **options) -> LLMSwapper | None:
-    """The LLM swapper when an endpoint or a model is given (``options``: LLMSwapper's own)."""
-    if not (base_url or model):
-        return None
-    return LLMSwapper(base_url=base_url, model=model or DEFAULT_MODEL, **options)
-
-
 def build(
     out_root: str | os.PathLike[str],
     *,
@@ -180,16 +173,17 @@ def build(
         kind: build_pairs(candidates[kind], words, lambda s: swap_rule(s, words), kind)
         for kind in candidates
     }
-    llm = _llm(
-        llm_base_url,
-        llm_model,
-        cache_dir=llm_cache,
-        api_key_env=llm_api_key_env,
-        max_retries=llm_max_retries,
-        timeout=llm_timeout,
-        concurrency=llm_concurrency,
-    )
-    if llm is not None:
+    llm: LLMSwapper | None = None
+    if llm_base_url or llm_model:  # either one asks for the LLM swapper
+        llm = LLMSwapper(
+            base_url=llm_base_url,
+            model=llm_model or DEFAULT_MODEL,
+            cache_dir=llm_cache,
+            api_key_env=llm_api_key_env,
+            max_retries=llm_max_retries,
+            timeout=llm_timeout,
+            concurrency=llm_concurrency,
+        )
         llm.prefetch(candidates["contexts"], words)
         builds["llm"] = build_pairs(candidates["contexts"], words, llm.swap, "llm")
     population = _population(candidates["contexts"], population_words, llm)

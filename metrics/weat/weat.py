@@ -187,31 +187,23 @@ def _unit(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
 
 
-def _partition_sums(
-    associations: np.ndarray, n_first: int, exact_max: int, permutations: int, seed: int
-):
+def _partition_sums(associations: np.ndarray, n_first: int, settings: dict):
     """Sums of s over the first part of every (or of sampled) re-partitions of the pool."""
     n = associations.shape[0]
-    if math.comb(n, n_first) <= exact_max:
+    if math.comb(n, n_first) <= settings["exact_max_partitions"]:
         combos = itertools.combinations(range(n), n_first)
         chosen = np.fromiter(itertools.chain.from_iterable(combos), dtype=np.int32).reshape(
             -1, n_first
         )
         return associations[chosen].sum(axis=1), "exact"
-    rng = np.random.default_rng(seed)
-    chosen = np.argsort(rng.random((permutations, n)), axis=1)[:, :n_first]
+    rng = np.random.default_rng(settings["seed"])
+    chosen = np.argsort(rng.random((settings["permutations"], n)), axis=1)[:, :n_first]
     return associations[chosen].sum(axis=1), "sampled"
 
 
 def _p_value(associations: np.ndarray, n_x: int, statistic: float, settings: dict) -> tuple:
     """(p-value, "exact" or "sampled", partitions evaluated) of the permutation test."""
-    sums, method = _partition_sums(
-        associations,
-        n_x,
-        settings["exact_max_partitions"],
-        settings["permutations"],
-        settings["seed"],
-    )
+    sums, method = _partition_sums(associations, n_x, settings)
     resampled = 2 * sums - associations.sum()
     # Statistics within `slack` of the observed one are ties (the observed partition itself,
     # recomputed here with other rounding, is one): "exclude" leaves them out (Caliskan's

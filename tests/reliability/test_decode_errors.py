@@ -52,10 +52,12 @@ def _jbbq_templates(tmp: Path) -> tuple[str, Callable]:
 
 
 def _nli_authors(tmp: Path) -> tuple[str, Callable]:
-    from bias_hub.builders.nli_gender_bias import AUTHORS_FILES, build
+    from bias_hub.builders.nli_gender_bias import build
 
     row = json.dumps({"id": 0, "sentence1": "看護師が歩いている。"}, ensure_ascii=False) + "\n"
-    messages = [_shift_jis(tmp / "authors" / name, row) for name in AUTHORS_FILES.values()]
+    # The three set files of the release's untokenized folder, as its repository names them.
+    names = ("1-prostereo_v1.1.json", "2-antistereo_v1.1.json", "3-nonstereo_v1.1.json")
+    messages = [_shift_jis(tmp / "authors" / name, row) for name in names]
     return messages[0], lambda: build(tmp / "out", source="authors", authors_dir=tmp / "authors")
 
 
