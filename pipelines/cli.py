@@ -135,16 +135,20 @@ def _build_one(args: argparse.Namespace) -> None:
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """Every command's parser; with ``argv``, only those its first word can name when that word
     is ``build``, ``demo`` or a part's (``jbbq``, ``speciesism-tiny-models``): the other command
-    modules are then not imported (a third of a second of every command's start). Any other
-    word gets every command, for the help and the error messages that list them."""
+    modules, and every builder's for a word other than ``build``, are then not imported (half
+    a second of every command's start). Any other word gets every command, for the help and
+    the error messages that list them."""
     parser = Parser(
         prog="bias-hub",
         description="Social-bias benchmarks for Japanese and English language models.",
     )
     parser.set_defaults(loads_models=False)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _register_build(subparsers)
-    for module in _command_modules(next((a for a in argv or () if not a.startswith("-")), None)):
+    first = next((a for a in argv or () if not a.startswith("-")), None)
+    modules = _command_modules(first)
+    if first == "build" or len(modules) > 1:  # `build`, or every command
+        _register_build(subparsers)
+    for module in modules:
         before = set(subparsers.choices)
         module.register(subparsers)
         # A command module that sets LOADS_MODELS = True: its commands import torch,

@@ -11,6 +11,8 @@ reader, used by builders and pipelines alike.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import os
 from collections.abc import Mapping
@@ -227,24 +229,43 @@ def read_card(folder: str | os.PathLike[str]) -> DatasetCard:
 
     A card whose YAML header is missing or does not parse is a ``ValueError`` naming it.
     """
-    from huggingface_hub import DatasetCard
+    return _parsed_card(*_card_text(folder))
 
+
+def read_card_yaml(folder: str | os.PathLike[str]) -> dict:
+    """The YAML header of ``folder/README.md`` as a dict. A command reads one card from several
+    places (its checks, the loader, the run's provenance), so each card's text is parsed once in
+    a process; every caller gets its own copy."""
+    return copy.deepcopy(_card_yaml(*_card_text(folder)))
+
+
+@functools.lru_cache(maxsize=16)
+def _card_yaml(text: str, path: Path) -> dict:
+    return _parsed_card(text, path).data.to_dict()
+
+
+def _card_text(folder: str | os.PathLike[str]) -> tuple[str, Path]:
     path = Path(folder) / "README.md"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no dataset card (build the folder first)")
     try:
-        # A Path, not a str: DatasetCard.load takes a str that is no file for a Hub repo id.
-        card = DatasetCard.load(path)
+        # As DatasetCard.load reads a card: its newlines kept, a byte-order mark dropped.
+        with path.open(newline="", encoding="utf-8-sig") as file:
+            return file.read(), path
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: the YAML header does not parse: {err}") from None
+
+
+def _parsed_card(text: str, path: Path) -> DatasetCard:
+    from huggingface_hub import DatasetCard
+
+    try:
+        card = DatasetCard(text)
     except Exception as err:  # yaml and huggingface_hub raise their own types
         raise ValueError(f"{path}: the YAML header does not parse: {err}") from None
     if not card.data.to_dict():
         raise ValueError(f"{path}: no YAML header (license, language, configs, dataset_info)")
     return card
-
-
-def read_card_yaml(folder: str | os.PathLike[str]) -> dict:
-    """The YAML header of ``folder/README.md`` as a dict."""
-    return read_card(folder).data.to_dict()
 
 
 def card_data_files(card: Mapping[str, Any], config: str | None = None) -> list[str]:

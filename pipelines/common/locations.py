@@ -17,6 +17,7 @@ from pathlib import Path
 
 __all__ = [
     "DATA_ENV",
+    "built_rows",
     "dataset_folder",
     "default_datasets_root",
     "default_metrics_root",
@@ -228,6 +229,51 @@ def load_dataset_split(folder: str | os.PathLike[str], config: str, split: str |
         )
     except ValueError as err:
         raise ValueError(f"dataset {folder}: config {config!r}, split {split!r}: {err}") from None
+
+
+def built_rows(folder: Path, config: str, split: str | None) -> dict[str, list[dict]] | None:
+    """The rows of each split of ``config`` (``split`` only, when given), read by pyarrow from the
+    Parquet files the card lists: ``load_dataset``'s rows, in its order and types, without its
+    builder and Arrow cache (a second a command). None where only ``datasets`` can say what the
+    folder means: patterns, several files to a split, another format, an unknown split, files
+    whose features (datasets records them in each Parquet file) are not the card's."""
+    import datasets
+    import pyarrow.parquet as pq
+
+    from bias_hub.builders.shared.card import read_card_yaml
+
+    card = read_card_yaml(folder)
+    entry = next((e for e in card.get("configs") or [] if e.get("config_name") == config), None)
+    files = entry.get("data_files") if isinstance(entry, dict) else None
+    if not isinstance(files, list) or not all(isinstance(f, dict) for f in files):
+        return None
+    if len({f.get("split") for f in files}) != len(files):
+        return None
+    info = datasets.info.DatasetInfosDict.from_dataset_card_data(card).get(config)
+    if split == "all" and all(f.get("split") != "all" for f in files):
+        # datasets' name for every split, in the order of the card's splits
+        every = built_rows(folder, config, None)
+        if every is None or info is None or list(every) != list(info.splits or {}):
+            return None
+        return {"all": [row for rows in every.values() for row in rows]}
+    paths = {f.get("split"): f.get("path") for f in files if split in (None, f.get("split"))}
+    if not paths or not all(
+        isinstance(path, str) and path.endswith(".parquet") and (folder / path).is_file()
+        for path in paths.values()
+    ):
+        return None
+    rows = {}
+    for name, path in paths.items():
+        try:
+            table = pq.read_table(folder / path)
+        except (OSError, ValueError) as err:  # pyarrow's errors name neither folder nor file
+            raise ValueError(
+                f"dataset {folder}: {path}: not a readable Parquet file ({err})"
+            ) from None
+        if info is None or datasets.Features.from_arrow_schema(table.schema) != info.features:
+            return None
+        rows[name] = table.to_pylist()
+    return rows
 
 
 def metric_folder(name: str, metrics_root: str | os.PathLike[str] | None = None) -> Path:

@@ -29,6 +29,7 @@ as one entry (``command``, ``settings``, optional ``name``).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 from collections.abc import Hashable
@@ -155,9 +156,16 @@ def safe_yaml(text: str, where: str) -> Any:
 
 
 def _read_yaml(path: Path) -> dict:
-    data = safe_yaml(read_text(path), str(path))
+    # A command reads the study files from several places (its preset, the preset names, the
+    # record of its settings): each text is parsed once in a process, each caller gets a copy.
+    return copy.deepcopy(_mapping(read_text(path), str(path)))
+
+
+@functools.lru_cache(maxsize=32)
+def _mapping(text: str, where: str) -> dict:
+    data = safe_yaml(text, where)
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a mapping at the top, got {type(data).__name__}")
+        raise ValueError(f"{where}: expected a mapping at the top, got {type(data).__name__}")
     return data
 
 

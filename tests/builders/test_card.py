@@ -118,3 +118,19 @@ def test_read_card_names_the_card_it_cannot_read(tmp_path: Path) -> None:
         ValueError, match=re.escape(f"{tmp_path / 'README.md'}: the YAML header does not parse")
     ):
         read_card(tmp_path)
+
+
+def test_read_card_yaml_reads_each_text_of_a_card_and_gives_each_caller_its_own_copy(
+    tmp_path: Path,
+) -> None:
+    card = tmp_path / "README.md"
+    card.write_text("---\nlicense: mit\n---\n# T\n", encoding="utf-8")
+    first = read_card_yaml(tmp_path)
+    first["license"] = "changed by a caller"
+    assert read_card_yaml(tmp_path) == {"license": "mit"}
+    # Rewritten at once, to the same length: a new text is parsed anew.
+    card.write_text("---\nlicense: bsd\n---\n# T\n", encoding="utf-8")
+    assert read_card_yaml(tmp_path) == {"license": "bsd"}
+    card.write_bytes(b"---\nlicense: \xff\n---\n")
+    with pytest.raises(ValueError, match=re.escape(f"{card}: the YAML header does not parse")):
+        read_card_yaml(tmp_path)

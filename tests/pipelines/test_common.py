@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,72 @@ def test_a_rebuilt_dataset_folder_is_read_anew(tmp_path: Path) -> None:
             "# t",
         )
         assert load_dataset_split(folder, "a")["x"][:] == values
+
+
+def test_built_rows_are_the_rows_load_dataset_reads(tmp_path: Path) -> None:
+    import datasets
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from bias_hub.builders.dataset_folder import CardMetadata, write_dataset_folder
+    from bias_hub.pipelines.common import load_dataset_split
+    from bias_hub.pipelines.common.locations import built_rows
+
+    meta = CardMetadata(pretty_name="t", license="mit", language=["en"], task_categories=["other"])
+    features = datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "label": datasets.ClassLabel(names=["no", "yes"]),
+            "score": datasets.Value("float32"),
+            "words": datasets.Sequence(datasets.Value("string")),
+            "answer": {"text": datasets.Value("string"), "start": datasets.Value("int32")},
+        }
+    )
+    splits = {
+        "train": [
+            dict(id="t1", label=1, score=0.1, words=["a", "b"], answer=dict(text="x", start=3))
+        ],
+        "test": [
+            dict(id="s1", label=0, score=2.5, words=[], answer=dict(text="", start=0)),
+            dict(id="s2", label=1, score=-1.0, words=["c"], answer=dict(text="yz", start=7)),
+        ],
+    }
+    folder = write_dataset_folder(
+        tmp_path / "d",
+        {
+            "c": {
+                name: datasets.Dataset.from_list(rows, features=features)
+                for name, rows in splits.items()
+            }
+        },
+        meta,
+        "# t",
+    )
+    loaded = load_dataset_split(folder, "c", None)
+    read = built_rows(folder, "c", None)
+    assert read == {name: loaded[name].to_list() for name in ["train", "test"]}
+    assert list(read) == list(loaded) == ["train", "test"]
+    # float32 as datasets gives it: 0.1 is 0.100000001490116... once stored in 32 bits
+    assert read["train"][0]["score"] != 0.1 and abs(read["train"][0]["score"] - 0.1) < 1e-8
+    assert built_rows(folder, "c", "test") == {"test": loaded["test"].to_list()}
+    assert built_rows(folder, "c", "all") == {
+        "all": load_dataset_split(folder, "c", "all").to_list()
+    }
+    # What only datasets reads as the card means it: an unknown split (its error names the
+    # splits), a file whose features are not the card's (datasets casts it).
+    assert built_rows(folder, "c", "dev") is None
+    data = folder / "c" / "test-00000-of-00001.parquet"
+    data.unlink()
+    pq.write_table(pa.table({"id": ["s1"], "label": [0], "score": [2.5]}), data)
+    assert built_rows(folder, "c", "test") is None
+    data.write_bytes(b"not parquet")
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            f"dataset {folder}: c/test-00000-of-00001.parquet: not a readable Parquet file"
+        ),
+    ):
+        built_rows(folder, "c", "test")
 
 
 def test_holm_by_hand() -> None:
