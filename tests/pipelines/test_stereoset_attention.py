@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -493,13 +494,11 @@ def scripted_root(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.fixture
-def scripted_run(tiny_models, scripted_root, tmp_path, monkeypatch):
-    """Runs the command on three context pairs with the ScriptedEncoder's attentions."""
+def _scripted_command(tiny_models, root: Path, out: Path, monkeypatch: pytest.MonkeyPatch):
+    """The command on three context pairs with the ScriptedEncoder's attentions, into ``out``."""
     from bias_hub.pipelines.cli import main
     from bias_hub.pipelines.stereoset import run
 
-    root = scripted_root
     _, tokenizer = _load(tiny_models["bert"])
     lm, lm_tokenizer = _load(tiny_models["gpt"], causal=True)
     monkeypatch.setattr(
@@ -509,7 +508,6 @@ def scripted_run(tiny_models, scripted_root, tmp_path, monkeypatch):
     )
 
     def command(*flags: str) -> tuple[dict, Path]:
-        out = tmp_path / "report"
         argv = [
             "stereoset",
             "attention",
@@ -533,6 +531,21 @@ def scripted_run(tiny_models, scripted_root, tmp_path, monkeypatch):
         return json.loads((out / "results.json").read_text(encoding="utf-8")), out
 
     return command
+
+
+@pytest.fixture
+def scripted_run(tiny_models, scripted_root, tmp_path, monkeypatch):
+    """Runs the command with the flags given (each call into the same run folder)."""
+    return _scripted_command(tiny_models, scripted_root, tmp_path / "report", monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def scripted_default_run(tiny_models, scripted_root, tmp_path_factory) -> tuple[dict, Path]:
+    """The scripted run with the study's defaults (no flags), made once for the tests that read
+    it; a test that changes the run folder works on a copy."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        out = tmp_path_factory.mktemp("scripted_default") / "report"
+        return _scripted_command(tiny_models, scripted_root, out, monkeypatch)()
 
 
 def test_stereoset_attention_gaps_from_hand_made_attention(scripted_run):
@@ -571,8 +584,11 @@ def test_stereoset_attention_gaps_from_hand_made_attention(scripted_run):
     assert top["is"]["female_mean"] == pytest.approx(0.3, rel=1e-5)
 
 
-def test_stereoset_token_level_and_pairs_without_duplication_from_hand_made_attention(scripted_run):
-    results, out = scripted_run()  # the study's defaults: tokens, periods out, pairs taken once
+def test_stereoset_token_level_and_pairs_without_duplication_from_hand_made_attention(
+    scripted_run, scripted_default_run
+):
+    # the study's defaults: tokens, periods out, pairs taken once
+    results, out = scripted_default_run
     # Each BERT token is its own item. With the shares above (male piece 0.3, female 0.15 for a
     # query of scale 1; "##s" has scale 0.5):
     #   "He cooks."        cook 0.3 / 0.15 -> 0.15;   ##s 0.15 / 0.075
@@ -798,11 +814,12 @@ def test_attentions_that_look_back_only_are_refused(tiny_models):
     )
 
 
-def test_the_report_is_rendered_again_from_the_run_folder_alone(scripted_run):
+def test_the_report_is_rendered_again_from_the_run_folder_alone(scripted_default_run, tmp_path):
     # report.py alone renders report.md and the figures, from results.json and the run's files.
     from bias_hub.pipelines.stereoset.report import render
 
-    results, out = scripted_run()
+    results, shared = scripted_default_run
+    out = Path(shutil.copytree(shared, tmp_path / "report"))  # the shared run stays whole
     report = (out / "report.md").read_text(encoding="utf-8")
     for name in ("report.md", "figure2.png", "plot.png"):
         (out / name).unlink()
@@ -812,14 +829,14 @@ def test_the_report_is_rendered_again_from_the_run_folder_alone(scripted_run):
     assert results["part"] == "stereoset" and results["step"] == "attention"
 
 
-def test_every_word_of_the_plot_has_a_mark_or_the_legend_says_why(scripted_run):
+def test_every_word_of_the_plot_has_a_mark_or_the_legend_says_why(scripted_default_run):
     # plot.png used to draw words with no bar and no explanation. At the token level "tall",
     # "the" and "##s" find their pairs taken (see the test above): each gets an x and a legend entry.
     from types import SimpleNamespace
 
     from bias_hub.pipelines.stereoset.report import top_figure
 
-    results, out = scripted_run()
+    results, out = scripted_default_run
     words = [
         json.loads(line) for line in (out / "words.jsonl").read_text(encoding="utf-8").splitlines()
     ]

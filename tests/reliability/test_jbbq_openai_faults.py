@@ -211,6 +211,9 @@ def _args(server: FakeChatServer, dataset: Path, out: Path, *extra: str) -> list
         str(out),
         "--backoff",
         "0.01",
+        # No test here reads an interval: the default 2000 resamples would be most of each run.
+        "--n-resamples",
+        "200",
         "--quiet",
         *extra,
     ]
