@@ -7,7 +7,8 @@ The baseline is ``git archive REF`` unpacked into a temporary folder and importe
 ``PYTHONPATH`` (ahead of this checkout's editable install), with this checkout's virtual
 environment: the same libraries, only the code differs. Every case is a whole process, timed
 from its start to its exit (wall seconds, and the CPU seconds the operating system counts for
-it), the baseline's and this checkout's interleaved (``bench/_harness.py``), each warmed up once:
+it), the baseline's and this checkout's interleaved (``bench/_harness.py``), each warmed up once
+(its bytecode written then, as a user's first run writes it):
 
 - ``score``: ``bias-hub score bbq_bias`` on seeded predictions for the built JBBQ sample's test
   split (448 questions), intervals from 2,000 resamples; target: at most 2 s wall;
@@ -53,6 +54,10 @@ TARGETS = {
     "collection": ("wall", "half the baseline's"),
 }
 QUIET = {**OFFLINE, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+# Bytecode written and reused, as for a user (and as make's commands run): with
+# PYTHONDONTWRITEBYTECODE set (as on the project's machines) every timed run compiled bias_hub's
+# modules and pytest rewrote every test module again, work a user's second command never does.
+QUIET["PYTHONDONTWRITEBYTECODE"] = ""
 
 
 def baseline_tree(ref: str, work: Path) -> Path:
