@@ -18,6 +18,7 @@ from pathlib import Path
 __all__ = [
     "DATA_ENV",
     "built_rows",
+    "dataset_rows",
     "dataset_folder",
     "default_datasets_root",
     "default_metrics_root",
@@ -274,6 +275,24 @@ def built_rows(folder: Path, config: str, split: str | None) -> dict[str, list[d
             return None
         rows[name] = table.to_pylist()
     return rows
+
+
+def dataset_rows(folder: Path, config: str, split: str | None) -> tuple[list[dict], list[str]]:
+    """The config's rows (every split when ``split`` is None) and the splits read: by pyarrow
+    where ``built_rows`` can, else through ``load_dataset``."""
+    import datasets
+
+    read = built_rows(folder, config, split)
+    if read is not None:
+        return [row for rows in read.values() for row in rows], list(read)
+    # to_list: a row at a time, datasets formats every row on its own (15 s for 12,000 rows).
+    if split is not None:
+        return load_dataset_split(folder, config, split).to_list(), [split]
+    loaded = load_dataset_split(folder, config, None)
+    if isinstance(loaded, datasets.Dataset):
+        return loaded.to_list(), ["(single)"]
+    names = list(loaded)
+    return [row for name in names for row in loaded[name].to_list()], names
 
 
 def metric_folder(name: str, metrics_root: str | os.PathLike[str] | None = None) -> Path:

@@ -203,9 +203,9 @@ def jbbq_questions(
 
 
 def bbq_rows(folder: Path, split: str, limit: int | None) -> list[dict]:
-    from bias_hub.pipelines.score.run import load_rows
+    from bias_hub.pipelines.common.locations import dataset_rows
 
-    rows, _ = load_rows(folder, "all", None if split == "all" else split)
+    rows, _ = dataset_rows(folder, "all", None if split == "all" else split)
     if limit:
         by_category: dict[str, list[dict]] = {}
         for row in rows:

@@ -23,9 +23,9 @@ from bias_hub.builders.shared.console import stage
 from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.builders.shared.secrets import redact
 from bias_hub.builders.shared.text import with_interval
-from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split, load_metric
+from bias_hub.pipelines.common import RunFolder, dataset_folder, load_metric
 from bias_hub.pipelines.common.answer_reading import RULES, UNPARSABLE, UNREAD_RULES
-from bias_hub.pipelines.common.locations import built_rows
+from bias_hub.pipelines.common.locations import dataset_rows
 from bias_hub.pipelines.common.presets import (
     departures_from,
     load_preset,
@@ -153,9 +153,7 @@ def _check(settings: Settings) -> None:
 
 
 def _rows(folder: Path, settings: Settings, split: str) -> list[dict]:
-    read = built_rows(folder, settings.config, split)
-    # to_list: a row at a time, datasets formats every row on its own (15 s for 12,000 rows).
-    rows = read[split] if read else load_dataset_split(folder, settings.config, split).to_list()
+    rows, _ = dataset_rows(folder, settings.config, split)
     missing = [name for name in QUESTION_FIELDS if rows and name not in rows[0]]
     if missing:
         raise ValueError(

@@ -25,6 +25,7 @@ from bias_hub.pipelines.common.answer_reading import (
     drops_unread,
     read_answer,
 )
+from bias_hub.pipelines.common.locations import dataset_rows
 from bias_hub.pipelines.common.score_path import Column, ScorePath, score_path
 from bias_hub.pipelines.score import coverage as coverage_check
 from bias_hub.pipelines.score.guards import (
@@ -44,7 +45,7 @@ from bias_hub.pipelines.score.predictions import (
 from bias_hub.pipelines.score.settings import Settings
 from bias_hub.pipelines.score.values import describe, refuse_unknown_labels, unread_values
 
-__all__ = ["join", "load_rows", "metric_inputs", "run"]
+__all__ = ["join", "metric_inputs", "run"]
 
 log = logging.getLogger(__name__)
 _SHOWN = 5  # ids named in an error
@@ -113,26 +114,6 @@ def _source(predictions: str | Path | None, settings: Settings) -> tuple[list[di
         }
     rows, kind = read_predictions(predictions)
     return rows, {"file": str(predictions), "format": kind, "rows": len(rows)}
-
-
-def load_rows(folder: Path, config: str, split: str | None) -> tuple[list[dict], list[str]]:
-    """The config's rows (every split when ``split`` is None) and the splits read."""
-    import datasets
-
-    from bias_hub.pipelines.common import load_dataset_split
-    from bias_hub.pipelines.common.locations import built_rows
-
-    read = built_rows(folder, config, split)
-    if read is not None:
-        return [row for rows in read.values() for row in rows], list(read)
-    # to_list: a row at a time, datasets formats every row on its own (15 s for 12,000 rows).
-    if split is not None:
-        return load_dataset_split(folder, config, split).to_list(), [split]
-    loaded = load_dataset_split(folder, config, None)
-    if isinstance(loaded, datasets.Dataset):
-        return loaded.to_list(), ["(single)"]
-    names = list(loaded)
-    return [row for name in names for row in loaded[name].to_list()], names
 
 
 def _docs_suffice(rows: list[dict], path: ScorePath) -> bool:
@@ -542,7 +523,7 @@ def run(
             dataset_path = given.resolve()
             config = settings.config or path.config
             refuse_a_folder_of_another_kind(dataset_path, config, path)
-            rows, splits = load_rows(dataset_path, config, settings.split)
+            rows, splits = dataset_rows(dataset_path, config, settings.split)
         where = (
             f"dataset {dataset_path} (config {config!r})"
             if dataset_path
