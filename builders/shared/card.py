@@ -249,7 +249,7 @@ def _card_yaml(text: str, path: Path) -> dict:
     if header is None:  # what only DatasetCardData can say, in its own words
         return _parsed_card(text, path).data.to_dict()
     if not header:
-        raise ValueError(f"{path}: no YAML header (license, language, configs, dataset_info)")
+        raise _no_header(path)
     return header
 
 
@@ -284,7 +284,7 @@ def _header(text: str, path: Path) -> dict | None:
     match = _HEADER_BLOCK.search(text)
     try:
         data = yaml.safe_load(match.group(1)) if match else {}
-    except yaml.YAMLError as err:
+    except Exception as err:  # yaml's own errors, and a ValueError for a date that is none
         raise ValueError(f"{path}: the YAML header does not parse: {err}") from None
     if data is None:
         data = {}
@@ -323,8 +323,12 @@ def _parsed_card(text: str, path: Path) -> DatasetCard:
     except Exception as err:  # yaml and huggingface_hub raise their own types
         raise ValueError(f"{path}: the YAML header does not parse: {err}") from None
     if not card.data.to_dict():
-        raise ValueError(f"{path}: no YAML header (license, language, configs, dataset_info)")
+        raise _no_header(path)
     return card
+
+
+def _no_header(path: Path) -> ValueError:
+    return ValueError(f"{path}: no YAML header (license, language, configs, dataset_info)")
 
 
 def card_data_files(card: Mapping[str, Any], config: str | None = None) -> list[str]:

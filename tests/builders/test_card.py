@@ -158,6 +158,7 @@ HOSTILE_CARDS = {
     "a list": "---\n- license\n- mit\n---\n# T\n",
     "a string": "---\njust text\n---\n# T\n",
     "invalid YAML": "---\nlicense: [mit\n---\n# T\n",
+    "a date that is none": "---\nlicense: mit\nreleased: 2020-13-45\n---\n",
     "only nulls": "---\nlicense:\nlanguage: null\n---\n# T\n",
     "nulls dropped, order kept": "---\ntags: [a]\nlicense: mit\nextra:\nlanguage: [ja]\nz: 1\n---\n",
     "train-eval-index": "---\ntrain-eval-index:\n- config: x\nlicense: mit\nz: 1\n---\n",
@@ -197,6 +198,7 @@ BY_HAND = {
     "empty underscored spelling": [("z", 1), ("train-eval-index", ["a"])],
     "nested nulls kept": [("license", "mit"), ("configs", [{"config_name": "a", "default": None}])],
     "a list": ": the YAML header does not parse: repo card metadata block should be a dict",
+    "a date that is none": ": the YAML header does not parse: month must be in 1..12",
 }
 
 
