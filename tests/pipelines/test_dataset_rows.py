@@ -192,12 +192,12 @@ from bias_hub.pipelines.common.locations import dataset_folder, dataset_rows
 folder = dataset_folder(sys.argv[1])
 read = {split: dataset_rows(folder, "c", split) for split in ("train", "test", "all")}
 read[None] = dataset_rows(folder, "c", None)
-loaded = sorted(m for m in ("datasets", "huggingface_hub.repocard") if m in sys.modules)
+loaded = sorted(m for m in ("datasets", "huggingface_hub.repocard", "pandas") if m in sys.modules)
 print(json.dumps([[split, rows, names] for split, (rows, names) in read.items()] + [loaded]))
 """
 
 
-def test_reading_a_built_folders_rows_imports_neither_datasets_nor_the_card_classes(
+def test_reading_a_built_folders_rows_imports_no_datasets_card_classes_or_pandas(
     tmp_path: Path,
 ) -> None:
     folder = _folder(tmp_path)
