@@ -6,7 +6,9 @@ languages, tasks, ...) and the contents of the standard sections (``CardSections
 ``num_bytes``, the size category) into a ``huggingface_hub.DatasetCardData`` and renders
 ``dataset_card.md`` (Jinja) with ``DatasetCard.from_template``. Every dataset card
 therefore has the same sections under the same headings. ``read_card`` is the one
-reader, used by builders and pipelines alike.
+reader of a whole card (for code that edits or rewrites one); ``read_card_yaml`` reads its
+header as ``read_card`` would, without importing ``huggingface_hub``'s card classes, for
+commands that only read.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import copy
 import functools
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,13 +238,69 @@ def read_card(folder: str | os.PathLike[str]) -> DatasetCard:
 def read_card_yaml(folder: str | os.PathLike[str]) -> dict:
     """The YAML header of ``folder/README.md`` as a dict. A command reads one card from several
     places (its checks, the loader, the run's provenance), so each card's text is parsed once in
-    a process; every caller gets its own copy."""
+    a process; every caller gets its own copy. The dict is ``read_card(folder).data.to_dict()``,
+    errors included."""
     return copy.deepcopy(_card_yaml(*_card_text(folder)))
 
 
 @functools.lru_cache(maxsize=16)
 def _card_yaml(text: str, path: Path) -> dict:
-    return _parsed_card(text, path).data.to_dict()
+    header = _header(text, path)
+    if header is None:  # what only DatasetCardData can say, in its own words
+        return _parsed_card(text, path).data.to_dict()
+    if not header:
+        raise _no_header(path)
+    return header
+
+
+# Where a card's YAML header is, by the Hub's rule (huggingface_hub's REGEX_YAML_BLOCK, which
+# mirrors the Hub server's): at the very start, after blank space, up to the first line that is
+# `---` alone (trailing blanks allowed).
+_HEADER_BLOCK = re.compile(r"^\s*---(?:\r\n|\r|\n)([\S\s]*?)(?:\r\n|\r|\n)---[ \t]*(?:\r\n|\n|$)")
+# DatasetCardData's named fields, in the order it sets them, then train_eval_index.
+_CARD_DATA_FIELDS = (
+    "annotations_creators",
+    "language_creators",
+    "language",
+    "license",
+    "multilinguality",
+    "size_categories",
+    "source_datasets",
+    "task_categories",
+    "task_ids",
+    "paperswithcode_id",
+    "pretty_name",
+    "config_names",
+)
+
+
+def _header(text: str, path: Path) -> dict | None:
+    """``DatasetCard(text).data.to_dict()`` without importing ``huggingface_hub.repocard`` (and its
+    Hub client, half a second a command): the same dict, keys in the same order, the same errors
+    (a ``ValueError`` naming ``path``). None for a header whose keys DatasetCardData refuses as
+    keyword arguments (not strings, or one of its own parameters): its error, not ours."""
+    import yaml
+
+    match = _HEADER_BLOCK.search(text)
+    try:
+        data = yaml.safe_load(match.group(1)) if match else {}
+    except Exception as err:  # yaml's own errors, and a ValueError for a date that is none
+        raise ValueError(f"{path}: the YAML header does not parse: {err}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"{path}: the YAML header does not parse: repo card metadata block should be a dict"
+        )
+    if any(not isinstance(key, str) or key in ("self", "ignore_metadata_errors") for key in data):
+        return None
+    # As DatasetCardData keeps it: its named fields first, the rest in the card's order; the
+    # train-eval-index (either spelling; the underscored one wins when it is not empty) last.
+    rest = {key: value for key, value in data.items() if key not in _CARD_DATA_FIELDS}
+    eval_index = rest.pop("train_eval_index", None) or rest.pop("train-eval-index", None)
+    ordered = {key: data.get(key) for key in _CARD_DATA_FIELDS} | rest
+    ordered["train-eval-index"] = eval_index
+    return {key: value for key, value in ordered.items() if value is not None}
 
 
 def _card_text(folder: str | os.PathLike[str]) -> tuple[str, Path]:
@@ -264,8 +323,12 @@ def _parsed_card(text: str, path: Path) -> DatasetCard:
     except Exception as err:  # yaml and huggingface_hub raise their own types
         raise ValueError(f"{path}: the YAML header does not parse: {err}") from None
     if not card.data.to_dict():
-        raise ValueError(f"{path}: no YAML header (license, language, configs, dataset_info)")
+        raise _no_header(path)
     return card
+
+
+def _no_header(path: Path) -> ValueError:
+    return ValueError(f"{path}: no YAML header (license, language, configs, dataset_info)")
 
 
 def card_data_files(card: Mapping[str, Any], config: str | None = None) -> list[str]:

@@ -14,6 +14,10 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "DATA_ENV",
@@ -238,7 +242,6 @@ def built_rows(folder: Path, config: str, split: str | None) -> dict[str, list[d
     builder and Arrow cache (a second a command). None where only ``datasets`` can say what the
     folder means: patterns, several files to a split, another format, an unknown split, files
     whose features (datasets records them in each Parquet file) are not the card's."""
-    import datasets
     import pyarrow.parquet as pq
 
     from bias_hub.builders.shared.card import read_card_yaml
@@ -250,11 +253,10 @@ def built_rows(folder: Path, config: str, split: str | None) -> dict[str, list[d
         return None
     if len({f.get("split") for f in files}) != len(files):
         return None
-    info = datasets.info.DatasetInfosDict.from_dataset_card_data(card).get(config)
     if split == "all" and all(f.get("split") != "all" for f in files):
         # datasets' name for every split, in the order of the card's splits
         every = built_rows(folder, config, None)
-        if every is None or info is None or list(every) != list(info.splits or {}):
+        if every is None or list(every) != _card_splits(card, config):
             return None
         return {"all": [row for rows in every.values() for row in rows]}
     paths = {f.get("split"): f.get("path") for f in files if split in (None, f.get("split"))}
@@ -266,28 +268,227 @@ def built_rows(folder: Path, config: str, split: str | None) -> dict[str, list[d
     rows = {}
     for name, path in paths.items():
         try:
-            table = pq.read_table(folder / path)
+            # ParquetFile, not read_table: read_table goes through pyarrow.dataset, which imports
+            # pandas (0.6 s) to read one file; both give the same columns and `huggingface` key.
+            with pq.ParquetFile(folder / path) as file:
+                table = file.read()
         except (OSError, ValueError) as err:  # pyarrow's errors name neither folder nor file
             raise ValueError(
                 f"dataset {folder}: {path}: not a readable Parquet file ({err})"
             ) from None
-        if info is None or datasets.Features.from_arrow_schema(table.schema) != info.features:
+        if not _same_features(card, config, table.schema):
             return None
         rows[name] = table.to_pylist()
     return rows
 
 
+# Whether a file's features are the card's is decided in a small form of our own for the kinds
+# our builders write (Value, ClassLabel, List, nested dicts): ("Value", dtype), ("ClassLabel",
+# names), ("List", feature, length), a dict for a struct. Importing datasets only to compare
+# them would cost a command more than reading its rows; whatever the form does not cover goes
+# to datasets, which decides as it always did.
+_ARROW_TYPES = {
+    "bool": "bool_",
+    **{name: name for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")},
+    **{name: name for name in ("uint64", "float16", "float32", "float64", "string")},
+    "large_string": "large_string",
+}
+_VALUE_ALIASES = {"float": "float32", "double": "float64"}  # as Value reads them
+# SplitInfo's fields, as a card's dataset_info may give them
+_SPLIT_KEYS = frozenset(
+    ("name", "num_bytes", "num_examples", "shard_lengths", "original_shard_lengths", "dataset_name")
+)
+
+
+def _value(dtype: object) -> tuple | None:
+    dtype = _VALUE_ALIASES.get(dtype, dtype) if isinstance(dtype, str) else None
+    return ("Value", dtype) if dtype in _ARROW_TYPES else None
+
+
+def _card_infos(card: dict) -> dict[object, dict]:
+    """The card's ``dataset_info`` entries by config, found as datasets finds them (an entry
+    without ``config_name`` is ``default``; of two, the later); none where datasets would read
+    them otherwise."""
+    infos = card.get("dataset_info")
+    infos = [infos] if isinstance(infos, dict) else infos
+    if not isinstance(infos, list) or not all(
+        isinstance(info, dict) and _splits_as_written(info.get("splits")) for info in infos
+    ):
+        return {}
+    return {info.get("config_name", "default"): info for info in infos}
+
+
+def _splits_as_written(splits: object) -> bool:
+    """Whether a ``dataset_info`` entry's ``splits`` are as datasets writes them: each split once,
+    by name, with its byte and example counts."""
+    if splits is None:
+        return True
+    if not isinstance(splits, list) or not all(isinstance(s, dict) for s in splits):
+        return False
+    names = [s.get("name") for s in splits]
+    return (
+        all(isinstance(n, str) for n in names)
+        and len(set(names)) == len(names)
+        and all({"name", "num_bytes", "num_examples"} <= set(s) <= _SPLIT_KEYS for s in splits)
+    )
+
+
+def _card_splits(card: dict, config: str) -> list[str] | None:
+    """The names of ``config``'s splits in the card's ``dataset_info``, in its order."""
+    infos = _card_infos(card)
+    if config in infos:
+        return [split["name"] for split in infos[config].get("splits") or []]
+    info = _datasets_info(card, config)
+    return list(info.splits or {}) if info is not None else None
+
+
+def _same_features(card: dict, config: str, schema: pa.Schema) -> bool:
+    """Whether ``datasets.Features.from_arrow_schema(schema)`` equals the card's features of
+    ``config``; datasets itself is asked only where our form cannot tell."""
+    ours = _card_features(card).get(config)
+    if ours is not None and ours == _schema_features(schema):
+        return True
+    import datasets
+
+    info = _datasets_info(card, config)
+    return info is not None and datasets.Features.from_arrow_schema(schema) == info.features
+
+
+def _card_features(card: dict) -> dict:
+    """Each config's features in the card's ``dataset_info``, in our form; none at all where any
+    config's are outside it (datasets reads them all, and may refuse the card for one)."""
+    forms = {name: info.get("features") for name, info in _card_infos(card).items()}
+    ours = {name: _card_feature(form) for name, form in forms.items() if form is not None}
+    return {} if None in ours.values() else ours
+
+
+def _datasets_info(card: dict, config: str):
+    import datasets
+
+    return datasets.info.DatasetInfosDict.from_dataset_card_data(card).get(config)
+
+
+def _card_feature(form: object) -> object:
+    """A feature in the card's YAML form (a list of ``name:`` entries for a struct, the top level
+    included; ``dtype: string``; ``list:`` / ``sequence:``; ``struct:``; ``dtype: {class_label:
+    {names: {'0': ...}}}``) in our form, None for any other kind."""
+    if isinstance(form, list):
+        if not all(isinstance(f, dict) and isinstance(f.get("name"), str) for f in form):
+            return None
+        fields = {
+            f["name"]: _card_feature({k: v for k, v in f.items() if k != "name"}) for f in form
+        }
+        return fields if len(fields) == len(form) and None not in fields.values() else None
+    if not isinstance(form, dict) or not form:
+        return None
+    kind = next(iter(form))  # datasets reads the first key as the kind
+    inner = form[kind]
+    if kind in ("list", "sequence") and set(form) <= {kind, "length"}:
+        if kind == "sequence" and isinstance(inner, list):
+            return None  # datasets' old form of a dict of lists
+        feature = _card_feature({"dtype": inner} if isinstance(inner, str) else inner)
+        return _list(feature, form.get("length", -1))
+    if len(form) != 1:
+        return None
+    if kind == "struct":
+        return _card_feature(inner) if isinstance(inner, list) else None
+    if kind != "dtype":
+        return None
+    if isinstance(inner, dict) and list(inner) == ["class_label"]:
+        label = inner["class_label"]
+        if isinstance(label, dict) and list(label) == ["names"]:
+            return _class_label(_card_label_names(label["names"]))
+        return None
+    return _value(inner)
+
+
+def _class_label(names: object) -> tuple | None:
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None
+    return ("ClassLabel", tuple(names))
+
+
+def _card_label_names(names: object) -> object:
+    """The card's ``{'0': name, '1': name}`` as the list datasets makes of it (ids 0, 1, ...
+    each once; anything else is left for datasets to judge); a list stays as it is."""
+    if not isinstance(names, dict):
+        return names
+    ids = [str(key) for key in names if isinstance(key, str) or type(key) is int]
+    if sorted(ids) != sorted(str(i) for i in range(len(names))):
+        return None
+    return [names[i] if i in names else names[str(i)] for i in range(len(names))]
+
+
+def _schema_features(schema: pa.Schema) -> dict | None:
+    """The features datasets reads from a Parquet file's schema, in our form: each column's
+    recorded feature (``huggingface`` metadata), where its Arrow type is the column's."""
+    import pyarrow as pa
+
+    try:
+        recorded = json.loads((schema.metadata or {})[b"huggingface"])["info"]["features"]
+    except (KeyError, TypeError, ValueError):
+        return None
+    features = _json_feature(recorded) if isinstance(recorded, dict) else None
+    if not isinstance(features, dict) or len(set(schema.names)) != len(schema.names):
+        return None
+    for column in schema:
+        feature = features.get(column.name)
+        if feature is None or pa.field(column.name, _arrow_type(feature)) != column:
+            return None  # datasets would infer the feature from the column's type
+    return {column.name: features[column.name] for column in schema}
+
+
+def _json_feature(form: object) -> object:
+    """A feature as datasets records it in a Parquet file (``{"dtype": "string", "_type":
+    "Value"}``, ``ClassLabel`` with ``names``, ``List`` with ``feature``, a plain dict for a struct)
+    in our form, None for any other kind."""
+    if not isinstance(form, dict) or not form:
+        return None
+    kind = form.get("_type")
+    if kind is None:
+        fields = {name: _json_feature(value) for name, value in form.items()}
+        return None if None in fields.values() else fields
+    keys = set(form) - {"_type"}
+    if kind == "Value" and keys == {"dtype"}:
+        return _value(form["dtype"])
+    if kind == "ClassLabel" and keys == {"names"}:
+        return _class_label(form["names"])
+    if kind == "List" and keys in ({"feature"}, {"feature", "length"}):
+        return _list(_json_feature(form["feature"]), form.get("length", -1))
+    return None
+
+
+def _list(feature: object, length: object) -> tuple | None:
+    """A list of ``feature``, of any length (-1) or of ``length`` items."""
+    if feature is None or type(length) is not int or length < -1:
+        return None
+    return ("List", feature, length)
+
+
+def _arrow_type(feature: object) -> pa.DataType:
+    """The Arrow type datasets gives a feature in our form."""
+    import pyarrow as pa
+
+    if isinstance(feature, dict):
+        return pa.struct({name: _arrow_type(value) for name, value in feature.items()})
+    if feature[0] == "List":
+        return pa.list_(_arrow_type(feature[1]), feature[2])
+    if feature[0] == "ClassLabel":
+        return pa.int64()
+    return getattr(pa, _ARROW_TYPES[feature[1]])()
+
+
 def dataset_rows(folder: Path, config: str, split: str | None) -> tuple[list[dict], list[str]]:
     """The config's rows (every split when ``split`` is None) and the splits read: by pyarrow
     where ``built_rows`` can, else through ``load_dataset``."""
-    import datasets
-
     read = built_rows(folder, config, split)
     if read is not None:
         return [row for rows in read.values() for row in rows], list(read)
     # to_list: a row at a time, datasets formats every row on its own (15 s for 12,000 rows).
     if split is not None:
         return load_dataset_split(folder, config, split).to_list(), [split]
+    import datasets
+
     loaded = load_dataset_split(folder, config, None)
     if isinstance(loaded, datasets.Dataset):
         return loaded.to_list(), ["(single)"]

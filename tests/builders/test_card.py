@@ -134,3 +134,100 @@ def test_read_card_yaml_reads_each_text_of_a_card_and_gives_each_caller_its_own_
     card.write_bytes(b"---\nlicense: \xff\n---\n")
     with pytest.raises(ValueError, match=re.escape(f"{card}: the YAML header does not parse")):
         read_card_yaml(tmp_path)
+
+
+# Headers a user's folder may hold, each read by read_card_yaml as huggingface_hub's DatasetCard
+# reads it: the header must start the text (blank space before it allowed) and ends at the first
+# line that is `---` alone; DatasetCardData drops top-level nulls and keeps `train-eval-index`
+# (either spelling) last.
+HOSTILE_CARDS = {
+    "no header": "# A title\n\nsome text\n",
+    "empty header": "---\n---\n# T\n",
+    "blank header": "---\n\n---\n# T\n",
+    "dashes inside a value": "---\npretty_name: 'a --- b'\nlicense: mit\n---\n# T\n",
+    "dashes starting a line inside the header": "---\nlicense: mit\n---x\n---\n# T\n",
+    "indented dashes in a block scalar": "---\ndescription: |\n  one\n  ---\n  two\nlicense: mit\n---\n",
+    "dashes with trailing blanks": "---\nlicense: mit\n--- \t\n# T\n",
+    "header at the end of the text": "---\nlicense: mit\n---",
+    "blank lines before the header": "\n \n---\nlicense: mit\n---\n# T\n",
+    "text before the header": "# T\n---\nlicense: mit\n---\n",
+    "CRLF": "---\r\nlicense: mit\r\nlanguage:\r\n- en\r\n---\r\n# T\r\n",
+    "CR": "---\rlicense: mit\r---",
+    "byte-order mark": "\ufeff---\nlicense: mit\n---\n# T\n",
+    "two byte-order marks": "\ufeff\ufeff---\nlicense: mit\n---\n# T\n",
+    "a list": "---\n- license\n- mit\n---\n# T\n",
+    "a string": "---\njust text\n---\n# T\n",
+    "invalid YAML": "---\nlicense: [mit\n---\n# T\n",
+    "a date that is none": "---\nlicense: mit\nreleased: 2020-13-45\n---\n",
+    "only nulls": "---\nlicense:\nlanguage: null\n---\n# T\n",
+    "nulls dropped, order kept": "---\ntags: [a]\nlicense: mit\nextra:\nlanguage: [ja]\nz: 1\n---\n",
+    "train-eval-index": "---\ntrain-eval-index:\n- config: x\nlicense: mit\nz: 1\n---\n",
+    "both spellings": "---\ntrain-eval-index: [a]\ntrain_eval_index: [b]\nz: 1\n---\n",
+    "empty underscored spelling": "---\ntrain-eval-index: [a]\ntrain_eval_index: {}\nz: 1\n---\n",
+    "nested nulls kept": "---\nlicense: mit\nconfigs:\n- config_name: a\n  default: null\n---\n",
+    "a number as a key": "---\n1: one\nlicense: mit\n---\n",
+    "a parameter's name as a key": "---\nignore_metadata_errors: true\nlicense: mit\n---\n",
+    "self as a key": "---\nself: 1\nlicense: mit\n---\n",
+    "anchors": "---\nlanguage: &l [en]\ntags: *l\n---\n",
+}
+
+
+# Worked out by hand from the rule above (DatasetCardData's named fields come first, in its
+# order: language before license; the underscored train_eval_index wins when it is not empty,
+# at the place of a `train-eval-index` the card also gives).
+NO_HEADER = ": no YAML header (license, language, configs, dataset_info)"
+BY_HAND = {
+    "no header": NO_HEADER,
+    "empty header": NO_HEADER,
+    "only nulls": NO_HEADER,
+    "text before the header": NO_HEADER,
+    "two byte-order marks": NO_HEADER,  # the reader drops one; the other is no blank space
+    "byte-order mark": [("license", "mit")],
+    "CR": [("license", "mit")],
+    "CRLF": [("language", ["en"]), ("license", "mit")],
+    "dashes with trailing blanks": [("license", "mit")],
+    "dashes inside a value": [("license", "mit"), ("pretty_name", "a --- b")],
+    "nulls dropped, order kept": [
+        ("language", ["ja"]),
+        ("license", "mit"),
+        ("tags", ["a"]),
+        ("z", 1),
+    ],
+    "train-eval-index": [("license", "mit"), ("z", 1), ("train-eval-index", [{"config": "x"}])],
+    "both spellings": [("train-eval-index", ["b"]), ("z", 1)],
+    "empty underscored spelling": [("z", 1), ("train-eval-index", ["a"])],
+    "nested nulls kept": [("license", "mit"), ("configs", [{"config_name": "a", "default": None}])],
+    "a list": ": the YAML header does not parse: repo card metadata block should be a dict",
+    "a date that is none": ": the YAML header does not parse: month must be in 1..12",
+}
+
+
+def _as_library_reads(folder: Path) -> object:
+    try:
+        return list(read_card(folder).data.to_dict().items())
+    except ValueError as err:
+        return str(err)
+
+
+def _as_read_card_yaml_reads(folder: Path) -> object:
+    try:
+        return list(read_card_yaml(folder).items())
+    except ValueError as err:
+        return str(err)
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_CARDS))
+def test_read_card_yaml_reads_a_header_as_datasetcard_does(tmp_path: Path, name: str) -> None:
+    (tmp_path / "README.md").write_bytes(HOSTILE_CARDS[name].encode("utf-8"))
+    read = _as_read_card_yaml_reads(tmp_path)
+    assert read == _as_library_reads(tmp_path)
+    if name in BY_HAND:
+        expected = BY_HAND[name]
+        assert read == (
+            f"{tmp_path / 'README.md'}{expected}" if isinstance(expected, str) else expected
+        )
+
+
+def test_read_card_yaml_reads_every_committed_card_as_datasetcard_does() -> None:
+    for card in REPO_CARDS:
+        assert _as_read_card_yaml_reads(card.parent) == _as_library_reads(card.parent), card
