@@ -6,7 +6,8 @@ Every interval is one dict, ``{"low", "high", "confidence_level", "method", "n_r
 "unit", "n_units", "reason"}`` (bounds None and a ``reason`` where none can be given; the
 analytic ones carry ``low``, ``high``, ``confidence_level`` and ``method``). Metric modules import
 it relatively (each module folder links this file, and a Space gets the file itself); it
-imports numpy and scipy only.
+imports numpy and scipy only, ``scipy.stats`` inside the functions that use it (importing it
+costs about a second, more than a whole score of a few thousand rows).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 
 def uncertainty_options(confidence_level, n_resamples, seed) -> dict | None:
@@ -88,6 +89,8 @@ def bootstrap_intervals(
     of leave-one-out values for BCa, or None where the jackknife is not consistent (a median):
     the interval is then the percentile one, as it is wherever BCa is undefined.
     """
+    from scipy import stats
+
     observed = np.asarray(observed, dtype=np.float64).reshape(-1)
     sizes = [len(sample) for sample in samples]
     n_units = sum(sizes)
@@ -249,6 +252,8 @@ def paired_comparison(
     together) and a two-sided paired permutation test (each unit's A and B swapped at random;
     scipy.stats.permutation_test, permutation_type="samples"); exact when 2^units <= n_resamples.
     """
+    from scipy import stats
+
     width = strata_a[0].shape[1]
     totals_a = sum(units.sum(axis=0) for units in strata_a)
     totals_b = sum(units.sum(axis=0) for units in strata_b)
@@ -389,6 +394,8 @@ def correlation_intervals(x, y, options: dict, unit: str) -> dict:
     """Intervals of Pearson's r and Spearman's rho of paired values, resampling the pairs
     (``{"pearson": interval, "spearman": interval}``); each pair's two values are drawn together
     and held fixed, so their own noise is left out."""
+    from scipy import stats
+
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
 
     def statistic(drawn, axis=-1):
@@ -475,6 +482,8 @@ def t_interval(
     where there is an interval (a level, two or more values, not all equal). Values that are
     not finite are left out; ``bounds`` (low, high) cut the interval where the quantity lies
     (a correlation: (-1, 1)), as a t interval of few values can reach beyond."""
+    from scipy import stats
+
     values = np.asarray(values, dtype=np.float64)
     values = values[np.isfinite(values)]
     entry = {

@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bias_hub.pipelines.common import import_metric_module
-from bias_hub.pipelines.common.locations import import_evaluate
+from bias_hub.pipelines.common.locations import import_evaluate, import_scores_module
 
 METRICS = Path(__file__).resolve().parents[2] / "metrics"
 INTERVAL_KEYS = {
@@ -28,7 +27,7 @@ INTERVAL_KEYS = {
 
 
 def _module(name: str):
-    return import_metric_module(METRICS / name)
+    return import_scores_module(METRICS / name)
 
 
 @pytest.fixture(scope="module")
