@@ -13,7 +13,6 @@ costs about a second, more than a whole score of a few thousand rows).
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -81,7 +80,7 @@ def no_interval(options: dict, unit: str, n_units: int, reason: str) -> dict:
 def bootstrap_intervals(
     samples: list, statistic, observed, options: dict, unit: str, jackknife=None
 ) -> list[dict]:
-    """One interval per score, from scipy.stats.bootstrap resampling each sample's units.
+    """One interval per score, from scipy.stats.bootstrap's resampling of each sample's units.
 
     ``samples``: 1-d arrays, resampled independently (strata keep their sizes);
     ``statistic(*resampled, axis=-1)`` -> (scores, resamples), NaN where a score is undefined;
@@ -89,8 +88,6 @@ def bootstrap_intervals(
     of leave-one-out values for BCa, or None where the jackknife is not consistent (a median):
     the interval is then the percentile one, as it is wherever BCa is undefined.
     """
-    from scipy import stats
-
     observed = np.asarray(observed, dtype=np.float64).reshape(-1)
     sizes = [len(sample) for sample in samples]
     n_units = sum(sizes)
@@ -106,21 +103,11 @@ def bootstrap_intervals(
             for score in observed
         ]
     level, count = options["confidence_level"], options["n_resamples"]
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        result = stats.bootstrap(
-            tuple(samples),
-            statistic,
-            n_resamples=count,
-            batch=max(1, 2_000_000 // n_units),
-            vectorized=True,
-            method="percentile",
-            confidence_level=level,
-            **seeded(stats.bootstrap, options["seed"]),
+    with np.errstate(all="ignore"):
+        distribution = bootstrap_distribution(
+            samples, statistic, count, max(1, 2_000_000 // n_units), options["seed"]
         )
-    distribution = np.asarray(result.bootstrap_distribution, dtype=np.float64).reshape(
-        len(observed), -1
-    )
+    distribution = distribution.astype(np.float64).reshape(len(observed), -1)
     alpha = (1 - level) / 2
     levels = np.tile([alpha, 1 - alpha], (len(observed), 1))
     bca = np.zeros(len(observed), dtype=bool)
@@ -155,6 +142,25 @@ def bootstrap_intervals(
                 }
             )
     return intervals
+
+
+def bootstrap_distribution(
+    samples: list, statistic, n_resamples: int, batch: int, seed
+) -> np.ndarray:
+    """The statistic on each resample, drawn as ``scipy.stats.bootstrap`` draws them (batch by
+    batch, sample by sample, ``rng.integers(0, n, (batch, n))`` from ``default_rng(seed)``): its
+    ``bootstrap_distribution`` for the same seed, without importing ``scipy.stats`` (about a
+    second, more than a whole score). Only the draws are needed: the levels are ours."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for start in range(0, n_resamples, batch):
+        size = min(batch, n_resamples - start)
+        drawn = [
+            sample[rng.integers(0, len(sample), size=(size, len(sample)), dtype=np.int64)]
+            for sample in samples
+        ]
+        parts.append(statistic(*drawn, axis=-1))
+    return np.concatenate(parts, axis=-1)
 
 
 def bca_levels(
