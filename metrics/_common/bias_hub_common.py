@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import unicodedata
+from collections.abc import Callable
 
 import numpy as np
 
@@ -52,7 +53,7 @@ class Scores:
     def check_rows(self, columns: dict) -> None:
         """Refuse, by argument and row, a value the computation cannot take."""
 
-    def compute_function(self):
+    def compute_function(self) -> Callable[..., dict]:
         """The compute method of this config (a module with several overrides this)."""
         return self._compute
 

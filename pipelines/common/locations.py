@@ -14,6 +14,10 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bias_hub.metrics._common.bias_hub_common import Scores
 
 __all__ = [
     "DATA_ENV",
@@ -366,7 +370,7 @@ def import_scores_module(folder: str | os.PathLike[str]):
 
 def metric_scores(
     name: str, metrics_root: str | os.PathLike[str] | None = None, config_name: str | None = None
-):
+) -> Scores:
     """The computation of ``metrics/<name>`` in config ``config_name``: its ``compute`` gives
     what ``evaluate.load(folder, config_name).compute`` gives, without importing evaluate,
     datasets or the model libraries evaluate brings."""
