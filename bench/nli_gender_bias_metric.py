@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from bench._harness import describe_load, race, race_table
-from bias_hub.pipelines.common import import_metric_module
+from bias_hub.pipelines.common import metric_scores
 
 METRIC = Path(__file__).resolve().parents[1] / "metrics" / "nli_gender_bias" / "nli_gender_bias.py"
 SUBSETS = ("pro_stereotypical", "anti_stereotypical", "non_stereotypical")
@@ -28,8 +28,7 @@ def _loop_score(predictions: list[int], subsets: list[str]) -> float:
 
 
 def main(rows: int = 1_000_000) -> None:
-    module = import_metric_module(METRIC.parent)
-    metric = module.NliGenderBias()
+    metric = metric_scores("nli_gender_bias", METRIC.parents[1])
     rng = np.random.default_rng(0)
     predictions = rng.integers(0, 3, rows).tolist()
     subsets = [SUBSETS[i] for i in rng.integers(0, 3, rows)]
@@ -38,10 +37,10 @@ def main(rows: int = 1_000_000) -> None:
         {
             "python loop": lambda: _loop_score(predictions, subsets),
             # Python lists (what evaluate hands over) and a numpy array of ids (a model's argmax).
-            "module, lists": lambda: metric._compute(predictions=predictions, subsets=subsets)[
+            "module, lists": lambda: metric.compute(predictions=predictions, subsets=subsets)[
                 "bias_score"
             ],
-            "module, numpy ids": lambda: metric._compute(
+            "module, numpy ids": lambda: metric.compute(
                 predictions=np.asarray(predictions), subsets=subsets
             )["bias_score"],
         }

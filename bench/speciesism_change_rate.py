@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from bench._harness import describe_load, race, race_table
-from bias_hub.pipelines.common import import_metric_module
+from bias_hub.pipelines.common.locations import import_scores_module
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "metrics" / "speciesism_bias"
@@ -25,7 +25,7 @@ MODULE = ROOT / "metrics" / "speciesism_bias"
 def main() -> None:
     import evaluate
 
-    module = import_metric_module(MODULE)
+    module = import_scores_module(MODULE)
     metric = evaluate.load(str(MODULE))
     rng = np.random.default_rng(0)
     print(describe_load())

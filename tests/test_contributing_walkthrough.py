@@ -35,6 +35,7 @@ TOY_FILES = {
     "builders/toy_lengths/command.py",
     "builders/toy_lengths/pairs.csv",
     "metrics/toy_length_gap/toy_length_gap.py",
+    "metrics/toy_length_gap/toy_length_gap_scores.py",
     "metrics/toy_length_gap/README.md",
     "metrics/toy_length_gap/requirements.txt",
     "pipelines/toy_lengths/__init__.py",
@@ -51,6 +52,7 @@ TOY_FILES = {
 TOY_CHECKS = {
     "tests/metrics/test_module_shared_code.py::test_the_shared_files_it_imports_are_links_to_the_one_copy[toy_length_gap]",
     "tests/metrics/test_module_shared_code.py::test_module_imports_only_what_its_requirements_list[toy_length_gap]",
+    "tests/metrics/test_module_shared_code.py::test_the_computation_imports_shared_files_the_module_imports_too[toy_length_gap_scores]",
     "tests/metrics/test_module_examples.py::test_kwargs_description_example_runs[toy_length_gap]",
     "tests/metrics/test_module_examples.py::test_module_has_card_with_standard_sections[toy_length_gap]",
     "tests/builders/test_card.py::test_every_committed_card_has_the_standard_sections[toy_lengths]",

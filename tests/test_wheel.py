@@ -240,7 +240,11 @@ def test_wheel_carries_metric_modules_as_real_files_and_the_data_files(wheel: Pa
         }
         for name in _metric_names():
             folder = f"bias_hub/metrics/{name}"
-            assert {f"{folder}/{name}.py", f"{folder}/README.md"} <= names, name
+            assert {
+                f"{folder}/{name}.py",
+                f"{folder}/{name}_scores.py",
+                f"{folder}/README.md",
+            } <= names, name
             # Symlinks in the checkout; the wheel must hold the files themselves.
             for file, content in shared.items():
                 if (REPO_ROOT / "metrics" / name / file).exists():

@@ -1,5 +1,5 @@
-"""Helpers every bias-hub metric module shares: input checks and the direct compute path (the
-intervals are in ``bias_hub_intervals.py``).
+"""Helpers every bias-hub metric module shares: the computation's base (``Scores``), input
+checks and the direct compute path (the intervals are in ``bias_hub_intervals.py``).
 
 Each module is published alone (one Hub Space) and ``evaluate`` copies a module's same-folder
 imports with it, so each module folder holds this file as a link to
@@ -11,49 +11,143 @@ from __future__ import annotations
 
 import inspect
 import unicodedata
+from collections.abc import Callable
 
 import numpy as np
 
 
-class DirectCompute:
-    """``compute`` straight to ``_compute`` when evaluate's Arrow cache would add nothing.
+class Scores:
+    """A metric's computation without ``evaluate`` or ``datasets``: one subclass per module,
+    in the module's ``<name>_scores.py``, used as it is by pipelines and by the evaluate class
+    (``DirectCompute``) alike, so the checks below live once.
 
-    evaluate encodes every value through ``datasets`` features before ``_compute`` sees it
-    (97 % of the time at 10^6 rows) and casts what it can on the way (1.7 -> 1, True -> 1).
-    With one process and nothing stored by ``add``/``add_batch`` that round trip only copies
-    the inputs, so they go to ``_compute`` as given; otherwise evaluate gathers the stored
-    batches as usual. Rows are checked before evaluate stores them, and arguments the module
-    does not take are refused by name.
+    A subclass sets ``name`` and ``configs`` and gives ``columns()`` (the input columns of its
+    config, as a spec that ``features`` turns into ``datasets.Features``), ``check_rows`` and
+    the compute method of each config (``compute_function``).
     """
 
-    def _compute_function(self):
+    name: str = ""
+    configs: tuple[str, ...] = ("default",)
+    # The config "default" stands for (a module whose configs all have their own names).
+    default_config: str = "default"
+
+    def __init__(self, config_name: str | None = None) -> None:
+        self.config_name = config_name or "default"
+        if self.config_name not in ("default", *self.configs):
+            if len(self.configs) == 2:
+                expected = " or ".join(repr(config) for config in self.configs)
+            else:
+                expected = f"one of {sorted(self.configs)}"
+            raise ValueError(f"config_name: {self.config_name!r}; expected {expected}")
+        self.config = self.default_config if self.config_name == "default" else self.config_name
+
+    def columns(self) -> dict | list[dict]:
+        """{column: type} of this config: ``"int64"``, ``"float64"``, ``"string"``, or
+        ``[type]`` for a list per row; a list of such dicts where several formats fit."""
+        raise NotImplementedError
+
+    def column_names(self) -> list[str]:
+        specs = self.columns()
+        return list(dict.fromkeys(n for spec in _alternatives(specs) for n in spec))
+
+    def check_rows(self, columns: dict) -> None:
+        """Refuse, by argument and row, a value the computation cannot take."""
+
+    def compute_function(self) -> Callable[..., dict]:
         """The compute method of this config (a module with several overrides this)."""
         return self._compute
 
     def _compute(self, **kwargs):
-        return self._compute_function()(**kwargs)
+        return self.compute_function()(**kwargs)
 
-    def _arguments(self) -> tuple[set, list]:
-        parameters = inspect.signature(self._compute_function()).parameters.values()
+    def arguments(self) -> tuple[set, list]:
+        """The arguments this config takes and those it needs."""
+        parameters = inspect.signature(self.compute_function()).parameters.values()
         named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
         required = [p.name for p in named if p.default is p.empty]
-        return set(self._feature_names()) | {p.name for p in named}, required
+        return set(self.column_names()) | {p.name for p in named}, required
 
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Compute the scores from the rows given here and any added before."""
-        given = {"predictions": predictions, "references": references, **kwargs}
-        given = {name: value for name, value in given.items() if value is not None}
-        accepted, required = self._arguments()
+    def refuse_unknown(self, given: dict) -> None:
+        accepted, _ = self.arguments()
         unknown = sorted(set(given) - accepted)
         if unknown:
             raise ValueError(
                 f"{self.name}: unknown argument(s) {unknown}; it takes {sorted(accepted)}"
             )
-        if self.num_process > 1 or self.writer is not None:
-            return super().compute(predictions=predictions, references=references, **kwargs)
-        missing = [name for name in required if name not in given]
+
+    def refuse_missing(self, given: dict) -> None:
+        missing = [name for name in self.arguments()[1] if name not in given]
         if missing:
             raise ValueError(f"{self.name}: missing argument(s) {missing}")
+
+    def compute(self, **kwargs) -> dict:
+        """The scores of the rows given (an argument given as None counts as not given)."""
+        given = {name: value for name, value in kwargs.items() if value is not None}
+        self.refuse_unknown(given)
+        self.refuse_missing(given)
+        return self.compute_function()(**given)
+
+
+def _alternatives(specs: dict | list[dict]) -> list[dict]:
+    return specs if isinstance(specs, list) else [specs]
+
+
+def features(specs: dict | list[dict]):
+    """``datasets.Features`` of a ``Scores.columns()`` spec (a list of them for a list)."""
+    import datasets
+
+    def feature(kind):
+        if isinstance(kind, list):
+            (inner,) = kind
+            return datasets.Sequence(feature(inner))
+        return datasets.Value(kind)
+
+    built = [
+        datasets.Features({name: feature(kind) for name, kind in spec.items()})
+        for spec in _alternatives(specs)
+    ]
+    return built if isinstance(specs, list) else built[0]
+
+
+class DirectCompute:
+    """The evaluate class of a module: ``compute`` straight to its ``Scores`` when evaluate's
+    Arrow cache would add nothing.
+
+    evaluate encodes every value through ``datasets`` features before ``_compute`` sees it
+    (97 % of the time at 10^6 rows) and casts what it can on the way (1.7 -> 1, True -> 1).
+    With one process and nothing stored by ``add``/``add_batch`` that round trip only copies
+    the inputs, so they go to the computation as given; otherwise evaluate gathers the stored
+    batches as usual. Rows are checked before evaluate stores them, and arguments the module
+    does not take are refused by name.
+    """
+
+    scores_class: type[Scores] = Scores
+
+    @property
+    def scores(self) -> Scores:
+        """This config's computation (made once; ``_info`` makes it first, checking the config)."""
+        made = self.__dict__.get("_scores")
+        if made is None:
+            made = self.__dict__["_scores"] = self.scores_class(self.config_name)
+        return made
+
+    def _features(self):
+        return features(self.scores.columns())
+
+    def _check_rows(self, columns: dict) -> None:
+        self.scores.check_rows(columns)
+
+    def _compute(self, **kwargs):
+        return self.scores.compute_function()(**kwargs)
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Compute the scores from the rows given here and any added before."""
+        given = {"predictions": predictions, "references": references, **kwargs}
+        given = {name: value for name, value in given.items() if value is not None}
+        self.scores.refuse_unknown(given)
+        if self.num_process > 1 or self.writer is not None:
+            return super().compute(predictions=predictions, references=references, **kwargs)
+        self.scores.refuse_missing(given)
         return self._compute(**given)
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):

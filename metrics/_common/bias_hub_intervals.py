@@ -6,17 +6,17 @@ Every interval is one dict, ``{"low", "high", "confidence_level", "method", "n_r
 "unit", "n_units", "reason"}`` (bounds None and a ``reason`` where none can be given; the
 analytic ones carry ``low``, ``high``, ``confidence_level`` and ``method``). Metric modules import
 it relatively (each module folder links this file, and a Space gets the file itself); it
-imports numpy and scipy only.
+imports numpy and scipy only, ``scipy.stats`` inside the functions that use it (importing it
+costs about a second, more than a whole score of a few thousand rows).
 """
 
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 
 def uncertainty_options(confidence_level, n_resamples, seed) -> dict | None:
@@ -80,7 +80,7 @@ def no_interval(options: dict, unit: str, n_units: int, reason: str) -> dict:
 def bootstrap_intervals(
     samples: list, statistic, observed, options: dict, unit: str, jackknife=None
 ) -> list[dict]:
-    """One interval per score, from scipy.stats.bootstrap resampling each sample's units.
+    """One interval per score, from scipy.stats.bootstrap's resampling of each sample's units.
 
     ``samples``: 1-d arrays, resampled independently (strata keep their sizes);
     ``statistic(*resampled, axis=-1)`` -> (scores, resamples), NaN where a score is undefined;
@@ -103,21 +103,11 @@ def bootstrap_intervals(
             for score in observed
         ]
     level, count = options["confidence_level"], options["n_resamples"]
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        result = stats.bootstrap(
-            tuple(samples),
-            statistic,
-            n_resamples=count,
-            batch=max(1, 2_000_000 // n_units),
-            vectorized=True,
-            method="percentile",
-            confidence_level=level,
-            **seeded(stats.bootstrap, options["seed"]),
+    with np.errstate(all="ignore"):
+        distribution = bootstrap_distribution(
+            samples, statistic, count, max(1, 2_000_000 // n_units), options["seed"]
         )
-    distribution = np.asarray(result.bootstrap_distribution, dtype=np.float64).reshape(
-        len(observed), -1
-    )
+    distribution = distribution.astype(np.float64).reshape(len(observed), -1)
     alpha = (1 - level) / 2
     levels = np.tile([alpha, 1 - alpha], (len(observed), 1))
     bca = np.zeros(len(observed), dtype=bool)
@@ -152,6 +142,25 @@ def bootstrap_intervals(
                 }
             )
     return intervals
+
+
+def bootstrap_distribution(
+    samples: list, statistic, n_resamples: int, batch: int, seed
+) -> np.ndarray:
+    """The statistic on each resample, drawn as ``scipy.stats.bootstrap`` draws them (batch by
+    batch, sample by sample, ``rng.integers(0, n, (batch, n))`` from ``default_rng(seed)``): its
+    ``bootstrap_distribution`` for the same seed, without importing ``scipy.stats`` (about a
+    second, more than a whole score). Only the draws are needed: the levels are ours."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for start in range(0, n_resamples, batch):
+        size = min(batch, n_resamples - start)
+        drawn = [
+            sample[rng.integers(0, len(sample), size=(size, len(sample)), dtype=np.int64)]
+            for sample in samples
+        ]
+        parts.append(statistic(*drawn, axis=-1))
+    return np.concatenate(parts, axis=-1)
 
 
 def bca_levels(
@@ -249,6 +258,8 @@ def paired_comparison(
     together) and a two-sided paired permutation test (each unit's A and B swapped at random;
     scipy.stats.permutation_test, permutation_type="samples"); exact when 2^units <= n_resamples.
     """
+    from scipy import stats
+
     width = strata_a[0].shape[1]
     totals_a = sum(units.sum(axis=0) for units in strata_a)
     totals_b = sum(units.sum(axis=0) for units in strata_b)
@@ -389,6 +400,8 @@ def correlation_intervals(x, y, options: dict, unit: str) -> dict:
     """Intervals of Pearson's r and Spearman's rho of paired values, resampling the pairs
     (``{"pearson": interval, "spearman": interval}``); each pair's two values are drawn together
     and held fixed, so their own noise is left out."""
+    from scipy import stats
+
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
 
     def statistic(drawn, axis=-1):
@@ -475,6 +488,8 @@ def t_interval(
     where there is an interval (a level, two or more values, not all equal). Values that are
     not finite are left out; ``bounds`` (low, high) cut the interval where the quantity lies
     (a correlation: (-1, 1)), as a t interval of few values can reach beyond."""
+    from scipy import stats
+
     values = np.asarray(values, dtype=np.float64)
     values = values[np.isfinite(values)]
     entry = {

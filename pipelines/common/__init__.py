@@ -18,6 +18,7 @@ from bias_hub.pipelines.common.locations import (
     load_dataset_split,
     load_metric,
     metric_folder,
+    metric_scores,
 )
 from bias_hub.pipelines.common.models import (
     KINDS,
@@ -50,6 +51,7 @@ __all__ = [
     "load_model",
     "load_tokenizer",
     "metric_folder",
+    "metric_scores",
     "package_versions",
     "pipeline_command",
     "resolve_device",

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from bias_hub.metrics._common.bias_hub_common import Scores
+
 __all__ = [
     "DATA_ENV",
     "built_rows",
@@ -30,11 +32,13 @@ __all__ = [
     "ensure_built",
     "import_evaluate",
     "import_metric_module",
+    "import_scores_module",
     "in_checkout",
     "is_bare_name",
     "load_dataset_split",
     "load_metric",
     "metric_folder",
+    "metric_scores",
     "repo_root",
 ]
 
@@ -530,21 +534,51 @@ def load_metric(
     return import_evaluate().load(str(metric_folder(name, metrics_root)), config_name)
 
 
-def import_metric_module(folder: str | os.PathLike[str]):
-    """The Python module of a metric folder, imported as a package so its same-folder imports
-    (``from .bias_hub_common import ...``) resolve as they do under ``evaluate.load``: for
-    tests and benchmarks that call a module's functions directly."""
-    import importlib
-    import sys
+def _metric_package(folder: Path) -> str:
+    """A package standing for a metric folder, so that its same-folder imports (``from
+    .bias_hub_common import ...``) resolve as they do under ``evaluate.load``."""
     import types
 
-    folder = Path(folder).resolve()
     if not (folder / f"{folder.name}.py").is_file():
         raise FileNotFoundError(f"{folder}: no metric module {folder.name}.py in it")
-    import_evaluate()  # the module's own `import evaluate` then finds it
     package = f"_bias_hub_metric_{folder.name}"
     if package not in sys.modules:
         module = types.ModuleType(package)
         module.__path__ = [str(folder)]
         sys.modules[package] = module
-    return importlib.import_module(f"{package}.{folder.name}")
+    return package
+
+
+def import_metric_module(folder: str | os.PathLike[str]):
+    """The Python module of a metric folder (its evaluate class): for tests and benchmarks
+    that need the module as evaluate sees it."""
+    import importlib
+
+    package = _metric_package(Path(folder).resolve())
+    import_evaluate()  # the module's own `import evaluate` then finds it
+    return importlib.import_module(f"{package}.{Path(folder).resolve().name}")
+
+
+def import_scores_module(folder: str | os.PathLike[str]):
+    """The computation of a metric folder (``<name>_scores.py``), imported without evaluate."""
+    import importlib
+
+    folder = Path(folder).resolve()
+    return importlib.import_module(f"{_metric_package(folder)}.{folder.name}_scores")
+
+
+def metric_scores(
+    name: str, metrics_root: str | os.PathLike[str] | None = None, config_name: str | None = None
+) -> Scores:
+    """The computation of ``metrics/<name>`` in config ``config_name``: its ``compute`` gives
+    what ``evaluate.load(folder, config_name).compute`` gives, without importing evaluate,
+    datasets or the model libraries evaluate brings."""
+    module = import_scores_module(metric_folder(name, metrics_root))
+    (scores_class,) = (
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and value.__module__ == module.__name__
+        and issubclass(value, module.Scores)
+    )
+    return scores_class(config_name)

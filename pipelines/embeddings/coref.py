@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bias_hub.builders.shared.conll import CorefDocument, read_conll
-from bias_hub.pipelines.common import dataset_folder, load_dataset_split, load_metric
+from bias_hub.pipelines.common import dataset_folder, load_dataset_split, metric_scores
 
 __all__ = ["parse_coref_flags", "read_outputs", "winobias_gaps"]
 
@@ -111,7 +111,7 @@ def winobias_gaps(outputs: Mapping[str, Path], dataset: str | Path | None, setti
     """
     folder = dataset_folder(dataset or "winobias", settings.datasets_root)
     gold = list(load_dataset_split(folder, "all", settings.split))
-    metric = load_metric("winobias_gap", settings.metrics_root)
+    metric = metric_scores("winobias_gap", settings.metrics_root)
     interval = {
         key: value for key, value in settings.interval_options().items() if value is not None
     }

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bias_hub.pipelines.common import dataset_folder, load_dataset_split, load_metric
+from bias_hub.pipelines.common import dataset_folder, load_dataset_split, metric_scores
 from bias_hub.pipelines.embeddings.vectors import WordVectors
 
 DATASET = "weat_word_sets"
@@ -174,7 +174,7 @@ def score(
             f"--rnsb-train-on: choose one or both of {RNSB_TRAIN_ON}, got {list(rnsb_train_on)}"
         )
     if modules is None:
-        modules = {name: load_metric(name, metrics_root) for name in metrics}
+        modules = {name: metric_scores(name, metrics_root) for name in metrics}
     options = {"weat": dict(weat_options or {}), "rnsb": dict(rnsb_options or {})}
     calls = [(name, None) for name in metrics if name == "weat"]
     calls += [("rnsb", train_on) for train_on in rnsb_train_on if "rnsb" in metrics]

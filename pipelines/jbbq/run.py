@@ -23,7 +23,7 @@ from bias_hub.builders.shared.console import stage
 from bias_hub.builders.shared.files import to_jsonable
 from bias_hub.builders.shared.secrets import redact
 from bias_hub.builders.shared.text import with_interval
-from bias_hub.pipelines.common import RunFolder, dataset_folder, load_metric
+from bias_hub.pipelines.common import RunFolder, dataset_folder, metric_scores
 from bias_hub.pipelines.common.answer_reading import RULES, UNPARSABLE, UNREAD_RULES
 from bias_hub.pipelines.common.locations import dataset_rows
 from bias_hub.pipelines.common.presets import (
@@ -334,7 +334,7 @@ def run_evaluate(model: str, dataset: str | Path | None, out_dir: Path, settings
                 models=[model_input],
                 settings=_recorded(settings),
             )
-        metric = load_metric("bbq_bias", settings.metrics_root)
+        metric = metric_scores("bbq_bias", settings.metrics_root)
         with stage(
             "loading the model" if settings.backend == "hf" else "checking the API key and cache",
             log,
@@ -469,7 +469,7 @@ def _evaluate(
     comparisons = None
     if settings.confidence_level and len(runs) > 1 and main:
         with stage(f"paired comparisons of {len(runs)} runs", log):
-            paired = load_metric("bbq_bias", settings.metrics_root, config_name="paired")
+            paired = metric_scores("bbq_bias", settings.metrics_root, config_name="paired")
             comparisons = compare_runs(
                 paired,
                 _columns(rows, settings),

@@ -116,7 +116,7 @@ def _items(entry: Entry) -> dict | None:
 def _paired(board: Board, confidence_level: float, n_resamples: int, seed: int) -> dict:
     """``{(task id, i, j): Holm-corrected p}`` for every two ranked rows that answered the same
     questions, on the tasks of the whole test set (a bbq_bias benchmark's headline scores)."""
-    from bias_hub.pipelines.common import load_metric
+    from bias_hub.pipelines.common import metric_scores
     from bias_hub.pipelines.common.stats import holm
 
     ranked = [i for i, row in enumerate(board.rows) if row.entry.paper is None]
@@ -132,7 +132,7 @@ def _paired(board: Board, confidence_level: float, n_resamples: int, seed: int) 
     headline = [t for t in board.columns if t.config == "all" and t.metric == "bbq_bias"]
     if not pairs or not headline:
         return {}
-    metric = load_metric("bbq_bias", None, "paired")
+    metric = metric_scores("bbq_bias", None, "paired")
     tests: list[tuple[str, int, int]] = []
     p_values: list[float | None] = []
     for i, j in pairs:

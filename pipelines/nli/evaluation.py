@@ -1,9 +1,10 @@
 """``nli evaluate``'s computations: predict the PS/AS/NS sets, score them with intervals, compare models.
 
 The evaluation sets are opened with ``datasets.load_dataset("<root>/nli_gender_bias", config)``
-and scored with ``evaluate.load("<root>/metrics/nli_gender_bias")`` (its ``paired`` config for
-comparisons), exactly as a user would. Every formula (the scores, their intervals, the Wilson
-intervals of the label shares, the occupations' shares of the score) lives in the metric module.
+and scored with the computation of ``<root>/metrics/nli_gender_bias`` (``metric_scores``, the
+object ``evaluate.load`` of that folder wraps; its ``paired`` config for comparisons). Every
+formula (the scores, their intervals, the Wilson intervals of the label shares, the
+occupations' shares of the score) lives in the metric module.
 """
 
 from __future__ import annotations

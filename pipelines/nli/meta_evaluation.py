@@ -34,9 +34,9 @@ from bias_hub.pipelines.common import (
     RunSettings,
     dataset_folder,
     load_dataset_split,
-    load_metric,
     load_tokenizer,
     metric_folder,
+    metric_scores,
     package_versions,
     resolve_device,
     resolve_dtype,
@@ -584,7 +584,7 @@ def run_meta_evaluation(
         probabilities = outcome["probabilities"]
         labels = probabilities.argmax(axis=1)
         if not metrics:
-            metrics["score"] = load_metric(DATASET, settings.metrics_root)
+            metrics["score"] = metric_scores(DATASET, settings.metrics_root)
         result = score_predictions(
             metrics["score"], labels, subsets, probabilities, **settings.interval_options()
         )
@@ -640,7 +640,7 @@ def extreme_rates_compared(
 ) -> dict:
     """Per seed, the lowest-rate model against the highest-rate one on the same pairs (paired
     bootstrap interval and permutation p-value of s_high - s_low), Holm-corrected over seeds."""
-    paired = load_metric(DATASET, settings.metrics_root, "paired")
+    paired = metric_scores(DATASET, settings.metrics_root, "paired")
     low, high = min(rates), max(rates)
     entries = []
     for seed in settings.seeds:

@@ -21,8 +21,8 @@ from bias_hub.pipelines.common import (
     check_model_name,
     dataset_folder,
     load_dataset_split,
-    load_metric,
     load_tokenizer,
+    metric_scores,
     package_versions,
 )
 from bias_hub.pipelines.common.presets import preset_record
@@ -258,7 +258,7 @@ def run_evaluate(
                 models=[(name, settings.revision) for name in models],
                 settings=_public(settings),
             )
-            metric = load_metric(DATASET, settings.metrics_root)
+            metric = metric_scores(DATASET, settings.metrics_root)
             step["note"] = f"{len(rows):,} pairs from {source} ({config})"
         evaluated = {}
         for name in models:
@@ -267,7 +267,7 @@ def run_evaluate(
         comparisons = None
         if len(models) > 1 and settings.confidence_level:
             with stage(f"paired comparisons ({len(models) * (len(models) - 1) // 2} pairs)"):
-                paired = load_metric(DATASET, settings.metrics_root, "paired")
+                paired = metric_scores(DATASET, settings.metrics_root, "paired")
                 comparisons = evaluation.compare_models(paired, evaluated, rows, settings)
         with stage("write the report"):
             results = {

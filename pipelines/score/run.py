@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bias_hub.builders.shared.console import progress, stage
 from bias_hub.builders.shared.files import to_jsonable
-from bias_hub.pipelines.common import RunFolder, dataset_folder, load_metric
+from bias_hub.pipelines.common import RunFolder, dataset_folder, metric_scores
 from bias_hub.pipelines.common.answer_reading import (
     READERS,
     RULES,
@@ -538,7 +538,7 @@ def run(
             files=[predictions or settings.from_lm_eval or settings.from_inspect],
             settings=settings,
         )
-        metric = load_metric(path.metric, settings.metrics_root, path.config_name)
+        metric = metric_scores(path.metric, settings.metrics_root, path.config_name)
         columns = _columns(path, settings)
         options = {  # intervals off: confidence_level None and no other option passed
             key: value

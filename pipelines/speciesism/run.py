@@ -16,8 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from bias_hub.builders.shared.console import stage
-from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split
-from bias_hub.pipelines.common import load_metric as load_module
+from bias_hub.pipelines.common import RunFolder, dataset_folder, load_dataset_split, metric_scores
 from bias_hub.pipelines.common.presets import preset_record
 from bias_hub.pipelines.common.stats import holm_family
 from bias_hub.pipelines.speciesism.fill_mask import (
@@ -72,7 +71,7 @@ def load_rows(settings: Settings, folder: Path, config: str) -> list[dict]:
 
 
 def load_metric(settings: Settings, config: str):
-    return load_module("speciesism_bias", settings.metrics_root, config)
+    return metric_scores("speciesism_bias", settings.metrics_root, config)
 
 
 def _split_on_name(text: str, name: str, language: str) -> tuple[str, str]:

@@ -22,8 +22,8 @@ from bias_hub.pipelines.common import (
     RunFolder,
     dataset_folder,
     load_dataset_split,
-    load_metric,
     load_model,
+    metric_scores,
 )
 from bias_hub.pipelines.common.presets import preset_record
 from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
@@ -183,7 +183,7 @@ def attention_gaps(
     counts.update({f"skipped_{k}": v for k, v in skipped.items()})
     if not kept:
         raise UserError(f"no pair could be aligned to the encoder's pieces ({dict(skipped)})")
-    metric = load_metric("gender_attention_gap", settings.metrics_root)
+    metric = metric_scores("gender_attention_gap", settings.metrics_root)
     gaps = metric.compute(
         words=words,
         attention_to_gender=masses,
@@ -384,7 +384,7 @@ def measure(
     if settings.pair_assignment == "first":
         assignment["word_order"] = taking_order(gaps, settings.order)
     with stage("perplexity gaps and intervals", log):
-        ppl = load_metric("perplexity_gap", settings.metrics_root).compute(
+        ppl = metric_scores("perplexity_gap", settings.metrics_root).compute(
             male_perplexities=male_ppl[scored].tolist(),
             female_perplexities=female_ppl[scored].tolist(),
             pair_words=[pair_words[i] for i in scored],

@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bias_hub.pipelines.common import import_metric_module
-from bias_hub.pipelines.common.locations import import_evaluate
+from bias_hub.pipelines.common.locations import import_evaluate, import_scores_module
 
 METRIC = Path(__file__).resolve().parents[2] / "metrics" / "rnsb"
 
@@ -21,7 +20,7 @@ def rnsb():
 
 @pytest.fixture(scope="module")
 def module():
-    return import_metric_module(METRIC)
+    return import_scores_module(METRIC)
 
 
 def test_one_dimensional_fit_by_hand(rnsb):

@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bias_hub.pipelines.common import import_metric_module
-from bias_hub.pipelines.common.locations import import_evaluate
+from bias_hub.pipelines.common.locations import import_evaluate, import_scores_module
 
 METRICS = Path(__file__).resolve().parents[2] / "metrics"
 INTERVAL_KEYS = {
@@ -28,7 +27,7 @@ INTERVAL_KEYS = {
 
 
 def _module(name: str):
-    return import_metric_module(METRICS / name)
+    return import_scores_module(METRICS / name)
 
 
 @pytest.fixture(scope="module")
@@ -494,3 +493,30 @@ def test_every_module_returns_the_same_interval_shape(name, config):
             assert interval["low"] is None and interval["high"] is None
     again = metric.compute(**SMALL[name, config], confidence_level=0.9, n_resamples=200, seed=1)
     assert again["confidence_intervals"] == intervals  # seeded
+
+
+def test_the_bootstrap_draws_are_scipys_for_the_same_seed():
+    """Two strata of different sizes, resampled in batches of 7 (the last one short): the
+    statistic on each resample equals scipy.stats.bootstrap's bootstrap_distribution."""
+    from scipy import stats
+
+    from bias_hub.metrics._common.bias_hub_intervals import bootstrap_distribution
+
+    rng = np.random.default_rng(8)
+    first, second = rng.normal(size=5), rng.normal(size=9)
+
+    def statistic(a, b, axis=-1):
+        return np.stack([a.mean(axis), b.max(axis)])
+
+    ours = bootstrap_distribution([first, second], statistic, 30, 7, 13)
+    reference = stats.bootstrap(
+        (first, second),
+        statistic,
+        vectorized=True,
+        n_resamples=30,
+        batch=7,
+        method="percentile",
+        rng=np.random.default_rng(13),
+    )
+    assert ours.shape == (2, 30)
+    assert np.array_equal(ours, reference.bootstrap_distribution)

@@ -71,3 +71,37 @@ def test_commands_that_run_no_model_never_import_torch_or_transformers(tmp_path:
         seed=0,
     )
     assert result == json.loads(json.dumps(expected))
+
+
+# ``score`` in this one process, then which of the libraries it has no use for it imported
+# (scipy.stats: the bootstrap draws its resamples itself).
+SCORE = """
+import json, sys
+from bias_hub.pipelines.cli import main
+code = main(json.loads(sys.argv[1]))
+left = ("evaluate", "torch", "transformers", "scipy.stats")
+print(json.dumps([code, sorted(m for m in left if m in sys.modules)]))
+"""
+
+
+def test_score_computes_without_importing_evaluate(tmp_path: Path) -> None:
+    jbbq = write_fixture_dataset(tmp_path / "jbbq")
+    test_rows = fixture_rows()["test"]
+    # Every question answered with its correct choice: accuracy 1 by hand.
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text(
+        "".join(
+            json.dumps({"example_id": row["example_id"], "prediction": row["label"]}) + "\n"
+            for row in test_rows
+        ),
+        encoding="utf-8",
+    )
+    argv = ["score", "bbq_bias", "--predictions", str(predictions), "--dataset", str(jbbq)]
+    argv += ["--split", "test", "--out", str(tmp_path / "score"), "-q"]
+    done = subprocess.run(
+        [sys.executable, "-c", SCORE, json.dumps(argv)], capture_output=True, text=True, check=True
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, []], done.stderr[-3000:]
+    results = json.loads((tmp_path / "score" / "results.json").read_text(encoding="utf-8"))
+    assert results["result"]["accuracy"] == 1.0
+    assert results["result"]["confidence_intervals"]["accuracy"]["n_resamples"] == 2000

@@ -180,6 +180,9 @@ def test_a_space_carries_the_shared_helpers_as_a_file_and_their_imports() -> Non
                 assert planned[name].content == (shared / name).read_bytes(), (folder.name, name)
         assert "bias_hub_common.py" in planned, folder.name
         assert "scipy" in planned["requirements.txt"].content.decode().split(), folder.name
+        # The computation, which the module imports beside them.
+        scores = f"{folder.name}_scores.py"
+        assert planned[scores].content == (folder / scores).read_bytes(), folder.name
 
 
 def test_a_missing_same_folder_import_is_named(tmp_path: Path) -> None:

@@ -479,12 +479,12 @@ def test_speciesism_fills_several_per_sentence(tmp_path: Path) -> None:
 
 def test_every_metric_module_has_a_score_path() -> None:
     """One path per metric folder, and every argument it names is one the module's compute takes."""
-    from bias_hub.pipelines.common.locations import import_metric_module
+    from bias_hub.pipelines.common.locations import import_scores_module
 
     folders = {p.name for p in (REPO_ROOT / "metrics").iterdir() if (p / f"{p.name}.py").is_file()}
     assert set(score_paths()) == folders
     for name, path in score_paths().items():
-        module = import_metric_module(REPO_ROOT / "metrics" / name)
+        module = import_scores_module(REPO_ROOT / "metrics" / name)
         metric_class = next(
             v
             for v in vars(module).values()

@@ -363,9 +363,9 @@ def test_bbq_templates_must_be_ids(load):
 def test_a_paired_comparison_always_has_a_level():
     # compute() drops None arguments, so a paired config given confidence_level=None keeps its
     # default 0.95; the shared check refuses a missing level where the helper is called directly.
-    from bias_hub.pipelines.common import import_metric_module
+    from bias_hub.pipelines.common.locations import import_scores_module
 
-    common = import_metric_module(METRICS / "nli_gender_bias")
+    common = import_scores_module(METRICS / "nli_gender_bias")
     with pytest.raises(
         ValueError, match="confidence_level: the paired comparison reports intervals"
     ):
