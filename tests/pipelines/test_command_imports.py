@@ -74,12 +74,14 @@ def test_commands_that_run_no_model_never_import_torch_or_transformers(tmp_path:
 
 
 # ``score`` in this one process, then which of the libraries it has no use for it imported
-# (scipy.stats: the bootstrap draws its resamples itself).
+# (scipy.stats: the bootstrap draws its resamples itself; datasets, the Hub's card module and
+# pandas: a built folder's card and rows are read without them).
 SCORE = """
 import json, sys
 from bias_hub.pipelines.cli import main
 code = main(json.loads(sys.argv[1]))
 left = ("evaluate", "torch", "transformers", "scipy.stats")
+left += ("datasets", "huggingface_hub.repocard", "pandas")
 print(json.dumps([code, sorted(m for m in left if m in sys.modules)]))
 """
 
