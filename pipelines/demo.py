@@ -41,8 +41,9 @@ from bias_hub.pipelines.common.locations import (
 )
 from bias_hub.pipelines.discovery import builder_commands, submodules
 
-# The CLI imports torch, transformers, datasets and evaluate before running these commands,
-# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
+# The CLI imports torch and transformers before running these commands, with Ctrl-C held
+# meanwhile (a SIGINT inside torch's import can abort the process); the parts forked after
+# that share them.
 LOADS_MODELS = True
 
 __all__ = [
@@ -404,8 +405,8 @@ def _datasets_process(log_path: Path, rebuild: bool, sender) -> None:
 
 def start_datasets(args: argparse.Namespace) -> None:
     """Before the libraries load (the CLI calls it first): a full run's dataset build starts in
-    a forked process, so that it runs while torch, transformers and evaluate import (~10-30 s
-    on a small machine); ``run`` waits for it. Where processes cannot be forked, ``run``
+    a forked process, so that it runs while torch and transformers import (several seconds on
+    a small machine); ``run`` waits for it. Where processes cannot be forked, ``run``
     builds itself."""
     if args.only or not can_fork():
         return
