@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import re
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -192,6 +193,32 @@ def test_unknown_parts_and_bad_stages_are_refused(tmp_path: Path, parts: list) -
     assert "'stages' must be a list of" in (tmp_path / "demo" / "index.md").read_text(
         encoding="utf-8"
     )
+
+
+STARTUP = """
+import json, sys
+from bias_hub.pipelines.cli import main
+code = main(["demo", "--only", "NONE", "--out", sys.argv[1], "-q"])
+libraries = ("torch", "transformers", "datasets", "evaluate", "pandas", "matplotlib", "scipy.stats")
+print(json.dumps([code, [name for name in libraries if name in sys.modules]]))
+"""
+
+
+@pytest.mark.slow  # a fresh interpreter imports torch
+def test_the_demo_imports_before_its_first_part_only_the_model_libraries(tmp_path: Path) -> None:
+    # What every part it forks shares (and what a Ctrl-C must not interrupt): torch and
+    # transformers. Datasets, metrics and figures load in the part that reads, scores or draws;
+    # an unknown part is refused once the driver knows its parts, right after these imports.
+    done = subprocess.run(
+        [sys.executable, "-c", STARTUP, str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [2, ["torch", "transformers"]], (
+        done.stderr[-2000:]
+    )
+    assert "--only: unknown part(s) NONE" in done.stderr
 
 
 def test_prior_stage_flag() -> None:
