@@ -285,6 +285,49 @@ def test_parts_run_side_by_side_each_in_its_own_process(
     assert markdown.index("alpha met beta") < markdown.index("beta met alpha")
 
 
+SHARING = """
+import json, sys, types
+from pathlib import Path
+from bias_hub.builders.shared import console
+from bias_hub.pipelines import demo as driver
+
+def part(name, order):
+    module = types.ModuleType(f"bias_hub.pipelines.{name}.demo")
+    module.ORDER = order
+
+    def run_demo(out_dir):
+        loaded = [lib for lib in driver.SHARED_LIBRARIES if lib in sys.modules]
+        return {"title": name, "summary": " ".join(loaded) or "none"}
+
+    module.run_demo = run_demo
+    return module
+
+console.configure(0)
+driver.demo_parts = lambda: [part("alpha", 1), part("beta", 2)]
+out = Path(sys.argv[1])
+driver.demo(out / "alone", only=["alpha"], jobs=2)  # one part: it runs in the driver's process
+driver.demo(out / "forked", jobs=2)
+print(json.dumps({
+    run: {p: e["summary"] for p, e in json.loads((out / run / "demo.json").read_text())["parts"].items()}
+    for run in ("alone", "forked")
+}))
+"""
+
+
+@needs_fork
+@pytest.mark.slow  # a fresh interpreter imports datasets and matplotlib
+def test_a_driver_that_forks_parts_imports_what_they_share_first(tmp_path: Path) -> None:
+    # In a fresh interpreter (the test process has imported these libraries long ago): a part
+    # that runs alone finds none of them loaded; parts forked side by side find all of them.
+    done = subprocess.run(
+        [sys.executable, "-c", SHARING, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "alone": {"alpha": "none"},
+        "forked": {"alpha": "datasets matplotlib.figure", "beta": "datasets matplotlib.figure"},
+    }, done.stderr[-2000:]
+
+
 @needs_fork
 def test_a_part_whose_process_dies_is_failed_and_the_others_still_run(
     tmp_path: Path, parts: list
