@@ -16,8 +16,10 @@ it), the baseline's and this checkout's interleaved (``bench/_harness.py``), eac
 - ``cached``: ``bias-hub jbbq evaluate --backend openai --api completions --preset paper`` with
   every reply already in its response cache (filled once from a local stand-in server that then
   counts the requests a timed run makes: none); target: at most 3 s of CPU;
-- ``startup``: ``bias-hub demo --only NONE``: the imports a demo makes before its first part (the
-  unknown part is refused right after them); target: half the baseline's;
+- ``startup``: ``bias-hub demo --only NONE``: the imports every demo makes before its first part
+  (the unknown part is refused right after them); target: half the baseline's. A demo that forks
+  several parts also imports, once, the libraries they share (``demo.SHARED_LIBRARIES``, during
+  the dataset build of a full run), which this case leaves out;
 - ``collection``: ``pytest --collect-only`` of the test suite in one process (what each test
   worker pays first); target: half the baseline's.
 """

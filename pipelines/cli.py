@@ -151,8 +151,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for module in modules:
         before = set(subparsers.choices)
         module.register(subparsers)
-        # A command module that sets LOADS_MODELS = True: its commands import torch,
-        # transformers, datasets and evaluate first (see _main); a sub-command may set its own
+        # A command module that sets LOADS_MODELS = True: its commands import torch and
+        # transformers first (MODEL_LIBRARIES, see _main); a sub-command may set its own
         # `loads_models` default, a function of the parsed arguments.
         for name in set(subparsers.choices) - before:
             subparsers.choices[name].set_defaults(
@@ -201,6 +201,9 @@ def _with_verbosity_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentP
             add_verbosity_flags(leaf)
     return parser
 
+
+# What a command that loads a model imports first, with Ctrl-C held (see _main).
+MODEL_LIBRARIES = ("torch", "transformers")
 
 # Errors a user can act on: their message names the flag, file or row, so a traceback adds noise.
 # Not RuntimeError as such: the project's own failures of that kind are ``UserError``s, and any
@@ -278,18 +281,15 @@ def _main(argv: Sequence[str] | None) -> int:
     if callable(loads_models):  # a command whose flags decide (`--backend openai` runs none)
         loads_models = loads_models(args)
     if loads_models:
-        # Their first steps import torch, transformers, datasets and evaluate: a Ctrl-C then
-        # waits for these imports to finish (see console.interrupts_deferred), then is the one
-        # line. Those of an extra that is not installed are left to the step that needs them,
-        # which then names the extra.
-        from bias_hub.pipelines.common.locations import import_evaluate
-
+        # Their first steps import torch and transformers, compiled libraries that a Ctrl-C
+        # inside their import can abort: it then waits for these imports to finish (see
+        # console.interrupts_deferred), then is the one line. Imported here, they also serve
+        # every part the demo forks. Other libraries load where a step uses them, and those of
+        # an extra that is not installed are left to the step, which then names the extra.
         with console.interrupts_deferred():
-            for name in ("torch", "transformers", "datasets"):
+            for name in MODEL_LIBRARIES:
                 if importlib.util.find_spec(name) is not None:
                     importlib.import_module(name)
-            if importlib.util.find_spec("evaluate") is not None:
-                import_evaluate()
     from bias_hub.builders.shared.files import os_error_line
     from bias_hub.builders.shared.secrets import redact
 

@@ -5,7 +5,9 @@ needs (optional) and ``run_demo(out_dir) -> dict`` (``title``, ``summary`` Markd
 path relative to the part's folder, optionally ``stages``: ``[{"stage", "seconds"}]``). Each
 part writes ``<out>/<part>/`` whole; with ``jobs`` > 1 parts run at once, each in a process
 forked from the driver (they are independent), so one part's single-threaded stretches leave
-no core idle. A part whose extra is missing is skipped, named with its install command.
+no core idle; the driver imports what they share before it forks them (``SHARED_LIBRARIES``,
+during the dataset build of a full run). A part whose extra is missing is skipped, named with
+its install command.
 
 The console gets one line per part and per stage; everything else a part writes goes to
 ``<out>/logs/<part>.log``. ``<out>/demo.json`` records what each part folder holds; the index
@@ -41,8 +43,9 @@ from bias_hub.pipelines.common.locations import (
 )
 from bias_hub.pipelines.discovery import builder_commands, submodules
 
-# The CLI imports torch, transformers, datasets and evaluate before running these commands,
-# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
+# The CLI imports torch and transformers before running these commands, with Ctrl-C held
+# meanwhile (a SIGINT inside torch's import can abort the process); the parts forked after
+# that share them.
 LOADS_MODELS = True
 
 __all__ = [
@@ -55,6 +58,11 @@ __all__ = [
     "run",
     "start_datasets",
 ]
+
+# What most parts import (their rows through datasets' loader, their figures through
+# matplotlib): a driver about to fork several parts imports them once, so that no forked part
+# imports them again (~1.5 s of CPU each on a small machine).
+SHARED_LIBRARIES = ("datasets", "matplotlib.figure")
 
 log = logging.getLogger(__name__)
 MANIFEST = "demo.json"
@@ -368,6 +376,18 @@ def _build_datasets(log_path: Path, rebuild: bool) -> dict | None:
     }
 
 
+def _import_shared_libraries() -> None:
+    """``SHARED_LIBRARIES`` that are installed, imported before parts are forked (Ctrl-C held
+    meanwhile, as for torch: compiled libraries)."""
+    import importlib
+    import importlib.util
+
+    with console.interrupts_deferred():
+        for name in SHARED_LIBRARIES:
+            if importlib.util.find_spec(name.partition(".")[0]) is not None:
+                importlib.import_module(name)
+
+
 def _forked(target, *args):
     """Start ``target(*args, sender)`` in a forked process; returns (process, receiver)."""
     context = multiprocessing.get_context("fork")
@@ -404,8 +424,8 @@ def _datasets_process(log_path: Path, rebuild: bool, sender) -> None:
 
 def start_datasets(args: argparse.Namespace) -> None:
     """Before the libraries load (the CLI calls it first): a full run's dataset build starts in
-    a forked process, so that it runs while torch, transformers and evaluate import (~10-30 s
-    on a small machine); ``run`` waits for it. Where processes cannot be forked, ``run``
+    a forked process, so that it runs while torch and transformers import (several seconds on
+    a small machine); ``run`` waits for it. Where processes cannot be forked, ``run``
     builds itself."""
     if args.only or not can_fork():
         return
@@ -487,6 +507,8 @@ def demo(
                 "%s is not in the index (no record of its run): run the whole demo to refresh it",
                 out / part,
             )
+    if min(jobs, len(chosen)) > 1 and can_fork():  # counted in the start-up, before the parts
+        _import_shared_libraries()
     run_started = _now("microseconds")  # also tells this run's entries from earlier ones
     if prior_stages:
         manifest["prior_stages"] = [{**stage, "run": run_started} for stage in prior_stages]
@@ -533,11 +555,14 @@ def demo(
 
 def run(args: argparse.Namespace) -> None:
     prior = list(args.prior_stage or [])
+    jobs = args.jobs or default_jobs()
     if not args.only:  # a full run reads every dataset; a part run builds what it reads
+        if jobs > 1 and can_fork():  # while the datasets build in their own process
+            _import_shared_libraries()
         built = _datasets_stage(args)
         if built is not None:
             prior.append(built)
-    demo(args.out, args.only, prior or None, jobs=args.jobs or default_jobs())
+    demo(args.out, args.only, prior or None, jobs=jobs)
 
 
 def _positive_int(text: str) -> int:

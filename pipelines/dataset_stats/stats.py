@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import datasets
-
 from bias_hub.builders.shared.card import read_card
 from bias_hub.pipelines.common.render import macros
 
 
 def dataset_statistics(root: Path) -> dict[str, dict[str, dict[str, int]]]:
     """``{dataset: {config: {split: rows}}}`` for every built folder under ``root``."""
+    import datasets  # here, not at the top: the demo imports this module before it runs any part
+
     stats: dict[str, dict[str, dict[str, int]]] = {}
     if not Path(root).is_dir():  # nothing built yet (a fresh install's data root)
         return stats

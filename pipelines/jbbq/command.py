@@ -24,8 +24,8 @@ from bias_hub.pipelines.jbbq.report import write_figure_folder
 from bias_hub.pipelines.jbbq.settings import PROMPTS_PER_REQUEST, Settings
 from bias_hub.pipelines.jbbq.taught_model import build_for_dataset
 
-# The CLI imports torch, transformers, datasets and evaluate before running these commands,
-# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process); `evaluate`
+# The CLI imports torch and transformers before running these commands, with Ctrl-C held
+# meanwhile (a SIGINT inside torch's import can abort the process); `evaluate`
 # with an API backend and `figure` say otherwise below.
 LOADS_MODELS = True
 

@@ -17,8 +17,8 @@ from bias_hub.pipelines.nli.random_model import SIZES
 from bias_hub.pipelines.nli.segmentation import CHOICES
 from bias_hub.pipelines.nli.settings import EvaluateSettings, InitSettings
 
-# The CLI imports torch, transformers, datasets and evaluate before running these commands,
-# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
+# The CLI imports torch and transformers before running these commands, with Ctrl-C held
+# meanwhile (a SIGINT inside torch's import can abort the process).
 LOADS_MODELS = True
 
 

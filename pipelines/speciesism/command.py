@@ -14,8 +14,8 @@ from bias_hub.pipelines.common.arguments import add_interval_flags
 from bias_hub.pipelines.speciesism import stand_in_models
 from bias_hub.pipelines.speciesism.settings import GROUPS
 
-# The CLI imports torch, transformers, datasets and evaluate before running these commands,
-# with Ctrl-C held meanwhile (a SIGINT inside torch's import can abort the process).
+# The CLI imports torch and transformers before running these commands, with Ctrl-C held
+# meanwhile (a SIGINT inside torch's import can abort the process).
 LOADS_MODELS = True
 
 

@@ -6,13 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from bias_hub.pipelines.common.render import (  # noqa: E402
+from bias_hub.pipelines.common.render import (
     draw_intervals,
     macros,
     paper_layouts,
@@ -33,6 +29,11 @@ def negative_share_markdown(results: dict) -> str:
 def chart_figure(results: dict):
     """Grouped bars: share of negative fills per animal (x) and model (colour), with intervals;
     a share of 0 gets a mark at 0, so that every animal shows something for every model."""
+    import matplotlib  # heavy: loaded only when a figure is drawn
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     models = results["models"]
     animals = sorted({a for m in models for a in m["sentiment"]["negative_share"]})
     width = 0.8 / max(len(models), 1)

@@ -11,14 +11,10 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from bias_hub.builders.shared.text import with_interval  # noqa: E402
-from bias_hub.pipelines.common.render import (  # noqa: E402
+from bias_hub.builders.shared.text import with_interval
+from bias_hub.pipelines.common.render import (
     draw_intervals,
     macros,
     paper_layouts,
@@ -29,6 +25,16 @@ from bias_hub.pipelines.common.render import (  # noqa: E402
 __all__ = ["PAPER_LAYOUTS", "figure2", "render", "summary_table", "top_figure"]
 
 TABLES = "stereoset/templates/tables.md.j2"
+
+
+def _pyplot():
+    """matplotlib's pyplot, headless; heavy, so imported only when a figure is drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def summary_table(results: dict) -> str:
@@ -55,7 +61,7 @@ def figure2(words: list[dict], correlation: dict, settings):
     perplexity = np.array(
         [np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in words]
     )
-    figure, (top, bottom) = plt.subplots(
+    figure, (top, bottom) = _pyplot().subplots(
         2,
         1,
         figsize=(max(8.0, min(24.0, 0.12 * len(words))), 7.5),
@@ -107,7 +113,7 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     )
     unit = _level_name(settings)
 
-    figure, (top, bottom, right) = plt.subplots(
+    figure, (top, bottom, right) = _pyplot().subplots(
         1, 3, figsize=(16, 4.8), gridspec_kw={"width_ratios": [2.2, 2.2, 1.2]}
     )
     x = np.arange(len(shown))

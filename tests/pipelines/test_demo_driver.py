@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import re
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -194,6 +195,32 @@ def test_unknown_parts_and_bad_stages_are_refused(tmp_path: Path, parts: list) -
     )
 
 
+STARTUP = """
+import json, sys
+from bias_hub.pipelines.cli import main
+code = main(["demo", "--only", "NONE", "--out", sys.argv[1], "-q"])
+libraries = ("torch", "transformers", "datasets", "evaluate", "pandas", "matplotlib", "scipy.stats")
+print(json.dumps([code, [name for name in libraries if name in sys.modules]]))
+"""
+
+
+@pytest.mark.slow  # a fresh interpreter imports torch
+def test_the_demo_imports_before_its_first_part_only_the_model_libraries(tmp_path: Path) -> None:
+    # What every part it forks shares (and what a Ctrl-C must not interrupt): torch and
+    # transformers. Datasets, metrics and figures load in the part that reads, scores or draws;
+    # an unknown part is refused once the driver knows its parts, right after these imports.
+    done = subprocess.run(
+        [sys.executable, "-c", STARTUP, str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [2, ["torch", "transformers"]], (
+        done.stderr[-2000:]
+    )
+    assert "--only: unknown part(s) NONE" in done.stderr
+
+
 def test_prior_stage_flag() -> None:
     assert demo_driver.parse_prior_stage("setup=95.24") == {"stage": "setup", "seconds": 95.2}
     for bad in ["setup", "setup=", "=3", "setup=-1", "setup=fast"]:
@@ -256,6 +283,49 @@ def test_parts_run_side_by_side_each_in_its_own_process(
     assert "2 at a time, their times overlap" in markdown
     # The index lists the parts in their order, whichever ended first.
     assert markdown.index("alpha met beta") < markdown.index("beta met alpha")
+
+
+SHARING = """
+import json, sys, types
+from pathlib import Path
+from bias_hub.builders.shared import console
+from bias_hub.pipelines import demo as driver
+
+def part(name, order):
+    module = types.ModuleType(f"bias_hub.pipelines.{name}.demo")
+    module.ORDER = order
+
+    def run_demo(out_dir):
+        loaded = [lib for lib in driver.SHARED_LIBRARIES if lib in sys.modules]
+        return {"title": name, "summary": " ".join(loaded) or "none"}
+
+    module.run_demo = run_demo
+    return module
+
+console.configure(0)
+driver.demo_parts = lambda: [part("alpha", 1), part("beta", 2)]
+out = Path(sys.argv[1])
+driver.demo(out / "alone", only=["alpha"], jobs=2)  # one part: it runs in the driver's process
+driver.demo(out / "forked", jobs=2)
+print(json.dumps({
+    run: {p: e["summary"] for p, e in json.loads((out / run / "demo.json").read_text())["parts"].items()}
+    for run in ("alone", "forked")
+}))
+"""
+
+
+@needs_fork
+@pytest.mark.slow  # a fresh interpreter imports datasets and matplotlib
+def test_a_driver_that_forks_parts_imports_what_they_share_first(tmp_path: Path) -> None:
+    # In a fresh interpreter (the test process has imported these libraries long ago): a part
+    # that runs alone finds none of them loaded; parts forked side by side find all of them.
+    done = subprocess.run(
+        [sys.executable, "-c", SHARING, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "alone": {"alpha": "none"},
+        "forked": {"alpha": "datasets matplotlib.figure", "beta": "datasets matplotlib.figure"},
+    }, done.stderr[-2000:]
 
 
 @needs_fork
