@@ -320,12 +320,13 @@ RERUN = """
 import json, sys
 from bias_hub.pipelines.cli import main
 code = main(json.loads(sys.argv[1]))
-print(json.dumps([code, sorted(m for m in ("torch", "transformers", "openai") if m in sys.modules)]))
+left = ("torch", "transformers", "openai", "datasets", "evaluate")
+print(json.dumps([code, sorted(m for m in left if m in sys.modules)]))
 """
 
 
 @pytest.mark.slow  # a whole rerun in a fresh interpreter
-def test_a_rerun_answered_from_the_cache_loads_no_model_library_and_no_client(
+def test_a_rerun_answered_from_the_cache_loads_no_model_library_no_client_no_evaluate(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:
     with FakeCompletionsServer() as server:
