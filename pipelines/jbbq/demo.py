@@ -94,7 +94,7 @@ def _teach(
     seconds = time.perf_counter() - started
     if taught.wrong:
         raise RuntimeError(
-            f"jbbq demo: the model taught in {model_dir} answers {taught.wrong} of "
+            f"jbbq demo: the model taught for {model_dir} answers {taught.wrong} of "
             f"{taught.questions} questions otherwise than taught ({taught.teaching.wrong} of "
             f"{taught.teaching.states} states unfitted): shape {shape!r} is too narrow for them"
         )

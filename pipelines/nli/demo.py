@@ -46,7 +46,7 @@ MACHINE = {"workers": 1, "threads": 1, "target_spearman": 0.8}
 # Every second of the preset's eleven rates (§4.1), for the first two of its three seeds: the same
 # curve and its Spearman correlation from 12 fine-tunes instead of 33 (departures from the preset
 # that the report names). Measured on the shared 2-core machine, 2026-11-29 (`bias-hub demo --only
-# nli`, load 4-5), every run's numbers bit for bit those of the three-seed run: Spearman(r, s)
+# nli`, load 2.8-4.2), every run's numbers bit for bit those of the three-seed run: Spearman(r, s)
 # 1.000 and 0.943 (mean 0.971) in 115 s of CPU; the third seed's 0.886 made the mean 0.943 in
 # 148 s. Spearman(r, 1 - FN): 0.941 and -0.348 (mean 0.297; with the third seed's -0.507, 0.029).
 RATES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
