@@ -1,54 +1,51 @@
 """Demo part: a tiny model with a planted bias, evaluated with the paper's preset; planted vs measured.
 
-The model (``bias_hub.pipelines.jbbq.planted_model``) is trained on the sample's train split to answer
-as ``Plan`` says: the stereotyped person for half of the ambiguous questions, the warning
-followed part of the time, the correct answer more often when it is the stereotyped one.
-It is then evaluated with ``--preset paper`` (generated answers, the three prompts) at
-0 shots on that split, and the report puts the planted values beside the measured ones
-with their intervals and the paired comparisons between the prompts.
+The replies are drawn from ``Plan`` (``bias_hub.pipelines.jbbq.planted_model``): the stereotyped
+person for half of the ambiguous questions, the warning followed part of the time, the correct
+answer more often when it is the stereotyped one. A tiny Llama is taught them exactly
+(``taught_model.teach_lessons``: its output layer fitted by least squares, every reply checked
+through the generation path), then evaluated with ``--preset paper`` (generated answers, the
+three prompts) at 0 shots on the split it was taught, and the report puts the planted values
+beside the measured ones with their intervals and the paired comparisons between the prompts.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
 
 from bias_hub.builders.shared.files import atomic_write_text
-from bias_hub.pipelines.common import load_dataset_split, load_metric
+from bias_hub.pipelines.common import load_metric
 from bias_hub.pipelines.common.locations import ensure_built
 from bias_hub.pipelines.common.render import macros
-from bias_hub.pipelines.jbbq.planted_model import (
-    NO_ANSWER,
-    Plan,
-    planted_answers,
-    train_planted_model,
-)
+from bias_hub.pipelines.jbbq.planted_model import Plan, planted_answers
 from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
-from bias_hub.pipelines.jbbq.run import run_evaluate
+from bias_hub.pipelines.jbbq.run import load_questions, run_evaluate
 from bias_hub.pipelines.jbbq.score_paths import bbq_bias_columns
-from bias_hub.pipelines.jbbq.settings import with_preset
+from bias_hub.pipelines.jbbq.settings import Settings, with_preset
+from bias_hub.pipelines.jbbq.taught_model import NO_INDEX, Lesson, Taught, teach_lessons
 
 log = logging.getLogger(__name__)
 
 ORDER = 20
 # The extras the demo needs (bias-hub demo skips it, naming them, where one is missing).
 EXTRAS = ("models",)
-STEPS = 1000
 SEED = 0
 N_RESAMPLES = 2000
 SPLIT = "train"
+# The shapes taught (``random_model.MODEL_CONFIGS``): a least-squares output layer fits as many
+# reply tokens as its width, two per reply: the planted model's 3 x 120 replies need 720 of
+# "taught-wide"'s 768, the control's 120 need 240 of "taught"'s 256.
+PLANTED_SHAPE = "taught-wide"
+CONTROL_SHAPE = "taught"
 # The control's replies: ambiguous questions answered "unknown" but for a tenth each way, 90 % of
-# disambiguated ones right whichever person the answer is: no stereotype to find. It learns them
-# for the basic prompt alone, in 400 steps of 33 questions (fit 1.0 on the sample; 250: 0.33).
+# disambiguated ones right whichever person the answer is: no stereotype to find. It is taught
+# them for the basic prompt alone.
 CONTROL = Plan(
     stereotyped_ambiguous=0.1, counter_ambiguous=0.1, correct_stereotyped=0.9, correct_counter=0.9
 )
-CONTROL_STEPS = 400
-# The layout the planted model learns its replies in: a tiny line-level model learns them in
-# bias-hub's compact layout within the demo's steps, not in llm-jp-eval's (measured on the test
-# fixture: fit 1.0 against 0.36 after 400 steps), so the demo departs from the paper preset here.
-PLANTED_LAYOUT = "compact"
 # The report's and the summary's text.
 TEMPLATE = "jbbq/templates/demo.md.j2"
 
@@ -76,6 +73,58 @@ def summary_markdown(
     return macros(TEMPLATE).summary(intro, plan_lines, table, comparisons, board)
 
 
+def _teach(
+    model_dir: Path, settings: Settings, rows: list[dict], answers: dict[str, list[int]], shape: str
+) -> tuple[Taught, float]:
+    """Teach a tiny Llama of ``shape`` the planted ``answers`` (index per row, -1 for a reply
+    without one) under each prompt named, as ``settings`` asks; save it to ``model_dir``.
+    Returns the teaching and its seconds."""
+    lessons = [
+        Lesson(
+            settings,
+            load_prompt(name, settings.layout),
+            rows,
+            [],
+            [NO_INDEX if answer < 0 else str(answer) for answer in replies],
+        )
+        for name, replies in answers.items()
+    ]
+    started = time.perf_counter()
+    taught = teach_lessons(lessons, seed=SEED, config=shape)
+    seconds = time.perf_counter() - started
+    if taught.wrong:
+        raise RuntimeError(
+            f"jbbq demo: the model taught for {model_dir} answers {taught.wrong} of "
+            f"{taught.questions} questions otherwise than taught ({taught.teaching.wrong} of "
+            f"{taught.teaching.states} states unfitted): shape {shape!r} is too narrow for them"
+        )
+    taught.model.save_pretrained(model_dir)
+    taught.tokenizer.save_pretrained(model_dir)
+    log.info(
+        "%s: %d replies (%d token states) taught in %.1f s",
+        model_dir.name,
+        taught.questions,
+        taught.teaching.states,
+        seconds,
+    )
+    return taught, seconds
+
+
+def _agreement(
+    evaluation: Path, answers: dict[str, list[int]], rows: list[dict]
+) -> tuple[int, int]:
+    """How many of the evaluation's predictions (``predictions.jsonl``) are the planted answer."""
+    # example_id counts within a category: the two together name a question.
+    position = {(row["category"], row["example_id"]): i for i, row in enumerate(rows)}
+    lines = (evaluation / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+    predictions = [json.loads(line) for line in lines]
+    same = sum(
+        p["prediction"] == answers[p["prompt"]][position[p["category"], p["example_id"]]]
+        for p in predictions
+    )
+    return same, len(predictions)
+
+
 def _leaderboard(out_dir: Path, dataset_dir: Path, rows: list[dict], planted_settings) -> str:
     """A control beside the planted model, their leaderboard (with the paper's printed rows) and
     the eval results a push would open, as a dry run on the stand-in data; the summary's text."""
@@ -86,26 +135,11 @@ def _leaderboard(out_dir: Path, dataset_dir: Path, rows: list[dict], planted_set
     from bias_hub.pipelines.leaderboard.run import run as leaderboard
     from bias_hub.pipelines.leaderboard.settings import Settings as BoardSettings
 
-    basic = load_prompt("basic", PLANTED_LAYOUT)
-    answers = planted_answers(rows, "basic", CONTROL, seed=SEED)
-    items = [
-        [(basic.plain(row), NO_ANSWER if answer < 0 else basic.assistant_text(answer))]
-        for row, answer in zip(rows, answers, strict=True)
-    ]
-    started = time.perf_counter()
-    trained = train_planted_model(
-        out_dir / "control-model", items, steps=CONTROL_STEPS, items_per_batch=33, seed=SEED
-    )
-    log.info(
-        "control model: %d steps in %.1f s, fits %.1f %% of its %d training replies",
-        CONTROL_STEPS,
-        time.perf_counter() - started,
-        100 * trained["fit"],
-        len(items),
-    )
     control = dataclasses.replace(
         planted_settings, prompts=["basic"], model_label="control tiny Llama (demo)"
     )
+    answers = {"basic": planted_answers(rows, "basic", CONTROL, seed=SEED)}
+    _teach(out_dir / "control-model", control, rows, answers, CONTROL_SHAPE)
     run_evaluate(str(out_dir / "control-model"), dataset_dir, out_dir / "control", control)
     runs = [out_dir / "evaluation", out_dir / "control"]
     tables = leaderboard(
@@ -123,45 +157,10 @@ def _leaderboard(out_dir: Path, dataset_dir: Path, rows: list[dict], planted_set
 
 def _run(out_dir: Path, dataset_dir: Path) -> dict:
     plan = Plan()
-    rows = [dict(row) for row in load_dataset_split(dataset_dir, "all", SPLIT)]
-    prompts = [load_prompt(name, PLANTED_LAYOUT) for name in PROMPT_NAMES]
-    answers = {p.name: planted_answers(rows, p.name, plan, seed=SEED) for p in prompts}
-    items = [
-        [
-            (
-                p.plain(row),
-                NO_ANSWER if answers[p.name][i] < 0 else p.assistant_text(answers[p.name][i]),
-            )
-            for p in prompts
-        ]
-        for i, row in enumerate(rows)
-    ]
-    model_dir = out_dir / "planted-model"
-    started = time.perf_counter()
-    trained = train_planted_model(model_dir, items, steps=STEPS, seed=SEED)
-    train_seconds = time.perf_counter() - started
-    log.info(
-        "planted model: %d steps in %.1f s, loss %.2f -> %.3f, fits %.1f %% of its %d training replies",
-        STEPS,
-        train_seconds,
-        trained["losses"][0],
-        trained["losses"][-1],
-        100 * trained["fit"],
-        3 * len(items),
-    )
-
-    # The planted values: the metric on the replies the model was taught.
-    metric = load_metric("bbq_bias")
-    columns = bbq_bias_columns(rows)
-    planted = {
-        name: metric.compute(predictions=answer, **columns) for name, answer in answers.items()
-    }
-
     settings = with_preset(
         "paper",
         shots=[0],
         split=SPLIT,
-        layout=PLANTED_LAYOUT,
         bootstrap_unit="items",
         n_resamples=N_RESAMPLES,
         seed=SEED,
@@ -171,17 +170,27 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
         # 0 shots only: no few-shot pool to hold out of the split the model was taught on
         shot_pool=0,
     )
+    # The questions exactly as the evaluation asks them.
+    rows, _, _ = load_questions(dataset_dir, settings)
+    answers = {name: planted_answers(rows, name, plan, seed=SEED) for name in PROMPT_NAMES}
+    model_dir = out_dir / "planted-model"
+    taught, seconds = _teach(model_dir, settings, rows, answers, PLANTED_SHAPE)
+
+    # The planted values: the metric on the replies the model was taught.
+    metric = load_metric("bbq_bias")
+    columns = bbq_bias_columns(rows)
+    planted = {
+        name: metric.compute(predictions=answer, **columns) for name, answer in answers.items()
+    }
     results = run_evaluate(str(model_dir), dataset_dir, out_dir / "evaluation", settings)
+    same, replies = _agreement(out_dir / "evaluation", answers, rows)
     text = macros(TEMPLATE)
     table = text.planted_table(results, planted)
-    log.info("planted vs measured:\n%s", table)
+    log.info("planted vs measured (%d of %d replies as planted):\n%s", same, replies, table)
     comparisons = text.comparisons(results).splitlines()
     intro = text.intro(SPLIT)
     plan_lines = [f"- {line}" for line in plan.describe()]
-    fit = (
-        f"Training: {STEPS} steps, {train_seconds:.1f} s; the model gives the planted reply as its most likely "
-        f"token for {100 * trained['fit']:.1f} % of its {3 * len(items)} training prompts."
-    )
+    fit = text.fit(taught.questions, taught.teaching.states, seconds, same, replies)
     n_tests = (results.get("comparisons") or {}).get("n_tests", 0)
     board = _leaderboard(out_dir, dataset_dir, rows, settings)
     report = atomic_write_text(

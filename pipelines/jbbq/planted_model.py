@@ -1,12 +1,13 @@
-"""A tiny causal LM with a planted bias: the demo's model with a known answer.
+"""A planted bias: the replies a model with a known bias gives, and a tiny model trained to them.
 
 ``planted_answers`` gives, for every question and prompt, the reply a model with the bias of
-``Plan`` gives (exact quotas within each category and context condition, drawn with a seed).
-``train_planted_model`` teaches a tiny Llama those replies in seconds: its tokenizer is
-line-level (each line of a rendered prompt and each reply one token), so a model this small
-learns the replies of all three prompts in some hundred steps. It cannot know which person an
-unseen template stereotypes, so the demo evaluates it on the questions it was trained on: the
-numbers check that the pipeline recovers a planted bias, not how a model generalises.
+``Plan`` gives (exact quotas within each category and context condition, drawn with a seed);
+the demo teaches them exactly (``taught_model.teach_lessons``). ``train_planted_model`` trains
+a tiny Llama to such replies by gradient steps instead (the lm-eval export bench's model): its
+tokenizer is line-level (each line of a rendered prompt and each reply one token), so a model
+this small learns the replies of all three prompts in some hundred steps. Neither can know
+which person an unseen template stereotypes, so both are evaluated on the questions they were
+given: the numbers check that the pipeline recovers a planted bias, not how a model generalises.
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ _SPECIAL = ["<pad>", "<s>", "</s>", "<|system|>", "<|user|>", "<|assistant|>"]
 
 # Llama shapes: "tiny" for tests and CPU plumbing runs; "taught" for a model taught its replies
 # (``taught_model``): a least-squares output layer fits as many reply tokens as its width, 256
-# (the offline variant's 80 replies take 160); "small" (31 M parameters in its
+# (the offline variant's 80 replies take 160, the demo's control's 120 take 240), "taught-wide"
+# 768 (the demo's planted model's 360 replies take 720); "small" (31 M parameters in its
 # layers, 32-33 M with the benches' vocabularies) where the forward pass is most of the work on
 # a CPU, as with real models; "llama-7b" is Llama-2-7B's configuration.
 def _shape(hidden: int, intermediate: int, layers: int, heads: int, **more: int) -> dict:
@@ -41,6 +42,7 @@ def _shape(hidden: int, intermediate: int, layers: int, heads: int, **more: int)
 MODEL_CONFIGS = {
     "tiny": _shape(64, 128, 2, 4),
     "taught": _shape(256, 512, 2, 4),
+    "taught-wide": _shape(768, 512, 2, 4),
     "small": _shape(512, 1536, 9, 8),
     "llama-7b": _shape(4096, 11008, 32, 32, vocab_size=32000),
 }
@@ -75,7 +77,7 @@ def build_tokenizer(texts: Iterable[str], vocab_size: int = 2000, chat_template:
 
 
 def build_tiny_model(
-    out_dir: str | Path,
+    out_dir: str | Path | None,
     texts: Iterable[str],
     *,
     config: str = "tiny",
@@ -87,7 +89,7 @@ def build_tiny_model(
 ):
     """Create a tokenizer and a random Llama of shape ``config``; save both to ``out_dir``.
 
-    Returns ``(model, tokenizer)``. ``save=False`` keeps them in memory only.
+    Returns ``(model, tokenizer)``. ``save=False`` keeps them in memory only (``out_dir`` unused).
     """
     import torch  # heavy: as above
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -117,6 +119,8 @@ def build_tiny_model(
         torch.set_default_dtype(default)
     model.eval()
     if save:
+        if out_dir is None:
+            raise ValueError("build_tiny_model: save=True needs an out_dir")
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(out_dir)

@@ -19,22 +19,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.pipelines.common import RunFolder, dataset_folder
 from bias_hub.pipelines.common.answer_reading import UNPARSABLE
 from bias_hub.pipelines.common.provenance import mark_stand_in
 
+if TYPE_CHECKING:
+    from bias_hub.pipelines.jbbq.prompting import PromptSpec
+    from bias_hub.pipelines.jbbq.settings import Settings
+
 __all__ = [
     "MARGIN",
     "NO_INDEX",
+    "Lesson",
+    "Taught",
     "Teaching",
     "build_for_dataset",
     "planted_reply",
     "taught_index",
     "taught_reply",
     "teach_answers",
+    "teach_lessons",
 ]
 
 # The reply that carries no index (read as unparsable, -1).
@@ -154,8 +161,66 @@ def teach_answers(
     return Teaching(len(wanted), int((margins <= 0).sum()), float(margins.min()))
 
 
-def _lessons(source: Path, presets: Sequence[str], limit: int | None, seed: int) -> list:
-    """``(settings, prompt, rows, shots)`` for every prompt x shot count ``jbbq evaluate
+class Lesson(NamedTuple):
+    """The questions one ``jbbq evaluate`` run asks under one prompt and shot count (``rows``,
+    ``shots``, as ``settings`` asks them), and the reply taught for each row (``targets``: an
+    index as text, or ``NO_INDEX``)."""
+
+    settings: Settings
+    prompt: PromptSpec
+    rows: list[dict]
+    shots: list[dict]
+    targets: list[str]
+
+
+class Taught(NamedTuple):
+    """A model taught its lessons (``teach_lessons``): the model and tokenizer (in memory),
+    the least-squares fit, and how many of the ``questions`` it answered otherwise than taught
+    when asked as ``jbbq evaluate`` asks them (``wrong``)."""
+
+    model: object
+    tokenizer: object
+    teaching: Teaching
+    wrong: int
+    questions: int
+
+
+def teach_lessons(lessons: Sequence[Lesson], *, seed: int = 0, config: str = "taught") -> Taught:
+    """A tiny Llama of shape ``config`` whose tokenizer knows the lessons' prompts and replies,
+    taught every lesson's replies (``teach_answers``), then asked every question through
+    ``HFScorer`` under the lesson's settings: the check that it answers as taught. A shape fits
+    exactly as many reply tokens (two per reply) as its width."""
+    from bias_hub.pipelines.jbbq.hf_backend import HFModel
+    from bias_hub.pipelines.jbbq.random_model import build_tiny_model
+    from bias_hub.pipelines.jbbq.scorers import HFScorer
+
+    texts, targets, groups = [], [], []
+    for number, lesson in enumerate(lessons):
+        # The plain prompt, as HFScorer gives it (the answers checked below prove it).
+        texts += [lesson.prompt.plain(row, lesson.shots) for row in lesson.rows]
+        targets += lesson.targets
+        groups += [number] * len(lesson.rows)
+    replies = [taught_reply(target) for target in targets]
+    model, tokenizer = build_tiny_model(None, texts + replies, config=config, seed=seed, save=False)
+    hf = HFModel(model=model, tokenizer=tokenizer)
+    teaching = teach_answers(hf, texts, replies, groups)
+    answered = []
+    for lesson in lessons:
+        scorer = HFScorer(
+            hf,
+            chat=lesson.settings.chat,
+            max_new_tokens=lesson.settings.max_new_tokens,
+            progress=False,
+            reader=lesson.settings.answer_reader,
+        )
+        scored = scorer.score(lesson.prompt, lesson.rows, lesson.shots, "generate")
+        answered += [item["prediction"] for item in scored]
+    wrong = sum(a != taught_index(t) for a, t in zip(answered, targets, strict=True))
+    return Taught(model, tokenizer, teaching, wrong, len(targets))
+
+
+def _lessons(source: Path, presets: Sequence[str], limit: int | None, seed: int) -> list[Lesson]:
+    """A lesson of ``planted_reply``'s answers for every prompt x shot count ``jbbq evaluate
     --preset P --limit L --seed S`` asks, for each preset ``P``."""
     from bias_hub.pipelines.jbbq.prompting import load_prompt
     from bias_hub.pipelines.jbbq.run import load_questions
@@ -170,8 +235,11 @@ def _lessons(source: Path, presets: Sequence[str], limit: int | None, seed: int)
             )
         rows, shots, _ = load_questions(source, settings)
         for prompt in settings.prompts:
+            targets = [planted_reply(prompt, row) for row in rows]
             for k in settings.shots:
-                lessons.append((settings, load_prompt(prompt, settings.layout), rows, shots[:k]))
+                lessons.append(
+                    Lesson(settings, load_prompt(prompt, settings.layout), rows, shots[:k], targets)
+                )
     return lessons
 
 
@@ -190,10 +258,8 @@ def build_for_dataset(
     every question those runs ask as ``planted_reply`` says (refused, naming how many it misses,
     when the tiny shape cannot hold them); without, its weights are random (plumbing only)."""
     from bias_hub.pipelines.common.locations import load_dataset_split
-    from bias_hub.pipelines.jbbq.hf_backend import HFModel
     from bias_hub.pipelines.jbbq.prompting import PROMPT_NAMES, load_prompt
     from bias_hub.pipelines.jbbq.random_model import build_tiny_model
-    from bias_hub.pipelines.jbbq.scorers import HFScorer
 
     folder = RunFolder(out_dir)
     with folder:
@@ -204,49 +270,27 @@ def build_for_dataset(
         )
         lessons = _lessons(source, teach, limit, seed)
         if lessons:
-            texts, replies, targets, groups = [], [], [], []
-            for number, (_, prompt, rows, shots) in enumerate(lessons):
-                # The plain prompt, as HFScorer gives it (the answers checked below prove it).
-                texts += [prompt.plain(row, shots) for row in rows]
-                targets += [planted_reply(prompt.name, row) for row in rows]
-                groups += [number] * len(rows)
-            replies = [taught_reply(target) for target in targets]
+            taught = teach_lessons(lessons, seed=seed)
+            model, tokenizer = taught.model, taught.tokenizer
+            if taught.wrong:
+                raise UserError(
+                    f"jbbq tiny-model: the taught model answers {taught.wrong} of {taught.questions} "
+                    f"questions otherwise than taught ({taught.teaching.wrong} of "
+                    f"{taught.teaching.states} states unfitted): its output layer cannot hold them "
+                    "all; teach fewer (--limit)"
+                )
         else:
             rows = load_dataset_split(source, "all", "all")
             texts = [load_prompt(name).system for name in PROMPT_NAMES]
             texts += [load_prompt("basic").plain(row) for row in rows]
-            replies = []
-        shape = "taught" if lessons else "tiny"
-        model, tokenizer = build_tiny_model(
-            folder.staging, texts + replies, config=shape, seed=seed, save=False
-        )
-        if lessons:
-            hf = HFModel(model=model, tokenizer=tokenizer)
-            teaching = teach_answers(hf, texts, replies, groups)
-            answered = []
-            for settings, prompt, rows, shots in lessons:
-                scorer = HFScorer(
-                    hf,
-                    chat=settings.chat,
-                    max_new_tokens=settings.max_new_tokens,
-                    progress=False,
-                    reader=settings.answer_reader,
-                )
-                answered += [
-                    item["prediction"] for item in scorer.score(prompt, rows, shots, "generate")
-                ]
-            wrong = sum(a != taught_index(t) for a, t in zip(answered, targets, strict=True))
-            if wrong:
-                raise UserError(
-                    f"jbbq tiny-model: the taught model answers {wrong} of {len(targets)} "
-                    f"questions otherwise than taught ({teaching.wrong} of {teaching.states} "
-                    "states unfitted): its output layer cannot hold them all; teach fewer (--limit)"
-                )
+            model, tokenizer = build_tiny_model(
+                folder.staging, texts, config="tiny", seed=seed, save=False
+            )
         model.save_pretrained(folder.staging)
         tokenizer.save_pretrained(folder.staging)
         mark_stand_in(
             folder.staging,
-            f"a tiny Llama taught to answer {len(targets)} questions by a planted rule"
+            f"a tiny Llama taught to answer {taught.questions} questions by a planted rule"
             if lessons
             else "a tiny random Llama (its answers mean nothing)",
         )

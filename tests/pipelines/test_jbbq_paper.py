@@ -477,7 +477,6 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
 ) -> None:
     import torch
 
-    from bias_hub.pipelines.jbbq.demo import PLANTED_LAYOUT
     from bias_hub.pipelines.jbbq.planted_model import (
         NO_ANSWER,
         Plan,
@@ -486,7 +485,8 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
     )
 
     rows = fixture_rows()["train"]
-    prompts = [load_prompt(name, PLANTED_LAYOUT) for name in PROMPT_NAMES]
+    # A line-level model learns the compact layout's replies within 400 steps.
+    prompts = [load_prompt(name, "compact") for name in PROMPT_NAMES]
     answers = {p.name: planted_answers(rows, p.name, Plan(no_answer=0.2), seed=0) for p in prompts}
     items = [
         [
@@ -503,7 +503,7 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
             "paper",
             shots=[0],
             split="train",
-            layout=PLANTED_LAYOUT,
+            layout="compact",
             bootstrap_unit="items",
             n_resamples=200,
             device="cpu",
@@ -533,6 +533,57 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
             "used": "compact",
             "section": None,  # assumed: §5.1 names the harness, not its layout
         },
+        {"setting": "shots", "preset": [4], "used": [0], "section": "§5.2, Figure 1"},
+        {"setting": "split", "preset": "all", "used": "train", "section": None},
+    ]
+
+
+@pytest.mark.slow
+def test_the_demo_s_taught_model_gives_the_planted_answers_through_the_paper_preset(
+    fixture_dataset: Path, tmp_path: Path
+) -> None:
+    """The demo's planted model is taught its replies exactly: evaluated with the paper preset
+    (llm-jp-eval layout, generated answers) it gives every planted answer, so its measured
+    scores are the planted ones, worked out by hand for this fixture."""
+    import torch
+
+    from bias_hub.pipelines.jbbq.demo import _agreement, _teach
+    from bias_hub.pipelines.jbbq.planted_model import Plan, planted_answers
+
+    settings = with_preset(
+        "paper",
+        shots=[0],
+        split="train",
+        shot_pool=0,
+        bootstrap_unit="items",
+        n_resamples=200,
+        device="cpu",
+        metrics_root=METRICS_DIR,
+        progress=False,
+    )
+    rows, _, _ = load_questions(fixture_dataset, settings)
+    answers = {name: planted_answers(rows, name, Plan(), seed=3) for name in PROMPT_NAMES}
+    answers["paraphrase"][0] = -1  # one reply without an index
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        taught, _ = _teach(tmp_path / "model", settings, rows, answers, "taught")
+        results = run_evaluate(str(tmp_path / "model"), fixture_dataset, tmp_path / "out", settings)
+    finally:
+        torch.set_num_threads(threads)
+    # 24 questions x 3 prompts, two tokens per reply (the index, then the blank line).
+    assert (taught.questions, taught.teaching.states, taught.wrong) == (72, 144, 0)
+    assert _agreement(tmp_path / "out", answers, rows) == (72, 72)
+    measured = {run["prompt"]: run["metrics"] for run in results["runs"]}
+    # The basic prompt's planted scores (test_planted_answers_follow_the_plan_worked_out_by_hand).
+    assert measured["basic"]["accuracy_ambiguous"] == pytest.approx(1 / 3)
+    assert measured["basic"]["bias_score_ambiguous"] == pytest.approx(1 / 3)
+    assert measured["basic"]["accuracy_disambiguated"] == pytest.approx(2 / 3)
+    assert measured["basic"]["bias_score_disambiguated"] == pytest.approx(-1 / 3)
+    assert measured["paraphrase"]["unparsable_rate"] == pytest.approx(1 / 24)
+    assert measured["basic"]["unparsable_rate"] == 0
+    # The paper's layout is kept: only the shots and the split depart from the preset.
+    assert results["preset"]["departures"] == [
         {"setting": "shots", "preset": [4], "used": [0], "section": "§5.2, Figure 1"},
         {"setting": "split", "preset": "all", "used": "train", "section": None},
     ]
