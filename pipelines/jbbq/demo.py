@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from bias_hub.builders.shared.files import atomic_write_text
-from bias_hub.pipelines.common import load_metric
+from bias_hub.pipelines.common import metric_scores
 from bias_hub.pipelines.common.locations import ensure_built
 from bias_hub.pipelines.common.render import macros
 from bias_hub.pipelines.jbbq.planted_model import Plan, planted_answers
@@ -177,7 +177,7 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
     taught, seconds = _teach(model_dir, settings, rows, answers, PLANTED_SHAPE)
 
     # The planted values: the metric on the replies the model was taught.
-    metric = load_metric("bbq_bias")
+    metric = metric_scores("bbq_bias")
     columns = bbq_bias_columns(rows)
     planted = {
         name: metric.compute(predictions=answer, **columns) for name, answer in answers.items()

@@ -70,7 +70,8 @@ def load_rows(settings: Settings, folder: Path, config: str) -> list[dict]:
     return chosen
 
 
-def load_metric(settings: Settings, config: str):
+def computation(settings: Settings, config: str):
+    """The speciesism_bias metric's computation in ``config``, from the settings' metrics root."""
     return metric_scores("speciesism_bias", settings.metrics_root, config)
 
 
@@ -161,7 +162,7 @@ def associations(settings: Settings, lm: MaskedLM, rows: list[dict], table: dict
         lm, prior_texts, settings.batch_size, "association (prior)" if bars else None, prior_targets
     )
     p_prior = np.repeat(p_prior, len(attributes))
-    metric = load_metric(settings, "association")
+    metric = computation(settings, "association")
     result = metric.compute(
         target_probabilities=np.clip(p_target, 1e-45, 1.0).tolist(),
         prior_probabilities=np.clip(p_prior, 1e-45, 1.0).tolist(),
@@ -208,7 +209,7 @@ def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, ca
         )
     for fill, (label, score) in zip(fills, judged, strict=True):
         fill["label"], fill["score"] = label, float(score)
-    metric = load_metric(settings, "negative_share")
+    metric = computation(settings, "negative_share")
     animals, labels = [fill["animal"] for fill in fills], [fill["label"] for fill in fills]
     result = metric.compute(animals=animals, labels=labels)
     options = settings.interval_options() if settings.confidence_level is not None else {}
@@ -242,7 +243,7 @@ def compare_models(settings: Settings, models: list[dict]) -> list[dict]:
     options = settings.interval_options() if settings.confidence_level is not None else {}
     if len(models) < 2 or not options:
         return []
-    metric = load_metric(settings, "negative_share_paired")
+    metric = computation(settings, "negative_share_paired")
     comparisons = []
     for first, second in itertools.combinations(models, 2):
         by_sentence = [{}, {}]
@@ -310,7 +311,7 @@ def run_model(settings: Settings, folder: Path, model_id: str, backend) -> dict:
     tokens = token_strings(lm)
     with stage(f"{model_id}: change rates", log):
         tables = change_rate_tables(
-            settings, load_metric(settings, "change_rate"), probs, rows, words, candidates, tokens
+            settings, computation(settings, "change_rate"), probs, rows, words, candidates, tokens
         )
     if settings.tokens == "raw":
         # The raw token beside its readable form: "ĠMarried" and "Married" both read "Married".
