@@ -326,7 +326,7 @@ print(json.dumps([code, sorted(m for m in left if m in sys.modules)]))
 
 
 @pytest.mark.slow  # a whole rerun in a fresh interpreter
-def test_a_rerun_answered_from_the_cache_loads_no_model_library_no_client_no_evaluate(
+def test_a_rerun_answered_from_the_cache_loads_no_model_library_and_no_client(
     fixture_dataset: Path, tmp_path: Path
 ) -> None:
     with FakeCompletionsServer() as server:
