@@ -1,7 +1,8 @@
 """``bias-hub jbbq evaluate``: dataset rows x prompts x shot counts -> predictions -> ``bbq_bias``.
 
-``run_evaluate(model, dataset, out_dir, settings)`` opens the questions with ``load_dataset``
-and the scores with ``evaluate.load``, as a user would, and writes ``predictions.jsonl`` and
+``run_evaluate(model, dataset, out_dir, settings)`` reads the questions as ``load_dataset`` gives
+them (``dataset_rows``), scores with the ``bbq_bias`` computation that ``evaluate.load`` of the
+metric wraps (``metric_scores``), and writes ``predictions.jsonl`` and
 ``results.json`` through one ``RunFolder``, created before the model is loaded or the first
 paid request is sent. The task settings come from a study preset (``pipelines/studies/jbbq.yaml``);
 each one given explicitly overrides it and is recorded as a departure.
