@@ -286,10 +286,7 @@ def _main(argv: Sequence[str] | None) -> int:
         # console.interrupts_deferred), then is the one line. Imported here, they also serve
         # every part the demo forks. Other libraries load where a step uses them, and those of
         # an extra that is not installed are left to the step, which then names the extra.
-        with console.interrupts_deferred():
-            for name in MODEL_LIBRARIES:
-                if importlib.util.find_spec(name) is not None:
-                    importlib.import_module(name)
+        console.import_installed(MODEL_LIBRARIES)
     from bias_hub.builders.shared.files import os_error_line
     from bias_hub.builders.shared.secrets import redact
 

@@ -376,18 +376,6 @@ def _build_datasets(log_path: Path, rebuild: bool) -> dict | None:
     }
 
 
-def _import_shared_libraries() -> None:
-    """``SHARED_LIBRARIES`` that are installed, imported before parts are forked (Ctrl-C held
-    meanwhile, as for torch: compiled libraries)."""
-    import importlib
-    import importlib.util
-
-    with console.interrupts_deferred():
-        for name in SHARED_LIBRARIES:
-            if importlib.util.find_spec(name.partition(".")[0]) is not None:
-                importlib.import_module(name)
-
-
 def _forked(target, *args):
     """Start ``target(*args, sender)`` in a forked process; returns (process, receiver)."""
     context = multiprocessing.get_context("fork")
@@ -508,7 +496,7 @@ def demo(
                 out / part,
             )
     if min(jobs, len(chosen)) > 1 and can_fork():  # counted in the start-up, before the parts
-        _import_shared_libraries()
+        console.import_installed(SHARED_LIBRARIES)
     run_started = _now("microseconds")  # also tells this run's entries from earlier ones
     if prior_stages:
         manifest["prior_stages"] = [{**stage, "run": run_started} for stage in prior_stages]
@@ -558,7 +546,7 @@ def run(args: argparse.Namespace) -> None:
     jobs = args.jobs or default_jobs()
     if not args.only:  # a full run reads every dataset; a part run builds what it reads
         if jobs > 1 and can_fork():  # while the datasets build in their own process
-            _import_shared_libraries()
+            console.import_installed(SHARED_LIBRARIES)
         built = _datasets_stage(args)
         if built is not None:
             prior.append(built)

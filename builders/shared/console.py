@@ -474,6 +474,19 @@ def interrupts_deferred() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
+def import_installed(names: Iterable[str]) -> None:
+    """Import each module of ``names`` whose package is installed, with Ctrl-C held meanwhile
+    (``interrupts_deferred``: they are compiled libraries). One that is not installed is left
+    to the step that needs it, which then names its extra."""
+    import importlib
+    import importlib.util
+
+    with interrupts_deferred():
+        for name in names:
+            if importlib.util.find_spec(name.partition(".")[0]) is not None:
+                importlib.import_module(name)
+
+
 def raise_interrupt_outside_finalizers(signum: int, frame) -> None:
     """A SIGINT handler: ``KeyboardInterrupt`` as Python's own handler raises it, except
     inside a ``__del__``, where Python would print "Exception ignored" and carry on as if

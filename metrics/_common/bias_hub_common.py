@@ -57,8 +57,9 @@ class Scores:
         """The compute method of this config (a module with several overrides this)."""
         return self._compute
 
-    def _compute(self, **kwargs):
-        return self.compute_function()(**kwargs)
+    def _compute(self, **kwargs) -> dict:
+        """The computation of a module with one config."""
+        raise NotImplementedError
 
     def arguments(self) -> tuple[set, list]:
         """The arguments this config takes and those it needs."""

@@ -554,9 +554,10 @@ def import_metric_module(folder: str | os.PathLike[str]):
     that need the module as evaluate sees it."""
     import importlib
 
-    package = _metric_package(Path(folder).resolve())
+    folder = Path(folder).resolve()
+    package = _metric_package(folder)
     import_evaluate()  # the module's own `import evaluate` then finds it
-    return importlib.import_module(f"{package}.{Path(folder).resolve().name}")
+    return importlib.import_module(f"{package}.{folder.name}")
 
 
 def import_scores_module(folder: str | os.PathLike[str]):

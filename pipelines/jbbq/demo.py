@@ -94,9 +94,8 @@ def _teach(
     seconds = time.perf_counter() - started
     if taught.wrong:
         raise RuntimeError(
-            f"jbbq demo: the model taught for {model_dir} answers {taught.wrong} of "
-            f"{taught.questions} questions otherwise than taught ({taught.teaching.wrong} of "
-            f"{taught.teaching.states} states unfitted): shape {shape!r} is too narrow for them"
+            f"jbbq demo: the model taught for {model_dir} {taught.misses()}: "
+            f"shape {shape!r} is too narrow for them"
         )
     taught.model.save_pretrained(model_dir)
     taught.tokenizer.save_pretrained(model_dir)

@@ -184,6 +184,13 @@ class Taught(NamedTuple):
     wrong: int
     questions: int
 
+    def misses(self) -> str:
+        """The check's finding, for the error that refuses a model that misses some."""
+        return (
+            f"answers {self.wrong} of {self.questions} questions otherwise than taught "
+            f"({self.teaching.wrong} of {self.teaching.states} states unfitted)"
+        )
+
 
 def teach_lessons(lessons: Sequence[Lesson], *, seed: int = 0, config: str = "taught") -> Taught:
     """A tiny Llama of shape ``config`` whose tokenizer knows the lessons' prompts and replies,
@@ -274,10 +281,8 @@ def build_for_dataset(
             model, tokenizer = taught.model, taught.tokenizer
             if taught.wrong:
                 raise UserError(
-                    f"jbbq tiny-model: the taught model answers {taught.wrong} of {taught.questions} "
-                    f"questions otherwise than taught ({taught.teaching.wrong} of "
-                    f"{taught.teaching.states} states unfitted): its output layer cannot hold them "
-                    "all; teach fewer (--limit)"
+                    f"jbbq tiny-model: the taught model {taught.misses()}: its output layer "
+                    "cannot hold them all; teach fewer (--limit)"
                 )
         else:
             rows = load_dataset_split(source, "all", "all")
