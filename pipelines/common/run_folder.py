@@ -29,6 +29,7 @@ import hashlib
 import json
 import logging
 import os
+import shlex
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -148,6 +149,8 @@ def why_rerun(
         return "no record of what it read and wrote"
     if record.get(STUDY_STEP) != dict(step):
         written = record.get(STUDY_STEP) or {}
+        if {**written, "argv": step.get("argv")} == dict(step):
+            return f"its command line changed (it ran `bias-hub {shlex.join(written.get('argv') or [])}`)"
         by = (
             f"step {written.get('step')} of study {written.get('study')}"
             if written

@@ -134,6 +134,17 @@ def test_a_folder_another_command_wrote_is_not_taken_for_the_step(scored, tmp_pa
     assert _accuracy(out) == 1.0
 
 
+def test_a_step_whose_command_line_changed_says_so(scored, tmp_path, capfd) -> None:
+    path, out, root, predictions = scored
+    data = json.loads(json.dumps(STUDY))
+    data["steps"][0]["args"]["confidence_level"] = "0.9"
+    err = _run(_study(tmp_path, data), out, root, predictions, capfd)
+    assert "score: rerun, its command line changed (it ran `bias-hub score bbq_bias" in err
+    assert "--confidence-level none" in err
+    assert "not by this step" not in err
+    assert _accuracy(out) == 1.0
+
+
 def test_the_run_s_datasets_root_reaches_a_step_that_names_none(tmp_path: Path, capfd) -> None:
     """The step names its dataset by name only: it is read under --datasets-root, the folder
     the input check looked at, and its manifest shows that folder."""
