@@ -115,7 +115,14 @@ def fmt(value: object, digits: int = 3, missing: str = "–") -> str:
         return f"{value:,}"
     if value != 0 and abs(value) < 10 ** (-digits):
         return f"{value:.{digits}g}"
-    return f"{value:.{digits}f}"
+    return _fixed(value, digits)
+
+
+def _fixed(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals; one that rounds to zero has no minus sign (a Pearson r
+    of -1e-17, zero by construction, is 0.000 on every machine, not -0.000 on some)."""
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
 def with_interval(
@@ -144,10 +151,11 @@ def with_interval(
         return missing
     if significant and value != 0:
         digits = max(digits, digits - 1 - math.floor(math.log10(abs(value * scale))))
-    text = ("+" if sign and value >= 0 else "") + f"{value * scale:.{digits}f}"
+    text = _fixed(value * scale, digits)
+    text = ("+" if sign and value >= 0 else "") + text
     low, high = (interval or {}).get("low"), (interval or {}).get("high")
     if low is not None and high is not None:
-        text += f" [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
+        text += f" [{_fixed(low * scale, digits)}, {_fixed(high * scale, digits)}]"
     elif interval is not None and unavailable:
         text += unavailable.format(reason=interval.get("reason"))
     return text

@@ -61,3 +61,14 @@ def test_with_interval_variants_the_reports_need() -> None:
     small = {"low": 0.000506, "high": 0.001735}
     assert with_interval(0.000911, small, 3, significant=True) == "0.000911 [0.000506, 0.001735]"
     assert with_interval(12.345, None, 3, significant=True) == "12.345"
+
+
+def test_a_value_that_rounds_to_zero_is_written_without_a_minus_sign() -> None:
+    # A Pearson r that is 0 by construction comes out as -1e-17 with some BLAS builds.
+    assert with_interval(-1e-17, None, 3) == "0.000"
+    assert with_interval(-0.004, {"low": -0.0049, "high": 0.3}, 2) == "0.00 [0.00, 0.30]"
+    assert with_interval(-0.004, None, 2, sign=True) == "0.00"
+    assert with_interval(0.004, None, 2, sign=True) == "+0.00"
+    assert with_interval(-0.006, None, 2) == "-0.01"
+    assert fmt(-0.0) == "0.000"
+    assert fmt(-0.25) == "-0.250"
