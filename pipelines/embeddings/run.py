@@ -404,11 +404,7 @@ def run_correlate(
     for extra in settings.scores[1:]:
         columns, table = merge_tables((columns, table), read_score_table(extra))
     chosen, gaps = _chosen_pairs(settings), None
-    outputs = (
-        parse_coref_flags(settings.coref or [], settings.coref_dir)
-        if settings.coref or settings.coref_dir
-        else {}
-    )
+    outputs = parse_coref_flags(settings.coref or [], settings.coref_dir or None)
     if outputs:
         unknown = sorted(set(outputs) - set(table))
         if unknown:

@@ -86,21 +86,14 @@ def run(
             settings=settings,
         )
         with stage("load models", log):
-            encoder, encoder_tokenizer, lm, lm_tokenizer = load_models(model, settings)
-        labels = {
-            "encoder_label": settings.encoder_label or model,
-            "lm_label": settings.lm_label or settings.lm,
-        }
-        results = measure(
-            pairs,
-            encoder,
-            encoder_tokenizer,
-            lm,
-            lm_tokenizer,
-            out,
-            replace(settings, **labels),
-            left_out=left_out,
+            models = load_models(model, settings)
+        # The report names the models as given unless told otherwise.
+        labelled = replace(
+            settings,
+            encoder_label=settings.encoder_label or model,
+            lm_label=settings.lm_label or settings.lm,
         )
+        results = measure(pairs, *models, out, labelled, left_out=left_out)
         render(results, out.staging)
     log.info("%s", summary_table(results))
     log.info("wrote %s", Path(out_dir) / "report.md")
