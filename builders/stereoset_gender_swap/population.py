@@ -70,22 +70,6 @@ class Population:
         self.left_out.setdefault(reason, []).append(text)
 
 
-def _row(
-    population: Population,
-    candidate: Candidate,
-    gender: str,
-    male: str,
-    female: str,
-    words: list[dict],
-    method: str,
-    name_list: str,
-) -> None:
-    row_id = f"{CONFIG}-{len(population.rows):05d}"
-    row = pair_row(row_id, candidate, gender, male, female, words, method)
-    population.rows.append(row | {"name_list": name_list})
-    population.kinds["identical" if gender == "none" else gender] += 1
-
-
 def build_population(
     candidates: Iterable[Candidate],
     lexicon: Lexicon,
@@ -108,25 +92,21 @@ def build_population(
         original = normalise_sentence(candidate.text)
         population.cleaned.add(original)
         gender = sentence_gender(original, lexicon)
-        if gender is None:
-            _row(population, candidate, "none", original, original, [], "identical", name_list)
-            continue
         if gender == "mixed":
             population.leave_out("mixed_gender", original)
             continue
-        reason, swapped, positions = swap_checked(original, swapper, lexicon)
-        if reason is not None:
-            population.leave_out(reason, swapped)
-            continue
-        male, female = (original, swapped) if gender == "male" else (swapped, original)
-        _row(
-            population,
-            candidate,
-            gender,
-            male,
-            female,
-            gender_word_spans(positions, male == original),
-            method,
-            name_list,
-        )
+        # No gender word: an identical pair; one gender: the swap, if it passes the clean-up.
+        male = female = original
+        words, how = [], "identical"
+        if gender is not None:
+            reason, swapped, positions = swap_checked(original, swapper, lexicon)
+            if reason is not None:
+                population.leave_out(reason, swapped)
+                continue
+            male, female = (original, swapped) if gender == "male" else (swapped, original)
+            words, how = gender_word_spans(positions, male == original), method
+        row_id = f"{CONFIG}-{len(population.rows):05d}"
+        row = pair_row(row_id, candidate, gender or "none", male, female, words, how)
+        population.rows.append(row | {"name_list": name_list})
+        population.kinds[gender or "identical"] += 1
     return population
