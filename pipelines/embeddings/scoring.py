@@ -92,11 +92,8 @@ def prepare(
     share raises ``ValueError`` before balancing removes words that do have vectors.
     """
     found: dict[str, str] = {}
-    for kind, sets in (
-        ("target_sets", query.target_sets),
-        ("attribute_sets", query.attribute_sets),
-    ):
-        for name, words in sets.items():
+    for kind in ("target_sets", "attribute_sets"):
+        for name, words in getattr(query, kind).items():
             missing = []
             for word in words:
                 resolved = _resolve_word(vectors, word, lowercase_fallback)
