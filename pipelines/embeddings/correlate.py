@@ -63,15 +63,12 @@ def _json_table(path: Path) -> tuple[list[str], dict[str, dict[str, float]]]:
         or not isinstance(data.get("columns"), list)
         or not isinstance(data.get("table"), dict)
     ):
-        what = (
-            f"results.json of part {data.get('part')!r}"
-            if isinstance(data, dict) and data.get("part")
-            else (
-                f"a JSON object with keys {sorted(data)[:6]}"
-                if isinstance(data, dict)
-                else f"a JSON {type(data).__name__}"
-            )
-        )
+        if isinstance(data, dict) and data.get("part"):
+            what = f"results.json of part {data.get('part')!r}"
+        elif isinstance(data, dict):
+            what = f"a JSON object with keys {sorted(data)[:6]}"
+        else:
+            what = f"a JSON {type(data).__name__}"
         raise ValueError(f"--scores {path}: {what} is no score table; {_EXPECTED}")
     return list(data["columns"]), {name: dict(values) for name, values in data["table"].items()}
 
