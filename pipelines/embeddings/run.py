@@ -231,7 +231,7 @@ def score_members(
     return rows, skipped
 
 
-def correlations(columns, table, pairs, settings) -> list[dict]:
+def _correlations(columns, table, pairs, settings) -> list[dict]:
     """``correlation_table`` of the pairs with the run's intervals (resampling the embeddings)."""
     return correlation_table(
         columns,
@@ -305,7 +305,7 @@ def _scored_family(family, queries, settings, out: RunFolder, fields, described,
     write_score_tables(out, results, scores)
     # WEAT (signed and absolute) against RNSB across the members: the study's Table 3 and more.
     columns, table = with_absolute_weat(results["columns"], results["table"])
-    results["correlations"] = correlations(columns, table, family_pairs(columns), settings)
+    results["correlations"] = _correlations(columns, table, family_pairs(columns), settings)
     out.write_json("correlations.json", results["correlations"])
     return results
 
@@ -415,7 +415,7 @@ def run_correlate(
             gaps = winobias_gaps(outputs, dataset, settings)
         columns, table = merge_tables((columns, table), (gaps["columns"], gaps["table"]))
         chosen = chosen if chosen is not None else table2_pairs(columns)
-    rows = correlations(columns, table, chosen, settings)
+    rows = _correlations(columns, table, chosen, settings)
     results = {
         **results_header("correlate", settings),
         "columns": columns,
