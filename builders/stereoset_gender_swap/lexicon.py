@@ -33,6 +33,8 @@ LEXICON_PATH = Path(__file__).with_name("lexicon.tsv")
 # The sets a lexicon row may belong to; "-" on one side marks a gendered word without a counterpart.
 SETS = ("study", "judged")
 NO_COUNTERPART = "-"
+# The pronouns whose counterpart depends on the next word (``swap``): each may become either.
+_PRONOUN_COUNTERPARTS = {"her": {"his", "him"}, "his": {"her", "hers"}}
 
 
 def normalise_key(word: str) -> str:
@@ -133,15 +135,8 @@ class Lexicon:
 
     def counterparts(self, word: str) -> frozenset[str]:
         """Every word of the other gender that ``word`` may become (her -> his or him)."""
-        key = normalise_key(word)
-        found = set()
-        single = self.counterpart(word)
-        if single is not None:
-            found.add(single)
-        if key == "her":
-            found |= {"his", "him"}
-        if key == "his":
-            found |= {"her", "hers"}
+        found = {self.counterpart(word)} - {None}
+        found |= _PRONOUN_COUNTERPARTS.get(normalise_key(word), set())
         return frozenset(found)
 
 

@@ -194,6 +194,47 @@ def swap_checked(
     return None, swapped, positions
 
 
+def gender_word_spans(positions: list[dict], original_is_male: bool) -> list[dict]:
+    """Each swapped position as the pair's male and female word with their character spans."""
+    male, female = ("original", "swapped") if original_is_male else ("swapped", "original")
+    return [
+        {
+            "word_index": p["word_index"],
+            "male_word": p[male],
+            "female_word": p[female],
+            "male_start": p[f"{male}_start"],
+            "male_end": p[f"{male}_end"],
+            "female_start": p[f"{female}_start"],
+            "female_end": p[f"{female}_end"],
+        }
+        for p in positions
+    ]
+
+
+def pair_row(
+    row_id: str,
+    candidate: Candidate,
+    gender: str,
+    male: str,
+    female: str,
+    words: list[dict],
+    method: str,
+) -> dict:
+    """A dataset row: the pair, its source item and the gender of its original form."""
+    return {
+        "id": row_id,
+        "source_id": candidate.source_id,
+        "bias_type": candidate.bias_type,
+        "target": candidate.target,
+        "label": candidate.label,
+        "original_gender": gender,
+        "male_sentence": male,
+        "female_sentence": female,
+        "gender_words": words,
+        "swap_method": method,
+    }
+
+
 def build_pairs(
     candidates: Iterable[Candidate],
     lexicon: Lexicon,
@@ -227,35 +268,7 @@ def build_pairs(
             continue
         seen.add((male, female))
         build.word_sets.update({lexicon.word_set(p["original"]) for p in positions})
-        side = (
-            {"male": "original", "female": "swapped"}
-            if gender == "male"
-            else {"male": "swapped", "female": "original"}
-        )
-        words = [
-            {
-                "word_index": p["word_index"],
-                "male_word": p[side["male"]],
-                "female_word": p[side["female"]],
-                "male_start": p[f"{side['male']}_start"],
-                "male_end": p[f"{side['male']}_end"],
-                "female_start": p[f"{side['female']}_start"],
-                "female_end": p[f"{side['female']}_end"],
-            }
-            for p in positions
-        ]
-        build.rows.append(
-            {
-                "id": f"{swap_method}-{len(build.rows):05d}",
-                "source_id": candidate.source_id,
-                "bias_type": candidate.bias_type,
-                "target": candidate.target,
-                "label": candidate.label,
-                "original_gender": gender,
-                "male_sentence": male,
-                "female_sentence": female,
-                "gender_words": words,
-                "swap_method": swap_method,
-            }
-        )
+        words = gender_word_spans(positions, gender == "male")
+        row_id = f"{swap_method}-{len(build.rows):05d}"
+        build.rows.append(pair_row(row_id, candidate, gender, male, female, words, swap_method))
     return build

@@ -28,7 +28,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from bias_hub.builders.stereoset_gender_swap.lexicon import Lexicon
-from bias_hub.builders.stereoset_gender_swap.pairs import Candidate, swap_checked
+from bias_hub.builders.stereoset_gender_swap.pairs import (
+    Candidate,
+    gender_word_spans,
+    pair_row,
+    swap_checked,
+)
 from bias_hub.builders.stereoset_gender_swap.swap import normalise_sentence, sentence_gender
 
 __all__ = ["CONFIG", "LEFT_OUT", "Population", "build_population"]
@@ -65,50 +70,6 @@ class Population:
         self.left_out.setdefault(reason, []).append(text)
 
 
-def _row(
-    population: Population,
-    candidate: Candidate,
-    gender: str,
-    male: str,
-    female: str,
-    words: list[dict],
-    method: str,
-    name_list: str,
-) -> None:
-    population.rows.append(
-        {
-            "id": f"{CONFIG}-{len(population.rows):05d}",
-            "source_id": candidate.source_id,
-            "bias_type": candidate.bias_type,
-            "target": candidate.target,
-            "label": candidate.label,
-            "original_gender": gender,
-            "male_sentence": male,
-            "female_sentence": female,
-            "gender_words": words,
-            "swap_method": method,
-            "name_list": name_list,
-        }
-    )
-    population.kinds["identical" if gender == "none" else gender] += 1
-
-
-def _gender_words(positions: list[dict], original_is_male: bool) -> list[dict]:
-    male, female = ("original", "swapped") if original_is_male else ("swapped", "original")
-    return [
-        {
-            "word_index": p["word_index"],
-            "male_word": p[male],
-            "female_word": p[female],
-            "male_start": p[f"{male}_start"],
-            "male_end": p[f"{male}_end"],
-            "female_start": p[f"{female}_start"],
-            "female_end": p[f"{female}_end"],
-        }
-        for p in positions
-    ]
-
-
 def build_population(
     candidates: Iterable[Candidate],
     lexicon: Lexicon,
@@ -131,25 +92,21 @@ def build_population(
         original = normalise_sentence(candidate.text)
         population.cleaned.add(original)
         gender = sentence_gender(original, lexicon)
-        if gender is None:
-            _row(population, candidate, "none", original, original, [], "identical", name_list)
-            continue
         if gender == "mixed":
             population.leave_out("mixed_gender", original)
             continue
-        reason, swapped, positions = swap_checked(original, swapper, lexicon)
-        if reason is not None:
-            population.leave_out(reason, swapped)
-            continue
-        male, female = (original, swapped) if gender == "male" else (swapped, original)
-        _row(
-            population,
-            candidate,
-            gender,
-            male,
-            female,
-            _gender_words(positions, male == original),
-            method,
-            name_list,
-        )
+        # No gender word: an identical pair; one gender: the swap, if it passes the clean-up.
+        male = female = original
+        words, how = [], "identical"
+        if gender is not None:
+            reason, swapped, positions = swap_checked(original, swapper, lexicon)
+            if reason is not None:
+                population.leave_out(reason, swapped)
+                continue
+            male, female = (original, swapped) if gender == "male" else (swapped, original)
+            words, how = gender_word_spans(positions, male == original), method
+        row_id = f"{CONFIG}-{len(population.rows):05d}"
+        row = pair_row(row_id, candidate, gender or "none", male, female, words, how)
+        population.rows.append(row | {"name_list": name_list})
+        population.kinds[gender or "identical"] += 1
     return population

@@ -82,13 +82,9 @@ def _match_case(template: str, word: str) -> str:
     return word
 
 
-def _next_word(words: list[Word], index: int) -> Word | None:
-    return words[index + 1] if index + 1 < len(words) else None
-
-
 def _counterpart(words: list[Word], index: int, lexicon: Lexicon) -> str | None:
     key = normalise_key(words[index].text)
-    following = _next_word(words, index)
+    following = words[index + 1] if index + 1 < len(words) else None
     pronoun_reading = following is None or following.is_punctuation
     next_key = normalise_key(following.text) if following is not None else ""
     if key == "her":

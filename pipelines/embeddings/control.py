@@ -31,7 +31,6 @@ __all__ = [
     "FamilyMember",
     "attract_repel",
     "bias_constraints",
-    "default_family",
     "family_members",
     "expand_sets",
     "make_family",
@@ -146,16 +145,10 @@ def attract_repel(
 
 
 def _attract_repel(torch, vectors, attract, repel, config, name) -> WordVectors:
-    attract = [
-        (left, right)
-        for left, right in attract
-        if left in vectors and right in vectors and left != right
-    ]
-    repel = [
-        (left, right)
-        for left, right in repel
-        if left in vectors and right in vectors and left != right
-    ]
+    def usable(constraints):
+        return [(a, b) for a, b in constraints if a in vectors and b in vectors and a != b]
+
+    attract, repel = usable(attract), usable(repel)
     if not attract and not repel:
         raise ValueError("attract_repel: no constraint pair has both words in the vocabulary")
     vocabulary = sorted({word for pair in [*attract, *repel] for word in pair})
@@ -167,12 +160,8 @@ def _attract_repel(torch, vectors, attract, repel, config, name) -> WordVectors:
     optimiser = torch.optim.Adagrad([weights], lr=config.learning_rate)
     generator = np.random.default_rng(config.seed)
     pairs = {
-        "attract": np.array(
-            [[local[left], local[right]] for left, right in attract], dtype=np.int64
-        ).reshape(-1, 2),
-        "repel": np.array(
-            [[local[left], local[right]] for left, right in repel], dtype=np.int64
-        ).reshape(-1, 2),
+        kind: np.array([[local[a], local[b]] for a, b in found], dtype=np.int64).reshape(-1, 2)
+        for kind, found in (("attract", attract), ("repel", repel))
     }
 
     def batch_loss(batch: np.ndarray, kind: str) -> torch.Tensor:
@@ -243,11 +232,6 @@ def family_members(
     return members
 
 
-def default_family() -> list[FamilyMember]:
-    """Eleven members: the original; reduce and amplify at strength 0.05, 0.1, 0.25, 1; both expanded."""
-    return family_members()
-
-
 def make_family(
     vectors: WordVectors,
     queries: Sequence[tuple[Mapping[str, Sequence[str]], Mapping[str, Sequence[str]]]],
@@ -259,7 +243,7 @@ def make_family(
 
     Members that differ only in ``strength`` share one ATTRACT-REPEL run.
     """
-    members = list(members or default_family())
+    members = list(members or family_members())
     original = unit_rows(vectors.matrix.astype(np.float32))
     runs: dict[tuple, np.ndarray] = {}
     family = []

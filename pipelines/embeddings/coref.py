@@ -95,10 +95,9 @@ def _match(name: str, predicted: Mapping[str, CorefDocument], gold: Sequence[dic
     extra = len(predicted) - len(gold)
     if extra > 0:
         log.info(
-            "--coref %s: %d documents that are not WinoBias %s sentences left out",
+            "--coref %s: %d documents that are not WinoBias this split's sentences left out",
             name,
             extra,
-            "this split's",
         )
     return clusters
 

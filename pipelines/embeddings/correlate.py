@@ -63,15 +63,12 @@ def _json_table(path: Path) -> tuple[list[str], dict[str, dict[str, float]]]:
         or not isinstance(data.get("columns"), list)
         or not isinstance(data.get("table"), dict)
     ):
-        what = (
-            f"results.json of part {data.get('part')!r}"
-            if isinstance(data, dict) and data.get("part")
-            else (
-                f"a JSON object with keys {sorted(data)[:6]}"
-                if isinstance(data, dict)
-                else f"a JSON {type(data).__name__}"
-            )
-        )
+        if isinstance(data, dict) and data.get("part"):
+            what = f"results.json of part {data.get('part')!r}"
+        elif isinstance(data, dict):
+            what = f"a JSON object with keys {sorted(data)[:6]}"
+        else:
+            what = f"a JSON {type(data).__name__}"
         raise ValueError(f"--scores {path}: {what} is no score table; {_EXPECTED}")
     return list(data["columns"]), {name: dict(values) for name, values in data["table"].items()}
 
@@ -205,10 +202,6 @@ def table2_pairs(columns: Sequence[str]) -> list[tuple[str, str]]:
     return [(x, y) for x in direct for y in extrinsic]
 
 
-def _number(value: float | None, digits: int = 3) -> str:
-    return fmt(value, digits, missing="n/a")
-
-
 def _direct_kind(column: str) -> tuple[str, str] | None:
     for prefix in sorted(_DIRECT_NAMES, key=len, reverse=True):
         if column.startswith(prefix):
@@ -284,7 +277,7 @@ def scatter_figure(rows: Sequence[dict], table: dict[str, dict[str, float]], tit
         axis.set_xlabel(column_label(row["x"]), fontsize=8)
         axis.set_ylabel(column_label(row["y"]), fontsize=8)
         r, rho = row["pearson"]["statistic"], row["spearman"]["statistic"]
-        axis.set_title(f"r={_number(r, 2)}  ρ={_number(rho, 2)}", fontsize=9)
+        axis.set_title(f"r={fmt(r, 2, missing='n/a')}  ρ={fmt(rho, 2, missing='n/a')}", fontsize=9)
         axis.tick_params(labelsize=7)
     handles = [
         plt.Line2D([], [], linestyle="", marker=style[n][1], color=style[n][0], label=n)

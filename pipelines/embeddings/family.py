@@ -38,7 +38,7 @@ from bias_hub.pipelines.embeddings.corpus import (
 from bias_hub.pipelines.embeddings.scoring import Query
 from bias_hub.pipelines.embeddings.vectors import WordVectors
 
-__all__ = ["GENDER_AS_TARGETS", "PaperMember", "paper_family", "set_pairs", "union_pair"]
+__all__ = ["GENDER_AS_TARGETS", "PaperMember", "paper_family", "union_pair"]
 
 log = logging.getLogger(__name__)
 
@@ -102,25 +102,14 @@ def _check_disjoint(targets: dict, attributes: dict) -> None:
             seen[word] = name
 
 
-def set_pairs(
-    queries: Sequence[Query], expansion: WordVectors | None, neighbours: int
-) -> list[Query]:
-    """The tests' own set pairs, then their (expanded) union."""
-    return [*queries, union_pair(queries, expansion, neighbours)]
-
-
 def members(pairs: Sequence[Query]) -> list[PaperMember]:
     """The original, then per set pair ATTRACT-REPEL and balancing, each reduce and amplify."""
-    found = [PaperMember("original")]
-    for pair in pairs:
-        for method in METHODS:
-            for direction in DIRECTIONS:
-                found.append(
-                    PaperMember(
-                        f"{pair.test_id}-{method}-{direction}", pair.test_id, method, direction
-                    )
-                )
-    return found
+    return [PaperMember("original")] + [
+        PaperMember(f"{pair.test_id}-{method}-{direction}", pair.test_id, method, direction)
+        for pair in pairs
+        for method in METHODS
+        for direction in DIRECTIONS
+    ]
 
 
 def paper_family(
@@ -149,7 +138,9 @@ def paper_family(
             corpus_stats = prepare_corpus(corpus, base, word2vec.min_count)
         with stage("Word2Vec on the corpus (original)", log):
             original = train_word2vec(base, word2vec, "original")
-        pairs = set_pairs(queries, expansion if expansion is not None else original, neighbours)
+        # The tests' own set pairs, then their (expanded) union.
+        union = union_pair(queries, expansion if expansion is not None else original, neighbours)
+        pairs = [*queries, union]
         family: list[tuple[PaperMember, WordVectors]] = []
         balancing: dict[str, dict] = {}
         for member in members(pairs):

@@ -231,15 +231,13 @@ def score_members(
     return rows, skipped
 
 
-def family_correlations(results: dict, settings) -> list[dict]:
-    """WEAT (signed and absolute) against RNSB across the members: the study's Table 3 and more."""
-    columns, table = with_absolute_weat(results["columns"], results["table"])
-    options = settings.interval_options()
+def _correlations(columns, table, pairs, settings) -> list[dict]:
+    """``correlation_table`` of the pairs with the run's intervals (resampling the embeddings)."""
     return correlation_table(
         columns,
         table,
-        family_pairs(columns),
-        confidence_level=options["confidence_level"],
+        pairs,
+        confidence_level=settings.confidence_level,
         n_resamples=settings.n_resamples,
         seed=settings.seed,
     )
@@ -305,7 +303,9 @@ def _scored_family(family, queries, settings, out: RunFolder, fields, described,
     }
     scores = {"family": described, "members": fields["members"], "not_scored": skipped, **extra}
     write_score_tables(out, results, scores)
-    results["correlations"] = family_correlations(results, settings)
+    # WEAT (signed and absolute) against RNSB across the members: the study's Table 3 and more.
+    columns, table = with_absolute_weat(results["columns"], results["table"])
+    results["correlations"] = _correlations(columns, table, family_pairs(columns), settings)
     out.write_json("correlations.json", results["correlations"])
     return results
 
@@ -404,11 +404,7 @@ def run_correlate(
     for extra in settings.scores[1:]:
         columns, table = merge_tables((columns, table), read_score_table(extra))
     chosen, gaps = _chosen_pairs(settings), None
-    outputs = (
-        parse_coref_flags(settings.coref or [], settings.coref_dir)
-        if settings.coref or settings.coref_dir
-        else {}
-    )
+    outputs = parse_coref_flags(settings.coref or [], settings.coref_dir or None)
     if outputs:
         unknown = sorted(set(outputs) - set(table))
         if unknown:
@@ -419,15 +415,7 @@ def run_correlate(
             gaps = winobias_gaps(outputs, dataset, settings)
         columns, table = merge_tables((columns, table), (gaps["columns"], gaps["table"]))
         chosen = chosen if chosen is not None else table2_pairs(columns)
-    options = settings.interval_options()
-    rows = correlation_table(
-        columns,
-        table,
-        chosen,
-        confidence_level=options["confidence_level"],
-        n_resamples=settings.n_resamples,
-        seed=settings.seed,
-    )
+    rows = _correlations(columns, table, chosen, settings)
     results = {
         **results_header("correlate", settings),
         "columns": columns,

@@ -92,11 +92,8 @@ def prepare(
     share raises ``ValueError`` before balancing removes words that do have vectors.
     """
     found: dict[str, str] = {}
-    for kind, sets in (
-        ("target_sets", query.target_sets),
-        ("attribute_sets", query.attribute_sets),
-    ):
-        for name, words in sets.items():
+    for kind in ("target_sets", "attribute_sets"):
+        for name, words in getattr(query, kind).items():
             missing = []
             for word in words:
                 resolved = _resolve_word(vectors, word, lowercase_fallback)
@@ -218,30 +215,19 @@ def score(
 def row_values(metric: str, train_on: str | None, test_id: str, result: dict) -> list[dict]:
     """The score columns one module result gives: WEAT's value (the study's c(X,A) + c(Y,B)
     - c(X,B) - c(Y,A), first) and effect size; RNSB's divergence; each with its interval."""
-    intervals = result.get("confidence_intervals", {})
     if metric == "weat":
-        return [
-            {
-                "column": f"weat_{test_id}",
-                "name": "WEAT value",
-                "value": result["statistic"],
-                "interval": intervals.get("statistic"),
-            },
-            {
-                "column": f"weat_effect_size_{test_id}",
-                "name": "WEAT effect size",
-                "value": result["effect_size"],
-                "interval": intervals.get("effect_size"),
-            },
+        cells = [
+            (f"weat_{test_id}", "WEAT value", "statistic"),
+            (f"weat_effect_size_{test_id}", "WEAT effect size", "effect_size"),
         ]
-    trained = "A, B" if train_on == "attribute_sets" else "X, Y"
+    else:
+        trained = "A, B" if train_on == "attribute_sets" else "X, Y"
+        column = f"{RNSB_COLUMNS[train_on]}_{test_id}"
+        cells = [(column, f"RNSB trained on {trained}", "kl_divergence")]
+    intervals = result.get("confidence_intervals", {})
     return [
-        {
-            "column": f"{RNSB_COLUMNS[train_on]}_{test_id}",
-            "name": f"RNSB trained on {trained}",
-            "value": result["kl_divergence"],
-            "interval": intervals.get("kl_divergence"),
-        }
+        {"column": column, "name": name, "value": result[key], "interval": intervals.get(key)}
+        for column, name, key in cells
     ]
 
 

@@ -244,8 +244,7 @@ def _from_keyed_vectors(keyed, name: str, subwords: bool = False) -> WordVectors
 
 def load_gensim(path: str | os.PathLike[str], name: str = "") -> WordVectors:
     """A gensim ``KeyedVectors`` file saved with ``.save()``."""
-    keyed_vectors = _gensim()
-    return _from_keyed_vectors(keyed_vectors.load(str(path)), name or Path(path).stem)
+    return _from_keyed_vectors(_gensim().load(str(path)), name or Path(path).stem)
 
 
 def load_fasttext(
@@ -394,11 +393,8 @@ def load_chive(words: Iterable[str] | None = None) -> WordVectors:
     vectors = load_spacy_vocab_dir(
         parts["vectors"], parts["key2row"], parts["strings"], words, name="chive-ginza"
     )
-    vectors.note = (
-        "chiVe in ja-ginza 5.3.0: "
-        + (vectors.note or "")
-        + "; words that share a row have identical vectors"
-    )
+    shared = "words that share a row have identical vectors"
+    vectors.note = f"chiVe in ja-ginza 5.3.0: {vectors.note}; {shared}"
     return vectors
 
 

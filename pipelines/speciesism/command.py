@@ -45,7 +45,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--groups",
         nargs="+",
-        type=str,
         choices=GROUPS,
         help="animal groups to include (default: the study's six animals)",
     )

@@ -15,33 +15,16 @@ import random
 from pathlib import Path
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+# The animals of the sentences (the dataset's keys, which are also their English names).
+ANIMALS = ("cow", "cattle", "pig", "chicken", "sheep", "turkey", "dog", "cat", "person")
 
 WORDS = {
     "en": {
         "human": ["happy", "kind", "smart", "friendly", "loved", "curious", "gentle", "playful"],
-        "object": [
-            "dried",
-            "processed",
-            "peeled",
-            "slaughtered",
-            "frozen",
-            "cooked",
-            "sliced",
-            "canned",
-        ],
+        "object": "dried processed peeled slaughtered frozen cooked sliced canned".split(),
         "negative": ["dirty", "stupid", "ugly", "dangerous", "lazy"],
         "positive": ["cute", "beautiful", "smart", "wonderful", "loyal"],
-        "names": {
-            "cow": "cow",
-            "cattle": "cattle",
-            "pig": "pig",
-            "chicken": "chicken",
-            "sheep": "sheep",
-            "turkey": "turkey",
-            "dog": "dog",
-            "cat": "cat",
-            "person": "person",
-        },
+        "names": {animal: animal for animal in ANIMALS},
         # pieces the vocabulary view must leave out of the tables
         "extra": ["the", ",", "##s", "##ed", "1", "ham", "##ster"],
     },

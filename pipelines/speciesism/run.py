@@ -284,13 +284,8 @@ def compare_models(settings: Settings, models: list[dict]) -> list[dict]:
                 "confidence_intervals": intervals,
             }
         )
-    tested = [
-        (c, key)
-        for c in comparisons
-        for key, score in c["scores"].items()
-        if score["p_value"] is not None
-    ]
-    holm_family([c["scores"][k] for c, k in tested], 1 - settings.confidence_level)
+    tested = [s for c in comparisons for s in c["scores"].values() if s["p_value"] is not None]
+    holm_family(tested, 1 - settings.confidence_level)
     return comparisons
 
 

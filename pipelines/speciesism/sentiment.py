@@ -26,8 +26,6 @@ from bias_hub.builders.shared.api_cache import (
 from bias_hub.builders.shared.files import read_text
 from bias_hub.builders.shared.sources import resolve
 
-LABELS = ("negative", "neutral", "positive")
-
 
 class SentimentBackend(Protocol):
     name: str

@@ -41,8 +41,7 @@ def load_templates(datasets_root: Path | None, language: str = "en") -> list[dic
 def write_stand_ins(out: Path, datasets_root: Path | None = None, steps: int = STEPS) -> list[Path]:
     """``out/roberta-stand-in`` and ``out/bert-stand-in``, written whole; returns both paths."""
     templates = load_templates(datasets_root)
-    folder = RunFolder(out)
-    with folder:
+    with RunFolder(out) as folder:
         folder.record_inputs(
             datasets=[dataset_folder(DATASET, datasets_root)], settings={"steps": steps}
         )

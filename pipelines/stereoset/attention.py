@@ -25,6 +25,7 @@ import numpy as np
 
 from bias_hub.builders.shared.text import Word, split_words
 from bias_hub.pipelines.common.batching import AdaptiveBatchSize
+from bias_hub.pipelines.stereoset.settings import LEVELS
 
 __all__ = [
     "SentenceAttention",
@@ -44,9 +45,6 @@ CAUSAL_MESSAGE = (
 
 class AlignmentError(ValueError):
     """Pieces of a sentence cannot be matched to its words."""
-
-
-LEVELS = ("token", "word")
 
 
 @dataclass

@@ -46,8 +46,9 @@ def _has_spearman(correlation: dict | None) -> bool:
     return correlation is not None and correlation["spearman"]["statistic"] is not None
 
 
-def _level_name(settings) -> str:
-    return "token" if settings.level == "token" else "word"
+def _column(rows: list[dict], key: str) -> np.ndarray:
+    """The rows' ``key`` as floats, NaN where it is None (a word without a pair left)."""
+    return np.array([row[key] for row in rows], dtype=float)
 
 
 def figure2(words: list[dict], correlation: dict, settings):
@@ -57,10 +58,8 @@ def figure2(words: list[dict], correlation: dict, settings):
     pairs the word took, with their intervals where there are any.
     """
     x = np.arange(len(words))
-    attention = np.array([row["attention_gap"] for row in words], dtype=float)
-    perplexity = np.array(
-        [np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in words]
-    )
+    attention = _column(words, "attention_gap")
+    perplexity = _column(words, "perplexity_gap")
     figure, (top, bottom) = _pyplot().subplots(
         2,
         1,
@@ -85,7 +84,7 @@ def figure2(words: list[dict], correlation: dict, settings):
     bottom.plot(x[has], perplexity[has], "o", markersize=2.5, color="tab:gray")
     bottom.axhline(0, color="black", linewidth=0.5)
     bottom.set_ylabel("perplexity gap of the word's pairs\n(male - female)")
-    unit = _level_name(settings)
+    unit = settings.level
     bottom.set_xlabel(
         f"{unit}s in attention-gap order ({len(words)}; {int((~has).sum())} without a pair left)"
     )
@@ -107,11 +106,9 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     k = settings.top_k
     shown = [row for row in words if row["rank"] <= k or row["rank"] > len(words) - k]
     labels = [row["word"] for row in shown]
-    attention = np.array([row["attention_gap"] for row in shown], dtype=float)
-    perplexity = np.array(
-        [np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in shown]
-    )
-    unit = _level_name(settings)
+    attention = _column(shown, "attention_gap")
+    perplexity = _column(shown, "perplexity_gap")
+    unit = settings.level
 
     figure, (top, bottom, right) = _pyplot().subplots(
         1, 3, figsize=(16, 4.8), gridspec_kw={"width_ratios": [2.2, 2.2, 1.2]}
@@ -153,10 +150,8 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     bottom.set_ylabel("perplexity gap (male - female)")
     bottom.set_title("the same words: mean perplexity gap of the pairs they took")
 
-    every_attention = np.array([row["attention_gap"] for row in words], dtype=float)
-    every = np.array(
-        [np.nan if row["perplexity_gap"] is None else row["perplexity_gap"] for row in words]
-    )
+    every_attention = _column(words, "attention_gap")
+    every = _column(words, "perplexity_gap")
     finite = np.isfinite(every)
     right.scatter(every_attention[finite], every[finite], s=6, alpha=0.5)
     right.axhline(0, color="black", linewidth=0.4)

@@ -86,21 +86,14 @@ def run(
             settings=settings,
         )
         with stage("load models", log):
-            encoder, encoder_tokenizer, lm, lm_tokenizer = load_models(model, settings)
-        labels = {
-            "encoder_label": settings.encoder_label or model,
-            "lm_label": settings.lm_label or settings.lm,
-        }
-        results = measure(
-            pairs,
-            encoder,
-            encoder_tokenizer,
-            lm,
-            lm_tokenizer,
-            out,
-            replace(settings, **labels),
-            left_out=left_out,
+            models = load_models(model, settings)
+        # The report names the models as given unless told otherwise.
+        labelled = replace(
+            settings,
+            encoder_label=settings.encoder_label or model,
+            lm_label=settings.lm_label or settings.lm,
         )
+        results = measure(pairs, *models, out, labelled, left_out=left_out)
         render(results, out.staging)
     log.info("%s", summary_table(results))
     log.info("wrote %s", Path(out_dir) / "report.md")
@@ -159,16 +152,16 @@ def attention_gaps(
     Returns the metric's result plus ``kept`` (indices of aligned pairs) and ``pair_words``
     (the counted tokens or words of each kept pair's male form).
     """
-    male_spans = [[(w["male_start"], w["male_end"]) for w in p["gender_words"]] for p in pairs]
-    female_spans = [
-        [(w["female_start"], w["female_end"]) for w in p["gender_words"]] for p in pairs
-    ]
     skipped: Counter = Counter()
     attention = gender_attention(
         encoder,
         tokenizer,
-        [p["male_sentence"] for p in pairs] + [p["female_sentence"] for p in pairs],
-        male_spans + female_spans,
+        [p[f"{form}_sentence"] for form in ("male", "female") for p in pairs],
+        [
+            [(w[f"{form}_start"], w[f"{form}_end"]) for w in p["gender_words"]]
+            for form in ("male", "female")
+            for p in pairs
+        ],
         layer=settings.layer,
         heads=settings.heads,
         batch_size=settings.batch_size,
@@ -342,9 +335,7 @@ def _dataset_record(
 def _perplexities(
     kept_pairs: list[dict], lm, lm_tokenizer, settings: Settings, counts: Counter
 ) -> tuple:
-    sentences = [p["male_sentence"] for p in kept_pairs] + [
-        p["female_sentence"] for p in kept_pairs
-    ]
+    sentences = [p[f"{form}_sentence"] for form in ("male", "female") for p in kept_pairs]
     with stage(f"perplexity ({len(sentences)} sentences)", log):
         perplexity = sentence_perplexities(
             lm, lm_tokenizer, sentences, batch_size=settings.batch_size, progress=settings.progress
