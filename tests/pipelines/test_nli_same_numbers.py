@@ -2,7 +2,9 @@
 
 Its trainings run in worker processes that pin, before torch loads, what decides the floating
 point rounding: the thread count, deterministic algorithms, MKL's one code path that Intel and
-AMD processors run alike (``MKL_CBWR=COMPATIBLE``) and torch's own kernels at the AVX2 level.
+AMD processors run alike (``MKL_CBWR=COMPATIBLE``), and torch's own kernels and oneDNN's at the
+AVX2 level (the pins were taken on an AVX2 processor; an AVX-512 one gave other numbers until
+oneDNN's level was pinned too).
 The data order and the token dropout come from generators seeded per task, and the weights
 from ``torch.manual_seed`` (torch's CPU generator is the same Mersenne Twister everywhere). So
 a run's numbers are a function of the code, the data and the settings alone.
@@ -29,19 +31,34 @@ pytestmark = pytest.mark.slow
 
 # Another machine's numeric environment: another MKL branch, torch's generic kernels, two
 # threads (the pinned workers must take none of it).
-ELSEWHERE = {"MKL_CBWR": "AUTO", "ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "2"}
-PINNED = {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2", "OMP_NUM_THREADS": "1"}
+ELSEWHERE = {
+    "MKL_CBWR": "AUTO",
+    "ATEN_CPU_CAPABILITY": "default",
+    "ONEDNN_MAX_CPU_ISA": "SSE41",
+    "OMP_NUM_THREADS": "2",
+}
+PINNED = {
+    "MKL_CBWR": "COMPATIBLE",
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "OMP_NUM_THREADS": "1",
+}
 
 # Sums of the kinds a training step makes: a long reduction (torch's own vectorised kernel), a
-# matrix product (MKL) and a row-wise softmax summed over threads.
+# matrix product (MKL), a row-wise softmax summed over threads and a small layer's weight
+# gradient (oneDNN, which picks its own instruction set: AVX-512 where the processor has it).
 PRIMITIVES = """
 import torch
 g = torch.Generator().manual_seed(1)
 x = torch.randn(1_000_003, generator=g)
 a = torch.randn(257, 511, generator=g)
 b = torch.randn(511, 263, generator=g)
+u = torch.randn(2, 16, 32, generator=g, requires_grad=True)
+w = torch.randn(64, 32, generator=g, requires_grad=True)
+F = torch.nn.functional
+F.layer_norm(F.softmax(F.gelu(F.linear(u, w)), -1), (64,)).pow(2).sum().backward()
 print(repr(float(x.sum())), repr(float((a @ b).sum())),
-      repr(float(torch.nn.functional.softmax(a, -1).log().sum())))
+      repr(float(F.softmax(a, -1).log().sum())), repr(float(w.grad.sum())))
 """
 
 # The demo's seed 0 (`make demo`, whose report prints them): Spearman(r, s) and s at each of its
