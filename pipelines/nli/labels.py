@@ -6,10 +6,16 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["LABELS", "label_aliases", "map_model_labels", "parse_label_map"]
+__all__ = ["HEAD", "LABELS", "label_aliases", "map_model_labels", "parse_label_map"]
 
 # The order of MNLI/XNLI and of every dataset in this project.
 LABELS = ("entailment", "neutral", "contradiction")
+# The config of the three-way head a new classifier gets, named in that order.
+HEAD = {
+    "num_labels": 3,
+    "id2label": dict(enumerate(LABELS)),
+    "label2id": {name: i for i, name in enumerate(LABELS)},
+}
 
 _ALIASES = {
     "entailment": "entailment",

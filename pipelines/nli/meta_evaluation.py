@@ -39,14 +39,19 @@ from bias_hub.pipelines.common import (
     metric_scores,
     package_versions,
     resolve_device,
-    resolve_dtype,
 )
 from bias_hub.pipelines.common.locations import default_datasets_root
 from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
 from bias_hub.pipelines.common.stats import correlation, holm_family
 from bias_hub.pipelines.nli import segmentation, training, training_loop
-from bias_hub.pipelines.nli.evaluation import SUBSETS, evaluation_config, score_predictions
-from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
+from bias_hub.pipelines.nli.evaluation import (
+    SUBSETS,
+    difference_entry,
+    evaluation_config,
+    paired_difference,
+    score_predictions,
+)
+from bias_hub.pipelines.nli.labels import HEAD, map_model_labels
 from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
 from bias_hub.pipelines.nli.random_model import read_record
 from bias_hub.pipelines.nli.settings import DATASET, TRAINING_SETS, VERSIONS
@@ -343,9 +348,7 @@ def _starting_model(plan: Plan, seed: int):
         revision=settings.revision,
         trust_remote_code=settings.trust_remote_code,
     )
-    config.num_labels = 3
-    config.id2label = dict(enumerate(LABELS))
-    config.label2id = {name: i for i, name in enumerate(LABELS)}
+    config.update(HEAD)
     torch.manual_seed(seed)
     return AutoModelForSequenceClassification.from_config(config), np.arange(3)
 
@@ -361,11 +364,6 @@ def _train(
 ) -> tuple[float, list[dict]]:
     settings = plan.settings
     index, labels = plan.training[rate]
-    dtype = resolve_dtype(settings.dtype)
-    if dtype == "auto":
-        raise ValueError(
-            "--dtype auto: training needs a precision; expected float32, bfloat16 or float16"
-        )
     return training_loop.train(
         model,
         _Batches(plan, index, label_ids[labels]),
@@ -373,8 +371,8 @@ def _train(
         learning_rate=learning_rate,
         batch_size=settings.batch_size,
         seed=seed,
+        dtype=training.training_dtype(settings.dtype),
         device=resolve_device(settings.device),
-        dtype=dtype,
     )
 
 
@@ -644,26 +642,15 @@ def extreme_rates_compared(
     low, high = min(rates), max(rates)
     entries = []
     for seed in settings.seeds:
-        result = paired.compute(
-            predictions=predictions[(seed, low)],
-            predictions_b=predictions[(seed, high)],
-            subsets=subsets,
-            confidence_level=settings.confidence_level,
-            n_resamples=settings.n_resamples,
-            seed=settings.seed,
+        result = paired_difference(
+            paired, predictions[(seed, low)], predictions[(seed, high)], subsets, settings
         )
-        score = result["scores"]["bias_score"]
-        interval = result["confidence_intervals"]["bias_score"]
         entries.append(
             {
                 "seed": seed,
                 "a": f"r = {low}",
                 "b": f"r = {high}",
-                "difference": score["difference"],
-                "low": interval["low"],
-                "high": interval["high"],
-                "p_value": score["p_value"],
-                "p_value_method": score["p_value_method"],
+                **difference_entry(result, "bias_score"),
             }
         )
     alpha = 1 - settings.confidence_level
