@@ -440,14 +440,10 @@ class Fetched:
     reads: list[ReleaseRead] = field(default_factory=list)
 
 
-def _pinned_sha256(name: str) -> str | None:
-    source = sources.SOURCES.get(name)
-    return next(iter(source.url_sha256.values()), None) if source is not None else None
-
-
 def _with_pin(provenance: dict[str, str], name: str) -> dict[str, str]:
     """The provenance row, saying whether the file is the one pinned at the release commit."""
-    pinned = _pinned_sha256(name)
+    source = sources.SOURCES.get(name)
+    pinned = next(iter(source.url_sha256.values()), None) if source is not None else None
     if pinned is None:
         release = "not a file of the pinned release"
     elif provenance["sha256"] == pinned:

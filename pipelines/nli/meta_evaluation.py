@@ -720,10 +720,6 @@ def summarise(runs: list[dict], rates: list[float], settings) -> dict:
     }
 
 
-def _card_provenance(folder: Path) -> dict | None:
-    return read_card_yaml(folder).get("bias_hub_provenance")
-
-
 def provenance(
     model: str,
     training_folder: Path,
@@ -746,7 +742,7 @@ def provenance(
             "split": "train",
             "rows": {str(rate): len(table) for rate, table in training.items()},
             "rows_used": settings.max_train_samples,
-            "card": _card_provenance(training_folder),
+            "card": read_card_yaml(training_folder).get("bias_hub_provenance"),
         },
         "evaluation": {
             "folder": str(chosen.folder.resolve()),
@@ -756,7 +752,7 @@ def provenance(
             "per_subset": {subset: subsets.count(subset) for subset in dict.fromkeys(subsets)},
             "occupations": len(chosen.occupations),
             "not_in_training": chosen.uncovered,
-            "card": _card_provenance(chosen.folder),
+            "card": read_card_yaml(chosen.folder).get("bias_hub_provenance"),
         },
         "seeds": list(settings.seeds),
         "versions": package_versions((*VERSIONS, "accelerate", "fugashi", "unidic-lite")),
