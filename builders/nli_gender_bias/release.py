@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bias_hub.builders.nli_gender_bias.lexicon import FEMALE_WORD, MALE_WORD, SLOT
-from bias_hub.builders.nli_gender_bias.rows import LABELS
+from bias_hub.builders.nli_gender_bias.rows import ABBREVIATION, LABELS, OPPOSITE
 from bias_hub.builders.shared import sources
 from bias_hub.builders.shared.files import open_text
 
@@ -59,7 +59,6 @@ SET_STEMS = {
     "non_stereotypical": "3-nonstereo",
 }
 UNION_STEM = "4-all"
-ABBREVIATION = {"pro_stereotypical": "ps", "anti_stereotypical": "as", "non_stereotypical": "ns"}
 REQUIRED_FIELDS = ("id", "sentence1", "sentence2", "label", "occ_word", "occ_type")
 # occ_type as the release spells it -> this dataset's occupation types.
 FILE_TYPES = {
@@ -69,7 +68,6 @@ FILE_TYPES = {
 }
 _GENDER = {FEMALE_WORD: "female", MALE_WORD: "male"}
 _STEREOTYPED = {"female": "female_stereotyped", "male": "male_stereotyped"}
-_OPPOSITE = {"female": "male", "male": "female"}
 _FILE = re.compile(
     r"(?P<stem>[1-4]-(?:prostereo|antistereo|nonstereo|all))"
     r"(?P<variant>-downsamp-tok|-downsamp|-tok)?_v(?P<version>\d+(?:\.\d+)*)\.json"
@@ -223,7 +221,7 @@ def implied_type(subset: str, gender: str) -> str:
     if subset == "pro_stereotypical":
         return _STEREOTYPED[gender]
     if subset == "anti_stereotypical":
-        return _STEREOTYPED[_OPPOSITE[gender]]
+        return _STEREOTYPED[OPPOSITE[gender]]
     return "non_stereotyped"
 
 
