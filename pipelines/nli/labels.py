@@ -18,19 +18,13 @@ HEAD = {
 }
 
 _ALIASES = {
-    "entailment": "entailment",
-    "entail": "entailment",
-    "entails": "entailment",
-    "e": "entailment",
-    "含意": "entailment",
-    "neutral": "neutral",
-    "n": "neutral",
-    "中立": "neutral",
-    "contradiction": "contradiction",
-    "contradict": "contradiction",
-    "contradictory": "contradiction",
-    "c": "contradiction",
-    "矛盾": "contradiction",
+    alias: label
+    for label, aliases in (
+        ("entailment", ("entailment", "entail", "entails", "e", "含意")),
+        ("neutral", ("neutral", "n", "中立")),
+        ("contradiction", ("contradiction", "contradict", "contradictory", "c", "矛盾")),
+    )
+    for alias in aliases
 }
 
 
