@@ -87,11 +87,7 @@ def template_rows(occupations: Iterable[Occupation], templates: Iterable[Templat
     occupations, templates = list(occupations), list(templates)
     rows: list[dict] = []
     for subset in SUBSETS:
-        wanted = (
-            {"non_stereotyped"}
-            if subset == "non_stereotypical"
-            else {"female_stereotyped", "male_stereotyped"}
-        )
+        wanted = {"non_stereotyped"} if subset == "non_stereotypical" else set(_STEREOTYPED_GENDER)
         for occupation in (o for o in occupations if o.type in wanted):
             for template in templates:
                 premise = template.fill(occupation.ja)

@@ -353,22 +353,17 @@ def _starting_model(plan: Plan, seed: int):
     return AutoModelForSequenceClassification.from_config(config), np.arange(3)
 
 
-def _train(
-    plan: Plan,
-    model,
-    label_ids: np.ndarray,
-    rate: float,
-    seed: int,
-    epochs: float,
-    learning_rate: float,
-) -> tuple[float, list[dict]]:
+def _train(plan: Plan, model, label_ids: np.ndarray, rate, seed: int) -> tuple[float, list[dict]]:
+    """Train on ``rate``'s set with the fine-tuning schedule, or ``BASE``: on the base rate's
+    with the base model's."""
     settings = plan.settings
-    index, labels = plan.training[rate]
+    base = rate == BASE
+    index, labels = plan.training[settings.base_rate if base else rate]
     return training_loop.train(
         model,
         _Batches(plan, index, label_ids[labels]),
-        epochs=epochs,
-        learning_rate=learning_rate,
+        epochs=settings.base_epochs if base else settings.epochs,
+        learning_rate=(settings.base_learning_rate if base else None) or settings.learning_rate,
         batch_size=settings.batch_size,
         seed=seed,
         dtype=training.training_dtype(settings.dtype),
@@ -396,30 +391,18 @@ def _run_task(task: tuple) -> dict:
     from transformers import set_seed
 
     plan = _WORKER["plan"]
-    settings = plan.settings
     seed, rate, base_weights = task
     started = time.perf_counter()
     set_seed(seed)
     model, label_ids = _starting_model(plan, seed)
     if base_weights:
         model.load_state_dict(load_file(base_weights))
+    loss, lines = _train(plan, model, label_ids, rate, seed)
     if rate == BASE:
-        loss, lines = _train(
-            plan,
-            model,
-            label_ids,
-            settings.base_rate,
-            seed,
-            settings.base_epochs,
-            settings.base_learning_rate or settings.learning_rate,
-        )
         path = str(Path(plan.work_dir) / f"base-{seed}.safetensors")
         save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, path)
         outcome = {"weights": path}
     else:
-        loss, lines = _train(
-            plan, model, label_ids, rate, seed, settings.epochs, settings.learning_rate
-        )
         with torch.inference_mode():
             outcome = {"probabilities": _predict(plan, model)}
     return {
