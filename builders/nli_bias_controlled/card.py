@@ -6,7 +6,7 @@ import dataclasses
 from collections import Counter
 from pathlib import Path
 
-from bias_hub.builders.nli_bias_controlled.rows import config_name
+from bias_hub.builders.nli_bias_controlled.rows import LABELS, config_name
 from bias_hub.builders.nli_gender_bias.card import PAPER_CITATION
 from bias_hub.builders.shared.card import CardMetadata, CardSections, sections_from_template
 from bias_hub.builders.shared.sources import NLI_RELEASE_COMMIT, NLI_RELEASE_REPOSITORY
@@ -74,31 +74,14 @@ def card_sections(sets: dict, tests: dict, facts: dict, configs: dict) -> CardSe
             changed = f"{sum(reference.get(pair, row['label']) != row['label'] for pair, row in zip(pairs, items, strict=True)):,}"
         else:
             shared = changed = "—"
-        row = [
-            config,
-            split,
-            f"{len(items):,}",
-            f"{labels['entailment']:,}",
-            f"{labels['neutral']:,}",
-            f"{labels['contradiction']:,}",
-            shared,
-            changed,
-        ]
+        row = [config, split, f"{len(items):,}", *(f"{labels[name]:,}" for name in LABELS)]
+        row += [shared, changed]
         if generated:
             labelling = Counter(item["labelling"] for item in items)
             row += [f"{labelling['pro']:,}", f"{labelling['anti']:,}"]
         rows.append(row)
-    header = [
-        "config",
-        "split",
-        "pairs",
-        "entailment",
-        "neutral",
-        "contradiction",
-        "pairs also in r0.0",
-        "labels ≠ r0.0",
-    ] + (["pro pairs", "anti pairs"] if generated else [])
-    table = markdown_table(header, rows)
+    header = ["config", "split", "pairs", *LABELS, "pairs also in r0.0", "labels ≠ r0.0"]
+    table = markdown_table(header + (["pro pairs", "anti pairs"] if generated else []), rows)
     occupations = ""
     if "selected" in facts:
         listing = "\n".join(

@@ -12,7 +12,6 @@ IN_ALL = True
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--authors-dir",
-        default=None,
         help="your copy of the authors' bias-controlled-set_v1.1 as shipped (train/train_r-K.json, "
         "dev/dev_r-K.json, test/test_{bias,nonbias}.json; its untokenized/ folder is read); "
         "without it the sets are built from the project lexicon",
@@ -32,9 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=50,
         help="training templates per occupation; each gives a female and a male pair (default 50)",
     )
-    parser.add_argument(
-        "--templates", default=None, help="training templates TSV (default: the project's)"
-    )
+    parser.add_argument("--templates", help="training templates TSV (default: the project's)")
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of the template sample per occupation"
     )

@@ -263,10 +263,6 @@ def read_release(directory: str | Path, train_on_dev: bool = False) -> Controlle
         _check_test(name, rows, sets.get(TEST_RATES[name], {}).get("train"), TEST_RATES[name])
         for name, rows in sorted(tests.items())
     ]
-    if tests:
-        test_data = ", ".join(patterns[name] for name in sorted(tests))
-    else:
-        test_data = None
     return ControlledRelease(
         directory=directory,
         root=root,
@@ -274,7 +270,7 @@ def read_release(directory: str | Path, train_on_dev: bool = False) -> Controlle
         tests=tests,
         training_data=patterns[need],
         validation_data=validation,
-        test_data=test_data,
+        test_data=", ".join(patterns[name] for name in sorted(tests)) or None,
         tokenized=tokenized == {True},
         files=files,
         test_checks=checks,

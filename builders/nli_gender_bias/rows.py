@@ -35,9 +35,9 @@ LABELS = ["entailment", "neutral", "contradiction"]
 SUBSETS = ("pro_stereotypical", "anti_stereotypical", "non_stereotypical")
 # Configs of the generated sets: generated_pro_stereotypical, ..., generated_all.
 GENERATED_PREFIX = "generated_"
-_ABBREVIATION = {"pro_stereotypical": "ps", "anti_stereotypical": "as", "non_stereotypical": "ns"}
+ABBREVIATION = {"pro_stereotypical": "ps", "anti_stereotypical": "as", "non_stereotypical": "ns"}
 _STEREOTYPED_GENDER = {"female_stereotyped": "female", "male_stereotyped": "male"}
-_OPPOSITE = {"female": "male", "male": "female"}
+OPPOSITE = {"female": "male", "male": "female"}
 
 FEATURES = datasets.Features(
     {
@@ -79,7 +79,7 @@ def _genders(subset: str, occupation_type: str) -> tuple[str, ...]:
     if subset == "non_stereotypical":
         return ("female", "male")
     congruent = _STEREOTYPED_GENDER[occupation_type]
-    return (congruent,) if subset == "pro_stereotypical" else (_OPPOSITE[congruent],)
+    return (congruent,) if subset == "pro_stereotypical" else (OPPOSITE[congruent],)
 
 
 def template_rows(occupations: Iterable[Occupation], templates: Iterable[Template]) -> list[dict]:
@@ -87,18 +87,14 @@ def template_rows(occupations: Iterable[Occupation], templates: Iterable[Templat
     occupations, templates = list(occupations), list(templates)
     rows: list[dict] = []
     for subset in SUBSETS:
-        wanted = (
-            {"non_stereotyped"}
-            if subset == "non_stereotypical"
-            else {"female_stereotyped", "male_stereotyped"}
-        )
+        wanted = {"non_stereotyped"} if subset == "non_stereotypical" else set(_STEREOTYPED_GENDER)
         for occupation in (o for o in occupations if o.type in wanted):
             for template in templates:
                 premise = template.fill(occupation.ja)
                 for gender in _genders(subset, occupation.type):
                     rows.append(
                         {
-                            "id": f"{_ABBREVIATION[subset]}-{occupation.en}-{template.template_id}-{gender}",
+                            "id": f"{ABBREVIATION[subset]}-{occupation.en}-{template.template_id}-{gender}",
                             "premise": premise,
                             "hypothesis": template.fill(GENDER_WORDS[gender]),
                             "label": NEUTRAL,

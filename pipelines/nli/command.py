@@ -22,8 +22,17 @@ from bias_hub.pipelines.nli.settings import EvaluateSettings, InitSettings
 LOADS_MODELS = True
 
 
+# The flags that take one value: ``(flag, type, help)``, type None for text.
+MAX_LENGTH = ("--max-length", int, "tokens per pair, longer pairs cut (default: %(default)s)")
+
+
 def _names(text: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(","))
+
+
+def _add(parser, *flags: tuple) -> None:
+    for flag, kind, text in flags:
+        parser.add_argument(flag, type=kind, help=text)
 
 
 def _train(inner: argparse._SubParsersAction) -> None:
@@ -45,20 +54,19 @@ def _train(inner: argparse._SubParsersAction) -> None:
     # Unlike evaluation, training has no data set of its own to fall back on.
     train._option_string_actions["--dataset"].required = True
     data = train.add_argument_group("training data")
-    data.add_argument("--config", help="dataset config (Hub or folder datasets)")
-    data.add_argument("--split", help="split to train on (default: %(default)s)")
-    data.add_argument("--dataset-revision", help="dataset revision on the Hub")
-    data.add_argument("--eval-dataset", help="optional evaluation set, same forms as --dataset")
-    data.add_argument(
-        "--eval-split", help="split of --eval-dataset to evaluate on (default: %(default)s)"
-    )
-    data.add_argument(
-        "--columns", help="PREMISE,HYPOTHESIS,LABEL column names (default: %(default)s)"
-    )
-    data.add_argument(
-        "--label-names",
-        type=_names,
-        help="the dataset's label values for entailment,neutral,contradiction (e.g. 0,1,2 or E,N,C)",
+    _add(
+        data,
+        ("--config", None, "dataset config (Hub or folder datasets)"),
+        ("--split", None, "split to train on (default: %(default)s)"),
+        ("--dataset-revision", None, "dataset revision on the Hub"),
+        ("--eval-dataset", None, "optional evaluation set, same forms as --dataset"),
+        ("--eval-split", None, "split of --eval-dataset to evaluate on (default: %(default)s)"),
+        ("--columns", None, "PREMISE,HYPOTHESIS,LABEL column names (default: %(default)s)"),
+        (
+            "--label-names",
+            _names,
+            "the dataset's label values for entailment,neutral,contradiction (e.g. 0,1,2 or E,N,C)",
+        ),
     )
     data.add_argument(
         "--format",
@@ -70,22 +78,19 @@ def _train(inner: argparse._SubParsersAction) -> None:
     data.add_argument("--max-train-samples", type=int, help="train on a seeded sample of this size")
     schedule = train.add_argument_group("training")
     _segmentation(train)
-    schedule.add_argument("--tokenizer", help="tokenizer id or folder (default: the model's)")
-    schedule.add_argument("--epochs", type=float, help="training epochs (default: %(default)s)")
-    schedule.add_argument(
-        "--learning-rate", type=float, help="peak learning rate of AdamW (default: %(default)s)"
-    )
-    schedule.add_argument("--batch-size", type=int, help="per device (default: %(default)s)")
-    schedule.add_argument(
-        "--max-length", type=int, help="tokens per pair, longer pairs cut (default: %(default)s)"
-    )
-    schedule.add_argument(
-        "--warmup-ratio",
-        type=float,
-        help="share of the steps the learning rate warms up over (default: %(default)s)",
-    )
-    schedule.add_argument(
-        "--weight-decay", type=float, help="AdamW weight decay (default: %(default)s)"
+    _add(
+        schedule,
+        ("--tokenizer", None, "tokenizer id or folder (default: the model's)"),
+        ("--epochs", float, "training epochs (default: %(default)s)"),
+        ("--learning-rate", float, "peak learning rate of AdamW (default: %(default)s)"),
+        ("--batch-size", int, "per device (default: %(default)s)"),
+        MAX_LENGTH,
+        (
+            "--warmup-ratio",
+            float,
+            "share of the steps the learning rate warms up over (default: %(default)s)",
+        ),
+        ("--weight-decay", float, "AdamW weight decay (default: %(default)s)"),
     )
     schedule.add_argument(
         "--no-resume",
@@ -124,9 +129,7 @@ def _evaluate(inner: argparse._SubParsersAction) -> None:
         help="tokens one forward pass holds, pairs x the longest (default: %(default)s; halved "
         "on out-of-memory)",
     )
-    evaluate.add_argument(
-        "--max-length", type=int, help="tokens per pair, longer pairs cut (default: %(default)s)"
-    )
+    _add(evaluate, MAX_LENGTH)
     evaluate.add_argument(
         "--label-map",
         help="map model labels when their names are not NLI names, "
@@ -138,11 +141,10 @@ def _evaluate(inner: argparse._SubParsersAction) -> None:
         unit="pairs within their set (or templates, see --bootstrap-unit)",
         bootstrap_units=EvaluateSettings.BOOTSTRAP_UNITS,
     )
-    evaluate.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
-    evaluate.add_argument(
-        "--limit",
-        type=int,
-        help="score a sample of this many pairs, drawn with --seed (smoke tests)",
+    _add(
+        evaluate,
+        ("--threads", int, "torch CPU threads (default: torch's choice)"),
+        ("--limit", int, "score a sample of this many pairs, drawn with --seed (smoke tests)"),
     )
 
 
@@ -185,24 +187,19 @@ def _meta(inner: argparse._SubParsersAction) -> None:
         "(default: 0.0 0.1 ... 1.0)",
     )
     meta.add_argument("--seeds", type=int, nargs="+", help="one training run per seed and rate")
-    meta.add_argument("--epochs", type=float, help="fine-tuning epochs per rate (paper: 3)")
-    meta.add_argument(
-        "--learning-rate", type=float, help="fine-tuning learning rate (default: %(default)s)"
-    )
-    meta.add_argument(
-        "--batch-size", type=int, help="pairs per training step (default: %(default)s)"
-    )
-    meta.add_argument(
-        "--max-length", type=int, help="tokens per pair, longer pairs cut (default: %(default)s)"
-    )
-    meta.add_argument(
-        "--base-rate",
-        type=float,
-        help="first train one base model per seed on this rate, then fine-tune it on every rate "
-        "(needed for models trained from scratch; 0.5 works)",
-    )
-    meta.add_argument(
-        "--base-epochs", type=float, help="epochs of the base model (default: %(default)s)"
+    _add(
+        meta,
+        ("--epochs", float, "fine-tuning epochs per rate (paper: 3)"),
+        ("--learning-rate", float, "fine-tuning learning rate (default: %(default)s)"),
+        ("--batch-size", int, "pairs per training step (default: %(default)s)"),
+        MAX_LENGTH,
+        (
+            "--base-rate",
+            float,
+            "first train one base model per seed on this rate, then fine-tune it on every rate "
+            "(needed for models trained from scratch; 0.5 works)",
+        ),
+        ("--base-epochs", float, "epochs of the base model (default: %(default)s)"),
     )
     meta.add_argument(
         "--shared-base",
@@ -235,9 +232,7 @@ def _meta(inner: argparse._SubParsersAction) -> None:
         type=float,
         help="share of tokens replaced by [UNK] in training batches (from-scratch models; default 0)",
     )
-    meta.add_argument(
-        "--workers", type=int, help="run the seeds in this many processes (CPU: one per core)"
-    )
+    _add(meta, ("--workers", int, "run the seeds in this many processes (CPU: one per core)"))
     meta.add_argument(
         "--threads",
         type=int,
@@ -284,19 +279,16 @@ def _init_model(inner: argparse._SubParsersAction) -> None:
         help="built nli_bias_controlled folder (default: nli_bias_controlled under --datasets-root)",
     )
     add_root_flags(init, metrics=False)
-    init.add_argument(
-        "--rate", type=float, help="the rate whose training text builds the vocabulary"
-    )
+    _add(init, ("--rate", float, "the rate whose training text builds the vocabulary"))
     init.add_argument("--size", choices=SIZES, help="BERT size (default: %(default)s)")
     init.add_argument(
         "--tokenizer",
         choices=("wordpiece", "character"),
         help="wordpiece over fugashi words (default) or characters",
     )
-    init.add_argument(
-        "--max-length",
-        type=int,
-        help="the tokenizer's longest input in tokens (default: %(default)s)",
+    _add(
+        init,
+        ("--max-length", int, "the tokenizer's longest input in tokens (default: %(default)s)"),
     )
     init.add_argument(
         "--dropout",

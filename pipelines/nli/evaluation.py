@@ -209,19 +209,30 @@ def evaluate_model(model_id: str, rows, metric, settings, label_map: dict | None
     }
 
 
-def paired_difference(
-    paired, a: dict, b: dict, subsets: Sequence[str], settings, templates=None
-) -> dict:
-    """B - A on the same rows from the module's ``paired`` config (bootstrap interval, permutation p)."""
+def paired_difference(paired, a, b, subsets: Sequence[str], settings, templates=None) -> dict:
+    """B - A of two models' label ids on the same rows from the module's ``paired`` config
+    (bootstrap interval, permutation p)."""
     return paired.compute(
-        predictions=np.asarray(a["predictions"], dtype=np.int64),
-        predictions_b=np.asarray(b["predictions"], dtype=np.int64),
+        predictions=np.asarray(a, dtype=np.int64),
+        predictions_b=np.asarray(b, dtype=np.int64),
         subsets=list(subsets),
         confidence_level=settings.confidence_level,
         n_resamples=settings.n_resamples,
         seed=settings.seed,
         **({"templates": templates} if templates is not None else {}),
     )
+
+
+def difference_entry(result: dict, score: str) -> dict:
+    """One score of a ``paired`` result: B - A, its interval and its p-value."""
+    interval, found = result["confidence_intervals"][score], result["scores"][score]
+    return {
+        "difference": found["difference"],
+        "low": interval["low"],
+        "high": interval["high"],
+        "p_value": found["p_value"],
+        "p_value_method": found["p_value_method"],
+    }
 
 
 def compare_models(paired, evaluated: dict[str, dict], rows, settings) -> dict:
@@ -234,19 +245,11 @@ def compare_models(paired, evaluated: dict[str, dict], rows, settings) -> dict:
     templates = _templates(rows, settings)
     pairs = []
     for name_a, name_b in itertools.combinations(evaluated, 2):
-        result = paired_difference(
-            paired, evaluated[name_a], evaluated[name_b], rows["subset"], settings, templates
-        )
+        a, b = evaluated[name_a]["predictions"], evaluated[name_b]["predictions"]
+        result = paired_difference(paired, a, b, rows["subset"], settings, templates)
         entry = {"a": name_a, "b": name_b}
         for score in COMPARED:
-            interval = result["confidence_intervals"][score]
-            entry[score] = {
-                "difference": result["scores"][score]["difference"],
-                "low": interval["low"],
-                "high": interval["high"],
-                "p_value": result["scores"][score]["p_value"],
-                "p_value_method": result["scores"][score]["p_value_method"],
-            }
+            entry[score] = difference_entry(result, score)
         pairs.append(entry)
     alpha = 1 - settings.confidence_level
     for score in COMPARED:

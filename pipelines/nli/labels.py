@@ -6,25 +6,25 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["LABELS", "label_aliases", "map_model_labels", "parse_label_map"]
+__all__ = ["HEAD", "LABELS", "label_aliases", "map_model_labels", "parse_label_map"]
 
 # The order of MNLI/XNLI and of every dataset in this project.
 LABELS = ("entailment", "neutral", "contradiction")
+# The config of the three-way head a new classifier gets, named in that order.
+HEAD = {
+    "num_labels": 3,
+    "id2label": dict(enumerate(LABELS)),
+    "label2id": {name: i for i, name in enumerate(LABELS)},
+}
 
 _ALIASES = {
-    "entailment": "entailment",
-    "entail": "entailment",
-    "entails": "entailment",
-    "e": "entailment",
-    "含意": "entailment",
-    "neutral": "neutral",
-    "n": "neutral",
-    "中立": "neutral",
-    "contradiction": "contradiction",
-    "contradict": "contradiction",
-    "contradictory": "contradiction",
-    "c": "contradiction",
-    "矛盾": "contradiction",
+    alias: label
+    for label, aliases in (
+        ("entailment", ("entailment", "entail", "entails", "e", "含意")),
+        ("neutral", ("neutral", "n", "中立")),
+        ("contradiction", ("contradiction", "contradict", "contradictory", "c", "矛盾")),
+    )
+    for alias in aliases
 }
 
 

@@ -39,14 +39,19 @@ from bias_hub.pipelines.common import (
     metric_scores,
     package_versions,
     resolve_device,
-    resolve_dtype,
 )
 from bias_hub.pipelines.common.locations import default_datasets_root
 from bias_hub.pipelines.common.settings import INTERVAL_FIELDS
 from bias_hub.pipelines.common.stats import correlation, holm_family
 from bias_hub.pipelines.nli import segmentation, training, training_loop
-from bias_hub.pipelines.nli.evaluation import SUBSETS, evaluation_config, score_predictions
-from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
+from bias_hub.pipelines.nli.evaluation import (
+    SUBSETS,
+    difference_entry,
+    evaluation_config,
+    paired_difference,
+    score_predictions,
+)
+from bias_hub.pipelines.nli.labels import HEAD, map_model_labels
 from bias_hub.pipelines.nli.predict import encode_pairs, predict_logits, to_canonical_probabilities
 from bias_hub.pipelines.nli.random_model import read_record
 from bias_hub.pipelines.nli.settings import DATASET, TRAINING_SETS, VERSIONS
@@ -343,38 +348,26 @@ def _starting_model(plan: Plan, seed: int):
         revision=settings.revision,
         trust_remote_code=settings.trust_remote_code,
     )
-    config.num_labels = 3
-    config.id2label = dict(enumerate(LABELS))
-    config.label2id = {name: i for i, name in enumerate(LABELS)}
+    config.update(HEAD)
     torch.manual_seed(seed)
     return AutoModelForSequenceClassification.from_config(config), np.arange(3)
 
 
-def _train(
-    plan: Plan,
-    model,
-    label_ids: np.ndarray,
-    rate: float,
-    seed: int,
-    epochs: float,
-    learning_rate: float,
-) -> tuple[float, list[dict]]:
+def _train(plan: Plan, model, label_ids: np.ndarray, rate, seed: int) -> tuple[float, list[dict]]:
+    """Train on ``rate``'s set with the fine-tuning schedule, or ``BASE``: on the base rate's
+    with the base model's."""
     settings = plan.settings
-    index, labels = plan.training[rate]
-    dtype = resolve_dtype(settings.dtype)
-    if dtype == "auto":
-        raise ValueError(
-            "--dtype auto: training needs a precision; expected float32, bfloat16 or float16"
-        )
+    base = rate == BASE
+    index, labels = plan.training[settings.base_rate if base else rate]
     return training_loop.train(
         model,
         _Batches(plan, index, label_ids[labels]),
-        epochs=epochs,
-        learning_rate=learning_rate,
+        epochs=settings.base_epochs if base else settings.epochs,
+        learning_rate=(settings.base_learning_rate if base else None) or settings.learning_rate,
         batch_size=settings.batch_size,
         seed=seed,
+        dtype=training.training_dtype(settings.dtype),
         device=resolve_device(settings.device),
-        dtype=dtype,
     )
 
 
@@ -398,30 +391,18 @@ def _run_task(task: tuple) -> dict:
     from transformers import set_seed
 
     plan = _WORKER["plan"]
-    settings = plan.settings
     seed, rate, base_weights = task
     started = time.perf_counter()
     set_seed(seed)
     model, label_ids = _starting_model(plan, seed)
     if base_weights:
         model.load_state_dict(load_file(base_weights))
+    loss, lines = _train(plan, model, label_ids, rate, seed)
     if rate == BASE:
-        loss, lines = _train(
-            plan,
-            model,
-            label_ids,
-            settings.base_rate,
-            seed,
-            settings.base_epochs,
-            settings.base_learning_rate or settings.learning_rate,
-        )
         path = str(Path(plan.work_dir) / f"base-{seed}.safetensors")
         save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, path)
         outcome = {"weights": path}
     else:
-        loss, lines = _train(
-            plan, model, label_ids, rate, seed, settings.epochs, settings.learning_rate
-        )
         with torch.inference_mode():
             outcome = {"probabilities": _predict(plan, model)}
     return {
@@ -648,26 +629,15 @@ def extreme_rates_compared(
     low, high = min(rates), max(rates)
     entries = []
     for seed in settings.seeds:
-        result = paired.compute(
-            predictions=predictions[(seed, low)],
-            predictions_b=predictions[(seed, high)],
-            subsets=subsets,
-            confidence_level=settings.confidence_level,
-            n_resamples=settings.n_resamples,
-            seed=settings.seed,
+        result = paired_difference(
+            paired, predictions[(seed, low)], predictions[(seed, high)], subsets, settings
         )
-        score = result["scores"]["bias_score"]
-        interval = result["confidence_intervals"]["bias_score"]
         entries.append(
             {
                 "seed": seed,
                 "a": f"r = {low}",
                 "b": f"r = {high}",
-                "difference": score["difference"],
-                "low": interval["low"],
-                "high": interval["high"],
-                "p_value": score["p_value"],
-                "p_value_method": score["p_value_method"],
+                **difference_entry(result, "bias_score"),
             }
         )
     alpha = 1 - settings.confidence_level
@@ -737,10 +707,6 @@ def summarise(runs: list[dict], rates: list[float], settings) -> dict:
     }
 
 
-def _card_provenance(folder: Path) -> dict | None:
-    return read_card_yaml(folder).get("bias_hub_provenance")
-
-
 def provenance(
     model: str,
     training_folder: Path,
@@ -763,7 +729,7 @@ def provenance(
             "split": "train",
             "rows": {str(rate): len(table) for rate, table in training.items()},
             "rows_used": settings.max_train_samples,
-            "card": _card_provenance(training_folder),
+            "card": read_card_yaml(training_folder).get("bias_hub_provenance"),
         },
         "evaluation": {
             "folder": str(chosen.folder.resolve()),
@@ -773,7 +739,7 @@ def provenance(
             "per_subset": {subset: subsets.count(subset) for subset in dict.fromkeys(subsets)},
             "occupations": len(chosen.occupations),
             "not_in_training": chosen.uncovered,
-            "card": _card_provenance(chosen.folder),
+            "card": read_card_yaml(chosen.folder).get("bias_hub_provenance"),
         },
         "seeds": list(settings.seeds),
         "versions": package_versions((*VERSIONS, "accelerate", "fugashi", "unidic-lite")),

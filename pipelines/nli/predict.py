@@ -83,7 +83,6 @@ def to_canonical_probabilities(logits: np.ndarray, to_canonical: np.ndarray) -> 
     probabilities = np.exp(shifted)
     probabilities /= probabilities.sum(axis=1, keepdims=True)
     canonical = np.zeros((len(logits), 3), dtype=np.float64)
-    for model_id, label in enumerate(to_canonical):
-        if label >= 0:
-            canonical[:, label] = probabilities[:, model_id]
+    nli = to_canonical >= 0
+    canonical[:, to_canonical[nli]] = probabilities[:, nli]
     return canonical / canonical.sum(axis=1, keepdims=True)

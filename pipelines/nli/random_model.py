@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from bias_hub.pipelines.nli.labels import LABELS
+from bias_hub.pipelines.nli.labels import HEAD
 from bias_hub.pipelines.nli.tokenizer import build_japanese_tokenizer
 
 __all__ = ["RECORD", "SIZES", "make_classifier", "read_record", "vocabulary_size"]
@@ -64,10 +64,8 @@ def make_classifier(
         hidden_dropout_prob=dropout,
         attention_probs_dropout_prob=dropout,
         max_position_embeddings=max(max_length, 128),
-        num_labels=3,
-        id2label=dict(enumerate(LABELS)),
-        label2id={name: i for i, name in enumerate(LABELS)},
         pad_token_id=tokenizer.pad_token_id,
+        **HEAD,
     )
     torch.manual_seed(seed)
     BertForSequenceClassification(config).save_pretrained(str(out_dir))

@@ -97,6 +97,7 @@ def plot_label_fractions(models: dict[str, dict]):
     import matplotlib.pyplot as plt
 
     names = list(models)
+    ticks = (range(len(names)), [Path(n).name[:18] for n in names])
     colours = {"entailment": "#4c72b0", "neutral": "#999999", "contradiction": "#dd8452"}
     figure, axes = plt.subplots(1, 4, figsize=(5 + 1.6 * len(names) * 4, 3.6))
     for axis, subset in zip(axes[:3], SUBSETS, strict=True):
@@ -109,9 +110,7 @@ def plot_label_fractions(models: dict[str, dict]):
             bottom += heights
         axis.set_title(subset.replace("_", "-"))
         axis.set_ylim(0, 1)
-        axis.set_xticks(
-            range(len(names)), [Path(n).name[:18] for n in names], rotation=30, ha="right"
-        )
+        axis.set_xticks(*ticks, rotation=30, ha="right")
     axes[0].set_ylabel("fraction of predictions")
     axes[2].legend(loc="upper right", fontsize="small")
     scores = np.array([models[n]["bias_score"] for n in names])
@@ -125,7 +124,7 @@ def plot_label_fractions(models: dict[str, dict]):
     else:
         axis.set_title("bias score s")
     axis.set_ylim(0, 1)
-    axis.set_xticks(range(len(names)), [Path(n).name[:18] for n in names], rotation=30, ha="right")
+    axis.set_xticks(*ticks, rotation=30, ha="right")
     return figure
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from bias_hub.builders.shared.console import progress_enabled, progress_meter
 from bias_hub.builders.shared.errors import UserError
 from bias_hub.pipelines.common import RunSettings, load_model, resolve_device, resolve_dtype
-from bias_hub.pipelines.nli.labels import LABELS, map_model_labels
+from bias_hub.pipelines.nli.labels import HEAD, map_model_labels
 
 __all__ = [
     "TRAIN_LOG",
@@ -26,6 +26,7 @@ __all__ = [
     "fine_tune",
     "load_for_training",
     "tokenize_pairs",
+    "training_dtype",
 ]
 
 log = logging.getLogger(__name__)
@@ -63,12 +64,7 @@ def load_for_training(name: str, settings: RunSettings):
         options = settings.model_options(dtype=None, allow_new_head=True)
         model, _ = load_model(name, "sequence-classification", options, with_tokenizer=False)
         return model, np.argsort(to_canonical)
-    new_head = {
-        "num_labels": 3,
-        "id2label": dict(enumerate(LABELS)),
-        "label2id": {label: i for i, label in enumerate(LABELS)},
-        "ignore_mismatched_sizes": True,
-    }
+    new_head = {**HEAD, "ignore_mismatched_sizes": True}
     options = settings.model_options(dtype=None, allow_new_head=True, extra=new_head)
     model, _ = load_model(name, "sequence-classification", options, with_tokenizer=False)
     return model, np.arange(3)
@@ -89,15 +85,21 @@ def tokenize_pairs(table, tokenizer, max_length: int, label_ids: np.ndarray | No
     return table.map(encode, batched=True, remove_columns=table.column_names, desc="tokenising")
 
 
-def _precision(dtype: str | None) -> dict:
-    """TrainingArguments' mixed-precision switches for ``--dtype``."""
-    import torch
-
+def training_dtype(dtype: str | None):
+    """``--dtype`` resolved for training, which needs a precision (``auto`` is refused)."""
     resolved = resolve_dtype(dtype)
     if resolved == "auto":
         raise ValueError(
             "--dtype auto: training needs a precision; expected float32, bfloat16 or float16"
         )
+    return resolved
+
+
+def _precision(dtype: str | None) -> dict:
+    """TrainingArguments' mixed-precision switches for ``--dtype``."""
+    import torch
+
+    resolved = training_dtype(dtype)
     return {"bf16": resolved is torch.bfloat16, "fp16": resolved is torch.float16}
 
 
