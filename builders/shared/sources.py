@@ -457,11 +457,8 @@ def cache_dir() -> Path:
 
 
 def sha256_of(path: Path | str) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _check(name: str, where: str, actual: str, expected: str | None) -> None:
