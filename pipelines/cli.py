@@ -85,9 +85,8 @@ def _register_build(subparsers: argparse._SubParsersAction) -> None:
                 help="replace configs an earlier build made from your own copy of the data",
             )
         parser.set_defaults(func=_build_one, build_module=module, build_parser=parser)
-        if hasattr(
-            module, "register_steps"
-        ):  # building steps that make no dataset folder (jbbq-translation)
+        # Building steps that make no dataset folder (jbbq-translation).
+        if hasattr(module, "register_steps"):
             module.register_steps(inner)
 
 
