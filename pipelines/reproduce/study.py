@@ -169,12 +169,9 @@ def _read(path: Path) -> Study:
             _check_step(s, f"{where}: variants.{vname}.steps[{i}]")
         if "inputs" in variant:
             names = {item["name"] for item in inputs}
-            own = [item for item in variant["inputs"] or [] if not isinstance(item, str)]
-            unknown = [
-                item
-                for item in variant["inputs"] or []
-                if isinstance(item, str) and item not in names
-            ]
+            given = variant["inputs"] or []
+            own = [item for item in given if not isinstance(item, str)]
+            unknown = [item for item in given if isinstance(item, str) and item not in names]
             if unknown:
                 raise StudyError(
                     f"{where}: variants.{vname}.inputs names {unknown}, not inputs of the study"
