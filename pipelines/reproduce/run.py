@@ -44,7 +44,12 @@ from bias_hub.pipelines.common.run_folder import (
     why_rerun,
 )
 from bias_hub.pipelines.reproduce.build_steps import build_lines, run_build
-from bias_hub.pipelines.reproduce.inputs import check_inputs, missing_text, stand_in_text
+from bias_hub.pipelines.reproduce.inputs import (
+    check_inputs,
+    missing_text,
+    stand_in_text,
+    step_models,
+)
 from bias_hub.pipelines.reproduce.study import PlannedStep, Study, StudyError, plan
 
 __all__ = [
@@ -119,8 +124,6 @@ def _check_out(out: Path) -> None:
 
 def _models_used(steps: list[PlannedStep]) -> list[str]:
     """The models the steps load (``--model`` / ``--lm`` values), in order of first use."""
-    from bias_hub.pipelines.reproduce.inputs import step_models
-
     return list(dict.fromkeys(m for step in steps for m in step_models(step)))
 
 
@@ -172,8 +175,6 @@ def _why_rerun(step: PlannedStep, owner: dict, earlier: Any) -> str | None:
 
 def _refuse_unused_models(study: Study, steps: list[PlannedStep], models: list[str] | None) -> None:
     """A model given with --models that no step loads would be dropped without a word."""
-    from bias_hub.pipelines.reproduce.inputs import step_models
-
     used = {word for step in steps for word in [*step.argv, *step_models(step)]}
     unused = [model for model in models or [] if model not in used]
     if unused:
