@@ -70,10 +70,6 @@ def _command_text(step: PlannedStep) -> str:
     return "bias-hub " + shlex.join(step.argv)
 
 
-def _built_by(steps: list[PlannedStep]) -> set[str]:
-    return {step.argv[1] for step in steps if step.argv[:1] == ["build"] and len(step.argv) > 1}
-
-
 def dry_run_text(study: Study, steps: list[PlannedStep], checks: list, variant: str | None) -> str:
     commands = [_command_text(step) for step in steps]
     text = render(
@@ -120,11 +116,6 @@ def _check_out(out: Path) -> None:
             f"--out {out}: exists, is not empty and is not a reproduction folder (no {LEDGER}); "
             "give a new or empty folder, or the folder of an earlier `bias-hub reproduce` to resume"
         )
-
-
-def _models_used(steps: list[PlannedStep]) -> list[str]:
-    """The models the steps load (``--model`` / ``--lm`` values), in order of first use."""
-    return list(dict.fromkeys(m for step in steps for m in step_models(step)))
 
 
 _LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)(\))")
@@ -259,7 +250,7 @@ def reproduce(
         out,
         given=dict(inputs or {}),
         datasets_root=datasets_root,
-        built_by_steps=_built_by(steps),
+        built_by_steps={s.argv[1] for s in steps if s.argv[:1] == ["build"] and len(s.argv) > 1},
         variant=variant,
     )
     if dry_run:
@@ -313,7 +304,7 @@ def reproduce(
         "paper": study.paper,
         "variant": variant,
         "variant_description": study.variants[variant]["description"] if variant else None,
-        "models": _models_used(steps),
+        "models": list(dict.fromkeys(m for step in steps for m in step_models(step))),
         "paper_models": study.models,
         "overrides": dict(overrides or {}),
         "allow_stand_ins": allow_stand_ins,
