@@ -450,8 +450,7 @@ for _split, _type, _condition, _sha in (
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("BIAS_HUB_CACHE") or Path.home() / ".cache" / "bias-hub"
-    path = Path(root)
+    path = Path(os.environ.get("BIAS_HUB_CACHE") or Path.home() / ".cache" / "bias-hub")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
