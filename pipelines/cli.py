@@ -29,6 +29,7 @@ try:
     from bias_hub.builders import build_all
     from bias_hub.builders.shared.errors import UserError
     from bias_hub.builders.shared.extras import missing_extra
+    from bias_hub.builders.shared.secrets import redact, register_namespace
     from bias_hub.pipelines.discovery import builder_commands, builder_function, submodules
 except KeyboardInterrupt:
     print(INTERRUPTED, file=sys.stderr)
@@ -85,9 +86,8 @@ def _register_build(subparsers: argparse._SubParsersAction) -> None:
                 help="replace configs an earlier build made from your own copy of the data",
             )
         parser.set_defaults(func=_build_one, build_module=module, build_parser=parser)
-        if hasattr(
-            module, "register_steps"
-        ):  # building steps that make no dataset folder (jbbq-translation)
+        # Building steps that make no dataset folder (jbbq-translation).
+        if hasattr(module, "register_steps"):
             module.register_steps(inner)
 
 
@@ -230,8 +230,6 @@ def _redacting_excepthook(kind, value, tb) -> None:
     """A traceback (a bug, or ``-v``) is printed like every other line: without secrets."""
     import traceback
 
-    from bias_hub.builders.shared.secrets import redact
-
     sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb))))
 
 
@@ -264,8 +262,6 @@ def _main(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(argv)
     # Secrets by value: whatever flag or variable carried them, they are redacted from every
     # file, log line and printed command from here on.
-    from bias_hub.builders.shared.secrets import register_namespace
-
     register_namespace(vars(args))
     # A --preset yields to the flags given explicitly: flags.explicit_dests parses argv again.
     args.argv, args.top_parser = argv, parser
@@ -288,7 +284,6 @@ def _main(argv: Sequence[str] | None) -> int:
         # an extra that is not installed are left to the step, which then names the extra.
         console.import_installed(MODEL_LIBRARIES)
     from bias_hub.builders.shared.files import os_error_line
-    from bias_hub.builders.shared.secrets import redact
 
     try:
         with console.running(argv):

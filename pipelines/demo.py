@@ -210,9 +210,7 @@ def can_fork() -> bool:
 def default_jobs() -> int:
     """Parts at once by default: one per core (the parts are mostly single-threaded), where
     processes can be forked (elsewhere a spawned process would import every library again)."""
-    if not can_fork():
-        return 1
-    return _cores()
+    return _cores() if can_fork() else 1
 
 
 def _cores() -> int:

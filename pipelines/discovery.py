@@ -18,14 +18,12 @@ __all__ = ["builder_commands", "builder_function", "submodules"]
 
 def submodules(package: ModuleType, leaf: str) -> list[ModuleType]:
     """``<package>.<sub>.<leaf>`` for every sub-package that has one, imported, by name."""
-    found = []
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if not info.ispkg:
-            continue
-        name = f"{package.__name__}.{info.name}.{leaf}"
-        if importlib.util.find_spec(name) is not None:
-            found.append(importlib.import_module(name))
-    return found
+    names = [
+        f"{package.__name__}.{info.name}.{leaf}"
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name)
+        if info.ispkg
+    ]
+    return [importlib.import_module(n) for n in names if importlib.util.find_spec(n) is not None]
 
 
 def builder_commands() -> dict[str, ModuleType]:

@@ -32,18 +32,15 @@ def _stage_rows(
     rows = []
     for stage in prior_stages or []:
         this = this_run and stage.get("run") == this_run
-        ran = (
+        if this and stage.get("during_startup"):
             # run by the demo while its libraries loaded: inside the start-up's seconds
-            "this run, during the start-up"
-            if this and stage.get("during_startup")
-            else "before this run"
-            if this
-            else (
-                f"before the run of {stage['run'][:19].replace('T', ' ')}"
-                if stage.get("run")
-                else "before the demo"
-            )
-        )
+            ran = "this run, during the start-up"
+        elif this:
+            ran = "before this run"
+        elif stage.get("run"):
+            ran = f"before the run of {stage['run'][:19].replace('T', ' ')}"
+        else:
+            ran = "before the demo"
         rows.append([stage["stage"], f"{stage['seconds']:.1f}", ran])
     if run and run.get("startup_seconds") is not None:
         rows.append(

@@ -351,14 +351,13 @@ class CachedAPI:
                 len(todo),
             )
         batches = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
-        done = progress(
+        for _ in progress(
             self._run(batches, bodies, responses),
             desc=desc,
             total=len(todo),
             unit="req",
             enabled=progress_bar and bool(todo),
-        )
-        for _ in done:
+        ):
             pass
         for i, response in enumerate(responses):
             if response is None:

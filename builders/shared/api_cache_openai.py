@@ -53,14 +53,10 @@ def _first_choice(text: str, field: str, kind: type) -> tuple[dict, dict]:
     except ValueError:
         raise MalformedReply(f"the reply is not JSON: {text[:80]!r}") from None
     choices = data.get("choices") if isinstance(data, dict) else None
-    if (
-        not isinstance(choices, list)
-        or not choices
-        or not isinstance(choices[0], dict)
-        or not isinstance(choices[0].get(field), kind)
-    ):
+    first = choices[0] if isinstance(choices, list) and choices else None
+    if not isinstance(first, dict) or not isinstance(first.get(field), kind):
         raise MalformedReply(f"the reply holds no choices[0].{field}: {text[:80]!r}")
-    return data, choices[0]
+    return data, first
 
 
 def chat_reply(text: str) -> dict:

@@ -202,9 +202,9 @@ def render_card(
     data = _card_data(metadata, configs, default_config)
     if isinstance(sections, str):
         return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{sections.strip()}\n")
-    values = {key: getattr(sections, key) for key in CardSections.__dataclass_fields__}
     values = {
-        key: value.strip() if isinstance(value, str) else value for key, value in values.items()
+        key: value.strip() if isinstance(value, str) else value
+        for key, value in vars(sections).items()
     }
     values["instance"] = _instance_json(sections.instance)
     card = DatasetCard.from_template(

@@ -43,9 +43,7 @@ __all__ = [
 T = TypeVar("T")
 OWN = ("bias_hub", "bench")
 LIBRARIES = tuple(
-    """
-    transformers datasets evaluate huggingface_hub accelerate httpx openai deepl
-    """.split()
+    "transformers datasets evaluate huggingface_hub accelerate httpx openai deepl".split()
 )
 # Libraries whose DEBUG lines are bookkeeping (lock taken/released, file opened, font scores):
 # half of a log file if let through, so a captured block keeps them at INFO.

@@ -199,20 +199,15 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def json_text(data: Any) -> str:
-    return json.dumps(to_jsonable(data), ensure_ascii=False, indent=2) + "\n"
-
-
-def jsonl_text(rows: Iterable[dict]) -> str:
-    return "".join(json.dumps(to_jsonable(row), ensure_ascii=False) + "\n" for row in rows)
-
-
 def write_json(path: str | os.PathLike[str], data: Any) -> Path:
-    return atomic_write_text(path, json_text(data))
+    return atomic_write_text(
+        path, json.dumps(to_jsonable(data), ensure_ascii=False, indent=2) + "\n"
+    )
 
 
 def write_jsonl(path: str | os.PathLike[str], rows: Iterable[dict]) -> Path:
-    return atomic_write_text(path, jsonl_text(rows))
+    text = "".join(json.dumps(to_jsonable(row), ensure_ascii=False) + "\n" for row in rows)
+    return atomic_write_text(path, text)
 
 
 def ensure_writable_folder(target: str | os.PathLike[str], what: str = "--out") -> Path:

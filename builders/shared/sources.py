@@ -450,24 +450,20 @@ for _split, _type, _condition, _sha in (
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("BIAS_HUB_CACHE") or Path.home() / ".cache" / "bias-hub"
-    path = Path(root)
+    path = Path(os.environ.get("BIAS_HUB_CACHE") or Path.home() / ".cache" / "bias-hub")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def sha256_of(path: Path | str) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def _check(name: str, where: str, actual: str, expected: str | None) -> None:
+def _check(name: str, where: str, actual: str, expected: str | None, kind: str = "sha256") -> None:
     if expected is not None and actual != expected:
         raise SourceError(
-            f"source {name!r}: checksum mismatch for {where}: expected sha256 {expected}, "
+            f"source {name!r}: checksum mismatch for {where}: expected {kind} {expected}, "
             f"got {actual}. The upstream file changed or the download is corrupt; "
             "refusing to build from it."
         )
@@ -481,13 +477,8 @@ def git_blob_id(data: bytes) -> str:
 def _check_url_copy(source: Source, url: str, where: str, data: bytes) -> str:
     digest = hashlib.sha256(data).hexdigest()
     _check(source.name, where, digest, source.url_sha256.get(url))
-    expected_blob = source.url_git_blob.get(url)
-    if expected_blob is not None and git_blob_id(data) != expected_blob:
-        raise SourceError(
-            f"source {source.name!r}: checksum mismatch for {where}: expected git blob id {expected_blob}, "
-            f"got {git_blob_id(data)}. The upstream file changed or the download is corrupt; "
-            "refusing to build from it."
-        )
+    if url in source.url_git_blob:
+        _check(source.name, where, git_blob_id(data), source.url_git_blob[url], "git blob id")
     return digest
 
 

@@ -5,23 +5,15 @@ transformers, datasets) are imported inside the functions, so importing this
 package is cheap.
 """
 
-from bias_hub.pipelines.common.arguments import (
-    COMMON_FLAGS,
-    add_pipeline_flags,
-    add_verbosity_flags,
-    pipeline_command,
-    settings_from_args,
-)
+from bias_hub.pipelines.common.arguments import COMMON_FLAGS, pipeline_command, settings_from_args
 from bias_hub.pipelines.common.locations import (
     dataset_folder,
     import_metric_module,
     load_dataset_split,
-    load_metric,
     metric_folder,
     metric_scores,
 )
 from bias_hub.pipelines.common.models import (
-    KINDS,
     ModelOptions,
     check_model_name,
     load_model,
@@ -35,19 +27,15 @@ from bias_hub.pipelines.common.stats import holm
 
 __all__ = [
     "COMMON_FLAGS",
-    "KINDS",
     "ModelOptions",
     "RunFolder",
     "RunSettings",
-    "add_pipeline_flags",
-    "add_verbosity_flags",
     "check_model_name",
     "command_line",
     "dataset_folder",
     "load_dataset_split",
     "holm",
     "import_metric_module",
-    "load_metric",
     "load_model",
     "load_tokenizer",
     "metric_folder",

@@ -23,7 +23,6 @@ from bias_hub.pipelines.common.settings import RunSettings
 
 __all__ = [
     "COMMON_FLAGS",
-    "INTERVAL_FLAGS",
     "add_answer_reader_flag",
     "add_interval_flags",
     "add_pipeline_flags",
@@ -41,10 +40,6 @@ COMMON_FLAGS = tuple(
     "--model --dataset --out --datasets-root --metrics-root --device --dtype --device-map "
     "--token --revision --trust-remote-code --allow-untrained --seed --quiet --verbose".split()
 )
-
-
-# The flags of ``add_interval_flags``; a settings class that has them subclasses ``IntervalSettings``.
-INTERVAL_FLAGS = ("--confidence-level", "--n-resamples")
 
 
 # The spellings of --confidence-level that switch intervals (and paired tests) off.

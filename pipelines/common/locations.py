@@ -137,30 +137,24 @@ def dataset_folder(
     missing = missing_data_files(folder)
     if missing is not None and not missing:
         return folder
+    name = given.name
+    built_here = _is_builder(name)
+    build = _build_hint(name) if bare else f"`bias-hub build {name} --out-root {folder.parent}`"
     if missing:
-        build = ""
-        if _is_builder(given.name):
-            build = (
-                _build_hint(given.name)
-                if bare
-                else f"`bias-hub build {given.name} --out-root {folder.parent}`"
-            )
-            build = f"; build it with {build}"
         raise FileNotFoundError(
             f"{flag} {dataset}: {folder} has a card but not its data ({', '.join(missing[:3])}"
-            f"{' ...' if len(missing) > 3 else ''} missing){build}"
+            f"{' ...' if len(missing) > 3 else ''} missing)"
+            + (f"; build it with {build}" if built_here else "")
         )
     if not bare and not folder.is_dir():
         raise FileNotFoundError(
             f"{flag} {dataset}: {'is a file' if folder.exists() else 'no such folder'}; "
             "expected a built dataset folder"
         )
-    name = given.name
-    built_here = _is_builder(name)
-    if not bare:
-        how = f"; build it with `bias-hub build {name} --out-root {folder.parent}`"
-    elif built_here:
-        how = f"; build it with {_build_hint(name)}, or point --datasets-root at the folder that holds it"
+    if built_here:
+        how = f"; build it with {build}" + (
+            ", or point --datasets-root at the folder that holds it" if bare else ""
+        )
     else:
         how = (
             f"; bias-hub builds no dataset named {name!r}: give the folder's path, or point "

@@ -61,11 +61,8 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     stat = path.stat()
     key = (str(path), stat.st_size, stat.st_mtime_ns)
     if key not in _digests:
-        digest = hashlib.sha256()
         with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        _digests[key] = digest.hexdigest()
+            _digests[key] = hashlib.file_digest(handle, "sha256").hexdigest()
     return _digests[key]
 
 

@@ -42,11 +42,11 @@ from bias_hub.builders.shared.files import (
     atomic_write_bytes,
     atomic_write_text,
     ensure_writable_folder,
-    jsonl_text,
     replace_folder,
     staging_folder,
     to_jsonable,
     write_json,
+    write_jsonl,
 )
 from bias_hub.builders.shared.secrets import redact, redact_data
 from bias_hub.pipelines.common.provenance import changed_inputs, file_sha256, fingerprint_inputs
@@ -307,9 +307,7 @@ class RunFolder:
         return write_json(self.path(name), redact_data(to_jsonable(data)))
 
     def write_jsonl(self, name: str, rows: Iterable[dict]) -> Path:
-        return atomic_write_text(
-            self.path(name), jsonl_text(redact_data(to_jsonable(row)) for row in rows)
-        )
+        return write_jsonl(self.path(name), (redact_data(to_jsonable(row)) for row in rows))
 
     def record_inputs(
         self,

@@ -70,12 +70,8 @@ class IntervalSettings:
 
     def interval_options(self) -> dict:
         """The keyword arguments every metric module's ``compute`` takes for its intervals."""
-        on = self.confidence_level is not None
-        return {
-            "confidence_level": self.confidence_level,
-            "n_resamples": self.n_resamples if on else None,
-            "seed": getattr(self, "seed", 0) if on else None,
-        }
+        record = self.interval_record()
+        return {key: record[key] for key in ("confidence_level", "n_resamples", "seed")}
 
     def interval_record(self, bootstrap_unit: str | None = None) -> dict:
         """What every part's results.json records under ``"intervals"`` (``bootstrap_unit`` given

@@ -24,13 +24,10 @@ def table_label(board: Board) -> str:
     label = board.label
     if label["dataset"] is None and label["split"] is None:
         return f"{board.benchmark}: the papers' printed values"
+    kind = label.get("dataset_kind")
+    kind = f" ({kind})" if kind not in (None, "unknown") else ""
     parts = [
-        f"dataset {label['dataset'] or 'unknown'}"
-        + (
-            f" ({label['dataset_kind']})"
-            if label.get("dataset_kind") not in (None, "unknown")
-            else ""
-        ),
+        f"dataset {label['dataset'] or 'unknown'}{kind}",
         f"split {label['split'] or 'unknown'}",
         f"preset {label['preset'] or 'none'}",
         f"answer reader {label['answer_reader'] or 'none'}",

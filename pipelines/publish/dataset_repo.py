@@ -252,12 +252,7 @@ def check_dataset_folder(folder: Path) -> CheckedDataset:
                     rows += _check_parquet(
                         path, f"{folder.name}/{path.relative_to(folder)}", features, problems
                     )
-            if (
-                files
-                and split in declared
-                and declared[split] not in (None, rows)
-                and features is not None
-            ):
+            if files and features is not None and declared.get(split) not in (None, rows):
                 problems.append(
                     f"{where}, split {split!r}: the card says {declared[split]} examples, "
                     f"the Parquet files hold {rows}"

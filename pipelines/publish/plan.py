@@ -57,11 +57,11 @@ class RepoPlan:
 
 def human_size(n_bytes: int) -> str:
     size = float(n_bytes)
-    for unit in ("B", "kB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
+    for unit in ("B", "kB", "MB"):
+        if size < 1000:
             return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1000
-    raise AssertionError("unreachable")
+    return f"{size:.1f} GB"
 
 
 def format_plan(plans: list[RepoPlan]) -> str:

@@ -161,10 +161,6 @@ def stage_plan(plan: RepoPlan, folder: Path) -> Path:
     return folder
 
 
-def _head(api: Any, plan: RepoPlan) -> str | None:
-    return getattr(api.repo_info(plan.repo_id, repo_type=plan.repo_type), "sha", None)
-
-
 def push_plan(api: Any, plan: RepoPlan, delete: list[str] | None = None) -> PushResult:
     """Bring the repo in line with the plan; of the files it holds that the plan lacks, delete
     ``delete`` (exactly these, listed beforehand) and keep the others."""
@@ -179,7 +175,7 @@ def push_plan(api: Any, plan: RepoPlan, delete: list[str] | None = None) -> Push
         # Gate before any data is there: should the repo ever be made public,
         # access still goes through a request the owner approves.
         api.update_repo_settings(plan.repo_id, repo_type=plan.repo_type, gated="manual")
-    before = _head(api, plan)
+    before = getattr(api.repo_info(plan.repo_id, repo_type=plan.repo_type), "sha", None)
     with tempfile.TemporaryDirectory(prefix="bias-hub-publish-") as staging:
         info = api.upload_folder(
             repo_id=plan.repo_id,

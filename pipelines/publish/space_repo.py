@@ -168,9 +168,7 @@ def check_metric_module(folder: Path) -> CheckedMetric:
 
 def _description(checked: CheckedMetric) -> str:
     """The card's first paragraph under '## Metric Description', for the Space's short description."""
-    _, _, rest = (
-        checked.card.text.partition("## Metric Description") if checked.card else ("", "", "")
-    )
+    rest = checked.card.text.partition("## Metric Description")[2] if checked.card else ""
     for paragraph in rest.strip().split("\n\n"):
         if paragraph.strip() and not paragraph.startswith("#"):
             return " ".join(paragraph.split())[:300]

@@ -14,7 +14,7 @@ import json
 import shutil
 from pathlib import Path
 
-from bias_hub.builders.shared.files import atomic_write_text
+from bias_hub.builders.shared.files import atomic_write_text, read_text
 from bias_hub.builders.shared.text import code_span, stamp_tables
 from bias_hub.pipelines.common.arguments import add_root_flags, add_verbosity_flags
 from bias_hub.pipelines.common.provenance import file_sha256, inputs_lines
@@ -148,8 +148,6 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 def _results(path: Path) -> dict:
     """A run folder's results.json, or a ValueError naming it (not JSON, not an object)."""
-    from bias_hub.builders.shared.files import read_text
-
     try:
         results = json.loads(read_text(path))
     except json.JSONDecodeError as err:

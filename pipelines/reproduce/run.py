@@ -44,7 +44,12 @@ from bias_hub.pipelines.common.run_folder import (
     why_rerun,
 )
 from bias_hub.pipelines.reproduce.build_steps import build_lines, run_build
-from bias_hub.pipelines.reproduce.inputs import check_inputs, missing_text, stand_in_text
+from bias_hub.pipelines.reproduce.inputs import (
+    check_inputs,
+    missing_text,
+    stand_in_text,
+    step_models,
+)
 from bias_hub.pipelines.reproduce.study import PlannedStep, Study, StudyError, plan
 
 __all__ = [
@@ -63,10 +68,6 @@ LEDGER = "steps.json"
 
 def _command_text(step: PlannedStep) -> str:
     return "bias-hub " + shlex.join(step.argv)
-
-
-def _built_by(steps: list[PlannedStep]) -> set[str]:
-    return {step.argv[1] for step in steps if step.argv[:1] == ["build"] and len(step.argv) > 1}
 
 
 def dry_run_text(study: Study, steps: list[PlannedStep], checks: list, variant: str | None) -> str:
@@ -117,13 +118,6 @@ def _check_out(out: Path) -> None:
         )
 
 
-def _models_used(steps: list[PlannedStep]) -> list[str]:
-    """The models the steps load (``--model`` / ``--lm`` values), in order of first use."""
-    from bias_hub.pipelines.reproduce.inputs import step_models
-
-    return list(dict.fromkeys(m for step in steps for m in step_models(step)))
-
-
 _LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)(\))")
 
 
@@ -172,8 +166,6 @@ def _why_rerun(step: PlannedStep, owner: dict, earlier: Any) -> str | None:
 
 def _refuse_unused_models(study: Study, steps: list[PlannedStep], models: list[str] | None) -> None:
     """A model given with --models that no step loads would be dropped without a word."""
-    from bias_hub.pipelines.reproduce.inputs import step_models
-
     used = {word for step in steps for word in [*step.argv, *step_models(step)]}
     unused = [model for model in models or [] if model not in used]
     if unused:
@@ -258,7 +250,7 @@ def reproduce(
         out,
         given=dict(inputs or {}),
         datasets_root=datasets_root,
-        built_by_steps=_built_by(steps),
+        built_by_steps={s.argv[1] for s in steps if s.argv[:1] == ["build"] and len(s.argv) > 1},
         variant=variant,
     )
     if dry_run:
@@ -312,7 +304,7 @@ def reproduce(
         "paper": study.paper,
         "variant": variant,
         "variant_description": study.variants[variant]["description"] if variant else None,
-        "models": _models_used(steps),
+        "models": list(dict.fromkeys(m for step in steps for m in step_models(step))),
         "paper_models": study.models,
         "overrides": dict(overrides or {}),
         "allow_stand_ins": allow_stand_ins,

@@ -1,6 +1,6 @@
 """A study step's arguments made into a ``bias-hub`` command line, checked before any step runs.
 
-``step_argv`` turns a step's arguments into argv by each flag's own kind (a switch takes
+``flag_argv`` turns each step argument into argv by its flag's own kind (a switch takes
 ``true``/``false``, ``null`` leaves a flag out, no value may look like a flag), and
 ``Commands.parse_error`` runs the step's own parser over it, so a wrong value is refused in the
 plan, not when the step starts. ``check_contained`` keeps a study inside its run
@@ -34,7 +34,6 @@ __all__ = [
     "check_contained",
     "flag_argv",
     "shown",
-    "step_argv",
 ]
 
 # Commands a study step may run besides the parts' own (see ``check_allowed``).
@@ -194,14 +193,6 @@ def flag_argv(command: str, key: str, value: Any, commands: Commands | None) -> 
         return [_text("positional", v) for v in (value if isinstance(value, list) else [value])]
     action = commands.action(command, key) if commands is not None else None
     return _flag_argv(key, value, action)
-
-
-def step_argv(command: str, args: Mapping[str, Any], commands: Commands | None) -> list[str]:
-    """``bias-hub`` argv (without the program name) for ``command`` with ``args``."""
-    argv = command.split()
-    for key, value in args.items():
-        argv += flag_argv(command, key, value, commands)
-    return argv
 
 
 # Step arguments that name where a step writes.

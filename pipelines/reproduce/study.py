@@ -63,10 +63,6 @@ class Study:
     variants: dict[str, dict]
     presets: dict = field(default_factory=dict)
 
-    @property
-    def model_ids(self) -> list[str]:
-        return [m["id"] for m in self.models]
-
     def inputs_of(self, variant: str | None) -> list[dict]:
         """The inputs a run needs: a variant that declares ``inputs`` (each an input of the study
         by name, or an input of its own) replaces the study's."""
@@ -159,12 +155,7 @@ def _read(path: Path) -> Study:
         raise StudyError(f"{where}: step ids must be unique, got {ids}")
     tables = data.get("tables") or []
     for i, table in enumerate(tables):
-        if (
-            not isinstance(table, dict)
-            or not table.get("id")
-            or not table.get("step")
-            or not table.get("layout")
-        ):
+        if not isinstance(table, dict) or not all(map(table.get, ("id", "step", "layout"))):
             raise StudyError(f"{where}: tables[{i}] needs 'id', 'step' and 'layout'")
     variants = data.get("variants") or {}
     if not isinstance(variants, dict):
@@ -178,12 +169,9 @@ def _read(path: Path) -> Study:
             _check_step(s, f"{where}: variants.{vname}.steps[{i}]")
         if "inputs" in variant:
             names = {item["name"] for item in inputs}
-            own = [item for item in variant["inputs"] or [] if not isinstance(item, str)]
-            unknown = [
-                item
-                for item in variant["inputs"] or []
-                if isinstance(item, str) and item not in names
-            ]
+            given = variant["inputs"] or []
+            own = [item for item in given if not isinstance(item, str)]
+            unknown = [item for item in given if isinstance(item, str) and item not in names]
             if unknown:
                 raise StudyError(
                     f"{where}: variants.{vname}.inputs names {unknown}, not inputs of the study"
@@ -323,7 +311,7 @@ def plan(
     if accepts is None and commands is not None:
         accepts = commands.dests
     steps = list(study.steps)
-    chosen_models = study.model_ids
+    chosen_models = [m["id"] for m in study.models]
     variant_changes: dict[str, Any] = {}
     if variant is not None:
         if variant not in study.variants:
