@@ -123,6 +123,9 @@ class DirectCompute:
     """
 
     scores_class: type[Scores] = Scores
+    # The module's _DESCRIPTION, _KWARGS_DESCRIPTION and _CITATION, and its papers' addresses.
+    card: tuple[str, str, str] = ("", "", "")
+    papers: tuple[str, ...] = ()
 
     @property
     def scores(self) -> Scores:
@@ -132,8 +135,22 @@ class DirectCompute:
             made = self.__dict__["_scores"] = self.scores_class(self.config_name)
         return made
 
-    def _features(self):
-        return features(self.scores.columns())
+    def _info(self):
+        """evaluate's MetricInfo (MeasurementInfo for a measurement) of the card and this
+        config's input features."""
+        import evaluate
+
+        description, inputs_description, citation = self.card
+        info = evaluate.MeasurementInfo
+        if not isinstance(self, evaluate.Measurement):
+            info = evaluate.MetricInfo
+        return info(
+            description=description,
+            citation=citation,
+            inputs_description=inputs_description,
+            features=features(self.scores.columns()),
+            reference_urls=list(self.papers),
+        )
 
     def _check_rows(self, columns: dict) -> None:
         self.scores.check_rows(columns)
