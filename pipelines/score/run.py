@@ -530,11 +530,8 @@ def run(
                     path.metric,
                 )
             result = _per_test(metric, rows_in, rows, path, columns, source, options)
-            joined, reading, coverage = (
-                {"tests": len(rows), "word_vectors": len(rows_in)},
-                {},
-                None,
-            )
+            joined = {"tests": len(rows), "word_vectors": len(rows_in)}
+            reading, coverage = {}, None
             read_rows: list[dict] = []
         else:
             id_column = _id_column(path, settings, set(rows[0]), where)
