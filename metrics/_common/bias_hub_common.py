@@ -135,6 +135,9 @@ class DirectCompute:
             made = self.__dict__["_scores"] = self.scores_class(self.config_name)
         return made
 
+    def _features(self):
+        return features(self.scores.columns())
+
     def _info(self):
         """evaluate's MetricInfo (MeasurementInfo for a measurement) of the card and this
         config's input features."""
@@ -148,7 +151,7 @@ class DirectCompute:
             description=description,
             citation=citation,
             inputs_description=inputs_description,
-            features=features(self.scores.columns()),
+            features=self._features(),
             reference_urls=list(self.papers),
         )
 
