@@ -54,8 +54,9 @@ class Scores:
         """Refuse, by argument and row, a value the computation cannot take."""
 
     def compute_function(self) -> Callable[..., dict]:
-        """The compute method of this config (a module with several overrides this)."""
-        return self._compute
+        """The compute method of this config: ``_compute_<config>`` in a module with several
+        (``_compute_default`` for "default"), else ``_compute``."""
+        return getattr(self, f"_compute_{self.config}", self._compute)
 
     def _compute(self, **kwargs) -> dict:
         """The computation of a module with one config."""
