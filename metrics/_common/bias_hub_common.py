@@ -46,10 +46,6 @@ class Scores:
         ``[type]`` for a list per row; a list of such dicts where several formats fit."""
         raise NotImplementedError
 
-    def column_names(self) -> list[str]:
-        specs = self.columns()
-        return list(dict.fromkeys(n for spec in _alternatives(specs) for n in spec))
-
     def check_rows(self, columns: dict) -> None:
         """Refuse, by argument and row, a value the computation cannot take."""
 
@@ -67,7 +63,8 @@ class Scores:
         parameters = inspect.signature(self.compute_function()).parameters.values()
         named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
         required = [p.name for p in named if p.default is p.empty]
-        return set(self.column_names()) | {p.name for p in named}, required
+        columns = {name for spec in _alternatives(self.columns()) for name in spec}
+        return columns | {p.name for p in named}, required
 
     def refuse_unknown(self, given: dict) -> None:
         accepted, _ = self.arguments()
