@@ -212,11 +212,6 @@ def refuse_rows(bad, argument: str, values, expected: str) -> None:
         raise ValueError(f"{argument}[{row}] is {value!r}; expected {expected}")
 
 
-def whole_number(value) -> bool:
-    """An int (Python's or numpy's), never a bool."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
 def normalise_name(text: str) -> str:
     """The one spelling of a name: Unicode NFKC, no surrounding or repeated whitespace."""
     return " ".join(unicodedata.normalize("NFKC", text).split())

@@ -15,12 +15,12 @@ from .bias_hub_common import (
     lookup_sets,
     named_sets,
     vector_table,
-    whole_number,
 )
 from .bias_hub_intervals import (
     bootstrap_intervals,
     leave_one_out,
     uncertainty_options,
+    whole_number,
 )
 
 _ALTERNATIVES = ("greater", "less", "two-sided")
