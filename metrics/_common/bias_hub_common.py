@@ -46,16 +46,13 @@ class Scores:
         ``[type]`` for a list per row; a list of such dicts where several formats fit."""
         raise NotImplementedError
 
-    def column_names(self) -> list[str]:
-        specs = self.columns()
-        return list(dict.fromkeys(n for spec in _alternatives(specs) for n in spec))
-
     def check_rows(self, columns: dict) -> None:
         """Refuse, by argument and row, a value the computation cannot take."""
 
     def compute_function(self) -> Callable[..., dict]:
-        """The compute method of this config (a module with several overrides this)."""
-        return self._compute
+        """The compute method of this config: ``_compute_<config>`` in a module with several
+        (``_compute_default`` for "default"), else ``_compute``."""
+        return getattr(self, f"_compute_{self.config}", self._compute)
 
     def _compute(self, **kwargs) -> dict:
         """The computation of a module with one config."""
@@ -66,7 +63,8 @@ class Scores:
         parameters = inspect.signature(self.compute_function()).parameters.values()
         named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
         required = [p.name for p in named if p.default is p.empty]
-        return set(self.column_names()) | {p.name for p in named}, required
+        columns = {name for spec in _alternatives(self.columns()) for name in spec}
+        return columns | {p.name for p in named}, required
 
     def refuse_unknown(self, given: dict) -> None:
         accepted, _ = self.arguments()
@@ -123,6 +121,9 @@ class DirectCompute:
     """
 
     scores_class: type[Scores] = Scores
+    # The module's _DESCRIPTION, _KWARGS_DESCRIPTION and _CITATION, and its papers' addresses.
+    card: tuple[str, str, str] = ("", "", "")
+    papers: tuple[str, ...] = ()
 
     @property
     def scores(self) -> Scores:
@@ -134,6 +135,23 @@ class DirectCompute:
 
     def _features(self):
         return features(self.scores.columns())
+
+    def _info(self):
+        """evaluate's MetricInfo (MeasurementInfo for a measurement) of the card and this
+        config's input features."""
+        import evaluate
+
+        description, inputs_description, citation = self.card
+        info = evaluate.MeasurementInfo
+        if not isinstance(self, evaluate.Measurement):
+            info = evaluate.MetricInfo
+        return info(
+            description=description,
+            citation=citation,
+            inputs_description=inputs_description,
+            features=self._features(),
+            reference_urls=list(self.papers),
+        )
 
     def _check_rows(self, columns: dict) -> None:
         self.scores.check_rows(columns)

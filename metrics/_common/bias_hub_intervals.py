@@ -19,6 +19,11 @@ import numpy as np
 from scipy import special
 
 
+def whole_number(value) -> bool:
+    """An int (Python's or numpy's), never a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def uncertainty_options(confidence_level, n_resamples, seed) -> dict | None:
     """The bootstrap settings, checked; None when no interval is asked for."""
     if confidence_level is None:
@@ -31,13 +36,9 @@ def uncertainty_options(confidence_level, n_resamples, seed) -> dict | None:
         raise ValueError(
             f"confidence_level must be a number between 0 and 1 (such as 0.95) or None, got {confidence_level!r}"
         )
-    if (
-        isinstance(n_resamples, bool)
-        or not isinstance(n_resamples, (int, np.integer))
-        or n_resamples < 100
-    ):
+    if not whole_number(n_resamples) or n_resamples < 100:
         raise ValueError(f"n_resamples must be an integer of at least 100, got {n_resamples!r}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+    if seed is not None and not whole_number(seed):
         raise ValueError(f"seed must be an integer or None, got {seed!r}")
     return {
         "confidence_level": float(confidence_level),

@@ -114,15 +114,5 @@ _CITATION = """\
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BbqBias(DirectCompute, evaluate.Metric):
     scores_class = BbqBiasScores
-
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=self._features(),
-            reference_urls=[
-                "https://aclanthology.org/2022.findings-acl.165/",
-                "https://arxiv.org/abs/2406.02050",
-            ],
-        )
+    card = (_DESCRIPTION, _KWARGS_DESCRIPTION, _CITATION)
+    papers = ("https://aclanthology.org/2022.findings-acl.165/", "https://arxiv.org/abs/2406.02050")

@@ -287,10 +287,7 @@ class BbqBiasScores(Scores):
             elif name == "categories":
                 as_names(column, name)
 
-    def compute_function(self):
-        return self._compute_paired if self.config == "paired" else self._compute_scores
-
-    def _compute_scores(
+    def _compute_default(
         self,
         predictions,
         references,

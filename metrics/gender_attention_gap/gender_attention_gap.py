@@ -97,12 +97,4 @@ _CITATION = """\
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class GenderAttentionGap(DirectCompute, evaluate.Measurement):
     scores_class = GenderAttentionGapScores
-
-    def _info(self) -> evaluate.MeasurementInfo:
-        return evaluate.MeasurementInfo(
-            module_type="measurement",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=self._features(),
-        )
+    card = (_DESCRIPTION, _KWARGS_DESCRIPTION, _CITATION)

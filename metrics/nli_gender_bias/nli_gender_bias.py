@@ -156,15 +156,8 @@ _CITATION = """\
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class NliGenderBias(DirectCompute, evaluate.Metric):
     scores_class = NliGenderBiasScores
-
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=self._features(),
-            reference_urls=[
-                "https://aclanthology.org/2024.lrec-main.566",
-                "https://github.com/panatchakorn-a/bias-eval-nli-considering-all-labels",
-            ],
-        )
+    card = (_DESCRIPTION, _KWARGS_DESCRIPTION, _CITATION)
+    papers = (
+        "https://aclanthology.org/2024.lrec-main.566",
+        "https://github.com/panatchakorn-a/bias-eval-nli-considering-all-labels",
+    )

@@ -188,10 +188,7 @@ class NliGenderBiasScores(Scores):
             elif name == "subsets":
                 _row_subsets(column)
 
-    def compute_function(self):
-        return self._compute_paired if self.config == "paired" else self._compute_scores
-
-    def _compute_scores(
+    def _compute_default(
         self,
         predictions,
         subsets,

@@ -133,15 +133,5 @@ _CITATION = """\
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Rnsb(DirectCompute, evaluate.Metric):
     scores_class = RnsbScores
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=self._features(),
-            reference_urls=[
-                "https://aclanthology.org/P19-1162/",
-                "https://aclanthology.org/2021.acl-long.150/",
-            ],
-        )
+    card = (_DESCRIPTION, _KWARGS_DESCRIPTION, _CITATION)
+    papers = ("https://aclanthology.org/P19-1162/", "https://aclanthology.org/2021.acl-long.150/")

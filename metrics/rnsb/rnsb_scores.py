@@ -22,13 +22,10 @@ from .bias_hub_intervals import (
     bootstrap_intervals,
     leave_one_out,
     uncertainty_options,
+    whole_number,
 )
 
 _ORIENTATIONS = ("target_sets", "attribute_sets")
-
-
-def _whole(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _check_options(
@@ -36,15 +33,15 @@ def _check_options(
 ) -> None:
     if train_on not in _ORIENTATIONS:
         raise ValueError(f"train_on must be one of {_ORIENTATIONS}, got {train_on!r}")
-    if not _whole(iterations) or iterations < 1:
+    if not whole_number(iterations) or iterations < 1:
         raise ValueError(f"iterations must be a positive int, got {iterations!r}")
-    if not _whole(seed):
+    if not whole_number(seed):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     if not classifier["C"] > 0:
         raise ValueError(f"C must be positive, got {classifier['C']!r}")
     if not classifier["tol"] > 0:
         raise ValueError(f"tol must be positive, got {classifier['tol']!r}")
-    if not _whole(classifier["max_iter"]) or classifier["max_iter"] < 1:
+    if not whole_number(classifier["max_iter"]) or classifier["max_iter"] < 1:
         raise ValueError(
             f"max_iter must be a positive int (an untrained classifier gives every word 0.5, "
             f"which would read as no bias), got {classifier['max_iter']!r}"

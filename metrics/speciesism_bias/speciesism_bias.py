@@ -160,12 +160,5 @@ _CITATION = """
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class SpeciesismBias(DirectCompute, evaluate.Metric):
     scores_class = SpeciesismBiasScores
-
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=self._features(),
-            reference_urls=["https://doi.org/10.1016/j.ipm.2022.103050"],
-        )
+    card = (_DESCRIPTION, _KWARGS_DESCRIPTION, _CITATION)
+    papers = ("https://doi.org/10.1016/j.ipm.2022.103050",)

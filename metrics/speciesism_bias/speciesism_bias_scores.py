@@ -246,9 +246,6 @@ class SpeciesismBiasScores(Scores):
             elif name in ("target_probabilities", "prior_probabilities"):
                 as_numbers(column, name)
 
-    def compute_function(self):
-        return getattr(self, f"_compute_{self.config}")
-
     def _compute_change_rate(
         self,
         probabilities,

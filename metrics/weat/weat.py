@@ -131,12 +131,5 @@ _CITATION = """\
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Weat(DirectCompute, evaluate.Metric):
     scores_class = WeatScores
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=self._features(),
-            reference_urls=["https://doi.org/10.1126/science.aal4230"],
-        )
+    card = (_DESCRIPTION, _KWARGS_DESCRIPTION, _CITATION)
+    papers = ("https://doi.org/10.1126/science.aal4230",)

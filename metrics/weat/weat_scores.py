@@ -20,6 +20,7 @@ from .bias_hub_intervals import (
     bootstrap_intervals,
     leave_one_out,
     uncertainty_options,
+    whole_number,
 )
 
 _ALTERNATIVES = ("greater", "less", "two-sided")
@@ -35,10 +36,6 @@ _TIES = ("exclude", "include")
 _UNDEFINED = "every target word has the same association s(w, A, B)"
 
 
-def _whole(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
 def _check_options(
     alternative, p_value_ties, permutations, exact_max_partitions, max_oov_share
 ) -> None:
@@ -46,9 +43,9 @@ def _check_options(
         raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
     if p_value_ties not in _TIES:
         raise ValueError(f"p_value_ties must be one of {_TIES}, got {p_value_ties!r}")
-    if not _whole(permutations) or permutations < 1:
+    if not whole_number(permutations) or permutations < 1:
         raise ValueError(f"permutations must be a positive int, got {permutations!r}")
-    if not _whole(exact_max_partitions) or exact_max_partitions < 0:
+    if not whole_number(exact_max_partitions) or exact_max_partitions < 0:
         raise ValueError(
             f"exact_max_partitions must be a whole number of at least 0 (0: always sample), "
             f"got {exact_max_partitions!r}"
@@ -67,7 +64,7 @@ def _check_targets(target_rows: dict, target_oov: dict, allow_unequal: bool, std
             "Balance the sets or pass allow_unequal_targets=True."
         )
     n = len(x_rows) + len(y_rows)
-    if not _whole(std_ddof) or not 0 <= std_ddof <= n - 1:
+    if not whole_number(std_ddof) or not 0 <= std_ddof <= n - 1:
         raise ValueError(
             f"std_ddof must be a whole number from 0 to {n - 1} (the {n} target words used minus 1), "
             f"so that the standard deviation of their associations is defined; got {std_ddof!r}"

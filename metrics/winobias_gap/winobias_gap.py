@@ -93,15 +93,5 @@ _CITATION = """\
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class WinobiasGap(DirectCompute, evaluate.Metric):
     scores_class = WinobiasGapScores
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=self._features(),
-            reference_urls=[
-                "https://aclanthology.org/N18-2003/",
-                "https://aclanthology.org/2021.acl-long.150/",
-            ],
-        )
+    card = (_DESCRIPTION, _KWARGS_DESCRIPTION, _CITATION)
+    papers = ("https://aclanthology.org/N18-2003/", "https://aclanthology.org/2021.acl-long.150/")

@@ -23,6 +23,7 @@ from bias_hub.pipelines.export.lm_eval import (
     dataset_folders,
     jbbq_questions,
     jbbq_record,
+    questions_record,
     resolve,
 )
 from bias_hub.pipelines.export.settings import Settings
@@ -101,13 +102,7 @@ def _bbq(folder: Path, split: str, limit: int | None) -> tuple[dict, list[dict],
         "question": _pieces(BBQ_QUESTION, {}),
         "generate": {"max_tokens": 32, "temperature": 0.0},
     }
-    record = {
-        "dataset": str(folder),
-        "split": split,
-        "questions": len(rows),
-        "categories": sorted({row["category"] for row in rows}),
-        "answer_reader": BBQ_READER,
-    }
+    record = {**questions_record(folder, split, rows), "answer_reader": BBQ_READER}
     return variant, [data_row(row, BBQ_READER) for row in rows], record
 
 

@@ -313,16 +313,10 @@ def export(out_dir: str | Path, settings: Settings) -> dict:
         if bbq_folder is not None:
             rows = bbq_rows(bbq_folder, task.split, settings.limit)
             out.write_jsonl("data/bbq.jsonl", [data_row(row, None) for row in rows])
-            bbq_categories = sorted({row["category"] for row in rows})
-            config = _bbq_task("bbq", bbq_categories)
+            record["bbq"] = questions_record(bbq_folder, task.split, rows)
+            config = _bbq_task("bbq", record["bbq"]["categories"])
             out.write_text(f"bbq/{config['task']}.yaml", _yaml(config))
             tasks.append(config["task"])
-            record["bbq"] = {
-                "dataset": str(bbq_folder),
-                "split": task.split,
-                "questions": len(rows),
-                "categories": bbq_categories,
-            }
         _write_utils(out)
         record["tasks"] = tasks
         out.write_json("tasks.json", record)
@@ -382,15 +376,23 @@ def dataset_folders(settings: Settings) -> tuple[Path, Path | None]:
         return jbbq_folder, None
 
 
+def questions_record(folder: Path, split: str, rows: list[dict]) -> dict:
+    """tasks.json's account of where a benchmark's questions come from: the dataset folder, the
+    split, how many questions and their categories."""
+    return {
+        "dataset": str(folder),
+        "split": split,
+        "questions": len(rows),
+        "categories": sorted({row["category"] for row in rows}),
+    }
+
+
 def jbbq_record(
     folder: Path, settings: Settings, task: Resolved, questions, specs, few_shot
 ) -> dict:
     """tasks.json's account of the JBBQ tasks: where the questions come from and how they are asked and read."""
     return {
-        "dataset": str(folder),
-        "split": task.split,
-        "questions": len(questions),
-        "categories": sorted({row["category"] for row in questions}),
+        **questions_record(folder, task.split, questions),
         "prompts": {s.name: s.version for s in specs},
         "layout": specs[0].layout if specs else task.layout,
         "answer_reader": task.reader,

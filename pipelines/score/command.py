@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 from bias_hub.pipelines.common.arguments import (
@@ -11,6 +10,7 @@ from bias_hub.pipelines.common.arguments import (
     add_interval_flags,
     add_root_flags,
     settings_defaults,
+    settings_from_args,
 )
 from bias_hub.pipelines.common.score_path import score_paths
 from bias_hub.pipelines.score.settings import Settings
@@ -107,7 +107,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from bias_hub.pipelines.score.run import run
 
-    # Every field is a flag's dest (their defaults are the fields', settings_defaults).
-    settings = Settings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)})
-    run(args.predictions, args.dataset, Path(args.out), settings)
+    run(args.predictions, args.dataset, Path(args.out), settings_from_args(Settings, args))
     return 0

@@ -5,12 +5,11 @@ the kind the metric scores, and that the rows a prediction joins hold the texts 
 from __future__ import annotations
 
 import json
-import re
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
 from bias_hub.builders.shared.files import followed, read_text
+from bias_hub.metrics._common.bias_hub_common import normalise_name
 from bias_hub.pipelines.common.score_path import ScorePath
 
 __all__ = [
@@ -95,10 +94,6 @@ _TEXTS = (
 )
 
 
-def _normal(text: str) -> str:
-    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip().casefold()
-
-
 def refuse_a_join_of_other_texts(
     pairs: Sequence[tuple[dict, dict]], source: str, where: str
 ) -> None:
@@ -113,7 +108,7 @@ def refuse_a_join_of_other_texts(
             if (
                 isinstance(ours, str)
                 and isinstance(theirs, str)
-                and _normal(ours) != _normal(theirs)
+                and normalise_name(ours).casefold() != normalise_name(theirs).casefold()
             ):
                 differing.append((number, name, ours, theirs))
                 break

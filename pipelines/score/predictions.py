@@ -50,16 +50,12 @@ def read_predictions(path: str | Path) -> tuple[list[dict], str]:
             ) from None
     elif kind == "csv":
         with _opened(path, "--predictions", newline="") as handle:
-            rows = _csv_rows(handle, f"--predictions {path}")
+            rows = [row for _, row in csv_records(handle, f"--predictions {path}")[1]]
     else:
         rows = _json_lines(path, "--predictions")
     if not rows:
         raise ValueError(f"--predictions {path}: holds no rows")
     return rows, kind
-
-
-def _csv_rows(handle: io.StringIO, where: str) -> list[dict]:
-    return [row for _, row in csv_records(handle, where)[1]]
 
 
 def _opened(path: Path, flag: str, newline: str | None = None) -> io.StringIO:

@@ -72,48 +72,35 @@ def _reader(settings: Settings, rows: list[dict], source: str) -> tuple[str, str
     return DEFAULT_SCORE_READER, "the default for answer texts (BBQ's analysis script)"
 
 
-def _source(predictions: str | Path | None, settings: Settings) -> tuple[list[dict], dict]:
-    given = [
-        flag
-        for flag, value in (
-            ("--predictions", predictions),
-            ("--from-lm-eval", settings.from_lm_eval),
-            ("--from-inspect", settings.from_inspect),
-        )
-        if value
-    ]
+def _source(inputs: dict) -> tuple[str, list[dict], dict]:
+    """The one predictions flag given with its file (``--predictions FILE``), the file's rows
+    and its record."""
+    given = {flag: value for flag, value in inputs.items() if value}
     if len(given) != 1:
         raise ValueError(
             "give one of --predictions FILE, --from-lm-eval SAMPLES.jsonl or --from-inspect LOG "
             "(exactly one)"
         )
-    if settings.from_inspect:
-        rows = read_inspect_log(settings.from_inspect)
-        return rows, {
-            "file": str(settings.from_inspect),
-            "format": "Inspect eval log",
-            "rows": len(rows),
-        }
-    if settings.from_lm_eval:
-        rows = read_lm_eval_samples(settings.from_lm_eval)
+    ((flag, path),) = given.items()
+    extra = {}
+    if flag == "--from-inspect":
+        rows, kind = read_inspect_log(path), "Inspect eval log"
+    elif flag == "--from-lm-eval":
+        rows, kind = read_lm_eval_samples(path), "lm-eval samples"
         tied = [number for number, row in enumerate(rows, start=1) if row.get("tied_choices")]
         if tied:
             log.warning(
                 "--from-lm-eval %s: %d samples give two or more choices the same highest "
                 "log-likelihood (samples %s): no choice is preferred, so each counts as -1 "
                 "(lm-eval's acc takes the first of them)",
-                settings.from_lm_eval,
+                path,
                 len(tied),
                 ", ".join(map(str, tied[:_SHOWN])) + (", ..." if len(tied) > _SHOWN else ""),
             )
-        return rows, {
-            "file": str(settings.from_lm_eval),
-            "format": "lm-eval samples",
-            "rows": len(rows),
-            "tied_log_likelihoods": len(tied),
-        }
-    rows, kind = read_predictions(predictions)
-    return rows, {"file": str(predictions), "format": kind, "rows": len(rows)}
+        extra = {"tied_log_likelihoods": len(tied)}
+    else:
+        rows, kind = read_predictions(path)
+    return f"{flag} {path}", rows, {"file": str(path), "format": kind, "rows": len(rows), **extra}
 
 
 def _docs_suffice(rows: list[dict], path: ScorePath) -> bool:
@@ -492,24 +479,15 @@ def run(
     if settings.revision and not settings.model:  # before any file is read
         raise ValueError("--revision: give the model it is a revision of with --model")
     refuse_another_command_s_run(Path(out_dir))
-    refuse_inputs_inside_out(
-        Path(out_dir),
-        {
-            "--predictions": predictions,
-            "--from-lm-eval": settings.from_lm_eval,
-            "--from-inspect": settings.from_inspect,
-        },
-    )
+    inputs = {
+        "--predictions": predictions,
+        "--from-lm-eval": settings.from_lm_eval,
+        "--from-inspect": settings.from_inspect,
+    }
+    refuse_inputs_inside_out(Path(out_dir), inputs)
     folder = RunFolder(out_dir)
     with folder:
-        rows_in, source_record = _source(predictions, settings)
-        source = (
-            f"--from-lm-eval {settings.from_lm_eval}"
-            if settings.from_lm_eval
-            else f"--from-inspect {settings.from_inspect}"
-            if settings.from_inspect
-            else f"--predictions {predictions}"
-        )
+        source, rows_in, source_record = _source(inputs)
         reader, reader_reason = _reader(settings, rows_in, source)
         logged = settings.from_lm_eval or settings.from_inspect
         if settings.from_lm_eval:
@@ -552,11 +530,8 @@ def run(
                     path.metric,
                 )
             result = _per_test(metric, rows_in, rows, path, columns, source, options)
-            joined, reading, coverage = (
-                {"tests": len(rows), "word_vectors": len(rows_in)},
-                {},
-                None,
-            )
+            joined = {"tests": len(rows), "word_vectors": len(rows_in)}
+            reading, coverage = {}, None
             read_rows: list[dict] = []
         else:
             id_column = _id_column(path, settings, set(rows[0]), where)

@@ -493,8 +493,8 @@ def test_every_metric_module_has_a_score_path() -> None:
         method = "_compute"
         if path.config_name:
             method = f"_compute_{path.config_name}"
-        elif hasattr(metric_class, "_compute_scores"):
-            method = "_compute_scores"
+        elif hasattr(metric_class, "_compute_default"):
+            method = "_compute_default"
         accepted = set(inspect.signature(getattr(metric_class, method)).parameters)
         named = set(path.predictions) | set(path.dataset_columns) | set(path.fixed)
         if path.per_test:
