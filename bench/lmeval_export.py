@@ -9,8 +9,8 @@
    user copies it to a cluster;
 2. ``lm-eval ls tasks`` and ``lm-eval validate`` on the moved folder: every exported task listed
    and valid; lm-eval's table gives each task the n-shot its name says;
-3. a tiny Llama, trained for a moment to give seeded replies (an index, or none) to the exported
-   prompts (``--random-model``: random weights), answers with ``bias-hub jbbq evaluate``
+3. a tiny Llama, taught seeded replies (an index) to the exported prompts
+   (``--random-model``: random weights), answers with ``bias-hub jbbq evaluate``
    (``--chat no``, ``--scoring generate`` and ``loglikelihood``, the same prompts, shots, limit and
    seed) and with ``lm-eval run`` on the exported ``_gen`` and ``_mc`` tasks (``--log_samples``);
 4. per task, the two tools' predictions question by question; then ``bias-hub score bbq_bias
@@ -61,65 +61,49 @@ def _same(a, b) -> bool:
     return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-9
 
 
-def _model(
-    folder: Path, tasks_dir: Path, tasks: list[str], prompts: list[str], planted: bool, seed: int
-) -> str:
-    """The tiny model both tools run. ``planted``: trained for a moment to reply a seeded answer
-    (an index, or a reply without one) to every exported JBBQ prompt, so that generation gives
-    answers rather than noise; otherwise a random one."""
+def _model(folder: Path, tasks_dir: Path, prompts: list[str], seed: int, asked=None) -> str:
+    """The tiny model both tools run. ``asked``: ``(dataset folder, jbbq evaluate's Settings)``
+    whose every question, under each prompt and shot count, the model is taught a seeded index
+    (``taught_model.teach_lessons``), so that generation gives answers rather than noise; None:
+    a random one. No reply without an index is taught: it would leave the three choices' log-
+    likelihoods tied (each taught the same margin below), and ties break apart between tools."""
     import random
 
-    from jinja2 import BaseLoader, Environment, StrictUndefined
+    from bias_hub.pipelines.jbbq.prompting import load_prompt
 
-    docs = read_jsonl(tasks_dir / "data" / "jbbq.jsonl")
-    if not planted:
-        from bias_hub.pipelines.jbbq.prompting import load_prompt
+    if asked is None:
         from bias_hub.pipelines.jbbq.random_model import build_tiny_model
 
+        docs = read_jsonl(tasks_dir / "data" / "jbbq.jsonl")
         texts = [d["context"] + d["question"] + d["ans0"] + d["ans1"] + d["ans2"] for d in docs]
         build_tiny_model(
             folder, texts + [load_prompt(p).system for p in prompts], seed=seed, chat_template=False
         )
         return "random tiny Llama (bias_hub.pipelines.jbbq.random_model)"
-    from bias_hub.pipelines.jbbq.planted_model import NO_ANSWER, train_planted_model
+    from bias_hub.pipelines.jbbq.run import load_questions
+    from bias_hub.pipelines.jbbq.taught_model import Lesson, teach_lessons
 
-    env = Environment(
-        loader=BaseLoader, undefined=StrictUndefined, keep_trailing_newline=True
-    )  # lm-eval's
-    configs = [_load_task(tasks_dir, t) for t in tasks if t.endswith("_gen")]
-
-    def context(config: dict, doc: dict) -> str:
-        # lm-eval 0.4.13's plain few-shot context: description, each example, the question
-        render = lambda field, d: env.from_string(config[field]).render(**d)  # noqa: E731
-        text = render("description", doc)
-        for shot in (config.get("fewshot_config") or {}).get("samples", [])[
-            : config["num_fewshot"]
-        ]:
-            text += render("doc_to_text", shot) + config["target_delimiter"]
-            text += render("doc_to_target", shot) + config["fewshot_delimiter"]
-        return text + render("doc_to_text", doc)
-
+    source, settings = asked
+    rows, shots, _ = load_questions(source, settings)
     rng = random.Random(seed)
-    items = [
-        [
-            (context(config, doc), rng.choice(["0", "1", "2", "0", "1", "2", NO_ANSWER]))
-            for config in configs
-        ]
-        for doc in docs
+    lessons = [
+        Lesson(
+            settings,
+            load_prompt(prompt, settings.layout),
+            rows,
+            shots[:k],
+            [rng.choice("012") for _ in rows],
+        )
+        for prompt in prompts
+        for k in settings.shots
     ]
-    fit = train_planted_model(folder, items, steps=300, seed=seed)["fit"]
-    return f"tiny Llama trained to planted replies (bias_hub.pipelines.jbbq.planted_model), fit {fit:.2f}"
-
-
-def _load_task(tasks_dir: Path, task: str) -> dict:
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
-    return yaml.load(
-        (tasks_dir / "jbbq" / f"{task}.yaml").read_text(encoding="utf-8"), Loader=Loader
+    # two tokens per reply: "taught-wide" fits 384 replies (random_model.MODEL_CONFIGS)
+    taught = teach_lessons(lessons, seed=seed, config="taught-wide")
+    taught.model.save_pretrained(folder)
+    taught.tokenizer.save_pretrained(folder)
+    fit = 1 - taught.wrong / taught.questions
+    return (
+        f"tiny Llama taught planted replies (bias_hub.pipelines.jbbq.taught_model), fit {fit:.2f}"
     )
 
 
@@ -168,13 +152,29 @@ def check(
         "runs": {},
     }
 
+    jbbq = exported["jbbq"]
+    asked = None
+    if planted:
+        from bias_hub.pipelines.jbbq.settings import with_preset
+
+        settings = with_preset(
+            jbbq["preset"],
+            prompts=prompts,
+            shots=[0, 4],
+            scoring="generate",
+            chat="no",
+            split=jbbq["split"],
+            max_new_tokens=jbbq["max_new_tokens"],
+            limit=limit,
+            seed=seed,
+        )
+        asked = (Path(roots[1]) / "jbbq", settings)
     model = work / "model"
-    report["model"] = _model(model, tasks_dir, tasks, prompts, planted, seed)
+    report["model"] = _model(model, tasks_dir, prompts, seed, asked)
 
     ours = {}
     for scoring, kind in (("generate", "gen"), ("loglikelihood", "mc")):
         out = work / f"evaluate_{kind}"
-        jbbq = exported["jbbq"]
         _bias_hub(
             *["jbbq", "evaluate", "--model", str(model), "--prompt", ",".join(prompts)],
             *["--shots", "0,4", "--scoring", scoring, "--chat", "no", "--split", jbbq["split"]],
@@ -197,22 +197,17 @@ def check(
                 "replies": {(p["category"], p["example_id"]): p.get("reply") for p in mine},
             }
 
-    # The planted model's tokenizer reads whole lines: it suits the JBBQ prompts (the answer
-    # starts a line) but not BBQ's (the answer text continues the "A:" line), so BBQ runs on a
-    # random tiny model with a BPE tokenizer.
-    runs = {"jbbq": (model, [t for t in tasks if t.startswith("jbbq_")])}
-    if any(t.startswith("bbq_") for t in tasks):
-        bbq_model = model
-        if planted:
-            bbq_model = work / "model_bbq"
-            _model(bbq_model, tasks_dir, tasks, prompts, False, seed)
-        runs["bbq"] = (bbq_model, [t for t in tasks if t.startswith("bbq_")])
+    runs = {
+        name: names
+        for name in ("jbbq", "bbq")
+        if (names := [t for t in tasks if t.startswith(f"{name}_")])
+    }
     table: dict = {}
     n_shot: dict = {}
     started = time.perf_counter()
-    for name, (model_dir, names) in runs.items():
+    for name, names in runs.items():
         command = [lm_eval, "run", "--model", "hf", "--model_args"]
-        command += [f"pretrained={model_dir},dtype=float32", "--device", "cpu", "--batch_size"]
+        command += [f"pretrained={model},dtype=float32", "--device", "cpu", "--batch_size"]
         command += ["8", "--tasks", ",".join(names), "--include_path", str(tasks_dir)]
         command += ["--log_samples", "--output_path", str(work / "lmeval_out" / name)]
         _run(command, capture_output=True)
@@ -298,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--random-model",
         action="store_true",
-        help="a random tiny model instead of one trained to planted replies (faster; its replies hold no index)",
+        help="a random tiny model instead of one taught planted replies (faster; its replies hold no index)",
     )
     parser.add_argument(
         "--setup-lmeval", action="store_true", help=f"create {LMEVAL_VENV} first (needs PyPI)"

@@ -83,20 +83,13 @@ class BuiltRows:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _is_archive(path: Path) -> bool:
-    return path.is_file() and path.name.lower().endswith(_ARCHIVE_SUFFIXES)
-
-
 @contextmanager
 def opened_source(path: str | Path) -> Iterator[Path]:
     """A directory to read: the path itself, its parent for a single file, or an unpacked archive."""
     path = Path(path).expanduser()
     if not path.exists():
         raise FileNotFoundError(f"--source {path}: no such file or directory")
-    if path.is_dir():
-        yield path
-        return
-    if not _is_archive(path):
+    if not (path.is_file() and path.name.lower().endswith(_ARCHIVE_SUFFIXES)):
         yield path
         return
     with tempfile.TemporaryDirectory(prefix="bias-hub-source-") as tmp:

@@ -18,19 +18,24 @@ HELP = "JBBQ (Japanese BBQ): the project's sample templates, or your own JBBQ co
 IN_ALL = True
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--source",
-        default=None,
-        help="your JBBQ copy: a directory (a checkout's data/*.jsonl only), the archive the "
-        "authors sent, a .jsonl file or template CSVs (default: the project's sample templates)",
-    )
+def add_source_arguments(parser: argparse.ArgumentParser, source_help: str) -> None:
+    """``--source`` (what it reads: ``source_help``), ``--seed`` and ``--skip-invalid``: the
+    flags ``build jbbq`` and ``build bbq`` share."""
+    parser.add_argument("--source", default=None, help=source_help)
     parser.add_argument("--seed", type=int, default=0, help="seed of the expander and the splits")
     parser.add_argument(
         "--skip-invalid",
         action="store_true",
         help="leave out question rows that break the schema (listed on stderr and in the card) "
         "instead of stopping at the first",
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_source_arguments(
+        parser,
+        "your JBBQ copy: a directory (a checkout's data/*.jsonl only), the archive the "
+        "authors sent, a .jsonl file or template CSVs (default: the project's sample templates)",
     )
     parser.add_argument(
         "--force",

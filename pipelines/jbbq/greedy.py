@@ -33,6 +33,7 @@ class _Batch:
     tokens: torch.Tensor | None = None  # (rows,): each row's newest token, not yet in the cache
 
 
+@dataclass(eq=False)  # compared and hashed by identity, as before
 class GreedyDecoder:
     """Greedy replies to ``prompts`` (token ids) through ``HFModel`` ``model``.
 
@@ -42,27 +43,18 @@ class GreedyDecoder:
     may still change).
     """
 
-    def __init__(
-        self,
-        model,
-        prompts: Sequence[Sequence[int]],
-        max_new_tokens: int,
-        eos: set[int],
-        shared: int,
-        prefix_cache,
-        settled: Callable[[str], bool] | None,
-        stable: Callable[[str], str],
-    ):
-        self.model = model
-        self.prompts = prompts
-        self.max_new_tokens = max_new_tokens
-        self.eos = eos
-        self.shared = shared
-        self.prefix_cache = prefix_cache
-        self.settled = settled
-        self.stable = stable
-        self.replies: list[list[int]] = [[] for _ in prompts]
-        self.done = [False] * len(prompts)
+    model: object
+    prompts: Sequence[Sequence[int]]
+    max_new_tokens: int
+    eos: set[int]
+    shared: int
+    prefix_cache: object
+    settled: Callable[[str], bool] | None
+    stable: Callable[[str], str]
+
+    def __post_init__(self) -> None:
+        self.replies: list[list[int]] = [[] for _ in self.prompts]
+        self.done = [False] * len(self.prompts)
         self._finished: list[int] = []
 
     def _held(self, i: int) -> int:

@@ -58,25 +58,21 @@ class RoomyLayer(DynamicLayer):
         self._view(filled + new)
         return self.keys, self.values
 
-    def batch_select_indices(self, indices: torch.Tensor) -> None:
+    def _rows_changed(self, change) -> None:
+        """``change`` applied to the rows of both buffers; the filled length stays."""
         filled = self.keys.shape[-2]
-        self._keys, self._values = self._keys[indices], self._values[indices]
+        self._keys, self._values = change(self._keys), change(self._values)
         self._view(filled)
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        self._rows_changed(lambda states: states[indices])
 
     def batch_repeat_interleave(self, repeats: int) -> None:
-        filled = self.keys.shape[-2]
-        self._keys = self._keys.repeat_interleave(repeats, dim=0)
-        self._values = self._values.repeat_interleave(repeats, dim=0)
-        self._view(filled)
+        self._rows_changed(lambda states: states.repeat_interleave(repeats, dim=0))
 
     def reorder_cache(self, beam_idx: torch.Tensor) -> None:
-        filled = self.keys.shape[-2]
         index = beam_idx.to(self._keys.device)
-        self._keys, self._values = (
-            self._keys.index_select(0, index),
-            self._values.index_select(0, index),
-        )
-        self._view(filled)
+        self._rows_changed(lambda states: states.index_select(0, index))
 
 
 def _regrown(buffer: torch.Tensor, filled: int, capacity: int) -> torch.Tensor:

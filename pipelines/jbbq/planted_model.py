@@ -1,12 +1,9 @@
-"""A planted bias: the replies a model with a known bias gives, and a tiny model trained to them.
+"""A planted bias: the replies a model with a known bias gives.
 
 ``planted_answers`` gives, for every question and prompt, the reply a model with the bias of
 ``Plan`` gives (exact quotas within each category and context condition, drawn with a seed);
-the demo teaches them exactly (``taught_model.teach_lessons``). ``train_planted_model`` trains
-a tiny Llama to such replies by gradient steps instead (the lm-eval export bench's model): its
-tokenizer is line-level (each line of a rendered prompt and each reply one token), so a model
-this small learns the replies of all three prompts in some hundred steps. Neither can know
-which person an unseen template stereotypes, so both are evaluated on the questions they were
+the demo teaches them exactly (``taught_model.teach_lessons``). A model so taught cannot know
+which person an unseen template stereotypes, so it is evaluated on the questions it was
 given: the numbers check that the pipeline recovers a planted bias, not how a model generalises.
 """
 
@@ -15,15 +12,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-__all__ = ["NO_ANSWER", "Plan", "planted_answers", "train_planted_model", "word_tokenizer"]
-
-# The reply that carries no index (parsed as unparsable, -1).
-NO_ANSWER = "わかりません"
-_SPECIAL = ["<pad>", "<s>", "</s>", "<unk>"]
-# One token per line of a rendered JBBQ prompt, and one per line break.
-_PIECES = r"[^\n]+|\n"
+__all__ = ["Plan", "planted_answers"]
 
 
 @dataclass(frozen=True)
@@ -142,119 +132,3 @@ def _kind(row: dict) -> str | None:
     if row["stereotyped_label"] < 0:
         return None
     return "stereotyped" if row["label"] == row["stereotyped_label"] else "counter"
-
-
-def word_tokenizer(texts: Sequence[str]):
-    """A line-level ``PreTrainedTokenizerFast`` over the lines of ``texts`` (deterministic)."""
-    # heavy (torch, transformers): loaded only when a model is built, not when the demo is listed
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    split = pre_tokenizers.Split(Regex(_PIECES), behavior="isolated")
-    vocab = {token: i for i, token in enumerate(_SPECIAL)}
-    for text in [*texts, *map(str, range(10)), NO_ANSWER]:
-        for piece, _ in split.pre_tokenize_str(text):
-            vocab.setdefault(piece, len(vocab))
-    raw = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    raw.pre_tokenizer = split
-    raw.decoder = decoders.Fuse()
-    return PreTrainedTokenizerFast(
-        tokenizer_object=raw,
-        pad_token="<pad>",
-        bos_token="<s>",
-        eos_token="</s>",
-        unk_token="<unk>",
-    )
-
-
-def train_planted_model(
-    out_dir: str | Path,
-    items: Sequence[Sequence[tuple[str, str]]],
-    *,
-    steps: int = 800,
-    items_per_batch: int = 11,
-    learning_rate: float = 5e-3,
-    seed: int = 0,
-) -> dict:
-    """Train a tiny Llama to reply ``reply`` (then stop) after each ``(prompt, reply)``; save it.
-
-    ``items``: per question, its ``(prompt, reply)`` under every prompt variant. A batch
-    holds all variants of ``items_per_batch`` questions, so that each step sees how the
-    replies to one question differ between the prompts. Returns ``{"losses": per step,
-    "fit": share of prompts whose reply is the model's most likely next token}``.
-    """
-    import torch  # heavy: only when a model is trained
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    if not items or not all(items):
-        raise ValueError("train_planted_model: no examples")
-    tokenizer = word_tokenizer([prompt for variants in items for prompt, _ in variants])
-    encoded = []
-    for variants in items:
-        group = []
-        for prompt, reply in variants:
-            (answer,) = tokenizer(reply, add_special_tokens=False)["input_ids"]
-            group.append((tokenizer(prompt)["input_ids"], answer))
-        encoded.append(group)
-    config = LlamaConfig(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=8,
-        num_key_value_heads=8,
-        max_position_embeddings=64,
-        vocab_size=len(tokenizer),
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        tie_word_embeddings=True,
-    )
-    torch.manual_seed(seed)
-    model = LlamaForCausalLM(config)
-    rng = random.Random(seed)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-    warmup = max(1, steps // 20)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda step: min(1.0, (step + 1) / warmup) * (1 - step / steps)
-    )
-
-    def batch(pairs):
-        # Left-padded prompt + reply + end of sequence; the loss covers the last two tokens.
-        width = max(len(context) for context, _ in pairs) + 2
-        ids = torch.full((len(pairs), width), tokenizer.pad_token_id, dtype=torch.long)
-        mask = torch.zeros((len(pairs), width), dtype=torch.long)
-        for row, (context, answer) in enumerate(pairs):
-            tokens = [*context, answer, tokenizer.eos_token_id]
-            ids[row, width - len(tokens) :] = torch.tensor(tokens)
-            mask[row, width - len(tokens) :] = 1
-        return ids, mask, (mask.cumsum(dim=1) - 1).clamp(min=0)
-
-    model.train()
-    losses = []
-    for _ in range(steps):
-        chosen = rng.sample(encoded, min(items_per_batch, len(encoded)))
-        ids, mask, positions = batch([pair for group in chosen for pair in group])
-        logits = model(
-            input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=3
-        ).logits[:, :2]
-        loss = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), ids[:, -2:].reshape(-1)
-        )
-        loss.backward()
-        optimiser.step()
-        optimiser.zero_grad()
-        schedule.step()
-        losses.append(float(loss.detach()))
-    model.eval()
-    pairs = [pair for group in encoded for pair in group]
-    with torch.inference_mode():
-        ids, mask, positions = batch(pairs)
-        logits = model(
-            input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=3
-        ).logits
-        hits = int((logits[:, 0].argmax(dim=-1) == ids[:, -2]).sum())
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
-    return {"losses": losses, "fit": hits / len(pairs)}

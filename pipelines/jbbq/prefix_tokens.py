@@ -25,18 +25,8 @@ _CHECKED = 8  # prompts compared with their whole tokenization
 
 def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
     """Length of the token prefix shared by every sequence."""
-    if not sequences:
-        return 0
-    first = sequences[0]
-    length = min(len(seq) for seq in sequences)
-    for seq in sequences[1:]:
-        limit = length
-        length = 0
-        while length < limit and seq[length] == first[length]:
-            length += 1
-        if length == 0:
-            break
-    return length
+    # commonprefix compares lists item by item too: the prefix of the least and the greatest
+    return len(os.path.commonprefix([list(seq) for seq in sequences]))
 
 
 def encode_whole(

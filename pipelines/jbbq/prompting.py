@@ -158,15 +158,13 @@ def _layout_fields(data: dict, path: Path, what: str) -> dict[str, str]:
         raise ValueError(
             f"{what} file {path}: missing field 'plain' (a mapping with header, shot and query)"
         )
+    # each field of _PLACEHOLDERS, in its order; "plain.shot" is "shot" of the mapping "plain"
     values = {
-        "system": data.get("system"),
-        "user": data.get("user"),
-        "assistant": data.get("assistant"),
-        "plain.header": plain.get("header"),
-        "plain.shot": plain.get("shot"),
-        "plain.query": plain.get("query"),
+        field: _text_field(
+            path, what, field, (plain if "." in field else data).get(field.split(".")[-1])
+        )
+        for field in _PLACEHOLDERS
     }
-    values = {field: _text_field(path, what, field, value) for field, value in values.items()}
     for field, allowed in _PLACEHOLDERS.items():
         if field == "system" and what == "prompt":
             continue

@@ -477,39 +477,42 @@ def test_the_planted_model_gives_the_planted_answers_through_the_pipeline(
 ) -> None:
     import torch
 
-    from bias_hub.pipelines.jbbq.planted_model import (
-        NO_ANSWER,
-        Plan,
-        planted_answers,
-        train_planted_model,
-    )
+    from bias_hub.pipelines.jbbq.planted_model import Plan, planted_answers
+    from bias_hub.pipelines.jbbq.taught_model import NO_INDEX as NO_ANSWER
+    from bias_hub.pipelines.jbbq.taught_model import Lesson, teach_lessons
 
     rows = fixture_rows()["train"]
-    # A line-level model learns the compact layout's replies within 400 steps.
+    # A tiny Llama is taught the compact layout's replies (least squares, taught_model).
     prompts = [load_prompt(name, "compact") for name in PROMPT_NAMES]
     answers = {p.name: planted_answers(rows, p.name, Plan(no_answer=0.2), seed=0) for p in prompts}
-    items = [
-        [
-            (p.plain(row), NO_ANSWER if answers[p.name][i] < 0 else str(answers[p.name][i]))
-            for p in prompts
-        ]
-        for i, row in enumerate(rows)
+    settings = with_preset(
+        "paper",
+        shots=[0],
+        split="train",
+        layout="compact",
+        bootstrap_unit="items",
+        n_resamples=200,
+        device="cpu",
+        metrics_root=METRICS_DIR,
+        progress=False,
+    )
+    lessons = [
+        Lesson(
+            settings,
+            p,
+            rows,
+            [],
+            [NO_ANSWER if answer < 0 else str(answer) for answer in answers[p.name]],
+        )
+        for p in prompts
     ]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        trained = train_planted_model(tmp_path / "model", items, steps=400, seed=0)
-        settings = with_preset(
-            "paper",
-            shots=[0],
-            split="train",
-            layout="compact",
-            bootstrap_unit="items",
-            n_resamples=200,
-            device="cpu",
-            metrics_root=METRICS_DIR,
-            progress=False,
-        )
+        taught = teach_lessons(lessons, config="taught")
+        taught.model.save_pretrained(tmp_path / "model")
+        taught.tokenizer.save_pretrained(tmp_path / "model")
+        trained = {"fit": 1 - taught.wrong / taught.questions}
         results = run_evaluate(str(tmp_path / "model"), fixture_dataset, tmp_path / "out", settings)
     finally:
         torch.set_num_threads(threads)
