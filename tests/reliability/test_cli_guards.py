@@ -128,7 +128,9 @@ def test_ctrl_c_in_the_first_seconds_of_a_real_run_is_one_line(
     # run by exec() (dataclasses, namedtuple); a shell reads it as 130, like exit(130).
     assert process.returncode in (130, -signal.SIGINT, 2), err
     if process.returncode != 2:
-        assert lines == [INTERRUPTED]
+        # The interrupt, or the missing model's error with the interrupt landing as the process
+        # exits (a fast machine reaches the model check within 1.5 s).
+        assert lines == [INTERRUPTED] or lines[0].startswith("bias-hub: error: --model "), err
 
 
 def test_a_user_error_is_one_line_and_any_other_runtime_error_keeps_its_traceback(
