@@ -133,9 +133,6 @@ class DirectCompute:
             made = self.__dict__["_scores"] = self.scores_class(self.config_name)
         return made
 
-    def _features(self):
-        return features(self.scores.columns())
-
     def _info(self):
         """evaluate's MetricInfo (MeasurementInfo for a measurement) of the card and this
         config's input features."""
@@ -149,7 +146,7 @@ class DirectCompute:
             description=description,
             citation=citation,
             inputs_description=inputs_description,
-            features=self._features(),
+            features=features(self.scores.columns()),
             reference_urls=list(self.papers),
         )
 
