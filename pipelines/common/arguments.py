@@ -43,14 +43,10 @@ COMMON_FLAGS = tuple(
 )
 
 
-# The spellings of --confidence-level that switch intervals (and paired tests) off.
-INTERVALS_OFF = frozenset({"none", "off", "0"})
-
-
 def confidence_level(text: str) -> float | None:
     """argparse type of ``--confidence-level``: a number in (0, 1), or ``none`` (also ``off`` and
     ``0``: intervals off; the command warns that it read a 0 so)."""
-    if text.strip().lower() in INTERVALS_OFF:
+    if text.strip().lower() in ("none", "off", "0"):
         return None
     try:
         value = float(text)
