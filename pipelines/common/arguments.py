@@ -24,6 +24,7 @@ from bias_hub.pipelines.common.settings import RunSettings
 __all__ = [
     "COMMON_FLAGS",
     "add_answer_reader_flag",
+    "add_flags",
     "add_interval_flags",
     "add_pipeline_flags",
     "add_root_flags",
@@ -42,14 +43,10 @@ COMMON_FLAGS = tuple(
 )
 
 
-# The spellings of --confidence-level that switch intervals (and paired tests) off.
-INTERVALS_OFF = frozenset({"none", "off", "0"})
-
-
 def confidence_level(text: str) -> float | None:
     """argparse type of ``--confidence-level``: a number in (0, 1), or ``none`` (also ``off`` and
     ``0``: intervals off; the command warns that it read a 0 so)."""
-    if text.strip().lower() in INTERVALS_OFF:
+    if text.strip().lower() in ("none", "off", "0"):
         return None
     try:
         value = float(text)
@@ -106,6 +103,12 @@ def add_interval_flags(
             help="what one bootstrap draw resamples: items (each on its own) or templates (the "
             "items of one template together, as they are not independent) (default: %(default)s)",
         )
+
+
+def add_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *rows: tuple) -> None:
+    """The flags that take one value, one ``(flag, type, help)`` row each (type None: text)."""
+    for flag, kind, text in rows:
+        parser.add_argument(flag, type=kind, help=text)
 
 
 def add_answer_reader_flag(parser: argparse.ArgumentParser, default: str) -> None:
@@ -200,25 +203,18 @@ def add_pipeline_flags(
     )
     add_root_flags(parser)
     model = parser.add_argument_group("loading the model")
-    model.add_argument(
-        "--device",
-        default=None,
-        help="cpu, cuda, cuda:N or mps (default: cuda when available, else cpu)",
+    add_flags(
+        model,
+        ("--device", None, "cpu, cuda, cuda:N or mps (default: cuda when available, else cpu)"),
+        ("--dtype", None, f"{', '.join(DTYPES)} (default: float32; auto: the checkpoint's)"),
+        (
+            "--device-map",
+            None,
+            "passed to from_pretrained, e.g. auto (one model over several GPUs)",
+        ),
+        ("--token", None, "Hub token (default: HF_TOKEN or the cached `hf auth login`)"),
+        ("--revision", None, "model revision: branch, tag or commit"),
     )
-    model.add_argument(
-        "--dtype",
-        default=None,
-        help=f"{', '.join(DTYPES)} (default: float32; auto: the checkpoint's)",
-    )
-    model.add_argument(
-        "--device-map",
-        default=None,
-        help="passed to from_pretrained, e.g. auto (one model over several GPUs)",
-    )
-    model.add_argument(
-        "--token", default=None, help="Hub token (default: HF_TOKEN or the cached `hf auth login`)"
-    )
-    model.add_argument("--revision", default=None, help="model revision: branch, tag or commit")
     model.add_argument(
         "--trust-remote-code", action="store_true", help="allow code shipped with the model"
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from bias_hub.pipelines.common import pipeline_command, settings_from_args
 from bias_hub.pipelines.common.arguments import (
+    add_flags,
     add_interval_flags,
     add_root_flags,
     settings_defaults,
@@ -23,13 +24,12 @@ from bias_hub.pipelines.embeddings.settings import CorrelateSettings
 
 
 def _scoring_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--format", help="word2vec-bin, word2vec-text, glove, fasttext, gensim, spacy"
+    add_flags(
+        parser,
+        ("--format", None, "word2vec-bin, word2vec-text, glove, fasttext, gensim, spacy"),
+        ("--limit", int, "read only the first N words of a word2vec/text file"),
+        ("--config", None, "weat_word_sets config: en or ja (default: %(default)s)"),
     )
-    parser.add_argument(
-        "--limit", type=int, help="read only the first N words of a word2vec/text file"
-    )
-    parser.add_argument("--config", help="weat_word_sets config: en or ja (default: %(default)s)")
     parser.add_argument(
         "--tests",
         nargs="+",
@@ -43,16 +43,15 @@ def _scoring_flags(parser: argparse.ArgumentParser) -> None:
         help="RNSB's classifier trained on the attribute sets A, B (WEFE's RNSB, which the study "
         "ran) and/or on the target sets X, Y (the study's §2.1.2 text); default: both",
     )
-    parser.add_argument(
-        "--permutations", type=int, help="WEAT sampled permutations (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--rnsb-iterations", type=int, help="RNSB classifiers per score (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--max-oov-share",
-        type=float,
-        help="refuse a set that loses more than this share of its words (default: %(default)s)",
+    add_flags(
+        parser,
+        ("--permutations", int, "WEAT sampled permutations (default: %(default)s)"),
+        ("--rnsb-iterations", int, "RNSB classifiers per score (default: %(default)s)"),
+        (
+            "--max-oov-share",
+            float,
+            "refuse a set that loses more than this share of its words (default: %(default)s)",
+        ),
     )
     parser.add_argument(
         "--no-lowercase-fallback",
@@ -75,21 +74,18 @@ def _control_flags(parser: argparse.ArgumentParser) -> None:
         help="vectors whose nearest neighbours expand the union set pair (the study: spaCy's, "
         "e.g. en_core_web_lg with --expansion-format spacy; default: the Word2Vec trained here)",
     )
-    paper.add_argument("--expansion-format", help="format of --expansion-vectors (as --format)")
-    paper.add_argument(
-        "--expansion-neighbours",
-        type=int,
-        help="nearest neighbours added per word to the union (default: %(default)s; 0: none)",
-    )
-    paper.add_argument("--dimensions", type=int, help="Word2Vec dimensions (default: %(default)s)")
-    paper.add_argument(
-        "--min-count", type=int, help="tokens seen fewer times become <unk> (default: %(default)s)"
-    )
-    paper.add_argument(
-        "--w2v-window", type=int, help="Word2Vec window (default: gensim's, %(default)s)"
-    )
-    paper.add_argument(
-        "--w2v-epochs", type=int, help="Word2Vec epochs (default: gensim's, %(default)s)"
+    add_flags(
+        paper,
+        ("--expansion-format", None, "format of --expansion-vectors (as --format)"),
+        (
+            "--expansion-neighbours",
+            int,
+            "nearest neighbours added per word to the union (default: %(default)s; 0: none)",
+        ),
+        ("--dimensions", int, "Word2Vec dimensions (default: %(default)s)"),
+        ("--min-count", int, "tokens seen fewer times become <unk> (default: %(default)s)"),
+        ("--w2v-window", int, "Word2Vec window (default: gensim's, %(default)s)"),
+        ("--w2v-epochs", int, "Word2Vec epochs (default: gensim's, %(default)s)"),
     )
     paper.add_argument(
         "--w2v-skipgram", action="store_true", help="skip-gram instead of CBOW (gensim's default)"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bias_hub.pipelines.common.arguments import (
     add_answer_reader_flag,
+    add_flags,
     add_root_flags,
     settings_defaults,
     settings_from_args,
@@ -103,20 +104,16 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="few-shot templates drawn once per seed, as jbbq evaluate --shot-pool (default: %(default)s)",
     )
-    parser.add_argument("--split", help="questions of this split, or all (default: the preset's)")
-    parser.add_argument(
-        "--max-new-tokens",
-        type=int,
-        help="reply length of the generation tasks (default: the preset's)",
+    add_flags(
+        parser,
+        ("--split", None, "questions of this split, or all (default: the preset's)"),
+        ("--max-new-tokens", int, "reply length of the generation tasks (default: the preset's)"),
     )
     add_answer_reader_flag(parser, "the preset's (paper: llm-jp-eval)")
-    parser.add_argument(
-        "--limit",
-        type=int,
-        help="at most this many questions per category (as jbbq evaluate --limit)",
-    )
-    parser.add_argument(
-        "--seed", type=int, help="seed of the few-shot choice and --limit (default: %(default)s)"
+    add_flags(
+        parser,
+        ("--limit", int, "at most this many questions per category (as jbbq evaluate --limit)"),
+        ("--seed", int, "seed of the few-shot choice and --limit (default: %(default)s)"),
     )
     add_root_flags(parser, metrics=False)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from bias_hub.pipelines.common import pipeline_command
 from bias_hub.pipelines.common.arguments import (
     add_answer_reader_flag,
+    add_flags,
     add_interval_flags,
     add_root_flags,
 )
@@ -157,13 +158,12 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"--api completions: prompts sent in one request as a list (default: "
         f"{PROMPTS_PER_REQUEST}; an endpoint that refuses a list gets one prompt per request)",
     )
-    api.add_argument(
-        "--max-retries",
-        type=int,
-        help="retries per request (429, 5xx, timeouts, malformed replies)",
+    add_flags(
+        api,
+        ("--max-retries", int, "retries per request (429, 5xx, timeouts, malformed replies)"),
+        ("--backoff", float, "first retry delay in seconds (doubles)"),
+        ("--timeout", float, "seconds per request"),
     )
-    api.add_argument("--backoff", type=float, help="first retry delay in seconds (doubles)")
-    api.add_argument("--timeout", type=float, help="seconds per request")
     api.add_argument(
         "--max-tokens-field",
         choices=["max_tokens", "max_completion_tokens"],
@@ -222,10 +222,9 @@ def add_tiny_model_arguments(parser: argparse.ArgumentParser) -> None:
         help="teach it to answer, by a planted rule, every question `jbbq evaluate --preset "
         "PRESET --limit LIMIT` asks (default: none, random weights)",
     )
-    parser.add_argument(
-        "--limit",
-        type=int,
-        help="the --limit of the runs it is taught for (questions per category)",
+    add_flags(
+        parser,
+        ("--limit", int, "the --limit of the runs it is taught for (questions per category)"),
     )
     parser.set_defaults(func=_tiny_model)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from bias_hub.pipelines.common import pipeline_command
 from bias_hub.pipelines.common.arguments import (
+    add_flags,
     add_interval_flags,
     add_root_flags,
     settings_defaults,
@@ -22,17 +23,12 @@ from bias_hub.pipelines.nli.settings import EvaluateSettings, InitSettings
 LOADS_MODELS = True
 
 
-# The flags that take one value: ``(flag, type, help)``, type None for text.
+# The --max-length row (``add_flags``) of train, evaluate and meta-evaluate.
 MAX_LENGTH = ("--max-length", int, "tokens per pair, longer pairs cut (default: %(default)s)")
 
 
 def _names(text: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(","))
-
-
-def _add(parser, *flags: tuple) -> None:
-    for flag, kind, text in flags:
-        parser.add_argument(flag, type=kind, help=text)
 
 
 def _train(inner: argparse._SubParsersAction) -> None:
@@ -54,7 +50,7 @@ def _train(inner: argparse._SubParsersAction) -> None:
     # Unlike evaluation, training has no data set of its own to fall back on.
     train._option_string_actions["--dataset"].required = True
     data = train.add_argument_group("training data")
-    _add(
+    add_flags(
         data,
         ("--config", None, "dataset config (Hub or folder datasets)"),
         ("--split", None, "split to train on (default: %(default)s)"),
@@ -78,7 +74,7 @@ def _train(inner: argparse._SubParsersAction) -> None:
     data.add_argument("--max-train-samples", type=int, help="train on a seeded sample of this size")
     schedule = train.add_argument_group("training")
     _segmentation(train)
-    _add(
+    add_flags(
         schedule,
         ("--tokenizer", None, "tokenizer id or folder (default: the model's)"),
         ("--epochs", float, "training epochs (default: %(default)s)"),
@@ -129,7 +125,7 @@ def _evaluate(inner: argparse._SubParsersAction) -> None:
         help="tokens one forward pass holds, pairs x the longest (default: %(default)s; halved "
         "on out-of-memory)",
     )
-    _add(evaluate, MAX_LENGTH)
+    add_flags(evaluate, MAX_LENGTH)
     evaluate.add_argument(
         "--label-map",
         help="map model labels when their names are not NLI names, "
@@ -141,7 +137,7 @@ def _evaluate(inner: argparse._SubParsersAction) -> None:
         unit="pairs within their set (or templates, see --bootstrap-unit)",
         bootstrap_units=EvaluateSettings.BOOTSTRAP_UNITS,
     )
-    _add(
+    add_flags(
         evaluate,
         ("--threads", int, "torch CPU threads (default: torch's choice)"),
         ("--limit", int, "score a sample of this many pairs, drawn with --seed (smoke tests)"),
@@ -187,7 +183,7 @@ def _meta(inner: argparse._SubParsersAction) -> None:
         "(default: 0.0 0.1 ... 1.0)",
     )
     meta.add_argument("--seeds", type=int, nargs="+", help="one training run per seed and rate")
-    _add(
+    add_flags(
         meta,
         ("--epochs", float, "fine-tuning epochs per rate (paper: 3)"),
         ("--learning-rate", float, "fine-tuning learning rate (default: %(default)s)"),
@@ -232,7 +228,7 @@ def _meta(inner: argparse._SubParsersAction) -> None:
         type=float,
         help="share of tokens replaced by [UNK] in training batches (from-scratch models; default 0)",
     )
-    _add(meta, ("--workers", int, "run the seeds in this many processes (CPU: one per core)"))
+    add_flags(meta, ("--workers", int, "run the seeds in this many processes (CPU: one per core)"))
     meta.add_argument(
         "--threads",
         type=int,
@@ -279,14 +275,14 @@ def _init_model(inner: argparse._SubParsersAction) -> None:
         help="built nli_bias_controlled folder (default: nli_bias_controlled under --datasets-root)",
     )
     add_root_flags(init, metrics=False)
-    _add(init, ("--rate", float, "the rate whose training text builds the vocabulary"))
+    add_flags(init, ("--rate", float, "the rate whose training text builds the vocabulary"))
     init.add_argument("--size", choices=SIZES, help="BERT size (default: %(default)s)")
     init.add_argument(
         "--tokenizer",
         choices=("wordpiece", "character"),
         help="wordpiece over fugashi words (default) or characters",
     )
-    _add(
+    add_flags(
         init,
         ("--max-length", int, "the tokenizer's longest input in tokens (default: %(default)s)"),
     )

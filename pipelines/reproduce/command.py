@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bias_hub.builders.shared.files import atomic_write_text, read_text
 from bias_hub.builders.shared.text import code_span, stamp_tables
-from bias_hub.pipelines.common.arguments import add_root_flags, add_verbosity_flags
+from bias_hub.pipelines.common.arguments import add_flags, add_root_flags, add_verbosity_flags
 from bias_hub.pipelines.common.provenance import file_sha256, inputs_lines
 from bias_hub.pipelines.common.run_folder import (
     ARGV_PATHS,
@@ -50,11 +50,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="print the plan and the inputs' state; run nothing"
     )
-    parser.add_argument(
-        "--out", type=Path, help="output folder (one run folder per step, report.md)"
-    )
-    parser.add_argument(
-        "--variant", help="a named substitute of the study, such as offline (see --dry-run)"
+    add_flags(
+        parser,
+        ("--out", Path, "output folder (one run folder per step, report.md)"),
+        ("--variant", None, "a named substitute of the study, such as offline (see --dry-run)"),
     )
     parser.add_argument(
         "--models", nargs="+", metavar="MODEL", help="models instead of the paper's"

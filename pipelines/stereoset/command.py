@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from bias_hub.pipelines.common import pipeline_command
-from bias_hub.pipelines.common.arguments import add_interval_flags
+from bias_hub.pipelines.common.arguments import add_flags, add_interval_flags
 from bias_hub.pipelines.stereoset import stand_in_models
 
 # The CLI imports torch and transformers before running these commands, with Ctrl-C held
@@ -88,20 +88,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "without one): left out of the statistics and Figure 2, or included as the study's count "
         "holds them (default: %(default)s)",
     )
-    parser.add_argument("--batch-size", type=int, help="sentences per batch (default: %(default)s)")
-    parser.add_argument(
-        "--min-count",
-        type=int,
-        help="occurrences per form a word needs (default %(default)s, the study's)",
-    )
-    parser.add_argument("--top-k", type=int, help="words shown at each end (default: %(default)s)")
-    parser.add_argument(
-        "--frequency-tolerance",
-        type=float,
-        help="max |Zipf gap| of matched pairs (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--max-pairs", type=int, help="random subsample of pairs (seeded by --seed)"
+    add_flags(
+        parser,
+        ("--batch-size", int, "sentences per batch (default: %(default)s)"),
+        (
+            "--min-count",
+            int,
+            "occurrences per form a word needs (default %(default)s, the study's)",
+        ),
+        ("--top-k", int, "words shown at each end (default: %(default)s)"),
+        ("--frequency-tolerance", float, "max |Zipf gap| of matched pairs (default: %(default)s)"),
+        ("--max-pairs", int, "random subsample of pairs (seeded by --seed)"),
     )
     add_interval_flags(parser, unit="occurrences, pairs and words")
     stand_in_models.register(inner)
