@@ -21,7 +21,7 @@ IN_ALL = True
 def add_source_arguments(parser: argparse.ArgumentParser, source_help: str) -> None:
     """``--source`` (what it reads: ``source_help``), ``--seed`` and ``--skip-invalid``: the
     flags ``build jbbq`` and ``build bbq`` share."""
-    parser.add_argument("--source", default=None, help=source_help)
+    parser.add_argument("--source", help=source_help)
     parser.add_argument("--seed", type=int, default=0, help="seed of the expander and the splits")
     parser.add_argument(
         "--skip-invalid",
@@ -63,7 +63,6 @@ def add_translation_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--apply-review",
         metavar="SHEET",
-        default=None,
         help="instead of translating: read a filled-in review_sheet.csv (decision "
         "keep/example/edit/exclude) and its drafts, and write <stem>.reviewed.csv into --out",
     )
@@ -79,7 +78,6 @@ def add_translation_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--cache-dir",
-        default=None,
         help="response cache; re-running resumes from it (default: $BIAS_HUB_CACHE/api/deepl)",
     )
     parser.add_argument(

@@ -24,7 +24,6 @@ METADATA = CardMetadata(
     annotations_creators=["machine-generated"],
     language_creators=["machine-generated"],
 )
-TEMPLATE = Path(__file__).with_name("card.md")
 
 
 def metadata(facts: dict) -> CardMetadata:
@@ -92,7 +91,7 @@ def card_sections(sets: dict, tests: dict, facts: dict, configs: dict) -> CardSe
     default = "r0.5" if "r0.5" in configs else next(iter(configs))
     first_split = next(iter(configs[default]))
     return sections_from_template(
-        TEMPLATE,
+        Path(__file__).with_name("card.md"),
         configs[default][first_split][0],
         release=facts["release"] if facts["origin"] == "release" else None,
         release_name=RELEASE,

@@ -195,15 +195,7 @@ def _generated(
     from bias_hub.builders.nli_gender_bias.rows import Generated, template_rows
     from bias_hub.builders.shared import sources
 
-    try:
-        resolved = sources.resolve(PROFESSIONS_SOURCE, professions)
-    except sources.SourceError as err:
-        raise sources.SourceError(
-            str(err).replace(
-                "Give a local copy with --source PATH.",
-                "Give a local copy with --professions PATH.",
-            )
-        ) from None
+    resolved = sources.resolve(PROFESSIONS_SOURCE, professions, flag="--professions PATH")
     lexicon = load_lexicon_rows(occupations, resolved.path)
     template_list = load_templates(Path(templates) if templates is not None else None)
     rows = template_rows(kept_occupations(lexicon), template_list)

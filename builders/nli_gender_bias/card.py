@@ -45,7 +45,6 @@ METADATA = CardMetadata(
     language_creators=["expert-generated"],
     source_datasets=["original"],
 )
-TEMPLATE = Path(__file__).with_name("card.md")
 RELEASE = f"github.com/{NLI_RELEASE_REPOSITORY} @ {NLI_RELEASE_COMMIT[:7]}"
 _SHORT = {"pro_stereotypical": "PS", "anti_stereotypical": "AS", "non_stereotypical": "NS"}
 
@@ -245,7 +244,7 @@ def card_sections(
         used = _occupation_types(configs[GENERATED_PREFIX + "all"]["test"])
         values = _generated_values(generated, used)
     return sections_from_template(
-        TEMPLATE,
+        Path(__file__).with_name("card.md"),
         configs[first]["test"][0],
         first=first,
         kinds=kinds,

