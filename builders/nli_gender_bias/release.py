@@ -478,6 +478,9 @@ def _tried(err: Exception) -> str:
     return "; ".join(tried) or str(err)
 
 
+AUTHORS_DIR_FLAG = "--authors-dir DIR (ja_v1.1/bias-eval-set_v1.1 or one of its folders)"
+
+
 def fetch_release(required: bool) -> Fetched:
     """Every file of the four folders from the canonical URLs (pinned commit and sha256).
 
@@ -493,19 +496,13 @@ def fetch_release(required: bool) -> Fetched:
         for stem in (*SET_STEMS.values(), UNION_STEM):
             name = sources.nli_release_source_name(kind, stem + suffix)
             try:
-                resolved = sources.resolve(name)
+                resolved = sources.resolve(name, flag=AUTHORS_DIR_FLAG)
             except sources.SourceError as err:
                 # resolve() reports an altered file as a checksum mismatch: never a fallback.
                 unreachable = "checksum mismatch" not in str(err)
                 if unreachable and not required:
                     return Fetched([], [], f"it could not be fetched: {_tried(err)}")
-                raise sources.SourceError(
-                    str(err).replace(
-                        "Give a local copy with --source PATH.",
-                        "Give a local copy with --authors-dir DIR (ja_v1.1/bias-eval-set_v1.1 or one of "
-                        "its folders).",
-                    )
-                ) from None
+                raise
             folder.files[stem] = resolved.path
             provenance.append(_with_pin(resolved.provenance(), name))
         folders.append(folder)
