@@ -85,7 +85,7 @@ class BuiltRows:
 
 @contextmanager
 def opened_source(path: str | Path) -> Iterator[Path]:
-    """A directory to read: the path itself, its parent for a single file, or an unpacked archive."""
+    """What to read: the path itself (a folder or a single file), or an unpacked archive."""
     path = Path(path).expanduser()
     if not path.exists():
         raise FileNotFoundError(f"--source {path}: no such file or directory")
