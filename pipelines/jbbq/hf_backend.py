@@ -245,7 +245,7 @@ class HFModel:
         ]
         if any(len(ids) == 0 for ids in choice_ids):
             raise ValueError("a choice encodes to no tokens")
-        n, longest = len(choice_ids), max(len(ids) for ids in choice_ids)
+        n, longest = len(choice_ids), max((len(ids) for ids in choice_ids), default=1)
         out = np.zeros((len(prompts), n))
         first = torch.tensor([ids[0] for ids in choice_ids], device=self.device)
         # (choices, longest - 1), right-padded: each choice's tokens but the last (fed after
