@@ -164,28 +164,19 @@ class APIScorer:
             return prompt.plain(row, shots)
         return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in prompt.messages(row, shots))
 
-    def _inputs(
-        self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping]
-    ) -> list[dict]:
-        if self.api == "completions":
-            return [{"prompt": prompt.plain(row, shots)} for row in rows]
-        return [{"messages": prompt.messages(row, shots)} for row in rows]
-
-    def _logprob_fields(self) -> dict:
-        # Chat: a flag and a count; completions: the count itself (the legacy field).
-        if self.api == "completions":
-            return {"logprobs": self.top_logprobs}
-        return {"logprobs": True, "top_logprobs": self.top_logprobs}
-
     def _bodies(
         self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping], scoring: str
     ) -> list[dict]:
-        inputs = self._inputs(prompt, rows, shots)
-        if scoring == "loglikelihood":
-            fields = {"temperature": 0, self.max_tokens_field: 1, **self._logprob_fields()}
-        else:
-            fields = {"temperature": 0, self.max_tokens_field: self.max_new_tokens}
-        return [{**given, **fields} for given in inputs]
+        fields = {"temperature": 0, self.max_tokens_field: self.max_new_tokens}
+        if scoring == "loglikelihood":  # one token, and the log-probabilities of the top ones:
+            # chat: a flag and a count; completions: the count itself (the legacy field)
+            fields[self.max_tokens_field] = 1
+            fields["logprobs"] = True if self.api == "chat" else self.top_logprobs
+            if self.api == "chat":
+                fields["top_logprobs"] = self.top_logprobs
+        if self.api == "completions":
+            return [{"prompt": prompt.plain(row, shots), **fields} for row in rows]
+        return [{"messages": prompt.messages(row, shots), **fields} for row in rows]
 
     def prefetch(
         self,
@@ -212,11 +203,8 @@ class APIScorer:
             responses = self.client.complete(bodies, progress=self.progress, desc=desc)
         if scoring == "loglikelihood":
             choices = _choices(prompt)
-            out = []
-            for response in responses:
-                lp = choice_logprobs_from_top(response, choices)
-                out.append({"prediction": _argmax(lp), "logprobs": lp})
-            return out
+            logprobs = [choice_logprobs_from_top(response, choices) for response in responses]
+            return [{"prediction": _argmax(lp), "logprobs": lp} for lp in logprobs]
         return read_replies(rows, [reply_text(r) for r in responses], self.reader)
 
 
