@@ -117,28 +117,23 @@ def _check(settings: Settings) -> None:
             )
     if settings.timeout <= 0:
         raise ValueError(f"--timeout must be > 0 seconds, got {settings.timeout}")
-    if not settings.prompts:
-        raise ValueError("--prompt: no prompt to evaluate")
-    if not settings.shots or any(k < 0 for k in settings.shots):
-        raise ValueError(f"--shots: expected one or more counts >= 0, got {settings.shots}")
+    # (a non-empty list of prompts and of counts >= 0: Settings checks them, _check_task)
     if len(set(settings.shots)) != len(settings.shots):
         raise ValueError(f"--shots: a count appears twice in {settings.shots}")
     if settings.limit is not None and settings.limit < 1:
         raise ValueError(f"--limit must be >= 1, got {settings.limit}")
-    if settings.backend == "openai" and settings.api == "chat" and settings.chat == "no":
-        raise ValueError(
-            "--chat no: the chat-completions API always takes chat messages; pass --chat auto, "
-            "or --api completions to send the plain prompt"
-        )
-    if (
-        settings.backend == "openai"
-        and settings.api == "chat"
-        and (settings.prompts_per_request or 1) > 1
-    ):
-        raise ValueError(
-            f"--prompts-per-request {settings.prompts_per_request}: the chat-completions endpoint "
-            "takes one conversation per request; --api completions takes lists of prompts"
-        )
+    if settings.backend == "openai" and settings.api == "chat":
+        if settings.chat == "no":
+            raise ValueError(
+                "--chat no: the chat-completions API always takes chat messages; pass --chat auto, "
+                "or --api completions to send the plain prompt"
+            )
+        if (settings.prompts_per_request or 1) > 1:
+            raise ValueError(
+                f"--prompts-per-request {settings.prompts_per_request}: the chat-completions "
+                "endpoint takes one conversation per request; --api completions takes lists of "
+                "prompts"
+            )
     if settings.backend == "openai" and settings.api == "completions":
         if settings.chat == "yes":
             raise ValueError(
@@ -230,12 +225,7 @@ def load_questions(folder: Path, settings: Settings) -> tuple[list[dict], list[d
         "source_split": "train",
         "pool": len(shots),
         "examples": [
-            {
-                "category": s["category"],
-                "question_index": s["question_index"],
-                "example_id": s["example_id"],
-            }
-            for s in shots
+            {key: s[key] for key in ("category", "question_index", "example_id")} for s in shots
         ],
         "held_out_templates": [list(t) for t in sorted(held_out)],
         "held_out_questions": before - len(rows),
@@ -450,8 +440,7 @@ def _evaluate(
                     "shots": k,
                     # example_id is unique only within a category
                     "shot_examples": [
-                        {"category": s["category"], "example_id": s["example_id"]}
-                        for s in shots[:k]
+                        {key: s[key] for key in ("category", "example_id")} for s in shots[:k]
                     ],
                     "n_questions": len(rows),
                     "example_prompt": scorer.render_example(prompt, rows[0], shots[:k]),
