@@ -90,9 +90,8 @@ class HFModel:
     def encode_all(self, texts: Sequence[str], chat: bool) -> list[list[int]]:
         """``encode`` of every text; with ``prefix_cache``, the text they all share is read
         once (``prefix_tokens``)."""
-        if not self.prefix_cache:
-            return encode_whole(self.tokenizer, texts, add_special_tokens=not chat)
-        return encode_sharing_prefix(self.tokenizer, texts, add_special_tokens=not chat)
+        encode = encode_sharing_prefix if self.prefix_cache else encode_whole
+        return encode(self.tokenizer, texts, add_special_tokens=not chat)
 
     def _forward(self, keep: int, **kwargs):
         """The model's outputs, projecting only the last ``keep`` positions onto the vocabulary
