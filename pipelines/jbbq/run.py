@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import logging
 import random
 import time
@@ -403,59 +404,52 @@ def _evaluate(
     shared = 0.0
     prefetch = getattr(scorer, "prefetch", None)
     if prefetch is not None:
-        jobs = [(prompt, shots[:k]) for prompt in prompts for k in settings.shots]
+        jobs = [(prompt, shots[:k]) for prompt, k in itertools.product(prompts, settings.shots)]
         with stage(f"{len(jobs) * len(rows):,} replies of {len(jobs)} runs", log) as record:
             prefetch(jobs, rows, settings.scoring)
         shared = record["seconds"] / len(jobs)
-    for prompt in prompts:
-        for k in settings.shots:
-            if main:  # what the progress lines below are about
-                log.info("prompt %s, %d-shot: %d questions ...", prompt.label, k, len(rows))
-            run_started = time.perf_counter()
-            scored = score_sharded(
-                lambda part, prompt=prompt, shown=shots[:k]: scorer.score(
-                    prompt, part, shown, settings.scoring
-                ),
-                rows,
-            )
-            seconds = time.perf_counter() - run_started + shared
-            predicted = [item["prediction"] for item in scored]
-            metrics = score_predictions(metric, rows, predicted, settings)
-            reading = reading_record(scored)
-            if main:
-                log.info(
-                    "prompt %s, %d-shot: %d questions in %.1f s (%s)",
-                    prompt.label,
-                    k,
-                    len(rows),
-                    seconds,
-                    _summary(metrics),
-                )
-                _say_coverage(f"prompt {prompt.label}, {k}-shot", reading, settings.answer_reader)
-            runs.append(
-                {
-                    "prompt": prompt.name,
-                    "prompt_version": prompt.version,
-                    "layout": prompt.layout,
-                    "shots": k,
-                    # example_id is unique only within a category
-                    "shot_examples": [
-                        {key: s[key] for key in ("category", "example_id")} for s in shots[:k]
-                    ],
-                    "n_questions": len(rows),
-                    "example_prompt": scorer.render_example(prompt, rows[0], shots[:k]),
-                    "seconds": round(seconds, 3),
-                    "questions_per_second": round(len(rows) / seconds, 3) if seconds > 0 else None,
-                    "metrics": metrics,
-                    "error_rates": metrics["error_rates"],
-                    "reading": reading,
-                }
-            )
-            answers.append(predicted)
-            for row, item in zip(rows, scored, strict=True):
-                prediction_rows.append(
-                    {"prompt": prompt.name, "shots": k, **{key: row[key] for key in _KEPT}, **item}
-                )
+    for prompt, k in itertools.product(prompts, settings.shots):
+        what, shown = f"prompt {prompt.label}, {k}-shot", shots[:k]
+        if main:  # what the progress lines below are about
+            log.info("%s: %d questions ...", what, len(rows))
+        run_started = time.perf_counter()
+        scored = score_sharded(
+            lambda part, prompt=prompt, shown=shown: scorer.score(
+                prompt, part, shown, settings.scoring
+            ),
+            rows,
+        )
+        seconds = time.perf_counter() - run_started + shared
+        predicted = [item["prediction"] for item in scored]
+        metrics = score_predictions(metric, rows, predicted, settings)
+        reading = reading_record(scored)
+        if main:
+            log.info("%s: %d questions in %.1f s (%s)", what, len(rows), seconds, _summary(metrics))
+            _say_coverage(what, reading, settings.answer_reader)
+        runs.append(
+            {
+                "prompt": prompt.name,
+                "prompt_version": prompt.version,
+                "layout": prompt.layout,
+                "shots": k,
+                # example_id is unique only within a category
+                "shot_examples": [
+                    {key: s[key] for key in ("category", "example_id")} for s in shown
+                ],
+                "n_questions": len(rows),
+                "example_prompt": scorer.render_example(prompt, rows[0], shown),
+                "seconds": round(seconds, 3),
+                "questions_per_second": round(len(rows) / seconds, 3) if seconds > 0 else None,
+                "metrics": metrics,
+                "error_rates": metrics["error_rates"],
+                "reading": reading,
+            }
+        )
+        answers.append(predicted)
+        prediction_rows += [
+            {"prompt": prompt.name, "shots": k, **{key: row[key] for key in _KEPT}, **item}
+            for row, item in zip(rows, scored, strict=True)
+        ]
     comparisons = None
     if settings.confidence_level and len(runs) > 1 and main:
         with stage(f"paired comparisons of {len(runs)} runs", log):
