@@ -43,18 +43,10 @@ class HFModel:
     batch_tokens: int = DEFAULT_BATCH_TOKENS
 
     @classmethod
-    def load(
-        cls,
-        name: str,
-        options: ModelOptions | None = None,
-        *,
-        batch_size: int | None = None,
-        prefix_cache: bool = True,
-        batch_tokens: int = DEFAULT_BATCH_TOKENS,
-    ) -> HFModel:
-        """A causal LM by Hub id or local folder (any other head is refused before loading)."""
-        model, tokenizer = load_model(name, "causal-lm", options)
-        return cls(model, tokenizer, batch_size, prefix_cache, batch_tokens)
+    def load(cls, name: str, options: ModelOptions | None = None, **batching) -> HFModel:
+        """A causal LM by Hub id or local folder (any other head is refused before loading);
+        ``batching``: ``batch_size``, ``prefix_cache``, ``batch_tokens``."""
+        return cls(*load_model(name, "causal-lm", options), **batching)
 
     # ---- prompts -------------------------------------------------------------------------
 

@@ -200,18 +200,15 @@ def write_figure_folder(
     with folder:
         loaded = [load_results(path) for path in paths]
         folder.record_inputs(files=paths)
-        common = set.intersection(
-            *({run["shots"] for run in results["runs"]} for results in loaded)
-        )
+        counts = [{run["shots"] for run in results["runs"]} for results in loaded]
         if shots is None:
-            if not common:
+            if not set.intersection(*counts):
                 raise ValueError("the results files share no shot count; pick one with --shots")
-            shots = max(common)
-        for path, results in zip(paths, loaded, strict=True):
-            if shots not in {run["shots"] for run in results["runs"]}:
+            shots = max(set.intersection(*counts))
+        for path, has in zip(paths, counts, strict=True):
+            if shots not in has:
                 raise ValueError(
-                    f"--shots {shots}: {path} has no {shots}-shot run "
-                    f"(it has {sorted({run['shots'] for run in results['runs']})})"
+                    f"--shots {shots}: {path} has no {shots}-shot run (it has {sorted(has)})"
                 )
         names = list(labels) if labels else [str(results["model"]) for results in loaded]
         results = {
