@@ -57,20 +57,16 @@ class GreedyDecoder:
         self.done = [False] * len(self.prompts)
         self._finished: list[int] = []
 
-    def _held(self, i: int) -> int:
-        """The tokens row ``i`` holds by the end of its reply."""
-        return len(self.prompts[i]) + self.max_new_tokens
-
     def run(self, budget: TokenBudget) -> Iterator[int]:
         """Decode every prompt; yields each prompt's index as its reply ends."""
         queue = deque(sorted(range(len(self.prompts)), key=lambda i: -len(self.prompts[i])))
         batch: _Batch | None = None
         while queue or batch is not None:
             taken: list[int] = []
-            # Rows the batch may hold: its longest row (an earlier, longer prompt) decides.
-            longest = max(
-                self._held(i) for i in ([queue[0]] if queue else []) + (batch.rows if batch else [])
-            )
+            # Rows the batch may hold: its longest row (an earlier, longer prompt) decides, with
+            # the tokens it holds by the end of its reply.
+            rows = ([queue[0]] if queue else []) + (batch.rows if batch else [])
+            longest = max(len(self.prompts[i]) for i in rows) + self.max_new_tokens
             capacity = budget.rows_for(longest)
             try:
                 if queue and (

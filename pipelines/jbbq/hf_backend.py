@@ -11,9 +11,11 @@ out of accelerator memory the budget halves.
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -416,15 +418,11 @@ class HFModel:
             self._each_batch(prompts, lambda p: len(p) + max_new_tokens, progress, "generate", work)
         return replies
 
-    @property
+    @cached_property
     def _cache_argument(self) -> str:
         """The forward's name for a key/value cache (``past_key_values`` before transformers 5.2x)."""
-        if getattr(self, "_cache_name", None) is None:
-            import inspect
-
-            names = inspect.signature(type(self.model).forward).parameters
-            self._cache_name = "cache" if "cache" in names else "past_key_values"
-        return self._cache_name
+        names = inspect.signature(type(self.model).forward).parameters
+        return "cache" if "cache" in names else "past_key_values"
 
 
 def _check_prompts(prompts: Sequence[Sequence[int]]) -> None:
