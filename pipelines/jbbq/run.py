@@ -202,12 +202,9 @@ def load_questions(folder: Path, settings: Settings) -> tuple[list[dict], list[d
     free = templates - evaluated
     # A pool as large as the train split allows: a count above it fails in select_shots, naming it.
     pool = min(settings.shot_pool, len(templates)) if k <= len(templates) else k
-    held_out: set[tuple[str, str]] = set()
-    if len(free) >= pool:
-        shots = select_shots(train, pool, settings.seed, evaluated)
-    else:
-        shots = select_shots(train, pool, settings.seed, set())
-        held_out = {template_key(shot) for shot in shots}
+    # Templates enough outside the evaluated ones: drawn from those; else held out of the rows.
+    shots = select_shots(train, pool, settings.seed, evaluated if len(free) >= pool else set())
+    held_out = set() if len(free) >= pool else {template_key(shot) for shot in shots}
     before = len(rows)
     rows = [row for row in rows if template_key(row) not in held_out]
     if not rows:
