@@ -46,10 +46,6 @@ def _number(value: object) -> float:
     return math.nan
 
 
-def _interval(scores: dict, key: str) -> dict | None:
-    return (scores.get("confidence_intervals") or {}).get(key)
-
-
 def run_table(run: dict) -> str:
     """One run (prompt x shots): a row per category, then all categories together."""
     return macros(TABLES).run_table(run)
@@ -96,7 +92,8 @@ def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
         scores = [run["metrics"] if g == "all" else per_category.get(g, {}) for g in groups]
         values = np.nan_to_num([_number(s.get(key)) for s in scores])
         ax.bar(x + offset, values, width, label=label, color=color)
-        draw_intervals(ax, x + offset, [_interval(s, key) for s in scores], cap=2 * width / 5)
+        intervals = [(s.get("confidence_intervals") or {}).get(key) for s in scores]
+        draw_intervals(ax, x + offset, intervals, cap=2 * width / 5)
 
     for column, (label, results) in enumerate(entries):
         runs = [run for run in results["runs"] if run["shots"] == shots]
