@@ -144,15 +144,9 @@ class HFModel:
         """``work(batch)`` over the prompts' indices, longest first (the first batch shows at
         once whether memory suffices), in batches whose ``length(prompt)`` fit the budget."""
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
+        lengths = [length(prompts[i]) for i in order]
         with self._budget() as budget:
-            budget.run(
-                order,
-                [length(prompts[i]) for i in order],
-                work,
-                desc=desc,
-                unit="q",
-                progress=progress,
-            )
+            budget.run(order, lengths, work, desc=desc, unit="q", progress=progress)
 
     def _shared_prefix(self, prompts: Sequence[Sequence[int]]) -> tuple[int, object | None]:
         """``(length, key/value cache)`` of the token prefix every prompt shares, computed once;
@@ -279,14 +273,8 @@ class HFModel:
 
         with torch.inference_mode():
             shared, prefix_cache = self._shared_prefix(prompts)
-            # the cache, once per choice, for multi-token choices
-            self._each_batch(
-                prompts,
-                lambda p: n * (len(p) + room) if room else len(p),
-                progress,
-                "loglikelihood",
-                work,
-            )
+            length = (lambda p: n * (len(p) + room)) if room else len  # the cache once per choice
+            self._each_batch(prompts, length, progress, "loglikelihood", work)
         return out
 
     # ---- generation ----------------------------------------------------------------------
