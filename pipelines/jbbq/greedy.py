@@ -101,13 +101,9 @@ class GreedyDecoder:
 
     def _start(self, rows: list[int]) -> _Batch | None:
         """The prompts ``rows`` (each with its reply so far) through the model: their first token."""
-        budget = max(self.max_new_tokens - len(self.replies[i]) for i in rows)
-        kwargs = self.model._batch_inputs(
-            [list(self.prompts[i]) + self.replies[i] for i in rows],
-            self.shared,
-            self.prefix_cache,
-            budget,
-        )
+        so_far = [list(self.prompts[i]) + self.replies[i] for i in rows]
+        room = max(self.max_new_tokens - len(self.replies[i]) for i in rows)
+        kwargs = self.model._batch_inputs(so_far, self.shared, self.prefix_cache, room)
         logits, outputs = self.model._forward(1, use_cache=True, **kwargs)
         batch = _Batch(
             list(rows),
