@@ -69,15 +69,8 @@ def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    categories = sorted(
-        {
-            c
-            for _, results in entries
-            for run in results["runs"]
-            if run["shots"] == shots
-            for c in run["metrics"].get("per_category", {})
-        }
-    )
+    drawn = [run for _, results in entries for run in results["runs"] if run["shots"] == shots]
+    categories = sorted({c for run in drawn for c in run["metrics"].get("per_category", {})})
     groups = [*categories, "all"]
     x = np.arange(len(groups))
     labels = macros(TABLES)
