@@ -88,11 +88,8 @@ class GreedyDecoder:
             yield from self._finished
             self._finished.clear()
             if failed:  # outside the except block, so the error no longer holds the batch's tensors
-                again = [
-                    i
-                    for i in dict.fromkeys(taken + ([] if batch is None else batch.rows))
-                    if not self.done[i]
-                ]
+                held = taken + ([] if batch is None else batch.rows)
+                again = [i for i in dict.fromkeys(held) if not self.done[i]]
                 batch = None
                 queue.extendleft(
                     sorted(again, key=lambda i: len(self.prompts[i]) + len(self.replies[i]))
