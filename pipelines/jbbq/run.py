@@ -112,10 +112,8 @@ def _check(settings: Settings) -> None:
         "max_retries": 0,
     }
     for name, low in minimum.items():
-        if getattr(settings, name) is not None and getattr(settings, name) < low:
-            raise ValueError(
-                f"--{name.replace('_', '-')} must be >= {low}, got {getattr(settings, name)}"
-            )
+        if (value := getattr(settings, name)) is not None and value < low:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= {low}, got {value}")
     if settings.timeout <= 0:
         raise ValueError(f"--timeout must be > 0 seconds, got {settings.timeout}")
     # (a non-empty list of prompts and of counts >= 0: Settings checks them, _check_task)
