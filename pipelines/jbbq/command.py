@@ -186,12 +186,9 @@ def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shots",
         type=int,
-        default=None,
         help="the shot count to draw (default: the largest one every file has)",
     )
-    parser.add_argument(
-        "--labels", type=_names, default=None, help="comma-separated model names, one per file"
-    )
+    parser.add_argument("--labels", type=_names, help="comma-separated model names, one per file")
     parser.set_defaults(func=_figure, loads_models=False)  # draws; runs no model
 
 
@@ -207,7 +204,6 @@ def add_tiny_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="the model folder, replaced whole")
     parser.add_argument(
         "--dataset",
-        default=None,
         help="a JBBQ-format dataset folder or a name under --datasets-root (default: jbbq)",
     )
     add_root_flags(parser, metrics=False)

@@ -176,11 +176,8 @@ def _run(out_dir: Path, dataset_dir: Path) -> dict:
     taught, seconds = _teach(model_dir, settings, rows, answers, PLANTED_SHAPE)
 
     # The planted values: the metric on the replies the model was taught.
-    metric = metric_scores("bbq_bias")
-    columns = bbq_bias_columns(rows)
-    planted = {
-        name: metric.compute(predictions=answer, **columns) for name, answer in answers.items()
-    }
+    metric, columns = metric_scores("bbq_bias"), bbq_bias_columns(rows)
+    planted = {name: metric.compute(predictions=a, **columns) for name, a in answers.items()}
     results = run_evaluate(str(model_dir), dataset_dir, out_dir / "evaluation", settings)
     same, replies = _agreement(out_dir / "evaluation", answers, rows)
     text = macros(TEMPLATE)

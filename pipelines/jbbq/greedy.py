@@ -57,20 +57,16 @@ class GreedyDecoder:
         self.done = [False] * len(self.prompts)
         self._finished: list[int] = []
 
-    def _held(self, i: int) -> int:
-        """The tokens row ``i`` holds by the end of its reply."""
-        return len(self.prompts[i]) + self.max_new_tokens
-
     def run(self, budget: TokenBudget) -> Iterator[int]:
         """Decode every prompt; yields each prompt's index as its reply ends."""
         queue = deque(sorted(range(len(self.prompts)), key=lambda i: -len(self.prompts[i])))
         batch: _Batch | None = None
         while queue or batch is not None:
             taken: list[int] = []
-            # Rows the batch may hold: its longest row (an earlier, longer prompt) decides.
-            longest = max(
-                self._held(i) for i in ([queue[0]] if queue else []) + (batch.rows if batch else [])
-            )
+            # Rows the batch may hold: its longest row (an earlier, longer prompt) decides, with
+            # the tokens it holds by the end of its reply.
+            rows = ([queue[0]] if queue else []) + (batch.rows if batch else [])
+            longest = max(len(self.prompts[i]) for i in rows) + self.max_new_tokens
             capacity = budget.rows_for(longest)
             try:
                 if queue and (
@@ -92,11 +88,8 @@ class GreedyDecoder:
             yield from self._finished
             self._finished.clear()
             if failed:  # outside the except block, so the error no longer holds the batch's tensors
-                again = [
-                    i
-                    for i in dict.fromkeys(taken + ([] if batch is None else batch.rows))
-                    if not self.done[i]
-                ]
+                held = taken + ([] if batch is None else batch.rows)
+                again = [i for i in dict.fromkeys(held) if not self.done[i]]
                 batch = None
                 queue.extendleft(
                     sorted(again, key=lambda i: len(self.prompts[i]) + len(self.replies[i]))
@@ -105,13 +98,9 @@ class GreedyDecoder:
 
     def _start(self, rows: list[int]) -> _Batch | None:
         """The prompts ``rows`` (each with its reply so far) through the model: their first token."""
-        budget = max(self.max_new_tokens - len(self.replies[i]) for i in rows)
-        kwargs = self.model._batch_inputs(
-            [list(self.prompts[i]) + self.replies[i] for i in rows],
-            self.shared,
-            self.prefix_cache,
-            budget,
-        )
+        so_far = [list(self.prompts[i]) + self.replies[i] for i in rows]
+        room = max(self.max_new_tokens - len(self.replies[i]) for i in rows)
+        kwargs = self.model._batch_inputs(so_far, self.shared, self.prefix_cache, room)
         logits, outputs = self.model._forward(1, use_cache=True, **kwargs)
         batch = _Batch(
             list(rows),

@@ -11,8 +11,11 @@ out of accelerator memory the budget halves.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import inspect
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -42,18 +45,10 @@ class HFModel:
     batch_tokens: int = DEFAULT_BATCH_TOKENS
 
     @classmethod
-    def load(
-        cls,
-        name: str,
-        options: ModelOptions | None = None,
-        *,
-        batch_size: int | None = None,
-        prefix_cache: bool = True,
-        batch_tokens: int = DEFAULT_BATCH_TOKENS,
-    ) -> HFModel:
-        """A causal LM by Hub id or local folder (any other head is refused before loading)."""
-        model, tokenizer = load_model(name, "causal-lm", options)
-        return cls(model, tokenizer, batch_size, prefix_cache, batch_tokens)
+    def load(cls, name: str, options: ModelOptions | None = None, **batching) -> HFModel:
+        """A causal LM by Hub id or local folder (any other head is refused before loading);
+        ``batching``: ``batch_size``, ``prefix_cache``, ``batch_tokens``."""
+        return cls(*load_model(name, "causal-lm", options), **batching)
 
     # ---- prompts -------------------------------------------------------------------------
 
@@ -89,9 +84,8 @@ class HFModel:
     def encode_all(self, texts: Sequence[str], chat: bool) -> list[list[int]]:
         """``encode`` of every text; with ``prefix_cache``, the text they all share is read
         once (``prefix_tokens``)."""
-        if not self.prefix_cache:
-            return encode_whole(self.tokenizer, texts, add_special_tokens=not chat)
-        return encode_sharing_prefix(self.tokenizer, texts, add_special_tokens=not chat)
+        encode = encode_sharing_prefix if self.prefix_cache else encode_whole
+        return encode(self.tokenizer, texts, add_special_tokens=not chat)
 
     def _forward(self, keep: int, **kwargs):
         """The model's outputs, projecting only the last ``keep`` positions onto the vocabulary
@@ -134,52 +128,25 @@ class HFModel:
             return whole[len(context) :]
         return list(self.tokenizer(continuation, add_special_tokens=False)["input_ids"])
 
-    def choice_logprobs(
-        self,
-        prompts: Sequence[Sequence[int]],
-        choices: Sequence[str] | Sequence[Sequence[int]],
-        progress: bool = True,
-    ) -> np.ndarray:
-        """``(n_prompts, n_choices)`` log-probabilities of each choice after each prompt.
-
-        ``choices`` are texts (tokenized on their own) or token ids (see ``continuation_ids``).
-        """
-        import torch
-
-        if not prompts:
-            return np.zeros((0, len(choices)))
-        if any(len(p) == 0 for p in prompts):
-            raise ValueError(
-                "a prompt encodes to no tokens; the model needs at least one token of context"
-            )
-        choice_ids = [
-            self.tokenizer(c, add_special_tokens=False)["input_ids"]
-            if isinstance(c, str)
-            else list(c)
-            for c in choices
-        ]
-        with torch.inference_mode():
-            if all(len(ids) == 1 for ids in choice_ids):
-                return self._next_token_logprobs(prompts, [ids[0] for ids in choice_ids], progress)
-            return self._continuation_logprobs(prompts, choice_ids, progress)
-
-    def _budget(self) -> TokenBudget:
-        return TokenBudget(self.batch_tokens, self.batch_size)
-
-    def _keep(self, budget: TokenBudget) -> None:
-        """Keep what the run learnt about memory (a halved budget stays halved)."""
-        self.batch_tokens, self.batch_size = budget.tokens, budget.max_rows
+    @contextmanager
+    def _budget(self) -> Iterator[TokenBudget]:
+        """The token budget of a run; what the run learns about memory is kept (a budget halved
+        out of accelerator memory stays halved)."""
+        budget = TokenBudget(self.batch_tokens, self.batch_size)
+        try:
+            yield budget
+        finally:
+            self.batch_tokens, self.batch_size = budget.tokens, budget.max_rows
 
     def _each_batch(
-        self, order: list[int], lengths: list[int], progress: bool, desc: str, work
+        self, prompts: Sequence[Sequence[int]], length, progress: bool, desc: str, work
     ) -> None:
-        """``work(batch)`` over ``order`` (longest first) in batches that fit the token budget,
-        which halves, and stays halved, out of accelerator memory."""
-        budget = self._budget()
-        try:
+        """``work(batch)`` over the prompts' indices, longest first (the first batch shows at
+        once whether memory suffices), in batches whose ``length(prompt)`` fit the budget."""
+        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
+        lengths = [length(prompts[i]) for i in order]
+        with self._budget() as budget:
             budget.run(order, lengths, work, desc=desc, unit="q", progress=progress)
-        finally:
-            self._keep(budget)
 
     def _shared_prefix(self, prompts: Sequence[Sequence[int]]) -> tuple[int, object | None]:
         """``(length, key/value cache)`` of the token prefix every prompt shares, computed once;
@@ -236,45 +203,37 @@ class HFModel:
             mask[i, width - len(row) :] = 1
         return ids.to(self.device), mask.to(self.device)
 
-    def _next_token_logprobs(
-        self, prompts: Sequence[Sequence[int]], choice_ids: list[int], progress: bool
+    def choice_logprobs(
+        self,
+        prompts: Sequence[Sequence[int]],
+        choices: Sequence[str] | Sequence[Sequence[int]],
+        progress: bool = True,
     ) -> np.ndarray:
-        import torch
+        """``(n_prompts, n_choices)`` log-probabilities of each choice after each prompt.
 
-        shared, prefix_cache = self._shared_prefix(prompts)
-        # Longest first: the first batch shows at once whether memory suffices.
-        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
-        out = np.zeros((len(prompts), len(choice_ids)))
-        index = torch.tensor(choice_ids, device=self.device)
-
-        def work(batch: list[int]) -> None:
-            kwargs = self._batch_inputs([prompts[i] for i in batch], shared, prefix_cache, 0)
-            logits = self._forward(1, **kwargs)[0][:, -1, :].float()
-            logprobs = torch.log_softmax(logits, dim=-1)[:, index]
-            out[batch] = logprobs.cpu().numpy()
-
-        self._each_batch(order, [len(prompts[i]) for i in order], progress, "loglikelihood", work)
-        return out
-
-    def _continuation_logprobs(
-        self, prompts: Sequence[Sequence[int]], choice_ids: list[list[int]], progress: bool
-    ) -> np.ndarray:
-        """Multi-token choices. Each batch runs its prompts once (after the shared prefix's
-        cache, as single-token choices do): the last position's logits score every choice's
-        first token. The batch's cache is then repeated once per choice and the choices'
-        tokens but the last run after it, right-padded: their logits score the rest.
+        ``choices`` are texts (tokenized on their own) or token ids (see ``continuation_ids``).
+        Each batch runs its prompts once (after the shared prefix's cache): the last position's
+        logits score every choice's first token. For multi-token choices, the batch's cache is
+        then repeated once per choice and the choices' tokens but the last run after it,
+        right-padded: their logits score the rest.
         """
         import torch
 
         from bias_hub.pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
 
+        if not prompts:
+            return np.zeros((0, len(choices)))
+        _check_prompts(prompts)
+        choice_ids = [
+            self.tokenizer(c, add_special_tokens=False)["input_ids"]
+            if isinstance(c, str)
+            else list(c)
+            for c in choices
+        ]
         if any(len(ids) == 0 for ids in choice_ids):
             raise ValueError("a choice encodes to no tokens")
-        shared, prefix_cache = self._shared_prefix(prompts)
-        longest = max(len(ids) for ids in choice_ids)
-        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
-        out = np.zeros((len(prompts), len(choice_ids)))
-        n = len(choice_ids)
+        n, longest = len(choice_ids), max((len(ids) for ids in choice_ids), default=1)
+        out = np.zeros((len(prompts), n))
         first = torch.tensor([ids[0] for ids in choice_ids], device=self.device)
         # (choices, longest - 1), right-padded: each choice's tokens but the last (fed after
         # the prompt), the tokens they predict (all but the first), and where they are real.
@@ -285,9 +244,11 @@ class HFModel:
             predicted[c, : len(ids) - 1] = torch.tensor(ids[1:], dtype=torch.long)
             real[c, : len(ids) - 1] = 1
         fed, predicted, real = fed.to(self.device), predicted.to(self.device), real.to(self.device)
+        # single-token choices: no room for choice tokens, and the prompt alone counts
+        room = longest if longest > 1 else 0
 
         def work(batch: list[int]) -> None:
-            kwargs = self._batch_inputs([prompts[i] for i in batch], shared, prefix_cache, longest)
+            kwargs = self._batch_inputs([prompts[i] for i in batch], shared, prefix_cache, room)
             logits, outputs = self._forward(1, use_cache=True, **kwargs)
             scores = torch.log_softmax(logits[:, -1, :].float(), dim=-1)[:, first]  # (rows, n)
             if longest > 1:
@@ -310,8 +271,10 @@ class HFModel:
                 scores = scores + (taken * real.repeat(rows, 1)).sum(dim=1).view(rows, n)
             out[batch] = scores.cpu().numpy()
 
-        lengths = [n * (len(prompts[i]) + longest) for i in order]  # the cache, once per choice
-        self._each_batch(order, lengths, progress, "loglikelihood", work)
+        with torch.inference_mode():
+            shared, prefix_cache = self._shared_prefix(prompts)
+            length = (lambda p: n * (len(p) + room)) if room else len  # the cache once per choice
+            self._each_batch(prompts, length, progress, "loglikelihood", work)
         return out
 
     # ---- generation ----------------------------------------------------------------------
@@ -331,10 +294,7 @@ class HFModel:
         """
         if not prompts:
             return []
-        if any(len(p) == 0 for p in prompts):
-            raise ValueError(
-                "a prompt encodes to no tokens; the model needs at least one token of context"
-            )
+        _check_prompts(prompts)
         if max_new_tokens < 1:
             raise ValueError(f"--max-new-tokens must be at least 1, got {max_new_tokens}")
         if not self._plain_greedy():
@@ -345,27 +305,25 @@ class HFModel:
             GreedyDecoder,  # torch and transformers: once a model runs
         )
 
-        with torch.inference_mode():
-            shared, prefix_cache = self._shared_prefix(prompts)
         config = self.model.generation_config
         eos = (
             {config.eos_token_id}
             if isinstance(config.eos_token_id, int)
             else set(config.eos_token_id or ())
         )
-        decoder = GreedyDecoder(
-            self,
-            prompts,
-            max_new_tokens,
-            eos,
-            shared,
-            prefix_cache,
-            settled,
-            lambda text: _stable_text(text, self.tokenizer),
-        )
-        budget = self._budget()
-        try:
-            with torch.inference_mode():
+        with torch.inference_mode():
+            shared, prefix_cache = self._shared_prefix(prompts)
+            decoder = GreedyDecoder(
+                self,
+                prompts,
+                max_new_tokens,
+                eos,
+                shared,
+                prefix_cache,
+                settled,
+                lambda text: _stable_text(text, self.tokenizer),
+            )
+            with self._budget() as budget:
                 for _ in progress_bar(
                     decoder.run(budget),
                     desc="generate",
@@ -374,8 +332,6 @@ class HFModel:
                     enabled=progress,
                 ):
                     pass
-        finally:
-            self._keep(budget)
         return self.tokenizer.batch_decode(decoder.replies, skip_special_tokens=True)
 
     def _plain_greedy(self) -> bool:
@@ -410,9 +366,6 @@ class HFModel:
 
         from bias_hub.pipelines.jbbq import kv_cache  # torch and transformers: once a model runs
 
-        with torch.inference_mode():
-            shared, prefix_cache = self._shared_prefix(prompts)
-        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
         replies: list[str] = [""] * len(prompts)
 
         def work(batch: list[int]) -> None:
@@ -427,14 +380,9 @@ class HFModel:
                     list(prompts[batch[0]][:shared]), dtype=torch.long, device=ids.device
                 )
                 ids = torch.cat([prefix.expand(len(batch), -1), ids], dim=1)
-                mask = torch.cat(
-                    [torch.ones((len(batch), shared), dtype=mask.dtype, device=mask.device), mask],
-                    dim=1,
-                )
+                mask = torch.cat([mask.new_ones((len(batch), shared)), mask], dim=1)
             stop = (
-                _SettledReplies(self.tokenizer, ids.shape[1], settled)
-                if settled is not None
-                else None
+                None if settled is None else _SettledReplies(self.tokenizer, ids.shape[1], settled)
             )
             generated = self.model.generate(
                 input_ids=ids,
@@ -453,20 +401,23 @@ class HFModel:
             for i, text in zip(batch, texts, strict=True):
                 replies[i] = text
 
-        lengths = [len(prompts[i]) + max_new_tokens for i in order]
         with torch.inference_mode():
-            self._each_batch(order, lengths, progress, "generate", work)
+            shared, prefix_cache = self._shared_prefix(prompts)
+            self._each_batch(prompts, lambda p: len(p) + max_new_tokens, progress, "generate", work)
         return replies
 
-    @property
+    @cached_property
     def _cache_argument(self) -> str:
         """The forward's name for a key/value cache (``past_key_values`` before transformers 5.2x)."""
-        if getattr(self, "_cache_name", None) is None:
-            import inspect
+        names = inspect.signature(type(self.model).forward).parameters
+        return "cache" if "cache" in names else "past_key_values"
 
-            names = inspect.signature(type(self.model).forward).parameters
-            self._cache_name = "cache" if "cache" in names else "past_key_values"
-        return self._cache_name
+
+def _check_prompts(prompts: Sequence[Sequence[int]]) -> None:
+    if any(len(p) == 0 for p in prompts):
+        raise ValueError(
+            "a prompt encodes to no tokens; the model needs at least one token of context"
+        )
 
 
 def _stable_text(text: str, tokenizer) -> str:
@@ -482,6 +433,7 @@ def _stable_text(text: str, tokenizer) -> str:
     return text
 
 
+@dataclass(eq=False)
 class _SettledReplies:
     """A stopping criterion for ``generate``: a row is done once its reply so far is ``settled``.
 
@@ -489,11 +441,10 @@ class _SettledReplies:
     tokens ``generate`` adds to finished rows are padding).
     """
 
-    def __init__(self, tokenizer, start: int, settled: Callable[[str], bool]):
-        self.tokenizer = tokenizer
-        self.start = start
-        self.settled = settled
-        self.ends: dict[int, int] = {}
+    tokenizer: object
+    start: int
+    settled: Callable[[str], bool]
+    ends: dict[int, int] = field(default_factory=dict)
 
     def __call__(self, input_ids, scores, **kwargs):
         import torch

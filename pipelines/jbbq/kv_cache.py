@@ -34,15 +34,8 @@ class RoomyLayer(DynamicLayer):
     @classmethod
     def repeated(cls, keys: torch.Tensor, values: torch.Tensor, rows: int, room: int) -> RoomyLayer:
         """One-row ``keys``/``values`` copied into ``rows`` rows, with ``room`` tokens free."""
-
-        def buffer(states: torch.Tensor) -> torch.Tensor:
-            out = states.new_empty(
-                (rows, states.shape[1], states.shape[-2] + room, states.shape[-1])
-            )
-            out[:, :, : states.shape[-2]] = states  # broadcast over the rows
-            return out
-
-        return cls(buffer(keys), buffer(values), keys.shape[-2])
+        filled = keys.shape[-2]
+        return cls(_buffer(keys, rows, filled + room), _buffer(values, rows, filled + room), filled)
 
     def _view(self, filled: int) -> None:
         self.keys = self._keys[:, :, :filled]
@@ -51,8 +44,8 @@ class RoomyLayer(DynamicLayer):
     def update(self, key_states, value_states, *args, **kwargs):
         filled, new = self.keys.shape[-2], key_states.shape[-2]
         if filled + new > self._keys.shape[-2]:  # out of room: grow, as concatenation would
-            self._keys = _regrown(self._keys, filled, filled + new)
-            self._values = _regrown(self._values, filled, filled + new)
+            self._keys = _buffer(self.keys, self.keys.shape[0], filled + new)
+            self._values = _buffer(self.values, self.values.shape[0], filled + new)
         self._keys[:, :, filled : filled + new] = key_states
         self._values[:, :, filled : filled + new] = value_states
         self._view(filled + new)
@@ -75,10 +68,12 @@ class RoomyLayer(DynamicLayer):
         self._rows_changed(lambda states: states.index_select(0, index))
 
 
-def _regrown(buffer: torch.Tensor, filled: int, capacity: int) -> torch.Tensor:
-    grown = buffer.new_empty((*buffer.shape[:2], capacity, buffer.shape[-1]))
-    grown[:, :, :filled] = buffer[:, :, :filled]
-    return grown
+def _buffer(states: torch.Tensor, rows: int, capacity: int) -> torch.Tensor:
+    """``states`` in the first positions of a buffer of ``rows`` rows (one-row states broadcast
+    over them) and ``capacity`` positions; the rest unset."""
+    out = states.new_empty((rows, states.shape[1], capacity, states.shape[-1]))
+    out[:, :, : states.shape[-2]] = states
+    return out
 
 
 def full_attention(cache) -> bool:

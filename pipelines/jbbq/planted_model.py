@@ -85,27 +85,25 @@ def planted_answers(rows: Sequence[dict], prompt: str, plan: Plan, seed: int = 0
         order = list(members)
         random.Random(f"{seed}:{category}:{condition}").shuffle(order)
         n = len(order)
-        silent = set(order[: _quota(plan.no_answer, n)])
-        rest = [i for i in order if i not in silent]
-        for i in silent:
+        silent = _quota(plan.no_answer, n)
+        for i in order[:silent]:
             answers[i] = -1
+        rest = order[silent:]
         if condition == "ambig":
+            # the first of the rest answer the stereotyped person, the next the other one
             n_st, n_ct = _quota(plan.stereotyped_ambiguous, n), _quota(plan.counter_ambiguous, n)
-            biased = rest[:n_st]
-            counter = rest[n_st : n_st + n_ct]
-            for i in rest:
+            for position, i in enumerate(rest):
                 row = rows[i]
-                others = _others(row)
                 if (
                     plan.follows(prompt, row)
                     or row["stereotyped_label"] < 0
-                    or (i not in biased and i not in counter)
+                    or position >= n_st + n_ct
                 ):
                     answers[i] = row["unknown_label"]
-                elif i in biased:
+                elif position < n_st:
                     answers[i] = row["stereotyped_label"]
                 else:
-                    answers[i] = next(j for j in others if j != row["stereotyped_label"])
+                    answers[i] = next(j for j in _others(row) if j != row["stereotyped_label"])
         else:
             for kind, share in (
                 ("stereotyped", plan.correct_stereotyped),

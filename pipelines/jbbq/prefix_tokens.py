@@ -35,10 +35,8 @@ def encode_whole(
     """``tokenizer(texts, add_special_tokens=...)["input_ids"]`` as lists, each text read whole."""
     if not texts:
         return []
-    return [
-        list(ids)
-        for ids in tokenizer(list(texts), add_special_tokens=add_special_tokens)["input_ids"]
-    ]
+    ids = tokenizer(list(texts), add_special_tokens=add_special_tokens)["input_ids"]
+    return [list(row) for row in ids]
 
 
 def _special_around(whole: list[int], plain: list[int]) -> tuple[list[int], list[int]] | None:
@@ -122,9 +120,8 @@ def encode_sharing_prefix(
         for window in windows
     ]
     redo = [i for i, ids in enumerate(out) if ids is None]
-    for i, ids in zip(
-        redo, encode_whole(tokenizer, [texts[i] for i in redo], add_special_tokens), strict=True
-    ):
+    redone = encode_whole(tokenizer, [texts[i] for i in redo], add_special_tokens)
+    for i, ids in zip(redo, redone, strict=True):
         out[i] = ids
     step = max(1, (len(texts) - 1) // (_CHECKED - 1))
     checked = sorted({*range(0, len(texts), step), len(texts) - 1})

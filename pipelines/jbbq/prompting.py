@@ -127,7 +127,8 @@ def _resolve(name_or_path: str | Path, folder: Path = PROMPT_DIR, what: str = "-
     return builtin
 
 
-def _read_mapping(path: Path, what: str) -> dict:
+def _read_mapping(path: Path, what: str) -> tuple[dict, str, str]:
+    """A prompt or layout file's fields, its ``name`` and its ``version``."""
     try:
         data = yaml.safe_load(read_text(path))
     except yaml.YAMLError as err:
@@ -136,7 +137,8 @@ def _read_mapping(path: Path, what: str) -> dict:
         raise ValueError(
             f"{what} file {path}: expected a mapping of fields, got {type(data).__name__}"
         )
-    return data
+    name, version = (_text_field(path, what, key, data.get(key)) for key in ("name", "version"))
+    return data, name, version
 
 
 def _text_field(path: Path, what: str, field: str, value) -> str:
@@ -188,9 +190,7 @@ def _layout_fields(data: dict, path: Path, what: str) -> dict[str, str]:
 def load_layout(name_or_path: str | Path) -> tuple[str, dict[str, str]]:
     """A layout file (a built-in name or a path): its ``name@version`` and its fields."""
     path = _resolve(name_or_path, LAYOUT_DIR, "--layout")
-    data = _read_mapping(path, "layout")
-    name = _text_field(path, "layout", "name", data.get("name"))
-    version = _text_field(path, "layout", "version", data.get("version"))
+    data, name, version = _read_mapping(path, "layout")
     return f"{name}@{version}", _layout_fields(data, path, "layout")
 
 
@@ -198,9 +198,7 @@ def load_prompt(name_or_path: str | Path, layout: str | Path = DEFAULT_LAYOUT) -
     """Read and validate one prompt file (a built-in name or a path), laid out by ``layout``
     (a built-in layout name or a layout file) unless the file holds its own layout."""
     path = _resolve(name_or_path)
-    data = _read_mapping(path, "prompt")
-    name = _text_field(path, "prompt", "name", data.get("name"))
-    version = _text_field(path, "prompt", "version", data.get("version"))
+    data, name, version = _read_mapping(path, "prompt")
     if "instruction" in data:
         instruction = _text_field(path, "prompt", "instruction", data["instruction"])
         layout_label, fields = load_layout(layout)

@@ -121,8 +121,6 @@ def build_tiny_model(
     if save:
         if out_dir is None:
             raise ValueError("build_tiny_model: save=True needs an out_dir")
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(out_dir)
         tokenizer.save_pretrained(out_dir)
     return model, tokenizer

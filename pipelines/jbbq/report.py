@@ -29,7 +29,6 @@ __all__ = [
     "CHANCE",
     "PAPER_LAYOUTS",
     "figure_one",
-    "figures",
     "load_results",
     "render",
     "run_table",
@@ -47,10 +46,6 @@ def _number(value: object) -> float:
     return math.nan
 
 
-def _interval(scores: dict, key: str) -> dict | None:
-    return (scores.get("confidence_intervals") or {}).get(key)
-
-
 def run_table(run: dict) -> str:
     """One run (prompt x shots): a row per category, then all categories together."""
     return macros(TABLES).run_table(run)
@@ -60,19 +55,6 @@ def table4(columns: Sequence[tuple[str, dict]]) -> str:
     """The paper's Table 4 layout: rows ``<category>-Amb`` / ``-Dis``, one column per
     ``(title, run)``; each cell accuracy in % [interval] (error rate in %)."""
     return macros(TABLES).table4(columns)
-
-
-def _run_for(results: dict, prompt: str | None, shots: int) -> dict | None:
-    runs = [run for run in results["runs"] if run["shots"] == shots]
-    if prompt is None:
-        return next((run for run in runs if run["prompt"] == "basic"), runs[0] if runs else None)
-    return next((run for run in runs if run["prompt"] == prompt), None)
-
-
-def _bars(ax, x, values, intervals, width, label=None, color=None) -> None:
-    """Bars (an undefined score as none) with their intervals."""
-    ax.bar(x, np.nan_to_num([_number(v) for v in values]), width, label=label, color=color)
-    draw_intervals(ax, x, intervals, cap=2 * width / 5)
 
 
 def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
@@ -87,15 +69,8 @@ def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    categories = sorted(
-        {
-            c
-            for _, results in entries
-            for run in results["runs"]
-            if run["shots"] == shots
-            for c in run["metrics"].get("per_category", {})
-        }
-    )
+    drawn = [run for _, results in entries for run in results["runs"] if run["shots"] == shots]
+    categories = sorted({c for run in drawn for c in run["metrics"].get("per_category", {})})
     groups = [*categories, "all"]
     x = np.arange(len(groups))
     labels = macros(TABLES)
@@ -104,67 +79,42 @@ def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
         4, len(entries), figsize=(1.0 + 4.2 * len(entries), 11), squeeze=False, sharey="row"
     )
 
-    def scores_of(run: dict, group: str) -> dict:
-        return (
-            run["metrics"]
-            if group == "all"
-            else run["metrics"].get("per_category", {}).get(group, {})
-        )
+    def bars(ax, run: dict, key: str, offset: float, width: float, label=None, color=None):
+        """``key`` of ``run`` per group as bars (an undefined score as none), with its intervals."""
+        per_category = run["metrics"].get("per_category", {})
+        scores = [run["metrics"] if g == "all" else per_category.get(g, {}) for g in groups]
+        values = np.nan_to_num([_number(s.get(key)) for s in scores])
+        ax.bar(x + offset, values, width, label=label, color=color)
+        intervals = [(s.get("confidence_intervals") or {}).get(key) for s in scores]
+        draw_intervals(ax, x + offset, intervals, cap=2 * width / 5)
 
     for column, (label, results) in enumerate(entries):
         runs = [run for run in results["runs"] if run["shots"] == shots]
-        basic = _run_for(results, None, shots)
+        basic = next((run for run in runs if run["prompt"] == "basic"), runs[0] if runs else None)
         width = 0.8 / max(len(runs), 1)
         for row, key in ((0, "accuracy_ambiguous"), (1, "accuracy_disambiguated")):
             ax = axes[row][column]
             for j, run in enumerate(runs):
-                values = [scores_of(run, g).get(key) for g in groups]
-                intervals = [_interval(scores_of(run, g), key) for g in groups]
-                _bars(
-                    ax,
-                    x + (j - (len(runs) - 1) / 2) * width,
-                    values,
-                    intervals,
-                    width,
-                    label=labels.prompt_label(run["prompt"]),
-                )
+                offset = (j - (len(runs) - 1) / 2) * width
+                bars(ax, run, key, offset, width, label=labels.prompt_label(run["prompt"]))
             ax.axhline(CHANCE, color="red", linestyle=":", linewidth=1.2, label="chance (0.33)")
             ax.set_ylim(0, 1.05)
             context = "ambiguous" if row == 0 else "disambiguated"
             ax.set_title(
                 f"{label}\naccuracy, {context}" if row == 0 else f"accuracy, {context}", fontsize=9
             )
-        ax = axes[2][column]
         if basic is not None:
-            _bars(
-                ax,
-                x,
-                [scores_of(basic, g).get("accuracy_gap") for g in groups],
-                [_interval(scores_of(basic, g), "accuracy_gap") for g in groups],
-                0.6,
-                color="tab:purple",
-            )
-            ax.set_title(
-                f"accuracy difference ({labels.prompt_label(basic['prompt'])})", fontsize=9
-            )
-        ax = axes[3][column]
-        if basic is not None:
+            prompt = labels.prompt_label(basic["prompt"])
+            bars(axes[2][column], basic, "accuracy_gap", 0, 0.6, color="tab:purple")
+            axes[2][column].set_title(f"accuracy difference ({prompt})", fontsize=9)
             for j, (key, name, color) in enumerate(
                 (
                     ("bias_score_disambiguated", "s_DIS", "tab:brown"),
                     ("bias_score_ambiguous", "s_AMB", "tab:cyan"),
                 )
             ):
-                _bars(
-                    ax,
-                    x + (j - 0.5) * 0.4,
-                    [scores_of(basic, g).get(key) for g in groups],
-                    [_interval(scores_of(basic, g), key) for g in groups],
-                    0.4,
-                    label=name,
-                    color=color,
-                )
-            ax.set_title(f"bias scores ({labels.prompt_label(basic['prompt'])})", fontsize=9)
+                bars(axes[3][column], basic, key, (j - 0.5) * 0.4, 0.4, label=name, color=color)
+            axes[3][column].set_title(f"bias scores ({prompt})", fontsize=9)
         for row in range(4):
             ax = axes[row][column]
             ax.set_xticks(x, ticks, fontsize=7)
@@ -172,35 +122,25 @@ def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
                 ax.axhline(0, color="black", linewidth=0.6)
     for row in (2, 3):
         # One symmetric scale per row, wide enough for every bar and interval.
-        top = 0.1
-        for ax in axes[row]:
-            for artist in ax.patches:
-                top = max(top, abs(artist.get_height()))
-            for line in ax.lines:
-                data = np.asarray(line.get_ydata(), dtype=float)
-                if data.size and np.isfinite(data).any():
-                    top = max(top, float(np.nanmax(np.abs(data))))
-            for collection in ax.collections:
-                for segment in collection.get_segments():
-                    top = max(top, float(np.max(np.abs(segment[:, 1]))))
+        lines = [np.asarray(line.get_ydata(), dtype=float) for ax in axes[row] for line in ax.lines]
+        top = max(
+            [
+                0.1,
+                *(abs(artist.get_height()) for ax in axes[row] for artist in ax.patches),
+                *(float(np.nanmax(np.abs(d))) for d in lines if d.size and np.isfinite(d).any()),
+                *(
+                    float(np.max(np.abs(segment[:, 1])))
+                    for ax in axes[row]
+                    for collection in ax.collections
+                    for segment in collection.get_segments()
+                ),
+            ]
+        )
         axes[row][0].set_ylim(-top * 1.1, top * 1.1)
     axes[0][0].legend(fontsize=7, loc="upper right")
     axes[3][0].legend(fontsize=7, loc="upper right")
     fig.suptitle(f"JBBQ, {shots}-shot\n(error bars: intervals where computed)", fontsize=10)
     return fig
-
-
-def figures(results: dict) -> list[tuple[str, object]]:
-    """Figure 1's layout for this model, one figure per shot count: ``(file name, figure)``."""
-    made = []
-    for shots in sorted({run["shots"] for run in results["runs"]}):
-        if any(
-            run["metrics"].get("per_category") for run in results["runs"] if run["shots"] == shots
-        ):
-            made.append(
-                (f"figure1_{shots}shot.png", figure_one([(results["model"], results)], shots))
-            )
-    return made
 
 
 def load_results(path: str | Path) -> dict:
@@ -250,18 +190,15 @@ def write_figure_folder(
     with folder:
         loaded = [load_results(path) for path in paths]
         folder.record_inputs(files=paths)
-        common = set.intersection(
-            *({run["shots"] for run in results["runs"]} for results in loaded)
-        )
+        counts = [{run["shots"] for run in results["runs"]} for results in loaded]
         if shots is None:
-            if not common:
+            if not set.intersection(*counts):
                 raise ValueError("the results files share no shot count; pick one with --shots")
-            shots = max(common)
-        for path, results in zip(paths, loaded, strict=True):
-            if shots not in {run["shots"] for run in results["runs"]}:
+            shots = max(set.intersection(*counts))
+        for path, has in zip(paths, counts, strict=True):
+            if shots not in has:
                 raise ValueError(
-                    f"--shots {shots}: {path} has no {shots}-shot run "
-                    f"(it has {sorted({run['shots'] for run in results['runs']})})"
+                    f"--shots {shots}: {path} has no {shots}-shot run (it has {sorted(has)})"
                 )
         names = list(labels) if labels else [str(results["model"]) for results in loaded]
         results = {
@@ -279,10 +216,13 @@ def write_figure_folder(
 
 
 def _render_evaluate(results: dict, folder: Path) -> None:
+    """report.md and Figure 1's layout for this model, one figure per shot count."""
     names = []
-    for name, figure in figures(results):
-        save_figure(figure, folder / name)
-        names.append(name)
+    for shots in sorted({run["shots"] for run in results["runs"]}):
+        runs = [run for run in results["runs"] if run["shots"] == shots]
+        if any(run["metrics"].get("per_category") for run in runs):
+            names.append(f"figure1_{shots}shot.png")
+            save_figure(figure_one([(results["model"], results)], shots), folder / names[-1])
     write_report(
         folder, "jbbq/templates/evaluate.md.j2", results=results, figures=names, rules=RULES
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import logging
 import random
 import time
@@ -111,34 +112,27 @@ def _check(settings: Settings) -> None:
         "max_retries": 0,
     }
     for name, low in minimum.items():
-        if getattr(settings, name) is not None and getattr(settings, name) < low:
-            raise ValueError(
-                f"--{name.replace('_', '-')} must be >= {low}, got {getattr(settings, name)}"
-            )
+        if (value := getattr(settings, name)) is not None and value < low:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= {low}, got {value}")
     if settings.timeout <= 0:
         raise ValueError(f"--timeout must be > 0 seconds, got {settings.timeout}")
-    if not settings.prompts:
-        raise ValueError("--prompt: no prompt to evaluate")
-    if not settings.shots or any(k < 0 for k in settings.shots):
-        raise ValueError(f"--shots: expected one or more counts >= 0, got {settings.shots}")
+    # (a non-empty list of prompts and of counts >= 0: Settings checks them, _check_task)
     if len(set(settings.shots)) != len(settings.shots):
         raise ValueError(f"--shots: a count appears twice in {settings.shots}")
     if settings.limit is not None and settings.limit < 1:
         raise ValueError(f"--limit must be >= 1, got {settings.limit}")
-    if settings.backend == "openai" and settings.api == "chat" and settings.chat == "no":
-        raise ValueError(
-            "--chat no: the chat-completions API always takes chat messages; pass --chat auto, "
-            "or --api completions to send the plain prompt"
-        )
-    if (
-        settings.backend == "openai"
-        and settings.api == "chat"
-        and (settings.prompts_per_request or 1) > 1
-    ):
-        raise ValueError(
-            f"--prompts-per-request {settings.prompts_per_request}: the chat-completions endpoint "
-            "takes one conversation per request; --api completions takes lists of prompts"
-        )
+    if settings.backend == "openai" and settings.api == "chat":
+        if settings.chat == "no":
+            raise ValueError(
+                "--chat no: the chat-completions API always takes chat messages; pass --chat auto, "
+                "or --api completions to send the plain prompt"
+            )
+        if (settings.prompts_per_request or 1) > 1:
+            raise ValueError(
+                f"--prompts-per-request {settings.prompts_per_request}: the chat-completions "
+                "endpoint takes one conversation per request; --api completions takes lists of "
+                "prompts"
+            )
     if settings.backend == "openai" and settings.api == "completions":
         if settings.chat == "yes":
             raise ValueError(
@@ -206,12 +200,9 @@ def load_questions(folder: Path, settings: Settings) -> tuple[list[dict], list[d
     free = templates - evaluated
     # A pool as large as the train split allows: a count above it fails in select_shots, naming it.
     pool = min(settings.shot_pool, len(templates)) if k <= len(templates) else k
-    held_out: set[tuple[str, str]] = set()
-    if len(free) >= pool:
-        shots = select_shots(train, pool, settings.seed, evaluated)
-    else:
-        shots = select_shots(train, pool, settings.seed, set())
-        held_out = {template_key(shot) for shot in shots}
+    # Templates enough outside the evaluated ones: drawn from those; else held out of the rows.
+    shots = select_shots(train, pool, settings.seed, evaluated if len(free) >= pool else set())
+    held_out = set() if len(free) >= pool else {template_key(shot) for shot in shots}
     before = len(rows)
     rows = [row for row in rows if template_key(row) not in held_out]
     if not rows:
@@ -230,12 +221,7 @@ def load_questions(folder: Path, settings: Settings) -> tuple[list[dict], list[d
         "source_split": "train",
         "pool": len(shots),
         "examples": [
-            {
-                "category": s["category"],
-                "question_index": s["question_index"],
-                "example_id": s["example_id"],
-            }
-            for s in shots
+            {key: s[key] for key in ("category", "question_index", "example_id")} for s in shots
         ],
         "held_out_templates": [list(t) for t in sorted(held_out)],
         "held_out_questions": before - len(rows),
@@ -413,60 +399,52 @@ def _evaluate(
     shared = 0.0
     prefetch = getattr(scorer, "prefetch", None)
     if prefetch is not None:
-        jobs = [(prompt, shots[:k]) for prompt in prompts for k in settings.shots]
+        jobs = [(prompt, shots[:k]) for prompt, k in itertools.product(prompts, settings.shots)]
         with stage(f"{len(jobs) * len(rows):,} replies of {len(jobs)} runs", log) as record:
             prefetch(jobs, rows, settings.scoring)
         shared = record["seconds"] / len(jobs)
-    for prompt in prompts:
-        for k in settings.shots:
-            if main:  # what the progress lines below are about
-                log.info("prompt %s, %d-shot: %d questions ...", prompt.label, k, len(rows))
-            run_started = time.perf_counter()
-            scored = score_sharded(
-                lambda part, prompt=prompt, shown=shots[:k]: scorer.score(
-                    prompt, part, shown, settings.scoring
-                ),
-                rows,
-            )
-            seconds = time.perf_counter() - run_started + shared
-            predicted = [item["prediction"] for item in scored]
-            metrics = score_predictions(metric, rows, predicted, settings)
-            reading = reading_record(scored)
-            if main:
-                log.info(
-                    "prompt %s, %d-shot: %d questions in %.1f s (%s)",
-                    prompt.label,
-                    k,
-                    len(rows),
-                    seconds,
-                    _summary(metrics),
-                )
-                _say_coverage(f"prompt {prompt.label}, {k}-shot", reading, settings.answer_reader)
-            runs.append(
-                {
-                    "prompt": prompt.name,
-                    "prompt_version": prompt.version,
-                    "layout": prompt.layout,
-                    "shots": k,
-                    # example_id is unique only within a category
-                    "shot_examples": [
-                        {"category": s["category"], "example_id": s["example_id"]}
-                        for s in shots[:k]
-                    ],
-                    "n_questions": len(rows),
-                    "example_prompt": scorer.render_example(prompt, rows[0], shots[:k]),
-                    "seconds": round(seconds, 3),
-                    "questions_per_second": round(len(rows) / seconds, 3) if seconds > 0 else None,
-                    "metrics": metrics,
-                    "error_rates": metrics["error_rates"],
-                    "reading": reading,
-                }
-            )
-            answers.append(predicted)
-            for row, item in zip(rows, scored, strict=True):
-                prediction_rows.append(
-                    {"prompt": prompt.name, "shots": k, **{key: row[key] for key in _KEPT}, **item}
-                )
+    for prompt, k in itertools.product(prompts, settings.shots):
+        what, shown = f"prompt {prompt.label}, {k}-shot", shots[:k]
+        if main:  # what the progress lines below are about
+            log.info("%s: %d questions ...", what, len(rows))
+        run_started = time.perf_counter()
+        scored = score_sharded(
+            lambda part, prompt=prompt, shown=shown: scorer.score(
+                prompt, part, shown, settings.scoring
+            ),
+            rows,
+        )
+        seconds = time.perf_counter() - run_started + shared
+        predicted = [item["prediction"] for item in scored]
+        metrics = score_predictions(metric, rows, predicted, settings)
+        reading = reading_record(scored)
+        if main:
+            log.info("%s: %d questions in %.1f s (%s)", what, len(rows), seconds, _summary(metrics))
+            _say_coverage(what, reading, settings.answer_reader)
+        runs.append(
+            {
+                "prompt": prompt.name,
+                "prompt_version": prompt.version,
+                "layout": prompt.layout,
+                "shots": k,
+                # example_id is unique only within a category
+                "shot_examples": [
+                    {key: s[key] for key in ("category", "example_id")} for s in shown
+                ],
+                "n_questions": len(rows),
+                "example_prompt": scorer.render_example(prompt, rows[0], shown),
+                "seconds": round(seconds, 3),
+                "questions_per_second": round(len(rows) / seconds, 3) if seconds > 0 else None,
+                "metrics": metrics,
+                "error_rates": metrics["error_rates"],
+                "reading": reading,
+            }
+        )
+        answers.append(predicted)
+        prediction_rows += [
+            {"prompt": prompt.name, "shots": k, **{key: row[key] for key in _KEPT}, **item}
+            for row, item in zip(rows, scored, strict=True)
+        ]
     comparisons = None
     if settings.confidence_level and len(runs) > 1 and main:
         with stage(f"paired comparisons of {len(runs)} runs", log):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -64,29 +65,25 @@ def _argmax(logprobs: Sequence[float]) -> int:
     return int(np.argmax(values))
 
 
+@dataclass(eq=False)
 class HFScorer:
     """A local ``transformers`` model (see ``hf_backend.HFModel``)."""
 
-    def __init__(
-        self,
-        model,
-        chat: str = "auto",
-        max_new_tokens: int = 8,
-        progress: bool = True,
-        reader: str = DEFAULT_READER,
-    ):
-        if chat not in ("auto", "yes", "no"):
-            raise ValueError(f"--chat must be auto, yes or no, got {chat!r}")
-        if chat == "yes" and not model.has_chat_template:
+    model: Any
+    chat: str = "auto"
+    max_new_tokens: int = 8
+    progress: bool = True
+    reader: str = DEFAULT_READER
+
+    def __post_init__(self) -> None:
+        if self.chat not in ("auto", "yes", "no"):
+            raise ValueError(f"--chat must be auto, yes or no, got {self.chat!r}")
+        if self.chat == "yes" and not self.model.has_chat_template:
             raise ValueError(
                 "--chat yes: the tokenizer of this model has no chat template; "
                 "use --chat no (plain prompt) or --chat auto"
             )
-        self.model = model
-        self.use_chat = model.has_chat_template if chat == "auto" else chat == "yes"
-        self.max_new_tokens = max_new_tokens
-        self.progress = progress
-        self.reader = reader
+        self.use_chat = self.model.has_chat_template if self.chat == "auto" else self.chat == "yes"
         self.description = f"hf ({'chat template' if self.use_chat else 'plain prompt'})"
 
     def prompt_texts(
@@ -121,6 +118,7 @@ class HFScorer:
         return read_replies(rows, replies, self.reader)
 
 
+@dataclass(eq=False)
 class APIScorer:
     """An OpenAI-compatible endpoint (``bias_hub.builders.shared.api_cache_openai``): chat
     completions (``api="chat"``: the prompt as chat messages) or completions (``api="completions"``:
@@ -131,32 +129,24 @@ class APIScorer:
     choices counts as unparsable.
     """
 
-    def __init__(
-        self,
-        client,
-        max_new_tokens: int = 8,
-        top_logprobs: int = 20,
-        progress: bool = True,
-        max_tokens_field: str = "max_tokens",
-        api: str = "chat",
-        reader: str = DEFAULT_READER,
-    ):
-        if max_tokens_field not in ("max_tokens", "max_completion_tokens"):
+    client: Any
+    max_new_tokens: int = 8
+    top_logprobs: int = 20
+    progress: bool = True
+    max_tokens_field: str = "max_tokens"
+    api: str = "chat"
+    reader: str = DEFAULT_READER
+
+    def __post_init__(self) -> None:
+        if self.max_tokens_field not in ("max_tokens", "max_completion_tokens"):
             raise ValueError(
-                f"--max-tokens-field must be max_tokens or max_completion_tokens, got {max_tokens_field!r}"
+                f"--max-tokens-field must be max_tokens or max_completion_tokens, got {self.max_tokens_field!r}"
             )
-        if api not in API_KINDS:
-            raise ValueError(f"--api must be one of {', '.join(API_KINDS)}, got {api!r}")
-        self.client = client
-        self.api = api
-        self.max_new_tokens = max_new_tokens
-        self.max_tokens_field = max_tokens_field
-        self.top_logprobs = top_logprobs
-        self.progress = progress
-        self.reader = reader
+        if self.api not in API_KINDS:
+            raise ValueError(f"--api must be one of {', '.join(API_KINDS)}, got {self.api!r}")
         self._prefetched: dict[str, dict] = {}  # request body (as JSON) -> reply, from prefetch
-        kind = "chat completions" if api == "chat" else "completions, plain prompt"
-        self.description = f"openai-compatible API at {client.base_url} ({kind})"
+        kind = "chat completions" if self.api == "chat" else "completions, plain prompt"
+        self.description = f"openai-compatible API at {self.client.base_url} ({kind})"
 
     def render_example(self, prompt: PromptSpec, row: Mapping, shots: Sequence[Mapping]) -> str:
         """What is sent for ``row``: the plain prompt, or the chat messages, one ``[role]`` block each."""
@@ -164,28 +154,19 @@ class APIScorer:
             return prompt.plain(row, shots)
         return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in prompt.messages(row, shots))
 
-    def _inputs(
-        self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping]
-    ) -> list[dict]:
-        if self.api == "completions":
-            return [{"prompt": prompt.plain(row, shots)} for row in rows]
-        return [{"messages": prompt.messages(row, shots)} for row in rows]
-
-    def _logprob_fields(self) -> dict:
-        # Chat: a flag and a count; completions: the count itself (the legacy field).
-        if self.api == "completions":
-            return {"logprobs": self.top_logprobs}
-        return {"logprobs": True, "top_logprobs": self.top_logprobs}
-
     def _bodies(
         self, prompt: PromptSpec, rows: Sequence[Mapping], shots: Sequence[Mapping], scoring: str
     ) -> list[dict]:
-        inputs = self._inputs(prompt, rows, shots)
-        if scoring == "loglikelihood":
-            fields = {"temperature": 0, self.max_tokens_field: 1, **self._logprob_fields()}
-        else:
-            fields = {"temperature": 0, self.max_tokens_field: self.max_new_tokens}
-        return [{**given, **fields} for given in inputs]
+        fields = {"temperature": 0, self.max_tokens_field: self.max_new_tokens}
+        if scoring == "loglikelihood":  # one token, and the log-probabilities of the top ones:
+            # chat: a flag and a count; completions: the count itself (the legacy field)
+            fields[self.max_tokens_field] = 1
+            fields["logprobs"] = True if self.api == "chat" else self.top_logprobs
+            if self.api == "chat":
+                fields["top_logprobs"] = self.top_logprobs
+        if self.api == "completions":
+            return [{"prompt": prompt.plain(row, shots), **fields} for row in rows]
+        return [{"messages": prompt.messages(row, shots), **fields} for row in rows]
 
     def prefetch(
         self,
@@ -212,11 +193,8 @@ class APIScorer:
             responses = self.client.complete(bodies, progress=self.progress, desc=desc)
         if scoring == "loglikelihood":
             choices = _choices(prompt)
-            out = []
-            for response in responses:
-                lp = choice_logprobs_from_top(response, choices)
-                out.append({"prediction": _argmax(lp), "logprobs": lp})
-            return out
+            logprobs = [choice_logprobs_from_top(response, choices) for response in responses]
+            return [{"prediction": _argmax(lp), "logprobs": lp} for lp in logprobs]
         return read_replies(rows, [reply_text(r) for r in responses], self.reader)
 
 

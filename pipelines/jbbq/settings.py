@@ -116,19 +116,15 @@ class Settings(IntervalSettings, RunSettings):
 def _check_task(settings: Settings) -> None:
     """The task fields' types (a preset file may hold anything), naming the flag."""
     prompts, shots, tokens = settings.prompts, settings.shots, settings.max_new_tokens
-    if (
-        not isinstance(prompts, list)
-        or not prompts
-        or not all(isinstance(p, str) and p for p in prompts)
-    ):
+
+    def list_of(values, each) -> bool:
+        return isinstance(values, list) and bool(values) and all(each(v) for v in values)
+
+    if not list_of(prompts, lambda p: isinstance(p, str) and p):
         raise ValueError(
             f"--prompt: expected a list of prompt names or .yaml paths, got {prompts!r}"
         )
-    if (
-        not isinstance(shots, list)
-        or not shots
-        or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in shots)
-    ):
+    if not list_of(shots, lambda k: isinstance(k, int) and not isinstance(k, bool) and k >= 0):
         raise ValueError(f"--shots: expected a list of integers >= 0, got {shots!r}")
     if isinstance(tokens, bool) or not isinstance(tokens, int) or not 1 <= tokens <= MAX_NEW_TOKENS:
         raise ValueError(
