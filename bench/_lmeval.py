@@ -114,20 +114,14 @@ class LmEvalProcess:
             tail = self.log.read_text(encoding="utf-8", errors="replace")[-3000:]
             raise RuntimeError(f"lm_eval's process ended without an answer; its log ends:\n{tail}")
         result = json.loads(out.read_text(encoding="utf-8"))
-        answers = result.get("logprobs", result.get("replies"))
         return Run(
             result["seconds"],
             result["cpu_seconds"],
             split_phases(result["phases"], result["call_seconds"], result["seconds"]),
             result["load_before"],
             result["load_after"],
-            answers,
-            {
-                "call_seconds": result["call_seconds"],
-                "call_cpu_seconds": result["call_cpu_seconds"],
-                "flops": result["flops"],
-                "version": result["version"],
-            },
+            result.get("logprobs", result.get("replies")),
+            {k: result[k] for k in ("call_seconds", "call_cpu_seconds", "flops", "version")},
         )
 
     def close(self) -> None:

@@ -122,6 +122,12 @@ def independent_scores(rows: list[dict], predictions: list[dict], column: str = 
     }
 
 
+def compared(ours: dict, theirs: dict) -> dict:
+    """bias-hub's ``SCORES`` beside the independent computation, and their largest difference."""
+    diff = max(abs(ours[key] - theirs[key]) for key in SCORES)
+    return {"bias_hub": {k: ours[k] for k in SCORES}, "independent": theirs, "max_abs_diff": diff}
+
+
 def release_folder(source: Path, work: Path) -> Path:
     """BBQ's release as a folder: ``source`` itself, or its .tgz unpacked under ``work``."""
     if source.is_dir():
@@ -149,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.source.exists():
         print(f"no BBQ release at {args.source}: pass --source")
         return 2
-    report, worst = {}, 0.0
+    report = {}
     with tempfile.TemporaryDirectory(prefix="bbq-score-") as tmp:
         work = Path(tmp)
         release = release_folder(args.source.resolve(), work)
@@ -167,14 +173,11 @@ def main(argv: list[str] | None = None) -> int:
             theirs = independent_scores(
                 read_jsonl(release / "data" / f"{category}.jsonl"), read_jsonl(preds)
             )
-            diff = max(abs(ours[key] - theirs[key]) for key in SCORES)
-            worst = max(worst, diff)
             report[category] = {
-                "bias_hub": {k: ours[k] for k in SCORES},
-                "independent": theirs,
-                "max_abs_diff": diff,
+                **compared(ours, theirs),
                 "reading": scored["reading"]["predictions"],
             }
+    worst = max([0.0, *(item["max_abs_diff"] for item in report.values())])
     header = (
         f"{'category':<20} {'n':>5} " + " ".join(f"{k[:14]:>15}" for k in SCORES) + "  max|diff|"
     )

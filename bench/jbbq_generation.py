@@ -36,6 +36,7 @@ import zlib
 from pathlib import Path
 
 from bench._harness import (
+    Run,
     describe_load,
     llama_flops,
 )
@@ -47,6 +48,7 @@ from bench.jbbq_throughput import (
     describe_model,
     parse_arguments,
     race_tools,
+    tiny_model,
 )
 from bias_hub.builders.shared.files import write_jsonl
 from bias_hub.pipelines.common.answer_reading import UNPARSABLE
@@ -205,7 +207,6 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from bias_hub.pipelines.common.answer_reading import read_row_reply
-    from bias_hub.pipelines.jbbq.random_model import build_tiny_model
 
     torch.set_num_threads(args.threads)
     python = lmeval_python(args)
@@ -223,16 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict = {"settings": vars(args)}
     with tempfile.TemporaryDirectory(prefix="jbbq-generation-") as tmp:
         work = Path(tmp)
-        model, tokenizer = build_tiny_model(
-            work / "model",
-            texts + [NO_INDEX],
-            config=args.config,
-            seed=args.seed,
-            chat_template=False,
-            dtype=args.dtype,
-            device=args.device,
-            save=False,
-        )
+        model, tokenizer = tiny_model(args, work / "model", texts + [NO_INDEX], save=False)
         data = write_jsonl(work / "questions.jsonl", documents)
         ours = BiasHub(model, tokenizer, prompts, shots, settings, data, args)
         targets = [target_reply(d) for d in documents]
@@ -323,20 +315,14 @@ def main(argv: list[str] | None = None) -> int:
         "end to end (questions file -> answers)",
     )
     report.update(figures)
+
     # The run of each tool whose replies read least as taught, by the preset's reader.
+    def readings(run: Run) -> dict:
+        replies = [item["reply"] if isinstance(item, dict) else item for item in run.output]
+        return tally(item_rows, replies, targets, settings.answer_reader)
+
     worst = {
-        name: min(
-            (
-                tally(
-                    item_rows,
-                    [item["reply"] if isinstance(item, dict) else item for item in run.output],
-                    targets,
-                    settings.answer_reader,
-                )
-                for run in r
-            ),
-            key=lambda readings: readings["as taught"],
-        )
+        name: min(map(readings, r), key=lambda counts: counts["as taught"])
         for name, r in runs.items()
     }
     report["replies"] = worst

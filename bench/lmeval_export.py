@@ -324,20 +324,14 @@ def main(argv: list[str] | None = None) -> int:
         f"lm-eval run {report['lm_eval_seconds']} s"
     )
     for task, entry in report["runs"].items():
-        same = (
-            ""
-            if "differing_predictions" not in entry
-            else (
-                f"predictions differing from jbbq evaluate {entry['differing_predictions']}/{entry['questions']}"
-                + (
-                    f" (reply texts {entry['differing_replies']})"
-                    if "differing_replies" in entry
-                    else ""
-                )
-                + ", "
+        same = ""
+        if "differing_predictions" in entry:
+            replies = entry.get("differing_replies")
+            same = (
+                f"predictions differing from jbbq evaluate {entry['differing_predictions']}/"
+                f"{entry['questions']}{'' if replies is None else f' (reply texts {replies})'}, "
                 f"score = jbbq evaluate {entry['score_equals_evaluate']}, "
             )
-        )
         scores = ", ".join(
             f"{n} {v:.3f}" if v is not None else f"{n} n/a" for n, v in entry["scores"].items()
         )
