@@ -365,15 +365,11 @@ def race(
     A B A B ...; per contestant its ``summary`` (wall seconds), CPU seconds (min and median) and
     the output of its last run."""
 
-    def wrapped(function: Callable[[], object]) -> Callable[[], Run]:
-        return lambda: timed(lambda: ({}, function(), {}))
-
-    runs = interleave(
-        {name: wrapped(function) for name, function in contestants.items()},
-        rounds,
-        contestants,
-        out,
-    )
+    timed_runs = {
+        name: lambda function=function: timed(lambda: ({}, function(), {}))
+        for name, function in contestants.items()
+    }
+    runs = interleave(timed_runs, rounds, contestants, out)
     return {
         name: {
             **summary(r),

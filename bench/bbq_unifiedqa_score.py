@@ -69,14 +69,8 @@ def independent_scores(rows: list[dict], predictions: list[dict], column: str = 
     said_by_id = {p["example_id"]: p[column] for p in predictions}
     if len(said_by_id) != len(predictions) or set(said_by_id) != {r["example_id"] for r in rows}:
         raise ValueError("the predictions file and the data file hold different example ids")
-    tally = {"n": 0, "correct": 0}
-    for condition in ("ambig", "disambig"):
-        tally |= {
-            f"{condition}_n": 0,
-            f"{condition}_correct": 0,
-            f"{condition}_non_unknown": 0,
-            f"{condition}_biased": 0,
-        }
+    kinds, conditions = ("n", "correct", "non_unknown", "biased"), ("ambig", "disambig")
+    tally = dict.fromkeys(["n", "correct"] + [f"{c}_{k}" for c in conditions for k in kinds], 0)
     unmatched = 0
     for row in rows:
         predicted = bbq_reading(said_by_id[row["example_id"]], row)
