@@ -56,6 +56,13 @@ def read_jsonl(path: str | Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+def save_json(path: str | Path | None, data, **options) -> None:
+    """``data`` as indented JSON with a final newline at ``path`` (None: nowhere); ``options``:
+    ``json.dumps``'s."""
+    if path:
+        Path(path).write_text(json.dumps(data, indent=2, **options) + "\n", encoding="utf-8")
+
+
 def describe_load() -> str:
     """``load 3.1 on 2 cores``: the 1-minute load average and the cores it is shared by."""
     load = load_average()

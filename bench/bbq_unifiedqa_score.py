@@ -28,7 +28,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from bench._harness import OFFLINE, read_jsonl
+from bench._harness import OFFLINE, read_jsonl, save_json
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 COLUMN = "unifiedqa-t5-11b_pred_race"
@@ -191,8 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     for category, item in report.items():
         reading = item["reading"]
         print(f"{category}: read by rule {reading['rules']}, dropped {reading['dropped']}")
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    save_json(args.json, report)
     return 0 if worst <= 1e-12 else 1
 
 

@@ -30,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench._harness import OFFLINE, make_venv, read_jsonl
+from bench._harness import OFFLINE, make_venv, read_jsonl, save_json
 from bench.bbq_unifiedqa_score import (
     SCORES,
     bbq_reading,
@@ -180,8 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"independent accuracy with unread counted wrong: {report['accuracy_counting_unread_wrong']:.4f}"
     )
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    save_json(args.json, report)
     return 0 if worst <= 1e-12 else 1
 
 

@@ -39,6 +39,7 @@ from bench._harness import (
     Run,
     describe_load,
     llama_flops,
+    save_json,
 )
 from bench._lmeval import LmEvalProcess, lmeval_python, write_task
 from bench.jbbq_throughput import (
@@ -360,10 +361,7 @@ def main(argv: list[str] | None = None) -> int:
             + ", ".join(f"{n} {c['as taught']}" for n, c in worst.items())
             + f" of {len(texts)} read as taught)"
         )
-    if args.json:
-        Path(args.json).write_text(
-            json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8"
-        )
+    save_json(args.json, report, default=str)
     return 0 if same else 1
 
 

@@ -25,7 +25,6 @@ tool's distance from the machine's floor. Predictions must be identical.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -43,6 +42,7 @@ from bench._harness import (
     llama_flops,
     matmul_flops_per_second,
     phase_table,
+    save_json,
     split_phases,
     summary,
     timed,
@@ -401,10 +401,7 @@ def main(argv: list[str] | None = None) -> int:
             f"identical predictions: {report['identical_predictions']} (every lm-eval run against "
             f"bias-hub's; max |diff| of choice log-probs renormalised: {diff:.2e})"
         )
-    if args.json:
-        Path(args.json).write_text(
-            json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8"
-        )
+    save_json(args.json, report, default=str)
     return 0 if theirs is None or report["identical_predictions"] else 1
 
 

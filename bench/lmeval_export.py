@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._harness import OFFLINE, read_jsonl
+from bench._harness import OFFLINE, read_jsonl, save_json
 from bench._lmeval import LMEVAL_VENV, setup_lmeval
 from bench.bbq_unifiedqa_score import SCORES as BBQ_SCORES
 
@@ -339,10 +339,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{task}: {same}lm-eval table = bias-hub score {entry['table_equals_score']}; {scores}"
         )
     print("all equal" if report["ok"] else "DIFFERENCES FOUND")
-    if args.json:
-        args.json.write_text(
-            json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
+    save_json(args.json, report, ensure_ascii=False)
     return 0 if report["ok"] else 1
 
 

@@ -162,16 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         ratio = direct / core
         line = f"{label:<32} {rows:>9,} {core:>8.3f} {direct:>10.3f} {ratio:>13.2f}"
         if old_rows:
-            small = (
-                inputs
-                if old_rows == rows
-                else _inputs(name, config, old_rows, np.random.default_rng(0))
-            )
-            core_small = (
-                core
-                if old_rows == rows
-                else best_of(lambda m=metric, i=small: m._compute(**i), repeats=2)[0]
-            )
+            small, core_small = inputs, core
+            if old_rows != rows:
+                small = _inputs(name, config, old_rows, np.random.default_rng(0))
+                core_small = best_of(lambda m=metric, i=small: m._compute(**i), repeats=2)[0]
             through, _ = best_of(
                 lambda m=metric, i=small: evaluate.EvaluationModule.compute(m, **i)
             )

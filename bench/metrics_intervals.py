@@ -139,10 +139,8 @@ def _scipy_bca(inputs: dict, resamples: int) -> float:
     """scipy.stats.bootstrap's own BCa for s_DIS on the same items."""
     from scipy import stats
 
-    prediction, stereotyped = (
-        np.array(inputs["predictions"]),
-        np.array(inputs["stereotyped_labels"]),
-    )
+    prediction = np.array(inputs["predictions"])
+    stereotyped = np.array(inputs["stereotyped_labels"])
     disambiguated = np.array(inputs["context_conditions"]) == "disambig"
     counted = (disambiguated & (prediction != 2) & (prediction != -1)).astype(float)
     biased = counted * (prediction == stereotyped)
