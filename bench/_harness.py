@@ -302,6 +302,15 @@ def matmul_flops_per_second(
     return 2.0 * m * k * n / best
 
 
+def floor(model, args) -> float:
+    """FLOP/s of a plain matrix product with the model's MLP shape, 2048 rows, at ``args.dtype``
+    on ``args.device``: the floor for the model's work."""
+    config = model.config
+    return matmul_flops_per_second(
+        2048, config.hidden_size, config.intermediate_size, args.dtype, args.device
+    )
+
+
 def llama_flops(config, rows: list[tuple[int, int]], projected: int) -> float:
     """Forward FLOPs of a Llama-style decoder (multiply-adds x 2).
 

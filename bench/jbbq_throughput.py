@@ -38,9 +38,9 @@ from bench._harness import (
     PhaseClock,
     Run,
     describe_load,
+    floor,
     interleave,
     llama_flops,
-    matmul_flops_per_second,
     phase_table,
     save_json,
     split_phases,
@@ -287,14 +287,6 @@ def tiny_model(args, folder: Path, texts: list[str], save: bool):
 
     options = dict(config=args.config, seed=args.seed, dtype=args.dtype, device=args.device)
     return build_tiny_model(folder, texts, chat_template=False, save=save, **options)
-
-
-def floor(model, args) -> float:
-    """FLOP/s of a plain matrix product with the model's MLP shape, 2048 rows."""
-    config = model.config
-    return matmul_flops_per_second(
-        2048, config.hidden_size, config.intermediate_size, args.dtype, args.device
-    )
 
 
 def floor_lines(needed: float, floor_rate: float, tools: dict[str, float], device: str):
