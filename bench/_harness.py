@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
 MIN_ROUNDS = 3
 # What a tool run as a subprocess of a bench gets: the machine is offline.
 OFFLINE = dict.fromkeys(
@@ -255,12 +256,14 @@ def summary(runs: list[Run], key: Callable[[Run], float] = lambda run: run.secon
 
 
 def phase_table(named_runs: dict[str, Run], order: list[str]) -> str:
-    """Seconds per phase of one run per contestant (the fastest), as aligned text lines."""
+    """Seconds per phase of one run per contestant (the fastest), as aligned text lines under
+    the heading ``phases of the fastest run (seconds):``."""
     names = list(named_runs)
     phases = [p for p in order if any(p in r.phases for r in named_runs.values())]
     phases += [p for r in named_runs.values() for p in r.phases if p not in phases]
     width = max(len(p) for p in [*phases, "phase"]) + 2
-    lines = [f"    {'phase':<{width}}" + "".join(f"{n:>16}" for n in names)]
+    lines = ["phases of the fastest run (seconds):"]
+    lines.append(f"    {'phase':<{width}}" + "".join(f"{n:>16}" for n in names))
     for phase in phases:
         cells = "".join(
             f"{named_runs[n].phases.get(phase, 0.0):>14.2f} s"

@@ -14,9 +14,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from bench._harness import OFFLINE, Run, make_venv, split_phases
+from bench._harness import OFFLINE, REPO_ROOT, Run, make_venv, split_phases
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 LMEVAL_VENV = REPO_ROOT / "bench" / ".venv-lmeval"
 LMEVAL_VERSION = "0.4.13"
 RUNNER = REPO_ROOT / "bench" / "_jbbq_lmeval_runner.py"

@@ -32,9 +32,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench._harness import load_average, make_venv, read_jsonl
+from bench._harness import REPO_ROOT, load_average, make_venv, read_jsonl
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 BBQ_VENV = REPO_ROOT / "bench" / ".venv-bbq"
 # Re-running BBQ's generator with another seed (the project's FINDINGS, 2026-11-23).
 FINDINGS_REFERENCE = {

@@ -28,9 +28,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from bench._harness import OFFLINE, read_jsonl, save_json
+from bench._harness import OFFLINE, REPO_ROOT, read_jsonl, save_json
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 COLUMN = "unifiedqa-t5-11b_pred_race"
 SCORES = (
     "accuracy",

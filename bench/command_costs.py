@@ -38,6 +38,7 @@ from pathlib import Path
 
 from bench._harness import (
     OFFLINE,
+    REPO_ROOT,
     Run,
     describe_load,
     interleave,
@@ -45,7 +46,6 @@ from bench._harness import (
     summary,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 CASES = ("score", "build", "cached", "startup", "collection")
 # (statistic compared, what the target says) per case
 TARGETS = {

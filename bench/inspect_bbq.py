@@ -30,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench._harness import OFFLINE, make_venv, read_jsonl, save_json
+from bench._harness import OFFLINE, REPO_ROOT, make_venv, read_jsonl, save_json
 from bench.bbq_unifiedqa_score import (
     SCORES,
     bbq_reading,
@@ -39,7 +39,6 @@ from bench.bbq_unifiedqa_score import (
     release_folder,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 INSPECT_VENV = REPO_ROOT / "bench" / ".venv-inspect"
 PINS = ("inspect-ai==0.3.285", "inspect-evals==0.26.0", "evaluate", "scipy")
 ENV = dict(os.environ, **OFFLINE)

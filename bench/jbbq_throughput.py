@@ -215,7 +215,6 @@ def compare(runs: dict, args, needed: float, floor_rate: float, call: str, end: 
                 ratio = table["lm-eval"][statistic] / table["bias-hub"][statistic]
                 figures[f"ratio_{point}_{statistic}"] = ratio
         figures["lm_eval_version"] = fastest["lm-eval"].extra["version"]
-    print("phases of the fastest run (seconds):")
     print(phase_table(fastest, PHASES))
     print("the floor:")
     print("\n".join(lines))

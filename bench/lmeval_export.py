@@ -32,11 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._harness import OFFLINE, read_jsonl, save_json
+from bench._harness import OFFLINE, REPO_ROOT, read_jsonl, save_json
 from bench._lmeval import LMEVAL_VENV, setup_lmeval
 from bench.bbq_unifiedqa_score import SCORES as BBQ_SCORES
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 # The exported tasks' metrics: bbq_bias's own names.
 SCORES = (*BBQ_SCORES, "unparsable_rate")
 ENV = dict(os.environ, **OFFLINE, TOKENIZERS_PARALLELISM="false", MPLBACKEND="Agg")

@@ -225,7 +225,6 @@ def main(argv: list[str] | None = None) -> dict:
     print(
         f"  bias-hub against the pipeline's best: {ratio_min:.2f}x (min), {ratio_median:.2f}x (median)"
     )
-    print("phases of the fastest run (seconds):")
     print(phase_table(fastest, PHASES))
     unit = "s" if args.device.startswith("cuda") else "CPU s"
     spent = whole if args.device.startswith("cuda") else cpu

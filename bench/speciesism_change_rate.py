@@ -11,15 +11,12 @@ interleaved, three runs each after a warm-up, minimum and median with the load
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-from bench._harness import describe_load, race, race_table
+from bench._harness import REPO_ROOT, describe_load, race, race_table
 from bias_hub.pipelines.common.locations import import_scores_module
 
-ROOT = Path(__file__).resolve().parents[1]
-MODULE = ROOT / "metrics" / "speciesism_bias"
+MODULE = REPO_ROOT / "metrics" / "speciesism_bias"
 
 
 def main() -> None:
