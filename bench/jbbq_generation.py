@@ -110,14 +110,12 @@ def choose_stop(
     def answer(row: dict, reply: str) -> int:
         return read_row_reply(row, reply, reader).index
 
-    changed = {}
-    for stop in STOPS:
-        count = 0
-        for row, reply in zip(rows, replies, strict=True):
-            cut = min((reply.find(s) for s in stop if s in reply), default=-1)
-            if cut >= 0 and answer(row, reply[:cut]) != answer(row, reply):
-                count += 1
-        changed[json.dumps(stop)] = count
+    def changes(stop: list[str], row: dict, reply: str) -> bool:
+        cut = min((reply.find(s) for s in stop if s in reply), default=-1)
+        return cut >= 0 and answer(row, reply[:cut]) != answer(row, reply)
+
+    pairs = list(zip(rows, replies, strict=True))
+    changed = {json.dumps(stop): sum(changes(stop, *pair) for pair in pairs) for stop in STOPS}
     chosen = next(stop for stop in STOPS if changed[json.dumps(stop)] == 0)
     return chosen, changed
 
