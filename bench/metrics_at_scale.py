@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -151,13 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         old_rows = min(rows, 100_000) if args.old_rows is None else args.old_rows
         metric = evaluate.load(str(METRICS / name), config)
         inputs = _inputs(name, config, rows, np.random.default_rng(0))
-        timing = race(
-            {
-                "core": lambda m=metric, i=inputs: m._compute(**i),
-                "compute": lambda m=metric, i=inputs: m.compute(**i),
-            },
-            out=None,  # the per-run lines would drown the table
-        )
+        contestants = {"core": partial(metric._compute, **inputs)}
+        contestants["compute"] = partial(metric.compute, **inputs)
+        timing = race(contestants, out=None)  # the per-run lines would drown the table
         core, direct = timing["core"]["min"], timing["compute"]["min"]
         ratio = direct / core
         line = f"{label:<32} {rows:>9,} {core:>8.3f} {direct:>10.3f} {ratio:>13.2f}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -164,19 +165,14 @@ def main(argv: list[str] | None = None) -> int:
         if config == "paired":
             # the baseline: point estimates of one prediction set
             single = {key: value for key, value in inputs.items() if not key.endswith("_b")}
-            plain = evaluate.load(str(METRICS / name))
-            baseline = lambda plain=plain, single=single: plain.compute(**single)  # noqa: E731
+            baseline = partial(evaluate.load(str(METRICS / name)).compute, **single)
         else:
-            baseline = lambda metric=metric, inputs=inputs: metric.compute(**inputs)  # noqa: E731
-        timing = race(
-            {
-                "point": baseline,
-                "with intervals": lambda metric=metric, inputs=inputs, options=options: (
-                    metric.compute(**inputs, **options)
-                ),
-            },
-            out=None,  # the per-run lines would drown the table
-        )
+            baseline = partial(metric.compute, **inputs)
+        contestants = {
+            "point": baseline,
+            "with intervals": partial(metric.compute, **inputs, **options),
+        }
+        timing = race(contestants, out=None)  # the per-run lines would drown the table
         point, full = timing["point"]["min"], timing["with intervals"]["min"]
         result = timing["with intervals"]["output"]
         count = len(result["confidence_intervals"]) + sum(

@@ -11,6 +11,8 @@ interleaved, three runs each after a warm-up, minimum and median with the load
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from bench._harness import REPO_ROOT, describe_load, race, race_table
@@ -29,14 +31,9 @@ def main() -> None:
     for rows, size in ((48, 30_522), (48, 50_265), (136, 50_265)):
         probs = rng.dirichlet(np.full(size, 0.05), size=rows).astype(np.float32)
         forms = (["human"] * 2 + ["object"] * 6) * (rows // 8)
-        results = race(
-            {
-                "numpy": lambda p=probs, f=forms: module.change_rates(p, f),
-                "evaluate compute": lambda p=probs, f=forms: metric.compute(
-                    probabilities=p, forms=f
-                ),
-            }
-        )
+        contestants = {"numpy": partial(module.change_rates, probs, forms)}
+        contestants["evaluate compute"] = partial(metric.compute, probabilities=probs, forms=forms)
+        results = race(contestants)
         print(f"{rows} rows x {size:,} words:")
         print(race_table(results, "numpy"))
 
