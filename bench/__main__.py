@@ -15,11 +15,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # Extra arguments a benchmark needs under `make bench`.
-ARGUMENTS = {
-    "jbbq_throughput": ["--setup-lmeval"],
-    "jbbq_generation": ["--setup-lmeval"],
-    "jbbq_served": ["--setup-lmeval"],
-}
+ARGUMENTS = dict.fromkeys(["jbbq_throughput", "jbbq_generation", "jbbq_served"], ["--setup-lmeval"])
 
 
 def available() -> list[str]:

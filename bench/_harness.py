@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
 MIN_ROUNDS = 3
 # What a tool run as a subprocess of a bench gets: the machine is offline.
 OFFLINE = dict.fromkeys(
@@ -54,6 +55,13 @@ def read_jsonl(path: str | Path) -> list[dict]:
     """The rows of a JSON Lines file (blank lines skipped)."""
     with open(path, encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def save_json(path: str | Path | None, data, **options) -> None:
+    """``data`` as indented JSON with a final newline at ``path`` (None: nowhere); ``options``:
+    ``json.dumps``'s."""
+    if path:
+        Path(path).write_text(json.dumps(data, indent=2, **options) + "\n", encoding="utf-8")
 
 
 def describe_load() -> str:
@@ -248,12 +256,14 @@ def summary(runs: list[Run], key: Callable[[Run], float] = lambda run: run.secon
 
 
 def phase_table(named_runs: dict[str, Run], order: list[str]) -> str:
-    """Seconds per phase of one run per contestant (the fastest), as aligned text lines."""
+    """Seconds per phase of one run per contestant (the fastest), as aligned text lines under
+    the heading ``phases of the fastest run (seconds):``."""
     names = list(named_runs)
     phases = [p for p in order if any(p in r.phases for r in named_runs.values())]
     phases += [p for r in named_runs.values() for p in r.phases if p not in phases]
     width = max(len(p) for p in [*phases, "phase"]) + 2
-    lines = [f"    {'phase':<{width}}" + "".join(f"{n:>16}" for n in names)]
+    lines = ["phases of the fastest run (seconds):"]
+    lines.append(f"    {'phase':<{width}}" + "".join(f"{n:>16}" for n in names))
     for phase in phases:
         cells = "".join(
             f"{named_runs[n].phases.get(phase, 0.0):>14.2f} s"
@@ -293,6 +303,15 @@ def matmul_flops_per_second(
         if attempt:
             best = min(best, (clock() - started) / 3)
     return 2.0 * m * k * n / best
+
+
+def floor(model, args) -> float:
+    """FLOP/s of a plain matrix product with the model's MLP shape, 2048 rows, at ``args.dtype``
+    on ``args.device``: the floor for the model's work."""
+    config = model.config
+    return matmul_flops_per_second(
+        2048, config.hidden_size, config.intermediate_size, args.dtype, args.device
+    )
 
 
 def llama_flops(config, rows: list[tuple[int, int]], projected: int) -> float:
@@ -365,15 +384,11 @@ def race(
     A B A B ...; per contestant its ``summary`` (wall seconds), CPU seconds (min and median) and
     the output of its last run."""
 
-    def wrapped(function: Callable[[], object]) -> Callable[[], Run]:
-        return lambda: timed(lambda: ({}, function(), {}))
-
-    runs = interleave(
-        {name: wrapped(function) for name, function in contestants.items()},
-        rounds,
-        contestants,
-        out,
-    )
+    timed_runs = {
+        name: lambda function=function: timed(lambda: ({}, function(), {}))
+        for name, function in contestants.items()
+    }
+    runs = interleave(timed_runs, rounds, contestants, out)
     return {
         name: {
             **summary(r),

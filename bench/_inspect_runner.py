@@ -55,6 +55,12 @@ def main(tasks_dir: str, plan_path: str, out_dir: str) -> None:
         index = plan[key(find(messages[-1].text))]["index"]
         return output("ANSWER: " + ("ABC"[index] if index is not None else ""))
 
+    def metrics(log, failed: str) -> dict:
+        """A finished run's metrics by name; ``failed``: what the error says when it failed."""
+        if log.status != "success":
+            raise RuntimeError(f"{failed}: {log.error.traceback if log.error else log.status}")
+        return {name: m.value for score in log.results.scores for name, m in score.metrics.items()}
+
     out = Path(out_dir)
     (log,) = eval(
         f"{tasks_dir}/tasks.py@bbq",
@@ -63,11 +69,7 @@ def main(tasks_dir: str, plan_path: str, out_dir: str) -> None:
         log_format="json",  # .eval logs are zstd zips, which Python 3.11's zipfile cannot open
         display="none",
     )
-    if log.status != "success":
-        raise RuntimeError(
-            f"the exported task failed in Inspect: {log.error.traceback if log.error else log.status}"
-        )
-    metrics = {name: m.value for score in log.results.scores for name, m in score.metrics.items()}
+    ours_metrics = metrics(log, "the exported task failed in Inspect")
     for row in rows:  # inspect_evals' record_to_sample wants BBQ's answer_info: a dict of pairs
         row["answer_info"] = {
             f"ans{i}": [a["text"], a["group"]] for i, a in enumerate(row["answer_info"])
@@ -80,17 +82,10 @@ def main(tasks_dir: str, plan_path: str, out_dir: str) -> None:
         log_dir=str(out / "inspect_evals"),
         display="none",
     )
-    if their_log.status != "success":
-        raise RuntimeError(
-            f"inspect_evals' BBQ failed: {their_log.error.traceback if their_log.error else their_log.status}"
-        )
-    their_metrics = {
-        name: m.value for score in their_log.results.scores for name, m in score.metrics.items()
-    }
     summary = {
         "log": log.location,
-        "metrics": metrics,
-        "inspect_evals": their_metrics,
+        "metrics": ours_metrics,
+        "inspect_evals": metrics(their_log, "inspect_evals' BBQ failed"),
         "samples": len(rows),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")

@@ -77,29 +77,22 @@ def main() -> None:
         )
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         samples = sorted(results["samples"]["jbbq_bench"], key=lambda s: s["doc_id"])
+        result = {
+            "seconds": seconds,
+            "cpu_seconds": cpu,
+            "call_seconds": call.seconds["call"],
+            "call_cpu_seconds": call.cpu_seconds["call"],
+            "phases": clock.split(seconds),
+            "flops": flops.total,
+            "load_before": load_before,
+            "load_after": load_average(),
+            "version": lm_eval.__version__,
+        }
         if args.request == "loglikelihood":
-            answers = {
-                "logprobs": [[float(r[0]) for r in sample["filtered_resps"]] for sample in samples]
-            }
+            result["logprobs"] = [[float(r[0]) for r in s["filtered_resps"]] for s in samples]
         else:
-            answers = {"replies": [sample["resps"][0][0] for sample in samples]}
-        out.write_text(
-            json.dumps(
-                {
-                    "seconds": seconds,
-                    "cpu_seconds": cpu,
-                    "call_seconds": call.seconds["call"],
-                    "call_cpu_seconds": call.cpu_seconds["call"],
-                    "phases": clock.split(seconds),
-                    "flops": flops.total,
-                    "load_before": load_before,
-                    "load_after": load_average(),
-                    "version": lm_eval.__version__,
-                    **answers,
-                }
-            ),
-            encoding="utf-8",
-        )
+            result["replies"] = [s["resps"][0][0] for s in samples]
+        out.write_text(json.dumps(result), encoding="utf-8")
         print("done", flush=True)
 
 

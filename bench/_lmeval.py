@@ -14,9 +14,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from bench._harness import OFFLINE, Run, make_venv, split_phases
+from bench._harness import OFFLINE, REPO_ROOT, Run, make_venv, split_phases
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 LMEVAL_VENV = REPO_ROOT / "bench" / ".venv-lmeval"
 LMEVAL_VERSION = "0.4.13"
 RUNNER = REPO_ROOT / "bench" / "_jbbq_lmeval_runner.py"
@@ -114,20 +113,14 @@ class LmEvalProcess:
             tail = self.log.read_text(encoding="utf-8", errors="replace")[-3000:]
             raise RuntimeError(f"lm_eval's process ended without an answer; its log ends:\n{tail}")
         result = json.loads(out.read_text(encoding="utf-8"))
-        answers = result.get("logprobs", result.get("replies"))
         return Run(
             result["seconds"],
             result["cpu_seconds"],
             split_phases(result["phases"], result["call_seconds"], result["seconds"]),
             result["load_before"],
             result["load_after"],
-            answers,
-            {
-                "call_seconds": result["call_seconds"],
-                "call_cpu_seconds": result["call_cpu_seconds"],
-                "flops": result["flops"],
-                "version": result["version"],
-            },
+            result.get("logprobs", result.get("replies")),
+            {k: result[k] for k in ("call_seconds", "call_cpu_seconds", "flops", "version")},
         )
 
     def close(self) -> None:

@@ -32,9 +32,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench._harness import load_average, make_venv, read_jsonl
+from bench._harness import REPO_ROOT, load_average, make_venv, read_jsonl
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 BBQ_VENV = REPO_ROOT / "bench" / ".venv-bbq"
 # Re-running BBQ's generator with another seed (the project's FINDINGS, 2026-11-23).
 FINDINGS_REFERENCE = {
@@ -237,36 +236,31 @@ def main(argv: list[str] | None = None) -> int:
         counts = sorted({len(run.get(category, [])) for run in ours})
         their_counts = sorted({len(run.get(category, [])) for run in theirs})
         rel = released.get(category)
-        entry: dict = {"ours_rows": counts, "bbq_generator_rows": their_counts}
-        if rel is not None:
-            mine = [overlap(rel, run.get(category, [])) for run in ours]
-            base = [overlap(rel, run.get(category, [])) for run in theirs]
-            entry.update(released_rows=len(rel), ours_overlap=mine, bbq_generator_overlap=base)
-            failed |= counts != [len(rel)]
-            reference = _spread(base) if theirs else FINDINGS_REFERENCE.get(category, "-")
-            print(
-                f"{category:22} {len(rel):8d} {'/'.join(map(str, counts)):>8} "
-                f"{'/'.join(map(str, their_counts)) or '-':>8}  {_spread(mine):>24}  {reference}"
-            )
-        else:
-            print(
-                f"{category:22} {'-':>8} {'/'.join(map(str, counts)):>8} {'/'.join(map(str, their_counts)) or '-':>8}"
-            )
-        results[category] = entry
-    print(
+        results[category] = {"ours_rows": counts, "bbq_generator_rows": their_counts}
+        rows = f"{'/'.join(map(str, counts)):>8} {'/'.join(map(str, their_counts)) or '-':>8}"
+        if rel is None:
+            print(f"{category:22} {'-':>8} {rows}")
+            continue
+        mine = [overlap(rel, run.get(category, [])) for run in ours]
+        base = [overlap(rel, run.get(category, [])) for run in theirs]
+        results[category].update(
+            released_rows=len(rel), ours_overlap=mine, bbq_generator_overlap=base
+        )
+        failed |= counts != [len(rel)]
+        reference = _spread(base) if theirs else FINDINGS_REFERENCE.get(category, "-")
+        print(f"{category:22} {len(rel):8d} {rows}  {_spread(mine):>24}  {reference}")
+    timings = (
         f"\nexpanding every template (runs interleaved, load {min(loads)}-{max(loads)} on "
         f"{os.cpu_count()} cores): ours {min(times):.1f} s min, {statistics.median(times):.1f} s "
-        f"median over {len(times)} seed(s)",
-        end="",
+        f"median over {len(times)} seed(s)"
     )
     if their_times:
-        print(
+        timings += (
             f"; BBQ's generator {min(their_times):.1f} s min, {statistics.median(their_times):.1f} "
             f"s median (ratio {min(their_times) / min(times):.0f}x min, "
             f"{statistics.median(their_times) / statistics.median(times):.0f}x median)"
         )
-    else:
-        print()
+    print(timings)
     if failed:
         print("row counts differ from the release", file=sys.stderr)
     if args.json:

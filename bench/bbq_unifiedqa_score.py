@@ -28,9 +28,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from bench._harness import OFFLINE, read_jsonl
+from bench._harness import OFFLINE, REPO_ROOT, read_jsonl, save_json
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 COLUMN = "unifiedqa-t5-11b_pred_race"
 SCORES = (
     "accuracy",
@@ -69,14 +68,8 @@ def independent_scores(rows: list[dict], predictions: list[dict], column: str = 
     said_by_id = {p["example_id"]: p[column] for p in predictions}
     if len(said_by_id) != len(predictions) or set(said_by_id) != {r["example_id"] for r in rows}:
         raise ValueError("the predictions file and the data file hold different example ids")
-    tally = {"n": 0, "correct": 0}
-    for condition in ("ambig", "disambig"):
-        tally |= {
-            f"{condition}_n": 0,
-            f"{condition}_correct": 0,
-            f"{condition}_non_unknown": 0,
-            f"{condition}_biased": 0,
-        }
+    kinds, conditions = ("n", "correct", "non_unknown", "biased"), ("ambig", "disambig")
+    tally = dict.fromkeys(["n", "correct"] + [f"{c}_{k}" for c in conditions for k in kinds], 0)
     unmatched = 0
     for row in rows:
         predicted = bbq_reading(said_by_id[row["example_id"]], row)
@@ -122,6 +115,12 @@ def independent_scores(rows: list[dict], predictions: list[dict], column: str = 
     }
 
 
+def compared(ours: dict, theirs: dict) -> dict:
+    """bias-hub's ``SCORES`` beside the independent computation, and their largest difference."""
+    diff = max(abs(ours[key] - theirs[key]) for key in SCORES)
+    return {"bias_hub": {k: ours[k] for k in SCORES}, "independent": theirs, "max_abs_diff": diff}
+
+
 def release_folder(source: Path, work: Path) -> Path:
     """BBQ's release as a folder: ``source`` itself, or its .tgz unpacked under ``work``."""
     if source.is_dir():
@@ -149,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.source.exists():
         print(f"no BBQ release at {args.source}: pass --source")
         return 2
-    report, worst = {}, 0.0
+    report = {}
     with tempfile.TemporaryDirectory(prefix="bbq-score-") as tmp:
         work = Path(tmp)
         release = release_folder(args.source.resolve(), work)
@@ -167,14 +166,11 @@ def main(argv: list[str] | None = None) -> int:
             theirs = independent_scores(
                 read_jsonl(release / "data" / f"{category}.jsonl"), read_jsonl(preds)
             )
-            diff = max(abs(ours[key] - theirs[key]) for key in SCORES)
-            worst = max(worst, diff)
             report[category] = {
-                "bias_hub": {k: ours[k] for k in SCORES},
-                "independent": theirs,
-                "max_abs_diff": diff,
+                **compared(ours, theirs),
                 "reading": scored["reading"]["predictions"],
             }
+    worst = max([0.0, *(item["max_abs_diff"] for item in report.values())])
     header = (
         f"{'category':<20} {'n':>5} " + " ".join(f"{k[:14]:>15}" for k in SCORES) + "  max|diff|"
     )
@@ -194,8 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     for category, item in report.items():
         reading = item["reading"]
         print(f"{category}: read by rule {reading['rules']}, dropped {reading['dropped']}")
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    save_json(args.json, report)
     return 0 if worst <= 1e-12 else 1
 
 

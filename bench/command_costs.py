@@ -38,6 +38,7 @@ from pathlib import Path
 
 from bench._harness import (
     OFFLINE,
+    REPO_ROOT,
     Run,
     describe_load,
     interleave,
@@ -45,7 +46,6 @@ from bench._harness import (
     summary,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 CASES = ("score", "build", "cached", "startup", "collection")
 # (statistic compared, what the target says) per case
 TARGETS = {
@@ -97,75 +97,47 @@ def cases(args, work: Path, baseline_path: Path) -> dict[str, dict[str, object]]
     }
     trees = {"baseline": baseline_path / "bias_hub", "this": REPO_ROOT}
     cli = [sys.executable, "-m", "bias_hub"]
+
+    def each(contestant) -> dict[str, object]:
+        """``contestant(name, env)`` for the baseline and this checkout."""
+        return {name: contestant(name, env) for name, env in envs.items()}
+
     chosen: dict[str, dict[str, object]] = {}
     if "score" in args.cases:
         import pyarrow.parquet as pq
 
         from bias_hub.builders.shared.files import write_jsonl
 
-        rows = pq.read_table(jbbq / "all" / "test-00000-of-00001.parquet").to_pylist()
+        test = jbbq / "all" / "test-00000-of-00001.parquet"
+        rows = pq.read_table(test, columns=["example_id", "category"]).to_pylist()
         rng = random.Random(0)
-        predictions = write_jsonl(
-            work / "predictions.jsonl",
-            [
-                dict(
-                    example_id=r["example_id"], category=r["category"], prediction=rng.randrange(3)
-                )
-                for r in rows
-            ],
-        )
-        chosen["score"] = {
-            name: _fresh_out(
-                cli
-                + ["score", "bbq_bias", "--predictions", str(predictions), "--dataset", str(jbbq)]
-                + ["--split", "test", "-q", "--out"],
-                work / f"score-{name}",
-                envs[name],
-            )
-            for name in envs
-        }
+        seeded = [{**row, "prediction": rng.randrange(3)} for row in rows]
+        predictions = write_jsonl(work / "predictions.jsonl", seeded)
+        score = cli + ["score", "bbq_bias", "--predictions", str(predictions), "--dataset"]
+        score += [str(jbbq), "--split", "test", "-q", "--out"]
+        chosen["score"] = each(lambda name, env: _fresh_out(score, work / f"score-{name}", env))
     if "build" in args.cases:
-        chosen["build"] = {
-            name: process(
-                cli + ["build", "weat_word_sets", "-q", "--out-root", str(work / f"built-{name}")],
-                envs[name],
-                work,
-            )
-            for name in envs
-        }
+        build = cli + ["build", "weat_word_sets", "-q", "--out-root"]
+        chosen["build"] = each(
+            lambda name, env: process(build + [str(work / f"built-{name}")], env, work)
+        )
     if "cached" in args.cases:
-        cache = _filled_cache(work, jbbq, envs["this"], args)
-        chosen["cached"] = {
-            name: _fresh_out(
-                cli
-                + ["jbbq", "evaluate", "--backend", "openai", "--api", "completions"]
-                + ["--model", "served-model", "--base-url", args.server.url, "--dataset", str(jbbq)]
-                + ["--cache-dir", str(cache), "-q", "--out"],
-                work / f"cached-{name}",
-                envs[name],
-            )
-            for name in envs
-        }
+        from bench.jbbq_served import Server
+
+        args.server = Server(0.0, 1e9, args.max_requests, 3600)
+        cache = work / "api-cache"
+        cached = cli + ["jbbq", "evaluate", "--backend", "openai", "--api", "completions"]
+        cached += ["--model", "served-model", "--base-url", args.server.url, "--dataset"]
+        cached += [str(jbbq), "--cache-dir", str(cache), "-q", "--out"]
+        _fill(cached + [str(work / "fill")], cache, envs["this"], work, args.server)
+        chosen["cached"] = each(lambda name, env: _fresh_out(cached, work / f"cached-{name}", env))
     if "startup" in args.cases:
-        chosen["startup"] = {
-            name: process(
-                cli + ["demo", "--only", "NONE", "--out", str(work / "demo")],
-                envs[name],
-                work,
-                ok=(2,),
-            )
-            for name in envs
-        }
+        demo = cli + ["demo", "--only", "NONE", "--out", str(work / "demo")]
+        chosen["startup"] = each(lambda name, env: process(demo, env, work, ok=(2,)))
     if "collection" in args.cases:
-        chosen["collection"] = {
-            name: process(
-                [sys.executable, "-m", "pytest", "--collect-only", "-q"]
-                + ["-p", "no:cacheprovider", "-n", "0"],
-                envs[name],
-                trees[name],
-            )
-            for name in envs
-        }
+        pytest = [sys.executable, "-m", "pytest", "--collect-only", "-q"]
+        pytest += ["-p", "no:cacheprovider", "-n", "0"]
+        chosen["collection"] = each(lambda name, env: process(pytest, env, trees[name]))
     return chosen
 
 
@@ -181,29 +153,13 @@ def _fresh_out(command: list[str], out: Path, env: dict):
     return run
 
 
-def _filled_cache(work: Path, jbbq: Path, env: dict, args) -> Path:
-    """A response cache holding every reply ``jbbq evaluate --preset paper`` asks for, from one
-    run against the stand-in server (``bench.jbbq_served``)."""
-    from bench.jbbq_served import Server
-
-    args.server = Server(0.0, 1e9, args.max_requests, 3600)
-    cache = work / "api-cache"
-    command = [sys.executable, "-m", "bias_hub", "jbbq", "evaluate", "--backend", "openai"]
-    command += ["--api", "completions", "--model", "served-model", "--base-url", args.server.url]
-    command += [
-        "--dataset",
-        str(jbbq),
-        "--cache-dir",
-        str(cache),
-        "-q",
-        "--out",
-        str(work / "fill"),
-    ]
+def _fill(command: list[str], cache: Path, env: dict, work: Path, server) -> None:
+    """Fill the response cache ``cache`` with every reply ``jbbq evaluate --preset paper`` asks
+    for: one run of ``command`` against the stand-in ``server`` (``bench.jbbq_served``)."""
     subprocess.run(command, check=True, env=env, cwd=work)
-    args.server.reset()
+    server.reset()
     count = len(list(cache.rglob("*.json")))
     print(f"cached: {count:,} replies in the response cache", flush=True)
-    return cache
 
 
 def _asking(run, server, asked: list[int]):

@@ -23,13 +23,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
 import numpy as np
 
-from bench._harness import best_of, describe_load, race
-
-ROOT = Path(__file__).resolve().parents[1]
+from bench._harness import REPO_ROOT, best_of, describe_load, race
 
 
 def _cos(u: np.ndarray, v: np.ndarray) -> float:
@@ -149,8 +146,8 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.permutations} permutations, minimum of {max(args.repeats, 3)} interleaved runs"
     )
 
-    weat = evaluate.load(str(ROOT / "metrics" / "weat"))
-    rnsb = evaluate.load(str(ROOT / "metrics" / "rnsb"))
+    weat = evaluate.load(str(REPO_ROOT / "metrics" / "weat"))
+    rnsb = evaluate.load(str(REPO_ROOT / "metrics" / "rnsb"))
     present = lambda named: {k: [w for w in v if w in index] for k, v in named.items()}  # noqa: E731
     common = {
         **inputs,
@@ -173,11 +170,8 @@ def main(argv: list[str] | None = None) -> None:
     # Linear in the permutations: timed once on a few and scaled.
     naive_small, _ = best_of(lambda: weat_loop(x, y, a, b, args.naive_permutations, 0, naive=True))
     naive_weat = naive_small * args.permutations / args.naive_permutations
-    assert abs(d - result["effect_size"]) < 1e-9 and abs(p - result["p_value"]) < 1e-12, (
-        d,
-        p,
-        result,
-    )
+    agree = abs(d - result["effect_size"]) < 1e-9 and abs(p - result["p_value"]) < 1e-12
+    assert agree, (d, p, result)
 
     # lbfgs to tol 1e-10 minimises the loop's objective (intercept unpenalised); the module's
     # default liblinear penalises the intercept too and ends elsewhere.
@@ -202,20 +196,14 @@ def main(argv: list[str] | None = None) -> None:
         "\n| computation | ours: compute() (s) | ours: arithmetic only (s) | baseline (s) | baseline / compute() | baseline / arithmetic |"
     )
     print("|---|---|---|---|---|---|")
+    per_word = f"WEAT, {args.permutations} permutations vs per-word loop (associations cached)"
+    naive = (
+        f"WEAT, {args.permutations} permutations vs naive loop (s recomputed per permutation, "
+        f"scaled from {args.naive_permutations})"
+    )
     table = [
-        (
-            f"WEAT, {args.permutations} permutations vs per-word loop (associations cached)",
-            ours_weat,
-            core_weat,
-            loop_weat,
-        ),
-        (
-            f"WEAT, {args.permutations} permutations vs naive loop (s recomputed per permutation, "
-            f"scaled from {args.naive_permutations})",
-            ours_weat,
-            core_weat,
-            naive_weat,
-        ),
+        (per_word, ours_weat, core_weat, loop_weat),
+        (naive, ours_weat, core_weat, naive_weat),
         ("RNSB, one classifier vs per-word loss/gradient loop", ours_rnsb, core_rnsb, loop_rnsb),
     ]
     for name, end_to_end, core, baseline in table:

@@ -87,26 +87,21 @@ def ours(tests: list[dict], seeds: list[int]) -> list[dict]:
 
     weat = evaluate.load(str(HERE.parent / "metrics" / "weat"))
     rnsb = evaluate.load(str(HERE.parent / "metrics" / "rnsb"))
+    # the runs of embeddings_wefe_reference.py: without holdout, then one per seed
+    holdouts = [("no_holdout", {"holdout": False})]
+    holdouts += [(f"holdout_seed{seed}", {"holdout": True, "seed": seed}) for seed in seeds]
     results = []
     for test in tests:
         query = {k: test[k] for k in ("words", "vectors", "target_sets", "attribute_sets")}
         w = weat.compute(**query, permutations=10)
-        r = {}
-        for orientation in ORIENTATIONS:
-            for name, (_, classifier) in ESTIMATORS.items():
-                run = f"{orientation}/{name}"
-                r[f"{run}_no_holdout"] = rnsb.compute(
-                    **query, train_on=orientation, holdout=False, iterations=1, **classifier
-                )
-                for seed in seeds:
-                    r[f"{run}_holdout_seed{seed}"] = rnsb.compute(
-                        **query,
-                        train_on=orientation,
-                        holdout=True,
-                        iterations=1,
-                        seed=seed,
-                        **classifier,
-                    )
+        r = {
+            f"{orientation}/{name}_{label}": rnsb.compute(
+                **query, train_on=orientation, iterations=1, **holdout, **classifier
+            )
+            for orientation in ORIENTATIONS
+            for name, (_, classifier) in ESTIMATORS.items()
+            for label, holdout in holdouts
+        }
         results.append(
             {
                 "test_id": test["test_id"],

@@ -30,10 +30,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench._harness import OFFLINE, make_venv, read_jsonl
-from bench.bbq_unifiedqa_score import SCORES, bbq_reading, independent_scores, release_folder
+from bench._harness import OFFLINE, REPO_ROOT, make_venv, read_jsonl, save_json
+from bench.bbq_unifiedqa_score import (
+    SCORES,
+    bbq_reading,
+    compared,
+    independent_scores,
+    release_folder,
+)
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 INSPECT_VENV = REPO_ROOT / "bench" / ".venv-inspect"
 PINS = ("inspect-ai==0.3.285", "inspect-evals==0.26.0", "evaluate", "scipy")
 ENV = dict(os.environ, **OFFLINE)
@@ -132,29 +137,16 @@ def main(argv: list[str] | None = None) -> int:
             *["--confidence-level", "none"],
         )
         ours = json.loads((work / "score" / "results.json").read_text(encoding="utf-8"))
-        replies = [
-            {
-                "example_id": row["example_id"],
-                "reply": plan[f"{row['category']}/{row['example_id']}"]["reply"],
-            }
-            for row in originals
-        ]
         report = {"categories": {}, "samples": summary["samples"]}
-        worst = 0.0
         for category in sorted({row["category"] for row in originals}):
             rows = [row for row in originals if row["category"] == category]
-            said = [
-                r for r, row in zip(replies, originals, strict=True) if row["category"] == category
-            ]
+            # the planted replies, each beside its question (independent_scores reads the two)
+            said = [{**r, "reply": plan[f"{category}/{r['example_id']}"]["reply"]} for r in rows]
             theirs = independent_scores(rows, said, column="reply")
-            mine = ours["result"]["per_category"][category]
-            diff = max(abs(mine[key] - theirs[key]) for key in SCORES)
-            worst = max(worst, diff)
-            report["categories"][category] = {
-                "bias_hub": {k: mine[k] for k in SCORES},
-                "independent": theirs,
-                "max_abs_diff": diff,
-            }
+            report["categories"][category] = compared(
+                ours["result"]["per_category"][category], theirs
+            )
+        worst = max([0.0, *(c["max_abs_diff"] for c in report["categories"].values())])
         dropped = sum(item["index"] is None for item in plan.values())
         correct = sum(
             plan[f"{row['category']}/{row['example_id']}"]["index"] == row["label"]
@@ -187,8 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"independent accuracy with unread counted wrong: {report['accuracy_counting_unread_wrong']:.4f}"
     )
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    save_json(args.json, report)
     return 0 if worst <= 1e-12 else 1
 
 

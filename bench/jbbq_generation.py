@@ -36,8 +36,10 @@ import zlib
 from pathlib import Path
 
 from bench._harness import (
+    Run,
     describe_load,
     llama_flops,
+    save_json,
 )
 from bench._lmeval import LmEvalProcess, lmeval_python, write_task
 from bench.jbbq_throughput import (
@@ -47,6 +49,7 @@ from bench.jbbq_throughput import (
     describe_model,
     parse_arguments,
     race_tools,
+    tiny_model,
 )
 from bias_hub.builders.shared.files import write_jsonl
 from bias_hub.pipelines.common.answer_reading import UNPARSABLE
@@ -107,14 +110,12 @@ def choose_stop(
     def answer(row: dict, reply: str) -> int:
         return read_row_reply(row, reply, reader).index
 
-    changed = {}
-    for stop in STOPS:
-        count = 0
-        for row, reply in zip(rows, replies, strict=True):
-            cut = min((reply.find(s) for s in stop if s in reply), default=-1)
-            if cut >= 0 and answer(row, reply[:cut]) != answer(row, reply):
-                count += 1
-        changed[json.dumps(stop)] = count
+    def changes(stop: list[str], row: dict, reply: str) -> bool:
+        cut = min((reply.find(s) for s in stop if s in reply), default=-1)
+        return cut >= 0 and answer(row, reply[:cut]) != answer(row, reply)
+
+    pairs = list(zip(rows, replies, strict=True))
+    changed = {json.dumps(stop): sum(changes(stop, *pair) for pair in pairs) for stop in STOPS}
     chosen = next(stop for stop in STOPS if changed[json.dumps(stop)] == 0)
     return chosen, changed
 
@@ -205,7 +206,6 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from bias_hub.pipelines.common.answer_reading import read_row_reply
-    from bias_hub.pipelines.jbbq.random_model import build_tiny_model
 
     torch.set_num_threads(args.threads)
     python = lmeval_python(args)
@@ -223,16 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict = {"settings": vars(args)}
     with tempfile.TemporaryDirectory(prefix="jbbq-generation-") as tmp:
         work = Path(tmp)
-        model, tokenizer = build_tiny_model(
-            work / "model",
-            texts + [NO_INDEX],
-            config=args.config,
-            seed=args.seed,
-            chat_template=False,
-            dtype=args.dtype,
-            device=args.device,
-            save=False,
-        )
+        model, tokenizer = tiny_model(args, work / "model", texts + [NO_INDEX], save=False)
         data = write_jsonl(work / "questions.jsonl", documents)
         ours = BiasHub(model, tokenizer, prompts, shots, settings, data, args)
         targets = [target_reply(d) for d in documents]
@@ -323,20 +314,14 @@ def main(argv: list[str] | None = None) -> int:
         "end to end (questions file -> answers)",
     )
     report.update(figures)
+
     # The run of each tool whose replies read least as taught, by the preset's reader.
+    def readings(run: Run) -> dict:
+        replies = [item["reply"] if isinstance(item, dict) else item for item in run.output]
+        return tally(item_rows, replies, targets, settings.answer_reader)
+
     worst = {
-        name: min(
-            (
-                tally(
-                    item_rows,
-                    [item["reply"] if isinstance(item, dict) else item for item in run.output],
-                    targets,
-                    settings.answer_reader,
-                )
-                for run in r
-            ),
-            key=lambda readings: readings["as taught"],
-        )
+        name: min(map(readings, r), key=lambda counts: counts["as taught"])
         for name, r in runs.items()
     }
     report["replies"] = worst
@@ -374,10 +359,7 @@ def main(argv: list[str] | None = None) -> int:
             + ", ".join(f"{n} {c['as taught']}" for n, c in worst.items())
             + f" of {len(texts)} read as taught)"
         )
-    if args.json:
-        Path(args.json).write_text(
-            json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8"
-        )
+    save_json(args.json, report, default=str)
     return 0 if same else 1
 
 

@@ -25,7 +25,6 @@ tool's distance from the machine's floor. Predictions must be identical.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -39,10 +38,11 @@ from bench._harness import (
     PhaseClock,
     Run,
     describe_load,
+    floor,
     interleave,
     llama_flops,
-    matmul_flops_per_second,
     phase_table,
+    save_json,
     split_phases,
     summary,
     timed,
@@ -209,15 +209,12 @@ def compare(runs: dict, args, needed: float, floor_rate: float, call: str, end: 
     if "lm-eval" in runs:
         print(_ratio_line(call, calls["bias-hub"], calls["lm-eval"]))
         print(_ratio_line(end, whole["bias-hub"], whole["lm-eval"]))
-        figures.update(
-            lm_eval=[run.record() for run in runs["lm-eval"]],
-            ratio_call_min=calls["lm-eval"]["min"] / calls["bias-hub"]["min"],
-            ratio_call_median=calls["lm-eval"]["median"] / calls["bias-hub"]["median"],
-            ratio_end_to_end_min=whole["lm-eval"]["min"] / whole["bias-hub"]["min"],
-            ratio_end_to_end_median=whole["lm-eval"]["median"] / whole["bias-hub"]["median"],
-            lm_eval_version=fastest["lm-eval"].extra["version"],
-        )
-    print("phases of the fastest run (seconds):")
+        figures["lm_eval"] = [run.record() for run in runs["lm-eval"]]
+        for point, table in (("call", calls), ("end_to_end", whole)):
+            for statistic in ("min", "median"):
+                ratio = table["lm-eval"][statistic] / table["bias-hub"][statistic]
+                figures[f"ratio_{point}_{statistic}"] = ratio
+        figures["lm_eval_version"] = fastest["lm-eval"].extra["version"]
     print(phase_table(fastest, PHASES))
     print("the floor:")
     print("\n".join(lines))
@@ -282,12 +279,13 @@ def describe_model(model, args) -> str:
     )
 
 
-def floor(model, args) -> float:
-    """FLOP/s of a plain matrix product with the model's MLP shape, 2048 rows."""
-    config = model.config
-    return matmul_flops_per_second(
-        2048, config.hidden_size, config.intermediate_size, args.dtype, args.device
-    )
+def tiny_model(args, folder: Path, texts: list[str], save: bool):
+    """``build_tiny_model`` of the ``--config`` shape, ``--seed``, ``--dtype`` and ``--device``,
+    for plain prompts (no chat template)."""
+    from bias_hub.pipelines.jbbq.random_model import build_tiny_model
+
+    options = dict(config=args.config, seed=args.seed, dtype=args.dtype, device=args.device)
+    return build_tiny_model(folder, texts, chat_template=False, save=save, **options)
 
 
 def floor_lines(needed: float, floor_rate: float, tools: dict[str, float], device: str):
@@ -312,7 +310,6 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from bias_hub.pipelines.jbbq.prompting import load_prompt
-    from bias_hub.pipelines.jbbq.random_model import build_tiny_model
 
     torch.set_num_threads(args.threads)
     python = lmeval_python(args)
@@ -324,16 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict = {"settings": vars(args)}
     with tempfile.TemporaryDirectory(prefix="jbbq-bench-") as tmp:
         work = Path(tmp)
-        model, tokenizer = build_tiny_model(
-            work / "model",
-            texts,
-            config=args.config,
-            seed=args.seed,
-            chat_template=False,
-            dtype=args.dtype,
-            device=args.device,
-            save=not args.skip_lmeval,
-        )
+        model, tokenizer = tiny_model(args, work / "model", texts, save=not args.skip_lmeval)
         data = write_jsonl(
             work / "questions.jsonl",
             [{**row, "prompt": t} for row, t in zip(rows, texts, strict=True)],
@@ -404,10 +392,7 @@ def main(argv: list[str] | None = None) -> int:
             f"identical predictions: {report['identical_predictions']} (every lm-eval run against "
             f"bias-hub's; max |diff| of choice log-probs renormalised: {diff:.2e})"
         )
-    if args.json:
-        Path(args.json).write_text(
-            json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8"
-        )
+    save_json(args.json, report, default=str)
     return 0 if theirs is None or report["identical_predictions"] else 1
 
 

@@ -32,11 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._harness import OFFLINE, read_jsonl
+from bench._harness import OFFLINE, REPO_ROOT, read_jsonl, save_json
 from bench._lmeval import LMEVAL_VENV, setup_lmeval
 from bench.bbq_unifiedqa_score import SCORES as BBQ_SCORES
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 # The exported tasks' metrics: bbq_bias's own names.
 SCORES = (*BBQ_SCORES, "unparsable_rate")
 ENV = dict(os.environ, **OFFLINE, TOKENIZERS_PARALLELISM="false", MPLBACKEND="Agg")
@@ -324,20 +323,14 @@ def main(argv: list[str] | None = None) -> int:
         f"lm-eval run {report['lm_eval_seconds']} s"
     )
     for task, entry in report["runs"].items():
-        same = (
-            ""
-            if "differing_predictions" not in entry
-            else (
-                f"predictions differing from jbbq evaluate {entry['differing_predictions']}/{entry['questions']}"
-                + (
-                    f" (reply texts {entry['differing_replies']})"
-                    if "differing_replies" in entry
-                    else ""
-                )
-                + ", "
+        same = ""
+        if "differing_predictions" in entry:
+            replies = entry.get("differing_replies")
+            same = (
+                f"predictions differing from jbbq evaluate {entry['differing_predictions']}/"
+                f"{entry['questions']}{'' if replies is None else f' (reply texts {replies})'}, "
                 f"score = jbbq evaluate {entry['score_equals_evaluate']}, "
             )
-        )
         scores = ", ".join(
             f"{n} {v:.3f}" if v is not None else f"{n} n/a" for n, v in entry["scores"].items()
         )
@@ -345,10 +338,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{task}: {same}lm-eval table = bias-hub score {entry['table_equals_score']}; {scores}"
         )
     print("all equal" if report["ok"] else "DIFFERENCES FOUND")
-    if args.json:
-        args.json.write_text(
-            json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
+    save_json(args.json, report, ensure_ascii=False)
     return 0 if report["ok"] else 1
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -151,27 +152,17 @@ def main(argv: list[str] | None = None) -> int:
         old_rows = min(rows, 100_000) if args.old_rows is None else args.old_rows
         metric = evaluate.load(str(METRICS / name), config)
         inputs = _inputs(name, config, rows, np.random.default_rng(0))
-        timing = race(
-            {
-                "core": lambda m=metric, i=inputs: m._compute(**i),
-                "compute": lambda m=metric, i=inputs: m.compute(**i),
-            },
-            out=None,  # the per-run lines would drown the table
-        )
+        contestants = {"core": partial(metric._compute, **inputs)}
+        contestants["compute"] = partial(metric.compute, **inputs)
+        timing = race(contestants, out=None)  # the per-run lines would drown the table
         core, direct = timing["core"]["min"], timing["compute"]["min"]
         ratio = direct / core
         line = f"{label:<32} {rows:>9,} {core:>8.3f} {direct:>10.3f} {ratio:>13.2f}"
         if old_rows:
-            small = (
-                inputs
-                if old_rows == rows
-                else _inputs(name, config, old_rows, np.random.default_rng(0))
-            )
-            core_small = (
-                core
-                if old_rows == rows
-                else best_of(lambda m=metric, i=small: m._compute(**i), repeats=2)[0]
-            )
+            small, core_small = inputs, core
+            if old_rows != rows:
+                small = _inputs(name, config, old_rows, np.random.default_rng(0))
+                core_small = best_of(lambda m=metric, i=small: m._compute(**i), repeats=2)[0]
             through, _ = best_of(
                 lambda m=metric, i=small: evaluate.EvaluationModule.compute(m, **i)
             )

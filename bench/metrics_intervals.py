@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +42,11 @@ def _bbq(n: int, rng: np.random.Generator) -> dict:
 
 
 def _cases(n: int, rng: np.random.Generator) -> list:
+    """``(module, config, inputs, units)`` per case; ``units``: the items resampled."""
+
+    def case(name: str, config: str | None = None, units: int = n, **inputs) -> tuple:
+        return name, config, inputs, units
+
     subsets = np.array(["PS", "AS", "NS"])
     words = [f"w{i}" for i in range(100)]
     word_sets = {
@@ -56,82 +62,55 @@ def _cases(n: int, rng: np.random.Generator) -> list:
     }
     bbq = _bbq(n, rng)
     return [
-        ("nli_gender_bias", None, nli, n),
-        (
+        case("nli_gender_bias", **nli),
+        case(
             "nli_gender_bias",
             "paired",
-            {
-                **nli,
-                "predictions_b": rng.integers(0, 3, n).tolist(),
-                "probabilities_b": rng.dirichlet(np.ones(3), n).tolist(),
-            },
-            n,
+            **nli,
+            predictions_b=rng.integers(0, 3, n).tolist(),
+            probabilities_b=rng.dirichlet(np.ones(3), n).tolist(),
         ),
-        ("bbq_bias", None, bbq, n),
-        ("bbq_bias", None, {**bbq, "templates": rng.integers(0, 250, n).tolist()}, n),
-        ("bbq_bias", "paired", {**bbq, "predictions_b": _bbq(n, rng)["predictions"]}, n),
-        (
+        case("bbq_bias", **bbq),
+        case("bbq_bias", **bbq, templates=rng.integers(0, 250, n).tolist()),
+        case("bbq_bias", "paired", **bbq, predictions_b=_bbq(n, rng)["predictions"]),
+        case(
             "gender_attention_gap",
-            None,
-            {
-                "words": [f"w{i}" for i in rng.integers(0, 200, n)],
-                "attention_to_gender": rng.random(n).tolist(),
-                "forms": np.where(rng.random(n) < 0.5, "male", "female").tolist(),
-            },
-            n,
+            words=[f"w{i}" for i in rng.integers(0, 200, n)],
+            attention_to_gender=rng.random(n).tolist(),
+            forms=np.where(rng.random(n) < 0.5, "male", "female").tolist(),
         ),
-        (
+        case(
             "perplexity_gap",
-            None,
-            {
-                "male_perplexities": rng.uniform(5, 50, n).tolist(),
-                "female_perplexities": rng.uniform(5, 50, n).tolist(),
-            },
-            n,
+            male_perplexities=rng.uniform(5, 50, n).tolist(),
+            female_perplexities=rng.uniform(5, 50, n).tolist(),
         ),
-        (
+        case(
             "speciesism_bias",
-            None,
-            {
-                "probabilities": rng.dirichlet(np.ones(50), n),
-                "forms": np.where(rng.random(n) < 0.5, "human", "object").tolist(),
-                "top_k": 5,
-            },
-            n,
+            probabilities=rng.dirichlet(np.ones(50), n),
+            forms=np.where(rng.random(n) < 0.5, "human", "object").tolist(),
+            top_k=5,
         ),
-        (
+        case(
             "speciesism_bias",
             "association",
-            {
-                "target_probabilities": rng.uniform(0.01, 1, n).tolist(),
-                "prior_probabilities": rng.uniform(0.01, 1, n).tolist(),
-                "groups": [f"g{i}" for i in rng.integers(0, 5, n)],
-            },
-            n,
+            target_probabilities=rng.uniform(0.01, 1, n).tolist(),
+            prior_probabilities=rng.uniform(0.01, 1, n).tolist(),
+            groups=[f"g{i}" for i in rng.integers(0, 5, n)],
         ),
-        (
+        case(
             "speciesism_bias",
             "negative_share",
-            {
-                "animals": [f"a{i}" for i in rng.integers(0, 10, n)],
-                "labels": np.array(["negative", "neutral", "positive"])[
-                    rng.integers(0, 3, n)
-                ].tolist(),
-            },
-            n,
+            animals=[f"a{i}" for i in rng.integers(0, 10, n)],
+            labels=np.array(["negative", "neutral", "positive"])[rng.integers(0, 3, n)].tolist(),
         ),
-        (
+        case(
             "winobias_gap",
-            None,
-            {
-                "predictions": [[[[0, 1], [5 + i % 2, 5 + i % 2]]] for i in range(n)],
-                "references": [[[[0, 1], [5, 5]]] for _ in range(n)],
-                "condition": np.where(rng.random(n) < 0.5, "pro", "anti").tolist(),
-            },
-            n,
+            predictions=[[[[0, 1], [5 + i % 2, 5 + i % 2]]] for i in range(n)],
+            references=[[[[0, 1], [5, 5]]] for _ in range(n)],
+            condition=np.where(rng.random(n) < 0.5, "pro", "anti").tolist(),
         ),
-        ("weat", None, word_sets, 100),
-        ("rnsb", None, {**word_sets, "iterations": 10}, 50),
+        case("weat", units=100, **word_sets),
+        case("rnsb", units=50, **word_sets, iterations=10),
     ]
 
 
@@ -139,10 +118,8 @@ def _scipy_bca(inputs: dict, resamples: int) -> float:
     """scipy.stats.bootstrap's own BCa for s_DIS on the same items."""
     from scipy import stats
 
-    prediction, stereotyped = (
-        np.array(inputs["predictions"]),
-        np.array(inputs["stereotyped_labels"]),
-    )
+    prediction = np.array(inputs["predictions"])
+    stereotyped = np.array(inputs["stereotyped_labels"])
     disambiguated = np.array(inputs["context_conditions"]) == "disambig"
     counted = (disambiguated & (prediction != 2) & (prediction != -1)).astype(float)
     biased = counted * (prediction == stereotyped)
@@ -188,19 +165,14 @@ def main(argv: list[str] | None = None) -> int:
         if config == "paired":
             # the baseline: point estimates of one prediction set
             single = {key: value for key, value in inputs.items() if not key.endswith("_b")}
-            plain = evaluate.load(str(METRICS / name))
-            baseline = lambda plain=plain, single=single: plain.compute(**single)  # noqa: E731
+            baseline = partial(evaluate.load(str(METRICS / name)).compute, **single)
         else:
-            baseline = lambda metric=metric, inputs=inputs: metric.compute(**inputs)  # noqa: E731
-        timing = race(
-            {
-                "point": baseline,
-                "with intervals": lambda metric=metric, inputs=inputs, options=options: (
-                    metric.compute(**inputs, **options)
-                ),
-            },
-            out=None,  # the per-run lines would drown the table
-        )
+            baseline = partial(metric.compute, **inputs)
+        contestants = {
+            "point": baseline,
+            "with intervals": partial(metric.compute, **inputs, **options),
+        }
+        timing = race(contestants, out=None)  # the per-run lines would drown the table
         point, full = timing["point"]["min"], timing["with intervals"]["min"]
         result = timing["with intervals"]["output"]
         count = len(result["confidence_intervals"]) + sum(

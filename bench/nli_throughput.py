@@ -27,6 +27,8 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -37,8 +39,8 @@ from bench._harness import (
     Run,
     bert_flops,
     describe_load,
+    floor,
     interleave,
-    matmul_flops_per_second,
     phase_table,
     summary,
     timed,
@@ -141,23 +143,25 @@ def main(argv: list[str] | None = None) -> dict:
     model.register_forward_pre_hook(count, with_kwargs=True)
     n = len(premises)
 
-    def ours() -> Run:
+    def measured(labels: Callable[[], np.ndarray]) -> Run:
+        """One timed run of ``labels()``, with its phases and the tokens it computed."""
+
         def run():
             clock.reset()
             computed["tokens"] = 0
             started = time.perf_counter()
-            with clock.phase("tokenize"):
-                encodings = encode_pairs(tokenizer, premises, hypotheses, args.max_length)
-            labels = predict_logits(
-                model,
-                encodings,
-                pad_token_id=tokenizer.pad_token_id,
-                progress=False,
-                batch_tokens=args.batch_tokens,
-            ).argmax(axis=1)
-            return clock.split(time.perf_counter() - started), labels, dict(computed)
+            output = labels()
+            return clock.split(time.perf_counter() - started), output, dict(computed)
 
         return timed(run)
+
+    def our_labels() -> np.ndarray:
+        with clock.phase("tokenize"):
+            encodings = encode_pairs(tokenizer, premises, hypotheses, args.max_length)
+        options = {"pad_token_id": tokenizer.pad_token_id, "batch_tokens": args.batch_tokens}
+        return predict_logits(model, encodings, progress=False, **options).argmax(axis=1)
+
+    ours = partial(measured, our_labels)
 
     classifier = pipeline(
         "text-classification", model=model, tokenizer=tokenizer, device=torch.device(args.device)
@@ -167,17 +171,11 @@ def main(argv: list[str] | None = None) -> dict:
     to_index = {name: LABELS.index(name) for name in LABELS}
 
     def theirs(batch_size: int, items: list[dict] = inputs) -> Run:
-        def run():
-            clock.reset()
-            computed["tokens"] = 0
-            started = time.perf_counter()
-            outputs = classifier(
-                items, batch_size=batch_size, truncation=True, max_length=args.max_length
-            )
-            labels = np.array([to_index[o["label"]] for o in outputs])
-            return clock.split(time.perf_counter() - started), labels, dict(computed)
+        def labels() -> np.ndarray:
+            options = {"batch_size": batch_size, "truncation": True, "max_length": args.max_length}
+            return np.array([to_index[o["label"]] for o in classifier(items, **options)])
 
-        return timed(run)
+        return measured(labels)
 
     print(
         f"{n} pairs ({source}); BERT {args.config} ({sum(p.numel() for p in model.parameters()) / 1e6:.1f} M "
@@ -213,9 +211,7 @@ def main(argv: list[str] | None = None) -> dict:
     encodings = encode_pairs(tokenizer, premises, hypotheses, args.max_length)
     lengths = [len(x) for x in encodings["input_ids"]]
     needed = bert_flops(model.config, lengths)
-    rate = matmul_flops_per_second(
-        2048, model.config.hidden_size, model.config.intermediate_size, args.dtype, args.device
-    )
+    rate = floor(model, args)
     floor_seconds = needed / rate
     ratio_min = whole[name]["min"] / whole["bias-hub"]["min"]
     ratio_median = whole[name]["median"] / whole["bias-hub"]["median"]
@@ -229,7 +225,6 @@ def main(argv: list[str] | None = None) -> dict:
     print(
         f"  bias-hub against the pipeline's best: {ratio_min:.2f}x (min), {ratio_median:.2f}x (median)"
     )
-    print("phases of the fastest run (seconds):")
     print(phase_table(fastest, PHASES))
     unit = "s" if args.device.startswith("cuda") else "CPU s"
     spent = whole if args.device.startswith("cuda") else cpu

@@ -11,15 +11,14 @@ interleaved, three runs each after a warm-up, minimum and median with the load
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 
-from bench._harness import describe_load, race, race_table
+from bench._harness import REPO_ROOT, describe_load, race, race_table
 from bias_hub.pipelines.common.locations import import_scores_module
 
-ROOT = Path(__file__).resolve().parents[1]
-MODULE = ROOT / "metrics" / "speciesism_bias"
+MODULE = REPO_ROOT / "metrics" / "speciesism_bias"
 
 
 def main() -> None:
@@ -32,14 +31,9 @@ def main() -> None:
     for rows, size in ((48, 30_522), (48, 50_265), (136, 50_265)):
         probs = rng.dirichlet(np.full(size, 0.05), size=rows).astype(np.float32)
         forms = (["human"] * 2 + ["object"] * 6) * (rows // 8)
-        results = race(
-            {
-                "numpy": lambda p=probs, f=forms: module.change_rates(p, f),
-                "evaluate compute": lambda p=probs, f=forms: metric.compute(
-                    probabilities=p, forms=f
-                ),
-            }
-        )
+        contestants = {"numpy": partial(module.change_rates, probs, forms)}
+        contestants["evaluate compute"] = partial(metric.compute, probabilities=probs, forms=forms)
+        results = race(contestants)
         print(f"{rows} rows x {size:,} words:")
         print(race_table(results, "numpy"))
 

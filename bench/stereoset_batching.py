@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import random
+from functools import partial
 
 from bench._harness import describe_load, race, race_table
 
@@ -43,31 +44,16 @@ def main() -> None:
         for _ in range(args.sentences)
     ]
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(
-        GPT2Config(
-            vocab_size=len(vocab),
-            n_positions=64,
-            n_embd=256,
-            n_layer=4,
-            n_head=4,
-            bos_token_id=2,
-            eos_token_id=3,
-        )
-    ).eval()
+    shape = {"n_positions": 64, "n_embd": 256, "n_layer": 4, "n_head": 4}
+    config = GPT2Config(vocab_size=len(vocab), bos_token_id=2, eos_token_id=3, **shape)
+    model = GPT2LMHeadModel(config).eval()
 
-    results = race(
-        {
-            "one at a time": lambda: sentence_perplexities(
-                model, tokenizer, sentences, batch_size=1, progress=False
-            ),
-            f"batched ({args.batch_size})": lambda: sentence_perplexities(
-                model, tokenizer, sentences, batch_size=args.batch_size, progress=False
-            ),
-        }
-    )
+    perplexities = partial(sentence_perplexities, model, tokenizer, sentences, progress=False)
+    batched = f"batched ({args.batch_size})"
+    sizes = {"one at a time": 1, batched: args.batch_size}
+    results = race({name: partial(perplexities, batch_size=size) for name, size in sizes.items()})
     alone = results["one at a time"]["output"]
-    batched = results[f"batched ({args.batch_size})"]["output"]
-    difference = float(np.max(np.abs(batched - alone) / alone))
+    difference = float(np.max(np.abs(results[batched]["output"] - alone) / alone))
     print(f"{len(sentences)} sentences; {describe_load()}")
     print(race_table(results, "one at a time"))
     print(f"max relative difference {difference:.2e}")
