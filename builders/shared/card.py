@@ -48,17 +48,12 @@ TEMPLATE = Path(__file__).with_name("dataset_card.md")
 USER_COPY_KEY = "built_from_user_copy"
 
 # The Hub's size buckets (DatasetCardData's documented options), by exclusive upper bound.
-SIZE_CATEGORIES = (
-    (1_000, "n<1K"),
-    (10_000, "1K<n<10K"),
-    (100_000, "10K<n<100K"),
-    (1_000_000, "100K<n<1M"),
-    (10_000_000, "1M<n<10M"),
-    (100_000_000, "10M<n<100M"),
-    (1_000_000_000, "100M<n<1B"),
-    (10_000_000_000, "1B<n<10B"),
-    (100_000_000_000, "10B<n<100B"),
-    (1_000_000_000_000, "100B<n<1T"),
+SIZE_CATEGORIES = tuple(
+    (10 ** (3 + i), name)
+    for i, name in enumerate(
+        "n<1K 1K<n<10K 10K<n<100K 100K<n<1M 1M<n<10M 10M<n<100M 100M<n<1B 1B<n<10B 10B<n<100B "
+        "100B<n<1T".split()
+    )
 )
 LARGEST_SIZE_CATEGORY = "n>1T"
 
@@ -258,19 +253,9 @@ def _card_yaml(text: str, path: Path) -> dict:
 # `---` alone (trailing blanks allowed).
 _HEADER_BLOCK = re.compile(r"^\s*---(?:\r\n|\r|\n)([\S\s]*?)(?:\r\n|\r|\n)---[ \t]*(?:\r\n|\n|$)")
 # DatasetCardData's named fields, in the order it sets them, then train_eval_index.
-_CARD_DATA_FIELDS = (
-    "annotations_creators",
-    "language_creators",
-    "language",
-    "license",
-    "multilinguality",
-    "size_categories",
-    "source_datasets",
-    "task_categories",
-    "task_ids",
-    "paperswithcode_id",
-    "pretty_name",
-    "config_names",
+_CARD_DATA_FIELDS = tuple(
+    "annotations_creators language_creators language license multilinguality size_categories "
+    "source_datasets task_categories task_ids paperswithcode_id pretty_name config_names".split()
 )
 
 

