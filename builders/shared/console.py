@@ -217,19 +217,6 @@ def command_line(argv: list[str] | None = None) -> str:
     return shlex.join(["bias-hub", *(redact(arg) for arg in args)])
 
 
-class _ConsoleFilter(logging.Filter):
-    """While ``capture`` holds: only warnings, plus the lines of the loggers it keeps."""
-
-    def __init__(self, keep: tuple[str, ...]) -> None:
-        super().__init__()
-        self.keep = keep
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno >= logging.WARNING or _state["verbosity"] > 0:
-            return True
-        return any(record.name == name or record.name.startswith(name + ".") for name in self.keep)
-
-
 @contextmanager
 def capture(path: str | os.PathLike[str], keep: tuple[str, ...] = ()) -> Iterator[Path]:
     """Send everything the block writes to the log file ``path`` (replaced), not to the console.
@@ -252,7 +239,13 @@ def capture(path: str | os.PathLike[str], keep: tuple[str, ...] = ()) -> Iterato
     if _fileno(sys.stderr) == 2:
         console = open(os.dup(saved[2]), "w", buffering=1, encoding="utf-8", errors="replace")
     previous_console = _state["console"]
-    console_filter = _ConsoleFilter(keep)
+
+    def console_filter(record: logging.LogRecord) -> bool:
+        """While ``capture`` holds: only warnings, plus the lines of the loggers it keeps."""
+        if record.levelno >= logging.WARNING or _state["verbosity"] > 0:
+            return True
+        return any(record.name == name or record.name.startswith(name + ".") for name in keep)
+
     handler = _console_handler()
     libraries = {name: logging.getLogger(name) for name in (*LIBRARIES, *BOOKKEEPING)}
     stashed = {name: (lib.level, list(lib.handlers)) for name, lib in libraries.items()}

@@ -266,12 +266,11 @@ def _check_trained(name: str, config, flag: str, options: ModelOptions) -> None:
 def _check_architecture(name: str, config, kind: str, flag: str) -> None:
     spec = KINDS[kind]
     architectures = list(getattr(config, "architectures", None) or [])
-    if not spec.heads or not architectures:
+    # A base checkpoint (BertModel, …ForMaskedLM) has no classifier: for a sequence classifier,
+    # the weight check decides.
+    if not (spec.heads and architectures) or kind == "sequence-classification":
         return
     if any(arch.endswith(spec.heads) for arch in architectures):
-        return
-    if kind == "sequence-classification":
-        # A base checkpoint (BertModel, …ForMaskedLM) has no classifier: the weight check decides.
         return
     raise ValueError(
         f"{flag} {name}: the checkpoint is a {', '.join(architectures)}; expected {spec.description}"

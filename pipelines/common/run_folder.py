@@ -202,12 +202,9 @@ class OutLock:
                     f"{what} {target}: another run is writing this folder ({holder}); wait for it to "
                     f"finish or give another {what}"
                 ) from None
-            try:
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                break
+            with contextlib.suppress(FileNotFoundError):
+                if os.fstat(fd).st_ino == os.stat(self.path).st_ino:
+                    break
             os.close(fd)  # released and removed by its holder meanwhile: lock the new file
         record = {
             "pid": os.getpid(),
@@ -273,10 +270,7 @@ class RunFolder:
             self.lock.release()
             raise
         self.started = time.time()
-        self.info: dict[str, Any] = {}
-        step = _study_step.get()
-        if step is not None:
-            self.info.update(step)
+        self.info: dict[str, Any] = dict(_study_step.get() or {})
         # Manifest entries to keep as they were, by path (None: leave the file unlisted): what
         # `bias-hub report` copies from the run without writing it.
         self.kept_entries: dict[str, dict | None] = {}
