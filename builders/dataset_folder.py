@@ -94,13 +94,10 @@ def user_copy_build(command: str, *, reads_user_copy: bool, force: bool = False)
 
 def user_built_configs(target: str | os.PathLike[str]) -> tuple[list[str], str]:
     """The configs of the folder ``target`` built from its user's copy, and the command that built them."""
-    if not (Path(target) / "README.md").is_file():
-        return [], ""
     try:
-        header = read_card_yaml(target)
-    except ValueError:
+        record = read_card_yaml(target).get(USER_COPY_KEY)
+    except (FileNotFoundError, ValueError):  # no card, or one that does not parse
         return [], ""
-    record = header.get(USER_COPY_KEY)
     if not isinstance(record, dict):
         return [], ""
     return [str(name) for name in record.get("configs") or []], str(record.get("command") or "")
@@ -191,10 +188,7 @@ def write_dataset_folder(
     _check_user_copies(target, user_configs, build)
     _check_nothing_else(followed(target))
     if user_configs:
-        record = {
-            "configs": list(user_configs),
-            "command": build.command if build is not None else "",
-        }
+        record = {"configs": list(user_configs), "command": build.command if build else ""}
         metadata = dataclasses.replace(metadata, extra={**metadata.extra, USER_COPY_KEY: record})
     rendered = render_card(target.name, configs, metadata, card, default_config)
     staging = staging_folder(target)
@@ -227,6 +221,4 @@ def _forget_cached_copies(target: Path) -> None:
     the files' contents, so without this `load_dataset` keeps serving the rows of
     the previous build.
     """
-    cached = Path(datasets.config.HF_DATASETS_CACHE) / target.name
-    if cached.is_dir():
-        shutil.rmtree(cached, ignore_errors=True)
+    shutil.rmtree(Path(datasets.config.HF_DATASETS_CACHE) / target.name, ignore_errors=True)
