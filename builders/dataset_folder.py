@@ -22,7 +22,7 @@ import dataclasses
 import os
 import re
 import shutil
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import datasets
@@ -45,7 +45,7 @@ from bias_hub.builders.shared.files import (
     staging_folder,
 )
 from bias_hub.builders.shared.secrets import redact
-from bias_hub.builders.shared.written import note_written
+from bias_hub.builders.shared.written import holding, note_written
 
 __all__ = [
     "USER_COPY_KEY",
@@ -80,16 +80,13 @@ _current: contextvars.ContextVar[_Build | None] = contextvars.ContextVar(
 )
 
 
-@contextlib.contextmanager
-def user_copy_build(command: str, *, reads_user_copy: bool, force: bool = False) -> Iterator[None]:
+def user_copy_build(
+    command: str, *, reads_user_copy: bool, force: bool = False
+) -> contextlib.AbstractContextManager[_Build]:
     """The block is one ``bias-hub build`` (``command``, as a card may repeat it):
     ``reads_user_copy`` marks every config it writes as built from the user's copy (unless the
     builder names them), ``force`` lets it replace configs an earlier build made that way."""
-    token = _current.set(_Build(command, reads_user_copy, force))
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    return holding(_current, _Build(command, reads_user_copy, force))
 
 
 def user_built_configs(target: str | os.PathLike[str]) -> tuple[list[str], str]:

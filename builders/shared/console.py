@@ -21,11 +21,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 from bias_hub.builders.shared.secrets import redact
+from bias_hub.builders.shared.written import holding
 
 __all__ = [
     "add_log_file",
@@ -192,15 +193,10 @@ _running: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
 )
 
 
-@contextmanager
-def running(argv: Iterable[str]) -> Iterator[None]:
+def running(argv: Iterable[str]) -> AbstractContextManager[list[str]]:
     """The block runs the command ``bias-hub ARGV`` (``command_line`` names it): a command run
     inside another one (a step of ``bias-hub reproduce``) is named as itself."""
-    token = _running.set(list(argv))
-    try:
-        yield
-    finally:
-        _running.reset(token)
+    return holding(_running, list(argv))
 
 
 def command_line(argv: list[str] | None = None) -> str:

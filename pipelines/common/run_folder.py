@@ -32,7 +32,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,7 @@ from bias_hub.builders.shared.files import (
     write_jsonl,
 )
 from bias_hub.builders.shared.secrets import redact, redact_data
+from bias_hub.builders.shared.written import holding
 from bias_hub.pipelines.common.provenance import changed_inputs, file_sha256, fingerprint_inputs
 
 __all__ = [
@@ -78,17 +79,11 @@ _study_step: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
 )
 
 
-@contextlib.contextmanager
-def as_study_step(step: Mapping[str, Any]) -> Iterator[dict]:
+def as_study_step(step: Mapping[str, Any]) -> contextlib.AbstractContextManager[dict]:
     """Run folders made inside the block record the study ``step`` they were written for
     (``{"study", "step", "argv"}``) and ``argv_paths`` (``why_rerun`` resolves them again).
     Yields the record, for a step that writes no run folder."""
-    record = {STUDY_STEP: dict(step), ARGV_PATHS: argv_paths(step["argv"])}
-    token = _study_step.set(record)
-    try:
-        yield record
-    finally:
-        _study_step.reset(token)
+    return holding(_study_step, {STUDY_STEP: dict(step), ARGV_PATHS: argv_paths(step["argv"])})
 
 
 def argv_paths(argv: list[str]) -> dict[str, str]:
