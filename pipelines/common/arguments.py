@@ -146,7 +146,6 @@ def add_root_flags(parser: argparse.ArgumentParser, *, metrics: bool = True) -> 
     roots.add_argument(
         "--datasets-root",
         type=Path,
-        default=None,
         help=_literal(
             f"parent folder of the dataset folders (default: {describe_datasets_root()})"
         ),
@@ -155,7 +154,6 @@ def add_root_flags(parser: argparse.ArgumentParser, *, metrics: bool = True) -> 
         roots.add_argument(
             "--metrics-root",
             type=Path,
-            default=None,
             help=_literal(
                 f"parent folder of the metric modules (default: {default_metrics_root()})"
             ),
@@ -236,13 +234,11 @@ def settings_defaults(parser: argparse.ArgumentParser, cls: type) -> None:
     gives a flag added without ``default=`` the parser's default for its dest; a flag that
     still passes ``default=`` must equal the field, which tests/pipelines/test_command_contract.py
     checks)."""
-    defaults = {}
     for item in dataclasses.fields(cls):
         if item.default is not dataclasses.MISSING:
-            defaults[item.name] = item.default
+            parser.set_defaults(**{item.name: item.default})
         elif item.default_factory is not dataclasses.MISSING:
-            defaults[item.name] = item.default_factory()
-    parser.set_defaults(**defaults)
+            parser.set_defaults(**{item.name: item.default_factory()})
 
 
 def explicit_dests(
