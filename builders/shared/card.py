@@ -139,20 +139,13 @@ def _card_data(
     largest = max(sum(len(ds) for ds in splits.values()) for splits in configs.values())
     config_entries, infos = [], []
     for name, splits in configs.items():
-        entry: dict[str, Any] = {
-            "config_name": name,
-            "data_files": [
-                {"split": split, "path": f"{name}/{parquet_name(split)}"} for split in splits
-            ],
-        }
-        if name == default_config:
-            entry["default"] = True
-        config_entries.append(entry)
-        features = next(iter(splits.values())).features
+        files = [{"split": split, "path": f"{name}/{parquet_name(split)}"} for split in splits]
+        default = {"default": True} if name == default_config else {}
+        config_entries.append({"config_name": name, "data_files": files, **default})
         infos.append(
             {
                 "config_name": name,
-                "features": features._to_yaml_list(),
+                "features": next(iter(splits.values())).features._to_yaml_list(),
                 # num_bytes (in-memory Arrow size, as `datasets` records it) keeps
                 # load_dataset from discarding the split counts as malformed.
                 "splits": [
