@@ -126,14 +126,11 @@ def add_answer_reader_flag(parser: argparse.ArgumentParser, default: str) -> Non
 
 def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
-    quiet = "warnings and errors only, no progress bars"
-    group.add_argument(
-        "-q", "--quiet", dest="verbosity", action="store_const", const=-1, help=quiet
-    )
-    verbose = "debug lines, library logs, and full tracebacks on errors"
-    group.add_argument(
-        "-v", "--verbose", dest="verbosity", action="store_const", const=1, help=verbose
-    )
+    for flags, const, text in (
+        (("-q", "--quiet"), -1, "warnings and errors only, no progress bars"),
+        (("-v", "--verbose"), 1, "debug lines, library logs, and full tracebacks on errors"),
+    ):
+        group.add_argument(*flags, dest="verbosity", action="store_const", const=const, help=text)
     parser.set_defaults(verbosity=0)
 
 

@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import shlex
+import shutil
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -368,8 +369,6 @@ class RunFolder:
         return self.target
 
     def abort(self) -> None:
-        import shutil
-
         if not self._done:
             try:
                 shutil.rmtree(self.staging, ignore_errors=True)
