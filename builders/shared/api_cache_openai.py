@@ -84,11 +84,9 @@ def _client_error(err: BaseException) -> bool:
 def _retryable(err: BaseException) -> bool:
     import openai
 
-    if isinstance(err, openai.APIConnectionError):  # timeouts included
-        return True
     if isinstance(err, openai.APIStatusError):
         return err.status_code in _RETRIED_STATUS or err.status_code >= 500
-    return False
+    return isinstance(err, openai.APIConnectionError)  # timeouts included
 
 
 def _wait_hint(err: BaseException) -> float | None:

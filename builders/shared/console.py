@@ -373,8 +373,7 @@ class _LineMeter:
     def __init__(self, desc: str, total: int | None, unit: str) -> None:
         self.desc, self.total, self.unit = desc, total, unit
         self.started = self.last = _clock()
-        self.done = 0
-        self.tenth = 0
+        self.done = self.tenth = 0
         self.log = logging.getLogger("bias_hub.progress")
 
     def advance(self, n: int = 1) -> None:
