@@ -85,12 +85,6 @@ class Source:
     # JSON file in a wheel), the builder reading it handles both.
     note: str = ""
 
-    @property
-    def filename(self) -> str:
-        if self.package is not None:
-            return Path(self.package.member).name
-        return Path(self.urls[0]).name
-
 
 @dataclass(frozen=True)
 class ResolvedSource:
