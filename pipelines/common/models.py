@@ -222,18 +222,18 @@ def _hub_error(name: str, flag: str, err: Exception) -> Exception:
     )
 
 
+def _hub_options(options: ModelOptions) -> dict:
+    """What the model and its tokenizer are both loaded with."""
+    return {key: getattr(options, key) for key in ("token", "revision", "trust_remote_code")}
+
+
 def load_tokenizer(name: str, options: ModelOptions | None = None, flag: str = "--model"):
     from transformers import AutoTokenizer
 
     options = options or ModelOptions()
     check_model_name(name, flag)
     try:
-        return AutoTokenizer.from_pretrained(
-            name,
-            token=options.token,
-            revision=options.revision,
-            trust_remote_code=options.trust_remote_code,
-        )
+        return AutoTokenizer.from_pretrained(name, **_hub_options(options))
     except OSError as err:
         raise _hub_error(name, flag, err) from None
 
@@ -295,11 +295,7 @@ def load_model(
     check_model_name(name, flag)
     device = None if options.device_map else resolve_device(options.device)
     dtype = resolve_dtype(options.dtype)
-    common = {
-        "token": options.token,
-        "revision": options.revision,
-        "trust_remote_code": options.trust_remote_code,
-    }
+    common = _hub_options(options)
     try:
         config = AutoConfig.from_pretrained(name, **common)
     except OSError as err:
