@@ -77,8 +77,7 @@ def configure(verbosity: int = 0) -> None:
         logger = logging.getLogger(name)
         logger.setLevel(logging.DEBUG)
         logger.propagate = False
-        if handler not in logger.handlers:
-            logger.addHandler(handler)
+        logger.addHandler(handler)  # once: addHandler skips a handler it has
     for name in LIBRARIES:
         logging.getLogger(name).setLevel(library_level)
     bars = verbosity > 0 and progress_enabled()
@@ -281,8 +280,7 @@ def capture(path: str | os.PathLike[str], keep: tuple[str, ...] = ()) -> Iterato
             level, handlers = stashed[name]
             lib.setLevel(level)
             for own in handlers:
-                if own not in lib.handlers:
-                    lib.addHandler(own)
+                lib.addHandler(own)
 
 
 def _fileno(stream) -> int | None:
