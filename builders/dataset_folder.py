@@ -22,7 +22,7 @@ import dataclasses
 import os
 import re
 import shutil
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import datasets
@@ -45,7 +45,7 @@ from bias_hub.builders.shared.files import (
     staging_folder,
 )
 from bias_hub.builders.shared.secrets import redact
-from bias_hub.builders.shared.written import note_written
+from bias_hub.builders.shared.written import holding, note_written
 
 __all__ = [
     "USER_COPY_KEY",
@@ -80,27 +80,21 @@ _current: contextvars.ContextVar[_Build | None] = contextvars.ContextVar(
 )
 
 
-@contextlib.contextmanager
-def user_copy_build(command: str, *, reads_user_copy: bool, force: bool = False) -> Iterator[None]:
+def user_copy_build(
+    command: str, *, reads_user_copy: bool, force: bool = False
+) -> contextlib.AbstractContextManager[_Build]:
     """The block is one ``bias-hub build`` (``command``, as a card may repeat it):
     ``reads_user_copy`` marks every config it writes as built from the user's copy (unless the
     builder names them), ``force`` lets it replace configs an earlier build made that way."""
-    token = _current.set(_Build(command, reads_user_copy, force))
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    return holding(_current, _Build(command, reads_user_copy, force))
 
 
 def user_built_configs(target: str | os.PathLike[str]) -> tuple[list[str], str]:
     """The configs of the folder ``target`` built from its user's copy, and the command that built them."""
-    if not (Path(target) / "README.md").is_file():
-        return [], ""
     try:
-        header = read_card_yaml(target)
-    except ValueError:
+        record = read_card_yaml(target).get(USER_COPY_KEY)
+    except (FileNotFoundError, ValueError):  # no card, or one that does not parse
         return [], ""
-    record = header.get(USER_COPY_KEY)
     if not isinstance(record, dict):
         return [], ""
     return [str(name) for name in record.get("configs") or []], str(record.get("command") or "")
@@ -191,10 +185,7 @@ def write_dataset_folder(
     _check_user_copies(target, user_configs, build)
     _check_nothing_else(followed(target))
     if user_configs:
-        record = {
-            "configs": list(user_configs),
-            "command": build.command if build is not None else "",
-        }
+        record = {"configs": list(user_configs), "command": build.command if build else ""}
         metadata = dataclasses.replace(metadata, extra={**metadata.extra, USER_COPY_KEY: record})
     rendered = render_card(target.name, configs, metadata, card, default_config)
     staging = staging_folder(target)
@@ -227,6 +218,4 @@ def _forget_cached_copies(target: Path) -> None:
     the files' contents, so without this `load_dataset` keeps serving the rows of
     the previous build.
     """
-    cached = Path(datasets.config.HF_DATASETS_CACHE) / target.name
-    if cached.is_dir():
-        shutil.rmtree(cached, ignore_errors=True)
+    shutil.rmtree(Path(datasets.config.HF_DATASETS_CACHE) / target.name, ignore_errors=True)

@@ -185,11 +185,8 @@ def _leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentPars
     ]
     if not nested:
         return [parser]
-    leaves = []
-    for action in nested:
-        for child in dict.fromkeys(action.choices.values()):
-            leaves += _leaf_parsers(child)
-    return leaves
+    children = [child for action in nested for child in dict.fromkeys(action.choices.values())]
+    return [leaf for child in children for leaf in _leaf_parsers(child)]
 
 
 def _with_verbosity_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -57,13 +57,8 @@ def _stage_rows(
         jobs = run.get("jobs", 1)
         # Parts that ran side by side: their seconds overlap, and add up to more than the wall.
         at_once = f"; {jobs} at a time, their times overlap" if jobs > 1 else ""
-        rows.append(
-            [
-                f"this run, wall ({', '.join(run.get('parts', []))}{at_once})",
-                f"{run['seconds']:.1f}",
-                "",
-            ]
-        )
+        wall = f"this run, wall ({', '.join(run.get('parts', []))}{at_once})"
+        rows.append([wall, f"{run['seconds']:.1f}", ""])
         before = [
             s["seconds"]
             for s in prior_stages or []

@@ -80,16 +80,13 @@ def add_translation_arguments(parser: argparse.ArgumentParser) -> None:
         "--cache-dir",
         help="response cache; re-running resumes from it (default: $BIAS_HUB_CACHE/api/deepl)",
     )
-    parser.add_argument(
-        "--source-lang",
-        default="EN",
-        help="DeepL code of the templates' language (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--target-lang",
-        default="JA",
-        help="DeepL code of the language to translate into (default: %(default)s)",
-    )
+    for flag, default, language in (
+        ("--source-lang", "EN", "the templates' language"),
+        ("--target-lang", "JA", "the language to translate into"),
+    ):
+        parser.add_argument(
+            flag, default=default, help=f"DeepL code of {language} (default: %(default)s)"
+        )
     parser.add_argument("--batch-size", type=int, default=25, help="texts per request")
     parser.add_argument(
         "--max-retries",

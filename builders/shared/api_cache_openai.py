@@ -84,11 +84,9 @@ def _client_error(err: BaseException) -> bool:
 def _retryable(err: BaseException) -> bool:
     import openai
 
-    if isinstance(err, openai.APIConnectionError):  # timeouts included
-        return True
     if isinstance(err, openai.APIStatusError):
         return err.status_code in _RETRIED_STATUS or err.status_code >= 500
-    return False
+    return isinstance(err, openai.APIConnectionError)  # timeouts included
 
 
 def _wait_hint(err: BaseException) -> float | None:
@@ -128,11 +126,10 @@ class ChatCompletions:
             raise ValueError(f"{flag_prefix}timeout must be > 0 seconds, got {timeout}")
         self.model = model
         self.base_url = (base_url or OPENAI_URL).rstrip("/")
-        official = "api.openai.com" in self.base_url
         key = api_key(
             api_key_env,
             flag=f"{flag_prefix}api-key-env",
-            needed_for=self.base_url if official else None,
+            needed_for=self.base_url if "api.openai.com" in self.base_url else None,
         )
         cache = ResponseCache(
             cache_dir or default_cache_dir(service), flag=f"{flag_prefix}cache-dir"

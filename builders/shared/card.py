@@ -48,17 +48,12 @@ TEMPLATE = Path(__file__).with_name("dataset_card.md")
 USER_COPY_KEY = "built_from_user_copy"
 
 # The Hub's size buckets (DatasetCardData's documented options), by exclusive upper bound.
-SIZE_CATEGORIES = (
-    (1_000, "n<1K"),
-    (10_000, "1K<n<10K"),
-    (100_000, "10K<n<100K"),
-    (1_000_000, "100K<n<1M"),
-    (10_000_000, "1M<n<10M"),
-    (100_000_000, "10M<n<100M"),
-    (1_000_000_000, "100M<n<1B"),
-    (10_000_000_000, "1B<n<10B"),
-    (100_000_000_000, "10B<n<100B"),
-    (1_000_000_000_000, "100B<n<1T"),
+SIZE_CATEGORIES = tuple(
+    (10 ** (3 + i), name)
+    for i, name in enumerate(
+        "n<1K 1K<n<10K 10K<n<100K 100K<n<1M 1M<n<10M 10M<n<100M 100M<n<1B 1B<n<10B 10B<n<100B "
+        "100B<n<1T".split()
+    )
 )
 LARGEST_SIZE_CATEGORY = "n>1T"
 
@@ -144,20 +139,13 @@ def _card_data(
     largest = max(sum(len(ds) for ds in splits.values()) for splits in configs.values())
     config_entries, infos = [], []
     for name, splits in configs.items():
-        entry: dict[str, Any] = {
-            "config_name": name,
-            "data_files": [
-                {"split": split, "path": f"{name}/{parquet_name(split)}"} for split in splits
-            ],
-        }
-        if name == default_config:
-            entry["default"] = True
-        config_entries.append(entry)
-        features = next(iter(splits.values())).features
+        files = [{"split": split, "path": f"{name}/{parquet_name(split)}"} for split in splits]
+        default = {"default": True} if name == default_config else {}
+        config_entries.append({"config_name": name, "data_files": files, **default})
         infos.append(
             {
                 "config_name": name,
-                "features": features._to_yaml_list(),
+                "features": next(iter(splits.values())).features._to_yaml_list(),
                 # num_bytes (in-memory Arrow size, as `datasets` records it) keeps
                 # load_dataset from discarding the split counts as malformed.
                 "splits": [
@@ -258,19 +246,9 @@ def _card_yaml(text: str, path: Path) -> dict:
 # `---` alone (trailing blanks allowed).
 _HEADER_BLOCK = re.compile(r"^\s*---(?:\r\n|\r|\n)([\S\s]*?)(?:\r\n|\r|\n)---[ \t]*(?:\r\n|\n|$)")
 # DatasetCardData's named fields, in the order it sets them, then train_eval_index.
-_CARD_DATA_FIELDS = (
-    "annotations_creators",
-    "language_creators",
-    "language",
-    "license",
-    "multilinguality",
-    "size_categories",
-    "source_datasets",
-    "task_categories",
-    "task_ids",
-    "paperswithcode_id",
-    "pretty_name",
-    "config_names",
+_CARD_DATA_FIELDS = tuple(
+    "annotations_creators language_creators language license multilinguality size_categories "
+    "source_datasets task_categories task_ids paperswithcode_id pretty_name config_names".split()
 )
 
 

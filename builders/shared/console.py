@@ -21,11 +21,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 from bias_hub.builders.shared.secrets import redact
+from bias_hub.builders.shared.written import holding
 
 __all__ = [
     "add_log_file",
@@ -76,8 +77,7 @@ def configure(verbosity: int = 0) -> None:
         logger = logging.getLogger(name)
         logger.setLevel(logging.DEBUG)
         logger.propagate = False
-        if handler not in logger.handlers:
-            logger.addHandler(handler)
+        logger.addHandler(handler)  # once: addHandler skips a handler it has
     for name in LIBRARIES:
         logging.getLogger(name).setLevel(library_level)
     bars = verbosity > 0 and progress_enabled()
@@ -192,15 +192,10 @@ _running: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
 )
 
 
-@contextmanager
-def running(argv: Iterable[str]) -> Iterator[None]:
+def running(argv: Iterable[str]) -> AbstractContextManager[list[str]]:
     """The block runs the command ``bias-hub ARGV`` (``command_line`` names it): a command run
     inside another one (a step of ``bias-hub reproduce``) is named as itself."""
-    token = _running.set(list(argv))
-    try:
-        yield
-    finally:
-        _running.reset(token)
+    return holding(_running, list(argv))
 
 
 def command_line(argv: list[str] | None = None) -> str:
@@ -215,19 +210,6 @@ def command_line(argv: list[str] | None = None) -> str:
         elif arg == "--token" and index + 1 < len(args):
             args[index + 1] = "***"
     return shlex.join(["bias-hub", *(redact(arg) for arg in args)])
-
-
-class _ConsoleFilter(logging.Filter):
-    """While ``capture`` holds: only warnings, plus the lines of the loggers it keeps."""
-
-    def __init__(self, keep: tuple[str, ...]) -> None:
-        super().__init__()
-        self.keep = keep
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno >= logging.WARNING or _state["verbosity"] > 0:
-            return True
-        return any(record.name == name or record.name.startswith(name + ".") for name in self.keep)
 
 
 @contextmanager
@@ -252,7 +234,13 @@ def capture(path: str | os.PathLike[str], keep: tuple[str, ...] = ()) -> Iterato
     if _fileno(sys.stderr) == 2:
         console = open(os.dup(saved[2]), "w", buffering=1, encoding="utf-8", errors="replace")
     previous_console = _state["console"]
-    console_filter = _ConsoleFilter(keep)
+
+    def console_filter(record: logging.LogRecord) -> bool:
+        """While ``capture`` holds: only warnings, plus the lines of the loggers it keeps."""
+        if record.levelno >= logging.WARNING or _state["verbosity"] > 0:
+            return True
+        return any(record.name == name or record.name.startswith(name + ".") for name in keep)
+
     handler = _console_handler()
     libraries = {name: logging.getLogger(name) for name in (*LIBRARIES, *BOOKKEEPING)}
     stashed = {name: (lib.level, list(lib.handlers)) for name, lib in libraries.items()}
@@ -292,8 +280,7 @@ def capture(path: str | os.PathLike[str], keep: tuple[str, ...] = ()) -> Iterato
             level, handlers = stashed[name]
             lib.setLevel(level)
             for own in handlers:
-                if own not in lib.handlers:
-                    lib.addHandler(own)
+                lib.addHandler(own)
 
 
 def _fileno(stream) -> int | None:
@@ -384,8 +371,7 @@ class _LineMeter:
     def __init__(self, desc: str, total: int | None, unit: str) -> None:
         self.desc, self.total, self.unit = desc, total, unit
         self.started = self.last = _clock()
-        self.done = 0
-        self.tenth = 0
+        self.done = self.tenth = 0
         self.log = logging.getLogger("bias_hub.progress")
 
     def advance(self, n: int = 1) -> None:

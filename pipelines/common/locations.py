@@ -89,12 +89,6 @@ def describe_datasets_root() -> str:
     return f"{root}; set ${DATA_ENV} to move it"
 
 
-def _build_hint(name: str) -> str:
-    """How to build the dataset folder ``name`` here (a wheel's user has no Makefile)."""
-    hint = f"`bias-hub build {name}`"
-    return hint + " (or `make datasets`)" if in_checkout() else hint
-
-
 def default_metrics_root() -> Path:
     """The checkout's ``metrics/``, or the copy the wheel installed (``bias_hub/metrics``)."""
     return repo_root() / "metrics"
@@ -139,7 +133,10 @@ def dataset_folder(
         return folder
     name = given.name
     built_here = _is_builder(name)
-    build = _build_hint(name) if bare else f"`bias-hub build {name} --out-root {folder.parent}`"
+    if bare:  # a wheel's user has no Makefile
+        build = f"`bias-hub build {name}`" + (" (or `make datasets`)" if in_checkout() else "")
+    else:
+        build = f"`bias-hub build {name} --out-root {folder.parent}`"
     if missing:
         raise FileNotFoundError(
             f"{flag} {dataset}: {folder} has a card but not its data ({', '.join(missing[:3])}"

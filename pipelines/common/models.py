@@ -222,18 +222,18 @@ def _hub_error(name: str, flag: str, err: Exception) -> Exception:
     )
 
 
+def _hub_options(options: ModelOptions) -> dict:
+    """What the model and its tokenizer are both loaded with."""
+    return {key: getattr(options, key) for key in ("token", "revision", "trust_remote_code")}
+
+
 def load_tokenizer(name: str, options: ModelOptions | None = None, flag: str = "--model"):
     from transformers import AutoTokenizer
 
     options = options or ModelOptions()
     check_model_name(name, flag)
     try:
-        return AutoTokenizer.from_pretrained(
-            name,
-            token=options.token,
-            revision=options.revision,
-            trust_remote_code=options.trust_remote_code,
-        )
+        return AutoTokenizer.from_pretrained(name, **_hub_options(options))
     except OSError as err:
         raise _hub_error(name, flag, err) from None
 
@@ -266,12 +266,11 @@ def _check_trained(name: str, config, flag: str, options: ModelOptions) -> None:
 def _check_architecture(name: str, config, kind: str, flag: str) -> None:
     spec = KINDS[kind]
     architectures = list(getattr(config, "architectures", None) or [])
-    if not spec.heads or not architectures:
+    # A base checkpoint (BertModel, …ForMaskedLM) has no classifier: for a sequence classifier,
+    # the weight check decides.
+    if not (spec.heads and architectures) or kind == "sequence-classification":
         return
     if any(arch.endswith(spec.heads) for arch in architectures):
-        return
-    if kind == "sequence-classification":
-        # A base checkpoint (BertModel, …ForMaskedLM) has no classifier: the weight check decides.
         return
     raise ValueError(
         f"{flag} {name}: the checkpoint is a {', '.join(architectures)}; expected {spec.description}"
@@ -296,11 +295,7 @@ def load_model(
     check_model_name(name, flag)
     device = None if options.device_map else resolve_device(options.device)
     dtype = resolve_dtype(options.dtype)
-    common = {
-        "token": options.token,
-        "revision": options.revision,
-        "trust_remote_code": options.trust_remote_code,
-    }
+    common = _hub_options(options)
     try:
         config = AutoConfig.from_pretrained(name, **common)
     except OSError as err:

@@ -179,9 +179,7 @@ def _file(path: str | os.PathLike[str]) -> dict:
     if path.is_dir():
         digest, count = tree_sha256(path)
         return {**where, "sha256": digest, "files": count}
-    if path.is_file():
-        return {**where, "sha256": file_sha256(path)}
-    return {**where, "sha256": None}
+    return {**where, "sha256": file_sha256(path) if path.is_file() else None}
 
 
 def source_files() -> dict[str, str]:

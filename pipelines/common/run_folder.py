@@ -30,9 +30,10 @@ import json
 import logging
 import os
 import shlex
+import shutil
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ from bias_hub.builders.shared.files import (
     write_jsonl,
 )
 from bias_hub.builders.shared.secrets import redact, redact_data
+from bias_hub.builders.shared.written import holding
 from bias_hub.pipelines.common.provenance import changed_inputs, file_sha256, fingerprint_inputs
 
 __all__ = [
@@ -78,17 +80,11 @@ _study_step: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
 )
 
 
-@contextlib.contextmanager
-def as_study_step(step: Mapping[str, Any]) -> Iterator[dict]:
+def as_study_step(step: Mapping[str, Any]) -> contextlib.AbstractContextManager[dict]:
     """Run folders made inside the block record the study ``step`` they were written for
     (``{"study", "step", "argv"}``) and ``argv_paths`` (``why_rerun`` resolves them again).
     Yields the record, for a step that writes no run folder."""
-    record = {STUDY_STEP: dict(step), ARGV_PATHS: argv_paths(step["argv"])}
-    token = _study_step.set(record)
-    try:
-        yield record
-    finally:
-        _study_step.reset(token)
+    return holding(_study_step, {STUDY_STEP: dict(step), ARGV_PATHS: argv_paths(step["argv"])})
 
 
 def argv_paths(argv: list[str]) -> dict[str, str]:
@@ -202,12 +198,9 @@ class OutLock:
                     f"{what} {target}: another run is writing this folder ({holder}); wait for it to "
                     f"finish or give another {what}"
                 ) from None
-            try:
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                break
+            with contextlib.suppress(FileNotFoundError):
+                if os.fstat(fd).st_ino == os.stat(self.path).st_ino:
+                    break
             os.close(fd)  # released and removed by its holder meanwhile: lock the new file
         record = {
             "pid": os.getpid(),
@@ -273,10 +266,7 @@ class RunFolder:
             self.lock.release()
             raise
         self.started = time.time()
-        self.info: dict[str, Any] = {}
-        step = _study_step.get()
-        if step is not None:
-            self.info.update(step)
+        self.info: dict[str, Any] = dict(_study_step.get() or {})
         # Manifest entries to keep as they were, by path (None: leave the file unlisted): what
         # `bias-hub report` copies from the run without writing it.
         self.kept_entries: dict[str, dict | None] = {}
@@ -379,8 +369,6 @@ class RunFolder:
         return self.target
 
     def abort(self) -> None:
-        import shutil
-
         if not self._done:
             try:
                 shutil.rmtree(self.staging, ignore_errors=True)
