@@ -85,14 +85,11 @@ class TranslationError(UserError):
 
 def protect(text: str) -> str:
     """Escape ``text`` for XML and wrap its ``{{SLOT}}`` placeholders in ``<ph>`` tags."""
-    pieces = []
-    last = 0
-    for match in _SLOT.finditer(text):
-        pieces.append(html.escape(text[last : match.start()], quote=False))
-        pieces.append(f"<ph>{match.group(1)}</ph>")
-        last = match.end()
-    pieces.append(html.escape(text[last:], quote=False))
-    return "".join(pieces)
+    # _SLOT has one group, so split gives text, slot name, text, ..., text.
+    return "".join(
+        f"<ph>{piece}</ph>" if index % 2 else html.escape(piece, quote=False)
+        for index, piece in enumerate(_SLOT.split(text))
+    )
 
 
 def restore(text: str) -> str:
@@ -173,11 +170,7 @@ def _example_words(template: Template, vocabulary: list[dict[str, str]] | None) 
 
 
 def _filled(text: str, words: dict[str, str]) -> str:
-    for slot, word in words.items():
-        text = _SLOT.sub(
-            lambda m, slot=slot, word=word: word if m.group(1) == slot else m.group(0), text
-        )
-    return text
+    return _SLOT.sub(lambda m: words.get(m.group(1), m.group(0)), text)
 
 
 def _clean_word(translation: str) -> str:
@@ -243,26 +236,15 @@ class _DeepL:
         self.translator._client.close()
         self.http = self.translator._client = OneAttempt(send_platform_info=False)
         self.endpoint = self.translator.server_url.rstrip("/") + "/v2/translate"
-        self.source_lang = source_lang
-        self.target_lang = target_lang
+        self.options = {"source_lang": source_lang, "target_lang": target_lang, **_OPTIONS}
 
     def body(self, text: str) -> dict:
-        return {
-            "text": text,
-            "source_lang": self.source_lang,
-            "target_lang": self.target_lang,
-            **_OPTIONS,
-        }
+        return {"text": text, **self.options}
 
     def __call__(self, bodies: list[dict]) -> list[str]:
         self.http.reply = None
         try:
-            self.translator.translate_text(
-                [body["text"] for body in bodies],
-                source_lang=self.source_lang,
-                target_lang=self.target_lang,
-                **_OPTIONS,
-            )
+            self.translator.translate_text([body["text"] for body in bodies], **self.options)
         except (TypeError, KeyError, ValueError):
             # Raised by the library's reading of a successful reply (int(None) for a missing
             # billed_characters): the reply is read below. Before any reply, it is ours.
@@ -295,15 +277,10 @@ def _csv_text(columns: list[str], rows: list[dict[str, str]]) -> str:
 
 def _split_list_field(text: str) -> list[tuple[str, list[str]]]:
     """``NAME1: [a, b]; NAME2: [c]`` -> [("NAME1", ["a", "b"]), ("NAME2", ["c"])]."""
-    parts = []
-    for part in text.split(";"):
-        if not part.strip():
-            continue
-        key, _, values = part.partition(":")
-        parts.append(
-            (key.strip(), [w.strip() for w in values.strip().strip("[]").split(",") if w.strip()])
-        )
-    return parts
+    return [
+        (key.strip(), [w.strip() for w in values.strip().strip("[]").split(",") if w.strip()])
+        for key, _, values in (part.partition(":") for part in text.split(";") if part.strip())
+    ]
 
 
 def _join_list_field(parts: list[tuple[str, list[str]]]) -> str:
@@ -447,30 +424,21 @@ class _Drafting:
                 except TemplateError as err:
                     self.no_example[(path, number)] = f"no filled example: {err}"
 
-    def wanted_texts(
-        self, vocabulary, templates_by_file: dict[Path, list[Template]]
-    ) -> dict[str, str]:
+    def wanted_texts(self, vocabulary, templates_by_file: dict[Path, list[Template]]) -> list[str]:
         """Every distinct protected text to translate, in order of first use."""
-        wanted: dict[str, str] = {}
-        for row in vocabulary[1] if vocabulary is not None else []:
-            wanted.setdefault(protect(row["Name"]), "")
+        texts = [row["Name"] for row in vocabulary[1]] if vocabulary is not None else []
         for path, templates in templates_by_file.items():
             for number, template in enumerate(templates):
                 words = self.examples.get((path, number))
-                for column in TEXT_FIELDS:
-                    if not template.get(column):
-                        continue
+                for source in filter(None, map(template.get, TEXT_FIELDS)):
                     if self.by_template:
-                        wanted.setdefault(protect(template.get(column)), "")
+                        texts.append(source)
                     if words is not None:
-                        wanted.setdefault(protect(_filled(template.get(column), words)), "")
+                        texts.append(_filled(source, words))
                 for column in LIST_FIELDS:
-                    for _, list_words in _split_list_field(template.get(column)):
-                        for word in list_words:
-                            wanted.setdefault(protect(word), "")
-                for word in (words or {}).values():
-                    wanted.setdefault(protect(word), "")
-        return wanted
+                    texts += [w for _, ws in _split_list_field(template.get(column)) for w in ws]
+                texts += (words or {}).values()
+        return list(dict.fromkeys(map(protect, texts)))
 
     def translation(self, text: str) -> str:
         return restore(self.translated[protect(text)])
@@ -605,19 +573,16 @@ def apply_review(
         where = f"{sheet_path}, line {line} (Q_id {row['Q_id']!r}, field {row['field']!r})"
         key = (row["file"], row["Q_id"])
         decision = row["decision"].strip().lower()
-        if not decision:
-            if not allow_unreviewed:
-                raise TranslationError(
-                    f"{where}: field 'decision' is empty; expected {', '.join(DECISIONS)}"
-                )
+        if not decision and allow_unreviewed:
             decision = "keep"
             counts["unreviewed"] += 1
-        elif decision not in DECISIONS:
-            raise TranslationError(
-                f"{where}: field 'decision' is {decision!r}; expected {', '.join(DECISIONS)}"
-            )
-        else:
+        elif decision in DECISIONS:
             counts[decision] += 1
+        else:
+            shown = repr(decision) if decision else "empty"
+            raise TranslationError(
+                f"{where}: field 'decision' is {shown}; expected {', '.join(DECISIONS)}"
+            )
         if decision == "exclude":
             if not row["reason"].strip():
                 raise TranslationError(f"{where}: an excluded template needs a 'reason'")
@@ -642,14 +607,12 @@ def apply_review(
     for name in dict.fromkeys(row["file"] for _, row in rows):
         if name == VOCABULARY_FILE:
             columns, vocab_rows = _read_vocabulary_rows(sheet_path.parent / VOCABULARY_FILE)
-            reviewed_vocab = []
-            for number, row in enumerate(vocab_rows, start=1):
-                key = (name, f"row {number}")
-                if key in excluded:
-                    continue
-                reviewed_vocab.append(
-                    {**row, **{"Name": chosen.get(key, {}).get("Name", row["Name"])}}
-                )
+            keys = [(name, f"row {number}") for number in range(1, len(vocab_rows) + 1)]
+            reviewed_vocab = [
+                {**row, "Name": chosen.get(key, {}).get("Name", row["Name"])}
+                for key, row in zip(keys, vocab_rows, strict=True)
+                if key not in excluded
+            ]
             outputs.append((out_dir / VOCABULARY_FILE, _csv_text(columns, reviewed_vocab)))
             continue
         draft_path = sheet_path.parent / f"{Path(name).stem}.{target_lang.lower()}.csv"
