@@ -67,6 +67,11 @@ __all__ = [
 SPLIT_RATIOS = {"train": 0.2, "dev": 0.1, "test": 0.7}
 _ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 _TEMPLATE_PREFIX = "new_templates - "  # BBQ's template file names
+# The fields a question row must have, in the order a missing one is reported.
+_QUESTION_KEYS = (
+    *"example_id question_index question_polarity context_condition category answer_info".split(),
+    *("context", "question", *ANSWER_KEYS, "label"),
+)
 
 logger = logging.getLogger(__name__)
 
@@ -145,18 +150,7 @@ def normalise_question_row(
     """
     if not isinstance(raw, dict):
         raise RowError(f"{where}: expected a JSON object, got {type(raw).__name__}")
-    for key in (
-        "example_id",
-        "question_index",
-        "question_polarity",
-        "context_condition",
-        "category",
-        "answer_info",
-        "context",
-        "question",
-        *ANSWER_KEYS,
-        "label",
-    ):
+    for key in _QUESTION_KEYS:
         if key not in raw:
             raise RowError(f"{where}: field {key!r} is missing")
     info = raw["answer_info"]
@@ -497,11 +491,8 @@ def assign_splits(rows: list[dict], seed: int = 0) -> dict[tuple[str, str], str]
         n_dev = max(1, round(n * SPLIT_RATIOS["dev"]))
         if n - n_train - n_dev < 1:
             n_train = n - n_dev - 1
-        for position, q_id in enumerate(ordered):
-            split = (
-                "train" if position < n_train else "dev" if position < n_train + n_dev else "test"
-            )
-            assignment[(category, q_id)] = split
+        splits = ["train"] * n_train + ["dev"] * n_dev + ["test"] * (n - n_train - n_dev)
+        assignment.update({(category, q_id): s for q_id, s in zip(ordered, splits, strict=True)})
     return assignment
 
 
