@@ -85,16 +85,8 @@ def group_tokens(text: str, group: str) -> set[str]:
     Nationality the answer's text is the group. We match on the whole code,
     its ``-``/``_`` parts, the text, and the M/F reading of gender words.
     """
-    tokens = {text.strip().lower(), group.strip().lower()}
-    for part in group.replace("_", "-").split("-"):
-        part = part.strip().lower()
-        if part:
-            tokens.add(part)
-    for token in list(tokens):
-        if token in _GENDER_WORDS:
-            tokens.add(_GENDER_WORDS[token])
-    tokens.discard("")
-    return tokens
+    tokens = {token.strip().lower() for token in (text, group, *group.replace("_", "-").split("-"))}
+    return (tokens | {_GENDER_WORDS[token] for token in tokens if token in _GENDER_WORDS}) - {""}
 
 
 def _normalised_targets(groups: list[str], category: str) -> set[str]:

@@ -37,7 +37,7 @@ from bias_hub.builders.jbbq.fillings import (
     single_category_plan,
 )
 from bias_hub.builders.jbbq.intersectional import INTERSECTIONAL_CATEGORIES, intersectional_plan
-from bias_hub.builders.jbbq.schema import stereotyped_answer
+from bias_hub.builders.jbbq.schema import ANSWER_KEYS, stereotyped_answer
 from bias_hub.builders.jbbq.template_csv import (
     BASE_COLUMNS,
     REQUIRED_COLUMNS,
@@ -301,6 +301,9 @@ class _Expansion:
             ("neg", filled["Question_negative_stereotype"], texts.index(filled["Answer_negative"])),
             ("nonneg", filled["Question_non_negative"], texts.index(filled["Answer_non_negative"])),
         ):
+            stereotyped = stereotyped_answer(
+                answer_info, polarity, self.targets, unknown_index, self.base["category"]
+            )
             for condition, context, label in (
                 ("ambig", ambiguous, unknown_index),
                 ("disambig", disambiguated, answer_index),
@@ -315,18 +318,10 @@ class _Expansion:
                         "additional_metadata": metadata,
                         "context": context,
                         "question": question.strip(),
-                        "ans0": texts[0],
-                        "ans1": texts[1],
-                        "ans2": texts[2],
+                        **dict(zip(ANSWER_KEYS, texts, strict=True)),
                         "label": label,
                         "unknown_label": unknown_index,
-                        "stereotyped_label": stereotyped_answer(
-                            answer_info,
-                            polarity,
-                            self.targets,
-                            unknown_index,
-                            self.base["category"],
-                        ),
+                        "stereotyped_label": stereotyped,
                     }
                 )
         return rows
