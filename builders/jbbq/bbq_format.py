@@ -374,11 +374,9 @@ def _expand_template_files(
         english=english,
         seed=seed,
     )
-    located = []
-    for row in rows:
-        where = f"template {row['category']}/{row['question_index']}"
+    located = [(row, f"template {row['category']}/{row['question_index']}") for row in rows]
+    for row, where in located:
         validate_row(row, where, categories)
-        located.append((row, where))
     return located, template_files + vocab_files[:1] + name_files[:1]
 
 
@@ -438,11 +436,7 @@ def _check_stereotyped_groups(source: Path, located: list[tuple[dict, str]]) -> 
     ``additional_metadata`` or from the template CSVs shipped beside it: without them every
     bias score is undefined (JBBQ's README describes ``additional_metadeta`` as holding only
     the source)."""
-    missing = [
-        (row, where)
-        for row, where in located
-        if not row["additional_metadata"]["stereotyped_groups"]
-    ]
+    missing = [pair for pair in located if not pair[0]["additional_metadata"]["stereotyped_groups"]]
     if not missing:
         return
     categories = sorted({row["category"] for row, _ in missing})

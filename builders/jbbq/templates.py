@@ -30,7 +30,6 @@ import random
 import re
 
 from bias_hub.builders.jbbq.fillings import (
-    SWAP_CATEGORIES,
     Filling,
     Person,
     Plan,
@@ -40,7 +39,6 @@ from bias_hub.builders.jbbq.intersectional import INTERSECTIONAL_CATEGORIES, int
 from bias_hub.builders.jbbq.schema import ANSWER_KEYS, stereotyped_answer
 from bias_hub.builders.jbbq.template_csv import (
     BASE_COLUMNS,
-    REQUIRED_COLUMNS,
     Template,
     TemplateError,
     flag,
@@ -56,8 +54,6 @@ __all__ = [
     "ENGLISH_UNKNOWN_OPTIONS",
     "INTERSECTIONAL_CATEGORIES",
     "JAPANESE_UNKNOWN_OPTIONS",
-    "REQUIRED_COLUMNS",
-    "SWAP_CATEGORIES",
     "Filling",
     "Person",
     "Template",

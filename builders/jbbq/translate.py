@@ -206,14 +206,7 @@ def _translations(content: object, count: int) -> list[str]:
 class _DeepL:
     """``send(bodies)`` for ``CachedAPI``: one /v2/translate request through the ``deepl`` client."""
 
-    def __init__(
-        self,
-        auth_key: str,
-        server_url: str | None,
-        source_lang: str,
-        target_lang: str,
-        timeout: float,
-    ) -> None:
+    def __init__(self, auth_key: str, server_url: str | None, timeout: float, **languages) -> None:
         import deepl  # only when translating (see _retryable)
         from deepl.http_client import HttpClient
 
@@ -236,7 +229,7 @@ class _DeepL:
         self.translator._client.close()
         self.http = self.translator._client = OneAttempt(send_platform_info=False)
         self.endpoint = self.translator.server_url.rstrip("/") + "/v2/translate"
-        self.options = {"source_lang": source_lang, "target_lang": target_lang, **_OPTIONS}
+        self.options = {**languages, **_OPTIONS}  # source_lang and target_lang, in that order
 
     def body(self, text: str) -> dict:
         return {"text": text, **self.options}
@@ -328,7 +321,9 @@ def translate_template_files(
     wanted = drafting.wanted_texts(vocabulary, templates_by_file)
     import deepl  # only when translating (see _retryable)
 
-    deepl_api = _DeepL(auth_key, server_url, source_lang, target_lang, timeout)
+    deepl_api = _DeepL(
+        auth_key, server_url, timeout, source_lang=source_lang, target_lang=target_lang
+    )
     api = CachedAPI(
         deepl_api.endpoint,
         deepl_api,

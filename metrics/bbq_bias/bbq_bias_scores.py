@@ -263,6 +263,12 @@ def _clusters(templates, category: np.ndarray) -> np.ndarray | None:
     return category * (int(codes.max()) + 1) + codes
 
 
+def _intervals(units: np.ndarray, clusters: np.ndarray | None, options) -> dict:
+    """{score: bootstrap interval} of the items whose count columns are ``units``."""
+    strata, unit = unit_strata(units, clusters)
+    return dict(zip(SCORES, sum_intervals(strata, _score_values, options, unit), strict=True))
+
+
 class BbqBiasScores(Scores):
     name = "bbq_bias"
     configs = ("default", "paired")
@@ -323,18 +329,11 @@ class BbqBiasScores(Scores):
             reasons.update({f"{name}.{key}": text for key, text in why.items()})
         if options is not None:
             units = _PATTERN_COLUMNS[patterns]
-            strata, unit = unit_strata(units, clusters)
-            result["confidence_intervals"] = dict(
-                zip(SCORES, sum_intervals(strata, _score_values, options, unit), strict=True)
-            )
+            result["confidence_intervals"] = _intervals(units, clusters, options)
             for code, name in enumerate(names):
                 mask = category == code
-                strata, unit = unit_strata(
-                    units[mask], None if clusters is None else clusters[mask]
-                )
-                intervals = sum_intervals(strata, _score_values, options, unit)
-                per_category[name]["confidence_intervals"] = dict(
-                    zip(SCORES, intervals, strict=True)
+                per_category[name]["confidence_intervals"] = _intervals(
+                    units[mask], None if clusters is None else clusters[mask], options
                 )
         result["per_category"] = per_category
         result["undefined"] = reasons
