@@ -112,14 +112,8 @@ def _fill(text: str, filling: Filling, word1: str, word2: str, english: bool) ->
     """Fill the slots; a slot without a value stays, so validation reports it."""
     first, second = filling.first, filling.second
     text = text.replace("{{NAME1}}", first.name).replace("{{NAME2}}", second.name)
-    for slot, value in (
-        ("GEN1", first.extra),
-        ("OCC1", first.extra),
-        ("GEN2", second.extra),
-        ("OCC2", second.extra),
-        ("WORD1", word1),
-        ("WORD2", word2),
-    ):
+    extra = {"GEN1": first.extra, "OCC1": first.extra, "GEN2": second.extra, "OCC2": second.extra}
+    for slot, value in {**extra, "WORD1": word1, "WORD2": word2}.items():
         if value:
             text = text.replace(f"{{{{{slot}}}}}", value)
     if english:

@@ -276,10 +276,6 @@ def _split_list_field(text: str) -> list[tuple[str, list[str]]]:
     ]
 
 
-def _join_list_field(parts: list[tuple[str, list[str]]]) -> str:
-    return "; ".join(f"{key}: [{', '.join(words)}]" for key, words in parts)
-
-
 def translate_template_files(
     files: Iterable[str | Path],
     out_dir: str | Path,
@@ -443,17 +439,8 @@ class _Drafting:
         for number, row in enumerate(rows, start=1):
             draft = self.translation(row["Name"])
             drafts.append({**row, "Name": draft})
-            self.review_rows.append(
-                [
-                    VOCABULARY_FILE,
-                    f"row {number}",
-                    row.get("Category", ""),
-                    "Name",
-                    row["Name"],
-                    draft,
-                    *_NO_EXAMPLE,
-                ]
-            )
+            where = [VOCABULARY_FILE, f"row {number}", row.get("Category", ""), "Name"]
+            self.review_rows.append([*where, row["Name"], draft, *_NO_EXAMPLE])
         return _csv_text(columns, drafts)
 
     def templates_draft(self, path: Path, templates: list[Template]) -> str:
@@ -470,10 +457,8 @@ class _Drafting:
             slot: _clean_word(self.translation(word)) for slot, word in (words or {}).items()
         }
         where = [path.name, template.get("Q_id"), template.get("Category")]
-        for column in TEXT_FIELDS:
+        for column in filter(template.get, TEXT_FIELDS):  # the fields the template fills
             source = template.get(column)
-            if not source:
-                continue
             draft, check = self._template_route(source)
             example = self._example_route(
                 source, words, slot_words, self.no_example.get((path, number), "")
@@ -483,15 +468,12 @@ class _Drafting:
             self.review_rows.append(
                 [*where, column, source, draft, "; ".join(check), *example, "", "", ""]
             )
-        for column in LIST_FIELDS:
+        for column in filter(template.get, LIST_FIELDS):
             source = template.get(column)
-            if not source:
-                continue
-            parts = [
-                (key, [self.translation(word) for word in list_words])
-                for key, list_words in _split_list_field(source)
-            ]
-            draft_fields[column] = _join_list_field(parts)
+            draft_fields[column] = "; ".join(
+                f"{key}: [{', '.join(map(self.translation, words))}]"
+                for key, words in _split_list_field(source)
+            )
             self.review_rows.append([*where, column, source, draft_fields[column], *_NO_EXAMPLE])
         return draft_fields
 
