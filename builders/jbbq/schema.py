@@ -93,17 +93,12 @@ def _normalised_targets(groups: list[str], category: str) -> set[str]:
     """The stereotyped groups as tokens, with the same rewrites BBQ's R analysis makes:
     gender words -> M/F, "low SES" -> "lowses", any "transgender ..." -> "trans",
     and every Disability_status template targets "disabled"."""
-    targets = set()
-    for group in groups:
-        token = group.strip().lower()
-        targets.add(_GENDER_WORDS.get(token, token))
-        targets.add(token.replace(" ", ""))
-        if token.startswith("trans"):
-            targets.add("trans")
+    tokens = [group.strip().lower() for group in groups]
+    targets = {_GENDER_WORDS.get(t, t) for t in tokens} | {t.replace(" ", "") for t in tokens}
+    targets |= {"trans" for t in tokens if t.startswith("trans")}
     if category == "Disability_status":
         targets.add("disabled")
-    targets.discard("")
-    return targets
+    return targets - {""}
 
 
 def stereotyped_answer(
