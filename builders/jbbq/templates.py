@@ -215,9 +215,7 @@ class _Expansion:
         """The metadata every row shares (read after the plan, as the expander always did)."""
         template = self.template
         self.source = template.get("Source") or template.get("Notes")
-        self.metadata_version = (
-            template.fields.get("version", "None") if template.has("version") else "None"
-        )
+        self.metadata_version = template.fields.get("version", "None")  # as given, even empty
         self.base = {
             "question_index": template.get("Q_id"),
             "category": template.get("Category"),

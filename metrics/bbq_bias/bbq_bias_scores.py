@@ -275,14 +275,9 @@ class BbqBiasScores(Scores):
 
     def columns(self) -> dict:
         labels = ("predictions", "predictions_b") if self.config == "paired" else ("predictions",)
-        return {
-            **dict.fromkeys(labels, "int64"),
-            "references": "int64",
-            "unknown_labels": "int64",
-            "stereotyped_labels": "int64",
-            "context_conditions": "string",
-            "categories": "string",
-        }
+        labels += ("references", "unknown_labels", "stereotyped_labels")
+        names = ("context_conditions", "categories")
+        return {**dict.fromkeys(labels, "int64"), **dict.fromkeys(names, "string")}
 
     def check_rows(self, columns: dict) -> None:
         for name, column in columns.items():
