@@ -505,7 +505,15 @@ class _Drafting:
         return [filled, translated_example, aligned, "; ".join(problems)]
 
 
-DECISIONS = ("keep", "example", "edit", "exclude")
+# Each decision's text on the review sheet (kept as it is for keep, else stripped) and the
+# error when it is empty (for keep, only where the source is not empty too).
+_DECISION_TEXT = {
+    "keep": ("draft", "decision 'keep' but 'draft' is empty (use example or edit)"),
+    "example": ("example_draft", "decision 'example' but 'example_draft' is empty"),
+    "edit": ("edited", "decision 'edit' needs the new text in 'edited'"),
+    "exclude": ("reason", "an excluded template needs a 'reason'"),
+}
+DECISIONS = tuple(_DECISION_TEXT)
 _KNOWN_SLOTS = {"NAME1", "NAME2", "WORD1", "WORD2"}
 
 
@@ -560,24 +568,14 @@ def apply_review(
             raise TranslationError(
                 f"{where}: field 'decision' is {shown}; expected {', '.join(DECISIONS)}"
             )
+        column, problem = _DECISION_TEXT[decision]
+        if not row[column].strip() and (decision != "keep" or row["source"].strip()):
+            raise TranslationError(f"{where}: {problem}")
+        text = row[column] if decision == "keep" else row[column].strip()
         if decision == "exclude":
-            if not row["reason"].strip():
-                raise TranslationError(f"{where}: an excluded template needs a 'reason'")
-            excluded[key] = row["reason"].strip()
-        elif decision == "edit":
-            if not row["edited"].strip():
-                raise TranslationError(f"{where}: decision 'edit' needs the new text in 'edited'")
-            chosen.setdefault(key, {})[row["field"]] = row["edited"].strip()
-        elif decision == "example":
-            if not row["example_draft"].strip():
-                raise TranslationError(f"{where}: decision 'example' but 'example_draft' is empty")
-            chosen.setdefault(key, {})[row["field"]] = row["example_draft"].strip()
+            excluded[key] = text
         else:
-            if not row["draft"].strip() and row["source"].strip():
-                raise TranslationError(
-                    f"{where}: decision 'keep' but 'draft' is empty (use example or edit)"
-                )
-            chosen.setdefault(key, {})[row["field"]] = row["draft"]
+            chosen.setdefault(key, {})[row["field"]] = text
     out_dir = Path(out_dir)
     outputs: list[tuple[Path, str]] = []
     kept = 0
@@ -596,14 +594,10 @@ def apply_review(
         if not draft_path.exists():
             raise TranslationError(f"{sheet_path}: the drafts of {name} ({draft_path}) are missing")
         templates = read_templates(draft_path)
-        reviewed = []
-        for template in templates:
-            key = (name, template.get("Q_id"))
-            if key in excluded:
-                continue
-            fields = {**template.fields, **chosen.get(key, {})}
+        kept_templates = [t for t in templates if (name, t.get("Q_id")) not in excluded]
+        reviewed = [{**t.fields, **chosen.get((name, t.get("Q_id")), {})} for t in kept_templates]
+        for template, fields in zip(kept_templates, reviewed, strict=True):
             _check_reviewed(Template(fields, draft_path, template.line))
-            reviewed.append(fields)
         kept += len(reviewed)
         text = _csv_text(list(templates[0].fields), reviewed)
         outputs.append((out_dir / f"{Path(name).stem}.reviewed.csv", text))
