@@ -59,10 +59,8 @@ class Template:
     @property
     def where(self) -> str:
         version = self.get("version")
-        shown = f"Q_id {self.fields.get('Q_id', '?')!r}" + (
-            f", version {version!r}" if version else ""
-        )
-        return f"{self.path}, line {self.line} ({shown})"
+        shown = f", version {version!r}" if version else ""
+        return f"{self.path}, line {self.line} (Q_id {self.fields.get('Q_id', '?')!r}{shown})"
 
     def get(self, column: str) -> str:
         return (self.fields.get(column) or "").strip()
