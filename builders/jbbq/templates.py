@@ -32,7 +32,6 @@ import re
 from bias_hub.builders.jbbq.fillings import (
     Filling,
     Person,
-    Plan,
     single_category_plan,
 )
 from bias_hub.builders.jbbq.intersectional import INTERSECTIONAL_CATEGORIES, intersectional_plan
@@ -138,12 +137,6 @@ def _answer_slot(template: Template, column: str) -> str:
     return slots[0]
 
 
-def _plan(template, category, targets, vocabulary, proper_names, rng) -> Plan:
-    if category in INTERSECTIONAL_CATEGORIES:
-        return intersectional_plan(template, category, targets, vocabulary, proper_names, rng)
-    return single_category_plan(template, category, targets, vocabulary, proper_names, rng)
-
-
 def expand_template(
     template: Template,
     vocabulary: list[dict[str, str]] | None = None,
@@ -168,7 +161,8 @@ def expand_template(
         f"{seed}:{category}:{template.get('Q_id')}:{template.get('version')}:{repeat}"
     )
     expansion = _Expansion(template, stereotyped_groups_of(template), english, context_separator)
-    plan = _plan(template, category, expansion.targets, vocabulary, proper_names, rng)
+    planner = intersectional_plan if category in INTERSECTIONAL_CATEGORIES else single_category_plan
+    plan = planner(template, category, expansion.targets, vocabulary, proper_names, rng)
     lexical = template.get("Lexical_diversity")
     words1, words2 = (
         parse_slot_lists(lexical, template, "Lexical_diversity") if len(lexical) > 1 else ([], [])
