@@ -210,10 +210,9 @@ def _proper_targets(
                 [r for r in firsts if r.get("ethnicity") not in targets and r.get("gender") == sex],
             ]
         drawn = [sample(rng, kind) for kind in kinds]
-        count = min(len(d) for d in drawn)
-        contrasts = [
-            tuple(full_name(rng, d[i], proper_names, template.where) for d in drawn)
-            for i in range(count)
+        contrasts = [  # the i-th name drawn of each kind, as many as the shortest kind has
+            tuple(full_name(rng, row, proper_names, template.where) for row in rows)
+            for rows in zip(*drawn, strict=False)
         ]
         result.append((target, contrasts))
     return result
