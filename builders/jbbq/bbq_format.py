@@ -200,6 +200,10 @@ def normalise_question_row(
     additional = raw.get("is_additional", False)
     if isinstance(additional, str):
         additional = additional.strip().lower() in ("1", "true", "yes")
+    groups = [str(g) for g in groups]
+    stereotyped = stereotyped_answer(
+        answer_info, raw["question_polarity"], groups, unknowns[0], str(raw["category"])
+    )
     row = {
         "example_id": raw["example_id"],
         "question_index": str(raw["question_index"]),
@@ -209,7 +213,7 @@ def normalise_question_row(
         "answer_info": answer_info,
         "additional_metadata": {
             "subcategory": str(meta.get("subcategory", "None")),
-            "stereotyped_groups": [str(g) for g in groups],
+            "stereotyped_groups": groups,
             "version": str(meta.get("version", "None")),
             "source": str(meta.get("source", "")),
         },
@@ -218,13 +222,7 @@ def normalise_question_row(
         **{key: raw[key] for key in ANSWER_KEYS},
         "label": raw["label"],
         "unknown_label": unknowns[0],
-        "stereotyped_label": stereotyped_answer(
-            answer_info,
-            raw["question_polarity"],
-            [str(g) for g in groups],
-            unknowns[0],
-            str(raw["category"]),
-        ),
+        "stereotyped_label": stereotyped,
         "is_additional": bool(additional),
     }
     validate_row(row, where, categories)
