@@ -102,7 +102,6 @@ def build(
             **common,
         )
         card = jbbq_user_card(configs, built, seed, provenance)
-    if not sample:
         _compare_with_paper(built.rows)
     write_dataset_folder(target, configs, metadata, card, default_config="all")
     sizes = ", ".join(f"{name} {sum(len(d) for d in s.values())}" for name, s in configs.items())

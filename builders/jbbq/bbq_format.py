@@ -67,6 +67,11 @@ __all__ = [
 SPLIT_RATIOS = {"train": 0.2, "dev": 0.1, "test": 0.7}
 _ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 _TEMPLATE_PREFIX = "new_templates - "  # BBQ's template file names
+# The fields a question row must have, in the order a missing one is reported.
+_QUESTION_KEYS = (
+    *"example_id question_index question_polarity context_condition category answer_info".split(),
+    *("context", "question", *ANSWER_KEYS, "label"),
+)
 
 logger = logging.getLogger(__name__)
 
@@ -145,18 +150,7 @@ def normalise_question_row(
     """
     if not isinstance(raw, dict):
         raise RowError(f"{where}: expected a JSON object, got {type(raw).__name__}")
-    for key in (
-        "example_id",
-        "question_index",
-        "question_polarity",
-        "context_condition",
-        "category",
-        "answer_info",
-        "context",
-        "question",
-        *ANSWER_KEYS,
-        "label",
-    ):
+    for key in _QUESTION_KEYS:
         if key not in raw:
             raise RowError(f"{where}: field {key!r} is missing")
     info = raw["answer_info"]
@@ -206,6 +200,10 @@ def normalise_question_row(
     additional = raw.get("is_additional", False)
     if isinstance(additional, str):
         additional = additional.strip().lower() in ("1", "true", "yes")
+    groups = [str(g) for g in groups]
+    stereotyped = stereotyped_answer(
+        answer_info, raw["question_polarity"], groups, unknowns[0], str(raw["category"])
+    )
     row = {
         "example_id": raw["example_id"],
         "question_index": str(raw["question_index"]),
@@ -215,7 +213,7 @@ def normalise_question_row(
         "answer_info": answer_info,
         "additional_metadata": {
             "subcategory": str(meta.get("subcategory", "None")),
-            "stereotyped_groups": [str(g) for g in groups],
+            "stereotyped_groups": groups,
             "version": str(meta.get("version", "None")),
             "source": str(meta.get("source", "")),
         },
@@ -224,13 +222,7 @@ def normalise_question_row(
         **{key: raw[key] for key in ANSWER_KEYS},
         "label": raw["label"],
         "unknown_label": unknowns[0],
-        "stereotyped_label": stereotyped_answer(
-            answer_info,
-            raw["question_polarity"],
-            [str(g) for g in groups],
-            unknowns[0],
-            str(raw["category"]),
-        ),
+        "stereotyped_label": stereotyped,
         "is_additional": bool(additional),
     }
     validate_row(row, where, categories)
@@ -380,11 +372,9 @@ def _expand_template_files(
         english=english,
         seed=seed,
     )
-    located = []
-    for row in rows:
-        where = f"template {row['category']}/{row['question_index']}"
+    located = [(row, f"template {row['category']}/{row['question_index']}") for row in rows]
+    for row, where in located:
         validate_row(row, where, categories)
-        located.append((row, where))
     return located, template_files + vocab_files[:1] + name_files[:1]
 
 
@@ -444,11 +434,7 @@ def _check_stereotyped_groups(source: Path, located: list[tuple[dict, str]]) -> 
     ``additional_metadata`` or from the template CSVs shipped beside it: without them every
     bias score is undefined (JBBQ's README describes ``additional_metadeta`` as holding only
     the source)."""
-    missing = [
-        (row, where)
-        for row, where in located
-        if not row["additional_metadata"]["stereotyped_groups"]
-    ]
+    missing = [pair for pair in located if not pair[0]["additional_metadata"]["stereotyped_groups"]]
     if not missing:
         return
     categories = sorted({row["category"] for row, _ in missing})
@@ -497,11 +483,8 @@ def assign_splits(rows: list[dict], seed: int = 0) -> dict[tuple[str, str], str]
         n_dev = max(1, round(n * SPLIT_RATIOS["dev"]))
         if n - n_train - n_dev < 1:
             n_train = n - n_dev - 1
-        for position, q_id in enumerate(ordered):
-            split = (
-                "train" if position < n_train else "dev" if position < n_train + n_dev else "test"
-            )
-            assignment[(category, q_id)] = split
+        splits = ["train"] * n_train + ["dev"] * n_dev + ["test"] * (n - n_train - n_dev)
+        assignment.update({(category, q_id): s for q_id, s in zip(ordered, splits, strict=True)})
     return assignment
 
 

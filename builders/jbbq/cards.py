@@ -33,11 +33,9 @@ BBQ_CITATION = """@inproceedings{parrish-etal-2022-bbq,
 
 def _instance(configs: dict, redistributable: bool = True) -> dict:
     first = dict(configs["all"]["test"][0])
-    if not redistributable:
-        # The card of a private build still lands in a tracked file (datasets/jbbq/README.md):
-        # show the shape of a row, never its text.
-        first = {key: _placeholder(value) for key, value in first.items()}
-    return first
+    # The card of a private build still lands in a tracked file (datasets/jbbq/README.md):
+    # show the shape of a row, never its text.
+    return first if redistributable else _placeholder(first)
 
 
 def _placeholder(value):
@@ -77,11 +75,8 @@ def _sections(template: str, configs: dict, built: BuiltRows, seed: int, **value
 def jbbq_sample_card(configs: dict, built: BuiltRows, seed: int) -> CardSections:
     templates = {(r["category"], r["question_index"]) for r in built.rows}
     per_category = Counter(category for category, _ in templates).values()
-    per = (
-        f"{min(per_category)} per JBBQ category"
-        if min(per_category) == max(per_category)
-        else f"{min(per_category)} to {max(per_category)} per JBBQ category"
-    )
+    low, high = min(per_category), max(per_category)
+    per = f"{low} per JBBQ category" if low == high else f"{low} to {high} per JBBQ category"
     return _sections("card_sample.md", configs, built, seed, n_templates=len(templates), per=per)
 
 

@@ -37,6 +37,7 @@ Every draw comes from the ``rng`` the caller seeds; nothing here is global.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import random
 from dataclasses import dataclass
@@ -161,20 +162,19 @@ def _vocabulary_pairs(
         return Person(word, info[word] or column_info[slot] or word)
 
     chosen = sample(rng, words)
-    pairs: list[tuple[str, str]] = []
-    if category == "SES":
-        for word in chosen:
-            pairs.extend((word, other) for other in words if info[other] != info[word])
-        return [Filling(person(a, 0), person(b, 1)) for a, b in pairs], subcategory == "Occupation"
     stereotyped = [w for w in words if w in targets or (info[w] and info[w] in targets)]
     by_info = any(info[w] and info[w] in targets for w in words)
-    if targets and (category in SWAP_CATEGORIES or by_info):
+    if category == "SES":
+        pairs = [(word, other) for word in chosen for other in words if info[other] != info[word]]
+    elif targets and (category in SWAP_CATEGORIES or by_info):
         others = [w for w in words if w not in stereotyped]
-        for word in sample(rng, stereotyped):
-            pairs.extend((word, other) for other in sample(rng, others))
+        pairs = [
+            (word, other) for word in sample(rng, stereotyped) for other in sample(rng, others)
+        ]
     else:
-        pairs = [(a, b) for a in chosen for b in chosen if a != b]
-    return [Filling(person(a, 0), person(b, 1)) for a, b in pairs], category in SWAP_CATEGORIES
+        pairs = list(itertools.permutations(chosen, 2))
+    swap = subcategory == "Occupation" if category == "SES" else category in SWAP_CATEGORIES
+    return [Filling(person(a, 0), person(b, 1)) for a, b in pairs], swap
 
 
 def _proper_name_pairs(
@@ -215,14 +215,9 @@ def _proper_name_pairs(
         raise TemplateError(
             f"{template.where}: the proper-name vocabulary has fewer than 2 first_only names"
         )
-    chosen = sample(rng, names, 6)
     info1, info2 = template.get("NAME1_info"), template.get("NAME2_info")
-    return [
-        Filling(Person(a, info1 or a), Person(b, info2 or b))
-        for a in chosen
-        for b in chosen
-        if a != b
-    ]
+    pairs = itertools.permutations(sample(rng, names, 6), 2)  # the names are distinct
+    return [Filling(Person(a, info1 or a), Person(b, info2 or b)) for a, b in pairs]
 
 
 def full_name(

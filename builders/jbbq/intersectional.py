@@ -73,38 +73,32 @@ def intersectional_plan(
     other_value = _OTHER_VALUE[target_value]
     proper = bool(flag(template, "Proper_nouns_only"))
     values = _second_attribute(template, category, target_value, proper, vocabulary, rng)
-    groups: list[tuple[Filling, ...]] = []
+
+    def valued(target: Person, same: Person, different: Person) -> tuple[Filling, ...]:
+        """The a/b/c fillings with the second attribute's values in the groups, its words
+        drawn for this pair: the target and ``different`` with the target value, ``same``
+        and ``different`` with the other."""
+        target_word, other_word = values(rng)
+        return _abc(
+            Person(target.name, f"{target_value}-{target.group}", target_word),
+            Person(same.name, f"{other_value}-{same.group}", other_word),
+            Person(different.name, f"{target_value}-{different.group}", target_word),
+            Person(different.name, f"{other_value}-{different.group}", other_word),
+        )
+
     if proper:
         people = _proper_targets(template, category, targets, target_value, proper_names, rng)
-        for target, contrasts in people:
-            for contrast in contrasts:
-                target_word, other_word = values(rng)
-                if category == "Race_x_gender":
-                    groups.append(_abc(target, *contrast))
-                    continue
-                same, different = contrast
-                groups.append(
-                    _abc(
-                        Person(target.name, f"{target_value}-{target.group}", target_word),
-                        Person(same.name, f"{other_value}-{same.group}", other_word),
-                        Person(different.name, f"{target_value}-{different.group}", target_word),
-                        Person(different.name, f"{other_value}-{different.group}", other_word),
-                    )
-                )
+        # Race_x_gender's proper names carry the gender: no value and no word to add.
+        kind = _abc if category == "Race_x_gender" else valued
+        groups = [kind(target, *contrast) for target, contrasts in people for contrast in contrasts]
         return Plan(groups, swap=True)
     races = _race_words(template, vocabulary)
     chosen = sample(rng, [w for w in races if w in targets] if targets else races)
+    groups = []
     for race in chosen:
         for other_race in sample(rng, [w for w in races if w not in chosen]):
-            target_word, other_word = values(rng)
-            groups.append(
-                _abc(
-                    Person(race, f"{target_value}-{race}", target_word),
-                    Person(race, f"{other_value}-{race}", other_word),
-                    Person(other_race, f"{target_value}-{other_race}", target_word),
-                    Person(other_race, f"{other_value}-{other_race}", other_word),
-                )
-            )
+            race_group = Person(race, race)
+            groups.append(valued(race_group, race_group, Person(other_race, other_race)))
     return Plan(groups, swap=True)
 
 
@@ -216,10 +210,9 @@ def _proper_targets(
                 [r for r in firsts if r.get("ethnicity") not in targets and r.get("gender") == sex],
             ]
         drawn = [sample(rng, kind) for kind in kinds]
-        count = min(len(d) for d in drawn)
-        contrasts = [
-            tuple(full_name(rng, d[i], proper_names, template.where) for d in drawn)
-            for i in range(count)
+        contrasts = [  # the i-th name drawn of each kind, as many as the shortest kind has
+            tuple(full_name(rng, row, proper_names, template.where) for row in rows)
+            for rows in zip(*drawn, strict=False)
         ]
         result.append((target, contrasts))
     return result

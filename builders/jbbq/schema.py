@@ -85,33 +85,20 @@ def group_tokens(text: str, group: str) -> set[str]:
     Nationality the answer's text is the group. We match on the whole code,
     its ``-``/``_`` parts, the text, and the M/F reading of gender words.
     """
-    tokens = {text.strip().lower(), group.strip().lower()}
-    for part in group.replace("_", "-").split("-"):
-        part = part.strip().lower()
-        if part:
-            tokens.add(part)
-    for token in list(tokens):
-        if token in _GENDER_WORDS:
-            tokens.add(_GENDER_WORDS[token])
-    tokens.discard("")
-    return tokens
+    tokens = {token.strip().lower() for token in (text, group, *group.replace("_", "-").split("-"))}
+    return (tokens | {_GENDER_WORDS[token] for token in tokens if token in _GENDER_WORDS}) - {""}
 
 
 def _normalised_targets(groups: list[str], category: str) -> set[str]:
     """The stereotyped groups as tokens, with the same rewrites BBQ's R analysis makes:
     gender words -> M/F, "low SES" -> "lowses", any "transgender ..." -> "trans",
     and every Disability_status template targets "disabled"."""
-    targets = set()
-    for group in groups:
-        token = group.strip().lower()
-        targets.add(_GENDER_WORDS.get(token, token))
-        targets.add(token.replace(" ", ""))
-        if token.startswith("trans"):
-            targets.add("trans")
+    tokens = [group.strip().lower() for group in groups]
+    targets = {_GENDER_WORDS.get(t, t) for t in tokens} | {t.replace(" ", "") for t in tokens}
+    targets |= {"trans" for t in tokens if t.startswith("trans")}
     if category == "Disability_status":
         targets.add("disabled")
-    targets.discard("")
-    return targets
+    return targets - {""}
 
 
 def stereotyped_answer(
@@ -140,10 +127,11 @@ def stereotyped_answer(
 
 
 def validate_row(row: dict, where: str, categories: tuple[str, ...] | None = None) -> None:
-    """Raise ``RowError`` naming ``where`` and the field if ``row`` breaks the schema."""
-    for key in FEATURES:
-        if key not in row:
-            raise RowError(f"{where}: field {key!r} is missing")
+    """Raise ``RowError`` naming ``where`` and the field if ``row`` breaks the schema.
+
+    Its two sources fix the rest where they build a row: every key of ``FEATURES``, three
+    answers, ``label`` and ``unknown_label`` in 0-2 (``normalise_question_row`` checks the
+    release's label), ``unknown_label`` and ``stereotyped_label`` derived from ``answer_info``."""
     for key in ("context", "question", *ANSWER_KEYS, "question_index", "category"):
         if not isinstance(row[key], str) or not row[key].strip():
             raise RowError(f"{where}: field {key!r} must be a non-empty string, got {row[key]!r}")
@@ -163,21 +151,11 @@ def validate_row(row: dict, where: str, categories: tuple[str, ...] | None = Non
             "expected ambig or disambig"
         )
     info = row["answer_info"]
-    if not isinstance(info, list) or len(info) != 3:
-        raise RowError(f"{where}: field 'answer_info' must list 3 answers, got {info!r}")
-    for key in ("label", "unknown_label"):
-        value = row[key]
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2:
-            raise RowError(f"{where}: field {key!r} must be 0, 1 or 2, got {value!r}")
     unknowns = [i for i, answer in enumerate(info) if answer["group"].strip().lower() == "unknown"]
     if len(unknowns) != 1:
         raise RowError(
             f"{where}: field 'answer_info' must mark exactly one answer as group 'unknown', "
             f"found {len(unknowns)}: {info!r}"
-        )
-    if row["unknown_label"] != unknowns[0]:
-        raise RowError(
-            f"{where}: field 'unknown_label' is {row['unknown_label']}, answer_info says {unknowns[0]}"
         )
     if row["context_condition"] == "ambig" and row["label"] != row["unknown_label"]:
         raise RowError(
@@ -188,6 +166,3 @@ def validate_row(row: dict, where: str, categories: tuple[str, ...] | None = Non
         raise RowError(
             f"{where}: field 'label' points at the unknown answer in a disambiguated context"
         )
-    stereotyped = row["stereotyped_label"]
-    if stereotyped not in (-1, 0, 1, 2) or stereotyped == row["unknown_label"]:
-        raise RowError(f"{where}: field 'stereotyped_label' is {stereotyped!r}")

@@ -59,10 +59,8 @@ class Template:
     @property
     def where(self) -> str:
         version = self.get("version")
-        shown = f"Q_id {self.fields.get('Q_id', '?')!r}" + (
-            f", version {version!r}" if version else ""
-        )
-        return f"{self.path}, line {self.line} ({shown})"
+        shown = f", version {version!r}" if version else ""
+        return f"{self.path}, line {self.line} (Q_id {self.fields.get('Q_id', '?')!r}{shown})"
 
     def get(self, column: str) -> str:
         return (self.fields.get(column) or "").strip()
@@ -165,12 +163,11 @@ def parse_slot_lists(text: str, template: Template, column: str) -> tuple[list[s
         upper = part.upper()
         names_first = next((k for k in _FIRST_KEYS if k in upper), None)
         names_second = next((k for k in _SECOND_KEYS if k in upper), None)
-        for key in (names_first, names_second):
-            if key and ":" not in part:
-                raise TemplateError(
-                    f"{template.where}: field {column!r} must look like 'NAME1: [a, b]; NAME2: [c, d]', "
-                    f"got {text!r}"
-                )
+        if (names_first or names_second) and ":" not in part:
+            raise TemplateError(
+                f"{template.where}: field {column!r} must look like 'NAME1: [a, b]; NAME2: [c, d]', "
+                f"got {text!r}"
+            )
         if names_first:
             first = _words(part, names_first)
         if names_second:

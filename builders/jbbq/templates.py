@@ -30,17 +30,14 @@ import random
 import re
 
 from bias_hub.builders.jbbq.fillings import (
-    SWAP_CATEGORIES,
     Filling,
     Person,
-    Plan,
     single_category_plan,
 )
 from bias_hub.builders.jbbq.intersectional import INTERSECTIONAL_CATEGORIES, intersectional_plan
-from bias_hub.builders.jbbq.schema import stereotyped_answer
+from bias_hub.builders.jbbq.schema import ANSWER_KEYS, stereotyped_answer
 from bias_hub.builders.jbbq.template_csv import (
     BASE_COLUMNS,
-    REQUIRED_COLUMNS,
     Template,
     TemplateError,
     flag,
@@ -56,8 +53,6 @@ __all__ = [
     "ENGLISH_UNKNOWN_OPTIONS",
     "INTERSECTIONAL_CATEGORIES",
     "JAPANESE_UNKNOWN_OPTIONS",
-    "REQUIRED_COLUMNS",
-    "SWAP_CATEGORIES",
     "Filling",
     "Person",
     "Template",
@@ -116,14 +111,8 @@ def _fill(text: str, filling: Filling, word1: str, word2: str, english: bool) ->
     """Fill the slots; a slot without a value stays, so validation reports it."""
     first, second = filling.first, filling.second
     text = text.replace("{{NAME1}}", first.name).replace("{{NAME2}}", second.name)
-    for slot, value in (
-        ("GEN1", first.extra),
-        ("OCC1", first.extra),
-        ("GEN2", second.extra),
-        ("OCC2", second.extra),
-        ("WORD1", word1),
-        ("WORD2", word2),
-    ):
+    extra = {"GEN1": first.extra, "OCC1": first.extra, "GEN2": second.extra, "OCC2": second.extra}
+    for slot, value in {**extra, "WORD1": word1, "WORD2": word2}.items():
         if value:
             text = text.replace(f"{{{{{slot}}}}}", value)
     if english:
@@ -146,12 +135,6 @@ def _answer_slot(template: Template, column: str) -> str:
             f"{{{{NAME2}}}}, got {text!r}"
         )
     return slots[0]
-
-
-def _plan(template, category, targets, vocabulary, proper_names, rng) -> Plan:
-    if category in INTERSECTIONAL_CATEGORIES:
-        return intersectional_plan(template, category, targets, vocabulary, proper_names, rng)
-    return single_category_plan(template, category, targets, vocabulary, proper_names, rng)
 
 
 def expand_template(
@@ -178,7 +161,8 @@ def expand_template(
         f"{seed}:{category}:{template.get('Q_id')}:{template.get('version')}:{repeat}"
     )
     expansion = _Expansion(template, stereotyped_groups_of(template), english, context_separator)
-    plan = _plan(template, category, expansion.targets, vocabulary, proper_names, rng)
+    planner = intersectional_plan if category in INTERSECTIONAL_CATEGORIES else single_category_plan
+    plan = planner(template, category, expansion.targets, vocabulary, proper_names, rng)
     lexical = template.get("Lexical_diversity")
     words1, words2 = (
         parse_slot_lists(lexical, template, "Lexical_diversity") if len(lexical) > 1 else ([], [])
@@ -225,9 +209,7 @@ class _Expansion:
         """The metadata every row shares (read after the plan, as the expander always did)."""
         template = self.template
         self.source = template.get("Source") or template.get("Notes")
-        self.metadata_version = (
-            template.fields.get("version", "None") if template.has("version") else "None"
-        )
+        self.metadata_version = template.fields.get("version", "None")  # as given, even empty
         self.base = {
             "question_index": template.get("Q_id"),
             "category": template.get("Category"),
@@ -301,6 +283,9 @@ class _Expansion:
             ("neg", filled["Question_negative_stereotype"], texts.index(filled["Answer_negative"])),
             ("nonneg", filled["Question_non_negative"], texts.index(filled["Answer_non_negative"])),
         ):
+            stereotyped = stereotyped_answer(
+                answer_info, polarity, self.targets, unknown_index, self.base["category"]
+            )
             for condition, context, label in (
                 ("ambig", ambiguous, unknown_index),
                 ("disambig", disambiguated, answer_index),
@@ -315,18 +300,10 @@ class _Expansion:
                         "additional_metadata": metadata,
                         "context": context,
                         "question": question.strip(),
-                        "ans0": texts[0],
-                        "ans1": texts[1],
-                        "ans2": texts[2],
+                        **dict(zip(ANSWER_KEYS, texts, strict=True)),
                         "label": label,
                         "unknown_label": unknown_index,
-                        "stereotyped_label": stereotyped_answer(
-                            answer_info,
-                            polarity,
-                            self.targets,
-                            unknown_index,
-                            self.base["category"],
-                        ),
+                        "stereotyped_label": stereotyped,
                     }
                 )
         return rows

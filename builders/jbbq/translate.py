@@ -85,14 +85,11 @@ class TranslationError(UserError):
 
 def protect(text: str) -> str:
     """Escape ``text`` for XML and wrap its ``{{SLOT}}`` placeholders in ``<ph>`` tags."""
-    pieces = []
-    last = 0
-    for match in _SLOT.finditer(text):
-        pieces.append(html.escape(text[last : match.start()], quote=False))
-        pieces.append(f"<ph>{match.group(1)}</ph>")
-        last = match.end()
-    pieces.append(html.escape(text[last:], quote=False))
-    return "".join(pieces)
+    # _SLOT has one group, so split gives text, slot name, text, ..., text.
+    return "".join(
+        f"<ph>{piece}</ph>" if index % 2 else html.escape(piece, quote=False)
+        for index, piece in enumerate(_SLOT.split(text))
+    )
 
 
 def restore(text: str) -> str:
@@ -173,11 +170,7 @@ def _example_words(template: Template, vocabulary: list[dict[str, str]] | None) 
 
 
 def _filled(text: str, words: dict[str, str]) -> str:
-    for slot, word in words.items():
-        text = _SLOT.sub(
-            lambda m, slot=slot, word=word: word if m.group(1) == slot else m.group(0), text
-        )
-    return text
+    return _SLOT.sub(lambda m: words.get(m.group(1), m.group(0)), text)
 
 
 def _clean_word(translation: str) -> str:
@@ -213,14 +206,7 @@ def _translations(content: object, count: int) -> list[str]:
 class _DeepL:
     """``send(bodies)`` for ``CachedAPI``: one /v2/translate request through the ``deepl`` client."""
 
-    def __init__(
-        self,
-        auth_key: str,
-        server_url: str | None,
-        source_lang: str,
-        target_lang: str,
-        timeout: float,
-    ) -> None:
+    def __init__(self, auth_key: str, server_url: str | None, timeout: float, **languages) -> None:
         import deepl  # only when translating (see _retryable)
         from deepl.http_client import HttpClient
 
@@ -243,26 +229,15 @@ class _DeepL:
         self.translator._client.close()
         self.http = self.translator._client = OneAttempt(send_platform_info=False)
         self.endpoint = self.translator.server_url.rstrip("/") + "/v2/translate"
-        self.source_lang = source_lang
-        self.target_lang = target_lang
+        self.options = {**languages, **_OPTIONS}  # source_lang and target_lang, in that order
 
     def body(self, text: str) -> dict:
-        return {
-            "text": text,
-            "source_lang": self.source_lang,
-            "target_lang": self.target_lang,
-            **_OPTIONS,
-        }
+        return {"text": text, **self.options}
 
     def __call__(self, bodies: list[dict]) -> list[str]:
         self.http.reply = None
         try:
-            self.translator.translate_text(
-                [body["text"] for body in bodies],
-                source_lang=self.source_lang,
-                target_lang=self.target_lang,
-                **_OPTIONS,
-            )
+            self.translator.translate_text([body["text"] for body in bodies], **self.options)
         except (TypeError, KeyError, ValueError):
             # Raised by the library's reading of a successful reply (int(None) for a missing
             # billed_characters): the reply is read below. Before any reply, it is ours.
@@ -295,19 +270,10 @@ def _csv_text(columns: list[str], rows: list[dict[str, str]]) -> str:
 
 def _split_list_field(text: str) -> list[tuple[str, list[str]]]:
     """``NAME1: [a, b]; NAME2: [c]`` -> [("NAME1", ["a", "b"]), ("NAME2", ["c"])]."""
-    parts = []
-    for part in text.split(";"):
-        if not part.strip():
-            continue
-        key, _, values = part.partition(":")
-        parts.append(
-            (key.strip(), [w.strip() for w in values.strip().strip("[]").split(",") if w.strip()])
-        )
-    return parts
-
-
-def _join_list_field(parts: list[tuple[str, list[str]]]) -> str:
-    return "; ".join(f"{key}: [{', '.join(words)}]" for key, words in parts)
+    return [
+        (key.strip(), [w.strip() for w in values.strip().strip("[]").split(",") if w.strip()])
+        for key, _, values in (part.partition(":") for part in text.split(";") if part.strip())
+    ]
 
 
 def translate_template_files(
@@ -351,7 +317,9 @@ def translate_template_files(
     wanted = drafting.wanted_texts(vocabulary, templates_by_file)
     import deepl  # only when translating (see _retryable)
 
-    deepl_api = _DeepL(auth_key, server_url, source_lang, target_lang, timeout)
+    deepl_api = _DeepL(
+        auth_key, server_url, timeout, source_lang=source_lang, target_lang=target_lang
+    )
     api = CachedAPI(
         deepl_api.endpoint,
         deepl_api,
@@ -447,30 +415,21 @@ class _Drafting:
                 except TemplateError as err:
                     self.no_example[(path, number)] = f"no filled example: {err}"
 
-    def wanted_texts(
-        self, vocabulary, templates_by_file: dict[Path, list[Template]]
-    ) -> dict[str, str]:
+    def wanted_texts(self, vocabulary, templates_by_file: dict[Path, list[Template]]) -> list[str]:
         """Every distinct protected text to translate, in order of first use."""
-        wanted: dict[str, str] = {}
-        for row in vocabulary[1] if vocabulary is not None else []:
-            wanted.setdefault(protect(row["Name"]), "")
+        texts = [row["Name"] for row in vocabulary[1]] if vocabulary is not None else []
         for path, templates in templates_by_file.items():
             for number, template in enumerate(templates):
                 words = self.examples.get((path, number))
-                for column in TEXT_FIELDS:
-                    if not template.get(column):
-                        continue
+                for source in filter(None, map(template.get, TEXT_FIELDS)):
                     if self.by_template:
-                        wanted.setdefault(protect(template.get(column)), "")
+                        texts.append(source)
                     if words is not None:
-                        wanted.setdefault(protect(_filled(template.get(column), words)), "")
+                        texts.append(_filled(source, words))
                 for column in LIST_FIELDS:
-                    for _, list_words in _split_list_field(template.get(column)):
-                        for word in list_words:
-                            wanted.setdefault(protect(word), "")
-                for word in (words or {}).values():
-                    wanted.setdefault(protect(word), "")
-        return wanted
+                    texts += [w for _, ws in _split_list_field(template.get(column)) for w in ws]
+                texts += (words or {}).values()
+        return list(dict.fromkeys(map(protect, texts)))
 
     def translation(self, text: str) -> str:
         return restore(self.translated[protect(text)])
@@ -480,17 +439,8 @@ class _Drafting:
         for number, row in enumerate(rows, start=1):
             draft = self.translation(row["Name"])
             drafts.append({**row, "Name": draft})
-            self.review_rows.append(
-                [
-                    VOCABULARY_FILE,
-                    f"row {number}",
-                    row.get("Category", ""),
-                    "Name",
-                    row["Name"],
-                    draft,
-                    *_NO_EXAMPLE,
-                ]
-            )
+            where = [VOCABULARY_FILE, f"row {number}", row.get("Category", ""), "Name"]
+            self.review_rows.append([*where, row["Name"], draft, *_NO_EXAMPLE])
         return _csv_text(columns, drafts)
 
     def templates_draft(self, path: Path, templates: list[Template]) -> str:
@@ -507,10 +457,8 @@ class _Drafting:
             slot: _clean_word(self.translation(word)) for slot, word in (words or {}).items()
         }
         where = [path.name, template.get("Q_id"), template.get("Category")]
-        for column in TEXT_FIELDS:
+        for column in filter(template.get, TEXT_FIELDS):  # the fields the template fills
             source = template.get(column)
-            if not source:
-                continue
             draft, check = self._template_route(source)
             example = self._example_route(
                 source, words, slot_words, self.no_example.get((path, number), "")
@@ -520,15 +468,12 @@ class _Drafting:
             self.review_rows.append(
                 [*where, column, source, draft, "; ".join(check), *example, "", "", ""]
             )
-        for column in LIST_FIELDS:
+        for column in filter(template.get, LIST_FIELDS):
             source = template.get(column)
-            if not source:
-                continue
-            parts = [
-                (key, [self.translation(word) for word in list_words])
-                for key, list_words in _split_list_field(source)
-            ]
-            draft_fields[column] = _join_list_field(parts)
+            draft_fields[column] = "; ".join(
+                f"{key}: [{', '.join(map(self.translation, words))}]"
+                for key, words in _split_list_field(source)
+            )
             self.review_rows.append([*where, column, source, draft_fields[column], *_NO_EXAMPLE])
         return draft_fields
 
@@ -560,7 +505,15 @@ class _Drafting:
         return [filled, translated_example, aligned, "; ".join(problems)]
 
 
-DECISIONS = ("keep", "example", "edit", "exclude")
+# Each decision's text on the review sheet (kept as it is for keep, else stripped) and the
+# error when it is empty (for keep, only where the source is not empty too).
+_DECISION_TEXT = {
+    "keep": ("draft", "decision 'keep' but 'draft' is empty (use example or edit)"),
+    "example": ("example_draft", "decision 'example' but 'example_draft' is empty"),
+    "edit": ("edited", "decision 'edit' needs the new text in 'edited'"),
+    "exclude": ("reason", "an excluded template needs a 'reason'"),
+}
+DECISIONS = tuple(_DECISION_TEXT)
 _KNOWN_SLOTS = {"NAME1", "NAME2", "WORD1", "WORD2"}
 
 
@@ -605,65 +558,46 @@ def apply_review(
         where = f"{sheet_path}, line {line} (Q_id {row['Q_id']!r}, field {row['field']!r})"
         key = (row["file"], row["Q_id"])
         decision = row["decision"].strip().lower()
-        if not decision:
-            if not allow_unreviewed:
-                raise TranslationError(
-                    f"{where}: field 'decision' is empty; expected {', '.join(DECISIONS)}"
-                )
+        if not decision and allow_unreviewed:
             decision = "keep"
             counts["unreviewed"] += 1
-        elif decision not in DECISIONS:
-            raise TranslationError(
-                f"{where}: field 'decision' is {decision!r}; expected {', '.join(DECISIONS)}"
-            )
-        else:
+        elif decision in DECISIONS:
             counts[decision] += 1
-        if decision == "exclude":
-            if not row["reason"].strip():
-                raise TranslationError(f"{where}: an excluded template needs a 'reason'")
-            excluded[key] = row["reason"].strip()
-        elif decision == "edit":
-            if not row["edited"].strip():
-                raise TranslationError(f"{where}: decision 'edit' needs the new text in 'edited'")
-            chosen.setdefault(key, {})[row["field"]] = row["edited"].strip()
-        elif decision == "example":
-            if not row["example_draft"].strip():
-                raise TranslationError(f"{where}: decision 'example' but 'example_draft' is empty")
-            chosen.setdefault(key, {})[row["field"]] = row["example_draft"].strip()
         else:
-            if not row["draft"].strip() and row["source"].strip():
-                raise TranslationError(
-                    f"{where}: decision 'keep' but 'draft' is empty (use example or edit)"
-                )
-            chosen.setdefault(key, {})[row["field"]] = row["draft"]
+            shown = repr(decision) if decision else "empty"
+            raise TranslationError(
+                f"{where}: field 'decision' is {shown}; expected {', '.join(DECISIONS)}"
+            )
+        column, problem = _DECISION_TEXT[decision]
+        if not row[column].strip() and (decision != "keep" or row["source"].strip()):
+            raise TranslationError(f"{where}: {problem}")
+        text = row[column] if decision == "keep" else row[column].strip()
+        if decision == "exclude":
+            excluded[key] = text
+        else:
+            chosen.setdefault(key, {})[row["field"]] = text
     out_dir = Path(out_dir)
     outputs: list[tuple[Path, str]] = []
     kept = 0
     for name in dict.fromkeys(row["file"] for _, row in rows):
         if name == VOCABULARY_FILE:
             columns, vocab_rows = _read_vocabulary_rows(sheet_path.parent / VOCABULARY_FILE)
-            reviewed_vocab = []
-            for number, row in enumerate(vocab_rows, start=1):
-                key = (name, f"row {number}")
-                if key in excluded:
-                    continue
-                reviewed_vocab.append(
-                    {**row, **{"Name": chosen.get(key, {}).get("Name", row["Name"])}}
-                )
+            keys = [(name, f"row {number}") for number in range(1, len(vocab_rows) + 1)]
+            reviewed_vocab = [
+                {**row, "Name": chosen.get(key, {}).get("Name", row["Name"])}
+                for key, row in zip(keys, vocab_rows, strict=True)
+                if key not in excluded
+            ]
             outputs.append((out_dir / VOCABULARY_FILE, _csv_text(columns, reviewed_vocab)))
             continue
         draft_path = sheet_path.parent / f"{Path(name).stem}.{target_lang.lower()}.csv"
         if not draft_path.exists():
             raise TranslationError(f"{sheet_path}: the drafts of {name} ({draft_path}) are missing")
         templates = read_templates(draft_path)
-        reviewed = []
-        for template in templates:
-            key = (name, template.get("Q_id"))
-            if key in excluded:
-                continue
-            fields = {**template.fields, **chosen.get(key, {})}
+        kept_templates = [t for t in templates if (name, t.get("Q_id")) not in excluded]
+        reviewed = [{**t.fields, **chosen.get((name, t.get("Q_id")), {})} for t in kept_templates]
+        for template, fields in zip(kept_templates, reviewed, strict=True):
             _check_reviewed(Template(fields, draft_path, template.line))
-            reviewed.append(fields)
         kept += len(reviewed)
         text = _csv_text(list(templates[0].fields), reviewed)
         outputs.append((out_dir / f"{Path(name).stem}.reviewed.csv", text))

@@ -263,20 +263,21 @@ def _clusters(templates, category: np.ndarray) -> np.ndarray | None:
     return category * (int(codes.max()) + 1) + codes
 
 
+def _intervals(units: np.ndarray, clusters: np.ndarray | None, options) -> dict:
+    """{score: bootstrap interval} of the items whose count columns are ``units``."""
+    strata, unit = unit_strata(units, clusters)
+    return dict(zip(SCORES, sum_intervals(strata, _score_values, options, unit), strict=True))
+
+
 class BbqBiasScores(Scores):
     name = "bbq_bias"
     configs = ("default", "paired")
 
     def columns(self) -> dict:
         labels = ("predictions", "predictions_b") if self.config == "paired" else ("predictions",)
-        return {
-            **dict.fromkeys(labels, "int64"),
-            "references": "int64",
-            "unknown_labels": "int64",
-            "stereotyped_labels": "int64",
-            "context_conditions": "string",
-            "categories": "string",
-        }
+        labels += ("references", "unknown_labels", "stereotyped_labels")
+        names = ("context_conditions", "categories")
+        return {**dict.fromkeys(labels, "int64"), **dict.fromkeys(names, "string")}
 
     def check_rows(self, columns: dict) -> None:
         for name, column in columns.items():
@@ -323,18 +324,11 @@ class BbqBiasScores(Scores):
             reasons.update({f"{name}.{key}": text for key, text in why.items()})
         if options is not None:
             units = _PATTERN_COLUMNS[patterns]
-            strata, unit = unit_strata(units, clusters)
-            result["confidence_intervals"] = dict(
-                zip(SCORES, sum_intervals(strata, _score_values, options, unit), strict=True)
-            )
+            result["confidence_intervals"] = _intervals(units, clusters, options)
             for code, name in enumerate(names):
                 mask = category == code
-                strata, unit = unit_strata(
-                    units[mask], None if clusters is None else clusters[mask]
-                )
-                intervals = sum_intervals(strata, _score_values, options, unit)
-                per_category[name]["confidence_intervals"] = dict(
-                    zip(SCORES, intervals, strict=True)
+                per_category[name]["confidence_intervals"] = _intervals(
+                    units[mask], None if clusters is None else clusters[mask], options
                 )
         result["per_category"] = per_category
         result["undefined"] = reasons
