@@ -142,14 +142,10 @@ def prepare_nli_columns(
     else:
         lookup = {}
     strings = np.array([str(v) for v in values], dtype=object)
-    distinct = np.unique(strings)
     table_map = {}
-    for value in distinct:
-        canonical = lookup.get(value)
-        if canonical is None and label_names is None:
-            alias = label_aliases(value)
-            canonical = LABELS.index(alias) if alias else None
-        table_map[value] = canonical
+    for value in np.unique(strings):
+        alias = label_aliases(value) if label_names is None else None
+        table_map[value] = lookup.get(value, LABELS.index(alias) if alias else None)
     bad = [value for value, canonical in table_map.items() if canonical is None]
     if bad:
         first = int(np.flatnonzero(np.isin(strings, bad))[0])

@@ -180,8 +180,7 @@ def render(results: dict, folder: Path) -> None:
         raise ValueError(f"results.json: step {step!r} is not an nli step ({', '.join(steps)})")
     context = {}
     if step == "evaluate":
-        context["figure"] = EVALUATION_FIGURE
-        context["dataset_name"] = Path(results["dataset"]).name
+        context = {"figure": EVALUATION_FIGURE, "dataset_name": Path(results["dataset"]).name}
         save_figure(plot_label_fractions(results["models"]), Path(folder) / EVALUATION_FIGURE, 110)
     elif step == "meta-evaluate":
         context["figure"] = META_FIGURE
