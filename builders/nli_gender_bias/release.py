@@ -364,11 +364,10 @@ def read_folder(folder: ReleaseFolder, english: Mapping[str, str] | None = None)
     ids: dict[str, str] = {}
     for subset, stem in SET_STEMS.items():
         path = folder.files[stem]
-        source_file = folder.relative(path)
         rows[subset] = []
         for number, record in _read_records(path):
             where = f"{path}, line {number}"
-            row = _row(record, where, subset, source_file, english)
+            row = _row(record, where, subset, folder.relative(path), english)
             if row["id"] in ids:
                 raise ValueError(f"{where}: id {record['id']!r} already used at {ids[row['id']]}")
             ids[row["id"]] = where
