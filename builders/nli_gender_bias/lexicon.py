@@ -193,14 +193,12 @@ def read_professions(path: str | os.PathLike[str]) -> list[tuple[str, float, flo
         if word in seen:
             raise ValueError(f"{where} ({word}): already listed as entry {seen[word]}")
         seen[word] = index
-        scores = []
         for field, value in zip(("definitional", "stereotypical"), row[1:], strict=True):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"{where} ({word}), {field}: {value!r} is not a number")
             if not -1.0 <= value <= 1.0:
                 raise ValueError(f"{where} ({word}), {field}: {value} is outside [-1, 1]")
-            scores.append(float(value))
-        rows.append((word, scores[0], scores[1]))
+        rows.append((word, float(row[1]), float(row[2])))
     return rows
 
 

@@ -192,20 +192,16 @@ class TrainingPairs:
     source_format: str
 
 
-def _first_line(path: Path) -> str:
-    try:
-        return next(text_lines(path), "")
-    except ValueError:  # not UTF-8: not JSNLI either (the reader of the file says why)
-        return ""
-
-
 def is_jsnli(path: str | Path) -> bool:
     """Whether ``path`` looks like JSNLI's TSV: no header, three tab-separated fields, an NLI
     label first (a header line would name columns, not a label)."""
     path = Path(path)
     if not path.is_file() or path.suffix.lower() not in {".tsv", ".txt"}:
         return False
-    fields = _first_line(path).split("\t")
+    try:
+        fields = next(text_lines(path), "").split("\t")
+    except ValueError:  # not UTF-8: not JSNLI either (the reader of the file says why)
+        return False
     return len(fields) == _JSNLI_FIELDS and label_aliases(fields[0]) is not None
 
 
