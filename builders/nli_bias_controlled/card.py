@@ -89,10 +89,9 @@ def card_sections(sets: dict, tests: dict, facts: dict, configs: dict) -> CardSe
         )
         occupations = f"\n\nOccupations (down-sampled from the lexicon):\n\n{listing}"
     default = "r0.5" if "r0.5" in configs else next(iter(configs))
-    first_split = next(iter(configs[default]))
     return sections_from_template(
         Path(__file__).with_name("card.md"),
-        configs[default][first_split][0],
+        next(iter(configs[default].values()))[0],
         release=facts["release"] if facts["origin"] == "release" else None,
         release_name=RELEASE,
         release_files=_release_files(facts["release"]) if facts["origin"] == "release" else "",

@@ -181,7 +181,6 @@ def read_release(directory: str | Path, train_on_dev: bool = False) -> Controlle
     english = {row.ja: row.en for row in load_reviews() if row.kept}
     english.update(release_english(directory)[0])
     # Names first: which file is what, before any is read.
-    named: list[tuple[Path, str, float]] = []
     seen: dict[tuple[str, float], Path] = {}
     tokenized: set[bool] = set()
     for path in _files_under(root):
@@ -204,12 +203,11 @@ def read_release(directory: str | Path, train_on_dev: bool = False) -> Controlle
                 f"{path}: a second file for {name} at r = {rate:.1f} (first: {seen[(name, rate)]})"
             )
         seen[(name, rate)] = path
-        named.append((path, name, rate))
     parts: dict[float, dict[str, list[dict]]] = {}
     tests: dict[str, list[dict]] = {}
     patterns: dict[str, str] = {}
     files = []
-    for path, name, rate in named:
+    for (name, rate), path in seen.items():
         patterns[name] = _pattern(root, path)
         rows = _rows(path, name, rate, english)
         files.append(

@@ -81,12 +81,11 @@ def _lexicon_table(lexicon: list[LexiconRow], used: Counter) -> tuple[str, int]:
     for row in lexicon:
         key = "merged" if row.merged_into else row.decision
         decisions[row.type][key] += 1
-    rows = []
-    for kind in OCCUPATION_TYPES:
-        d = decisions[kind]
-        rows.append(
-            [kind, sum(d.values()), d["merged"], d["exclude"], used[kind], AUTHORS_COUNTS[kind]]
-        )
+    rows = [
+        [kind, sum(d.values()), d["merged"], d["exclude"], used[kind], AUTHORS_COUNTS[kind]]
+        for kind, d in decisions.items()
+        if kind != "definitional"
+    ]
     table = markdown_table(
         [
             "type",

@@ -82,10 +82,16 @@ class Occupation:
     stereotypical: float
 
 
-class _Decided:
-    """What a row's ``decision`` (keep / merge:<word> / exclude) says."""
+@dataclass(frozen=True)
+class Review:
+    """One row of ``occupations.tsv`` as committed: our decision about one upstream word."""
 
+    en: str
+    expected_type: str
     decision: str
+    ja: str
+    note: str
+    line: int
 
     @property
     def kept(self) -> bool:
@@ -97,29 +103,13 @@ class _Decided:
 
 
 @dataclass(frozen=True)
-class Review(_Decided):
-    """One row of ``occupations.tsv`` as committed: our decision about one upstream word."""
+class LexiconRow(Review):
+    """A reviewed row joined with its upstream scores and the type they give (the row's
+    ``expected_type``: ``load_lexicon_rows`` checks that they agree)."""
 
-    en: str
-    expected_type: str
-    decision: str
-    ja: str
-    note: str
-    line: int
-
-
-@dataclass(frozen=True)
-class LexiconRow(_Decided):
-    """One reviewed row of ``occupations.tsv`` joined with its upstream scores and computed type."""
-
-    en: str
     definitional: float
     stereotypical: float
     type: str
-    decision: str
-    ja: str
-    note: str
-    line: int
 
 
 @dataclass(frozen=True)
@@ -203,14 +193,12 @@ def read_professions(path: str | os.PathLike[str]) -> list[tuple[str, float, flo
         if word in seen:
             raise ValueError(f"{where} ({word}): already listed as entry {seen[word]}")
         seen[word] = index
-        scores = []
         for field, value in zip(("definitional", "stereotypical"), row[1:], strict=True):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"{where} ({word}), {field}: {value!r} is not a number")
             if not -1.0 <= value <= 1.0:
                 raise ValueError(f"{where} ({word}), {field}: {value} is outside [-1, 1]")
-            scores.append(float(value))
-        rows.append((word, scores[0], scores[1]))
+        rows.append((word, float(row[1]), float(row[2])))
     return rows
 
 
@@ -277,14 +265,13 @@ def load_reviews(path: str | os.PathLike[str] | None = None) -> list[Review]:
 
     kept = {row.en: row for row in rows if row.kept}
     translations: dict[str, str] = {}
-    for row in rows:
-        if row.kept:
-            if row.ja in translations:
-                raise ValueError(
-                    f"{path}, line {row.line} ({row.en}): translation {row.ja!r} is already used by "
-                    f"{translations[row.ja]!r}; merge one into the other"
-                )
-            translations[row.ja] = row.en
+    for row in kept.values():
+        if row.ja in translations:
+            raise ValueError(
+                f"{path}, line {row.line} ({row.en}): translation {row.ja!r} is already used by "
+                f"{translations[row.ja]!r}; merge one into the other"
+            )
+        translations[row.ja] = row.en
     for row in rows:
         target = row.merged_into
         if target is None:
@@ -349,11 +336,7 @@ def load_lexicon_rows(
                 f"{source}, entry {index} ({s1}, {s2}) give {computed!r}, the row was reviewed as "
                 f"{review.expected_type!r}; review the row again"
             )
-        rows.append(
-            LexiconRow(
-                review.en, s1, s2, computed, review.decision, review.ja, review.note, review.line
-            )
-        )
+        rows.append(LexiconRow(**vars(review), definitional=s1, stereotypical=s2, type=computed))
     return rows
 
 

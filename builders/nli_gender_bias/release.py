@@ -121,12 +121,8 @@ class ReleaseFolder:
 
 
 def _release_files(folder: Path) -> list[tuple[Path, FileName]]:
-    found = []
-    for path in sorted(folder.iterdir()):
-        parsed = parse_file_name(path.name) if path.is_file() else None
-        if parsed is not None:
-            found.append((path, parsed))
-    return found
+    parsed = [(path, parse_file_name(path.name)) for path in sorted(folder.iterdir())]
+    return [(path, name) for path, name in parsed if name is not None and path.is_file()]
 
 
 def _candidate_folders(directory: Path) -> list[Path]:
@@ -218,11 +214,9 @@ def template_id(template: str) -> str:
 def implied_type(subset: str, gender: str) -> str:
     """The occupation type a row's file implies: PS pairs a stereotyped occupation with the
     congruent gender, AS with the opposite one, NS holds non-stereotyped occupations."""
-    if subset == "pro_stereotypical":
-        return _STEREOTYPED[gender]
-    if subset == "anti_stereotypical":
-        return _STEREOTYPED[OPPOSITE[gender]]
-    return "non_stereotyped"
+    if subset not in ("pro_stereotypical", "anti_stereotypical"):
+        return "non_stereotyped"
+    return _STEREOTYPED[gender if subset == "pro_stereotypical" else OPPOSITE[gender]]
 
 
 def _read_records(path: Path) -> list[tuple[int, dict]]:
@@ -348,19 +342,18 @@ def release_english(directory: str | Path | None) -> tuple[dict[str, str], dict[
     """The release's own English occupation names and the provenance of the file they come from:
     the TSV beside the user's copy (``directory``), else the pinned one fetched; ``({}, None)``
     where neither can be had (the caller falls back to the project lexicon)."""
+    name = sources.NLI_RELEASE_OCCUPATIONS
     if directory is not None:
         path = _occupation_words_file(Path(directory).expanduser())
         if path is None:
             return {}, None
-        row = sources.resolve(sources.NLI_RELEASE_OCCUPATIONS, path).provenance()
-        return read_occupation_words(path), _with_pin(row, sources.NLI_RELEASE_OCCUPATIONS)
-    try:
-        resolved = sources.resolve(sources.NLI_RELEASE_OCCUPATIONS)
-    except sources.SourceUnavailable:
-        return {}, None
-    return read_occupation_words(resolved.path), _with_pin(
-        resolved.provenance(), sources.NLI_RELEASE_OCCUPATIONS
-    )
+        resolved = sources.resolve(name, path)
+    else:
+        try:
+            resolved = sources.resolve(name)
+        except sources.SourceUnavailable:
+            return {}, None
+    return read_occupation_words(resolved.path), _with_pin(resolved.provenance(), name)
 
 
 def read_folder(folder: ReleaseFolder, english: Mapping[str, str] | None = None) -> ReleaseRead:
@@ -371,11 +364,10 @@ def read_folder(folder: ReleaseFolder, english: Mapping[str, str] | None = None)
     ids: dict[str, str] = {}
     for subset, stem in SET_STEMS.items():
         path = folder.files[stem]
-        source_file = folder.relative(path)
         rows[subset] = []
         for number, record in _read_records(path):
             where = f"{path}, line {number}"
-            row = _row(record, where, subset, source_file, english)
+            row = _row(record, where, subset, folder.relative(path), english)
             if row["id"] in ids:
                 raise ValueError(f"{where}: id {record['id']!r} already used at {ids[row['id']]}")
             ids[row["id"]] = where

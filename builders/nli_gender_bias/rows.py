@@ -39,18 +39,12 @@ ABBREVIATION = {"pro_stereotypical": "ps", "anti_stereotypical": "as", "non_ster
 _STEREOTYPED_GENDER = {"female_stereotyped": "female", "male_stereotyped": "male"}
 OPPOSITE = {"female": "male", "male": "female"}
 
+# Every column is a string but ``label``.
 FEATURES = datasets.Features(
     {
-        "id": datasets.Value("string"),
-        "premise": datasets.Value("string"),
-        "hypothesis": datasets.Value("string"),
-        "label": datasets.ClassLabel(names=LABELS),
-        "occupation": datasets.Value("string"),
-        "occupation_en": datasets.Value("string"),
-        "occupation_type": datasets.Value("string"),
-        "hypothesis_gender": datasets.Value("string"),
-        "template_id": datasets.Value("string"),
-        "subset": datasets.Value("string"),
+        name: datasets.ClassLabel(names=LABELS) if name == "label" else datasets.Value("string")
+        for name in "id premise hypothesis label occupation occupation_en occupation_type "
+        "hypothesis_gender template_id subset".split()
     }
 )
 # The release's rows keep what its files state where that differs from what the pair shows.

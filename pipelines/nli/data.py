@@ -142,14 +142,10 @@ def prepare_nli_columns(
     else:
         lookup = {}
     strings = np.array([str(v) for v in values], dtype=object)
-    distinct = np.unique(strings)
     table_map = {}
-    for value in distinct:
-        canonical = lookup.get(value)
-        if canonical is None and label_names is None:
-            alias = label_aliases(value)
-            canonical = LABELS.index(alias) if alias else None
-        table_map[value] = canonical
+    for value in np.unique(strings):
+        alias = label_aliases(value) if label_names is None else None
+        table_map[value] = lookup.get(value, LABELS.index(alias) if alias else None)
     bad = [value for value, canonical in table_map.items() if canonical is None]
     if bad:
         first = int(np.flatnonzero(np.isin(strings, bad))[0])
@@ -196,20 +192,16 @@ class TrainingPairs:
     source_format: str
 
 
-def _first_line(path: Path) -> str:
-    try:
-        return next(text_lines(path), "")
-    except ValueError:  # not UTF-8: not JSNLI either (the reader of the file says why)
-        return ""
-
-
 def is_jsnli(path: str | Path) -> bool:
     """Whether ``path`` looks like JSNLI's TSV: no header, three tab-separated fields, an NLI
     label first (a header line would name columns, not a label)."""
     path = Path(path)
     if not path.is_file() or path.suffix.lower() not in {".tsv", ".txt"}:
         return False
-    fields = _first_line(path).split("\t")
+    try:
+        fields = next(text_lines(path), "").split("\t")
+    except ValueError:  # not UTF-8: not JSNLI either (the reader of the file says why)
+        return False
     return len(fields) == _JSNLI_FIELDS and label_aliases(fields[0]) is not None
 
 

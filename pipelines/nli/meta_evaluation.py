@@ -78,6 +78,8 @@ log = logging.getLogger(__name__)
 
 PAPER = {"spearman_bias_score": 0.820, "spearman_one_minus_fn": -0.114}
 BASE = "base"
+# What each run keeps of the metric's result (results.json "runs").
+RUN_SCORES = ("bias_score", "fraction_neutral", "net_neutral", "fractions", "confidence_intervals")
 
 
 def training_sets_folder(spec: str | Path | None, datasets_root: str | Path | None = None) -> Path:
@@ -578,11 +580,7 @@ def run_meta_evaluation(
             {
                 "seed": outcome["seed"],
                 "rate": outcome["rate"],
-                "bias_score": result["bias_score"],
-                "fraction_neutral": result["fraction_neutral"],
-                "net_neutral": result.get("net_neutral"),
-                "fractions": result["fractions"],
-                "confidence_intervals": result.get("confidence_intervals"),
+                **{key: result.get(key) for key in RUN_SCORES},
                 "training_loss": outcome["training_loss"],
                 "seconds": outcome["seconds"],
             }

@@ -43,23 +43,19 @@ def ranks(models: dict[str, dict]) -> dict[str, int]:
     return by_score({name: result["bias_score"] for name, result in models.items()})
 
 
-def _over_seeds(values, level: float | None) -> dict:
-    """Mean over seeds and its t interval (seeds are the unit; none below two seeds)."""
+def _rate_rows(results: dict) -> list[dict]:
+    """Per bias rate: s and 1 - FN over seeds (with their t intervals: seeds are the unit, none
+    below two seeds) and the mean fractions."""
     from bias_hub.metrics._common.bias_hub_intervals import t_interval  # loads scipy
 
-    return t_interval(values, level)
-
-
-def _rate_rows(results: dict) -> list[dict]:
-    """Per bias rate: s and 1 - FN over seeds (with their t intervals) and the mean fractions."""
     level, rows = results["intervals"]["confidence_level"], []
     for rate in results["rates"]:
         at = [x for x in results["runs"] if x["rate"] == rate]
         rows.append(
             {
                 "rate": rate,
-                "s": _over_seeds([x["bias_score"] for x in at], level),
-                "fn": _over_seeds([1 - x["fraction_neutral"] for x in at], level),
+                "s": t_interval([x["bias_score"] for x in at], level),
+                "fn": t_interval([1 - x["fraction_neutral"] for x in at], level),
                 "e": np.mean([x["fractions"]["pro_stereotypical"]["entailment"] for x in at]),
                 "c": np.mean([x["fractions"]["anti_stereotypical"]["contradiction"] for x in at]),
                 "n": np.mean([x["fractions"]["non_stereotypical"]["neutral"] for x in at]),
@@ -135,6 +131,8 @@ def plot_scores(results: dict):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from bias_hub.metrics._common.bias_hub_intervals import t_interval
+
     rates = np.array(results["rates"])
     level = results["intervals"]["confidence_level"]
     seeds = list(dict.fromkeys(run["seed"] for run in results["runs"]))
@@ -147,7 +145,7 @@ def plot_scores(results: dict):
         values = np.array([[at[(s, r)][key] for r in rates] for s in seeds])
         if key == "fraction_neutral":
             values = 1 - values
-        bounds = [_over_seeds(values[:, i], level) for i in range(len(rates))]
+        bounds = [t_interval(values[:, i], level) for i in range(len(rates))]
         axis.plot(rates, [b["mean"] for b in bounds], marker="o", label=label, color=colour)
         if all(b["low"] is not None for b in bounds):
             axis.fill_between(
@@ -180,8 +178,7 @@ def render(results: dict, folder: Path) -> None:
         raise ValueError(f"results.json: step {step!r} is not an nli step ({', '.join(steps)})")
     context = {}
     if step == "evaluate":
-        context["figure"] = EVALUATION_FIGURE
-        context["dataset_name"] = Path(results["dataset"]).name
+        context = {"figure": EVALUATION_FIGURE, "dataset_name": Path(results["dataset"]).name}
         save_figure(plot_label_fractions(results["models"]), Path(folder) / EVALUATION_FIGURE, 110)
     elif step == "meta-evaluate":
         context["figure"] = META_FIGURE

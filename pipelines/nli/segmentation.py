@@ -92,11 +92,9 @@ def prepare_texts(
 ) -> list[str]:
     """``texts`` as the model reads them (``form`` from ``resolve``); ``segmented``: they are
     Juman++ words joined by spaces (JSNLI). ``segmenter`` replaces Juman++ (tests)."""
-    if form == "as-is":
-        return list(texts)
-    if form == "raw":
-        return [join_words(t) for t in texts] if segmented else list(texts)
-    if segmented:
+    if form == "raw" and segmented:
+        return [join_words(t) for t in texts]
+    if form in ("as-is", "raw") or segmented:
         return list(texts)
     segment = segmenter or _jumanpp()
     # Premises and hypotheses repeat across pairs: segment each sentence once.

@@ -54,8 +54,7 @@ def japanese_vocabulary(
         vocabulary += ["##" + c for c in characters]
     else:
         vocabulary += characters
-    seen: set[str] = set()
-    return [t for t in vocabulary if not (t in seen or seen.add(t))]
+    return list(dict.fromkeys(vocabulary))
 
 
 def build_japanese_tokenizer(

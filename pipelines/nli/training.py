@@ -59,15 +59,12 @@ def load_for_training(name: str, settings: RunSettings):
     except (OSError, ValueError):
         # Not an NLI classifier, or not loadable at all: load_model says which.
         to_canonical = None
+    nli = to_canonical is not None and len(to_canonical) == 3
+    new_head = {} if nli else {**HEAD, "ignore_mismatched_sizes": True}
     # Training keeps float32 weights; --dtype is the mixed precision Trainer computes in.
-    if to_canonical is not None and len(to_canonical) == 3:
-        options = settings.model_options(dtype=None, allow_new_head=True)
-        model, _ = load_model(name, "sequence-classification", options, with_tokenizer=False)
-        return model, np.argsort(to_canonical)
-    new_head = {**HEAD, "ignore_mismatched_sizes": True}
     options = settings.model_options(dtype=None, allow_new_head=True, extra=new_head)
     model, _ = load_model(name, "sequence-classification", options, with_tokenizer=False)
-    return model, np.arange(3)
+    return model, np.argsort(to_canonical) if nli else np.arange(3)
 
 
 def tokenize_pairs(table, tokenizer, max_length: int, label_ids: np.ndarray | None = None):
