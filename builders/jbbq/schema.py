@@ -127,11 +127,10 @@ def stereotyped_answer(
 
 
 def validate_row(row: dict, where: str, categories: tuple[str, ...] | None = None) -> None:
-    """Raise ``RowError`` naming ``where`` and the field if ``row`` breaks the schema.
-
-    Its two sources fix the rest where they build a row: every key of ``FEATURES``, three
-    answers, ``label`` and ``unknown_label`` in 0-2 (``normalise_question_row`` checks the
-    release's label), ``unknown_label`` and ``stereotyped_label`` derived from ``answer_info``."""
+    """Raise ``RowError`` naming ``where`` and the field if ``row`` breaks the schema."""
+    for key in FEATURES:
+        if key not in row:
+            raise RowError(f"{where}: field {key!r} is missing")
     for key in ("context", "question", *ANSWER_KEYS, "question_index", "category"):
         if not isinstance(row[key], str) or not row[key].strip():
             raise RowError(f"{where}: field {key!r} must be a non-empty string, got {row[key]!r}")
@@ -151,11 +150,21 @@ def validate_row(row: dict, where: str, categories: tuple[str, ...] | None = Non
             "expected ambig or disambig"
         )
     info = row["answer_info"]
+    if not isinstance(info, list) or len(info) != 3:
+        raise RowError(f"{where}: field 'answer_info' must list 3 answers, got {info!r}")
+    for key in ("label", "unknown_label"):
+        value = row[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2:
+            raise RowError(f"{where}: field {key!r} must be 0, 1 or 2, got {value!r}")
     unknowns = [i for i, answer in enumerate(info) if answer["group"].strip().lower() == "unknown"]
     if len(unknowns) != 1:
         raise RowError(
             f"{where}: field 'answer_info' must mark exactly one answer as group 'unknown', "
             f"found {len(unknowns)}: {info!r}"
+        )
+    if row["unknown_label"] != unknowns[0]:
+        raise RowError(
+            f"{where}: field 'unknown_label' is {row['unknown_label']}, answer_info says {unknowns[0]}"
         )
     if row["context_condition"] == "ambig" and row["label"] != row["unknown_label"]:
         raise RowError(
@@ -166,3 +175,6 @@ def validate_row(row: dict, where: str, categories: tuple[str, ...] | None = Non
         raise RowError(
             f"{where}: field 'label' points at the unknown answer in a disambiguated context"
         )
+    stereotyped = row["stereotyped_label"]
+    if stereotyped not in (-1, 0, 1, 2) or stereotyped == row["unknown_label"]:
+        raise RowError(f"{where}: field 'stereotyped_label' is {stereotyped!r}")
