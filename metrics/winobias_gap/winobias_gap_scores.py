@@ -222,10 +222,7 @@ def _from_scores(scores) -> dict:
                     raise ValueError(
                         f"scores[{which!r}][{name!r}][{field!r}] must be in [0, 1], got {value!r}"
                     )
-            per_metric[name] = {
-                "precision": float(values["precision"]),
-                "recall": float(values["recall"]),
-            }
+            per_metric[name] = {field: float(values[field]) for field in ("precision", "recall")}
         results[which] = _summary(per_metric)
     return results
 
@@ -287,12 +284,11 @@ class WinobiasGapScores(Scores):
                 reason = "scores were given, not documents: there is nothing to resample"
                 intervals = [no_interval(options, "documents", 0, reason) for _ in keys]
             else:
-                units = np.zeros((len(codes), 2 * _TOTALS))
-                for code in range(2):
-                    units[codes == code, code * _TOTALS : (code + 1) * _TOTALS] = totals[
-                        codes == code
-                    ]
-                strata = [units[codes == code] for code in range(2)]
+                # Each condition's documents, its totals in its half of the 22 columns.
+                strata = [
+                    np.pad(totals[codes == code], ((0, 0), (code * _TOTALS, (1 - code) * _TOTALS)))
+                    for code in range(2)
+                ]
                 intervals = sum_intervals(strata, _gaps, options, "documents")
             result["confidence_intervals"] = dict(zip(keys, intervals, strict=True))
         return result
