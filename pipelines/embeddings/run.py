@@ -247,18 +247,33 @@ def _correlations(columns, table, pairs, settings) -> list[dict]:
 def run_control(
     model: str | None, dataset: str | Path | None, out_dir: Path, settings: ControlSettings
 ) -> dict:
-    """A bias-controlled family, every member scored, WEAT vs RNSB correlated across members."""
-    if settings.corpus is not None:
-        return _run_paper_family(model, dataset, out_dir, settings)
-    if model is None:
+    """A bias-controlled family, every member scored, WEAT vs RNSB correlated across members:
+    the study's from ``settings.corpus``, else this project's variant of ``model``."""
+    paper = settings.corpus is not None
+    if paper and model is not None:
+        raise ValueError(
+            "--vectors and --corpus: with --corpus the original embedding is Word2Vec trained on the corpus; "
+            "give the vectors that expand the union with --expansion-vectors"
+        )
+    if paper and not Path(settings.corpus).is_file():
+        raise FileNotFoundError(f"--corpus {settings.corpus}: no such file")
+    if not paper and model is None:
         raise ValueError(
             "--vectors: give the embedding to specialise, or --corpus to build the study's family"
         )
     queries = _queries(dataset, settings)
     with RunFolder(out_dir) as out:
-        _record_inputs(out, settings, word_sets=dataset or DATASET, vectors=[model])
-        vectors = _vectors(model, settings, queries)
-        results = variant_family(vectors, queries, settings, out)
+        _record_inputs(
+            out,
+            settings,
+            word_sets=dataset or DATASET,
+            vectors=[settings.expansion_vectors if paper else model],
+            files=[settings.corpus],
+        )
+        if paper:
+            results = _paper_family(queries, settings, out, Path(out_dir).resolve().parent)
+        else:
+            results = variant_family(_vectors(model, settings, queries), queries, settings, out)
         finish(out, results)
     log.info("%s", report.scores_markdown(results["rows"]))
     return results
@@ -311,17 +326,9 @@ def _scored_family(family, queries, settings, out: RunFolder, fields, described,
     return results
 
 
-def _run_paper_family(
-    model: str | None, dataset: str | Path | None, out_dir: Path, settings: ControlSettings
-) -> dict:
-    if model is not None:
-        raise ValueError(
-            "--vectors and --corpus: with --corpus the original embedding is Word2Vec trained on the corpus; "
-            "give the vectors that expand the union with --expansion-vectors"
-        )
-    if not Path(settings.corpus).is_file():
-        raise FileNotFoundError(f"--corpus {settings.corpus}: no such file")
-    queries = _queries(dataset, settings)
+def _paper_family(queries, settings: ControlSettings, out: RunFolder, work_dir: Path) -> dict:
+    """The study's family built from ``settings.corpus``, scored and correlated (with
+    family.json; report.md not yet); its corpora are written under ``work_dir`` meanwhile."""
     word2vec = Word2VecConfig(
         vector_size=settings.dimensions,
         min_count=settings.min_count,
@@ -332,48 +339,37 @@ def _run_paper_family(
         seed=settings.seed,
     )
     config = AttractRepelConfig(epochs=settings.epochs, seed=settings.seed)
-    with RunFolder(out_dir) as out:
-        _record_inputs(
-            out,
-            settings,
-            word_sets=dataset or DATASET,
-            vectors=[settings.expansion_vectors],
-            files=[settings.corpus],
+    expansion = None
+    if settings.expansion_vectors and settings.expansion_neighbours > 0:
+        expansion = _vectors(
+            settings.expansion_vectors, settings, queries, settings.expansion_format
         )
-        expansion = None
-        if settings.expansion_vectors and settings.expansion_neighbours > 0:
-            expansion = _vectors(
-                settings.expansion_vectors, settings, queries, settings.expansion_format
-            )
-        family, record = paper_family(
-            settings.corpus,
-            queries,
-            word2vec=word2vec,
-            attract_repel_config=config,
-            expansion=expansion,
-            neighbours=settings.expansion_neighbours,
-            work_dir=Path(out_dir).resolve().parent,
-            seed=settings.seed,
-        )
-        members = {
-            m.name: {k: v for k, v in dataclasses.asdict(m).items() if k != "name"}
-            for m, _ in family
-        }
-        fields = {
-            "family": "paper",
-            "members": members,
-            "record": record,
-            "word2vec": dataclasses.asdict(word2vec),
-            "attract_repel": dataclasses.asdict(config),
-        }
-        described = "the study's set pairs x methods x directions"
-        results = _scored_family(family, queries, settings, out, fields, described, record=record)
-        out.write_json(
-            "family.json",
-            {"word2vec": results["word2vec"], "attract_repel": results["attract_repel"], **record},
-        )
-        finish(out, results)
-    log.info("%s", report.scores_markdown(results["rows"]))
+    family, record = paper_family(
+        settings.corpus,
+        queries,
+        word2vec=word2vec,
+        attract_repel_config=config,
+        expansion=expansion,
+        neighbours=settings.expansion_neighbours,
+        work_dir=work_dir,
+        seed=settings.seed,
+    )
+    members = {
+        m.name: {k: v for k, v in dataclasses.asdict(m).items() if k != "name"} for m, _ in family
+    }
+    fields = {
+        "family": "paper",
+        "members": members,
+        "record": record,
+        "word2vec": dataclasses.asdict(word2vec),
+        "attract_repel": dataclasses.asdict(config),
+    }
+    described = "the study's set pairs x methods x directions"
+    results = _scored_family(family, queries, settings, out, fields, described, record=record)
+    out.write_json(
+        "family.json",
+        {"word2vec": results["word2vec"], "attract_repel": results["attract_repel"], **record},
+    )
     return results
 
 
