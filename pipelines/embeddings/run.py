@@ -43,11 +43,9 @@ from bias_hub.pipelines.embeddings.correlate import (
 from bias_hub.pipelines.embeddings.family import paper_family
 from bias_hub.pipelines.embeddings.scoring import (
     DATASET,
-    interval_table,
     load_queries,
     prepare,
     score,
-    wide_table,
 )
 from bias_hub.pipelines.embeddings.settings import (
     DEFAULT_TESTS,
@@ -97,12 +95,25 @@ def vectors_record(vectors: WordVectors) -> dict:
 
 
 def score_tables(rows: Sequence[dict]) -> dict:
-    """The rows (one per module call) and the wide tables a report and ``correlate`` read."""
-    columns, table = wide_table(rows)
+    """The rows (one per module call) and the wide tables a report and ``correlate`` read:
+    the columns (one per test and score), {embedding: {column: value}} and {embedding:
+    {column: [low, high]}} where an interval was computed and defined."""
+    columns: dict[str, None] = {}
+    table: dict[str, dict[str, float]] = {}
+    intervals: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        for item in row["values"]:
+            column, interval = item["column"], item["interval"]
+            columns[column] = None
+            if item["value"] is not None:
+                table.setdefault(row["embedding"], {})[column] = item["value"]
+            if interval and interval["low"] is not None:
+                bounds = [interval["low"], interval["high"]]
+                intervals.setdefault(row["embedding"], {})[column] = bounds
     return {
-        "columns": columns,
+        "columns": list(columns),
         "table": table,
-        "intervals_table": interval_table(rows),
+        "intervals_table": intervals,
         "rows": list(rows),
     }
 

@@ -221,30 +221,3 @@ def row_values(metric: str, train_on: str | None, test_id: str, result: dict) ->
         {"column": column, "name": name, "value": result[key], "interval": intervals.get(key)}
         for column, name, key in cells
     ]
-
-
-def wide_table(rows: Sequence[dict]) -> tuple[list[str], dict[str, dict[str, float]]]:
-    """{embedding: {column: value}} and the column order (a column per test and score)."""
-    columns: list[str] = []
-    table: dict[str, dict[str, float]] = {}
-    for row in rows:
-        for item in row["values"]:
-            if item["column"] not in columns:
-                columns.append(item["column"])
-            if item["value"] is not None:
-                table.setdefault(row["embedding"], {})[item["column"]] = item["value"]
-    return columns, table
-
-
-def interval_table(rows: Sequence[dict]) -> dict[str, dict[str, list[float]]]:
-    """{embedding: {column: [low, high]}} where an interval was computed and defined."""
-    table: dict[str, dict[str, list[float]]] = {}
-    for row in rows:
-        for item in row["values"]:
-            interval = item["interval"]
-            if interval and interval["low"] is not None:
-                table.setdefault(row["embedding"], {})[item["column"]] = [
-                    interval["low"],
-                    interval["high"],
-                ]
-    return table
