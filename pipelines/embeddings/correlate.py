@@ -317,14 +317,9 @@ def with_absolute_weat(
 ) -> tuple[list[str], dict]:
     """The columns and a copy of the table with ``abs_weat_<test>`` = |WEAT value| added: RNSB's
     KL divergence has no sign."""
-    extra = [
-        f"abs_{c}"
-        for c in columns
-        if c.startswith("weat_") and not c.startswith("weat_effect_size_")
-    ]
-    table = {name: dict(values) for name, values in table.items()}
-    for values in table.values():
-        for column in extra:
-            if column[len("abs_") :] in values:
-                values[column] = abs(values[column[len("abs_") :]])
-    return [*columns, *extra], table
+    signed = [c for c in columns if c.startswith("weat_") and not c.startswith("weat_effect_size_")]
+    table = {
+        name: values | {f"abs_{c}": abs(values[c]) for c in signed if c in values}
+        for name, values in table.items()
+    }
+    return [*columns, *(f"abs_{c}" for c in signed)], table
