@@ -228,14 +228,12 @@ def _gensim():
 
 
 def _from_keyed_vectors(keyed, name: str, subwords: bool = False) -> WordVectors:
-    oov = None
-    if subwords:
+    def oov(word: str) -> np.ndarray | None:
+        return np.asarray(keyed.get_vector(word), dtype=np.float32)
 
-        def oov(word: str) -> np.ndarray | None:
-            return np.asarray(keyed.get_vector(word), dtype=np.float32)
-
+    vectors = np.asarray(keyed.vectors)
     return WordVectors(
-        list(keyed.index_to_key), np.asarray(keyed.vectors), name=name, oov_vector=oov
+        list(keyed.index_to_key), vectors, name=name, oov_vector=oov if subwords else None
     )
 
 
