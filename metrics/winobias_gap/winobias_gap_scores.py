@@ -155,12 +155,10 @@ def _gaps(totals: np.ndarray) -> np.ndarray:
     """F1, precision and recall gaps (pro minus anti) from both conditions' totals (22, ...)."""
     means = []
     for t in (totals[:_TOTALS], totals[_TOTALS:]):
-        scores = _metric_scores(t)
-        precision = sum(scores[name]["precision"] for name in METRICS) / len(METRICS)
-        recall = sum(scores[name]["recall"] for name in METRICS) / len(METRICS)
-        f1 = sum(_f1(scores[name]["precision"], scores[name]["recall"]) for name in METRICS) / len(
-            METRICS
-        )
+        scores = _metric_scores(t).values()  # MUC, B-cubed, CEAF-e
+        precision = sum(s["precision"] for s in scores) / len(METRICS)
+        recall = sum(s["recall"] for s in scores) / len(METRICS)
+        f1 = sum(_f1(s["precision"], s["recall"]) for s in scores) / len(METRICS)
         means.append((f1, precision, recall))
     return np.stack([pro - anti for pro, anti in zip(*means, strict=True)])
 
