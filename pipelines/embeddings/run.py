@@ -131,15 +131,8 @@ def write_score_tables(out: RunFolder, results: dict, extra: dict | None = None)
     """results.jsonl (one line per module call), scores.json and scores.csv (one row per embedding)."""
     columns, table = results["columns"], results["table"]
     out.write_jsonl("results.jsonl", results["rows"])
-    out.write_json(
-        "scores.json",
-        {
-            "columns": columns,
-            "table": table,
-            "intervals": results["intervals_table"],
-            **(extra or {}),
-        },
-    )
+    scores = {"columns": columns, "table": table, "intervals": results["intervals_table"]}
+    out.write_json("scores.json", scores | (extra or {}))
     out.write_text("scores.csv", _csv(columns, table))
 
 
