@@ -57,21 +57,17 @@ class Word2VecConfig:
     seed: int = 0
 
 
-def _nltk_tokenizer():
+def tokenise(line: str) -> list[str]:
+    """NLTK's ``word_tokenize`` on one line taken as one sentence (``preserve_line=True``:
+    no Punkt sentence splitter, so no NLTK data is downloaded); line = sentence is the
+    corpus format here."""
     try:
         from nltk.tokenize import word_tokenize
     except ImportError as err:
         raise UserError(
             "--corpus needs NLTK for its tokens: pip install 'bias-hub[corpus]' (nltk, gensim)"
         ) from err
-    return word_tokenize
-
-
-def tokenise(line: str) -> list[str]:
-    """NLTK's ``word_tokenize`` on one line taken as one sentence (``preserve_line=True``:
-    no Punkt sentence splitter, so no NLTK data is downloaded); line = sentence is the
-    corpus format here."""
-    return _nltk_tokenizer()(line, preserve_line=True)
+    return word_tokenize(line, preserve_line=True)
 
 
 def _lines(path: Path) -> Iterator[list[str]]:

@@ -220,7 +220,6 @@ def load_word2vec_text(
 
 def _gensim():
     try:  # gensim and spaCy are optional and heavy: loaded only for their formats
-        import gensim  # noqa: F401
         from gensim.models import KeyedVectors
     except ImportError as err:
         raise UserError("this format needs gensim: pip install gensim") from err
