@@ -167,10 +167,8 @@ def _document_totals(predictions, references, condition) -> tuple[np.ndarray, np
     """Per document its condition code and its 11 totals."""
     if predictions is None or references is None or condition is None:
         raise ValueError("give predictions, references and condition (or scores=)")
-    predictions, references = (
-        as_column(predictions, "predictions"),
-        as_column(references, "references"),
-    )
+    predictions = as_column(predictions, "predictions")
+    references = as_column(references, "references")
     codes = _conditions(condition)
     if not len(predictions) == len(references) == len(codes):
         raise ValueError(
