@@ -238,14 +238,8 @@ def score_members(
 
 def _correlations(columns, table, pairs, settings) -> list[dict]:
     """``correlation_table`` of the pairs with the run's intervals (resampling the embeddings)."""
-    return correlation_table(
-        columns,
-        table,
-        pairs,
-        confidence_level=settings.confidence_level,
-        n_resamples=settings.n_resamples,
-        seed=settings.seed,
-    )
+    options = {key: getattr(settings, key) for key in ("confidence_level", "n_resamples", "seed")}
+    return correlation_table(columns, table, pairs, **options)
 
 
 def run_control(
