@@ -336,14 +336,10 @@ def load_spacy_vocab_dir(
 def load_spacy(name_or_path: str, words: Iterable[str] | None = None) -> WordVectors:
     """The vectors of an installed spaCy pipeline (or a pipeline folder); needs spaCy."""
     path = Path(name_or_path)
-    if path.is_dir() and (path / "vocab" / "key2row").exists() and not _has_spacy():
-        return load_spacy_vocab_dir(
-            path / "vocab" / "vectors",
-            path / "vocab" / "key2row",
-            path / "vocab" / "strings.json",
-            words,
-            path.name,
-        )
+    vocab = path / "vocab"
+    if path.is_dir() and (vocab / "key2row").exists() and not _has_spacy():
+        parts = (vocab / "vectors", vocab / "key2row", vocab / "strings.json")
+        return load_spacy_vocab_dir(*parts, words, path.name)
     if not _has_spacy():
         raise UserError("loading a spaCy pipeline by name needs spaCy: pip install spacy")
     import spacy
