@@ -141,6 +141,11 @@ def check_distinct_words(row: dict, where: str) -> None:
             seen[word] = name
 
 
+def _no_finding() -> dict:
+    """The fields of a test with no words removed and no published result to compare with."""
+    return {"removed_words": [], "original_d": None, "original_p": "", "original_n": ""}
+
+
 def study_variant(weat6: dict, weat7: dict) -> dict:
     """WEAT 6 with WEAT 7's gender terms in place of the names (Goldfarb-Tarrant et al., 2021)."""
     row = dict(weat6)
@@ -150,10 +155,7 @@ def study_variant(weat6: dict, weat7: dict) -> dict:
         target_x_words=list(weat7["attribute_a_words"]),
         target_y_name=weat7["attribute_b_name"],
         target_y_words=list(weat7["attribute_b_words"]),
-        removed_words=[],
-        original_d=None,
-        original_p="",
-        original_n="",
+        **_no_finding(),
         original_reference="S. Goldfarb-Tarrant, R. Marchant, R. Muñoz Sánchez, M. Pandya, A. Lopez, "
         "Intrinsic Bias Metrics Do Not Correlate with Application Bias, ACL-IJCNLP 2021.",
         note="Intrinsic-vs-extrinsic study variant: WEAT 6's career/family attributes with WEAT 7's "
@@ -199,10 +201,7 @@ def japanese_rows(path: Path = JAPANESE) -> list[dict]:
         check_distinct_words(test, f"{path}: test {test_id}")
         test.update(
             title=_title(test),
-            removed_words=[],
-            original_d=None,
-            original_p="",
-            original_n="",
+            **_no_finding(),
             original_reference="",
             source="bias-hub: builders/weat_word_sets/weat_ja.tsv (written and reviewed for this project)",
             note=f"Japanese version of Caliskan et al.'s {test_id.upper().replace('WEAT', 'WEAT ')}; "

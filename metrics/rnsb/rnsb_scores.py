@@ -88,30 +88,6 @@ def _kl_from_uniform(probabilities: np.ndarray) -> np.ndarray:
     return special.rel_entr(distribution, 1.0 / distribution.shape[-1]).sum(axis=-1)
 
 
-def _classify(
-    features, labels, classified, iterations, seed, holdout, test_size, classifier
-) -> tuple:
-    """Per iteration: the divergence, P(second training set | scored word), the accuracy."""
-    kls, probabilities, accuracies = [], [], []
-    for iteration in range(iterations):
-        if holdout:
-            train, test = _stratified_holdout(labels, test_size, seed + iteration)
-        else:
-            train = test = np.ones(labels.shape[0], dtype=bool)
-        model = LogisticRegression(**classifier, random_state=seed + iteration)
-        try:
-            model.fit(features[train], labels[train])
-        except ValueError as err:
-            raise ValueError(
-                f"the classifier (solver={classifier['solver']!r}) cannot be fitted: {err}"
-            ) from None
-        accuracies.append(float(model.score(features[test], labels[test])))
-        p_second = model.predict_proba(classified)[:, list(model.classes_).index(0)]
-        kls.append(float(_kl_from_uniform(p_second)))
-        probabilities.append(p_second)
-    return kls, np.array(probabilities), accuracies
-
-
 def _divergence_interval(
     probabilities: np.ndarray, set_sizes: list, observed: float, options: dict
 ) -> dict:
@@ -141,16 +117,26 @@ def _divergence(words, matrix, training, scored, iterations, seed, holdout, test
     # the stratified split then draws the same words as WEFE's for the same seed.
     labels = np.repeat([1, 0], [len(first_rows), len(second_rows)])
     scored_rows = [row for rows in scored.values() for row in rows]
-    kls, probabilities, accuracies = _classify(
-        matrix[first_rows + second_rows],
-        labels,
-        matrix[scored_rows],
-        iterations,
-        seed,
-        holdout,
-        test_size,
-        classifier,
-    )
+    features, classified = matrix[first_rows + second_rows], matrix[scored_rows]
+    # Per iteration: the divergence, P(second training set | scored word), the accuracy.
+    kls, per_iteration, accuracies = [], [], []
+    for iteration in range(iterations):
+        if holdout:
+            train, test = _stratified_holdout(labels, test_size, seed + iteration)
+        else:
+            train = test = np.ones(labels.shape[0], dtype=bool)
+        model = LogisticRegression(**classifier, random_state=seed + iteration)
+        try:
+            model.fit(features[train], labels[train])
+        except ValueError as err:
+            raise ValueError(
+                f"the classifier (solver={classifier['solver']!r}) cannot be fitted: {err}"
+            ) from None
+        accuracies.append(float(model.score(features[test], labels[test])))
+        p_second = model.predict_proba(classified)[:, list(model.classes_).index(0)]
+        kls.append(float(_kl_from_uniform(p_second)))
+        per_iteration.append(p_second)
+    probabilities = np.array(per_iteration)
     mean_p, scored_words = probabilities.mean(axis=0), [words[row] for row in scored_rows]
     result = {
         "score": float(np.mean(kls)),

@@ -71,10 +71,6 @@ def _check_targets(target_rows: dict, target_oov: dict, allow_unequal: bool, std
         )
 
 
-def _unit(matrix: np.ndarray) -> np.ndarray:
-    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
-
-
 def _partition_sums(associations: np.ndarray, n_first: int, settings: dict):
     """Sums of s over the first part of every (or of sampled) re-partitions of the pool."""
     n = associations.shape[0]
@@ -205,7 +201,7 @@ class WeatScores(Scores):
         _check_targets(target_rows, target_oov, allow_unequal_targets, std_ddof)
         x_rows, y_rows = target_rows.values()
         a_rows, b_rows = attribute_rows.values()
-        unit = _unit(matrix)
+        unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
         cosines = unit[x_rows + y_rows] @ unit[a_rows + b_rows].T
         a_side, b_side = cosines[:, : len(a_rows)], cosines[:, len(a_rows) :]
         associations = a_side.mean(axis=1) - b_side.mean(axis=1)

@@ -155,12 +155,10 @@ def _gaps(totals: np.ndarray) -> np.ndarray:
     """F1, precision and recall gaps (pro minus anti) from both conditions' totals (22, ...)."""
     means = []
     for t in (totals[:_TOTALS], totals[_TOTALS:]):
-        scores = _metric_scores(t)
-        precision = sum(scores[name]["precision"] for name in METRICS) / len(METRICS)
-        recall = sum(scores[name]["recall"] for name in METRICS) / len(METRICS)
-        f1 = sum(_f1(scores[name]["precision"], scores[name]["recall"]) for name in METRICS) / len(
-            METRICS
-        )
+        scores = _metric_scores(t).values()  # MUC, B-cubed, CEAF-e
+        precision = sum(s["precision"] for s in scores) / len(METRICS)
+        recall = sum(s["recall"] for s in scores) / len(METRICS)
+        f1 = sum(_f1(s["precision"], s["recall"]) for s in scores) / len(METRICS)
         means.append((f1, precision, recall))
     return np.stack([pro - anti for pro, anti in zip(*means, strict=True)])
 
@@ -169,10 +167,8 @@ def _document_totals(predictions, references, condition) -> tuple[np.ndarray, np
     """Per document its condition code and its 11 totals."""
     if predictions is None or references is None or condition is None:
         raise ValueError("give predictions, references and condition (or scores=)")
-    predictions, references = (
-        as_column(predictions, "predictions"),
-        as_column(references, "references"),
-    )
+    predictions = as_column(predictions, "predictions")
+    references = as_column(references, "references")
     codes = _conditions(condition)
     if not len(predictions) == len(references) == len(codes):
         raise ValueError(
@@ -222,10 +218,7 @@ def _from_scores(scores) -> dict:
                     raise ValueError(
                         f"scores[{which!r}][{name!r}][{field!r}] must be in [0, 1], got {value!r}"
                     )
-            per_metric[name] = {
-                "precision": float(values["precision"]),
-                "recall": float(values["recall"]),
-            }
+            per_metric[name] = {field: float(values[field]) for field in ("precision", "recall")}
         results[which] = _summary(per_metric)
     return results
 
@@ -287,12 +280,11 @@ class WinobiasGapScores(Scores):
                 reason = "scores were given, not documents: there is nothing to resample"
                 intervals = [no_interval(options, "documents", 0, reason) for _ in keys]
             else:
-                units = np.zeros((len(codes), 2 * _TOTALS))
-                for code in range(2):
-                    units[codes == code, code * _TOTALS : (code + 1) * _TOTALS] = totals[
-                        codes == code
-                    ]
-                strata = [units[codes == code] for code in range(2)]
+                # Each condition's documents, its totals in its half of the 22 columns.
+                strata = [
+                    np.pad(totals[codes == code], ((0, 0), (code * _TOTALS, (1 - code) * _TOTALS)))
+                    for code in range(2)
+                ]
                 intervals = sum_intervals(strata, _gaps, options, "documents")
             result["confidence_intervals"] = dict(zip(keys, intervals, strict=True))
         return result

@@ -85,8 +85,9 @@ def expand_sets(
     A neighbour that is nearer to another set's member than to this one's, or that
     is itself listed in another set, is left out, so the sets stay disjoint.
     """
+    expanded = {name: list(words) for name, words in sets.items()}
     if neighbours <= 0:
-        return {name: list(words) for name, words in sets.items()}
+        return expanded
     unit = unit_rows(vectors.matrix)
     listed = {word for words in sets.values() for word in words}
     best: dict[str, tuple[float, str]] = {}
@@ -103,7 +104,6 @@ def expand_sets(
                     continue
                 if word not in best or value > best[word][0]:
                     best[word] = (value, name)
-    expanded = {name: list(words) for name, words in sets.items()}
     for word, (_, name) in sorted(best.items()):
         expanded[name].append(word)
     return expanded

@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -57,26 +57,17 @@ class Word2VecConfig:
     seed: int = 0
 
 
-def _nltk_tokenizer():
+def tokenise(line: str) -> list[str]:
+    """NLTK's ``word_tokenize`` on one line taken as one sentence (``preserve_line=True``:
+    no Punkt sentence splitter, so no NLTK data is downloaded); line = sentence is the
+    corpus format here."""
     try:
         from nltk.tokenize import word_tokenize
     except ImportError as err:
         raise UserError(
             "--corpus needs NLTK for its tokens: pip install 'bias-hub[corpus]' (nltk, gensim)"
         ) from err
-    return word_tokenize
-
-
-def tokenise(line: str) -> list[str]:
-    """NLTK's ``word_tokenize`` on one line taken as one sentence (``preserve_line=True``:
-    no Punkt sentence splitter, so no NLTK data is downloaded); line = sentence is the
-    corpus format here."""
-    return _nltk_tokenizer()(line, preserve_line=True)
-
-
-def _lines(path: Path) -> Iterator[list[str]]:
-    for line in text_lines(path):
-        yield line.split()
+    return word_tokenize(line, preserve_line=True)
 
 
 def prepare_corpus(source: str | os.PathLike[str], target: Path, min_count: int) -> dict:
@@ -101,7 +92,7 @@ def prepare_corpus(source: str | os.PathLike[str], target: Path, min_count: int)
         )
     rare = {token for token, count in counts.items() if count < min_count}
     with open(target, "w", encoding="utf-8") as out:
-        for tokens in _lines(tokenised):
+        for tokens in map(str.split, text_lines(tokenised)):
             out.write(" ".join(UNK if token in rare else token for token in tokens) + "\n")
     tokenised.unlink()
     return {
@@ -148,7 +139,7 @@ def balance_corpus(
     before = np.zeros(4, dtype=np.int64)  # x-a, y-b, y-a, x-b
     first_only = np.zeros(2, dtype=np.int64)  # x-a sentences; y-b sentences that are not x-a
     total = 0
-    for tokens in _lines(source):
+    for tokens in map(str.split, text_lines(source)):
         found = _kinds(tokens, sets)
         before += found
         first_only += (found[0], found[1] and not found[0])
@@ -165,7 +156,7 @@ def balance_corpus(
     seen = [0, 0]
     written = 0
     with open(target, "w", encoding="utf-8") as out:
-        for tokens in _lines(source):
+        for tokens in map(str.split, text_lines(source)):
             found = _kinds(tokens, sets)
             if direction == "amplify":
                 drop = found[2] or found[3]

@@ -169,20 +169,13 @@ def correlation_table(
     unknown = [c for pair in pairs or [] for c in pair if c not in columns]
     if unknown:
         raise ValueError(f"--pairs: unknown columns {unknown}; the table has {list(columns)}")
+    options = {"confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed}
     rows = []
     for x, y in pairs or itertools.combinations(columns, 2):
         _, xs, ys = _pair(table, x, y)
         row: dict = {"x": x, "y": y, "n": len(xs)}
         for method in CORRELATION_METHODS:
-            row[method] = correlation(
-                xs,
-                ys,
-                method,
-                confidence_level=confidence_level,
-                n_resamples=n_resamples,
-                seed=seed,
-                unit="embeddings",
-            )
+            row[method] = correlation(xs, ys, method, **options, unit="embeddings")
         p_values = [row[method]["p_value"] for method in CORRELATION_METHODS]
         row["disagree"] = (
             None if None in p_values else bool((p_values[0] < 0.05) != (p_values[1] < 0.05))
@@ -317,14 +310,9 @@ def with_absolute_weat(
 ) -> tuple[list[str], dict]:
     """The columns and a copy of the table with ``abs_weat_<test>`` = |WEAT value| added: RNSB's
     KL divergence has no sign."""
-    extra = [
-        f"abs_{c}"
-        for c in columns
-        if c.startswith("weat_") and not c.startswith("weat_effect_size_")
-    ]
-    table = {name: dict(values) for name, values in table.items()}
-    for values in table.values():
-        for column in extra:
-            if column[len("abs_") :] in values:
-                values[column] = abs(values[column[len("abs_") :]])
-    return [*columns, *extra], table
+    signed = [c for c in columns if c.startswith("weat_") and not c.startswith("weat_effect_size_")]
+    table = {
+        name: values | {f"abs_{c}": abs(values[c]) for c in signed if c in values}
+        for name, values in table.items()
+    }
+    return [*columns, *(f"abs_{c}" for c in signed)], table

@@ -13,16 +13,8 @@ from pathlib import Path
 from bias_hub.pipelines.common import RunFolder
 from bias_hub.pipelines.common.locations import ensure_built
 from bias_hub.pipelines.common.render import macros
-from bias_hub.pipelines.embeddings import report
 from bias_hub.pipelines.embeddings.correlate import table2_cells
-from bias_hub.pipelines.embeddings.run import (
-    finish,
-    results_header,
-    score_tables,
-    variant_family,
-    vectors_record,
-    write_score_tables,
-)
+from bias_hub.pipelines.embeddings.run import finish, finish_score, variant_family
 from bias_hub.pipelines.embeddings.scoring import load_queries, score
 from bias_hub.pipelines.embeddings.settings import ControlSettings, ScoreSettings
 from bias_hub.pipelines.embeddings.vectors import load_chive, load_googlenews_subset
@@ -65,10 +57,7 @@ def japanese_section(out: RunFolder, datasets_root: Path | None, settings: Contr
     """WEAT and RNSB of the Japanese WEAT 6/7/8 on chiVe (ja-ginza 5.3.0), written into ``out``
     (a ``score`` step's folder: results.json and its report)."""
     queries = load_queries("ja", ["weat6", "weat7", "weat8"], datasets_root)
-    words = [
-        w for q in queries for s in [*q.target_sets.values(), *q.attribute_sets.values()] for w in s
-    ]
-    vectors = load_chive(words)
+    vectors = load_chive([w for q in queries for w in q.words()])
     rows = score(vectors, queries, **settings.score_options())
     score_settings = ScoreSettings(
         datasets_root=datasets_root,
@@ -77,13 +66,5 @@ def japanese_section(out: RunFolder, datasets_root: Path | None, settings: Contr
         max_oov_share=settings.max_oov_share,
         progress=False,
     )
-    results = {
-        **results_header("score", score_settings),
-        "title": "Japanese WEAT 6/7/8 on chiVe",
-        "vectors": vectors_record(vectors),
-        **score_tables(rows),
-    }
-    write_score_tables(out, results)
-    out.write_json("results.json", results)
-    report.render(results, out.path("."))
+    finish_score(out, score_settings, "Japanese WEAT 6/7/8 on chiVe", vectors, rows)
     return macros(TEMPLATE, table2_cells=table2_cells).japanese(vectors, rows)

@@ -148,23 +148,17 @@ def paper_family(
                 family.append((member, original))
                 continue
             pair = next(p for p in pairs if p.test_id == member.set_pair)
+            sets = pair.target_sets, pair.attribute_sets
             with stage(member.name, log):
                 if member.method == "attract_repel":
-                    attract, repel = bias_constraints(
-                        pair.target_sets, pair.attribute_sets, member.direction
-                    )
+                    attract, repel = bias_constraints(*sets, member.direction)
                     vectors = attract_repel(
                         original, attract, repel, attract_repel_config, name=member.name
                     )
                 else:
                     balanced = Path(folder) / f"{member.name}.txt"
                     balancing[member.name] = balance_corpus(
-                        base,
-                        balanced,
-                        pair.target_sets,
-                        pair.attribute_sets,
-                        member.direction,
-                        seed,
+                        base, balanced, *sets, member.direction, seed
                     )
                     vectors = train_word2vec(balanced, word2vec, member.name)
                     balanced.unlink()

@@ -50,14 +50,6 @@ def correlations_markdown(results: dict) -> str:
     return macros(TABLES, table2_cells=table2_cells).correlations(results)
 
 
-def _write_scatter(results: dict, folder: Path, title: str) -> None:
-    _, table = with_absolute_weat(results["columns"], results["table"])
-    rows = [row for row in results["correlations"] if not row["x"].startswith("abs_")]
-    save_figure(
-        scatter_figure(rows, table, title), folder / "scatter.png", tight=False, bbox_inches="tight"
-    )
-
-
 def render(results: dict, folder: str | Path) -> None:
     """report.md and the figures of one step's run folder, from its results.json alone."""
     step, folder = results.get("step"), Path(folder)
@@ -77,7 +69,10 @@ def render(results: dict, folder: str | Path) -> None:
             title = f"WEAT vs RNSB over the study's {members} embeddings"
         else:
             title = f"WEAT vs RNSB over {members} bias-controlled embeddings"
-        _write_scatter(results, folder, title)
+        _, table = with_absolute_weat(results["columns"], results["table"])
+        rows = [row for row in results["correlations"] if not row["x"].startswith("abs_")]
+        figure = scatter_figure(rows, table, title)
+        save_figure(figure, folder / "scatter.png", tight=False, bbox_inches="tight")
     write_report(folder, f"embeddings/templates/{step}.md.j2", **context)
 
 

