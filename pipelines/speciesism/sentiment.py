@@ -104,11 +104,8 @@ class JapaneseLexiconBackend:
         history: list[str] = []
         for word in self.tagger(text):
             forms = self._forms(word)
-            polarity = None
-            for form in forms:
-                if self.nouns.get(form) in ("p", "n"):
-                    polarity = 1 if self.nouns[form] == "p" else -1
-                    break
+            nouns = [self.nouns[form] for form in forms if self.nouns.get(form) in ("p", "n")]
+            polarity = (1 if nouns[0] == "p" else -1) if nouns else None
             if polarity is None:
                 polarity = self._wago_polarity(forms, history)
             if polarity is not None:
