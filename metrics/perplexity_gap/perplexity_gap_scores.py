@@ -86,8 +86,7 @@ def _incidence(pair_words, n_pairs):
         raise ValueError(
             f"pair_words has {len(pair_words)} entries, expected one per pair ({n_pairs})"
         )
-    pair_index = []
-    flat = []
+    pair_index, flat = [], []
     for number, words in enumerate(pair_words):
         if not isinstance(words, (list, tuple, np.ndarray)):
             raise ValueError(
@@ -120,9 +119,8 @@ def _word_rank(vocabulary, word_order, word_scores):
     ):
         raise ValueError("word_order must be a list of non-empty words")
     order = [normalise_name(word).lower() for word in word_order]
-    rank = {}
-    for place, word in enumerate(order):
-        rank.setdefault(word, place)
+    # a word listed twice keeps its first place
+    rank = {word: place for place, word in reversed(list(enumerate(order)))}
     return np.array([rank.get(word, len(order)) for word in vocabulary]), len(order)
 
 
