@@ -187,6 +187,7 @@ def build(
         llm.prefetch(candidates["contexts"], words)
         builds["llm"] = build_pairs(candidates["contexts"], words, llm.swap, "llm")
     population = _population(candidates["contexts"], population_words, llm)
+    left_out = {reason: len(texts) for reason, texts in population.left_out.items()}
     configs = {}
     for name, pairs in builds.items():
         if not pairs.rows:
@@ -198,9 +199,7 @@ def build(
         }
     else:
         logger.warning(
-            "%s: no context became a pair (%s); the config is not written",
-            POPULATION,
-            {reason: len(texts) for reason, texts in population.left_out.items()},
+            "%s: no context became a pair (%s); the config is not written", POPULATION, left_out
         )
     card = card_sections(
         builds,
@@ -230,7 +229,6 @@ def build(
             pairs.considered,
             dict(pairs.rejected),
         )
-    left_out = {reason: len(texts) for reason, texts in population.left_out.items()}
     logger.info(
         "%s: %d pairs from %d contexts; left out %s",
         POPULATION,

@@ -157,9 +157,7 @@ def check_pair(original: str, swapped: str, lexicon: Lexicon) -> tuple[str | Non
     for index, (old, new) in enumerate(zip(before, after, strict=True)):
         old_gender = lexicon.gender_of(old.text)
         if old_gender is None:
-            if normalise_key(old.text) != normalise_key(new.text):
-                return "differs_beyond_gender_words", []
-            if lexicon.gender_of(new.text) is not None:
+            if normalise_key(old.text) != normalise_key(new.text) or lexicon.gender_of(new.text):
                 return "differs_beyond_gender_words", []
             continue
         new_key = normalise_key(new.text)
