@@ -89,12 +89,7 @@ def _dev_json_rows(path: Path, text: str) -> list[dict]:
                 raise ValueError(
                     f"{where}: expected an item with target, bias_type, context and sentences"
                 )
-            row = {
-                "type": kind,
-                "target": item["target"],
-                "bias_type": item["bias_type"],
-                "context": item["context"],
-            }
+            row = {"type": kind, **{k: item[k] for k in ("target", "bias_type", "context")}}
             for sentence in item["sentences"]:
                 if (
                     not isinstance(sentence, dict)

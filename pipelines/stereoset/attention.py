@@ -50,9 +50,8 @@ class AlignmentError(ValueError):
 @dataclass
 class SentenceAttention:
     words: list[str]  # the tokens (token level) or words (word level) of the sentence
-    mass: (
-        np.ndarray
-    )  # one value each; NaN for gender words, special tokens and words without pieces
+    # one value each; NaN for gender words, special tokens and words without pieces
+    mass: np.ndarray
 
 
 def check_bidirectional(model, name: str) -> None:

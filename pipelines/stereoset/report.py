@@ -116,9 +116,8 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     x = np.arange(len(shown))
     top.bar(x, attention, color=np.where(attention >= 0, "tab:blue", "tab:red"))
     draw_intervals(top, x, [row["attention_gap_interval"] for row in shown], linewidth=0.6)
-    top.plot(
-        x, attention, linestyle="none", marker="_", color="black", markersize=6
-    )  # a gap near 0 still shows
+    # a gap near 0 still shows
+    top.plot(x, attention, linestyle="none", marker="_", color="black", markersize=6)
     top.set_xticks(x, labels, rotation=90, fontsize=7)
     top.axhline(0, color="black", linewidth=0.6)
     top.set_xlabel(f"{unit}s: top and bottom {k} of the attention-gap order")
