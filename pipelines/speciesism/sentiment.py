@@ -215,12 +215,9 @@ class GoogleCloudBackend:
             }
             for text in texts
         ]
-        scores = [
-            answer["score"]
-            for answer in self.api.answer(bodies, progress_bar=False, desc="google sentiment")
-        ]
+        answers = self.api.answer(bodies, progress_bar=False, desc="google sentiment")
         # Any score below 0 is negative and above 0 positive; Google's 0.0 is neutral.
-        return [(label_of(score, 1e-9), score) for score in scores]
+        return [(label_of(a["score"], 1e-9), a["score"]) for a in answers]
 
 
 BACKENDS: dict[str, Callable[[str], SentimentBackend]] = {

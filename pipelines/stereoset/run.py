@@ -291,11 +291,8 @@ def _sample(pairs: list[dict], settings: Settings, counts: Counter) -> list[dict
                 "--identical-pairs include studies them anyway"
             )
     if settings.max_pairs is not None and settings.max_pairs < len(pairs):
-        chosen = np.sort(
-            np.random.default_rng(settings.seed).choice(
-                len(pairs), settings.max_pairs, replace=False
-            )
-        )
+        rng = np.random.default_rng(settings.seed)
+        chosen = np.sort(rng.choice(len(pairs), settings.max_pairs, replace=False))
         pairs = [pairs[i] for i in chosen]
     counts["pairs_used"] = len(pairs)
     counts["pairs_identical_used"] = sum(_identical(pair) for pair in pairs)
