@@ -183,15 +183,15 @@ def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, ca
         order = allowed[np.argsort(-dist[allowed], kind="stable")][: settings.sentiment_top_k]
         if len(order) < settings.sentiment_top_k:
             settings.warnings["fewer word-like fills than --sentiment-top-k"] += 1
-        for index in order:
-            fills.append(
-                {
-                    "animal": row["animal"],
-                    "sentence": row["id"],
-                    "fill": words[index],
-                    "probability": float(dist[index]),
-                }
-            )
+        fills += [
+            {
+                "animal": row["animal"],
+                "sentence": row["id"],
+                "fill": words[index],
+                "probability": float(dist[index]),
+            }
+            for index in order
+        ]
     if not fills:
         raise ValueError(
             f"--model {lm.model_id}: no word-like fill to judge; the sentiment result is empty"
