@@ -171,14 +171,9 @@ def _correlation(words, word_gaps, word_scores, options=None):
                 for key in ("correlation_pearson", "correlation_spearman")
             }
         return result
-    pearson = stats.pearsonr(x, y)
-    spearman = stats.spearmanr(x, y)
-    result |= {
-        "pearson": float(pearson.statistic),
-        "pearson_pvalue": float(pearson.pvalue),
-        "spearman": float(spearman.statistic),
-        "spearman_pvalue": float(spearman.pvalue),
-    }
+    for method, test in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr)):
+        found = test(x, y)
+        result |= {method: float(found.statistic), f"{method}_pvalue": float(found.pvalue)}
     if options is not None:
         result["intervals"] = {
             f"correlation_{method}": interval
