@@ -265,18 +265,15 @@ def compare_models(settings: Settings, models: list[dict]) -> list[dict]:
         per_sentence = metric.compute(
             **columns, templates=[a["sentence"] for a, _ in pairs], **options
         )
-        scores, intervals = dict(per_fill["scores"]), dict(per_fill["confidence_intervals"])
-        scores["overall_negative_share"] = per_sentence["scores"]["overall_negative_share"]
-        intervals["overall_negative_share"] = per_sentence["confidence_intervals"][
-            "overall_negative_share"
-        ]
+        overall = "overall_negative_share"
         comparisons.append(
             {
                 "a": first["label"],
                 "b": second["label"],
                 "matched_fills": len(pairs),
-                "scores": scores,
-                "confidence_intervals": intervals,
+                "scores": per_fill["scores"] | {overall: per_sentence["scores"][overall]},
+                "confidence_intervals": per_fill["confidence_intervals"]
+                | {overall: per_sentence["confidence_intervals"][overall]},
             }
         )
     tested = [s for c in comparisons for s in c["scores"].values() if s["p_value"] is not None]
