@@ -400,20 +400,16 @@ def measure(
             "n_words": len(gaps["words"]),
             "mean_gap": gaps["mean_gap"],
             "mean_gap_interval": gaps.get("confidence_intervals", {}).get("mean_gap"),
-            "words": gaps["words"],
-            "attention_gap": gaps["attention_gap"],
-            "male_count": gaps["male_count"],
-            "female_count": gaps["female_count"],
+            **{k: gaps[k] for k in ("words", "attention_gap", "male_count", "female_count")},
         },
         "perplexity": {
             "n_pairs": len(scored),
             "pairs_used_by_a_word": len({p for w in ppl["word_pairs"] for p in w}),
             "words_with_pairs": len(ppl["words"]),
             "taking_order": settings.order,
-            "mean_gap": ppl["mean_gap"],
-            "median_gap": ppl["median_gap"],
-            "male_higher_rate": ppl["male_higher_rate"],
-            "wilcoxon_pvalue": ppl["wilcoxon_pvalue"],
+            **{
+                k: ppl[k] for k in ("mean_gap", "median_gap", "male_higher_rate", "wilcoxon_pvalue")
+            },
             "intervals": {
                 key: ppl_intervals.get(key)
                 for key in ("mean_gap", "median_gap", "male_higher_rate")
