@@ -218,10 +218,7 @@ def pair_row(
     """A dataset row: the pair, its source item and the gender of its original form."""
     return {
         "id": row_id,
-        "source_id": candidate.source_id,
-        "bias_type": candidate.bias_type,
-        "target": candidate.target,
-        "label": candidate.label,
+        **{key: getattr(candidate, key) for key in ("source_id", "bias_type", "target", "label")},
         "original_gender": gender,
         "male_sentence": male,
         "female_sentence": female,
