@@ -117,13 +117,7 @@ class Lexicon:
         return None
 
     def is_name(self, word: str) -> bool:
-        key = normalise_key(word)
-        return (
-            key not in self.male
-            and key not in self.female
-            and self.names is not None
-            and (self.names.gender_of(word) is not None)
-        )
+        return self.word_set(word) == "name"
 
     def counterpart(self, word: str) -> str | None:
         """The word of the other gender ``word`` becomes (her/his: see ``swap``), or None."""

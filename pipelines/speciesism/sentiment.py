@@ -49,9 +49,8 @@ class VaderBackend:
     language = "en"
 
     def __init__(self, threshold: float = 0.05) -> None:
-        from vaderSentiment.vaderSentiment import (
-            SentimentIntensityAnalyzer,  # loaded only for this backend
-        )
+        # loaded only for this backend
+        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
         self.analyzer = SentimentIntensityAnalyzer()
         self.threshold = threshold
