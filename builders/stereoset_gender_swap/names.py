@@ -128,10 +128,9 @@ def load_names(folder: str | os.PathLike[str] | None = None) -> Names:
                     f"--names: {base} has no {filename} (expected data_debias's data/ files)"
                 )
             paths[source] = base / filename
-    resolved = {source: resolve(source, paths.get(source)) for source in NAME_FILES}
+    resolved = [resolve(source, paths.get(source)) for source in NAME_FILES]
     return read_names(
-        *(resolved[source].path for source in NAME_FILES),
-        provenance=tuple(resolved[source].provenance() for source in NAME_FILES),
+        *(r.path for r in resolved), provenance=tuple(r.provenance() for r in resolved)
     )
 
 
@@ -161,9 +160,8 @@ def read_registry_names(path: Path, provenance: tuple[dict, ...] = ()) -> Names:
     male = {name for name, found in genders.items() if found == {"male"}}
     female = {name for name, found in genders.items() if found == {"female"}}
     ambiguous = set(genders) - male - female
-    excluded = frozenset(_word_list(NOT_NAMES_PATH) + _word_list(NOT_NAMES_REGISTRY_PATH)) & set(
-        genders
-    )
+    not_names = _word_list(NOT_NAMES_PATH) + _word_list(NOT_NAMES_REGISTRY_PATH)
+    excluded = frozenset(not_names) & set(genders)
     return Names(
         frozenset(male - excluded),
         frozenset(female - excluded),
