@@ -160,9 +160,7 @@ def load_lexicon(path: Path | str = LEXICON_PATH, names: Names | None = None) ->
             )
         if male == female == NO_COUNTERPART:
             raise ValueError(f"{path}, line {number}: at most one side may be '-' (no counterpart)")
-        for word in (male, female):
-            if word == NO_COUNTERPART:
-                continue
+        for word in (w for w in (male, female) if w != NO_COUNTERPART):
             if word in seen:
                 raise ValueError(
                     f"{path}, line {number}: {word!r} already appears on line {seen[word]}"

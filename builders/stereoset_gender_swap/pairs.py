@@ -91,10 +91,8 @@ def _dev_json_rows(path: Path, text: str) -> list[dict]:
                 )
             row = {"type": kind, **{k: item[k] for k in ("target", "bias_type", "context")}}
             for sentence in item["sentences"]:
-                if (
-                    not isinstance(sentence, dict)
-                    or "gold_label" not in sentence
-                    or "sentence" not in sentence
+                if not (
+                    isinstance(sentence, dict) and {"gold_label", "sentence"} <= sentence.keys()
                 ):
                     raise ValueError(f"{where}: every sentence needs 'gold_label' and 'sentence'")
                 row[sentence["gold_label"]] = sentence["sentence"]

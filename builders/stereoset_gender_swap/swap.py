@@ -98,16 +98,14 @@ def swap_rule(text: str, lexicon: Lexicon) -> str | None:
     """The sentence with every gender word replaced by its counterpart (case kept), or
     None when a gender word has no counterpart."""
     words = split_words(text)
-    pieces = []
-    last = 0
+    pieces, last = [], 0
     for index, word in enumerate(words):
         if lexicon.gender_of(word.text) is None:
             continue
         counterpart = _counterpart(words, index, lexicon)
         if counterpart is None:
             return None
-        pieces.append(text[last : word.start])
-        pieces.append(_match_case(word.text, counterpart))
+        pieces += [text[last : word.start], _match_case(word.text, counterpart)]
         last = word.end
     pieces.append(text[last:])
     return "".join(pieces)
