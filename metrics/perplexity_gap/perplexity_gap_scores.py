@@ -289,11 +289,7 @@ class PerplexityGapScores(Scores):
                 2000,
                 0,
             )
-            result |= {
-                "mean_gap": sub["mean_gap"],
-                "male_higher_rate": sub["male_higher_rate"],
-                "correlation": sub.get("correlation"),
-            }
+            result |= {key: sub.get(key) for key in ("mean_gap", "male_higher_rate", "correlation")}
         return result
 
     def _gaps(

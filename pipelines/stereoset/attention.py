@@ -141,9 +141,8 @@ def gender_attention(
     checked = []  # the first batch is checked for an encoder that attends backwards only
 
     def work(chosen: np.ndarray) -> None:
-        texts = [sentences[i] for i in chosen]
         batch = tokenizer(
-            texts,
+            [sentences[i] for i in chosen],
             return_tensors="pt",
             padding=True,
             truncation=True,
