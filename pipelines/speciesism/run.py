@@ -225,10 +225,7 @@ def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, ca
                 "overall_negative_share"
             ]
         result["confidence_intervals"] = intervals
-    result["fills"] = fills
-    result["backend"] = backend.name
-    result["sentence"] = template
-    return result
+    return result | {"fills": fills, "backend": backend.name, "sentence": template}
 
 
 def compare_models(settings: Settings, models: list[dict]) -> list[dict]:
