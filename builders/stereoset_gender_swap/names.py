@@ -90,16 +90,10 @@ def read_names(
     pair_male = {m for m, _ in pairs}
     pair_female = {f for _, f in pairs}
     listed_male, listed_female = set(_word_list(male_path)), set(_word_list(female_path))
-    male, female, ambiguous = set(), set(), set()
-    for name in pair_male | pair_female | listed_male | listed_female:
-        if name in pair_male and name in pair_female:
-            ambiguous.add(name)
-        elif name in pair_male or name in pair_female:
-            (male if name in pair_male else female).add(name)
-        elif name in listed_male and name in listed_female:
-            ambiguous.add(name)
-        else:
-            (male if name in listed_male else female).add(name)
+    unpaired = (listed_male | listed_female) - pair_male - pair_female
+    male = (pair_male - pair_female) | (unpaired & (listed_male - listed_female))
+    female = (pair_female - pair_male) | (unpaired & (listed_female - listed_male))
+    ambiguous = (pair_male & pair_female) | (unpaired & listed_male & listed_female)
     excluded = frozenset(_word_list(NOT_NAMES_PATH)) & (male | female | ambiguous)
     male, female = male - excluded, female - excluded
     counterpart = {}
