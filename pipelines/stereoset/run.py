@@ -312,22 +312,6 @@ def left_out_at_build(folder: Path, config: str) -> dict[str, int]:
     return {str(k): int(v) for k, v in counts.items()} if isinstance(counts, dict) else {}
 
 
-def _dataset_record(
-    settings: Settings, pairs: list[dict], counts: Counter, left_out: dict[str, int]
-) -> dict:
-    """The dataset config and both of its counts: pairs that differ and identical pairs, and
-    whether the identical ones were studied; the contexts its build left out, by reason."""
-    return {
-        "config": settings.config,
-        "name_list": _name_list(pairs),
-        "pairs": counts["pairs_in_dataset"],
-        "differing_pairs": counts["pairs_differing_in_dataset"],
-        "identical_pairs": counts["pairs_identical_in_dataset"],
-        "identical_pairs_studied": settings.identical_pairs == "include",
-        "left_out_at_build": left_out,
-    }
-
-
 def _perplexities(
     kept_pairs: list[dict], lm, lm_tokenizer, settings: Settings, counts: Counter
 ) -> tuple:
@@ -394,7 +378,17 @@ def measure(
         },
         "preset": preset_record(settings, out.inputs),
         "intervals": settings.interval_record(),
-        "dataset": _dataset_record(settings, pairs, counts, left_out or {}),
+        # The dataset config and both of its counts: pairs that differ and identical pairs, and
+        # whether the identical ones were studied; the contexts its build left out, by reason.
+        "dataset": {
+            "config": settings.config,
+            "name_list": _name_list(pairs),
+            "pairs": counts["pairs_in_dataset"],
+            "differing_pairs": counts["pairs_differing_in_dataset"],
+            "identical_pairs": counts["pairs_identical_in_dataset"],
+            "identical_pairs_studied": settings.identical_pairs == "include",
+            "left_out_at_build": left_out or {},
+        },
         "counts": dict(counts),
         "attention": {
             "n_words": len(gaps["words"]),
