@@ -145,10 +145,9 @@ def associations(settings: Settings, lm: MaskedLM, rows: list[dict], table: dict
         prior_texts.append(masked_name.replace(MASK_MARKER, mask))
         # -1 marks the attribute's own mask, which is predicted but not scored.
         prior_targets.append(pieces + [-1] if name_first else [-1] + pieces)
-        for direction, word in attributes:
-            target_texts.append(masked_name.replace(MASK_MARKER, word))
-            targets.append(pieces)
-            groups.append(f"{row['form']}|{direction}")
+        target_texts += [masked_name.replace(MASK_MARKER, word) for _, word in attributes]
+        targets += [pieces] * len(attributes)
+        groups += [f"{row['form']}|{direction}" for direction, _ in attributes]
     bars = settings.progress
     p_target = mask_probabilities(
         lm, target_texts, settings.batch_size, "association (target)" if bars else None, targets
