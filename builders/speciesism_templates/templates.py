@@ -144,28 +144,26 @@ def expand(
     templates: list[Template], animals: list[Animal], language: str, config: str
 ) -> list[dict]:
     """One row per (template, animal) of a language and config, in file order."""
-    rows = []
-    for template in templates:
-        if template.language != language or template.config != config:
-            continue
-        for animal in animals:
-            name = animal.names[language]
-            rows.append(
-                {
-                    "id": f"{template.template_id}:{animal.animal}",
-                    "language": language,
-                    "template_id": template.template_id,
-                    "template": template.template,
-                    "form": template.form,
-                    "pronoun": template.pronoun,
-                    "relative": template.relative,
-                    "animal": animal.animal,
-                    "animal_group": animal.group,
-                    "name": name,
-                    "text": fill_name(template.template, name, language, animal.en_article),
-                }
-            )
-    return rows
+    return [
+        {
+            "id": f"{template.template_id}:{animal.animal}",
+            "language": language,
+            "template_id": template.template_id,
+            "template": template.template,
+            "form": template.form,
+            "pronoun": template.pronoun,
+            "relative": template.relative,
+            "animal": animal.animal,
+            "animal_group": animal.group,
+            "name": animal.names[language],
+            "text": fill_name(
+                template.template, animal.names[language], language, animal.en_article
+            ),
+        }
+        for template in templates
+        if template.language == language and template.config == config
+        for animal in animals
+    ]
 
 
 def build_rows(

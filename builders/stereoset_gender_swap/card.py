@@ -119,7 +119,6 @@ def card_sections(
     left = {reason: len(population.left_out.get(reason, [])) for reason in LEFT_OUT}
     distinct = population.considered - left["duplicate_context"]
     dropped = sum(left.values()) - left["duplicate_context"]
-    identical = population.kinds["identical"]
     names = lexicon.names
     return sections_from_template(
         Path(__file__).with_name("card.md"),
@@ -140,7 +139,7 @@ def card_sections(
         registry_names=_registry_names_text(population_lexicon),
         left=left,
         one_swapped=population.kinds["male"] + population.kinds["female"],
-        identical=identical,
+        identical=population.kinds["identical"],
         kept=len(population.rows),
         distinct=distinct,
         dropped=dropped,

@@ -117,13 +117,7 @@ class Lexicon:
         return None
 
     def is_name(self, word: str) -> bool:
-        key = normalise_key(word)
-        return (
-            key not in self.male
-            and key not in self.female
-            and self.names is not None
-            and (self.names.gender_of(word) is not None)
-        )
+        return self.word_set(word) == "name"
 
     def counterpart(self, word: str) -> str | None:
         """The word of the other gender ``word`` becomes (her/his: see ``swap``), or None."""
@@ -166,9 +160,7 @@ def load_lexicon(path: Path | str = LEXICON_PATH, names: Names | None = None) ->
             )
         if male == female == NO_COUNTERPART:
             raise ValueError(f"{path}, line {number}: at most one side may be '-' (no counterpart)")
-        for word in (male, female):
-            if word == NO_COUNTERPART:
-                continue
+        for word in (w for w in (male, female) if w != NO_COUNTERPART):
             if word in seen:
                 raise ValueError(
                     f"{path}, line {number}: {word!r} already appears on line {seen[word]}"

@@ -62,11 +62,9 @@ class LLMSwapper:
         """Requests that got an answer in this run (the cache answers the rest)."""
         return self.client.api.answered
 
-    def messages(self, sentence: str) -> list[dict[str, str]]:
-        return [{"role": "user", "content": f"{self.instruction}\n{sentence}"}]
-
     def _body(self, sentence: str) -> dict:
-        return {"messages": self.messages(sentence), "temperature": self.temperature}
+        messages = [{"role": "user", "content": f"{self.instruction}\n{sentence}"}]
+        return {"messages": messages, "temperature": self.temperature}
 
     def swap_all(self, sentences: Iterable[str], progress: bool = True) -> list[str]:
         """The replies for ``sentences``, asked ``concurrency`` at a time (cached ones not asked)."""

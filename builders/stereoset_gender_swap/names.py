@@ -90,16 +90,10 @@ def read_names(
     pair_male = {m for m, _ in pairs}
     pair_female = {f for _, f in pairs}
     listed_male, listed_female = set(_word_list(male_path)), set(_word_list(female_path))
-    male, female, ambiguous = set(), set(), set()
-    for name in pair_male | pair_female | listed_male | listed_female:
-        if name in pair_male and name in pair_female:
-            ambiguous.add(name)
-        elif name in pair_male or name in pair_female:
-            (male if name in pair_male else female).add(name)
-        elif name in listed_male and name in listed_female:
-            ambiguous.add(name)
-        else:
-            (male if name in listed_male else female).add(name)
+    unpaired = (listed_male | listed_female) - pair_male - pair_female
+    male = (pair_male - pair_female) | (unpaired & (listed_male - listed_female))
+    female = (pair_female - pair_male) | (unpaired & (listed_female - listed_male))
+    ambiguous = (pair_male & pair_female) | (unpaired & listed_male & listed_female)
     excluded = frozenset(_word_list(NOT_NAMES_PATH)) & (male | female | ambiguous)
     male, female = male - excluded, female - excluded
     counterpart = {}
@@ -128,10 +122,9 @@ def load_names(folder: str | os.PathLike[str] | None = None) -> Names:
                     f"--names: {base} has no {filename} (expected data_debias's data/ files)"
                 )
             paths[source] = base / filename
-    resolved = {source: resolve(source, paths.get(source)) for source in NAME_FILES}
+    resolved = [resolve(source, paths.get(source)) for source in NAME_FILES]
     return read_names(
-        *(resolved[source].path for source in NAME_FILES),
-        provenance=tuple(resolved[source].provenance() for source in NAME_FILES),
+        *(r.path for r in resolved), provenance=tuple(r.provenance() for r in resolved)
     )
 
 
@@ -161,9 +154,8 @@ def read_registry_names(path: Path, provenance: tuple[dict, ...] = ()) -> Names:
     male = {name for name, found in genders.items() if found == {"male"}}
     female = {name for name, found in genders.items() if found == {"female"}}
     ambiguous = set(genders) - male - female
-    excluded = frozenset(_word_list(NOT_NAMES_PATH) + _word_list(NOT_NAMES_REGISTRY_PATH)) & set(
-        genders
-    )
+    not_names = _word_list(NOT_NAMES_PATH) + _word_list(NOT_NAMES_REGISTRY_PATH)
+    excluded = frozenset(not_names) & set(genders)
     return Names(
         frozenset(male - excluded),
         frozenset(female - excluded),

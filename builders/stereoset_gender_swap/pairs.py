@@ -89,17 +89,10 @@ def _dev_json_rows(path: Path, text: str) -> list[dict]:
                 raise ValueError(
                     f"{where}: expected an item with target, bias_type, context and sentences"
                 )
-            row = {
-                "type": kind,
-                "target": item["target"],
-                "bias_type": item["bias_type"],
-                "context": item["context"],
-            }
+            row = {"type": kind, **{k: item[k] for k in ("target", "bias_type", "context")}}
             for sentence in item["sentences"]:
-                if (
-                    not isinstance(sentence, dict)
-                    or "gold_label" not in sentence
-                    or "sentence" not in sentence
+                if not (
+                    isinstance(sentence, dict) and {"gold_label", "sentence"} <= sentence.keys()
                 ):
                     raise ValueError(f"{where}: every sentence needs 'gold_label' and 'sentence'")
                 row[sentence["gold_label"]] = sentence["sentence"]
@@ -223,10 +216,7 @@ def pair_row(
     """A dataset row: the pair, its source item and the gender of its original form."""
     return {
         "id": row_id,
-        "source_id": candidate.source_id,
-        "bias_type": candidate.bias_type,
-        "target": candidate.target,
-        "label": candidate.label,
+        **{key: getattr(candidate, key) for key in ("source_id", "bias_type", "target", "label")},
         "original_gender": gender,
         "male_sentence": male,
         "female_sentence": female,

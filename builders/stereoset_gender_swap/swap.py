@@ -98,16 +98,14 @@ def swap_rule(text: str, lexicon: Lexicon) -> str | None:
     """The sentence with every gender word replaced by its counterpart (case kept), or
     None when a gender word has no counterpart."""
     words = split_words(text)
-    pieces = []
-    last = 0
+    pieces, last = [], 0
     for index, word in enumerate(words):
         if lexicon.gender_of(word.text) is None:
             continue
         counterpart = _counterpart(words, index, lexicon)
         if counterpart is None:
             return None
-        pieces.append(text[last : word.start])
-        pieces.append(_match_case(word.text, counterpart))
+        pieces += [text[last : word.start], _match_case(word.text, counterpart)]
         last = word.end
     pieces.append(text[last:])
     return "".join(pieces)
@@ -157,9 +155,7 @@ def check_pair(original: str, swapped: str, lexicon: Lexicon) -> tuple[str | Non
     for index, (old, new) in enumerate(zip(before, after, strict=True)):
         old_gender = lexicon.gender_of(old.text)
         if old_gender is None:
-            if normalise_key(old.text) != normalise_key(new.text):
-                return "differs_beyond_gender_words", []
-            if lexicon.gender_of(new.text) is not None:
+            if normalise_key(old.text) != normalise_key(new.text) or lexicon.gender_of(new.text):
                 return "differs_beyond_gender_words", []
             continue
         new_key = normalise_key(new.text)

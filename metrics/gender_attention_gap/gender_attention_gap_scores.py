@@ -61,16 +61,14 @@ def _gap_intervals(mass, word, male, reported, options) -> list[dict]:
 
     def jackknife():
         # an occurrence left out moves only its word's gap and, by 1 / n_words of that, the mean
-        entries = []
-        for s, sample, sign in zip(varying, samples, signs, strict=True):
-            shift = sign * ((sample.sum() - sample) / (sample.size - 1) - sample.mean())
-            entries.append(
-                (
-                    [s // 2, n_words],
-                    np.stack([gaps[s // 2] + shift, observed[-1] + shift / n_words]),
-                )
-            )
-        return entries
+        shifts = [
+            sign * ((sample.sum() - sample) / (sample.size - 1) - sample.mean())
+            for sample, sign in zip(samples, signs, strict=True)
+        ]
+        return [
+            ([s // 2, n_words], np.stack([gaps[s // 2] + shift, observed[-1] + shift / n_words]))
+            for s, shift in zip(varying, shifts, strict=True)
+        ]
 
     if not samples:
         reason = "no word occurs at least twice in a form"

@@ -86,8 +86,7 @@ def _incidence(pair_words, n_pairs):
         raise ValueError(
             f"pair_words has {len(pair_words)} entries, expected one per pair ({n_pairs})"
         )
-    pair_index = []
-    flat = []
+    pair_index, flat = [], []
     for number, words in enumerate(pair_words):
         if not isinstance(words, (list, tuple, np.ndarray)):
             raise ValueError(
@@ -120,9 +119,8 @@ def _word_rank(vocabulary, word_order, word_scores):
     ):
         raise ValueError("word_order must be a list of non-empty words")
     order = [normalise_name(word).lower() for word in word_order]
-    rank = {}
-    for place, word in enumerate(order):
-        rank.setdefault(word, place)
+    # a word listed twice keeps its first place
+    rank = {word: place for place, word in reversed(list(enumerate(order)))}
     return np.array([rank.get(word, len(order)) for word in vocabulary]), len(order)
 
 
@@ -173,14 +171,9 @@ def _correlation(words, word_gaps, word_scores, options=None):
                 for key in ("correlation_pearson", "correlation_spearman")
             }
         return result
-    pearson = stats.pearsonr(x, y)
-    spearman = stats.spearmanr(x, y)
-    result |= {
-        "pearson": float(pearson.statistic),
-        "pearson_pvalue": float(pearson.pvalue),
-        "spearman": float(spearman.statistic),
-        "spearman_pvalue": float(spearman.pvalue),
-    }
+    for method, test in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr)):
+        found = test(x, y)
+        result |= {method: float(found.statistic), f"{method}_pvalue": float(found.pvalue)}
     if options is not None:
         result["intervals"] = {
             f"correlation_{method}": interval
@@ -296,11 +289,7 @@ class PerplexityGapScores(Scores):
                 2000,
                 0,
             )
-            result |= {
-                "mean_gap": sub["mean_gap"],
-                "male_higher_rate": sub["male_higher_rate"],
-                "correlation": sub.get("correlation"),
-            }
+            result |= {key: sub.get(key) for key in ("mean_gap", "male_higher_rate", "correlation")}
         return result
 
     def _gaps(

@@ -280,7 +280,6 @@ class SpeciesismBiasScores(Scores):
         eligible = _eligible(candidates, size)
         labels = _choice(forms, "forms", [from_form, to_form], "form")
         clusters = None if templates is None else cluster_codes(templates, "templates", labels.size)
-        counts = {from_form: int((labels == 0).sum()), to_form: int((labels == 1).sum())}
         forward, backward = f"{from_form}_to_{to_form}", f"{to_form}_to_{from_form}"
         directions = {
             forward: (rate_ft, mean_from, mean_to),
@@ -289,7 +288,7 @@ class SpeciesismBiasScores(Scores):
         result = {
             "vocabulary_size": size,
             "chance": chance,
-            "n_rows": counts,
+            "n_rows": {from_form: int((labels == 0).sum()), to_form: int((labels == 1).sum())},
             "n_above_chance": {
                 from_form: int(np.sum(mean_from > chance)),
                 to_form: int(np.sum(mean_to > chance)),

@@ -33,17 +33,8 @@ WORDS = {
         "object": ["冷凍", "加工", "輸入", "国産", "安い"],
         "negative": ["汚い", "臭い", "悪い", "うるさい"],
         "positive": ["可愛い", "賢い", "美しい", "楽しい"],
-        "names": {
-            "cow": "牛",
-            "cattle": "乳牛",
-            "pig": "豚",
-            "chicken": "鶏",
-            "sheep": "羊",
-            "turkey": "七面鳥",
-            "dog": "犬",
-            "cat": "猫",
-            "person": "人",
-        },
+        # in the order of ANIMALS: cow 牛, cattle 乳牛, ..., person 人
+        "names": dict(zip(ANIMALS, "牛 乳牛 豚 鶏 羊 七面鳥 犬 猫 人".split(), strict=True)),
         "extra": ["、", "##い"],
     },
 }

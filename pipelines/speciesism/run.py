@@ -70,17 +70,12 @@ def load_rows(settings: Settings, folder: Path, config: str) -> list[dict]:
     return chosen
 
 
-def computation(settings: Settings, config: str):
-    """The speciesism_bias metric's computation in ``config``, from the settings' metrics root."""
-    return metric_scores("speciesism_bias", settings.metrics_root, config)
-
-
 def _split_on_name(text: str, name: str, language: str) -> tuple[str, str]:
     """Text before and after the (single) occurrence of the name."""
     pattern = (
         rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])" if language == "en" else re.escape(name)
     )
-    found = [m for m in re.finditer(pattern, text)]
+    found = list(re.finditer(pattern, text))
     if len(found) != 1:
         raise ValueError(
             f"text {text!r}: the name {name!r} occurs {len(found)} times; expected once"
@@ -95,12 +90,12 @@ def _unique(tokens: list[str]) -> list[str]:
     return [token if seen[token] == 1 else f"{token}#{index}" for index, token in enumerate(tokens)]
 
 
-def change_rate_tables(settings: Settings, metric, probs, rows, words, candidates, tokens) -> dict:
+def change_rate_tables(settings: Settings, probs, rows, words, candidates, tokens) -> dict:
     """The study's tables per animal group: in each direction, the words above chance in
     the starting form whose probability drops most (and, apart, the largest gains). The metric
     ranks the model's items by their token strings (unique); each listed entry then gets its
     readable ``word`` (and, with ``--tokens raw``, its ``token``)."""
-    tables = {}
+    tables, metric = {}, metric_scores("speciesism_bias", settings.metrics_root, "change_rate")
     groups = sorted({row["animal_group"] for row in rows}, key=lambda g: (g != "study", g))
     for group in groups:
         keep = [i for i, row in enumerate(rows) if row["animal_group"] == group]
@@ -150,10 +145,9 @@ def associations(settings: Settings, lm: MaskedLM, rows: list[dict], table: dict
         prior_texts.append(masked_name.replace(MASK_MARKER, mask))
         # -1 marks the attribute's own mask, which is predicted but not scored.
         prior_targets.append(pieces + [-1] if name_first else [-1] + pieces)
-        for direction, word in attributes:
-            target_texts.append(masked_name.replace(MASK_MARKER, word))
-            targets.append(pieces)
-            groups.append(f"{row['form']}|{direction}")
+        target_texts += [masked_name.replace(MASK_MARKER, word) for _, word in attributes]
+        targets += [pieces] * len(attributes)
+        groups += [f"{row['form']}|{direction}" for direction, _ in attributes]
     bars = settings.progress
     p_target = mask_probabilities(
         lm, target_texts, settings.batch_size, "association (target)" if bars else None, targets
@@ -162,7 +156,7 @@ def associations(settings: Settings, lm: MaskedLM, rows: list[dict], table: dict
         lm, prior_texts, settings.batch_size, "association (prior)" if bars else None, prior_targets
     )
     p_prior = np.repeat(p_prior, len(attributes))
-    metric = computation(settings, "association")
+    metric = metric_scores("speciesism_bias", settings.metrics_root, "association")
     result = metric.compute(
         target_probabilities=np.clip(p_target, 1e-45, 1.0).tolist(),
         prior_probabilities=np.clip(p_prior, 1e-45, 1.0).tolist(),
@@ -188,15 +182,15 @@ def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, ca
         order = allowed[np.argsort(-dist[allowed], kind="stable")][: settings.sentiment_top_k]
         if len(order) < settings.sentiment_top_k:
             settings.warnings["fewer word-like fills than --sentiment-top-k"] += 1
-        for index in order:
-            fills.append(
-                {
-                    "animal": row["animal"],
-                    "sentence": row["id"],
-                    "fill": words[index],
-                    "probability": float(dist[index]),
-                }
-            )
+        fills += [
+            {
+                "animal": row["animal"],
+                "sentence": row["id"],
+                "fill": words[index],
+                "probability": float(dist[index]),
+            }
+            for index in order
+        ]
     if not fills:
         raise ValueError(
             f"--model {lm.model_id}: no word-like fill to judge; the sentiment result is empty"
@@ -209,7 +203,7 @@ def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, ca
         )
     for fill, (label, score) in zip(fills, judged, strict=True):
         fill["label"], fill["score"] = label, float(score)
-    metric = computation(settings, "negative_share")
+    metric = metric_scores("speciesism_bias", settings.metrics_root, "negative_share")
     animals, labels = [fill["animal"] for fill in fills], [fill["label"] for fill in fills]
     result = metric.compute(animals=animals, labels=labels)
     options = settings.interval_options() if settings.confidence_level is not None else {}
@@ -230,10 +224,7 @@ def sentiment(settings: Settings, folder: Path, lm: MaskedLM, backend, words, ca
                 "overall_negative_share"
             ]
         result["confidence_intervals"] = intervals
-    result["fills"] = fills
-    result["backend"] = backend.name
-    result["sentence"] = template
-    return result
+    return result | {"fills": fills, "backend": backend.name, "sentence": template}
 
 
 def compare_models(settings: Settings, models: list[dict]) -> list[dict]:
@@ -243,7 +234,7 @@ def compare_models(settings: Settings, models: list[dict]) -> list[dict]:
     options = settings.interval_options() if settings.confidence_level is not None else {}
     if len(models) < 2 or not options:
         return []
-    metric = computation(settings, "negative_share_paired")
+    metric = metric_scores("speciesism_bias", settings.metrics_root, "negative_share_paired")
     comparisons = []
     for first, second in itertools.combinations(models, 2):
         by_sentence = [{}, {}]
@@ -270,18 +261,15 @@ def compare_models(settings: Settings, models: list[dict]) -> list[dict]:
         per_sentence = metric.compute(
             **columns, templates=[a["sentence"] for a, _ in pairs], **options
         )
-        scores, intervals = dict(per_fill["scores"]), dict(per_fill["confidence_intervals"])
-        scores["overall_negative_share"] = per_sentence["scores"]["overall_negative_share"]
-        intervals["overall_negative_share"] = per_sentence["confidence_intervals"][
-            "overall_negative_share"
-        ]
+        overall = "overall_negative_share"
         comparisons.append(
             {
                 "a": first["label"],
                 "b": second["label"],
                 "matched_fills": len(pairs),
-                "scores": scores,
-                "confidence_intervals": intervals,
+                "scores": per_fill["scores"] | {overall: per_sentence["scores"][overall]},
+                "confidence_intervals": per_fill["confidence_intervals"]
+                | {overall: per_sentence["confidence_intervals"][overall]},
             }
         )
     tested = [s for c in comparisons for s in c["scores"].values() if s["p_value"] is not None]
@@ -305,9 +293,7 @@ def run_model(settings: Settings, folder: Path, model_id: str, backend) -> dict:
     candidates = None if settings.tokens == "raw" else word_like
     tokens = token_strings(lm)
     with stage(f"{model_id}: change rates", log):
-        tables = change_rate_tables(
-            settings, computation(settings, "change_rate"), probs, rows, words, candidates, tokens
-        )
+        tables = change_rate_tables(settings, probs, rows, words, candidates, tokens)
     if settings.tokens == "raw":
         # The raw token beside its readable form: "ĠMarried" and "Married" both read "Married".
         for table in tables.values():

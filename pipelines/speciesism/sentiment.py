@@ -49,9 +49,8 @@ class VaderBackend:
     language = "en"
 
     def __init__(self, threshold: float = 0.05) -> None:
-        from vaderSentiment.vaderSentiment import (
-            SentimentIntensityAnalyzer,  # loaded only for this backend
-        )
+        # loaded only for this backend
+        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
         self.analyzer = SentimentIntensityAnalyzer()
         self.threshold = threshold
@@ -104,11 +103,8 @@ class JapaneseLexiconBackend:
         history: list[str] = []
         for word in self.tagger(text):
             forms = self._forms(word)
-            polarity = None
-            for form in forms:
-                if self.nouns.get(form) in ("p", "n"):
-                    polarity = 1 if self.nouns[form] == "p" else -1
-                    break
+            nouns = [self.nouns[form] for form in forms if self.nouns.get(form) in ("p", "n")]
+            polarity = (1 if nouns[0] == "p" else -1) if nouns else None
             if polarity is None:
                 polarity = self._wago_polarity(forms, history)
             if polarity is not None:
@@ -218,12 +214,9 @@ class GoogleCloudBackend:
             }
             for text in texts
         ]
-        scores = [
-            answer["score"]
-            for answer in self.api.answer(bodies, progress_bar=False, desc="google sentiment")
-        ]
+        answers = self.api.answer(bodies, progress_bar=False, desc="google sentiment")
         # Any score below 0 is negative and above 0 positive; Google's 0.0 is neutral.
-        return [(label_of(score, 1e-9), score) for score in scores]
+        return [(label_of(a["score"], 1e-9), a["score"]) for a in answers]
 
 
 BACKENDS: dict[str, Callable[[str], SentimentBackend]] = {

