@@ -32,6 +32,7 @@ __all__ = [
     "markdown_html",
     "markdown_targets",
     "paper_layouts",
+    "pyplot",
     "rebase_markdown_links",
     "relative_target",
     "render",
@@ -115,6 +116,17 @@ def write_report(
 ) -> Path:
     """Render ``template`` with ``context`` into ``folder/name`` (written whole or not at all)."""
     return atomic_write_text(Path(folder) / name, render(template, **context))
+
+
+def pyplot():
+    """matplotlib's pyplot on the headless Agg backend; heavy, so imported only when a figure is
+    drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def save_figure(figure, path: str | Path, dpi: int = 120, tight: bool = True, **savefig) -> Path:

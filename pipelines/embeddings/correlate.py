@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bias_hub.builders.shared.files import csv_records, read_text
 from bias_hub.builders.shared.text import fmt
+from bias_hub.pipelines.common.render import pyplot
 from bias_hub.pipelines.common.stats import CORRELATION_METHODS, correlation, holm
 
 __all__ = [
@@ -239,10 +240,7 @@ def scatter_figure(rows: Sequence[dict], table: dict[str, dict[str, float]], tit
     """One panel per pair, axes named in words, r and rho in the panel title; each embedding
     one colour and marker, named once in a legend beside the panels (labels beside the points
     overlapped where members score alike)."""
-    import matplotlib  # heavy: loaded only to draw
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     panels = [row for row in rows if row["n"] >= 2]
     if not panels:

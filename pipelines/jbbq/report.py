@@ -20,6 +20,7 @@ from bias_hub.pipelines.common.render import (
     draw_intervals,
     macros,
     paper_layouts,
+    pyplot,
     save_figure,
     write_report,
 )
@@ -64,10 +65,7 @@ def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
     per category, chance rate as a red dotted line), the accuracy difference and the two
     bias scores (basic prompt). Columns: the models. Error bars: the results' intervals.
     """
-    import matplotlib  # heavy: loaded only when a figure is drawn
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     drawn = [run for _, results in entries for run in results["runs"] if run["shots"] == shots]
     categories = sorted({c for run in drawn for c in run["metrics"].get("per_category", {})})

@@ -15,6 +15,7 @@ from bias_hub.pipelines.common.render import (
     draw_intervals,
     macros,
     paper_layouts,
+    pyplot,
     save_figure,
     write_report,
 )
@@ -87,10 +88,7 @@ def meta_summary_markdown(results: dict) -> str:
 def plot_label_fractions(models: dict[str, dict]):
     """Stacked bars of the predicted-label fractions (one panel per set, one bar per model) and the
     bias score with its interval."""
-    import matplotlib  # matplotlib: heavy, loaded only to draw
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     names = list(models)
     ticks = (range(len(names)), [Path(n).name[:18] for n in names])
@@ -126,10 +124,7 @@ def plot_label_fractions(models: dict[str, dict]):
 
 def plot_scores(results: dict):
     """s and 1 − FN against r: mean over seeds with its t interval, and the oracle line s = 2r/3."""
-    import matplotlib  # matplotlib: heavy, loaded only to draw
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     from bias_hub.metrics._common.bias_hub_intervals import t_interval
 

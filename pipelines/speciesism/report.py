@@ -12,6 +12,7 @@ from bias_hub.pipelines.common.render import (
     draw_intervals,
     macros,
     paper_layouts,
+    pyplot,
     save_figure,
     write_report,
 )
@@ -29,10 +30,7 @@ def negative_share_markdown(results: dict) -> str:
 def chart_figure(results: dict):
     """Grouped bars: share of negative fills per animal (x) and model (colour), with intervals;
     a share of 0 gets a mark at 0, so that every animal shows something for every model."""
-    import matplotlib  # heavy: loaded only when a figure is drawn
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     models = results["models"]
     animals = sorted({a for m in models for a in m["sentiment"]["negative_share"]})

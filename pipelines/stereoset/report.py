@@ -18,6 +18,7 @@ from bias_hub.pipelines.common.render import (
     draw_intervals,
     macros,
     paper_layouts,
+    pyplot,
     save_figure,
     write_report,
 )
@@ -25,16 +26,6 @@ from bias_hub.pipelines.common.render import (
 __all__ = ["PAPER_LAYOUTS", "figure2", "render", "summary_table", "top_figure"]
 
 TABLES = "stereoset/templates/tables.md.j2"
-
-
-def _pyplot():
-    """matplotlib's pyplot, headless; heavy, so imported only when a figure is drawn."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def summary_table(results: dict) -> str:
@@ -60,7 +51,7 @@ def figure2(words: list[dict], correlation: dict, settings):
     x = np.arange(len(words))
     attention = _column(words, "attention_gap")
     perplexity = _column(words, "perplexity_gap")
-    figure, (top, bottom) = _pyplot().subplots(
+    figure, (top, bottom) = pyplot().subplots(
         2,
         1,
         figsize=(max(8.0, min(24.0, 0.12 * len(words))), 7.5),
@@ -110,7 +101,7 @@ def top_figure(words: list[dict], correlation: dict | None, settings):
     perplexity = _column(shown, "perplexity_gap")
     unit = settings.level
 
-    figure, (top, bottom, right) = _pyplot().subplots(
+    figure, (top, bottom, right) = pyplot().subplots(
         1, 3, figsize=(16, 4.8), gridspec_kw={"width_ratios": [2.2, 2.2, 1.2]}
     )
     x = np.arange(len(shown))
