@@ -249,7 +249,8 @@ class HFModel:
 
         def work(batch: list[int]) -> None:
             kwargs = self._batch_inputs([prompts[i] for i in batch], shared, prefix_cache, room)
-            logits, outputs = self._forward(1, use_cache=True, **kwargs)
+            # The batch's cache is needed only to continue into multi-token choices.
+            logits, outputs = self._forward(1, use_cache=longest > 1, **kwargs)
             scores = torch.log_softmax(logits[:, -1, :].float(), dim=-1)[:, first]  # (rows, n)
             if longest > 1:
                 rows = len(batch)
