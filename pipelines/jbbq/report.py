@@ -120,20 +120,17 @@ def figure_one(entries: Sequence[tuple[str, dict]], shots: int):
                 ax.axhline(0, color="black", linewidth=0.6)
     for row in (2, 3):
         # One symmetric scale per row, wide enough for every bar and interval.
-        lines = [np.asarray(line.get_ydata(), dtype=float) for ax in axes[row] for line in ax.lines]
-        top = max(
-            [
-                0.1,
-                *(abs(artist.get_height()) for ax in axes[row] for artist in ax.patches),
-                *(float(np.nanmax(np.abs(d))) for d in lines if d.size and np.isfinite(d).any()),
-                *(
-                    float(np.max(np.abs(segment[:, 1])))
-                    for ax in axes[row]
-                    for collection in ax.collections
-                    for segment in collection.get_segments()
-                ),
-            ]
-        )
+        top = 0.1
+        for ax in axes[row]:
+            for artist in ax.patches:
+                top = max(top, abs(artist.get_height()))
+            for line in ax.lines:
+                data = np.asarray(line.get_ydata(), dtype=float)
+                if data.size and np.isfinite(data).any():
+                    top = max(top, float(np.nanmax(np.abs(data))))
+            for collection in ax.collections:
+                for segment in collection.get_segments():
+                    top = max(top, float(np.max(np.abs(segment[:, 1]))))
         axes[row][0].set_ylim(-top * 1.1, top * 1.1)
     axes[0][0].legend(fontsize=7, loc="upper right")
     axes[3][0].legend(fontsize=7, loc="upper right")
