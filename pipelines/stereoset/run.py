@@ -223,8 +223,9 @@ def word_table(
                 "male_count": gaps["male_count"][i],
                 "female_count": gaps["female_count"][i],
                 "perplexity_gap": ppl["word_perplexity_gap"][j] if j is not None else None,
-                # no key "word_perplexity_gap[None]": None for a word without a pair
-                "perplexity_gap_interval": ppl_intervals.get(f"word_perplexity_gap[{j}]"),
+                "perplexity_gap_interval": ppl_intervals.get(f"word_perplexity_gap[{j}]")
+                if j is not None
+                else None,
                 "n_pairs": len(pairs),
                 "pairs": [
                     {
