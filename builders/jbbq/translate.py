@@ -206,7 +206,14 @@ def _translations(content: object, count: int) -> list[str]:
 class _DeepL:
     """``send(bodies)`` for ``CachedAPI``: one /v2/translate request through the ``deepl`` client."""
 
-    def __init__(self, auth_key: str, server_url: str | None, timeout: float, **languages) -> None:
+    def __init__(
+        self,
+        auth_key: str,
+        server_url: str | None,
+        source_lang: str,
+        target_lang: str,
+        timeout: float,
+    ) -> None:
         import deepl  # only when translating (see _retryable)
         from deepl.http_client import HttpClient
 
@@ -229,7 +236,8 @@ class _DeepL:
         self.translator._client.close()
         self.http = self.translator._client = OneAttempt(send_platform_info=False)
         self.endpoint = self.translator.server_url.rstrip("/") + "/v2/translate"
-        self.options = {**languages, **_OPTIONS}  # source_lang and target_lang, in that order
+        # Every request's options; their order is part of each cached reply's key.
+        self.options = {"source_lang": source_lang, "target_lang": target_lang, **_OPTIONS}
 
     def body(self, text: str) -> dict:
         return {"text": text, **self.options}
@@ -317,9 +325,7 @@ def translate_template_files(
     wanted = drafting.wanted_texts(vocabulary, templates_by_file)
     import deepl  # only when translating (see _retryable)
 
-    deepl_api = _DeepL(
-        auth_key, server_url, timeout, source_lang=source_lang, target_lang=target_lang
-    )
+    deepl_api = _DeepL(auth_key, server_url, source_lang, target_lang, timeout)
     api = CachedAPI(
         deepl_api.endpoint,
         deepl_api,
