@@ -81,11 +81,12 @@ def _lexicon_table(lexicon: list[LexiconRow], used: Counter) -> tuple[str, int]:
     for row in lexicon:
         key = "merged" if row.merged_into else row.decision
         decisions[row.type][key] += 1
-    rows = [
-        [kind, sum(d.values()), d["merged"], d["exclude"], used[kind], AUTHORS_COUNTS[kind]]
-        for kind, d in decisions.items()
-        if kind != "definitional"
-    ]
+    rows = []
+    for kind in OCCUPATION_TYPES:
+        d = decisions[kind]
+        rows.append(
+            [kind, sum(d.values()), d["merged"], d["exclude"], used[kind], AUTHORS_COUNTS[kind]]
+        )
     table = markdown_table(
         [
             "type",
