@@ -119,8 +119,9 @@ def _word_rank(vocabulary, word_order, word_scores):
     ):
         raise ValueError("word_order must be a list of non-empty words")
     order = [normalise_name(word).lower() for word in word_order]
-    # a word listed twice keeps its first place
-    rank = {word: place for place, word in reversed(list(enumerate(order)))}
+    rank: dict[str, int] = {}
+    for place, word in enumerate(order):
+        rank.setdefault(word, place)  # a word listed twice keeps its first place
     return np.array([rank.get(word, len(order)) for word in vocabulary]), len(order)
 
 

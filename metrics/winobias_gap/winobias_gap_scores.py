@@ -155,7 +155,8 @@ def _gaps(totals: np.ndarray) -> np.ndarray:
     """F1, precision and recall gaps (pro minus anti) from both conditions' totals (22, ...)."""
     means = []
     for t in (totals[:_TOTALS], totals[_TOTALS:]):
-        scores = _metric_scores(t).values()  # MUC, B-cubed, CEAF-e
+        by_metric = _metric_scores(t)
+        scores = [by_metric[name] for name in METRICS]  # MUC, B-cubed, CEAF-e
         precision = sum(s["precision"] for s in scores) / len(METRICS)
         recall = sum(s["recall"] for s in scores) / len(METRICS)
         f1 = sum(_f1(s["precision"], s["recall"]) for s in scores) / len(METRICS)
